@@ -1,0 +1,380 @@
+"""Dataset I/O: load a directory of CSV (or Parquet) tables plus YAML into a `Dataset`.
+
+A dataset directory holds one ``<table>.csv`` (or ``<table>.parquet``) per input
+table of :mod:`capacity.schema`, an optional ``scenarios.yaml`` (named lists of
+overrides, see :mod:`capacity.scenarios`) and an optional ``dataset.yaml`` (name and
+description). Loading validates everything at once and raises
+:class:`capacity.validation.DataValidationError` listing every error.
+
+The :class:`Dataset` is immutable: changing it (an edit, a scenario) returns a new
+validated one with a new content hash, so the hash can key caches and reports.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+import pandas as pd
+import yaml
+
+from capacity.schema import SPECS, TABLE_NAMES
+from capacity.scenarios import Scenario, parse_scenarios
+from capacity.validation import (
+    DataValidationError,
+    Finding,
+    check_keys,
+    check_references,
+    check_semantics,
+    parse_table,
+)
+
+SCENARIOS_FILE = "scenarios.yaml"
+META_FILE = "dataset.yaml"
+
+
+@dataclass(frozen=True, eq=False)
+class Dataset:
+    """A validated, immutable planning dataset.
+
+    Build one with :func:`load_dataset` or :meth:`Dataset.from_tables`; never
+    mutate the frames it returns.
+
+    Attributes
+    ----------
+    name : str
+        Dataset name (from ``dataset.yaml`` or the directory name).
+    scenarios : Mapping[str, Scenario]
+        Named scenarios; ``base`` (no overrides) is always available.
+    warnings : tuple of Finding
+        Warning findings of the last validation.
+    hash : str
+        SHA-256 of the tables' contents and the scenarios (hex).
+    scenario : str
+        Name of the scenario applied to get this dataset ("base" when none).
+    """
+
+    _tables: Mapping[str, pd.DataFrame]
+    name: str = ""
+    scenarios: Mapping[str, Scenario] = field(default_factory=dict)
+    warnings: tuple[Finding, ...] = ()
+    scenario: str = "base"
+    meta: Mapping[str, Any] = field(default_factory=dict)
+    hash: str = field(default="", init=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_tables", MappingProxyType(dict(self._tables)))
+        object.__setattr__(self, "scenarios", MappingProxyType(dict(self.scenarios)))
+        object.__setattr__(self, "hash", _content_hash(self._tables, self.scenarios))
+
+    # ------------------------------------------------------------------ accessors
+    def table(self, name: str) -> pd.DataFrame:
+        """Return input table ``name`` (typed, schema column order; treat as read-only).
+
+        Raises
+        ------
+        KeyError
+            When ``name`` is not an input table.
+        """
+        if name not in SPECS:
+            raise KeyError(f"unknown table {name!r}; tables are {', '.join(TABLE_NAMES)}")
+        return self._tables[name]
+
+    @property
+    def tables(self) -> Mapping[str, pd.DataFrame]:
+        """All input tables by name (read-only mapping)."""
+        return self._tables
+
+    @property
+    def periods(self) -> tuple[str, ...]:
+        """Horizon quarters in time order."""
+        return tuple(str(p) for p in self._tables["periods"]["period"])
+
+    # ---------------------------------------------------------------- constructors
+    @classmethod
+    def from_tables(
+        cls,
+        tables: Mapping[str, pd.DataFrame],
+        *,
+        name: str = "",
+        scenarios: Mapping[str, Scenario] | None = None,
+        scenario: str = "base",
+        meta: Mapping[str, Any] | None = None,
+        files: Mapping[str, str] | None = None,
+    ) -> Dataset:
+        """Validate frames and build a Dataset.
+
+        Parameters
+        ----------
+        tables : Mapping[str, DataFrame]
+            One frame per input table (text cells or typed values). A missing
+            optional table (initial_fleet, commitments) is empty; a missing
+            required one is an error.
+        name : str
+            Dataset name.
+        scenarios : Mapping[str, Scenario], optional
+            Named scenarios.
+        scenario : str
+            Name of the scenario these tables represent.
+        meta : Mapping, optional
+            Contents of ``dataset.yaml``.
+        files : Mapping[str, str], optional
+            File name per table for findings (default ``<table>.csv``).
+
+        Returns
+        -------
+        Dataset
+
+        Raises
+        ------
+        DataValidationError
+            With every error found (warnings ride along in ``findings``).
+        """
+        files = {t: (files or {}).get(t, SPECS[t].filename) for t in TABLE_NAMES}
+        typed, findings = validate_tables(tables, files)
+        if any(f.severity == "error" for f in findings):
+            raise DataValidationError(findings)
+        return cls(
+            typed,
+            name=name,
+            scenarios=dict(scenarios or {}),
+            warnings=tuple(findings),
+            scenario=scenario,
+            meta=dict(meta or {}),
+        )
+
+    def replace(self, *, scenario: str | None = None, **tables: pd.DataFrame) -> Dataset:
+        """Return a new validated Dataset with some tables replaced.
+
+        Parameters
+        ----------
+        scenario : str, optional
+            New scenario label (default: keep).
+        **tables : DataFrame
+            Replacement tables by name.
+
+        Raises
+        ------
+        KeyError
+            For an unknown table name.
+        DataValidationError
+            When the new tables do not validate.
+        """
+        for t in tables:
+            if t not in SPECS:
+                raise KeyError(f"unknown table {t!r}; tables are {', '.join(TABLE_NAMES)}")
+        merged = {**self._tables, **tables}
+        return Dataset.from_tables(
+            merged,
+            name=self.name,
+            scenarios=self.scenarios,
+            scenario=self.scenario if scenario is None else scenario,
+            meta=self.meta,
+        )
+
+    def write(self, directory: str | Path, *, fmt: str = "csv") -> Path:
+        """Write the dataset as ``<table>.csv`` (or ``.parquet``) plus scenarios.yaml.
+
+        Parameters
+        ----------
+        directory : str or Path
+            Target directory (created).
+        fmt : {"csv", "parquet"}
+            Table file format.
+
+        Returns
+        -------
+        Path
+            The directory.
+        """
+        d = Path(directory)
+        d.mkdir(parents=True, exist_ok=True)
+        for name, df in self._tables.items():
+            tmp = d / f".{name}.{fmt}.tmp"
+            if fmt == "csv":
+                df.to_csv(tmp, index=False)
+            elif fmt == "parquet":
+                df.to_parquet(tmp, index=False)
+            else:
+                raise ValueError(f"fmt must be 'csv' or 'parquet', not {fmt!r}")
+            tmp.replace(d / f"{name}.{fmt}")
+        if self.scenarios:
+            doc = {"scenarios": {k: v.to_dict() for k, v in self.scenarios.items() if k != "base"}}
+            (d / SCENARIOS_FILE).write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+        return d
+
+
+def _content_hash(tables: Mapping[str, pd.DataFrame], scenarios: Mapping[str, Scenario]) -> str:
+    h = hashlib.sha256()
+    for name in sorted(tables):
+        df = tables[name]
+        h.update(name.encode())
+        h.update(json.dumps(list(map(str, df.columns))).encode())
+        if len(df):
+            h.update(pd.util.hash_pandas_object(df.astype(str), index=False).to_numpy().tobytes())
+    for name in sorted(scenarios):
+        h.update(json.dumps(scenarios[name].to_dict(), sort_keys=True, default=str).encode())
+    return h.hexdigest()
+
+
+def validate_tables(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> tuple[dict[str, pd.DataFrame], list[Finding]]:
+    """Parse and check every table; return typed tables and all findings.
+
+    Parameters
+    ----------
+    tables : Mapping[str, DataFrame]
+        Raw or typed frames by table name.
+    files : Mapping[str, str]
+        File name per table, used in findings.
+
+    Returns
+    -------
+    (dict of DataFrame, list of Finding)
+    """
+    findings: list[Finding] = []
+    typed: dict[str, pd.DataFrame] = {}
+    horizon_last = None
+    if "periods" in tables and len(tables["periods"]) and "period" in tables["periods"]:
+        horizon_last = str(tables["periods"]["period"].iloc[-1])
+    for name in TABLE_NAMES:
+        spec = SPECS[name]
+        raw = tables.get(name)
+        if raw is None:
+            if spec.required:
+                findings.append(
+                    Finding("error", files[name], None, None, None,
+                            f"missing table {name!r} ({spec.description}); "
+                            f"expected file {spec.filename}")
+                )
+            raw = pd.DataFrame({c: pd.Series([], dtype=object) for c in spec.column_names})
+        df, fs = parse_table(spec, raw, files[name], horizon_last)
+        findings.extend(fs)
+        findings.extend(check_keys(spec, df, files[name]))
+        typed[name] = df
+    if not any(f.severity == "error" and f.row in (None, 1) for f in findings):
+        findings.extend(check_references(typed, files))
+        findings.extend(check_semantics(typed, files))
+    return typed, findings
+
+
+def read_table_file(path: Path) -> pd.DataFrame:
+    """Read one table file as raw cells (CSV: all text; Parquet: native values).
+
+    Raises
+    ------
+    DataValidationError
+        When the file cannot be read or parsed as a table.
+    """
+    try:
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        return pd.read_csv(
+            path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8"
+        )
+    except Exception as exc:  # noqa: BLE001 - every reader failure becomes a finding
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataValidationError(
+            [Finding("error", path.name, None, None, None, f"cannot read the file: {msg}")]
+        ) from exc
+
+
+def _read_yaml(path: Path) -> Any:
+    # BaseLoader keeps every scalar as text: "1e3" and "NO" stay as written; the
+    # scenario models convert each field to the type its schema column needs.
+    try:
+        return yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise DataValidationError(
+            [Finding("error", path.name, None, None, None, f"not valid YAML: {exc}")]
+        ) from exc
+
+
+def load_dataset(directory: str | Path = "data") -> Dataset:
+    """Load and validate a dataset directory.
+
+    Parameters
+    ----------
+    directory : str or Path
+        Directory with ``<table>.csv`` or ``<table>.parquet`` files (CSV wins when
+        both exist), optional ``scenarios.yaml`` and ``dataset.yaml``.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DataValidationError
+        Every problem found: missing files or columns, bad cells, duplicate keys,
+        unknown references, bad scenarios. Each finding names file, row, column, value.
+    """
+    d = Path(directory)
+    if not d.is_dir():
+        raise DataValidationError(
+            [Finding("error", str(d), None, None, None,
+                     "dataset directory not found; pass a folder of CSV tables such as data/")]
+        )
+    raw: dict[str, pd.DataFrame] = {}
+    files: dict[str, str] = {}
+    findings: list[Finding] = []
+    for name in TABLE_NAMES:
+        for ext in (".csv", ".parquet"):
+            p = d / f"{name}{ext}"
+            if p.exists():
+                files[name] = p.name
+                try:
+                    raw[name] = read_table_file(p)
+                except DataValidationError as e:
+                    findings.extend(e.findings)
+                    raw[name] = pd.DataFrame()
+                break
+        else:
+            files[name] = SPECS[name].filename
+    meta: dict[str, Any] = {}
+    if (d / META_FILE).exists():
+        m = _read_yaml(d / META_FILE)
+        meta = m if isinstance(m, dict) else {}
+    scenarios: dict[str, Scenario] = {}
+    if (d / SCENARIOS_FILE).exists():
+        scen_doc = _read_yaml(d / SCENARIOS_FILE)
+        scenarios, fs = parse_scenarios(scen_doc, SCENARIOS_FILE)
+        findings.extend(fs)
+    typed, fs = validate_tables(raw, files)
+    findings.extend(fs)
+    if any(f.severity == "error" for f in findings):
+        raise DataValidationError(findings)
+    name = str(meta.get("name") or d.resolve().name)
+    return Dataset(typed, name=name, scenarios=scenarios, warnings=tuple(findings), meta=meta)
+
+
+def validate_directory(directory: str | Path, scenario: str | None = None) -> list[Finding]:
+    """Return every finding for a dataset directory (and optionally one scenario).
+
+    Never raises for bad data: the findings carry the errors. Used by
+    ``capacity validate``.
+    """
+    try:
+        ds = load_dataset(directory)
+    except DataValidationError as e:
+        return list(e.findings)
+    findings = list(ds.warnings)
+    if scenario is not None:
+        from capacity.scenarios import apply_scenario
+
+        try:
+            sc = apply_scenario(ds, scenario)
+        except DataValidationError as e:
+            return findings + [
+                Finding(f.severity, f.file, f.row, f.column, f.value,
+                        f"[scenario {scenario}] {f.message}")
+                for f in e.findings
+            ]
+        findings += [f for f in sc.warnings if f not in findings]
+    return findings

@@ -1,0 +1,407 @@
+"""Scenarios: named lists of small overrides applied to a base dataset.
+
+``scenarios.yaml`` maps a scenario name to a description and a list of overrides::
+
+    scenarios:
+      negative:
+        description: OpenAI ramp halved and delayed; N3 supply cut
+        overrides:
+          - {op: scale, table: demand, column: demand_h100e,
+             where: {customer: openai}, factor: 0.5, source: assumption}
+          - {op: shift, table: site_grid, column: grid_mw,
+             where: {site: [northern_virginia]}, periods: 4, source: assumption}
+          - {op: set, table: eligibility, column: derate,
+             where: {chip: trainium3}, value: 0.8, source: assumption}
+
+Operations
+----------
+scale
+    Multiply a numeric column by ``factor`` on the rows matching ``where`` (and
+    ``from_period``..``to_period`` for tables with a ``period`` column).
+shift
+    Move a schedule by ``periods`` quarters (positive = later). For a value column of
+    a table with a ``period`` column: the value at p becomes the value at p - n
+    within each group of the other key columns; the vacated periods take the first
+    value (``fill: hold``, e.g. the grid that already exists) or zero (``fill: zero``).
+    For a period column (``commitments.from_period``, ``chips.first_period``) the
+    labels themselves move by n quarters.
+set
+    Replace the values of a column by ``value`` on the matching rows.
+
+YAML is read with every scalar as text, then each field is converted to its type
+here: ``1e3`` is the number 1000 and the region code ``NO`` stays the string "NO".
+Unknown keys are rejected. The pseudo-scenario ``base`` (no overrides) always exists.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
+
+import numpy as np
+import pandas as pd
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from capacity.schema import PERIOD_RE, SPECS, period_index, period_label
+from capacity.validation import DataValidationError, Finding, suggest
+
+if TYPE_CHECKING:
+    from capacity.dataset import Dataset
+
+BASE = "base"
+
+
+class UnknownScenarioError(ValueError):
+    """Raised for a scenario name the dataset does not define; lists the known ones."""
+
+
+class Override(BaseModel):
+    """One small patch of the data (see the module docstring for the operations)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    op: Literal["scale", "shift", "set"]
+    table: str
+    column: str
+    where: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    from_period: str | None = None
+    to_period: str | None = None
+    factor: float | None = None
+    periods: int | None = None
+    fill: Literal["hold", "zero"] = "hold"
+    value: str | None = None
+    source: str = ""
+    note: str = ""
+
+    @field_validator("where", mode="before")
+    @classmethod
+    def _where_lists(cls, v: Any) -> Any:
+        if v is None or v == "":
+            return {}
+        if not isinstance(v, Mapping):
+            raise ValueError("where must map column names to a value or a list of values")
+        return {
+            str(k): tuple(str(x) for x in (val if isinstance(val, list | tuple) else [val]))
+            for k, val in v.items()
+        }
+
+    @field_validator("from_period", "to_period")
+    @classmethod
+    def _period(cls, v: str | None) -> str | None:
+        if v is not None and not PERIOD_RE.match(v):
+            raise ValueError(f"{v!r} is not a quarter like 2026Q3")
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> Override:
+        if self.table not in SPECS:
+            raise ValueError(f"unknown table {self.table!r}." + suggest(self.table, SPECS))
+        spec = SPECS[self.table]
+        if not spec.has_column(self.column):
+            raise ValueError(
+                f"unknown column {self.column!r} in {self.table}."
+                + suggest(self.column, spec.column_names)
+            )
+        for k in self.where:
+            if not spec.has_column(k):
+                raise ValueError(
+                    f"where: unknown column {k!r} in {self.table}." + suggest(k, spec.column_names)
+                )
+        col = spec.column(self.column)
+        if self.op == "scale":
+            if self.factor is None:
+                raise ValueError("scale needs a factor")
+            if self.factor < 0:
+                raise ValueError(f"factor must not be negative, got {self.factor:g}")
+            if col.dtype != "float":
+                raise ValueError(f"scale needs a decimal number column; {self.column} is {col.dtype}")
+        if self.op == "shift":
+            if self.periods is None:
+                raise ValueError("shift needs periods (quarters, positive = later)")
+            if col.dtype != "period" and (not col.is_numeric or not spec.has_column("period")):
+                raise ValueError(
+                    f"shift moves a numeric column of a table with a period column, or a "
+                    f"period column; {self.table}.{self.column} is neither"
+                )
+        if self.op == "set" and self.value is None:
+            raise ValueError("set needs a value")
+        if (self.from_period or self.to_period) and not spec.has_column("period"):
+            raise ValueError(f"from_period/to_period need a table with a period column, not {self.table}")
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for YAML and hashing), without empty fields."""
+        d = self.model_dump(exclude_none=True)
+        d["where"] = {k: list(v) for k, v in self.where.items()}
+        return {k: v for k, v in d.items() if v not in ({}, "")}
+
+
+class Scenario(BaseModel):
+    """A named list of overrides."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    overrides: tuple[Override, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for YAML and hashing)."""
+        return {"description": self.description, "overrides": [o.to_dict() for o in self.overrides]}
+
+
+def parse_scenarios(doc: Any, file: str = "scenarios.yaml") -> tuple[dict[str, Scenario], list[Finding]]:
+    """Parse a scenarios document (as loaded from YAML) into Scenario objects.
+
+    Parameters
+    ----------
+    doc : Any
+        The YAML document: ``{"scenarios": {name: {description, overrides}}}``.
+    file : str
+        File name used in findings.
+
+    Returns
+    -------
+    (dict of Scenario, list of Finding)
+        Valid scenarios by name and an error finding for each invalid one, naming
+        the scenario, the override's position and the field.
+    """
+    findings: list[Finding] = []
+    out: dict[str, Scenario] = {}
+    if doc is None or doc == "":
+        return out, findings
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("scenarios", {}), Mapping):
+        findings.append(
+            Finding("error", file, None, None, None, "expected a mapping 'scenarios: {name: ...}'")
+        )
+        return out, findings
+    extra = set(doc) - {"scenarios"}
+    if extra:
+        findings.append(
+            Finding("error", file, None, None, ", ".join(sorted(extra)),
+                    "unknown top-level key(s); only 'scenarios' is allowed")
+        )
+    for name, body in (doc.get("scenarios") or {}).items():
+        body = body if isinstance(body, Mapping) else {}
+        ovs = body.get("overrides") or []
+        if not isinstance(ovs, list):
+            findings.append(Finding("error", file, None, f"{name}.overrides", None, "must be a list"))
+            continue
+        parsed: list[Override] = []
+        for i, ov in enumerate(ovs):
+            try:
+                parsed.append(Override.model_validate(ov))
+            except ValidationError as e:
+                for err in e.errors():
+                    loc = ".".join(str(x) for x in err["loc"])
+                    where = f"scenarios.{name}.overrides[{i}]" + (f".{loc}" if loc else "")
+                    val = err.get("input")
+                    findings.append(
+                        Finding("error", file, None, where,
+                                None if isinstance(val, dict | list) else str(val),
+                                err["msg"].removeprefix("Value error, "))
+                    )
+        extra_keys = set(body) - {"description", "overrides"}
+        if extra_keys:
+            findings.append(
+                Finding("error", file, None, f"scenarios.{name}", ", ".join(sorted(extra_keys)),
+                        "unknown key(s); a scenario has 'description' and 'overrides'")
+            )
+        out[str(name)] = Scenario(
+            name=str(name), description=str(body.get("description", "")), overrides=tuple(parsed)
+        )
+    return out, findings
+
+
+# ------------------------------------------------------------------------ applying
+def _mask(df: pd.DataFrame, ov: Override) -> np.ndarray:
+    m = np.ones(len(df), dtype=bool)
+    for col, vals in ov.where.items():
+        m &= df[col].astype(str).isin(vals).to_numpy()
+    if "period" in df.columns and (ov.from_period or ov.to_period):
+        idx = df["period"].astype(str).map(period_index).to_numpy()
+        if ov.from_period:
+            m &= idx >= period_index(ov.from_period)
+        if ov.to_period:
+            m &= idx <= period_index(ov.to_period)
+    return m
+
+
+def _apply_one(df: pd.DataFrame, ov: Override) -> pd.DataFrame:
+    spec = SPECS[ov.table]
+    col = spec.column(ov.column)
+    df = df.copy()
+    m = _mask(df, ov)
+    if ov.op == "scale":
+        vals = df[ov.column].to_numpy(dtype="float64", copy=True)
+        vals[m] *= float(ov.factor or 0.0)
+        df[ov.column] = vals
+    elif ov.op == "set":
+        if col.is_numeric:
+            try:
+                v: Any = float(str(ov.value))
+            except ValueError as exc:
+                raise DataValidationError(
+                    [Finding("error", "scenarios.yaml", None, f"{ov.table}.{ov.column}", ov.value,
+                             "set: not a number")]
+                ) from exc
+            df[ov.column] = df[ov.column].astype("float64")
+            df.loc[m, ov.column] = v
+        else:
+            df[ov.column] = df[ov.column].astype(object)
+            df.loc[m, ov.column] = str(ov.value)
+    elif ov.op == "shift":
+        n = int(ov.periods or 0)
+        if col.dtype == "period":
+            df[ov.column] = df[ov.column].astype(object)
+            df.loc[m, ov.column] = [
+                period_label(period_index(str(p)) + n) if PERIOD_RE.match(str(p)) else p
+                for p in df.loc[m, ov.column]
+            ]
+        else:
+            df[ov.column] = _shift_values(df, ov, m, n, spec.key)
+    return df
+
+
+def _shift_values(df: pd.DataFrame, ov: Override, m: np.ndarray, n: int, key: tuple[str, ...]) -> np.ndarray:
+    group_cols = [k for k in key if k != "period"]
+    vals = df[ov.column].to_numpy(dtype="float64", copy=True)
+    new = vals.copy()
+    pidx = df["period"].astype(str).map(period_index).to_numpy()
+    groups = df[group_cols].astype(str).agg("\x1f".join, axis=1).to_numpy() if group_cols else np.zeros(len(df))
+    for g in pd.unique(groups[m]):
+        rows = np.flatnonzero(groups == g)
+        order = rows[np.argsort(pidx[rows])]
+        lookup = {int(pidx[r]): vals[r] for r in order}
+        first, last = vals[order[0]], vals[order[-1]]
+        for r in order:
+            if not m[r]:
+                continue
+            src = int(pidx[r]) - n
+            if src in lookup:
+                new[r] = lookup[src]
+            elif ov.fill == "zero":
+                new[r] = 0.0
+            else:
+                new[r] = first if n > 0 else last
+    return new
+
+
+def apply_overrides(ds: Dataset, overrides: Sequence[Override | Mapping[str, Any]], *, scenario: str | None = None) -> Dataset:
+    """Apply overrides in order and return a new validated Dataset.
+
+    Parameters
+    ----------
+    ds : Dataset
+        Base dataset (unchanged).
+    overrides : sequence of Override or mapping
+        Patches; mappings are validated into :class:`Override` first.
+    scenario : str, optional
+        Label of the resulting dataset's scenario.
+
+    Returns
+    -------
+    Dataset
+
+    Raises
+    ------
+    DataValidationError
+        When an override is malformed, or the patched data no longer validates
+        (e.g. a scale that makes a PUE fall below 1).
+    """
+    tables = dict(ds.tables)
+    parsed: list[Override] = []
+    for i, ov in enumerate(overrides):
+        if isinstance(ov, Override):
+            parsed.append(ov)
+            continue
+        try:
+            parsed.append(Override.model_validate(ov))
+        except ValidationError as e:
+            raise DataValidationError(
+                [Finding("error", "overrides", None, f"overrides[{i}]." + ".".join(map(str, err["loc"])),
+                         None, err["msg"].removeprefix("Value error, ")) for err in e.errors()]
+            ) from e
+    for ov in parsed:
+        tables[ov.table] = _apply_one(tables[ov.table], ov)
+    return ds.replace(scenario=scenario or ds.scenario, **{t: tables[t] for t in {o.table for o in parsed}})
+
+
+def scenario_names(ds: Dataset) -> list[str]:
+    """Names of the scenarios a dataset defines (``base`` first when not redefined)."""
+    names = list(ds.scenarios)
+    return names if BASE in names else [BASE, *names]
+
+
+def apply_scenario(ds: Dataset, name: str | None) -> Dataset:
+    """Apply a named scenario of ``ds`` and return the new validated Dataset.
+
+    Parameters
+    ----------
+    ds : Dataset
+        Base dataset with its ``scenarios``.
+    name : str or None
+        Scenario name; None or ``"base"`` return ``ds`` unchanged.
+
+    Raises
+    ------
+    UnknownScenarioError
+        When the dataset does not define ``name``; the message lists the known ones.
+    DataValidationError
+        When the scenario's data does not validate.
+    """
+    if name is None or (name == BASE and BASE not in ds.scenarios):
+        return ds
+    if name not in ds.scenarios:
+        raise UnknownScenarioError(
+            f"unknown scenario {name!r}; this dataset defines: {', '.join(scenario_names(ds))}."
+            + suggest(name, ds.scenarios)
+        )
+    sc = ds.scenarios[name]
+    if not sc.overrides:
+        return ds.replace(scenario=name)
+    return apply_overrides(ds, sc.overrides, scenario=name)
+
+
+def diff_datasets(a: Dataset, b: Dataset) -> pd.DataFrame:
+    """List exactly which cells differ between two datasets.
+
+    Returns
+    -------
+    DataFrame
+        Columns table, key (key values joined by "/"), column, old, new (text).
+        An added row has column "(row)", old "" and new "added"; a removed row the
+        reverse.
+    """
+    rows: list[tuple[str, str, str, str, str]] = []
+    for name, spec in SPECS.items():
+        da, db = a.table(name), b.table(name)
+        key = list(spec.key)
+
+        def keyed(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
+            recs = df.to_dict("records")
+            return {"/".join(str(r[k]) for k in key): r for r in recs}
+
+        ka, kb = keyed(da), keyed(db)
+        for k in ka.keys() - kb.keys():
+            rows.append((name, k, "(row)", "present", "removed"))
+        for k in kb.keys() - ka.keys():
+            rows.append((name, k, "(row)", "", "added"))
+        for k in ka.keys() & kb.keys():
+            ra, rb = ka[k], kb[k]
+            for c in spec.column_names:
+                va, vb = ra[c], rb[c]
+                if isinstance(va, float) and isinstance(vb, float):
+                    if np.isclose(va, vb, rtol=1e-12, atol=0) or (np.isnan(va) and np.isnan(vb)):
+                        continue
+                elif str(va) == str(vb):
+                    continue
+                rows.append((name, k, c, _fmt(va), _fmt(vb)))
+    df = pd.DataFrame(rows, columns=["table", "key", "column", "old", "new"])
+    return df.sort_values(["table", "key", "column"], kind="stable").reset_index(drop=True)
+
+
+def _fmt(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:.10g}"
+    return str(v)

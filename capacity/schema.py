@@ -1,0 +1,470 @@
+"""Schema specs: one declarative spec per input table.
+
+Every input table of the dataset is described once here: its columns, their dtype,
+unit, bounds, default and meaning. The same spec drives
+
+* parsing and validation (:mod:`capacity.dataset`, :mod:`capacity.validation`),
+* the units table in the README (:func:`units_markdown`),
+* the Streamlit app's column configuration.
+
+Conventions (see ``shared/DESIGN.md``): a column's unit is its suffix (``_mw``,
+``_usd``, ``_h100e`` ...). IDs are kept exactly as written (spaces, slashes,
+parentheses and non-ASCII letters included); two IDs that differ only by case or
+surrounding spaces are a duplicate-key error. A period is a calendar quarter written
+``YYYYQn``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+DType = Literal["id", "str", "float", "int", "period", "choice"]
+
+PERIOD_RE = re.compile(r"^(\d{4})Q([1-4])$")
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column of an input table.
+
+    Parameters
+    ----------
+    name : str
+        Column name; its suffix is its unit (``_mw``, ``_usd`` ...).
+    dtype : {"id", "str", "float", "int", "period", "choice"}
+        ``id`` is a key or reference string kept exactly as written; ``period`` is a
+        ``YYYYQn`` quarter; ``choice`` takes one of ``choices``.
+    unit : str
+        Human-readable unit ("MW", "USD per chip", "" for a ratio).
+    description : str
+        Meaning of the column, shown in the README and the app.
+    required : bool
+        When True an empty cell is an error. When False an empty cell takes
+        ``default``; the default is documented here, never an implicit zero.
+    default : Any
+        Value of an empty optional cell.
+    min, max : float or None
+        Inclusive bounds; a value outside is an error.
+    min_exclusive : bool
+        When True the lower bound is strict (value must be > ``min``).
+    warn_min, warn_max : float or None
+        Plausibility bounds; a value outside is a warning, not an error.
+    choices : tuple of str
+        Allowed values of a ``choice`` column.
+    references : tuple of (table, column) or None
+        Foreign key: the value must exist in that table's column.
+    """
+
+    name: str
+    dtype: DType
+    unit: str
+    description: str
+    required: bool = True
+    default: Any = None
+    min: float | None = None
+    max: float | None = None
+    min_exclusive: bool = False
+    warn_min: float | None = None
+    warn_max: float | None = None
+    choices: tuple[str, ...] = ()
+    references: tuple[str, str] | None = None
+
+    @property
+    def is_numeric(self) -> bool:
+        """True for ``float`` and ``int`` columns."""
+        return self.dtype in ("float", "int")
+
+    def bounds_text(self) -> str:
+        """Bounds as text for documentation, e.g. ``[1, ∞)`` or ``(0, 1]``."""
+        if self.dtype == "choice":
+            return " | ".join(self.choices)
+        if not self.is_numeric:
+            return ""
+        lo = "-∞" if self.min is None else f"{self.min:g}"
+        hi = "∞" if self.max is None else f"{self.max:g}"
+        left = "(" if (self.min is None or self.min_exclusive) else "["
+        right = ")" if self.max is None else "]"
+        return f"{left}{lo}, {hi}{right}"
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    """Spec of one input table.
+
+    Parameters
+    ----------
+    name : str
+        Table name; the file is ``<name>.csv`` (or ``<name>.parquet``).
+    description : str
+        What one row means.
+    columns : tuple of Column
+        Columns in canonical order.
+    key : tuple of str
+        Columns whose values identify a row; unique after ignoring case and
+        surrounding spaces.
+    required : bool
+        When False a missing file means an empty table.
+    """
+
+    name: str
+    description: str
+    columns: tuple[Column, ...]
+    key: tuple[str, ...]
+    required: bool = True
+    _by_name: dict[str, Column] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {c.name: c for c in self.columns})
+
+    @property
+    def column_names(self) -> list[str]:
+        """Column names in canonical order."""
+        return [c.name for c in self.columns]
+
+    @property
+    def filename(self) -> str:
+        """CSV file name of the table."""
+        return f"{self.name}.csv"
+
+    def column(self, name: str) -> Column:
+        """Return the spec of column ``name``; raises KeyError when unknown."""
+        return self._by_name[name]
+
+    def has_column(self, name: str) -> bool:
+        """True when ``name`` is a column of this table."""
+        return name in self._by_name
+
+
+def _id(name: str, description: str, references: tuple[str, str] | None = None) -> Column:
+    return Column(name, "id", "", description, references=references)
+
+
+def _period(
+    name: str, description: str, *, in_horizon: bool = True, required: bool = True
+) -> Column:
+    ref = ("periods", "period") if in_horizon else None
+    return Column(name, "period", "quarter", description, required=required, references=ref)
+
+
+def _num(
+    name: str,
+    unit: str,
+    description: str,
+    *,
+    dtype: DType = "float",
+    min: float | None = 0.0,
+    max: float | None = None,
+    min_exclusive: bool = False,
+    warn_min: float | None = None,
+    warn_max: float | None = None,
+    required: bool = True,
+    default: Any = None,
+) -> Column:
+    return Column(
+        name,
+        dtype,
+        unit,
+        description,
+        required=required,
+        default=default,
+        min=min,
+        max=max,
+        min_exclusive=min_exclusive,
+        warn_min=warn_min,
+        warn_max=warn_max,
+    )
+
+
+SITE_REF = ("sites", "site")
+CHIP_REF = ("chips", "chip")
+CUSTOMER_REF = ("customers", "customer")
+RESOURCE_REF = ("supply_resources", "resource")
+WORKLOAD_REF = ("workloads", "workload")
+
+TABLES: tuple[TableSpec, ...] = (
+    TableSpec(
+        "periods",
+        "One planning period (a calendar quarter) of the horizon, in time order.",
+        (
+            Column("period", "period", "quarter", "Quarter label, YYYYQn (e.g. 2026Q3)."),
+            _num("hours", "h", "Hours in the period.", min=0.0, min_exclusive=True,
+                 warn_min=2100.0, warn_max=2300.0),
+            _num("discount_factor", "", "Present-value factor applied to every cost of "
+                 "the period: 1 / (1 + r)^(years from the start).", min=0.0, max=1.0,
+                 min_exclusive=True),
+        ),
+        key=("period",),
+    ),
+    TableSpec(
+        "sites",
+        "A data-center campus that can host accelerators.",
+        (
+            _id("site", "Site ID."),
+            Column("display_name", "str", "", "Name shown to people; never reaches the LP.",
+                   required=False, default=""),
+            Column("region", "str", "", "Region code (e.g. us-east, NO); eligibility can "
+                   "restrict customers to regions."),
+            _num("initial_it_mw", "MW", "IT capacity built before the horizon."),
+            _num("initial_liquid_mw", "MW", "Part of the initial IT capacity fitted for "
+                 "liquid cooling.", required=False, default=0.0),
+            _num("max_it_mw", "MW", "Largest IT capacity the campus can ever hold."),
+            _num("max_build_mw_per_period", "MW", "Most new IT MW that can be built in one "
+                 "period (construction rate)."),
+            _num("liquid_share_max", "", "Largest share of new capacity that can be fitted "
+                 "for liquid cooling.", max=1.0, required=False, default=1.0),
+            _num("pue_air", "", "Power usage effectiveness of air-cooled halls (facility "
+                 "power / IT power).", min=1.0, warn_max=2.0),
+            _num("pue_liquid", "", "PUE of liquid-cooled halls.", min=1.0, warn_max=2.0),
+            _num("wue_l_per_kwh_air", "L/kWh", "Water usage effectiveness of air-cooled halls "
+                 "(litres per IT kWh, equal to m3 per IT MWh).", warn_max=5.0),
+            _num("wue_l_per_kwh_liquid", "L/kWh", "WUE of liquid-cooled halls.", warn_max=5.0),
+            _num("build_capex_usd_per_mw", "USD/MW", "Capital cost of one MW of new IT "
+                 "capacity (shell, power and cooling).", warn_min=1e6, warn_max=6e7),
+            _num("energy_price_usd_per_mwh", "USD/MWh", "Price of facility energy.",
+                 warn_max=500.0),
+            _num("carbon_t_per_mwh", "t CO2/MWh", "Grid carbon intensity (reported, not "
+                 "in the objective).", warn_max=1.5),
+        ),
+        key=("site",),
+    ),
+    TableSpec(
+        "site_grid",
+        "Grid interconnect available to a site in a period (a schedule: a delay shifts rows).",
+        (
+            _id("site", "Site ID.", SITE_REF),
+            _period("period", "Period."),
+            _num("grid_mw", "MW", "Facility power the grid can deliver (IT power x PUE "
+                 "must fit)."),
+        ),
+        key=("site", "period"),
+    ),
+    TableSpec(
+        "site_water",
+        "Water a site may draw in a period under its permits.",
+        (
+            _id("site", "Site ID.", SITE_REF),
+            _period("period", "Period."),
+            _num("water_permit_m3", "m3", "Water permitted in the period."),
+        ),
+        key=("site", "period"),
+    ),
+    TableSpec(
+        "chips",
+        "An accelerator generation that can be produced and installed.",
+        (
+            _id("chip", "Chip ID."),
+            Column("display_name", "str", "", "Name shown to people.", required=False,
+                   default=""),
+            Column("vendor", "str", "", "Designer (nvidia, aws ...)."),
+            Column("family", "str", "", "Commitment family (nvidia, trainium ...); "
+                   "commitments are stated per family."),
+            _num("it_kw_per_chip", "kW", "All-in IT power per accelerator: chip, host, "
+                 "network share.", min=0.0, min_exclusive=True, warn_max=3.0),
+            Column("cooling", "choice", "", "Cooling the chip needs.",
+                   choices=("air", "liquid", "either")),
+            _period("first_period", "First quarter of the sale window (may precede the "
+                    "horizon).", in_horizon=False),
+            _period("last_period", "Last quarter of the sale window.", in_horizon=False),
+            _num("lifetime_periods", "quarters", "Service life after installation.",
+                 dtype="int", min=1.0),
+            _num("capex_usd_per_chip", "USD/chip", "All-in capital cost per accelerator "
+                 "(chip, its server share and network).", warn_max=2e5),
+            _num("training_h100e", "H100e/chip", "Training throughput in H100-equivalents."),
+            _num("inference_h100e", "H100e/chip", "Inference throughput in H100-equivalents."),
+            _num("hbm_gb", "GB", "HBM capacity per chip."),
+            Column("unit_name", "str", "", "Deployment unit (HGX 8-GPU server, NVL72 rack, "
+                   "UltraServer ...).", required=False, default="chip"),
+            _num("chips_per_unit", "chips", "Accelerators per deployment unit (8 for HGX, "
+                 "72 for NVL72, 64/144 for Trainium UltraServers).", dtype="int", min=1.0,
+                 required=False, default=1),
+            _num("idle_power_factor", "", "Draw of an installed chip serving no one, as a "
+                 "share of its all-in IT kW.", max=1.0, required=False, default=0.3),
+        ),
+        key=("chip",),
+    ),
+    TableSpec(
+        "supply_resources",
+        "Capacity of a supply-chain resource (wafers, CoWoS, HBM) in a period.",
+        (
+            _id("resource", "Resource ID (tsmc_n3_wafers, cowos_wafers, hbm_stacks ...)."),
+            _period("period", "Period."),
+            _num("capacity", "resource unit", "Units of the resource available to this "
+                 "planner in the period."),
+            Column("unit", "str", "", "The resource's own unit (wafers, stacks ...).",
+                   required=False, default="units"),
+        ),
+        key=("resource", "period"),
+    ),
+    TableSpec(
+        "chip_bill_of_materials",
+        "Units of a supply resource consumed per chip produced.",
+        (
+            _id("chip", "Chip ID.", CHIP_REF),
+            _id("resource", "Resource ID.", RESOURCE_REF),
+            _num("per_chip", "resource unit/chip", "Units of the resource per good chip "
+                 "(wafers per good die, CoWoS wafers per package, HBM stacks per chip)."),
+        ),
+        key=("chip", "resource"),
+    ),
+    TableSpec(
+        "initial_fleet",
+        "Accelerators installed before the horizon.",
+        (
+            _id("chip", "Chip ID.", CHIP_REF),
+            _id("site", "Site ID.", SITE_REF),
+            _num("chips", "chips", "Accelerators installed."),
+            _period("install_period", "Quarter of installation (before the horizon "
+                    "normally); they retire lifetime_periods later.", in_horizon=False),
+        ),
+        key=("chip", "site", "install_period"),
+        required=False,
+    ),
+    TableSpec(
+        "customers",
+        "A customer served from the fleet.",
+        (
+            _id("customer", "Customer ID."),
+            Column("display_name", "str", "", "Name shown to people.", required=False,
+                   default=""),
+            _num("price_training_usd_per_h100e_period", "USD/(H100e·quarter)", "Price "
+                 "the customer pays for one H100e of training for a quarter (revenue, "
+                 "reported)."),
+            _num("price_inference_usd_per_h100e_period", "USD/(H100e·quarter)", "Price "
+                 "for one H100e of inference for a quarter."),
+            _num("unmet_penalty_usd_per_h100e_period", "USD/(H100e·quarter)", "Cost of one "
+                 "H100e of demand left unserved for a quarter."),
+        ),
+        key=("customer",),
+    ),
+    TableSpec(
+        "workloads",
+        "A kind of work and how hard it drives the chips.",
+        (
+            Column("workload", "choice", "", "Workload.", choices=("training", "inference")),
+            _num("power_factor", "", "Average draw while serving, as a share of all-in "
+                 "IT kW.", max=1.0, min_exclusive=True),
+        ),
+        key=("workload",),
+    ),
+    TableSpec(
+        "demand",
+        "Compute a customer wants in a period.",
+        (
+            _id("customer", "Customer ID.", CUSTOMER_REF),
+            Column("workload", "choice", "", "Workload.", choices=("training", "inference"),
+                   references=WORKLOAD_REF),
+            _period("period", "Period."),
+            _num("demand_h100e", "H100e", "Compute wanted, in H100-equivalents."),
+        ),
+        key=("customer", "workload", "period"),
+    ),
+    TableSpec(
+        "eligibility",
+        "A chip a customer may run on, with the migration derate (absent row: not allowed).",
+        (
+            _id("customer", "Customer ID.", CUSTOMER_REF),
+            _id("chip", "Chip ID.", CHIP_REF),
+            _num("derate", "", "Effective performance after migration (1 = full H100e "
+                 "rating).", max=1.0, min_exclusive=True),
+            Column("regions", "str", "", "Regions the customer may use for this chip, "
+                   "separated by ';' (empty: any region).", required=False, default=""),
+        ),
+        key=("customer", "chip"),
+    ),
+    TableSpec(
+        "commitments",
+        "Contracted minimum IT power a customer must get on a chip family.",
+        (
+            _id("customer", "Customer ID.", CUSTOMER_REF),
+            Column("family", "str", "", "Chip family (matches chips.family)."),
+            _period("from_period", "First period the commitment applies."),
+            _period("to_period", "Last period it applies (empty: end of horizon).",
+                    in_horizon=False, required=False),
+            _num("min_it_mw", "MW", "IT MW that must serve the customer on the family."),
+            _num("breach_penalty_usd_per_mw", "USD/(MW·quarter)", "Cost of each MW short "
+                 "for a quarter."),
+        ),
+        key=("customer", "family", "from_period"),
+        required=False,
+    ),
+    TableSpec(
+        "sources",
+        "Where a figure of the dataset comes from.",
+        (
+            Column("table", "str", "", "Table the figure belongs to."),
+            Column("key", "str", "", "Row key of the figure ('*' for a whole column)."),
+            Column("column", "str", "", "Column of the figure."),
+            Column("value", "str", "", "The figure as used.", required=False, default=""),
+            Column("source", "str", "", "Public address, or the word 'assumption'."),
+            Column("note", "str", "", "How the figure was derived.", required=False,
+                   default=""),
+        ),
+        key=("table", "key", "column"),
+    ),
+)
+
+SPECS: dict[str, TableSpec] = {t.name: t for t in TABLES}
+TABLE_NAMES: tuple[str, ...] = tuple(SPECS)
+
+
+def spec(name: str) -> TableSpec:
+    """Return the spec of table ``name``.
+
+    Raises
+    ------
+    KeyError
+        When ``name`` is not an input table.
+    """
+    return SPECS[name]
+
+
+def iter_columns() -> Iterator[tuple[TableSpec, Column]]:
+    """Yield every (table, column) pair of the schema in canonical order."""
+    for t in TABLES:
+        for c in t.columns:
+            yield t, c
+
+
+def period_index(label: str) -> int:
+    """Return a quarter's ordinal (year * 4 + quarter - 1) for sorting and shifting.
+
+    Raises
+    ------
+    ValueError
+        When ``label`` is not ``YYYYQn``.
+    """
+    m = PERIOD_RE.match(label)
+    if not m:
+        raise ValueError(f"{label!r} is not a quarter like 2026Q3")
+    return int(m.group(1)) * 4 + int(m.group(2)) - 1
+
+
+def period_label(index: int) -> str:
+    """Inverse of :func:`period_index`."""
+    return f"{index // 4}Q{index % 4 + 1}"
+
+
+def units_markdown() -> str:
+    """Render the schema as a Markdown units table (one row per column).
+
+    Returns
+    -------
+    str
+        The table, used verbatim in the README's "Data and units" section.
+    """
+    lines = [
+        "| table | column | type | unit | bounds | required (default) | meaning |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for t, c in iter_columns():
+        req = "yes" if c.required else f"no ({'' if c.default is None else c.default})"
+        if not c.required and c.default is None:
+            req = "no (end of horizon)" if c.name == "to_period" else "no"
+        lines.append(
+            f"| {t.name} | `{c.name}` | {c.dtype} | {c.unit} | {c.bounds_text()} | {req} "
+            f"| {c.description} |"
+        )
+    return "\n".join(lines)

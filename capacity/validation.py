@@ -1,0 +1,448 @@
+"""Validation findings and the checks that produce them.
+
+A finding names the file, the row as a spreadsheet shows it (the header is row 1,
+the first data row is row 2), the column, the offending value and a severity:
+
+* ``error``: the data cannot be planned with; loading raises
+  :class:`DataValidationError` listing every error at once;
+* ``warning``: implausible but possible (more than 3 kW per chip, PUE above 2);
+  shown, never blocking.
+
+The checks are driven by :mod:`capacity.schema`: one spec per table gives dtypes,
+bounds, defaults, keys and references, so adding a column to the spec adds its checks.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import pandas as pd
+
+from capacity.schema import PERIOD_RE, SPECS, Column, TableSpec, period_index
+
+Severity = Literal["error", "warning"]
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One validation finding.
+
+    Parameters
+    ----------
+    severity : {"error", "warning"}
+        Errors stop a run; warnings are shown and do not.
+    file : str
+        File the finding is about (``sites.csv``, ``scenarios.yaml``).
+    row : int or None
+        1-based row as a spreadsheet shows it (header = 1, first data row = 2);
+        None for a whole-file or whole-column finding.
+    column : str or None
+        Column name, or None.
+    value : str or None
+        The offending value as written, or None.
+    message : str
+        What is wrong and what to do about it.
+    """
+
+    severity: Severity
+    file: str
+    row: int | None
+    column: str | None
+    value: str | None
+    message: str
+
+    def __str__(self) -> str:
+        where = self.file
+        if self.row is not None:
+            where += f", row {self.row}"
+        if self.column is not None:
+            where += f", column {self.column!r}"
+        val = "" if self.value is None else f" (value {self.value!r})"
+        return f"{self.severity}: {where}{val}: {self.message}"
+
+
+class DataValidationError(ValueError):
+    """Raised when a dataset has errors; ``findings`` lists every one of them.
+
+    Parameters
+    ----------
+    findings : sequence of Finding
+        All findings (errors and warnings) of the failed load.
+    """
+
+    def __init__(self, findings: Sequence[Finding]):
+        self.findings: tuple[Finding, ...] = tuple(findings)
+        errors = [f for f in self.findings if f.severity == "error"]
+        head = f"{len(errors)} error(s) in the dataset"
+        lines = [str(f) for f in errors[:50]]
+        if len(errors) > 50:
+            lines.append(f"... and {len(errors) - 50} more")
+        super().__init__(head + ":\n" + "\n".join(lines))
+
+    @property
+    def errors(self) -> list[Finding]:
+        """Only the error findings."""
+        return [f for f in self.findings if f.severity == "error"]
+
+
+def findings_frame(findings: Iterable[Finding]) -> pd.DataFrame:
+    """Return findings as a DataFrame with columns severity, file, row, column, value, message."""
+    cols = ["severity", "file", "row", "column", "value", "message"]
+    rows = [[f.severity, f.file, f.row, f.column, f.value, f.message] for f in findings]
+    df = pd.DataFrame(rows, columns=cols)
+    df["row"] = df["row"].astype("Int64")
+    return df
+
+
+def suggest(name: str, options: Iterable[str]) -> str:
+    """Return a " did you mean 'x'?" hint for a misspelt name, or "" when none is close."""
+    opts = list(options)
+    close = difflib.get_close_matches(name, opts, n=1, cutoff=0.6)
+    if not close:
+        lowered = {o.strip().casefold(): o for o in opts}
+        hit = lowered.get(str(name).strip().casefold())
+        close = [hit] if hit else []
+    return f" Did you mean {close[0]!r}?" if close else ""
+
+
+def normalise_key(value: str) -> str:
+    """Key used for duplicate detection: surrounding spaces dropped, case folded."""
+    return str(value).strip().casefold()
+
+
+# ---------------------------------------------------------------------------- parsing
+def _cell_text(v: object) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float) and np.isnan(v):
+        return ""
+    if v is pd.NA or v is pd.NaT:
+        return ""
+    return str(v)
+
+
+def parse_table(
+    table: TableSpec, raw: pd.DataFrame, file: str, horizon_last: str | None = None
+) -> tuple[pd.DataFrame, list[Finding]]:
+    """Parse raw cells of one table into typed columns and collect findings.
+
+    Parameters
+    ----------
+    table : TableSpec
+        The table's spec.
+    raw : DataFrame
+        Cells as read (text from CSV, or native values from Parquet), one row per
+        data row in file order.
+    file : str
+        File name used in findings.
+    horizon_last : str, optional
+        Last period of the horizon, the default of an empty ``commitments.to_period``.
+
+    Returns
+    -------
+    (DataFrame, list of Finding)
+        The typed table with exactly the spec's columns (empty optional cells
+        replaced by their default), and findings. Rows with errors are kept, with
+        NaN in the bad cell, so that later checks can still run.
+    """
+    findings: list[Finding] = []
+    present = [str(c) for c in raw.columns]
+    for c in present:
+        if not table.has_column(c):
+            findings.append(
+                Finding(
+                    "error", file, 1, c, None,
+                    f"unknown column {c!r} in table {table.name}."
+                    + suggest(c, table.column_names)
+                    + f" Expected columns: {', '.join(table.column_names)}.",
+                )
+            )
+    out: dict[str, pd.Series] = {}
+    n = len(raw)
+    rownum = np.arange(2, n + 2)
+    for col in table.columns:
+        if col.name not in present:
+            if col.required:
+                findings.append(
+                    Finding("error", file, 1, col.name, None,
+                            f"missing column {col.name!r} ({col.description})")
+                )
+                out[col.name] = pd.Series([np.nan if col.is_numeric else ""] * n, dtype=object)
+                continue
+            out[col.name] = pd.Series([col.default] * n, dtype=object)
+            continue
+        texts = [_cell_text(v) for v in raw[col.name].tolist()]
+        out[col.name] = _parse_column(col, texts, raw[col.name], rownum, file, findings, horizon_last)
+    df = pd.DataFrame(out, columns=table.column_names)
+    for col in table.columns:
+        if col.dtype == "float":
+            df[col.name] = df[col.name].astype("float64")
+        elif col.dtype == "int":
+            vals = pd.to_numeric(df[col.name], errors="coerce")
+            df[col.name] = vals.astype("Int64") if vals.isna().any() else vals.astype("int64")
+        else:
+            df[col.name] = df[col.name].astype(object)
+    return df, findings
+
+
+def _parse_column(
+    col: Column,
+    texts: list[str],
+    native: pd.Series,
+    rownum: np.ndarray,
+    file: str,
+    findings: list[Finding],
+    horizon_last: str | None,
+) -> pd.Series:
+    empty = np.array([t.strip() == "" for t in texts], dtype=bool)
+    if col.required:
+        for i in np.flatnonzero(empty):
+            findings.append(
+                Finding("error", file, int(rownum[i]), col.name, texts[i],
+                        f"required value is empty ({col.description})")
+            )
+    default = col.default
+    if col.name == "to_period" and default is None:
+        default = horizon_last
+    if col.is_numeric:
+        if pd.api.types.is_numeric_dtype(native.dtype) and not pd.api.types.is_bool_dtype(
+            native.dtype
+        ):
+            nums = pd.to_numeric(native, errors="coerce").to_numpy(dtype="float64", copy=True)
+        else:
+            nums = pd.to_numeric(
+                pd.Series([t.strip() for t in texts], dtype=object), errors="coerce"
+            ).to_numpy(dtype="float64", copy=True)
+        bad = ~empty & ~np.isfinite(nums)
+        for i in np.flatnonzero(bad):
+            findings.append(
+                Finding("error", file, int(rownum[i]), col.name, texts[i],
+                        f"not a number; expected {col.dtype} in {col.unit or 'no unit'}")
+            )
+        if col.dtype == "int":
+            frac = ~empty & np.isfinite(nums) & (np.abs(nums - np.round(nums)) > 1e-9)
+            for i in np.flatnonzero(frac):
+                findings.append(
+                    Finding("error", file, int(rownum[i]), col.name, texts[i],
+                            "expected a whole number")
+                )
+        if not col.required:
+            nums[empty] = np.nan if default is None else float(default)
+        _check_bounds(col, nums, texts, rownum, file, findings)
+        return pd.Series(nums, dtype="float64")
+    vals = list(texts)
+    if not col.required:
+        for i in np.flatnonzero(empty):
+            vals[i] = "" if default is None else str(default)
+    if col.dtype == "period":
+        for i, v in enumerate(vals):
+            if v != "" and not PERIOD_RE.match(v):
+                findings.append(
+                    Finding("error", file, int(rownum[i]), col.name, v,
+                            "not a quarter; write periods as YYYYQn, e.g. 2026Q3")
+                )
+    elif col.dtype == "choice":
+        for i, v in enumerate(vals):
+            if v != "" and v not in col.choices:
+                findings.append(
+                    Finding("error", file, int(rownum[i]), col.name, v,
+                            f"must be one of {', '.join(col.choices)}." + suggest(v, col.choices))
+                )
+    return pd.Series(vals, dtype=object)
+
+
+def _check_bounds(
+    col: Column,
+    nums: np.ndarray,
+    texts: list[str],
+    rownum: np.ndarray,
+    file: str,
+    findings: list[Finding],
+) -> None:
+    fin = np.isfinite(nums)
+    if col.min is not None:
+        low = fin & ((nums <= col.min) if col.min_exclusive else (nums < col.min))
+        rel = "above" if col.min_exclusive else "at least"
+        what = ""
+        if col.name.startswith("pue"):
+            what = "PUE cannot be below 1: facility power includes the IT power"
+        for i in np.flatnonzero(low):
+            msg = what or f"must be {rel} {col.min:g}"
+            if col.min == 0 and not col.min_exclusive:
+                msg = f"cannot be negative ({col.description})"
+            findings.append(Finding("error", file, int(rownum[i]), col.name, texts[i], msg))
+    if col.max is not None:
+        for i in np.flatnonzero(fin & (nums > col.max)):
+            findings.append(
+                Finding("error", file, int(rownum[i]), col.name, texts[i],
+                        f"must be at most {col.max:g}")
+            )
+    if col.warn_max is not None:
+        for i in np.flatnonzero(fin & (nums > col.warn_max)):
+            findings.append(
+                Finding("warning", file, int(rownum[i]), col.name, texts[i],
+                        f"implausibly high (above {col.warn_max:g} {col.unit}); check the figure")
+            )
+    if col.warn_min is not None:
+        for i in np.flatnonzero(fin & (nums < col.warn_min)):
+            findings.append(
+                Finding("warning", file, int(rownum[i]), col.name, texts[i],
+                        f"implausibly low (below {col.warn_min:g} {col.unit}); check the figure")
+            )
+
+
+# ------------------------------------------------------------------ cross-table checks
+def check_keys(table: TableSpec, df: pd.DataFrame, file: str) -> list[Finding]:
+    """Duplicate keys, also those that differ only by case or surrounding spaces."""
+    findings: list[Finding] = []
+    if df.empty:
+        return findings
+    seen: dict[tuple[str, ...], int] = {}
+    raw_keys = df[list(table.key)].astype(str).itertuples(index=False, name=None)
+    for i, key in enumerate(raw_keys):
+        norm = tuple(normalise_key(k) for k in key)
+        if norm in seen:
+            j = seen[norm]
+            first = tuple(str(x) for x in df.iloc[j][list(table.key)])
+            same = "the same key" if first == key else (
+                f"the same key as {'/'.join(map(repr, first))} once case and surrounding "
+                "spaces are ignored"
+            )
+            findings.append(
+                Finding("error", file, i + 2, table.key[0], "/".join(key),
+                        f"duplicate key ({', '.join(table.key)}): {same} as row {j + 2}")
+            )
+        else:
+            seen[norm] = i
+    return findings
+
+
+def check_references(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Every foreign key (site, chip, customer, resource, workload, period) must exist."""
+    findings: list[Finding] = []
+    for name, df in tables.items():
+        table = SPECS[name]
+        for col in table.columns:
+            if col.references is None or df.empty:
+                continue
+            rt, rc = col.references
+            if rt not in tables:
+                continue
+            known = set(tables[rt][rc].astype(str))
+            vals = df[col.name].astype(str).tolist()
+            for i, v in enumerate(vals):
+                if v == "" or v in known:
+                    continue
+                findings.append(
+                    Finding("error", files[name], i + 2, col.name, v,
+                            f"unknown {rc} {v!r}: not in {rt}." + suggest(v, known))
+                )
+    return findings
+
+
+def check_semantics(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Domain rules across columns and tables.
+
+    Periods are consecutive quarters; a sale window does not end before it begins
+    (it may start before the horizon); initial liquid capacity fits initial capacity
+    and both fit the site maximum; every site has a grid and water row for every
+    period and every resource a capacity for every period; commitment families exist.
+    """
+    out: list[Finding] = []
+    periods = tables["periods"]
+    f = files["periods"]
+    idx = [period_index(p) if PERIOD_RE.match(str(p)) else None for p in periods["period"]]
+    ok = [i for i in idx if i is not None]
+    if len(periods) == 0:
+        out.append(Finding("error", f, None, "period", None, "the horizon has no periods"))
+    for r in range(1, len(idx)):
+        a, b = idx[r - 1], idx[r]
+        if a is not None and b is not None and b != a + 1:
+            out.append(
+                Finding("error", f, r + 2, "period", str(periods["period"].iloc[r]),
+                        "periods must be consecutive quarters in time order "
+                        f"(previous row is {periods['period'].iloc[r - 1]})")
+            )
+    horizon = [str(p) for p in periods["period"]] if len(ok) == len(idx) else []
+
+    chips = tables["chips"]
+    for i, (a, b) in enumerate(zip(chips["first_period"], chips["last_period"], strict=True)):
+        if PERIOD_RE.match(str(a)) and PERIOD_RE.match(str(b)) and period_index(
+            str(b)
+        ) < period_index(str(a)):
+            out.append(
+                Finding("error", files["chips"], i + 2, "last_period", str(b),
+                        f"sale window ends ({b}) before it begins ({a})")
+            )
+
+    sites = tables["sites"]
+    fs = files["sites"]
+    for i, row in enumerate(sites.itertuples(index=False)):
+        if row.initial_liquid_mw > row.initial_it_mw + 1e-9:
+            out.append(Finding("error", fs, i + 2, "initial_liquid_mw", f"{row.initial_liquid_mw:g}",
+                               f"exceeds initial_it_mw ({row.initial_it_mw:g} MW)"))
+        if row.initial_it_mw > row.max_it_mw + 1e-9:
+            out.append(Finding("error", fs, i + 2, "initial_it_mw", f"{row.initial_it_mw:g}",
+                               f"exceeds max_it_mw ({row.max_it_mw:g} MW)"))
+
+    if horizon:
+        for tname, keycol, label in (
+            ("site_grid", "site", "grid"),
+            ("site_water", "site", "water permit"),
+        ):
+            have = set(zip(tables[tname][keycol].astype(str), tables[tname]["period"], strict=True))
+            for s in sites["site"].astype(str):
+                missing = [p for p in horizon if (s, p) not in have]
+                if missing:
+                    out.append(
+                        Finding("error", files[tname], None, "period", None,
+                                f"site {s!r} has no {label} row for {len(missing)} period(s) "
+                                f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}); "
+                                "every site needs one row per period")
+                    )
+        res = tables["supply_resources"]
+        have = set(zip(res["resource"].astype(str), res["period"], strict=True))
+        for r in sorted(set(res["resource"].astype(str))):
+            missing = [p for p in horizon if (r, p) not in have]
+            if missing:
+                out.append(
+                    Finding("error", files["supply_resources"], None, "period", None,
+                            f"resource {r!r} has no capacity row for {len(missing)} period(s) "
+                            f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''})")
+                )
+
+    families = set(chips["family"].astype(str))
+    com = tables.get("commitments")
+    if com is not None:
+        for i, row in enumerate(com.itertuples(index=False)):
+            if str(row.family) not in families:
+                out.append(
+                    Finding("error", files["commitments"], i + 2, "family", str(row.family),
+                            f"no chip has family {row.family!r}." + suggest(str(row.family), families))
+                )
+            a, b = str(row.from_period), str(row.to_period)
+            if PERIOD_RE.match(a) and PERIOD_RE.match(b) and period_index(b) < period_index(a):
+                out.append(
+                    Finding("error", files["commitments"], i + 2, "to_period", b,
+                            f"commitment ends ({b}) before it begins ({a})")
+                )
+
+    regions = set(sites["region"].astype(str))
+    elig = tables["eligibility"]
+    for i, txt in enumerate(elig["regions"].astype(str)):
+        for reg in [r.strip() for r in txt.split(";") if r.strip()]:
+            if reg not in regions:
+                out.append(
+                    Finding("warning", files["eligibility"], i + 2, "regions", txt,
+                            f"region {reg!r} is not the region of any site."
+                            + suggest(reg, regions))
+                )
+    return out

@@ -1,0 +1,133 @@
+"""The ``capacity`` command line: validate, diff, solve, batch, bench, app.
+
+Each subcommand lives in this file as a thin wrapper over library functions; long
+work shows a progress bar and exit codes mean something (0 ok, 1 data or plan error,
+2 usage error).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="capacity",
+    help="Data-center capacity, power and supply-chain planner.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def main() -> None:
+    """Entry point of the ``capacity`` console script."""
+    app()
+
+
+# --- commands are added below; keep each one a thin wrapper -------------------------
+
+
+def print_findings(findings: list, *, title: str = "Validation findings") -> None:
+    """Print findings as a table: severity, file, row, column, value, message."""
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=max(120, Console().width))
+    if not findings:
+        console.print("[green]No findings: the data is valid.[/green]")
+        return
+    table = Table(title=title, show_lines=False)
+    for col in ("severity", "file", "row", "column", "value", "message"):
+        table.add_column(col, overflow="fold")
+    order = sorted(findings, key=lambda f: (f.severity != "error", f.file, f.row or 0))
+    for f in order:
+        colour = "red" if f.severity == "error" else "yellow"
+        table.add_row(
+            f"[{colour}]{f.severity}[/{colour}]",
+            f.file,
+            "" if f.row is None else str(f.row),
+            f.column or "",
+            "" if f.value is None else repr(f.value),
+            f.message,
+        )
+    console.print(table)
+    n_err = sum(f.severity == "error" for f in findings)
+    console.print(f"{n_err} error(s), {len(findings) - n_err} warning(s)")
+
+
+@app.command()
+def validate(
+    data_dir: Annotated[Path, typer.Argument(help="Dataset directory of CSV/Parquet tables.")] = Path(
+        "data"
+    ),
+    scenario: Annotated[
+        list[str] | None,
+        typer.Option("--scenario", "-s", help="Also validate this scenario (repeatable; 'all' = every one)."),
+    ] = None,
+) -> None:
+    """Validate a dataset (and scenarios): every finding with file, row, column and value.
+
+    Exits 0 when there is no error (warnings allowed), 1 when there is.
+    """
+    from capacity.dataset import load_dataset, validate_directory
+    from capacity.validation import DataValidationError
+
+    findings = validate_directory(data_dir)
+    names = list(scenario or [])
+    if "all" in names and not any(f.severity == "error" for f in findings):
+        try:
+            names = [n for n in load_dataset(data_dir).scenarios]
+        except DataValidationError:
+            names = []
+    for name in names:
+        extra = validate_directory(data_dir, name)
+        findings += [f for f in extra if f not in findings]
+    print_findings(findings)
+    checked = ", ".join(names) if names else "base data"
+    if any(f.severity == "error" for f in findings):
+        typer.echo(f"INVALID: {data_dir} ({checked})")
+        raise typer.Exit(1)
+    typer.echo(f"OK: {data_dir} is valid ({checked})")
+
+
+@app.command()
+def diff(
+    args: Annotated[
+        list[str],
+        typer.Argument(
+            help="[DATA_DIR] SCENARIO_A SCENARIO_B (DATA_DIR defaults to data; 'base' = the data as is).",
+            show_default=False,
+        ),
+    ],
+) -> None:
+    """Show exactly which cells differ between two scenarios (table, key, column, old, new)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import UnknownScenarioError, apply_scenario, diff_datasets
+    from capacity.validation import DataValidationError
+
+    if len(args) not in (2, 3):
+        typer.echo("usage: capacity diff [DATA_DIR] SCENARIO_A SCENARIO_B", err=True)
+        raise typer.Exit(2)
+    data_dir = Path(args[0]) if len(args) == 3 else Path("data")
+    scenario_a, scenario_b = args[-2], args[-1]
+    try:
+        ds = load_dataset(data_dir)
+        a, b = apply_scenario(ds, scenario_a), apply_scenario(ds, scenario_b)
+    except DataValidationError as e:
+        print_findings(list(e.findings))
+        raise typer.Exit(1) from None
+    except UnknownScenarioError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+    d = diff_datasets(a, b)
+    table = Table(title=f"{scenario_a} -> {scenario_b}: {len(d)} changed cell(s)")
+    for col in d.columns:
+        table.add_column(col, overflow="fold")
+    for row in d.itertuples(index=False):
+        table.add_row(*map(str, row))
+    Console(width=140).print(table)
