@@ -23,8 +23,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from capacity.schema import SPECS, TABLE_NAMES
 from capacity.scenarios import Scenario, parse_scenarios
+from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import (
     DataValidationError,
     Finding,
@@ -205,7 +205,9 @@ class Dataset:
             tmp.replace(d / f"{name}.{fmt}")
         if self.scenarios:
             doc = {"scenarios": {k: v.to_dict() for k, v in self.scenarios.items() if k != "base"}}
-            (d / SCENARIOS_FILE).write_text(yaml.safe_dump(doc, sort_keys=False, allow_unicode=True))
+            (d / SCENARIOS_FILE).write_text(
+                yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
+            )
         return d
 
 
@@ -249,9 +251,15 @@ def validate_tables(
         if raw is None:
             if spec.required:
                 findings.append(
-                    Finding("error", files[name], None, None, None,
-                            f"missing table {name!r} ({spec.description}); "
-                            f"expected file {spec.filename}")
+                    Finding(
+                        "error",
+                        files[name],
+                        None,
+                        None,
+                        None,
+                        f"missing table {name!r} ({spec.description}); "
+                        f"expected file {spec.filename}",
+                    )
                 )
             raw = pd.DataFrame({c: pd.Series([], dtype=object) for c in spec.column_names})
         df, fs = parse_table(spec, raw, files[name], horizon_last)
@@ -318,8 +326,16 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
     d = Path(directory)
     if not d.is_dir():
         raise DataValidationError(
-            [Finding("error", str(d), None, None, None,
-                     "dataset directory not found; pass a folder of CSV tables such as data/")]
+            [
+                Finding(
+                    "error",
+                    str(d),
+                    None,
+                    None,
+                    None,
+                    "dataset directory not found; pass a folder of CSV tables such as data/",
+                )
+            ]
         )
     raw: dict[str, pd.DataFrame] = {}
     files: dict[str, str] = {}
@@ -333,7 +349,6 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
                     raw[name] = read_table_file(p)
                 except DataValidationError as e:
                     findings.extend(e.findings)
-                    raw[name] = pd.DataFrame()
                 break
         else:
             files[name] = SPECS[name].filename
@@ -346,6 +361,10 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
         scen_doc = _read_yaml(d / SCENARIOS_FILE)
         scenarios, fs = parse_scenarios(scen_doc, SCENARIOS_FILE)
         findings.extend(fs)
+    if any(f.severity == "error" for f in findings):
+        # An unreadable file or a bad scenarios.yaml: report those first, since
+        # checks across tables would only repeat them.
+        raise DataValidationError(findings)
     typed, fs = validate_tables(raw, files)
     findings.extend(fs)
     if any(f.severity == "error" for f in findings):
@@ -372,8 +391,14 @@ def validate_directory(directory: str | Path, scenario: str | None = None) -> li
             sc = apply_scenario(ds, scenario)
         except DataValidationError as e:
             return findings + [
-                Finding(f.severity, f.file, f.row, f.column, f.value,
-                        f"[scenario {scenario}] {f.message}")
+                Finding(
+                    f.severity,
+                    f.file,
+                    f.row,
+                    f.column,
+                    f.value,
+                    f"[scenario {scenario}] {f.message}",
+                )
                 for f in e.findings
             ]
         findings += [f for f in sc.warnings if f not in findings]

@@ -114,7 +114,9 @@ class Override(BaseModel):
             if self.factor < 0:
                 raise ValueError(f"factor must not be negative, got {self.factor:g}")
             if col.dtype != "float":
-                raise ValueError(f"scale needs a decimal number column; {self.column} is {col.dtype}")
+                raise ValueError(
+                    f"scale needs a decimal number column; {self.column} is {col.dtype}"
+                )
         if self.op == "shift":
             if self.periods is None:
                 raise ValueError("shift needs periods (quarters, positive = later)")
@@ -126,7 +128,9 @@ class Override(BaseModel):
         if self.op == "set" and self.value is None:
             raise ValueError("set needs a value")
         if (self.from_period or self.to_period) and not spec.has_column("period"):
-            raise ValueError(f"from_period/to_period need a table with a period column, not {self.table}")
+            raise ValueError(
+                f"from_period/to_period need a table with a period column, not {self.table}"
+            )
         return self
 
     def to_dict(self) -> dict[str, Any]:
@@ -150,7 +154,9 @@ class Scenario(BaseModel):
         return {"description": self.description, "overrides": [o.to_dict() for o in self.overrides]}
 
 
-def parse_scenarios(doc: Any, file: str = "scenarios.yaml") -> tuple[dict[str, Scenario], list[Finding]]:
+def parse_scenarios(
+    doc: Any, file: str = "scenarios.yaml"
+) -> tuple[dict[str, Scenario], list[Finding]]:
     """Parse a scenarios document (as loaded from YAML) into Scenario objects.
 
     Parameters
@@ -178,14 +184,22 @@ def parse_scenarios(doc: Any, file: str = "scenarios.yaml") -> tuple[dict[str, S
     extra = set(doc) - {"scenarios"}
     if extra:
         findings.append(
-            Finding("error", file, None, None, ", ".join(sorted(extra)),
-                    "unknown top-level key(s); only 'scenarios' is allowed")
+            Finding(
+                "error",
+                file,
+                None,
+                None,
+                ", ".join(sorted(extra)),
+                "unknown top-level key(s); only 'scenarios' is allowed",
+            )
         )
     for name, body in (doc.get("scenarios") or {}).items():
         body = body if isinstance(body, Mapping) else {}
         ovs = body.get("overrides") or []
         if not isinstance(ovs, list):
-            findings.append(Finding("error", file, None, f"{name}.overrides", None, "must be a list"))
+            findings.append(
+                Finding("error", file, None, f"{name}.overrides", None, "must be a list")
+            )
             continue
         parsed: list[Override] = []
         for i, ov in enumerate(ovs):
@@ -197,15 +211,26 @@ def parse_scenarios(doc: Any, file: str = "scenarios.yaml") -> tuple[dict[str, S
                     where = f"scenarios.{name}.overrides[{i}]" + (f".{loc}" if loc else "")
                     val = err.get("input")
                     findings.append(
-                        Finding("error", file, None, where,
-                                None if isinstance(val, dict | list) else str(val),
-                                err["msg"].removeprefix("Value error, "))
+                        Finding(
+                            "error",
+                            file,
+                            None,
+                            where,
+                            None if isinstance(val, dict | list) else str(val),
+                            err["msg"].removeprefix("Value error, "),
+                        )
                     )
         extra_keys = set(body) - {"description", "overrides"}
         if extra_keys:
             findings.append(
-                Finding("error", file, None, f"scenarios.{name}", ", ".join(sorted(extra_keys)),
-                        "unknown key(s); a scenario has 'description' and 'overrides'")
+                Finding(
+                    "error",
+                    file,
+                    None,
+                    f"scenarios.{name}",
+                    ", ".join(sorted(extra_keys)),
+                    "unknown key(s); a scenario has 'description' and 'overrides'",
+                )
             )
         out[str(name)] = Scenario(
             name=str(name), description=str(body.get("description", "")), overrides=tuple(parsed)
@@ -242,8 +267,16 @@ def _apply_one(df: pd.DataFrame, ov: Override) -> pd.DataFrame:
                 v: Any = float(str(ov.value))
             except ValueError as exc:
                 raise DataValidationError(
-                    [Finding("error", "scenarios.yaml", None, f"{ov.table}.{ov.column}", ov.value,
-                             "set: not a number")]
+                    [
+                        Finding(
+                            "error",
+                            "scenarios.yaml",
+                            None,
+                            f"{ov.table}.{ov.column}",
+                            ov.value,
+                            "set: not a number",
+                        )
+                    ]
                 ) from exc
             df[ov.column] = df[ov.column].astype("float64")
             df.loc[m, ov.column] = v
@@ -263,12 +296,18 @@ def _apply_one(df: pd.DataFrame, ov: Override) -> pd.DataFrame:
     return df
 
 
-def _shift_values(df: pd.DataFrame, ov: Override, m: np.ndarray, n: int, key: tuple[str, ...]) -> np.ndarray:
+def _shift_values(
+    df: pd.DataFrame, ov: Override, m: np.ndarray, n: int, key: tuple[str, ...]
+) -> np.ndarray:
     group_cols = [k for k in key if k != "period"]
     vals = df[ov.column].to_numpy(dtype="float64", copy=True)
     new = vals.copy()
     pidx = df["period"].astype(str).map(period_index).to_numpy()
-    groups = df[group_cols].astype(str).agg("\x1f".join, axis=1).to_numpy() if group_cols else np.zeros(len(df))
+    groups = (
+        df[group_cols].astype(str).agg("\x1f".join, axis=1).to_numpy()
+        if group_cols
+        else np.zeros(len(df))
+    )
     for g in pd.unique(groups[m]):
         rows = np.flatnonzero(groups == g)
         order = rows[np.argsort(pidx[rows])]
@@ -287,7 +326,9 @@ def _shift_values(df: pd.DataFrame, ov: Override, m: np.ndarray, n: int, key: tu
     return new
 
 
-def apply_overrides(ds: Dataset, overrides: Sequence[Override | Mapping[str, Any]], *, scenario: str | None = None) -> Dataset:
+def apply_overrides(
+    ds: Dataset, overrides: Sequence[Override | Mapping[str, Any]], *, scenario: str | None = None
+) -> Dataset:
     """Apply overrides in order and return a new validated Dataset.
 
     Parameters
@@ -319,12 +360,23 @@ def apply_overrides(ds: Dataset, overrides: Sequence[Override | Mapping[str, Any
             parsed.append(Override.model_validate(ov))
         except ValidationError as e:
             raise DataValidationError(
-                [Finding("error", "overrides", None, f"overrides[{i}]." + ".".join(map(str, err["loc"])),
-                         None, err["msg"].removeprefix("Value error, ")) for err in e.errors()]
+                [
+                    Finding(
+                        "error",
+                        "overrides",
+                        None,
+                        f"overrides[{i}]." + ".".join(map(str, err["loc"])),
+                        None,
+                        err["msg"].removeprefix("Value error, "),
+                    )
+                    for err in e.errors()
+                ]
             ) from e
     for ov in parsed:
         tables[ov.table] = _apply_one(tables[ov.table], ov)
-    return ds.replace(scenario=scenario or ds.scenario, **{t: tables[t] for t in {o.table for o in parsed}})
+    return ds.replace(
+        scenario=scenario or ds.scenario, **{t: tables[t] for t in {o.table for o in parsed}}
+    )
 
 
 def scenario_names(ds: Dataset) -> list[str]:
@@ -376,13 +428,7 @@ def diff_datasets(a: Dataset, b: Dataset) -> pd.DataFrame:
     rows: list[tuple[str, str, str, str, str]] = []
     for name, spec in SPECS.items():
         da, db = a.table(name), b.table(name)
-        key = list(spec.key)
-
-        def keyed(df: pd.DataFrame) -> dict[str, dict[str, Any]]:
-            recs = df.to_dict("records")
-            return {"/".join(str(r[k]) for k in key): r for r in recs}
-
-        ka, kb = keyed(da), keyed(db)
+        ka, kb = _keyed(da, spec.key), _keyed(db, spec.key)
         for k in ka.keys() - kb.keys():
             rows.append((name, k, "(row)", "present", "removed"))
         for k in kb.keys() - ka.keys():
@@ -399,6 +445,10 @@ def diff_datasets(a: Dataset, b: Dataset) -> pd.DataFrame:
                 rows.append((name, k, c, _fmt(va), _fmt(vb)))
     df = pd.DataFrame(rows, columns=["table", "key", "column", "old", "new"])
     return df.sort_values(["table", "key", "column"], kind="stable").reset_index(drop=True)
+
+
+def _keyed(df: pd.DataFrame, key: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    return {"/".join(str(r[k]) for k in key): r for r in df.to_dict("records")}
 
 
 def _fmt(v: Any) -> str:

@@ -134,7 +134,7 @@ class TableSpec:
         return self._by_name[name]
 
     def has_column(self, name: str) -> bool:
-        """True when ``name`` is a column of this table."""
+        """Return True when ``name`` is a column of this table."""
         return name in self._by_name
 
 
@@ -190,11 +190,24 @@ TABLES: tuple[TableSpec, ...] = (
         "One planning period (a calendar quarter) of the horizon, in time order.",
         (
             Column("period", "period", "quarter", "Quarter label, YYYYQn (e.g. 2026Q3)."),
-            _num("hours", "h", "Hours in the period.", min=0.0, min_exclusive=True,
-                 warn_min=2100.0, warn_max=2300.0),
-            _num("discount_factor", "", "Present-value factor applied to every cost of "
-                 "the period: 1 / (1 + r)^(years from the start).", min=0.0, max=1.0,
-                 min_exclusive=True),
+            _num(
+                "hours",
+                "h",
+                "Hours in the period.",
+                min=0.0,
+                min_exclusive=True,
+                warn_min=2100.0,
+                warn_max=2300.0,
+            ),
+            _num(
+                "discount_factor",
+                "",
+                "Present-value factor applied to every cost of "
+                "the period: 1 / (1 + r)^(years from the start).",
+                min=0.0,
+                max=1.0,
+                min_exclusive=True,
+            ),
         ),
         key=("period",),
     ),
@@ -203,30 +216,74 @@ TABLES: tuple[TableSpec, ...] = (
         "A data-center campus that can host accelerators.",
         (
             _id("site", "Site ID."),
-            Column("display_name", "str", "", "Name shown to people; never reaches the LP.",
-                   required=False, default=""),
-            Column("region", "str", "", "Region code (e.g. us-east, NO); eligibility can "
-                   "restrict customers to regions."),
+            Column(
+                "display_name",
+                "str",
+                "",
+                "Name shown to people; never reaches the LP.",
+                required=False,
+                default="",
+            ),
+            Column(
+                "region",
+                "str",
+                "",
+                "Region code (e.g. us-east, NO); eligibility can restrict customers to regions.",
+            ),
             _num("initial_it_mw", "MW", "IT capacity built before the horizon."),
-            _num("initial_liquid_mw", "MW", "Part of the initial IT capacity fitted for "
-                 "liquid cooling.", required=False, default=0.0),
+            _num(
+                "initial_liquid_mw",
+                "MW",
+                "Part of the initial IT capacity fitted for liquid cooling.",
+                required=False,
+                default=0.0,
+            ),
             _num("max_it_mw", "MW", "Largest IT capacity the campus can ever hold."),
-            _num("max_build_mw_per_period", "MW", "Most new IT MW that can be built in one "
-                 "period (construction rate)."),
-            _num("liquid_share_max", "", "Largest share of new capacity that can be fitted "
-                 "for liquid cooling.", max=1.0, required=False, default=1.0),
-            _num("pue_air", "", "Power usage effectiveness of air-cooled halls (facility "
-                 "power / IT power).", min=1.0, warn_max=2.0),
+            _num(
+                "max_build_mw_per_period",
+                "MW",
+                "Most new IT MW that can be built in one period (construction rate).",
+            ),
+            _num(
+                "liquid_share_max",
+                "",
+                "Largest share of new capacity that can be fitted for liquid cooling.",
+                max=1.0,
+                required=False,
+                default=1.0,
+            ),
+            _num(
+                "pue_air",
+                "",
+                "Power usage effectiveness of air-cooled halls (facility power / IT power).",
+                min=1.0,
+                warn_max=2.0,
+            ),
             _num("pue_liquid", "", "PUE of liquid-cooled halls.", min=1.0, warn_max=2.0),
-            _num("wue_l_per_kwh_air", "L/kWh", "Water usage effectiveness of air-cooled halls "
-                 "(litres per IT kWh, equal to m3 per IT MWh).", warn_max=5.0),
+            _num(
+                "wue_l_per_kwh_air",
+                "L/kWh",
+                "Water usage effectiveness of air-cooled halls "
+                "(litres per IT kWh, equal to m3 per IT MWh).",
+                warn_max=5.0,
+            ),
             _num("wue_l_per_kwh_liquid", "L/kWh", "WUE of liquid-cooled halls.", warn_max=5.0),
-            _num("build_capex_usd_per_mw", "USD/MW", "Capital cost of one MW of new IT "
-                 "capacity (shell, power and cooling).", warn_min=1e6, warn_max=6e7),
-            _num("energy_price_usd_per_mwh", "USD/MWh", "Price of facility energy.",
-                 warn_max=500.0),
-            _num("carbon_t_per_mwh", "t CO2/MWh", "Grid carbon intensity (reported, not "
-                 "in the objective).", warn_max=1.5),
+            _num(
+                "build_capex_usd_per_mw",
+                "USD/MW",
+                "Capital cost of one MW of new IT capacity (shell, power and cooling).",
+                warn_min=1e6,
+                warn_max=6e7,
+            ),
+            _num(
+                "energy_price_usd_per_mwh", "USD/MWh", "Price of facility energy.", warn_max=500.0
+            ),
+            _num(
+                "carbon_t_per_mwh",
+                "t CO2/MWh",
+                "Grid carbon intensity (reported, not in the objective).",
+                warn_max=1.5,
+            ),
         ),
         key=("site",),
     ),
@@ -236,8 +293,7 @@ TABLES: tuple[TableSpec, ...] = (
         (
             _id("site", "Site ID.", SITE_REF),
             _period("period", "Period."),
-            _num("grid_mw", "MW", "Facility power the grid can deliver (IT power x PUE "
-                 "must fit)."),
+            _num("grid_mw", "MW", "Facility power the grid can deliver (IT power x PUE must fit)."),
         ),
         key=("site", "period"),
     ),
@@ -256,32 +312,77 @@ TABLES: tuple[TableSpec, ...] = (
         "An accelerator generation that can be produced and installed.",
         (
             _id("chip", "Chip ID."),
-            Column("display_name", "str", "", "Name shown to people.", required=False,
-                   default=""),
+            Column("display_name", "str", "", "Name shown to people.", required=False, default=""),
             Column("vendor", "str", "", "Designer (nvidia, aws ...)."),
-            Column("family", "str", "", "Commitment family (nvidia, trainium ...); "
-                   "commitments are stated per family."),
-            _num("it_kw_per_chip", "kW", "All-in IT power per accelerator: chip, host, "
-                 "network share.", min=0.0, min_exclusive=True, warn_max=3.0),
-            Column("cooling", "choice", "", "Cooling the chip needs.",
-                   choices=("air", "liquid", "either")),
-            _period("first_period", "First quarter of the sale window (may precede the "
-                    "horizon).", in_horizon=False),
+            Column(
+                "family",
+                "str",
+                "",
+                "Commitment family (nvidia, trainium ...); commitments are stated per family.",
+            ),
+            _num(
+                "it_kw_per_chip",
+                "kW",
+                "All-in IT power per accelerator: chip, host, network share.",
+                min=0.0,
+                min_exclusive=True,
+                warn_max=3.0,
+            ),
+            Column(
+                "cooling",
+                "choice",
+                "",
+                "Cooling the chip needs.",
+                choices=("air", "liquid", "either"),
+            ),
+            _period(
+                "first_period",
+                "First quarter of the sale window (may precede the horizon).",
+                in_horizon=False,
+            ),
             _period("last_period", "Last quarter of the sale window.", in_horizon=False),
-            _num("lifetime_periods", "quarters", "Service life after installation.",
-                 dtype="int", min=1.0),
-            _num("capex_usd_per_chip", "USD/chip", "All-in capital cost per accelerator "
-                 "(chip, its server share and network).", warn_max=2e5),
+            _num(
+                "lifetime_periods",
+                "quarters",
+                "Service life after installation.",
+                dtype="int",
+                min=1.0,
+            ),
+            _num(
+                "capex_usd_per_chip",
+                "USD/chip",
+                "All-in capital cost per accelerator (chip, its server share and network).",
+                warn_max=2e5,
+            ),
             _num("training_h100e", "H100e/chip", "Training throughput in H100-equivalents."),
             _num("inference_h100e", "H100e/chip", "Inference throughput in H100-equivalents."),
             _num("hbm_gb", "GB", "HBM capacity per chip."),
-            Column("unit_name", "str", "", "Deployment unit (HGX 8-GPU server, NVL72 rack, "
-                   "UltraServer ...).", required=False, default="chip"),
-            _num("chips_per_unit", "chips", "Accelerators per deployment unit (8 for HGX, "
-                 "72 for NVL72, 64/144 for Trainium UltraServers).", dtype="int", min=1.0,
-                 required=False, default=1),
-            _num("idle_power_factor", "", "Draw of an installed chip serving no one, as a "
-                 "share of its all-in IT kW.", max=1.0, required=False, default=0.3),
+            Column(
+                "unit_name",
+                "str",
+                "",
+                "Deployment unit (HGX 8-GPU server, NVL72 rack, UltraServer ...).",
+                required=False,
+                default="chip",
+            ),
+            _num(
+                "chips_per_unit",
+                "chips",
+                "Accelerators per deployment unit (8 for HGX, "
+                "72 for NVL72, 64/144 for Trainium UltraServers).",
+                dtype="int",
+                min=1.0,
+                required=False,
+                default=1,
+            ),
+            _num(
+                "idle_power_factor",
+                "",
+                "Draw of an installed chip serving no one, as a share of its all-in IT kW.",
+                max=1.0,
+                required=False,
+                default=0.3,
+            ),
         ),
         key=("chip",),
     ),
@@ -291,10 +392,19 @@ TABLES: tuple[TableSpec, ...] = (
         (
             _id("resource", "Resource ID (tsmc_n3_wafers, cowos_wafers, hbm_stacks ...)."),
             _period("period", "Period."),
-            _num("capacity", "resource unit", "Units of the resource available to this "
-                 "planner in the period."),
-            Column("unit", "str", "", "The resource's own unit (wafers, stacks ...).",
-                   required=False, default="units"),
+            _num(
+                "capacity",
+                "resource unit",
+                "Units of the resource available to this planner in the period.",
+            ),
+            Column(
+                "unit",
+                "str",
+                "",
+                "The resource's own unit (wafers, stacks ...).",
+                required=False,
+                default="units",
+            ),
         ),
         key=("resource", "period"),
     ),
@@ -304,8 +414,12 @@ TABLES: tuple[TableSpec, ...] = (
         (
             _id("chip", "Chip ID.", CHIP_REF),
             _id("resource", "Resource ID.", RESOURCE_REF),
-            _num("per_chip", "resource unit/chip", "Units of the resource per good chip "
-                 "(wafers per good die, CoWoS wafers per package, HBM stacks per chip)."),
+            _num(
+                "per_chip",
+                "resource unit/chip",
+                "Units of the resource per good chip "
+                "(wafers per good die, CoWoS wafers per package, HBM stacks per chip).",
+            ),
         ),
         key=("chip", "resource"),
     ),
@@ -316,8 +430,12 @@ TABLES: tuple[TableSpec, ...] = (
             _id("chip", "Chip ID.", CHIP_REF),
             _id("site", "Site ID.", SITE_REF),
             _num("chips", "chips", "Accelerators installed."),
-            _period("install_period", "Quarter of installation (before the horizon "
-                    "normally); they retire lifetime_periods later.", in_horizon=False),
+            _period(
+                "install_period",
+                "Quarter of installation (before the horizon "
+                "normally); they retire lifetime_periods later.",
+                in_horizon=False,
+            ),
         ),
         key=("chip", "site", "install_period"),
         required=False,
@@ -327,15 +445,24 @@ TABLES: tuple[TableSpec, ...] = (
         "A customer served from the fleet.",
         (
             _id("customer", "Customer ID."),
-            Column("display_name", "str", "", "Name shown to people.", required=False,
-                   default=""),
-            _num("price_training_usd_per_h100e_period", "USD/(H100e·quarter)", "Price "
-                 "the customer pays for one H100e of training for a quarter (revenue, "
-                 "reported)."),
-            _num("price_inference_usd_per_h100e_period", "USD/(H100e·quarter)", "Price "
-                 "for one H100e of inference for a quarter."),
-            _num("unmet_penalty_usd_per_h100e_period", "USD/(H100e·quarter)", "Cost of one "
-                 "H100e of demand left unserved for a quarter."),
+            Column("display_name", "str", "", "Name shown to people.", required=False, default=""),
+            _num(
+                "price_training_usd_per_h100e_period",
+                "USD/(H100e·quarter)",
+                "Price "
+                "the customer pays for one H100e of training for a quarter (revenue, "
+                "reported).",
+            ),
+            _num(
+                "price_inference_usd_per_h100e_period",
+                "USD/(H100e·quarter)",
+                "Price for one H100e of inference for a quarter.",
+            ),
+            _num(
+                "unmet_penalty_usd_per_h100e_period",
+                "USD/(H100e·quarter)",
+                "Cost of one H100e of demand left unserved for a quarter.",
+            ),
         ),
         key=("customer",),
     ),
@@ -344,8 +471,13 @@ TABLES: tuple[TableSpec, ...] = (
         "A kind of work and how hard it drives the chips.",
         (
             Column("workload", "choice", "", "Workload.", choices=("training", "inference")),
-            _num("power_factor", "", "Average draw while serving, as a share of all-in "
-                 "IT kW.", max=1.0, min_exclusive=True),
+            _num(
+                "power_factor",
+                "",
+                "Average draw while serving, as a share of all-in IT kW.",
+                max=1.0,
+                min_exclusive=True,
+            ),
         ),
         key=("workload",),
     ),
@@ -354,8 +486,14 @@ TABLES: tuple[TableSpec, ...] = (
         "Compute a customer wants in a period.",
         (
             _id("customer", "Customer ID.", CUSTOMER_REF),
-            Column("workload", "choice", "", "Workload.", choices=("training", "inference"),
-                   references=WORKLOAD_REF),
+            Column(
+                "workload",
+                "choice",
+                "",
+                "Workload.",
+                choices=("training", "inference"),
+                references=WORKLOAD_REF,
+            ),
             _period("period", "Period."),
             _num("demand_h100e", "H100e", "Compute wanted, in H100-equivalents."),
         ),
@@ -367,10 +505,21 @@ TABLES: tuple[TableSpec, ...] = (
         (
             _id("customer", "Customer ID.", CUSTOMER_REF),
             _id("chip", "Chip ID.", CHIP_REF),
-            _num("derate", "", "Effective performance after migration (1 = full H100e "
-                 "rating).", max=1.0, min_exclusive=True),
-            Column("regions", "str", "", "Regions the customer may use for this chip, "
-                   "separated by ';' (empty: any region).", required=False, default=""),
+            _num(
+                "derate",
+                "",
+                "Effective performance after migration (1 = full H100e rating).",
+                max=1.0,
+                min_exclusive=True,
+            ),
+            Column(
+                "regions",
+                "str",
+                "",
+                "Regions the customer may use for this chip, separated by ';' (empty: any region).",
+                required=False,
+                default="",
+            ),
         ),
         key=("customer", "chip"),
     ),
@@ -381,11 +530,18 @@ TABLES: tuple[TableSpec, ...] = (
             _id("customer", "Customer ID.", CUSTOMER_REF),
             Column("family", "str", "", "Chip family (matches chips.family)."),
             _period("from_period", "First period the commitment applies."),
-            _period("to_period", "Last period it applies (empty: end of horizon).",
-                    in_horizon=False, required=False),
+            _period(
+                "to_period",
+                "Last period it applies (empty: end of horizon).",
+                in_horizon=False,
+                required=False,
+            ),
             _num("min_it_mw", "MW", "IT MW that must serve the customer on the family."),
-            _num("breach_penalty_usd_per_mw", "USD/(MW·quarter)", "Cost of each MW short "
-                 "for a quarter."),
+            _num(
+                "breach_penalty_usd_per_mw",
+                "USD/(MW·quarter)",
+                "Cost of each MW short for a quarter.",
+            ),
         ),
         key=("customer", "family", "from_period"),
         required=False,
@@ -399,8 +555,7 @@ TABLES: tuple[TableSpec, ...] = (
             Column("column", "str", "", "Column of the figure."),
             Column("value", "str", "", "The figure as used.", required=False, default=""),
             Column("source", "str", "", "Public address, or the word 'assumption'."),
-            Column("note", "str", "", "How the figure was derived.", required=False,
-                   default=""),
+            Column("note", "str", "", "How the figure was derived.", required=False, default=""),
         ),
         key=("table", "key", "column"),
     ),

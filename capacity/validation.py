@@ -155,7 +155,11 @@ def parse_table(
         if not table.has_column(c):
             findings.append(
                 Finding(
-                    "error", file, 1, c, None,
+                    "error",
+                    file,
+                    1,
+                    c,
+                    None,
                     f"unknown column {c!r} in table {table.name}."
                     + suggest(c, table.column_names)
                     + f" Expected columns: {', '.join(table.column_names)}.",
@@ -168,15 +172,23 @@ def parse_table(
         if col.name not in present:
             if col.required:
                 findings.append(
-                    Finding("error", file, 1, col.name, None,
-                            f"missing column {col.name!r} ({col.description})")
+                    Finding(
+                        "error",
+                        file,
+                        1,
+                        col.name,
+                        None,
+                        f"missing column {col.name!r} ({col.description})",
+                    )
                 )
                 out[col.name] = pd.Series([np.nan if col.is_numeric else ""] * n, dtype=object)
                 continue
             out[col.name] = pd.Series([col.default] * n, dtype=object)
             continue
         texts = [_cell_text(v) for v in raw[col.name].tolist()]
-        out[col.name] = _parse_column(col, texts, raw[col.name], rownum, file, findings, horizon_last)
+        out[col.name] = _parse_column(
+            col, texts, raw[col.name], rownum, file, findings, horizon_last
+        )
     df = pd.DataFrame(out, columns=table.column_names)
     for col in table.columns:
         if col.dtype == "float":
@@ -202,8 +214,14 @@ def _parse_column(
     if col.required:
         for i in np.flatnonzero(empty):
             findings.append(
-                Finding("error", file, int(rownum[i]), col.name, texts[i],
-                        f"required value is empty ({col.description})")
+                Finding(
+                    "error",
+                    file,
+                    int(rownum[i]),
+                    col.name,
+                    texts[i],
+                    f"required value is empty ({col.description})",
+                )
             )
     default = col.default
     if col.name == "to_period" and default is None:
@@ -220,15 +238,22 @@ def _parse_column(
         bad = ~empty & ~np.isfinite(nums)
         for i in np.flatnonzero(bad):
             findings.append(
-                Finding("error", file, int(rownum[i]), col.name, texts[i],
-                        f"not a number; expected {col.dtype} in {col.unit or 'no unit'}")
+                Finding(
+                    "error",
+                    file,
+                    int(rownum[i]),
+                    col.name,
+                    texts[i],
+                    f"not a number; expected {col.dtype} in {col.unit or 'no unit'}",
+                )
             )
         if col.dtype == "int":
             frac = ~empty & np.isfinite(nums) & (np.abs(nums - np.round(nums)) > 1e-9)
             for i in np.flatnonzero(frac):
                 findings.append(
-                    Finding("error", file, int(rownum[i]), col.name, texts[i],
-                            "expected a whole number")
+                    Finding(
+                        "error", file, int(rownum[i]), col.name, texts[i], "expected a whole number"
+                    )
                 )
         if not col.required:
             nums[empty] = np.nan if default is None else float(default)
@@ -242,15 +267,27 @@ def _parse_column(
         for i, v in enumerate(vals):
             if v != "" and not PERIOD_RE.match(v):
                 findings.append(
-                    Finding("error", file, int(rownum[i]), col.name, v,
-                            "not a quarter; write periods as YYYYQn, e.g. 2026Q3")
+                    Finding(
+                        "error",
+                        file,
+                        int(rownum[i]),
+                        col.name,
+                        v,
+                        "not a quarter; write periods as YYYYQn, e.g. 2026Q3",
+                    )
                 )
     elif col.dtype == "choice":
         for i, v in enumerate(vals):
             if v != "" and v not in col.choices:
                 findings.append(
-                    Finding("error", file, int(rownum[i]), col.name, v,
-                            f"must be one of {', '.join(col.choices)}." + suggest(v, col.choices))
+                    Finding(
+                        "error",
+                        file,
+                        int(rownum[i]),
+                        col.name,
+                        v,
+                        f"must be one of {', '.join(col.choices)}." + suggest(v, col.choices),
+                    )
                 )
     return pd.Series(vals, dtype=object)
 
@@ -278,20 +315,38 @@ def _check_bounds(
     if col.max is not None:
         for i in np.flatnonzero(fin & (nums > col.max)):
             findings.append(
-                Finding("error", file, int(rownum[i]), col.name, texts[i],
-                        f"must be at most {col.max:g}")
+                Finding(
+                    "error",
+                    file,
+                    int(rownum[i]),
+                    col.name,
+                    texts[i],
+                    f"must be at most {col.max:g}",
+                )
             )
     if col.warn_max is not None:
         for i in np.flatnonzero(fin & (nums > col.warn_max)):
             findings.append(
-                Finding("warning", file, int(rownum[i]), col.name, texts[i],
-                        f"implausibly high (above {col.warn_max:g} {col.unit}); check the figure")
+                Finding(
+                    "warning",
+                    file,
+                    int(rownum[i]),
+                    col.name,
+                    texts[i],
+                    f"implausibly high (above {col.warn_max:g} {col.unit}); check the figure",
+                )
             )
     if col.warn_min is not None:
         for i in np.flatnonzero(fin & (nums < col.warn_min)):
             findings.append(
-                Finding("warning", file, int(rownum[i]), col.name, texts[i],
-                        f"implausibly low (below {col.warn_min:g} {col.unit}); check the figure")
+                Finding(
+                    "warning",
+                    file,
+                    int(rownum[i]),
+                    col.name,
+                    texts[i],
+                    f"implausibly low (below {col.warn_min:g} {col.unit}); check the figure",
+                )
             )
 
 
@@ -308,22 +363,30 @@ def check_keys(table: TableSpec, df: pd.DataFrame, file: str) -> list[Finding]:
         if norm in seen:
             j = seen[norm]
             first = tuple(str(x) for x in df.iloc[j][list(table.key)])
-            same = "the same key" if first == key else (
-                f"the same key as {'/'.join(map(repr, first))} once case and surrounding "
-                "spaces are ignored"
+            same = (
+                "the same key"
+                if first == key
+                else (
+                    f"the same key as {'/'.join(map(repr, first))} once case and surrounding "
+                    "spaces are ignored"
+                )
             )
             findings.append(
-                Finding("error", file, i + 2, table.key[0], "/".join(key),
-                        f"duplicate key ({', '.join(table.key)}): {same} as row {j + 2}")
+                Finding(
+                    "error",
+                    file,
+                    i + 2,
+                    table.key[0],
+                    "/".join(key),
+                    f"duplicate key ({', '.join(table.key)}): {same} as row {j + 2}",
+                )
             )
         else:
             seen[norm] = i
     return findings
 
 
-def check_references(
-    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
-) -> list[Finding]:
+def check_references(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
     """Every foreign key (site, chip, customer, resource, workload, period) must exist."""
     findings: list[Finding] = []
     for name, df in tables.items():
@@ -340,15 +403,19 @@ def check_references(
                 if v == "" or v in known:
                     continue
                 findings.append(
-                    Finding("error", files[name], i + 2, col.name, v,
-                            f"unknown {rc} {v!r}: not in {rt}." + suggest(v, known))
+                    Finding(
+                        "error",
+                        files[name],
+                        i + 2,
+                        col.name,
+                        v,
+                        f"unknown {rc} {v!r}: not in {rt}." + suggest(v, known),
+                    )
                 )
     return findings
 
 
-def check_semantics(
-    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
-) -> list[Finding]:
+def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
     """Domain rules across columns and tables.
 
     Periods are consecutive quarters; a sale window does not end before it begins
@@ -367,31 +434,61 @@ def check_semantics(
         a, b = idx[r - 1], idx[r]
         if a is not None and b is not None and b != a + 1:
             out.append(
-                Finding("error", f, r + 2, "period", str(periods["period"].iloc[r]),
-                        "periods must be consecutive quarters in time order "
-                        f"(previous row is {periods['period'].iloc[r - 1]})")
+                Finding(
+                    "error",
+                    f,
+                    r + 2,
+                    "period",
+                    str(periods["period"].iloc[r]),
+                    "periods must be consecutive quarters in time order "
+                    f"(previous row is {periods['period'].iloc[r - 1]})",
+                )
             )
     horizon = [str(p) for p in periods["period"]] if len(ok) == len(idx) else []
 
     chips = tables["chips"]
     for i, (a, b) in enumerate(zip(chips["first_period"], chips["last_period"], strict=True)):
-        if PERIOD_RE.match(str(a)) and PERIOD_RE.match(str(b)) and period_index(
-            str(b)
-        ) < period_index(str(a)):
+        if (
+            PERIOD_RE.match(str(a))
+            and PERIOD_RE.match(str(b))
+            and period_index(str(b)) < period_index(str(a))
+        ):
             out.append(
-                Finding("error", files["chips"], i + 2, "last_period", str(b),
-                        f"sale window ends ({b}) before it begins ({a})")
+                Finding(
+                    "error",
+                    files["chips"],
+                    i + 2,
+                    "last_period",
+                    str(b),
+                    f"sale window ends ({b}) before it begins ({a})",
+                )
             )
 
     sites = tables["sites"]
     fs = files["sites"]
     for i, row in enumerate(sites.itertuples(index=False)):
         if row.initial_liquid_mw > row.initial_it_mw + 1e-9:
-            out.append(Finding("error", fs, i + 2, "initial_liquid_mw", f"{row.initial_liquid_mw:g}",
-                               f"exceeds initial_it_mw ({row.initial_it_mw:g} MW)"))
+            out.append(
+                Finding(
+                    "error",
+                    fs,
+                    i + 2,
+                    "initial_liquid_mw",
+                    f"{row.initial_liquid_mw:g}",
+                    f"exceeds initial_it_mw ({row.initial_it_mw:g} MW)",
+                )
+            )
         if row.initial_it_mw > row.max_it_mw + 1e-9:
-            out.append(Finding("error", fs, i + 2, "initial_it_mw", f"{row.initial_it_mw:g}",
-                               f"exceeds max_it_mw ({row.max_it_mw:g} MW)"))
+            out.append(
+                Finding(
+                    "error",
+                    fs,
+                    i + 2,
+                    "initial_it_mw",
+                    f"{row.initial_it_mw:g}",
+                    f"exceeds max_it_mw ({row.max_it_mw:g} MW)",
+                )
+            )
 
     if horizon:
         for tname, keycol, label in (
@@ -403,10 +500,16 @@ def check_semantics(
                 missing = [p for p in horizon if (s, p) not in have]
                 if missing:
                     out.append(
-                        Finding("error", files[tname], None, "period", None,
-                                f"site {s!r} has no {label} row for {len(missing)} period(s) "
-                                f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}); "
-                                "every site needs one row per period")
+                        Finding(
+                            "error",
+                            files[tname],
+                            None,
+                            "period",
+                            None,
+                            f"site {s!r} has no {label} row for {len(missing)} period(s) "
+                            f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}); "
+                            "every site needs one row per period",
+                        )
                     )
         res = tables["supply_resources"]
         have = set(zip(res["resource"].astype(str), res["period"], strict=True))
@@ -414,9 +517,15 @@ def check_semantics(
             missing = [p for p in horizon if (r, p) not in have]
             if missing:
                 out.append(
-                    Finding("error", files["supply_resources"], None, "period", None,
-                            f"resource {r!r} has no capacity row for {len(missing)} period(s) "
-                            f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''})")
+                    Finding(
+                        "error",
+                        files["supply_resources"],
+                        None,
+                        "period",
+                        None,
+                        f"resource {r!r} has no capacity row for {len(missing)} period(s) "
+                        f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''})",
+                    )
                 )
 
     families = set(chips["family"].astype(str))
@@ -425,14 +534,26 @@ def check_semantics(
         for i, row in enumerate(com.itertuples(index=False)):
             if str(row.family) not in families:
                 out.append(
-                    Finding("error", files["commitments"], i + 2, "family", str(row.family),
-                            f"no chip has family {row.family!r}." + suggest(str(row.family), families))
+                    Finding(
+                        "error",
+                        files["commitments"],
+                        i + 2,
+                        "family",
+                        str(row.family),
+                        f"no chip has family {row.family!r}." + suggest(str(row.family), families),
+                    )
                 )
             a, b = str(row.from_period), str(row.to_period)
             if PERIOD_RE.match(a) and PERIOD_RE.match(b) and period_index(b) < period_index(a):
                 out.append(
-                    Finding("error", files["commitments"], i + 2, "to_period", b,
-                            f"commitment ends ({b}) before it begins ({a})")
+                    Finding(
+                        "error",
+                        files["commitments"],
+                        i + 2,
+                        "to_period",
+                        b,
+                        f"commitment ends ({b}) before it begins ({a})",
+                    )
                 )
 
     regions = set(sites["region"].astype(str))
@@ -441,8 +562,13 @@ def check_semantics(
         for reg in [r.strip() for r in txt.split(";") if r.strip()]:
             if reg not in regions:
                 out.append(
-                    Finding("warning", files["eligibility"], i + 2, "regions", txt,
-                            f"region {reg!r} is not the region of any site."
-                            + suggest(reg, regions))
+                    Finding(
+                        "warning",
+                        files["eligibility"],
+                        i + 2,
+                        "regions",
+                        txt,
+                        f"region {reg!r} is not the region of any site." + suggest(reg, regions),
+                    )
                 )
     return out

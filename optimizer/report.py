@@ -1,0 +1,1056 @@
+"""Parquet reports: one explicit schema per result table, atomic writes, a run manifest.
+
+Layout of a report (Hive partitioning on ``scenario``)::
+
+    <out>/<run_id>/manifest.json
+    <out>/<run_id>/units.csv                     (only with ``units=True``)
+    <out>/<run_id>/scenario=<name>/<table>.parquet
+
+Every result table of :data:`RESULT_SCHEMAS` is written for every scenario, even when
+empty, always with the same Arrow types, so the files of all scenarios read together
+(``pyarrow.dataset``, DuckDB ``read_parquet('<run>/*/<table>.parquet',
+hive_partitioning=true)``, pandas). The partition column ``scenario`` lives only in the
+directory name; it is never stored as a data column.
+
+Units
+-----
+Units are always carried in three places, whatever the ``units`` flag:
+
+* the column name's suffix (``_mw``, ``_usd``, ``_h100e`` ...);
+* Parquet *field* metadata: ``unit`` and ``description`` of each column;
+* the file's key-value metadata ``units``: a JSON object ``{column: unit}`` (readable
+  from DuckDB with ``parquet_kv_metadata``).
+
+``units=True`` adds a human data dictionary ``units.csv`` (table, column, type, unit,
+description) at the run root, and makes ``capacity solve`` print units in its tables.
+
+Atomicity
+---------
+Each file is written to a dot-prefixed temporary name in its target directory, flushed
+to disk, and moved into place with :func:`os.replace`; a crash never leaves a half file
+under a real name, and dot-files are ignored by ``pyarrow.dataset`` and by the globs
+above. The manifest is rewritten the same way, under an exclusive lock, so concurrent
+writers (``capacity batch``) never lose each other's entries. A scenario's manifest
+entry is set to ``state: "writing"`` before its tables are written and to
+``state: "complete"`` after; :func:`scenario_is_complete` is the test a batch re-run
+uses to skip finished scenarios.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import math
+import os
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+__all__ = [
+    "MANIFEST_NAME",
+    "REPORT_FORMAT",
+    "RESULT_SCHEMAS",
+    "RESULT_TABLES",
+    "ReportError",
+    "columns_frame",
+    "manifest_path",
+    "open_table_dataset",
+    "package_version",
+    "read_manifest",
+    "read_metadata",
+    "read_report",
+    "scenario_dir",
+    "scenario_is_complete",
+    "summary_frame",
+    "to_arrow",
+    "update_manifest",
+    "write_report",
+    "write_scenario_tables",
+    "write_table_atomic",
+]
+
+MANIFEST_NAME = "manifest.json"
+UNITS_CSV_NAME = "units.csv"
+REPORT_FORMAT = "capacity-report/1"
+PACKAGE_NAME = "capacity-planner"
+
+_STR = pa.string()
+_F64 = pa.float64()
+_I64 = pa.int64()
+_BOOL = pa.bool_()
+
+
+@dataclass(frozen=True)
+class ResultColumn:
+    """One column of a result table.
+
+    Parameters
+    ----------
+    name : str
+        Column name; its suffix is its unit where it has one.
+    type : pyarrow.DataType
+        Arrow type written to Parquet (``string``, ``float64``, ``int64``, ``bool``).
+    unit : str
+        Human unit ("MW", "USD", "" for text or a ratio).
+    description : str
+        Meaning of the column.
+    """
+
+    name: str
+    type: pa.DataType
+    unit: str
+    description: str
+
+
+def _c(name: str, type_: pa.DataType, unit: str, description: str) -> ResultColumn:
+    return ResultColumn(name, type_, unit, description)
+
+
+_SITE = _c("site", _STR, "", "Site ID.")
+_PERIOD = _c("period", _STR, "quarter", "Period (YYYYQn).")
+_CHIP = _c("chip", _STR, "", "Chip ID.")
+_CUSTOMER = _c("customer", _STR, "", "Customer ID.")
+_WORKLOAD = _c("workload", _STR, "", "Workload (training | inference).")
+_PER_UNIT = "USD per unit of column 'unit'"
+_DUAL = "Discounted shadow price: d(objective)/d(limit), "
+
+RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
+    "build_out": (
+        _SITE,
+        _PERIOD,
+        _c("build_mw", _F64, "MW", "New IT capacity built in the period."),
+        _c("liquid_build_mw", _F64, "MW", "Part of the new IT capacity fitted for liquid."),
+        _c("it_capacity_mw", _F64, "MW", "IT capacity available in the period."),
+        _c("liquid_capacity_mw", _F64, "MW", "Liquid-cooled IT capacity in the period."),
+    ),
+    "fleet": (
+        _CHIP,
+        _SITE,
+        _PERIOD,
+        _c("installed_chips", _F64, "chips", "Accelerators installed in the period."),
+        _c("retired_chips", _F64, "chips", "Accelerators reaching end of life in the period."),
+        _c("fleet_chips", _F64, "chips", "Accelerators in service in the period."),
+        _c("assigned_chips", _F64, "chips", "Accelerators serving a customer."),
+        _c("idle_chips", _F64, "chips", "Accelerators in service serving no one."),
+        _c("it_mw", _F64, "MW", "All-in IT power of the fleet (rated)."),
+    ),
+    "production": (
+        _CHIP,
+        _PERIOD,
+        _c("produced_chips", _F64, "chips", "Accelerators produced in the period."),
+        _c("installed_chips", _F64, "chips", "Accelerators installed in the period."),
+        _c("inventory_chips", _F64, "chips", "Produced but not yet installed, end of period."),
+    ),
+    "supply_utilisation": (
+        _c("resource", _STR, "", "Supply resource ID."),
+        _PERIOD,
+        _c("used", _F64, "resource unit", "Units of the resource consumed."),
+        _c("capacity", _F64, "resource unit", "Units of the resource available."),
+        _c("utilisation", _F64, "share", "used / capacity (0-1; NaN when capacity is 0)."),
+        _c(
+            "shadow_price_usd_per_unit",
+            _F64,
+            "USD per resource unit",
+            _DUAL + "per unit of the resource.",
+        ),
+    ),
+    "assignment": (
+        _CHIP,
+        _SITE,
+        _CUSTOMER,
+        _WORKLOAD,
+        _PERIOD,
+        _c("chips", _F64, "chips", "Accelerators serving the customer's workload."),
+        _c("h100e", _F64, "H100e", "Effective compute delivered (after derate)."),
+        _c("it_mw", _F64, "MW", "All-in IT power of the assigned chips (rated)."),
+    ),
+    "demand": (
+        _CUSTOMER,
+        _WORKLOAD,
+        _PERIOD,
+        _c("demand_h100e", _F64, "H100e", "Compute wanted."),
+        _c("served_h100e", _F64, "H100e", "Compute delivered."),
+        _c("unmet_h100e", _F64, "H100e", "Compute not delivered (penalised)."),
+        _c("served_share", _F64, "share", "served / demand (0-1; NaN when demand is 0)."),
+        _c(
+            "shadow_price_usd_per_h100e",
+            _F64,
+            "USD/H100e",
+            _DUAL + "per H100e of demand in the period.",
+        ),
+    ),
+    "site_utilisation": (
+        _SITE,
+        _PERIOD,
+        _c("limit", _STR, "", "Limit (power | liquid | grid | water)."),
+        _c("used", _F64, "column 'unit'", "Amount of the limit used."),
+        _c("capacity", _F64, "column 'unit'", "Amount available."),
+        _c("unit", _STR, "", "Unit of used and capacity (MW, m3 ...)."),
+        _c("utilisation", _F64, "share", "used / capacity (0-1; NaN when capacity is 0)."),
+        _c("shadow_price_usd_per_unit", _F64, _PER_UNIT, _DUAL + "per unit of the limit."),
+    ),
+    "commitments": (
+        _CUSTOMER,
+        _c("family", _STR, "", "Chip family of the commitment."),
+        _PERIOD,
+        _c("min_it_mw", _F64, "MW", "Contracted minimum IT power."),
+        _c("delivered_it_mw", _F64, "MW", "IT power delivered on the family."),
+        _c("breach_mw", _F64, "MW", "Shortfall below the commitment (penalised)."),
+        _c("shadow_price_usd_per_mw", _F64, "USD/MW", _DUAL + "per MW of commitment."),
+    ),
+    "costs": (
+        _PERIOD,
+        _c(
+            "term",
+            _STR,
+            "",
+            "Cost term (chip_capex | build_capex | energy | unmet_penalty | breach_penalty).",
+        ),
+        _c("cost_usd", _F64, "USD", "Discounted cost (as in the objective)."),
+        _c("undiscounted_cost_usd", _F64, "USD", "Cost before discounting."),
+    ),
+    "energy": (
+        _SITE,
+        _PERIOD,
+        _c("it_mwh", _F64, "MWh", "IT energy."),
+        _c("facility_mwh", _F64, "MWh", "Facility energy (IT energy x PUE)."),
+        _c("water_m3", _F64, "m3", "Water drawn (IT MWh x WUE)."),
+        _c("energy_cost_usd", _F64, "USD", "Undiscounted cost of facility energy."),
+        _c("carbon_t", _F64, "t CO2", "Emissions of facility energy."),
+    ),
+    "shadow_prices": (
+        _c("family", _STR, "", "Constraint family (site_grid, supply_resource ...)."),
+        _PERIOD,
+        _c("key", _STR, "", "Row of the family (site, resource, chip ...)."),
+        _c("shadow_price", _F64, _PER_UNIT, _DUAL + "in the objective's USD per unit."),
+        _c("unit", _STR, "", "Unit of the constraint (MW, m3, wafers ...)."),
+        _c("slack", _F64, "column 'unit'", "Unused room of the constraint."),
+        _c("binding", _BOOL, "", "True when the constraint is at its limit."),
+    ),
+    # Rows of the independent checker: one per constraint violated beyond tolerance.
+    "violations": (
+        _c("family", _STR, "", "Constraint family."),
+        _c("key", _STR, "", "Row of the family."),
+        _c("period", _STR, "quarter", "Period (empty when not per period)."),
+        _c("lhs", _F64, "column 'unit'", "Left-hand side recomputed from the solution."),
+        _c("rhs", _F64, "column 'unit'", "Limit."),
+        _c("violation", _F64, "column 'unit'", "Amount by which the limit is exceeded."),
+        _c("unit", _STR, "", "Unit of the constraint."),
+        _c("message", _STR, "", "The violation in domain words."),
+    ),
+    # Rows of the elastic re-solve of an infeasible model: which limits had to give.
+    "infeasibility": (
+        _c("family", _STR, "", "Constraint family."),
+        _c("key", _STR, "", "Row of the family."),
+        _c("period", _STR, "quarter", "Period (empty when not per period)."),
+        _c("shortfall", _F64, "column 'unit'", "Amount the limit had to give."),
+        _c("unit", _STR, "", "Unit of the shortfall."),
+        _c("message", _STR, "", "The shortfall in domain words."),
+    ),
+    # One row per scenario: the plan's headline numbers.
+    "summary": (
+        _c("status", _STR, "", "Solve status."),
+        _c("objective_usd", _F64, "USD", "Discounted objective (null without a solution)."),
+        _c("solver", _STR, "", "Solver (highs | cbc)."),
+        _c("message", _STR, "", "Solver or checker message."),
+        _c("dataset_name", _STR, "", "Dataset name."),
+        _c("dataset_hash", _STR, "", "sha256 of the solved dataset (scenario applied)."),
+        _c("integer_units", _BOOL, "", "True when whole deployment units were enforced."),
+        _c("duals_from", _STR, "", "Where the shadow prices come from."),
+        _c("n_variables", _I64, "", "LP variables."),
+        _c("n_constraints", _I64, "", "LP constraints."),
+        _c("total_time_s", _F64, "s", "Sum of the recorded timings."),
+        _c("timings_json", _STR, "", "Timings of each step, JSON {step: seconds}."),
+        _c("demand_h100e", _F64, "H100e", "Demand summed over the periods."),
+        _c("served_h100e", _F64, "H100e", "Served compute summed over the periods."),
+        _c("served_share", _F64, "share", "served_h100e / demand_h100e."),
+        _c("facility_mwh", _F64, "MWh", "Facility energy over the horizon."),
+        _c("water_m3", _F64, "m3", "Water over the horizon."),
+        _c("n_violations", _I64, "", "Rows of the violations table."),
+    ),
+}
+
+
+def _schema(table: str, columns: Sequence[ResultColumn]) -> pa.Schema:
+    fields = [
+        pa.field(
+            c.name,
+            c.type,
+            nullable=True,
+            metadata={"unit": c.unit, "description": c.description},
+        )
+        for c in columns
+    ]
+    return pa.schema(fields, metadata={"table": table})
+
+
+RESULT_SCHEMAS: dict[str, pa.Schema] = {t: _schema(t, cols) for t, cols in RESULT_TABLES.items()}
+"""Arrow schema of every table written per scenario (field metadata: unit, description)."""
+
+PLAN_TABLES: tuple[str, ...] = tuple(t for t in RESULT_TABLES if t not in ("summary",))
+"""Tables taken from the result (``summary`` is computed by the writer)."""
+
+
+class ReportError(RuntimeError):
+    """The report cannot be written or read; the message names the path."""
+
+
+# ---------------------------------------------------------------------------------
+# Small helpers
+
+
+def package_version() -> str:
+    """Return the installed version of ``capacity-planner`` ("0+unknown" if absent)."""
+    try:
+        return importlib_metadata.version(PACKAGE_NAME)
+    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - editable install
+        return "0+unknown"
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(dt: datetime) -> str:
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def default_run_id(dataset_hash: str | None, now: datetime | None = None) -> str:
+    """Return a run ID: UTC timestamp plus the first 8 hex digits of the dataset hash.
+
+    Examples
+    --------
+    >>> default_run_id("abcdef0123456789", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    '20260102T030405Z-abcdef01'
+    """
+    stamp = (now or _utc_now()).strftime("%Y%m%dT%H%M%SZ")
+    short = (dataset_hash or "nohash")[:8]
+    return f"{stamp}-{short}"
+
+
+def scenario_dir(run_dir: str | os.PathLike[str], scenario: str) -> Path:
+    """Return ``<run_dir>/scenario=<name>``; the name is URI-escaped if it needs to be.
+
+    Hive readers (pyarrow, DuckDB) decode the escape, so the partition value read back
+    equals ``scenario``.
+
+    Raises
+    ------
+    ValueError
+        When ``scenario`` is empty.
+    """
+    if not scenario:
+        raise ValueError("scenario name must not be empty")
+    return Path(run_dir) / f"scenario={quote(scenario, safe='')}"
+
+
+def manifest_path(run_dir: str | os.PathLike[str]) -> Path:
+    """Return the path of a run's manifest (``<run_dir>/manifest.json``)."""
+    return Path(run_dir) / MANIFEST_NAME
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if hasattr(value, "item"):  # numpy scalars
+        return value.item()
+    if hasattr(value, "value"):  # Enums
+        return value.value
+    return str(value)
+
+
+def _jsonable_float(x: Any) -> float | None:
+    if x is None:
+        return None
+    try:
+        f = float(x)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def _status_text(status: Any) -> str:
+    return str(getattr(status, "value", status))
+
+
+# ---------------------------------------------------------------------------------
+# Atomic file writes
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def _atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
+    """Write ``path`` through ``write(tmp)`` on a temporary name, then rename it."""
+    path = Path(path)
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as fh:
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+    _fsync_dir(path.parent)
+    return path
+
+
+def _write_text_atomic(path: Path, text: str) -> Path:
+    def write(tmp: Path) -> None:
+        tmp.write_text(text, encoding="utf-8")
+
+    return _atomic_write(path, write)
+
+
+def to_arrow(
+    df: pd.DataFrame, schema: pa.Schema, metadata: Mapping[str, str] | None = None
+) -> pa.Table:
+    """Convert a frame to an Arrow table of exactly ``schema``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Must hold every column of ``schema`` (any order, any index; the index is
+        dropped). Numbers are cast to the schema type (int -> float64 is exact;
+        an unsafe cast raises).
+    schema : pyarrow.Schema
+        Target schema; its field metadata (units) is kept.
+    metadata : mapping of str to str, optional
+        Key-value metadata of the table, merged over the schema's own.
+
+    Returns
+    -------
+    pyarrow.Table
+        Columns in schema order; no pandas metadata (so every reader sees the Arrow
+        types, not a pandas dtype guess).
+
+    Raises
+    ------
+    ValueError
+        When a schema column is missing, an extra column is present, or a value
+        cannot be cast.
+    """
+    table_name = (schema.metadata or {}).get(b"table", b"?").decode()
+    names = list(schema.names)
+    missing = [n for n in names if n not in df.columns]
+    extra = [str(c) for c in df.columns if c not in names]
+    if missing or extra:
+        raise ValueError(
+            f"result table {table_name!r} does not match its schema: "
+            f"missing columns {missing}, unexpected columns {extra}"
+        )
+    arrays = []
+    for field in schema:
+        col = df[field.name]
+        try:
+            if pa.types.is_string(field.type):
+                values = [None if _isna(v) else str(v) for v in col.tolist()]
+                arrays.append(pa.array(values, type=field.type))
+            elif pa.types.is_boolean(field.type):
+                values = [None if _isna(v) else bool(v) for v in col.tolist()]
+                arrays.append(pa.array(values, type=field.type))
+            else:
+                arr = pa.array(col.to_numpy(dtype=object, na_value=None), from_pandas=True)
+                arrays.append(arr.cast(field.type, safe=True))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            raise ValueError(
+                f"result table {table_name!r}, column {field.name!r}: cannot write as "
+                f"{field.type}: {exc}"
+            ) from exc
+    meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
+    meta.update({str(k): str(v) for k, v in (metadata or {}).items()})
+    return pa.Table.from_arrays(arrays, schema=schema.with_metadata(meta))
+
+
+def _isna(v: Any) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def write_table_atomic(
+    df: pd.DataFrame,
+    path: str | os.PathLike[str],
+    schema: pa.Schema,
+    metadata: Mapping[str, str] | None = None,
+) -> Path:
+    """Write one frame to Parquet atomically (temporary name, fsync, ``os.replace``).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table; see :func:`to_arrow` for the column rules.
+    path : path-like
+        Final file path; its directory must exist.
+    schema : pyarrow.Schema
+        Explicit schema, e.g. ``RESULT_SCHEMAS["build_out"]``.
+    metadata : mapping of str to str, optional
+        Key-value metadata stored in the file footer.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``. Writing the same content twice gives the same file (idempotent).
+
+    Raises
+    ------
+    ValueError
+        When ``df`` does not fit ``schema`` (nothing is written).
+    ReportError
+        When the file cannot be written; ``path`` is unchanged and no temporary file
+        is left.
+    """
+    path = Path(path)
+    table = to_arrow(df, schema, metadata)
+
+    def write(tmp: Path) -> None:
+        pq.write_table(table, tmp, compression="zstd")
+
+    try:
+        return _atomic_write(path, write)
+    except OSError as exc:
+        raise ReportError(f"cannot write report file {path}: {exc.strerror or exc}") from exc
+
+
+# ---------------------------------------------------------------------------------
+# Manifest
+
+
+@contextlib.contextmanager
+def _locked(run_dir: Path) -> Iterator[None]:
+    lock = run_dir / ".manifest.lock"
+    with open(lock, "a+") as fh:
+        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+
+
+def read_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Return a run's manifest as a dict (empty dict when there is none yet).
+
+    Raises
+    ------
+    ReportError
+        When the manifest exists but is not valid JSON.
+    """
+    path = manifest_path(run_dir)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReportError(f"cannot read manifest {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ReportError(f"manifest {path} is not a JSON object")
+    return data
+
+
+def update_manifest(
+    run_dir: str | os.PathLike[str],
+    *,
+    run_fields: Mapping[str, Any] | None = None,
+    scenario: str | None = None,
+    entry: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Merge fields into ``<run_dir>/manifest.json`` atomically and under a lock.
+
+    Parameters
+    ----------
+    run_dir : path-like
+        Run directory (must exist).
+    run_fields : mapping, optional
+        Top-level fields to set if absent (``run_id``, ``created_utc`` ...) — the first
+        writer wins, so a re-run keeps the original creation time. Keys in
+        ``run_fields["overwrite"]`` (a list) are always set.
+    scenario : str, optional
+        Scenario whose entry to replace under ``"scenarios"``.
+    entry : mapping, optional
+        The scenario's entry (JSON-serialisable; numpy scalars and Enums are converted).
+
+    Returns
+    -------
+    dict
+        The manifest as written.
+
+    Raises
+    ------
+    ReportError
+        When the manifest cannot be read or written.
+    """
+    run_dir = Path(run_dir)
+    try:
+        with _locked(run_dir):
+            data = read_manifest(run_dir)
+            fields = dict(run_fields or {})
+            overwrite = set(fields.pop("overwrite", ()))
+            for key, value in fields.items():
+                if key in overwrite or key not in data:
+                    data[key] = value
+            data.setdefault("format", REPORT_FORMAT)
+            data.setdefault("scenarios", {})
+            if scenario is not None:
+                data["scenarios"][scenario] = dict(entry or {})
+            data["updated_utc"] = _iso(_utc_now())
+            text = json.dumps(data, indent=2, sort_keys=False, default=_json_default)
+            _write_text_atomic(manifest_path(run_dir), text + "\n")
+    except OSError as exc:
+        raise ReportError(
+            f"cannot update manifest {manifest_path(run_dir)}: {exc.strerror or exc}"
+        ) from exc
+    return data
+
+
+def scenario_is_complete(run_dir: str | os.PathLike[str], scenario: str) -> bool:
+    """Return True when the manifest marks ``scenario`` complete and its files exist.
+
+    This is the test ``capacity batch`` uses to skip finished scenarios on a re-run.
+    """
+    try:
+        entry = read_manifest(run_dir).get("scenarios", {}).get(scenario)
+    except ReportError:
+        return False
+    if not entry or entry.get("state") != "complete":
+        return False
+    return all((Path(run_dir) / f).is_file() for f in entry.get("files", []))
+
+
+# ---------------------------------------------------------------------------------
+# Writing a scenario
+
+
+def _frame_or_empty(value: Any, table: str) -> pd.DataFrame:
+    """Return a result table as a frame; None or a missing table -> empty frame."""
+    schema = RESULT_SCHEMAS[table]
+    if value is None:
+        return schema.empty_table().to_pandas()
+    if isinstance(value, pd.DataFrame):
+        if value.empty and len(value.columns) == 0:
+            return schema.empty_table().to_pandas()
+        return value
+    if isinstance(value, Sequence) and not isinstance(value, str):
+        # e.g. violations given as a list of dicts / dataclasses
+        rows = [v if isinstance(v, Mapping) else vars(v) for v in value]
+        if not rows:
+            return schema.empty_table().to_pandas()
+        return pd.DataFrame(rows)
+    raise TypeError(f"result table {table!r} is a {type(value).__name__}, not a DataFrame")
+
+
+def _sum(df: pd.DataFrame | None, column: str) -> float:
+    if df is None or column not in df.columns or df.empty:
+        return 0.0
+    return float(pd.to_numeric(df[column], errors="coerce").fillna(0.0).sum())
+
+
+def summary_frame(result: Any) -> pd.DataFrame:
+    """Return the one-row ``summary`` table of a plan result.
+
+    Parameters
+    ----------
+    result : PlanResult
+        Any object with the PlanResult attributes (see :mod:`optimizer`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        One row with the columns of ``RESULT_SCHEMAS["summary"]``.
+    """
+    tables = getattr(result, "tables", {}) or {}
+    demand = tables.get("demand")
+    energy = tables.get("energy")
+    dem = _sum(demand, "demand_h100e")
+    served = _sum(demand, "served_h100e")
+    timings = {str(k): float(v) for k, v in (getattr(result, "timings_s", None) or {}).items()}
+    violations = getattr(result, "violations", None)
+    n_viol = 0 if violations is None else len(violations)
+    duals_from = getattr(result, "duals_from", None)
+    row = {
+        "status": _status_text(result.status),
+        "objective_usd": _jsonable_float(getattr(result, "objective_usd", None)),
+        "solver": str(getattr(result, "solver", "") or ""),
+        "message": str(getattr(result, "message", "") or ""),
+        "dataset_name": str(getattr(result, "dataset_name", "") or ""),
+        "dataset_hash": str(getattr(result, "dataset_hash", "") or ""),
+        "integer_units": bool(getattr(result, "integer_units", False)),
+        "duals_from": None if duals_from is None else str(_status_text(duals_from)),
+        "n_variables": int(getattr(result, "n_variables", 0) or 0),
+        "n_constraints": int(getattr(result, "n_constraints", 0) or 0),
+        "total_time_s": float(sum(timings.values())),
+        "timings_json": json.dumps(timings, sort_keys=True),
+        "demand_h100e": dem,
+        "served_h100e": served,
+        "served_share": served / dem if dem > 0 else float("nan"),
+        "facility_mwh": _sum(energy, "facility_mwh"),
+        "water_m3": _sum(energy, "water_m3"),
+        "n_violations": int(n_viol),
+    }
+    return pd.DataFrame([row])
+
+
+def file_metadata(
+    result: Any, *, scenario: str, run_id: str | None = None, units: bool = False
+) -> dict[str, str]:
+    """Return the key-value metadata shared by every file of one scenario.
+
+    Keys: ``scenario``, ``status``, ``objective_usd`` (repr of the float, "" when
+    none), ``solver``, ``dataset_hash``, ``dataset_name``, ``package_version``,
+    ``run_id``, ``report_format``, ``units_dictionary`` ("true" when ``units.csv``
+    was requested). The writer adds ``table`` and ``units`` (JSON ``{column: unit}``)
+    per file.
+    """
+    obj = _jsonable_float(getattr(result, "objective_usd", None))
+    return {
+        "scenario": scenario,
+        "status": _status_text(result.status),
+        "objective_usd": "" if obj is None else repr(obj),
+        "solver": str(getattr(result, "solver", "") or ""),
+        "dataset_hash": str(getattr(result, "dataset_hash", "") or ""),
+        "dataset_name": str(getattr(result, "dataset_name", "") or ""),
+        "package_version": package_version(),
+        "run_id": run_id or "",
+        "report_format": REPORT_FORMAT,
+        "units_dictionary": "true" if units else "false",
+    }
+
+
+def _units_json(table: str) -> str:
+    return json.dumps({c.name: c.unit for c in RESULT_TABLES[table]})
+
+
+def write_scenario_tables(
+    result: Any,
+    scenario_path: str | os.PathLike[str],
+    metadata: Mapping[str, str],
+) -> dict[str, Path]:
+    """Write every table of :data:`RESULT_SCHEMAS` for one scenario, each atomically.
+
+    Missing result tables (and ``violations`` / ``infeasibility`` when None) are
+    written empty with their schema, so every scenario directory holds the same
+    files with the same types. ``summary.parquet`` is written last.
+
+    Parameters
+    ----------
+    result : PlanResult
+        The solved plan.
+    scenario_path : path-like
+        ``<run_dir>/scenario=<name>``; created if needed.
+    metadata : mapping of str to str
+        Key-value metadata for every file (see :func:`file_metadata`).
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        Table name -> file written.
+
+    Raises
+    ------
+    ValueError
+        When a result table does not match its schema (checked for all tables before
+        any file is written).
+    ReportError
+        When the directory or a file cannot be written.
+    """
+    arrow = scenario_tables(result, metadata)
+    return _write_arrow_tables(arrow, Path(scenario_path))
+
+
+def scenario_tables(result: Any, metadata: Mapping[str, str]) -> dict[str, pa.Table]:
+    """Return every table of one scenario as Arrow tables of :data:`RESULT_SCHEMAS`.
+
+    Parameters
+    ----------
+    result : PlanResult
+        The solved plan; missing tables, ``violations=None`` and
+        ``infeasibility=None`` become empty tables.
+    metadata : mapping of str to str
+        File metadata; ``table`` and ``units`` (JSON ``{column: unit}``) are added
+        per table.
+
+    Returns
+    -------
+    dict of str to pyarrow.Table
+        In :data:`RESULT_TABLES` order, ``summary`` last.
+
+    Raises
+    ------
+    ValueError
+        When a result table does not match its schema.
+    """
+    tables = dict(getattr(result, "tables", {}) or {})
+    frames: dict[str, pd.DataFrame] = {}
+    for name in PLAN_TABLES:
+        if name == "violations":
+            value = getattr(result, "violations", None)
+        elif name == "infeasibility":
+            value = getattr(result, "infeasibility", None)
+        else:
+            value = tables.get(name)
+        frames[name] = _frame_or_empty(value, name)
+    frames["summary"] = summary_frame(result)
+    return {
+        name: to_arrow(
+            df, RESULT_SCHEMAS[name], {**metadata, "table": name, "units": _units_json(name)}
+        )
+        for name, df in frames.items()
+    }
+
+
+def _write_arrow_tables(arrow: Mapping[str, pa.Table], scenario_path: Path) -> dict[str, Path]:
+    _ensure_dir(scenario_path)
+    written: dict[str, Path] = {}
+    for name, table in arrow.items():
+        path = scenario_path / f"{name}.parquet"
+
+        def write(tmp: Path, table: pa.Table = table) -> None:
+            pq.write_table(table, tmp, compression="zstd")
+
+        try:
+            written[name] = _atomic_write(path, write)
+        except OSError as exc:
+            raise ReportError(f"cannot write report file {path}: {exc.strerror or exc}") from exc
+    return written
+
+
+def _ensure_dir(path: Path) -> None:
+    """Create ``path`` (and parents) or raise a ReportError naming the culprit."""
+    for parent in [*reversed(path.parents), path]:
+        if parent.exists() and not parent.is_dir():
+            raise ReportError(f"cannot write report: {parent} exists and is not a directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportError(f"cannot create report directory {path}: {exc.strerror or exc}") from exc
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise ReportError(f"cannot write report: directory {path} is not writable")
+
+
+def columns_frame() -> pd.DataFrame:
+    """Return the data dictionary of the result tables.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``table, column, type, unit, description``; one row per column of
+        every table of :data:`RESULT_TABLES`.
+    """
+    rows = [
+        {
+            "table": table,
+            "column": c.name,
+            "type": str(c.type),
+            "unit": c.unit,
+            "description": c.description,
+        }
+        for table, cols in RESULT_TABLES.items()
+        for c in cols
+    ]
+    return pd.DataFrame(rows)
+
+
+def write_report(
+    result: Any,
+    out_dir: str | os.PathLike[str],
+    *,
+    scenario: str,
+    run_id: str | None = None,
+    units: bool = False,
+) -> Path:
+    """Write a plan result as Parquet files plus the run manifest.
+
+    Writes ``<out_dir>/<run_id>/scenario=<scenario>/<table>.parquet`` for every table
+    of :data:`RESULT_SCHEMAS` and merges the scenario's entry into
+    ``<out_dir>/<run_id>/manifest.json``. Calling it again for another scenario with
+    the same ``run_id`` adds that scenario to the run; calling it again for the same
+    scenario replaces its files (idempotent).
+
+    Parameters
+    ----------
+    result : PlanResult
+        The solved plan (any status; an infeasible plan writes its explanation in
+        ``infeasibility.parquet``).
+    out_dir : path-like
+        Report root (created if missing).
+    scenario : str
+        Scenario name, the Hive partition value.
+    run_id : str, optional
+        Run directory name; default :func:`default_run_id` (UTC time + short hash).
+    units : bool
+        Also write the data dictionary ``<run>/units.csv`` (table, column, type, unit,
+        description). Units are always in the Parquet field metadata.
+
+    Returns
+    -------
+    pathlib.Path
+        The run directory ``<out_dir>/<run_id>``.
+
+    Raises
+    ------
+    ReportError
+        When the output directory is unusable (a file in the way, not writable); the
+        message names the path and no file of the scenario is left half-written.
+    ValueError
+        When a result table does not match its schema (nothing is written).
+    """
+    dataset_hash = str(getattr(result, "dataset_hash", "") or "")
+    run_id = run_id or default_run_id(dataset_hash)
+    run_dir = Path(out_dir) / run_id
+    sdir = scenario_dir(run_dir, scenario)
+    meta = file_metadata(result, scenario=scenario, run_id=run_id, units=units)
+    arrow = scenario_tables(result, meta)  # validates every table before touching the disk
+    _ensure_dir(run_dir)
+    run_fields = {
+        "run_id": run_id,
+        "created_utc": _iso(_utc_now()),
+        "package_version": package_version(),
+        "dataset_hash": dataset_hash,
+        "dataset_name": str(getattr(result, "dataset_name", "") or ""),
+    }
+    update_manifest(
+        run_dir,
+        run_fields=run_fields,
+        scenario=scenario,
+        entry={"state": "writing", "started_utc": _iso(_utc_now())},
+    )
+    written = _write_arrow_tables(arrow, sdir)
+    if units:
+        _write_text_atomic(run_dir / UNITS_CSV_NAME, columns_frame().to_csv(index=False))
+    update_manifest(run_dir, scenario=scenario, entry=scenario_entry(result, run_dir, written))
+    return run_dir
+
+
+def scenario_entry(
+    result: Any, run_dir: str | os.PathLike[str], files: Mapping[str, Path]
+) -> dict[str, Any]:
+    """Return the manifest entry of a written scenario (``state: "complete"``).
+
+    Fields: state, written_utc, status, objective_usd, solver, message, dataset_hash,
+    integer_units, n_variables, n_constraints, timings_s, files (paths relative to
+    the run directory, POSIX style).
+    """
+    run_dir = Path(run_dir)
+    return {
+        "state": "complete",
+        "written_utc": _iso(_utc_now()),
+        "status": _status_text(result.status),
+        "objective_usd": _jsonable_float(getattr(result, "objective_usd", None)),
+        "solver": str(getattr(result, "solver", "") or ""),
+        "message": str(getattr(result, "message", "") or ""),
+        "dataset_hash": str(getattr(result, "dataset_hash", "") or ""),
+        "integer_units": bool(getattr(result, "integer_units", False)),
+        "n_variables": int(getattr(result, "n_variables", 0) or 0),
+        "n_constraints": int(getattr(result, "n_constraints", 0) or 0),
+        "timings_s": {
+            str(k): float(v) for k, v in (getattr(result, "timings_s", None) or {}).items()
+        },
+        "files": sorted(Path(p).relative_to(run_dir).as_posix() for p in files.values()),
+    }
+
+
+# ---------------------------------------------------------------------------------
+# Reading
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Return the key-value metadata of one Parquet file (decoded to str)."""
+    meta = pq.read_schema(path).metadata or {}
+    return {k.decode(): v.decode() for k, v in meta.items()}
+
+
+def _partitioning() -> pads.Partitioning:
+    return pads.partitioning(pa.schema([("scenario", pa.string())]), flavor="hive")
+
+
+def open_table_dataset(run_dir: str | os.PathLike[str], table: str) -> pads.Dataset:
+    """Open one table across all scenarios of a run as a ``pyarrow.dataset``.
+
+    The ``scenario`` partition column is typed ``string``; the files' schema is
+    :data:`RESULT_SCHEMAS` ``[table]``.
+
+    Raises
+    ------
+    ReportError
+        When no scenario of the run holds the table.
+    """
+    run_dir = Path(run_dir)
+    files = sorted(str(p) for p in run_dir.glob(f"scenario=*/{table}.parquet"))
+    if not files:
+        raise ReportError(f"no {table}.parquet under {run_dir}/scenario=*/")
+    schema = RESULT_SCHEMAS.get(table)
+    if schema is not None:
+        schema = schema.append(pa.field("scenario", pa.string()))
+    return pads.dataset(
+        files,
+        format="parquet",
+        partitioning=_partitioning(),
+        partition_base_dir=str(run_dir),
+        schema=schema,
+    )
+
+
+def read_report(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read a report back into pandas frames.
+
+    Parameters
+    ----------
+    path : path-like
+        Either a scenario directory (``.../scenario=<name>``): returns its tables as
+        written; or a run directory: returns each table over all scenarios with an
+        extra last column ``scenario`` (str) taken from the partition.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Table name -> frame; text columns ``str``, numbers ``float64``/``int64``,
+        flags ``bool`` (nullable columns with nulls keep pandas' default mapping).
+
+    Raises
+    ------
+    ReportError
+        When ``path`` holds no report.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise ReportError(f"no report directory at {path}")
+    own = sorted(path.glob("*.parquet"))
+    if own:
+        return {p.stem: pq.read_table(p).to_pandas() for p in own if not p.name.startswith(".")}
+    names = sorted({p.stem for p in path.glob("scenario=*/*.parquet")})
+    if not names:
+        raise ReportError(f"no Parquet report under {path}")
+    out: dict[str, pd.DataFrame] = {}
+    for name in names:
+        table = open_table_dataset(path, name).to_table()
+        out[name] = table.to_pandas()
+    return out
+
+
+def scenario_name_from_dir(path: str | os.PathLike[str]) -> str:
+    """Return the scenario of a ``scenario=<name>`` directory (URI escape decoded)."""
+    name = Path(path).name
+    if not name.startswith("scenario="):
+        raise ValueError(f"{path} is not a scenario=<name> directory")
+    return unquote(name.split("=", 1)[1])

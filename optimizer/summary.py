@@ -1,0 +1,594 @@
+"""A plan's ten-second summary: pure computation (:func:`summarize`) and rich rendering.
+
+:func:`summarize` turns a plan result into a :class:`PlanSummary` of small frames and
+numbers (no I/O, reusable by the app and by batch); :func:`render_summary` prints it
+with rich. Money is the discounted objective's USD; compute is H100-equivalents
+(H100e); energy is facility energy (IT energy x PUE).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+__all__ = [
+    "OK_STATUSES",
+    "PlanSummary",
+    "describe_limit",
+    "exit_code",
+    "fmt_qty",
+    "fmt_usd",
+    "render_summary",
+    "summarize",
+]
+
+OK_STATUSES = ("optimal", "time_limit_feasible")
+"""Statuses with a usable plan (exit code 0)."""
+
+#: Constraint families that are not limits of the plant (they have their own section).
+NOT_LIMITS = frozenset({"demand_balance", "commitment"})
+
+#: Domain words for each constraint family (what ``key`` names).
+FAMILY_WORDS: dict[str, str] = {
+    "site_it_power": "IT power capacity at site {key}",
+    "site_liquid": "liquid-cooled capacity at site {key}",
+    "site_grid": "grid interconnect at site {key}",
+    "site_water": "water permit at site {key}",
+    "site_build_rate": "construction rate at site {key}",
+    "site_max": "campus maximum at site {key}",
+    "site_liquid_share": "liquid share of new build at site {key}",
+    "supply_resource": "supply of {key}",
+    "chip_inventory": "chip inventory of {key}",
+    "chip_window": "sale window of {key}",
+    "fleet_assignment": "installed fleet {key}",
+    "demand_balance": "demand of {key}",
+    "commitment": "commitment {key}",
+}
+
+_TOL = 1e-6
+
+
+# ---------------------------------------------------------------------------------
+# Formatting
+
+
+def fmt_usd(x: float | None, digits: int = 1) -> str:
+    """Format USD compactly: ``412.3e9 -> "$412.3B"``, ``-2.5e6 -> "-$2.5M"``.
+
+    Returns "n/a" for None or NaN.
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    sign = "-" if x < 0 else ""
+    return f"{sign}${fmt_qty(abs(x), digits)}"
+
+
+def fmt_qty(x: float | None, digits: int = 1) -> str:
+    """Format a quantity with a k/M/B/T suffix: ``1234567 -> "1.2M"``; small ones plain."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    a = abs(x)
+    for div, suffix in ((1e12, "T"), (1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if a >= div:
+            return f"{x / div:.{digits}f}{suffix}"
+    if a == 0:
+        return "0"
+    return f"{x:.{digits}f}" if a < 100 else f"{x:.0f}"
+
+
+def _pct(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def describe_limit(family: str, key: str) -> str:
+    """Describe a constraint row in domain words.
+
+    Examples
+    --------
+    >>> describe_limit("site_grid", "new_carlisle")
+    'grid interconnect at site new_carlisle'
+    >>> describe_limit("supply_resource", "cowos_wafers")
+    'supply of cowos_wafers'
+    """
+    text_key = " / ".join(k for k in str(key).replace("|", "/").split("/") if k) or "-"
+    template = FAMILY_WORDS.get(family)
+    if template is None:
+        return f"{family.replace('_', ' ')} {text_key}".strip()
+    return template.format(key=text_key)
+
+
+def _status_text(status: Any) -> str:
+    return str(getattr(status, "value", status))
+
+
+# ---------------------------------------------------------------------------------
+# The summary
+
+
+@dataclass(frozen=True)
+class PlanSummary:
+    """Headline numbers of a plan; every frame is small (tens of rows).
+
+    Attributes
+    ----------
+    scenario : str or None
+        Scenario name, when known.
+    status : str
+        Solve status (``optimal``, ``infeasible`` ...).
+    ok : bool
+        True for a usable plan (optimal, or feasible at the time limit).
+    objective_usd : float or None
+        Discounted objective, USD.
+    solver, message, dataset_name, dataset_hash : str
+        From the result.
+    first_period, last_period : str
+        Horizon covered by the result tables ("" without tables).
+    n_periods : int
+        Periods in the demand table.
+    served : pandas.DataFrame
+        customer, workload, demand_h100e, served_h100e, unmet_h100e (each the
+        average per period over the horizon, H100e), served_share (served / demand
+        summed over the horizon; NaN when there is no demand).
+    served_share : float
+        Served / demand over all customers, workloads and periods.
+    binding : pandas.DataFrame
+        Top binding limits: family, key, limit (domain words), unit, periods
+        (number binding), first_period, shadow_price (largest absolute shadow
+        price over those periods, USD per unit, discounted), sorted by it.
+    facility_twh, it_twh : float
+        Energy over the horizon, TWh.
+    water_million_m3 : float
+        Water over the horizon, million m3.
+    carbon_mt : float
+        Emissions over the horizon, million t CO2.
+    chips : pandas.DataFrame
+        chip, installed_chips (over the horizon), fleet_chips_end,
+        assigned_chips_end, it_mw_end (last period).
+    commitments : pandas.DataFrame
+        customer, family, periods (with a commitment), breached_periods,
+        max_breach_mw, min_it_mw (largest), met (bool).
+    costs : pandas.DataFrame
+        term, cost_usd (discounted), undiscounted_cost_usd: sums over the horizon.
+    n_violations : int
+        Rows of the independent checker's violations.
+    violations : pandas.DataFrame or None
+        The violations, if any.
+    infeasibility : pandas.DataFrame or None
+        Which limits had to give (elastic re-solve), if infeasible.
+    """
+
+    scenario: str | None
+    status: str
+    ok: bool
+    objective_usd: float | None
+    solver: str
+    message: str
+    dataset_name: str
+    dataset_hash: str
+    first_period: str
+    last_period: str
+    n_periods: int
+    served: pd.DataFrame
+    served_share: float
+    binding: pd.DataFrame
+    facility_twh: float
+    it_twh: float
+    water_million_m3: float
+    carbon_mt: float
+    chips: pd.DataFrame
+    commitments: pd.DataFrame
+    costs: pd.DataFrame
+    n_violations: int
+    violations: pd.DataFrame | None = None
+    infeasibility: pd.DataFrame | None = None
+    timings_s: Mapping[str, float] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the summary as plain Python (frames as lists of records)."""
+        out: dict[str, Any] = {}
+        for k, v in self.__dict__.items():
+            if isinstance(v, pd.DataFrame):
+                out[k] = v.to_dict(orient="records")
+            elif isinstance(v, Mapping):
+                out[k] = dict(v)
+            else:
+                out[k] = v
+        return out
+
+
+def _table(tables: Mapping[str, pd.DataFrame], name: str, columns: list[str]) -> pd.DataFrame:
+    df = tables.get(name)
+    if df is None or not all(c in df.columns for c in columns):
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in columns})
+    return df
+
+
+def _served(tables: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, float, int]:
+    cols = ["customer", "workload", "period", "demand_h100e", "served_h100e", "unmet_h100e"]
+    d = _table(tables, "demand", cols)
+    n_periods = int(d["period"].nunique()) if len(d) else 0
+    out_cols = ["customer", "workload", "demand_h100e", "served_h100e", "unmet_h100e"]
+    if d.empty:
+        return pd.DataFrame(columns=[*out_cols, "served_share"]), math.nan, 0
+    g = (
+        d.groupby(["customer", "workload"], sort=True)[
+            ["demand_h100e", "served_h100e", "unmet_h100e"]
+        ]
+        .sum()
+        .reset_index()
+    )
+    share = g["served_h100e"] / g["demand_h100e"].where(g["demand_h100e"] > 0)
+    for c in ("demand_h100e", "served_h100e", "unmet_h100e"):
+        g[c] = g[c] / n_periods
+    g["served_share"] = share.astype(float)
+    total_d = float(d["demand_h100e"].sum())
+    total = float(d["served_h100e"].sum()) / total_d if total_d > 0 else math.nan
+    return g, total, n_periods
+
+
+def _binding(tables: Mapping[str, pd.DataFrame], top: int) -> pd.DataFrame:
+    cols = ["family", "period", "key", "shadow_price", "unit", "slack", "binding"]
+    out_cols = ["family", "key", "limit", "unit", "periods", "first_period", "shadow_price"]
+    sp = _table(tables, "shadow_prices", cols)
+    if sp.empty:
+        return pd.DataFrame(columns=out_cols)
+    price = pd.to_numeric(sp["shadow_price"], errors="coerce").fillna(0.0)
+    mask = (
+        sp["binding"].astype(bool)
+        & (price.abs() > _TOL)
+        & ~sp["family"].astype(str).isin(NOT_LIMITS)
+    )
+    b = sp.loc[mask, ["family", "key", "unit", "period"]].copy()
+    if b.empty:
+        return pd.DataFrame(columns=out_cols)
+    b["abs_price"] = price[mask].abs()
+    g = (
+        b.groupby(["family", "key", "unit"], sort=False)
+        .agg(
+            periods=("period", "nunique"),
+            first_period=("period", "min"),
+            shadow_price=("abs_price", "max"),
+        )
+        .reset_index()
+    )
+    g = g.sort_values(["shadow_price", "family", "key"], ascending=[False, True, True])
+    g = g.head(top).reset_index(drop=True)
+    g["limit"] = [describe_limit(f, k) for f, k in zip(g["family"], g["key"], strict=True)]
+    g["periods"] = g["periods"].astype(int)
+    return g[out_cols]
+
+
+def _chips(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    cols = ["chip", "period", "installed_chips", "fleet_chips", "assigned_chips", "it_mw"]
+    f = _table(tables, "fleet", cols)
+    out_cols = [
+        "chip",
+        "installed_chips",
+        "fleet_chips_end",
+        "assigned_chips_end",
+        "it_mw_end",
+    ]
+    if f.empty:
+        return pd.DataFrame(columns=out_cols)
+    last = max(f["period"])
+    inst = f.groupby("chip")["installed_chips"].sum()
+    end = f[f["period"] == last].groupby("chip")[["fleet_chips", "assigned_chips", "it_mw"]].sum()
+    g = pd.DataFrame({"installed_chips": inst}).join(end, how="outer").fillna(0.0)
+    g = g.rename(
+        columns={
+            "fleet_chips": "fleet_chips_end",
+            "assigned_chips": "assigned_chips_end",
+            "it_mw": "it_mw_end",
+        }
+    )
+    g = g.reset_index().rename(columns={"index": "chip"})
+    keep = (g["installed_chips"] > _TOL) | (g["fleet_chips_end"] > _TOL)
+    g = g[keep].sort_values(["fleet_chips_end", "chip"], ascending=[False, True])
+    return g[out_cols].reset_index(drop=True)
+
+
+def _commitments(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    cols = ["customer", "family", "period", "min_it_mw", "breach_mw"]
+    c = _table(tables, "commitments", cols)
+    out_cols = [
+        "customer",
+        "family",
+        "periods",
+        "breached_periods",
+        "max_breach_mw",
+        "min_it_mw",
+        "met",
+    ]
+    if c.empty:
+        return pd.DataFrame(columns=out_cols)
+    c = c[c["min_it_mw"] > 0].copy()
+    if c.empty:
+        return pd.DataFrame(columns=out_cols)
+    c["breached"] = c["breach_mw"] > _TOL * c["min_it_mw"].clip(lower=1.0)
+    g = (
+        c.groupby(["customer", "family"], sort=True)
+        .agg(
+            periods=("period", "nunique"),
+            breached_periods=("breached", "sum"),
+            max_breach_mw=("breach_mw", "max"),
+            min_it_mw=("min_it_mw", "max"),
+        )
+        .reset_index()
+    )
+    g["breached_periods"] = g["breached_periods"].astype(int)
+    g["met"] = g["breached_periods"] == 0
+    return g[out_cols]
+
+
+def _costs(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    cols = ["term", "cost_usd", "undiscounted_cost_usd"]
+    c = _table(tables, "costs", cols)
+    if c.empty:
+        return pd.DataFrame(columns=cols)
+    return c.groupby("term", sort=False)[cols[1:]].sum().reset_index()
+
+
+def _energy_totals(tables: Mapping[str, pd.DataFrame]) -> tuple[float, float, float, float]:
+    e = _table(tables, "energy", ["it_mwh", "facility_mwh", "water_m3", "carbon_t"])
+    return (
+        float(e["facility_mwh"].sum()) / 1e6 if len(e) else 0.0,
+        float(e["it_mwh"].sum()) / 1e6 if len(e) else 0.0,
+        float(e["water_m3"].sum()) / 1e6 if len(e) else 0.0,
+        float(e["carbon_t"].sum()) / 1e6 if len(e) else 0.0,
+    )
+
+
+def _as_frame(value: Any) -> pd.DataFrame | None:
+    if value is None:
+        return None
+    if isinstance(value, pd.DataFrame):
+        return value
+    rows = [v if isinstance(v, Mapping) else vars(v) for v in value]
+    return pd.DataFrame(rows)
+
+
+def summarize(result: Any, *, scenario: str | None = None, top: int = 10) -> PlanSummary:
+    """Compute the headline summary of a plan result (pure; no I/O).
+
+    Parameters
+    ----------
+    result : PlanResult
+        Any object with the PlanResult attributes (``status``, ``objective_usd``,
+        ``tables`` ...). Missing tables count as empty.
+    scenario : str, optional
+        Scenario name to carry in the summary.
+    top : int
+        Number of binding limits to keep.
+
+    Returns
+    -------
+    PlanSummary
+        See its attributes for units. Served share is computed from the ``demand``
+        table as sum(served_h100e) / sum(demand_h100e) over the periods; binding
+        limits come from ``shadow_prices`` rows with ``binding`` true and a non-zero
+        shadow price, excluding the demand and commitment families (shown in their
+        own sections), grouped over periods and ranked by the largest absolute
+        shadow price.
+    """
+    tables: Mapping[str, pd.DataFrame] = getattr(result, "tables", None) or {}
+    status = _status_text(result.status)
+    served, share, n_periods = _served(tables)
+    periods = sorted(
+        {
+            str(p)
+            for name in ("demand", "build_out", "fleet")
+            if name in tables and "period" in tables[name].columns
+            for p in tables[name]["period"]
+        }
+    )
+    facility, it, water, carbon = _energy_totals(tables)
+    violations = _as_frame(getattr(result, "violations", None))
+    infeas = _as_frame(getattr(result, "infeasibility", None))
+    obj = getattr(result, "objective_usd", None)
+    return PlanSummary(
+        scenario=scenario,
+        status=status,
+        ok=status in OK_STATUSES,
+        objective_usd=None if obj is None else float(obj),
+        solver=str(getattr(result, "solver", "") or ""),
+        message=str(getattr(result, "message", "") or ""),
+        dataset_name=str(getattr(result, "dataset_name", "") or ""),
+        dataset_hash=str(getattr(result, "dataset_hash", "") or ""),
+        first_period=periods[0] if periods else "",
+        last_period=periods[-1] if periods else "",
+        n_periods=n_periods,
+        served=served,
+        served_share=share,
+        binding=_binding(tables, top),
+        facility_twh=facility,
+        it_twh=it,
+        water_million_m3=water,
+        carbon_mt=carbon,
+        chips=_chips(tables),
+        commitments=_commitments(tables),
+        costs=_costs(tables),
+        n_violations=0 if violations is None else len(violations),
+        violations=violations if violations is not None and len(violations) else None,
+        infeasibility=infeas if infeas is not None and len(infeas) else None,
+        timings_s={str(k): float(v) for k, v in (getattr(result, "timings_s", None) or {}).items()},
+    )
+
+
+def exit_code(summary: PlanSummary) -> int:
+    """Return the CLI exit code: 0 for a usable plan without violations, else 1."""
+    return 0 if summary.ok and summary.n_violations == 0 else 1
+
+
+# ---------------------------------------------------------------------------------
+# Rendering
+
+_STATUS_STYLE = {
+    "optimal": "bold green",
+    "time_limit_feasible": "bold yellow",
+}
+
+
+def render_summary(summary: PlanSummary, console: Console | None = None) -> None:
+    """Print a summary with rich: status, objective, demand served, binding limits,
+    energy and water, chips by generation, commitments, and any infeasibility.
+
+    Parameters
+    ----------
+    summary : PlanSummary
+        From :func:`summarize`.
+    console : rich.console.Console, optional
+        Where to print (default: a new console on stdout).
+    """
+    con = console or Console()
+    s = summary
+    style = _STATUS_STYLE.get(s.status, "bold red")
+    title = f"Plan {s.scenario!r}" if s.scenario else "Plan"
+    horizon = f"{s.first_period}-{s.last_period}" if s.first_period else "no periods"
+    con.print(
+        f"[bold]{title}[/bold] on {s.dataset_name or 'dataset'} ({horizon}, "
+        f"{s.n_periods} quarters), solver {s.solver or '?'}"
+    )
+    con.print(
+        f"Status: [{style}]{s.status}[/{style}]   "
+        f"Objective (discounted): [bold]{fmt_usd(s.objective_usd)}[/bold]"
+    )
+    if s.status == "time_limit_feasible":
+        con.print("[yellow]Warning: time limit reached; the plan is feasible, not proven optimal.")
+    if s.status == "time_limit_no_solution":
+        con.print("[red]The time limit was reached before any feasible plan was found.")
+    if s.message and not s.ok:
+        con.print(f"[red]{s.message}")
+    if s.n_violations:
+        con.print(
+            f"[bold red]{s.n_violations} constraint violation(s) found by the independent "
+            "check: the plan is not trusted."
+        )
+        if s.violations is not None:
+            con.print(_frame_table(s.violations.head(10), "Violations"))
+    if s.infeasibility is not None:
+        con.print(_infeasibility_table(s.infeasibility))
+    if not s.ok:
+        return
+    if not s.costs.empty:
+        parts = ", ".join(
+            f"{t.replace('_', ' ')} {fmt_usd(v)}"
+            for t, v in zip(s.costs["term"], s.costs["cost_usd"], strict=True)
+        )
+        con.print(f"Costs (discounted): {parts}")
+    con.print(_served_table(s))
+    con.print(_binding_table(s))
+    con.print(
+        f"Energy: [bold]{s.facility_twh:,.2f} TWh[/bold] facility "
+        f"({s.it_twh:,.2f} TWh IT)   Water: [bold]{s.water_million_m3:,.2f} million m3[/bold]"
+        f"   Carbon: {s.carbon_mt:,.2f} Mt CO2   (over the horizon)"
+    )
+    con.print(_chips_table(s))
+    con.print(_commitments_table(s))
+
+
+def _served_table(s: PlanSummary) -> Table:
+    t = Table(
+        title=f"Demand served over the horizon: {_pct(s.served_share)} of H100e demand",
+        title_justify="left",
+    )
+    t.add_column("customer")
+    t.add_column("workload")
+    t.add_column("demand (H100e, avg/quarter)", justify="right")
+    t.add_column("served (H100e, avg/quarter)", justify="right")
+    t.add_column("served share", justify="right")
+    for r in s.served.itertuples(index=False):
+        share = float(r.served_share)
+        colour = "green" if share >= 1 - 1e-6 else ("yellow" if share >= 0.9 else "red")
+        t.add_row(
+            str(r.customer),
+            str(r.workload),
+            fmt_qty(float(r.demand_h100e)),
+            fmt_qty(float(r.served_h100e)),
+            f"[{colour}]{_pct(share)}[/{colour}]",
+        )
+    return t
+
+
+def _binding_table(s: PlanSummary) -> Table:
+    t = Table(title=f"Binding limits, by shadow price (top {len(s.binding)})", title_justify="left")
+    t.add_column("#", justify="right")
+    t.add_column("limit")
+    t.add_column("binding periods", justify="right")
+    t.add_column("from")
+    t.add_column("shadow price (USD per unit, discounted)", justify="right")
+    for i, r in enumerate(s.binding.itertuples(index=False), start=1):
+        t.add_row(
+            str(i),
+            str(r.limit),
+            str(r.periods),
+            str(r.first_period),
+            f"{fmt_usd(float(r.shadow_price))} per {r.unit}",
+        )
+    if s.binding.empty:
+        t.add_row("", "no limit binds with a non-zero shadow price", "", "", "")
+    return t
+
+
+def _chips_table(s: PlanSummary) -> Table:
+    t = Table(title=f"Chips by generation (fleet at end of {s.last_period})", title_justify="left")
+    t.add_column("chip")
+    t.add_column("installed over horizon (chips)", justify="right")
+    t.add_column("fleet at end (chips)", justify="right")
+    t.add_column("assigned at end (chips)", justify="right")
+    t.add_column("IT at end (MW)", justify="right")
+    for r in s.chips.itertuples(index=False):
+        t.add_row(
+            str(r.chip),
+            fmt_qty(float(r.installed_chips)),
+            fmt_qty(float(r.fleet_chips_end)),
+            fmt_qty(float(r.assigned_chips_end)),
+            f"{float(r.it_mw_end):,.0f}",
+        )
+    return t
+
+
+def _commitments_table(s: PlanSummary) -> Table:
+    met = int(s.commitments["met"].sum()) if len(s.commitments) else 0
+    t = Table(
+        title=f"Commitments: {met} of {len(s.commitments)} met in every period",
+        title_justify="left",
+    )
+    t.add_column("customer")
+    t.add_column("family")
+    t.add_column("min IT (MW)", justify="right")
+    t.add_column("result")
+    for r in s.commitments.itertuples(index=False):
+        if r.met:
+            result = f"[green]met in all {r.periods} periods[/green]"
+        else:
+            result = (
+                f"[red]breached in {r.breached_periods} of {r.periods} periods "
+                f"(up to {float(r.max_breach_mw):,.1f} MW short)[/red]"
+            )
+        t.add_row(str(r.customer), str(r.family), f"{float(r.min_it_mw):,.0f}", result)
+    return t
+
+
+def _infeasibility_table(df: pd.DataFrame) -> Table:
+    t = Table(title="Infeasible: limits that had to give (elastic re-solve)", title_justify="left")
+    if "message" in df.columns:
+        t.add_column("what had to give")
+        for m in df["message"]:
+            t.add_row(str(m))
+        return t
+    return _frame_table(df, "Infeasible: limits that had to give")
+
+
+def _frame_table(df: pd.DataFrame, title: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    for c in df.columns:
+        t.add_column(str(c), overflow="fold")
+    for row in df.itertuples(index=False):
+        t.add_row(*[str(v) for v in row])
+    return t

@@ -1,0 +1,555 @@
+"""Sweep specification: which scenarios a batch run solves.
+
+A sweep file (YAML) names a dataset and lists the cases to solve::
+
+    data: data                      # dataset directory (default: data)
+    scenarios:                      # named scenarios of the dataset, or composed ones
+      - optimistic
+      - neutral
+      - negative
+      - name: cowos_cut
+        base: neutral               # optional named scenario applied first
+        overrides:
+          - {op: scale, table: supply_resources, column: capacity,
+             where: {resource: cowos_wafers}, factor: 0.5}
+    grid:                           # Cartesian product of override levels
+      base: neutral
+      axes:
+        - name: cowos
+          override: {op: scale, table: supply_resources, column: capacity,
+                     where: {resource: cowos_wafers}}
+          levels: [0.6, 0.8, 1.0, 1.2]
+        - name: openai_demand
+          override: {op: scale, table: demand, column: demand_h100e,
+                     where: {customer: openai}}
+          levels: [0.5, 1.0]
+    monte_carlo:                    # seeded random draws of override levels
+      base: neutral
+      samples: 50
+      seed: 7
+      parameters:
+        - name: cowos
+          override: {op: scale, table: supply_resources, column: capacity,
+                     where: {resource: cowos_wafers}}
+          distribution: {kind: triangular, low: 0.6, mode: 1.0, high: 1.2}
+
+A level fills the override's ``factor`` (``op: scale``), ``periods`` (``op: shift``,
+rounded to a whole quarter) or ``value`` (``op: set``). An axis or parameter may give
+``overrides: [...]`` (a list, every one filled with the same level) instead of one
+``override``.
+
+Distributions (``scipy.stats`` frozen distributions sampled with one
+``numpy.random.Generator`` seeded by ``seed``; the same seed gives the same draws):
+
+* ``uniform``: ``low``, ``high``;
+* ``triangular``: ``low``, ``mode``, ``high``;
+* ``truncnorm``: ``mean``, ``sd``, ``low``, ``high`` (normal truncated to [low, high]);
+* ``lognormal``: ``median``, ``sigma`` (standard deviation of the log), optional
+  ``low``/``high`` clip.
+
+The YAML is read like the dataset's (:func:`yaml.BaseLoader`: every scalar is text
+and pydantic converts it), so ``1e3`` is a number and ``NO`` stays a string. Unknown
+keys are rejected and every error names its field (``grid.axes[0].levels``).
+
+Case names are stable and Hive-safe: the named scenario itself, ``grid_<axis>-<level>
+_<axis>-<level>`` and ``mc_<nnn>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from scipy import stats
+
+from capacity.scenarios import Override
+
+__all__ = [
+    "Axis",
+    "ComposedScenario",
+    "Distribution",
+    "GridSpec",
+    "MonteCarloSpec",
+    "Parameter",
+    "SweepCase",
+    "SweepSpec",
+    "SweepSpecError",
+    "cases_dataset",
+    "expand_sweep",
+    "fill_level",
+    "load_sweep",
+    "parse_sweep",
+]
+
+_LEVEL_FIELD = {"scale": "factor", "shift": "periods", "set": "value"}
+
+
+class SweepSpecError(ValueError):
+    """A sweep file is invalid; ``errors`` lists ``(field, message)`` pairs."""
+
+    def __init__(self, errors: Sequence[tuple[str, str]], file: str = "sweep") -> None:
+        self.errors = list(errors)
+        self.file = file
+        lines = [f"{file}: {loc or '(top level)'}: {msg}" for loc, msg in self.errors]
+        super().__init__("invalid sweep specification\n" + "\n".join(lines))
+
+
+def fill_level(template: Mapping[str, Any], level: float | str) -> Override:
+    """Fill an override template with one level and validate it.
+
+    Parameters
+    ----------
+    template : mapping
+        An override without its level (``op``, ``table``, ``column``, ``where`` ...).
+    level : float or str
+        The factor (scale), number of quarters (shift; rounded to an int) or value (set).
+
+    Returns
+    -------
+    Override
+
+    Raises
+    ------
+    pydantic.ValidationError
+        When the filled override is invalid (e.g. a negative factor).
+    """
+    op = str(template.get("op", ""))
+    key = _LEVEL_FIELD.get(op)
+    body = dict(template)
+    if key == "periods":
+        body[key] = int(round(float(level)))
+    elif key == "value":
+        body[key] = _level_text(level)
+    elif key is not None:
+        body[key] = level
+    return Override.model_validate(body)
+
+
+def _level_text(level: float | str) -> str:
+    if isinstance(level, float) and level.is_integer():
+        return str(int(level))
+    return str(level)
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class _Templated(_Frozen):
+    """Shared part of an axis and a Monte Carlo parameter: a name and override template(s)."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.+\-]+$")
+    override: dict[str, Any] | None = None
+    overrides: tuple[dict[str, Any], ...] | None = None
+
+    @model_validator(mode="after")
+    def _one_template(self) -> _Templated:
+        if (self.override is None) == (self.overrides is None):
+            raise ValueError("give exactly one of 'override' (a mapping) or 'overrides' (a list)")
+        for t in self.templates:
+            if str(t.get("op")) not in _LEVEL_FIELD:
+                raise ValueError(f"override op must be scale, shift or set, got {t.get('op')!r}")
+            lvl = _LEVEL_FIELD[str(t["op"])]
+            if lvl in t:
+                raise ValueError(f"leave '{lvl}' out of the override: the levels fill it")
+        return self
+
+    @property
+    def templates(self) -> tuple[dict[str, Any], ...]:
+        """The override template(s) as a tuple."""
+        if self.override is not None:
+            return (self.override,)
+        return tuple(self.overrides or ())
+
+    def fill(self, level: float | str) -> tuple[Override, ...]:
+        """Return the overrides of this axis at ``level``."""
+        return tuple(fill_level(t, level) for t in self.templates)
+
+
+class Axis(_Templated):
+    """One grid axis: override template(s) and the levels to try."""
+
+    levels: tuple[float | str, ...] = Field(min_length=1)
+
+    @field_validator("levels", mode="before")
+    @classmethod
+    def _levels(cls, v: Any) -> Any:
+        if not isinstance(v, list | tuple):
+            raise ValueError("levels must be a list")
+        out: list[float | str] = []
+        for x in v:
+            try:
+                out.append(float(x))
+            except (TypeError, ValueError):
+                out.append(str(x))
+        return tuple(out)
+
+    @model_validator(mode="after")
+    def _levels_valid(self) -> Axis:
+        for lv in self.levels:
+            try:
+                self.fill(lv)
+            except ValidationError as e:
+                msg = "; ".join(
+                    f"{'.'.join(map(str, x['loc']))}: {x['msg']}".removeprefix(": ")
+                    for x in e.errors()
+                )
+                raise ValueError(f"level {lv!r} gives an invalid override: {msg}") from None
+        return self
+
+
+class GridSpec(_Frozen):
+    """Cartesian product of axis levels on top of a base scenario."""
+
+    base: str | None = None
+    axes: tuple[Axis, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> GridSpec:
+        names = [a.name for a in self.axes]
+        if len(set(names)) != len(names):
+            raise ValueError(f"axis names must be unique, got {names}")
+        return self
+
+
+class Distribution(_Frozen):
+    """A sampling distribution of a Monte Carlo parameter (see the module docstring)."""
+
+    kind: Literal["uniform", "triangular", "truncnorm", "lognormal"]
+    low: float | None = None
+    high: float | None = None
+    mode: float | None = None
+    mean: float | None = None
+    sd: float | None = Field(default=None, gt=0)
+    median: float | None = Field(default=None, gt=0)
+    sigma: float | None = Field(default=None, gt=0)
+
+    @model_validator(mode="after")
+    def _params(self) -> Distribution:
+        need = {
+            "uniform": ("low", "high"),
+            "triangular": ("low", "mode", "high"),
+            "truncnorm": ("mean", "sd", "low", "high"),
+            "lognormal": ("median", "sigma"),
+        }[self.kind]
+        allowed = set(need) | ({"low", "high"} if self.kind == "lognormal" else set())
+        missing = [k for k in need if getattr(self, k) is None]
+        if missing:
+            raise ValueError(f"{self.kind} needs {', '.join(need)}; missing {', '.join(missing)}")
+        extra = [
+            k
+            for k in ("low", "high", "mode", "mean", "sd", "median", "sigma")
+            if k not in allowed and getattr(self, k) is not None
+        ]
+        if extra:
+            raise ValueError(f"{self.kind} takes {', '.join(sorted(allowed))}; not {extra}")
+        if self.low is not None and self.high is not None and not self.low < self.high:
+            raise ValueError(f"low ({self.low:g}) must be below high ({self.high:g})")
+        if self.kind == "triangular" and not (self.low <= self.mode <= self.high):  # type: ignore[operator]
+            raise ValueError("triangular needs low <= mode <= high")
+        return self
+
+    def frozen(self) -> Any:
+        """Return the ``scipy.stats`` frozen distribution."""
+        if self.kind == "uniform":
+            return stats.uniform(loc=self.low, scale=float(self.high) - float(self.low))  # type: ignore[arg-type]
+        if self.kind == "triangular":
+            lo, hi, mo = float(self.low), float(self.high), float(self.mode)  # type: ignore[arg-type]
+            return stats.triang(c=(mo - lo) / (hi - lo), loc=lo, scale=hi - lo)
+        if self.kind == "truncnorm":
+            mu, sd = float(self.mean), float(self.sd)  # type: ignore[arg-type]
+            a, b = (float(self.low) - mu) / sd, (float(self.high) - mu) / sd  # type: ignore[arg-type]
+            return stats.truncnorm(a, b, loc=mu, scale=sd)
+        return stats.lognorm(s=float(self.sigma), scale=float(self.median))  # type: ignore[arg-type]
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """Draw ``n`` values with ``rng`` (lognormal values clipped to [low, high])."""
+        x = np.asarray(self.frozen().rvs(size=n, random_state=rng), dtype="float64")
+        if self.kind == "lognormal" and (self.low is not None or self.high is not None):
+            x = np.clip(x, self.low, self.high)
+        return x
+
+
+class Parameter(_Templated):
+    """One uncertain Monte Carlo parameter: override template(s) and a distribution."""
+
+    distribution: Distribution
+
+
+class MonteCarloSpec(_Frozen):
+    """Seeded random draws of parameters on top of a base scenario."""
+
+    base: str | None = None
+    samples: int = Field(gt=0, le=100_000)
+    seed: int = 0
+    parameters: tuple[Parameter, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _unique(self) -> MonteCarloSpec:
+        names = [p.name for p in self.parameters]
+        if len(set(names)) != len(names):
+            raise ValueError(f"parameter names must be unique, got {names}")
+        return self
+
+    def draw(self) -> dict[str, np.ndarray]:
+        """Draw every parameter's samples (same seed -> same values).
+
+        Returns
+        -------
+        dict of str to ndarray
+            Parameter name -> ``samples`` values, drawn in the order listed from one
+            ``numpy.random.default_rng(seed)``; shift levels rounded to whole quarters.
+        """
+        rng = np.random.default_rng(self.seed)
+        out: dict[str, np.ndarray] = {}
+        for p in self.parameters:
+            x = p.distribution.sample(self.samples, rng)
+            if any(str(t.get("op")) == "shift" for t in p.templates):
+                x = np.round(x)
+            out[p.name] = x
+        return out
+
+
+class ComposedScenario(_Frozen):
+    """An inline scenario: a name, an optional named base scenario, and overrides."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9_.+\-]+$")
+    base: str | None = None
+    description: str = ""
+    overrides: tuple[Override, ...] = ()
+
+
+class SweepSpec(_Frozen):
+    """A whole sweep: dataset directory, named/composed scenarios, grid, Monte Carlo."""
+
+    data: Path = Path("data")
+    scenarios: tuple[str | ComposedScenario, ...] = ()
+    grid: GridSpec | None = None
+    monte_carlo: MonteCarloSpec | None = None
+
+    @field_validator("scenarios", mode="before")
+    @classmethod
+    def _scen(cls, v: Any) -> Any:
+        if v is None or v == "":
+            return ()
+        if not isinstance(v, list | tuple):
+            raise ValueError("scenarios must be a list of names or {name, overrides} mappings")
+        return tuple(x if isinstance(x, Mapping | ComposedScenario) else str(x) for x in v)
+
+    @model_validator(mode="after")
+    def _nonempty(self) -> SweepSpec:
+        if not self.scenarios and self.grid is None and self.monte_carlo is None:
+            raise ValueError("a sweep needs scenarios, a grid or a monte_carlo section")
+        return self
+
+
+@dataclass(frozen=True)
+class SweepCase:
+    """One scenario of a sweep, ready to be applied to the base dataset.
+
+    Attributes
+    ----------
+    name : str
+        Case name (Hive partition value).
+    kind : {"scenario", "grid", "monte_carlo"}
+        Where the case comes from.
+    base : str or None
+        Named scenario of the dataset applied first (None: the data as is).
+    overrides : tuple of Override
+        Applied after ``base``.
+    params : dict
+        Axis or parameter name -> level (grid and Monte Carlo cases).
+    """
+
+    name: str
+    kind: Literal["scenario", "grid", "monte_carlo"]
+    base: str | None = None
+    overrides: tuple[Override, ...] = ()
+    params: Mapping[str, float | str] = field(default_factory=dict)
+
+    def key(self, base_hash: str) -> str:
+        """Return the case's identity: sha256 of name, base dataset hash, base, overrides.
+
+        Two runs of the same case over the same data share the key; changing the data,
+        the base scenario or an override changes it (so ``capacity batch`` reruns it).
+        """
+        doc = {
+            "name": self.name,
+            "data": base_hash,
+            "base": self.base,
+            "overrides": [o.to_dict() for o in self.overrides],
+        }
+        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _errors(e: ValidationError) -> list[tuple[str, str]]:
+    out = []
+    for err in e.errors():
+        parts: list[str] = []
+        for x in err["loc"]:
+            if isinstance(x, int):
+                parts[-1:] = [f"{parts[-1]}[{x}]" if parts else f"[{x}]"]
+            elif x in ("str", "ComposedScenario", "function-after[_unique(), GridSpec]"):
+                continue
+            else:
+                parts.append(str(x))
+        out.append((".".join(parts), err["msg"].removeprefix("Value error, ")))
+    return out
+
+
+def parse_sweep(doc: Any, file: str = "sweep") -> SweepSpec:
+    """Validate a sweep document (as read from YAML).
+
+    Raises
+    ------
+    SweepSpecError
+        With every error, each naming its field.
+    """
+    if not isinstance(doc, Mapping):
+        raise SweepSpecError([("", "expected a mapping with data, scenarios, grid, monte_carlo")], file)
+    try:
+        return SweepSpec.model_validate(dict(doc))
+    except ValidationError as e:
+        raise SweepSpecError(_errors(e), file) from e
+
+
+def load_sweep(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep YAML file.
+
+    ``data`` is resolved against the current directory first, then against the sweep
+    file's directory.
+
+    Raises
+    ------
+    SweepSpecError
+        When the file is missing, not YAML, or invalid (errors name the field).
+    """
+    p = Path(path)
+    try:
+        doc = yaml.load(p.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+    except OSError as exc:
+        raise SweepSpecError([("", f"cannot read the file: {exc.strerror or exc}")], str(p)) from exc
+    except yaml.YAMLError as exc:
+        raise SweepSpecError([("", f"not valid YAML: {exc}")], str(p)) from exc
+    spec = parse_sweep(doc, str(p))
+    if not spec.data.is_absolute() and not spec.data.exists() and (p.parent / spec.data).exists():
+        spec = spec.model_copy(update={"data": p.parent / spec.data})
+    return spec
+
+
+def _fmt(level: float | str) -> str:
+    if isinstance(level, float):
+        return f"{level:g}"
+    return str(level)
+
+
+def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) -> list[SweepCase]:
+    """List the cases of a sweep in a fixed order (scenarios, grid, Monte Carlo).
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        The validated sweep.
+    known_scenarios : sequence of str, optional
+        Scenario names of the dataset; when given, unknown names raise.
+
+    Returns
+    -------
+    list of SweepCase
+
+    Raises
+    ------
+    SweepSpecError
+        For an unknown scenario name or two cases with the same name.
+    """
+    cases: list[SweepCase] = []
+    errors: list[tuple[str, str]] = []
+    known = None if known_scenarios is None else {"base", *known_scenarios}
+
+    def check(name: str | None, where: str) -> None:
+        if known is not None and name is not None and name not in known:
+            errors.append((where, f"unknown scenario {name!r}; the dataset defines {sorted(known)}"))
+
+    for i, s in enumerate(spec.scenarios):
+        if isinstance(s, str):
+            check(s, f"scenarios[{i}]")
+            cases.append(SweepCase(name=s, kind="scenario", base=s))
+        else:
+            check(s.base, f"scenarios[{i}].base")
+            cases.append(SweepCase(name=s.name, kind="scenario", base=s.base, overrides=s.overrides))
+    if spec.grid is not None:
+        g = spec.grid
+        check(g.base, "grid.base")
+        for combo in itertools.product(*(a.levels for a in g.axes)):
+            ovs: list[Override] = []
+            for a, lv in zip(g.axes, combo, strict=True):
+                ovs.extend(a.fill(lv))
+            name = "grid_" + "_".join(f"{a.name}-{_fmt(lv)}" for a, lv in zip(g.axes, combo, strict=True))
+            params = {a.name: lv for a, lv in zip(g.axes, combo, strict=True)}
+            cases.append(SweepCase(name=name, kind="grid", base=g.base, overrides=tuple(ovs), params=params))
+    if spec.monte_carlo is not None:
+        mc = spec.monte_carlo
+        check(mc.base, "monte_carlo.base")
+        draws = mc.draw()
+        width = max(3, len(str(mc.samples - 1)))
+        for k in range(mc.samples):
+            ovs = []
+            params: dict[str, float | str] = {}
+            for p in mc.parameters:
+                lv = float(draws[p.name][k])
+                ovs.extend(p.fill(lv))
+                params[p.name] = lv
+            cases.append(
+                SweepCase(
+                    name=f"mc_{k:0{width}d}",
+                    kind="monte_carlo",
+                    base=mc.base,
+                    overrides=tuple(ovs),
+                    params=params,
+                )
+            )
+    seen: set[str] = set()
+    for c in cases:
+        if c.name in seen:
+            errors.append(("scenarios", f"two cases are named {c.name!r}"))
+        seen.add(c.name)
+    if errors:
+        raise SweepSpecError(errors)
+    return cases
+
+
+def cases_dataset(base: Any, case: SweepCase) -> Any:
+    """Return the dataset of one case: ``base`` with the case's scenario and overrides.
+
+    Parameters
+    ----------
+    base : capacity.dataset.Dataset
+        The dataset named by the sweep's ``data``.
+    case : SweepCase
+
+    Returns
+    -------
+    capacity.dataset.Dataset
+        Labelled with the case name as its scenario.
+
+    Raises
+    ------
+    capacity.scenarios.UnknownScenarioError, capacity.validation.DataValidationError
+    """
+    import dataclasses
+
+    from capacity.scenarios import apply_overrides, apply_scenario
+
+    ds = apply_scenario(base, case.base)
+    if case.overrides:
+        return apply_overrides(ds, case.overrides, scenario=case.name)
+    # relabel without re-validating (the tables are unchanged)
+    return dataclasses.replace(ds, scenario=case.name) if ds.scenario != case.name else ds

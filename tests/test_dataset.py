@@ -1,0 +1,132 @@
+"""Dataset I/O: typed tables, content hash, Parquet, units table, CLI, and a property test."""
+
+from __future__ import annotations
+
+import csv
+import re
+import string
+from pathlib import Path
+
+import pandas as pd
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from typer.testing import CliRunner
+
+from capacity.dataset import Dataset, load_dataset
+from capacity.schema import SPECS, TABLES, units_markdown
+from capacity.validation import DataValidationError
+from optimizer.cli import app
+from tests.conftest import ROOT, TINY
+
+
+def test_tables_are_typed_and_in_schema_order() -> None:
+    ds = load_dataset(TINY)
+    for t in TABLES:
+        df = ds.table(t.name)
+        assert list(df.columns) == t.column_names
+        for c in t.columns:
+            if c.dtype == "float":
+                assert df[c.name].dtype == "float64", (t.name, c.name)
+            elif c.dtype == "int":
+                assert df[c.name].dtype == "int64", (t.name, c.name)
+    assert ds.periods == ("2026Q1", "2026Q2")
+    assert ds.table("sites").loc[0, "max_it_mw"] == 100.0
+
+
+def test_hash_is_content_based(tmp_path: Path) -> None:
+    a = load_dataset(TINY)
+    b = load_dataset(TINY)
+    assert a.hash == b.hash and len(a.hash) == 64
+    sites = a.table("sites").copy()
+    sites.loc[0, "energy_price_usd_per_mwh"] = 51.0
+    c = a.replace(sites=sites)
+    assert c.hash != a.hash
+    assert a.table("sites").loc[0, "energy_price_usd_per_mwh"] == 50.0  # original untouched
+
+
+def test_parquet_tables_load_the_same(tmp_path: Path) -> None:
+    a = load_dataset(TINY)
+    d = a.write(tmp_path / "pq", fmt="parquet")
+    assert not list(d.glob("*.csv"))
+    b = load_dataset(d)
+    for name in SPECS:
+        pd.testing.assert_frame_equal(a.table(name), b.table(name), check_dtype=True)
+    assert a.hash == b.hash
+
+
+def test_csv_write_round_trip(tmp_path: Path) -> None:
+    a = load_dataset(TINY)
+    b = load_dataset(a.write(tmp_path / "csv"))
+    assert a.hash == b.hash
+    assert set(b.scenarios) == {"neutral", "squeeze"}
+
+
+def test_readme_units_table_is_generated_from_the_schema() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert units_markdown() in readme
+
+
+def test_cli_validate_exit_codes(tiny_dir: Path) -> None:
+    runner = CliRunner()
+    ok = runner.invoke(app, ["validate", str(tiny_dir), "--scenario", "all"])
+    assert ok.exit_code == 0, ok.output
+    assert "valid" in ok.output
+    df = pd.read_csv(tiny_dir / "sites.csv", dtype=str, keep_default_na=False)
+    df.loc[0, "pue_air"] = "0.9"
+    df.to_csv(tiny_dir / "sites.csv", index=False)
+    bad = runner.invoke(app, ["validate", str(tiny_dir)])
+    assert bad.exit_code == 1
+    assert "pue_air" in bad.output and "0.9" in bad.output
+
+
+def test_cli_diff_lists_changed_cells() -> None:
+    res = CliRunner().invoke(app, ["diff", str(TINY), "base", "squeeze"])
+    assert res.exit_code == 0, res.output
+    assert "3 changed cell(s)" in res.output
+    assert re.search(r"grid_mw\s*│\s*40\s*│\s*30", res.output)
+
+
+def test_default_data_validates_for_all_scenarios() -> None:
+    res = CliRunner().invoke(app, ["validate", str(ROOT / "data"), "--scenario", "all"])
+    assert res.exit_code == 0, res.output
+
+
+# ------------------------------------------------------------------ property test
+_cells = st.one_of(
+    st.text(alphabet=string.printable + "äöüß€ ", max_size=12),
+    st.sampled_from(["", "n/a", "NaN", "inf", "-1", "1e3", "1e400", "NO", "0x1F", " 5 ", "2026Q3"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(str),
+)
+
+
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    table=st.sampled_from(["sites", "chips", "demand", "eligibility", "periods", "commitments"]),
+    row=st.integers(min_value=0, max_value=0),
+    col_pick=st.integers(min_value=0, max_value=20),
+    value=_cells,
+)
+def test_arbitrary_cells_never_crash_the_loader(
+    tmp_path_factory, table, row, col_pick, value
+) -> None:
+    d = tmp_path_factory.mktemp("prop")
+    src = load_dataset(TINY)
+    src.write(d)
+    path = d / f"{table}.csv"
+    with open(path, newline="", encoding="utf-8") as fh:
+        rows = list(csv.reader(fh))
+    col = col_pick % len(rows[0])
+    rows[1 + row][col] = value
+    with open(path, "w", newline="", encoding="utf-8") as fh:
+        csv.writer(fh).writerows(rows)
+    try:
+        ds = load_dataset(d)
+    except DataValidationError as e:
+        assert e.errors, "a validation error must carry at least one error finding"
+        for f in e.errors:
+            assert f.file.endswith((".csv", ".yaml"))
+    else:
+        assert isinstance(ds, Dataset)
+        assert list(ds.table(table).columns) == SPECS[table].column_names

@@ -1,0 +1,480 @@
+"""Tests of optimizer.report (Parquet reports), with a fake PlanResult.
+
+The fake (also imported by test_cli_solve) has every result table.
+
+The numbers are small and hand-checkable:
+
+* demand: acme training 100 H100e in 2026Q1 (served 80) and 100 in 2026Q2 (served 100),
+  so acme training is served 180 / 200 = 90 % over the horizon; beta inference
+  50 + 50, served 50 + 25 = 75 %.
+* energy: 2 sites x 2 periods, facility 1e6 MWh each -> 4 TWh; water 0.5e6 m3
+  each -> 2 million m3.
+* shadow prices: site_grid alpha binding at 2.5e6 USD/MW in 2026Q2 (rank 1),
+  supply_resource cowos_wafers binding at 1.2e5 USD/wafer (rank 2), site_water
+  beta not binding.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+P = ["2026Q1", "2026Q2"]
+
+
+def _tables() -> dict[str, pd.DataFrame]:
+    build_out = pd.DataFrame(
+        {
+            "site": ["alpha", "alpha", "beta", "beta"],
+            "period": P * 2,
+            "build_mw": [10.0, 0.0, 5.0, 5.0],
+            "liquid_build_mw": [10.0, 0.0, 0.0, 0.0],
+            "it_capacity_mw": [110.0, 110.0, 55.0, 60.0],
+            "liquid_capacity_mw": [10.0, 10.0, 0.0, 0.0],
+        }
+    )
+    fleet = pd.DataFrame(
+        {
+            "chip": ["h100", "h100", "trainium3", "trainium3"],
+            "site": ["alpha", "alpha", "beta", "beta"],
+            "period": P * 2,
+            "installed_chips": [1000.0, 0.0, 0.0, 2000.0],
+            "retired_chips": [0.0, 0.0, 0.0, 0.0],
+            "fleet_chips": [5000.0, 5000.0, 0.0, 2000.0],
+            "assigned_chips": [4000.0, 5000.0, 0.0, 1500.0],
+            "idle_chips": [1000.0, 0.0, 0.0, 500.0],
+            "it_mw": [8.5, 8.5, 0.0, 2.0],
+        }
+    )
+    production = pd.DataFrame(
+        {
+            "chip": ["h100", "h100", "trainium3", "trainium3"],
+            "period": P * 2,
+            "produced_chips": [1000.0, 0.0, 1000.0, 1000.0],
+            "installed_chips": [1000.0, 0.0, 0.0, 2000.0],
+            "inventory_chips": [0.0, 0.0, 1000.0, 0.0],
+        }
+    )
+    supply = pd.DataFrame(
+        {
+            "resource": ["cowos_wafers", "cowos_wafers"],
+            "period": P,
+            "used": [100.0, 80.0],
+            "capacity": [100.0, 100.0],
+            "utilisation": [1.0, 0.8],
+            "shadow_price_usd_per_unit": [1.2e5, 0.0],
+        }
+    )
+    assignment = pd.DataFrame(
+        {
+            "chip": ["h100", "h100", "trainium3"],
+            "site": ["alpha", "alpha", "beta"],
+            "customer": ["acme", "acme", "beta"],
+            "workload": ["training", "training", "inference"],
+            "period": ["2026Q1", "2026Q2", "2026Q2"],
+            "chips": [4000.0, 5000.0, 1500.0],
+            "h100e": [80.0, 100.0, 25.0],
+            "it_mw": [6.8, 8.5, 1.5],
+        }
+    )
+    demand = pd.DataFrame(
+        {
+            "customer": ["acme", "acme", "beta", "beta"],
+            "workload": ["training", "training", "inference", "inference"],
+            "period": P * 2,
+            "demand_h100e": [100.0, 100.0, 50.0, 50.0],
+            "served_h100e": [80.0, 100.0, 50.0, 25.0],
+            "unmet_h100e": [20.0, 0.0, 0.0, 25.0],
+            "served_share": [0.8, 1.0, 1.0, 0.5],
+            "shadow_price_usd_per_h100e": [9e4, 3e4, 0.0, 9e4],
+        }
+    )
+    site_util = pd.DataFrame(
+        {
+            "site": ["alpha", "alpha", "beta"],
+            "period": ["2026Q2", "2026Q2", "2026Q2"],
+            "limit": ["grid", "power", "water"],
+            "used": [120.0, 110.0, 100.0],
+            "capacity": [120.0, 110.0, 400.0],
+            "unit": ["MW", "MW", "m3"],
+            "utilisation": [1.0, 1.0, 0.25],
+            "shadow_price_usd_per_unit": [2.5e6, 0.0, 0.0],
+        }
+    )
+    commitments = pd.DataFrame(
+        {
+            "customer": ["acme", "acme", "beta", "beta"],
+            "family": ["nvidia", "nvidia", "trainium", "trainium"],
+            "period": P * 2,
+            "min_it_mw": [5.0, 5.0, 2.0, 2.0],
+            "delivered_it_mw": [6.8, 8.5, 0.0, 1.5],
+            "breach_mw": [0.0, 0.0, 2.0, 0.5],
+            "shadow_price_usd_per_mw": [0.0, 0.0, 1e6, 1e6],
+        }
+    )
+    terms = ["chip_capex", "build_capex", "energy", "unmet_penalty", "breach_penalty"]
+    costs = pd.DataFrame(
+        {
+            "period": [p for p in P for _ in terms],
+            "term": terms * 2,
+            "cost_usd": [1e9, 2e8, 5e7, 1e6, 2e6, 1e9, 1e8, 5e7, 1e6, 5e5],
+            "undiscounted_cost_usd": [1e9, 2e8, 5e7, 1e6, 2e6, 1.02e9, 1.02e8, 5.1e7, 1e6, 5e5],
+        }
+    )
+    energy = pd.DataFrame(
+        {
+            "site": ["alpha", "alpha", "beta", "beta"],
+            "period": P * 2,
+            "it_mwh": [8e5, 8e5, 8e5, 8e5],
+            "facility_mwh": [1e6, 1e6, 1e6, 1e6],
+            "water_m3": [5e5, 5e5, 5e5, 5e5],
+            "energy_cost_usd": [5e7, 5e7, 5e7, 5e7],
+            "carbon_t": [3e5, 3e5, 3e5, 3e5],
+        }
+    )
+    shadow = pd.DataFrame(
+        {
+            "family": ["site_grid", "site_grid", "supply_resource", "site_water", "demand_balance"],
+            "period": ["2026Q1", "2026Q2", "2026Q1", "2026Q2", "2026Q1"],
+            "key": ["alpha", "alpha", "cowos_wafers", "beta", "acme|training"],
+            "shadow_price": [1.0e6, 2.5e6, 1.2e5, 0.0, 9e4],
+            "unit": ["MW", "MW", "wafers", "m3", "H100e"],
+            "slack": [0.0, 0.0, 0.0, 300.0, 0.0],
+            "binding": [True, True, True, False, True],
+        }
+    )
+    return {
+        "build_out": build_out,
+        "fleet": fleet,
+        "production": production,
+        "supply_utilisation": supply,
+        "assignment": assignment,
+        "demand": demand,
+        "site_utilisation": site_util,
+        "commitments": commitments,
+        "costs": costs,
+        "energy": energy,
+        "shadow_prices": shadow,
+    }
+
+
+@dataclass
+class FakeResult:
+    """Duck-typed stand-in for optimizer.PlanResult."""
+
+    status: Any = "optimal"
+    objective_usd: float | None = 2.4045e9
+    tables: dict[str, pd.DataFrame] = field(default_factory=_tables)
+    violations: Any = None
+    infeasibility: pd.DataFrame | None = None
+    message: str = ""
+    solver: str = "highs"
+    dataset_hash: str = "0123456789abcdef" * 4
+    dataset_name: str = "fake"
+    timings_s: dict[str, float] = field(default_factory=lambda: {"build": 0.5, "solve": 1.25})
+    n_variables: int = 123
+    n_constraints: int = 45
+    integer_units: bool = False
+    duals_from: str | None = "lp"
+
+
+def fake_result(**kw: Any) -> FakeResult:
+    return FakeResult(**kw)
+
+
+# ---------------------------------------------------------------------------------
+# Tests
+
+import json  # noqa: E402
+import os  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import duckdb  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.dataset as pads  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+import pytest  # noqa: E402
+
+from optimizer import report as rpt  # noqa: E402
+from optimizer.report import (  # noqa: E402
+    RESULT_SCHEMAS,
+    ReportError,
+    read_manifest,
+    read_metadata,
+    read_report,
+    scenario_is_complete,
+    write_report,
+    write_table_atomic,
+)
+
+RESULT_TABLE_NAMES = [
+    "build_out",
+    "fleet",
+    "production",
+    "supply_utilisation",
+    "assignment",
+    "demand",
+    "site_utilisation",
+    "commitments",
+    "costs",
+    "energy",
+    "shadow_prices",
+]
+
+
+def _two_scenarios(tmp_path: Path) -> Path:
+    """neutral: the full fake; negative: infeasible, no tables except an explanation."""
+    write_report(fake_result(), tmp_path, scenario="neutral", run_id="run1")
+    infeas = pd.DataFrame(
+        {
+            "family": ["site_grid"],
+            "key": ["alpha"],
+            "period": ["2026Q2"],
+            "shortfall": [120],  # int on purpose: must be written as float64
+            "unit": ["MW"],
+            "message": ["site alpha grid in 2026Q2 short by 120 MW"],
+        }
+    )
+    bad = fake_result(status="infeasible", objective_usd=None, tables={}, infeasibility=infeas)
+    return write_report(bad, tmp_path, scenario="negative", run_id="run1")
+
+
+def test_schemas_cover_the_contract_and_carry_units() -> None:
+    for name in RESULT_TABLE_NAMES:
+        assert name in RESULT_SCHEMAS
+        assert RESULT_SCHEMAS[name].names == list(_tables()[name].columns)
+    for name in ("violations", "infeasibility", "summary"):
+        assert name in RESULT_SCHEMAS
+    f = RESULT_SCHEMAS["build_out"].field("build_mw")
+    assert f.type == pa.float64() and f.metadata[b"unit"] == b"MW"
+    assert RESULT_SCHEMAS["shadow_prices"].field("binding").type == pa.bool_()
+    assert RESULT_SCHEMAS["energy"].field("water_m3").metadata[b"unit"] == b"m3"
+    for schema in RESULT_SCHEMAS.values():
+        assert "scenario" not in schema.names  # the partition lives in the path only
+
+
+def test_round_trip_pandas_keeps_values_and_dtypes(tmp_path: Path) -> None:
+    run = _two_scenarios(tmp_path)
+    back = read_report(run / "scenario=neutral")
+    assert set(back) == set(RESULT_SCHEMAS)
+    for name, df in _tables().items():
+        got = back[name]
+        pd.testing.assert_frame_equal(got, df, check_dtype=False)
+        for col in df.columns:
+            if df[col].dtype == bool:
+                assert got[col].dtype == bool
+            elif pd.api.types.is_float_dtype(df[col]):
+                assert got[col].dtype == np.float64
+            else:
+                assert pd.api.types.is_string_dtype(got[col])
+    # the empty table of the infeasible scenario is present with the same Arrow types
+    for name in RESULT_TABLE_NAMES:
+        f = run / "scenario=negative" / f"{name}.parquet"
+        assert f.is_file()
+        assert pq.read_schema(f).remove_metadata() == RESULT_SCHEMAS[name].remove_metadata()
+        assert pq.read_metadata(f).num_rows == 0
+    infeas = read_report(run / "scenario=negative")["infeasibility"]
+    assert infeas["shortfall"].tolist() == [120.0]
+    assert infeas["shortfall"].dtype == np.float64
+
+
+def test_run_folder_reads_with_pyarrow_dataset_and_duckdb(tmp_path: Path) -> None:
+    run = _two_scenarios(tmp_path)
+    # pyarrow.dataset with hive partitioning over the raw folder (no helper)
+    dset = pads.dataset(
+        [str(p) for p in sorted(run.glob("scenario=*/demand.parquet"))],
+        format="parquet",
+        partitioning="hive",
+        partition_base_dir=str(run),
+    )
+    t = dset.to_table()
+    assert t.num_rows == 4  # 4 rows neutral + 0 negative
+    assert t.schema.field("demand_h100e").type == pa.float64()
+    assert set(t.column("scenario").to_pylist()) == {"neutral"}
+    # DuckDB: the whole folder, both scenarios, identical types
+    con = duckdb.connect()
+    q = f"read_parquet('{run}/*/demand.parquet', hive_partitioning=true)"
+    rows = con.sql(f"SELECT scenario, count(*), sum(served_h100e) FROM {q} GROUP BY ALL").fetchall()
+    assert rows == [("neutral", 4, 255.0)]
+    types = {r[0]: r[1] for r in con.sql(f"DESCRIBE SELECT * FROM {q}").fetchall()}
+    assert types["served_h100e"] == "DOUBLE" and types["scenario"] == "VARCHAR"
+    sp = con.sql(
+        f"SELECT scenario, count(*) FROM read_parquet('{run}/*/summary.parquet', "
+        "hive_partitioning=true) GROUP BY ALL ORDER BY 1"
+    ).fetchall()
+    assert sp == [("negative", 1), ("neutral", 1)]
+    # helper: every table over all scenarios with a str scenario column
+    allt = read_report(run)
+    assert sorted(allt["summary"]["scenario"]) == ["negative", "neutral"]
+    assert allt["summary"].set_index("scenario").loc["negative", "status"] == "infeasible"
+    assert np.isnan(allt["summary"].set_index("scenario").loc["negative", "objective_usd"])
+    assert allt["shadow_prices"]["binding"].dtype == bool
+
+
+def test_file_metadata_and_manifest(tmp_path: Path) -> None:
+    run = _two_scenarios(tmp_path)
+    meta = read_metadata(run / "scenario=neutral" / "costs.parquet")
+    assert meta["scenario"] == "neutral"
+    assert meta["status"] == "optimal"
+    assert float(meta["objective_usd"]) == 2.4045e9
+    assert meta["solver"] == "highs"
+    assert meta["dataset_hash"] == "0123456789abcdef" * 4
+    assert meta["table"] == "costs"
+    assert meta["package_version"] == rpt.package_version() != ""
+    assert json.loads(meta["units"])["cost_usd"] == "USD"
+    assert "pandas" not in meta  # Arrow types are the truth, not a pandas dtype guess
+    neg = read_metadata(run / "scenario=negative" / "demand.parquet")
+    assert neg["status"] == "infeasible" and neg["objective_usd"] == ""
+
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["run_id"] == "run1"
+    assert man["dataset_hash"] == "0123456789abcdef" * 4
+    assert man["package_version"] == rpt.package_version()
+    assert man["created_utc"].endswith("Z")
+    neutral = man["scenarios"]["neutral"]
+    assert neutral["state"] == "complete"
+    assert neutral["status"] == "optimal" and neutral["objective_usd"] == 2.4045e9
+    assert neutral["solver"] == "highs"
+    assert neutral["timings_s"] == {"build": 0.5, "solve": 1.25}
+    assert "scenario=neutral/demand.parquet" in neutral["files"]
+    assert len(neutral["files"]) == len(RESULT_SCHEMAS)
+    assert all((run / f).is_file() for f in neutral["files"])
+    assert man["scenarios"]["negative"]["objective_usd"] is None
+    assert scenario_is_complete(run, "neutral") and not scenario_is_complete(run, "optimistic")
+
+
+def test_default_run_id_and_rewrite_is_idempotent(tmp_path: Path) -> None:
+    run = write_report(fake_result(), tmp_path, scenario="neutral")
+    assert run.parent == tmp_path
+    assert run.name.endswith("-01234567") and run.name[8] == "T"
+    created = read_manifest(run)["created_utc"]
+    before = read_report(run / "scenario=neutral")
+    again = write_report(fake_result(), tmp_path, scenario="neutral", run_id=run.name)
+    assert again == run
+    after = read_report(run / "scenario=neutral")
+    for name in before:
+        pd.testing.assert_frame_equal(before[name], after[name])
+    assert read_manifest(run)["created_utc"] == created
+    assert list(read_manifest(run)["scenarios"]) == ["neutral"]
+    assert not [p for p in run.rglob("*") if ".tmp-" in p.name]
+
+
+def test_units_dictionary(tmp_path: Path) -> None:
+    run = write_report(fake_result(), tmp_path, scenario="neutral", run_id="r", units=True)
+    units = pd.read_csv(run / "units.csv")
+    row = units[(units.table == "energy") & (units.column == "water_m3")].iloc[0]
+    assert row["unit"] == "m3" and row["type"] == "double"
+    assert read_metadata(run / "scenario=neutral" / "energy.parquet")["units_dictionary"] == "true"
+    assert not (
+        write_report(fake_result(), tmp_path, scenario="n", run_id="s") / "units.csv"
+    ).exists()
+
+
+def test_write_table_atomic_leaves_no_temp_and_casts(tmp_path: Path) -> None:
+    schema = RESULT_SCHEMAS["costs"]
+    df = pd.DataFrame(
+        {"period": ["2026Q1"], "term": ["energy"], "cost_usd": [5], "undiscounted_cost_usd": [5]}
+    )
+    path = write_table_atomic(df, tmp_path / "costs.parquet", schema, {"scenario": "x"})
+    assert sorted(os.listdir(tmp_path)) == ["costs.parquet"]
+    t = pq.read_table(path)
+    assert t.schema.field("cost_usd").type == pa.float64()
+    assert t.column("cost_usd").to_pylist() == [5.0]
+    assert read_metadata(path)["scenario"] == "x"
+
+
+def test_crash_midway_keeps_previous_file_and_no_partial(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run = write_report(fake_result(), tmp_path, scenario="neutral", run_id="r")
+    sdir = run / "scenario=neutral"
+    old_bytes = (sdir / "demand.parquet").read_bytes()
+    real_write = pq.write_table
+    calls: list[str] = []
+
+    def crashing_write(table: pa.Table, where: object, **kw: object) -> None:
+        calls.append(str(where))
+        if table.schema.metadata[b"table"] == b"demand":
+            Path(str(where)).write_bytes(b"PAR1 half a file")  # partial bytes, then die
+            raise OSError(28, "No space left on device")
+        real_write(table, where, **kw)
+
+    monkeypatch.setattr(rpt.pq, "write_table", crashing_write)
+    changed = fake_result(status="optimal", objective_usd=1.0)
+    changed.tables["demand"] = changed.tables["demand"].assign(served_h100e=0.0)
+    with pytest.raises(ReportError, match=r"demand\.parquet.*No space left"):
+        write_report(changed, tmp_path, scenario="neutral", run_id="r")
+    monkeypatch.setattr(rpt.pq, "write_table", real_write)
+    assert any(".demand.parquet.tmp-" in c for c in calls)  # temp name in the same dir
+    assert (sdir / "demand.parquet").read_bytes() == old_bytes
+    assert pq.read_table(sdir / "demand.parquet").column("served_h100e").to_pylist() == [
+        80.0,
+        100.0,
+        50.0,
+        25.0,
+    ]
+    assert not [p for p in run.rglob("*") if ".tmp-" in p.name]
+    # the manifest says the scenario is not complete, so a batch re-run redoes it
+    assert read_manifest(run)["scenarios"]["neutral"]["state"] == "writing"
+    assert not scenario_is_complete(run, "neutral")
+
+
+def test_schema_mismatch_writes_nothing(tmp_path: Path) -> None:
+    broken = fake_result()
+    broken.tables["fleet"] = broken.tables["fleet"].drop(columns=["idle_chips"])
+    with pytest.raises(ValueError, match=r"'fleet'.*idle_chips"):
+        write_report(broken, tmp_path / "out", scenario="neutral", run_id="r")
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_output_directory_is_named(tmp_path: Path) -> None:
+    blocker = tmp_path / "reports"
+    blocker.write_text("not a directory")
+    with pytest.raises(ReportError, match=f"{blocker}.*not a directory"):
+        write_report(fake_result(), blocker, scenario="neutral", run_id="r")
+    assert blocker.read_text() == "not a directory"
+
+
+def test_unwritable_output_directory_is_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    if os.geteuid() == 0:  # root ignores permissions: make mkdir fail as it would
+        real_mkdir = Path.mkdir
+
+        def mkdir(self: Path, *a: object, **kw: object) -> None:
+            if ro in self.parents:
+                raise PermissionError(13, "Permission denied", str(self))
+            real_mkdir(self, *a, **kw)
+
+        monkeypatch.setattr(Path, "mkdir", mkdir)
+    try:
+        with pytest.raises(ReportError, match=f"cannot create report directory {ro}/r"):
+            write_report(fake_result(), ro, scenario="neutral", run_id="r")
+        assert os.listdir(ro) == []
+    finally:
+        ro.chmod(0o700)
+
+
+def test_violations_as_list_of_dicts(tmp_path: Path) -> None:
+    v = [
+        {
+            "family": "site_grid",
+            "key": "alpha",
+            "period": "2026Q1",
+            "lhs": 121.0,
+            "rhs": 120.0,
+            "violation": 1.0,
+            "unit": "MW",
+            "message": "site alpha grid in 2026Q1 over by 1 MW",
+        }
+    ]
+    run = write_report(fake_result(violations=v), tmp_path, scenario="x", run_id="r")
+    back = read_report(run / "scenario=x")
+    assert back["violations"]["violation"].tolist() == [1.0]
+    assert back["summary"]["n_violations"].tolist() == [1]

@@ -1,0 +1,169 @@
+"""Scenario overrides: scale, shift, set; YAML typing; diff lists exactly the changed cells."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from capacity.dataset import load_dataset
+from capacity.scenarios import (
+    UnknownScenarioError,
+    apply_overrides,
+    apply_scenario,
+    diff_datasets,
+)
+from capacity.validation import DataValidationError
+from tests.conftest import TINY
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return load_dataset(TINY)
+
+
+def test_yaml_values_come_out_as_meant(tiny) -> None:
+    ov = tiny.scenarios["squeeze"].overrides
+    assert ov[0].factor == 1e-1  # written "1e-1": YAML 1.1 would read it as text
+    assert ov[2].value == "NO"  # the Norway region code, not False
+
+
+def test_scale_shift_set_and_exact_diff(tiny) -> None:
+    sq = apply_scenario(tiny, "squeeze")
+    res = sq.table("supply_resources").set_index("period")["capacity"]
+    assert res.to_dict() == {"2026Q1": pytest.approx(100.0), "2026Q2": pytest.approx(100.0)}
+    # grid 30, 40 delayed one quarter, first value held: 30, 30
+    assert sq.table("site_grid")["grid_mw"].tolist() == [30.0, 30.0]
+    assert sq.table("sites")["region"].tolist() == ["NO"]
+    d = diff_datasets(tiny, sq)
+    assert d.to_dict("records") == [
+        {"table": "site_grid", "key": "dc-1/2026Q2", "column": "grid_mw", "old": "40", "new": "30"},
+        {
+            "table": "supply_resources",
+            "key": "cowos_wafers/2026Q1",
+            "column": "capacity",
+            "old": "1000",
+            "new": "100",
+        },
+        {
+            "table": "supply_resources",
+            "key": "cowos_wafers/2026Q2",
+            "column": "capacity",
+            "old": "1000",
+            "new": "100",
+        },
+    ]
+    assert sq.hash != tiny.hash
+    assert sq.scenario == "squeeze"
+    # the base is untouched
+    assert tiny.table("site_grid")["grid_mw"].tolist() == [30.0, 40.0]
+
+
+def test_shift_with_zero_fill_and_advance(tiny) -> None:
+    later = apply_overrides(
+        tiny,
+        [
+            {
+                "op": "shift",
+                "table": "demand",
+                "column": "demand_h100e",
+                "where": {"customer": "acme", "workload": "training"},
+                "periods": "1",
+                "fill": "zero",
+            }
+        ],
+    )
+    # training demand only exists in 2026Q1: moving it later needs a 2026Q2 row to land on,
+    # and the vacated 2026Q1 becomes zero
+    dem = later.table("demand").set_index(["workload", "period"])["demand_h100e"]
+    assert dem[("training", "2026Q1")] == 0.0
+    earlier = apply_overrides(
+        tiny, [{"op": "shift", "table": "site_grid", "column": "grid_mw", "periods": -1}]
+    )
+    assert earlier.table("site_grid")["grid_mw"].tolist() == [40.0, 40.0]
+
+
+def test_shift_of_a_period_column_moves_the_dates(tiny) -> None:
+    ds = apply_overrides(
+        tiny, [{"op": "shift", "table": "commitments", "column": "from_period", "periods": -1}]
+    )
+    assert ds.table("commitments")["from_period"].tolist() == ["2026Q1"]
+
+
+def test_scale_limited_to_periods(tiny) -> None:
+    ds = apply_overrides(
+        tiny,
+        [
+            {
+                "op": "scale",
+                "table": "site_grid",
+                "column": "grid_mw",
+                "from_period": "2026Q2",
+                "factor": 2,
+            }
+        ],
+    )
+    assert ds.table("site_grid")["grid_mw"].tolist() == [30.0, 80.0]
+
+
+def test_override_that_breaks_the_data_is_rejected(tiny) -> None:
+    with pytest.raises(DataValidationError) as exc:
+        apply_overrides(
+            tiny, [{"op": "scale", "table": "sites", "column": "pue_air", "factor": 0.5}]
+        )
+    (f,) = exc.value.errors
+    assert (f.file, f.row, f.column, f.value) == ("sites.csv", 2, "pue_air", "0.65")
+
+
+@pytest.mark.parametrize(
+    ("override", "needle"),
+    [
+        (
+            {"op": "scale", "table": "sites", "column": "pue_ar", "factor": 1},
+            "Did you mean 'pue_air'?",
+        ),
+        (
+            {"op": "scale", "table": "site", "column": "pue_air", "factor": 1},
+            "Did you mean 'sites'?",
+        ),
+        ({"op": "scale", "table": "sites", "column": "pue_air"}, "scale needs a factor"),
+        (
+            {"op": "scale", "table": "sites", "column": "pue_air", "factor": 1, "colour": 1},
+            "Extra inputs",
+        ),
+        ({"op": "grow", "table": "sites", "column": "pue_air"}, "'scale', 'shift' or 'set'"),
+    ],
+)
+def test_malformed_overrides(tiny, override, needle) -> None:
+    with pytest.raises(DataValidationError) as exc:
+        apply_overrides(tiny, [override])
+    assert any(needle in f.message for f in exc.value.errors), exc.value.errors
+
+
+def test_unknown_scenario_lists_the_known_ones(tiny) -> None:
+    with pytest.raises(UnknownScenarioError, match="defines: base, neutral, squeeze"):
+        apply_scenario(tiny, "pessimistic")
+
+
+def test_bad_scenarios_yaml_names_scenario_and_field(tiny_dir: Path) -> None:
+    (tiny_dir / "scenarios.yaml").write_text(
+        "scenarios:\n  bad:\n    overrides:\n      - {op: scale, table: sites, column: pue_air, factor: lots}\n"
+    )
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset(tiny_dir)
+    (f,) = exc.value.errors
+    assert f.file == "scenarios.yaml"
+    assert f.column == "scenarios.bad.overrides[0].factor"
+    assert f.value == "lots"
+
+
+def test_default_dataset_scenarios_all_validate() -> None:
+    from tests.conftest import DEFAULT_DATA
+
+    ds = load_dataset(DEFAULT_DATA)
+    assert {"optimistic", "neutral", "negative"} <= set(ds.scenarios)
+    for name in ("optimistic", "neutral", "negative"):
+        sc = apply_scenario(ds, name)
+        assert sc.scenario == name
+    assert len(diff_datasets(ds, apply_scenario(ds, "negative"))) > 0
+    assert len(diff_datasets(ds, apply_scenario(ds, "neutral"))) == 0
