@@ -31,6 +31,7 @@ from capacity.validation import (
     check_keys,
     check_references,
     check_semantics,
+    check_sources,
     parse_table,
 )
 
@@ -269,6 +270,7 @@ def validate_tables(
     if not any(f.severity == "error" and f.row in (None, 1) for f in findings):
         findings.extend(check_references(typed, files))
         findings.extend(check_semantics(typed, files))
+        findings.extend(check_sources(typed, files))
     return typed, findings
 
 
@@ -397,7 +399,7 @@ def validate_directory(directory: str | Path, scenario: str | None = None) -> li
                     f.row,
                     f.column,
                     f.value,
-                    f"[scenario {scenario}] {f.message}",
+                    f"scenario {scenario}: {f.message}",
                 )
                 for f in e.findings
             ]

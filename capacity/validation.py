@@ -572,3 +572,71 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
                     )
                 )
     return out
+
+
+def check_sources(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Every figure of the dataset must be traced in the sources table.
+
+    A sources row covers the cells of ``table`` whose key (key values joined by
+    "/") matches its ``key`` pattern (``*`` matches anything, so ``openai/*`` covers
+    every row of customer openai and ``*`` a whole column) in ``column`` (or every
+    column with ``*``). Its ``source`` is a public address (http...) or starts with
+    the word ``assumption``.
+
+    Returns
+    -------
+    list of Finding
+        A warning per (table, column) with uncovered figures (naming the first
+        uncovered row), and a warning per sources row whose source is neither an
+        address nor an assumption. The sources table itself and display names are
+        exempt.
+    """
+    from fnmatch import fnmatchcase
+
+    src = tables.get("sources")
+    if src is None or src.empty:
+        return []
+    out: list[Finding] = []
+    for i, s in enumerate(src["source"].astype(str)):
+        text = s.strip().lower()
+        if not (text.startswith(("http://", "https://")) or text.startswith("assumption")):
+            out.append(
+                Finding(
+                    "warning",
+                    files["sources"],
+                    i + 2,
+                    "source",
+                    s,
+                    "a source is a public address (https://...) or the word 'assumption'",
+                )
+            )
+    patterns: dict[str, list[tuple[str, str]]] = {}
+    for t, k, c in zip(
+        src["table"].astype(str), src["key"].astype(str), src["column"].astype(str), strict=True
+    ):
+        patterns.setdefault(t, []).append((k, c))
+    for name, df in tables.items():
+        if name == "sources" or df.empty:
+            continue
+        table = SPECS[name]
+        pats = patterns.get(name, [])
+        keys = ["/".join(map(str, r)) for r in df[list(table.key)].itertuples(index=False)]
+        for col in table.columns:
+            if col.name in table.key or col.name == "display_name":
+                continue
+            cpats = [k for k, c in pats if c in (col.name, "*")]
+            for i, key in enumerate(keys):
+                if not any(p == key or fnmatchcase(key, p) for p in cpats):
+                    out.append(
+                        Finding(
+                            "warning",
+                            files[name],
+                            i + 2,
+                            col.name,
+                            key,
+                            f"figure {name}.{col.name} for {key!r} has no row in "
+                            "sources.csv (give a public address or 'assumption')",
+                        )
+                    )
+                    break
+    return out

@@ -7,6 +7,7 @@ work shows a progress bar and exit codes mean something (0 ok, 1 data or plan er
 
 from __future__ import annotations
 
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -131,3 +132,102 @@ def diff(
     for row in d.itertuples(index=False):
         table.add_row(*map(str, row))
     Console(width=140).print(table)
+
+
+# --- capacity solve (owner: reports/summary engineer) --------------------------------
+
+
+class _SolverName(StrEnum):
+    highs = "highs"
+    cbc = "cbc"
+
+
+@app.command()
+def solve(
+    data_dir: Annotated[
+        Path, typer.Argument(help="Dataset directory of CSV/Parquet tables plus scenarios.yaml.")
+    ] = Path("data"),
+    scenario: Annotated[
+        str, typer.Option("--scenario", "-s", help="Scenario of scenarios.yaml to apply.")
+    ] = "neutral",
+    solver: Annotated[_SolverName, typer.Option(help="LP solver.")] = _SolverName.highs,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", min=0.0, help="Solver time limit, seconds.")
+    ] = None,
+    threads: Annotated[int | None, typer.Option(min=1, help="Solver threads.")] = None,
+    integer_units: Annotated[
+        bool, typer.Option("--integer-units", help="Whole deployment units (MIP; slower).")
+    ] = False,
+    units: Annotated[
+        bool,
+        typer.Option(
+            "--units",
+            help="Also write the data dictionary units.csv (table, column, type, unit) "
+            "with the report. Units are always in the Parquet field metadata.",
+        ),
+    ] = False,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Report root directory.")] = Path(
+        "reports"
+    ),
+    report: Annotated[
+        bool, typer.Option("--report/--no-report", help="Write the Parquet report.")
+    ] = True,
+) -> None:
+    """Solve one scenario, print a ten-second summary and write the Parquet report.
+
+    Exits 0 for an optimal plan (or a feasible plan at the time limit, with a
+    warning), 1 for bad data, an unknown scenario, an infeasible or unbounded model,
+    no solution within the time limit, a solver error or an unwritable report.
+    """
+    import sys
+
+    from rich.console import Console
+
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import UnknownScenarioError, apply_scenario
+    from capacity.validation import DataValidationError
+    from optimizer import SolveOptions
+    from optimizer import solve as solve_plan
+    from optimizer.report import ReportError, scenario_dir, write_report
+    from optimizer.summary import exit_code, render_summary, summarize
+
+    console = Console() if sys.stdout.isatty() else Console(width=140)
+    try:
+        with console.status(f"Loading {data_dir} ..."):
+            ds = load_dataset(data_dir)
+        if ds.warnings:
+            console.print(
+                f"[yellow]{len(ds.warnings)} data warning(s); run "
+                f"'capacity validate {data_dir}' to see them.[/yellow]"
+            )
+        with console.status(f"Applying scenario {scenario!r} ..."):
+            sds = apply_scenario(ds, scenario)
+    except DataValidationError as e:
+        print_findings(list(e.findings), title=f"Data errors in {data_dir}")
+        raise typer.Exit(1) from None
+    except UnknownScenarioError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+    options = SolveOptions(
+        solver=solver.value,
+        time_limit_s=time_limit,
+        threads=threads,
+        integer_units=integer_units,
+    )
+    with console.status(f"Building and solving the LP ({solver.value}) ..."):
+        result = solve_plan(sds, options)
+    summary = summarize(result, scenario=scenario)
+    render_summary(summary, console)
+    code = exit_code(summary)
+    if report:
+        try:
+            with console.status("Writing the Parquet report ..."):
+                run_dir = write_report(result, out, scenario=scenario, units=units)
+        except (ReportError, ValueError) as e:
+            console.print(f"[red]error: report not written:[/red] {e}")
+            raise typer.Exit(1) from None
+        sdir = scenario_dir(run_dir, scenario)
+        console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
+        if units:
+            console.print(f"Units: {run_dir / 'units.csv'}")
+    raise typer.Exit(code)

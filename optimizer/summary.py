@@ -79,7 +79,7 @@ def fmt_qty(x: float | None, digits: int = 1) -> str:
             return f"{x / div:.{digits}f}{suffix}"
     if a == 0:
         return "0"
-    return f"{x:.{digits}f}" if a < 100 else f"{x:.0f}"
+    return f"{x:.{digits}f}" if a < 10 else f"{x:.0f}"
 
 
 def _pct(x: float) -> str:
@@ -101,6 +101,13 @@ def describe_limit(family: str, key: str) -> str:
     if template is None:
         return f"{family.replace('_', ' ')} {text_key}".strip()
     return template.format(key=text_key)
+
+
+def _singular(unit: str) -> str:
+    """'wafers' -> 'wafer', 'stacks' -> 'stack'; units like 'MW' or 'm3' unchanged."""
+    if len(unit) > 3 and unit.isalpha() and unit.islower() and unit.endswith("s"):
+        return unit[:-1]
+    return unit
 
 
 def _status_text(status: Any) -> str:
@@ -435,8 +442,12 @@ _STATUS_STYLE = {
 
 
 def render_summary(summary: PlanSummary, console: Console | None = None) -> None:
-    """Print a summary with rich: status, objective, demand served, binding limits,
-    energy and water, chips by generation, commitments, and any infeasibility.
+    """Print a summary with rich, readable in ten seconds.
+
+    Sections: status and objective, costs by term, demand served per customer and
+    workload, binding limits ranked by shadow price, energy and water, chips by
+    generation, commitments; for a plan without a usable solution, the reason and the
+    elastic re-solve's explanation rows instead.
 
     Parameters
     ----------
@@ -528,7 +539,7 @@ def _binding_table(s: PlanSummary) -> Table:
             str(r.limit),
             str(r.periods),
             str(r.first_period),
-            f"{fmt_usd(float(r.shadow_price))} per {r.unit}",
+            f"{fmt_usd(float(r.shadow_price))} per {_singular(str(r.unit))}",
         )
     if s.binding.empty:
         t.add_row("", "no limit binds with a non-zero shadow price", "", "", "")

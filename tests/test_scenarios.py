@@ -147,7 +147,8 @@ def test_unknown_scenario_lists_the_known_ones(tiny) -> None:
 
 def test_bad_scenarios_yaml_names_scenario_and_field(tiny_dir: Path) -> None:
     (tiny_dir / "scenarios.yaml").write_text(
-        "scenarios:\n  bad:\n    overrides:\n      - {op: scale, table: sites, column: pue_air, factor: lots}\n"
+        "scenarios:\n  bad:\n    overrides:\n"
+        "      - {op: scale, table: sites, column: pue_air, factor: lots}\n"
     )
     with pytest.raises(DataValidationError) as exc:
         load_dataset(tiny_dir)

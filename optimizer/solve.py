@@ -1,0 +1,518 @@
+"""Solve the planning LP with HiGHS (default) or CBC and return an honest result.
+
+Pipeline of :func:`solve`: build (:mod:`optimizer.model`) -> hand the model to the
+solver -> solve -> read values only when a solution exists -> independent check
+(:mod:`optimizer.check`) -> tidy tables (:mod:`optimizer.results`); when the model is
+infeasible, an elastic re-solve explains it (:mod:`optimizer.explain`).
+
+Solvers
+-------
+* ``"highs"``: the model's sparse arrays are passed to ``highspy`` in bulk
+  (``Highs.passModel`` with a column-wise matrix). PuLP's own ``pulp.HiGHS`` adds
+  rows and columns one at a time through Python, which is far slower on large
+  models (measured: see the report / README), so it is not used on this path.
+* ``"cbc"``: the model is built as a PuLP ``LpProblem`` (:func:`optimizer.model.to_pulp`)
+  and solved with ``pulp.COIN_CMD`` pointed at the CBC binary bundled with PuLP.
+
+Dual sign convention (one convention for both solvers)
+------------------------------------------------------
+``shadow_price = d(objective) / d(rhs)`` in USD (discounted, as in the objective)
+per unit of the row's right-hand side: USD per MW for site_it_power, site_liquid,
+site_grid, site_build_rate, site_max and commitment rows; USD per m3 for site_water;
+USD per resource unit for supply_resource; USD per chip for chip_inventory,
+chip_window and fleet_assignment; USD per H100e for demand_balance. In this
+minimisation a binding ``<=`` limit therefore has a shadow price <= 0 (one more MW
+of grid lowers the cost) and a binding ``>=`` row (demand, commitment) a price >= 0.
+HiGHS row duals and CBC's ``pi`` already follow this convention for a minimisation
+(checked against finite-difference re-solves in ``tests/test_model_duals.py``).
+In integer mode the duals come from the LP re-solved with the integer columns
+fixed at their values (``PlanResult.duals_from == "lp_with_integers_fixed"``).
+In a stochastic model the per-scenario results report each row's dual divided by
+the scenario's weight (the price conditional on that scenario).
+
+Status honesty
+--------------
+A solution is read only when the solver says one exists (stale values are never
+used). After every solve the checker recomputes every constraint from the returned
+values; if any is violated beyond ``check_tolerance`` (relative to 1 + |rhs|) the
+status becomes ``Status.error`` with a message naming the first violations.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from enum import Enum
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+import pulp
+
+from optimizer.model import (
+    PlanningModel,
+    build_model,
+    build_stochastic_model,
+    fix_first_stage,
+    to_pulp,
+)
+
+
+class Status(str, Enum):
+    """Outcome of a solve."""
+
+    optimal = "optimal"
+    infeasible = "infeasible"
+    unbounded = "unbounded"
+    time_limit_feasible = "time_limit_feasible"
+    time_limit_no_solution = "time_limit_no_solution"
+    error = "error"
+
+
+@dataclass(frozen=True)
+class SolveOptions:
+    """Solver options.
+
+    Parameters
+    ----------
+    solver : {"highs", "cbc"}
+        HiGHS through highspy (bulk hand-over) or CBC through PuLP's COIN_CMD.
+    time_limit_s : float, optional
+        Wall-clock limit of the solver (s).
+    threads : int, optional
+        Solver threads.
+    integer_units : bool
+        Install whole deployment units (MIP).
+    mip_gap : float
+        Relative MIP gap.
+    explain_infeasible : bool
+        Run the elastic re-solve when the model is infeasible.
+    check_tolerance : float
+        Violation tolerance of the checker, relative to 1 + |rhs|.
+    """
+
+    solver: Literal["highs", "cbc"] = "highs"
+    time_limit_s: float | None = None
+    threads: int | None = None
+    integer_units: bool = False
+    mip_gap: float = 1e-4
+    explain_infeasible: bool = True
+    check_tolerance: float = 1e-6
+
+
+@dataclass(frozen=True)
+class PlanResult:
+    """Result of one solve (one scenario).
+
+    Attributes
+    ----------
+    status : Status
+    objective_usd : float or None
+        Discounted total cost (equals ``tables["costs"].cost_usd.sum()``); None when
+        no solution exists.
+    tables : Mapping[str, DataFrame]
+        Result tables, see :mod:`optimizer.results` (empty frames with their
+        columns when no solution exists).
+    violations : DataFrame
+        ``family, constraint, keys, lhs, rhs, violation`` from the checker.
+    infeasibility : DataFrame or None
+        Explanation rows (see :mod:`optimizer.explain`) when infeasible.
+    message : str
+    solver : str
+    dataset_hash, dataset_name : str
+    timings_s : Mapping[str, float]
+        build, handover, solve, check, results (seconds).
+    n_variables, n_constraints : int
+    integer_units : bool
+    duals_from : {"lp", "lp_with_integers_fixed"}
+    """
+
+    status: Status
+    objective_usd: float | None
+    tables: Mapping[str, pd.DataFrame]
+    violations: pd.DataFrame
+    infeasibility: pd.DataFrame | None
+    message: str
+    solver: str
+    dataset_hash: str
+    dataset_name: str
+    timings_s: Mapping[str, float]
+    n_variables: int
+    n_constraints: int
+    integer_units: bool = False
+    duals_from: Literal["lp", "lp_with_integers_fixed"] = "lp"
+
+
+@dataclass(frozen=True)
+class StochasticResult:
+    """Result of a two-stage stochastic solve.
+
+    Attributes
+    ----------
+    status : Status
+    expected_objective_usd : float or None
+        Probability-weighted objective.
+    weights : tuple of float
+    scenarios : tuple of PlanResult
+        One per scenario dataset: shared first-stage values, that scenario's
+        operation, its own (unweighted) costs and conditional shadow prices.
+    message : str
+    timings_s : Mapping[str, float]
+    """
+
+    status: Status
+    expected_objective_usd: float | None
+    weights: tuple[float, ...]
+    scenarios: tuple[PlanResult, ...]
+    message: str
+    timings_s: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RawSolution:
+    """What a solver returned, in column/row order of the model."""
+
+    status: Status
+    x: np.ndarray | None
+    row_dual: np.ndarray | None
+    solver_objective: float | None
+    message: str
+    handover_s: float
+    solve_s: float
+
+
+# ------------------------------------------------------------------------------ HiGHS
+def _run_highs(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
+    import highspy
+
+    t0 = time.perf_counter()
+    var = model.variables
+    n, m = model.n_variables, model.n_constraints
+    csc = model.matrix.tocsc()
+    lo, hi = model.row_bounds()
+    lp = highspy.HighsLp()
+    lp.num_col_ = n
+    lp.num_row_ = m
+    lp.col_cost_ = var["cost"].to_numpy(dtype=float)
+    lp.col_lower_ = var["lb"].to_numpy(dtype=float)
+    lp.col_upper_ = np.where(np.isfinite(var["ub"]), var["ub"], highspy.kHighsInf).astype(float)
+    lp.row_lower_ = np.where(np.isfinite(lo), lo, -highspy.kHighsInf).astype(float)
+    lp.row_upper_ = np.where(np.isfinite(hi), hi, highspy.kHighsInf).astype(float)
+    lp.offset_ = model.objective_constant
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
+    lp.a_matrix_.start_ = csc.indptr.astype(np.int32)
+    lp.a_matrix_.index_ = csc.indices.astype(np.int32)
+    lp.a_matrix_.value_ = csc.data.astype(float)
+    is_mip = bool(var["integer"].any()) and not lp_only
+    if is_mip:
+        lp.integrality_ = [
+            highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
+            for b in var["integer"].to_numpy()
+        ]
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", False)
+    if options.time_limit_s is not None:
+        h.setOptionValue("time_limit", float(options.time_limit_s))
+    if options.threads is not None:
+        h.setOptionValue("threads", int(options.threads))
+    h.setOptionValue("mip_rel_gap", float(options.mip_gap))
+    h.passModel(lp)
+    t1 = time.perf_counter()
+    h.run()
+    ms = h.getModelStatus()
+    if ms == highspy.HighsModelStatus.kUnboundedOrInfeasible:
+        h.setOptionValue("presolve", "off")
+        h.run()
+        ms = h.getModelStatus()
+    t2 = time.perf_counter()
+    info = h.getInfo()
+    has_sol = int(info.primal_solution_status) == 2
+    S = highspy.HighsModelStatus
+    if ms == S.kOptimal:
+        status = Status.optimal
+    elif ms == S.kInfeasible:
+        status, has_sol = Status.infeasible, False
+    elif ms in (S.kUnbounded, S.kUnboundedOrInfeasible):
+        status, has_sol = Status.unbounded, False
+    elif ms == S.kTimeLimit:
+        status = Status.time_limit_feasible if has_sol else Status.time_limit_no_solution
+    elif ms == S.kModelEmpty:
+        status, has_sol = Status.optimal, True
+    else:
+        status = Status.error
+    x = dual = None
+    obj = None
+    if has_sol:
+        sol = h.getSolution()
+        x = np.asarray(sol.col_value, dtype=float) if n else np.zeros(0)
+        if sol.dual_valid and not is_mip:
+            dual = np.asarray(sol.row_dual, dtype=float) if m else np.zeros(0)
+        obj = float(info.objective_function_value)
+    return RawSolution(status, x, dual, obj, h.modelStatusToString(ms), t1 - t0, t2 - t1)
+
+
+# -------------------------------------------------------------------------------- CBC
+def cbc_solver(options: SolveOptions, *, mip: bool = True) -> pulp.LpSolver:
+    """CBC bundled with PuLP, through the non-deprecated ``COIN_CMD`` class."""
+    from pulp.apis.coin_api import PULP_CBC_CMD
+
+    return pulp.COIN_CMD(
+        path=PULP_CBC_CMD.pulp_cbc_path,
+        mip=mip,
+        msg=False,
+        timeLimit=options.time_limit_s,
+        threads=options.threads,
+        gapRel=options.mip_gap,
+    )
+
+
+def _run_cbc(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
+    t0 = time.perf_counter()
+    prob, xs = to_pulp(model, relax_integers=lp_only)
+    t1 = time.perf_counter()
+    is_mip = bool(model.variables["integer"].any()) and not lp_only
+    prob.solve(cbc_solver(options, mip=is_mip))
+    t2 = time.perf_counter()
+    st, sst = prob.status, prob.sol_status
+    has_sol = sst in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
+    if st == pulp.LpStatusOptimal and sst == pulp.LpSolutionOptimal:
+        status = Status.optimal
+    elif st == pulp.LpStatusInfeasible or sst == pulp.LpSolutionInfeasible:
+        status, has_sol = Status.infeasible, False
+    elif st == pulp.LpStatusUnbounded:
+        status, has_sol = Status.unbounded, False
+    elif sst == pulp.LpSolutionIntegerFeasible:
+        status = Status.time_limit_feasible
+    elif options.time_limit_s is not None and st == pulp.LpStatusNotSolved:
+        status = Status.time_limit_no_solution
+    else:
+        status = Status.error
+    x = dual = None
+    obj = None
+    if has_sol:
+        x = np.array([v.varValue if v.varValue is not None else 0.0 for v in xs], dtype=float)
+        if not is_mip:
+            cons = prob.constraints()
+            dual = np.zeros(model.n_constraints)
+            for c in cons:
+                if c.name and c.name.startswith("c") and c.pi is not None:
+                    dual[int(c.name[1:])] = c.pi
+        obj = pulp.value(prob.objective)
+    return RawSolution(
+        status, x, dual, None if obj is None else float(obj), pulp.LpStatus[st], t1 - t0, t2 - t1
+    )
+
+
+def run_solver(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
+    """Solve a built model with the chosen solver; in integer mode fix integers for duals.
+
+    Parameters
+    ----------
+    model : PlanningModel
+    options : SolveOptions
+    lp_only : bool
+        Relax integrality.
+
+    Returns
+    -------
+    RawSolution
+        Values (column units) and row duals (d objective / d rhs) when they exist.
+    """
+    run = _run_highs if options.solver == "highs" else _run_cbc
+    if options.solver not in ("highs", "cbc"):
+        raise ValueError(f"solver must be 'highs' or 'cbc', not {options.solver!r}")
+    raw = run(model, options, lp_only=lp_only)
+    is_mip = bool(model.variables["integer"].any()) and not lp_only
+    if is_mip and raw.x is not None:
+        var = model.variables.copy()
+        ints = var["integer"].to_numpy()
+        vals = np.round(raw.x[ints])
+        var.loc[ints, "lb"] = vals
+        var.loc[ints, "ub"] = vals
+        var["integer"] = False
+        fixed = replace(model, variables=var)
+        lp = run(fixed, replace(options, time_limit_s=None), lp_only=True)
+        if lp.x is not None:
+            raw = replace(
+                raw, x=lp.x, row_dual=lp.row_dual, solve_s=raw.solve_s + lp.solve_s,
+                handover_s=raw.handover_s + lp.handover_s,
+            )
+    return raw
+
+
+# ------------------------------------------------------------------------------ solve
+def solve(
+    ds: Any,
+    options: SolveOptions | None = None,
+    *,
+    fixed_first_stage: Mapping[str, pd.DataFrame] | Any | None = None,
+) -> PlanResult:
+    """Build, solve, check and tabulate the plan of one dataset.
+
+    Parameters
+    ----------
+    ds : Dataset
+        Validated dataset (scenario applied).
+    options : SolveOptions, optional
+        Defaults: HiGHS, LP, no time limit.
+    fixed_first_stage : Mapping[str, DataFrame] or PlanResult, optional
+        A plan whose first-stage decisions (``build_out.build_mw`` and
+        ``liquid_build_mw``, ``fleet.installed_chips``, ``production.produced_chips``)
+        are imposed; only the operation is optimised (for VSS / EVPI). A plan value
+        with no column in this dataset's model makes the result infeasible.
+
+    Returns
+    -------
+    PlanResult
+    """
+    from optimizer.results import empty_tables
+
+    options = options or SolveOptions()
+    t0 = time.perf_counter()
+    model = build_model(ds, integer_units=options.integer_units)
+    if fixed_first_stage is not None:
+        model = fix_first_stage(model, fixed_first_stage)
+    build_s = time.perf_counter() - t0
+    if len(model.unmatched_fixed):
+        u = model.unmatched_fixed
+        msg = "fixed plan cannot be applied: " + "; ".join(
+            f"{r.kind} {r.key} in {r.period} = {r.value:g} has no decision in this dataset"
+            for r in u.head(5).itertuples()
+        )
+        return PlanResult(
+            Status.infeasible, None, empty_tables(), _empty_violations(), None, msg,
+            options.solver, ds.hash, ds.name, {"build": build_s}, model.n_variables,
+            model.n_constraints, options.integer_units, "lp",
+        )
+    results = solve_model(model, options, build_s=build_s)
+    return results[0]
+
+
+def solve_stochastic(
+    datasets: Sequence[Any], weights: Sequence[float], options: SolveOptions | None = None
+) -> StochasticResult:
+    """Solve the two-stage stochastic plan over weighted scenario datasets.
+
+    Parameters
+    ----------
+    datasets : sequence of Dataset
+        Scenarios over one horizon.
+    weights : sequence of float
+        Probabilities summing to 1.
+    options : SolveOptions, optional
+
+    Returns
+    -------
+    StochasticResult
+        Expected objective and one PlanResult per scenario (shared first stage).
+    """
+    options = options or SolveOptions()
+    t0 = time.perf_counter()
+    model = build_stochastic_model(datasets, weights, integer_units=options.integer_units)
+    build_s = time.perf_counter() - t0
+    res = solve_model(model, options, build_s=build_s)
+    exp = None
+    if all(r.objective_usd is not None for r in res):
+        exp = float(sum(w * r.objective_usd for w, r in zip(model.weights, res, strict=True)))
+    worst = res[0].status
+    for r in res:
+        if r.status != Status.optimal:
+            worst = r.status
+    return StochasticResult(
+        worst, exp, model.weights, tuple(res), res[0].message, dict(res[0].timings_s)
+    )
+
+
+def _empty_violations() -> pd.DataFrame:
+    from optimizer.check import empty_violations
+
+    return empty_violations()
+
+
+def solve_model(
+    model: PlanningModel, options: SolveOptions, *, build_s: float = 0.0
+) -> list[PlanResult]:
+    """Solve a built model; return one PlanResult per scenario.
+
+    Parameters
+    ----------
+    model : PlanningModel
+    options : SolveOptions
+    build_s : float
+        Build time to report.
+
+    Returns
+    -------
+    list of PlanResult
+    """
+    from optimizer.check import check_solution
+    from optimizer.explain import explain_infeasible, explain_missing
+    from optimizer.results import empty_tables, make_tables
+
+    raw = run_solver(model, options)
+    duals_from: Literal["lp", "lp_with_integers_fixed"] = (
+        "lp_with_integers_fixed" if bool(model.variables["integer"].any()) else "lp"
+    )
+    out = []
+    infeas = None
+    if raw.status == Status.infeasible and options.explain_infeasible:
+        infeas = explain_infeasible(model, options)
+    for i, ds in enumerate(model.datasets):
+        timings = {"build": build_s, "handover": raw.handover_s, "solve": raw.solve_s}
+        status, msg = raw.status, f"{options.solver}: {raw.message}"
+        gaps = explain_missing(model, i)
+        if len(gaps):
+            msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
+        if raw.x is None:
+            tables = empty_tables()
+            viol = _empty_violations()
+            obj = None
+            timings.update(check=0.0, results=0.0)
+            inf_i = None
+            if infeas is not None:
+                inf_i = infeas[infeas["scenario"] == i].reset_index(drop=True)
+                if len(inf_i):
+                    msg += "; " + "; ".join(inf_i["message"].head(5))
+            if len(gaps):
+                gp = gaps.assign(scenario=i)
+                inf_i = gp if inf_i is None else pd.concat([inf_i, gp], ignore_index=True)
+        else:
+            t = time.perf_counter()
+            tables = make_tables(model, raw.x, raw.row_dual, i)
+            timings["results"] = time.perf_counter() - t
+            t = time.perf_counter()
+            viol = check_solution(model, raw.x, i, options.check_tolerance)
+            timings["check"] = time.perf_counter() - t
+            obj = float(tables["costs"]["cost_usd"].sum())
+            inf_i = gaps.assign(scenario=i) if len(gaps) else None
+            if len(viol):
+                status = Status.error
+                first = "; ".join(
+                    f"{r.family} {r.keys}: lhs {r.lhs:.6g} vs rhs {r.rhs:.6g}"
+                    for r in viol.head(3).itertuples()
+                )
+                msg += f"; checker found {len(viol)} violated constraint(s): {first}"
+            if raw.solver_objective is not None and len(model.datasets) == 1:
+                gap = abs(raw.solver_objective - obj)
+                if gap > 1e-6 * (1 + abs(obj)):
+                    msg += f"; solver objective {raw.solver_objective:.6g} differs from tables {obj:.6g}"
+        out.append(
+            PlanResult(
+                status=status,
+                objective_usd=obj,
+                tables=tables,
+                violations=viol,
+                infeasibility=inf_i,
+                message=msg,
+                solver=options.solver,
+                dataset_hash=ds.hash,
+                dataset_name=ds.name,
+                timings_s=timings,
+                n_variables=model.n_variables,
+                n_constraints=model.n_constraints,
+                integer_units=model.integer_units,
+                duals_from=duals_from,
+            )
+        )
+    return out

@@ -1,0 +1,237 @@
+"""Tests of ``capacity solve`` (CLI) and optimizer.summary.
+
+Most tests replace the LP by a fake result (tests/test_report.py) so they pin the
+summary's numbers by hand; the end-to-end tests run the real LP on the bundled data.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from test_report import fake_result
+from typer.testing import CliRunner
+
+import optimizer
+from optimizer.cli import app
+from optimizer.report import read_metadata, read_report
+from optimizer.summary import describe_limit, exit_code, fmt_qty, fmt_usd, summarize
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+ENV = {"COLUMNS": "160", "NO_COLOR": "1", "TERM": "dumb"}
+
+runner = CliRunner()
+
+
+def _plain(text: str) -> str:
+    return re.sub(r"\s+", " ", text)
+
+
+@dataclass
+class _Options:
+    solver: str = "highs"
+    time_limit_s: float | None = None
+    threads: int | None = None
+    integer_units: bool = False
+
+
+@pytest.fixture
+def fake_solve(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
+    """Replace optimizer.solve by a fake; the dict sets the result and records calls."""
+    box: dict[str, Any] = {"result": fake_result(), "calls": []}
+
+    def solve(ds: Any, options: Any) -> Any:
+        box["calls"].append((ds, options))
+        return box["result"]
+
+    monkeypatch.setattr(optimizer, "solve", solve, raising=False)
+    monkeypatch.setattr(optimizer, "SolveOptions", _Options, raising=False)
+    return box
+
+
+# ---------------------------------------------------------------------------------
+# summarize (pure)
+
+
+def test_summarize_hand_numbers() -> None:
+    s = summarize(fake_result(), scenario="neutral")
+    assert s.ok and s.status == "optimal" and exit_code(s) == 0
+    assert s.first_period == "2026Q1" and s.last_period == "2026Q2" and s.n_periods == 2
+    served = s.served.set_index(["customer", "workload"])
+    assert served.loc[("acme", "training"), "served_share"] == pytest.approx(0.9)
+    assert served.loc[("acme", "training"), "demand_h100e"] == pytest.approx(100.0)  # avg/q
+    assert served.loc[("beta", "inference"), "served_share"] == pytest.approx(0.75)
+    assert s.served_share == pytest.approx(255 / 300)
+    # grid at alpha ranks first (max |price| over its 2 binding periods), then CoWoS;
+    # the non-binding water row and the demand row are left out
+    assert s.binding["limit"].tolist() == [
+        "grid interconnect at site alpha",
+        "supply of cowos_wafers",
+    ]
+    assert s.binding["shadow_price"].tolist() == [2.5e6, 1.2e5]
+    assert s.binding["periods"].tolist() == [2, 1]
+    assert s.facility_twh == pytest.approx(4.0)
+    assert s.water_million_m3 == pytest.approx(2.0)
+    chips = s.chips.set_index("chip")
+    assert chips.loc["trainium3", "installed_chips"] == 2000.0
+    assert chips.loc["h100", "fleet_chips_end"] == 5000.0
+    com = s.commitments.set_index(["customer", "family"])
+    assert bool(com.loc[("acme", "nvidia"), "met"])
+    assert com.loc[("beta", "trainium"), "breached_periods"] == 2
+    assert com.loc[("beta", "trainium"), "max_breach_mw"] == 2.0
+    costs = s.costs.set_index("term")["cost_usd"]
+    assert costs["chip_capex"] == 2e9
+
+
+def test_summarize_statuses_and_empty_tables() -> None:
+    s = summarize(fake_result(status="infeasible", objective_usd=None, tables={}))
+    assert not s.ok and exit_code(s) == 1
+    assert math.isnan(s.served_share) and s.binding.empty and s.chips.empty
+    assert exit_code(summarize(fake_result(status="time_limit_feasible"))) == 0
+    violated = fake_result(status="optimal", violations=[{"family": "site_grid"}])
+    assert exit_code(summarize(violated)) == 1
+
+
+def test_formatting() -> None:
+    assert fmt_usd(412.34e9) == "$412.3B"
+    assert fmt_usd(-2.5e6) == "-$2.5M"
+    assert fmt_usd(None) == "n/a"
+    assert fmt_qty(1_234_567) == "1.2M"
+    assert fmt_qty(3.25) == "3.2"
+    assert describe_limit("site_water", "new_carlisle") == "water permit at site new_carlisle"
+    assert describe_limit("new_family", "x") == "new family x"
+
+
+# ---------------------------------------------------------------------------------
+# CLI with a fake LP
+
+
+def test_cli_solve_prints_summary_and_writes_report(
+    fake_solve: dict[str, Any], tmp_path: Path
+) -> None:
+    out = tmp_path / "reports"
+    r = runner.invoke(
+        app,
+        [
+            "solve",
+            str(TINY),
+            "--scenario",
+            "squeeze",
+            "--out",
+            str(out),
+            "--time-limit",
+            "30",
+            "--threads",
+            "1",
+            "--solver",
+            "cbc",
+            "--units",
+        ],
+        env=ENV,
+    )
+    assert r.exit_code == 0, r.output
+    text = _plain(r.output)
+    assert "Status: optimal" in text
+    assert "$2.4B" in text
+    assert "85.0% of H100e demand" in text  # 255 / 300 from the fake's demand table
+    assert "90.0%" in text and "75.0%" in text
+    assert "grid interconnect at site alpha" in text and "$2.5M per MW" in text
+    assert "$120.0k per wafer" in text
+    assert "4.00 TWh facility" in text and "2.00 million m3" in text
+    assert "breached in 2 of 2 periods" in text
+    ds, options = fake_solve["calls"][0]
+    assert ds.scenario == "squeeze"  # the scenario was applied before solving
+    assert options.solver == "cbc" and options.time_limit_s == 30.0 and options.threads == 1
+    (run_dir,) = out.iterdir()
+    sdir = run_dir / "scenario=squeeze"
+    assert f"Report: {sdir}" in text
+    assert (sdir / "demand.parquet").is_file() and (run_dir / "units.csv").is_file()
+    assert read_metadata(sdir / "demand.parquet")["scenario"] == "squeeze"
+    man = json.loads((run_dir / "manifest.json").read_text())
+    assert man["scenarios"]["squeeze"]["status"] == "optimal"
+
+
+def test_cli_no_report(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    r = runner.invoke(app, ["solve", str(TINY), "--out", str(out), "--no-report"], env=ENV)
+    assert r.exit_code == 0, r.output
+    assert not out.exists()
+    assert fake_solve["calls"][0][0].scenario == "neutral"
+
+
+def test_cli_unknown_scenario_lists_known(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+    r = runner.invoke(app, ["solve", str(TINY), "-s", "squeez", "--out", str(tmp_path)], env=ENV)
+    assert r.exit_code == 1
+    text = _plain(r.output)
+    assert "unknown scenario 'squeez'" in text
+    assert "neutral" in text and "squeeze" in text
+    assert not fake_solve["calls"]
+
+
+def test_cli_bad_data_prints_findings(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+    data = tmp_path / "bad"
+    shutil.copytree(TINY, data)
+    sites = pd.read_csv(data / "sites.csv", dtype=str, keep_default_na=False)
+    sites.loc[0, "pue_air"] = "0.5"  # PUE below 1 is an error
+    sites.to_csv(data / "sites.csv", index=False)
+    r = runner.invoke(app, ["solve", str(data), "--out", str(tmp_path / "o")], env=ENV)
+    assert r.exit_code == 1
+    text = _plain(r.output)
+    assert "sites.csv" in text and "pue_air" in text and "0.5" in text
+    assert not fake_solve["calls"] and not (tmp_path / "o").exists()
+    missing = runner.invoke(app, ["solve", str(tmp_path / "nope")], env=ENV)
+    assert missing.exit_code == 1
+    assert "dataset directory not found" in _plain(missing.output)
+
+
+def test_cli_infeasible_explains_and_exits_1(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+    infeas = pd.DataFrame(
+        {
+            "family": ["site_grid"],
+            "key": ["alpha"],
+            "period": ["2026Q2"],
+            "shortfall": [120.0],
+            "unit": ["MW"],
+            "message": ["site alpha grid in 2026Q2 short by 120 MW"],
+        }
+    )
+    fake_solve["result"] = fake_result(
+        status="infeasible", objective_usd=None, tables={}, infeasibility=infeas
+    )
+    r = runner.invoke(app, ["solve", str(TINY), "--out", str(tmp_path)], env=ENV)
+    assert r.exit_code == 1
+    text = _plain(r.output)
+    assert "Status: infeasible" in text
+    assert "site alpha grid in 2026Q2 short by 120 MW" in text
+    (run_dir,) = tmp_path.iterdir()  # the explanation is in the report too
+    assert read_report(run_dir / "scenario=neutral")["infeasibility"]["shortfall"].tolist() == [
+        120.0
+    ]
+
+
+def test_cli_time_limit_statuses(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+    fake_solve["result"] = fake_result(status="time_limit_no_solution", objective_usd=None)
+    r = runner.invoke(app, ["solve", str(TINY), "--no-report", "--time-limit", "1"], env=ENV)
+    assert r.exit_code == 1
+    assert "time limit was reached before any feasible plan" in _plain(r.output)
+    fake_solve["result"] = fake_result(status="time_limit_feasible")
+    r = runner.invoke(app, ["solve", str(TINY), "--no-report"], env=ENV)
+    assert r.exit_code == 0
+    assert "Warning: time limit reached" in _plain(r.output)
+
+
+def test_cli_report_path_blocked(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+    blocker = tmp_path / "reports"
+    blocker.write_text("x")
+    r = runner.invoke(app, ["solve", str(TINY), "--out", str(blocker)], env=ENV)
+    assert r.exit_code == 1
+    assert f"{blocker} exists and is not a directory" in _plain(r.output)
+    assert blocker.read_text() == "x"

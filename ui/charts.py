@@ -1,0 +1,197 @@
+"""Plotly figures of a plan's result tables (pure functions: tables in, figures out).
+
+Each function takes the result tables of :mod:`optimizer` (see the table contract in
+``optimizer.results``) and returns a ``plotly.graph_objects.Figure``, or None when the
+table it needs is missing or empty, so a page can show an info line instead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+HEIGHT = 340
+MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
+
+
+def _get(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame | None:
+    df = tables.get(name)
+    if df is None or not isinstance(df, pd.DataFrame) or df.empty:
+        return None
+    return df
+
+
+def _layout(fig: go.Figure, title: str, periods: Sequence[str] | None = None) -> go.Figure:
+    fig.update_layout(title=title, height=HEIGHT, margin=MARGIN, legend_title_text="")
+    if periods:
+        fig.update_xaxes(categoryorder="array", categoryarray=list(periods))
+    return fig
+
+
+def installed_it_mw(
+    tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
+) -> go.Figure | None:
+    """Stacked area: installed IT MW (fleet ``it_mw``) by chip generation over time."""
+    f = _get(tables, "fleet")
+    if f is None:
+        return None
+    g = f.groupby(["period", "chip"], as_index=False)["it_mw"].sum()
+    order = list(periods) if periods else sorted(g["period"].unique())
+    g["period"] = pd.Categorical(g["period"], categories=order, ordered=True)
+    g = g.sort_values(["chip", "period"])
+    fig = px.area(g, x="period", y="it_mw", color="chip",
+                  labels={"it_mw": "installed IT power [MW]", "period": "period"})
+    return _layout(fig, "Installed IT MW by chip generation", order)
+
+
+def site_utilisation(
+    tables: Mapping[str, pd.DataFrame],
+    periods: Sequence[str] | None = None,
+    limits: Sequence[str] = ("power", "grid"),
+) -> go.Figure | None:
+    """Heatmap of site utilisation (used / capacity) for power and grid limits."""
+    s = _get(tables, "site_utilisation")
+    if s is None:
+        return None
+    s = s[s["limit"].isin(list(limits))].copy()
+    if s.empty:
+        return None
+    s["row"] = s["site"].astype(str) + " · " + s["limit"].astype(str)
+    piv = s.pivot_table(index="row", columns="period", values="utilisation", aggfunc="max")
+    if periods:
+        piv = piv.reindex(columns=[p for p in periods if p in piv.columns])
+    fig = px.imshow(
+        piv.to_numpy(dtype=float) * 100.0,
+        x=list(piv.columns),
+        y=list(piv.index),
+        color_continuous_scale="YlOrRd",
+        zmin=0,
+        zmax=100,
+        aspect="auto",
+        labels={"color": "utilisation [%]", "x": "period", "y": ""},
+        text_auto=".0f",
+    )
+    return _layout(fig, "Site power and grid utilisation [%]")
+
+
+def supply_utilisation(
+    tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
+) -> go.Figure | None:
+    """Lines: utilisation of each supply resource (wafers, CoWoS, HBM) over time."""
+    s = _get(tables, "supply_utilisation")
+    if s is None:
+        return None
+    g = s.groupby(["period", "resource"], as_index=False)[["used", "capacity"]].sum()
+    g["utilisation_pct"] = 100.0 * g["used"] / g["capacity"].where(g["capacity"] > 0)
+    fig = px.line(g, x="period", y="utilisation_pct", color="resource", markers=True,
+                  hover_data={"used": ":,.0f", "capacity": ":,.0f"},
+                  labels={"utilisation_pct": "used / capacity [%]"})
+    fig.update_yaxes(rangemode="tozero")
+    return _layout(fig, "Supply-chain utilisation", periods)
+
+
+def demand_served(
+    tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
+) -> go.Figure | None:
+    """Stacked bars: served vs unmet H100e per period, one panel per customer · workload."""
+    d = _get(tables, "demand")
+    if d is None:
+        return None
+    d = d.copy()
+    d["series"] = d["customer"].astype(str) + " · " + d["workload"].astype(str)
+    long = d.melt(id_vars=["series", "period"], value_vars=["served_h100e", "unmet_h100e"],
+                  var_name="kind", value_name="h100e")
+    long["kind"] = long["kind"].map({"served_h100e": "served", "unmet_h100e": "unmet"})
+    n = long["series"].nunique()
+    wrap = min(3, max(1, n))
+    fig = px.bar(long, x="period", y="h100e", color="kind", facet_col="series",
+                 facet_col_wrap=wrap, barmode="stack",
+                 color_discrete_map={"served": "#2ca02c", "unmet": "#d62728"},
+                 labels={"h100e": "H100e"})
+    fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig = _layout(fig, "Demand served vs unmet [H100e]", periods)
+    rows = int(np.ceil(n / wrap))
+    fig.update_layout(height=max(HEIGHT, 230 * rows))
+    return fig
+
+
+def shadow_price_heatmap(
+    tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
+) -> go.Figure | None:
+    """Heatmap of the largest |shadow price| per constraint family and period.
+
+    Colour is log10(1 + |price|) because families differ by orders of magnitude;
+    the hover and the cell text show the price in its own unit.
+    """
+    s = _get(tables, "shadow_prices")
+    if s is None:
+        return None
+    s = s.copy()
+    s["abs"] = s["shadow_price"].astype(float).abs()
+    g = s.groupby(["family", "period"], as_index=False).agg(
+        price=("abs", "max"), unit=("unit", "first")
+    )
+    g["label"] = g["family"].astype(str) + " [" + g["unit"].astype(str) + "]"
+    piv = g.pivot_table(index="label", columns="period", values="price", aggfunc="max")
+    if periods:
+        piv = piv.reindex(columns=[p for p in periods if p in piv.columns])
+    z = piv.to_numpy(dtype=float)
+    fig = go.Figure(
+        go.Heatmap(
+            z=np.log10(1.0 + np.nan_to_num(z)),
+            x=list(piv.columns),
+            y=list(piv.index),
+            customdata=z,
+            colorscale="Viridis",
+            hovertemplate="%{y}<br>%{x}: %{customdata:,.4g}<extra></extra>",
+            colorbar={"title": "log10(1+|price|)"},
+        )
+    )
+    return _layout(fig, "Shadow prices: max |price| by constraint family")
+
+
+def energy_water(
+    tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
+) -> go.Figure | None:
+    """Facility energy (MWh, left axis) and water (m3, right axis) over time."""
+    e = _get(tables, "energy")
+    if e is None:
+        return None
+    g = e.groupby("period", as_index=False)[["facility_mwh", "water_m3"]].sum()
+    if periods:
+        g["period"] = pd.Categorical(g["period"], categories=list(periods), ordered=True)
+        g = g.sort_values("period")
+    fig = make_subplots(specs=[[{"secondary_y": True}]])
+    fig.add_trace(go.Bar(x=g["period"].astype(str), y=g["facility_mwh"], name="facility energy [MWh]"),
+                  secondary_y=False)
+    fig.add_trace(go.Scatter(x=g["period"].astype(str), y=g["water_m3"], name="water [m3]",
+                             mode="lines+markers"), secondary_y=True)
+    fig.update_yaxes(title_text="MWh", secondary_y=False, rangemode="tozero")
+    fig.update_yaxes(title_text="m3", secondary_y=True, rangemode="tozero")
+    return _layout(fig, "Facility energy and water")
+
+
+def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
+    """Bars: total cost per scenario from a comparison frame (scenario, objective_usd)."""
+    if compare is None or compare.empty:
+        return None
+    fig = px.bar(compare, x="scenario", y="objective_usd", color="scenario",
+                 labels={"objective_usd": "discounted cost [USD]"})
+    fig.update_layout(showlegend=False)
+    return _layout(fig, "Plan cost by scenario")
+
+
+PLAN_CHARTS = (
+    ("installed", installed_it_mw),
+    ("site_util", site_utilisation),
+    ("supply", supply_utilisation),
+    ("demand", demand_served),
+    ("shadow", shadow_price_heatmap),
+    ("energy", energy_water),
+)
+"""(key, figure function) of the Plan page, in display order."""

@@ -1,0 +1,151 @@
+"""Scenario composer and plan metrics used by the app pages.
+
+The composer turns a few widget values into the override dicts of
+:mod:`capacity.scenarios` (the same format as ``scenarios.yaml``), so a composed
+scenario is applied, validated and diffed by the same code as a named one. The
+metrics condense a plan result into the few numbers the Plan and Risk pages show.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+
+from capacity.dataset import Dataset
+
+SOURCE = "app composer"
+TRAINIUM_FAMILY = "trainium"
+
+
+def trainium_chips(ds: Dataset, family: str = TRAINIUM_FAMILY) -> list[str]:
+    """IDs of the chips of one family (default ``trainium``), in table order."""
+    chips = ds.table("chips")
+    return [str(c) for c in chips.loc[chips["family"].astype(str) == family, "chip"]]
+
+
+def compose_overrides(
+    ds: Dataset,
+    *,
+    supply: Mapping[str, float] | None = None,
+    demand: Mapping[str, float] | None = None,
+    grid_delay_periods: int = 0,
+    grid_sites: Sequence[str] = (),
+    trainium_derate_factor: float = 1.0,
+) -> list[dict[str, Any]]:
+    """Turn composer settings into override dicts for ``apply_overrides``.
+
+    Parameters
+    ----------
+    ds : Dataset
+        The dataset the overrides will patch (for the Trainium chip list).
+    supply : Mapping[str, float], optional
+        Multiplier of ``supply_resources.capacity`` per resource (1 = unchanged).
+    demand : Mapping[str, float], optional
+        Multiplier of ``demand.demand_h100e`` per customer (1 = unchanged).
+    grid_delay_periods : int
+        Quarters by which the ``site_grid.grid_mw`` schedule moves later (negative =
+        earlier); vacated early quarters hold the first value.
+    grid_sites : sequence of str
+        Sites the delay applies to; empty = every site.
+    trainium_derate_factor : float
+        Multiplier of ``eligibility.derate`` on the Trainium-family chips (migration
+        performance loss; 1 = unchanged). A result above 1 fails validation.
+
+    Returns
+    -------
+    list of dict
+        Overrides in application order; empty when every setting is neutral.
+    """
+    out: list[dict[str, Any]] = []
+    for res, f in sorted((supply or {}).items()):
+        if not math.isclose(float(f), 1.0):
+            out.append(
+                {"op": "scale", "table": "supply_resources", "column": "capacity",
+                 "where": {"resource": [res]}, "factor": float(f), "source": SOURCE}
+            )
+    for cust, f in sorted((demand or {}).items()):
+        if not math.isclose(float(f), 1.0):
+            out.append(
+                {"op": "scale", "table": "demand", "column": "demand_h100e",
+                 "where": {"customer": [cust]}, "factor": float(f), "source": SOURCE}
+            )
+    if int(grid_delay_periods) != 0:
+        ov: dict[str, Any] = {"op": "shift", "table": "site_grid", "column": "grid_mw",
+                              "periods": int(grid_delay_periods), "source": SOURCE}
+        if grid_sites:
+            ov["where"] = {"site": list(grid_sites)}
+        out.append(ov)
+    chips = trainium_chips(ds)
+    if chips and not math.isclose(float(trainium_derate_factor), 1.0):
+        out.append(
+            {"op": "scale", "table": "eligibility", "column": "derate",
+             "where": {"chip": chips}, "factor": float(trainium_derate_factor), "source": SOURCE}
+        )
+    return out
+
+
+# ----------------------------------------------------------------------- metrics
+def _table(result: Any, name: str) -> pd.DataFrame | None:
+    tables = getattr(result, "tables", None) or {}
+    df = tables.get(name)
+    return df if isinstance(df, pd.DataFrame) else None
+
+
+def status_text(result: Any) -> str:
+    """The result status as plain text (``optimal``, ``infeasible`` ...)."""
+    s = getattr(result, "status", "")
+    return str(getattr(s, "value", s))
+
+
+def served_by_customer(result: Any) -> pd.DataFrame:
+    """Demand, served and unmet H100e summed over periods, per customer and workload.
+
+    Returns
+    -------
+    DataFrame
+        Columns customer, workload, demand_h100e, served_h100e, unmet_h100e,
+        served_share (served / demand; NaN when there is no demand).
+    """
+    cols = ["customer", "workload", "demand_h100e", "served_h100e", "unmet_h100e"]
+    d = _table(result, "demand")
+    if d is None or d.empty:
+        return pd.DataFrame(columns=[*cols, "served_share"])
+    g = d.groupby(["customer", "workload"], as_index=False)[cols[2:]].sum()
+    g["served_share"] = g["served_h100e"] / g["demand_h100e"].where(g["demand_h100e"] > 0)
+    return g
+
+
+def plan_metrics(result: Any, ds: Dataset | None = None) -> dict[str, Any]:
+    """Headline numbers of a plan.
+
+    Returns
+    -------
+    dict
+        ``status``; ``objective_usd`` (discounted total cost, USD); ``served_share``
+        (served / demanded H100e over the horizon); ``unmet_h100e`` (H100e-periods);
+        ``trainium_share`` (share of served H100e delivered by Trainium-family chips,
+        from the assignment table; NaN without a dataset or assignments).
+    """
+    obj = getattr(result, "objective_usd", None)
+    out: dict[str, Any] = {
+        "status": status_text(result),
+        "objective_usd": float("nan") if obj is None else float(obj),
+        "served_share": float("nan"),
+        "unmet_h100e": float("nan"),
+        "trainium_share": float("nan"),
+    }
+    d = _table(result, "demand")
+    if d is not None and not d.empty:
+        dem = float(d["demand_h100e"].sum())
+        out["served_share"] = float(d["served_h100e"].sum()) / dem if dem > 0 else float("nan")
+        out["unmet_h100e"] = float(d["unmet_h100e"].sum())
+    a = _table(result, "assignment")
+    if ds is not None and a is not None and not a.empty:
+        tot = float(a["h100e"].sum())
+        trn = set(trainium_chips(ds))
+        if tot > 0:
+            out["trainium_share"] = float(a.loc[a["chip"].astype(str).isin(trn), "h100e"].sum()) / tot
+    return out

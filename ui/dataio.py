@@ -1,0 +1,349 @@
+"""Dataset I/O and schema helpers for the app: uploads, downloads, column configs, findings.
+
+Everything here is a plain function of its arguments (no session state), so the pages
+stay thin and the tests can call these directly. Parsing and validation are delegated
+to :mod:`capacity.dataset` and :mod:`capacity.validation`; this module only moves
+bytes between the browser and those functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import tempfile
+import zipfile
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import pandas as pd
+
+from capacity.dataset import Dataset, load_dataset, read_table_file
+from capacity.schema import SPECS, TABLE_NAMES, Column, TableSpec
+from capacity.validation import DataValidationError, Finding
+
+MAX_UPLOAD_MB = 50
+"""Largest accepted upload, per file and for a zip's unpacked contents (MiB)."""
+
+MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
+
+TABLE_SUFFIXES = (".csv", ".parquet")
+
+
+class UploadError(ValueError):
+    """An upload that cannot be used; the message says why in plain words."""
+
+
+@dataclass(frozen=True)
+class UploadedFile:
+    """One uploaded file: its name and its bytes."""
+
+    name: str
+    data: bytes
+
+
+# ------------------------------------------------------------------------ uploads
+def _check_size(name: str, size: int) -> None:
+    if size > MAX_UPLOAD_BYTES:
+        raise UploadError(
+            f"{name} is {size / 1024 / 1024:.1f} MB; the limit is {MAX_UPLOAD_MB} MB per upload."
+        )
+
+
+def _table_of(name: str) -> str | None:
+    p = PurePosixPath(name)
+    if p.suffix.lower() not in TABLE_SUFFIXES:
+        return None
+    return p.stem if p.stem in SPECS else None
+
+
+def _extract_zip(f: UploadedFile, target: Path) -> list[str]:
+    """Unpack the table files (and YAML) of a zip into ``target``; return their names."""
+    try:
+        zf = zipfile.ZipFile(io.BytesIO(f.data))
+    except zipfile.BadZipFile as exc:
+        raise UploadError(f"{f.name} is not a valid zip archive.") from exc
+    with zf:
+        members = [
+            m
+            for m in zf.infolist()
+            if not m.is_dir()
+            and not PurePosixPath(m.filename).name.startswith(".")
+            and "__MACOSX" not in m.filename
+        ]
+        total = sum(m.file_size for m in members)
+        if total > MAX_UPLOAD_BYTES:
+            raise UploadError(
+                f"{f.name} unpacks to {total / 1024 / 1024:.1f} MB; the limit is "
+                f"{MAX_UPLOAD_MB} MB."
+            )
+        names: list[str] = []
+        for m in members:
+            base = PurePosixPath(m.filename).name
+            if _table_of(base) is None and base not in ("scenarios.yaml", "dataset.yaml"):
+                continue
+            if base in names:
+                raise UploadError(f"{f.name} holds {base} twice (in different folders).")
+            (target / base).write_bytes(zf.read(m))
+            names.append(base)
+    if not any(_table_of(n) for n in names):
+        raise UploadError(
+            f"{f.name} holds no table file; expected files named <table>.csv or "
+            f"<table>.parquet with table one of: {', '.join(TABLE_NAMES)}."
+        )
+    return names
+
+
+def dataset_from_upload(files: Sequence[UploadedFile], current: Dataset | None) -> Dataset:
+    """Build a validated Dataset from uploaded files.
+
+    Parameters
+    ----------
+    files : sequence of UploadedFile
+        Either one zip of a whole dataset (``<table>.csv``/``.parquet`` files, optional
+        ``scenarios.yaml``), or single table files named ``<table>.csv`` or
+        ``<table>.parquet`` that replace those tables of ``current``.
+    current : Dataset or None
+        The dataset the single tables patch (and whose scenarios a zip without a
+        ``scenarios.yaml`` keeps).
+
+    Returns
+    -------
+    Dataset
+        The new dataset; ``current`` is never changed.
+
+    Raises
+    ------
+    UploadError
+        For a file over :data:`MAX_UPLOAD_MB`, a broken zip, an unknown file name,
+        single tables without a current dataset.
+    DataValidationError
+        When the tables do not validate (wrong columns, text in number columns ...);
+        ``findings`` lists every problem with file, row, column and value.
+    """
+    if not files:
+        raise UploadError("No file uploaded.")
+    for f in files:
+        _check_size(f.name, len(f.data))
+    zips = [f for f in files if f.name.lower().endswith(".zip")]
+    if zips and len(files) > 1:
+        raise UploadError("Upload either one zip of a whole dataset, or single table files.")
+    with tempfile.TemporaryDirectory(prefix="capacity_upload_") as tmp:
+        d = Path(tmp)
+        if zips:
+            names = _extract_zip(zips[0], d)
+            ds = load_dataset(d)
+            keep = current is not None and "scenarios.yaml" not in names
+            scenarios = current.scenarios if keep and current is not None else ds.scenarios
+            return dataclasses.replace(ds, name=Path(zips[0].name).stem, scenarios=scenarios)
+        if current is None:
+            raise UploadError(
+                "No dataset is loaded yet: upload a zip holding every table first."
+            )
+        new: dict[str, pd.DataFrame] = {}
+        files_by_table: dict[str, str] = {}
+        for f in files:
+            table = _table_of(f.name)
+            if table is None:
+                raise UploadError(
+                    f"{f.name}: name a file <table>.csv or <table>.parquet, with table one "
+                    f"of: {', '.join(TABLE_NAMES)}; or upload a .zip of the whole dataset."
+                )
+            if table in new:
+                raise UploadError(f"Two uploaded files are for table {table!r}.")
+            path = d / f"{table}{PurePosixPath(f.name).suffix.lower()}"
+            path.write_bytes(f.data)
+            new[table] = read_table_file(path)
+            files_by_table[table] = PurePosixPath(f.name).name
+        return Dataset.from_tables(
+            {**current.tables, **new},
+            name=current.name,
+            scenarios=current.scenarios,
+            files=files_by_table,
+        )
+
+
+def dataset_zip_bytes(ds: Dataset) -> bytes:
+    """Return the dataset as a zip of ``<table>.csv`` files plus ``scenarios.yaml``.
+
+    The zip reads back with :func:`dataset_from_upload` (and, unpacked, with
+    ``capacity.dataset.load_dataset``) to the same content hash.
+    """
+    buf = io.BytesIO()
+    with tempfile.TemporaryDirectory(prefix="capacity_download_") as tmp:
+        ds.write(tmp)
+        with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+            for p in sorted(Path(tmp).iterdir()):
+                if not p.name.startswith("."):
+                    zf.write(p, arcname=p.name)
+    return buf.getvalue()
+
+
+def directory_zip_bytes(directory: str | Path) -> bytes:
+    """Zip a directory tree (e.g. a Parquet report run) into bytes, paths relative to it."""
+    root = Path(directory)
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        for p in sorted(root.rglob("*")):
+            if p.is_file() and not p.name.startswith("."):
+                zf.write(p, arcname=str(p.relative_to(root.parent)))
+    return buf.getvalue()
+
+
+# ---------------------------------------------------------------------- findings
+def findings_for_table(findings: Iterable[Finding], table: str) -> list[Finding]:
+    """Findings about one table's file (``sites.csv``, ``sites.parquet`` ...)."""
+    return [f for f in findings if PurePosixPath(str(f.file)).stem == table]
+
+
+def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
+    """Findings as a frame: severity, row (spreadsheet row), editor_row, column, value, message.
+
+    ``editor_row`` is the 0-based position in the editor (spreadsheet row - 2), or
+    missing for a whole-file finding.
+    """
+    rows = []
+    for f in findings:
+        rows.append(
+            {
+                "severity": f.severity,
+                "row": f.row,
+                "editor_row": None if f.row is None or f.row < 2 else f.row - 2,
+                "column": f.column or "",
+                "value": "" if f.value is None else str(f.value),
+                "message": f.message,
+            }
+        )
+    df = pd.DataFrame(
+        rows, columns=["severity", "row", "editor_row", "column", "value", "message"]
+    )
+    df["row"] = df["row"].astype("Int64")
+    df["editor_row"] = df["editor_row"].astype("Int64")
+    return df
+
+
+def highlight_rows(frame: pd.DataFrame, findings: Sequence[Finding]) -> Any:
+    """Return a pandas Styler of the rows of ``frame`` named by findings, bad cells coloured.
+
+    Errors are red, warnings amber. Rows keep their editor position as index.
+    """
+    pos: dict[int, dict[str, str]] = {}
+    for f in findings:
+        if f.row is None or f.row < 2 or f.row - 2 >= len(frame):
+            continue
+        cells = pos.setdefault(f.row - 2, {})
+        colour = "#f8d7da" if f.severity == "error" else "#fff3cd"
+        cols = [f.column] if f.column in frame.columns else list(frame.columns)
+        for c in cols:
+            if cells.get(c) != "#f8d7da":
+                cells[c] = colour
+    sub = frame.iloc[sorted(pos)]
+
+    def style(row: pd.Series) -> list[str]:
+        cells = pos.get(int(row.name), {})  # type: ignore[arg-type]
+        return [f"background-color: {cells[c]}" if c in cells else "" for c in row.index]
+
+    return sub.style.apply(style, axis=1)
+
+
+# ------------------------------------------------------------------ column config
+def column_label(col: Column) -> str:
+    """Header text: the column name plus its unit, e.g. ``grid_mw [MW]``."""
+    return f"{col.name} [{col.unit}]" if col.unit else col.name
+
+
+def column_help(col: Column, table: TableSpec) -> str:
+    """Tooltip: meaning, unit, bounds, default and reference of a column."""
+    parts = [col.description]
+    if col.unit:
+        parts.append(f"Unit: {col.unit}.")
+    bounds = col.bounds_text()
+    if bounds and col.dtype != "choice":
+        parts.append(f"Allowed: {bounds}.")
+    if not col.required:
+        parts.append(f"Optional (empty = {col.default if col.default is not None else 'end of horizon'}).")
+    if col.references:
+        parts.append(f"Must exist in {col.references[0]}.{col.references[1]}.")
+    if col.name in table.key:
+        parts.append("Part of the row key.")
+    return " ".join(parts)
+
+
+def column_config(table: str) -> dict[str, Any]:
+    """Return ``st.data_editor`` column configs built from the table's schema spec.
+
+    Numbers get their unit in the label, bounds as min/max (``step=1`` for integers);
+    choice columns are select boxes; periods are checked against ``YYYYQn``.
+    """
+    import streamlit as st
+
+    t = SPECS[table]
+    out: dict[str, Any] = {}
+    for c in t.columns:
+        kw: dict[str, Any] = {
+            "label": column_label(c),
+            "help": column_help(c, t),
+            "required": c.required,
+        }
+        if c.default is not None and not c.required:
+            kw["default"] = c.default
+        if c.is_numeric:
+            out[c.name] = st.column_config.NumberColumn(
+                **kw,
+                min_value=c.min,
+                max_value=c.max,
+                step=1 if c.dtype == "int" else None,
+            )
+        elif c.dtype == "choice":
+            out[c.name] = st.column_config.SelectboxColumn(**kw, options=list(c.choices))
+        elif c.dtype == "period":
+            out[c.name] = st.column_config.TextColumn(**kw, validate=r"^\d{4}Q[1-4]$")
+        else:
+            out[c.name] = st.column_config.TextColumn(**kw)
+    return out
+
+
+def editor_frame(ds: Dataset, table: str) -> pd.DataFrame:
+    """The table as the editor shows it: a copy, with a plain 0..n-1 index."""
+    return ds.table(table).copy().reset_index(drop=True)
+
+
+def frames_equal(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
+    """True when two editor frames hold the same cells (NaN equals NaN)."""
+    if a is None or b is None:
+        return a is b
+    if list(a.columns) != list(b.columns) or a.shape != b.shape:
+        return False
+    return bool(a.reset_index(drop=True).astype(str).equals(b.reset_index(drop=True).astype(str)))
+
+
+def validate_drafts(base: Dataset, drafts: Mapping[str, pd.DataFrame]) -> Dataset:
+    """Build a Dataset from the base with the edited tables swapped in.
+
+    Raises
+    ------
+    DataValidationError
+        When the edited tables do not validate.
+    """
+    if not drafts:
+        return base
+    return base.replace(**{t: df.reset_index(drop=True) for t, df in drafts.items()})
+
+
+__all__ = [
+    "MAX_UPLOAD_MB",
+    "DataValidationError",
+    "UploadError",
+    "UploadedFile",
+    "column_config",
+    "dataset_from_upload",
+    "dataset_zip_bytes",
+    "directory_zip_bytes",
+    "editor_frame",
+    "findings_for_table",
+    "findings_table",
+    "frames_equal",
+    "highlight_rows",
+    "validate_drafts",
+]
