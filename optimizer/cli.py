@@ -30,6 +30,51 @@ def main() -> None:
 # --- commands are added below; keep each one a thin wrapper -------------------------
 
 
+def app_command(port: int, address: str, headless: bool) -> list[str]:
+    """Return the ``streamlit run ui/app.py`` command line of ``capacity app``."""
+    import sys
+
+    script = Path(__file__).resolve().parents[1] / "ui" / "app.py"
+    cmd = [sys.executable, "-m", "streamlit", "run", str(script)]
+    cmd += ["--server.port", str(port), "--server.address", address]
+    cmd += ["--server.headless", "true" if headless else "false"]
+    return cmd + ["--browser.gatherUsageStats", "false"]
+
+
+@app.command("app")
+def app_(
+    port: Annotated[int, typer.Option("--port", "-p", min=1, max=65535, help="Port.")] = 8501,
+    data: Annotated[
+        Path | None,
+        typer.Option("--data", "-d", help="Dataset directory opened first (default: data/)."),
+    ] = None,
+    address: Annotated[str, typer.Option(help="Address to listen on.")] = "localhost",
+    headless: Annotated[
+        bool, typer.Option("--headless/--browser", help="Do not open a browser tab.")
+    ] = True,
+) -> None:
+    """Start the Streamlit app (data editor, scenarios, plan, risk, reports).
+
+    Prints the address and runs until Ctrl+C. Exits 1 when ``--data`` is not a
+    directory, else with Streamlit's exit code.
+    """
+    import os
+    import subprocess
+
+    env = dict(os.environ)
+    if data is not None:
+        if not data.is_dir():
+            typer.echo(f"error: --data {data} is not a directory", err=True)
+            raise typer.Exit(1)
+        env["CAPACITY_DATA"] = str(data.resolve())
+    typer.echo(f"Capacity planner app: http://{address}:{port}  (Ctrl+C to stop)")
+    try:
+        code = subprocess.call(app_command(port, address, headless), env=env)
+    except KeyboardInterrupt:
+        code = 0
+    raise typer.Exit(code)
+
+
 def print_findings(findings: list, *, title: str = "Validation findings") -> None:
     """Print findings as a table: severity, file, row, column, value, message."""
     from rich.console import Console
@@ -186,8 +231,6 @@ def solve(
     from capacity.dataset import load_dataset
     from capacity.scenarios import UnknownScenarioError, apply_scenario
     from capacity.validation import DataValidationError
-    from optimizer import SolveOptions
-    from optimizer import solve as solve_plan
     from optimizer.report import ReportError, scenario_dir, write_report
     from optimizer.summary import exit_code, render_summary, summarize
 
@@ -208,6 +251,9 @@ def solve(
     except UnknownScenarioError as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
+    from optimizer import SolveOptions
+    from optimizer import solve as solve_plan
+
     options = SolveOptions(
         solver=solver.value,
         time_limit_s=time_limit,
@@ -231,3 +277,53 @@ def solve(
         if units:
             console.print(f"Units: {run_dir / 'units.csv'}")
     raise typer.Exit(code)
+
+
+# --- capacity batch (owner: risk/batch engineer) -------------------------------------
+
+
+@app.command()
+def batch(
+    sweep: Annotated[Path, typer.Argument(help="Sweep YAML: data, scenarios, grid, monte_carlo.")],
+    workers: Annotated[
+        int, typer.Option("--workers", "-w", min=1, help="Worker processes of the local Dask cluster.")
+    ] = 2,
+    scheduler: Annotated[
+        str | None,
+        typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://host:port)."),
+    ] = None,
+    out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("batch_out"),
+    solver: Annotated[_SolverName, typer.Option(help="LP solver.")] = _SolverName.highs,
+    time_limit: Annotated[
+        float | None, typer.Option("--time-limit", min=0.0, help="Solver time limit per case, seconds.")
+    ] = None,
+    reuse: Annotated[
+        bool, typer.Option("--reuse/--no-reuse", help="Patch the base model per case instead of rebuilding.")
+    ] = True,
+) -> None:
+    """Solve every case of a sweep on Dask; write <out>/scenario=<case>/<table>.parquet.
+
+    Finished cases are skipped on a re-run. Exits 0 when every case has a plan, 1 when
+    some case failed or the sweep/data is invalid.
+    """
+    from rich.console import Console
+
+    from capacity.validation import DataValidationError
+    from optimizer import SolveOptions
+    from optimizer.batch import render_batch, run_batch
+    from optimizer.sweep import SweepSpecError
+
+    console = Console(width=max(120, Console().width))
+    try:
+        result = run_batch(
+            sweep, out, workers=workers, scheduler=scheduler,
+            options=SolveOptions(solver=solver.value, time_limit_s=time_limit), reuse=reuse,
+        )
+    except SweepSpecError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+    except DataValidationError as e:
+        print_findings(list(e.findings))
+        raise typer.Exit(1) from None
+    render_batch(result, console)
+    raise typer.Exit(0 if result.n_failed == 0 else 1)

@@ -1,0 +1,1 @@
+"""Streamlit app of the capacity planner (pages in ``ui/app_pages``)."""

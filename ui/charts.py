@@ -44,8 +44,13 @@ def installed_it_mw(
     order = list(periods) if periods else sorted(g["period"].unique())
     g["period"] = pd.Categorical(g["period"], categories=order, ordered=True)
     g = g.sort_values(["chip", "period"])
-    fig = px.area(g, x="period", y="it_mw", color="chip",
-                  labels={"it_mw": "installed IT power [MW]", "period": "period"})
+    fig = px.area(
+        g,
+        x="period",
+        y="it_mw",
+        color="chip",
+        labels={"it_mw": "installed IT power [MW]", "period": "period"},
+    )
     return _layout(fig, "Installed IT MW by chip generation", order)
 
 
@@ -88,9 +93,15 @@ def supply_utilisation(
         return None
     g = s.groupby(["period", "resource"], as_index=False)[["used", "capacity"]].sum()
     g["utilisation_pct"] = 100.0 * g["used"] / g["capacity"].where(g["capacity"] > 0)
-    fig = px.line(g, x="period", y="utilisation_pct", color="resource", markers=True,
-                  hover_data={"used": ":,.0f", "capacity": ":,.0f"},
-                  labels={"utilisation_pct": "used / capacity [%]"})
+    fig = px.line(
+        g,
+        x="period",
+        y="utilisation_pct",
+        color="resource",
+        markers=True,
+        hover_data={"used": ":,.0f", "capacity": ":,.0f"},
+        labels={"utilisation_pct": "used / capacity [%]"},
+    )
     fig.update_yaxes(rangemode="tozero")
     return _layout(fig, "Supply-chain utilisation", periods)
 
@@ -104,15 +115,26 @@ def demand_served(
         return None
     d = d.copy()
     d["series"] = d["customer"].astype(str) + " · " + d["workload"].astype(str)
-    long = d.melt(id_vars=["series", "period"], value_vars=["served_h100e", "unmet_h100e"],
-                  var_name="kind", value_name="h100e")
+    long = d.melt(
+        id_vars=["series", "period"],
+        value_vars=["served_h100e", "unmet_h100e"],
+        var_name="kind",
+        value_name="h100e",
+    )
     long["kind"] = long["kind"].map({"served_h100e": "served", "unmet_h100e": "unmet"})
     n = long["series"].nunique()
     wrap = min(3, max(1, n))
-    fig = px.bar(long, x="period", y="h100e", color="kind", facet_col="series",
-                 facet_col_wrap=wrap, barmode="stack",
-                 color_discrete_map={"served": "#2ca02c", "unmet": "#d62728"},
-                 labels={"h100e": "H100e"})
+    fig = px.bar(
+        long,
+        x="period",
+        y="h100e",
+        color="kind",
+        facet_col="series",
+        facet_col_wrap=wrap,
+        barmode="stack",
+        color_discrete_map={"served": "#2ca02c", "unmet": "#d62728"},
+        labels={"h100e": "H100e"},
+    )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
     fig = _layout(fig, "Demand served vs unmet [H100e]", periods)
     rows = int(np.ceil(n / wrap))
@@ -167,10 +189,16 @@ def energy_water(
         g["period"] = pd.Categorical(g["period"], categories=list(periods), ordered=True)
         g = g.sort_values("period")
     fig = make_subplots(specs=[[{"secondary_y": True}]])
-    fig.add_trace(go.Bar(x=g["period"].astype(str), y=g["facility_mwh"], name="facility energy [MWh]"),
-                  secondary_y=False)
-    fig.add_trace(go.Scatter(x=g["period"].astype(str), y=g["water_m3"], name="water [m3]",
-                             mode="lines+markers"), secondary_y=True)
+    fig.add_trace(
+        go.Bar(x=g["period"].astype(str), y=g["facility_mwh"], name="facility energy [MWh]"),
+        secondary_y=False,
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=g["period"].astype(str), y=g["water_m3"], name="water [m3]", mode="lines+markers"
+        ),
+        secondary_y=True,
+    )
     fig.update_yaxes(title_text="MWh", secondary_y=False, rangemode="tozero")
     fig.update_yaxes(title_text="m3", secondary_y=True, rangemode="tozero")
     return _layout(fig, "Facility energy and water")
@@ -180,8 +208,13 @@ def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
     """Bars: total cost per scenario from a comparison frame (scenario, objective_usd)."""
     if compare is None or compare.empty:
         return None
-    fig = px.bar(compare, x="scenario", y="objective_usd", color="scenario",
-                 labels={"objective_usd": "discounted cost [USD]"})
+    fig = px.bar(
+        compare,
+        x="scenario",
+        y="objective_usd",
+        color="scenario",
+        labels={"objective_usd": "discounted cost [USD]"},
+    )
     fig.update_layout(showlegend=False)
     return _layout(fig, "Plan cost by scenario")
 

@@ -63,26 +63,49 @@ def compose_overrides(
     for res, f in sorted((supply or {}).items()):
         if not math.isclose(float(f), 1.0):
             out.append(
-                {"op": "scale", "table": "supply_resources", "column": "capacity",
-                 "where": {"resource": [res]}, "factor": float(f), "source": SOURCE}
+                {
+                    "op": "scale",
+                    "table": "supply_resources",
+                    "column": "capacity",
+                    "where": {"resource": [res]},
+                    "factor": float(f),
+                    "source": SOURCE,
+                }
             )
     for cust, f in sorted((demand or {}).items()):
         if not math.isclose(float(f), 1.0):
             out.append(
-                {"op": "scale", "table": "demand", "column": "demand_h100e",
-                 "where": {"customer": [cust]}, "factor": float(f), "source": SOURCE}
+                {
+                    "op": "scale",
+                    "table": "demand",
+                    "column": "demand_h100e",
+                    "where": {"customer": [cust]},
+                    "factor": float(f),
+                    "source": SOURCE,
+                }
             )
     if int(grid_delay_periods) != 0:
-        ov: dict[str, Any] = {"op": "shift", "table": "site_grid", "column": "grid_mw",
-                              "periods": int(grid_delay_periods), "source": SOURCE}
+        ov: dict[str, Any] = {
+            "op": "shift",
+            "table": "site_grid",
+            "column": "grid_mw",
+            "periods": int(grid_delay_periods),
+            "source": SOURCE,
+        }
         if grid_sites:
             ov["where"] = {"site": list(grid_sites)}
         out.append(ov)
     chips = trainium_chips(ds)
     if chips and not math.isclose(float(trainium_derate_factor), 1.0):
         out.append(
-            {"op": "scale", "table": "eligibility", "column": "derate",
-             "where": {"chip": chips}, "factor": float(trainium_derate_factor), "source": SOURCE}
+            {
+                "op": "scale",
+                "table": "eligibility",
+                "column": "derate",
+                "where": {"chip": chips},
+                "factor": float(trainium_derate_factor),
+                "source": SOURCE,
+            }
         )
     return out
 
@@ -95,7 +118,7 @@ def _table(result: Any, name: str) -> pd.DataFrame | None:
 
 
 def status_text(result: Any) -> str:
-    """The result status as plain text (``optimal``, ``infeasible`` ...)."""
+    """Return the result status as plain text (``optimal``, ``infeasible`` ...)."""
     s = getattr(result, "status", "")
     return str(getattr(s, "value", s))
 
@@ -147,5 +170,7 @@ def plan_metrics(result: Any, ds: Dataset | None = None) -> dict[str, Any]:
         tot = float(a["h100e"].sum())
         trn = set(trainium_chips(ds))
         if tot > 0:
-            out["trainium_share"] = float(a.loc[a["chip"].astype(str).isin(trn), "h100e"].sum()) / tot
+            out["trainium_share"] = (
+                float(a.loc[a["chip"].astype(str).isin(trn), "h100e"].sum()) / tot
+            )
     return out

@@ -138,9 +138,7 @@ def dataset_from_upload(files: Sequence[UploadedFile], current: Dataset | None) 
             scenarios = current.scenarios if keep and current is not None else ds.scenarios
             return dataclasses.replace(ds, name=Path(zips[0].name).stem, scenarios=scenarios)
         if current is None:
-            raise UploadError(
-                "No dataset is loaded yet: upload a zip holding every table first."
-            )
+            raise UploadError("No dataset is loaded yet: upload a zip holding every table first.")
         new: dict[str, pd.DataFrame] = {}
         files_by_table: dict[str, str] = {}
         for f in files:
@@ -193,12 +191,12 @@ def directory_zip_bytes(directory: str | Path) -> bytes:
 
 # ---------------------------------------------------------------------- findings
 def findings_for_table(findings: Iterable[Finding], table: str) -> list[Finding]:
-    """Findings about one table's file (``sites.csv``, ``sites.parquet`` ...)."""
+    """Return the findings about one table's file (``sites.csv``, ``sites.parquet`` ...)."""
     return [f for f in findings if PurePosixPath(str(f.file)).stem == table]
 
 
 def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
-    """Findings as a frame: severity, row (spreadsheet row), editor_row, column, value, message.
+    """Return findings as a frame: severity, row, editor_row, column, value, message.
 
     ``editor_row`` is the 0-based position in the editor (spreadsheet row - 2), or
     missing for a whole-file finding.
@@ -215,9 +213,7 @@ def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
                 "message": f.message,
             }
         )
-    df = pd.DataFrame(
-        rows, columns=["severity", "row", "editor_row", "column", "value", "message"]
-    )
+    df = pd.DataFrame(rows, columns=["severity", "row", "editor_row", "column", "value", "message"])
     df["row"] = df["row"].astype("Int64")
     df["editor_row"] = df["editor_row"].astype("Int64")
     return df
@@ -262,7 +258,9 @@ def column_help(col: Column, table: TableSpec) -> str:
     if bounds and col.dtype != "choice":
         parts.append(f"Allowed: {bounds}.")
     if not col.required:
-        parts.append(f"Optional (empty = {col.default if col.default is not None else 'end of horizon'}).")
+        parts.append(
+            f"Optional (empty = {col.default if col.default is not None else 'end of horizon'})."
+        )
     if col.references:
         parts.append(f"Must exist in {col.references[0]}.{col.references[1]}.")
     if col.name in table.key:
@@ -305,12 +303,12 @@ def column_config(table: str) -> dict[str, Any]:
 
 
 def editor_frame(ds: Dataset, table: str) -> pd.DataFrame:
-    """The table as the editor shows it: a copy, with a plain 0..n-1 index."""
+    """Return the table as the editor shows it: a copy, with a plain 0..n-1 index."""
     return ds.table(table).copy().reset_index(drop=True)
 
 
 def frames_equal(a: pd.DataFrame | None, b: pd.DataFrame | None) -> bool:
-    """True when two editor frames hold the same cells (NaN equals NaN)."""
+    """Return True when two editor frames hold the same cells (NaN equals NaN)."""
     if a is None or b is None:
         return a is b
     if list(a.columns) != list(b.columns) or a.shape != b.shape:

@@ -1,0 +1,975 @@
+"""Scenario batch runs on Dask, and model reuse across scenarios.
+
+``capacity batch SWEEP.yaml`` expands a sweep (:mod:`optimizer.sweep`) into cases and
+solves them on a Dask cluster: by default a ``distributed.LocalCluster`` of ``N``
+single-threaded worker processes on this machine; with ``scheduler=ADDRESS`` the same
+tasks go to an existing cluster (``Client(address)``). The client process writes each
+case's tables as soon as it finishes (``distributed.as_completed``)::
+
+    <out>/batch_manifest.json                    (rewritten atomically after each case)
+    <out>/batch_summary.csv                      (one row per case: outcomes)
+    <out>/scenario=<case>/<table>.parquet        (every table of report.RESULT_SCHEMAS)
+
+Tables are written by :func:`optimizer.report.write_scenario_tables` (one explicit
+schema per table, temporary name then rename), so a case that serves nobody still
+writes every table, typed and possibly empty, and no half file ever sits under a real
+name. The folder reads with ``pyarrow.dataset`` and DuckDB
+(``read_parquet('<out>/*/demand.parquet', hive_partitioning=true)``).
+
+Re-runs
+-------
+A case is keyed by its name and :meth:`optimizer.sweep.SweepCase.key` (sha256 of the
+base dataset hash, the named scenario and the overrides). A re-run skips a case whose
+manifest entry has the same key, ``state == "done"`` and every file present; it
+redoes the rest. A case that fails (solver error, exception, a worker killed:
+``KilledWorker``/``CommClosedError``) is recorded with ``state: "failed"`` and its
+error, and the batch goes on. An infeasible case is *done* (its answer is
+"infeasible", written with the explanation table) but counted as failed in the
+progress bar. The local cluster is started with
+``distributed.scheduler.allowed-failures = 0`` (a task that kills a worker is not
+retried on the next one) and ``worker-saturation = 1.0`` (a worker holds only the
+task it runs, so a dying worker takes no innocent task with it); start an external
+scheduler with ``DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0`` for the same
+behaviour.
+
+Model reuse
+-----------
+Most sweep cases differ from their base scenario only in data *values*. With
+``reuse=True`` each worker builds the base scenario's :class:`PlanningModel` once
+(cached per process) and, for each case, patches the arrays that the changed values
+feed (:func:`patch_model`) instead of rebuilding the model:
+
+=====================================  ============================================
+changed input                          patched
+=====================================  ============================================
+supply_resources.capacity              rhs of ``supply_resource`` rows
+demand.demand_h100e (same >0 pattern)  rhs of ``demand_balance`` rows
+site_grid.grid_mw                      rhs of ``site_grid`` rows (by the change)
+site_water.water_permit_m3             rhs of ``site_water`` rows (by the change)
+commitments.min_it_mw (same pattern)   rhs of ``commitment`` rows
+customers.unmet_penalty_usd_...        cost of ``unmet`` columns
+commitments.breach_penalty_usd_per_mw  cost of ``breach`` columns
+sites.energy_price_usd_per_mwh         ``energy`` cost terms (per site ratio; the
+                                       initial-fleet constant needs one ratio for
+                                       every site)
+eligibility.derate                     matrix entries of ``assign`` columns in
+                                       ``demand_balance`` rows
+customer prices, display names,        nothing (not in the LP)
+sources
+=====================================  ============================================
+
+Any other change (PUE, WUE, shifts of period labels, a value moving to or from zero,
+added or removed rows ...) falls back to :func:`optimizer.model.build_model`. A patched
+model equals the rebuilt one array for array (``tests/test_batch.py`` checks it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import logging
+import os
+import time
+import traceback
+import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from capacity.schema import SPECS, TABLE_NAMES
+from optimizer.sweep import SweepCase, SweepSpec, cases_dataset, expand_sweep, load_sweep
+
+__all__ = [
+    "BATCH_MANIFEST",
+    "BatchResult",
+    "CaseResult",
+    "DatasetPayload",
+    "patch_model",
+    "run_batch",
+    "run_case",
+    "solve_many",
+]
+
+BATCH_MANIFEST = "batch_manifest.json"
+BATCH_SUMMARY = "batch_summary.csv"
+BATCH_FORMAT = "capacity-batch/1"
+OK_STATUSES = ("optimal", "time_limit_feasible")
+
+#: Test-only hook: a worker that runs the case named by this environment variable
+#: exits at once (``os._exit``), as if it were killed.
+CRASH_ENV = "CAPACITY_BATCH_TEST_EXIT_ON"
+
+log = logging.getLogger(__name__)
+
+
+# --------------------------------------------------------------------------- payload
+@dataclass(frozen=True)
+class DatasetPayload:
+    """A pickle-friendly copy of a Dataset (``Dataset`` holds mapping proxies).
+
+    Rebuilt on the worker without re-validation (the tables were validated once).
+    """
+
+    tables: Mapping[str, pd.DataFrame]
+    name: str
+    scenarios: Mapping[str, Any]
+    meta: Mapping[str, Any]
+    scenario: str
+    hash: str
+
+    @classmethod
+    def from_dataset(cls, ds: Any) -> DatasetPayload:
+        """Copy the parts of ``ds`` a worker needs."""
+        return cls(
+            dict(ds.tables), ds.name, dict(ds.scenarios), dict(ds.meta), ds.scenario, ds.hash
+        )
+
+    def to_dataset(self) -> Any:
+        """Return the Dataset (same tables, same hash)."""
+        from capacity.dataset import Dataset
+
+        return Dataset(
+            dict(self.tables),
+            name=self.name,
+            scenarios=dict(self.scenarios),
+            scenario=self.scenario,
+            meta=dict(self.meta),
+        )
+
+
+@dataclass
+class _PlanView:
+    """The picklable part of a PlanResult that the writers and risk functions read."""
+
+    status: Any
+    objective_usd: float | None
+    tables: Mapping[str, pd.DataFrame]
+    violations: Any
+    infeasibility: Any
+    message: str
+    solver: str
+    dataset_hash: str
+    dataset_name: str
+    timings_s: Mapping[str, float]
+    n_variables: int
+    n_constraints: int
+    integer_units: bool = False
+    duals_from: str = "lp"
+
+    @classmethod
+    def of(cls, res: Any) -> _PlanView:
+        view = cls(**{f.name: getattr(res, f.name) for f in dataclasses.fields(cls)})
+        view.violations = _conform(view.violations, "violations")
+        view.infeasibility = _conform(view.infeasibility, "infeasibility")
+        return view
+
+
+# Column aliases between the solver's explanation tables and the report schemas.
+_ALIASES = {
+    "violations": {"key": "keys", "message": "constraint"},
+    "infeasibility": {"shortfall": "amount"},
+}
+
+
+def _conform(df: Any, table: str) -> Any:
+    """Give a violations/infeasibility frame exactly its report-schema columns.
+
+    The checker and the elastic re-solve name a few columns differently from
+    ``report.RESULT_SCHEMAS`` (``keys`` vs ``key``, ``amount`` vs ``shortfall``); this
+    maps them and fills a missing text column with "" (no-op when they already match).
+    """
+    from optimizer.report import RESULT_SCHEMAS
+
+    if not isinstance(df, pd.DataFrame):
+        return df
+    schema = RESULT_SCHEMAS[table]
+    if list(df.columns) == list(schema.names):
+        return df
+    out = {}
+    for f in schema:
+        src = f.name if f.name in df.columns else _ALIASES[table].get(f.name)
+        if src is not None and src in df.columns:
+            out[f.name] = df[src].to_numpy()
+        elif str(f.type) == "string":
+            out[f.name] = np.full(len(df), "", dtype=object)
+        else:
+            out[f.name] = np.full(len(df), np.nan)
+    return pd.DataFrame(out, index=range(len(df)))
+
+
+@dataclass
+class CaseResult:
+    """What a worker returns for one case.
+
+    Attributes
+    ----------
+    name, key : str
+        Case name and :meth:`SweepCase.key`.
+    status : str
+        Solve status, or ``"failed"`` when an exception was raised.
+    objective_usd : float or None
+    result : PlanResult-like or None
+        The plan (tables included); None on failure.
+    error : str
+        Exception text (empty when none).
+    elapsed_s : float
+        Wall time on the worker (dataset, model, solve, tables).
+    reused : bool
+        True when the model was patched rather than rebuilt.
+    outcomes : dict
+        :func:`optimizer.risk.plan_outcomes` plus ``binding_families``.
+    """
+
+    name: str
+    key: str
+    status: str
+    objective_usd: float | None
+    result: Any
+    error: str = ""
+    elapsed_s: float = 0.0
+    reused: bool = False
+    outcomes: dict[str, Any] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------- model reuse
+def _changed_columns(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str]) -> list[str] | None:
+    """Columns whose values differ between two frames with the same rows; None if rows differ."""
+    if a is b:
+        return []
+    if len(a) != len(b) or list(a.columns) != list(b.columns):
+        return None
+    for k in key:
+        if not (a[k].astype(str).to_numpy() == b[k].astype(str).to_numpy()).all():
+            return None
+    out = []
+    for c in a.columns:
+        va, vb = a[c], b[c]
+        if va.dtype.kind == "f" and vb.dtype.kind == "f":
+            x, y = va.to_numpy(), vb.to_numpy()
+            if not np.array_equal(x, y, equal_nan=True):
+                out.append(c)
+        elif not (va.astype(str).to_numpy() == vb.astype(str).to_numpy()).all():
+            out.append(c)
+    return out
+
+
+_NO_EFFECT = {
+    ("customers", "display_name"),
+    ("customers", "price_training_usd_per_h100e_period"),
+    ("customers", "price_inference_usd_per_h100e_period"),
+    ("sites", "display_name"),
+    ("sites", "carbon_t_per_mwh"),
+    ("chips", "display_name"),
+    ("supply_resources", "unit"),
+}
+
+_PATCHABLE = {
+    ("supply_resources", "capacity"),
+    ("demand", "demand_h100e"),
+    ("site_grid", "grid_mw"),
+    ("site_water", "water_permit_m3"),
+    ("commitments", "min_it_mw"),
+    ("commitments", "breach_penalty_usd_per_mw"),
+    ("customers", "unmet_penalty_usd_per_h100e_period"),
+    ("sites", "energy_price_usd_per_mwh"),
+    ("eligibility", "derate"),
+}
+
+
+def _codes_of(values: pd.Series, ids: Sequence[str]) -> np.ndarray:
+    return pd.Index(list(ids)).get_indexer(values.astype(str).to_numpy()).astype(np.int64)
+
+
+def _row_lookup(con: pd.DataFrame, family: str, cols: Sequence[str]) -> pd.DataFrame:
+    sel = con.index[(con["family"] == family).to_numpy()]
+    df = con.loc[sel, list(cols)].copy()
+    df["row"] = sel.to_numpy()
+    return df
+
+
+def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
+    """Return ``model`` (built from ``base_ds``) patched to represent ``ds``, or None.
+
+    Parameters
+    ----------
+    model : optimizer.model.PlanningModel
+        Deterministic model built by ``build_model(base_ds)`` (one scenario, LP).
+    base_ds, ds : Dataset
+        The dataset the model was built from, and the one wanted.
+
+    Returns
+    -------
+    PlanningModel or None
+        A new model whose rhs, costs and matrix equal ``build_model(ds)``'s; None when
+        the change is not one this function can patch (see the module docstring) —
+        the caller then rebuilds.
+    """
+    if len(model.datasets) != 1 or model.integer_units or ds.periods != base_ds.periods:
+        return None
+    changes: dict[str, list[str]] = {}
+    for t in TABLE_NAMES:
+        cols = _changed_columns(base_ds.table(t), ds.table(t), SPECS[t].key)
+        if cols is None:
+            return None
+        if t == "sources":
+            continue
+        cols = [c for c in cols if (t, c) not in _NO_EFFECT]
+        for c in cols:
+            if (t, c) not in _PATCHABLE:
+                return None
+        if cols:
+            changes[t] = cols
+    if not changes:
+        return dataclasses.replace(model, datasets=(ds,), commitments=(ds.table("commitments"),))
+
+    codes = model.codes
+    periods = pd.Index(list(model.periods))
+    con = model.constraints
+    rhs = con["rhs"].to_numpy(dtype=float).copy()
+    var = model.variables
+    cost_terms = model.cost_terms.copy()
+    const_terms = model.const_terms.copy()
+    matrix = model.matrix
+
+    def tidx(s: pd.Series) -> np.ndarray:
+        return periods.get_indexer(s.astype(str).to_numpy())
+
+    def set_rows(family: str, keycols: list[str], keys: pd.DataFrame, values: np.ndarray, delta: bool) -> None:
+        look = _row_lookup(con, family, keycols)
+        k = keys.assign(_v=values)
+        m = look.merge(k, on=keycols, how="inner")
+        rows = m["row"].to_numpy()
+        if delta:
+            np.add.at(rhs, rows, m["_v"].to_numpy())
+        else:
+            rhs[rows] = m["_v"].to_numpy()
+
+    for t, cols in changes.items():
+        old, new = base_ds.table(t), ds.table(t)
+        for c in cols:
+            if (t, c) == ("supply_resources", "capacity"):
+                keys = pd.DataFrame({"r": _codes_of(new["resource"], codes["r"]), "t": tidx(new["period"])})
+                set_rows("supply_resource", ["r", "t"], keys, new["capacity"].to_numpy(float), False)
+            elif (t, c) == ("demand", "demand_h100e"):
+                if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
+                    return None
+                keys = pd.DataFrame({
+                    "k": _codes_of(new["customer"], codes["k"]),
+                    "w": _codes_of(new["workload"], codes["w"]),
+                    "t": tidx(new["period"]),
+                })
+                set_rows("demand_balance", ["k", "w", "t"], keys, new[c].to_numpy(float), False)
+            elif (t, c) in (("site_grid", "grid_mw"), ("site_water", "water_permit_m3")):
+                if not np.isfinite(new[c].to_numpy(float)).all():
+                    return None
+                fam = "site_grid" if t == "site_grid" else "site_water"
+                keys = pd.DataFrame({"s": _codes_of(new["site"], codes["s"]), "t": tidx(new["period"])})
+                d = new[c].to_numpy(float) - old[c].to_numpy(float)
+                set_rows(fam, ["s", "t"], keys, d, True)
+            elif (t, c) == ("commitments", "min_it_mw"):
+                if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
+                    return None
+                look = _row_lookup(con, "commitment", ["j"])
+                rhs[look["row"].to_numpy()] = new[c].to_numpy(float)[look["j"].to_numpy()]
+            elif (t, c) == ("commitments", "breach_penalty_usd_per_mw"):
+                sel = (cost_terms["term"] == "breach_penalty").to_numpy()
+                j = var["j"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
+                cost_terms.loc[sel, "coef"] = new[c].to_numpy(float)[j]
+            elif (t, c) == ("customers", "unmet_penalty_usd_per_h100e_period"):
+                pen = pd.Series(new[c].to_numpy(float), index=_codes_of(new["customer"], codes["k"]))
+                sel = (cost_terms["term"] == "unmet_penalty").to_numpy()
+                k = var["k"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
+                cost_terms.loc[sel, "coef"] = pen.reindex(k).to_numpy()
+            elif (t, c) == ("sites", "energy_price_usd_per_mwh"):
+                o, n = old[c].to_numpy(float), new[c].to_numpy(float)
+                if (o <= 0).any():
+                    return None
+                ratio = pd.Series(n / o, index=_codes_of(new["site"], codes["s"]))
+                sel = (cost_terms["term"] == "energy").to_numpy()
+                s = var["s"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
+                cost_terms.loc[sel, "coef"] = cost_terms.loc[sel, "coef"].to_numpy() * ratio.reindex(s).to_numpy()
+                csel = (const_terms["term"] == "energy").to_numpy()
+                if csel.any():
+                    r = ratio.to_numpy()
+                    if not np.allclose(r, r[0], rtol=1e-15, atol=0):
+                        return None
+                    const_terms.loc[csel, "value"] = const_terms.loc[csel, "value"].to_numpy() * r[0]
+            elif (t, c) == ("eligibility", "derate"):
+                ratio = pd.DataFrame({
+                    "k": _codes_of(new["customer"], codes["k"]),
+                    "c": _codes_of(new["chip"], codes["c"]),
+                    "ratio": new[c].to_numpy(float) / old[c].to_numpy(float),
+                })
+                ratio = ratio[ratio["ratio"] != 1.0]
+                coo = matrix.tocoo()
+                dem_rows = (con["family"] == "demand_balance").to_numpy()
+                is_assign = (var["kind"] == "assign").to_numpy()
+                hit = dem_rows[coo.row] & is_assign[coo.col]
+                ent = pd.DataFrame({
+                    "i": np.flatnonzero(hit),
+                    "k": var["k"].to_numpy()[coo.col[hit]],
+                    "c": var["c"].to_numpy()[coo.col[hit]],
+                }).merge(ratio, on=["k", "c"])
+                data = coo.data.copy()
+                data[ent["i"].to_numpy()] *= ent["ratio"].to_numpy()
+                matrix = sp.csr_matrix((data, (coo.row, coo.col)), shape=coo.shape)
+                matrix.sum_duplicates()
+    con = con.copy()
+    con["rhs"] = rhs
+    var = var.copy()
+    disc = ds.table("periods")["discount_factor"].to_numpy(dtype=float)
+    wv = np.asarray(model.weights)
+    cc = (
+        cost_terms["coef"].to_numpy(float)
+        * disc[cost_terms["t"].to_numpy(np.int64)]
+        * wv[cost_terms["scenario"].to_numpy(np.int64)]
+    )
+    var["cost"] = np.bincount(cost_terms["col"].to_numpy(np.int64), weights=cc, minlength=len(var))
+    return dataclasses.replace(
+        model,
+        datasets=(ds,),
+        commitments=(ds.table("commitments"),),
+        constraints=con,
+        variables=var,
+        cost_terms=cost_terms,
+        const_terms=const_terms,
+        matrix=matrix,
+    )
+
+
+# Per-process cache: dataset hash -> (dataset, model). Small: a batch has few bases.
+_MODEL_CACHE: dict[tuple[str, bool], tuple[Any, Any]] = {}
+_DATASET_CACHE: dict[str, Any] = {}
+_CACHE_MAX = 8
+
+
+def _cached_model(ds: Any, integer_units: bool) -> Any:
+    from optimizer.model import build_model
+
+    key = (ds.hash, integer_units)
+    hit = _MODEL_CACHE.get(key)
+    if hit is None:
+        if len(_MODEL_CACHE) >= _CACHE_MAX:
+            _MODEL_CACHE.pop(next(iter(_MODEL_CACHE)))
+        hit = (ds, build_model(ds, integer_units=integer_units))
+        _MODEL_CACHE[key] = hit
+    return hit[1]
+
+
+def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[Any, bool]:
+    """Solve ``ds``, patching ``base_ds``'s cached model when possible."""
+    from optimizer.model import build_model
+    from optimizer.solve import solve_model
+
+    t0 = time.perf_counter()
+    model = None
+    if reuse and not options.integer_units:
+        base_model = _cached_model(base_ds, False)
+        model = patch_model(base_model, base_ds, ds)
+    reused = model is not None
+    if model is None:
+        model = build_model(ds, integer_units=options.integer_units)
+    build_s = time.perf_counter() - t0
+    return solve_model(model, options, build_s=build_s)[0], reused
+
+
+def solve_many(
+    base_ds: Any,
+    items: Sequence[Any],
+    options: Any = None,
+    reuse: bool = True,
+) -> list[Any]:
+    """Solve many variants of one dataset in this process, reusing the base model.
+
+    Parameters
+    ----------
+    base_ds : Dataset
+        The dataset the variants derive from; its model is built once.
+    items : sequence of Dataset, or sequence of override lists
+        Each item is either a Dataset (same horizon) or a list of overrides
+        (``Override`` or mappings) applied to ``base_ds``.
+    options : SolveOptions, optional
+    reuse : bool
+        True: patch the base model's arrays for each variant (:func:`patch_model`),
+        rebuilding only when the change is not patchable. False: build every model
+        from scratch (the reference for benchmarks).
+
+    Returns
+    -------
+    list of PlanResult
+        In the order of ``items``.
+    """
+    from capacity.scenarios import apply_overrides
+    from optimizer.solve import SolveOptions
+
+    options = options or SolveOptions()
+    out = []
+    for it in items:
+        ds = it if hasattr(it, "table") else apply_overrides(base_ds, list(it))
+        res, _ = _solve_reusing(base_ds, ds, options, reuse)
+        out.append(res)
+    return out
+
+
+# --------------------------------------------------------------------- worker task
+def _worker_dataset(payload: DatasetPayload | Any) -> Any:
+    if not isinstance(payload, DatasetPayload):
+        return payload
+    ds = _DATASET_CACHE.get(payload.hash)
+    if ds is None:
+        ds = payload.to_dataset()
+        _DATASET_CACHE.clear()
+        _DATASET_CACHE[payload.hash] = ds
+    return ds
+
+
+def run_case(
+    payload: DatasetPayload | Any,
+    case: SweepCase,
+    options: Any,
+    reuse: bool = True,
+    key: str = "",
+) -> CaseResult:
+    """Solve one sweep case (the Dask task; top-level and pickle-friendly).
+
+    Parameters
+    ----------
+    payload : DatasetPayload or Dataset
+        The sweep's base dataset.
+    case : SweepCase
+    options : SolveOptions
+    reuse : bool
+        Patch the case's base-scenario model instead of rebuilding (see module doc).
+    key : str
+        The case key, echoed in the result.
+
+    Returns
+    -------
+    CaseResult
+        Never raises for a bad case: exceptions become ``status == "failed"``.
+    """
+    from capacity.scenarios import apply_scenario
+    from optimizer.risk import binding_families, plan_outcomes
+
+    t0 = time.perf_counter()
+    if os.environ.get(CRASH_ENV) and os.environ.get(CRASH_ENV) == case.name:
+        os._exit(17)  # test-only: behave like a worker killed mid-task
+    try:
+        base = _worker_dataset(payload)
+        ref = apply_scenario(base, case.base)
+        ds = cases_dataset(base, case)
+        res, reused = _solve_reusing(ref, ds, options, reuse)
+        view = _PlanView.of(res)
+        status = str(getattr(res.status, "value", res.status))
+        outcomes: dict[str, Any] = {}
+        if res.objective_usd is not None:
+            outcomes = dict(plan_outcomes(res, ds))
+            outcomes["binding_families"] = sorted(binding_families(res))
+        return CaseResult(
+            case.name, key, status, res.objective_usd, view,
+            elapsed_s=time.perf_counter() - t0, reused=reused, outcomes=outcomes,
+        )
+    except Exception as exc:  # noqa: BLE001 - a failing case must not stop the batch
+        return CaseResult(
+            case.name, key, "failed", None, None,
+            error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
+            elapsed_s=time.perf_counter() - t0,
+        )
+
+
+# ---------------------------------------------------------------------- the batch
+@dataclass
+class BatchResult:
+    """Outcome of :func:`run_batch`.
+
+    Attributes
+    ----------
+    out_dir : Path
+    manifest : dict
+        The final batch manifest.
+    summary : DataFrame
+        One row per case: name, kind, params (one column per axis/parameter), state,
+        status, objective_usd, the plan outcomes, elapsed_s, skipped, error.
+    n_done, n_failed, n_skipped : int
+    """
+
+    out_dir: Path
+    manifest: dict[str, Any]
+    summary: pd.DataFrame
+    n_done: int
+    n_failed: int
+    n_skipped: int
+
+
+def _iso_now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _write_json_atomic(path: Path, doc: Mapping[str, Any]) -> None:
+    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    try:
+        with open(tmp, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, indent=2, default=_json_default)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, Path):
+        return str(v)
+    if hasattr(v, "item"):
+        return v.item()
+    if hasattr(v, "value"):
+        return v.value
+    return str(v)
+
+
+def read_batch_manifest(out_dir: str | Path) -> dict[str, Any]:
+    """Return ``<out_dir>/batch_manifest.json`` as a dict (empty when absent or unreadable)."""
+    p = Path(out_dir) / BATCH_MANIFEST
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return {}
+    return doc if isinstance(doc, dict) else {}
+
+
+def _is_done(out_dir: Path, entry: Mapping[str, Any] | None, key: str) -> bool:
+    if not entry or entry.get("state") != "done" or entry.get("key") != key:
+        return False
+    files = entry.get("files") or []
+    return bool(files) and all((out_dir / f).is_file() for f in files)
+
+
+@contextlib.contextmanager
+def _dask_client(workers: int, scheduler: str | None) -> Iterator[Any]:
+    import dask
+    from distributed import Client, LocalCluster
+
+    if scheduler:
+        with Client(scheduler, timeout="20s") as client:
+            yield client
+        return
+    cfg = {
+        "distributed.scheduler.allowed-failures": 0,
+        "distributed.scheduler.worker-saturation": 1.0,
+        "distributed.worker.daemon": False,
+    }
+    with dask.config.set(cfg):
+        cluster = LocalCluster(
+            n_workers=workers,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            silence_logs=logging.ERROR,
+        )
+        try:
+            with Client(cluster) as client:
+                yield client
+        finally:
+            cluster.close()
+
+
+class _Progress:
+    """Rich progress bar: cases done, failed and left, time to go."""
+
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.enabled = enabled and total > 0
+        self.done = self.failed = 0
+        self.total = total
+        self._p: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> _Progress:
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self._p = Progress(
+                TextColumn("[bold]batch"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn("{task.fields[stats]}"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+            )
+            self._p.__enter__()
+            self._task = self._p.add_task("batch", total=self.total, stats=self._stats())
+        return self
+
+    def _stats(self) -> str:
+        left = self.total - self.done - self.failed
+        return f"done {self.done} | failed {self.failed} | left {left}"
+
+    def advance(self, ok: bool) -> None:
+        if ok:
+            self.done += 1
+        else:
+            self.failed += 1
+        if self._p is not None:
+            self._p.update(self._task, advance=1, stats=self._stats())
+
+    def __exit__(self, *exc: object) -> None:
+        if self._p is not None:
+            self._p.__exit__(None, None, None)
+
+
+def run_batch(
+    sweep: SweepSpec | str | Path,
+    out_dir: str | Path,
+    *,
+    workers: int = 2,
+    scheduler: str | None = None,
+    options: Any = None,
+    reuse: bool = True,
+    progress: bool = True,
+    on_case: Callable[[CaseResult], None] | None = None,
+) -> BatchResult:
+    """Run every case of a sweep on Dask and write each one as soon as it finishes.
+
+    Parameters
+    ----------
+    sweep : SweepSpec or path
+        The sweep (a YAML path is read with :func:`optimizer.sweep.load_sweep`).
+    out_dir : path
+        Output folder (created): ``scenario=<case>/<table>.parquet``, the batch
+        manifest and summary.
+    workers : int
+        Worker processes of the local cluster (ignored with ``scheduler``).
+    scheduler : str, optional
+        Address of an existing Dask scheduler (``tcp://host:port``).
+    options : SolveOptions, optional
+    reuse : bool
+        Patch models instead of rebuilding them (see the module docstring).
+    progress : bool
+        Show the rich progress bar.
+    on_case : callable, optional
+        Called in the client with each finished :class:`CaseResult`.
+
+    Returns
+    -------
+    BatchResult
+
+    Raises
+    ------
+    optimizer.sweep.SweepSpecError
+        When the sweep is invalid or names an unknown scenario.
+    capacity.validation.DataValidationError
+        When the base dataset does not validate.
+    """
+    from capacity.dataset import load_dataset
+    from optimizer.report import file_metadata, scenario_dir, write_scenario_tables
+    from optimizer.solve import SolveOptions
+
+    spec = load_sweep(sweep) if isinstance(sweep, str | Path) else sweep
+    options = options or SolveOptions()
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    base = load_dataset(spec.data)
+    cases = expand_sweep(spec, list(base.scenarios))
+    keys = {c.name: c.key(base.hash) for c in cases}
+    manifest = read_batch_manifest(out)
+    old = dict(manifest.get("scenarios") or {})
+    manifest = {
+        "format": BATCH_FORMAT,
+        "created_utc": manifest.get("created_utc") or _iso_now(),
+        "updated_utc": _iso_now(),
+        "data": str(spec.data),
+        "dataset_name": base.name,
+        "dataset_hash": base.hash,
+        "solver": options.solver,
+        "time_limit_s": options.time_limit_s,
+        "reuse": reuse,
+        "scenarios": {n: e for n, e in old.items() if n in keys},
+    }
+    todo = [c for c in cases if not _is_done(out, old.get(c.name), keys[c.name])]
+    skipped = [c for c in cases if c not in todo]
+    mpath = out / BATCH_MANIFEST
+    _write_json_atomic(mpath, manifest)
+    n_done = n_failed = 0
+    if todo:
+        from distributed import as_completed
+
+        payload = DatasetPayload.from_dataset(base)
+        with _dask_client(workers, scheduler) as client, _Progress(len(todo), progress) as bar:
+            [pf] = client.scatter([payload], broadcast=True)
+            tag = uuid.uuid4().hex[:8]
+            futures = {}
+            for c in todo:
+                f = client.submit(
+                    run_case, pf, c, options, reuse, keys[c.name],
+                    key=f"case-{c.name}-{tag}", pure=False, retries=0,
+                )
+                futures[f] = c
+            for fut in as_completed(list(futures)):
+                case = futures[fut]
+                entry: dict[str, Any] = {
+                    "key": keys[case.name],
+                    "kind": case.kind,
+                    "base": case.base,
+                    "params": dict(case.params),
+                    "finished_utc": _iso_now(),
+                }
+                try:
+                    cr: CaseResult = fut.result()
+                except Exception as exc:  # noqa: BLE001 - KilledWorker, CommClosedError ...
+                    cr = CaseResult(
+                        case.name, keys[case.name], "failed", None, None,
+                        error=f"{type(exc).__name__}: {exc}",
+                    )
+                fut.release()
+                if cr.result is not None:
+                    sdir = scenario_dir(out, case.name)
+                    manifest["scenarios"][case.name] = {**entry, "state": "writing"}
+                    _write_json_atomic(mpath, manifest)
+                    try:
+                        meta = file_metadata(cr.result, scenario=case.name, run_id=out.name)
+                        written = write_scenario_tables(cr.result, sdir, meta)
+                        entry.update(
+                            state="done",
+                            files=sorted(p.relative_to(out).as_posix() for p in written.values()),
+                        )
+                    except Exception as exc:  # noqa: BLE001
+                        entry.update(state="failed", error=f"writing tables: {exc}")
+                else:
+                    entry["state"] = "failed"
+                entry.update(
+                    status=cr.status,
+                    objective_usd=cr.objective_usd,
+                    time_s=round(cr.elapsed_s, 4),
+                    reused_model=cr.reused,
+                    error=entry.get("error") or cr.error,
+                    outcomes=cr.outcomes,
+                )
+                manifest["scenarios"][case.name] = entry
+                manifest["updated_utc"] = _iso_now()
+                _write_json_atomic(mpath, manifest)
+                ok = entry["state"] == "done" and cr.status in OK_STATUSES
+                n_done += int(ok)
+                n_failed += int(not ok)
+                bar.advance(ok)
+                if on_case is not None:
+                    on_case(cr)
+    summary = batch_summary(manifest, cases, {c.name for c in skipped})
+    tmp = out / f".{BATCH_SUMMARY}.tmp-{uuid.uuid4().hex[:8]}"
+    summary.to_csv(tmp, index=False)
+    os.replace(tmp, out / BATCH_SUMMARY)
+    return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped))
+
+
+def batch_summary(
+    manifest: Mapping[str, Any], cases: Sequence[SweepCase], skipped: set[str] | None = None
+) -> pd.DataFrame:
+    """Return one row per case from a batch manifest (outcomes flattened).
+
+    Columns: ``scenario, kind, <param columns>, state, status, objective_usd,
+    total_cost_usd, unmet_h100e, trainium_share, breach_mw, binding_families,
+    time_s, skipped, error``.
+    """
+    rows = []
+    skipped = skipped or set()
+    for c in cases:
+        e = (manifest.get("scenarios") or {}).get(c.name, {})
+        o = e.get("outcomes") or {}
+        row: dict[str, Any] = {"scenario": c.name, "kind": c.kind}
+        for k, v in c.params.items():
+            row[f"param_{k}"] = v
+        row.update(
+            state=e.get("state", "missing"),
+            status=e.get("status", ""),
+            objective_usd=e.get("objective_usd"),
+            total_cost_usd=o.get("total_cost_usd"),
+            unmet_h100e=o.get("unmet_h100e"),
+            trainium_share=o.get("trainium_share"),
+            breach_mw=o.get("breach_mw"),
+            binding_families=";".join(o.get("binding_families") or []),
+            time_s=e.get("time_s"),
+            skipped=c.name in skipped,
+            error=(e.get("error") or "").splitlines()[0] if e.get("error") else "",
+        )
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def render_batch(result: BatchResult, console: Any = None) -> None:
+    """Print a batch's findings with rich: scenarios, grid, Monte Carlo percentiles.
+
+    Parameters
+    ----------
+    result : BatchResult
+    console : rich.console.Console, optional
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    from optimizer.risk import OUTCOMES, binding_shares, outcome_percentiles
+
+    console = console or Console(width=140)
+    s = result.summary
+
+    def money(x: Any) -> str:
+        return "" if x is None or pd.isna(x) else f"{float(x) / 1e9:,.3f}"
+
+    def num(x: Any, f: str = ",.0f") -> str:
+        return "" if x is None or pd.isna(x) else format(float(x), f)
+
+    fixed = s[s["kind"].isin(["scenario", "grid"])]
+    if len(fixed):
+        t = Table(title="Scenarios and grid (cost in USD bn, discounted)")
+        for c in ("scenario", "status", "cost_bn_usd", "unmet_h100e", "trainium_share", "breach_mw", "time_s"):
+            t.add_column(c, justify="left" if c in ("scenario", "status") else "right")
+        for r in fixed.itertuples(index=False):
+            t.add_row(
+                r.scenario, str(r.status or r.state), money(r.total_cost_usd), num(r.unmet_h100e),
+                num(r.trainium_share, ".1%"), num(r.breach_mw), num(r.time_s, ".2f"),
+            )
+        console.print(t)
+    mc = s[s["kind"] == "monte_carlo"]
+    if len(mc):
+        pct = outcome_percentiles(mc, OUTCOMES)
+        t = Table(title=f"Monte Carlo: {len(mc)} samples, {int((mc['status'].isin(OK_STATUSES)).sum())} with a plan")
+        for c in ("outcome", "P10", "P50", "P90", "mean"):
+            t.add_column(c, justify="left" if c == "outcome" else "right")
+        for r in pct.itertuples(index=False):
+            f = (lambda x: money(x) + " bn") if r.outcome == "total_cost_usd" else (
+                (lambda x: num(x, ".1%")) if r.outcome == "trainium_share" else num
+            )
+            t.add_row(r.outcome, f(r.p10), f(r.p50), f(r.p90), f(r.mean))
+        console.print(t)
+        ok = mc[mc["status"].isin(OK_STATUSES)]
+        fams = [set(filter(None, str(b).split(";"))) for b in ok["binding_families"].fillna("")]
+        if fams:
+            bs = binding_shares(fams)
+            t = Table(title="How often each constraint family binds (non-zero shadow price)")
+            t.add_column("family")
+            t.add_column("share of samples", justify="right")
+            for r in bs.itertuples(index=False):
+                t.add_row(r.family, f"{r.share_priced:.0%}")
+            console.print(t)
+    console.print(
+        f"{result.n_done} solved, {result.n_failed} failed or not optimal, "
+        f"{result.n_skipped} skipped (already done). Output: {result.out_dir}"
+    )
+    bad = s[(s["state"] != "done") | (~s["status"].isin(OK_STATUSES))]
+    for r in bad.itertuples(index=False):
+        console.print(f"[red]{r.scenario}[/red]: {r.status or r.state} {r.error}")

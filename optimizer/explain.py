@@ -1,0 +1,204 @@
+"""Explain what cannot be served and why a model is infeasible, in domain words.
+
+Two explanations:
+
+* :func:`explain_missing` (before/without solving): demand or commitment rows with a
+  positive requirement but no decision that could serve them (no eligible chip on
+  sale, or none at an allowed site). They are not infeasible (unmet / breach absorb
+  them) but the user should know they are structural, not economic.
+* :func:`explain_infeasible`: an elastic re-solve. Every row of a hard family
+  (everything except demand_balance and commitment, which already have the priced
+  unmet / breach slack) gets a slack column that lets it give; the original costs are
+  dropped and the sum of slacks, each weighted by 1 / max(1, |rhs|) (relative
+  shortfall), is minimised. Rows whose slack is positive are the limits that had to
+  give, reported with the amount ("site new_carlisle grid in 2027Q2 short by 120 MW").
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from optimizer.model import PlanningModel
+from optimizer.results import row_keys
+
+EXPLAIN_COLUMNS = ("scenario", "family", "period", "key", "amount", "unit", "message")
+
+SOFT_FAMILIES = ("demand_balance", "commitment")
+
+_WORDS = {
+    "site_it_power": ("site {key} IT power capacity in {period} short by {amount} MW", "MW"),
+    "site_liquid": ("site {key} liquid-cooled capacity in {period} short by {amount} MW", "MW"),
+    "site_liquid_share": ("site {key} liquid share of new build in {period} short by {amount} MW",
+                          "MW"),
+    "site_grid": ("site {key} grid in {period} short by {amount} MW", "MW"),
+    "site_build_rate": ("site {key} build rate in {period} short by {amount} MW", "MW"),
+    "site_max": ("site {key} maximum IT capacity in {period} short by {amount} MW", "MW"),
+    "site_water": ("site {key} water permit in {period} short by {amount} m3", "m3"),
+    "supply_resource": ("resource {key} in {period} short by {amount} units", "units"),
+    "chip_inventory": ("chip {key} production up to {period} short by {amount} chips", "chips"),
+    "chip_window": ("chip {key} produced outside its sale window in {period}: {amount} chips",
+                    "chips"),
+    "fleet_assignment": ("fleet {key} in {period} short by {amount} chips", "chips"),
+}
+
+
+def _empty() -> pd.DataFrame:
+    return pd.DataFrame(
+        {c: pd.Series([], dtype=float if c == "amount" else (int if c == "scenario" else str))
+         for c in EXPLAIN_COLUMNS}
+    )
+
+
+def _fmt(v: float) -> str:
+    return f"{v:,.6g}"
+
+
+def explain_missing(model: PlanningModel, scenario: int = 0) -> pd.DataFrame:
+    """Demand and commitment rows of one scenario that no decision can serve.
+
+    Parameters
+    ----------
+    model : PlanningModel
+    scenario : int
+
+    Returns
+    -------
+    DataFrame
+        ``scenario, family, period, key, amount, unit, message``; e.g. "customer x has
+        500 H100e of training demand in 2026Q1 but no eligible chip is on sale at an
+        allowed site".
+    """
+    var = model.variables
+    con = model.constraints
+    sel_a = ((var["kind"] == "assign") & (var["scenario"] == scenario)).to_numpy()
+    a = var.loc[sel_a, ["c", "k", "w", "t"]]
+    per = np.asarray(model.periods, dtype=object)
+    kn = np.asarray(model.codes["k"], dtype=object)
+    wn = np.asarray(model.codes["w"], dtype=object)
+    rows = []
+    d = con[((con["family"] == "demand_balance") & (con["scenario"] == scenario)).to_numpy()]
+    if len(d):
+        have = a[["k", "w", "t"]].drop_duplicates().assign(_h=True)
+        m = d.merge(have, on=["k", "w", "t"], how="left")
+        m = m[m["_h"].isna()]
+        for r in m.itertuples():
+            k, w, p = kn[r.k], wn[r.w], per[r.t]
+            rows.append((scenario, "demand_balance", p, f"{k}/{w}", float(r.rhs), "H100e",
+                         f"customer {k} has {_fmt(r.rhs)} H100e of {w} demand in {p} but no "
+                         "eligible chip is on sale or installed at an allowed site"))
+    c = con[((con["family"] == "commitment") & (con["scenario"] == scenario)).to_numpy()]
+    if len(c):
+        com = model.commitments[scenario].reset_index(drop=True)
+        fam_of_chip = pd.Series(
+            model.datasets[scenario].table("chips")["family"].astype(str).to_numpy(),
+            index=model.datasets[scenario].table("chips")["chip"].astype(str).to_numpy(),
+        )
+        cn = np.asarray(model.codes["c"], dtype=object)
+        af = a.assign(family=fam_of_chip.reindex(cn[a["c"].to_numpy()]).to_numpy(),
+                      customer=kn[a["k"].to_numpy()])
+        have = set(zip(af["customer"], af["family"], af["t"], strict=True))
+        for r in c.itertuples():
+            row = com.iloc[int(r.j)]
+            k, f, p = str(row["customer"]), str(row["family"]), per[r.t]
+            if (k, f, r.t) not in have:
+                rows.append((scenario, "commitment", p, f"{k}/{f}/{row['from_period']}",
+                             float(r.rhs), "MW",
+                             f"customer {k} is committed {_fmt(r.rhs)} MW on {f} in {p} but no "
+                             f"eligible {f} chip can be at an allowed site"))
+    if not rows:
+        return _empty()
+    return pd.DataFrame(rows, columns=list(EXPLAIN_COLUMNS))
+
+
+def elastic_model(model: PlanningModel) -> PlanningModel:
+    """The elastic (phase-one) version of a model: slack on every hard row, slack costs only.
+
+    Returns
+    -------
+    PlanningModel
+        Original columns with zero cost (integers relaxed), then one slack column
+        (``kind`` "elastic", row id in ``j``) per hard row.
+    """
+    con = model.constraints
+    hard = ~con["family"].astype(str).isin(SOFT_FAMILIES).to_numpy()
+    rows = np.flatnonzero(hard)
+    n = model.n_variables
+    sign = np.where(con["sense"].to_numpy()[rows] == "<=", -1.0, 1.0)
+    e = sp.csr_matrix((sign, (rows, np.arange(len(rows)))), shape=(model.n_constraints, len(rows)))
+    mat = sp.hstack([model.matrix, e], format="csr")
+    var = model.variables.copy()
+    var["cost"] = 0.0
+    var["integer"] = False
+    rhs = np.abs(con["rhs"].to_numpy()[rows])
+    ev = pd.DataFrame(
+        {
+            "kind": pd.Categorical(["elastic"] * len(rows),
+                                   categories=[*var["kind"].cat.categories, "elastic"]),
+            "scenario": con["scenario"].to_numpy()[rows],
+            "s": -1, "c": -1, "k": -1, "w": -1, "j": rows, "t": con["t"].to_numpy()[rows],
+            "lb": 0.0, "ub": np.inf, "integer": False, "scale": 1.0,
+            "cost": 1.0 / np.maximum(1.0, rhs),
+        }
+    )
+    var["kind"] = pd.Categorical(var["kind"].astype(str), categories=ev["kind"].cat.categories)
+    var = pd.concat([var, ev[var.columns]], ignore_index=True)
+    del n
+    return replace(
+        model, variables=var, matrix=mat,
+        const_terms=model.const_terms.iloc[0:0],
+        cost_terms=model.cost_terms.iloc[0:0],
+    )
+
+
+def explain_infeasible(model: PlanningModel, options: Any) -> pd.DataFrame:
+    """Elastic re-solve: which hard limits had to give, and by how much.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        The infeasible model.
+    options : SolveOptions
+        Solver choice (time limit and integrality are dropped).
+
+    Returns
+    -------
+    DataFrame
+        ``scenario, family, period, key, amount, unit, message``, largest relative
+        shortfall first; empty when the elastic model does not solve.
+    """
+    from optimizer.solve import run_solver
+
+    el = elastic_model(model)
+    raw = run_solver(el, replace(options, time_limit_s=None, integer_units=False), lp_only=True)
+    if raw.x is None:
+        return _empty()
+    var = el.variables
+    sel = (var["kind"] == "elastic").to_numpy()
+    slack = raw.x[sel]
+    rows = var.loc[sel, "j"].to_numpy()
+    con = model.constraints
+    rhs = con["rhs"].to_numpy()[rows]
+    big = slack > 1e-7 * (1 + np.abs(rhs))
+    rows, slack = rows[big], slack[big]
+    if not len(rows):
+        return _empty()
+    c = con.iloc[rows]
+    out = []
+    for scen in np.unique(c["scenario"].to_numpy()):
+        m = (c["scenario"] == scen).to_numpy()
+        cs = c[m]
+        keys = row_keys(model, cs, int(scen))
+        for (fam, t), key, amt in zip(
+            zip(cs["family"].astype(str), cs["t"], strict=True), keys, slack[m], strict=True
+        ):
+            text, unit = _WORDS.get(fam, ("{key} ({family}) in {period} short by {amount}", ""))
+            p = model.periods[int(t)]
+            out.append((int(scen), fam, p, str(key), float(amt), unit,
+                        text.format(key=key, period=p, amount=_fmt(amt), family=fam)))
+    df = pd.DataFrame(out, columns=list(EXPLAIN_COLUMNS))
+    return df.sort_values("amount", ascending=False, kind="stable").reset_index(drop=True)

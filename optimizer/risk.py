@@ -1,0 +1,724 @@
+"""Risk views over the planning LP: plan outcomes, tornado, Monte Carlo, hedged plan.
+
+Every function here is pure: a Dataset and :class:`optimizer.solve.SolveOptions` in,
+frames and numbers out; every number comes from a real re-solve.
+
+Outcomes of one plan (:func:`plan_outcomes`)
+--------------------------------------------
+* ``total_cost_usd``: the discounted objective (``PlanResult.objective_usd``);
+* ``unmet_h100e``: sum of ``demand.unmet_h100e`` over customers, workloads and
+  periods (H100e-quarters);
+* ``trainium_share``: served compute on chips of family ``trainium`` / all served
+  compute (``assignment.h100e``, after derate; NaN when nothing is served);
+* ``breach_mw``: sum of ``commitments.breach_mw`` (MW-quarters).
+
+Hedged plan, VSS and EVPI (:func:`hedged_plan`)
+-----------------------------------------------
+The recourse problem (RP) is one two-stage stochastic LP
+(:func:`optimizer.solve.solve_stochastic`): build, liquid, install and produce are
+shared; assign, unmet and breach are per scenario; the objective is the
+probability-weighted cost. With the scenario optima ``z_s`` (wait-and-see, each
+scenario solved alone) and the *expected-value problem* EV:
+
+* ``WS = sum_s w_s z_s``;                       ``EVPI = RP - WS  (>= 0)``
+* ``EEV = sum_s w_s z_s(first stage fixed to the EV plan)``; ``VSS = EEV - RP (>= 0)``
+
+The EV problem used here is the **mean-value scenario**: every decimal input
+averaged over the scenarios with their weights (``ev="mean"``), possible when all
+scenario datasets have the same rows and the same non-decimal cells (a shift of a
+period label, or an added row, breaks that). Otherwise, or with ``ev="neutral"``,
+the EV plan is the plan of the scenario named ``neutral`` (or the heaviest one).
+If the EV plan's first stage cannot be operated in some scenario (e.g. it installs
+more than a delayed grid can power), EEV and VSS are infinite and the scenario is
+named in ``HedgedPlan.notes``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from capacity.scenarios import Override
+from optimizer.sweep import MonteCarloSpec, fill_level
+
+__all__ = [
+    "OUTCOMES",
+    "HedgedPlan",
+    "MonteCarloResult",
+    "TornadoParameter",
+    "binding_families",
+    "default_tornado_parameters",
+    "hedged_plan",
+    "mean_value_dataset",
+    "monte_carlo",
+    "outcome_percentiles",
+    "plan_outcomes",
+    "tornado",
+]
+
+OUTCOMES = ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw")
+OK = ("optimal", "time_limit_feasible")
+
+
+def _status(res: Any) -> str:
+    return str(getattr(res.status, "value", res.status))
+
+
+def _tab(res: Any, name: str) -> pd.DataFrame:
+    t = (getattr(res, "tables", None) or {}).get(name)
+    return t if isinstance(t, pd.DataFrame) else pd.DataFrame()
+
+
+def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, float]:
+    """Return the headline outcomes of one plan.
+
+    Parameters
+    ----------
+    res : PlanResult
+        A solved plan (tables ``demand``, ``assignment``, ``commitments``).
+    ds : Dataset
+        The dataset solved (for the chips' families).
+    family : str
+        Chip family whose share of served compute is reported.
+
+    Returns
+    -------
+    dict
+        ``total_cost_usd`` (USD, discounted; NaN without a solution),
+        ``unmet_h100e`` (H100e-quarters), ``trainium_share`` (0-1, NaN when nothing
+        is served), ``breach_mw`` (MW-quarters).
+    """
+    obj = res.objective_usd
+    dem = _tab(res, "demand")
+    asg = _tab(res, "assignment")
+    com = _tab(res, "commitments")
+    unmet = float(dem["unmet_h100e"].sum()) if "unmet_h100e" in dem else 0.0
+    breach = float(com["breach_mw"].sum()) if "breach_mw" in com else 0.0
+    share = float("nan")
+    if len(asg):
+        fam = dict(zip(ds.table("chips")["chip"].astype(str), ds.table("chips")["family"].astype(str), strict=True))
+        h = asg["h100e"].to_numpy(dtype=float)
+        is_f = asg["chip"].astype(str).map(fam).eq(family).to_numpy()
+        tot = h.sum()
+        share = float(h[is_f].sum() / tot) if tot > 0 else float("nan")
+    return {
+        "total_cost_usd": float("nan") if obj is None else float(obj),
+        "unmet_h100e": unmet,
+        "trainium_share": share,
+        "breach_mw": breach,
+    }
+
+
+def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[str]:
+    """Constraint families with at least one binding row in a plan.
+
+    Parameters
+    ----------
+    res : PlanResult
+    tol : float
+        A shadow price counts as non-zero when ``|price| > tol``.
+    by : {"price", "slack"}
+        ``"price"``: a row binds when its shadow price is non-zero (the limit costs
+        money); ``"slack"``: when ``shadow_prices.binding`` is True (no slack left,
+        which also counts degenerate rows at zero price).
+
+    Returns
+    -------
+    set of str
+    """
+    sp = _tab(res, "shadow_prices")
+    if sp.empty:
+        return set()
+    if by == "slack":
+        m = sp["binding"].astype(bool).to_numpy()
+    else:
+        m = (sp["shadow_price"].abs() > tol).to_numpy()
+    return set(sp.loc[m, "family"].astype(str))
+
+
+# ---------------------------------------------------------------------------- tornado
+@dataclass(frozen=True)
+class TornadoParameter:
+    """One parameter group of the tornado: override templates and its low/high levels.
+
+    Attributes
+    ----------
+    name : str
+        Label (``cowos``, ``demand_openai`` ...).
+    templates : tuple of dict
+        Overrides without their level (see :func:`optimizer.sweep.fill_level`); the
+        level fills ``factor`` (scale), ``periods`` (shift) or ``value`` (set) of each.
+    low, high : float
+        The two levels tried (the base is the data as is).
+    """
+
+    name: str
+    templates: tuple[Mapping[str, Any], ...]
+    low: float
+    high: float
+
+    def overrides(self, level: float) -> list[Override]:
+        """The overrides at ``level``."""
+        return [fill_level(t, level) for t in self.templates]
+
+
+def _resources(ds: Any, pred: Callable[[str], bool]) -> list[str]:
+    return sorted({r for r in ds.table("supply_resources")["resource"].astype(str) if pred(r)})
+
+
+def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[TornadoParameter]:
+    """Default tornado parameter groups of a dataset (only the ones that exist in it).
+
+    ====================  =============================================  ============
+    group                 override                                       low / high
+    ====================  =============================================  ============
+    wafer_supply          scale capacity of *wafer* resources (not CoWoS)  0.7 / 1.3
+    cowos                 scale capacity of *cowos* resources             0.7 / 1.3
+    hbm                   scale capacity of *hbm* resources               0.7 / 1.3
+    grid_delay            shift every site's grid_mw (quarters)          -2 / +4
+    demand_<customer>     scale the customer's demand_h100e              0.7 / 1.3
+    pue                   scale pue_air and pue_liquid of every site     0.95* / 1.10
+    wue                   scale WUE (air and liquid) of every site       0.5 / 1.5
+    energy_price          scale energy_price_usd_per_mwh of every site   0.7 / 1.3
+    migration_derate      scale derate of every ``family`` chip row      0.8 / 1.2*
+    ====================  =============================================  ============
+
+    ``*``: clipped so the data stays valid (PUE >= 1, derate <= 1). Ranges are
+    assumptions of this tool (roughly the spread of the public figures in
+    ``shared/CONTEXT.md``: CoWoS 35k-130k wafers/month over two years, grid waits of
+    3-5 years, PUE 1.1-1.56); pass your own list to :func:`tornado` to change them.
+    """
+    sc = {"op": "scale", "table": "supply_resources", "column": "capacity"}
+    out: list[TornadoParameter] = []
+    wafers = _resources(ds, lambda r: "wafer" in r.lower() and "cowos" not in r.lower())
+    cowos = _resources(ds, lambda r: "cowos" in r.lower())
+    hbm = _resources(ds, lambda r: "hbm" in r.lower())
+    for name, res in (("wafer_supply", wafers), ("cowos", cowos), ("hbm", hbm)):
+        if res:
+            out.append(TornadoParameter(name, ({**sc, "where": {"resource": res}},), 0.7, 1.3))
+    if len(ds.table("site_grid")):
+        out.append(
+            TornadoParameter(
+                "grid_delay", ({"op": "shift", "table": "site_grid", "column": "grid_mw"},), -2, 4
+            )
+        )
+    for k in ds.table("customers")["customer"].astype(str):
+        t = {"op": "scale", "table": "demand", "column": "demand_h100e", "where": {"customer": [k]}}
+        out.append(TornadoParameter(f"demand_{k}", (t,), 0.7, 1.3))
+    sites = ds.table("sites")
+    pue_min = float(min(sites["pue_air"].min(), sites["pue_liquid"].min()))
+    out.append(
+        TornadoParameter(
+            "pue",
+            tuple({"op": "scale", "table": "sites", "column": c} for c in ("pue_air", "pue_liquid")),
+            max(0.95, 1.0 / pue_min),
+            1.10,
+        )
+    )
+    out.append(
+        TornadoParameter(
+            "wue",
+            tuple(
+                {"op": "scale", "table": "sites", "column": c}
+                for c in ("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
+            ),
+            0.5,
+            1.5,
+        )
+    )
+    out.append(
+        TornadoParameter(
+            "energy_price",
+            ({"op": "scale", "table": "sites", "column": "energy_price_usd_per_mwh"},),
+            0.7,
+            1.3,
+        )
+    )
+    chips = ds.table("chips")
+    fam_chips = sorted(chips.loc[chips["family"].astype(str) == family, "chip"].astype(str))
+    el = ds.table("eligibility")
+    el = el[el["chip"].astype(str).isin(fam_chips)]
+    if len(el):
+        hi = min(1.2, 1.0 / float(el["derate"].max()))
+        t = {"op": "scale", "table": "eligibility", "column": "derate", "where": {"chip": fam_chips}}
+        out.append(TornadoParameter("migration_derate", (t,), 0.8, hi))
+    return out
+
+
+def _default_solve(options: Any) -> Callable[[Any, Sequence[Sequence[Override]]], list[Any]]:
+    from optimizer.batch import solve_many
+
+    def run(ds: Any, variants: Sequence[Sequence[Override]]) -> list[Any]:
+        return solve_many(ds, [list(v) for v in variants], options, reuse=True)
+
+    return run
+
+
+def tornado(
+    ds: Any,
+    options: Any = None,
+    parameters: Sequence[TornadoParameter] | None = None,
+    *,
+    outcomes: Sequence[str] = OUTCOMES,
+) -> pd.DataFrame:
+    """One-at-a-time sensitivity: move each parameter group to its low and high level.
+
+    Parameters
+    ----------
+    ds : Dataset
+        Base dataset (scenario applied).
+    options : SolveOptions, optional
+    parameters : sequence of TornadoParameter, optional
+        Default :func:`default_tornado_parameters`.
+    outcomes : sequence of str
+        Outcomes reported (names of :func:`plan_outcomes`).
+
+    Returns
+    -------
+    DataFrame
+        Tidy, one row per (parameter, side, outcome): ``parameter, side`` (low|high),
+        ``level, outcome, base_value, value, change`` (value - base_value),
+        ``swing_total_cost_usd`` (|cost at high - cost at low|, the ranking key),
+        ``rank`` (1 = largest swing), ``status`` (of the re-solve). Sorted by rank.
+
+    Raises
+    ------
+    RuntimeError
+        When the base plan has no solution.
+    """
+    params = list(parameters) if parameters is not None else default_tornado_parameters(ds)
+    run = _default_solve(options)
+    variants: list[list[Override]] = [[]]
+    for p in params:
+        variants += [p.overrides(p.low), p.overrides(p.high)]
+    # A variant whose data no longer validates is solved as "invalid" (reported, not raised).
+    results: list[Any] = []
+    ok_idx: list[int] = []
+    ok_vars: list[list[Override]] = []
+    errors: dict[int, str] = {}
+    from capacity.scenarios import apply_overrides
+    from capacity.validation import DataValidationError
+
+    datasets: dict[int, Any] = {}
+    for i, v in enumerate(variants):
+        try:
+            datasets[i] = apply_overrides(ds, v) if v else ds
+            ok_idx.append(i)
+            ok_vars.append(v)
+        except DataValidationError as e:
+            errors[i] = "; ".join(f.message for f in e.findings[:2])
+    solved = dict(zip(ok_idx, run(ds, [datasets[i] for i in ok_idx]), strict=True))  # type: ignore[list-item]
+    results = [solved.get(i) for i in range(len(variants))]
+    base = results[0]
+    if base is None or base.objective_usd is None:
+        raise RuntimeError(f"base plan has no solution: {getattr(base, 'message', errors.get(0))}")
+    base_out = plan_outcomes(base, ds)
+    rows = []
+    for n, p in enumerate(params):
+        sides = {}
+        for j, (side, level) in enumerate((("low", p.low), ("high", p.high))):
+            i = 1 + 2 * n + j
+            r = results[i]
+            o = plan_outcomes(r, datasets[i]) if r is not None else dict.fromkeys(OUTCOMES, math.nan)
+            st = _status(r) if r is not None else f"invalid: {errors.get(i, '')}"
+            if r is not None and _status(r) not in OK:
+                o = dict.fromkeys(OUTCOMES, math.nan)
+            sides[side] = (level, o, st)
+        swing = abs(sides["high"][1]["total_cost_usd"] - sides["low"][1]["total_cost_usd"])
+        for side, (level, o, st) in sides.items():
+            for out in outcomes:
+                rows.append(
+                    {
+                        "parameter": p.name,
+                        "side": side,
+                        "level": float(level),
+                        "outcome": out,
+                        "base_value": base_out[out],
+                        "value": o[out],
+                        "change": o[out] - base_out[out],
+                        "swing_total_cost_usd": swing,
+                        "status": st,
+                    }
+                )
+    df = pd.DataFrame(rows)
+    if df.empty:
+        return df.assign(rank=pd.Series(dtype="int64"))
+    order = (
+        df.drop_duplicates("parameter")
+        .sort_values("swing_total_cost_usd", ascending=False, na_position="last", kind="stable")[
+            "parameter"
+        ]
+        .tolist()
+    )
+    rank = {p: i + 1 for i, p in enumerate(order)}
+    df["rank"] = df["parameter"].map(rank).astype("int64")
+    side_order = df["side"].map({"low": 0, "high": 1})
+    df = df.assign(_s=side_order).sort_values(["rank", "_s"], kind="stable").drop(columns="_s")
+    return df.reset_index(drop=True)
+
+
+# ------------------------------------------------------------------------ Monte Carlo
+@dataclass(frozen=True)
+class MonteCarloResult:
+    """Monte Carlo over seeded parameter draws.
+
+    Attributes
+    ----------
+    samples : DataFrame
+        One row per sample: ``sample``, one column per parameter (its level),
+        ``status``, the outcomes of :data:`OUTCOMES`, ``binding_families``
+        (``;``-joined, by non-zero shadow price).
+    percentiles : DataFrame
+        One row per outcome: ``outcome, p10, p50, p90, mean, n`` over samples with a
+        plan (``numpy.percentile``, linear interpolation).
+    binding : DataFrame
+        One row per constraint family: ``family``, ``share_priced`` (share of samples
+        where some row of the family has a non-zero shadow price), ``share_binding``
+        (some row has ``binding == True``, i.e. no slack), ``n``.
+    """
+
+    samples: pd.DataFrame
+    percentiles: pd.DataFrame
+    binding: pd.DataFrame
+
+
+def outcome_percentiles(samples: pd.DataFrame, outcomes: Sequence[str] = OUTCOMES) -> pd.DataFrame:
+    """P10, P50, P90 and mean of each outcome over the rows with a plan.
+
+    Parameters
+    ----------
+    samples : DataFrame
+        One row per sample with a ``status`` column and one column per outcome.
+    outcomes : sequence of str
+
+    Returns
+    -------
+    DataFrame
+        ``outcome, p10, p50, p90, mean, n`` (NaN values, e.g. no served compute, are
+        left out of that outcome's statistics).
+    """
+    ok = samples[samples["status"].isin(OK)] if "status" in samples else samples
+    rows = []
+    for o in outcomes:
+        x = pd.to_numeric(ok[o], errors="coerce").dropna().to_numpy(dtype=float) if o in ok else np.zeros(0)
+        if len(x):
+            p10, p50, p90 = np.percentile(x, [10, 50, 90])
+            rows.append({"outcome": o, "p10": p10, "p50": p50, "p90": p90, "mean": x.mean(), "n": len(x)})
+        else:
+            rows.append({"outcome": o, "p10": np.nan, "p50": np.nan, "p90": np.nan, "mean": np.nan, "n": 0})
+    return pd.DataFrame(rows)
+
+
+def binding_shares(priced: Sequence[set[str]], slack: Sequence[set[str]] | None = None) -> pd.DataFrame:
+    """Share of samples in which each constraint family binds.
+
+    Parameters
+    ----------
+    priced : sequence of set of str
+        Per sample, the families with a non-zero shadow price.
+    slack : sequence of set of str, optional
+        Per sample, the families with a row at its limit (``binding`` True).
+
+    Returns
+    -------
+    DataFrame
+        ``family, share_priced, share_binding, n`` sorted by ``share_priced``
+        descending.
+    """
+    n = len(priced)
+    slack = slack if slack is not None else [set()] * n
+    fams = sorted(set().union(*priced, *slack)) if n else []
+    rows = [
+        {
+            "family": f,
+            "share_priced": sum(f in s for s in priced) / n,
+            "share_binding": sum(f in s for s in slack) / n,
+            "n": n,
+        }
+        for f in fams
+    ]
+    df = pd.DataFrame(rows, columns=["family", "share_priced", "share_binding", "n"])
+    return df.sort_values(["share_priced", "family"], ascending=[False, True], kind="stable").reset_index(drop=True)
+
+
+def monte_carlo(
+    ds: Any,
+    spec: MonteCarloSpec | Mapping[str, Any],
+    options: Any = None,
+    *,
+    reuse: bool = True,
+) -> MonteCarloResult:
+    """Seeded Monte Carlo: draw the parameters, re-solve each sample, summarise.
+
+    Parameters
+    ----------
+    ds : Dataset
+        Base dataset; ``spec.base`` (a named scenario) is applied first when set.
+    spec : MonteCarloSpec or mapping
+        Samples, seed and parameters (see :mod:`optimizer.sweep`). The same seed
+        gives the same draws and the same results.
+    options : SolveOptions, optional
+    reuse : bool
+        Patch the base model per sample instead of rebuilding (same results).
+
+    Returns
+    -------
+    MonteCarloResult
+    """
+    from capacity.scenarios import apply_overrides, apply_scenario
+    from capacity.validation import DataValidationError
+    from optimizer.batch import solve_many
+
+    mc = spec if isinstance(spec, MonteCarloSpec) else MonteCarloSpec.model_validate(dict(spec))
+    base = apply_scenario(ds, mc.base)
+    draws = mc.draw()
+    rows: list[dict[str, Any]] = []
+    priced: list[set[str]] = []
+    slack: list[set[str]] = []
+    dsets: list[Any] = []
+    idx: list[int] = []
+    for k in range(mc.samples):
+        ovs: list[Override] = []
+        row: dict[str, Any] = {"sample": k}
+        for p in mc.parameters:
+            lv = float(draws[p.name][k])
+            row[p.name] = lv
+            ovs.extend(p.fill(lv))
+        try:
+            dsets.append(apply_overrides(base, ovs, scenario=f"mc_{k}"))
+            idx.append(k)
+            row["status"] = "pending"
+        except DataValidationError as e:
+            row["status"] = "invalid: " + "; ".join(f.message for f in e.findings[:2])
+        rows.append(row)
+    results = solve_many(base, dsets, options, reuse=reuse)
+    by_k = dict(zip(idx, zip(dsets, results, strict=True), strict=True))
+    for k, row in enumerate(rows):
+        if k not in by_k:
+            row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="")
+            continue
+        d, r = by_k[k]
+        row["status"] = _status(r)
+        if row["status"] in OK:
+            row.update(plan_outcomes(r, d))
+            bp, bs = binding_families(r), binding_families(r, by="slack")
+            priced.append(bp)
+            slack.append(bs)
+            row["binding_families"] = ";".join(sorted(bp))
+        else:
+            row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="")
+    samples = pd.DataFrame(rows)
+    return MonteCarloResult(samples, outcome_percentiles(samples), binding_shares(priced, slack))
+
+
+# ----------------------------------------------------------------------- hedged plan
+def mean_value_dataset(datasets: Sequence[Any], weights: Sequence[float]) -> Any | None:
+    """Return the mean-value dataset of scenarios, or None when it is not defined.
+
+    Every decimal (float) column is replaced by its weighted mean over the scenarios.
+    Defined only when all datasets have the same rows (same keys in the same order)
+    and the same non-decimal cells.
+
+    Returns
+    -------
+    Dataset or None
+    """
+    from capacity.schema import TABLE_NAMES
+
+    first = datasets[0]
+    w = np.asarray(weights, dtype=float)
+    tables = {}
+    for t in TABLE_NAMES:
+        frames = [d.table(t) for d in datasets]
+        f0 = frames[0]
+        if any(len(f) != len(f0) or list(f.columns) != list(f0.columns) for f in frames):
+            return None
+        out = f0.copy()
+        for c in f0.columns:
+            if f0[c].dtype.kind == "f":
+                stack = np.vstack([f[c].to_numpy(dtype=float) for f in frames])
+                out[c] = (w[:, None] * stack).sum(axis=0)
+            elif any(not (f[c].astype(str).to_numpy() == f0[c].astype(str).to_numpy()).all() for f in frames[1:]):
+                return None
+        tables[t] = out
+    from capacity.dataset import Dataset
+
+    return Dataset.from_tables(tables, name=first.name, scenarios=first.scenarios, scenario="mean_value")
+
+
+@dataclass(frozen=True)
+class HedgedPlan:
+    """The two-stage stochastic (hedged) plan with its VSS and EVPI.
+
+    Attributes
+    ----------
+    scenarios : tuple of str
+    weights : tuple of float
+    status : str
+        Status of the stochastic solve.
+    expected_cost_usd : float
+        RP: optimum of the two-stage LP (probability-weighted discounted cost).
+    wait_and_see_usd : float
+        WS = sum_s w_s z_s (each scenario solved alone).
+    eev_usd : float
+        Expected cost of the EV plan's first stage, re-solved per scenario
+        (inf when it cannot be operated in some scenario).
+    vss_usd, evpi_usd : float
+        EEV - RP and RP - WS.
+    ev_problem : str
+        ``"mean_value"`` or the name of the scenario whose plan served as EV plan.
+    per_scenario : DataFrame
+        ``scenario, weight, hedged_cost_usd, ev_fixed_cost_usd, ev_fixed_status,
+        wait_and_see_cost_usd`` plus the hedged plan's outcomes per scenario.
+    first_stage : Mapping[str, DataFrame]
+        The hedged plan's shared decisions: ``build_out``, ``fleet`` (installs) and
+        ``production`` tables (from the first scenario's result; identical in all).
+    results : StochasticResult
+        The stochastic solve (per-scenario PlanResults).
+    notes : tuple of str
+    """
+
+    scenarios: tuple[str, ...]
+    weights: tuple[float, ...]
+    status: str
+    expected_cost_usd: float
+    wait_and_see_usd: float
+    eev_usd: float
+    vss_usd: float
+    evpi_usd: float
+    ev_problem: str
+    per_scenario: pd.DataFrame
+    first_stage: Mapping[str, pd.DataFrame]
+    results: Any = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+def hedged_plan(
+    ds: Any | None = None,
+    scenarios: Sequence[str] | Mapping[str, Any] = ("optimistic", "neutral", "negative"),
+    weights: Sequence[float] | None = None,
+    options: Any = None,
+    *,
+    ev: str = "mean",
+) -> HedgedPlan:
+    """Solve the hedged (two-stage stochastic) plan and its VSS and EVPI.
+
+    Parameters
+    ----------
+    ds : Dataset, optional
+        Base dataset whose named scenarios are used (needed when ``scenarios`` are
+        names).
+    scenarios : sequence of str or mapping of str to Dataset
+        Scenario names of ``ds`` (default the three named ones), or datasets by name.
+    weights : sequence of float, optional
+        Probabilities (default equal); normalised to sum 1.
+    options : SolveOptions, optional
+    ev : {"mean", "neutral"}
+        Expected-value problem: the mean-value scenario (falls back to the neutral
+        plan when the scenarios' rows differ) or directly the ``neutral`` scenario
+        (the heaviest one when there is no ``neutral``). See the module docstring.
+
+    Returns
+    -------
+    HedgedPlan
+
+    Raises
+    ------
+    RuntimeError
+        When the stochastic problem or a wait-and-see problem has no solution.
+    ValueError
+        For bad weights or an unknown ``ev``.
+    """
+    from capacity.scenarios import apply_scenario
+    from optimizer.solve import SolveOptions, solve, solve_stochastic
+
+    options = options or SolveOptions()
+    if isinstance(scenarios, Mapping):
+        names = tuple(str(n) for n in scenarios)
+        dsets = [scenarios[n] for n in names]
+    else:
+        if ds is None:
+            raise ValueError("pass a dataset when scenarios are given by name")
+        names = tuple(scenarios)
+        dsets = [apply_scenario(ds, n) for n in names]
+    w = np.ones(len(names)) if weights is None else np.asarray(weights, dtype=float)
+    if len(w) != len(names) or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(f"need one non-negative weight per scenario, got {list(w)}")
+    w = w / w.sum()
+    if ev not in ("mean", "neutral"):
+        raise ValueError(f"ev must be 'mean' or 'neutral', not {ev!r}")
+    notes: list[str] = []
+
+    sto = solve_stochastic(dsets, list(w), options)
+    if sto.expected_objective_usd is None:
+        raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
+    rp = float(sto.expected_objective_usd)
+    ws_res = [solve(d, options) for d in dsets]
+    for n, r in zip(names, ws_res, strict=True):
+        if r.objective_usd is None:
+            raise RuntimeError(f"scenario {n} alone has no solution: {r.message}")
+    ws = float(sum(wi * r.objective_usd for wi, r in zip(w, ws_res, strict=True)))
+
+    ev_plan = None
+    ev_name = ""
+    if ev == "mean":
+        mv = mean_value_dataset(dsets, w)
+        if mv is None:
+            notes.append("scenario rows differ: the mean-value problem is undefined; used the neutral plan")
+        else:
+            ev_plan = solve(mv, options)
+            ev_name = "mean_value"
+            if ev_plan.objective_usd is None:
+                raise RuntimeError(f"mean-value problem has no solution: {ev_plan.message}")
+    if ev_plan is None:
+        i = names.index("neutral") if "neutral" in names else int(np.argmax(w))
+        ev_plan, ev_name = ws_res[i], names[i]
+    eev_res = [solve(d, options, fixed_first_stage=ev_plan) for d in dsets]
+    eev_parts = []
+    for n, r in zip(names, eev_res, strict=True):
+        if r.objective_usd is None:
+            eev_parts.append(math.inf)
+            notes.append(f"the {ev_name} plan cannot be operated in scenario {n}: {r.message}")
+        else:
+            eev_parts.append(float(r.objective_usd))
+    eev = float(sum(wi * c for wi, c in zip(w, eev_parts, strict=True)))
+    rows = []
+    for i, n in enumerate(names):
+        hr = sto.scenarios[i]
+        rows.append(
+            {
+                "scenario": n,
+                "weight": float(w[i]),
+                "hedged_cost_usd": hr.objective_usd,
+                "ev_fixed_cost_usd": eev_parts[i],
+                "ev_fixed_status": _status(eev_res[i]),
+                "wait_and_see_cost_usd": ws_res[i].objective_usd,
+                **{f"hedged_{k}": v for k, v in plan_outcomes(hr, dsets[i]).items() if k != "total_cost_usd"},
+            }
+        )
+    first = sto.scenarios[0].tables
+    fs = {
+        "build_out": first.get("build_out", pd.DataFrame()),
+        "fleet": first.get("fleet", pd.DataFrame()),
+        "production": first.get("production", pd.DataFrame()),
+    }
+    return HedgedPlan(
+        scenarios=names,
+        weights=tuple(float(x) for x in w),
+        status=_status(sto),
+        expected_cost_usd=rp,
+        wait_and_see_usd=ws,
+        eev_usd=eev,
+        vss_usd=eev - rp,
+        evpi_usd=rp - ws,
+        ev_problem=ev_name,
+        per_scenario=pd.DataFrame(rows),
+        first_stage=fs,
+        results=sto,
+        notes=tuple(notes),
+    )

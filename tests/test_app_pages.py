@@ -1,0 +1,346 @@
+"""AppTest tests of the Streamlit pages (no browser): rendering, edits, uploads, downloads."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capacity.dataset import load_dataset
+from capacity.scenarios import apply_overrides, apply_scenario
+from optimizer import SolveOptions, solve
+from ui import dataio
+from ui.dataio import dataset_zip_bytes
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "ui" / "app.py")
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+PAGES = ("data", "scenarios", "plan", "risk", "reports")
+
+
+def _app(monkeypatch: pytest.MonkeyPatch, data: Path = TINY) -> AppTest:
+    monkeypatch.setenv("CAPACITY_DATA", str(data))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"app_pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _solve_in_app(at: AppTest) -> float:
+    _goto(at, "plan")
+    at.button(key="solve").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    plan = at.session_state["plan"]
+    assert plan.metrics["status"] == "optimal", plan.result.message
+    return float(plan.result.objective_usd)
+
+
+def _direct(ds) -> float:  # noqa: ANN001
+    res = solve(ds, SolveOptions(solver="highs", time_limit_s=None))
+    assert str(getattr(res.status, "value", res.status)) == "optimal"
+    return float(res.objective_usd)
+
+
+def _texts(elements) -> list[str]:  # noqa: ANN001
+    return [str(e.value) for e in elements]
+
+
+# ------------------------------------------------------------------------ rendering
+def test_every_page_renders_on_the_default_data_after_a_solve(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at = _app(monkeypatch, ROOT / "data")
+    ds = load_dataset(ROOT / "data")
+    assert at.session_state["base_ds"].hash == ds.hash
+    assert at.data_editor[0].key == "editor_periods"
+    assert len(at.data_editor[0].value) == len(ds.periods)
+    obj = _solve_in_app(at)
+    assert obj == pytest.approx(_direct(ds), rel=1e-9)
+    assert len(at.get("plotly_chart")) == 6
+    assert [m.label for m in at.metric][:3] == ["Status", "Discounted cost", "Demand served"]
+    assert at.metric[0].value == "optimal"
+    for page in PAGES:
+        _goto(at, page)
+        assert not at.error, _texts(at.error)
+    # the Reports page lists the run
+    assert at.session_state["plan"].scenario == "base"
+
+
+def test_pages_render_on_the_tiny_dataset_before_any_solve(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at = _app(monkeypatch)
+    for page in PAGES:
+        _goto(at, page)
+        assert not at.error, _texts(at.error)
+    _goto(at, "plan")
+    assert any("Press **Solve**" in t for t in _texts(at.info))
+    _goto(at, "reports")
+    assert any("No plan yet" in t for t in _texts(at.info))
+
+
+def test_missing_dataset_shows_a_message_not_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    at = _app(monkeypatch, tmp_path / "nowhere")
+    assert any("did not load" in t for t in _texts(at.error))
+    for page in PAGES:
+        _goto(at, page)
+        assert at.error
+
+
+# -------------------------------------------------------------------------- editing
+def test_two_edits_in_two_tables_both_reach_the_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    base = load_dataset(TINY)
+    at.selectbox(key="data_table").set_value("demand")
+    at.run()
+    at.session_state["editor_demand"] = {
+        "edited_rows": {0: {"demand_h100e": 2500.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    assert at.session_state["base_ds"].table("demand")["demand_h100e"].tolist() == [2500.0, 800.0]
+    at.selectbox(key="data_table").set_value("sites")
+    at.run()
+    at.session_state["editor_sites"] = {
+        "edited_rows": {0: {"energy_price_usd_per_mwh": 80.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    assert not at.exception
+    edited = at.session_state["base_ds"]
+    assert edited.table("demand")["demand_h100e"].iloc[0] == 2500.0  # first edit still there
+    assert edited.table("sites")["energy_price_usd_per_mwh"].iloc[0] == 80.0
+
+    demand = base.table("demand").copy()
+    demand.loc[0, "demand_h100e"] = 2500.0
+    sites = base.table("sites").copy()
+    sites.loc[0, "energy_price_usd_per_mwh"] = 80.0
+    expected = _direct(base.replace(demand=demand, sites=sites))
+    assert expected != pytest.approx(_direct(base), rel=1e-6)
+    assert _solve_in_app(at) == pytest.approx(expected, rel=1e-9)
+
+    # back on the Data page the demand editor still shows the first edit
+    _goto(at, "data")
+    at.selectbox(key="data_table").set_value("demand")
+    at.run()
+    assert at.data_editor[0].value["demand_h100e"].tolist() == [2500.0, 800.0]
+
+
+def test_an_edit_marks_the_old_plan_stale(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    _solve_in_app(at)
+    _goto(at, "data")
+    at.selectbox(key="data_table").set_value("demand")
+    at.run()
+    at.session_state["editor_demand"] = {
+        "edited_rows": {1: {"demand_h100e": 900.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    _goto(at, "plan")
+    assert any("changed since the last plan" in t for t in _texts(at.warning))
+    assert len(at.get("plotly_chart")) == 0
+
+
+def test_an_invalid_edit_is_kept_with_findings_and_the_last_valid_data_stays(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at = _app(monkeypatch)
+    base_hash = at.session_state["base_ds"].hash
+    at.selectbox(key="data_table").set_value("demand")
+    at.run()
+    at.session_state["editor_demand"] = {
+        "edited_rows": {1: {"demand_h100e": -5.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    assert not at.exception
+    assert at.session_state["base_ds"].hash == base_hash
+    assert at.session_state["drafts"]["demand"]["demand_h100e"].tolist() == [1500.0, -5.0]
+    assert any("1 error(s)" in t for t in _texts(at.error))
+    frames = [d.value for d in at.dataframe]
+    findings = next(f for f in frames if "message" in f.columns)
+    assert findings["editor_row"].tolist() == [1]
+    assert findings["column"].tolist() == ["demand_h100e"]
+    highlighted = next(f for f in frames if "demand_h100e" in f.columns and len(f) == 1)
+    assert highlighted["demand_h100e"].tolist() == [-5.0]
+    # the Plan page solves the last valid data
+    _goto(at, "plan")
+    assert at.session_state["base_ds"].hash == base_hash
+
+
+# -------------------------------------------------------------------------- uploads
+def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.file_uploader(key="upload_files").set_value([(name, data, "application/octet-stream")])
+    at.run()
+    at.button(key="upload_load").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+@pytest.mark.parametrize(
+    ("name", "payload", "message"),
+    [
+        ("dataset.zip", b"this is not a zip", "not a valid zip"),
+        ("demand.csv", b"customer,workload,period,demand\nacme,training,2026Q1,1\n", "error(s)"),
+        ("demand.csv", b"customer,workload,period,demand_h100e\nacme,training,2026Q1,lots\n",
+         "error(s)"),
+        ("notes.txt.csv", b"a,b\n1,2\n", "name a file <table>.csv"),
+    ],
+)
+def test_a_bad_upload_shows_an_error_and_keeps_the_data(
+    monkeypatch: pytest.MonkeyPatch, name: str, payload: bytes, message: str
+) -> None:
+    at = _app(monkeypatch)
+    before = at.session_state["base_ds"].hash
+    _upload(at, name, payload)
+    assert any(message in t for t in _texts(at.error)), _texts(at.error)
+    assert at.session_state["base_ds"].hash == before
+
+
+def test_bad_upload_findings_name_the_cell(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    _upload(at, "demand.csv",
+            b"customer,workload,period,demand_h100e\nacme,training,2026Q1,lots\n")
+    f = next(d.value for d in at.dataframe if "message" in d.columns)
+    row = f.iloc[0]
+    assert (row["row"], row["column"], row["value"]) == (2, "demand_h100e", "lots")
+    assert "not a number" in row["message"]
+
+
+def test_an_upload_over_the_size_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    before = at.session_state["base_ds"].hash
+    monkeypatch.setattr(dataio, "MAX_UPLOAD_BYTES", 100)
+    _upload(at, "demand.csv", b"customer,workload,period,demand_h100e\n" + b"x" * 200)
+    assert any("the limit is 50 MB" in t for t in _texts(at.error)), _texts(at.error)
+    assert at.session_state["base_ds"].hash == before
+
+
+def test_a_good_zip_upload_replaces_the_data_and_round_trips(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at = _app(monkeypatch)
+    base = load_dataset(TINY)
+    demand = base.table("demand").copy()
+    demand.loc[0, "demand_h100e"] = 1234.0
+    new = base.replace(demand=demand)
+    _upload(at, "mydata.zip", dataset_zip_bytes(new))
+    got = at.session_state["base_ds"]
+    assert got.name == "mydata"
+    assert got.table("demand")["demand_h100e"].tolist() == [1234.0, 800.0]
+    assert got.hash == new.hash
+    assert any("Loaded mydata" in t for t in _texts(at.success))
+
+
+def test_single_table_upload_replaces_only_that_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    buf = io.BytesIO()
+    pd.DataFrame(
+        {"customer": ["acme"], "workload": ["training"], "period": ["2026Q1"],
+         "demand_h100e": [42.0]}
+    ).to_parquet(buf, index=False)
+    _upload(at, "demand.parquet", buf.getvalue())
+    got = at.session_state["base_ds"]
+    assert got.table("demand")["demand_h100e"].tolist() == [42.0]
+    assert got.table("sites").equals(load_dataset(TINY).table("sites"))
+
+
+# --------------------------------------------------------------- scenarios and risk
+def test_composed_scenario_is_diffed_and_solved(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    _goto(at, "scenarios")
+    at.number_input(key="cmp_demand_acme").set_value(1.5)
+    at.run()
+    assert not at.exception
+    diff = next(d.value for d in at.dataframe if "old" in d.columns)
+    assert sorted(diff["new"].astype(float)) == [1200.0, 2250.0]
+    base = load_dataset(TINY)
+    ov = [{"op": "scale", "table": "demand", "column": "demand_h100e",
+           "where": {"customer": ["acme"]}, "factor": 1.5}]
+    expected = _direct(apply_overrides(base, ov))
+    assert _solve_in_app(at) == pytest.approx(expected, rel=1e-9)
+    assert at.session_state["plan"].scenario == "custom"
+    # the composer keeps its value after a page change
+    _goto(at, "scenarios")
+    assert at.number_input(key="cmp_demand_acme").value == 1.5
+
+
+def test_an_invalid_composed_scenario_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    _goto(at, "scenarios")
+    at.number_input(key="cmp_trainium_derate").set_value(1.5)  # derate 0.8 * 1.5 > 1
+    at.run()
+    assert any("does not validate" in t for t in _texts(at.error))
+    assert at.session_state["overrides"] == []
+
+
+def test_risk_page_compares_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    _goto(at, "risk")
+    at.multiselect(key="risk_scenarios").set_value(["neutral", "squeeze"])
+    at.run()
+    at.button(key="risk_compare_btn").click()
+    at.run()
+    assert not at.exception
+    cmp = at.session_state["risk_compare"]["frame"].set_index("scenario")
+    base = load_dataset(TINY)
+    assert cmp.loc["squeeze", "objective_usd"] == pytest.approx(
+        _direct(apply_scenario(base, "squeeze")), rel=1e-9
+    )
+    assert cmp.loc["neutral", "objective_usd"] == pytest.approx(_direct(base), rel=1e-9)
+    assert cmp.loc["neutral", "served_share"] == pytest.approx(1.0)
+    assert 0.0 <= cmp.loc["neutral", "trainium_share"] <= 1.0
+    try:
+        import optimizer.risk  # noqa: F401
+    except ImportError:
+        assert any("not installed" in t for t in _texts(at.info))
+
+
+# -------------------------------------------------------------------------- downloads
+def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    obj = _solve_in_app(at)
+    at.download_button(key="plan_demand_csv").click()
+    at.run()
+    assert not at.exception
+    assert len(at.get("plotly_chart")) == 6
+    assert at.metric[0].value == "optimal"
+    _goto(at, "reports")
+    assert not at.error, _texts(at.error)
+    at.download_button(key="report_download").click()
+    at.run()
+    assert not at.exception
+    assert at.download_button(key="report_download")  # still offered
+    assert at.session_state["plan"].result.objective_usd == obj
+    runs = next(d.value for d in at.dataframe if "run_id" in d.columns)
+    assert runs["objective_usd"].tolist() == [pytest.approx(obj)]
+    # the report zip holds the Parquet tables of this run
+    zdata = at.session_state["report_zips"][at.session_state["plan"].run_id]
+    with zipfile.ZipFile(io.BytesIO(zdata)) as zf:
+        names = zf.namelist()
+        member = next(n for n in names if n.endswith("scenario=base/demand.parquet"))
+        demand = pd.read_parquet(io.BytesIO(zf.read(member)))
+    assert any(n.endswith("manifest.json") for n in names)
+    assert demand["demand_h100e"].sum() == pytest.approx(2300.0)
+    _goto(at, "plan")
+    assert len(at.get("plotly_chart")) == 6

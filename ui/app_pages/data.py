@@ -1,0 +1,167 @@
+"""Data page: every input table editable in place, validation next to it, upload/download."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import streamlit as st
+
+from capacity.schema import SPECS, TABLE_NAMES
+from capacity.validation import DataValidationError
+from ui.dataio import (
+    MAX_UPLOAD_MB,
+    UploadedFile,
+    UploadError,
+    column_config,
+    dataset_from_upload,
+    dataset_zip_bytes,
+    editor_frame,
+    findings_for_table,
+    findings_table,
+    frames_equal,
+    highlight_rows,
+)
+from ui.state import (
+    discard_drafts,
+    editor_key,
+    flash,
+    persist,
+    set_dataset,
+    show_findings,
+    show_flash,
+    submit_draft,
+    table_findings,
+)
+
+ss = st.session_state
+st.title("Data")
+show_flash()
+
+# ---------------------------------------------------------------- upload / download
+with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is None):
+    st.caption(
+        f"Upload one **.zip** of a whole dataset (`<table>.csv` or `<table>.parquet` files, "
+        f"optional `scenarios.yaml`), or single tables named `<table>.csv` / "
+        f"`<table>.parquet` that replace those tables. Limit {MAX_UPLOAD_MB} MB."
+    )
+    uploads = st.file_uploader(
+        "Dataset files",
+        type=["zip", "csv", "parquet"],
+        accept_multiple_files=True,
+        key="upload_files",
+        max_upload_size=MAX_UPLOAD_MB,
+    )
+    if st.button("Load uploaded files", key="upload_load", disabled=not uploads):
+        files = [UploadedFile(u.name, u.getvalue()) for u in uploads or []]
+        try:
+            new = dataset_from_upload(files, ss["base_ds"])
+        except UploadError as e:
+            ss["upload_error"] = (str(e), [])
+        except DataValidationError as e:
+            ss["upload_error"] = (
+                f"The upload has {len(e.errors)} error(s); the previous data is kept.",
+                list(e.findings),
+            )
+        except Exception as e:  # noqa: BLE001 - no traceback on the page
+            ss["upload_error"] = (f"The upload could not be read: {type(e).__name__}: {e}", [])
+        else:
+            ss["upload_error"] = None
+            set_dataset(new)
+            flash("success", f"Loaded {new.name} ({', '.join(f.name for f in files)}).")
+            st.rerun()
+    err = ss.get("upload_error")
+    if err:
+        st.error(err[0] + ("" if err[1] else " The previous data is kept."))
+        if err[1]:
+            show_findings(err[1])
+    base = ss["base_ds"]
+    if base is not None:
+        st.download_button(
+            "Download the current dataset (zip of CSVs)",
+            data=dataset_zip_bytes(base),
+            file_name=f"{base.name or 'dataset'}.zip",
+            mime="application/zip",
+            key="dataset_download",
+        )
+
+if ss["base_ds"] is None:
+    st.error(ss.get("load_error") or "No dataset loaded.")
+    if ss.get("load_findings"):
+        show_findings(ss["load_findings"])
+    st.info("Upload a dataset above to start.")
+    st.stop()
+
+origin = ss["origin_ds"]
+base = ss["base_ds"]
+
+# ------------------------------------------------------------------ status line
+c1, c2, c3 = st.columns([3, 2, 1])
+c1.markdown(
+    f"**{base.name}** · {len(base.periods)} periods "
+    f"({base.periods[0]} – {base.periods[-1]}) · hash `{base.hash[:12]}`"
+)
+status_box = c2.empty()
+if c3.button("Discard edits", disabled=not ss["drafts"], key="discard_edits"):
+    discard_drafts()
+    flash("info", "Edits discarded: back to the data as loaded.")
+    st.rerun()
+
+# ------------------------------------------------------------------ table editor
+table = st.selectbox("Table", TABLE_NAMES, key=persist("data_table", TABLE_NAMES[0]))
+spec = SPECS[table]
+st.caption(spec.description + f" Key: {', '.join(spec.key)}.")
+
+key = editor_key(table)
+src = ss["editor_src"]
+if key not in ss or table not in src:
+    # a fresh editor (first visit, or back from another page/table) starts from the draft
+    src[table] = ss["drafts"].get(table, editor_frame(origin, table))
+left, right = st.columns([3, 2])
+with left:
+    edited = st.data_editor(
+        src[table],
+        key=key,
+        num_rows="dynamic",
+        column_config=column_config(table),
+        hide_index=False,
+        width="stretch",
+    )
+    previous = ss["drafts"].get(table, editor_frame(origin, table))
+    if not frames_equal(edited, previous):
+        submit_draft(table, edited)
+
+all_findings = table_findings()
+if ss["draft_findings"]:
+    n = sum(f.severity == "error" for f in ss["draft_findings"])
+    status_box.error(f"Edits have {n} error(s); the last valid data stays active.")
+elif ss["drafts"]:
+    status_box.success(f"Edits are valid and active ({', '.join(sorted(ss['drafts']))}).")
+
+with right:
+    fs = findings_for_table(all_findings, table)
+    if not fs:
+        st.success(f"No findings for {spec.filename}.")
+    else:
+        n_err = sum(f.severity == "error" for f in fs)
+        (st.error if n_err else st.warning)(
+            f"{n_err} error(s), {len(fs) - n_err} warning(s) in {table}. `editor_row` is the "
+            "row number in the editor (0 = first row)."
+        )
+        st.dataframe(findings_table(fs).drop(columns=["row"]), hide_index=True, width="stretch")
+        rowed = [f for f in fs if f.row is not None and f.row >= 2]
+        frame = ss["drafts"].get(table, src[table])
+        if rowed:
+            st.caption("Rows with findings (bad cells highlighted):")
+            st.dataframe(highlight_rows(frame, rowed), width="stretch")
+    other = {}
+    for f in all_findings:
+        t = Path(str(f.file)).stem
+        if t != table:
+            other.setdefault(t, [0, 0])[f.severity != "error"] += 1
+    if other:
+        st.caption(
+            "Other tables: "
+            + "; ".join(
+                f"**{t}** {e} error(s), {w} warning(s)" for t, (e, w) in sorted(other.items())
+            )
+        )

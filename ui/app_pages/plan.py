@@ -1,0 +1,115 @@
+"""Plan page: solve the active dataset, see the summary and the charts."""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from ui import charts
+from ui.compose import served_by_customer
+from ui.state import (
+    SOLVERS,
+    active_dataset,
+    current_plan,
+    optimizer_status,
+    persist,
+    show_flash,
+    solve_and_record,
+)
+
+ss = st.session_state
+st.title("Plan")
+show_flash()
+ds = active_dataset()
+if ds is None:
+    st.error("No valid dataset loaded. Open **Data** to upload one.")
+    st.stop()
+
+ok, why = optimizer_status()
+c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
+c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
+solver = c2.selectbox("Solver", SOLVERS, key=persist("solve_solver", SOLVERS[0]))
+limit = c3.number_input(
+    "Time limit [s] (0 = none)", min_value=0, step=10, key=persist("solve_time_limit", 0)
+)
+clicked = c4.button("Solve", type="primary", key="solve", disabled=not ok)
+if not ok:
+    st.info(f"The optimizer is not installed yet, so plans cannot be solved ({why}).")
+
+if clicked:
+    with st.status(f"Solving {ds.scenario} with {solver}…", expanded=True) as status:
+        st.write("Building and solving the linear program (cached on the data's hash)…")
+        run = solve_and_record(ds, solver=solver, time_limit_s=float(limit) or None)
+        state = (
+            "complete" if run.metrics["status"] in ("optimal", "time_limit_feasible") else "error"
+        )
+        status.update(
+            label=f"{run.metrics['status']} in {run.seconds:.1f} s", state=state, expanded=False
+        )
+
+plan = current_plan(ds)
+if plan is None:
+    if ss["plan"] is not None:
+        st.warning(
+            "The data or the scenario changed since the last plan "
+            f"({ss['plan'].scenario}, solved at {ss['plan'].solved_at}); press **Solve** "
+            "to plan the current data."
+        )
+    else:
+        st.info("Press **Solve** to plan the current data and scenario.")
+    st.stop()
+
+res = plan.result
+m = plan.metrics
+k1, k2, k3, k4 = st.columns(4)
+k1.metric("Status", m["status"])
+obj = m["objective_usd"]
+k2.metric("Discounted cost", "–" if math.isnan(obj) else f"${obj / 1e9:,.3f} B")
+share = m["served_share"]
+k3.metric("Demand served", "–" if math.isnan(share) else f"{share:.1%}")
+trn = m["trainium_share"]
+k4.metric("Trainium share of served H100e", "–" if math.isnan(trn) else f"{trn:.1%}")
+msg = str(getattr(res, "message", "") or "")
+if m["status"] not in ("optimal",):
+    (st.warning if m["status"] == "time_limit_feasible" else st.error)(
+        f"Status {m['status']}. {msg}"
+    )
+    inf = getattr(res, "infeasibility", None)
+    if inf is not None and len(inf):
+        st.markdown("**What had to give:**")
+        st.dataframe(inf, hide_index=True, width="stretch")
+
+tables = getattr(res, "tables", None) or {}
+if not tables:
+    st.stop()
+
+served = served_by_customer(res)
+with st.expander("Served share per customer and workload", expanded=True):
+    st.dataframe(
+        served,
+        hide_index=True,
+        width="stretch",
+        column_config={
+            "served_share": st.column_config.ProgressColumn(
+                "served share", min_value=0.0, max_value=1.0, format="percent"
+            )
+        },
+    )
+    st.download_button(
+        "Download demand table (CSV)",
+        data=tables["demand"].to_csv(index=False) if "demand" in tables else "",
+        file_name=f"demand_{plan.run_id}.csv",
+        mime="text/csv",
+        key="plan_demand_csv",
+    )
+
+periods = list(ds.periods)
+figs = [(k, f(tables, periods)) for k, f in charts.PLAN_CHARTS]
+cols = st.columns(2)
+for i, (k, fig) in enumerate(figs):
+    with cols[i % 2]:
+        if fig is None:
+            st.info(f"No data for the {k} chart in this plan.")
+        else:
+            st.plotly_chart(fig, key=f"chart_{k}", width="stretch")

@@ -1,0 +1,95 @@
+"""Risk page: scenarios side by side; tornado, Monte Carlo and hedged plan from optimizer.risk."""
+
+from __future__ import annotations
+
+import importlib
+
+import pandas as pd
+import streamlit as st
+
+from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_names
+from capacity.validation import DataValidationError
+from ui import charts
+from ui.compose import plan_metrics
+from ui.state import optimizer_status, persist, show_flash, solve_dataset
+
+ss = st.session_state
+st.title("Risk")
+show_flash()
+base = ss["base_ds"]
+if base is None:
+    st.error("No valid dataset loaded. Open **Data** to upload one.")
+    st.stop()
+ok, why = optimizer_status()
+
+# ------------------------------------------------------------- scenario comparison
+st.subheader("Scenario comparison")
+names = scenario_names(base)
+preferred = [n for n in ("optimistic", "neutral", "negative") if n in names]
+k_sc = persist("risk_scenarios", preferred or names)
+ss[k_sc] = [n for n in ss[k_sc] if n in names]
+chosen = st.multiselect("Scenarios", names, key=k_sc)
+if st.button("Solve and compare", key="risk_compare_btn", disabled=not (ok and chosen)):
+    rows = []
+    bar = st.progress(0.0, text="Solving scenarios…")
+    for i, n in enumerate(chosen):
+        bar.progress(i / len(chosen), text=f"Solving {n} ({i + 1}/{len(chosen)})…")
+        try:
+            sds = apply_scenario(base, n)
+        except (DataValidationError, UnknownScenarioError) as e:
+            rows.append({"scenario": n, "status": "invalid data", "message": str(e)[:300]})
+            continue
+        res = solve_dataset(sds)
+        rows.append(
+            {
+                "scenario": n,
+                **plan_metrics(res, sds),
+                "message": str(getattr(res, "message", "") or ""),
+            }
+        )
+    bar.progress(1.0, text="Done")
+    ss["risk_compare"] = {"hash": base.hash, "frame": pd.DataFrame(rows)}
+if not ok:
+    st.info(f"The optimizer is not installed yet, so scenarios cannot be solved ({why}).")
+
+cmp = ss.get("risk_compare")
+if cmp is not None:
+    if cmp["hash"] != base.hash:
+        st.warning("The data changed since this comparison; press **Solve and compare** again.")
+    else:
+        df = cmp["frame"]
+        st.dataframe(
+            df,
+            hide_index=True,
+            width="stretch",
+            column_config={
+                "objective_usd": st.column_config.NumberColumn("cost [USD]", format="%.4e"),
+                "served_share": st.column_config.NumberColumn("served share", format="percent"),
+                "unmet_h100e": st.column_config.NumberColumn(
+                    "unmet [H100e·quarters]", format="%.0f"
+                ),
+                "trainium_share": st.column_config.NumberColumn("Trainium share", format="percent"),
+            },
+        )
+        fig = charts.scenario_costs(
+            df.dropna(subset=["objective_usd"]) if "objective_usd" in df else df.iloc[0:0]
+        )
+        if fig is not None:
+            st.plotly_chart(fig, key="risk_cost_chart", width="stretch")
+
+# ---------------------------------------------------------------- optimizer.risk
+st.subheader("Tornado, Monte Carlo and hedged plan")
+try:
+    risk = importlib.import_module("optimizer.risk")
+except Exception:  # noqa: BLE001 - a missing or broken module is an info box, not a traceback
+    risk = None
+if risk is None:
+    st.info(
+        "The risk module (`optimizer.risk`) is not installed yet. Tornado sensitivity, "
+        "Monte Carlo percentiles and the hedged two-stage plan (VSS, EVPI) will appear "
+        "here when it is."
+    )
+else:
+    from ui.risk_view import render_risk_sections
+
+    render_risk_sections(risk, base)

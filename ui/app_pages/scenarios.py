@@ -1,0 +1,143 @@
+"""Scenarios page: pick a named scenario or compose overrides; see the diff against the base."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import streamlit as st
+
+from capacity.scenarios import BASE, UnknownScenarioError, diff_datasets, scenario_names
+from capacity.validation import DataValidationError
+from ui.compose import compose_overrides, trainium_chips
+from ui.state import (
+    active_dataset,
+    build_scenario,
+    persist,
+    scenario_label,
+    show_findings,
+    show_flash,
+)
+
+ss = st.session_state
+st.title("Scenarios")
+show_flash()
+base = ss["base_ds"]
+if base is None:
+    st.error("No valid dataset loaded. Open **Data** to upload one.")
+    st.stop()
+
+
+def persistent(name: str, default: Any) -> str:
+    return persist(f"cmp_{name}", default)
+
+
+names = scenario_names(base)
+if ss["scenario_name"] not in names:
+    ss["scenario_name"] = BASE
+k_name = persistent("scenario_name", ss["scenario_name"])
+if ss[k_name] not in names:
+    ss[k_name] = BASE
+st.radio(
+    "Named scenario",
+    names,
+    key=k_name,
+    horizontal=True,
+    format_func=lambda n: n if n == BASE else f"{n}",
+    help="Scenarios defined in the dataset's scenarios.yaml; 'base' is the data as is.",
+)
+name = ss[k_name]
+if name != BASE and base.scenarios.get(name) is not None:
+    sc = base.scenarios[name]
+    st.caption(f"{sc.description or ''} ({len(sc.overrides)} override(s))")
+
+st.subheader("Compose overrides")
+st.caption("Applied after the named scenario. 1.0 = unchanged.")
+resources = sorted(set(base.table("supply_resources")["resource"].astype(str)))
+customers = sorted(set(base.table("customers")["customer"].astype(str)))
+sites = list(base.table("sites")["site"].astype(str))
+trn = trainium_chips(base)
+
+c1, c2, c3 = st.columns(3)
+with c1:
+    st.markdown("**Supply capacity multipliers**")
+    supply = {
+        r: st.number_input(
+            r, min_value=0.0, max_value=10.0, step=0.05, key=persistent(f"supply_{r}", 1.0)
+        )
+        for r in resources
+    }
+with c2:
+    st.markdown("**Demand multipliers per customer**")
+    demand = {
+        k: st.number_input(
+            k, min_value=0.0, max_value=10.0, step=0.05, key=persistent(f"demand_{k}", 1.0)
+        )
+        for k in customers
+    }
+with c3:
+    st.markdown("**Grid and migration**")
+    delay = st.number_input(
+        "Grid delay [quarters]",
+        min_value=-8,
+        max_value=12,
+        step=1,
+        key=persistent("grid_delay", 0),
+        help="Shift every selected site's grid_mw schedule later.",
+    )
+    grid_sites = st.multiselect(
+        "Sites delayed (empty = all)", sites, key=persistent("grid_sites", [])
+    )
+    derate = st.number_input(
+        "Trainium migration derate factor",
+        min_value=0.05,
+        max_value=2.0,
+        step=0.05,
+        key=persistent("trainium_derate", 1.0),
+        disabled=not trn,
+        help="Multiplies eligibility.derate of the Trainium-family chips "
+        f"({', '.join(trn) or 'none in this dataset'}); 0.8 = 20% performance lost to migration.",
+    )
+
+overrides = compose_overrides(
+    base,
+    supply=supply,
+    demand=demand,
+    grid_delay_periods=int(delay),
+    grid_sites=grid_sites,
+    trainium_derate_factor=float(derate),
+)
+
+changed = name != ss["scenario_name"] or json.dumps(overrides, sort_keys=True) != json.dumps(
+    ss["overrides"], sort_keys=True
+)
+if changed:
+    try:
+        build_scenario(base, name, overrides)
+    except (DataValidationError, UnknownScenarioError) as e:
+        st.error(
+            "This scenario does not validate, so **"
+            + scenario_label(ss["scenario_name"], ss["overrides"])
+            + "** stays active. Fix the settings:"
+        )
+        if isinstance(e, DataValidationError):
+            show_findings(list(e.findings))
+        else:
+            st.write(str(e))
+    else:
+        ss["scenario_name"], ss["overrides"] = name, overrides
+
+ds = active_dataset()
+if ss.get("scenario_error") is not None:
+    st.warning("The chosen scenario no longer applies to the edited data; the base data is used.")
+if overrides:
+    with st.expander(f"{len(overrides)} composed override(s)"):
+        st.json(overrides)
+
+st.subheader(f"Diff: base → {ds.scenario}")
+diff = diff_datasets(base, ds)
+if diff.empty:
+    st.info("No cell differs from the base data.")
+else:
+    st.caption(f"{len(diff)} changed cell(s) in {diff['table'].nunique()} table(s).")
+    st.dataframe(diff, hide_index=True, width="stretch", key="scenario_diff")

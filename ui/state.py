@@ -1,0 +1,399 @@
+"""Session state of the app: the datasets, the editor drafts, the scenario and the plans.
+
+Keys of ``st.session_state`` (all set by :func:`init_state`):
+
+``origin_ds``
+    The dataset as loaded or uploaded (the editors start from it).
+``base_ds``
+    The last *valid* dataset: ``origin_ds`` with every accepted edit.
+``drafts``
+    ``{table: DataFrame}``: what each editor holds now, valid or not; never dropped.
+``draft_findings``
+    Findings of the last validation of the drafts (empty when they are valid).
+``scenario_name``, ``overrides``
+    The named scenario and the composed overrides applied on top of ``base_ds``.
+``plan``, ``runs``
+    The latest :class:`PlanRun` and every run of this session, newest last.
+
+Results live in session state, not in a button branch, so a rerun (a download
+click, a page change) shows them again; they are shown only while their dataset
+hash equals the active dataset's hash, so an edit never shows a stale plan.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+from capacity.dataset import Dataset, load_dataset
+from capacity.scenarios import (
+    BASE,
+    UnknownScenarioError,
+    apply_overrides,
+    apply_scenario,
+)
+from capacity.schema import TABLE_NAMES
+from capacity.validation import DataValidationError, Finding
+from ui.compose import plan_metrics
+from ui.dataio import validate_drafts
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_DATA_DIR = REPO_ROOT / "data"
+DATA_ENV = "CAPACITY_DATA"
+SOLVERS = ("highs", "cbc")
+CACHE_ENTRIES = 32
+PERSIST = "_persist"
+
+
+def data_dir() -> Path:
+    """Dataset directory opened on first load: ``$CAPACITY_DATA`` or the repo's ``data/``."""
+    env = os.environ.get(DATA_ENV, "").strip()
+    return Path(env) if env else DEFAULT_DATA_DIR
+
+
+def editor_key(table: str) -> str:
+    """Widget key of a table's data editor (tests seed edits through it)."""
+    return f"editor_{table}"
+
+
+# --------------------------------------------------------------------------- init
+def init_state() -> None:
+    """Set every session key once and load the default dataset on first open."""
+    ss = st.session_state
+    sync_persisted()
+    for k, v in (
+        ("origin_ds", None),
+        ("base_ds", None),
+        ("load_findings", []),
+        ("load_error", ""),
+        ("drafts", {}),
+        ("editor_src", {}),
+        ("draft_findings", []),
+        ("scenario_name", BASE),
+        ("overrides", []),
+        ("scenario_error", None),
+        ("plan", None),
+        ("runs", []),
+        ("report_zips", {}),
+        ("risk_compare", None),
+        ("risk_results", {}),
+        ("flash", []),
+    ):
+        if k not in ss:
+            ss[k] = v
+    if "loaded_from" not in ss:
+        d = data_dir()
+        ss["loaded_from"] = str(d)
+        try:
+            ds = load_dataset(d)
+        except DataValidationError as e:
+            ss["load_findings"] = list(e.findings)
+            ss["load_error"] = f"The dataset in {d} did not load."
+        except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
+            ss["load_error"] = f"The dataset in {d} did not load: {type(e).__name__}: {e}"
+        else:
+            set_dataset(ds)
+
+
+def set_dataset(ds: Dataset) -> None:
+    """Make ``ds`` the loaded dataset: drafts, editors and scenario checks start over."""
+    ss = st.session_state
+    ss["origin_ds"] = ds
+    ss["base_ds"] = ds
+    ss["drafts"] = {}
+    ss["editor_src"] = {}
+    ss["draft_findings"] = []
+    for t in TABLE_NAMES:
+        ss.pop(editor_key(t), None)
+    if ss.get("scenario_name", BASE) not in (BASE, *ds.scenarios):
+        ss["scenario_name"] = BASE
+
+
+def persist(key: str, default: Any) -> str:
+    """Return a widget key whose value survives page changes.
+
+    Streamlit drops the state of widgets that a run does not draw (another page);
+    the value is kept in ``_persist`` and seeded back when the widget returns.
+    """
+    ss = st.session_state
+    store = ss.setdefault(PERSIST, {})
+    if key not in ss:
+        ss[key] = store.get(key, default)
+    store[key] = ss[key]
+    return key
+
+
+def sync_persisted() -> None:
+    """Copy the current values of persisted widgets into ``_persist`` (start of a run)."""
+    ss = st.session_state
+    store = ss.setdefault(PERSIST, {})
+    for k in list(store):
+        if k in ss:
+            store[k] = ss[k]
+
+
+def flash(kind: str, text: str) -> None:
+    """Queue a message shown once on the next run (``kind``: success, info, warning, error)."""
+    st.session_state["flash"].append((kind, text))
+
+
+def show_flash() -> None:
+    """Show and clear the queued messages."""
+    for kind, text in st.session_state.get("flash", []):
+        getattr(st, kind)(text)
+    st.session_state["flash"] = []
+
+
+# ------------------------------------------------------------------------ editing
+def submit_draft(table: str, frame: pd.DataFrame) -> bool:
+    """Record an editor's frame and re-validate every draft together.
+
+    Returns
+    -------
+    bool
+        True when the drafts validate (``base_ds`` becomes the new dataset); False
+        when they do not (``base_ds`` stays, ``draft_findings`` lists why). The
+        draft is kept either way, so an edit is never dropped.
+    """
+    ss = st.session_state
+    ss["drafts"] = {**ss["drafts"], table: frame.reset_index(drop=True)}
+    return revalidate_drafts()
+
+
+def revalidate_drafts() -> bool:
+    """Validate all drafts against ``origin_ds``; see :func:`submit_draft`."""
+    ss = st.session_state
+    origin: Dataset | None = ss["origin_ds"]
+    if origin is None:
+        return False
+    try:
+        ds = validate_drafts(origin, ss["drafts"])
+    except DataValidationError as e:
+        ss["draft_findings"] = list(e.findings)
+        return False
+    ss["base_ds"] = ds
+    ss["draft_findings"] = []
+    return True
+
+
+def discard_drafts() -> None:
+    """Drop every edit: back to the dataset as loaded."""
+    origin = st.session_state["origin_ds"]
+    if origin is not None:
+        set_dataset(origin)
+
+
+def table_findings() -> list[Finding]:
+    """Return the findings shown next to the editors: drafts' errors or data warnings."""
+    ss = st.session_state
+    if ss["draft_findings"]:
+        return list(ss["draft_findings"])
+    base: Dataset | None = ss["base_ds"]
+    return list(base.warnings) if base is not None else []
+
+
+# ---------------------------------------------------------------------- scenario
+def scenario_label(name: str, overrides: list[dict[str, Any]]) -> str:
+    """Label of a scenario + composed overrides (``negative``, ``negative+custom``)."""
+    if not overrides:
+        return name
+    return "custom" if name == BASE else f"{name}+custom"
+
+
+def build_scenario(base: Dataset, name: str, overrides: list[dict[str, Any]]) -> Dataset:
+    """Apply a named scenario then composed overrides.
+
+    Raises
+    ------
+    DataValidationError, UnknownScenarioError
+        When the scenario is unknown or its data does not validate.
+    """
+    ds = apply_scenario(base, name)
+    if overrides:
+        ds = apply_overrides(ds, overrides, scenario=scenario_label(name, overrides))
+    return ds
+
+
+def active_dataset() -> Dataset | None:
+    """Return the dataset the Plan page solves: ``base_ds`` with the scenario applied.
+
+    Memoised on (base hash, scenario, overrides). When the scenario no longer
+    applies to the edited data the base is used and ``scenario_error`` says why.
+    """
+    ss = st.session_state
+    base: Dataset | None = ss["base_ds"]
+    if base is None:
+        return None
+    name, ovs = ss["scenario_name"], ss["overrides"]
+    key = (base.hash, name, json.dumps(ovs, sort_keys=True, default=str))
+    memo = ss.get("_active_memo")
+    if memo is not None and memo[0] == key:
+        return memo[1]
+    try:
+        ds = build_scenario(base, name, ovs)
+        ss["scenario_error"] = None
+    except (DataValidationError, UnknownScenarioError) as e:
+        ss["scenario_error"] = e
+        ds = base
+    ss["_active_memo"] = (key, ds)
+    return ds
+
+
+# ------------------------------------------------------------------------- solve
+@dataclass(frozen=True)
+class ErrorResult:
+    """Stand-in result when the solve raised: status ``error`` and the message."""
+
+    message: str
+    status: str = "error"
+    objective_usd: float | None = None
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
+    infeasibility: pd.DataFrame | None = None
+    timings_s: dict[str, float] = field(default_factory=dict)
+    dataset_hash: str = ""
+    dataset_name: str = ""
+    solver: str = ""
+
+
+@dataclass
+class PlanRun:
+    """One solve of this session."""
+
+    run_id: str
+    scenario: str
+    ds_hash: str
+    dataset_name: str
+    solver: str
+    result: Any
+    solved_at: str
+    seconds: float
+    metrics: dict[str, Any]
+
+
+def optimizer_status() -> tuple[bool, str]:
+    """Return (True, "") when ``from optimizer import solve`` works, else (False, why)."""
+    try:
+        from optimizer import SolveOptions, solve  # noqa: F401
+    except Exception as e:  # noqa: BLE001 - a broken optimizer must not break the page
+        return False, f"{type(e).__name__}: {e}"
+    return True, ""
+
+
+@st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
+def _solve_cached(
+    ds_hash: str, scenario: str, solver: str, time_limit_s: float | None, _ds: Dataset
+) -> Any:
+    from optimizer import SolveOptions, solve
+
+    return solve(_ds, SolveOptions(solver=solver, time_limit_s=time_limit_s))
+
+
+def solve_dataset(ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None) -> Any:
+    """Solve ``ds`` (cached on its content hash, scenario and options); never raises.
+
+    Returns
+    -------
+    PlanResult or ErrorResult
+        An :class:`ErrorResult` when the optimizer is missing or raised.
+    """
+    ok, why = optimizer_status()
+    if not ok:
+        return ErrorResult(f"The optimizer is not available: {why}", dataset_hash=ds.hash)
+    try:
+        return _solve_cached(ds.hash, ds.scenario, solver, time_limit_s, ds)
+    except Exception as e:  # noqa: BLE001 - shown as an error status, never a traceback
+        return ErrorResult(
+            f"The solve failed: {type(e).__name__}: {e}",
+            dataset_hash=ds.hash,
+            dataset_name=ds.name,
+            solver=solver,
+        )
+
+
+def record_run(ds: Dataset, result: Any, solver: str, seconds: float) -> PlanRun:
+    """Store a solve as the current plan and append it to the session's run list."""
+    run = PlanRun(
+        run_id=datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6],
+        scenario=ds.scenario,
+        ds_hash=ds.hash,
+        dataset_name=ds.name,
+        solver=solver,
+        result=result,
+        solved_at=datetime.now().strftime("%H:%M:%S"),
+        seconds=seconds,
+        metrics=plan_metrics(result, ds),
+    )
+    st.session_state["plan"] = run
+    st.session_state["runs"] = [*st.session_state["runs"], run]
+    return run
+
+
+def solve_and_record(
+    ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None
+) -> PlanRun:
+    """Solve ``ds`` (cached) and record it; see :func:`solve_dataset`."""
+    t0 = time.perf_counter()
+    res = solve_dataset(ds, solver=solver, time_limit_s=time_limit_s)
+    return record_run(ds, res, solver, time.perf_counter() - t0)
+
+
+def current_plan(ds: Dataset | None) -> PlanRun | None:
+    """Return the latest plan when it was solved on exactly ``ds`` (same hash), else None."""
+    plan: PlanRun | None = st.session_state.get("plan")
+    if plan is None or ds is None or plan.ds_hash != ds.hash:
+        return None
+    return plan
+
+
+def runs_frame() -> pd.DataFrame:
+    """Return the session's runs: run_id, scenario, status, objective_usd, served_share, time."""
+    rows = [
+        {
+            "run_id": r.run_id,
+            "scenario": r.scenario,
+            "status": r.metrics.get("status"),
+            "objective_usd": r.metrics.get("objective_usd"),
+            "served_share": r.metrics.get("served_share"),
+            "solver": r.solver,
+            "solved_at": r.solved_at,
+            "solve_s": round(r.seconds, 2),
+            "dataset_hash": r.ds_hash[:12],
+        }
+        for r in st.session_state.get("runs", [])
+    ]
+    return pd.DataFrame(
+        rows,
+        columns=[
+            "run_id",
+            "scenario",
+            "status",
+            "objective_usd",
+            "served_share",
+            "solver",
+            "solved_at",
+            "solve_s",
+            "dataset_hash",
+        ],
+    )
+
+
+def show_findings(findings: list[Finding], *, title: str = "") -> None:
+    """Show findings as an error (or warning) box plus a table; never raises."""
+    from ui.dataio import findings_table
+
+    errors = [f for f in findings if f.severity == "error"]
+    if title:
+        (st.error if errors else st.warning)(title)
+    if findings:
+        st.dataframe(
+            findings_table(findings).drop(columns=["editor_row"]), hide_index=True, width="stretch"
+        )
