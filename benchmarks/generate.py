@@ -210,7 +210,16 @@ def generate_tables(size: Size) -> dict[str, pd.DataFrame]:
     for k in range(K):
         for w, frac in zip(WORKLOADS, (0.6, 0.4), strict=True):
             vals = share[k] * frac * grow * rng.uniform(0.9, 1.1, T)
-            rows.append(pd.DataFrame({"customer": cust_ids[k], "workload": w, "period": periods, "demand_h100e": vals.round(0)}))
+            rows.append(
+                pd.DataFrame(
+                    {
+                        "customer": cust_ids[k],
+                        "workload": w,
+                        "period": periods,
+                        "demand_h100e": vals.round(0),
+                    }
+                )
+            )
     tables["demand"] = pd.concat(rows, ignore_index=True)
     tables["customers"] = pd.DataFrame(
         {
@@ -255,11 +264,21 @@ def generate_tables(size: Size) -> dict[str, pd.DataFrame]:
         "cowos_wafers": 0.06 * chips_per_period,
         "hbm_stacks": 6.0 * chips_per_period,
     }
-    unit = {"tsmc_n4_wafers": "wafers", "tsmc_n3_wafers": "wafers", "cowos_wafers": "wafers", "hbm_stacks": "stacks"}
+    unit = {
+        "tsmc_n4_wafers": "wafers",
+        "tsmc_n3_wafers": "wafers",
+        "cowos_wafers": "wafers",
+        "hbm_stacks": "stacks",
+    }
     ramp = np.linspace(0.6, 1.4, T)
     tables["supply_resources"] = pd.DataFrame(
         [
-            (r, periods[t], round(cap[r] * ramp[t] * (0.2 if r == "tsmc_n3_wafers" and t < T // 4 else 1.0), 0), unit[r])
+            (
+                r,
+                periods[t],
+                round(cap[r] * ramp[t] * (0.2 if r == "tsmc_n3_wafers" and t < T // 4 else 1.0), 0),
+                unit[r],
+            )
             for r in RESOURCES
             for t in range(T)
         ],
@@ -285,11 +304,36 @@ def generate_tables(size: Size) -> dict[str, pd.DataFrame]:
     com = []
     for k in range(0, K, 3):
         f = fam[(k + 1) % C] if C > 1 else fam[0]
-        com.append((cust_ids[k], f, periods[T // 3], periods[2 * T // 3], round(float(rng.uniform(50, 400)), 0), 1.5e6))
-        com.append((cust_ids[k], f, periods[2 * T // 3 + 1] if 2 * T // 3 + 1 < T else periods[-1], "", round(float(rng.uniform(100, 600)), 0), 1.5e6))
+        com.append(
+            (
+                cust_ids[k],
+                f,
+                periods[T // 3],
+                periods[2 * T // 3],
+                round(float(rng.uniform(50, 400)), 0),
+                1.5e6,
+            )
+        )
+        com.append(
+            (
+                cust_ids[k],
+                f,
+                periods[2 * T // 3 + 1] if 2 * T // 3 + 1 < T else periods[-1],
+                "",
+                round(float(rng.uniform(100, 600)), 0),
+                1.5e6,
+            )
+        )
     tables["commitments"] = pd.DataFrame(
         com,
-        columns=["customer", "family", "from_period", "to_period", "min_it_mw", "breach_penalty_usd_per_mw"],
+        columns=[
+            "customer",
+            "family",
+            "from_period",
+            "to_period",
+            "min_it_mw",
+            "breach_penalty_usd_per_mw",
+        ],
     )
     tables["sources"] = pd.DataFrame(
         [("*", "*", "*", "", "assumption", f"synthetic benchmark instance {asdict(size)}")],

@@ -142,7 +142,9 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
     )  # (C, W)
 
     # per (chip, site) PUE / WUE: liquid-only chips at the liquid value
-    pue = np.where(liq_chip[:, None], sv["pue_liquid"][None, :], sv["pue_air"][None, :]).astype(float)
+    pue = np.where(liq_chip[:, None], sv["pue_liquid"][None, :], sv["pue_air"][None, :]).astype(
+        float
+    )
     wue = np.where(
         liq_chip[:, None], sv["wue_l_per_kwh_liquid"][None, :], sv["wue_l_per_kwh_air"][None, :]
     ).astype(float)
@@ -161,7 +163,9 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
     el = ds.table("eligibility")
     E = np.full((K, C, S), np.nan)
     region = st["region"].astype(str).to_numpy()
-    for cust, chip, der, regs in el[["customer", "chip", "derate", "regions"]].itertuples(index=False):
+    for cust, chip, der, regs in el[["customer", "chip", "derate", "regions"]].itertuples(
+        index=False
+    ):
         toks = [x.strip() for x in str(regs).split(";")]
         ok = np.ones(S, bool) if "" in toks else np.isin(region, toks)
         k, c = kid.index(str(cust)), cid.index(str(chip))
@@ -183,7 +187,9 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
     # relevant customers, buildable sites, usable (chip, site) pairs
     relevant = Dpos.any(axis=(1, 2))
     relevant[jk[Bm.any(axis=1)]] = True
-    buildable = (sv["max_build_mw_per_period"] > 0) & (sv["max_it_mw"] > sv["initial_it_mw"] + 1e-12)
+    buildable = (sv["max_build_mw_per_period"] > 0) & (
+        sv["max_it_mw"] > sv["initial_it_mw"] + 1e-12
+    )
     liq_site = (sv["initial_liquid_mw"] > 0) | (buildable & (sv["liquid_share_max"] > 0))
     usable = elig[relevant].any(axis=0)  # (C, S)
     usable &= ~liq_chip[:, None] | liq_site[None, :]
@@ -199,7 +205,9 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
     # initial fleet alive Init[c, s, t]
     f0 = ds.table("initial_fleet")
     Init = np.zeros((C, S, T))
-    for chip, site, n, ip in f0[["chip", "site", "chips", "install_period"]].itertuples(index=False):
+    for chip, site, n, ip in f0[["chip", "site", "chips", "install_period"]].itertuples(
+        index=False
+    ):
         if n <= 0:
             continue
         c, s = cid.index(str(chip)), sid.index(str(site))
@@ -225,10 +233,12 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
         com_need[jk[j], jf[j]] |= Bm[j] & ~has_dem_kt[jk[j]]
     dem_part = elig.transpose(1, 2, 0)[:, :, :, None, None] & Dpos[None, None, :, :, :]
     com_part = np.zeros_like(dem_part)
-    com_part[:, :, :, wmin, :] = elig.transpose(1, 2, 0)[:, :, :, None] & com_need[:, fam, :].transpose(1, 0, 2)[:, None, :, :]
+    com_part[:, :, :, wmin, :] = (
+        elig.transpose(1, 2, 0)[:, :, :, None]
+        & com_need[:, fam, :].transpose(1, 0, 2)[:, None, :, :]
+    )
     A = (dem_part | com_part) & FK[:, :, None, None, :]
 
-    co = {"c": cid, "s": sid, "k": kid, "w": wid, "t": tt}
     cst = {"c": cid, "s": sid, "t": tt}
     ix = {
         "c": pd.Index(cid, name="c"),
@@ -276,11 +286,17 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
     )
     # 2 site_liquid_share, site_liquid
     share = _da(sv["liquid_share_max"].astype(float), {"s": sid})
-    m.add_constraints(liquid - share * build <= 0, name="site_liquid_share", mask=_da(np.repeat(liquid_ok[:, None], T, 1), {"s": sid, "t": tt}))
+    m.add_constraints(
+        liquid - share * build <= 0,
+        name="site_liquid_share",
+        mask=_da(np.repeat(liquid_ok[:, None], T, 1), {"s": sid, "t": tt}),
+    )
     liq_da = _da(liq_chip, {"c": cid})
     fk_liq = _da((FK & liq_chip[:, None, None]).any(axis=0), {"s": sid, "t": tt})
     if bool(liq_chip.any()):
-        init_liq = _da((Init * (kw / 1e3 * liq_chip)[:, None, None]).sum(axis=0), {"s": sid, "t": tt})
+        init_liq = _da(
+            (Init * (kw / 1e3 * liq_chip)[:, None, None]).sum(axis=0), {"s": sid, "t": tt}
+        )
         m.add_constraints(
             (kw_da * fleet).where(liq_da).sum("c") - cumliquid
             <= _da(sv["initial_liquid_mw"].astype(float), {"s": sid}) - init_liq,
@@ -292,28 +308,42 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
     grid = np.full((S, T), np.nan)
     gt = _pidx(g["period"], p0)
     gi = (gt >= 0) & (gt < T)
-    grid[np.array([sid.index(x) for x in g["site"].astype(str)])[gi], gt[gi]] = g["grid_mw"].to_numpy(float)[gi]
+    grid[np.array([sid.index(x) for x in g["site"].astype(str)])[gi], gt[gi]] = g[
+        "grid_mw"
+    ].to_numpy(float)[gi]
     fac = (kw / 1e3)[:, None] * pue  # (C, S)
     init_fac = (Init * fac[:, :, None]).sum(axis=0)
     m.add_constraints(
-        (_da(fac, {"c": cid, "s": sid}) * fleet).sum("c") <= _da(np.nan_to_num(grid - init_fac, nan=0.0), {"s": sid, "t": tt}),
+        (_da(fac, {"c": cid, "s": sid}) * fleet).sum("c")
+        <= _da(np.nan_to_num(grid - init_fac, nan=0.0), {"s": sid, "t": tt}),
         name="site_grid",
         mask=any_fk & _da(~np.isnan(grid), {"s": sid, "t": tt}),
     )
     # 4 site_build_rate, site_max
     bmask = _da(np.repeat(buildable[:, None], T, 1), {"s": sid, "t": tt})
-    m.add_constraints(build <= _da(sv["max_build_mw_per_period"].astype(float), {"s": sid}), name="site_build_rate", mask=bmask)
-    m.add_constraints(cumbuild <= _da((sv["max_it_mw"] - sv["initial_it_mw"]).astype(float), {"s": sid}), name="site_max", mask=bmask)
+    m.add_constraints(
+        build <= _da(sv["max_build_mw_per_period"].astype(float), {"s": sid}),
+        name="site_build_rate",
+        mask=bmask,
+    )
+    m.add_constraints(
+        cumbuild <= _da((sv["max_it_mw"] - sv["initial_it_mw"]).astype(float), {"s": sid}),
+        name="site_max",
+        mask=bmask,
+    )
     # 5 site_water: IT MWh * WUE
     wt = ds.table("site_water")
     permit = np.full((S, T), np.nan)
     wtt = _pidx(wt["period"], p0)
     wi = (wtt >= 0) & (wtt < T)
-    permit[np.array([sid.index(x) for x in wt["site"].astype(str)])[wi], wtt[wi]] = wt["water_permit_m3"].to_numpy(float)[wi]
+    permit[np.array([sid.index(x) for x in wt["site"].astype(str)])[wi], wtt[wi]] = wt[
+        "water_permit_m3"
+    ].to_numpy(float)[wi]
     idle_mwh = hours[None, None, :] / 1e3 * (kw * idle)[:, None, None] * wue[:, :, None]  # (C,S,T)
     init_m3 = (Init * idle_mwh).sum(axis=0)
     extra = (
-        hours[None, None, None, :] / 1e3
+        hours[None, None, None, :]
+        / 1e3
         * kw[:, None, None, None]
         * (pf[None, None, :, None] - idle[:, None, None, None])
         * wue[:, :, None, None]
@@ -337,7 +367,9 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
     cap = np.zeros((R, T))
     stt = _pidx(su["period"], p0)
     si = (stt >= 0) & (stt < T)
-    cap[np.array([rid.index(x) for x in su["resource"].astype(str)])[si], stt[si]] = su["capacity"].to_numpy(float)[si]
+    cap[np.array([rid.index(x) for x in su["resource"].astype(str)])[si], stt[si]] = su[
+        "capacity"
+    ].to_numpy(float)[si]
     smask = ((bom > 0)[:, :, None] & P[:, None, :]).any(axis=0)  # (R, T)
     bom_da = _da(bom, {"c": cid, "r": rid})
     m.add_constraints(
@@ -387,20 +419,32 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
     ce = np.concatenate([[0.0], np.cumsum(e_idle)])
     idle_alive = ce[end_i] - ce[tt][None, :]  # (C, T)
     ins_cost = rent[:, None, :] + (
-        (kw * idle / 1e3)[:, None, None] * pue[:, :, None] * price[None, :, None] * idle_alive[:, None, :]
+        (kw * idle / 1e3)[:, None, None]
+        * pue[:, :, None]
+        * price[None, :, None]
+        * idle_alive[:, None, :]
     )
     end_b = np.minimum(tt + FACILITY_LIFE_PERIODS, T)
-    bcost = (sv["build_capex_usd_per_mw"].astype(float) / FACILITY_LIFE_PERIODS)[:, None] * (cd[end_b] - cd[tt])[None, :]
+    bcost = (sv["build_capex_usd_per_mw"].astype(float) / FACILITY_LIFE_PERIODS)[:, None] * (
+        cd[end_b] - cd[tt]
+    )[None, :]
     a_cost = (
-        (hours * disc)[None, None, None, :] / 1e3
+        (hours * disc)[None, None, None, :]
+        / 1e3
         * kw[:, None, None, None]
         * (pf[None, None, :, None] - idle[:, None, None, None])
         * (pue * price[None, :])[:, :, None, None]
     )  # (C, S, W, T)
-    pen = cu["unmet_penalty_usd_per_h100e_period"].to_numpy(float)[:, None, None] * disc[None, None, :]
+    pen = (
+        cu["unmet_penalty_usd_per_h100e_period"].to_numpy(float)[:, None, None]
+        * disc[None, None, :]
+    )
     obj = (
         (_da(ins_cost, cst) * install).sum()
-        + (_da(PRODUCE_TIE_BREAK_USD_PER_CHIP * np.tile(disc, (C, 1)), {"c": cid, "t": tt}) * produce).sum()
+        + (
+            _da(PRODUCE_TIE_BREAK_USD_PER_CHIP * np.tile(disc, (C, 1)), {"c": cid, "t": tt})
+            * produce
+        ).sum()
         + (_da(bcost, {"s": sid, "t": tt}) * build).sum()
         + (_da(a_cost, {"c": cid, "s": sid, "w": wid, "t": tt}) * assign).sum()
         + (_da(np.broadcast_to(pen, (K, W, T)), {"k": kid, "w": wid, "t": tt}) * unmet).sum()
@@ -409,7 +453,13 @@ def _build_linopy(ds: Any) -> tuple[linopy.Model, float]:
         obj = obj + (_da(jpen[:, None] * disc[None, :], {"j": jid, "t": tt}) * breach).sum()
     m.add_objective(obj)
     const = float(
-        (Init * (hours * disc)[None, None, :] / 1e3 * (kw * idle)[:, None, None] * (pue * price[None, :])[:, :, None]).sum()
+        (
+            Init
+            * (hours * disc)[None, None, :]
+            / 1e3
+            * (kw * idle)[:, None, None]
+            * (pue * price[None, :])[:, :, None]
+        ).sum()
     )
     return m, const
 

@@ -243,6 +243,9 @@ def solve(
                 f"[yellow]{len(ds.warnings)} data warning(s); run "
                 f"'capacity validate {data_dir}' to see them.[/yellow]"
             )
+        if scenario == "neutral" and not ds.scenarios:
+            console.print(f"[yellow]{data_dir} defines no scenarios: solving its base data.")
+            scenario = "base"
         with console.status(f"Applying scenario {scenario!r} ..."):
             sds = apply_scenario(ds, scenario)
     except DataValidationError as e:
@@ -327,3 +330,47 @@ def batch(
         raise typer.Exit(1) from None
     render_batch(result, console)
     raise typer.Exit(0 if result.n_failed == 0 else 1)
+
+
+# --- capacity bench (owner: benchmark engineer) --------------------------------------
+# benchmarks/ is a plain folder beside the installed packages (not installed): the
+# command finds it next to this checkout and runs ``python -m benchmarks.run`` there.
+
+
+@app.command()
+def bench(
+    sizes: Annotated[
+        str,
+        typer.Option("--sizes", help="Comma-separated sizes: small, default, medium, large, xl."),
+    ] = "default,medium,large,xl",
+    out: Annotated[Path, typer.Option("--out", help="Markdown results file.")] = Path(
+        "benchmarks/RESULTS.md"
+    ),
+    batch_n: Annotated[
+        int, typer.Option("--batch", help="Sweep size for the reuse test (0 = skip).")
+    ] = 20,
+    time_limit: Annotated[
+        float, typer.Option("--time-limit", help="HiGHS time limit per solve (s).")
+    ] = 900.0,
+    xl_time_limit: Annotated[
+        float, typer.Option("--xl-time-limit", help="HiGHS time limit at xl (s).")
+    ] = 600.0,
+) -> None:
+    """Benchmark ours vs a highspy floor vs a linopy peer; write RESULTS.md.
+
+    Needs a source checkout (the benchmarks/ folder). Exits 0 after writing the file
+    (targets are printed, not asserted), 2 when benchmarks/ cannot be found.
+    """
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    if not (root / "benchmarks" / "run.py").exists():
+        typer.echo(f"error: no benchmarks/ folder next to {root} (needs a checkout)", err=True)
+        raise typer.Exit(2)
+    cmd = [
+        sys.executable, "-m", "benchmarks.run", "--sizes", sizes, "--out", str(out.resolve()),
+        "--batch", str(batch_n), "--time-limit", str(time_limit),
+        "--xl-time-limit", str(xl_time_limit),
+    ]
+    raise typer.Exit(subprocess.call(cmd, cwd=root))

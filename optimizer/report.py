@@ -232,30 +232,35 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
     "shadow_prices": (
         _c("family", _STR, "", "Constraint family (site_grid, supply_resource ...)."),
         _PERIOD,
-        _c("key", _STR, "", "Row of the family (site, resource, chip ...)."),
-        _c("shadow_price", _F64, _PER_UNIT, _DUAL + "in the objective's USD per unit."),
-        _c("unit", _STR, "", "Unit of the constraint (MW, m3, wafers ...)."),
-        _c("slack", _F64, "column 'unit'", "Unused room of the constraint."),
-        _c("binding", _BOOL, "", "True when the constraint is at its limit."),
+        _c("key", _STR, "", "Row of the family, parts joined by '/' (site, chip/site ...)."),
+        _c("shadow_price", _F64, "column 'unit'", _DUAL + "in USD per unit of the row."),
+        _c("unit", _STR, "", "Unit of shadow_price (USD/MW, USD/m3, USD/wafers ...)."),
+        _c(
+            "slack",
+            _F64,
+            "row unit (column 'unit' without 'USD/')",
+            "Unused room of the constraint (rhs - lhs for <=, lhs - rhs for >=).",
+        ),
+        _c("binding", _BOOL, "", "True when slack <= 1e-6 * (1 + |rhs|)."),
     ),
-    # Rows of the independent checker: one per constraint violated beyond tolerance.
+    # Rows of the independent checker (optimizer.check.VIOLATION_COLUMNS): one per
+    # constraint recomputed from the solution and violated beyond tolerance.
     "violations": (
-        _c("family", _STR, "", "Constraint family."),
-        _c("key", _STR, "", "Row of the family."),
-        _c("period", _STR, "quarter", "Period (empty when not per period)."),
-        _c("lhs", _F64, "column 'unit'", "Left-hand side recomputed from the solution."),
-        _c("rhs", _F64, "column 'unit'", "Limit."),
-        _c("violation", _F64, "column 'unit'", "Amount by which the limit is exceeded."),
-        _c("unit", _STR, "", "Unit of the constraint."),
-        _c("message", _STR, "", "The violation in domain words."),
+        _c("family", _STR, "", "Constraint family (or bounds / eligibility)."),
+        _c("constraint", _STR, "", "Constraint row, e.g. site_grid[alpha|2026Q2]."),
+        _c("keys", _STR, "", "Domain keys of the row."),
+        _c("lhs", _F64, "constraint unit", "Left-hand side recomputed from the solution."),
+        _c("rhs", _F64, "constraint unit", "Limit."),
+        _c("violation", _F64, "constraint unit", "Amount by which the limit is exceeded."),
     ),
-    # Rows of the elastic re-solve of an infeasible model: which limits had to give.
+    # Rows of the elastic re-solve of an infeasible model (optimizer.explain): which
+    # limits had to give. The explainer's ``scenario`` position column is dropped.
     "infeasibility": (
         _c("family", _STR, "", "Constraint family."),
-        _c("key", _STR, "", "Row of the family."),
-        _c("period", _STR, "quarter", "Period (empty when not per period)."),
-        _c("shortfall", _F64, "column 'unit'", "Amount the limit had to give."),
-        _c("unit", _STR, "", "Unit of the shortfall."),
+        _c("period", _STR, "quarter", "Period."),
+        _c("key", _STR, "", "Row of the family (site, resource, chip ...)."),
+        _c("amount", _F64, "column 'unit'", "Amount the limit had to give."),
+        _c("unit", _STR, "", "Unit of the amount."),
         _c("message", _STR, "", "The shortfall in domain words."),
     ),
     # One row per scenario: the plan's headline numbers.
@@ -463,11 +468,16 @@ def to_arrow(
         col = df[field.name]
         try:
             if pa.types.is_string(field.type):
-                values = [None if _isna(v) else str(v) for v in col.tolist()]
-                arrays.append(pa.array(values, type=field.type))
+                texts = [None if _isna(v) else str(v) for v in col.tolist()]
+                arrays.append(pa.array(texts, type=field.type))
             elif pa.types.is_boolean(field.type):
-                values = [None if _isna(v) else bool(v) for v in col.tolist()]
-                arrays.append(pa.array(values, type=field.type))
+                flags = [None if _isna(v) else bool(v) for v in col.tolist()]
+                arrays.append(pa.array(flags, type=field.type))
+            elif pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(
+                col.dtype
+            ):
+                # NaN -> null (from_pandas), then an exact cast (int -> float64 ...)
+                arrays.append(pa.array(col.to_numpy(), from_pandas=True).cast(field.type))
             else:
                 arr = pa.array(col.to_numpy(dtype=object, na_value=None), from_pandas=True)
                 arrays.append(arr.cast(field.type, safe=True))
@@ -650,6 +660,9 @@ def _frame_or_empty(value: Any, table: str) -> pd.DataFrame:
     if isinstance(value, pd.DataFrame):
         if value.empty and len(value.columns) == 0:
             return schema.empty_table().to_pandas()
+        if "scenario" in value.columns and "scenario" not in schema.names:
+            # the partition column lives in the path only (explain's position index)
+            value = value.drop(columns="scenario")
         return value
     if isinstance(value, Sequence) and not isinstance(value, str):
         # e.g. violations given as a list of dicts / dataclasses

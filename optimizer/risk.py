@@ -250,15 +250,6 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
     return out
 
 
-def _default_solve(options: Any) -> Callable[[Any, Sequence[Sequence[Override]]], list[Any]]:
-    from optimizer.batch import solve_many
-
-    def run(ds: Any, variants: Sequence[Sequence[Override]]) -> list[Any]:
-        return solve_many(ds, [list(v) for v in variants], options, reuse=True)
-
-    return run
-
-
 def tornado(
     ds: Any,
     options: Any = None,
@@ -292,14 +283,13 @@ def tornado(
         When the base plan has no solution.
     """
     params = list(parameters) if parameters is not None else default_tornado_parameters(ds)
-    run = _default_solve(options)
+    from optimizer.batch import solve_many
+
     variants: list[list[Override]] = [[]]
     for p in params:
         variants += [p.overrides(p.low), p.overrides(p.high)]
     # A variant whose data no longer validates is solved as "invalid" (reported, not raised).
-    results: list[Any] = []
     ok_idx: list[int] = []
-    ok_vars: list[list[Override]] = []
     errors: dict[int, str] = {}
     from capacity.scenarios import apply_overrides
     from capacity.validation import DataValidationError
@@ -309,10 +299,11 @@ def tornado(
         try:
             datasets[i] = apply_overrides(ds, v) if v else ds
             ok_idx.append(i)
-            ok_vars.append(v)
         except DataValidationError as e:
             errors[i] = "; ".join(f.message for f in e.findings[:2])
-    solved = dict(zip(ok_idx, run(ds, [datasets[i] for i in ok_idx]), strict=True))  # type: ignore[list-item]
+    solved = dict(
+        zip(ok_idx, solve_many(ds, [datasets[i] for i in ok_idx], options, reuse=True), strict=True)
+    )
     results = [solved.get(i) for i in range(len(variants))]
     base = results[0]
     if base is None or base.objective_usd is None:

@@ -22,7 +22,9 @@ __all__ = [
     "PlanSummary",
     "describe_limit",
     "exit_code",
+    "fmt_energy",
     "fmt_qty",
+    "fmt_water",
     "fmt_usd",
     "render_summary",
     "summarize",
@@ -31,24 +33,39 @@ __all__ = [
 OK_STATUSES = ("optimal", "time_limit_feasible")
 """Statuses with a usable plan (exit code 0)."""
 
-#: Constraint families that are not limits of the plant (they have their own section).
-NOT_LIMITS = frozenset({"demand_balance", "commitment"})
+#: Families listed as "binding limits": physical and supply limits of the plan. The
+#: structural rows (liquid share of new build, chip inventory, fleet assignment) price
+#: a MW of new capacity or one chip rather than a limit, and demand and commitments
+#: have their own sections; all of them stay in ``shadow_prices.parquet``.
+LIMIT_FAMILIES = frozenset(
+    {
+        "site_it_power",
+        "site_liquid",
+        "site_grid",
+        "site_water",
+        "site_build_rate",
+        "site_max",
+        "supply_resource",
+        "chip_window",
+    }
+)
 
-#: Domain words for each constraint family (what ``key`` names).
+#: Domain words for each constraint family; ``{0}``, ``{1}`` ... are the parts of
+#: the row key (``chip/site``), ``{key}`` the whole key.
 FAMILY_WORDS: dict[str, str] = {
-    "site_it_power": "IT power capacity at site {key}",
-    "site_liquid": "liquid-cooled capacity at site {key}",
-    "site_grid": "grid interconnect at site {key}",
-    "site_water": "water permit at site {key}",
-    "site_build_rate": "construction rate at site {key}",
-    "site_max": "campus maximum at site {key}",
-    "site_liquid_share": "liquid share of new build at site {key}",
-    "supply_resource": "supply of {key}",
-    "chip_inventory": "chip inventory of {key}",
-    "chip_window": "sale window of {key}",
-    "fleet_assignment": "installed fleet {key}",
-    "demand_balance": "demand of {key}",
-    "commitment": "commitment {key}",
+    "site_it_power": "IT power capacity at {0}",
+    "site_liquid": "liquid-cooled capacity at {0}",
+    "site_grid": "grid interconnect at {0}",
+    "site_water": "water permit at {0}",
+    "site_build_rate": "construction rate at {0}",
+    "site_max": "campus maximum IT MW at {0}",
+    "site_liquid_share": "liquid share of new build at {0}",
+    "supply_resource": "supply of {0}",
+    "chip_inventory": "inventory of {0} chips",
+    "chip_window": "sale window of {0}",
+    "fleet_assignment": "fleet of {0} at {1}",
+    "demand_balance": "{0} {1} demand",
+    "commitment": "{0} commitment on {1}",
 }
 
 _TOL = 1e-6
@@ -82,6 +99,22 @@ def fmt_qty(x: float | None, digits: int = 1) -> str:
     return f"{x:.{digits}f}" if a < 10 else f"{x:.0f}"
 
 
+def fmt_energy(mwh: float) -> str:
+    """Format energy from MWh: ``2.589e8 -> "258.90 TWh"``, ``1200 -> "1.20 GWh"``."""
+    if abs(mwh) >= 1e6:
+        return f"{mwh / 1e6:,.2f} TWh"
+    if abs(mwh) >= 1e3:
+        return f"{mwh / 1e3:,.2f} GWh"
+    return f"{mwh:,.1f} MWh"
+
+
+def fmt_water(m3: float) -> str:
+    """Format water from m3: ``1.05e8 -> "104.94 million m3"``, ``2500 -> "2,500 m3"``."""
+    if abs(m3) >= 1e6:
+        return f"{m3 / 1e6:,.2f} million m3"
+    return f"{m3:,.0f} m3"
+
+
 def _pct(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
 
@@ -92,15 +125,21 @@ def describe_limit(family: str, key: str) -> str:
     Examples
     --------
     >>> describe_limit("site_grid", "new_carlisle")
-    'grid interconnect at site new_carlisle'
+    'grid interconnect at new_carlisle'
+    >>> describe_limit("fleet_assignment", "h100/new_carlisle")
+    'fleet of h100 at new_carlisle'
     >>> describe_limit("supply_resource", "cowos_wafers")
     'supply of cowos_wafers'
     """
-    text_key = " / ".join(k for k in str(key).replace("|", "/").split("/") if k) or "-"
+    parts = [k for k in str(key).replace("|", "/").split("/") if k] or ["-"]
+    text_key = "/".join(parts)
     template = FAMILY_WORDS.get(family)
-    if template is None:
-        return f"{family.replace('_', ' ')} {text_key}".strip()
-    return template.format(key=text_key)
+    if template is not None:
+        try:
+            return template.format(*parts, key=text_key)
+        except IndexError:
+            pass
+    return f"{family.replace('_', ' ')} {text_key}".strip()
 
 
 def _singular(unit: str) -> str:
@@ -145,9 +184,12 @@ class PlanSummary:
     served_share : float
         Served / demand over all customers, workloads and periods.
     binding : pandas.DataFrame
-        Top binding limits: family, key, limit (domain words), unit, periods
-        (number binding), first_period, shadow_price (largest absolute shadow
-        price over those periods, USD per unit, discounted), sorted by it.
+        Top binding limits (families of :data:`LIMIT_FAMILIES`): family, key, limit
+        (domain words), unit (of the price, e.g. ``USD/MW``), periods (number
+        binding), first_period, shadow_price (largest absolute shadow price over
+        those periods, discounted USD per unit), shadow_price_sum (sum over the
+        binding periods: the value of +1 unit in each of them); sorted by
+        shadow_price.
     facility_twh, it_twh : float
         Energy over the horizon, TWh.
     water_million_m3 : float
@@ -241,7 +283,16 @@ def _served(tables: Mapping[str, pd.DataFrame]) -> tuple[pd.DataFrame, float, in
 
 def _binding(tables: Mapping[str, pd.DataFrame], top: int) -> pd.DataFrame:
     cols = ["family", "period", "key", "shadow_price", "unit", "slack", "binding"]
-    out_cols = ["family", "key", "limit", "unit", "periods", "first_period", "shadow_price"]
+    out_cols = [
+        "family",
+        "key",
+        "limit",
+        "unit",
+        "periods",
+        "first_period",
+        "shadow_price",
+        "shadow_price_sum",
+    ]
     sp = _table(tables, "shadow_prices", cols)
     if sp.empty:
         return pd.DataFrame(columns=out_cols)
@@ -249,7 +300,7 @@ def _binding(tables: Mapping[str, pd.DataFrame], top: int) -> pd.DataFrame:
     mask = (
         sp["binding"].astype(bool)
         & (price.abs() > _TOL)
-        & ~sp["family"].astype(str).isin(NOT_LIMITS)
+        & sp["family"].astype(str).isin(LIMIT_FAMILIES)
     )
     b = sp.loc[mask, ["family", "key", "unit", "period"]].copy()
     if b.empty:
@@ -261,6 +312,7 @@ def _binding(tables: Mapping[str, pd.DataFrame], top: int) -> pd.DataFrame:
             periods=("period", "nunique"),
             first_period=("period", "min"),
             shadow_price=("abs_price", "max"),
+            shadow_price_sum=("abs_price", "sum"),
         )
         .reset_index()
     )
@@ -464,6 +516,7 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
     con.print(
         f"[bold]{title}[/bold] on {s.dataset_name or 'dataset'} ({horizon}, "
         f"{s.n_periods} quarters), solver {s.solver or '?'}"
+        + (f", {sum(s.timings_s.values()):.1f} s" if s.timings_s else "")
     )
     con.print(
         f"Status: [{style}]{s.status}[/{style}]   "
@@ -493,14 +546,20 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         )
         con.print(f"Costs (discounted): {parts}")
     con.print(_served_table(s))
-    con.print(_binding_table(s))
+    if s.binding.empty:
+        con.print("Binding limits: no plant or supply limit binds with a non-zero shadow price")
+    else:
+        con.print(_binding_table(s))
     con.print(
-        f"Energy: [bold]{s.facility_twh:,.2f} TWh[/bold] facility "
-        f"({s.it_twh:,.2f} TWh IT)   Water: [bold]{s.water_million_m3:,.2f} million m3[/bold]"
-        f"   Carbon: {s.carbon_mt:,.2f} Mt CO2   (over the horizon)"
+        f"Energy: [bold]{fmt_energy(s.facility_twh * 1e6)}[/bold] facility "
+        f"({fmt_energy(s.it_twh * 1e6)} IT)   Water: [bold]{fmt_water(s.water_million_m3 * 1e6)}"
+        f"[/bold]   Carbon: {fmt_qty(s.carbon_mt * 1e6)} t CO2   (over the horizon)"
     )
     con.print(_chips_table(s))
-    con.print(_commitments_table(s))
+    if s.commitments.empty:
+        con.print("Commitments: none in this dataset")
+    else:
+        con.print(_commitments_table(s))
 
 
 def _served_table(s: PlanSummary) -> Table:
@@ -526,23 +585,33 @@ def _served_table(s: PlanSummary) -> Table:
     return t
 
 
+def _price(value: float, unit: str) -> str:
+    """``(534137.2, "USD/MW") -> "$534.1k/MW"``; ``"USD/wafers"`` -> ``"/wafer"``."""
+    per = unit[4:] if unit.startswith("USD/") else unit
+    return f"{fmt_usd(value)}/{_singular(per)}"
+
+
 def _binding_table(s: PlanSummary) -> Table:
-    t = Table(title=f"Binding limits, by shadow price (top {len(s.binding)})", title_justify="left")
+    t = Table(
+        title=f"Binding limits, by shadow price (top {len(s.binding)}; discounted USD "
+        "per extra unit of the limit)",
+        title_justify="left",
+    )
     t.add_column("#", justify="right")
     t.add_column("limit")
-    t.add_column("binding periods", justify="right")
+    t.add_column("binding quarters", justify="right")
     t.add_column("from")
-    t.add_column("shadow price (USD per unit, discounted)", justify="right")
+    t.add_column("shadow price (peak quarter)", justify="right")
+    t.add_column("+1 unit in every binding quarter", justify="right")
     for i, r in enumerate(s.binding.itertuples(index=False), start=1):
         t.add_row(
             str(i),
             str(r.limit),
             str(r.periods),
             str(r.first_period),
-            f"{fmt_usd(float(r.shadow_price))} per {_singular(str(r.unit))}",
+            _price(float(r.shadow_price), str(r.unit)),
+            fmt_usd(float(r.shadow_price_sum)),
         )
-    if s.binding.empty:
-        t.add_row("", "no limit binds with a non-zero shadow price", "", "", "")
     return t
 
 

@@ -202,8 +202,11 @@ def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
     [
         ("dataset.zip", b"this is not a zip", "not a valid zip"),
         ("demand.csv", b"customer,workload,period,demand\nacme,training,2026Q1,1\n", "error(s)"),
-        ("demand.csv", b"customer,workload,period,demand_h100e\nacme,training,2026Q1,lots\n",
-         "error(s)"),
+        (
+            "demand.csv",
+            b"customer,workload,period,demand_h100e\nacme,training,2026Q1,lots\n",
+            "error(s)",
+        ),
         ("notes.txt.csv", b"a,b\n1,2\n", "name a file <table>.csv"),
     ],
 )
@@ -219,9 +222,8 @@ def test_a_bad_upload_shows_an_error_and_keeps_the_data(
 
 def test_bad_upload_findings_name_the_cell(monkeypatch: pytest.MonkeyPatch) -> None:
     at = _app(monkeypatch)
-    _upload(at, "demand.csv",
-            b"customer,workload,period,demand_h100e\nacme,training,2026Q1,lots\n")
-    f = next(d.value for d in at.dataframe if "message" in d.columns)
+    _upload(at, "demand.csv", b"customer,workload,period,demand_h100e\nacme,training,2026Q1,lots\n")
+    f = next(d.value for d in at.dataframe if "message" in d.value.columns)
     row = f.iloc[0]
     assert (row["row"], row["column"], row["value"]) == (2, "demand_h100e", "lots")
     assert "not a number" in row["message"]
@@ -256,8 +258,12 @@ def test_single_table_upload_replaces_only_that_table(monkeypatch: pytest.Monkey
     at = _app(monkeypatch)
     buf = io.BytesIO()
     pd.DataFrame(
-        {"customer": ["acme"], "workload": ["training"], "period": ["2026Q1"],
-         "demand_h100e": [42.0]}
+        {
+            "customer": ["acme"],
+            "workload": ["training"],
+            "period": ["2026Q1"],
+            "demand_h100e": [42.0],
+        }
     ).to_parquet(buf, index=False)
     _upload(at, "demand.parquet", buf.getvalue())
     got = at.session_state["base_ds"]
@@ -272,11 +278,18 @@ def test_composed_scenario_is_diffed_and_solved(monkeypatch: pytest.MonkeyPatch)
     at.number_input(key="cmp_demand_acme").set_value(1.5)
     at.run()
     assert not at.exception
-    diff = next(d.value for d in at.dataframe if "old" in d.columns)
+    diff = next(d.value for d in at.dataframe if "old" in d.value.columns)
     assert sorted(diff["new"].astype(float)) == [1200.0, 2250.0]
     base = load_dataset(TINY)
-    ov = [{"op": "scale", "table": "demand", "column": "demand_h100e",
-           "where": {"customer": ["acme"]}, "factor": 1.5}]
+    ov = [
+        {
+            "op": "scale",
+            "table": "demand",
+            "column": "demand_h100e",
+            "where": {"customer": ["acme"]},
+            "factor": 1.5,
+        }
+    ]
     expected = _direct(apply_overrides(base, ov))
     assert _solve_in_app(at) == pytest.approx(expected, rel=1e-9)
     assert at.session_state["plan"].scenario == "custom"
@@ -332,7 +345,7 @@ def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -
     assert not at.exception
     assert at.download_button(key="report_download")  # still offered
     assert at.session_state["plan"].result.objective_usd == obj
-    runs = next(d.value for d in at.dataframe if "run_id" in d.columns)
+    runs = next(d.value for d in at.dataframe if "run_id" in d.value.columns)
     assert runs["objective_usd"].tolist() == [pytest.approx(obj)]
     # the report zip holds the Parquet tables of this run
     zdata = at.session_state["report_zips"][at.session_state["plan"].run_id]

@@ -73,10 +73,11 @@ def test_summarize_hand_numbers() -> None:
     # grid at alpha ranks first (max |price| over its 2 binding periods), then CoWoS;
     # the non-binding water row and the demand row are left out
     assert s.binding["limit"].tolist() == [
-        "grid interconnect at site alpha",
+        "grid interconnect at alpha",
         "supply of cowos_wafers",
     ]
     assert s.binding["shadow_price"].tolist() == [2.5e6, 1.2e5]
+    assert s.binding["shadow_price_sum"].tolist() == [3.5e6, 1.2e5]
     assert s.binding["periods"].tolist() == [2, 1]
     assert s.facility_twh == pytest.approx(4.0)
     assert s.water_million_m3 == pytest.approx(2.0)
@@ -106,7 +107,9 @@ def test_formatting() -> None:
     assert fmt_usd(None) == "n/a"
     assert fmt_qty(1_234_567) == "1.2M"
     assert fmt_qty(3.25) == "3.2"
-    assert describe_limit("site_water", "new_carlisle") == "water permit at site new_carlisle"
+    assert describe_limit("site_water", "new_carlisle") == "water permit at new_carlisle"
+    assert describe_limit("fleet_assignment", "h100/dc 1") == "fleet of h100 at dc 1"
+    assert describe_limit("fleet_assignment", "h100") == "fleet assignment h100"
     assert describe_limit("new_family", "x") == "new family x"
 
 
@@ -143,8 +146,9 @@ def test_cli_solve_prints_summary_and_writes_report(
     assert "$2.4B" in text
     assert "85.0% of H100e demand" in text  # 255 / 300 from the fake's demand table
     assert "90.0%" in text and "75.0%" in text
-    assert "grid interconnect at site alpha" in text and "$2.5M per MW" in text
-    assert "$120.0k per wafer" in text
+    assert "grid interconnect at alpha" in text and "$2.5M/MW" in text
+    assert "$120.0k/wafer" in text and "$3.5M" in text
+    assert "liquid share" not in text
     assert "4.00 TWh facility" in text and "2.00 million m3" in text
     assert "breached in 2 of 2 periods" in text
     ds, options = fake_solve["calls"][0]
@@ -198,7 +202,7 @@ def test_cli_infeasible_explains_and_exits_1(fake_solve: dict[str, Any], tmp_pat
             "family": ["site_grid"],
             "key": ["alpha"],
             "period": ["2026Q2"],
-            "shortfall": [120.0],
+            "amount": [120.0],
             "unit": ["MW"],
             "message": ["site alpha grid in 2026Q2 short by 120 MW"],
         }
@@ -212,9 +216,7 @@ def test_cli_infeasible_explains_and_exits_1(fake_solve: dict[str, Any], tmp_pat
     assert "Status: infeasible" in text
     assert "site alpha grid in 2026Q2 short by 120 MW" in text
     (run_dir,) = tmp_path.iterdir()  # the explanation is in the report too
-    assert read_report(run_dir / "scenario=neutral")["infeasibility"]["shortfall"].tolist() == [
-        120.0
-    ]
+    assert read_report(run_dir / "scenario=neutral")["infeasibility"]["amount"].tolist() == [120.0]
 
 
 def test_cli_time_limit_statuses(fake_solve: dict[str, Any], tmp_path: Path) -> None:
@@ -235,3 +237,76 @@ def test_cli_report_path_blocked(fake_solve: dict[str, Any], tmp_path: Path) -> 
     assert r.exit_code == 1
     assert f"{blocker} exists and is not a directory" in _plain(r.output)
     assert blocker.read_text() == "x"
+
+
+# ---------------------------------------------------------------------------------
+# End to end with the real LP
+
+REPORT_TINY = ROOT / "tests" / "data" / "report_tiny"
+
+
+def test_cli_real_lp_on_report_tiny(tmp_path: Path) -> None:
+    """report_tiny by hand: wafers cap the fleet at 300 chips in 2026Q1 and 400 in
+    2026Q2 against 500 H100e of demand each quarter, so 700 / 1000 = 70.0 % is served.
+    Objective: chip rent 1000 USD/chip/quarter (300 x 2 + 100 x 1 chip-quarters),
+    energy 300 USD per chip-quarter (2 MWh x PUE 1.5 x 100 USD), unmet 5000 USD per
+    H100e-quarter (200 + 100), tie-break 1e-3 per chip produced: 2,410,000.4 USD.
+    A wafer in 2026Q1 saves 2 x (5000 - 1300) = 7400 USD (less the tie-break), one in
+    2026Q2 saves 3700: the binding limit with peak 7.4k and sum 11.1k USD/wafer."""
+    out = tmp_path / "reports"
+    r = runner.invoke(app, ["solve", str(REPORT_TINY), "--out", str(out)], env=ENV)
+    assert r.exit_code == 0, r.output
+    text = _plain(r.output)
+    (run_dir,) = out.iterdir()
+    tables = read_report(run_dir / "scenario=neutral")
+    d = tables["demand"]
+    share = d["served_h100e"].sum() / d["demand_h100e"].sum()
+    assert share == pytest.approx(0.7, abs=1e-9)
+    assert f"{100 * share:.1f}% of H100e demand" in text
+    assert "70.0% of H100e demand" in text
+    assert "Status: optimal" in text and "$2.4M" in text
+    assert "supply of wafers" in text and "$7.4k/wafer" in text and "$11.1k" in text
+    assert "Commitments: none" in text
+    summ = tables["summary"].iloc[0]
+    assert summ["status"] == "optimal"
+    assert summ["objective_usd"] == pytest.approx(2_410_000.4, rel=1e-9)
+    assert summ["served_share"] == pytest.approx(0.7)
+    sp = tables["shadow_prices"].query("family == 'supply_resource'").set_index("period")
+    assert sp.loc["2026Q1", "shadow_price"] == pytest.approx(-7400.0, abs=1e-2)
+    assert sp.loc["2026Q2", "shadow_price"] == pytest.approx(-3700.0, abs=1e-2)
+    meta = read_metadata(run_dir / "scenario=neutral" / "fleet.parquet")
+    assert float(meta["objective_usd"]) == pytest.approx(2_410_000.4, rel=1e-9)
+    assert f"Report: {run_dir / 'scenario=neutral'}" in text
+
+
+def test_cli_real_lp_tight_scenario_serves_less(tmp_path: Path) -> None:
+    # half the wafers: 150 chips, then 200: 350 / 1000 served
+    r = runner.invoke(
+        app, ["solve", str(REPORT_TINY), "-s", "tight", "--solver", "cbc", "--no-report"], env=ENV
+    )
+    assert r.exit_code == 0, r.output
+    assert "35.0% of H100e demand" in _plain(r.output)
+    assert "solver cbc" in _plain(r.output)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(
+    not (ROOT / "data" / "scenarios.yaml").exists(), reason="default dataset not present"
+)
+def test_cli_default_data_three_scenarios_optimal(tmp_path: Path) -> None:
+    out = tmp_path / "reports"
+    for name in ("neutral", "optimistic", "negative"):
+        r = runner.invoke(
+            app, ["solve", str(ROOT / "data"), "--scenario", name, "--out", str(out)], env=ENV
+        )
+        assert r.exit_code == 0, r.output
+        text = _plain(r.output)
+        assert "Status: optimal" in text
+        assert re.search(r"Objective \(discounted\): \$\d+(\.\d)?[MBT]", text)
+    runs = list(out.iterdir())
+    summaries = pd.concat([read_report(d)["summary"] for d in runs], ignore_index=True).set_index(
+        "scenario"
+    )
+    assert sorted(summaries.index) == ["negative", "neutral", "optimistic"]
+    assert (summaries["status"] == "optimal").all()
+    assert (summaries["n_violations"] == 0).all()

@@ -9,9 +9,10 @@ The numbers are small and hand-checkable:
   50 + 50, served 50 + 25 = 75 %.
 * energy: 2 sites x 2 periods, facility 1e6 MWh each -> 4 TWh; water 0.5e6 m3
   each -> 2 million m3.
-* shadow prices: site_grid alpha binding at 2.5e6 USD/MW in 2026Q2 (rank 1),
-  supply_resource cowos_wafers binding at 1.2e5 USD/wafer (rank 2), site_water
-  beta not binding.
+* shadow prices: site_grid alpha binding at -1e6 and -2.5e6 USD/MW (rank 1, sum
+  3.5e6), supply_resource cowos_wafers binding at -1.2e5 USD/wafer (rank 2);
+  site_water beta not binding; demand_balance and the structural site_liquid_share
+  row are not limits.
 """
 
 from __future__ import annotations
@@ -136,13 +137,20 @@ def _tables() -> dict[str, pd.DataFrame]:
     )
     shadow = pd.DataFrame(
         {
-            "family": ["site_grid", "site_grid", "supply_resource", "site_water", "demand_balance"],
-            "period": ["2026Q1", "2026Q2", "2026Q1", "2026Q2", "2026Q1"],
-            "key": ["alpha", "alpha", "cowos_wafers", "beta", "acme|training"],
-            "shadow_price": [1.0e6, 2.5e6, 1.2e5, 0.0, 9e4],
-            "unit": ["MW", "MW", "wafers", "m3", "H100e"],
-            "slack": [0.0, 0.0, 0.0, 300.0, 0.0],
-            "binding": [True, True, True, False, True],
+            "family": [
+                "site_grid",
+                "site_grid",
+                "supply_resource",
+                "site_water",
+                "demand_balance",
+                "site_liquid_share",
+            ],
+            "period": ["2026Q1", "2026Q2", "2026Q1", "2026Q2", "2026Q1", "2026Q1"],
+            "key": ["alpha", "alpha", "cowos_wafers", "beta", "acme/training", "alpha"],
+            "shadow_price": [-1.0e6, -2.5e6, -1.2e5, 0.0, 9e4, -9e6],
+            "unit": ["USD/MW", "USD/MW", "USD/wafers", "USD/m3", "USD/H100e", "USD/MW"],
+            "slack": [0.0, 0.0, 0.0, 300.0, 0.0, 0.0],
+            "binding": [True, True, True, False, True, True],
         }
     )
     return {
@@ -230,10 +238,11 @@ def _two_scenarios(tmp_path: Path) -> Path:
     write_report(fake_result(), tmp_path, scenario="neutral", run_id="run1")
     infeas = pd.DataFrame(
         {
+            "scenario": [0],  # the explainer's position column: dropped, never stored
             "family": ["site_grid"],
             "key": ["alpha"],
             "period": ["2026Q2"],
-            "shortfall": [120],  # int on purpose: must be written as float64
+            "amount": [120],  # int on purpose: must be written as float64
             "unit": ["MW"],
             "message": ["site alpha grid in 2026Q2 short by 120 MW"],
         }
@@ -277,8 +286,8 @@ def test_round_trip_pandas_keeps_values_and_dtypes(tmp_path: Path) -> None:
         assert pq.read_schema(f).remove_metadata() == RESULT_SCHEMAS[name].remove_metadata()
         assert pq.read_metadata(f).num_rows == 0
     infeas = read_report(run / "scenario=negative")["infeasibility"]
-    assert infeas["shortfall"].tolist() == [120.0]
-    assert infeas["shortfall"].dtype == np.float64
+    assert infeas["amount"].tolist() == [120.0]
+    assert infeas["amount"].dtype == np.float64
 
 
 def test_run_folder_reads_with_pyarrow_dataset_and_duckdb(tmp_path: Path) -> None:
@@ -465,16 +474,57 @@ def test_violations_as_list_of_dicts(tmp_path: Path) -> None:
     v = [
         {
             "family": "site_grid",
-            "key": "alpha",
-            "period": "2026Q1",
+            "constraint": "site_grid[alpha|2026Q1]",
+            "keys": "alpha|2026Q1",
             "lhs": 121.0,
             "rhs": 120.0,
             "violation": 1.0,
-            "unit": "MW",
-            "message": "site alpha grid in 2026Q1 over by 1 MW",
         }
     ]
     run = write_report(fake_result(violations=v), tmp_path, scenario="x", run_id="r")
     back = read_report(run / "scenario=x")
     assert back["violations"]["violation"].tolist() == [1.0]
+    assert back["violations"]["constraint"].tolist() == ["site_grid[alpha|2026Q1]"]
     assert back["summary"]["n_violations"].tolist() == [1]
+
+
+def test_real_plan_two_scenarios_read_together(tmp_path: Path) -> None:
+    """The real LP on tests/data/report_tiny (see test_cli_solve for the hand numbers):
+    neutral serves 70 %, tight (half the wafers) 35 %; both written to one run."""
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import apply_scenario
+    from optimizer import SolveOptions, solve
+
+    base = load_dataset(Path(__file__).parent / "data" / "report_tiny")
+    for name in ("neutral", "tight"):
+        res = solve(apply_scenario(base, name), SolveOptions(solver="highs"))
+        assert res.status == "optimal"
+        write_report(res, tmp_path, scenario=name, run_id="real")
+    run = tmp_path / "real"
+    con = duckdb.connect()
+    rows = con.sql(
+        f"SELECT scenario, sum(served_h100e) / sum(demand_h100e) FROM read_parquet("
+        f"'{run}/*/demand.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY 1"
+    ).fetchall()
+    assert rows == [("neutral", pytest.approx(0.7)), ("tight", pytest.approx(0.35))]
+    for name, schema in RESULT_SCHEMAS.items():
+        t = open_table(run, name)
+        assert (
+            t.schema.remove_metadata()
+            == schema.append(pa.field("scenario", pa.string())).remove_metadata()
+        )
+        # the same table from both scenarios has byte-identical Arrow schemas
+        a, b = (
+            pq.read_schema(run / f"scenario={s}" / f"{name}.parquet") for s in ("neutral", "tight")
+        )
+        assert a.remove_metadata() == b.remove_metadata() == schema.remove_metadata()
+    # commitments are empty in this dataset and still carry their types
+    com = read_report(run)["commitments"]
+    assert len(com) == 0 and com["min_it_mw"].dtype == np.float64
+    man = read_manifest(run)
+    assert [man["scenarios"][s]["status"] for s in ("neutral", "tight")] == ["optimal"] * 2
+    assert man["scenarios"]["neutral"]["objective_usd"] == pytest.approx(2_410_000.4)
+
+
+def open_table(run: Path, name: str) -> pa.Table:
+    return rpt.open_table_dataset(run, name).to_table()

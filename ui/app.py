@@ -48,14 +48,14 @@ def sidebar() -> None:
 
 def main() -> None:
     """Build the navigation and run the selected page."""
-    st.set_page_config(page_title="Capacity planner", page_icon="⚡", layout="wide")
+    st.set_page_config(page_title="Capacity planner", page_icon=":material/bolt:", layout="wide")
     init_state()
     pages = [
-        st.Page(str(PAGES / "data.py"), title="Data", icon="🗂️", default=True),
-        st.Page(str(PAGES / "scenarios.py"), title="Scenarios", icon="🎛️"),
-        st.Page(str(PAGES / "plan.py"), title="Plan", icon="📈"),
-        st.Page(str(PAGES / "risk.py"), title="Risk", icon="⚖️"),
-        st.Page(str(PAGES / "reports.py"), title="Reports", icon="📦"),
+        st.Page(str(PAGES / "data.py"), title="Data", icon=":material/table_chart:", default=True),
+        st.Page(str(PAGES / "scenarios.py"), title="Scenarios", icon=":material/tune:"),
+        st.Page(str(PAGES / "plan.py"), title="Plan", icon=":material/monitoring:"),
+        st.Page(str(PAGES / "risk.py"), title="Risk", icon=":material/balance:"),
+        st.Page(str(PAGES / "reports.py"), title="Reports", icon=":material/download:"),
     ]
     page = st.navigation(pages)
     sidebar()

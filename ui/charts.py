@@ -79,9 +79,11 @@ def site_utilisation(
         zmax=100,
         aspect="auto",
         labels={"color": "utilisation [%]", "x": "period", "y": ""},
-        text_auto=".0f",
+        text_auto=".0f" if piv.shape[1] <= 12 else False,
     )
-    return _layout(fig, "Site power and grid utilisation [%]")
+    fig = _layout(fig, "Site power and grid utilisation [%]")
+    fig.update_layout(height=max(HEIGHT, 120 + 22 * piv.shape[0]))
+    return fig
 
 
 def supply_utilisation(
@@ -123,7 +125,7 @@ def demand_served(
     )
     long["kind"] = long["kind"].map({"served_h100e": "served", "unmet_h100e": "unmet"})
     n = long["series"].nunique()
-    wrap = min(3, max(1, n))
+    wrap = min(4, max(1, n))
     fig = px.bar(
         long,
         x="period",
@@ -131,14 +133,17 @@ def demand_served(
         color="kind",
         facet_col="series",
         facet_col_wrap=wrap,
+        facet_col_spacing=0.05,
+        facet_row_spacing=0.12,
         barmode="stack",
         color_discrete_map={"served": "#2ca02c", "unmet": "#d62728"},
         labels={"h100e": "H100e"},
     )
     fig.for_each_annotation(lambda a: a.update(text=a.text.split("=")[-1]))
+    fig.update_yaxes(matches=None, showticklabels=True, rangemode="tozero")
     fig = _layout(fig, "Demand served vs unmet [H100e]", periods)
     rows = int(np.ceil(n / wrap))
-    fig.update_layout(height=max(HEIGHT, 230 * rows))
+    fig.update_layout(height=max(HEIGHT, 60 + 220 * rows))
     return fig
 
 
@@ -220,11 +225,9 @@ def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
 
 
 PLAN_CHARTS = (
-    ("installed", installed_it_mw),
-    ("site_util", site_utilisation),
-    ("supply", supply_utilisation),
-    ("demand", demand_served),
-    ("shadow", shadow_price_heatmap),
-    ("energy", energy_water),
+    (("installed", installed_it_mw), ("site_util", site_utilisation)),
+    (("supply", supply_utilisation), ("energy", energy_water)),
+    (("demand", demand_served),),
+    (("shadow", shadow_price_heatmap),),
 )
-"""(key, figure function) of the Plan page, in display order."""
+"""Rows of (key, figure function) of the Plan page, in display order."""

@@ -1,22 +1,284 @@
-"""Risk sections of the Risk page that use :mod:`optimizer.risk` when it is installed.
+"""Risk sections of the Risk page, over :mod:`optimizer.risk`.
 
-Kept apart from the page so the page renders (with an info box) before the risk
-module exists; each section checks for the function it needs.
+Kept apart from the page so the page renders (with an info box) when the risk module
+is missing. Every section stores its result in session state with the hash of the
+dataset it was computed on, and shows it only while that hash is still current, so
+an edit never shows a stale risk view. Errors become messages, never tracebacks.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from types import ModuleType
+from typing import Any
 
+import pandas as pd
+import plotly.express as px
+import plotly.graph_objects as go
 import streamlit as st
 
 from capacity.dataset import Dataset
+from capacity.scenarios import scenario_names
+from ui.state import persist
+
+OUTCOME_LABELS = {
+    "total_cost_usd": "total cost [USD]",
+    "unmet_h100e": "unmet demand [H100e·quarters]",
+    "trainium_share": "Trainium share of served H100e",
+    "breach_mw": "commitment breach [MW·quarters]",
+}
 
 
-def render_risk_sections(risk: ModuleType, base: Dataset) -> None:
-    """Render tornado, Monte Carlo and hedged-plan sections from ``risk``'s functions."""
-    public = sorted(n for n in dir(risk) if not n.startswith("_") and callable(getattr(risk, n)))
-    st.info(
-        "The risk module is installed but its views are not wired in yet. "
-        f"Functions found: {', '.join(public) or 'none'}."
+# ------------------------------------------------------------------- pure helpers
+def monte_carlo_spec(
+    parameters: Sequence[Any], names: Sequence[str], samples: int, seed: int
+) -> dict[str, Any]:
+    """Monte Carlo spec drawing each chosen tornado parameter uniformly in [low, high].
+
+    Parameters
+    ----------
+    parameters : sequence of optimizer.risk.TornadoParameter
+        Parameter groups (templates plus low and high levels).
+    names : sequence of str
+        Names of the groups to draw; the others stay at the data's value.
+    samples, seed : int
+        Number of draws and the seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    dict
+        A mapping accepted by ``optimizer.risk.monte_carlo``.
+    """
+    chosen = [p for p in parameters if p.name in set(names)]
+    return {
+        "samples": int(samples),
+        "seed": int(seed),
+        "parameters": [
+            {
+                "name": p.name,
+                "overrides": [dict(t) for t in p.templates],
+                "distribution": {
+                    "kind": "uniform",
+                    "low": float(min(p.low, p.high)),
+                    "high": float(max(p.low, p.high)),
+                },
+            }
+            for p in chosen
+        ],
+    }
+
+
+def tornado_figure(df: pd.DataFrame, outcome: str = "total_cost_usd") -> go.Figure | None:
+    """Horizontal tornado bars: change of ``outcome`` at each parameter's low and high level."""
+    if df is None or df.empty or "outcome" not in df.columns:
+        return None
+    d = df[df["outcome"] == outcome].copy()
+    if d.empty:
+        return None
+    order = (
+        d.groupby("parameter")["change"]
+        .agg(lambda s: float(s.abs().max()) if len(s) else 0.0)
+        .sort_values()
+        .index.tolist()
     )
+    d["label"] = d["side"].astype(str) + " (" + d["level"].map(lambda v: f"{v:g}") + ")"
+    fig = px.bar(
+        d,
+        y="parameter",
+        x="change",
+        color="side",
+        orientation="h",
+        barmode="overlay",
+        hover_data={"label": True, "value": ":,.4g", "status": True},
+        color_discrete_map={"low": "#1f77b4", "high": "#d62728"},
+        category_orders={"parameter": order[::-1]},
+        labels={"change": f"change of {OUTCOME_LABELS.get(outcome, outcome)}", "parameter": ""},
+    )
+    fig.update_layout(
+        title=f"Tornado: {OUTCOME_LABELS.get(outcome, outcome)}",
+        height=max(300, 80 + 28 * len(order)),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend_title_text="level",
+    )
+    return fig
+
+
+def _fresh(key: str, ds_hash: str, settings: Any) -> Any | None:
+    entry = st.session_state["risk_results"].get(key)
+    if entry is None or entry["hash"] != ds_hash or entry["settings"] != settings:
+        return None
+    return entry["value"]
+
+
+def _store(key: str, ds_hash: str, settings: Any, value: Any) -> None:
+    st.session_state["risk_results"] = {
+        **st.session_state["risk_results"],
+        key: {"hash": ds_hash, "settings": settings, "value": value},
+    }
+
+
+def _fmt_usd(x: float) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    if math.isinf(x):
+        return "∞"
+    return f"${x / 1e9:,.3f} B"
+
+
+# ---------------------------------------------------------------------- sections
+def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
+    """Render tornado, Monte Carlo and hedged plan sections.
+
+    Parameters
+    ----------
+    risk : module
+        ``optimizer.risk``.
+    ds : Dataset
+        The active dataset (scenario applied): tornado and Monte Carlo vary it.
+    base : Dataset
+        The base dataset whose named scenarios the hedged plan weighs.
+    """
+    from optimizer import SolveOptions
+
+    opts = SolveOptions(solver="highs", time_limit_s=None)
+    tab_t, tab_mc, tab_h = st.tabs(["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"])
+    try:
+        params = list(risk.default_tornado_parameters(ds))
+    except Exception as e:  # noqa: BLE001
+        st.error(f"Could not build the risk parameters: {type(e).__name__}: {e}")
+        return
+
+    with tab_t:
+        all_p = [p.name for p in params]
+        picked = st.multiselect("Parameter groups", all_p, key=persist("tornado_params", all_p))
+        tparams = [p for p in params if p.name in set(picked)]
+        st.caption(
+            f"One-at-a-time sensitivity on **{ds.scenario}**: each parameter group at its "
+            f"low and high level, {2 * len(tparams) + 1} solves. "
+            + "; ".join(f"{p.name}: {p.low:g} / {p.high:g}" for p in tparams)
+        )
+        outcome = st.selectbox(
+            "Outcome",
+            list(OUTCOME_LABELS),
+            format_func=OUTCOME_LABELS.get,
+            key=persist("tornado_outcome", "total_cost_usd"),
+        )
+        tsettings = tuple(picked)
+        if st.button("Run tornado", key="tornado_run", disabled=not tparams):
+            with st.spinner(f"Solving {2 * len(tparams) + 1} variants…"):
+                try:
+                    _store("tornado", ds.hash, tsettings, risk.tornado(ds, opts, tparams))
+                except Exception as e:  # noqa: BLE001
+                    st.error(f"The tornado failed: {type(e).__name__}: {e}")
+        t = _fresh("tornado", ds.hash, tsettings)
+        if t is None:
+            st.info("Press **Run tornado** to compute the sensitivities of the active data.")
+        else:
+            fig = tornado_figure(t, outcome)
+            if fig is not None:
+                st.plotly_chart(fig, key="tornado_chart", width="stretch")
+            with st.expander("Tornado table"):
+                st.dataframe(t, hide_index=True, width="stretch")
+
+    with tab_mc:
+        names = [p.name for p in params]
+        default = [n for n in names if not n.startswith("demand_")][:6]
+        c1, c2, c3 = st.columns([3, 1, 1])
+        chosen = c1.multiselect(
+            "Uncertain parameters (uniform between the tornado's low and high)",
+            names,
+            key=persist("mc_params", default),
+        )
+        samples = c2.number_input(
+            "Samples", min_value=2, max_value=500, step=10, key=persist("mc_samples", 20)
+        )
+        seed = c3.number_input("Seed", min_value=0, step=1, key=persist("mc_seed", 0))
+        settings = (tuple(chosen), int(samples), int(seed))
+        if st.button("Run Monte Carlo", key="mc_run", disabled=not chosen):
+            spec = monte_carlo_spec(params, chosen, int(samples), int(seed))
+            with st.spinner(f"Solving {int(samples)} samples…"):
+                try:
+                    _store("mc", ds.hash, settings, risk.monte_carlo(ds, spec, opts))
+                except Exception as e:  # noqa: BLE001
+                    st.error(f"The Monte Carlo failed: {type(e).__name__}: {e}")
+        mc = _fresh("mc", ds.hash, settings)
+        if mc is None:
+            st.info("Choose parameters and press **Run Monte Carlo**.")
+        else:
+            st.markdown("**Percentiles of the outcomes**")
+            st.dataframe(mc.percentiles, hide_index=True, width="stretch")
+            s = mc.samples
+            if "total_cost_usd" in s and s["total_cost_usd"].notna().any():
+                fig = px.histogram(
+                    s,
+                    x="total_cost_usd",
+                    nbins=min(30, max(5, len(s) // 2)),
+                    labels={"total_cost_usd": "total cost [USD]"},
+                    title="Distribution of the plan cost",
+                )
+                fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+                st.plotly_chart(fig, key="mc_hist", width="stretch")
+            st.markdown("**How often each constraint family binds**")
+            st.dataframe(mc.binding, hide_index=True, width="stretch")
+            with st.expander("Samples"):
+                st.dataframe(s, hide_index=True, width="stretch")
+
+    with tab_h:
+        all_names = [n for n in scenario_names(base) if n != "base"]
+        pref = [n for n in ("optimistic", "neutral", "negative") if n in all_names]
+        chosen_s = st.multiselect(
+            "Scenarios",
+            all_names,
+            key=persist("hedge_scenarios", pref if len(pref) >= 2 else all_names),
+        )
+        cols = st.columns(max(1, len(chosen_s)))
+        weights = [
+            col.number_input(
+                f"weight {n}", min_value=0.0, step=0.05, key=persist(f"hedge_w_{n}", 1.0)
+            )
+            for col, n in zip(cols, chosen_s, strict=False)
+        ]
+        ev = st.radio(
+            "Expected-value problem",
+            ["mean", "neutral"],
+            horizontal=True,
+            key=persist("hedge_ev", "mean"),
+            help="mean: every decimal input averaged over the scenarios; neutral: the plan "
+            "of the scenario named neutral.",
+        )
+        settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev)
+        ok = len(chosen_s) >= 2 and sum(weights) > 0
+        if st.button("Solve the hedged plan", key="hedge_run", disabled=not ok):
+            with st.spinner("Solving the two-stage plan and its EV and wait-and-see plans…"):
+                try:
+                    h = risk.hedged_plan(base, list(chosen_s), list(weights), opts, ev=ev)
+                    _store("hedge", base.hash, settings_h, h)
+                except Exception as e:  # noqa: BLE001
+                    st.error(f"The hedged plan failed: {type(e).__name__}: {e}")
+        h = _fresh("hedge", base.hash, settings_h)
+        if h is None:
+            st.info("Pick at least two scenarios with weights and press **Solve the hedged plan**.")
+        else:
+            m = st.columns(5)
+            m[0].metric("Hedged expected cost (RP)", _fmt_usd(h.expected_cost_usd))
+            m[1].metric("Wait-and-see (WS)", _fmt_usd(h.wait_and_see_usd))
+            m[2].metric("EV plan's expected cost (EEV)", _fmt_usd(h.eev_usd))
+            m[3].metric("VSS = EEV − RP", _fmt_usd(h.vss_usd))
+            m[4].metric("EVPI = RP − WS", _fmt_usd(h.evpi_usd))
+            st.caption(f"Status {h.status}; EV problem: {h.ev_problem}.")
+            for note in h.notes:
+                st.warning(note)
+            st.dataframe(h.per_scenario, hide_index=True, width="stretch")
+            b = h.first_stage.get("build_out") if h.first_stage else None
+            if b is not None and len(b):
+                fig = px.bar(
+                    b,
+                    x="period",
+                    y="build_mw",
+                    color="site",
+                    title="Hedged plan: new IT capacity built [MW]",
+                    labels={"build_mw": "MW"},
+                )
+                fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+                st.plotly_chart(fig, key="hedge_build", width="stretch")

@@ -116,19 +116,18 @@ src = ss["editor_src"]
 if key not in ss or table not in src:
     # a fresh editor (first visit, or back from another page/table) starts from the draft
     src[table] = ss["drafts"].get(table, editor_frame(origin, table))
-left, right = st.columns([3, 2])
-with left:
-    edited = st.data_editor(
-        src[table],
-        key=key,
-        num_rows="dynamic",
-        column_config=column_config(table),
-        hide_index=False,
-        width="stretch",
-    )
-    previous = ss["drafts"].get(table, editor_frame(origin, table))
-    if not frames_equal(edited, previous):
-        submit_draft(table, edited)
+edited = st.data_editor(
+    src[table],
+    key=key,
+    num_rows="dynamic",
+    column_config=column_config(table),
+    hide_index=False,
+    width="stretch",
+)
+previous = ss["drafts"].get(table, editor_frame(origin, table))
+if not frames_equal(edited, previous):
+    submit_draft(table, edited)
+    st.rerun()  # redraw the sidebar and status from the new data; the editor keeps its state
 
 all_findings = table_findings()
 if ss["draft_findings"]:
@@ -137,31 +136,28 @@ if ss["draft_findings"]:
 elif ss["drafts"]:
     status_box.success(f"Edits are valid and active ({', '.join(sorted(ss['drafts']))}).")
 
-with right:
-    fs = findings_for_table(all_findings, table)
-    if not fs:
-        st.success(f"No findings for {spec.filename}.")
-    else:
-        n_err = sum(f.severity == "error" for f in fs)
-        (st.error if n_err else st.warning)(
-            f"{n_err} error(s), {len(fs) - n_err} warning(s) in {table}. `editor_row` is the "
-            "row number in the editor (0 = first row)."
-        )
-        st.dataframe(findings_table(fs).drop(columns=["row"]), hide_index=True, width="stretch")
-        rowed = [f for f in fs if f.row is not None and f.row >= 2]
-        frame = ss["drafts"].get(table, src[table])
-        if rowed:
-            st.caption("Rows with findings (bad cells highlighted):")
-            st.dataframe(highlight_rows(frame, rowed), width="stretch")
-    other = {}
-    for f in all_findings:
-        t = Path(str(f.file)).stem
-        if t != table:
-            other.setdefault(t, [0, 0])[f.severity != "error"] += 1
-    if other:
-        st.caption(
-            "Other tables: "
-            + "; ".join(
-                f"**{t}** {e} error(s), {w} warning(s)" for t, (e, w) in sorted(other.items())
-            )
-        )
+fs = findings_for_table(all_findings, table)
+if not fs:
+    st.success(f"No findings for {spec.filename}.")
+else:
+    n_err = sum(f.severity == "error" for f in fs)
+    (st.error if n_err else st.warning)(
+        f"{n_err} error(s), {len(fs) - n_err} warning(s) in {table}. `editor_row` is the "
+        "row number in the editor (0 = first row)."
+    )
+    st.dataframe(findings_table(fs).drop(columns=["row"]), hide_index=True, width="stretch")
+    rowed = [f for f in fs if f.row is not None and f.row >= 2]
+    frame = ss["drafts"].get(table, src[table])
+    if rowed:
+        st.caption("Rows with findings (bad cells highlighted):")
+        st.dataframe(highlight_rows(frame, rowed), width="stretch")
+other = {}
+for f in all_findings:
+    t = Path(str(f.file)).stem
+    if t != table:
+        other.setdefault(t, [0, 0])[f.severity != "error"] += 1
+if other:
+    st.caption(
+        "Other tables: "
+        + "; ".join(f"**{t}** {e} error(s), {w} warning(s)" for t, (e, w) in sorted(other.items()))
+    )

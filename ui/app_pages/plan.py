@@ -12,6 +12,7 @@ from ui.state import (
     SOLVERS,
     active_dataset,
     current_plan,
+    flash,
     optimizer_status,
     persist,
     show_flash,
@@ -47,6 +48,11 @@ if clicked:
         status.update(
             label=f"{run.metrics['status']} in {run.seconds:.1f} s", state=state, expanded=False
         )
+    flash(
+        "success" if state == "complete" else "error",
+        f"Solved {run.scenario}: {run.metrics['status']} in {run.seconds:.1f} s.",
+    )
+    st.rerun()  # redraw the sidebar and the page from the stored plan
 
 plan = current_plan(ds)
 if plan is None:
@@ -70,6 +76,10 @@ share = m["served_share"]
 k3.metric("Demand served", "–" if math.isnan(share) else f"{share:.1%}")
 trn = m["trainium_share"]
 k4.metric("Trainium share of served H100e", "–" if math.isnan(trn) else f"{trn:.1%}")
+st.caption(
+    f"Objective {obj:,.2f} USD (discounted) · solver {plan.solver} · solved at "
+    f"{plan.solved_at} in {plan.seconds:.2f} s · run `{plan.run_id}`"
+)
 msg = str(getattr(res, "message", "") or "")
 if m["status"] not in ("optimal",):
     (st.warning if m["status"] == "time_limit_feasible" else st.error)(
@@ -91,9 +101,12 @@ with st.expander("Served share per customer and workload", expanded=True):
         hide_index=True,
         width="stretch",
         column_config={
+            "demand_h100e": st.column_config.NumberColumn("demand [H100e]", format="localized"),
+            "served_h100e": st.column_config.NumberColumn("served [H100e]", format="localized"),
+            "unmet_h100e": st.column_config.NumberColumn("unmet [H100e]", format="localized"),
             "served_share": st.column_config.ProgressColumn(
                 "served share", min_value=0.0, max_value=1.0, format="percent"
-            )
+            ),
         },
     )
     st.download_button(
@@ -105,11 +118,12 @@ with st.expander("Served share per customer and workload", expanded=True):
     )
 
 periods = list(ds.periods)
-figs = [(k, f(tables, periods)) for k, f in charts.PLAN_CHARTS]
-cols = st.columns(2)
-for i, (k, fig) in enumerate(figs):
-    with cols[i % 2]:
-        if fig is None:
-            st.info(f"No data for the {k} chart in this plan.")
-        else:
-            st.plotly_chart(fig, key=f"chart_{k}", width="stretch")
+for row in charts.PLAN_CHARTS:
+    cols = st.columns(len(row))
+    for col, (k, make) in zip(cols, row, strict=True):
+        fig = make(tables, periods)
+        with col:
+            if fig is None:
+                st.info(f"No data for the {k} chart in this plan.")
+            else:
+                st.plotly_chart(fig, key=f"chart_{k}", width="stretch")

@@ -11,7 +11,7 @@ from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_na
 from capacity.validation import DataValidationError
 from ui import charts
 from ui.compose import plan_metrics
-from ui.state import optimizer_status, persist, show_flash, solve_dataset
+from ui.state import active_dataset, optimizer_status, persist, show_flash, solve_dataset
 
 ss = st.session_state
 st.title("Risk")
@@ -90,6 +90,9 @@ if risk is None:
         "here when it is."
     )
 else:
-    from ui.risk_view import render_risk_sections
+    if not ok:
+        st.info(f"The optimizer is not available ({why}).")
+    else:
+        from ui.risk_view import render_risk_sections
 
-    render_risk_sections(risk, base)
+        render_risk_sections(risk, active_dataset() or base, base)

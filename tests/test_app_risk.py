@@ -1,0 +1,111 @@
+"""AppTest tests of the Risk page's optimizer.risk sections (tornado, Monte Carlo, hedged plan)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capacity.dataset import load_dataset
+
+risk = pytest.importorskip("optimizer.risk")
+
+from ui.risk_view import monte_carlo_spec, tornado_figure  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "ui" / "app.py")
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+
+
+@pytest.fixture()
+def risk_page(monkeypatch: pytest.MonkeyPatch) -> AppTest:
+    monkeypatch.setenv("CAPACITY_DATA", str(TINY))
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("app_pages/risk.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _param(ds, name: str):  # noqa: ANN001, ANN202
+    return next(p for p in risk.default_tornado_parameters(ds) if p.name == name)
+
+
+def test_monte_carlo_spec_draws_uniform_between_the_tornado_levels() -> None:
+    ds = load_dataset(TINY)
+    params = risk.default_tornado_parameters(ds)
+    spec = monte_carlo_spec(params, ["cowos", "grid_delay"], samples=7, seed=4)
+    assert spec["samples"] == 7 and spec["seed"] == 4
+    by = {p["name"]: p for p in spec["parameters"]}
+    assert set(by) == {"cowos", "grid_delay"}
+    assert by["cowos"]["distribution"] == {"kind": "uniform", "low": 0.7, "high": 1.3}
+    assert by["grid_delay"]["distribution"] == {"kind": "uniform", "low": -2.0, "high": 4.0}
+    assert by["cowos"]["overrides"][0]["where"] == {"resource": ["cowos_wafers"]}
+
+
+def test_tornado_section_matches_a_direct_tornado(risk_page: AppTest) -> None:
+    at = risk_page
+    at.multiselect(key="tornado_params").set_value(["cowos", "demand_acme"])
+    at.run()
+    at.button(key="tornado_run").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    got = at.session_state["risk_results"]["tornado"]["value"]
+    ds = load_dataset(TINY)
+    want = risk.tornado(ds, None, [_param(ds, "cowos"), _param(ds, "demand_acme")])
+    key = ["parameter", "side", "outcome"]
+    g = got.set_index(key).sort_index()
+    w = want.set_index(key).sort_index()
+    np.testing.assert_allclose(g["value"].to_numpy(float), w["value"].to_numpy(float), rtol=1e-9)
+    # demand up 30% must cost more than demand down 30%
+    c = g.xs("total_cost_usd", level="outcome")["value"]
+    assert c[("demand_acme", "high")] > c[("demand_acme", "low")]
+    assert at.get("plotly_chart")
+    fig = tornado_figure(got, "total_cost_usd")
+    assert fig is not None and {t.name for t in fig.data} == {"low", "high"}
+
+
+def test_monte_carlo_section_matches_a_direct_run(risk_page: AppTest) -> None:
+    at = risk_page
+    at.multiselect(key="mc_params").set_value(["cowos"])
+    at.number_input(key="mc_samples").set_value(3)
+    at.number_input(key="mc_seed").set_value(5)
+    at.run()
+    at.button(key="mc_run").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    mc = at.session_state["risk_results"]["mc"]["value"]
+    ds = load_dataset(TINY)
+    want = risk.monte_carlo(ds, monte_carlo_spec([_param(ds, "cowos")], ["cowos"], 3, 5))
+    np.testing.assert_allclose(
+        mc.samples["total_cost_usd"].to_numpy(float),
+        want.samples["total_cost_usd"].to_numpy(float),
+        rtol=1e-9,
+    )
+    np.testing.assert_allclose(
+        mc.samples["cowos"].to_numpy(float), np.random.default_rng(5).uniform(0.7, 1.3, 3)
+    )
+    shown = next(d.value for d in at.dataframe if "p50" in d.value.columns)
+    assert shown.set_index("outcome").loc["total_cost_usd", "n"] == 3
+
+
+def test_hedged_plan_section_shows_vss_and_evpi(risk_page: AppTest) -> None:
+    at = risk_page
+    assert at.multiselect(key="hedge_scenarios").value == ["neutral", "squeeze"]
+    at.radio(key="hedge_ev").set_value("neutral")
+    at.run()
+    at.button(key="hedge_run").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [e.value for e in at.error]
+    h = at.session_state["risk_results"]["hedge"]["value"]
+    want = risk.hedged_plan(load_dataset(TINY), ["neutral", "squeeze"], [1.0, 1.0], ev="neutral")
+    assert h.expected_cost_usd == pytest.approx(want.expected_cost_usd, rel=1e-9)
+    assert h.evpi_usd == pytest.approx(h.expected_cost_usd - h.wait_and_see_usd, rel=1e-9)
+    assert h.evpi_usd >= -1e-6
+    labels = [m.label for m in at.metric]
+    assert "VSS = EEV − RP" in labels and "EVPI = RP − WS" in labels

@@ -1,0 +1,198 @@
+"""Sweep specification: parsing (BaseLoader semantics), errors naming fields, expansion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+from scipy import stats
+
+from capacity.dataset import load_dataset
+from optimizer.sweep import (
+    SweepSpecError,
+    expand_sweep,
+    fill_level,
+    load_sweep,
+    parse_sweep,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+
+SPEC = """
+data: {tiny}
+scenarios:
+  - neutral
+  - name: no_region
+    base: squeeze
+    overrides:
+      - {{op: set, table: sites, column: region, where: {{site: dc-1}}, value: NO}}
+grid:
+  base: neutral
+  axes:
+    - name: cowos
+      override: {{op: scale, table: supply_resources, column: capacity, where: {{resource: cowos_wafers}}}}
+      levels: [0.5, 1e0, 1.5]
+    - name: delay
+      override: {{op: shift, table: site_grid, column: grid_mw}}
+      levels: [0, 1]
+monte_carlo:
+  base: neutral
+  samples: 8
+  seed: 7
+  parameters:
+    - name: demand
+      override: {{op: scale, table: demand, column: demand_h100e}}
+      distribution: {{kind: uniform, low: 0.5, high: 1.5}}
+    - name: grid
+      override: {{op: shift, table: site_grid, column: grid_mw}}
+      distribution: {{kind: triangular, low: 0, mode: 1, high: 3}}
+"""
+
+
+def _doc(text: str) -> object:
+    return yaml.load(text, Loader=yaml.BaseLoader)
+
+
+def _spec(**fmt: str):
+    return parse_sweep(_doc(SPEC.format(tiny=TINY, **fmt)))
+
+
+def test_parse_and_expand_full_spec() -> None:
+    spec = _spec()
+    ds = load_dataset(TINY)
+    cases = expand_sweep(spec, list(ds.scenarios))
+    names = [c.name for c in cases]
+    # 2 scenarios + 3 x 2 grid + 8 Monte Carlo samples, in that order
+    assert len(cases) == 2 + 6 + 8
+    assert names[:2] == ["neutral", "no_region"]
+    assert names[2:8] == [
+        "grid_cowos-0.5_delay-0",
+        "grid_cowos-0.5_delay-1",
+        "grid_cowos-1_delay-0",
+        "grid_cowos-1_delay-1",
+        "grid_cowos-1.5_delay-0",
+        "grid_cowos-1.5_delay-1",
+    ]
+    assert names[8:] == [f"mc_{k:03d}" for k in range(8)]
+    # YAML text "1e0" is the number 1.0 and "NO" stays the string "NO"
+    g = cases[4]
+    assert g.params == {"cowos": 1.0, "delay": 0.0}
+    assert g.overrides[0].factor == 1.0 and g.overrides[1].periods == 0
+    assert cases[1].overrides[0].value == "NO" and cases[1].base == "squeeze"
+
+
+def test_monte_carlo_draws_are_seeded_and_follow_scipy() -> None:
+    spec = _spec()
+    a = spec.monte_carlo.draw()
+    b = _spec().monte_carlo.draw()
+    np.testing.assert_array_equal(a["demand"], b["demand"])
+    rng = np.random.default_rng(7)
+    want_u = stats.uniform(loc=0.5, scale=1.0).rvs(size=8, random_state=rng)
+    want_t = stats.triang(c=1 / 3, loc=0, scale=3).rvs(size=8, random_state=rng)
+    np.testing.assert_allclose(a["demand"], want_u)
+    # shift levels are whole quarters
+    np.testing.assert_array_equal(a["grid"], np.round(want_t))
+    cases = expand_sweep(spec)
+    mc = [c for c in cases if c.kind == "monte_carlo"]
+    assert [c.overrides[0].factor for c in mc] == pytest.approx(list(want_u))
+    other = spec.monte_carlo.model_copy(update={"seed": 8}).draw()
+    assert not np.allclose(other["demand"], a["demand"])
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "message"),
+    [
+        ("data: x\nscenarios: [a]\ncolour: red\n", "colour", "Extra inputs"),
+        (
+            "grid:\n  axes:\n    - name: a\n      override: {op: scale, table: demand, column: demand_h100e}\n"
+            "      levels: [1]\n      step: 2\n",
+            "grid.axes[0].step",
+            "Extra inputs",
+        ),
+        (
+            "grid:\n  axes:\n    - name: a\n      override: {op: scale, table: demand, column: demand_h100e}\n"
+            "      levels: [-1]\n",
+            "grid.axes[0]",
+            "factor must not be negative",
+        ),
+        (
+            "grid:\n  axes:\n    - name: a\n      override: {op: scale, table: demand, column: demand_h100e, factor: 2}\n"
+            "      levels: [1]\n",
+            "grid.axes[0]",
+            "leave 'factor' out",
+        ),
+        (
+            "monte_carlo:\n  samples: 5\n  parameters:\n    - name: a\n"
+            "      override: {op: scale, table: demand, column: demand_h100e}\n"
+            "      distribution: {kind: triangular, low: 0, high: 1}\n",
+            "monte_carlo.parameters[0].distribution",
+            "missing mode",
+        ),
+        (
+            "monte_carlo:\n  samples: many\n  parameters: []\n",
+            "monte_carlo.samples",
+            "valid integer",
+        ),
+        (
+            "scenarios:\n  - name: x\n    overrides:\n      - {op: scale, table: nope, column: a, factor: 1}\n",
+            "scenarios[0].overrides[0]",
+            "unknown table",
+        ),
+    ],
+)
+def test_errors_name_the_field(text: str, field: str, message: str) -> None:
+    with pytest.raises(SweepSpecError) as ei:
+        parse_sweep(_doc(text))
+    locs = [loc for loc, _ in ei.value.errors]
+    msgs = " ".join(m for _, m in ei.value.errors)
+    assert any(loc.startswith(field) for loc in locs), ei.value.errors
+    assert message in msgs, ei.value.errors
+
+
+def test_unknown_scenario_and_duplicate_names_are_rejected() -> None:
+    spec = parse_sweep(_doc(f"data: {TINY}\nscenarios: [neutral, pessimistic, neutral]\n"))
+    with pytest.raises(SweepSpecError) as ei:
+        expand_sweep(spec, ["neutral", "squeeze"])
+    errs = dict(ei.value.errors)
+    assert "unknown scenario 'pessimistic'" in errs["scenarios[1]"]
+    assert "two cases are named 'neutral'" in str(ei.value)
+
+
+def test_case_key_changes_with_data_and_overrides() -> None:
+    spec = _spec()
+    cases = expand_sweep(spec)
+    k = cases[2].key("hash-a")
+    assert k == expand_sweep(_spec())[2].key("hash-a")
+    assert k != cases[2].key("hash-b")
+    assert k != cases[3].key("hash-a")
+
+
+def test_fill_level_fills_the_right_field() -> None:
+    assert (
+        fill_level({"op": "scale", "table": "demand", "column": "demand_h100e"}, 0.5).factor == 0.5
+    )
+    assert fill_level({"op": "shift", "table": "site_grid", "column": "grid_mw"}, 2.4).periods == 2
+    ov = fill_level({"op": "set", "table": "eligibility", "column": "derate"}, 1.0)
+    assert ov.value == "1"
+
+
+def test_load_sweep_reports_bad_yaml(tmp_path: Path) -> None:
+    p = tmp_path / "s.yaml"
+    p.write_text("scenarios: [a\n")
+    with pytest.raises(SweepSpecError, match="not valid YAML"):
+        load_sweep(p)
+    with pytest.raises(SweepSpecError, match="cannot read"):
+        load_sweep(tmp_path / "missing.yaml")
+
+
+def test_shipped_example_expands_over_default_data() -> None:
+    spec = load_sweep(ROOT / "examples" / "sweep.yaml")
+    ds = load_dataset(ROOT / spec.data if not spec.data.is_absolute() else spec.data)
+    cases = expand_sweep(spec, list(ds.scenarios))
+    kinds = [c.kind for c in cases]
+    assert kinds.count("scenario") == 3
+    assert kinds.count("grid") == 6
+    assert kinds.count("monte_carlo") == 50
