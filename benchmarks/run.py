@@ -490,7 +490,7 @@ def bench_size(
         )
         log(f"[{name}] ours: {_brief(rec['ours'])}")
         solved = rec["ours"].get("status") == "optimal"
-        if (work / "lp.npz").exists():
+        if solved and (work / "lp.npz").exists():
             log(f"[{name}] floor ...")
             rec["floor"] = _spawn(
                 ["--worker", "floor", "--work", str(work), "--time-limit", str(time_limit_s)],
@@ -786,7 +786,7 @@ def render(
             f"{loglog_slope([p[0] for p in pts if p[3]], [p[2] for p in pts if p[3]]):.2f} "
             "(optimal sizes only).",
         ]
-    L += ["", "## Batch: 20-scenario sweep at the default size", ""]
+    L += ["", f"## Batch: {(batch or {}).get('n', 20)}-scenario sweep at the default size", ""]
     if batch is None:
         L.append("Not run.")
     elif "error" in batch:
@@ -841,15 +841,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--batch", type=int, default=20, help="sweep size (0 = skip)")
     a = ap.parse_args(argv)
     sizes = [s.strip() for s in a.sizes.split(",") if s.strip()]
-    recs = []
-    for s in sizes:
-        tl = a.xl_time_limit if s == "xl" else a.time_limit
-        recs.append(bench_size(s, tl, wall_cap_s=tl * 1.5 + 300))
+    recs: list[dict[str, Any]] = []
+    info = machine_info()
     batch = None
     if a.batch:
         print(f"[batch] {a.batch} scenarios at default size ...")
         batch = _spawn(["--worker", "batch", "--size", "default", "--n", str(a.batch)], 1800)
         print(f"[batch] {batch}")
+    for s in sizes:
+        tl = a.xl_time_limit if s == "xl" else a.time_limit
+        recs.append(bench_size(s, tl, wall_cap_s=tl * 1.5 + 300))
+        _write(a, recs, batch, info)  # partial results survive an interrupted run
+    verdicts = _write(a, recs, batch, info)
+    print()
+    for t, v, n in verdicts:
+        print(f"{v:4s}  {t}: {n}")
+    print(f"\nwrote {a.out}")
+    return 0
+
+
+def _write(
+    a: argparse.Namespace,
+    recs: list[dict[str, Any]],
+    batch: dict[str, Any] | None,
+    info: dict[str, str],
+) -> list[tuple[str, str, str]]:
     verdicts = targets(recs, batch)
     notes = []
     for r in recs:
@@ -864,18 +880,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 f"{r['size']}: ours ended with status {r['ours']['status']} (time limit); "
                 "solve figures are lower bounds."
             )
-    info = machine_info()
     text = render(recs, batch, info, verdicts, notes)
     Path(a.out).write_text(text)
     if a.json:
         Path(a.json).write_text(
             json.dumps({"records": recs, "batch": batch, "machine": info}, indent=1, default=float)
         )
-    print()
-    for t, v, n in verdicts:
-        print(f"{v:4s}  {t}: {n}")
-    print(f"\nwrote {a.out}")
-    return 0
+    return verdicts
 
 
 if __name__ == "__main__":

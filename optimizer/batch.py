@@ -26,11 +26,12 @@ redoes the rest. A case that fails (solver error, exception, a worker killed:
 error, and the batch goes on. An infeasible case is *done* (its answer is
 "infeasible", written with the explanation table) but counted as failed in the
 progress bar. The local cluster is started with
-``distributed.scheduler.allowed-failures = 0`` (a task that kills a worker is not
-retried on the next one) and ``worker-saturation = 1.0`` (a worker holds only the
-task it runs, so a dying worker takes no innocent task with it); start an external
-scheduler with ``DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0`` for the same
-behaviour.
+``distributed.scheduler.allowed-failures = 0``: a task whose worker dies is not
+retried by the scheduler. A dying worker also fails the tasks queued on it, so the
+client retries each lost case (``KilledWorker``, ``CommClosedError``) once, alone,
+after the main pass; only a case that loses its worker twice is marked failed
+(``retried: true`` in its entry). Start an external scheduler with
+``DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES=0`` for the same behaviour.
 
 Model reuse
 -----------
@@ -84,7 +85,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from capacity.schema import SPECS, TABLE_NAMES
-from optimizer.sweep import SweepCase, SweepSpec, cases_dataset, expand_sweep, load_sweep
+from optimizer.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
 
 __all__ = [
     "BATCH_MANIFEST",
@@ -107,6 +108,9 @@ OK_STATUSES = ("optimal", "time_limit_feasible")
 CRASH_ENV = "CAPACITY_BATCH_TEST_EXIT_ON"
 
 log = logging.getLogger(__name__)
+
+#: Dask errors that mean "the worker running the task died", not "the task failed".
+_LOST_WORKER_ERRORS = frozenset({"KilledWorker", "CommClosedError", "FutureCancelledError"})
 
 
 # --------------------------------------------------------------------------- payload
@@ -341,7 +345,9 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
     def tidx(s: pd.Series) -> np.ndarray:
         return periods.get_indexer(s.astype(str).to_numpy())
 
-    def set_rows(family: str, keycols: list[str], keys: pd.DataFrame, values: np.ndarray, delta: bool) -> None:
+    def set_rows(
+        family: str, keycols: list[str], keys: pd.DataFrame, values: np.ndarray, delta: bool
+    ) -> None:
         look = _row_lookup(con, family, keycols)
         k = keys.assign(_v=values)
         m = look.merge(k, on=keycols, how="inner")
@@ -355,22 +361,30 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
         old, new = base_ds.table(t), ds.table(t)
         for c in cols:
             if (t, c) == ("supply_resources", "capacity"):
-                keys = pd.DataFrame({"r": _codes_of(new["resource"], codes["r"]), "t": tidx(new["period"])})
-                set_rows("supply_resource", ["r", "t"], keys, new["capacity"].to_numpy(float), False)
+                keys = pd.DataFrame(
+                    {"r": _codes_of(new["resource"], codes["r"]), "t": tidx(new["period"])}
+                )
+                set_rows(
+                    "supply_resource", ["r", "t"], keys, new["capacity"].to_numpy(float), False
+                )
             elif (t, c) == ("demand", "demand_h100e"):
                 if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
                     return None
-                keys = pd.DataFrame({
-                    "k": _codes_of(new["customer"], codes["k"]),
-                    "w": _codes_of(new["workload"], codes["w"]),
-                    "t": tidx(new["period"]),
-                })
+                keys = pd.DataFrame(
+                    {
+                        "k": _codes_of(new["customer"], codes["k"]),
+                        "w": _codes_of(new["workload"], codes["w"]),
+                        "t": tidx(new["period"]),
+                    }
+                )
                 set_rows("demand_balance", ["k", "w", "t"], keys, new[c].to_numpy(float), False)
             elif (t, c) in (("site_grid", "grid_mw"), ("site_water", "water_permit_m3")):
                 if not np.isfinite(new[c].to_numpy(float)).all():
                     return None
                 fam = "site_grid" if t == "site_grid" else "site_water"
-                keys = pd.DataFrame({"s": _codes_of(new["site"], codes["s"]), "t": tidx(new["period"])})
+                keys = pd.DataFrame(
+                    {"s": _codes_of(new["site"], codes["s"]), "t": tidx(new["period"])}
+                )
                 d = new[c].to_numpy(float) - old[c].to_numpy(float)
                 set_rows(fam, ["s", "t"], keys, d, True)
             elif (t, c) == ("commitments", "min_it_mw"):
@@ -383,7 +397,9 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
                 j = var["j"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
                 cost_terms.loc[sel, "coef"] = new[c].to_numpy(float)[j]
             elif (t, c) == ("customers", "unmet_penalty_usd_per_h100e_period"):
-                pen = pd.Series(new[c].to_numpy(float), index=_codes_of(new["customer"], codes["k"]))
+                pen = pd.Series(
+                    new[c].to_numpy(float), index=_codes_of(new["customer"], codes["k"])
+                )
                 sel = (cost_terms["term"] == "unmet_penalty").to_numpy()
                 k = var["k"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
                 cost_terms.loc[sel, "coef"] = pen.reindex(k).to_numpy()
@@ -394,29 +410,37 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
                 ratio = pd.Series(n / o, index=_codes_of(new["site"], codes["s"]))
                 sel = (cost_terms["term"] == "energy").to_numpy()
                 s = var["s"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
-                cost_terms.loc[sel, "coef"] = cost_terms.loc[sel, "coef"].to_numpy() * ratio.reindex(s).to_numpy()
+                cost_terms.loc[sel, "coef"] = (
+                    cost_terms.loc[sel, "coef"].to_numpy() * ratio.reindex(s).to_numpy()
+                )
                 csel = (const_terms["term"] == "energy").to_numpy()
                 if csel.any():
                     r = ratio.to_numpy()
                     if not np.allclose(r, r[0], rtol=1e-15, atol=0):
                         return None
-                    const_terms.loc[csel, "value"] = const_terms.loc[csel, "value"].to_numpy() * r[0]
+                    const_terms.loc[csel, "value"] = (
+                        const_terms.loc[csel, "value"].to_numpy() * r[0]
+                    )
             elif (t, c) == ("eligibility", "derate"):
-                ratio = pd.DataFrame({
-                    "k": _codes_of(new["customer"], codes["k"]),
-                    "c": _codes_of(new["chip"], codes["c"]),
-                    "ratio": new[c].to_numpy(float) / old[c].to_numpy(float),
-                })
+                ratio = pd.DataFrame(
+                    {
+                        "k": _codes_of(new["customer"], codes["k"]),
+                        "c": _codes_of(new["chip"], codes["c"]),
+                        "ratio": new[c].to_numpy(float) / old[c].to_numpy(float),
+                    }
+                )
                 ratio = ratio[ratio["ratio"] != 1.0]
                 coo = matrix.tocoo()
                 dem_rows = (con["family"] == "demand_balance").to_numpy()
                 is_assign = (var["kind"] == "assign").to_numpy()
                 hit = dem_rows[coo.row] & is_assign[coo.col]
-                ent = pd.DataFrame({
-                    "i": np.flatnonzero(hit),
-                    "k": var["k"].to_numpy()[coo.col[hit]],
-                    "c": var["c"].to_numpy()[coo.col[hit]],
-                }).merge(ratio, on=["k", "c"])
+                ent = pd.DataFrame(
+                    {
+                        "i": np.flatnonzero(hit),
+                        "k": var["k"].to_numpy()[coo.col[hit]],
+                        "c": var["c"].to_numpy()[coo.col[hit]],
+                    }
+                ).merge(ratio, on=["k", "c"])
                 data = coo.data.copy()
                 data[ent["i"].to_numpy()] *= ent["ratio"].to_numpy()
                 matrix = sp.csr_matrix((data, (coo.row, coo.col)), shape=coo.shape)
@@ -447,6 +471,7 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
 # Per-process cache: dataset hash -> (dataset, model). Small: a batch has few bases.
 _MODEL_CACHE: dict[tuple[str, bool], tuple[Any, Any]] = {}
 _DATASET_CACHE: dict[str, Any] = {}
+_REF_CACHE: dict[tuple[str, str | None], Any] = {}
 _CACHE_MAX = 8
 
 
@@ -555,16 +580,24 @@ def run_case(
     CaseResult
         Never raises for a bad case: exceptions become ``status == "failed"``.
     """
-    from capacity.scenarios import apply_scenario
-    from optimizer.risk import binding_families, plan_outcomes
+    from capacity.scenarios import apply_overrides, apply_scenario
+    from optimizer.risk import binding_families, binding_limits, plan_outcomes
 
     t0 = time.perf_counter()
     if os.environ.get(CRASH_ENV) and os.environ.get(CRASH_ENV) == case.name:
         os._exit(17)  # test-only: behave like a worker killed mid-task
     try:
         base = _worker_dataset(payload)
-        ref = apply_scenario(base, case.base)
-        ds = cases_dataset(base, case)
+        ref = _REF_CACHE.get((base.hash, case.base))
+        if ref is None:
+            ref = apply_scenario(base, case.base)
+            if len(_REF_CACHE) >= _CACHE_MAX:
+                _REF_CACHE.pop(next(iter(_REF_CACHE)))
+            _REF_CACHE[(base.hash, case.base)] = ref
+        if case.overrides:  # same as sweep.cases_dataset(base, case), from the cached ref
+            ds = apply_overrides(ref, case.overrides, scenario=case.name)
+        else:
+            ds = dataclasses.replace(ref, scenario=case.name)
         res, reused = _solve_reusing(ref, ds, options, reuse)
         view = _PlanView.of(res)
         status = str(getattr(res.status, "value", res.status))
@@ -572,13 +605,24 @@ def run_case(
         if res.objective_usd is not None:
             outcomes = dict(plan_outcomes(res, ds))
             outcomes["binding_families"] = sorted(binding_families(res))
+            outcomes["binding_limits"] = sorted(binding_limits(res))
         return CaseResult(
-            case.name, key, status, res.objective_usd, view,
-            elapsed_s=time.perf_counter() - t0, reused=reused, outcomes=outcomes,
+            case.name,
+            key,
+            status,
+            res.objective_usd,
+            view,
+            elapsed_s=time.perf_counter() - t0,
+            reused=reused,
+            outcomes=outcomes,
         )
     except Exception as exc:  # noqa: BLE001 - a failing case must not stop the batch
         return CaseResult(
-            case.name, key, "failed", None, None,
+            case.name,
+            key,
+            "failed",
+            None,
+            None,
             error=f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=3)}",
             elapsed_s=time.perf_counter() - t0,
         )
@@ -806,70 +850,99 @@ def run_batch(
     skipped = [c for c in cases if c not in todo]
     mpath = out / BATCH_MANIFEST
     _write_json_atomic(mpath, manifest)
-    n_done = n_failed = 0
+    counts = {"done": 0, "failed": 0}
+
+    def record(case: SweepCase, cr: CaseResult, bar: _Progress, *, retried: bool) -> None:
+        entry: dict[str, Any] = {
+            "key": keys[case.name],
+            "kind": case.kind,
+            "base": case.base,
+            "params": dict(case.params),
+            "finished_utc": _iso_now(),
+            "retried": retried,
+        }
+        if cr.result is not None:
+            sdir = scenario_dir(out, case.name)
+            manifest["scenarios"][case.name] = {**entry, "state": "writing"}
+            _write_json_atomic(mpath, manifest)
+            try:
+                meta = file_metadata(cr.result, scenario=case.name, run_id=out.name)
+                written = write_scenario_tables(cr.result, sdir, meta)
+                entry.update(
+                    state="done",
+                    files=sorted(p.relative_to(out).as_posix() for p in written.values()),
+                )
+            except Exception as exc:  # noqa: BLE001 - recorded; the batch goes on
+                entry.update(state="failed", error=f"writing tables: {exc}")
+        else:
+            entry["state"] = "failed"
+        entry.update(
+            status=cr.status,
+            objective_usd=cr.objective_usd,
+            time_s=round(cr.elapsed_s, 4),
+            reused_model=cr.reused,
+            error=entry.get("error") or cr.error,
+            outcomes=cr.outcomes,
+        )
+        manifest["scenarios"][case.name] = entry
+        manifest["updated_utc"] = _iso_now()
+        _write_json_atomic(mpath, manifest)
+        ok = entry["state"] == "done" and cr.status in OK_STATUSES
+        counts["done" if ok else "failed"] += 1
+        bar.advance(ok)
+        if on_case is not None:
+            on_case(cr)
+
+    def outcome(fut: Any, case: SweepCase) -> tuple[CaseResult, bool]:
+        """Return the case result, and True when the task was lost with its worker."""
+        try:
+            return fut.result(), False
+        except Exception as exc:  # noqa: BLE001 - KilledWorker, CommClosedError ...
+            lost = type(exc).__name__ in _LOST_WORKER_ERRORS
+            err = f"{type(exc).__name__}: {exc}"
+            return CaseResult(case.name, keys[case.name], "failed", None, None, error=err), lost
+        finally:
+            fut.release()
+
     if todo:
         from distributed import as_completed
 
         payload = DatasetPayload.from_dataset(base)
         with _dask_client(workers, scheduler) as client, _Progress(len(todo), progress) as bar:
-            [pf] = client.scatter([payload], broadcast=True)
+            # The payload travels with each task (not scattered): scattered data dies
+            # with the last worker holding it, and a restarted worker would lack it.
             tag = uuid.uuid4().hex[:8]
-            futures = {}
-            for c in todo:
-                f = client.submit(
-                    run_case, pf, c, options, reuse, keys[c.name],
-                    key=f"case-{c.name}-{tag}", pure=False, retries=0,
+
+            def submit(c: SweepCase, attempt: int) -> Any:
+                return client.submit(
+                    run_case,
+                    payload,
+                    c,
+                    options,
+                    reuse,
+                    keys[c.name],
+                    key=f"case-{c.name}-{tag}-{attempt}",
+                    pure=False,
+                    retries=0,
                 )
-                futures[f] = c
+
+            futures = {submit(c, 0): c for c in todo}
+            lost: list[tuple[SweepCase, CaseResult]] = []
             for fut in as_completed(list(futures)):
                 case = futures[fut]
-                entry: dict[str, Any] = {
-                    "key": keys[case.name],
-                    "kind": case.kind,
-                    "base": case.base,
-                    "params": dict(case.params),
-                    "finished_utc": _iso_now(),
-                }
-                try:
-                    cr: CaseResult = fut.result()
-                except Exception as exc:  # noqa: BLE001 - KilledWorker, CommClosedError ...
-                    cr = CaseResult(
-                        case.name, keys[case.name], "failed", None, None,
-                        error=f"{type(exc).__name__}: {exc}",
-                    )
-                fut.release()
-                if cr.result is not None:
-                    sdir = scenario_dir(out, case.name)
-                    manifest["scenarios"][case.name] = {**entry, "state": "writing"}
-                    _write_json_atomic(mpath, manifest)
-                    try:
-                        meta = file_metadata(cr.result, scenario=case.name, run_id=out.name)
-                        written = write_scenario_tables(cr.result, sdir, meta)
-                        entry.update(
-                            state="done",
-                            files=sorted(p.relative_to(out).as_posix() for p in written.values()),
-                        )
-                    except Exception as exc:  # noqa: BLE001
-                        entry.update(state="failed", error=f"writing tables: {exc}")
+                cr, was_lost = outcome(fut, case)
+                if was_lost:
+                    lost.append((case, cr))  # retried alone below
                 else:
-                    entry["state"] = "failed"
-                entry.update(
-                    status=cr.status,
-                    objective_usd=cr.objective_usd,
-                    time_s=round(cr.elapsed_s, 4),
-                    reused_model=cr.reused,
-                    error=entry.get("error") or cr.error,
-                    outcomes=cr.outcomes,
-                )
-                manifest["scenarios"][case.name] = entry
-                manifest["updated_utc"] = _iso_now()
-                _write_json_atomic(mpath, manifest)
-                ok = entry["state"] == "done" and cr.status in OK_STATUSES
-                n_done += int(ok)
-                n_failed += int(not ok)
-                bar.advance(ok)
-                if on_case is not None:
-                    on_case(cr)
+                    record(case, cr, bar, retried=False)
+            # A dying worker also fails the tasks queued on it; retry each lost case
+            # once, alone, so only a case that kills its worker twice is marked failed.
+            for case, first in lost:
+                cr, again = outcome(submit(case, 1), case)
+                if again:
+                    cr.error = f"{cr.error} (lost its worker twice; first: {first.error})"
+                record(case, cr, bar, retried=True)
+    n_done, n_failed = counts["done"], counts["failed"]
     summary = batch_summary(manifest, cases, {c.name for c in skipped})
     tmp = out / f".{BATCH_SUMMARY}.tmp-{uuid.uuid4().hex[:8]}"
     summary.to_csv(tmp, index=False)
@@ -884,7 +957,7 @@ def batch_summary(
 
     Columns: ``scenario, kind, <param columns>, state, status, objective_usd,
     total_cost_usd, unmet_h100e, trainium_share, breach_mw, binding_families,
-    time_s, skipped, error``.
+    binding_limits, time_s, skipped, error``.
     """
     rows = []
     skipped = skipped or set()
@@ -903,6 +976,7 @@ def batch_summary(
             trainium_share=o.get("trainium_share"),
             breach_mw=o.get("breach_mw"),
             binding_families=";".join(o.get("binding_families") or []),
+            binding_limits=";".join(o.get("binding_limits") or []),
             time_s=e.get("time_s"),
             skipped=c.name in skipped,
             error=(e.get("error") or "").splitlines()[0] if e.get("error") else "",
@@ -936,35 +1010,61 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     fixed = s[s["kind"].isin(["scenario", "grid"])]
     if len(fixed):
         t = Table(title="Scenarios and grid (cost in USD bn, discounted)")
-        for c in ("scenario", "status", "cost_bn_usd", "unmet_h100e", "trainium_share", "breach_mw", "time_s"):
+        for c in (
+            "scenario",
+            "status",
+            "cost_bn_usd",
+            "unmet_h100e",
+            "trainium_share",
+            "breach_mw",
+            "time_s",
+        ):
             t.add_column(c, justify="left" if c in ("scenario", "status") else "right")
         for r in fixed.itertuples(index=False):
             t.add_row(
-                r.scenario, str(r.status or r.state), money(r.total_cost_usd), num(r.unmet_h100e),
-                num(r.trainium_share, ".1%"), num(r.breach_mw), num(r.time_s, ".2f"),
+                r.scenario,
+                str(r.status or r.state),
+                money(r.total_cost_usd),
+                num(r.unmet_h100e),
+                num(r.trainium_share, ".1%"),
+                num(r.breach_mw),
+                num(r.time_s, ".2f"),
             )
         console.print(t)
     mc = s[s["kind"] == "monte_carlo"]
     if len(mc):
         pct = outcome_percentiles(mc, OUTCOMES)
-        t = Table(title=f"Monte Carlo: {len(mc)} samples, {int((mc['status'].isin(OK_STATUSES)).sum())} with a plan")
+        n_ok = int(mc["status"].isin(OK_STATUSES).sum())
+        t = Table(title=f"Monte Carlo: {len(mc)} samples, {n_ok} with a plan")
         for c in ("outcome", "P10", "P50", "P90", "mean"):
             t.add_column(c, justify="left" if c == "outcome" else "right")
         for r in pct.itertuples(index=False):
-            f = (lambda x: money(x) + " bn") if r.outcome == "total_cost_usd" else (
-                (lambda x: num(x, ".1%")) if r.outcome == "trainium_share" else num
+            f = (
+                (lambda x: money(x) + " bn")
+                if r.outcome == "total_cost_usd"
+                else ((lambda x: num(x, ".1%")) if r.outcome == "trainium_share" else num)
             )
             t.add_row(r.outcome, f(r.p10), f(r.p50), f(r.p90), f(r.mean))
         console.print(t)
         ok = mc[mc["status"].isin(OK_STATUSES)]
         fams = [set(filter(None, str(b).split(";"))) for b in ok["binding_families"].fillna("")]
+        lims = [set(filter(None, str(b).split(";"))) for b in ok["binding_limits"].fillna("")]
         if fams:
             bs = binding_shares(fams)
-            t = Table(title="How often each constraint family binds (non-zero shadow price)")
+            ls = binding_shares(lims) if lims else pd.DataFrame(columns=["family", "share_priced"])
+            t = Table(
+                title="How often each constraint binds (non-zero shadow price, share of samples)"
+            )
             t.add_column("family")
-            t.add_column("share of samples", justify="right")
+            t.add_column("any row", justify="right")
+            t.add_column("limits that bind (share of samples)", overflow="fold")
             for r in bs.itertuples(index=False):
-                t.add_row(r.family, f"{r.share_priced:.0%}")
+                mine = ls[ls["family"].str.startswith(r.family + ":")].head(6)
+                txt = ", ".join(
+                    f"{f.split(':', 1)[1]} {v:.0%}"
+                    for f, v in zip(mine["family"], mine["share_priced"], strict=True)
+                )
+                t.add_row(r.family, f"{r.share_priced:.0%}", txt)
             console.print(t)
     console.print(
         f"{result.n_done} solved, {result.n_failed} failed or not optimal, "

@@ -289,19 +289,26 @@ def solve(
 def batch(
     sweep: Annotated[Path, typer.Argument(help="Sweep YAML: data, scenarios, grid, monte_carlo.")],
     workers: Annotated[
-        int, typer.Option("--workers", "-w", min=1, help="Worker processes of the local Dask cluster.")
+        int,
+        typer.Option("--workers", "-w", min=1, help="Worker processes of the local Dask cluster."),
     ] = 2,
     scheduler: Annotated[
         str | None,
-        typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://host:port)."),
+        typer.Option(
+            "--scheduler", help="Address of an existing Dask scheduler (tcp://host:port)."
+        ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("batch_out"),
     solver: Annotated[_SolverName, typer.Option(help="LP solver.")] = _SolverName.highs,
     time_limit: Annotated[
-        float | None, typer.Option("--time-limit", min=0.0, help="Solver time limit per case, seconds.")
+        float | None,
+        typer.Option("--time-limit", min=0.0, help="Solver time limit per case, seconds."),
     ] = None,
     reuse: Annotated[
-        bool, typer.Option("--reuse/--no-reuse", help="Patch the base model per case instead of rebuilding.")
+        bool,
+        typer.Option(
+            "--reuse/--no-reuse", help="Patch the base model per case instead of rebuilding."
+        ),
     ] = True,
 ) -> None:
     """Solve every case of a sweep on Dask; write <out>/scenario=<case>/<table>.parquet.
@@ -319,8 +326,12 @@ def batch(
     console = Console(width=max(120, Console().width))
     try:
         result = run_batch(
-            sweep, out, workers=workers, scheduler=scheduler,
-            options=SolveOptions(solver=solver.value, time_limit_s=time_limit), reuse=reuse,
+            sweep,
+            out,
+            workers=workers,
+            scheduler=scheduler,
+            options=SolveOptions(solver=solver.value, time_limit_s=time_limit),
+            reuse=reuse,
         )
     except SweepSpecError as e:
         console.print(f"[red]error:[/red] {e}")

@@ -52,6 +52,7 @@ __all__ = [
     "MonteCarloResult",
     "TornadoParameter",
     "binding_families",
+    "binding_limits",
     "default_tornado_parameters",
     "hedged_plan",
     "mean_value_dataset",
@@ -101,7 +102,13 @@ def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, floa
     breach = float(com["breach_mw"].sum()) if "breach_mw" in com else 0.0
     share = float("nan")
     if len(asg):
-        fam = dict(zip(ds.table("chips")["chip"].astype(str), ds.table("chips")["family"].astype(str), strict=True))
+        fam = dict(
+            zip(
+                ds.table("chips")["chip"].astype(str),
+                ds.table("chips")["family"].astype(str),
+                strict=True,
+            )
+        )
         h = asg["h100e"].to_numpy(dtype=float)
         is_f = asg["chip"].astype(str).map(fam).eq(family).to_numpy()
         tot = h.sum()
@@ -141,6 +148,37 @@ def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[s
     return set(sp.loc[m, "family"].astype(str))
 
 
+#: Families whose rows are plant or supply limits (reported one by one in
+#: :func:`binding_limits`); demand, fleet and inventory rows are bookkeeping.
+LIMIT_FAMILIES = (
+    "supply_resource",
+    "site_it_power",
+    "site_liquid",
+    "site_liquid_share",
+    "site_grid",
+    "site_build_rate",
+    "site_max",
+    "site_water",
+    "commitment",
+)
+
+
+def binding_limits(res: Any, tol: float = 1e-9) -> set[str]:
+    """Limits (``family:key``) with a non-zero shadow price in at least one period.
+
+    Only rows of :data:`LIMIT_FAMILIES` are listed, e.g. ``supply_resource:cowos_wafers``
+    or ``site_grid:northern_virginia``.
+    """
+    sp = _tab(res, "shadow_prices")
+    if sp.empty:
+        return set()
+    m = (sp["shadow_price"].abs() > tol) & sp["family"].astype(str).isin(LIMIT_FAMILIES)
+    sel = sp.loc[m.to_numpy()]
+    return {
+        f"{f}:{k}" for f, k in zip(sel["family"].astype(str), sel["key"].astype(str), strict=True)
+    }
+
+
 # ---------------------------------------------------------------------------- tornado
 @dataclass(frozen=True)
 class TornadoParameter:
@@ -163,7 +201,7 @@ class TornadoParameter:
     high: float
 
     def overrides(self, level: float) -> list[Override]:
-        """The overrides at ``level``."""
+        """Return the overrides at ``level``."""
         return [fill_level(t, level) for t in self.templates]
 
 
@@ -215,7 +253,9 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
     out.append(
         TornadoParameter(
             "pue",
-            tuple({"op": "scale", "table": "sites", "column": c} for c in ("pue_air", "pue_liquid")),
+            tuple(
+                {"op": "scale", "table": "sites", "column": c} for c in ("pue_air", "pue_liquid")
+            ),
             max(0.95, 1.0 / pue_min),
             1.10,
         )
@@ -245,7 +285,12 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
     el = el[el["chip"].astype(str).isin(fam_chips)]
     if len(el):
         hi = min(1.2, 1.0 / float(el["derate"].max()))
-        t = {"op": "scale", "table": "eligibility", "column": "derate", "where": {"chip": fam_chips}}
+        t = {
+            "op": "scale",
+            "table": "eligibility",
+            "column": "derate",
+            "where": {"chip": fam_chips},
+        }
         out.append(TornadoParameter("migration_derate", (t,), 0.8, hi))
     return out
 
@@ -315,7 +360,11 @@ def tornado(
         for j, (side, level) in enumerate((("low", p.low), ("high", p.high))):
             i = 1 + 2 * n + j
             r = results[i]
-            o = plan_outcomes(r, datasets[i]) if r is not None else dict.fromkeys(OUTCOMES, math.nan)
+            o = (
+                plan_outcomes(r, datasets[i])
+                if r is not None
+                else dict.fromkeys(OUTCOMES, math.nan)
+            )
             st = _status(r) if r is not None else f"invalid: {errors.get(i, '')}"
             if r is not None and _status(r) not in OK:
                 o = dict.fromkeys(OUTCOMES, math.nan)
@@ -362,8 +411,8 @@ class MonteCarloResult:
     ----------
     samples : DataFrame
         One row per sample: ``sample``, one column per parameter (its level),
-        ``status``, the outcomes of :data:`OUTCOMES`, ``binding_families``
-        (``;``-joined, by non-zero shadow price).
+        ``status``, the outcomes of :data:`OUTCOMES`, ``binding_families`` and
+        ``binding_limits`` (``;``-joined, by non-zero shadow price).
     percentiles : DataFrame
         One row per outcome: ``outcome, p10, p50, p90, mean, n`` over samples with a
         plan (``numpy.percentile``, linear interpolation).
@@ -371,11 +420,16 @@ class MonteCarloResult:
         One row per constraint family: ``family``, ``share_priced`` (share of samples
         where some row of the family has a non-zero shadow price), ``share_binding``
         (some row has ``binding == True``, i.e. no slack), ``n``.
+    limits : DataFrame
+        One row per limit of :func:`binding_limits` (``limit`` = ``family:key``):
+        ``limit, share_priced, n`` (share of samples where it has a non-zero shadow
+        price in some period).
     """
 
     samples: pd.DataFrame
     percentiles: pd.DataFrame
     binding: pd.DataFrame
+    limits: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def outcome_percentiles(samples: pd.DataFrame, outcomes: Sequence[str] = OUTCOMES) -> pd.DataFrame:
@@ -396,16 +450,26 @@ def outcome_percentiles(samples: pd.DataFrame, outcomes: Sequence[str] = OUTCOME
     ok = samples[samples["status"].isin(OK)] if "status" in samples else samples
     rows = []
     for o in outcomes:
-        x = pd.to_numeric(ok[o], errors="coerce").dropna().to_numpy(dtype=float) if o in ok else np.zeros(0)
+        x = (
+            pd.to_numeric(ok[o], errors="coerce").dropna().to_numpy(dtype=float)
+            if o in ok
+            else np.zeros(0)
+        )
         if len(x):
             p10, p50, p90 = np.percentile(x, [10, 50, 90])
-            rows.append({"outcome": o, "p10": p10, "p50": p50, "p90": p90, "mean": x.mean(), "n": len(x)})
+            rows.append(
+                {"outcome": o, "p10": p10, "p50": p50, "p90": p90, "mean": x.mean(), "n": len(x)}
+            )
         else:
-            rows.append({"outcome": o, "p10": np.nan, "p50": np.nan, "p90": np.nan, "mean": np.nan, "n": 0})
+            rows.append(
+                {"outcome": o, "p10": np.nan, "p50": np.nan, "p90": np.nan, "mean": np.nan, "n": 0}
+            )
     return pd.DataFrame(rows)
 
 
-def binding_shares(priced: Sequence[set[str]], slack: Sequence[set[str]] | None = None) -> pd.DataFrame:
+def binding_shares(
+    priced: Sequence[set[str]], slack: Sequence[set[str]] | None = None
+) -> pd.DataFrame:
     """Share of samples in which each constraint family binds.
 
     Parameters
@@ -434,7 +498,9 @@ def binding_shares(priced: Sequence[set[str]], slack: Sequence[set[str]] | None 
         for f in fams
     ]
     df = pd.DataFrame(rows, columns=["family", "share_priced", "share_binding", "n"])
-    return df.sort_values(["share_priced", "family"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    return df.sort_values(
+        ["share_priced", "family"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
 
 
 def monte_carlo(
@@ -471,6 +537,7 @@ def monte_carlo(
     rows: list[dict[str, Any]] = []
     priced: list[set[str]] = []
     slack: list[set[str]] = []
+    limits: list[set[str]] = []
     dsets: list[Any] = []
     idx: list[int] = []
     for k in range(mc.samples):
@@ -491,7 +558,7 @@ def monte_carlo(
     by_k = dict(zip(idx, zip(dsets, results, strict=True), strict=True))
     for k, row in enumerate(rows):
         if k not in by_k:
-            row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="")
+            row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="", binding_limits="")
             continue
         d, r = by_k[k]
         row["status"] = _status(r)
@@ -501,10 +568,16 @@ def monte_carlo(
             priced.append(bp)
             slack.append(bs)
             row["binding_families"] = ";".join(sorted(bp))
+            lim = binding_limits(r)
+            limits.append(lim)
+            row["binding_limits"] = ";".join(sorted(lim))
         else:
-            row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="")
+            row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="", binding_limits="")
     samples = pd.DataFrame(rows)
-    return MonteCarloResult(samples, outcome_percentiles(samples), binding_shares(priced, slack))
+    lim = binding_shares(limits).rename(columns={"family": "limit"})[["limit", "share_priced", "n"]]
+    return MonteCarloResult(
+        samples, outcome_percentiles(samples), binding_shares(priced, slack), lim
+    )
 
 
 # ----------------------------------------------------------------------- hedged plan
@@ -534,12 +607,17 @@ def mean_value_dataset(datasets: Sequence[Any], weights: Sequence[float]) -> Any
             if f0[c].dtype.kind == "f":
                 stack = np.vstack([f[c].to_numpy(dtype=float) for f in frames])
                 out[c] = (w[:, None] * stack).sum(axis=0)
-            elif any(not (f[c].astype(str).to_numpy() == f0[c].astype(str).to_numpy()).all() for f in frames[1:]):
+            elif any(
+                not (f[c].astype(str).to_numpy() == f0[c].astype(str).to_numpy()).all()
+                for f in frames[1:]
+            ):
                 return None
         tables[t] = out
     from capacity.dataset import Dataset
 
-    return Dataset.from_tables(tables, name=first.name, scenarios=first.scenarios, scenario="mean_value")
+    return Dataset.from_tables(
+        tables, name=first.name, scenarios=first.scenarios, scenario="mean_value"
+    )
 
 
 @dataclass(frozen=True)
@@ -660,7 +738,9 @@ def hedged_plan(
     if ev == "mean":
         mv = mean_value_dataset(dsets, w)
         if mv is None:
-            notes.append("scenario rows differ: the mean-value problem is undefined; used the neutral plan")
+            notes.append(
+                "scenario rows differ: the mean-value problem is undefined; used the neutral plan"
+            )
         else:
             ev_plan = solve(mv, options)
             ev_name = "mean_value"
@@ -689,7 +769,11 @@ def hedged_plan(
                 "ev_fixed_cost_usd": eev_parts[i],
                 "ev_fixed_status": _status(eev_res[i]),
                 "wait_and_see_cost_usd": ws_res[i].objective_usd,
-                **{f"hedged_{k}": v for k, v in plan_outcomes(hr, dsets[i]).items() if k != "total_cost_usd"},
+                **{
+                    f"hedged_{k}": v
+                    for k, v in plan_outcomes(hr, dsets[i]).items()
+                    if k != "total_cost_usd"
+                },
             }
         )
     first = sto.scenarios[0].tables

@@ -414,7 +414,9 @@ def parse_sweep(doc: Any, file: str = "sweep") -> SweepSpec:
         With every error, each naming its field.
     """
     if not isinstance(doc, Mapping):
-        raise SweepSpecError([("", "expected a mapping with data, scenarios, grid, monte_carlo")], file)
+        raise SweepSpecError(
+            [("", "expected a mapping with data, scenarios, grid, monte_carlo")], file
+        )
     try:
         return SweepSpec.model_validate(dict(doc))
     except ValidationError as e:
@@ -436,7 +438,9 @@ def load_sweep(path: str | Path) -> SweepSpec:
     try:
         doc = yaml.load(p.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
     except OSError as exc:
-        raise SweepSpecError([("", f"cannot read the file: {exc.strerror or exc}")], str(p)) from exc
+        raise SweepSpecError(
+            [("", f"cannot read the file: {exc.strerror or exc}")], str(p)
+        ) from exc
     except yaml.YAMLError as exc:
         raise SweepSpecError([("", f"not valid YAML: {exc}")], str(p)) from exc
     spec = parse_sweep(doc, str(p))
@@ -476,7 +480,9 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
 
     def check(name: str | None, where: str) -> None:
         if known is not None and name is not None and name not in known:
-            errors.append((where, f"unknown scenario {name!r}; the dataset defines {sorted(known)}"))
+            errors.append(
+                (where, f"unknown scenario {name!r}; the dataset defines {sorted(known)}")
+            )
 
     for i, s in enumerate(spec.scenarios):
         if isinstance(s, str):
@@ -484,7 +490,9 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
             cases.append(SweepCase(name=s, kind="scenario", base=s))
         else:
             check(s.base, f"scenarios[{i}].base")
-            cases.append(SweepCase(name=s.name, kind="scenario", base=s.base, overrides=s.overrides))
+            cases.append(
+                SweepCase(name=s.name, kind="scenario", base=s.base, overrides=s.overrides)
+            )
     if spec.grid is not None:
         g = spec.grid
         check(g.base, "grid.base")
@@ -492,9 +500,13 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
             ovs: list[Override] = []
             for a, lv in zip(g.axes, combo, strict=True):
                 ovs.extend(a.fill(lv))
-            name = "grid_" + "_".join(f"{a.name}-{_fmt(lv)}" for a, lv in zip(g.axes, combo, strict=True))
+            name = "grid_" + "_".join(
+                f"{a.name}-{_fmt(lv)}" for a, lv in zip(g.axes, combo, strict=True)
+            )
             params = {a.name: lv for a, lv in zip(g.axes, combo, strict=True)}
-            cases.append(SweepCase(name=name, kind="grid", base=g.base, overrides=tuple(ovs), params=params))
+            cases.append(
+                SweepCase(name=name, kind="grid", base=g.base, overrides=tuple(ovs), params=params)
+            )
     if spec.monte_carlo is not None:
         mc = spec.monte_carlo
         check(mc.base, "monte_carlo.base")

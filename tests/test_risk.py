@@ -150,8 +150,12 @@ def test_hedged_plan_with_neutral_ev_and_named_scenarios() -> None:
         0.5 * direct[0].objective_usd + 0.5 * direct[1].objective_usd, rel=1e-9
     )
     # EEV = expected cost of the neutral first stage re-solved in each scenario
-    eev = [solve(apply_scenario(ds, n), fixed_first_stage=direct[0]) for n in ("neutral", "squeeze")]
-    assert h.eev_usd == pytest.approx(0.5 * eev[0].objective_usd + 0.5 * eev[1].objective_usd, rel=1e-9)
+    eev = [
+        solve(apply_scenario(ds, n), fixed_first_stage=direct[0]) for n in ("neutral", "squeeze")
+    ]
+    assert h.eev_usd == pytest.approx(
+        0.5 * eev[0].objective_usd + 0.5 * eev[1].objective_usd, rel=1e-9
+    )
 
 
 def test_mean_value_problem_falls_back_to_neutral_when_rows_differ() -> None:

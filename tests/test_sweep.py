@@ -33,7 +33,8 @@ grid:
   base: neutral
   axes:
     - name: cowos
-      override: {{op: scale, table: supply_resources, column: capacity, where: {{resource: cowos_wafers}}}}
+      override: {{op: scale, table: supply_resources, column: capacity,
+                 where: {{resource: cowos_wafers}}}}
       levels: [0.5, 1e0, 1.5]
     - name: delay
       override: {{op: shift, table: site_grid, column: grid_mw}}
@@ -50,6 +51,9 @@ monte_carlo:
       override: {{op: shift, table: site_grid, column: grid_mw}}
       distribution: {{kind: triangular, low: 0, mode: 1, high: 3}}
 """
+
+
+AX = "grid:\n  axes:\n    - name: a\n"
 
 
 def _doc(text: str) -> object:
@@ -107,19 +111,19 @@ def test_monte_carlo_draws_are_seeded_and_follow_scipy() -> None:
     [
         ("data: x\nscenarios: [a]\ncolour: red\n", "colour", "Extra inputs"),
         (
-            "grid:\n  axes:\n    - name: a\n      override: {op: scale, table: demand, column: demand_h100e}\n"
+            AX + "      override: {op: scale, table: demand, column: demand_h100e}\n"
             "      levels: [1]\n      step: 2\n",
             "grid.axes[0].step",
             "Extra inputs",
         ),
         (
-            "grid:\n  axes:\n    - name: a\n      override: {op: scale, table: demand, column: demand_h100e}\n"
+            AX + "      override: {op: scale, table: demand, column: demand_h100e}\n"
             "      levels: [-1]\n",
             "grid.axes[0]",
             "factor must not be negative",
         ),
         (
-            "grid:\n  axes:\n    - name: a\n      override: {op: scale, table: demand, column: demand_h100e, factor: 2}\n"
+            AX + "      override: {op: scale, table: demand, column: demand_h100e, factor: 2}\n"
             "      levels: [1]\n",
             "grid.axes[0]",
             "leave 'factor' out",
@@ -137,7 +141,8 @@ def test_monte_carlo_draws_are_seeded_and_follow_scipy() -> None:
             "valid integer",
         ),
         (
-            "scenarios:\n  - name: x\n    overrides:\n      - {op: scale, table: nope, column: a, factor: 1}\n",
+            "scenarios:\n  - name: x\n    overrides:\n"
+            "      - {op: scale, table: nope, column: a, factor: 1}\n",
             "scenarios[0].overrides[0]",
             "unknown table",
         ),

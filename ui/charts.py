@@ -206,7 +206,11 @@ def energy_water(
     )
     fig.update_yaxes(title_text="MWh", secondary_y=False, rangemode="tozero")
     fig.update_yaxes(title_text="m3", secondary_y=True, rangemode="tozero")
-    return _layout(fig, "Facility energy and water")
+    fig = _layout(fig, "Facility energy and water")
+    fig.update_layout(
+        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1.0, "xanchor": "right"}
+    )
+    return fig
 
 
 def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:

@@ -20,7 +20,6 @@ import streamlit as st
 
 from capacity.dataset import Dataset
 from capacity.scenarios import scenario_names
-from ui.state import persist
 
 OUTCOME_LABELS = {
     "total_cost_usd": "total cost [USD]",
@@ -151,7 +150,9 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
 
     with tab_t:
         all_p = [p.name for p in params]
-        picked = st.multiselect("Parameter groups", all_p, key=persist("tornado_params", all_p))
+        picked = st.multiselect(
+            "Parameter groups", all_p, default=all_p, key="tornado_params", persist_state="session"
+        )
         tparams = [p for p in params if p.name in set(picked)]
         st.caption(
             f"One-at-a-time sensitivity on **{ds.scenario}**: each parameter group at its "
@@ -162,7 +163,8 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
             "Outcome",
             list(OUTCOME_LABELS),
             format_func=OUTCOME_LABELS.get,
-            key=persist("tornado_outcome", "total_cost_usd"),
+            key="tornado_outcome",
+            persist_state="session",
         )
         tsettings = tuple(picked)
         if st.button("Run tornado", key="tornado_run", disabled=not tparams):
@@ -188,12 +190,22 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
         chosen = c1.multiselect(
             "Uncertain parameters (uniform between the tornado's low and high)",
             names,
-            key=persist("mc_params", default),
+            default=default,
+            key="mc_params",
+            persist_state="session",
         )
         samples = c2.number_input(
-            "Samples", min_value=2, max_value=500, step=10, key=persist("mc_samples", 20)
+            "Samples",
+            min_value=2,
+            max_value=500,
+            step=10,
+            value=20,
+            key="mc_samples",
+            persist_state="session",
         )
-        seed = c3.number_input("Seed", min_value=0, step=1, key=persist("mc_seed", 0))
+        seed = c3.number_input(
+            "Seed", min_value=0, step=1, value=0, key="mc_seed", persist_state="session"
+        )
         settings = (tuple(chosen), int(samples), int(seed))
         if st.button("Run Monte Carlo", key="mc_run", disabled=not chosen):
             spec = monte_carlo_spec(params, chosen, int(samples), int(seed))
@@ -230,12 +242,19 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
         chosen_s = st.multiselect(
             "Scenarios",
             all_names,
-            key=persist("hedge_scenarios", pref if len(pref) >= 2 else all_names),
+            default=pref if len(pref) >= 2 else all_names,
+            key="hedge_scenarios",
+            persist_state="session",
         )
         cols = st.columns(max(1, len(chosen_s)))
         weights = [
             col.number_input(
-                f"weight {n}", min_value=0.0, step=0.05, key=persist(f"hedge_w_{n}", 1.0)
+                f"weight {n}",
+                min_value=0.0,
+                step=0.05,
+                value=1.0,
+                key=f"hedge_w_{n}",
+                persist_state="session",
             )
             for col, n in zip(cols, chosen_s, strict=False)
         ]
@@ -243,7 +262,8 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
             "Expected-value problem",
             ["mean", "neutral"],
             horizontal=True,
-            key=persist("hedge_ev", "mean"),
+            key="hedge_ev",
+            persist_state="session",
             help="mean: every decimal input averaged over the scenarios; neutral: the plan "
             "of the scenario named neutral.",
         )

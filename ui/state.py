@@ -51,7 +51,6 @@ DEFAULT_DATA_DIR = REPO_ROOT / "data"
 DATA_ENV = "CAPACITY_DATA"
 SOLVERS = ("highs", "cbc")
 CACHE_ENTRIES = 32
-PERSIST = "_persist"
 
 
 def data_dir() -> Path:
@@ -69,7 +68,6 @@ def editor_key(table: str) -> str:
 def init_state() -> None:
     """Set every session key once and load the default dataset on first open."""
     ss = st.session_state
-    sync_persisted()
     for k, v in (
         ("origin_ds", None),
         ("base_ds", None),
@@ -116,29 +114,6 @@ def set_dataset(ds: Dataset) -> None:
         ss.pop(editor_key(t), None)
     if ss.get("scenario_name", BASE) not in (BASE, *ds.scenarios):
         ss["scenario_name"] = BASE
-
-
-def persist(key: str, default: Any) -> str:
-    """Return a widget key whose value survives page changes.
-
-    Streamlit drops the state of widgets that a run does not draw (another page);
-    the value is kept in ``_persist`` and seeded back when the widget returns.
-    """
-    ss = st.session_state
-    store = ss.setdefault(PERSIST, {})
-    if key not in ss:
-        ss[key] = store.get(key, default)
-    store[key] = ss[key]
-    return key
-
-
-def sync_persisted() -> None:
-    """Copy the current values of persisted widgets into ``_persist`` (start of a run)."""
-    ss = st.session_state
-    store = ss.setdefault(PERSIST, {})
-    for k in list(store):
-        if k in ss:
-            store[k] = ss[k]
 
 
 def flash(kind: str, text: str) -> None:

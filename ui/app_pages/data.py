@@ -6,6 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
+from capacity.dataset import Dataset
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError
 from ui.dataio import (
@@ -25,7 +26,6 @@ from ui.state import (
     discard_drafts,
     editor_key,
     flash,
-    persist,
     set_dataset,
     show_findings,
     show_flash,
@@ -34,6 +34,16 @@ from ui.state import (
 )
 
 ss = st.session_state
+
+
+def _zip_of(ds: Dataset) -> bytes:
+    memo = ss.get("_zip_memo")
+    if memo is None or memo[0] != ds.hash:
+        memo = (ds.hash, dataset_zip_bytes(ds))
+        ss["_zip_memo"] = memo
+    return memo[1]
+
+
 st.title("Data")
 show_flash()
 
@@ -78,7 +88,7 @@ with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is Non
     if base is not None:
         st.download_button(
             "Download the current dataset (zip of CSVs)",
-            data=dataset_zip_bytes(base),
+            data=_zip_of(base),
             file_name=f"{base.name or 'dataset'}.zip",
             mime="application/zip",
             key="dataset_download",
@@ -107,7 +117,7 @@ if c3.button("Discard edits", disabled=not ss["drafts"], key="discard_edits"):
     st.rerun()
 
 # ------------------------------------------------------------------ table editor
-table = st.selectbox("Table", TABLE_NAMES, key=persist("data_table", TABLE_NAMES[0]))
+table = st.selectbox("Table", TABLE_NAMES, key="data_table", persist_state="session")
 spec = SPECS[table]
 st.caption(spec.description + f" Key: {', '.join(spec.key)}.")
 

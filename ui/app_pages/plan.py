@@ -14,7 +14,6 @@ from ui.state import (
     current_plan,
     flash,
     optimizer_status,
-    persist,
     show_flash,
     solve_and_record,
 )
@@ -30,9 +29,14 @@ if ds is None:
 ok, why = optimizer_status()
 c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
 c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
-solver = c2.selectbox("Solver", SOLVERS, key=persist("solve_solver", SOLVERS[0]))
+solver = c2.selectbox("Solver", SOLVERS, key="solve_solver", persist_state="session")
 limit = c3.number_input(
-    "Time limit [s] (0 = none)", min_value=0, step=10, key=persist("solve_time_limit", 0)
+    "Time limit [s] (0 = none)",
+    min_value=0,
+    step=10,
+    value=0,
+    key="solve_time_limit",
+    persist_state="session",
 )
 clicked = c4.button("Solve", type="primary", key="solve", disabled=not ok)
 if not ok:

@@ -11,7 +11,7 @@ from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_na
 from capacity.validation import DataValidationError
 from ui import charts
 from ui.compose import plan_metrics
-from ui.state import active_dataset, optimizer_status, persist, show_flash, solve_dataset
+from ui.state import active_dataset, optimizer_status, show_flash, solve_dataset
 
 ss = st.session_state
 st.title("Risk")
@@ -26,9 +26,13 @@ ok, why = optimizer_status()
 st.subheader("Scenario comparison")
 names = scenario_names(base)
 preferred = [n for n in ("optimistic", "neutral", "negative") if n in names]
-k_sc = persist("risk_scenarios", preferred or names)
-ss[k_sc] = [n for n in ss[k_sc] if n in names]
-chosen = st.multiselect("Scenarios", names, key=k_sc)
+chosen = st.multiselect(
+    "Scenarios",
+    names,
+    default=preferred or names,
+    key="risk_scenarios",
+    persist_state="session",
+)
 if st.button("Solve and compare", key="risk_compare_btn", disabled=not (ok and chosen)):
     rows = []
     bar = st.progress(0.0, text="Solving scenarios…")

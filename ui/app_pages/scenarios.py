@@ -13,7 +13,6 @@ from ui.compose import compose_overrides, trainium_chips
 from ui.state import (
     active_dataset,
     build_scenario,
-    persist,
     scenario_label,
     show_findings,
     show_flash,
@@ -28,25 +27,23 @@ if base is None:
     st.stop()
 
 
-def persistent(name: str, default: Any) -> str:
-    return persist(f"cmp_{name}", default)
+def kept(name: str) -> dict[str, Any]:
+    """Key and session persistence of a composer widget (kept across page changes)."""
+    return {"key": f"cmp_{name}", "persist_state": "session"}
 
 
 names = scenario_names(base)
 if ss["scenario_name"] not in names:
     ss["scenario_name"] = BASE
-k_name = persistent("scenario_name", ss["scenario_name"])
-if ss[k_name] not in names:
-    ss[k_name] = BASE
-st.radio(
+name = st.radio(
     "Named scenario",
     names,
-    key=k_name,
+    index=names.index(ss["scenario_name"]),
+    **kept("scenario_name"),
     horizontal=True,
     format_func=lambda n: n if n == BASE else f"{n}",
     help="Scenarios defined in the dataset's scenarios.yaml; 'base' is the data as is.",
 )
-name = ss[k_name]
 if name != BASE and base.scenarios.get(name) is not None:
     sc = base.scenarios[name]
     st.caption(f"{sc.description or ''} ({len(sc.overrides)} override(s))")
@@ -63,7 +60,7 @@ with c1:
     st.markdown("**Supply capacity multipliers**")
     supply = {
         r: st.number_input(
-            r, min_value=0.0, max_value=10.0, step=0.05, key=persistent(f"supply_{r}", 1.0)
+            r, min_value=0.0, max_value=10.0, step=0.05, value=1.0, **kept(f"supply_{r}")
         )
         for r in resources
     }
@@ -71,7 +68,7 @@ with c2:
     st.markdown("**Demand multipliers per customer**")
     demand = {
         k: st.number_input(
-            k, min_value=0.0, max_value=10.0, step=0.05, key=persistent(f"demand_{k}", 1.0)
+            k, min_value=0.0, max_value=10.0, step=0.05, value=1.0, **kept(f"demand_{k}")
         )
         for k in customers
     }
@@ -82,18 +79,20 @@ with c3:
         min_value=-8,
         max_value=12,
         step=1,
-        key=persistent("grid_delay", 0),
+        value=0,
+        **kept("grid_delay"),
         help="Shift every selected site's grid_mw schedule later.",
     )
     grid_sites = st.multiselect(
-        "Sites delayed (empty = all)", sites, key=persistent("grid_sites", [])
+        "Sites delayed (empty = all)", sites, default=[], **kept("grid_sites")
     )
     derate = st.number_input(
         "Trainium migration derate factor",
         min_value=0.05,
         max_value=2.0,
         step=0.05,
-        key=persistent("trainium_derate", 1.0),
+        value=1.0,
+        **kept("trainium_derate"),
         disabled=not trn,
         help="Multiplies eligibility.derate of the Trainium-family chips "
         f"({', '.join(trn) or 'none in this dataset'}); 0.8 = 20% performance lost to migration.",

@@ -1,0 +1,214 @@
+"""Unit tests of the app's helpers: uploads, downloads, column configs, composer, charts, CLI."""
+
+from __future__ import annotations
+
+import io
+import sys
+import zipfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from capacity.dataset import load_dataset
+from capacity.scenarios import apply_overrides, diff_datasets
+from capacity.validation import DataValidationError, Finding
+from optimizer import SolveOptions, solve
+from ui import charts, dataio
+from ui.compose import compose_overrides, plan_metrics, served_by_customer, trainium_chips
+from ui.dataio import (
+    UploadedFile,
+    UploadError,
+    column_config,
+    dataset_from_upload,
+    dataset_zip_bytes,
+    findings_table,
+    highlight_rows,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+
+
+@pytest.fixture(scope="module")
+def tiny():  # noqa: ANN201
+    return load_dataset(TINY)
+
+
+@pytest.fixture(scope="module")
+def tiny_result(tiny):  # noqa: ANN001, ANN201
+    return solve(tiny, SolveOptions(solver="highs", time_limit_s=None))
+
+
+# --------------------------------------------------------------------------- uploads
+def test_zip_round_trip_keeps_the_content_hash(tiny) -> None:  # noqa: ANN001
+    data = dataset_zip_bytes(tiny)
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        assert "scenarios.yaml" in zf.namelist() and "sites.csv" in zf.namelist()
+    back = dataset_from_upload([UploadedFile("copy.zip", data)], None)
+    assert back.hash == tiny.hash
+    assert back.name == "copy"
+    assert set(back.scenarios) == {"neutral", "squeeze"}
+
+
+def test_zip_in_a_folder_without_scenarios_keeps_the_current_scenarios(tiny) -> None:  # noqa: ANN001
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        for p in TINY.glob("*.csv"):
+            zf.write(p, arcname=f"mydata/{p.name}")
+        zf.writestr("__MACOSX/._sites.csv", b"junk")
+    ds = dataset_from_upload([UploadedFile("mydata.zip", buf.getvalue())], tiny)
+    assert set(ds.scenarios) == {"neutral", "squeeze"}
+    assert ds.table("sites").equals(tiny.table("sites"))
+
+
+def test_zip_that_unpacks_over_the_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("sites.csv", b"0" * 5000)  # compresses to a few bytes
+    monkeypatch.setattr(dataio, "MAX_UPLOAD_BYTES", 1000)
+    with pytest.raises(UploadError, match="unpacks to"):
+        dataset_from_upload([UploadedFile("bomb.zip", buf.getvalue())], None)
+
+
+def test_zip_without_tables_and_mixed_uploads_are_refused(tiny) -> None:  # noqa: ANN001
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("readme.txt", b"hello")
+    with pytest.raises(UploadError, match="holds no table file"):
+        dataset_from_upload([UploadedFile("x.zip", buf.getvalue())], tiny)
+    with pytest.raises(UploadError, match="either one zip"):
+        dataset_from_upload(
+            [UploadedFile("x.zip", buf.getvalue()), UploadedFile("sites.csv", b"")], tiny
+        )
+    with pytest.raises(UploadError, match="No dataset is loaded"):
+        dataset_from_upload([UploadedFile("sites.csv", b"site\n")], None)
+
+
+def test_single_csv_with_wrong_columns_lists_findings(tiny) -> None:  # noqa: ANN001
+    bad = b"site,region\ndc-1,NO\n"
+    with pytest.raises(DataValidationError) as e:
+        dataset_from_upload([UploadedFile("sites.csv", bad)], tiny)
+    missing = {f.column for f in e.value.errors if "missing column" in f.message}
+    assert "max_it_mw" in missing and "pue_air" in missing
+    assert all(f.file == "sites.csv" for f in e.value.errors if f.column in missing)
+
+
+# ------------------------------------------------------------------ findings display
+def test_findings_table_maps_spreadsheet_rows_to_editor_rows() -> None:
+    fs = [
+        Finding("error", "demand.csv", 3, "demand_h100e", "-5", "cannot be negative"),
+        Finding("warning", "demand.csv", None, None, None, "whole file"),
+    ]
+    df = findings_table(fs)
+    assert df["editor_row"].tolist()[0] == 1 and pd.isna(df["editor_row"].iloc[1])
+    assert df["row"].tolist()[0] == 3
+
+
+def test_highlight_rows_colours_exactly_the_bad_cell() -> None:
+    frame = pd.DataFrame({"a": [1, 2, 3], "b": [4, 5, 6]})
+    fs = [Finding("error", "t.csv", 4, "b", "6", "bad")]  # spreadsheet row 4 = position 2
+    styler = highlight_rows(frame, fs)
+    assert styler.data.index.tolist() == [2]
+    html = styler.to_html()
+    assert html.count("background-color: #f8d7da") == 1
+
+
+def test_column_config_carries_units_bounds_and_choices() -> None:
+    c = column_config("sites")
+    assert c["max_it_mw"]["label"] == "max_it_mw [MW]"
+    assert c["pue_air"]["type_config"]["min_value"] == 1.0
+    assert "Unit: MW." in c["initial_it_mw"]["help"]
+    assert c["liquid_share_max"]["type_config"]["max_value"] == 1.0
+    chips = column_config("chips")
+    assert chips["cooling"]["type_config"]["options"] == ["air", "liquid", "either"]
+    assert chips["lifetime_periods"]["type_config"]["step"] == 1
+    assert chips["idle_power_factor"]["required"] is False
+    assert chips["idle_power_factor"]["default"] == 0.3
+    assert column_config("site_grid")["period"]["type_config"]["validate"] == r"^\d{4}Q[1-4]$"
+
+
+# ------------------------------------------------------------------------ composer
+def test_compose_overrides_builds_exactly_the_requested_changes(tiny) -> None:  # noqa: ANN001
+    assert compose_overrides(tiny) == []
+    ovs = compose_overrides(
+        tiny,
+        supply={"cowos_wafers": 0.5},
+        demand={"acme": 2.0},
+        grid_delay_periods=1,
+        trainium_derate_factor=0.5,
+    )
+    assert [o["table"] for o in ovs] == ["supply_resources", "demand", "site_grid", "eligibility"]
+    assert trainium_chips(tiny) == ["trn2"]
+    ds = apply_overrides(tiny, ovs)
+    assert ds.table("supply_resources")["capacity"].tolist() == [500.0, 500.0]
+    assert ds.table("demand")["demand_h100e"].tolist() == [3000.0, 1600.0]
+    assert ds.table("site_grid")["grid_mw"].tolist() == [30.0, 30.0]  # 2026Q2 gets 2026Q1's
+    el = ds.table("eligibility").set_index("chip")["derate"]
+    assert el["trn2"] == pytest.approx(0.4) and el["h100"] == 1.0
+    d = diff_datasets(tiny, ds)
+    assert set(d["table"]) == {"supply_resources", "demand", "site_grid", "eligibility"}
+    assert len(d) == 2 + 2 + 1 + 1
+
+
+def test_plan_metrics_match_the_result_tables(tiny, tiny_result) -> None:  # noqa: ANN001
+    m = plan_metrics(tiny_result, tiny)
+    dem = tiny_result.tables["demand"]
+    a = tiny_result.tables["assignment"]
+    assert m["status"] == "optimal"
+    assert m["objective_usd"] == pytest.approx(tiny_result.objective_usd)
+    assert m["served_share"] == pytest.approx(dem["served_h100e"].sum() / 2300.0)
+    trn = a.loc[a["chip"] == "trn2", "h100e"].sum() / a["h100e"].sum()
+    assert m["trainium_share"] == pytest.approx(trn)
+    s = served_by_customer(tiny_result)
+    assert s["demand_h100e"].sum() == pytest.approx(2300.0)
+    np.testing.assert_allclose(
+        (s["served_h100e"] + s["unmet_h100e"]).to_numpy(float), s["demand_h100e"].to_numpy(float)
+    )
+
+
+# --------------------------------------------------------------------------- charts
+def test_every_plan_chart_draws_the_result_numbers(tiny, tiny_result) -> None:  # noqa: ANN001
+    t = tiny_result.tables
+    periods = list(tiny.periods)
+    for row in charts.PLAN_CHARTS:
+        for _key, make in row:
+            assert make(t, periods) is not None
+    fig = charts.installed_it_mw(t, periods)
+    total = sum(np.nansum(np.asarray(tr.y, dtype=float)) for tr in fig.data)
+    assert total == pytest.approx(t["fleet"]["it_mw"].sum())
+    fig = charts.energy_water(t, periods)
+    assert np.asarray(fig.data[0].y, dtype=float).sum() == pytest.approx(
+        t["energy"]["facility_mwh"].sum()
+    )
+    assert charts.installed_it_mw({}, periods) is None
+    assert charts.shadow_price_heatmap({"shadow_prices": t["shadow_prices"].iloc[0:0]}) is None
+
+
+# ------------------------------------------------------------------------------ CLI
+def test_capacity_app_starts_streamlit_on_the_app(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import subprocess
+
+    from optimizer.cli import app
+
+    seen: dict[str, object] = {}
+
+    def fake_call(cmd, env):  # noqa: ANN001, ANN202
+        seen["cmd"], seen["env"] = cmd, env
+        return 0
+
+    monkeypatch.setattr(subprocess, "call", fake_call)
+    res = CliRunner().invoke(app, ["app", "--port", "8600", "--data", str(TINY)])
+    assert res.exit_code == 0, res.output
+    assert "http://localhost:8600" in res.output
+    cmd = seen["cmd"]
+    assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
+    assert Path(cmd[4]) == ROOT / "ui" / "app.py"
+    assert cmd[cmd.index("--server.port") + 1] == "8600"
+    assert seen["env"]["CAPACITY_DATA"] == str(TINY.resolve())
+    bad = CliRunner().invoke(app, ["app", "--data", str(tmp_path / "missing")])
+    assert bad.exit_code == 1

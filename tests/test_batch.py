@@ -1,0 +1,358 @@
+"""Batch runs on Dask: equality with serial solves, re-runs, a killed worker, an
+external scheduler, the output folder read by pyarrow.dataset and DuckDB, and model
+reuse (patched model == rebuilt model, array for array)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+import pytest
+
+from capacity.dataset import load_dataset
+from capacity.scenarios import apply_overrides
+from optimizer.batch import (
+    BATCH_MANIFEST,
+    CRASH_ENV,
+    patch_model,
+    read_batch_manifest,
+    run_batch,
+    solve_many,
+)
+from optimizer.model import build_model
+from optimizer.report import RESULT_SCHEMAS, open_table_dataset
+from optimizer.solve import solve
+from optimizer.sweep import cases_dataset, expand_sweep, load_sweep
+
+TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
+
+# 6 cases: two named scenarios, one that is infeasible (no water), a 3-level grid
+SWEEP = f"""
+data: {TINY}
+scenarios:
+  - neutral
+  - squeeze
+  - name: dry
+    overrides:
+      - {{op: scale, table: site_water, column: water_permit_m3, factor: 0.01}}
+grid:
+  base: neutral
+  axes:
+    - name: demand
+      override: {{op: scale, table: demand, column: demand_h100e}}
+      levels: [0.5, 1.2, 2.0]
+"""
+
+COMPARE = ("demand", "assignment", "costs", "commitments", "build_out", "fleet")
+
+
+@pytest.fixture
+def sweep_file(tmp_path: Path) -> Path:
+    p = tmp_path / "sweep.yaml"
+    p.write_text(SWEEP)
+    return p
+
+
+def _serial(sweep: Path) -> dict[str, object]:
+    spec = load_sweep(sweep)
+    base = load_dataset(spec.data)
+    return {c.name: solve(cases_dataset(base, c)) for c in expand_sweep(spec, list(base.scenarios))}
+
+
+def _assert_same_tables(out: Path, name: str, res: object) -> None:
+    sdir = out / f"scenario={name}"
+    for t in COMPARE:
+        got = pq.read_table(sdir / f"{t}.parquet").to_pandas()
+        want = res.tables[t]
+        assert list(got.columns) == list(RESULT_SCHEMAS[t].names)
+        assert len(got) == len(want), (name, t)
+        if len(want):
+            keys = [c for c in got.columns if got[c].dtype == object]
+            g = got.sort_values(keys).reset_index(drop=True)
+            w = want[list(got.columns)].sort_values(keys).reset_index(drop=True)
+            pd.testing.assert_frame_equal(g, w, check_dtype=False, rtol=1e-6, atol=1e-6)
+
+
+def _no_temp_files(out: Path) -> None:
+    leftovers = [p for p in out.rglob("*") if p.name.startswith(".") and "tmp" in p.name]
+    assert leftovers == []
+
+
+def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    serial = _serial(sweep_file)
+    r = run_batch(sweep_file, out, workers=2, progress=False)
+    assert r.n_skipped == 0
+    man = read_batch_manifest(out)
+    assert set(man["scenarios"]) == set(serial)
+    for name, res in serial.items():
+        e = man["scenarios"][name]
+        assert e["state"] == "done"
+        assert e["status"] == res.status.value
+        if res.objective_usd is None:
+            assert e["objective_usd"] is None
+        else:
+            assert e["objective_usd"] == pytest.approx(res.objective_usd, rel=1e-6)
+            _assert_same_tables(out, name, res)
+        assert len(e["files"]) == len(RESULT_SCHEMAS)
+    # the infeasible case is done (its answer is written) but counts as failed
+    assert man["scenarios"]["dry"]["status"] == "infeasible"
+    assert r.n_failed == 1 and r.n_done == 5
+    # every table of the infeasible case exists, typed, empty
+    for t, schema in RESULT_SCHEMAS.items():
+        f = pq.read_table(out / "scenario=dry" / f"{t}.parquet")
+        assert f.schema.remove_metadata().equals(schema.remove_metadata()), t
+    # whole folder: pyarrow.dataset (hive) and DuckDB, same types in every scenario
+    for t in ("demand", "assignment", "shadow_prices", "summary"):
+        files = sorted(str(p) for p in out.glob(f"scenario=*/{t}.parquet"))
+        dset = pads.dataset(
+            files, format="parquet", partitioning="hive", partition_base_dir=str(out)
+        )
+        tab = dset.to_table()
+        assert set(tab.column("scenario").to_pylist()) <= set(serial)
+        assert {pq.read_schema(f).remove_metadata() for f in files} == {
+            RESULT_SCHEMAS[t].remove_metadata()
+        }
+    import duckdb
+
+    con = duckdb.connect()
+    df = con.execute(
+        f"SELECT scenario, sum(unmet_h100e) AS u, sum(served_h100e) AS s "
+        f"FROM read_parquet('{out}/*/demand.parquet', hive_partitioning=true) GROUP BY scenario"
+    ).df()
+    got = dict(zip(df["scenario"], df["s"], strict=True))
+    for name, res in serial.items():
+        if res.objective_usd is not None:
+            assert got[name] == pytest.approx(res.tables["demand"]["served_h100e"].sum(), rel=1e-9)
+    # the whole folder at once (every table of every scenario, columns unified by name)
+    whole = con.execute(
+        f"SELECT scenario, count(DISTINCT filename) AS n FROM read_parquet('{out}/*/*.parquet', "
+        "hive_partitioning=true, union_by_name=true, filename=true) GROUP BY scenario"
+    ).df()
+    assert dict(zip(whole["scenario"], whole["n"], strict=True)) == dict.fromkeys(
+        serial, len(RESULT_SCHEMAS)
+    )
+    # and the report module's reader treats the batch folder like a report run
+    assert open_table_dataset(out, "costs").to_table().num_rows == sum(
+        len(r.tables["costs"]) for r in serial.values() if r.objective_usd is not None
+    )
+    types = con.execute(
+        f"DESCRIBE SELECT * FROM read_parquet('{out}/*/summary.parquet', hive_partitioning=true)"
+    ).df()
+    assert (
+        dict(zip(types["column_name"], types["column_type"], strict=True))["objective_usd"]
+        == "DOUBLE"
+    )
+    _no_temp_files(out)
+
+    # re-run: all six skipped, nothing rewritten
+    mtimes = {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")}
+    r2 = run_batch(sweep_file, out, workers=2, progress=False)
+    assert r2.n_skipped == 6 and r2.n_done == 0 and r2.n_failed == 0
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")} == mtimes
+    # a changed sweep (one level) reruns exactly the changed case
+    sweep_file.write_text(SWEEP.replace("levels: [0.5, 1.2, 2.0]", "levels: [0.5, 1.2, 2.5]"))
+    r3 = run_batch(sweep_file, out, workers=1, progress=False)
+    assert r3.n_skipped == 5 and r3.n_done == 1
+    assert "grid_demand-2.5" in read_batch_manifest(out)["scenarios"]
+    assert "grid_demand-2" not in read_batch_manifest(out)["scenarios"]
+
+
+def test_killed_worker_is_recorded_and_rerun_completes(
+    sweep_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = tmp_path / "out"
+    victim = "grid_demand-1.2"
+    monkeypatch.setenv(CRASH_ENV, victim)  # inherited by the worker processes
+    r = run_batch(sweep_file, out, workers=2, progress=False)
+    man = read_batch_manifest(out)
+    e = man["scenarios"][victim]
+    assert e["state"] == "failed"
+    assert "KilledWorker" in e["error"] or "CommClosed" in e["error"]
+    assert not (out / f"scenario={victim}").exists()
+    others = [n for n in man["scenarios"] if n != victim]
+    assert len(others) == 5 and all(man["scenarios"][n]["state"] == "done" for n in others)
+    for n in others:
+        for f in man["scenarios"][n]["files"]:
+            pq.read_table(out / f)  # every written file is whole
+    _no_temp_files(out)
+    assert r.n_failed == 2  # the victim and the infeasible "dry"
+    monkeypatch.delenv(CRASH_ENV)
+    r2 = run_batch(sweep_file, out, workers=1, progress=False)
+    assert r2.n_skipped == 5 and r2.n_done == 1
+    assert read_batch_manifest(out)["scenarios"][victim]["state"] == "done"
+
+
+@pytest.fixture
+def dask_cluster(tmp_path: Path):
+    """A real Dask scheduler and one worker, started as separate processes."""
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0"}
+    sfile = tmp_path / "scheduler.json"
+    sched = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_scheduler",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            "0",
+            "--dashboard-address",
+            ":0",
+            "--scheduler-file",
+            str(sfile),
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    procs = [sched]
+    try:
+        deadline = time.time() + 60
+        while not sfile.exists() and time.time() < deadline:
+            time.sleep(0.2)
+        address = json.loads(sfile.read_text())["address"]
+        worker = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "distributed.cli.dask_worker",
+                address,
+                "--nworkers",
+                "1",
+                "--nthreads",
+                "1",
+                "--no-dashboard",
+            ],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        procs.append(worker)
+        from distributed import Client
+
+        with Client(address, timeout="30s") as c:
+            c.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        for p in reversed(procs):
+            with_pg = p.pid
+            try:
+                os.killpg(with_pg, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        for p in procs:
+            try:
+                p.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait(timeout=10)
+
+
+def test_cli_batch_on_an_external_scheduler(
+    sweep_file: Path, tmp_path: Path, dask_cluster: str
+) -> None:
+    from typer.testing import CliRunner
+
+    from optimizer.cli import app
+
+    assert re.match(r"tcp://127\.0\.0\.1:\d+", dask_cluster)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(
+        app, ["batch", str(sweep_file), "--scheduler", dask_cluster, "--out", str(out)]
+    )
+    # exit 1: the "dry" case is infeasible; every other case is written
+    assert res.exit_code == 1, res.output
+    assert "5 solved, 1 failed" in res.output
+    man = json.loads((out / BATCH_MANIFEST).read_text())
+    assert sum(e["state"] == "done" for e in man["scenarios"].values()) == 6
+    serial = _serial(sweep_file)
+    for name, res_ in serial.items():
+        if res_.objective_usd is not None:
+            assert man["scenarios"][name]["objective_usd"] == pytest.approx(
+                res_.objective_usd, rel=1e-6
+            )
+
+
+# ------------------------------------------------------------------------ model reuse
+PATCHABLE = [
+    {"op": "scale", "table": "supply_resources", "column": "capacity", "factor": 0.5},
+    {"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 1.5},
+    {"op": "scale", "table": "site_grid", "column": "grid_mw", "factor": 0.8},
+    {"op": "shift", "table": "site_grid", "column": "grid_mw", "periods": 1},
+    {"op": "scale", "table": "site_water", "column": "water_permit_m3", "factor": 0.5},
+    {"op": "scale", "table": "sites", "column": "energy_price_usd_per_mwh", "factor": 1.3},
+    {"op": "scale", "table": "eligibility", "column": "derate", "factor": 0.9},
+    {
+        "op": "scale",
+        "table": "customers",
+        "column": "unmet_penalty_usd_per_h100e_period",
+        "factor": 0.5,
+    },
+    {"op": "scale", "table": "commitments", "column": "min_it_mw", "factor": 2.0},
+    {"op": "scale", "table": "commitments", "column": "breach_penalty_usd_per_mw", "factor": 2.0},
+    {
+        "op": "scale",
+        "table": "customers",
+        "column": "price_training_usd_per_h100e_period",
+        "factor": 2.0,
+    },
+]
+
+
+@pytest.mark.parametrize("ov", PATCHABLE, ids=lambda o: f"{o['table']}.{o['column']}.{o['op']}")
+def test_patched_model_equals_rebuilt_model(ov: dict) -> None:
+    ds = load_dataset(TINY)
+    new = apply_overrides(ds, [ov])
+    patched = patch_model(build_model(ds), ds, new)
+    assert patched is not None
+    want = build_model(new)
+    np.testing.assert_allclose(patched.constraints["rhs"], want.constraints["rhs"], rtol=1e-12)
+    np.testing.assert_allclose(patched.variables["cost"], want.variables["cost"], rtol=1e-12)
+    assert abs(patched.matrix - want.matrix).max() <= 1e-12
+    assert patched.objective_constant == pytest.approx(want.objective_constant, rel=1e-12)
+    assert patched.datasets[0] is new
+
+
+@pytest.mark.parametrize(
+    "ov",
+    [
+        {"op": "scale", "table": "sites", "column": "pue_air", "factor": 1.1},
+        {"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 0.0},
+        {"op": "shift", "table": "commitments", "column": "from_period", "periods": -1},
+    ],
+    ids=["pue", "demand_to_zero", "period_label"],
+)
+def test_unpatchable_changes_fall_back_to_rebuild(ov: dict) -> None:
+    ds = load_dataset(TINY)
+    assert patch_model(build_model(ds), ds, apply_overrides(ds, [ov])) is None
+
+
+def test_solve_many_reuse_gives_the_same_plans() -> None:
+    ds = load_dataset(TINY)
+    items = [[ov] for ov in PATCHABLE[:4]] + [
+        [{"op": "scale", "table": "sites", "column": "pue_air", "factor": 1.1}]
+    ]
+    a = solve_many(ds, items, reuse=True)
+    b = solve_many(ds, items, reuse=False)
+    for x, y in zip(a, b, strict=True):
+        assert x.status == y.status
+        assert x.objective_usd == pytest.approx(y.objective_usd, rel=1e-9)
+        pd.testing.assert_frame_equal(x.tables["demand"], y.tables["demand"], rtol=1e-7, atol=1e-7)
+    # a direct solve of the same data agrees too
+    d = apply_overrides(ds, items[1])
+    assert a[1].objective_usd == pytest.approx(solve(d).objective_usd, rel=1e-9)
+    assert isinstance(pa.__version__, str)
