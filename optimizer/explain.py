@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from optimizer.model import PlanningModel
+from optimizer.model import DEFINITION_FAMILIES, PlanningModel
 from optimizer.results import row_keys
 
 EXPLAIN_COLUMNS = ("scenario", "family", "period", "key", "amount", "unit", "message")
@@ -33,24 +33,30 @@ SOFT_FAMILIES = ("demand_balance", "commitment")
 _WORDS = {
     "site_it_power": ("site {key} IT power capacity in {period} short by {amount} MW", "MW"),
     "site_liquid": ("site {key} liquid-cooled capacity in {period} short by {amount} MW", "MW"),
-    "site_liquid_share": ("site {key} liquid share of new build in {period} short by {amount} MW",
-                          "MW"),
+    "site_liquid_share": (
+        "site {key} liquid share of new build in {period} short by {amount} MW",
+        "MW",
+    ),
     "site_grid": ("site {key} grid in {period} short by {amount} MW", "MW"),
     "site_build_rate": ("site {key} build rate in {period} short by {amount} MW", "MW"),
     "site_max": ("site {key} maximum IT capacity in {period} short by {amount} MW", "MW"),
     "site_water": ("site {key} water permit in {period} short by {amount} m3", "m3"),
     "supply_resource": ("resource {key} in {period} short by {amount} units", "units"),
     "chip_inventory": ("chip {key} production up to {period} short by {amount} chips", "chips"),
-    "chip_window": ("chip {key} produced outside its sale window in {period}: {amount} chips",
-                    "chips"),
+    "chip_window": (
+        "chip {key} produced outside its sale window in {period}: {amount} chips",
+        "chips",
+    ),
     "fleet_assignment": ("fleet {key} in {period} short by {amount} chips", "chips"),
 }
 
 
 def _empty() -> pd.DataFrame:
     return pd.DataFrame(
-        {c: pd.Series([], dtype=float if c == "amount" else (int if c == "scenario" else str))
-         for c in EXPLAIN_COLUMNS}
+        {
+            c: pd.Series([], dtype=float if c == "amount" else (int if c == "scenario" else str))
+            for c in EXPLAIN_COLUMNS
+        }
     )
 
 
@@ -88,9 +94,18 @@ def explain_missing(model: PlanningModel, scenario: int = 0) -> pd.DataFrame:
         m = m[m["_h"].isna()]
         for r in m.itertuples():
             k, w, p = kn[r.k], wn[r.w], per[r.t]
-            rows.append((scenario, "demand_balance", p, f"{k}/{w}", float(r.rhs), "H100e",
-                         f"customer {k} has {_fmt(r.rhs)} H100e of {w} demand in {p} but no "
-                         "eligible chip is on sale or installed at an allowed site"))
+            rows.append(
+                (
+                    scenario,
+                    "demand_balance",
+                    p,
+                    f"{k}/{w}",
+                    float(r.rhs),
+                    "H100e",
+                    f"customer {k} has {_fmt(r.rhs)} H100e of {w} demand in {p} but no "
+                    "eligible chip is on sale or installed at an allowed site",
+                )
+            )
     c = con[((con["family"] == "commitment") & (con["scenario"] == scenario)).to_numpy()]
     if len(c):
         com = model.commitments[scenario].reset_index(drop=True)
@@ -99,24 +114,34 @@ def explain_missing(model: PlanningModel, scenario: int = 0) -> pd.DataFrame:
             index=model.datasets[scenario].table("chips")["chip"].astype(str).to_numpy(),
         )
         cn = np.asarray(model.codes["c"], dtype=object)
-        af = a.assign(family=fam_of_chip.reindex(cn[a["c"].to_numpy()]).to_numpy(),
-                      customer=kn[a["k"].to_numpy()])
+        af = a.assign(
+            family=fam_of_chip.reindex(cn[a["c"].to_numpy()]).to_numpy(),
+            customer=kn[a["k"].to_numpy()],
+        )
         have = set(zip(af["customer"], af["family"], af["t"], strict=True))
         for r in c.itertuples():
             row = com.iloc[int(r.j)]
             k, f, p = str(row["customer"]), str(row["family"]), per[r.t]
             if (k, f, r.t) not in have:
-                rows.append((scenario, "commitment", p, f"{k}/{f}/{row['from_period']}",
-                             float(r.rhs), "MW",
-                             f"customer {k} is committed {_fmt(r.rhs)} MW on {f} in {p} but no "
-                             f"eligible {f} chip can be at an allowed site"))
+                rows.append(
+                    (
+                        scenario,
+                        "commitment",
+                        p,
+                        f"{k}/{f}/{row['from_period']}",
+                        float(r.rhs),
+                        "MW",
+                        f"customer {k} is committed {_fmt(r.rhs)} MW on {f} in {p} but no "
+                        f"eligible {f} chip can be at an allowed site",
+                    )
+                )
     if not rows:
         return _empty()
     return pd.DataFrame(rows, columns=list(EXPLAIN_COLUMNS))
 
 
 def elastic_model(model: PlanningModel) -> PlanningModel:
-    """The elastic (phase-one) version of a model: slack on every hard row, slack costs only.
+    """Return the elastic (phase-one) model: a slack on every hard row, slack costs only.
 
     Returns
     -------
@@ -125,7 +150,7 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
         (``kind`` "elastic", row id in ``j``) per hard row.
     """
     con = model.constraints
-    hard = ~con["family"].astype(str).isin(SOFT_FAMILIES).to_numpy()
+    hard = ~con["family"].astype(str).isin([*SOFT_FAMILIES, *DEFINITION_FAMILIES]).to_numpy()
     rows = np.flatnonzero(hard)
     n = model.n_variables
     sign = np.where(con["sense"].to_numpy()[rows] == "<=", -1.0, 1.0)
@@ -137,11 +162,20 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
     rhs = np.abs(con["rhs"].to_numpy()[rows])
     ev = pd.DataFrame(
         {
-            "kind": pd.Categorical(["elastic"] * len(rows),
-                                   categories=[*var["kind"].cat.categories, "elastic"]),
+            "kind": pd.Categorical(
+                ["elastic"] * len(rows), categories=[*var["kind"].cat.categories, "elastic"]
+            ),
             "scenario": con["scenario"].to_numpy()[rows],
-            "s": -1, "c": -1, "k": -1, "w": -1, "j": rows, "t": con["t"].to_numpy()[rows],
-            "lb": 0.0, "ub": np.inf, "integer": False, "scale": 1.0,
+            "s": -1,
+            "c": -1,
+            "k": -1,
+            "w": -1,
+            "j": rows,
+            "t": con["t"].to_numpy()[rows],
+            "lb": 0.0,
+            "ub": np.inf,
+            "integer": False,
+            "scale": 1.0,
             "cost": 1.0 / np.maximum(1.0, rhs),
         }
     )
@@ -149,7 +183,9 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
     var = pd.concat([var, ev[var.columns]], ignore_index=True)
     del n
     return replace(
-        model, variables=var, matrix=mat,
+        model,
+        variables=var,
+        matrix=mat,
         const_terms=model.const_terms.iloc[0:0],
         cost_terms=model.cost_terms.iloc[0:0],
     )
@@ -198,7 +234,16 @@ def explain_infeasible(model: PlanningModel, options: Any) -> pd.DataFrame:
         ):
             text, unit = _WORDS.get(fam, ("{key} ({family}) in {period} short by {amount}", ""))
             p = model.periods[int(t)]
-            out.append((int(scen), fam, p, str(key), float(amt), unit,
-                        text.format(key=key, period=p, amount=_fmt(amt), family=fam)))
+            out.append(
+                (
+                    int(scen),
+                    fam,
+                    p,
+                    str(key),
+                    float(amt),
+                    unit,
+                    text.format(key=key, period=p, amount=_fmt(amt), family=fam),
+                )
+            )
     df = pd.DataFrame(out, columns=list(EXPLAIN_COLUMNS))
     return df.sort_values("amount", ascending=False, kind="stable").reset_index(drop=True)

@@ -116,7 +116,7 @@ FACILITY_LIFE_PERIODS = 60
 PRODUCE_TIE_BREAK_USD_PER_CHIP = 1e-3
 
 FIRST_STAGE = ("build", "liquid", "install", "produce")
-VAR_KINDS = ("build", "liquid", "install", "produce", "assign", "unmet", "breach")
+VAR_KINDS = ("build", "liquid", "install", "produce", "assign", "unmet", "breach", "fleet")
 
 #: Constraint families in the order they are built, with the unit of their rhs.
 FAMILIES: dict[str, str] = {
@@ -133,7 +133,11 @@ FAMILIES: dict[str, str] = {
     "fleet_assignment": "chips",
     "demand_balance": "H100e",
     "commitment": "MW",
+    "fleet_definition": "chips",
 }
+
+#: Definition rows (equalities of auxiliary columns); not limits, no shadow price shown.
+DEFINITION_FAMILIES = ("fleet_definition",)
 
 COST_TERMS = ("chip_capex", "build_capex", "energy", "unmet_penalty", "breach_penalty")
 
@@ -230,9 +234,9 @@ class PlanningModel:
     def row_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Row lower and upper bounds (``-inf``/``inf`` for the open side)."""
         rhs = self.constraints["rhs"].to_numpy(dtype=float)
-        le = (self.constraints["sense"] == "<=").to_numpy()
-        lo = np.where(le, -np.inf, rhs)
-        hi = np.where(le, rhs, np.inf)
+        sense = self.constraints["sense"].to_numpy()
+        lo = np.where(sense == "<=", -np.inf, rhs)
+        hi = np.where(sense == ">=", np.inf, rhs)
         return lo, hi
 
 
@@ -423,8 +427,25 @@ def _prep(i: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) -> _Scen:
     end = np.minimum(act["t1"].to_numpy(), T - 1) + 1
     com_periods = _expand(act, start, end - start, "t")
     return _Scen(
-        i, ds, T, _hours(ds), _discount(ds), sites, chips, customers, pf, grid, water, supply,
-        bom, init, demand, elig, com, com_periods, tuple(codes["w"]),
+        i,
+        ds,
+        T,
+        _hours(ds),
+        _discount(ds),
+        sites,
+        chips,
+        customers,
+        pf,
+        grid,
+        water,
+        supply,
+        bom,
+        init,
+        demand,
+        elig,
+        com,
+        com_periods,
+        tuple(codes["w"]),
     )
 
 
@@ -600,17 +621,36 @@ def _cumulative(var: pd.DataFrame, keys: list[str], T: int) -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------- operating variables
-def _fleet(ctx: _Ctx) -> None:
+def _fleet(b: _Builder, ctx: _Ctx) -> None:
+    """Columns ``fleet[c,s,p]`` = installs still alive, defined recursively.
+
+    fleet_definition rows: new[c,s,p] - new[c,s,p-1] - install[c,s,p]
+    + install[c,s,p-lifetime] == 0. The recursion keeps each install in two rows
+    instead of ``lifetime`` rows per family, which keeps the matrix sparse (the
+    normal equations of a lifetime-window sum fill in badly).
+    """
     sc = ctx.sc
     ins = ctx.install
+    cols = ["c", "s", "t", "col"]
     if len(ins):
+        T = sc.T
+        first = ins.groupby(["c", "s"], as_index=False)["t"].min()
+        nk = _expand(first[["c", "s"]], first["t"].to_numpy(), T - first["t"].to_numpy(), "t")
+        nk = nk.astype(np.int64)
+        nk["col"] = b.add_vars("fleet", sc.i, nk)
+        rows = b.add_rows("fleet_definition", sc.i, nk, "==", np.zeros(len(nk)))
+        b.add_terms(rows, nk["col"], 1.0)
+        rmap = nk[["c", "s", "t"]].assign(row=rows)
+        prev = nk.assign(t=nk["t"] + 1).merge(rmap, on=["c", "s", "t"])
+        b.add_terms(prev["row"], prev["col"], -1.0)
+        m = ins.merge(rmap, on=["c", "s", "t"])
+        b.add_terms(m["row"], m["col"], -1.0)
         life = _chip_attr(sc, ins["c"].to_numpy(), "lifetime_periods").astype(np.int64)
-        cnt = np.minimum(life, sc.T - ins["t"].to_numpy())
-        ft = _expand(
-            ins[["c", "s", "col"]].assign(t_var=ins["t"]), ins["t"].to_numpy(), cnt, "t"
-        )
+        m = ins.assign(t=ins["t"].to_numpy() + life).merge(rmap, on=["c", "s", "t"])
+        b.add_terms(m["row"], m["col"], 1.0)
+        ft = nk[cols]
     else:
-        ft = pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in ["c", "s", "col", "t_var", "t"]})
+        ft = pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in cols})
     ctx.fleet_terms = ft
     keys = pd.concat([ft[["c", "s", "t"]], sc.init[["c", "s", "t"]]]).drop_duplicates()
     keys = keys.astype(np.int64).merge(sc.init, on=["c", "s", "t"], how="left")
@@ -646,7 +686,7 @@ def _operating_keys(ctx: _Ctx) -> dict[str, pd.DataFrame]:
 
 # ------------------------------------------------------------------ constraint families
 def define_site_it_power(b: _Builder, ctx: _Ctx) -> None:
-    """sum_c fleet[c,s,p] * it_kw_c / 1000 - sum_{p'<=p} build[s,p'] <= initial_it_mw_s."""
+    """Site IT power: sum_c fleet[c,s,p] * it_kw_c / 1000 <= initial_it_mw_s + cum build[s,p]."""
     sc, fk = ctx.sc, ctx.fleet_keys
     if fk.empty:
         return
@@ -663,7 +703,7 @@ def define_site_it_power(b: _Builder, ctx: _Ctx) -> None:
 
 
 def define_site_liquid(b: _Builder, ctx: _Ctx) -> None:
-    """sum_{c liquid-only} fleet*it_kw/1000 - cum liquid <= initial_liquid_mw; liquid <= share*build."""
+    """Liquid: sum_{c liquid} fleet*kw/1e3 <= initial_liquid + cum liquid; liquid <= share*build."""
     sc = ctx.sc
     if len(ctx.liquid):
         lq = ctx.liquid.merge(ctx.build[["s", "t", "col"]], on=["s", "t"], suffixes=("", "_b"))
@@ -688,12 +728,16 @@ def define_site_liquid(b: _Builder, ctx: _Ctx) -> None:
 
 
 def define_site_grid(b: _Builder, ctx: _Ctx) -> None:
-    """sum_c fleet*it_kw/1000 * PUE(c,s) <= grid_mw[s,p] (liquid-only chips at pue_liquid)."""
+    """Site grid: sum_c fleet*it_kw/1000 * PUE(c,s) <= grid_mw[s,p] (liquid chips: pue_liquid)."""
     sc, fk = ctx.sc, ctx.fleet_keys
     if fk.empty:
         return
     c, s = fk["c"].to_numpy(), fk["s"].to_numpy()
-    fac = _chip_attr(sc, c, "it_kw_per_chip") / 1e3 * _cooling_split(sc, c, s, "pue_air", "pue_liquid")
+    fac = (
+        _chip_attr(sc, c, "it_kw_per_chip")
+        / 1e3
+        * _cooling_split(sc, c, s, "pue_air", "pue_liquid")
+    )
     keys = fk.assign(mw0=fk["init"] * fac).groupby(["s", "t"], as_index=False)["mw0"].sum()
     keys = keys.merge(sc.grid, on=["s", "t"], how="left")
     rhs = keys["grid_mw"].fillna(np.inf).to_numpy() - keys["mw0"].to_numpy()
@@ -706,17 +750,21 @@ def define_site_grid(b: _Builder, ctx: _Ctx) -> None:
     b.add_terms(
         ft["row"],
         ft["col"],
-        _chip_attr(sc, c, "it_kw_per_chip") / 1e3 * _cooling_split(sc, c, s, "pue_air", "pue_liquid"),
+        _chip_attr(sc, c, "it_kw_per_chip")
+        / 1e3
+        * _cooling_split(sc, c, s, "pue_air", "pue_liquid"),
     )
 
 
 def define_site_build(b: _Builder, ctx: _Ctx) -> None:
-    """build[s,p] <= max_build_mw_per_period; sum_{p'<=p} build[s,p'] <= max_it_mw - initial_it_mw."""
+    """Build: build[s,p] <= max_build_mw_per_period; cum build[s,p] <= max_it_mw - initial_it_mw."""
     sc, bv = ctx.sc, ctx.build
     if bv.empty:
         return
     s = bv["s"].to_numpy()
-    rows = b.add_rows("site_build_rate", sc.i, bv, "<=", _site_attr(sc, s, "max_build_mw_per_period"))
+    rows = b.add_rows(
+        "site_build_rate", sc.i, bv, "<=", _site_attr(sc, s, "max_build_mw_per_period")
+    )
     b.add_terms(rows, bv["col"], 1.0)
     room = _site_attr(sc, s, "max_it_mw") - _site_attr(sc, s, "initial_it_mw")
     rows = b.add_rows("site_max", sc.i, bv[["s", "t"]], "<=", room)
@@ -726,7 +774,7 @@ def define_site_build(b: _Builder, ctx: _Ctx) -> None:
 
 
 def _energy_coefs(ctx: _Ctx) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """IT MWh per unit: fleet columns (idle draw), assign columns (extra draw), initial fleet.
+    """Compute IT MWh per unit: fleet columns (idle), assign columns (extra), initial fleet.
 
     Returns frames with ``s, t, col``/``value`` and ``it_mwh`` per unit, plus ``c``.
     """
@@ -754,15 +802,19 @@ def _energy_coefs(ctx: _Ctx) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
 
 
 def define_site_water(b: _Builder, ctx: _Ctx) -> None:
-    """sum IT MWh(c,s,p) * WUE(c,s) <= water_permit_m3[s,p] (liquid-only chips at liquid WUE)."""
+    """Site water: sum IT MWh(c,s,p) * WUE(c,s) <= water_permit_m3[s,p] (WUE split by cooling)."""
     sc = ctx.sc
     if ctx.fleet_keys.empty:
         return
     f_it, a_it, i_it = _energy_coefs(ctx)
     wue = ("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
-    i_w = i_it.assign(m3=i_it["it"] * _cooling_split(sc, i_it["c"].to_numpy(), i_it["s"].to_numpy(), *wue))
+    i_w = i_it.assign(
+        m3=i_it["it"] * _cooling_split(sc, i_it["c"].to_numpy(), i_it["s"].to_numpy(), *wue)
+    )
     keys = ctx.fleet_keys[["s", "t"]].drop_duplicates()
-    keys = keys.merge(i_w.groupby(["s", "t"], as_index=False)["m3"].sum(), on=["s", "t"], how="left")
+    keys = keys.merge(
+        i_w.groupby(["s", "t"], as_index=False)["m3"].sum(), on=["s", "t"], how="left"
+    )
     keys = keys.merge(sc.water, on=["s", "t"], how="left").sort_values(["s", "t"])
     rhs = keys["permit"].fillna(np.inf).to_numpy() - keys["m3"].fillna(0.0).to_numpy()
     keep = np.isfinite(rhs)
@@ -776,7 +828,7 @@ def define_site_water(b: _Builder, ctx: _Ctx) -> None:
 
 
 def define_supply_resource(b: _Builder, ctx: _Ctx) -> None:
-    """sum_c produce[c,p] * per_chip[c,r] <= capacity[r,p]."""
+    """Supply resource: sum_c produce[c,p] * per_chip[c,r] <= capacity[r,p]."""
     sc = ctx.sc
     pr = ctx.produce.merge(sc.bom, on="c")
     if pr.empty:
@@ -789,7 +841,7 @@ def define_supply_resource(b: _Builder, ctx: _Ctx) -> None:
 
 
 def define_chip_inventory(b: _Builder, ctx: _Ctx) -> None:
-    """sum_{s, p'<=p} install[c,s,p'] - sum_{p'<=p} produce[c,p'] <= 0."""
+    """Chip inventory: sum_{s, p'<=p} install[c,s,p'] - sum_{p'<=p} produce[c,p'] <= 0."""
     sc = ctx.sc
     ins = ctx.install
     if ins.empty:
@@ -805,7 +857,7 @@ def define_chip_inventory(b: _Builder, ctx: _Ctx) -> None:
 
 
 def define_chip_window(b: _Builder, ctx: _Ctx) -> None:
-    """produce[c,p] <= 0 outside the chip's sale window (rows only for shared columns)."""
+    """Chip window: produce[c,p] <= 0 outside the sale window (rows only for shared columns)."""
     sc, pr = ctx.sc, ctx.produce
     if pr.empty:
         return
@@ -820,7 +872,7 @@ def define_chip_window(b: _Builder, ctx: _Ctx) -> None:
 
 
 def define_fleet_assignment(b: _Builder, ctx: _Ctx) -> None:
-    """sum_{k,w} assign[c,s,k,w,p] - installs alive[c,s,p] <= initial fleet alive[c,s,p]."""
+    """Fleet assignment: sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] (initial + installs alive)."""
     sc, a = ctx.sc, ctx.assign
     if a.empty:
         return
@@ -835,7 +887,7 @@ def define_fleet_assignment(b: _Builder, ctx: _Ctx) -> None:
 
 
 def define_demand_balance(b: _Builder, ctx: _Ctx) -> None:
-    """sum assign * h100e[c,w] * derate[k,c] + unmet[k,w,p] >= demand_h100e[k,w,p]."""
+    """Demand balance: sum assign * h100e[c,w] * derate[k,c] + unmet[k,w,p] >= demand[k,w,p]."""
     sc, u = ctx.sc, ctx.unmet
     if u.empty:
         return
@@ -852,7 +904,7 @@ def define_demand_balance(b: _Builder, ctx: _Ctx) -> None:
 
 
 def define_commitment(b: _Builder, ctx: _Ctx) -> None:
-    """sum_{c in family f, s, w} assign[c,s,k,w,p] * it_kw/1000 + breach[j,p] >= min_it_mw[j]."""
+    """Commit IT MW: sum_{c in f, s, w} assign[c,s,k,w,p] * kw/1000 + breach[j,p] >= min_it_mw."""
     sc, br = ctx.sc, ctx.breach
     if br.empty:
         return
@@ -874,7 +926,9 @@ def define_objective(b: _Builder, ctx: _Ctx, shared_done: bool) -> None:
     c = ft["c"].to_numpy()
     rent = _chip_attr(sc, c, "capex_usd_per_chip") / _chip_attr(sc, c, "lifetime_periods")
     b.add_cost(sc.i, "chip_capex", ft["col"], ft["t"], rent.astype(float))
-    b.add_cost(sc.i, "chip_capex", ctx.produce["col"], ctx.produce["t"], PRODUCE_TIE_BREAK_USD_PER_CHIP)
+    b.add_cost(
+        sc.i, "chip_capex", ctx.produce["col"], ctx.produce["t"], PRODUCE_TIE_BREAK_USD_PER_CHIP
+    )
     # build capex rent
     bv = ctx.build
     if len(bv):
@@ -971,7 +1025,7 @@ def build_stochastic_model(
     ctxs = []
     for sc in scens:
         ctx = _Ctx(sc, first["build"], first["liquid"], first["install"], first["produce"])
-        _fleet(ctx)
+        _fleet(b, ctx)
         ok = _operating_keys(ctx)
         for kind in ("assign", "unmet", "breach"):
             setattr(ctx, kind, ok[kind].assign(col=b.add_vars(kind, sc.i, ok[kind])))
@@ -1015,11 +1069,19 @@ def _assemble(
     var["ub"] = np.inf
     var["integer"] = is_int
     var["scale"] = scale
-    con = pd.concat(b.row_frames, ignore_index=True) if b.row_frames else pd.DataFrame(
-        {"row": pd.Series([], dtype=np.int64), "family": pd.Series([], dtype=str),
-         "scenario": pd.Series([], dtype=np.int64),
-         **{c: pd.Series([], dtype=np.int64) for c in _CODE_COLS},
-         "sense": pd.Series([], dtype=str), "rhs": pd.Series([], dtype=float)}
+    con = (
+        pd.concat(b.row_frames, ignore_index=True)
+        if b.row_frames
+        else pd.DataFrame(
+            {
+                "row": pd.Series([], dtype=np.int64),
+                "family": pd.Series([], dtype=str),
+                "scenario": pd.Series([], dtype=np.int64),
+                **{c: pd.Series([], dtype=np.int64) for c in _CODE_COLS},
+                "sense": pd.Series([], dtype=str),
+                "rhs": pd.Series([], dtype=float),
+            }
+        )
     )
     con = con.drop(columns="row")
     con["family"] = pd.Categorical(con["family"], categories=list(FAMILIES))
@@ -1032,19 +1094,33 @@ def _assemble(
         v = np.zeros(0)
     mat = sp.csr_matrix((v, (r, c)), shape=(m, n))
     mat.sum_duplicates()
-    costs = pd.concat(b.costs, ignore_index=True) if b.costs else pd.DataFrame(
-        {"col": [], "scenario": [], "term": [], "t": [], "coef": []}
+    costs = (
+        pd.concat(b.costs, ignore_index=True)
+        if b.costs
+        else pd.DataFrame({"col": [], "scenario": [], "term": [], "t": [], "coef": []})
     )
-    costs["coef"] = costs["coef"].to_numpy(dtype=float) * scale[costs["col"].to_numpy(dtype=np.int64)]
-    consts = pd.concat(b.consts, ignore_index=True) if b.consts else pd.DataFrame(
-        {"scenario": pd.Series([], dtype=np.int64), "term": pd.Series([], dtype=str),
-         "t": pd.Series([], dtype=np.int64), "value": pd.Series([], dtype=float)}
+    costs["coef"] = (
+        costs["coef"].to_numpy(dtype=float) * scale[costs["col"].to_numpy(dtype=np.int64)]
+    )
+    consts = (
+        pd.concat(b.consts, ignore_index=True)
+        if b.consts
+        else pd.DataFrame(
+            {
+                "scenario": pd.Series([], dtype=np.int64),
+                "term": pd.Series([], dtype=str),
+                "t": pd.Series([], dtype=np.int64),
+                "value": pd.Series([], dtype=float),
+            }
+        )
     )
     disc = scens[0].disc
     wv = np.asarray(wts)
-    cc = costs["coef"].to_numpy() * disc[costs["t"].to_numpy(dtype=np.int64)] * wv[
-        costs["scenario"].to_numpy(dtype=np.int64)
-    ]
+    cc = (
+        costs["coef"].to_numpy()
+        * disc[costs["t"].to_numpy(dtype=np.int64)]
+        * wv[costs["scenario"].to_numpy(dtype=np.int64)]
+    )
     var["cost"] = np.bincount(costs["col"].to_numpy(dtype=np.int64), weights=cc, minlength=n)
     return PlanningModel(
         datasets=tuple(sc.ds for sc in scens),
@@ -1100,7 +1176,9 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
         if t is None or len(t) == 0:
             continue
         t = t.groupby([*idcols, "period"], as_index=False)[vcol].sum()
-        key = pd.DataFrame({cc: _code(t[ic], codes[letter_ids[ic]]) for ic, cc in zip(idcols, ccols, strict=True)})
+        key = pd.DataFrame(
+            {cc: _code(t[ic], codes[letter_ids[ic]]) for ic, cc in zip(idcols, ccols, strict=True)}
+        )
         key["t"] = per.get_indexer(t["period"].astype(str).to_numpy())
         key["value"] = t[vcol].to_numpy(dtype=float)
         sel = var[var["kind"] == kind]
@@ -1167,7 +1245,9 @@ def to_pulp(model: PlanningModel, *, relax_integers: bool = False) -> tuple[pulp
     cost = var["cost"].to_numpy()
     nz = np.flatnonzero(cost)
     prob.setObjective(
-        pulp.LpAffineExpression([(xs[j], float(cost[j])) for j in nz], constant=model.objective_constant)
+        pulp.LpAffineExpression(
+            [(xs[j], float(cost[j])) for j in nz], constant=model.objective_constant
+        )
     )
     mat = model.matrix
     rhs = model.constraints["rhs"].to_numpy()
@@ -1178,6 +1258,8 @@ def to_pulp(model: PlanningModel, *, relax_integers: bool = False) -> tuple[pulp
         expr = pulp.LpAffineExpression(
             [(xs[j], float(v)) for j, v in zip(indices[a:z], data[a:z], strict=True)]
         )
-        s = pulp.LpConstraintLE if sense[i] == "<=" else pulp.LpConstraintGE
+        s = {"<=": pulp.LpConstraintLE, ">=": pulp.LpConstraintGE, "==": pulp.LpConstraintEQ}[
+            sense[i]
+        ]
         prob.addConstraint(pulp.LpConstraint(expr, s, name=f"c{i}", rhs=float(rhs[i])))
     return prob, xs

@@ -45,31 +45,93 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.model import COST_TERMS, FAMILIES, PlanningModel
+from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "build_out": ("site", "period", "build_mw", "liquid_build_mw", "it_capacity_mw",
-                  "liquid_capacity_mw"),
-    "fleet": ("chip", "site", "period", "installed_chips", "retired_chips", "fleet_chips",
-              "assigned_chips", "idle_chips", "it_mw"),
+    "build_out": (
+        "site",
+        "period",
+        "build_mw",
+        "liquid_build_mw",
+        "it_capacity_mw",
+        "liquid_capacity_mw",
+    ),
+    "fleet": (
+        "chip",
+        "site",
+        "period",
+        "installed_chips",
+        "retired_chips",
+        "fleet_chips",
+        "assigned_chips",
+        "idle_chips",
+        "it_mw",
+    ),
     "production": ("chip", "period", "produced_chips", "installed_chips", "inventory_chips"),
-    "supply_utilisation": ("resource", "period", "used", "capacity", "utilisation",
-                           "shadow_price_usd_per_unit"),
+    "supply_utilisation": (
+        "resource",
+        "period",
+        "used",
+        "capacity",
+        "utilisation",
+        "shadow_price_usd_per_unit",
+    ),
     "assignment": ("chip", "site", "customer", "workload", "period", "chips", "h100e", "it_mw"),
-    "demand": ("customer", "workload", "period", "demand_h100e", "served_h100e",
-               "unmet_h100e", "served_share", "shadow_price_usd_per_h100e"),
-    "site_utilisation": ("site", "period", "limit", "used", "capacity", "unit",
-                         "utilisation", "shadow_price_usd_per_unit"),
-    "commitments": ("customer", "family", "period", "min_it_mw", "delivered_it_mw",
-                    "breach_mw", "shadow_price_usd_per_mw"),
+    "demand": (
+        "customer",
+        "workload",
+        "period",
+        "demand_h100e",
+        "served_h100e",
+        "unmet_h100e",
+        "served_share",
+        "shadow_price_usd_per_h100e",
+    ),
+    "site_utilisation": (
+        "site",
+        "period",
+        "limit",
+        "used",
+        "capacity",
+        "unit",
+        "utilisation",
+        "shadow_price_usd_per_unit",
+    ),
+    "commitments": (
+        "customer",
+        "family",
+        "period",
+        "min_it_mw",
+        "delivered_it_mw",
+        "breach_mw",
+        "shadow_price_usd_per_mw",
+    ),
     "costs": ("period", "term", "cost_usd", "undiscounted_cost_usd"),
-    "energy": ("site", "period", "it_mwh", "facility_mwh", "water_m3", "energy_cost_usd",
-               "carbon_t"),
+    "energy": (
+        "site",
+        "period",
+        "it_mwh",
+        "facility_mwh",
+        "water_m3",
+        "energy_cost_usd",
+        "carbon_t",
+    ),
     "shadow_prices": ("family", "period", "key", "shadow_price", "unit", "slack", "binding"),
 }
 
-TEXT_COLUMNS = {"site", "period", "chip", "resource", "customer", "workload", "limit",
-                "unit", "family", "term", "key"}
+TEXT_COLUMNS = {
+    "site",
+    "period",
+    "chip",
+    "resource",
+    "customer",
+    "workload",
+    "limit",
+    "unit",
+    "family",
+    "term",
+    "key",
+}
 
 _ZERO = 1e-9
 
@@ -95,7 +157,9 @@ def empty_tables() -> dict[str, pd.DataFrame]:
 
 
 # --------------------------------------------------------------------- domain values
-def solution_frames(model: PlanningModel, x: np.ndarray, scenario: int = 0) -> dict[str, pd.DataFrame]:
+def solution_frames(
+    model: PlanningModel, x: np.ndarray, scenario: int = 0
+) -> dict[str, pd.DataFrame]:
     """Decision values of one scenario mapped to domain keys.
 
     Parameters
@@ -177,20 +241,41 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     if len(ins):
         t = ins["period"].map(pidx).to_numpy(dtype=np.int64)
         L = life.reindex(ins["chip"]).to_numpy(dtype=np.int64)
-        parts.append(pd.DataFrame({"chip": ins["chip"].to_numpy(), "site": ins["site"].to_numpy(),
-                                   "t_in": t, "t_out": t + L, "chips": ins["value"].to_numpy(),
-                                   "new": True}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "chip": ins["chip"].to_numpy(),
+                    "site": ins["site"].to_numpy(),
+                    "t_in": t,
+                    "t_out": t + L,
+                    "chips": ins["value"].to_numpy(),
+                    "new": True,
+                }
+            )
+        )
     f0 = ds.table("initial_fleet")
     if len(f0):
-        t = np.array([period_index(p) - p0 for p in f0["install_period"].astype(str)], dtype=np.int64)
+        t = np.array(
+            [period_index(p) - p0 for p in f0["install_period"].astype(str)], dtype=np.int64
+        )
         L = life.reindex(f0["chip"]).to_numpy(dtype=np.int64)
-        parts.append(pd.DataFrame({"chip": f0["chip"].astype(str).to_numpy(),
-                                   "site": f0["site"].astype(str).to_numpy(), "t_in": t,
-                                   "t_out": t + L, "chips": f0["chips"].to_numpy(dtype=float),
-                                   "new": False}))
+        parts.append(
+            pd.DataFrame(
+                {
+                    "chip": f0["chip"].astype(str).to_numpy(),
+                    "site": f0["site"].astype(str).to_numpy(),
+                    "t_in": t,
+                    "t_out": t + L,
+                    "chips": f0["chips"].to_numpy(dtype=float),
+                    "new": False,
+                }
+            )
+        )
     cols = ["chip", "site", "period", "installed_chips", "retired_chips", "fleet_chips"]
     if not parts:
-        return pd.DataFrame({c: pd.Series([], dtype=object if c in TEXT_COLUMNS else float) for c in cols})
+        return pd.DataFrame(
+            {c: pd.Series([], dtype=object if c in TEXT_COLUMNS else float) for c in cols}
+        )
     cohorts = pd.concat(parts, ignore_index=True)
     cohorts = cohorts[cohorts["chips"] > 0]
     pairs = cohorts[["chip", "site"]].drop_duplicates().reset_index(drop=True)
@@ -199,7 +284,9 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     tt = m["t"].to_numpy()
     alive = (m["t_in"].to_numpy() <= tt) & (tt < m["t_out"].to_numpy())
     m["fleet_chips"] = np.where(alive, m["chips"], 0.0)
-    m["installed_chips"] = np.where(m["new"].to_numpy() & (m["t_in"].to_numpy() == tt), m["chips"], 0.0)
+    m["installed_chips"] = np.where(
+        m["new"].to_numpy() & (m["t_in"].to_numpy() == tt), m["chips"], 0.0
+    )
     m["retired_chips"] = np.where(m["t_out"].to_numpy() == tt, m["chips"], 0.0)
     g = m.groupby(["chip", "site", "t"], as_index=False)[
         ["installed_chips", "retired_chips", "fleet_chips"]
@@ -217,6 +304,7 @@ def _dual_lookup(
     f = con.loc[sel, keys].copy()
     w = model.weights[scenario]
     d = np.zeros(int(sel.sum())) if row_dual is None else row_dual[sel] / (w if w > 0 else 1.0)
+    d = d + 0.0  # turn -0.0 into 0.0
     f["dual"] = d
     return f
 
@@ -255,52 +343,90 @@ def make_tables(
 
     # build_out
     grid_sp = sites[["site"]].merge(pd.DataFrame({"period": periods}), how="cross")
-    bo = grid_sp.merge(fr["build"].rename(columns={"value": "build_mw"}), on=["site", "period"], how="left")
-    bo = bo.merge(fr["liquid"].rename(columns={"value": "liquid_build_mw"}), on=["site", "period"], how="left")
+    bo = grid_sp.merge(
+        fr["build"].rename(columns={"value": "build_mw"}), on=["site", "period"], how="left"
+    )
+    bo = bo.merge(
+        fr["liquid"].rename(columns={"value": "liquid_build_mw"}), on=["site", "period"], how="left"
+    )
     bo[["build_mw", "liquid_build_mw"]] = bo[["build_mw", "liquid_build_mw"]].fillna(0.0)
     bo["_t"] = bo["period"].map({p: i for i, p in enumerate(periods)})
     bo = bo.sort_values(["site", "_t"]).reset_index(drop=True)
     sidx = sites.set_index("site")
-    bo["it_capacity_mw"] = sidx["initial_it_mw"].reindex(bo["site"]).to_numpy() + bo.groupby("site")["build_mw"].cumsum().to_numpy()
-    bo["liquid_capacity_mw"] = sidx["initial_liquid_mw"].reindex(bo["site"]).to_numpy() + bo.groupby("site")["liquid_build_mw"].cumsum().to_numpy()
+    bo["it_capacity_mw"] = (
+        sidx["initial_it_mw"].reindex(bo["site"]).to_numpy()
+        + bo.groupby("site")["build_mw"].cumsum().to_numpy()
+    )
+    bo["liquid_capacity_mw"] = (
+        sidx["initial_liquid_mw"].reindex(bo["site"]).to_numpy()
+        + bo.groupby("site")["liquid_build_mw"].cumsum().to_numpy()
+    )
     out["build_out"] = bo
 
     # fleet
     fl = fleet_values(ds, fr)
     asg = fr["assign"]
-    asg_cs = asg.groupby(["chip", "site", "period"], as_index=False)["value"].sum().rename(columns={"value": "assigned_chips"})
+    asg_cs = (
+        asg.groupby(["chip", "site", "period"], as_index=False)["value"]
+        .sum()
+        .rename(columns={"value": "assigned_chips"})
+    )
     fl = fl.merge(asg_cs, on=["chip", "site", "period"], how="left")
     fl["assigned_chips"] = fl["assigned_chips"].fillna(0.0)
     fl["idle_chips"] = np.maximum(fl["fleet_chips"] - fl["assigned_chips"], 0.0)
     kw = chips["it_kw_per_chip"].reindex(fl["chip"]).to_numpy(dtype=float)
     fl["it_mw"] = fl["fleet_chips"].to_numpy() * kw / 1e3
-    keep = (fl[["installed_chips", "retired_chips", "fleet_chips", "assigned_chips"]].abs() > _ZERO).any(axis=1)
+    keep = (
+        fl[["installed_chips", "retired_chips", "fleet_chips", "assigned_chips"]].abs() > _ZERO
+    ).any(axis=1)
     fl = fl[keep.to_numpy()].reset_index(drop=True)
     out["fleet"] = fl
 
     # production
     pr = fr["produce"].rename(columns={"value": "produced_chips"})
-    ins_c = fr["install"].groupby(["chip", "period"], as_index=False)["value"].sum().rename(columns={"value": "installed_chips"})
+    ins_c = (
+        fr["install"]
+        .groupby(["chip", "period"], as_index=False)["value"]
+        .sum()
+        .rename(columns={"value": "installed_chips"})
+    )
     pr = pr.merge(ins_c, on=["chip", "period"], how="outer")
     if len(pr):
         cp = pr[["chip"]].drop_duplicates().merge(pd.DataFrame({"period": periods}), how="cross")
         pr = cp.merge(pr, on=["chip", "period"], how="left")
-    pr[["produced_chips", "installed_chips"]] = pr[["produced_chips", "installed_chips"]].fillna(0.0)
+    pr[["produced_chips", "installed_chips"]] = pr[["produced_chips", "installed_chips"]].fillna(
+        0.0
+    )
     pr["_t"] = pr["period"].map({p: i for i, p in enumerate(periods)})
     pr = pr.sort_values(["chip", "_t"]).reset_index(drop=True)
-    pr["inventory_chips"] = (pr.groupby("chip")["produced_chips"].cumsum() - pr.groupby("chip")["installed_chips"].cumsum()).to_numpy()
+    pr["inventory_chips"] = (
+        pr.groupby("chip")["produced_chips"].cumsum()
+        - pr.groupby("chip")["installed_chips"].cumsum()
+    ).to_numpy()
     out["production"] = pr
 
     # supply_utilisation
     bom = ds.table("chip_bill_of_materials")
     su = ds.table("supply_resources")[["resource", "period", "capacity"]]
     used = fr["produce"].merge(bom, on="chip")
-    used = used.assign(used=used["value"] * used["per_chip"]).groupby(["resource", "period"], as_index=False)["used"].sum()
+    used = (
+        used.assign(used=used["value"] * used["per_chip"])
+        .groupby(["resource", "period"], as_index=False)["used"]
+        .sum()
+    )
     su = su.merge(used, on=["resource", "period"], how="left")
     su["used"] = su["used"].fillna(0.0)
-    su["utilisation"] = np.where(su["capacity"] > 0, su["used"] / su["capacity"].where(su["capacity"] > 0, 1.0), np.nan)
+    su["utilisation"] = np.where(
+        su["capacity"] > 0, su["used"] / su["capacity"].where(su["capacity"] > 0, 1.0), np.nan
+    )
     d = _dual_lookup(model, row_dual, scenario, "supply_resource", ["r", "t"])
-    d = pd.DataFrame({"resource": _names(model, "r", d["r"]), "period": per[d["t"].to_numpy()], "shadow_price_usd_per_unit": d["dual"].to_numpy()})
+    d = pd.DataFrame(
+        {
+            "resource": _names(model, "r", d["r"]),
+            "period": per[d["t"].to_numpy()],
+            "shadow_price_usd_per_unit": d["dual"].to_numpy(),
+        }
+    )
     su = su.merge(d, on=["resource", "period"], how="left")
     su["shadow_price_usd_per_unit"] = su["shadow_price_usd_per_unit"].fillna(0.0)
     out["supply_utilisation"] = su
@@ -313,19 +439,38 @@ def make_tables(
     inf = chips["inference_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
     h = np.where(a["workload"].to_numpy() == "training", tr, inf)
     a["h100e"] = a["chips"].to_numpy() * h * a["derate"].fillna(0.0).to_numpy()
-    a["it_mw"] = a["chips"].to_numpy() * chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float) / 1e3
+    a["it_mw"] = (
+        a["chips"].to_numpy()
+        * chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
+        / 1e3
+    )
     out["assignment"] = a
 
     # demand
     dm = ds.table("demand")[["customer", "workload", "period", "demand_h100e"]]
-    served = a.groupby(["customer", "workload", "period"], as_index=False)["h100e"].sum().rename(columns={"h100e": "served_h100e"})
+    served = (
+        a.groupby(["customer", "workload", "period"], as_index=False)["h100e"]
+        .sum()
+        .rename(columns={"h100e": "served_h100e"})
+    )
     dm = dm.merge(served, on=["customer", "workload", "period"], how="left")
-    dm = dm.merge(fr["unmet"].rename(columns={"value": "unmet_h100e"}), on=["customer", "workload", "period"], how="left")
+    dm = dm.merge(
+        fr["unmet"].rename(columns={"value": "unmet_h100e"}),
+        on=["customer", "workload", "period"],
+        how="left",
+    )
     dm[["served_h100e", "unmet_h100e"]] = dm[["served_h100e", "unmet_h100e"]].fillna(0.0)
     dmv = dm["demand_h100e"].to_numpy(dtype=float)
     dm["served_share"] = np.where(dmv > 0, dm["served_h100e"] / np.where(dmv > 0, dmv, 1.0), np.nan)
     d = _dual_lookup(model, row_dual, scenario, "demand_balance", ["k", "w", "t"])
-    d = pd.DataFrame({"customer": _names(model, "k", d["k"]), "workload": _names(model, "w", d["w"]), "period": per[d["t"].to_numpy()], "shadow_price_usd_per_h100e": d["dual"].to_numpy()})
+    d = pd.DataFrame(
+        {
+            "customer": _names(model, "k", d["k"]),
+            "workload": _names(model, "w", d["w"]),
+            "period": per[d["t"].to_numpy()],
+            "shadow_price_usd_per_h100e": d["dual"].to_numpy(),
+        }
+    )
     dm = dm.merge(d, on=["customer", "workload", "period"], how="left")
     dm["shadow_price_usd_per_h100e"] = dm["shadow_price_usd_per_h100e"].fillna(0.0)
     out["demand"] = dm
@@ -335,23 +480,41 @@ def make_tables(
     wl = ds.table("workloads").set_index("workload")["power_factor"]
     a_pf = asg.assign(pfx=asg["value"] * wl.reindex(asg["workload"]).to_numpy(dtype=float))
     a_pf = a_pf.groupby(["chip", "site", "period"], as_index=False)["pfx"].sum()
-    fe = fleet_values(ds, fr).merge(asg_cs, on=["chip", "site", "period"], how="outer").merge(a_pf, on=["chip", "site", "period"], how="left")
-    fe[["fleet_chips", "assigned_chips", "pfx"]] = fe[["fleet_chips", "assigned_chips", "pfx"]].fillna(0.0)
+    fe = (
+        fleet_values(ds, fr)
+        .merge(asg_cs, on=["chip", "site", "period"], how="outer")
+        .merge(a_pf, on=["chip", "site", "period"], how="left")
+    )
+    fe[["fleet_chips", "assigned_chips", "pfx"]] = fe[
+        ["fleet_chips", "assigned_chips", "pfx"]
+    ].fillna(0.0)
     kw = chips["it_kw_per_chip"].reindex(fe["chip"]).to_numpy(dtype=float)
     idle = chips["idle_power_factor"].reindex(fe["chip"]).to_numpy(dtype=float)
     liq = chips["cooling"].reindex(fe["chip"]).to_numpy() == "liquid"
     hrs = hours.reindex(fe["period"]).to_numpy(dtype=float)
     fe["it_mwh"] = hrs / 1e3 * kw * (fe["pfx"] + idle * (fe["fleet_chips"] - fe["assigned_chips"]))
-    pue = np.where(liq, sidx["pue_liquid"].reindex(fe["site"]).to_numpy(), sidx["pue_air"].reindex(fe["site"]).to_numpy())
-    wue = np.where(liq, sidx["wue_l_per_kwh_liquid"].reindex(fe["site"]).to_numpy(), sidx["wue_l_per_kwh_air"].reindex(fe["site"]).to_numpy())
+    pue = np.where(
+        liq,
+        sidx["pue_liquid"].reindex(fe["site"]).to_numpy(),
+        sidx["pue_air"].reindex(fe["site"]).to_numpy(),
+    )
+    wue = np.where(
+        liq,
+        sidx["wue_l_per_kwh_liquid"].reindex(fe["site"]).to_numpy(),
+        sidx["wue_l_per_kwh_air"].reindex(fe["site"]).to_numpy(),
+    )
     fe["facility_mwh"] = fe["it_mwh"] * pue
     fe["water_m3"] = fe["it_mwh"] * wue
     fe["fac_mw"] = fe["fleet_chips"] * kw / 1e3 * pue
     fe["liq_mw"] = np.where(liq, fe["fleet_chips"] * kw / 1e3, 0.0)
     fe["it_mw"] = fe["fleet_chips"] * kw / 1e3
-    es = fe.groupby(["site", "period"], as_index=False)[["it_mwh", "facility_mwh", "water_m3", "fac_mw", "liq_mw", "it_mw"]].sum()
+    es = fe.groupby(["site", "period"], as_index=False)[
+        ["it_mwh", "facility_mwh", "water_m3", "fac_mw", "liq_mw", "it_mw"]
+    ].sum()
     es = grid_sp.merge(es, on=["site", "period"], how="left").fillna(0.0)
-    es["energy_cost_usd"] = es["facility_mwh"] * sidx["energy_price_usd_per_mwh"].reindex(es["site"]).to_numpy()
+    es["energy_cost_usd"] = (
+        es["facility_mwh"] * sidx["energy_price_usd_per_mwh"].reindex(es["site"]).to_numpy()
+    )
     es["carbon_t"] = es["facility_mwh"] * sidx["carbon_t_per_mwh"].reindex(es["site"]).to_numpy()
     out["energy"] = es
 
@@ -374,7 +537,13 @@ def make_tables(
         f["capacity"] = cap_v.reindex(idx).to_numpy(dtype=float)
         f["unit"] = unit
         d = _dual_lookup(model, row_dual, scenario, fam, ["s", "t"])
-        d = pd.DataFrame({"site": _names(model, "s", d["s"]), "period": per[d["t"].to_numpy()], "shadow_price_usd_per_unit": d["dual"].to_numpy()})
+        d = pd.DataFrame(
+            {
+                "site": _names(model, "s", d["s"]),
+                "period": per[d["t"].to_numpy()],
+                "shadow_price_usd_per_unit": d["dual"].to_numpy(),
+            }
+        )
         f = f.merge(d, on=["site", "period"], how="left")
         parts.append(f)
     su2 = pd.concat(parts, ignore_index=True)
@@ -395,18 +564,42 @@ def make_tables(
             t0 = max(period_index(str(r["from_period"])) - p0, 0)
             t1 = min(period_index(str(r["to_period"])) - p0, T - 1)
             for t in range(t0, t1 + 1):
-                rows.append((j, str(r["customer"]), str(r["family"]), periods[t], float(r["min_it_mw"])))
+                rows.append(
+                    (j, str(r["customer"]), str(r["family"]), periods[t], float(r["min_it_mw"]))
+                )
         cm = pd.DataFrame(rows, columns=["j", "customer", "family", "period", "min_it_mw"])
     else:
-        cm = pd.DataFrame({"j": pd.Series([], dtype=np.int64), "customer": pd.Series([], dtype=object), "family": pd.Series([], dtype=object), "period": pd.Series([], dtype=object), "min_it_mw": pd.Series([], dtype=float)})
+        cm = pd.DataFrame(
+            {
+                "j": pd.Series([], dtype=np.int64),
+                "customer": pd.Series([], dtype=object),
+                "family": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "min_it_mw": pd.Series([], dtype=float),
+            }
+        )
     af = a.assign(family=chips["family"].reindex(a["chip"]).astype(str).to_numpy())
-    dl = af.groupby(["customer", "family", "period"], as_index=False)["it_mw"].sum().rename(columns={"it_mw": "delivered_it_mw"})
+    dl = (
+        af.groupby(["customer", "family", "period"], as_index=False)["it_mw"]
+        .sum()
+        .rename(columns={"it_mw": "delivered_it_mw"})
+    )
     cm = cm.merge(dl, on=["customer", "family", "period"], how="left")
     cm["delivered_it_mw"] = cm["delivered_it_mw"].fillna(0.0)
-    cm = cm.merge(br[["j", "period", "value"]].rename(columns={"value": "breach_mw"}), on=["j", "period"], how="left")
+    cm = cm.merge(
+        br[["j", "period", "value"]].rename(columns={"value": "breach_mw"}),
+        on=["j", "period"],
+        how="left",
+    )
     cm["breach_mw"] = cm["breach_mw"].fillna(0.0)
     d = _dual_lookup(model, row_dual, scenario, "commitment", ["j", "t"])
-    d = pd.DataFrame({"j": d["j"].to_numpy(), "period": per[d["t"].to_numpy()], "shadow_price_usd_per_mw": d["dual"].to_numpy()})
+    d = pd.DataFrame(
+        {
+            "j": d["j"].to_numpy(),
+            "period": per[d["t"].to_numpy()],
+            "shadow_price_usd_per_mw": d["dual"].to_numpy(),
+        }
+    )
     cm = cm.merge(d, on=["j", "period"], how="left")
     cm["shadow_price_usd_per_mw"] = cm["shadow_price_usd_per_mw"].fillna(0.0)
     out["commitments"] = cm
@@ -426,7 +619,19 @@ def _costs(model: PlanningModel, x: np.ndarray, scenario: int) -> pd.DataFrame:
     f = pd.DataFrame({"t": ct["t"].to_numpy(dtype=np.int64), "term": ct["term"].to_numpy(), "u": v})
     k = model.const_terms
     k = k[k["scenario"] == scenario]
-    f = pd.concat([f, pd.DataFrame({"t": k["t"].to_numpy(dtype=np.int64), "term": k["term"].to_numpy(), "u": k["value"].to_numpy(dtype=float)})], ignore_index=True)
+    f = pd.concat(
+        [
+            f,
+            pd.DataFrame(
+                {
+                    "t": k["t"].to_numpy(dtype=np.int64),
+                    "term": k["term"].to_numpy(),
+                    "u": k["value"].to_numpy(dtype=float),
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     g = f.groupby(["t", "term"])["u"].sum()
     T = len(model.periods)
     full = pd.MultiIndex.from_product([range(T), list(COST_TERMS)], names=["t", "term"])
@@ -447,8 +652,18 @@ def row_keys(model: PlanningModel, con: pd.DataFrame, scenario: int = 0) -> np.n
     k = nm["k"][con["k"].to_numpy()]
     w = nm["w"][con["w"].to_numpy()]
     r = nm["r"][con["r"].to_numpy()]
-    site_fams = np.isin(fam, ["site_it_power", "site_liquid", "site_liquid_share", "site_grid",
-                              "site_build_rate", "site_max", "site_water"])
+    site_fams = np.isin(
+        fam,
+        [
+            "site_it_power",
+            "site_liquid",
+            "site_liquid_share",
+            "site_grid",
+            "site_build_rate",
+            "site_max",
+            "site_water",
+        ],
+    )
     out[site_fams] = s[site_fams]
     m = fam == "supply_resource"
     out[m] = r[m]
@@ -461,7 +676,13 @@ def row_keys(model: PlanningModel, con: pd.DataFrame, scenario: int = 0) -> np.n
     m = fam == "commitment"
     if m.any():
         com = model.commitments[scenario].reset_index(drop=True)
-        txt = (com["customer"].astype(str) + "/" + com["family"].astype(str) + "/" + com["from_period"].astype(str)).to_numpy(dtype=object)
+        txt = (
+            com["customer"].astype(str)
+            + "/"
+            + com["family"].astype(str)
+            + "/"
+            + com["from_period"].astype(str)
+        ).to_numpy(dtype=object)
         out[m] = txt[con["j"].to_numpy()[m]]
     return out
 
@@ -470,7 +691,7 @@ def _shadow_prices(
     model: PlanningModel, x: np.ndarray, row_dual: np.ndarray | None, scenario: int
 ) -> pd.DataFrame:
     con = model.constraints
-    sel = (con["scenario"] == scenario).to_numpy()
+    sel = ((con["scenario"] == scenario) & ~con["family"].isin(DEFINITION_FAMILIES)).to_numpy()
     c = con.loc[sel]
     lhs = model.matrix[np.flatnonzero(sel)] @ np.asarray(x)
     rhs = c["rhs"].to_numpy(dtype=float)
@@ -478,8 +699,13 @@ def _shadow_prices(
     slack = np.where(le, rhs - lhs, lhs - rhs)
     w = model.weights[scenario]
     dual = np.zeros(len(c)) if row_dual is None else row_dual[sel] / (w if w > 0 else 1.0)
+    dual = dual + 0.0  # turn -0.0 into 0.0
     fam = c["family"].astype(str).to_numpy()
-    units = np.array([FAMILIES[f] for f in fam], dtype=object) if len(fam) else np.zeros(0, dtype=object)
+    units = (
+        np.array([FAMILIES[f] for f in fam], dtype=object)
+        if len(fam)
+        else np.zeros(0, dtype=object)
+    )
     if (fam == "supply_resource").any():
         su = model.datasets[scenario].table("supply_resources")
         ru = dict(zip(su["resource"].astype(str), su["unit"].astype(str), strict=True))

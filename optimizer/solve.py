@@ -10,7 +10,9 @@ Solvers
 * ``"highs"``: the model's sparse arrays are passed to ``highspy`` in bulk
   (``Highs.passModel`` with a column-wise matrix). PuLP's own ``pulp.HiGHS`` adds
   rows and columns one at a time through Python, which is far slower on large
-  models (measured: see the report / README), so it is not used on this path.
+  models, so it is not used on this path. LPs above ``IPM_THRESHOLD_COLUMNS``
+  columns use HiGHS's interior point method with crossover (the dual simplex
+  stalls on large degenerate instances); smaller ones the dual simplex.
 * ``"cbc"``: the model is built as a PuLP ``LpProblem`` (:func:`optimizer.model.to_pulp`)
   and solved with ``pulp.COIN_CMD`` pointed at the CBC binary bundled with PuLP.
 
@@ -43,7 +45,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from enum import Enum
+from enum import StrEnum
 from typing import Any, Literal
 
 import numpy as np
@@ -59,7 +61,7 @@ from optimizer.model import (
 )
 
 
-class Status(str, Enum):
+class Status(StrEnum):
     """Outcome of a solve."""
 
     optimal = "optimal"
@@ -183,7 +185,14 @@ class RawSolution:
 
 
 # ------------------------------------------------------------------------------ HiGHS
-def _run_highs(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
+#: LPs with more columns than this are solved by HiGHS's interior point method with
+#: crossover instead of the dual simplex (see the module docstring).
+IPM_THRESHOLD_COLUMNS = 50_000
+
+
+def _run_highs(
+    model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
+) -> RawSolution:
     import highspy
 
     t0 = time.perf_counter()
@@ -217,6 +226,11 @@ def _run_highs(model: PlanningModel, options: SolveOptions, *, lp_only: bool = F
     if options.threads is not None:
         h.setOptionValue("threads", int(options.threads))
     h.setOptionValue("mip_rel_gap", float(options.mip_gap))
+    if not is_mip and n > IPM_THRESHOLD_COLUMNS:
+        # measured: on large, degenerate planning LPs the dual simplex stalls while
+        # the interior point method (+ crossover, so duals are basic) finishes
+        h.setOptionValue("solver", "ipm")
+        h.setOptionValue("run_crossover", "on")
     h.passModel(lp)
     t1 = time.perf_counter()
     h.run()
@@ -304,7 +318,9 @@ def _run_cbc(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
     )
 
 
-def run_solver(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
+def run_solver(
+    model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
+) -> RawSolution:
     """Solve a built model with the chosen solver; in integer mode fix integers for duals.
 
     Parameters
@@ -335,7 +351,10 @@ def run_solver(model: PlanningModel, options: SolveOptions, *, lp_only: bool = F
         lp = run(fixed, replace(options, time_limit_s=None), lp_only=True)
         if lp.x is not None:
             raw = replace(
-                raw, x=lp.x, row_dual=lp.row_dual, solve_s=raw.solve_s + lp.solve_s,
+                raw,
+                x=lp.x,
+                row_dual=lp.row_dual,
+                solve_s=raw.solve_s + lp.solve_s,
                 handover_s=raw.handover_s + lp.handover_s,
             )
     return raw
@@ -381,9 +400,20 @@ def solve(
             for r in u.head(5).itertuples()
         )
         return PlanResult(
-            Status.infeasible, None, empty_tables(), _empty_violations(), None, msg,
-            options.solver, ds.hash, ds.name, {"build": build_s}, model.n_variables,
-            model.n_constraints, options.integer_units, "lp",
+            Status.infeasible,
+            None,
+            empty_tables(),
+            _empty_violations(),
+            None,
+            msg,
+            options.solver,
+            ds.hash,
+            ds.name,
+            {"build": build_s},
+            model.n_variables,
+            model.n_constraints,
+            options.integer_units,
+            "lp",
         )
     results = solve_model(model, options, build_s=build_s)
     return results[0]
@@ -496,7 +526,10 @@ def solve_model(
             if raw.solver_objective is not None and len(model.datasets) == 1:
                 gap = abs(raw.solver_objective - obj)
                 if gap > 1e-6 * (1 + abs(obj)):
-                    msg += f"; solver objective {raw.solver_objective:.6g} differs from tables {obj:.6g}"
+                    msg += (
+                        f"; solver objective {raw.solver_objective:.6g} differs from "
+                        f"tables {obj:.6g}"
+                    )
         out.append(
             PlanResult(
                 status=status,

@@ -39,25 +39,65 @@ def edit(ds, table, **cols):
 
 def with_commitment(ds, mw):
     com = pd.DataFrame(
-        {"customer": ["a"], "family": ["nv"], "from_period": ["2026Q1"], "to_period": ["2026Q1"],
-         "min_it_mw": [mw], "breach_penalty_usd_per_mw": [2e6]}
+        {
+            "customer": ["a"],
+            "family": ["nv"],
+            "from_period": ["2026Q1"],
+            "to_period": ["2026Q1"],
+            "min_it_mw": [mw],
+            "breach_penalty_usd_per_mw": [2e6],
+        }
     )
     return ds.replace(commitments=com)
 
 
 # (name, family, key, dataset builder taking the rhs value, rhs, step, expected price)
 CASES = [
-    ("power", "site_it_power", "s1",
-     lambda ds, v: edit(ds, "sites", initial_it_mw=v, max_build_mw_per_period=0.0),
-     0.3, 0.01, -3.7e6),
-    ("grid", "site_grid", "s1", lambda ds, v: edit(ds, "site_grid", grid_mw=v),
-     0.6, 0.01, -3700 * 1000 / 1.5),
-    ("water", "site_water", "s1", lambda ds, v: edit(ds, "site_water", water_permit_m3=v),
-     1200.0, 1.0, -925.0),
-    ("supply", "supply_resource", "wafers", lambda ds, v: edit(ds, "supply_resources", capacity=v),
-     300.0, 1.0, -3700.0),
-    ("demand", "demand_balance", "a/training", lambda ds, v: edit(ds, "demand", demand_h100e=v),
-     500.0, 1.0, 1300.0),
+    (
+        "power",
+        "site_it_power",
+        "s1",
+        lambda ds, v: edit(ds, "sites", initial_it_mw=v, max_build_mw_per_period=0.0),
+        0.3,
+        0.01,
+        -3.7e6,
+    ),
+    (
+        "grid",
+        "site_grid",
+        "s1",
+        lambda ds, v: edit(ds, "site_grid", grid_mw=v),
+        0.6,
+        0.01,
+        -3700 * 1000 / 1.5,
+    ),
+    (
+        "water",
+        "site_water",
+        "s1",
+        lambda ds, v: edit(ds, "site_water", water_permit_m3=v),
+        1200.0,
+        1.0,
+        -925.0,
+    ),
+    (
+        "supply",
+        "supply_resource",
+        "wafers",
+        lambda ds, v: edit(ds, "supply_resources", capacity=v),
+        300.0,
+        1.0,
+        -3700.0,
+    ),
+    (
+        "demand",
+        "demand_balance",
+        "a/training",
+        lambda ds, v: edit(ds, "demand", demand_h100e=v),
+        500.0,
+        1.0,
+        1300.0,
+    ),
     ("commitment", "commitment", "a/nv/2026Q1", with_commitment, 0.6, 0.01, 1.3e6),
 ]
 

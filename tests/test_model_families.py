@@ -196,8 +196,14 @@ def test_demand_balance_penalty_cheaper(base):
 
 def commitment(ds, mw, penalty):
     com = pd.DataFrame(
-        {"customer": ["a"], "family": ["nv"], "from_period": ["2026Q1"], "to_period": ["2026Q1"],
-         "min_it_mw": [mw], "breach_penalty_usd_per_mw": [penalty]}
+        {
+            "customer": ["a"],
+            "family": ["nv"],
+            "from_period": ["2026Q1"],
+            "to_period": ["2026Q1"],
+            "min_it_mw": [mw],
+            "breach_penalty_usd_per_mw": [penalty],
+        }
     )
     return ds.replace(commitments=com)
 
