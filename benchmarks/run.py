@@ -263,9 +263,13 @@ def worker_linopy(data_dir: Path, time_limit_s: float | None, solve_it: bool) ->
         t = time.perf_counter()
         m, _ = build_linopy(ds)
         b = time.perf_counter() - t
+        t = time.perf_counter()
+        m.to_highspy()
+        handover = time.perf_counter() - t
         nv, nc = n_active(m)
         return {
             "build_s": b,
+            "handover_s": handover,
             "solve_s": None,
             "objective_usd": None,
             "status": "not solved",
@@ -431,6 +435,12 @@ def _worker_main(argv: Sequence[str]) -> None:
     a = ap.parse_args(argv)
     if a.worker == "ours":
         out = worker_ours(Path(a.data), Path(a.work), a.time_limit)
+    elif a.worker == "export":  # model arrays only, for a stand-alone floor run
+        from optimizer.model import build_model
+
+        ds, _, _ = _load_split(Path(a.data))
+        np.savez(Path(a.work) / "lp.npz", **export_arrays(build_model(ds)))
+        out = {"exported": str(Path(a.work) / "lp.npz")}
     elif a.worker == "floor":
         out = worker_floor(Path(a.work), a.time_limit)
     elif a.worker == "linopy":

@@ -73,6 +73,21 @@ class Dataset:
         object.__setattr__(self, "scenarios", MappingProxyType(dict(self.scenarios)))
         object.__setattr__(self, "hash", _content_hash(self._tables, self.scenarios))
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        # Mapping proxies do not pickle: rebuild from plain dicts (already validated,
+        # so no re-validation), e.g. when Dask ships a Dataset to a worker process.
+        return (
+            _restore,
+            (
+                dict(self._tables),
+                self.name,
+                dict(self.scenarios),
+                self.warnings,
+                self.scenario,
+                dict(self.meta),
+            ),
+        )
+
     # ------------------------------------------------------------------ accessors
     def table(self, name: str) -> pd.DataFrame:
         """Return input table ``name`` (typed, schema column order; treat as read-only).
@@ -210,6 +225,19 @@ class Dataset:
                 yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
             )
         return d
+
+
+def _restore(
+    tables: dict[str, pd.DataFrame],
+    name: str,
+    scenarios: dict[str, Scenario],
+    warnings: tuple[Finding, ...],
+    scenario: str,
+    meta: dict[str, Any],
+) -> Dataset:
+    return Dataset(
+        tables, name=name, scenarios=scenarios, warnings=warnings, scenario=scenario, meta=meta
+    )
 
 
 def _content_hash(tables: Mapping[str, pd.DataFrame], scenarios: Mapping[str, Scenario]) -> str:

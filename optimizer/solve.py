@@ -42,6 +42,9 @@ status becomes ``Status.error`` with a message naming the first violations.
 
 from __future__ import annotations
 
+import ctypes
+import os
+import sys
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -190,6 +193,37 @@ class RawSolution:
 IPM_THRESHOLD_COLUMNS = 50_000
 
 
+_HIGHS_BANNER_SHOWN = False
+
+
+def new_highs() -> Any:
+    """Return a silent ``highspy.Highs`` instance (``output_flag`` off).
+
+    HiGHS prints a copyright banner from C on the first construction in a process,
+    before any option can be set; that one construction runs with file descriptor 1
+    pointed at ``/dev/null`` so the CLI's summary stays clean.
+    """
+    import highspy
+
+    global _HIGHS_BANNER_SHOWN
+    if _HIGHS_BANNER_SHOWN:
+        h = highspy.Highs()
+    else:
+        sys.stdout.flush()
+        saved = os.dup(1)
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 1)
+                h = highspy.Highs()
+                ctypes.CDLL(None).fflush(None)
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _HIGHS_BANNER_SHOWN = True
+    h.setOptionValue("output_flag", False)
+    return h
+
+
 def _run_highs(
     model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
 ) -> RawSolution:
@@ -219,8 +253,7 @@ def _run_highs(
             highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
             for b in var["integer"].to_numpy()
         ]
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    h = new_highs()
     if options.time_limit_s is not None:
         h.setOptionValue("time_limit", float(options.time_limit_s))
     if options.threads is not None:

@@ -152,3 +152,13 @@ def test_an_unsourced_figure_is_flagged(tiny_dir: Path) -> None:
     # h100's capex is covered, trn2's is not: the first uncovered row is named
     assert by_col[("chips.csv", "capex_usd_per_chip")].value == "trn2"
     assert by_col[("chips.csv", "vendor")].value == "h100"
+
+
+def test_dataset_pickles_for_worker_processes() -> None:
+    import pickle
+
+    a = load_dataset(TINY)
+    b = pickle.loads(pickle.dumps(a))
+    assert b.hash == a.hash
+    assert b.scenarios["squeeze"] == a.scenarios["squeeze"]
+    pd.testing.assert_frame_equal(a.table("chips"), b.table("chips"))
