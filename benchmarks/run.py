@@ -125,6 +125,25 @@ def export_arrays(model: Any) -> dict[str, np.ndarray]:
     }
 
 
+def highs_options(n_columns: int, time_limit_s: float | None = None) -> dict[str, Any]:
+    """The HiGHS options ``optimizer.solve`` sets for an LP of ``n_columns`` columns.
+
+    Mirrors ``optimizer.solve._run_highs``: interior point with crossover above
+    ``IPM_THRESHOLD_COLUMNS``, HiGHS defaults (dual simplex) below; the floor and
+    the linopy peer use the same options so all three run the same algorithm.
+    """
+    try:
+        from optimizer.solve import IPM_THRESHOLD_COLUMNS
+    except ImportError:  # older solve.py: HiGHS defaults throughout
+        IPM_THRESHOLD_COLUMNS = None
+    opts: dict[str, Any] = {}
+    if IPM_THRESHOLD_COLUMNS is not None and n_columns > IPM_THRESHOLD_COLUMNS:
+        opts.update(solver="ipm", run_crossover="on")
+    if time_limit_s is not None:
+        opts["time_limit"] = float(time_limit_s)
+    return opts
+
+
 def floor_solve(arrays: dict[str, np.ndarray], time_limit_s: float | None = None) -> dict[str, Any]:
     """Solve exported LP arrays with highspy directly; time ``Highs.run()`` only.
 
@@ -161,8 +180,8 @@ def floor_solve(arrays: dict[str, np.ndarray], time_limit_s: float | None = None
     lp.a_matrix_.value_ = arrays["value"]
     h = highspy.Highs()
     h.setOptionValue("output_flag", False)
-    if time_limit_s is not None:
-        h.setOptionValue("time_limit", float(time_limit_s))
+    for k, v in highs_options(lp.num_col_, time_limit_s).items():
+        h.setOptionValue(k, v)
     h.passModel(lp)
     t1, c1 = time.perf_counter(), cpu_s()
     h.run()

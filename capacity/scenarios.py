@@ -301,7 +301,7 @@ def _shift_values(
 ) -> np.ndarray:
     group_cols = [k for k in key if k != "period"]
     vals = df[ov.column].to_numpy(dtype="float64", copy=True)
-    new = vals.copy()
+    new: np.ndarray = vals.copy()
     pidx = df["period"].astype(str).map(period_index).to_numpy()
     groups = (
         df[group_cols].astype(str).agg("\x1f".join, axis=1).to_numpy()

@@ -261,29 +261,29 @@ def _parse_column(
         return pd.Series(nums, dtype="float64")
     vals = list(texts)
     if not col.required:
-        for i in np.flatnonzero(empty):
-            vals[i] = "" if default is None else str(default)
+        for j in np.flatnonzero(empty):
+            vals[int(j)] = "" if default is None else str(default)
     if col.dtype == "period":
-        for i, v in enumerate(vals):
+        for r, v in enumerate(vals):
             if v != "" and not PERIOD_RE.match(v):
                 findings.append(
                     Finding(
                         "error",
                         file,
-                        int(rownum[i]),
+                        int(rownum[r]),
                         col.name,
                         v,
                         "not a quarter; write periods as YYYYQn, e.g. 2026Q3",
                     )
                 )
     elif col.dtype == "choice":
-        for i, v in enumerate(vals):
+        for r, v in enumerate(vals):
             if v != "" and v not in col.choices:
                 findings.append(
                     Finding(
                         "error",
                         file,
-                        int(rownum[i]),
+                        int(rownum[r]),
                         col.name,
                         v,
                         f"must be one of {', '.join(col.choices)}." + suggest(v, col.choices),
@@ -543,16 +543,20 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
                         f"no chip has family {row.family!r}." + suggest(str(row.family), families),
                     )
                 )
-            a, b = str(row.from_period), str(row.to_period)
-            if PERIOD_RE.match(a) and PERIOD_RE.match(b) and period_index(b) < period_index(a):
+            start, end = str(row.from_period), str(row.to_period)
+            if (
+                PERIOD_RE.match(start)
+                and PERIOD_RE.match(end)
+                and period_index(end) < period_index(start)
+            ):
                 out.append(
                     Finding(
                         "error",
                         files["commitments"],
                         i + 2,
                         "to_period",
-                        b,
-                        f"commitment ends ({b}) before it begins ({a})",
+                        end,
+                        f"commitment ends ({end}) before it begins ({start})",
                     )
                 )
 

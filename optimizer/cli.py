@@ -13,6 +13,8 @@ from typing import Annotated
 
 import typer
 
+from capacity.validation import Finding
+
 app = typer.Typer(
     name="capacity",
     help="Data-center capacity, power and supply-chain planner.",
@@ -75,7 +77,7 @@ def app_(
     raise typer.Exit(code)
 
 
-def print_findings(findings: list, *, title: str = "Validation findings") -> None:
+def print_findings(findings: list[Finding], *, title: str = "Validation findings") -> None:
     """Print findings as a table: severity, file, row, column, value, message."""
     from rich.console import Console
     from rich.table import Table

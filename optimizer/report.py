@@ -77,6 +77,7 @@ __all__ = [
     "update_manifest",
     "write_report",
     "write_scenario_tables",
+    "write_json_atomic",
     "write_table_atomic",
 ]
 
@@ -426,6 +427,30 @@ def _write_text_atomic(path: Path, text: str) -> Path:
     return _atomic_write(path, write)
 
 
+def write_json_atomic(path: str | os.PathLike[str], doc: Mapping[str, Any]) -> Path:
+    """Write ``doc`` as indented JSON to ``path`` atomically (temporary name, rename).
+
+    Parameters
+    ----------
+    path : path-like
+        Target file; its folder must exist.
+    doc : mapping
+        JSON-serialisable document; paths, numpy scalars and Enums are converted.
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    OSError
+        When the file cannot be written (the temporary file is removed).
+    """
+    text = json.dumps(doc, indent=2, default=_json_default)
+    return _write_text_atomic(Path(path), text + "\n")
+
+
 def to_arrow(
     df: pd.DataFrame, schema: pa.Schema, metadata: Mapping[str, str] | None = None
 ) -> pa.Table:
@@ -625,8 +650,7 @@ def update_manifest(
             if scenario is not None:
                 data["scenarios"][scenario] = dict(entry or {})
             data["updated_utc"] = _iso(_utc_now())
-            text = json.dumps(data, indent=2, sort_keys=False, default=_json_default)
-            _write_text_atomic(manifest_path(run_dir), text + "\n")
+            write_json_atomic(manifest_path(run_dir), data)
     except OSError as exc:
         raise ReportError(
             f"cannot update manifest {manifest_path(run_dir)}: {exc.strerror or exc}"

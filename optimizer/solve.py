@@ -476,8 +476,11 @@ def solve_stochastic(
     build_s = time.perf_counter() - t0
     res = solve_model(model, options, build_s=build_s)
     exp = None
-    if all(r.objective_usd is not None for r in res):
-        exp = float(sum(w * r.objective_usd for w, r in zip(model.weights, res, strict=True)))
+    objectives = [r.objective_usd for r in res]
+    if all(o is not None for o in objectives):
+        exp = float(
+            sum(w * float(o or 0.0) for w, o in zip(model.weights, objectives, strict=True))
+        )
     worst = res[0].status
     for r in res:
         if r.status != Status.optimal:
