@@ -85,13 +85,14 @@ import pandas as pd
 import scipy.sparse as sp
 
 from capacity.schema import SPECS, TABLE_NAMES
+from optimizer.report import write_json_atomic
+from optimizer.summary import OK_STATUSES
 from optimizer.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
 
 __all__ = [
     "BATCH_MANIFEST",
     "BatchResult",
     "CaseResult",
-    "DatasetPayload",
     "patch_model",
     "run_batch",
     "run_case",
@@ -101,7 +102,6 @@ __all__ = [
 BATCH_MANIFEST = "batch_manifest.json"
 BATCH_SUMMARY = "batch_summary.csv"
 BATCH_FORMAT = "capacity-batch/1"
-OK_STATUSES = ("optimal", "time_limit_feasible")
 
 #: Test-only hook: a worker that runs the case named by this environment variable
 #: exits at once (``os._exit``), as if it were killed.
@@ -111,101 +111,6 @@ log = logging.getLogger(__name__)
 
 #: Dask errors that mean "the worker running the task died", not "the task failed".
 _LOST_WORKER_ERRORS = frozenset({"KilledWorker", "CommClosedError", "FutureCancelledError"})
-
-
-# --------------------------------------------------------------------------- payload
-@dataclass(frozen=True)
-class DatasetPayload:
-    """A pickle-friendly copy of a Dataset (``Dataset`` holds mapping proxies).
-
-    Rebuilt on the worker without re-validation (the tables were validated once).
-    """
-
-    tables: Mapping[str, pd.DataFrame]
-    name: str
-    scenarios: Mapping[str, Any]
-    meta: Mapping[str, Any]
-    scenario: str
-    hash: str
-
-    @classmethod
-    def from_dataset(cls, ds: Any) -> DatasetPayload:
-        """Copy the parts of ``ds`` a worker needs."""
-        return cls(
-            dict(ds.tables), ds.name, dict(ds.scenarios), dict(ds.meta), ds.scenario, ds.hash
-        )
-
-    def to_dataset(self) -> Any:
-        """Return the Dataset (same tables, same hash)."""
-        from capacity.dataset import Dataset
-
-        return Dataset(
-            dict(self.tables),
-            name=self.name,
-            scenarios=dict(self.scenarios),
-            scenario=self.scenario,
-            meta=dict(self.meta),
-        )
-
-
-@dataclass
-class _PlanView:
-    """The picklable part of a PlanResult that the writers and risk functions read."""
-
-    status: Any
-    objective_usd: float | None
-    tables: Mapping[str, pd.DataFrame]
-    violations: Any
-    infeasibility: Any
-    message: str
-    solver: str
-    dataset_hash: str
-    dataset_name: str
-    timings_s: Mapping[str, float]
-    n_variables: int
-    n_constraints: int
-    integer_units: bool = False
-    duals_from: str = "lp"
-
-    @classmethod
-    def of(cls, res: Any) -> _PlanView:
-        view = cls(**{f.name: getattr(res, f.name) for f in dataclasses.fields(cls)})
-        view.violations = _conform(view.violations, "violations")
-        view.infeasibility = _conform(view.infeasibility, "infeasibility")
-        return view
-
-
-# Column aliases between the solver's explanation tables and the report schemas.
-_ALIASES = {
-    "violations": {"key": "keys", "message": "constraint"},
-    "infeasibility": {"shortfall": "amount"},
-}
-
-
-def _conform(df: Any, table: str) -> Any:
-    """Give a violations/infeasibility frame exactly its report-schema columns.
-
-    The checker and the elastic re-solve name a few columns differently from
-    ``report.RESULT_SCHEMAS`` (``keys`` vs ``key``, ``amount`` vs ``shortfall``); this
-    maps them and fills a missing text column with "" (no-op when they already match).
-    """
-    from optimizer.report import RESULT_SCHEMAS
-
-    if not isinstance(df, pd.DataFrame):
-        return df
-    schema = RESULT_SCHEMAS[table]
-    if list(df.columns) == list(schema.names):
-        return df
-    out = {}
-    for f in schema:
-        src = f.name if f.name in df.columns else _ALIASES[table].get(f.name)
-        if src is not None and src in df.columns:
-            out[f.name] = df[src].to_numpy()
-        elif str(f.type) == "string":
-            out[f.name] = np.full(len(df), "", dtype=object)
-        else:
-            out[f.name] = np.full(len(df), np.nan)
-    return pd.DataFrame(out, index=range(len(df)))
 
 
 @dataclass
@@ -219,7 +124,7 @@ class CaseResult:
     status : str
         Solve status, or ``"failed"`` when an exception was raised.
     objective_usd : float or None
-    result : PlanResult-like or None
+    result : optimizer.solve.PlanResult or None
         The plan (tables included); None on failure.
     error : str
         Exception text (empty when none).
@@ -468,24 +373,19 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
     )
 
 
-# Per-process cache: dataset hash -> (dataset, model). Small: a batch has few bases.
-_MODEL_CACHE: dict[tuple[str, bool], tuple[Any, Any]] = {}
-_DATASET_CACHE: dict[str, Any] = {}
-_REF_CACHE: dict[tuple[str, str | None], Any] = {}
+# Per-process caches, keyed by dataset hash. Small: a batch has few bases.
+_MODEL_CACHE: dict[str, Any] = {}  # hash -> PlanningModel (LP)
+_REF_CACHE: dict[tuple[str, str | None], Any] = {}  # (hash, scenario) -> Dataset
 _CACHE_MAX = 8
 
 
-def _cached_model(ds: Any, integer_units: bool) -> Any:
-    from optimizer.model import build_model
-
-    key = (ds.hash, integer_units)
-    hit = _MODEL_CACHE.get(key)
-    if hit is None:
-        if len(_MODEL_CACHE) >= _CACHE_MAX:
-            _MODEL_CACHE.pop(next(iter(_MODEL_CACHE)))
-        hit = (ds, build_model(ds, integer_units=integer_units))
-        _MODEL_CACHE[key] = hit
-    return hit[1]
+def _memo(cache: dict[Any, Any], key: Any, make: Callable[[], Any]) -> Any:
+    """Return ``cache[key]``, computing it with ``make()`` (oldest entry evicted)."""
+    if key not in cache:
+        if len(cache) >= _CACHE_MAX:
+            cache.pop(next(iter(cache)))
+        cache[key] = make()
+    return cache[key]
 
 
 def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[Any, bool]:
@@ -496,7 +396,7 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
     t0 = time.perf_counter()
     model = None
     if reuse and not options.integer_units:
-        base_model = _cached_model(base_ds, False)
+        base_model = _memo(_MODEL_CACHE, base_ds.hash, lambda: build_model(base_ds))
         model = patch_model(base_model, base_ds, ds)
     reused = model is not None
     if model is None:
@@ -544,19 +444,8 @@ def solve_many(
 
 
 # --------------------------------------------------------------------- worker task
-def _worker_dataset(payload: DatasetPayload | Any) -> Any:
-    if not isinstance(payload, DatasetPayload):
-        return payload
-    ds = _DATASET_CACHE.get(payload.hash)
-    if ds is None:
-        ds = payload.to_dataset()
-        _DATASET_CACHE.clear()
-        _DATASET_CACHE[payload.hash] = ds
-    return ds
-
-
 def run_case(
-    payload: DatasetPayload | Any,
+    base: Any,
     case: SweepCase,
     options: Any,
     reuse: bool = True,
@@ -566,8 +455,8 @@ def run_case(
 
     Parameters
     ----------
-    payload : DatasetPayload or Dataset
-        The sweep's base dataset.
+    base : Dataset
+        The sweep's base dataset (pickled with the task; same hash on the worker).
     case : SweepCase
     options : SolveOptions
     reuse : bool
@@ -587,20 +476,12 @@ def run_case(
     if os.environ.get(CRASH_ENV) and os.environ.get(CRASH_ENV) == case.name:
         os._exit(17)  # test-only: behave like a worker killed mid-task
     try:
-        base = _worker_dataset(payload)
-        ref = _REF_CACHE.get((base.hash, case.base))
-        if ref is None:
-            ref = apply_scenario(base, case.base)
-            if len(_REF_CACHE) >= _CACHE_MAX:
-                _REF_CACHE.pop(next(iter(_REF_CACHE)))
-            _REF_CACHE[(base.hash, case.base)] = ref
+        ref = _memo(_REF_CACHE, (base.hash, case.base), lambda: apply_scenario(base, case.base))
         if case.overrides:  # same as sweep.cases_dataset(base, case), from the cached ref
             ds = apply_overrides(ref, case.overrides, scenario=case.name)
         else:
             ds = dataclasses.replace(ref, scenario=case.name)
         res, reused = _solve_reusing(ref, ds, options, reuse)
-        view = _PlanView.of(res)
-        status = str(getattr(res.status, "value", res.status))
         outcomes: dict[str, Any] = {}
         if res.objective_usd is not None:
             outcomes = dict(plan_outcomes(res, ds))
@@ -609,9 +490,9 @@ def run_case(
         return CaseResult(
             case.name,
             key,
-            status,
+            res.status.value,
             res.objective_usd,
-            view,
+            res,
             elapsed_s=time.perf_counter() - t0,
             reused=reused,
             outcomes=outcomes,
@@ -654,31 +535,6 @@ class BatchResult:
 
 def _iso_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def _write_json_atomic(path: Path, doc: Mapping[str, Any]) -> None:
-    tmp = path.parent / f".{path.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    try:
-        with open(tmp, "w", encoding="utf-8") as fh:
-            json.dump(doc, fh, indent=2, default=_json_default)
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        raise
-
-
-def _json_default(v: Any) -> Any:
-    if isinstance(v, Path):
-        return str(v)
-    if hasattr(v, "item"):
-        return v.item()
-    if hasattr(v, "value"):
-        return v.value
-    return str(v)
 
 
 def read_batch_manifest(out_dir: str | Path) -> dict[str, Any]:
@@ -849,7 +705,7 @@ def run_batch(
     todo = [c for c in cases if not _is_done(out, old.get(c.name), keys[c.name])]
     skipped = [c for c in cases if c not in todo]
     mpath = out / BATCH_MANIFEST
-    _write_json_atomic(mpath, manifest)
+    write_json_atomic(mpath, manifest)
     counts = {"done": 0, "failed": 0}
 
     def record(case: SweepCase, cr: CaseResult, bar: _Progress, *, retried: bool) -> None:
@@ -864,7 +720,7 @@ def run_batch(
         if cr.result is not None:
             sdir = scenario_dir(out, case.name)
             manifest["scenarios"][case.name] = {**entry, "state": "writing"}
-            _write_json_atomic(mpath, manifest)
+            write_json_atomic(mpath, manifest)
             try:
                 meta = file_metadata(cr.result, scenario=case.name, run_id=out.name)
                 written = write_scenario_tables(cr.result, sdir, meta)
@@ -886,7 +742,7 @@ def run_batch(
         )
         manifest["scenarios"][case.name] = entry
         manifest["updated_utc"] = _iso_now()
-        _write_json_atomic(mpath, manifest)
+        write_json_atomic(mpath, manifest)
         ok = entry["state"] == "done" and cr.status in OK_STATUSES
         counts["done" if ok else "failed"] += 1
         bar.advance(ok)
@@ -907,16 +763,15 @@ def run_batch(
     if todo:
         from distributed import as_completed
 
-        payload = DatasetPayload.from_dataset(base)
         with _dask_client(workers, scheduler) as client, _Progress(len(todo), progress) as bar:
-            # The payload travels with each task (not scattered): scattered data dies
-            # with the last worker holding it, and a restarted worker would lack it.
+            # The base dataset travels with each task (not scattered): scattered data
+            # dies with the last worker holding it, and a restarted worker would lack it.
             tag = uuid.uuid4().hex[:8]
 
             def submit(c: SweepCase, attempt: int) -> Any:
                 return client.submit(
                     run_case,
-                    payload,
+                    base,
                     c,
                     options,
                     reuse,
@@ -1051,7 +906,7 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
         lims = [set(filter(None, str(b).split(";"))) for b in ok["binding_limits"].fillna("")]
         if fams:
             bs = binding_shares(fams)
-            ls = binding_shares(lims) if lims else pd.DataFrame(columns=["family", "share_priced"])
+            ls = binding_shares(lims)  # one set per sample, like fams
             t = Table(
                 title="How often each constraint binds (non-zero shadow price, share of samples)"
             )

@@ -75,9 +75,9 @@ __all__ = [
     "summary_frame",
     "to_arrow",
     "update_manifest",
+    "write_json_atomic",
     "write_report",
     "write_scenario_tables",
-    "write_json_atomic",
     "write_table_atomic",
 ]
 

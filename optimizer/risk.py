@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.scenarios import Override
+from optimizer.summary import OK_STATUSES
 from optimizer.sweep import MonteCarloSpec, fill_level
 
 __all__ = [
@@ -63,7 +64,6 @@ __all__ = [
 ]
 
 OUTCOMES = ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw")
-OK = ("optimal", "time_limit_feasible")
 
 
 def _status(res: Any) -> str:
@@ -366,7 +366,7 @@ def tornado(
                 else dict.fromkeys(OUTCOMES, math.nan)
             )
             st = _status(r) if r is not None else f"invalid: {errors.get(i, '')}"
-            if r is not None and _status(r) not in OK:
+            if r is not None and _status(r) not in OK_STATUSES:
                 o = dict.fromkeys(OUTCOMES, math.nan)
             sides[side] = (level, o, st)
         swing = abs(sides["high"][1]["total_cost_usd"] - sides["low"][1]["total_cost_usd"])
@@ -447,7 +447,7 @@ def outcome_percentiles(samples: pd.DataFrame, outcomes: Sequence[str] = OUTCOME
         ``outcome, p10, p50, p90, mean, n`` (NaN values, e.g. no served compute, are
         left out of that outcome's statistics).
     """
-    ok = samples[samples["status"].isin(OK)] if "status" in samples else samples
+    ok = samples[samples["status"].isin(OK_STATUSES)] if "status" in samples else samples
     rows = []
     for o in outcomes:
         x = (
@@ -562,7 +562,7 @@ def monte_carlo(
             continue
         d, r = by_k[k]
         row["status"] = _status(r)
-        if row["status"] in OK:
+        if row["status"] in OK_STATUSES:
             row.update(plan_outcomes(r, d))
             bp, bs = binding_families(r), binding_families(r, by="slack")
             priced.append(bp)

@@ -503,7 +503,9 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
             name = "grid_" + "_".join(
                 f"{a.name}-{_fmt(lv)}" for a, lv in zip(g.axes, combo, strict=True)
             )
-            params = {a.name: lv for a, lv in zip(g.axes, combo, strict=True)}
+            params: dict[str, float | str] = {
+                a.name: lv for a, lv in zip(g.axes, combo, strict=True)
+            }
             cases.append(
                 SweepCase(name=name, kind="grid", base=g.base, overrides=tuple(ovs), params=params)
             )
@@ -514,7 +516,7 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
         width = max(3, len(str(mc.samples - 1)))
         for k in range(mc.samples):
             ovs = []
-            params: dict[str, float | str] = {}
+            params = {}
             for p in mc.parameters:
                 lv = float(draws[p.name][k])
                 ovs.extend(p.fill(lv))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import pickle
 import re
 import signal
 import subprocess
@@ -28,11 +29,12 @@ from optimizer.batch import (
     patch_model,
     read_batch_manifest,
     run_batch,
+    run_case,
     solve_many,
 )
 from optimizer.model import build_model
 from optimizer.report import RESULT_SCHEMAS, open_table_dataset
-from optimizer.solve import solve
+from optimizer.solve import PlanResult, SolveOptions, solve
 from optimizer.sweep import cases_dataset, expand_sweep, load_sweep
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
@@ -106,10 +108,22 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
             assert e["objective_usd"] == pytest.approx(res.objective_usd, rel=1e-6)
             _assert_same_tables(out, name, res)
         assert len(e["files"]) == len(RESULT_SCHEMAS)
+        # the worker solved the same data: the case's dataset hash is the serial one
+        summ = pq.read_table(out / f"scenario={name}" / "summary.parquet").to_pandas()
+        assert summ["dataset_hash"].tolist() == [res.dataset_hash]
     # the infeasible case is done (its answer is written) but counts as failed
     assert man["scenarios"]["dry"]["status"] == "infeasible"
     assert r.n_failed == 1 and r.n_done == 5
-    # every table of the infeasible case exists, typed, empty
+    # the explainer's rows are written as they are (only the position column dropped)
+    inf = pq.read_table(out / "scenario=dry" / "infeasibility.parquet").to_pandas()
+    want_inf = serial["dry"].infeasibility.drop(columns="scenario")
+    assert len(inf) >= 1 and list(inf.columns) == list(want_inf.columns)
+    pd.testing.assert_frame_equal(
+        inf.sort_values(["family", "period", "key"]).reset_index(drop=True),
+        want_inf.sort_values(["family", "period", "key"]).reset_index(drop=True),
+        check_dtype=False,
+    )
+    # every table of the infeasible case exists, typed
     for t, schema in RESULT_SCHEMAS.items():
         f = pq.read_table(out / "scenario=dry" / f"{t}.parquet")
         assert f.schema.remove_metadata().equals(schema.remove_metadata()), t
@@ -172,6 +186,26 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
     assert r3.n_skipped == 5 and r3.n_done == 1
     assert "grid_demand-2.5" in read_batch_manifest(out)["scenarios"]
     assert "grid_demand-2" not in read_batch_manifest(out)["scenarios"]
+
+
+def test_run_case_takes_and_returns_pickled_objects(sweep_file: Path) -> None:
+    """What Dask ships: the Dataset itself (same hash) in, a PlanResult out."""
+    spec = load_sweep(sweep_file)
+    base = load_dataset(spec.data)
+    shipped = pickle.loads(pickle.dumps(base))
+    assert shipped.hash == base.hash and shipped.scenarios.keys() == base.scenarios.keys()
+    cases = {c.name: c for c in expand_sweep(spec, list(base.scenarios))}
+    for name in ("squeeze", "dry"):
+        cr = pickle.loads(pickle.dumps(run_case(shipped, cases[name], SolveOptions(), True, "k")))
+        want = solve(cases_dataset(base, cases[name]))
+        assert isinstance(cr.result, PlanResult) and cr.key == "k"
+        assert cr.status == want.status.value and cr.error == ""
+        assert cr.result.dataset_hash == want.dataset_hash
+        if want.objective_usd is None:
+            assert cr.objective_usd is None and cr.outcomes == {}
+            pd.testing.assert_frame_equal(cr.result.infeasibility, want.infeasibility)
+        else:
+            assert cr.objective_usd == pytest.approx(want.objective_usd, rel=1e-9)
 
 
 def test_killed_worker_is_recorded_and_rerun_completes(
