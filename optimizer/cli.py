@@ -107,12 +107,14 @@ def print_findings(findings: list[Finding], *, title: str = "Validation findings
 
 @app.command()
 def validate(
-    data_dir: Annotated[Path, typer.Argument(help="Dataset directory of CSV/Parquet tables.")] = Path(
-        "data"
-    ),
+    data_dir: Annotated[
+        Path, typer.Argument(help="Dataset directory of CSV/Parquet tables.")
+    ] = Path("data"),
     scenario: Annotated[
         list[str] | None,
-        typer.Option("--scenario", "-s", help="Also validate this scenario (repeatable; 'all' = every one)."),
+        typer.Option(
+            "--scenario", "-s", help="Also validate this scenario (repeatable; 'all' = every one)."
+        ),
     ] = None,
 ) -> None:
     """Validate a dataset (and scenarios): every finding with file, row, column and value.
@@ -145,7 +147,8 @@ def diff(
     args: Annotated[
         list[str],
         typer.Argument(
-            help="[DATA_DIR] SCENARIO_A SCENARIO_B (DATA_DIR defaults to data; 'base' = the data as is).",
+            help="[DATA_DIR] SCENARIO_A SCENARIO_B (DATA_DIR defaults to data; "
+            "'base' = the data as is).",
             show_default=False,
         ),
     ],
@@ -382,8 +385,18 @@ def bench(
         typer.echo(f"error: no benchmarks/ folder next to {root} (needs a checkout)", err=True)
         raise typer.Exit(2)
     cmd = [
-        sys.executable, "-m", "benchmarks.run", "--sizes", sizes, "--out", str(out.resolve()),
-        "--batch", str(batch_n), "--time-limit", str(time_limit),
-        "--xl-time-limit", str(xl_time_limit),
+        sys.executable,
+        "-m",
+        "benchmarks.run",
+        "--sizes",
+        sizes,
+        "--out",
+        str(out.resolve()),
+        "--batch",
+        str(batch_n),
+        "--time-limit",
+        str(time_limit),
+        "--xl-time-limit",
+        str(xl_time_limit),
     ]
     raise typer.Exit(subprocess.call(cmd, cwd=root))

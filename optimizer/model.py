@@ -1211,7 +1211,9 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
 
 
 # ------------------------------------------------------------------------------ PuLP
-def to_pulp(model: PlanningModel, *, relax_integers: bool = False) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
+def to_pulp(
+    model: PlanningModel, *, relax_integers: bool = False
+) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
     """Build the PuLP problem of a model (``x<col>`` variables, ``c<row>`` rows).
 
     Parameters
