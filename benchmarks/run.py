@@ -776,9 +776,13 @@ def render(
         lt = (li["build_s"] + li["solve_s"]) if li.get("solve_s") is not None else None
         fs = fl.get("solve_s")
         oc, fc, lc = o.get("solve_cpu_s"), fl.get("solve_cpu_s"), li.get("cpu_s")
+        lin_note = "-"
+        if li.get("handover_s") is not None:
+            lin_note = f"not solved (to_highspy {li['handover_s']:.2f})"
         L.append(
             f"| {r['size']} | {e2e:.2f} | {_fmt(fs)} | {_fmt(li.get('build_s'))} | "
-            f"{_fmt(li.get('solve_s'))} | {_fmt(lt)} | "
+            f"{_fmt(li.get('solve_s')) if li.get('solve_s') is not None else lin_note} | "
+            f"{_fmt(lt)} | "
             f"{_fmt(e2e / lt if lt else None)} | {_fmt(e2e / fs if fs else None)} | "
             f"{_fmt(oc)} / {_fmt(fc)} / {_fmt(lc)} | {_fmt(oc / lc if lc and lt else None)} | "
             f"{_fmt(oc / fc if fc else None)} | "
@@ -868,7 +872,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument("--xl-time-limit", type=float, default=600.0, help="HiGHS time limit at xl (s)")
     ap.add_argument("--batch", type=int, default=20, help="sweep size (0 = skip)")
+    ap.add_argument("--from-json", default=None, help="re-render RESULTS.md from a --json file")
     a = ap.parse_args(argv)
+    if a.from_json:
+        doc = json.loads(Path(a.from_json).read_text())
+        a.json = None
+        for t, v, n in _write(a, doc["records"], doc["batch"], doc["machine"]):
+            print(f"{v:4s}  {t}: {n}")
+        return 0
     sizes = [s.strip() for s in a.sizes.split(",") if s.strip()]
     recs: list[dict[str, Any]] = []
     info = machine_info()

@@ -23,7 +23,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from capacity.scenarios import Scenario, parse_scenarios
+from capacity.scenarios import Scenario, override_lines, parse_scenarios
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import (
     DataValidationError,
@@ -389,7 +389,8 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
     scenarios: dict[str, Scenario] = {}
     if (d / SCENARIOS_FILE).exists():
         scen_doc = _read_yaml(d / SCENARIOS_FILE)
-        scenarios, fs = parse_scenarios(scen_doc, SCENARIOS_FILE)
+        lines = override_lines((d / SCENARIOS_FILE).read_text(encoding="utf-8"))
+        scenarios, fs = parse_scenarios(scen_doc, SCENARIOS_FILE, lines)
         findings.extend(fs)
     if any(f.severity == "error" for f in findings):
         # An unreadable file or a bad scenarios.yaml: report those first, since
@@ -415,10 +416,12 @@ def validate_directory(directory: str | Path, scenario: str | None = None) -> li
         return list(e.findings)
     findings = list(ds.warnings)
     if scenario is not None:
-        from capacity.scenarios import apply_scenario
+        from capacity.scenarios import UnknownScenarioError, apply_scenario
 
         try:
             sc = apply_scenario(ds, scenario)
+        except UnknownScenarioError as e:
+            return findings + [Finding("error", "scenarios.yaml", None, None, scenario, str(e))]
         except DataValidationError as e:
             return findings + [
                 Finding(

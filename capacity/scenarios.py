@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from capacity.dataset import Dataset
 
 BASE = "base"
+NO_ROW = "(no row)"
 
 
 class UnknownScenarioError(ValueError):
@@ -154,8 +155,42 @@ class Scenario(BaseModel):
         return {"description": self.description, "overrides": [o.to_dict() for o in self.overrides]}
 
 
+def override_lines(text: str) -> dict[tuple[str, int], int]:
+    """Map (scenario, override index) to the 1-based line where that override starts.
+
+    Used so that findings about ``scenarios.yaml`` name a line an editor can jump to.
+    Returns an empty mapping when the text is not a mapping of the expected shape.
+    """
+    import yaml
+
+    out: dict[tuple[str, int], int] = {}
+    try:
+        root = yaml.compose(text, Loader=yaml.BaseLoader)
+    except yaml.YAMLError:
+        return out
+    if not isinstance(root, yaml.MappingNode):
+        return out
+    for k, v in root.value:
+        if k.value != "scenarios" or not isinstance(v, yaml.MappingNode):
+            continue
+        for name_node, body in v.value:
+            if not isinstance(body, yaml.MappingNode):
+                continue
+            for key_node, ovs in body.value:
+                if key_node.value == "overrides" and isinstance(ovs, yaml.SequenceNode):
+                    for i, node in enumerate(ovs.value):
+                        out[(str(name_node.value), i)] = node.start_mark.line + 1
+    return out
+
+
+def _message(err: Mapping[str, Any], loc: str) -> str:
+    if err.get("type") == "extra_forbidden":
+        return f"unknown key {loc!r}." + suggest(loc, list(Override.model_fields))
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
 def parse_scenarios(
-    doc: Any, file: str = "scenarios.yaml"
+    doc: Any, file: str = "scenarios.yaml", lines: Mapping[tuple[str, int], int] | None = None
 ) -> tuple[dict[str, Scenario], list[Finding]]:
     """Parse a scenarios document (as loaded from YAML) into Scenario objects.
 
@@ -165,12 +200,16 @@ def parse_scenarios(
         The YAML document: ``{"scenarios": {name: {description, overrides}}}``.
     file : str
         File name used in findings.
+    lines : Mapping, optional
+        Line of each override (from :func:`override_lines`), reported as the
+        finding's row.
 
     Returns
     -------
     (dict of Scenario, list of Finding)
         Valid scenarios by name and an error finding for each invalid one, naming
-        the scenario, the override's position and the field.
+        the scenario, the override's position, line and field; an unknown key gets
+        a "did you mean" hint.
     """
     findings: list[Finding] = []
     out: dict[str, Scenario] = {}
@@ -214,10 +253,10 @@ def parse_scenarios(
                         Finding(
                             "error",
                             file,
-                            None,
+                            (lines or {}).get((str(name), i)),
                             where,
                             None if isinstance(val, dict | list) else str(val),
-                            err["msg"].removeprefix("Value error, "),
+                            _message(err, loc),
                         )
                     )
         extra_keys = set(body) - {"description", "overrides"}
@@ -367,7 +406,7 @@ def apply_overrides(
                         None,
                         f"overrides[{i}]." + ".".join(map(str, err["loc"])),
                         None,
-                        err["msg"].removeprefix("Value error, "),
+                        _message(err, ".".join(map(str, err["loc"]))),
                     )
                     for err in e.errors()
                 ]
@@ -422,17 +461,18 @@ def diff_datasets(a: Dataset, b: Dataset) -> pd.DataFrame:
     -------
     DataFrame
         Columns table, key (key values joined by "/"), column, old, new (text).
-        An added row has column "(row)", old "" and new "added"; a removed row the
-        reverse.
+        A row that exists on one side only (e.g. a commitment whose start was
+        shifted) lists each of its values against ``"(no row)"`` on the other side.
     """
     rows: list[tuple[str, str, str, str, str]] = []
     for name, spec in SPECS.items():
         da, db = a.table(name), b.table(name)
         ka, kb = _keyed(da, spec.key), _keyed(db, spec.key)
+        value_cols = [c for c in spec.column_names if c not in spec.key]
         for k in ka.keys() - kb.keys():
-            rows.append((name, k, "(row)", "present", "removed"))
+            rows.extend((name, k, c, _fmt(ka[k][c]), NO_ROW) for c in value_cols)
         for k in kb.keys() - ka.keys():
-            rows.append((name, k, "(row)", "", "added"))
+            rows.extend((name, k, c, NO_ROW, _fmt(kb[k][c])) for c in value_cols)
         for k in ka.keys() & kb.keys():
             ra, rb = ka[k], kb[k]
             for c in spec.column_names:

@@ -496,7 +496,10 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
             ("site_water", "site", "water permit"),
         ):
             have = set(zip(tables[tname][keycol].astype(str), tables[tname]["period"], strict=True))
-            for s in sites["site"].astype(str):
+            # a site repeated under another case/spacing is already a duplicate-key
+            # error: do not also report its missing schedules
+            first_ids = {normalise_key(x): x for x in reversed(sites["site"].astype(str).tolist())}
+            for s in first_ids.values():
                 missing = [p for p in horizon if (s, p) not in have]
                 if missing:
                     out.append(

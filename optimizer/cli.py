@@ -149,6 +149,7 @@ def diff(
         typer.Argument(
             help="[DATA_DIR] SCENARIO_A SCENARIO_B (DATA_DIR defaults to data; "
             "'base' = the data as is).",
+            metavar="ARGS",
             show_default=False,
         ),
     ],

@@ -300,11 +300,34 @@ def _run_highs(
 
 
 # -------------------------------------------------------------------------------- CBC
+class _CbcCmd(pulp.COIN_CMD):  # type: ignore[misc]
+    """PuLP's ``COIN_CMD`` that also keeps the first line of CBC's solution file.
+
+    PuLP maps every ``"Stopped ... - objective value X"`` line to
+    ``LpStatusOptimal`` / ``LpSolutionIntegerFeasible``, which is right for a MIP
+    stopped with an incumbent but wrong for an LP (``-initialSolve``) stopped by the
+    time limit: the simplex point is then primal infeasible. :func:`_cbc_status`
+    decides from this line instead.
+    """
+
+    status_line: str = ""
+
+    def get_status(self, filename: str) -> tuple[int, int]:
+        with open(filename) as f:
+            self.status_line = f.readline().strip()
+        status, sol_status = super().get_status(filename)
+        return int(status), int(sol_status)
+
+
 def cbc_solver(options: SolveOptions, *, mip: bool = True) -> pulp.LpSolver:
-    """CBC bundled with PuLP, through the non-deprecated ``COIN_CMD`` class."""
+    """CBC bundled with PuLP, through the non-deprecated ``COIN_CMD`` class.
+
+    The returned solver has a ``status_line`` attribute (first line of CBC's
+    solution file, e.g. ``"Stopped on time - objective value 1.2e9"``) after a solve.
+    """
     from pulp.apis.coin_api import PULP_CBC_CMD
 
-    return pulp.COIN_CMD(
+    return _CbcCmd(
         path=PULP_CBC_CMD.pulp_cbc_path,
         mip=mip,
         msg=False,
@@ -314,27 +337,72 @@ def cbc_solver(options: SolveOptions, *, mip: bool = True) -> pulp.LpSolver:
     )
 
 
+def _cbc_status(
+    lp_status: int, sol_status: int, status_line: str, *, is_mip: bool, time_limited: bool
+) -> tuple[Status, bool]:
+    """Map CBC's outcome to a :class:`Status` and whether a solution may be read.
+
+    Parameters
+    ----------
+    lp_status, sol_status : int
+        ``prob.status`` and ``prob.sol_status`` as set by PuLP.
+    status_line : str
+        First line of CBC's solution file: ``"Optimal - objective value X"``,
+        ``"Infeasible - ..."``, ``"Unbounded - ..."``, ``"Stopped on time - objective
+        value X"`` (a MIP incumbent, or an LP simplex point that is not feasible),
+        ``"Stopped on time (no integer solution - continuous used) - ..."`` (a MIP
+        without incumbent), ``"Stopped on iterations ..."`` (CBC's LP code reports a
+        time limit this way too), ``"Status unknown"``, ``"Stopped on difficulties"``.
+    is_mip : bool
+        The model was solved with integer columns (``-solve``) rather than as an LP
+        (``-initialSolve``).
+    time_limited : bool
+        A time limit was given.
+
+    Returns
+    -------
+    (Status, bool)
+        The status, and True only when the values are a solution (optimal, or a MIP
+        incumbent at the time limit). A stopped LP never has one.
+    """
+    line = status_line.lower()
+    if line.startswith("optimal") and lp_status == pulp.LpStatusOptimal:
+        return Status.optimal, True
+    if line.startswith("infeasible") or line.startswith("integer infeasible"):
+        return Status.infeasible, False
+    if lp_status == pulp.LpStatusInfeasible or sol_status == pulp.LpSolutionInfeasible:
+        return Status.infeasible, False
+    if line.startswith("unbounded") or lp_status == pulp.LpStatusUnbounded:
+        return Status.unbounded, False
+    if line.startswith("stopped on time") or line.startswith("stopped on iterations"):
+        incumbent = (
+            is_mip
+            and "no integer solution" not in line
+            and sol_status == pulp.LpSolutionIntegerFeasible
+        )
+        if incumbent:
+            return Status.time_limit_feasible, True
+        if time_limited:
+            return Status.time_limit_no_solution, False
+    return Status.error, False
+
+
 def _run_cbc(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
     t0 = time.perf_counter()
     prob, xs = to_pulp(model, relax_integers=lp_only)
     t1 = time.perf_counter()
     is_mip = bool(model.variables["integer"].any()) and not lp_only
-    prob.solve(cbc_solver(options, mip=is_mip))
+    cmd = cbc_solver(options, mip=is_mip)
+    prob.solve(cmd)
     t2 = time.perf_counter()
-    st, sst = prob.status, prob.sol_status
-    has_sol = sst in (pulp.LpSolutionOptimal, pulp.LpSolutionIntegerFeasible)
-    if st == pulp.LpStatusOptimal and sst == pulp.LpSolutionOptimal:
-        status = Status.optimal
-    elif st == pulp.LpStatusInfeasible or sst == pulp.LpSolutionInfeasible:
-        status, has_sol = Status.infeasible, False
-    elif st == pulp.LpStatusUnbounded:
-        status, has_sol = Status.unbounded, False
-    elif sst == pulp.LpSolutionIntegerFeasible:
-        status = Status.time_limit_feasible
-    elif options.time_limit_s is not None and st == pulp.LpStatusNotSolved:
-        status = Status.time_limit_no_solution
-    else:
-        status = Status.error
+    line = str(getattr(cmd, "status_line", ""))
+    status, has_sol = _cbc_status(
+        int(prob.status),
+        int(prob.sol_status),
+        line,
+        is_mip=is_mip,
+        time_limited=options.time_limit_s is not None,
+    )
     x = dual = None
     obj = None
     if has_sol:
@@ -346,8 +414,9 @@ def _run_cbc(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
                 if c.name and c.name.startswith("c") and c.pi is not None:
                     dual[int(c.name[1:])] = c.pi
         obj = pulp.value(prob.objective)
+    message = line.split(" - objective")[0] if line else pulp.LpStatus[prob.status]
     return RawSolution(
-        status, x, dual, None if obj is None else float(obj), pulp.LpStatus[st], t1 - t0, t2 - t1
+        status, x, dual, None if obj is None else float(obj), message, t1 - t0, t2 - t1
     )
 
 

@@ -208,3 +208,12 @@ def test_missing_grid_row_is_an_error_not_a_silent_zero(tiny_dir: Path) -> None:
     f = only(errors(tiny_dir))
     assert f.file == "site_grid.csv"
     assert "no grid row for 1 period(s) (2026Q2)" in f.message
+
+
+def test_a_case_variant_duplicate_site_is_one_error_not_a_cascade(tiny_dir: Path) -> None:
+    df = pd.read_csv(tiny_dir / "sites.csv", dtype=str, keep_default_na=False)
+    dup = df.iloc[[0]].assign(site="DC-1")
+    pd.concat([df, dup]).to_csv(tiny_dir / "sites.csv", index=False)
+    f = only(errors(tiny_dir))
+    assert (f.file, f.row, f.value) == ("sites.csv", 3, "DC-1")
+    assert "duplicate key" in f.message

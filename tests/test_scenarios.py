@@ -88,6 +88,12 @@ def test_shift_of_a_period_column_moves_the_dates(tiny) -> None:
         tiny, [{"op": "shift", "table": "commitments", "column": "from_period", "periods": -1}]
     )
     assert ds.table("commitments")["from_period"].tolist() == ["2026Q1"]
+    d = diff_datasets(tiny, ds)
+    moved = d[d["column"] == "min_it_mw"][["key", "old", "new"]].to_dict("records")
+    assert moved == [
+        {"key": "acme/trainium/2026Q1", "old": "(no row)", "new": "1"},
+        {"key": "acme/trainium/2026Q2", "old": "1", "new": "(no row)"},
+    ]
 
 
 def test_scale_limited_to_periods(tiny) -> None:
@@ -129,7 +135,7 @@ def test_override_that_breaks_the_data_is_rejected(tiny) -> None:
         ({"op": "scale", "table": "sites", "column": "pue_air"}, "scale needs a factor"),
         (
             {"op": "scale", "table": "sites", "column": "pue_air", "factor": 1, "colour": 1},
-            "Extra inputs",
+            "unknown key 'colour'",
         ),
         ({"op": "grow", "table": "sites", "column": "pue_air"}, "'scale', 'shift' or 'set'"),
     ],
@@ -153,9 +159,19 @@ def test_bad_scenarios_yaml_names_scenario_and_field(tiny_dir: Path) -> None:
     with pytest.raises(DataValidationError) as exc:
         load_dataset(tiny_dir)
     (f,) = exc.value.errors
-    assert f.file == "scenarios.yaml"
+    assert (f.file, f.row) == ("scenarios.yaml", 4)  # the line of the override
     assert f.column == "scenarios.bad.overrides[0].factor"
     assert f.value == "lots"
+
+
+def test_misspelt_override_key_suggests_the_field(tiny_dir: Path) -> None:
+    text = (tiny_dir / "scenarios.yaml").read_text().replace("factor: 1e-1", "factr: 1e-1")
+    (tiny_dir / "scenarios.yaml").write_text(text)
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset(tiny_dir)
+    (f,) = exc.value.errors
+    assert f.row == 8
+    assert f.message == "unknown key 'factr'. Did you mean 'factor'?"
 
 
 def test_default_dataset_scenarios_all_validate() -> None:

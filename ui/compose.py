@@ -141,6 +141,56 @@ def served_by_customer(result: Any) -> pd.DataFrame:
     return g
 
 
+def demand_summary(result: Any, n_periods: int) -> pd.DataFrame:
+    """Per customer and workload: mean and peak demand per quarter, mean served and unmet.
+
+    Parameters
+    ----------
+    result : PlanResult
+        A solve result with a ``demand`` table (customer, workload, period,
+        demand_h100e, served_h100e, unmet_h100e; H100e in each quarter).
+    n_periods : int
+        Quarters in the horizon; the means divide the horizon sums by it, so a
+        quarter without a demand row counts as zero.
+
+    Returns
+    -------
+    DataFrame
+        Columns customer, workload, mean_demand_h100e, peak_demand_h100e,
+        mean_served_h100e, mean_unmet_h100e (H100e per quarter, rounded to whole
+        H100e) and served_share (served / demanded H100e·quarters; NaN without demand).
+    """
+    cols = [
+        "customer",
+        "workload",
+        "mean_demand_h100e",
+        "peak_demand_h100e",
+        "mean_served_h100e",
+        "mean_unmet_h100e",
+        "served_share",
+    ]
+    d = _table(result, "demand")
+    if d is None or d.empty:
+        return pd.DataFrame(columns=cols)
+    n = max(int(n_periods), 1)
+    per_q = d.groupby(["customer", "workload", "period"], as_index=False)[
+        ["demand_h100e", "served_h100e", "unmet_h100e"]
+    ].sum()
+    g = per_q.groupby(["customer", "workload"], as_index=False).agg(
+        dem=("demand_h100e", "sum"),
+        peak_demand_h100e=("demand_h100e", "max"),
+        srv=("served_h100e", "sum"),
+        unm=("unmet_h100e", "sum"),
+    )
+    g["served_share"] = g["srv"] / g["dem"].where(g["dem"] > 0)
+    g["mean_demand_h100e"] = g["dem"] / n
+    g["mean_served_h100e"] = g["srv"] / n
+    g["mean_unmet_h100e"] = g["unm"] / n
+    num = ["mean_demand_h100e", "peak_demand_h100e", "mean_served_h100e", "mean_unmet_h100e"]
+    g[num] = g[num].round(0)
+    return g[cols]
+
+
 def plan_metrics(result: Any, ds: Dataset | None = None) -> dict[str, Any]:
     """Headline numbers of a plan.
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -51,6 +52,7 @@ DEFAULT_DATA_DIR = REPO_ROOT / "data"
 DATA_ENV = "CAPACITY_DATA"
 SOLVERS = ("highs", "cbc")
 CACHE_ENTRIES = 32
+DEFAULT_SCENARIO = "neutral"
 
 
 def data_dir() -> Path:
@@ -100,6 +102,12 @@ def init_state() -> None:
             ss["load_error"] = f"The dataset in {d} did not load: {type(e).__name__}: {e}"
         else:
             set_dataset(ds)
+            ss["scenario_name"] = default_scenario(ds)
+
+
+def default_scenario(ds: Dataset) -> str:
+    """Scenario the app starts on: ``neutral`` when the dataset defines it (as the CLI), else base."""
+    return DEFAULT_SCENARIO if DEFAULT_SCENARIO in ds.scenarios else BASE
 
 
 def set_dataset(ds: Dataset) -> None:
@@ -113,7 +121,7 @@ def set_dataset(ds: Dataset) -> None:
     for t in TABLE_NAMES:
         ss.pop(editor_key(t), None)
     if ss.get("scenario_name", BASE) not in (BASE, *ds.scenarios):
-        ss["scenario_name"] = BASE
+        ss["scenario_name"] = default_scenario(ds)
 
 
 def flash(kind: str, text: str) -> None:
@@ -241,7 +249,12 @@ class ErrorResult:
 
 @dataclass
 class PlanRun:
-    """One solve of this session."""
+    """One solve of this session.
+
+    ``solved_at`` (local HH:MM:SS) and ``seconds`` are those of the solve that computed
+    the result; when ``cached`` is True the result came from the cache of an earlier
+    solve of the same data, scenario and options, and was not recomputed.
+    """
 
     run_id: str
     scenario: str
@@ -252,6 +265,23 @@ class PlanRun:
     solved_at: str
     seconds: float
     metrics: dict[str, Any]
+    cached: bool = False
+
+    def timing_text(self) -> str:
+        """``in 2.3 s`` or ``(cached result, solved in 2.3 s at 10:04)``."""
+        if self.cached:
+            return f"(cached result, solved in {self.seconds:.1f} s at {self.solved_at[:5]})"
+        return f"in {self.seconds:.1f} s"
+
+
+@dataclass(frozen=True)
+class TimedResult:
+    """A solve result with the wall time and clock time of the solve that computed it."""
+
+    result: Any
+    seconds: float
+    solved_at: str
+    cached: bool
 
 
 def optimizer_status() -> tuple[bool, str]:
@@ -263,38 +293,67 @@ def optimizer_status() -> tuple[bool, str]:
     return True, ""
 
 
+_CACHE_MISS = threading.local()
+
+
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def _solve_cached(
     ds_hash: str, scenario: str, solver: str, time_limit_s: float | None, _ds: Dataset
-) -> Any:
+) -> tuple[Any, float, str]:
     from optimizer import SolveOptions, solve
 
-    return solve(_ds, SolveOptions(solver=solver, time_limit_s=time_limit_s))
+    _CACHE_MISS.ran = True  # the body runs only on a cache miss
+    t0 = time.perf_counter()
+    res = solve(_ds, SolveOptions(solver=solver, time_limit_s=time_limit_s))
+    return res, time.perf_counter() - t0, datetime.now().strftime("%H:%M:%S")
 
 
-def solve_dataset(ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None) -> Any:
+def solve_timed(
+    ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None
+) -> TimedResult:
     """Solve ``ds`` (cached on its content hash, scenario and options); never raises.
 
     Returns
     -------
-    PlanResult or ErrorResult
-        An :class:`ErrorResult` when the optimizer is missing or raised.
+    TimedResult
+        ``result`` is a PlanResult, or an :class:`ErrorResult` when the optimizer is
+        missing or raised (errors are not cached). ``seconds`` and ``solved_at`` are
+        those of the solve that computed the result; ``cached`` says it was reused.
     """
     ok, why = optimizer_status()
+    now = datetime.now().strftime("%H:%M:%S")
     if not ok:
-        return ErrorResult(f"The optimizer is not available: {why}", dataset_hash=ds.hash)
+        err = ErrorResult(f"The optimizer is not available: {why}", dataset_hash=ds.hash)
+        return TimedResult(err, 0.0, now, False)
+    _CACHE_MISS.ran = False
+    t0 = time.perf_counter()
     try:
-        return _solve_cached(ds.hash, ds.scenario, solver, time_limit_s, ds)
+        res, seconds, solved_at = _solve_cached(ds.hash, ds.scenario, solver, time_limit_s, ds)
     except Exception as e:  # noqa: BLE001 - shown as an error status, never a traceback
-        return ErrorResult(
+        err = ErrorResult(
             f"The solve failed: {type(e).__name__}: {e}",
             dataset_hash=ds.hash,
             dataset_name=ds.name,
             solver=solver,
         )
+        return TimedResult(err, time.perf_counter() - t0, now, False)
+    return TimedResult(res, seconds, solved_at, not _CACHE_MISS.ran)
 
 
-def record_run(ds: Dataset, result: Any, solver: str, seconds: float) -> PlanRun:
+def solve_dataset(ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None) -> Any:
+    """Solve ``ds`` (cached); return only the result. See :func:`solve_timed`."""
+    return solve_timed(ds, solver=solver, time_limit_s=time_limit_s).result
+
+
+def record_run(
+    ds: Dataset,
+    result: Any,
+    solver: str,
+    seconds: float,
+    *,
+    solved_at: str | None = None,
+    cached: bool = False,
+) -> PlanRun:
     """Store a solve as the current plan and append it to the session's run list."""
     run = PlanRun(
         run_id=datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6],
@@ -303,9 +362,10 @@ def record_run(ds: Dataset, result: Any, solver: str, seconds: float) -> PlanRun
         dataset_name=ds.name,
         solver=solver,
         result=result,
-        solved_at=datetime.now().strftime("%H:%M:%S"),
+        solved_at=solved_at or datetime.now().strftime("%H:%M:%S"),
         seconds=seconds,
         metrics=plan_metrics(result, ds),
+        cached=cached,
     )
     st.session_state["plan"] = run
     st.session_state["runs"] = [*st.session_state["runs"], run]
@@ -315,10 +375,9 @@ def record_run(ds: Dataset, result: Any, solver: str, seconds: float) -> PlanRun
 def solve_and_record(
     ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None
 ) -> PlanRun:
-    """Solve ``ds`` (cached) and record it; see :func:`solve_dataset`."""
-    t0 = time.perf_counter()
-    res = solve_dataset(ds, solver=solver, time_limit_s=time_limit_s)
-    return record_run(ds, res, solver, time.perf_counter() - t0)
+    """Solve ``ds`` (cached) and record it; see :func:`solve_timed`."""
+    t = solve_timed(ds, solver=solver, time_limit_s=time_limit_s)
+    return record_run(ds, t.result, solver, t.seconds, solved_at=t.solved_at, cached=t.cached)
 
 
 def current_plan(ds: Dataset | None) -> PlanRun | None:
@@ -330,7 +389,11 @@ def current_plan(ds: Dataset | None) -> PlanRun | None:
 
 
 def runs_frame() -> pd.DataFrame:
-    """Return the session's runs: run_id, scenario, status, objective_usd, served_share, time."""
+    """Return the session's runs, one row each.
+
+    Columns run_id, scenario, status, objective_usd, served_share, solver, solved_at,
+    solve_s (of the solve that computed the result), cached, dataset_hash.
+    """
     rows = [
         {
             "run_id": r.run_id,
@@ -341,6 +404,7 @@ def runs_frame() -> pd.DataFrame:
             "solver": r.solver,
             "solved_at": r.solved_at,
             "solve_s": round(r.seconds, 2),
+            "cached": r.cached,
             "dataset_hash": r.ds_hash[:12],
         }
         for r in st.session_state.get("runs", [])
@@ -356,6 +420,7 @@ def runs_frame() -> pd.DataFrame:
             "solver",
             "solved_at",
             "solve_s",
+            "cached",
             "dataset_hash",
         ],
     )

@@ -7,7 +7,7 @@ import math
 import streamlit as st
 
 from ui import charts
-from ui.compose import served_by_customer
+from ui.compose import demand_summary
 from ui.state import (
     SOLVERS,
     active_dataset,
@@ -50,11 +50,11 @@ if clicked:
             "complete" if run.metrics["status"] in ("optimal", "time_limit_feasible") else "error"
         )
         status.update(
-            label=f"{run.metrics['status']} in {run.seconds:.1f} s", state=state, expanded=False
+            label=f"{run.metrics['status']} {run.timing_text()}", state=state, expanded=False
         )
     flash(
         "success" if state == "complete" else "error",
-        f"Solved {run.scenario}: {run.metrics['status']} in {run.seconds:.1f} s.",
+        f"Solved {run.scenario}: {run.metrics['status']} {run.timing_text()}.",
     )
     st.rerun()  # redraw the sidebar and the page from the stored plan
 
@@ -80,9 +80,14 @@ share = m["served_share"]
 k3.metric("Demand served", "–" if math.isnan(share) else f"{share:.1%}")
 trn = m["trainium_share"]
 k4.metric("Trainium share of served H100e", "–" if math.isnan(trn) else f"{trn:.1%}")
+solved = (
+    f"cached result, solved at {plan.solved_at} in {plan.seconds:.2f} s"
+    if plan.cached
+    else f"solved at {plan.solved_at} in {plan.seconds:.2f} s"
+)
 st.caption(
-    f"Objective {obj:,.2f} USD (discounted) · solver {plan.solver} · solved at "
-    f"{plan.solved_at} in {plan.seconds:.2f} s · run `{plan.run_id}`"
+    f"Objective {obj:,.2f} USD (discounted) · solver {plan.solver} · {solved} · "
+    f"run `{plan.run_id}`"
 )
 msg = str(getattr(res, "message", "") or "")
 if m["status"] not in ("optimal",):
@@ -98,16 +103,31 @@ tables = getattr(res, "tables", None) or {}
 if not tables:
     st.stop()
 
-served = served_by_customer(res)
-with st.expander("Served share per customer and workload", expanded=True):
+n_q = len(ds.periods)
+served = demand_summary(res, n_q)
+per_q = "H100e per quarter"
+with st.expander("Demand served per customer and workload", expanded=True):
+    st.caption(
+        f"Mean and peak per quarter over the {n_q} quarters of the horizon (the CSV holds "
+        "every quarter); the served share is of the H100e·quarters summed over the horizon."
+    )
     st.dataframe(
         served,
         hide_index=True,
         width="stretch",
         column_config={
-            "demand_h100e": st.column_config.NumberColumn("demand [H100e]", format="localized"),
-            "served_h100e": st.column_config.NumberColumn("served [H100e]", format="localized"),
-            "unmet_h100e": st.column_config.NumberColumn("unmet [H100e]", format="localized"),
+            "mean_demand_h100e": st.column_config.NumberColumn(
+                f"mean demand [{per_q}]", format="localized"
+            ),
+            "peak_demand_h100e": st.column_config.NumberColumn(
+                f"peak demand [{per_q}]", format="localized"
+            ),
+            "mean_served_h100e": st.column_config.NumberColumn(
+                f"mean served [{per_q}]", format="localized"
+            ),
+            "mean_unmet_h100e": st.column_config.NumberColumn(
+                f"mean unmet [{per_q}]", format="localized"
+            ),
             "served_share": st.column_config.ProgressColumn(
                 "served share", min_value=0.0, max_value=1.0, format="percent"
             ),
