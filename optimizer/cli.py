@@ -57,11 +57,13 @@ def app_(
 ) -> None:
     """Start the Streamlit app (data editor, scenarios, plan, risk, reports).
 
-    Prints the address and runs until Ctrl+C. Exits 1 when ``--data`` is not a
-    directory, else with Streamlit's exit code.
+    Prints the address, then replaces this process with the Streamlit server
+    (``os.execve``), so the process id that started the app is the server's: a
+    SIGTERM or Ctrl+C to it stops the server. Exits 1 when ``--data`` is not a
+    directory.
     """
     import os
-    import subprocess
+    import sys
 
     env = dict(os.environ)
     if data is not None:
@@ -70,11 +72,10 @@ def app_(
             raise typer.Exit(1)
         env["CAPACITY_DATA"] = str(data.resolve())
     typer.echo(f"Capacity planner app: http://{address}:{port}  (Ctrl+C to stop)")
-    try:
-        code = subprocess.call(app_command(port, address, headless), env=env)
-    except KeyboardInterrupt:
-        code = 0
-    raise typer.Exit(code)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    cmd = app_command(port, address, headless)
+    os.execve(cmd[0], cmd, env)
 
 
 def print_findings(findings: list[Finding], *, title: str = "Validation findings") -> None:

@@ -176,10 +176,17 @@ def shadow_price_heatmap(
             customdata=z,
             colorscale="Viridis",
             hovertemplate="%{y}<br>%{x}: %{customdata:,.4g}<extra></extra>",
-            colorbar={"title": "log10(1+|price|)"},
+            colorbar={"title": {"text": "log10(1+|price|)", "side": "right"}},
         )
     )
-    return _layout(fig, "Shadow prices: max |price| by constraint family")
+    fig = _layout(fig, "Shadow prices: max |price| by constraint family")
+    # period labels at 45 degrees below the cells, with room kept for them
+    fig.update_xaxes(type="category", tickangle=-45, automargin=True, title_text="period")
+    fig.update_yaxes(type="category", automargin=True)
+    fig.update_layout(
+        height=max(HEIGHT, 160 + 28 * piv.shape[0]), margin={**MARGIN, "b": 90, "l": 10}
+    )
+    return fig
 
 
 def energy_water(
@@ -214,16 +221,18 @@ def energy_water(
 
 
 def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
-    """Bars: total cost per scenario from a comparison frame (scenario, objective_usd)."""
+    """Bars: total cost per scenario (USD billions) from a frame (scenario, objective_usd)."""
     if compare is None or compare.empty:
         return None
     fig = px.bar(
-        compare,
+        compare.assign(objective_usd_bn=compare["objective_usd"] / 1e9),
         x="scenario",
-        y="objective_usd",
+        y="objective_usd_bn",
         color="scenario",
-        labels={"objective_usd": "discounted cost [USD]"},
+        labels={"objective_usd_bn": "discounted cost [USD billion]"},
     )
+    fig.update_traces(texttemplate="$%{y:.2f}B", textposition="outside")
+    fig.update_yaxes(tickprefix="$", ticksuffix="B")
     fig.update_layout(showlegend=False)
     return _layout(fig, "Plan cost by scenario")
 

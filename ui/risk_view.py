@@ -8,8 +8,7 @@ an edit never shows a stale risk view. Errors become messages, never tracebacks.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -20,6 +19,14 @@ import streamlit as st
 
 from capacity.dataset import Dataset
 from capacity.scenarios import scenario_names
+from ui.formats import (
+    fmt_usd,
+    level_text,
+    levels_caption,
+    parameter_ops,
+    usd_billions,
+    with_level_text,
+)
 
 OUTCOME_LABELS = {
     "total_cost_usd": "total cost [USD]",
@@ -68,39 +75,78 @@ def monte_carlo_spec(
     }
 
 
-def tornado_figure(df: pd.DataFrame, outcome: str = "total_cost_usd") -> go.Figure | None:
-    """Horizontal tornado bars: change of ``outcome`` at each parameter's low and high level."""
+def tornado_figure(
+    df: pd.DataFrame, outcome: str = "total_cost_usd", ops: Mapping[str, str] | None = None
+) -> go.Figure | None:
+    """Horizontal tornado bars: change of ``outcome`` at each parameter's low and high level.
+
+    Parameters are ordered by swing (largest |change| at either level), the largest at
+    the top. Levels are shown by meaning (``×1.03``, ``+4 quarters``, see
+    :func:`ui.formats.level_text`; ``ops`` maps a parameter to its override op, default
+    scale). USD outcomes are drawn in USD billions.
+    """
     if df is None or df.empty or "outcome" not in df.columns:
         return None
     d = df[df["outcome"] == outcome].copy()
     if d.empty:
         return None
-    order = (
-        d.groupby("parameter")["change"]
-        .agg(lambda s: float(s.abs().max()) if len(s) else 0.0)
-        .sort_values()
-        .index.tolist()
+    ops = dict(ops or {})
+    swing = d.groupby("parameter")["change"].agg(
+        lambda s: float(s.abs().max()) if s.notna().any() else 0.0
     )
-    d["label"] = d["side"].astype(str) + " (" + d["level"].map(lambda v: f"{v:g}") + ")"
+    # plotly draws the first category at the bottom: ascending swing puts the largest on top
+    ascending = swing.sort_values(kind="stable").index.tolist()
+    d["level_text"] = [
+        level_text(ops.get(str(p), "scale"), float(v))
+        for p, v in zip(d["parameter"], d["level"], strict=True)
+    ]
+    money = outcome.endswith("_usd")
+    d["x"] = d["change"] / 1e9 if money else d["change"]
+    label = OUTCOME_LABELS.get(outcome, outcome)
     fig = px.bar(
         d,
         y="parameter",
-        x="change",
+        x="x",
         color="side",
         orientation="h",
         barmode="overlay",
-        hover_data={"label": True, "value": ":,.4g", "status": True},
+        custom_data=["level_text", "value", "status"],
         color_discrete_map={"low": "#1f77b4", "high": "#d62728"},
-        category_orders={"parameter": order[::-1]},
-        labels={"change": f"change of {OUTCOME_LABELS.get(outcome, outcome)}", "parameter": ""},
+        category_orders={"side": ["low", "high"]},
+        labels={"x": "change of " + (label.replace("[USD]", "[USD billion]") if money else label)},
     )
+    fig.update_traces(
+        hovertemplate="%{y} at %{customdata[0]}<br>change %{x:,.4g}"
+        + (" B USD" if money else "")
+        + "<br>value %{customdata[1]:,.4g}<br>status %{customdata[2]}<extra></extra>"
+    )
+    ordered = d.sort_values("side", key=_side_key)
+    ticks = {
+        p: f"{p} ({' / '.join(ordered.loc[ordered['parameter'] == p, 'level_text'])})"
+        for p in ascending
+    }
+    fig.update_yaxes(
+        title_text="",
+        categoryorder="array",
+        categoryarray=ascending,
+        tickmode="array",
+        tickvals=ascending,
+        ticktext=[ticks[p] for p in ascending],
+        automargin=True,
+    )
+    if money:
+        fig.update_xaxes(tickprefix="$", ticksuffix="B")
     fig.update_layout(
-        title=f"Tornado: {OUTCOME_LABELS.get(outcome, outcome)}",
-        height=max(300, 80 + 28 * len(order)),
+        title=f"Tornado: {label}",
+        height=max(300, 80 + 28 * len(ascending)),
         margin={"l": 10, "r": 10, "t": 40, "b": 10},
         legend_title_text="level",
     )
     return fig
+
+
+def _side_key(s: pd.Series) -> pd.Series:
+    return s.map({"low": 0, "high": 1}).fillna(2)
 
 
 def _fresh(key: str, ds_hash: str, settings: Any) -> Any | None:
@@ -115,14 +161,6 @@ def _store(key: str, ds_hash: str, settings: Any, value: Any) -> None:
         **st.session_state["risk_results"],
         key: {"hash": ds_hash, "settings": settings, "value": value},
     }
-
-
-def _fmt_usd(x: float) -> str:
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    if math.isinf(x):
-        return "∞"
-    return f"${x / 1e9:,.3f} B"
 
 
 # ---------------------------------------------------------------------- sections
@@ -156,8 +194,7 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
         tparams = [p for p in params if p.name in set(picked)]
         st.caption(
             f"One-at-a-time sensitivity on **{ds.scenario}**: each parameter group at its "
-            f"low and high level, {2 * len(tparams) + 1} solves. "
-            + "; ".join(f"{p.name}: {p.low:g} / {p.high:g}" for p in tparams)
+            f"low and high level, {2 * len(tparams) + 1} solves. " + levels_caption(tparams)
         )
         outcome = st.selectbox(
             "Outcome",
@@ -177,11 +214,20 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
         if t is None:
             st.info("Press **Run tornado** to compute the sensitivities of the active data.")
         else:
-            fig = tornado_figure(t, outcome)
+            ops = parameter_ops(params)
+            fig = tornado_figure(t, outcome, ops)
             if fig is not None:
                 st.plotly_chart(fig, key="tornado_chart", width="stretch")
             with st.expander("Tornado table"):
-                st.dataframe(t, hide_index=True, width="stretch")
+                st.dataframe(
+                    with_level_text(t, ops),
+                    hide_index=True,
+                    width="stretch",
+                    column_config={
+                        c: st.column_config.NumberColumn(c, format="%.6g")
+                        for c in ("base_value", "value", "change")
+                    },
+                )
 
     with tab_mc:
         names = [p.name for p in params]
@@ -223,18 +269,22 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
             s = mc.samples
             if "total_cost_usd" in s and s["total_cost_usd"].notna().any():
                 fig = px.histogram(
-                    s,
-                    x="total_cost_usd",
+                    s.assign(total_cost_usd_bn=s["total_cost_usd"] / 1e9),
+                    x="total_cost_usd_bn",
                     nbins=min(30, max(5, len(s) // 2)),
-                    labels={"total_cost_usd": "total cost [USD]"},
+                    labels={"total_cost_usd_bn": "total cost [USD billion]"},
                     title="Distribution of the plan cost",
                 )
+                fig.update_xaxes(tickprefix="$", ticksuffix="B")
                 fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
                 st.plotly_chart(fig, key="mc_hist", width="stretch")
             st.markdown("**How often each constraint family binds**")
             st.dataframe(mc.binding, hide_index=True, width="stretch")
             with st.expander("Samples"):
-                st.dataframe(s, hide_index=True, width="stretch")
+                samples_view, money_cfg = usd_billions(s)
+                st.dataframe(
+                    samples_view, hide_index=True, width="stretch", column_config=money_cfg
+                )
 
     with tab_h:
         all_names = [n for n in scenario_names(base) if n != "base"]
@@ -281,15 +331,16 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
             st.info("Pick at least two scenarios with weights and press **Solve the hedged plan**.")
         else:
             m = st.columns(5)
-            m[0].metric("Hedged expected cost (RP)", _fmt_usd(h.expected_cost_usd))
-            m[1].metric("Wait-and-see (WS)", _fmt_usd(h.wait_and_see_usd))
-            m[2].metric("EV plan's expected cost (EEV)", _fmt_usd(h.eev_usd))
-            m[3].metric("VSS = EEV − RP", _fmt_usd(h.vss_usd))
-            m[4].metric("EVPI = RP − WS", _fmt_usd(h.evpi_usd))
+            m[0].metric("Hedged expected cost (RP)", fmt_usd(h.expected_cost_usd))
+            m[1].metric("Wait-and-see (WS)", fmt_usd(h.wait_and_see_usd))
+            m[2].metric("EV plan's expected cost (EEV)", fmt_usd(h.eev_usd))
+            m[3].metric("VSS = EEV − RP", fmt_usd(h.vss_usd))
+            m[4].metric("EVPI = RP − WS", fmt_usd(h.evpi_usd))
             st.caption(f"Status {h.status}; EV problem: {h.ev_problem}.")
             for note in h.notes:
                 st.warning(note)
-            st.dataframe(h.per_scenario, hide_index=True, width="stretch")
+            per_s, money_cfg = usd_billions(h.per_scenario)
+            st.dataframe(per_s, hide_index=True, width="stretch", column_config=money_cfg)
             b = h.first_stage.get("build_out") if h.first_stage else None
             if b is not None and len(b):
                 fig = px.bar(

@@ -106,7 +106,13 @@ def init_state() -> None:
 
 
 def default_scenario(ds: Dataset) -> str:
-    """Scenario the app starts on: ``neutral`` when the dataset defines it (as the CLI), else base."""
+    """Scenario the app starts on: ``neutral`` when the dataset defines it (as the CLI), else base.
+
+    Returns
+    -------
+    str
+        ``neutral`` or ``base``.
+    """
     return DEFAULT_SCENARIO if DEFAULT_SCENARIO in ds.scenarios else BASE
 
 

@@ -86,8 +86,7 @@ solved = (
     else f"solved at {plan.solved_at} in {plan.seconds:.2f} s"
 )
 st.caption(
-    f"Objective {obj:,.2f} USD (discounted) · solver {plan.solver} · {solved} · "
-    f"run `{plan.run_id}`"
+    f"Objective {obj:,.2f} USD (discounted) · solver {plan.solver} · {solved} · run `{plan.run_id}`"
 )
 msg = str(getattr(res, "message", "") or "")
 if m["status"] not in ("optimal",):

@@ -7,6 +7,7 @@ import tempfile
 import streamlit as st
 
 from ui.dataio import directory_zip_bytes
+from ui.formats import USD_BN_FORMAT, fmt_usd, usd_billions
 from ui.state import active_dataset, current_plan, runs_frame, show_flash
 
 ss = st.session_state
@@ -23,7 +24,12 @@ else:
         st.warning("This run was solved on other data or another scenario than the active one.")
     st.markdown(
         f"Run `{plan.run_id}` · scenario **{plan.scenario}** · status "
-        f"**{plan.metrics['status']}** · solved at {plan.solved_at}"
+        f"**{plan.metrics['status']}** · "
+        + (
+            f"cached result, solved in {plan.seconds:.1f} s at {plan.solved_at}"
+            if plan.cached
+            else f"solved at {plan.solved_at} in {plan.seconds:.1f} s"
+        )
     )
     zips: dict[str, bytes | str] = ss["report_zips"]
     if plan.run_id not in zips:
@@ -53,7 +59,7 @@ else:
         )
         m = plan.metrics
         c1, c2 = st.columns(2)
-        c1.metric("Objective [USD]", f"{m['objective_usd']:,.0f}")
+        c1.metric("Discounted cost", fmt_usd(m["objective_usd"]))
         c2.metric("Demand served", f"{m['served_share']:.1%}")
 
 st.subheader("Runs in this session")
@@ -61,12 +67,22 @@ runs = runs_frame()
 if runs.empty:
     st.caption("None yet.")
 else:
+    view, money_cfg = usd_billions(runs.iloc[::-1])
     st.dataframe(
-        runs.iloc[::-1],
+        view,
         hide_index=True,
         width="stretch",
         column_config={
-            "objective_usd": st.column_config.NumberColumn("objective [USD]", format="%.4e"),
+            **money_cfg,
+            "objective_usd_bn": st.column_config.NumberColumn(
+                "discounted cost [USD]", format=USD_BN_FORMAT
+            ),
             "served_share": st.column_config.NumberColumn("served share", format="percent"),
+            "solve_s": st.column_config.NumberColumn(
+                "solve time [s]", format="%.2f", help="Of the solve that computed the result."
+            ),
+            "cached": st.column_config.CheckboxColumn(
+                "cached", help="The result came from the cache of an earlier identical solve."
+            ),
         },
     )

@@ -11,6 +11,7 @@ from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_na
 from capacity.validation import DataValidationError
 from ui import charts
 from ui.compose import plan_metrics
+from ui.formats import USD_BN_FORMAT, usd_billions
 from ui.state import active_dataset, optimizer_status, show_flash, solve_dataset
 
 ss = st.session_state
@@ -62,15 +63,19 @@ if cmp is not None:
         st.warning("The data changed since this comparison; press **Solve and compare** again.")
     else:
         df = cmp["frame"]
+        view, money_cfg = usd_billions(df)
         st.dataframe(
-            df,
+            view,
             hide_index=True,
             width="stretch",
             column_config={
-                "objective_usd": st.column_config.NumberColumn("cost [USD]", format="%.4e"),
+                **money_cfg,
+                "objective_usd_bn": st.column_config.NumberColumn(
+                    "discounted cost [USD]", format=USD_BN_FORMAT
+                ),
                 "served_share": st.column_config.NumberColumn("served share", format="percent"),
                 "unmet_h100e": st.column_config.NumberColumn(
-                    "unmet [H100e·quarters]", format="%.0f"
+                    "unmet [H100e·quarters]", format="localized"
                 ),
                 "trainium_share": st.column_config.NumberColumn("Trainium share", format="percent"),
             },

@@ -1,0 +1,102 @@
+"""Display formats of the app: money in USD billions, tornado levels, table column configs.
+
+Tables keep their numbers (so a column still sorts numerically); only the column
+config and the column scale change for display. Money columns (suffix ``_usd``) are
+shown in billions of USD as ``$123.72B``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+import streamlit as st
+
+USD_BN_FORMAT = "$%.2fB"
+"""printf format of a column holding USD billions (Streamlit NumberColumn)."""
+
+
+def fmt_usd(x: float | None, digits: int = 2) -> str:
+    """Format a USD amount as ``$123.72B`` (``$45.1M`` below a billion); ``–`` for None/NaN."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    x = float(x)
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    sign = "−" if x < 0 else ""
+    a = abs(x)
+    if a >= 1e9:
+        return f"{sign}${a / 1e9:,.{digits}f}B"
+    if a >= 1e6:
+        return f"{sign}${a / 1e6:,.{digits}f}M"
+    return f"{sign}${a:,.0f}"
+
+
+def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Rescale every ``*_usd`` column to USD billions and return its column config.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Any table; columns ending in ``_usd`` hold USD.
+
+    Returns
+    -------
+    (DataFrame, dict)
+        A copy where each ``x_usd`` column is divided by 1e9 and renamed ``x_usd_bn``
+        (numeric, so it still sorts), and ``{column: NumberColumn}`` showing it as
+        ``$123.72B`` under the label ``x [USD]``.
+    """
+    money = [c for c in df.columns if str(c).endswith("_usd")]
+    out = df.copy()
+    config: dict[str, Any] = {}
+    for c in money:
+        new = f"{c}_bn"
+        out[c] = pd.to_numeric(out[c], errors="coerce") / 1e9
+        out = out.rename(columns={c: new})
+        config[new] = st.column_config.NumberColumn(
+            f"{str(c)[: -len('_usd')].replace('_', ' ')} [USD]", format=USD_BN_FORMAT
+        )
+    return out, config
+
+
+def level_text(op: str, level: float) -> str:
+    """Meaning of a tornado level: ``×1.03`` (scale), ``+4 quarters`` (shift), ``= 2.5`` (set)."""
+    if op == "shift":
+        n = int(round(level))
+        return f"{n:+d} quarter{'s' if abs(n) != 1 else ''}"
+    if op == "set":
+        return f"= {level:.3g}"
+    return f"×{level:.2f}"
+
+
+def parameter_ops(parameters: Any) -> dict[str, str]:
+    """``{parameter name: override op}`` of tornado parameter groups (first template's op)."""
+    return {
+        p.name: str(p.templates[0].get("op", "scale")) if p.templates else "scale"
+        for p in parameters
+    }
+
+
+def levels_caption(parameters: Any) -> str:
+    """``cowos ×0.70 / ×1.30; grid_delay −2 / +4 quarters`` for the tornado caption."""
+    ops = parameter_ops(parameters)
+    return "; ".join(
+        f"{p.name}: {level_text(ops[p.name], p.low)} / {level_text(ops[p.name], p.high)}"
+        for p in parameters
+    )
+
+
+def with_level_text(df: pd.DataFrame, ops: Mapping[str, str]) -> pd.DataFrame:
+    """Add a ``level_text`` column (see :func:`level_text`) after ``level`` in a tornado table."""
+    if df is None or df.empty or "level" not in df.columns:
+        return df
+    out = df.copy()
+    txt = [
+        level_text(ops.get(str(p), "scale"), float(v))
+        for p, v in zip(out["parameter"], out["level"], strict=True)
+    ]
+    out.insert(list(out.columns).index("level") + 1, "level_text", txt)
+    return out
