@@ -194,42 +194,105 @@ class _SolverName(StrEnum):
     cbc = "cbc"
 
 
-@app.command()
+def check_out_dir(out: Path) -> str | None:
+    """Return why ``out`` cannot hold a report, or None when it can (nothing is created).
+
+    ``out`` is usable when it is a writable directory, or when it does not exist
+    yet and its nearest existing ancestor is a writable directory (so it can be
+    created). Run before loading and solving, so a bad ``--out`` fails in a second.
+    """
+    import os
+
+    path = out.expanduser()
+    for p in [*reversed(path.parents), path]:
+        if p.exists() and not p.is_dir():
+            return f"{p} exists and is not a directory"
+    existing = next((p for p in [path, *path.parents] if p.exists()), Path("."))
+    if not os.access(existing, os.W_OK | os.X_OK):
+        if existing == path:
+            return f"directory {path} is not writable"
+        return f"{path} cannot be created: directory {existing} is not writable"
+    return None
+
+
+# Typer prints a paragraph's line breaks as they are in rich mode, so each
+# paragraph of the help is one logical line, wrapped by the terminal.
+SOLVE_HELP = (
+    "Solve one scenario, print a ten-second summary and write the Parquet report "
+    "to OUT/<run_id>/scenario=<name>/.\n\n"
+    "Exit code 0 for an optimal plan (or a feasible plan at the time limit, with a "
+    "warning); 1 for bad data, an unknown scenario, an infeasible or unbounded model, "
+    "no solution within the time limit, a plan that fails the independent check, a "
+    "solver error or an unusable --out directory (checked before solving)."
+)
+
+
+@app.command(help=SOLVE_HELP)
 def solve(
     data_dir: Annotated[
-        Path, typer.Argument(help="Dataset directory of CSV/Parquet tables plus scenarios.yaml.")
+        Path,
+        typer.Argument(
+            metavar="DATA_DIR", help="Dataset directory of CSV/Parquet tables plus scenarios.yaml."
+        ),
     ] = Path("data"),
     scenario: Annotated[
-        str, typer.Option("--scenario", "-s", help="Scenario of scenarios.yaml to apply.")
+        str,
+        typer.Option(
+            "--scenario", "-s", metavar="NAME", help="Scenario of scenarios.yaml to apply."
+        ),
     ] = "neutral",
-    solver: Annotated[_SolverName, typer.Option(help="LP solver.")] = _SolverName.highs,
+    solver: Annotated[
+        _SolverName, typer.Option(help="HiGHS, or CBC (bundled with PuLP).")
+    ] = _SolverName.highs,
     time_limit: Annotated[
-        float | None, typer.Option("--time-limit", min=0.0, help="Solver time limit, seconds.")
+        float | None,
+        typer.Option(
+            "--time-limit",
+            min=0.0,
+            metavar="SECONDS",
+            help="Solver time limit; the best feasible plan so far is reported.",
+            show_default="none",
+        ),
     ] = None,
-    threads: Annotated[int | None, typer.Option(min=1, help="Solver threads.")] = None,
+    threads: Annotated[
+        int | None,
+        typer.Option(min=1, metavar="N", help="Solver threads.", show_default="solver's"),
+    ] = None,
     integer_units: Annotated[
-        bool, typer.Option("--integer-units", help="Whole deployment units (MIP; slower).")
+        bool,
+        typer.Option(
+            "--integer-units",
+            metavar="",
+            help="Install whole deployment units (8-GPU servers, racks; MIP, slower). "
+            "Shadow prices then come from the LP with the integers fixed.",
+        ),
     ] = False,
     units: Annotated[
         bool,
         typer.Option(
             "--units",
+            metavar="",
             help="Also write the data dictionary units.csv (table, column, type, unit) "
             "with the report. Units are always in the Parquet field metadata.",
         ),
     ] = False,
-    out: Annotated[Path, typer.Option("--out", "-o", help="Report root directory.")] = Path(
-        "reports"
-    ),
+    out: Annotated[
+        Path,
+        typer.Option("--out", "-o", metavar="DIR", help="Report root directory."),
+    ] = Path("reports"),
     report: Annotated[
-        bool, typer.Option("--report/--no-report", help="Write the Parquet report.")
+        bool,
+        typer.Option(
+            "--report/--no-report",
+            metavar="",
+            help="Write the Parquet report (default) or only print the summary.",
+            show_default=False,
+        ),
     ] = True,
 ) -> None:
-    """Solve one scenario, print a ten-second summary and write the Parquet report.
+    """Solve one scenario, print the summary and write the Parquet report.
 
-    Exits 0 for an optimal plan (or a feasible plan at the time limit, with a
-    warning), 1 for bad data, an unknown scenario, an infeasible or unbounded model,
-    no solution within the time limit, a solver error or an unwritable report.
+    The help shown by ``capacity solve --help`` is :data:`SOLVE_HELP`.
     """
     import sys
 
@@ -242,6 +305,11 @@ def solve(
     from optimizer.summary import exit_code, render_summary, summarize
 
     console = Console() if sys.stdout.isatty() else Console(width=140)
+    if report:
+        problem = check_out_dir(out)
+        if problem is not None:
+            console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
+            raise typer.Exit(1)
     try:
         with console.status(f"Loading {data_dir} ..."):
             ds = load_dataset(data_dir)
@@ -272,7 +340,7 @@ def solve(
     )
     with console.status(f"Building and solving the LP ({solver.value}) ..."):
         result = solve_plan(sds, options)
-    summary = summarize(result, scenario=scenario)
+    summary = summarize(result, scenario=scenario, periods=sds.periods)
     render_summary(summary, console)
     code = exit_code(summary)
     if report:

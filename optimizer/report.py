@@ -756,8 +756,9 @@ def file_metadata(
     Keys: ``scenario``, ``status``, ``objective_usd`` (repr of the float, "" when
     none), ``solver``, ``dataset_hash``, ``dataset_name``, ``package_version``,
     ``run_id``, ``report_format``, ``units_dictionary`` ("true" when ``units.csv``
-    was requested). The writer adds ``table`` and ``units`` (JSON ``{column: unit}``)
-    per file.
+    was requested), ``integer_units`` ("true"/"false") and ``duals_from`` (``"lp"``
+    or ``"lp_with_integers_fixed"``: where the shadow prices come from). The writer
+    adds ``table`` and ``units`` (JSON ``{column: unit}``) per file.
     """
     obj = _jsonable_float(getattr(result, "objective_usd", None))
     return {
@@ -771,6 +772,8 @@ def file_metadata(
         "run_id": run_id or "",
         "report_format": REPORT_FORMAT,
         "units_dictionary": "true" if units else "false",
+        "integer_units": "true" if getattr(result, "integer_units", False) else "false",
+        "duals_from": str(_status_text(getattr(result, "duals_from", None) or "lp")),
     }
 
 

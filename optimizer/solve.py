@@ -131,6 +131,11 @@ class PlanResult:
     n_variables, n_constraints : int
     integer_units : bool
     duals_from : {"lp", "lp_with_integers_fixed"}
+        Where the shadow prices come from: the LP itself, or (integer mode) the LP
+        re-solved with the integer columns fixed at their values.
+    periods : tuple of str
+        The dataset's horizon quarters in order (known even when no solution
+        exists and the result tables are empty).
     """
 
     status: Status
@@ -147,6 +152,7 @@ class PlanResult:
     n_constraints: int
     integer_units: bool = False
     duals_from: Literal["lp", "lp_with_integers_fixed"] = "lp"
+    periods: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -415,6 +421,8 @@ def _run_cbc(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
                     dual[int(c.name[1:])] = c.pi
         obj = pulp.value(prob.objective)
     message = line.split(" - objective")[0] if line else pulp.LpStatus[prob.status]
+    if status == Status.time_limit_no_solution:
+        message += f" (time limit {options.time_limit_s:g} s; no feasible point to report)"
     return RawSolution(
         status, x, dual, None if obj is None else float(obj), message, t1 - t0, t2 - t1
     )
@@ -516,6 +524,7 @@ def solve(
             model.n_constraints,
             options.integer_units,
             "lp",
+            tuple(ds.periods),
         )
     results = solve_model(model, options, build_s=build_s)
     return results[0]
@@ -651,6 +660,7 @@ def solve_model(
                 n_constraints=model.n_constraints,
                 integer_units=model.integer_units,
                 duals_from=duals_from,
+                periods=tuple(ds.periods),
             )
         )
     return out

@@ -9,7 +9,8 @@ with rich. Money is the discounted objective's USD; compute is H100-equivalents
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ from rich.table import Table
 __all__ = [
     "OK_STATUSES",
     "PlanSummary",
+    "commitments_title",
     "describe_limit",
     "exit_code",
     "fmt_energy",
@@ -28,6 +30,7 @@ __all__ = [
     "fmt_usd",
     "render_summary",
     "summarize",
+    "violation_rows",
 ]
 
 OK_STATUSES = ("optimal", "time_limit_feasible")
@@ -174,9 +177,10 @@ class PlanSummary:
     solver, message, dataset_name, dataset_hash : str
         From the result.
     first_period, last_period : str
-        Horizon covered by the result tables ("" without tables).
+        Horizon of the dataset (``result.periods``); taken from the result tables
+        when the result does not carry it ("" when neither is known).
     n_periods : int
-        Periods in the demand table.
+        Quarters in that horizon.
     served : pandas.DataFrame
         customer, workload, demand_h100e, served_h100e, unmet_h100e (each the
         average per period over the horizon, H100e), served_share (served / demand
@@ -202,6 +206,10 @@ class PlanSummary:
     commitments : pandas.DataFrame
         customer, family, periods (with a commitment), breached_periods,
         max_breach_mw, min_it_mw (largest), met (bool).
+    max_shortfall_mw : float
+        Largest commitment breach over all commitments and periods, MW (0 when all
+        are met). With ``--integer-units`` whole deployment units rarely hit a MW
+        floor exactly, so small shortfalls are expected.
     costs : pandas.DataFrame
         term, cost_usd (discounted), undiscounted_cost_usd: sums over the horizon.
     n_violations : int
@@ -210,6 +218,12 @@ class PlanSummary:
         The violations, if any.
     infeasibility : pandas.DataFrame or None
         Which limits had to give (elastic re-solve), if infeasible.
+    timings_s : Mapping[str, float]
+        Seconds per step of the solve.
+    integer_units : bool
+        Whole deployment units (MIP).
+    duals_from : str
+        ``"lp"`` or ``"lp_with_integers_fixed"``: where the shadow prices come from.
     """
 
     scenario: str | None
@@ -237,6 +251,9 @@ class PlanSummary:
     violations: pd.DataFrame | None = None
     infeasibility: pd.DataFrame | None = None
     timings_s: Mapping[str, float] = field(default_factory=dict)
+    max_shortfall_mw: float = 0.0
+    integer_units: bool = False
+    duals_from: str = "lp"
 
     def as_dict(self) -> dict[str, Any]:
         """Return the summary as plain Python (frames as lists of records)."""
@@ -412,7 +429,13 @@ def _as_frame(value: Any) -> pd.DataFrame | None:
     return pd.DataFrame(rows)
 
 
-def summarize(result: Any, *, scenario: str | None = None, top: int = 10) -> PlanSummary:
+def summarize(
+    result: Any,
+    *,
+    scenario: str | None = None,
+    top: int = 10,
+    periods: Sequence[str] | None = None,
+) -> PlanSummary:
     """Compute the headline summary of a plan result (pure; no I/O).
 
     Parameters
@@ -424,6 +447,9 @@ def summarize(result: Any, *, scenario: str | None = None, top: int = 10) -> Pla
         Scenario name to carry in the summary.
     top : int
         Number of binding limits to keep.
+    periods : sequence of str, optional
+        The dataset's horizon quarters; default ``result.periods``, else the periods
+        found in the result tables (empty when there is no solution).
 
     Returns
     -------
@@ -437,14 +463,22 @@ def summarize(result: Any, *, scenario: str | None = None, top: int = 10) -> Pla
     """
     tables: Mapping[str, pd.DataFrame] = getattr(result, "tables", None) or {}
     status = _status_text(result.status)
-    served, share, n_periods = _served(tables)
-    periods = sorted(
-        {
-            str(p)
-            for name in ("demand", "build_out", "fleet")
-            if name in tables and "period" in tables[name].columns
-            for p in tables[name]["period"]
-        }
+    served, share, _ = _served(tables)
+    horizon = [str(p) for p in (periods or getattr(result, "periods", None) or ())]
+    if not horizon:
+        horizon = sorted(
+            {
+                str(p)
+                for name in ("demand", "build_out", "fleet")
+                if name in tables and "period" in tables[name].columns
+                for p in tables[name]["period"]
+            }
+        )
+    commitments = _commitments(tables)
+    shortfall = (
+        float(pd.to_numeric(commitments["max_breach_mw"]).max())
+        if len(commitments) and not bool(commitments["met"].all())
+        else 0.0
     )
     facility, it, water, carbon = _energy_totals(tables)
     violations = _as_frame(getattr(result, "violations", None))
@@ -459,9 +493,9 @@ def summarize(result: Any, *, scenario: str | None = None, top: int = 10) -> Pla
         message=str(getattr(result, "message", "") or ""),
         dataset_name=str(getattr(result, "dataset_name", "") or ""),
         dataset_hash=str(getattr(result, "dataset_hash", "") or ""),
-        first_period=periods[0] if periods else "",
-        last_period=periods[-1] if periods else "",
-        n_periods=n_periods,
+        first_period=horizon[0] if horizon else "",
+        last_period=horizon[-1] if horizon else "",
+        n_periods=len(horizon),
         served=served,
         served_share=share,
         binding=_binding(tables, top),
@@ -470,12 +504,15 @@ def summarize(result: Any, *, scenario: str | None = None, top: int = 10) -> Pla
         water_million_m3=water,
         carbon_mt=carbon,
         chips=_chips(tables),
-        commitments=_commitments(tables),
+        commitments=commitments,
         costs=_costs(tables),
         n_violations=0 if violations is None else len(violations),
         violations=violations if violations is not None and len(violations) else None,
         infeasibility=infeas if infeas is not None and len(infeas) else None,
         timings_s={str(k): float(v) for k, v in (getattr(result, "timings_s", None) or {}).items()},
+        max_shortfall_mw=shortfall,
+        integer_units=bool(getattr(result, "integer_units", False)),
+        duals_from=_status_text(getattr(result, "duals_from", None) or "lp"),
     )
 
 
@@ -518,9 +555,11 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         f"{s.n_periods} quarters), solver {s.solver or '?'}"
         + (f", {sum(s.timings_s.values()):.1f} s" if s.timings_s else "")
     )
+    objective = fmt_usd(s.objective_usd)
+    if s.n_violations:
+        objective = "n/a — the solution failed the independent check"
     con.print(
-        f"Status: [{style}]{s.status}[/{style}]   "
-        f"Objective (discounted): [bold]{fmt_usd(s.objective_usd)}[/bold]"
+        f"Status: [{style}]{s.status}[/{style}]   Objective (discounted): [bold]{objective}[/bold]"
     )
     if s.status == "time_limit_feasible":
         con.print("[yellow]Warning: time limit reached; the plan is feasible, not proven optimal.")
@@ -534,7 +573,8 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
             "check: the plan is not trusted."
         )
         if s.violations is not None:
-            con.print(_frame_table(s.violations.head(10), "Violations"))
+            con.print(_violations_table(s.violations))
+            con.print(_violations_by_family(s.violations))
     if s.infeasibility is not None:
         con.print(_infeasibility_table(s.infeasibility))
     if not s.ok:
@@ -550,6 +590,11 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         con.print("Binding limits: no plant or supply limit binds with a non-zero shadow price")
     else:
         con.print(_binding_table(s))
+    if s.duals_from == "lp_with_integers_fixed":
+        con.print(
+            "Shadow prices come from the LP with the integers fixed: the whole-unit "
+            "installs of the MIP are held at their values and the LP is re-solved for duals."
+        )
     con.print(
         f"Energy: [bold]{fmt_energy(s.facility_twh * 1e6)}[/bold] facility "
         f"({fmt_energy(s.it_twh * 1e6)} IT)   Water: [bold]{fmt_water(s.water_million_m3 * 1e6)}"
@@ -633,12 +678,57 @@ def _chips_table(s: PlanSummary) -> Table:
     return t
 
 
+#: A commitment breach of at most this share of its MW floor reads as "met except
+#: a small shortfall" (whole deployment units cannot hit a MW floor exactly).
+SMALL_SHORTFALL_SHARE = 0.01
+
+
+def _mw(x: float) -> str:
+    """``1234.5 -> "1,234"``, ``12.34 -> "12.3"``, ``0.1234 -> "0.12"`` (MW)."""
+    a = abs(x)
+    if a >= 100:
+        return f"{x:,.0f}"
+    if a >= 1:
+        return f"{x:,.1f}"
+    return f"{x:.2g}"
+
+
+def _small_shortfall(max_breach_mw: float, min_it_mw: float) -> bool:
+    return max_breach_mw <= SMALL_SHORTFALL_SHARE * max(min_it_mw, 1.0)
+
+
+def commitments_title(s: PlanSummary) -> str:
+    """Return the title of the commitments section, naming the largest shortfall.
+
+    ``"Commitments: all 2 met in every period"``; when the breached ones fall short
+    only by small amounts (at most :data:`SMALL_SHORTFALL_SHARE` of their MW floor,
+    e.g. whole deployment units in ``--integer-units`` mode) ``"Commitments: 0 of 2
+    met in every period; all 2 met except shortfalls of at most 0.2 MW (0.01% of
+    the floor)"``; otherwise ``"Commitments: 1 of 2 met in every period; largest
+    shortfall 120 MW (6.0% of the floor)"``.
+    """
+    c = s.commitments
+    n = len(c)
+    met = int(c["met"].sum()) if n else 0
+    if met == n:
+        return f"Commitments: all {n} met in every period"
+    unmet = c[~c["met"].astype(bool)]
+    breach = pd.to_numeric(unmet["max_breach_mw"]).astype(float)
+    floor = pd.to_numeric(unmet["min_it_mw"]).astype(float).clip(lower=1.0)
+    pct = 100 * float((breach / floor).max())
+    share = f"{pct:.0f}% of the floor" if pct >= 10 else f"{pct:.2g}% of the floor"
+    short = _mw(s.max_shortfall_mw)
+    title = f"Commitments: {met} of {n} met in every period; "
+    if all(_small_shortfall(b, m) for b, m in zip(breach, floor, strict=True)):
+        title += f"all {n} met except shortfalls of at most {short} MW ({share})"
+        if s.integer_units:
+            title += ": whole deployment units cannot hit a MW floor exactly"
+        return title
+    return title + f"largest shortfall {short} MW ({share})"
+
+
 def _commitments_table(s: PlanSummary) -> Table:
-    met = int(s.commitments["met"].sum()) if len(s.commitments) else 0
-    t = Table(
-        title=f"Commitments: {met} of {len(s.commitments)} met in every period",
-        title_justify="left",
-    )
+    t = Table(title=commitments_title(s), title_justify="left")
     t.add_column("customer")
     t.add_column("family")
     t.add_column("min IT (MW)", justify="right")
@@ -647,9 +737,12 @@ def _commitments_table(s: PlanSummary) -> Table:
         if r.met:
             result = f"[green]met in all {r.periods} periods[/green]"
         else:
+            colour = (
+                "yellow" if _small_shortfall(float(r.max_breach_mw), float(r.min_it_mw)) else "red"
+            )
             result = (
-                f"[red]breached in {r.breached_periods} of {r.periods} periods "
-                f"(up to {float(r.max_breach_mw):,.1f} MW short)[/red]"
+                f"[{colour}]breached in {r.breached_periods} of {r.periods} periods "
+                f"(up to {_mw(float(r.max_breach_mw))} MW short)[/{colour}]"
             )
         t.add_row(str(r.customer), str(r.family), f"{float(r.min_it_mw):,.0f}", result)
     return t
@@ -663,6 +756,87 @@ def _infeasibility_table(df: pd.DataFrame) -> Table:
             t.add_row(str(m))
         return t
     return _frame_table(df, "Infeasible: limits that had to give")
+
+
+_PERIOD = re.compile(r"^\d{4}Q[1-4]$")
+
+
+def _num(x: Any) -> str:
+    """Round a checker number for reading: ``655.5801399 -> "655.6"``, ``0.01234 -> "0.0123"``."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(v):
+        return "n/a"
+    if abs(v) >= 1 or v == 0:
+        return f"{v:,.1f}"
+    return f"{v:.3g}"
+
+
+def violation_rows(df: pd.DataFrame, top: int = 10) -> pd.DataFrame:
+    """Return the ``top`` largest checker violations in domain words, rounded.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        ``family, constraint, keys, lhs, rhs, violation`` (:mod:`optimizer.check`;
+        keys such as ``"new_carlisle,2025Q4"``).
+    top : int
+        Rows to keep, largest ``violation`` first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``constraint`` (e.g. "IT power capacity at new_carlisle"), ``period``,
+        ``value`` (the row's left-hand side), ``limit`` (right-hand side) and
+        ``violated_by``, all strings.
+    """
+    d = df.copy()
+    if "violation" in d.columns:
+        d["_v"] = pd.to_numeric(d["violation"], errors="coerce").fillna(0.0)
+        d = d.sort_values("_v", ascending=False, kind="stable")
+    rows = []
+    for r in d.head(top).to_dict(orient="records"):
+        parts = [p for p in re.split(r"[,/|]", str(r.get("keys", ""))) if p]
+        period = ",".join(p for p in parts if _PERIOD.match(p))
+        key = "/".join(p for p in parts if not _PERIOD.match(p))
+        rows.append(
+            {
+                "constraint": describe_limit(str(r.get("family", "")), key),
+                "period": period,
+                "value": _num(r.get("lhs")),
+                "limit": _num(r.get("rhs")),
+                "violated_by": _num(r.get("violation")),
+            }
+        )
+    return pd.DataFrame(rows, columns=["constraint", "period", "value", "limit", "violated_by"])
+
+
+def _violations_table(df: pd.DataFrame, top: int = 10) -> Table:
+    rows = violation_rows(df, top)
+    t = Table(
+        title=f"Violations: the {len(rows)} largest of {len(df)} (row value vs its limit)",
+        title_justify="left",
+    )
+    t.add_column("#", justify="right")
+    t.add_column("constraint")
+    t.add_column("period")
+    t.add_column("value", justify="right")
+    t.add_column("limit", justify="right")
+    t.add_column("violated by", justify="right")
+    for i, r in enumerate(rows.itertuples(index=False), start=1):
+        t.add_row(str(i), r.constraint, r.period, r.value, r.limit, r.violated_by)
+    return t
+
+
+def _violations_by_family(df: pd.DataFrame) -> str:
+    if "family" not in df.columns or df.empty:
+        return ""
+    counts = df["family"].astype(str).value_counts()
+    return "Violations by family: " + ", ".join(
+        f"{f.replace('_', ' ')} {n}" for f, n in counts.items()
+    )
 
 
 def _frame_table(df: pd.DataFrame, title: str) -> Table:

@@ -75,7 +75,7 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
         _goto(at, page)
         assert not at.error, _texts(at.error)
     # the Reports page lists the run
-    assert at.session_state["plan"].scenario == "base"
+    assert at.session_state["plan"].scenario == "neutral"  # the CLI's default scenario
 
 
 def test_pages_render_on_the_tiny_dataset_before_any_solve(
@@ -292,7 +292,7 @@ def test_composed_scenario_is_diffed_and_solved(monkeypatch: pytest.MonkeyPatch)
     ]
     expected = _direct(apply_overrides(base, ov))
     assert _solve_in_app(at) == pytest.approx(expected, rel=1e-9)
-    assert at.session_state["plan"].scenario == "custom"
+    assert at.session_state["plan"].scenario == "neutral+custom"  # on the default scenario
     # the composer keeps its value after a page change
     _goto(at, "scenarios")
     assert at.number_input(key="cmp_demand_acme").value == 1.5
@@ -342,12 +342,12 @@ def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -
     assert at.download_button(key="report_download")  # still offered
     assert at.session_state["plan"].result.objective_usd == obj
     runs = next(d.value for d in at.dataframe if "run_id" in d.value.columns)
-    assert runs["objective_usd"].tolist() == [pytest.approx(obj)]
+    assert runs["objective_usd_bn"].tolist() == [pytest.approx(obj / 1e9)]  # shown as $…B
     # the report zip holds the Parquet tables of this run
     zdata = at.session_state["report_zips"][at.session_state["plan"].run_id]
     with zipfile.ZipFile(io.BytesIO(zdata)) as zf:
         names = zf.namelist()
-        member = next(n for n in names if n.endswith("scenario=base/demand.parquet"))
+        member = next(n for n in names if n.endswith("scenario=neutral/demand.parquet"))
         demand = pd.read_parquet(io.BytesIO(zf.read(member)))
     assert any(n.endswith("manifest.json") for n in names)
     assert demand["demand_h100e"].sum() == pytest.approx(2300.0)

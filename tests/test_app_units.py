@@ -191,21 +191,21 @@ def test_every_plan_chart_draws_the_result_numbers(tiny, tiny_result) -> None:  
 def test_capacity_app_starts_streamlit_on_the_app(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import subprocess
+    import os
 
     from optimizer.cli import app
 
     seen: dict[str, object] = {}
 
-    def fake_call(cmd, env):  # noqa: ANN001, ANN202
-        seen["cmd"], seen["env"] = cmd, env
-        return 0
+    def fake_execve(path, cmd, env):  # noqa: ANN001, ANN202
+        seen["path"], seen["cmd"], seen["env"] = path, cmd, env
 
-    monkeypatch.setattr(subprocess, "call", fake_call)
+    monkeypatch.setattr(os, "execve", fake_execve)
     res = CliRunner().invoke(app, ["app", "--port", "8600", "--data", str(TINY)])
     assert res.exit_code == 0, res.output
     assert "http://localhost:8600" in res.output
     cmd = seen["cmd"]
+    assert seen["path"] == sys.executable  # the process becomes the server (one pid)
     assert cmd[:4] == [sys.executable, "-m", "streamlit", "run"]
     assert Path(cmd[4]) == ROOT / "ui" / "app.py"
     assert cmd[cmd.index("--server.port") + 1] == "8600"

@@ -171,7 +171,7 @@ def test_edit_solve_chart_and_report_download(app_url: str, tmp_path: Path) -> N
 
     with zipfile.ZipFile(target) as zf:
         names = zf.namelist()
-        member = next(n for n in names if n.endswith("scenario=base/demand.parquet"))
+        member = next(n for n in names if n.endswith("scenario=neutral/demand.parquet"))
         got = pd.read_parquet(io.BytesIO(zf.read(member)))
     assert any(n.endswith("manifest.json") for n in names)
     assert got.sort_values("period")["demand_h100e"].tolist() == [2500.0, 800.0]
@@ -192,7 +192,7 @@ def save_plan_screenshot(out: Path = ROOT / "docs" / "plan_page.png") -> Path:
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
             try:
-                page = browser.new_page(viewport={"width": 1500, "height": 2700})
+                page = browser.new_page(viewport={"width": 1500, "height": 3300})
                 page.set_default_timeout(60_000)
                 expect.set_options(timeout=60_000)
                 page.goto(url)

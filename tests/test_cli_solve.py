@@ -310,3 +310,133 @@ def test_cli_default_data_three_scenarios_optimal(tmp_path: Path) -> None:
     assert sorted(summaries.index) == ["negative", "neutral", "optimistic"]
     assert (summaries["status"] == "optimal").all()
     assert (summaries["n_violations"] == 0).all()
+
+
+# ---------------------------------------------------------------------------------
+# Findings of the new-user trial
+
+
+def _violations(n: int) -> pd.DataFrame:
+    lhs = [655.5801399999999 + 100.0 * i for i in range(n)]
+    return pd.DataFrame(
+        {
+            "family": ["site_it_power"] * (n - 2) + ["site_grid", "supply_resource"],
+            "constraint": [f"row{i}" for i in range(n)],
+            "keys": [f"new_carlisle,2025Q{1 + i % 4}" for i in range(n - 2)]
+            + ["alpha,2026Q1", "cowos_wafers,2026Q2"],
+            "lhs": lhs,
+            "rhs": [200.0] * n,
+            "violation": [x - 200.0 for x in lhs],
+        }
+    )
+
+
+def test_cli_error_status_hides_objective_and_rounds_violations(
+    fake_solve: dict[str, Any], tmp_path: Path
+) -> None:
+    fake_solve["result"] = fake_result(
+        status="error", objective_usd=-51.1e9, violations=_violations(12)
+    )
+    r = runner.invoke(app, ["solve", str(TINY), "--no-report"], env=ENV)
+    assert r.exit_code == 1
+    text = _plain(r.output)
+    assert "Objective (discounted): n/a — the solution failed the independent check" in text
+    assert "-$51.1B" not in text
+    assert "655.5801399" not in text and "1798.78" not in text
+    assert "Violations: the 10 largest of 12" in text
+    # largest first: supply_resource (lhs 1,755.58, by 1,555.58), in domain words
+    first = text.index("supply of cowos_wafers")
+    assert text.index("grid interconnect at alpha") > first
+    assert re.search(
+        r"1 │ supply of cowos_wafers +│ 2026Q2 │ +1,755\.6 │ +200\.0 │ +1,555\.6 │", text
+    )
+    assert re.search(r"│ 2025Q3 │ +855\.6 │ +200\.0 │ +655\.6 │", text)
+    assert "IT power capacity at new_carlisle" in text
+    assert "Violations by family: site it power 10, site grid 1, supply resource 1" in text
+    rows = summarize(fake_result(status="error", violations=_violations(12)))
+    assert rows.n_violations == 12
+
+
+def test_horizon_comes_from_the_dataset_without_a_solution(
+    fake_solve: dict[str, Any], tmp_path: Path
+) -> None:
+    fake_solve["result"] = fake_result(
+        status="time_limit_no_solution", objective_usd=None, tables={}
+    )
+    r = runner.invoke(app, ["solve", str(TINY), "--no-report", "--time-limit", "0.001"], env=ENV)
+    assert r.exit_code == 1
+    assert "(2026Q1-2026Q2, 2 quarters)" in _plain(r.output)
+    # the result's own horizon (PlanResult.periods) is used by summarize
+    res = fake_result(status="infeasible", objective_usd=None, tables={})
+    res.periods = ("2025Q1", "2025Q2", "2025Q3")  # type: ignore[attr-defined]
+    s = summarize(res)
+    assert (s.first_period, s.last_period, s.n_periods) == ("2025Q1", "2025Q3", 3)
+
+
+def _integer_result(breach: list[float]) -> Any:
+    res = fake_result(integer_units=True, duals_from="lp_with_integers_fixed")
+    com = res.tables["commitments"].copy()
+    com["breach_mw"] = breach
+    res.tables["commitments"] = com
+    return res
+
+
+def test_cli_integer_units_small_shortfalls_and_dual_source(
+    fake_solve: dict[str, Any], tmp_path: Path
+) -> None:
+    # floors 5 MW (acme) and 2 MW (beta); whole units miss them by 0.02 / 0.01 MW
+    fake_solve["result"] = _integer_result([0.0, 0.02, 0.01, 0.0])
+    r = runner.invoke(app, ["solve", str(TINY), "--no-report"], env=ENV)
+    assert r.exit_code == 0, r.output
+    text = _plain(r.output)
+    assert (
+        "Commitments: 0 of 2 met in every period; all 2 met except shortfalls of at most "
+        "0.02 MW (0.5% of the floor): whole deployment units cannot hit a MW floor exactly"
+    ) in text
+    assert "breached in 1 of 2 periods (up to 0.02 MW short)" in text
+    assert "Shadow prices come from the LP with the integers fixed" in text
+    s = summarize(_integer_result([0.0, 0.02, 0.01, 0.0]))
+    assert s.max_shortfall_mw == pytest.approx(0.02) and s.duals_from == "lp_with_integers_fixed"
+    # a real breach (2 MW of a 2 MW floor) is not called small
+    s = summarize(fake_result())
+    from optimizer.summary import commitments_title
+
+    assert commitments_title(s) == (
+        "Commitments: 1 of 2 met in every period; largest shortfall 2.0 MW (100% of the floor)"
+    )
+    fake_solve["result"] = fake_result()
+    assert "Shadow prices come from" not in _plain(
+        runner.invoke(app, ["solve", str(TINY), "--no-report"], env=ENV).output
+    )
+
+
+def test_cli_bad_out_fails_before_solving(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+    blocker = tmp_path / "reports"
+    blocker.write_text("x")
+    for out in (blocker, blocker / "sub"):
+        r = runner.invoke(app, ["solve", str(TINY), "--out", str(out)], env=ENV)
+        assert r.exit_code == 1
+        text = _plain(r.output)
+        assert f"--out {out}: {blocker} exists and is not a directory; nothing was solved" in text
+        assert "Status:" not in text
+    assert not fake_solve["calls"] and blocker.read_text() == "x"
+    # --no-report does not look at --out
+    r = runner.invoke(app, ["solve", str(TINY), "--out", str(blocker), "--no-report"], env=ENV)
+    assert r.exit_code == 0 and len(fake_solve["calls"]) == 1
+
+
+def test_solve_help_reads_well() -> None:
+    r = runner.invoke(app, ["solve", "--help"], env={**ENV, "COLUMNS": "400"})
+    assert r.exit_code == 0
+    lines = r.output.splitlines()
+    # each paragraph is one logical line: at 400 columns it is not broken mid-sentence
+    assert any(
+        "with a warning); 1 for bad data" in ln and "(checked before solving)." in ln
+        for ln in lines
+    )
+    flag_lines = [ln for ln in lines if "--integer-units" in ln or "--units " in ln]
+    assert flag_lines and not any("<bool>" in ln for ln in flag_lines)
+    assert "[default: report]" not in r.output
+    assert "SECONDS" in r.output and "Usage: capacity solve [OPTIONS] [DATA_DIR]" in _plain(
+        r.output
+    )

@@ -528,3 +528,18 @@ def test_real_plan_two_scenarios_read_together(tmp_path: Path) -> None:
 
 def open_table(run: Path, name: str) -> pa.Table:
     return rpt.open_table_dataset(run, name).to_table()
+
+
+def test_metadata_says_where_shadow_prices_come_from(tmp_path: Path) -> None:
+    res = fake_result(integer_units=True, duals_from="lp_with_integers_fixed")
+    run = write_report(res, tmp_path, scenario="neutral", run_id="int")
+    for name in ("shadow_prices", "demand", "summary"):
+        meta = read_metadata(run / "scenario=neutral" / f"{name}.parquet")
+        assert meta["duals_from"] == "lp_with_integers_fixed"
+        assert meta["integer_units"] == "true"
+    assert read_report(run / "scenario=neutral")["summary"]["duals_from"].tolist() == [
+        "lp_with_integers_fixed"
+    ]
+    lp = write_report(fake_result(), tmp_path, scenario="neutral", run_id="lp")
+    meta = read_metadata(lp / "scenario=neutral" / "costs.parquet")
+    assert (meta["duals_from"], meta["integer_units"]) == ("lp", "false")

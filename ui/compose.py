@@ -156,18 +156,18 @@ def demand_summary(result: Any, n_periods: int) -> pd.DataFrame:
     Returns
     -------
     DataFrame
-        Columns customer, workload, mean_demand_h100e, peak_demand_h100e,
-        mean_served_h100e, mean_unmet_h100e (H100e per quarter, rounded to whole
-        H100e) and served_share (served / demanded H100e·quarters; NaN without demand).
+        Columns customer, workload, served_share (served / demanded H100e·quarters;
+        NaN without demand), mean_demand_h100e, peak_demand_h100e, mean_served_h100e,
+        mean_unmet_h100e (H100e per quarter, rounded to whole H100e).
     """
     cols = [
         "customer",
         "workload",
+        "served_share",
         "mean_demand_h100e",
         "peak_demand_h100e",
         "mean_served_h100e",
         "mean_unmet_h100e",
-        "served_share",
     ]
     d = _table(result, "demand")
     if d is None or d.empty:

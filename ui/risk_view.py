@@ -80,10 +80,11 @@ def tornado_figure(
 ) -> go.Figure | None:
     """Horizontal tornado bars: change of ``outcome`` at each parameter's low and high level.
 
-    Parameters are ordered by swing (largest |change| at either level), the largest at
-    the top. Levels are shown by meaning (``×1.03``, ``+4 quarters``, see
-    :func:`ui.formats.level_text`; ``ops`` maps a parameter to its override op, default
-    scale). USD outcomes are drawn in USD billions.
+    Parameters are ordered by swing (the span of their bars, from the lowest to the
+    highest change including the base's zero), the largest at the top. Levels are shown
+    by meaning (``×1.03``, ``+4 quarters``, see :func:`ui.formats.level_text`; ``ops``
+    maps a parameter to its override op, default scale). USD outcomes are drawn in USD
+    billions.
     """
     if df is None or df.empty or "outcome" not in df.columns:
         return None
@@ -91,8 +92,9 @@ def tornado_figure(
     if d.empty:
         return None
     ops = dict(ops or {})
+    # swing = the bar's span from the base: max(high, low, 0) - min(high, low, 0)
     swing = d.groupby("parameter")["change"].agg(
-        lambda s: float(s.abs().max()) if s.notna().any() else 0.0
+        lambda s: max(float(s.max()), 0.0) - min(float(s.min()), 0.0) if s.notna().any() else 0.0
     )
     # plotly draws the first category at the bottom: ascending swing puts the largest on top
     ascending = swing.sort_values(kind="stable").index.tolist()

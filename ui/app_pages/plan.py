@@ -8,6 +8,7 @@ import streamlit as st
 
 from ui import charts
 from ui.compose import demand_summary
+from ui.formats import fmt_usd
 from ui.state import (
     SOLVERS,
     active_dataset,
@@ -75,7 +76,7 @@ m = plan.metrics
 k1, k2, k3, k4 = st.columns(4)
 k1.metric("Status", m["status"])
 obj = m["objective_usd"]
-k2.metric("Discounted cost", "–" if math.isnan(obj) else f"${obj / 1e9:,.3f} B")
+k2.metric("Discounted cost", fmt_usd(obj, 3))
 share = m["served_share"]
 k3.metric("Demand served", "–" if math.isnan(share) else f"{share:.1%}")
 trn = m["trainium_share"]

@@ -1,0 +1,180 @@
+"""What the app shows: units, money format, tornado order, cached solves, default scenario."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from capacity.dataset import load_dataset
+from optimizer import SolveOptions, solve
+from ui import charts
+from ui.formats import fmt_usd, level_text, usd_billions
+from ui.risk_view import tornado_figure
+
+ROOT = Path(__file__).resolve().parents[1]
+APP = str(ROOT / "ui" / "app.py")
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+
+
+def _app(monkeypatch: pytest.MonkeyPatch, data: Path = TINY) -> AppTest:
+    monkeypatch.setenv("CAPACITY_DATA", str(data))
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _goto(at: AppTest, page: str) -> AppTest:
+    at.switch_page(f"app_pages/{page}.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _column_config(df_element) -> dict:  # noqa: ANN001
+    return json.loads(df_element.proto.columns)
+
+
+# ----------------------------------------------------------------- pure formatting
+def test_money_and_levels_are_formatted_by_meaning() -> None:
+    assert fmt_usd(1.2372e11) == "$123.72B"
+    assert fmt_usd(-4.51e7) == "−$45.10M"
+    assert fmt_usd(float("nan")) == "–"
+    assert level_text("scale", 1.0 / 0.97) == "×1.03"
+    assert level_text("shift", 4) == "+4 quarters"
+    assert level_text("shift", -1) == "-1 quarter"
+    view, cfg = usd_billions(pd.DataFrame({"scenario": ["a"], "objective_usd": [1.2372e11]}))
+    assert list(view.columns) == ["scenario", "objective_usd_bn"]
+    assert view.loc[0, "objective_usd_bn"] == pytest.approx(123.72)
+    assert cfg["objective_usd_bn"]["type_config"]["format"] == "$%.2fB"
+
+
+def test_tornado_puts_the_largest_swing_on_top_and_names_levels() -> None:
+    rows = []
+    for p, lo, hi, c_lo, c_hi in (
+        ("grid_delay", -2, 4, -0.2e9, 40e9),  # swing 40.2B
+        ("demand_anthropic", 0.7, 1.3, -22e9, 36e9),  # swing 58B, smaller max |change|
+        ("migration_derate", 0.8, 1 / 0.97, 2e9, -1e9),
+    ):
+        for side, lev, ch in (("low", lo, c_lo), ("high", hi, c_hi)):
+            rows.append(
+                {
+                    "parameter": p,
+                    "side": side,
+                    "level": float(lev),
+                    "outcome": "total_cost_usd",
+                    "base_value": 1e11,
+                    "value": 1e11 + ch,
+                    "change": ch,
+                    "status": "optimal",
+                }
+            )
+    fig = tornado_figure(pd.DataFrame(rows), ops={"grid_delay": "shift"})
+    y = fig.layout.yaxis
+    # plotly draws the first category at the bottom: the largest swing is last
+    assert list(y.categoryarray) == ["migration_derate", "grid_delay", "demand_anthropic"]
+    assert y.categoryorder == "array"
+    assert list(y.ticktext) == [
+        "migration_derate (×0.80 / ×1.03)",
+        "grid_delay (-2 quarters / +4 quarters)",
+        "demand_anthropic (×0.70 / ×1.30)",
+    ]
+    # drawn in USD billions
+    high = next(t for t in fig.data if t.name == "high")
+    assert dict(zip(high.y, high.x, strict=True))["demand_anthropic"] == pytest.approx(36.0)
+    assert fig.layout.xaxis.ticksuffix == "B"
+
+
+def test_shadow_price_heatmap_keeps_room_for_period_labels() -> None:
+    periods = [f"{y}Q{q}" for y in range(2026, 2032) for q in range(1, 5)]
+    sp = pd.DataFrame(
+        {
+            "family": ["site_power"] * len(periods),
+            "period": periods,
+            "shadow_price": [float(i) for i in range(len(periods))],
+            "unit": ["USD/MW"] * len(periods),
+        }
+    )
+    fig = charts.shadow_price_heatmap({"shadow_prices": sp}, periods)
+    assert list(fig.data[0].x) == periods
+    assert fig.layout.xaxis.tickangle == -45
+    assert fig.layout.xaxis.automargin is True
+    assert fig.layout.margin.b >= 80
+
+
+# --------------------------------------------------------------------------- pages
+def test_app_starts_on_neutral_and_falls_back_to_base(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    at = _app(monkeypatch)
+    assert at.session_state["scenario_name"] == "neutral"
+    _goto(at, "scenarios")
+    assert at.radio(key="cmp_scenario_name").value == "neutral"
+    no_neutral = tmp_path / "no_neutral"
+    shutil.copytree(TINY, no_neutral)
+    (no_neutral / "scenarios.yaml").write_text("scenarios: {}\n")
+    at2 = _app(monkeypatch, no_neutral)
+    assert at2.session_state["scenario_name"] == "base"
+
+
+def test_plan_demand_table_is_per_quarter_and_a_second_solve_says_cached(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from ui.state import _solve_cached
+
+    _solve_cached.clear()
+    at = _app(monkeypatch)
+    _goto(at, "plan")
+    at.button(key="solve").click()
+    at.run()
+    first = at.session_state["plan"]
+    assert first.scenario == "neutral" and not first.cached
+    assert not any("cached" in str(s.value) for s in at.success)
+
+    # demand table: tiny data has acme/training 1500 in 2026Q1 and acme/inference 800
+    # in 2026Q2 over a 2-quarter horizon; both are served in full
+    table = at.dataframe[0]
+    got = table.value.set_index("workload")
+    assert got.loc["training", "mean_demand_h100e"] == 750.0
+    assert got.loc["training", "peak_demand_h100e"] == 1500.0
+    assert got.loc["inference", "mean_served_h100e"] == 400.0
+    assert got.loc["inference", "served_share"] == pytest.approx(1.0)
+    cfg = _column_config(table)
+    assert cfg["mean_demand_h100e"]["label"] == "mean demand [H100e per quarter]"
+    assert any("2 quarters of the horizon" in str(c.value) for c in at.caption)
+
+    at.button(key="solve").click()
+    at.run()
+    second = at.session_state["plan"]
+    assert second.cached and second.run_id != first.run_id
+    assert second.seconds == first.seconds and second.solved_at == first.solved_at
+    msg = f"(cached result, solved in {first.seconds:.1f} s at {first.solved_at[:5]})"
+    assert any(msg in str(s.value) for s in at.success), [s.value for s in at.success]
+
+    _goto(at, "reports")
+    runs = at.dataframe[0].value
+    assert runs["cached"].tolist() == [True, False]  # newest first
+    assert runs["solve_s"].tolist() == [round(first.seconds, 2)] * 2
+    assert runs["objective_usd_bn"].iloc[0] == pytest.approx(first.result.objective_usd / 1e9)
+    assert _column_config(at.dataframe[0])["objective_usd_bn"]["type_config"]["format"] == "$%.2fB"
+    assert at.metric[0].value == fmt_usd(first.result.objective_usd)
+
+
+def test_risk_comparison_shows_cost_in_usd_billions(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = _app(monkeypatch)
+    _goto(at, "risk")
+    at.multiselect(key="risk_scenarios").set_value(["neutral"])
+    at.run()
+    at.button(key="risk_compare_btn").click()
+    at.run()
+    assert not at.exception
+    shown = at.dataframe[0]
+    obj = solve(load_dataset(TINY), SolveOptions(solver="highs")).objective_usd
+    assert shown.value.loc[0, "objective_usd_bn"] == pytest.approx(obj / 1e9, rel=1e-9)
+    cfg = _column_config(shown)["objective_usd_bn"]
+    assert cfg["type_config"]["format"] == "$%.2fB" and cfg["label"] == "discounted cost [USD]"
