@@ -454,6 +454,13 @@ def bench(
     if not (root / "benchmarks" / "run.py").exists():
         typer.echo(f"error: no benchmarks/ folder next to {root} (needs a checkout)", err=True)
         raise typer.Exit(2)
+    import importlib.util
+
+    if importlib.util.find_spec("linopy") is None:
+        typer.echo(
+            "error: the benchmark's peer model needs linopy: pip install -e '.[bench]'", err=True
+        )
+        raise typer.Exit(2)
     cmd = [
         sys.executable,
         "-m",
