@@ -138,16 +138,20 @@ _ZERO = 1e-9
 
 def _typed(name: str, df: pd.DataFrame) -> pd.DataFrame:
     cols = TABLE_COLUMNS[name]
-    out = pd.DataFrame(index=range(len(df)))
+    data: dict[str, Any] = {}
     for c in cols:
         v = df[c].to_numpy() if c in df else np.full(len(df), np.nan)
         if c in TEXT_COLUMNS:
-            out[c] = pd.Series(v, dtype=object).astype(str).to_numpy()
-            out[c] = out[c].astype(str)
+            data[c] = pd.Series(v, dtype=object).astype(str).astype(str).to_numpy()
         elif c == "binding":
-            out[c] = np.asarray(v, dtype=bool)
+            data[c] = np.asarray(v, dtype=bool)
         else:
-            out[c] = np.asarray(v, dtype=np.float64)
+            data[c] = np.asarray(v, dtype=np.float64)
+    # one construction instead of a column-by-column insert (same frame, faster)
+    out = pd.DataFrame(data, index=range(len(df)), columns=list(cols))
+    for c in cols:
+        if c in TEXT_COLUMNS:
+            out[c] = out[c].astype(str)
     return out
 
 
@@ -314,7 +318,12 @@ def _names(model: PlanningModel, code: str, v: pd.Series) -> np.ndarray:
 
 
 def make_tables(
-    model: PlanningModel, x: np.ndarray, row_dual: np.ndarray | None, scenario: int = 0
+    model: PlanningModel,
+    x: np.ndarray,
+    row_dual: np.ndarray | None,
+    scenario: int = 0,
+    *,
+    frames: Mapping[str, pd.DataFrame] | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Build every result table of one scenario.
 
@@ -326,6 +335,9 @@ def make_tables(
     row_dual : ndarray, shape (n_constraints,), or None
         d objective / d rhs per row (zeros used when None).
     scenario : int
+    frames : Mapping[str, DataFrame], optional
+        ``solution_frames(model, x, scenario)`` when the caller already has them
+        (read only, not modified).
 
     Returns
     -------
@@ -336,7 +348,7 @@ def make_tables(
     periods = list(model.periods)
     per = np.asarray(periods, dtype=object)
     T = len(periods)
-    fr = solution_frames(model, x, scenario)
+    fr = solution_frames(model, x, scenario) if frames is None else frames
     sites = ds.table("sites")
     chips = ds.table("chips").set_index("chip")
     out: dict[str, pd.DataFrame] = {}
@@ -364,7 +376,8 @@ def make_tables(
     out["build_out"] = bo
 
     # fleet
-    fl = fleet_values(ds, fr)
+    fleet0 = fleet_values(ds, fr)  # also used by the energy table below
+    fl = fleet0
     asg = fr["assign"]
     asg_cs = (
         asg.groupby(["chip", "site", "period"], as_index=False)["value"]
@@ -480,10 +493,8 @@ def make_tables(
     wl = ds.table("workloads").set_index("workload")["power_factor"]
     a_pf = asg.assign(pfx=asg["value"] * wl.reindex(asg["workload"]).to_numpy(dtype=float))
     a_pf = a_pf.groupby(["chip", "site", "period"], as_index=False)["pfx"].sum()
-    fe = (
-        fleet_values(ds, fr)
-        .merge(asg_cs, on=["chip", "site", "period"], how="outer")
-        .merge(a_pf, on=["chip", "site", "period"], how="left")
+    fe = fleet0.merge(asg_cs, on=["chip", "site", "period"], how="outer").merge(
+        a_pf, on=["chip", "site", "period"], how="left"
     )
     fe[["fleet_chips", "assigned_chips", "pfx"]] = fe[
         ["fleet_chips", "assigned_chips", "pfx"]

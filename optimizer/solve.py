@@ -230,12 +230,10 @@ def new_highs() -> Any:
     return h
 
 
-def _run_highs(
-    model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
-) -> RawSolution:
+def _highs_lp(model: PlanningModel, *, lp_only: bool = False) -> tuple[Any, bool]:
+    """Return the model as a ``highspy.HighsLp`` (column-wise matrix) and whether it is a MIP."""
     import highspy
 
-    t0 = time.perf_counter()
     var = model.variables
     n, m = model.n_variables, model.n_constraints
     csc = model.matrix.tocsc()
@@ -259,7 +257,11 @@ def _run_highs(
             highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
             for b in var["integer"].to_numpy()
         ]
-    h = new_highs()
+    return lp, is_mip
+
+
+def _configure_highs(h: Any, options: SolveOptions, *, is_mip: bool, n: int) -> None:
+    """Set time limit, threads, MIP gap and the LP algorithm (see the module docstring)."""
     if options.time_limit_s is not None:
         h.setOptionValue("time_limit", float(options.time_limit_s))
     if options.threads is not None:
@@ -270,15 +272,28 @@ def _run_highs(
         # the interior point method (+ crossover, so duals are basic) finishes
         h.setOptionValue("solver", "ipm")
         h.setOptionValue("run_crossover", "on")
-    h.passModel(lp)
-    t1 = time.perf_counter()
+
+
+def _highs_run(h: Any) -> Any:
+    """Run HiGHS; re-run without presolve when presolve cannot tell infeasible from unbounded."""
+    import highspy
+
     h.run()
     ms = h.getModelStatus()
     if ms == highspy.HighsModelStatus.kUnboundedOrInfeasible:
         h.setOptionValue("presolve", "off")
         h.run()
         ms = h.getModelStatus()
-    t2 = time.perf_counter()
+        h.setOptionValue("presolve", "choose")
+    return ms
+
+
+def _read_highs(
+    h: Any, ms: Any, n: int, m: int, *, is_mip: bool, handover_s: float, solve_s: float
+) -> RawSolution:
+    """Map HiGHS's model status to a :class:`Status` and read values only when they exist."""
+    import highspy
+
     info = h.getInfo()
     has_sol = int(info.primal_solution_status) == 2
     S = highspy.HighsModelStatus
@@ -302,7 +317,191 @@ def _run_highs(
         if sol.dual_valid and not is_mip:
             dual = np.asarray(sol.row_dual, dtype=float) if m else np.zeros(0)
         obj = float(info.objective_function_value)
-    return RawSolution(status, x, dual, obj, h.modelStatusToString(ms), t1 - t0, t2 - t1)
+    return RawSolution(status, x, dual, obj, h.modelStatusToString(ms), handover_s, solve_s)
+
+
+def _run_highs(
+    model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
+) -> RawSolution:
+    t0 = time.perf_counter()
+    n, m = model.n_variables, model.n_constraints
+    lp, is_mip = _highs_lp(model, lp_only=lp_only)
+    h = new_highs()
+    _configure_highs(h, options, is_mip=is_mip, n=n)
+    h.passModel(lp)
+    t1 = time.perf_counter()
+    ms = _highs_run(h)
+    t2 = time.perf_counter()
+    return _read_highs(h, ms, n, m, is_mip=is_mip, handover_s=t1 - t0, solve_s=t2 - t1)
+
+
+class HighsSession:
+    """One retained ``highspy.Highs`` object that re-solves variants of one LP warm.
+
+    Used by :mod:`optimizer.batch` for scenario sweeps: the first :meth:`run` passes
+    the whole model to HiGHS (as :func:`run_solver` does) and solves it cold; each
+    later :meth:`run` with a model of the same shape (same number of columns and
+    rows, an LP, typically :func:`optimizer.batch.patch_model`'s output) pushes only
+    the column costs, column bounds, row bounds, objective constant and matrix
+    entries that differ from the model HiGHS holds (``changeColsCost``,
+    ``changeColsBounds``, ``changeRowsBounds``, ``changeObjectiveOffset``,
+    ``changeCoeff``) and re-runs the dual simplex from the previous optimal basis.
+
+    Status honesty: a warm run that does not end optimal is repeated cold on a
+    fresh HiGHS instance (:func:`run_solver`), so infeasible / unbounded / time
+    limit statuses are exactly those of a cold solve; the session then restores
+    its last optimal basis for the next case. A warm start may land on a different
+    optimal vertex than a cold solve when the optimum is not unique (same objective,
+    other tied plan); on a unique optimum both are equal to solver tolerance.
+
+    Parameters
+    ----------
+    options : SolveOptions
+        Solver options of every run (``solver`` must be ``"highs"``; an integer
+        model is always solved cold through :func:`run_solver`).
+
+    Attributes
+    ----------
+    model : PlanningModel or None
+        The model whose data HiGHS currently holds.
+    n_warm, n_cold : int
+        Runs started from the previous basis, and cold solves (first load,
+        incompatible shape, or the re-solve of a non-optimal warm run).
+    """
+
+    #: Above this share of changed matrix entries (and more than
+    #: ``MIN_COEFF_CHANGES`` of them) the model is passed again: a fresh hand-over
+    #: is then cheaper than many ``changeCoeff`` calls.
+    MAX_COEFF_CHANGES = 0.05
+    MIN_COEFF_CHANGES = 1000
+
+    def __init__(self, options: SolveOptions | None = None) -> None:
+        self.options = options or SolveOptions()
+        if self.options.solver != "highs":
+            raise ValueError("HighsSession needs options.solver == 'highs'")
+        self.model: PlanningModel | None = None
+        self.highs: Any = None
+        self.n_warm = 0
+        self.n_cold = 0
+        self._arrays: dict[str, np.ndarray] = {}
+        self._offset = 0.0
+        self._basis: Any = None
+
+    @staticmethod
+    def _bounds(model: PlanningModel) -> dict[str, np.ndarray]:
+        import highspy
+
+        inf = highspy.kHighsInf
+        var = model.variables
+        lo, hi = model.row_bounds()
+        ub = var["ub"].to_numpy(dtype=float)
+        return {
+            "cost": var["cost"].to_numpy(dtype=float),
+            "col_lo": var["lb"].to_numpy(dtype=float),
+            "col_hi": np.where(np.isfinite(ub), ub, inf),
+            "row_lo": np.where(np.isfinite(lo), lo, -inf),
+            "row_hi": np.where(np.isfinite(hi), hi, inf),
+        }
+
+    def _load(self, model: PlanningModel) -> float:
+        """Pass the whole model to a fresh HiGHS instance; return the hand-over time."""
+        t0 = time.perf_counter()
+        lp, _ = _highs_lp(model, lp_only=True)
+        h = new_highs()
+        _configure_highs(h, self.options, is_mip=False, n=model.n_variables)
+        h.passModel(lp)
+        self.highs, self.model = h, model
+        self._arrays = self._bounds(model)
+        self._offset = float(lp.offset_)
+        self._basis = None
+        return time.perf_counter() - t0
+
+    def _push(self, model: PlanningModel) -> bool:
+        """Change the data HiGHS holds into ``model``'s; False when a reload is needed."""
+        old = self.model
+        if (
+            old is None
+            or model.n_variables != old.n_variables
+            or model.n_constraints != old.n_constraints
+        ):
+            return False
+        h = self.highs
+        coeffs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        if model.matrix is not old.matrix:
+            diff = (model.matrix - old.matrix).tocoo()
+            nz = diff.data != 0
+            limit = max(self.MAX_COEFF_CHANGES * old.matrix.nnz, self.MIN_COEFF_CHANGES)
+            if nz.sum() > limit:
+                return False
+            r, c = diff.row[nz], diff.col[nz]
+            coeffs = (r, c, np.asarray(model.matrix[r, c], dtype=float).ravel())
+        new = self._bounds(model)
+        cur = self._arrays
+        i = np.flatnonzero(new["cost"] != cur["cost"]).astype(np.int32)
+        if len(i):
+            h.changeColsCost(len(i), i, new["cost"][i])
+        i = np.flatnonzero(
+            (new["col_lo"] != cur["col_lo"]) | (new["col_hi"] != cur["col_hi"])
+        ).astype(np.int32)
+        if len(i):
+            h.changeColsBounds(len(i), i, new["col_lo"][i], new["col_hi"][i])
+        i = np.flatnonzero(
+            (new["row_lo"] != cur["row_lo"]) | (new["row_hi"] != cur["row_hi"])
+        ).astype(np.int32)
+        if len(i):
+            h.changeRowsBounds(len(i), i, new["row_lo"][i], new["row_hi"][i])
+        offset = float(model.objective_constant)
+        if offset != self._offset:
+            h.changeObjectiveOffset(offset)
+        if coeffs is not None:
+            for r, c, v in zip(*coeffs, strict=True):
+                h.changeCoeff(int(r), int(c), float(v))
+        if model.n_variables > IPM_THRESHOLD_COLUMNS:
+            h.setOptionValue("solver", "simplex")  # warm starts need the simplex
+        self.model, self._arrays, self._offset = model, new, offset
+        return True
+
+    def run(self, model: PlanningModel) -> tuple[RawSolution, bool]:
+        """Solve ``model``, from the previous basis when the session holds a compatible LP.
+
+        Parameters
+        ----------
+        model : PlanningModel
+            Deterministic or stochastic LP; integer models go to :func:`run_solver`.
+
+        Returns
+        -------
+        (RawSolution, bool)
+            The solution (values read only when one exists; ``handover_s`` is the
+            time spent pushing changes, ``solve_s`` the HiGHS run) and True when
+            it came from a warm-started run.
+        """
+        import highspy
+
+        if bool(model.variables["integer"].any()):
+            self.n_cold += 1
+            return run_solver(model, self.options), False
+        n, m = model.n_variables, model.n_constraints
+        t0 = time.perf_counter()
+        warm = self._push(model)
+        handover = time.perf_counter() - t0 if warm else self._load(model)
+        t1 = time.perf_counter()
+        ms = _highs_run(self.highs)
+        t2 = time.perf_counter()
+        raw = _read_highs(self.highs, ms, n, m, is_mip=False, handover_s=handover, solve_s=t2 - t1)
+        if ms == highspy.HighsModelStatus.kOptimal:
+            self._basis = self.highs.getBasis()
+        elif self._basis is not None:
+            self.highs.setBasis(self._basis)  # next case starts from the last optimum
+        if warm and raw.status != Status.optimal:
+            cold = run_solver(model, self.options)
+            raw = replace(cold, solve_s=raw.solve_s + cold.solve_s)
+            warm = False
+        if warm:
+            self.n_warm += 1
+        else:
+            self.n_cold += 1
+        return raw, warm
 
 
 # -------------------------------------------------------------------------------- CBC
@@ -575,7 +774,11 @@ def _empty_violations() -> pd.DataFrame:
 
 
 def solve_model(
-    model: PlanningModel, options: SolveOptions, *, build_s: float = 0.0
+    model: PlanningModel,
+    options: SolveOptions,
+    *,
+    build_s: float = 0.0,
+    session: HighsSession | None = None,
 ) -> list[PlanResult]:
     """Solve a built model; return one PlanResult per scenario.
 
@@ -585,16 +788,25 @@ def solve_model(
     options : SolveOptions
     build_s : float
         Build time to report.
+    session : HighsSession, optional
+        Retained HiGHS instance: the model is solved from the session's previous
+        basis when it has the same shape (see :class:`HighsSession`); the timings
+        then gain ``warm_start`` (1.0 when warm-started, else 0.0). Ignored unless
+        ``options.solver == "highs"``.
 
     Returns
     -------
     list of PlanResult
     """
-    from optimizer.check import check_solution
+    from optimizer.check import check_frames
     from optimizer.explain import explain_infeasible, explain_missing
-    from optimizer.results import empty_tables, make_tables
+    from optimizer.results import empty_tables, make_tables, solution_frames
 
-    raw = run_solver(model, options)
+    warm: bool | None = None
+    if session is not None and options.solver == "highs":
+        raw, warm = session.run(model)
+    else:
+        raw = run_solver(model, options)
     duals_from: Literal["lp", "lp_with_integers_fixed"] = (
         "lp_with_integers_fixed" if bool(model.variables["integer"].any()) else "lp"
     )
@@ -604,6 +816,8 @@ def solve_model(
         infeas = explain_infeasible(model, options)
     for i, ds in enumerate(model.datasets):
         timings = {"build": build_s, "handover": raw.handover_s, "solve": raw.solve_s}
+        if warm is not None:
+            timings["warm_start"] = float(warm)
         status, msg = raw.status, f"{options.solver}: {raw.message}"
         gaps = explain_missing(model, i)
         if len(gaps):
@@ -623,10 +837,11 @@ def solve_model(
                 inf_i = gp if inf_i is None else pd.concat([inf_i, gp], ignore_index=True)
         else:
             t = time.perf_counter()
-            tables = make_tables(model, raw.x, raw.row_dual, i)
+            frames = solution_frames(model, raw.x, i)  # shared by tables and checker
+            tables = make_tables(model, raw.x, raw.row_dual, i, frames=frames)
             timings["results"] = time.perf_counter() - t
             t = time.perf_counter()
-            viol = check_solution(model, raw.x, i, options.check_tolerance)
+            viol = check_frames(ds, frames, options.check_tolerance)
             timings["check"] = time.perf_counter() - t
             obj = float(tables["costs"]["cost_usd"].sum())
             inf_i = gaps.assign(scenario=i) if len(gaps) else None

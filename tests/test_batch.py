@@ -395,3 +395,82 @@ def test_solve_many_reuse_gives_the_same_plans() -> None:
     d = apply_overrides(ds, items[1])
     assert a[1].objective_usd == pytest.approx(solve(d).objective_usd, rel=1e-9)
     assert isinstance(pa.__version__, str)
+
+
+# A sweep of patched cases solved on one retained HiGHS instance (warm starts), with a
+# structural change (rebuilt, cold) and a case that becomes infeasible in between.
+WARM_SWEEP: list[list[dict]] = [
+    [{"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 1.3}],
+    [{"op": "scale", "table": "supply_resources", "column": "capacity", "factor": 0.7}],
+    [{"op": "scale", "table": "sites", "column": "energy_price_usd_per_mwh", "factor": 1.5}],
+    # structure changes: PUE is not patchable -> rebuilt and solved cold
+    [{"op": "scale", "table": "sites", "column": "pue_air", "factor": 1.1}],
+    # no water at all: infeasible (the warm run is repeated cold for an honest status)
+    [{"op": "scale", "table": "site_water", "column": "water_permit_m3", "factor": 0.01}],
+    [
+        {"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 0.6},
+        {"op": "scale", "table": "site_grid", "column": "grid_mw", "factor": 0.8},
+    ],
+    [{"op": "scale", "table": "eligibility", "column": "derate", "factor": 0.9}],
+]
+
+
+def test_warm_started_sweep_equals_cold_solves_case_by_case() -> None:
+    from optimizer import batch
+
+    ds = load_dataset(TINY)
+    batch._SESSION_CACHE.clear()
+    warm = solve_many(ds, WARM_SWEEP, reuse=True)
+    flags = [r.timings_s.get("warm_start") for r in warm]
+    # first case loads the model (cold); PUE is rebuilt (no session); the dry case's
+    # warm run is not optimal and is re-solved cold; the others restart from a basis
+    assert flags == [0.0, 1.0, 1.0, None, 0.0, 1.0, 1.0]
+    for items, w in zip(WARM_SWEEP, warm, strict=True):
+        cold = solve(apply_overrides(ds, items))
+        assert w.status == cold.status
+        if cold.objective_usd is None:
+            assert w.objective_usd is None
+            assert w.status == "infeasible" and len(w.tables["demand"]) == 0
+            continue
+        assert w.objective_usd == pytest.approx(cold.objective_usd, rel=1e-9)
+        assert len(w.violations) == 0
+        for t in (*COMPARE, "energy", "site_utilisation", "supply_utilisation"):
+            pd.testing.assert_frame_equal(w.tables[t], cold.tables[t], rtol=1e-7, atol=1e-6)
+    # the infeasible case is really infeasible on its own
+    assert solve(apply_overrides(ds, WARM_SWEEP[4])).status == "infeasible"
+    session = next(iter(batch._SESSION_CACHE.values()))
+    assert (session.n_warm, session.n_cold) == (4, 2)
+
+
+def test_highs_session_pushes_only_changes_and_matches_a_cold_solve() -> None:
+    from optimizer.solve import HighsSession, Status, run_solver
+
+    ds = load_dataset(TINY)
+    base = build_model(ds)
+    s = HighsSession(SolveOptions())
+    raw0, warm0 = s.run(base)
+    assert not warm0 and raw0.status == Status.optimal
+    new = apply_overrides(ds, WARM_SWEEP[0])
+    pm = patch_model(base, ds, new)
+    raw1, warm1 = s.run(pm)
+    cold = run_solver(build_model(new), SolveOptions())
+    assert warm1 and raw1.status == Status.optimal
+    assert raw1.solver_objective == pytest.approx(cold.solver_objective, rel=1e-9)
+    # HiGHS holds exactly the patched model's data now
+    lp = s.highs.getLp()
+    np.testing.assert_array_equal(np.asarray(lp.col_cost_), pm.variables["cost"].to_numpy())
+    lo, hi = pm.row_bounds()
+    np.testing.assert_array_equal(np.asarray(lp.row_lower_)[np.isfinite(lo)], lo[np.isfinite(lo)])
+    np.testing.assert_array_equal(np.asarray(lp.row_upper_)[np.isfinite(hi)], hi[np.isfinite(hi)])
+    # a model of another shape is passed to HiGHS again and solved cold
+    shifted = [{"op": "shift", "table": "commitments", "column": "from_period", "periods": -1}]
+    other = build_model(apply_overrides(ds, shifted))
+    assert other.n_variables != base.n_variables
+    raw2, warm2 = s.run(other)
+    assert not warm2 and s.model is other
+    assert raw2.solver_objective == pytest.approx(
+        run_solver(other, SolveOptions()).solver_objective, rel=1e-9
+    )
+    assert (s.n_warm, s.n_cold) == (1, 2)
+    with pytest.raises(ValueError, match="highs"):
+        HighsSession(SolveOptions(solver="cbc"))
