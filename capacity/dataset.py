@@ -194,7 +194,10 @@ class Dataset:
         )
 
     def write(self, directory: str | Path, *, fmt: str = "csv") -> Path:
-        """Write the dataset as ``<table>.csv`` (or ``.parquet``) plus scenarios.yaml.
+        """Write the dataset as ``<table>.csv`` (or ``.parquet``) plus its YAML files.
+
+        ``dataset.yaml`` (name, description ...) and ``scenarios.yaml`` are written too,
+        so the copy loads with the same name, scenarios and content hash.
 
         Parameters
         ----------
@@ -219,6 +222,11 @@ class Dataset:
             else:
                 raise ValueError(f"fmt must be 'csv' or 'parquet', not {fmt!r}")
             tmp.replace(d / f"{name}.{fmt}")
+        meta = dict(self.meta) or ({"name": self.name} if self.name else {})
+        if meta:
+            (d / META_FILE).write_text(
+                yaml.safe_dump(meta, sort_keys=False, allow_unicode=True), encoding="utf-8"
+            )
         if self.scenarios:
             doc = {"scenarios": {k: v.to_dict() for k, v in self.scenarios.items() if k != "base"}}
             (d / SCENARIOS_FILE).write_text(

@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 
 BASE = "base"
 NO_ROW = "(no row)"
+SPECS_COLUMN_DTYPE = {c.name: c.dtype for t in SPECS.values() for c in t.columns}
 
 
 class UnknownScenarioError(ValueError):
@@ -155,15 +156,18 @@ class Scenario(BaseModel):
         return {"description": self.description, "overrides": [o.to_dict() for o in self.overrides]}
 
 
-def override_lines(text: str) -> dict[tuple[str, int], int]:
-    """Map (scenario, override index) to the 1-based line where that override starts.
+def override_lines(text: str) -> dict[tuple[Any, ...], int]:
+    """Map (scenario, override index[, key]) to 1-based lines of ``scenarios.yaml``.
+
+    ``(scenario, i)`` gives the line where override ``i`` starts and
+    ``(scenario, i, key)`` the line of one of its keys.
 
     Used so that findings about ``scenarios.yaml`` name a line an editor can jump to.
     Returns an empty mapping when the text is not a mapping of the expected shape.
     """
     import yaml
 
-    out: dict[tuple[str, int], int] = {}
+    out: dict[tuple[Any, ...], int] = {}
     try:
         root = yaml.compose(text, Loader=yaml.BaseLoader)
     except yaml.YAMLError:
@@ -180,7 +184,19 @@ def override_lines(text: str) -> dict[tuple[str, int], int]:
                 if key_node.value == "overrides" and isinstance(ovs, yaml.SequenceNode):
                     for i, node in enumerate(ovs.value):
                         out[(str(name_node.value), i)] = node.start_mark.line + 1
+                        if isinstance(node, yaml.MappingNode):
+                            for field_node, _ in node.value:
+                                line = field_node.start_mark.line + 1
+                                out[(str(name_node.value), i, str(field_node.value))] = line
     return out
+
+
+def _line(lines: Mapping[Any, int] | None, name: str, i: int, loc: tuple[Any, ...]) -> int | None:
+    if not lines:
+        return None
+    if loc and (name, i, str(loc[0])) in lines:
+        return lines[(name, i, str(loc[0]))]
+    return lines.get((name, i))
 
 
 def _message(err: Mapping[str, Any], loc: str) -> str:
@@ -190,7 +206,7 @@ def _message(err: Mapping[str, Any], loc: str) -> str:
 
 
 def parse_scenarios(
-    doc: Any, file: str = "scenarios.yaml", lines: Mapping[tuple[str, int], int] | None = None
+    doc: Any, file: str = "scenarios.yaml", lines: Mapping[Any, int] | None = None
 ) -> tuple[dict[str, Scenario], list[Finding]]:
     """Parse a scenarios document (as loaded from YAML) into Scenario objects.
 
@@ -253,7 +269,7 @@ def parse_scenarios(
                         Finding(
                             "error",
                             file,
-                            (lines or {}).get((str(name), i)),
+                            _line(lines, str(name), i, err["loc"]),
                             where,
                             None if isinstance(val, dict | list) else str(val),
                             _message(err, loc),
@@ -457,24 +473,29 @@ def apply_scenario(ds: Dataset, name: str | None) -> Dataset:
 def diff_datasets(a: Dataset, b: Dataset) -> pd.DataFrame:
     """List exactly which cells differ between two datasets.
 
+    Rows are matched on their key. In tables whose key holds a start date
+    (``commitments.from_period``, ``initial_fleet.install_period``) a shifted schedule
+    changes the keys themselves, so there rows are matched by their order within the
+    group of the other key columns when both sides have as many rows: a commitment
+    delayed two quarters and halved then reads ``from_period 2027Q1 -> 2027Q3`` and
+    ``min_it_mw 500 -> 250`` on one row.
+
     Returns
     -------
     DataFrame
-        Columns table, key (key values joined by "/"), column, old, new (text).
-        A row that exists on one side only (e.g. a commitment whose start was
-        shifted) lists each of its values against ``"(no row)"`` on the other side.
+        Columns table, key (the old row's key values joined by "/"), column, old, new
+        (text). A row that exists on one side only lists each of its values against
+        ``"(no row)"`` on the other side.
     """
     rows: list[tuple[str, str, str, str, str]] = []
     for name, spec in SPECS.items():
-        da, db = a.table(name), b.table(name)
-        ka, kb = _keyed(da, spec.key), _keyed(db, spec.key)
+        pairs, only_a, only_b = _match_rows(a.table(name), b.table(name), spec.key)
         value_cols = [c for c in spec.column_names if c not in spec.key]
-        for k in ka.keys() - kb.keys():
-            rows.extend((name, k, c, _fmt(ka[k][c]), NO_ROW) for c in value_cols)
-        for k in kb.keys() - ka.keys():
-            rows.extend((name, k, c, NO_ROW, _fmt(kb[k][c])) for c in value_cols)
-        for k in ka.keys() & kb.keys():
-            ra, rb = ka[k], kb[k]
+        for k, r in only_a:
+            rows.extend((name, k, c, _fmt(r[c]), NO_ROW) for c in value_cols)
+        for k, r in only_b:
+            rows.extend((name, k, c, NO_ROW, _fmt(r[c])) for c in value_cols)
+        for k, ra, rb in pairs:
             for c in spec.column_names:
                 va, vb = ra[c], rb[c]
                 if isinstance(va, float) and isinstance(vb, float):
@@ -485,6 +506,41 @@ def diff_datasets(a: Dataset, b: Dataset) -> pd.DataFrame:
                 rows.append((name, k, c, _fmt(va), _fmt(vb)))
     df = pd.DataFrame(rows, columns=["table", "key", "column", "old", "new"])
     return df.sort_values(["table", "key", "column"], kind="stable").reset_index(drop=True)
+
+
+Row = dict[str, Any]
+
+
+def _match_rows(
+    da: pd.DataFrame, db: pd.DataFrame, key: tuple[str, ...]
+) -> tuple[list[tuple[str, Row, Row]], list[tuple[str, Row]], list[tuple[str, Row]]]:
+    """Pair the rows of two versions of a table: (pairs, only in a, only in b)."""
+    ka, kb = _keyed(da, key), _keyed(db, key)
+    date_keys = [k for k in key if SPECS_COLUMN_DTYPE.get(k) == "period" and k != "period"]
+    pairs: list[tuple[str, Row, Row]] = []
+    if date_keys:
+        group_cols = [k for k in key if k not in date_keys]
+
+        def groups(keyed: dict[str, Row]) -> dict[tuple[str, ...], list[tuple[str, Row]]]:
+            out: dict[tuple[str, ...], list[tuple[str, Row]]] = {}
+            for k, r in keyed.items():
+                out.setdefault(tuple(str(r[c]) for c in group_cols), []).append((k, r))
+            for rows in out.values():
+                rows.sort(key=lambda kr: tuple(period_index(str(kr[1][d])) for d in date_keys))
+            return out
+
+        ga, gb = groups(ka), groups(kb)
+        for g in ga.keys() & gb.keys():
+            ra, rb = ga[g], gb[g]
+            if len(ra) == len(rb) and [k for k, _ in ra] != [k for k, _ in rb]:
+                for (k1, r1), (k2, r2) in zip(ra, rb, strict=True):
+                    pairs.append((k1, r1, r2))
+                    del ka[k1], kb[k2]
+    common = ka.keys() & kb.keys()
+    pairs += [(k, ka[k], kb[k]) for k in common]
+    only_a = [(k, r) for k, r in ka.items() if k not in common]
+    only_b = [(k, r) for k, r in kb.items() if k not in common]
+    return pairs, only_a, only_b
 
 
 def _keyed(df: pd.DataFrame, key: tuple[str, ...]) -> dict[str, dict[str, Any]]:

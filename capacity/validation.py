@@ -363,24 +363,14 @@ def check_keys(table: TableSpec, df: pd.DataFrame, file: str) -> list[Finding]:
         if norm in seen:
             j = seen[norm]
             first = tuple(str(x) for x in df.iloc[j][list(table.key)])
-            same = (
-                "the same key"
-                if first == key
-                else (
-                    f"the same key as {'/'.join(map(repr, first))} once case and surrounding "
+            msg = f"duplicate key ({', '.join(table.key)}): the same key as row {j + 2}"
+            if first != key:
+                msg = (
+                    f"duplicate key ({', '.join(table.key)}): same as "
+                    f"{'/'.join(map(repr, first))} on row {j + 2} once case and surrounding "
                     "spaces are ignored"
                 )
-            )
-            findings.append(
-                Finding(
-                    "error",
-                    file,
-                    i + 2,
-                    table.key[0],
-                    "/".join(key),
-                    f"duplicate key ({', '.join(table.key)}): {same} as row {j + 2}",
-                )
-            )
+            findings.append(Finding("error", file, i + 2, table.key[0], "/".join(key), msg))
         else:
             seen[norm] = i
     return findings

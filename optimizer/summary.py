@@ -702,10 +702,9 @@ def commitments_title(s: PlanSummary) -> str:
 
     ``"Commitments: all 2 met in every period"``; when the breached ones fall short
     only by small amounts (at most :data:`SMALL_SHORTFALL_SHARE` of their MW floor,
-    e.g. whole deployment units in ``--integer-units`` mode) ``"Commitments: 0 of 2
-    met in every period; all 2 met except shortfalls of at most 0.2 MW (0.01% of
-    the floor)"``; otherwise ``"Commitments: 1 of 2 met in every period; largest
-    shortfall 120 MW (6.0% of the floor)"``.
+    e.g. whole deployment units in ``--integer-units`` mode) ``"Commitments: all 2
+    met to within 0.2 MW (0.01% of the floor)"``; otherwise ``"Commitments: 1 of 2
+    met in every period; largest shortfall 120 MW (6.0% of the floor)"``.
     """
     c = s.commitments
     n = len(c)
@@ -718,13 +717,12 @@ def commitments_title(s: PlanSummary) -> str:
     pct = 100 * float((breach / floor).max())
     share = f"{pct:.0f}% of the floor" if pct >= 10 else f"{pct:.2g}% of the floor"
     short = _mw(s.max_shortfall_mw)
-    title = f"Commitments: {met} of {n} met in every period; "
     if all(_small_shortfall(b, m) for b, m in zip(breach, floor, strict=True)):
-        title += f"all {n} met except shortfalls of at most {short} MW ({share})"
+        title = f"Commitments: all {n} met to within {short} MW ({share})"
         if s.integer_units:
             title += ": whole deployment units cannot hit a MW floor exactly"
         return title
-    return title + f"largest shortfall {short} MW ({share})"
+    return f"Commitments: {met} of {n} met in every period; largest shortfall {short} MW ({share})"
 
 
 def _commitments_table(s: PlanSummary) -> Table:

@@ -52,6 +52,7 @@ def test_parquet_tables_load_the_same(tmp_path: Path) -> None:
     for name in SPECS:
         pd.testing.assert_frame_equal(a.table(name), b.table(name), check_dtype=True)
     assert a.hash == b.hash
+    assert b.name == a.name == "tiny_valid"  # the name travels in dataset.yaml
 
 
 def test_csv_write_round_trip(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from capacity.dataset import load_dataset
@@ -88,11 +89,32 @@ def test_shift_of_a_period_column_moves_the_dates(tiny) -> None:
         tiny, [{"op": "shift", "table": "commitments", "column": "from_period", "periods": -1}]
     )
     assert ds.table("commitments")["from_period"].tolist() == ["2026Q1"]
+    # the shifted row is paired with its old self, so the diff reads as a move
     d = diff_datasets(tiny, ds)
-    moved = d[d["column"] == "min_it_mw"][["key", "old", "new"]].to_dict("records")
-    assert moved == [
-        {"key": "acme/trainium/2026Q1", "old": "(no row)", "new": "1"},
-        {"key": "acme/trainium/2026Q2", "old": "1", "new": "(no row)"},
+    assert d.to_dict("records") == [
+        {
+            "table": "commitments",
+            "key": "acme/trainium/2026Q2",
+            "column": "from_period",
+            "old": "2026Q2",
+            "new": "2026Q1",
+        },
+    ]
+
+
+def test_diff_lists_rows_present_on_one_side_only(tiny) -> None:
+    fleet = tiny.table("initial_fleet")
+    extra = fleet.assign(chip="trn2", chips=64.0)
+    ds = tiny.replace(initial_fleet=pd.concat([fleet, extra], ignore_index=True))
+    d = diff_datasets(tiny, ds)
+    assert d.to_dict("records") == [
+        {
+            "table": "initial_fleet",
+            "key": "trn2/dc-1/2024Q2",
+            "column": "chips",
+            "old": "(no row)",
+            "new": "64",
+        },
     ]
 
 
@@ -170,7 +192,7 @@ def test_misspelt_override_key_suggests_the_field(tiny_dir: Path) -> None:
     with pytest.raises(DataValidationError) as exc:
         load_dataset(tiny_dir)
     (f,) = exc.value.errors
-    assert f.row == 8
+    assert f.row == 12  # the line of the misspelt key itself
     assert f.message == "unknown key 'factr'. Did you mean 'factor'?"
 
 
