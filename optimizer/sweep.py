@@ -49,7 +49,11 @@ Distributions (``scipy.stats`` frozen distributions sampled with one
 
 The YAML is read like the dataset's (:func:`yaml.BaseLoader`: every scalar is text
 and pydantic converts it), so ``1e3`` is a number and ``NO`` stays a string. Unknown
-keys are rejected and every error names its field (``grid.axes[0].levels``).
+keys are rejected. Every error is a :class:`~capacity.validation.Finding` naming the
+sweep file, the line of the offending key (the ``row`` of the finding) and its field
+(``grid.axes[0].levels``); an unknown key or scenario name gets a "did you mean"
+hint, and an error that only follows from another one (an empty ``axes`` list after
+its only axis failed) is not reported twice.
 
 Case names are stable and Hive-safe: the named scenario itself, ``grid_<axis>-<level>
 _<axis>-<level>`` and ``mc_<nnn>``.
@@ -67,10 +71,19 @@ from typing import Any, Literal
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 from scipy import stats
 
 from capacity.scenarios import Override
+from capacity.validation import Finding, suggest
 
 __all__ = [
     "Axis",
@@ -93,13 +106,51 @@ _LEVEL_FIELD = {"scale": "factor", "shift": "periods", "set": "value"}
 
 
 class SweepSpecError(ValueError):
-    """A sweep file is invalid; ``errors`` lists ``(field, message)`` pairs."""
+    """A sweep file is invalid.
 
-    def __init__(self, errors: Sequence[tuple[str, str]], file: str = "sweep") -> None:
-        self.errors = list(errors)
-        self.file = file
-        lines = [f"{file}: {loc or '(top level)'}: {msg}" for loc, msg in self.errors]
-        super().__init__("invalid sweep specification\n" + "\n".join(lines))
+    Parameters
+    ----------
+    findings : sequence of Finding
+        One error per problem: ``file`` is the sweep file, ``row`` the 1-based line of
+        the offending key (None when unknown), ``column`` the field path
+        (``grid.axes[0].override``), ``value`` the text written there.
+
+    Attributes
+    ----------
+    findings : list of Finding
+    errors : list of (str, str)
+        ``(field, message)`` pairs of the findings.
+    file : str
+    """
+
+    def __init__(self, findings: Sequence[Finding]) -> None:
+        self.findings = list(findings)
+        self.file = self.findings[0].file if self.findings else "sweep"
+        super().__init__(
+            "invalid sweep specification\n" + "\n".join(_finding_line(f) for f in self.findings)
+        )
+
+    @property
+    def errors(self) -> list[tuple[str, str]]:
+        """``(field, message)`` of every finding."""
+        return [(f.column or "", f.message) for f in self.findings]
+
+
+def _finding_line(f: Finding) -> str:
+    where = f.file + ("" if f.row is None else f" line {f.row}")
+    return f"{where}: {f.column or '(top level)'}: {f.message}"
+
+
+def _error(file: str, message: str, column: str = "", line: int | None = None) -> SweepSpecError:
+    return SweepSpecError([Finding("error", file, line, column or None, None, message)])
+
+
+class _PathError(ValueError):
+    """A validator error about a part of the item: ``path`` extends the error's location."""
+
+    def __init__(self, path: tuple[str | int, ...], message: str) -> None:
+        self.path = path
+        super().__init__(message)
 
 
 def fill_level(template: Mapping[str, Any], level: float | str) -> Override:
@@ -154,12 +205,24 @@ class _Templated(_Frozen):
     def _one_template(self) -> _Templated:
         if (self.override is None) == (self.overrides is None):
             raise ValueError("give exactly one of 'override' (a mapping) or 'overrides' (a list)")
-        for t in self.templates:
+        fields = list(Override.model_fields)
+        for k, t in enumerate(self.templates):
+            at: tuple[str | int, ...] = ("override",) if self.override is not None else ("overrides", k)
+            for key in t:
+                if key not in Override.model_fields:
+                    raise _PathError(
+                        (*at, str(key)), f"unknown key {key!r}." + suggest(str(key), fields)
+                    )
             if str(t.get("op")) not in _LEVEL_FIELD:
-                raise ValueError(f"override op must be scale, shift or set, got {t.get('op')!r}")
+                raise _PathError(
+                    (*at, "op") if "op" in t else at,
+                    f"override op must be scale, shift or set, got {t.get('op')!r}",
+                )
             lvl = _LEVEL_FIELD[str(t["op"])]
             if lvl in t:
-                raise ValueError(f"leave '{lvl}' out of the override: the levels fill it")
+                raise _PathError(
+                    (*at, lvl), f"leave '{lvl}' out of the override: the levels fill it"
+                )
         return self
 
     @property
@@ -194,15 +257,14 @@ class Axis(_Templated):
 
     @model_validator(mode="after")
     def _levels_valid(self) -> Axis:
-        for lv in self.levels:
+        for i, lv in enumerate(self.levels):
             try:
                 self.fill(lv)
             except ValidationError as e:
-                msg = "; ".join(
-                    f"{'.'.join(map(str, x['loc']))}: {x['msg']}".removeprefix(": ")
-                    for x in e.errors()
-                )
-                raise ValueError(f"level {lv!r} gives an invalid override: {msg}") from None
+                msg = "; ".join(_message(x, Override) for x in e.errors())
+                raise _PathError(
+                    ("levels", i), f"level {_fmt(lv)} gives an invalid override: {msg}"
+                ) from None
         return self
 
 

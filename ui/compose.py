@@ -224,3 +224,35 @@ def plan_metrics(result: Any, ds: Dataset | None = None) -> dict[str, Any]:
                 float(a.loc[a["chip"].astype(str).isin(trn), "h100e"].sum()) / tot
             )
     return out
+
+
+INFEASIBILITY_COLUMNS = ("family", "period", "key", "amount", "message")
+
+
+def infeasibility_view(inf: pd.DataFrame | None) -> pd.DataFrame:
+    """Return the "what had to give" table of an infeasible plan, ready to show.
+
+    Parameters
+    ----------
+    inf : DataFrame or None
+        ``optimizer.explain.explain_infeasible`` rows: ``scenario, family, period, key,
+        amount, unit, message``; ``scenario`` is the model's internal scenario position
+        (always 0 for one plan) and means nothing to the user.
+
+    Returns
+    -------
+    DataFrame
+        ``family, period, key, amount, message``, largest amount first as given, where
+        ``amount`` is text with its unit (``"375.92 m3"``, ``"120 MW"``). Empty (with
+        these columns) for None or an empty table.
+    """
+    if inf is None or len(inf) == 0:
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in INFEASIBILITY_COLUMNS})
+    units = inf["unit"] if "unit" in inf.columns else pd.Series("", index=inf.index)
+    amount = [
+        f"{float(a):,.6g} {u}".strip() if pd.notna(a) else ""
+        for a, u in zip(inf["amount"], units.fillna("").astype(str), strict=True)
+    ]
+    out = inf.reindex(columns=[c for c in INFEASIBILITY_COLUMNS if c != "amount"]).copy()
+    out.insert(3, "amount", amount)
+    return out.reset_index(drop=True)

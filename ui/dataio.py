@@ -190,33 +190,148 @@ def directory_zip_bytes(directory: str | Path) -> bytes:
 
 
 # ---------------------------------------------------------------------- findings
+ROW_LABEL = "row (file; header = 1)"
+"""Header of the findings' ``row`` column: the spreadsheet row the messages use."""
+
+EDITOR_ROW_LABEL = "editor index (= row − 2)"
+"""Header of the findings' ``editor_row`` column: the index shown left of the editor."""
+
+FILE_ROWS = (
+    "Rows are numbered as in the file, like the messages: the header is row 1, the first "
+    "data row is row 2."
+)
+"""Caption of a findings table about uploaded or loaded files."""
+
+ROW_NUMBERING = (
+    FILE_ROWS + " The editor's index on the left counts from 0, so file row N is editor "
+    "index N − 2."
+)
+"""Caption explaining the two row numberings next to a findings table."""
+
+
+def table_of_file(file: object) -> str:
+    """Return the table a finding's file names (``sites.csv`` -> ``sites``)."""
+    return PurePosixPath(str(file)).stem
+
+
 def findings_for_table(findings: Iterable[Finding], table: str) -> list[Finding]:
     """Return the findings about one table's file (``sites.csv``, ``sites.parquet`` ...)."""
-    return [f for f in findings if PurePosixPath(str(f.file)).stem == table]
+    return [f for f in findings if table_of_file(f.file) == table]
 
 
 def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
-    """Return findings as a frame: severity, row, editor_row, column, value, message.
+    """Return findings as a frame: file, severity, row, editor_row, column, value, message.
 
-    ``editor_row`` is the 0-based position in the editor (spreadsheet row - 2), or
-    missing for a whole-file finding.
+    ``file`` names the table's file (``sites.csv``); ``row`` is the spreadsheet row the
+    messages use (header = 1, first data row = 2); ``editor_row`` is the 0-based index
+    in the editor (``row - 2``). Both are missing for a whole-file finding. Show the
+    frame with :func:`findings_column_config` so the headers say which numbering is which.
     """
     rows = []
     for f in findings:
         rows.append(
             {
+                "file": str(f.file),
                 "severity": f.severity,
-                "row": f.row,
+                "row": f.row if f.row is not None and f.row >= 2 else None,
                 "editor_row": None if f.row is None or f.row < 2 else f.row - 2,
                 "column": f.column or "",
                 "value": "" if f.value is None else str(f.value),
                 "message": f.message,
             }
         )
-    df = pd.DataFrame(rows, columns=["severity", "row", "editor_row", "column", "value", "message"])
+    df = pd.DataFrame(
+        rows, columns=["file", "severity", "row", "editor_row", "column", "value", "message"]
+    )
     df["row"] = df["row"].astype("Int64")
     df["editor_row"] = df["editor_row"].astype("Int64")
     return df
+
+
+def findings_column_config() -> dict[str, Any]:
+    """Column config of :func:`findings_table`: headers that name the row numbering."""
+    import streamlit as st
+
+    return {
+        "file": st.column_config.TextColumn("file (table)"),
+        "row": st.column_config.NumberColumn(ROW_LABEL, format="%d"),
+        "editor_row": st.column_config.NumberColumn(EDITOR_ROW_LABEL, format="%d"),
+    }
+
+
+def order_findings(findings: Iterable[Finding], first: Sequence[str] = ()) -> list[Finding]:
+    """Group findings by table: the tables in ``first`` in that order, then schema order.
+
+    Within a table, errors come before warnings and the file order is kept.
+    """
+    rank = {t: i for i, t in enumerate(first)}
+    n = len(rank)
+    schema = {t: n + i for i, t in enumerate(TABLE_NAMES)}
+
+    def key(item: tuple[int, Finding]) -> tuple[int, int, int]:
+        i, f = item
+        t = table_of_file(f.file)
+        return (rank.get(t, schema.get(t, n + len(schema))), f.severity != "error", i)
+
+    return [f for _, f in sorted(enumerate(findings), key=key)]
+
+
+def errors_by_file(findings: Iterable[Finding]) -> str:
+    """Where the errors are: ``"2 in sites.csv, 1 in demand.csv"`` (most first); ``""`` if none."""
+    counts: dict[str, int] = {}
+    for f in findings:
+        if f.severity == "error":
+            counts[str(f.file)] = counts.get(str(f.file), 0) + 1
+    return ", ".join(f"{n} in {file}" for file, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def _reference_of(f: Finding) -> tuple[str, str] | None:
+    """``(table, column)`` a finding's column refers to, when it is an unknown reference."""
+    spec = SPECS.get(table_of_file(f.file))
+    if spec is None or f.severity != "error" or f.value is None:
+        return None
+    col = next((c for c in spec.columns if c.name == f.column), None)
+    if col is None or col.references is None or not f.message.startswith("unknown "):
+        return None
+    return col.references
+
+
+def knock_on_summary(findings: Iterable[Finding], edited: Iterable[str]) -> tuple[list[str], int]:
+    """Summarise the reference errors an edit caused in other tables.
+
+    Renaming or deleting a key (a site, a chip ...) makes every row of another table
+    that still names the old key fail. Those rows are counted per missing key instead
+    of listed one by one.
+
+    Parameters
+    ----------
+    findings : iterable of Finding
+        The findings of one validation.
+    edited : iterable of str
+        Tables the user edited; their own findings are never summarised.
+
+    Returns
+    -------
+    (list of str, int)
+        One sentence per missing key, e.g. ``"51 rows in site_grid, site_water refer to
+        site 'old_name', which is not in sites."``, and the number of findings the
+        sentences cover.
+    """
+    mine = set(edited)
+    groups: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+    for f in findings:
+        t = table_of_file(f.file)
+        ref = _reference_of(f)
+        if t in mine or ref is None:
+            continue
+        n, tables = groups.get((ref[0], ref[1], str(f.value)), (0, []))
+        groups[(ref[0], ref[1], str(f.value))] = (n + 1, tables if t in tables else [*tables, t])
+    lines = [
+        f"{n} row{'s' if n != 1 else ''} in {', '.join(tables)} refer{'' if n != 1 else 's'} "
+        f"to {rc} {v!r}, which is not in {rt}."
+        for (rt, rc, v), (n, tables) in sorted(groups.items(), key=lambda kv: -kv[1][0])
+    ]
+    return lines, sum(n for n, _ in groups.values())
 
 
 def highlight_rows(frame: pd.DataFrame, findings: Sequence[Finding]) -> Any:
@@ -338,9 +453,14 @@ __all__ = [
     "dataset_from_upload",
     "dataset_zip_bytes",
     "directory_zip_bytes",
+    "errors_by_file",
     "editor_frame",
+    "findings_column_config",
     "findings_for_table",
     "findings_table",
+    "knock_on_summary",
+    "order_findings",
+    "table_of_file",
     "frames_equal",
     "highlight_rows",
     "validate_drafts",

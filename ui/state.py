@@ -433,13 +433,21 @@ def runs_frame() -> pd.DataFrame:
 
 
 def show_findings(findings: list[Finding], *, title: str = "") -> None:
-    """Show findings as an error (or warning) box plus a table; never raises."""
-    from ui.dataio import findings_table
+    """Show findings grouped by file, as an error (or warning) box plus a table; never raises.
+
+    The table has a ``file`` column naming the table each finding is about, and the
+    spreadsheet row (header = 1) that the messages use.
+    """
+    from ui.dataio import FILE_ROWS, findings_column_config, findings_table, order_findings
 
     errors = [f for f in findings if f.severity == "error"]
     if title:
         (st.error if errors else st.warning)(title)
     if findings:
         st.dataframe(
-            findings_table(findings).drop(columns=["editor_row"]), hide_index=True, width="stretch"
+            findings_table(order_findings(findings)).drop(columns=["editor_row"]),
+            hide_index=True,
+            width="stretch",
+            column_config=findings_column_config(),
         )
+        st.caption(FILE_ROWS)

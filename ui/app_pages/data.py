@@ -2,25 +2,29 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import streamlit as st
 
 from capacity.dataset import Dataset
 from capacity.schema import SPECS, TABLE_NAMES
-from capacity.validation import DataValidationError
+from capacity.validation import DataValidationError, Finding
 from ui.dataio import (
     MAX_UPLOAD_MB,
+    ROW_NUMBERING,
     UploadedFile,
     UploadError,
     column_config,
     dataset_from_upload,
     dataset_zip_bytes,
     editor_frame,
+    errors_by_file,
+    findings_column_config,
     findings_for_table,
     findings_table,
     frames_equal,
     highlight_rows,
+    knock_on_summary,
+    order_findings,
+    table_of_file,
 )
 from ui.state import (
     discard_drafts,
@@ -69,7 +73,8 @@ with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is Non
             ss["upload_error"] = (str(e), [])
         except DataValidationError as e:
             ss["upload_error"] = (
-                f"The upload has {len(e.errors)} error(s); the previous data is kept.",
+                f"The upload has {len(e.errors)} error(s) ({errors_by_file(e.findings)}); "
+                "the previous data is kept.",
                 list(e.findings),
             )
         except Exception as e:  # noqa: BLE001 - no traceback on the page
@@ -140,34 +145,71 @@ if not frames_equal(edited, previous):
     st.rerun()  # redraw the sidebar and status from the new data; the editor keeps its state
 
 all_findings = table_findings()
+edited_tables = sorted(ss["drafts"])
 if ss["draft_findings"]:
     n = sum(f.severity == "error" for f in ss["draft_findings"])
-    status_box.error(f"Edits have {n} error(s); the last valid data stays active.")
+    status_box.error(
+        f"Edits have {n} error(s) ({errors_by_file(ss['draft_findings'])}); the last valid "
+        "data stays active."
+    )
 elif ss["drafts"]:
-    status_box.success(f"Edits are valid and active ({', '.join(sorted(ss['drafts']))}).")
+    status_box.success(f"Edits are valid and active ({', '.join(edited_tables)}).")
 
+
+def _findings_frame(fs: list[Finding]) -> None:
+    st.dataframe(
+        findings_table(fs),
+        hide_index=True,
+        width="stretch",
+        column_config=findings_column_config(),
+    )
+
+
+# the selected table first, then the other edited tables, then the knock-on findings
 fs = findings_for_table(all_findings, table)
 if not fs:
     st.success(f"No findings for {spec.filename}.")
 else:
     n_err = sum(f.severity == "error" for f in fs)
     (st.error if n_err else st.warning)(
-        f"{n_err} error(s), {len(fs) - n_err} warning(s) in {table}. `editor_row` is the "
-        "row number in the editor (0 = first row)."
+        f"{n_err} error(s), {len(fs) - n_err} warning(s) in {spec.filename}."
     )
-    st.dataframe(findings_table(fs).drop(columns=["row"]), hide_index=True, width="stretch")
+    _findings_frame(order_findings(fs))
+    st.caption(ROW_NUMBERING)
     rowed = [f for f in fs if f.row is not None and f.row >= 2]
     frame = ss["drafts"].get(table, src[table])
     if rowed:
-        st.caption("Rows with findings (bad cells highlighted):")
+        st.caption("Rows with findings, by editor index (bad cells highlighted):")
         st.dataframe(highlight_rows(frame, rowed), width="stretch")
-other = {}
-for f in all_findings:
-    t = Path(str(f.file)).stem
-    if t != table:
-        other.setdefault(t, [0, 0])[f.severity != "error"] += 1
-if other:
-    st.caption(
-        "Other tables: "
-        + "; ".join(f"**{t}** {e} error(s), {w} warning(s)" for t, (e, w) in sorted(other.items()))
-    )
+
+others = [f for f in all_findings if table_of_file(f.file) != table]
+if others:
+    first = [t for t in edited_tables if t != table]
+    for t in first:
+        ft = findings_for_table(others, t)
+        if ft:
+            n_err = sum(f.severity == "error" for f in ft)
+            st.markdown(
+                f"**{t}** (edited): {n_err} error(s), {len(ft) - n_err} warning(s). "
+                "Select it above to edit it."
+            )
+            _findings_frame(order_findings(ft))
+    rest = [f for f in others if table_of_file(f.file) not in first]
+    lines, covered = knock_on_summary(rest, edited=[table, *first])
+    if lines:
+        st.error(
+            f"{covered} knock-on error(s) in tables that refer to an edited key (fix the key, or "
+            "edit those rows):\n" + "\n".join(f"- {line}" for line in lines)
+        )
+    counts: dict[str, list[int]] = {}
+    for f in rest:
+        counts.setdefault(table_of_file(f.file), [0, 0])[f.severity != "error"] += 1
+    if counts:
+        st.caption(
+            "Other tables: "
+            + "; ".join(
+                f"**{t}** {e} error(s), {w} warning(s)" for t, (e, w) in sorted(counts.items())
+            )
+        )
+        with st.expander(f"All {len(rest)} finding(s) in other tables", expanded=False):
+            _findings_frame(order_findings(rest))

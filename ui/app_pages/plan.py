@@ -7,7 +7,7 @@ import math
 import streamlit as st
 
 from ui import charts
-from ui.compose import demand_summary
+from ui.compose import demand_summary, infeasibility_view
 from ui.formats import fmt_usd
 from ui.state import (
     SOLVERS,
@@ -76,7 +76,8 @@ m = plan.metrics
 k1, k2, k3, k4 = st.columns(4)
 k1.metric("Status", m["status"])
 obj = m["objective_usd"]
-k2.metric("Discounted cost", fmt_usd(obj, 3))
+has_obj = obj is not None and math.isfinite(obj)
+k2.metric("Discounted cost", fmt_usd(obj, 3) if has_obj else "n/a")
 share = m["served_share"]
 k3.metric("Demand served", "–" if math.isnan(share) else f"{share:.1%}")
 trn = m["trainium_share"]
@@ -86,18 +87,22 @@ solved = (
     if plan.cached
     else f"solved at {plan.solved_at} in {plan.seconds:.2f} s"
 )
-st.caption(
-    f"Objective {obj:,.2f} USD (discounted) · solver {plan.solver} · {solved} · run `{plan.run_id}`"
-)
+obj_text = f"{obj:,.2f} USD (discounted)" if has_obj else f"n/a (status {m['status']})"
+st.caption(f"Objective {obj_text} · solver {plan.solver} · {solved} · run `{plan.run_id}`")
 msg = str(getattr(res, "message", "") or "")
 if m["status"] not in ("optimal",):
     (st.warning if m["status"] == "time_limit_feasible" else st.error)(
         f"Status {m['status']}. {msg}"
     )
-    inf = getattr(res, "infeasibility", None)
-    if inf is not None and len(inf):
-        st.markdown("**What had to give:**")
-        st.dataframe(inf, hide_index=True, width="stretch")
+    inf = infeasibility_view(getattr(res, "infeasibility", None))
+    if len(inf):
+        st.markdown("**What had to give** (the limits an elastic re-solve had to relax):")
+        st.dataframe(
+            inf,
+            hide_index=True,
+            width="stretch",
+            column_config={"amount": st.column_config.TextColumn("amount (with unit)")},
+        )
 
 tables = getattr(res, "tables", None) or {}
 if not tables:
