@@ -224,8 +224,9 @@ def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
 
     ``file`` names the table's file (``sites.csv``); ``row`` is the spreadsheet row the
     messages use (header = 1, first data row = 2); ``editor_row`` is the 0-based index
-    in the editor (``row - 2``). Both are missing for a whole-file finding. Show the
-    frame with :func:`findings_column_config` so the headers say which numbering is which.
+    in the editor (``row - 2``; missing for the header row 1 and for a whole-file
+    finding, which has no ``row`` either). Show the frame with
+    :func:`findings_column_config` so the headers say which numbering is which.
     """
     rows = []
     for f in findings:
@@ -233,7 +234,7 @@ def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
             {
                 "file": str(f.file),
                 "severity": f.severity,
-                "row": f.row if f.row is not None and f.row >= 2 else None,
+                "row": f.row,
                 "editor_row": None if f.row is None or f.row < 2 else f.row - 2,
                 "column": f.column or "",
                 "value": "" if f.value is None else str(f.value),
@@ -296,12 +297,17 @@ def _reference_of(f: Finding) -> tuple[str, str] | None:
     return col.references
 
 
+KNOCK_ON_LISTED = 5
+"""Most errors of other tables that :func:`knock_on_summary` quotes one by one."""
+
+
 def knock_on_summary(findings: Iterable[Finding], edited: Iterable[str]) -> tuple[list[str], int]:
-    """Summarise the reference errors an edit caused in other tables.
+    """Summarise the errors an edit caused in other tables.
 
     Renaming or deleting a key (a site, a chip ...) makes every row of another table
     that still names the old key fail. Those rows are counted per missing key instead
-    of listed one by one.
+    of listed one by one; other errors of other tables (e.g. a renamed site with no
+    grid rows) are quoted, at most :data:`KNOCK_ON_LISTED` of them.
 
     Parameters
     ----------
@@ -313,16 +319,20 @@ def knock_on_summary(findings: Iterable[Finding], edited: Iterable[str]) -> tupl
     Returns
     -------
     (list of str, int)
-        One sentence per missing key, e.g. ``"51 rows in site_grid, site_water refer to
-        site 'old_name', which is not in sites."``, and the number of findings the
-        sentences cover.
+        Sentences, e.g. ``"51 rows in site_grid, site_water refer to site 'old_name',
+        which is not in sites."`` (largest group first) then ``"site_grid.csv: site
+        'new' has no grid row ..."``; and the number of errors the sentences cover.
     """
     mine = set(edited)
     groups: dict[tuple[str, str, str], tuple[int, list[str]]] = {}
+    quoted: list[Finding] = []
     for f in findings:
         t = table_of_file(f.file)
+        if t in mine or f.severity != "error":
+            continue
         ref = _reference_of(f)
-        if t in mine or ref is None:
+        if ref is None:
+            quoted.append(f)
             continue
         n, tables = groups.get((ref[0], ref[1], str(f.value)), (0, []))
         groups[(ref[0], ref[1], str(f.value))] = (n + 1, tables if t in tables else [*tables, t])
@@ -331,7 +341,10 @@ def knock_on_summary(findings: Iterable[Finding], edited: Iterable[str]) -> tupl
         f"to {rc} {v!r}, which is not in {rt}."
         for (rt, rc, v), (n, tables) in sorted(groups.items(), key=lambda kv: -kv[1][0])
     ]
-    return lines, sum(n for n, _ in groups.values())
+    lines += [f"{f.file}: {f.message}" for f in quoted[:KNOCK_ON_LISTED]]
+    if len(quoted) > KNOCK_ON_LISTED:
+        lines.append(f"… and {len(quoted) - KNOCK_ON_LISTED} more error(s) in other tables.")
+    return lines, sum(n for n, _ in groups.values()) + len(quoted)
 
 
 def highlight_rows(frame: pd.DataFrame, findings: Sequence[Finding]) -> Any:

@@ -167,7 +167,9 @@ def _findings_frame(fs: list[Finding]) -> None:
 
 # the selected table first, then the other edited tables, then the knock-on findings
 fs = findings_for_table(all_findings, table)
-if not fs:
+if not fs and ss["draft_findings"]:
+    st.info(f"No findings in {spec.filename} itself; the errors are in other tables (below).")
+elif not fs:
     st.success(f"No findings for {spec.filename}.")
 else:
     n_err = sum(f.severity == "error" for f in fs)
@@ -198,8 +200,8 @@ if others:
     lines, covered = knock_on_summary(rest, edited=[table, *first])
     if lines:
         st.error(
-            f"{covered} knock-on error(s) in tables that refer to an edited key (fix the key, or "
-            "edit those rows):\n" + "\n".join(f"- {line}" for line in lines)
+            f"{covered} knock-on error(s) in other tables (fix the edit, or edit those "
+            "rows):\n" + "\n".join(f"- {line}" for line in lines)
         )
     counts: dict[str, list[int]] = {}
     for f in rest:
