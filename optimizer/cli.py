@@ -388,14 +388,17 @@ def batch(
 ) -> None:
     """Solve every case of a sweep on Dask; write <out>/scenario=<case>/<table>.parquet.
 
-    Finished cases are skipped on a re-run. Exits 0 when every case has a plan, 1 when
-    some case failed or the sweep/data is invalid.
+    Finished cases are skipped on a re-run. Every case's data is validated before any
+    solve: cases whose overrides make the data invalid are listed (file, row, column,
+    value, message), recorded as failed, and the valid cases still run. Exits 0 when
+    every case has a plan, 1 when some case failed or the sweep/data is invalid.
     """
     from rich.console import Console
+    from rich.markup import escape
 
     from capacity.validation import DataValidationError
     from optimizer import SolveOptions
-    from optimizer.batch import render_batch, run_batch
+    from optimizer.batch import render_batch, render_invalid, run_batch
     from optimizer.sweep import SweepSpecError
 
     console = Console(width=max(120, Console().width))
@@ -407,9 +410,14 @@ def batch(
             scheduler=scheduler,
             options=SolveOptions(solver=solver.value, time_limit_s=time_limit),
             reuse=reuse,
+            on_invalid=lambda bad: render_invalid(bad, console),
         )
     except SweepSpecError as e:
-        console.print(f"[red]error:[/red] {e}")
+        console.print(f"[red]error:[/red] invalid sweep {escape(e.file)}")
+        for f in e.findings:
+            where = f.file + ("" if f.row is None else f" line {f.row}")
+            field = f"{f.column}: " if f.column else ""
+            console.print(f"  {escape(where)}: {escape(field + f.message)}")
         raise typer.Exit(1) from None
     except DataValidationError as e:
         print_findings(list(e.findings))

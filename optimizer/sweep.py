@@ -100,6 +100,7 @@ __all__ = [
     "fill_level",
     "load_sweep",
     "parse_sweep",
+    "sweep_lines",
 ]
 
 _LEVEL_FIELD = {"scale": "factor", "shift": "periods", "set": "value"}
@@ -207,7 +208,9 @@ class _Templated(_Frozen):
             raise ValueError("give exactly one of 'override' (a mapping) or 'overrides' (a list)")
         fields = list(Override.model_fields)
         for k, t in enumerate(self.templates):
-            at: tuple[str | int, ...] = ("override",) if self.override is not None else ("overrides", k)
+            at: tuple[str | int, ...] = (
+                ("override",) if self.override is not None else ("overrides", k)
+            )
             for key in t:
                 if key not in Override.model_fields:
                     raise _PathError(
@@ -396,6 +399,20 @@ class SweepSpec(_Frozen):
     scenarios: tuple[str | ComposedScenario, ...] = ()
     grid: GridSpec | None = None
     monte_carlo: MonteCarloSpec | None = None
+    _file: str = PrivateAttr(default="sweep")
+    _lines: dict[tuple[str | int, ...], int] = PrivateAttr(default_factory=dict)
+
+    @property
+    def file(self) -> str:
+        """The sweep file this spec was read from (``"sweep"`` when built in code)."""
+        return self._file
+
+    def line(self, *path: str | int) -> int | None:
+        """Return the 1-based line of ``path`` (e.g. ``"grid", "base"``) in the sweep file.
+
+        The line of the deepest part of ``path`` the file has; None when unknown.
+        """
+        return _line_of(self._lines, path)
 
     @field_validator("scenarios", mode="before")
     @classmethod
@@ -452,37 +469,174 @@ class SweepCase:
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _errors(e: ValidationError) -> list[tuple[str, str]]:
-    out = []
-    for err in e.errors():
-        parts: list[str] = []
-        for x in err["loc"]:
-            if isinstance(x, int):
-                parts[-1:] = [f"{parts[-1]}[{x}]" if parts else f"[{x}]"]
-            elif x in ("str", "ComposedScenario", "function-after[_unique(), GridSpec]"):
-                continue
-            else:
-                parts.append(str(x))
-        out.append((".".join(parts), err["msg"].removeprefix("Value error, ")))
+def sweep_lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """Map each path of a sweep YAML text to its 1-based line.
+
+    A mapping entry's path ends with its key (``("grid", "axes")``) and maps to the
+    line of the key; a list item's path ends with its index (``("grid", "axes", 0)``)
+    and maps to the line where the item starts. Read with ``yaml.compose`` and
+    :class:`yaml.BaseLoader`, like the document itself; empty when the text is not
+    YAML.
+    """
+    out: dict[tuple[str | int, ...], int] = {}
+    try:
+        root = yaml.compose(text, Loader=yaml.BaseLoader)
+    except yaml.YAMLError:
+        return out
+
+    def walk(node: Any, path: tuple[str | int, ...]) -> None:
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                sub = (*path, str(k.value))
+                out.setdefault(sub, k.start_mark.line + 1)
+                walk(v, sub)
+        elif isinstance(node, yaml.SequenceNode):
+            for i, v in enumerate(node.value):
+                out[(*path, i)] = v.start_mark.line + 1
+                walk(v, (*path, i))
+
+    if root is not None:
+        walk(root, ())
     return out
 
 
-def parse_sweep(doc: Any, file: str = "sweep") -> SweepSpec:
+def _line_of(lines: Mapping[tuple[str | int, ...], int], path: Sequence[str | int]) -> int | None:
+    for n in range(len(path), 0, -1):
+        if tuple(path[:n]) in lines:
+            return lines[tuple(path[:n])]
+    return None
+
+
+def _field_text(path: Sequence[str | int]) -> str:
+    parts: list[str] = []
+    for x in path:
+        if isinstance(x, int):
+            parts[-1:] = [f"{parts[-1]}[{x}]" if parts else f"[{x}]"]
+        else:
+            parts.append(str(x))
+    return ".".join(parts)
+
+
+# pydantic location parts that name a union branch or validator, not a key of the file
+_TAGS = frozenset({"str", "int", "float", "bool", "ComposedScenario"})
+
+
+def _clean_loc(loc: Sequence[str | int]) -> tuple[str | int, ...]:
+    return tuple(x for x in loc if isinstance(x, int) or (x not in _TAGS and "[" not in x))
+
+
+# which model a key path (list indices dropped) points into, for "did you mean" hints
+_MODELS: dict[tuple[str, ...], type[BaseModel]] = {}
+
+
+def _model_at(path: Sequence[str | int]) -> type[BaseModel] | None:
+    if not _MODELS:
+        _MODELS.update(
+            {
+                (): SweepSpec,
+                ("grid",): GridSpec,
+                ("grid", "axes"): Axis,
+                ("monte_carlo",): MonteCarloSpec,
+                ("monte_carlo", "parameters"): Parameter,
+                ("monte_carlo", "parameters", "distribution"): Distribution,
+                ("scenarios",): ComposedScenario,
+                ("scenarios", "overrides"): Override,
+            }
+        )
+    return _MODELS.get(tuple(str(x) for x in path if not isinstance(x, int)))
+
+
+def _message(err: Mapping[str, Any], model: type[BaseModel] | None) -> str:
+    """Readable text of one pydantic error (unknown key with a hint, missing key ...)."""
+    loc = err.get("loc") or ()
+    key = str(loc[-1]) if loc else ""
+    kind = err.get("type")
+    if kind == "extra_forbidden":
+        return f"unknown key {key!r}." + (suggest(key, model.model_fields) if model else "")
+    if kind == "missing":
+        return f"missing key {key!r}"
+    if kind in ("too_short", "too_long") and "min_length" in (err.get("ctx") or {}):
+        n = err["ctx"]["min_length"]
+        return f"needs at least {n} item{'s' if n != 1 else ''}"
+    msg = str(err["msg"]).removeprefix("Value error, ")
+    return f"{key}: {msg}" if model is Override and key and kind != "value_error" else msg
+
+
+def _findings(
+    e: ValidationError, file: str, lines: Mapping[tuple[str | int, ...], int]
+) -> list[Finding]:
+    """Turn a SweepSpec ValidationError into findings, dropping follow-on errors.
+
+    An error whose location is a strict prefix of another error's location (a list
+    that is empty because its only item failed, the other branch of a ``str |
+    mapping`` union) follows from that error and is left out.
+    """
+    items: list[tuple[tuple[str | int, ...], dict[str, Any]]] = []
+    for raw in e.errors():
+        path = _clean_loc(raw["loc"])
+        exc = (raw.get("ctx") or {}).get("error")
+        if isinstance(exc, _PathError):
+            path = (*path, *exc.path)
+        items.append((path, dict(raw, loc=path)))
+    out: list[Finding] = []
+    seen: set[tuple[tuple[str | int, ...], str]] = set()
+    for path, err in items:
+        if any(len(q) > len(path) and q[: len(path)] == path for q, _ in items):
+            continue  # a deeper error explains this one
+        exc = (err.get("ctx") or {}).get("error")
+        if isinstance(exc, _PathError):
+            msg = str(exc)
+        elif err.get("type") == "extra_forbidden":
+            msg = _message(err, _model_at(path[:-1]))
+        else:
+            msg = _message(err, _model_at(path[:-1]) if path else None)
+        if (path, msg) in seen:
+            continue
+        seen.add((path, msg))
+        val = err.get("input")
+        value = None if isinstance(val, Mapping | list | tuple) or val is None else str(val)
+        if err.get("type") == "extra_forbidden":
+            value = None
+        out.append(
+            Finding("error", file, _line_of(lines, path), _field_text(path) or None, value, msg)
+        )
+    return sorted(out, key=lambda f: f.row if f.row is not None else 1 << 30)
+
+
+def parse_sweep(
+    doc: Any, file: str = "sweep", lines: Mapping[tuple[str | int, ...], int] | None = None
+) -> SweepSpec:
     """Validate a sweep document (as read from YAML).
+
+    Parameters
+    ----------
+    doc : Any
+        The YAML document (read with :class:`yaml.BaseLoader`).
+    file : str
+        Name of the sweep file, used in findings.
+    lines : mapping, optional
+        Line of each path (from :func:`sweep_lines`), reported as the finding's row.
+
+    Returns
+    -------
+    SweepSpec
+        Remembers ``file`` and ``lines`` for later errors (unknown scenario names).
 
     Raises
     ------
     SweepSpecError
-        With every error, each naming its field.
+        With every error, each naming the file, line, field and what is wrong.
     """
+    lines = dict(lines or {})
     if not isinstance(doc, Mapping):
-        raise SweepSpecError(
-            [("", "expected a mapping with data, scenarios, grid, monte_carlo")], file
-        )
+        raise _error(file, "expected a mapping with data, scenarios, grid, monte_carlo", line=1)
     try:
-        return SweepSpec.model_validate(dict(doc))
+        spec = SweepSpec.model_validate(dict(doc))
     except ValidationError as e:
-        raise SweepSpecError(_errors(e), file) from e
+        raise SweepSpecError(_findings(e, file, lines)) from None
+    spec._file = file
+    spec._lines = lines
+    return spec
 
 
 def load_sweep(path: str | Path) -> SweepSpec:
@@ -494,18 +648,20 @@ def load_sweep(path: str | Path) -> SweepSpec:
     Raises
     ------
     SweepSpecError
-        When the file is missing, not YAML, or invalid (errors name the field).
+        When the file is missing, not YAML, or invalid (findings name the file, line
+        and field).
     """
     p = Path(path)
     try:
-        doc = yaml.load(p.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+        text = p.read_text(encoding="utf-8")
+        doc = yaml.load(text, Loader=yaml.BaseLoader)
     except OSError as exc:
-        raise SweepSpecError(
-            [("", f"cannot read the file: {exc.strerror or exc}")], str(p)
-        ) from exc
+        raise _error(str(p), f"cannot read the file: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
-        raise SweepSpecError([("", f"not valid YAML: {exc}")], str(p)) from exc
-    spec = parse_sweep(doc, str(p))
+        mark = getattr(exc, "problem_mark", None)
+        line = None if mark is None else int(mark.line) + 1
+        raise _error(str(p), f"not valid YAML: {exc}", line=line) from None
+    spec = parse_sweep(doc, str(p), sweep_lines(text))
     if not spec.data.is_absolute() and not spec.data.exists() and (p.parent / spec.data).exists():
         spec = spec.model_copy(update={"data": p.parent / spec.data})
     return spec
@@ -534,30 +690,40 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
     Raises
     ------
     SweepSpecError
-        For an unknown scenario name or two cases with the same name.
+        For an unknown scenario name (with the names the dataset defines and a "did you
+        mean" hint) or two cases with the same name; findings name the sweep file and
+        line.
     """
     cases: list[SweepCase] = []
-    errors: list[tuple[str, str]] = []
-    known = None if known_scenarios is None else {"base", *known_scenarios}
+    errors: list[Finding] = []
+    known = (
+        None if known_scenarios is None else ["base", *(n for n in known_scenarios if n != "base")]
+    )
 
-    def check(name: str | None, where: str) -> None:
+    def fail(path: tuple[str | int, ...], value: str | None, msg: str) -> None:
+        errors.append(Finding("error", spec.file, spec.line(*path), _field_text(path), value, msg))
+
+    def check(name: str | None, *path: str | int) -> None:
         if known is not None and name is not None and name not in known:
-            errors.append(
-                (where, f"unknown scenario {name!r}; the dataset defines {sorted(known)}")
+            fail(
+                path,
+                name,
+                f"unknown scenario {name!r}; the dataset defines: {', '.join(known)}."
+                + suggest(name, known),
             )
 
     for i, s in enumerate(spec.scenarios):
         if isinstance(s, str):
-            check(s, f"scenarios[{i}]")
+            check(s, "scenarios", i)
             cases.append(SweepCase(name=s, kind="scenario", base=s))
         else:
-            check(s.base, f"scenarios[{i}].base")
+            check(s.base, "scenarios", i, "base")
             cases.append(
                 SweepCase(name=s.name, kind="scenario", base=s.base, overrides=s.overrides)
             )
     if spec.grid is not None:
         g = spec.grid
-        check(g.base, "grid.base")
+        check(g.base, "grid", "base")
         for combo in itertools.product(*(a.levels for a in g.axes)):
             ovs: list[Override] = []
             for a, lv in zip(g.axes, combo, strict=True):
@@ -573,7 +739,7 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
             )
     if spec.monte_carlo is not None:
         mc = spec.monte_carlo
-        check(mc.base, "monte_carlo.base")
+        check(mc.base, "monte_carlo", "base")
         draws = mc.draw()
         width = max(3, len(str(mc.samples - 1)))
         for k in range(mc.samples):
@@ -593,9 +759,10 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
                 )
             )
     seen: set[str] = set()
-    for c in cases:
+    for i, c in enumerate(cases):
         if c.name in seen:
-            errors.append(("scenarios", f"two cases are named {c.name!r}"))
+            at: tuple[str | int, ...] = ("scenarios", i) if c.kind == "scenario" else (c.kind,)
+            fail(at, c.name, f"two cases are named {c.name!r}")
         seen.add(c.name)
     if errors:
         raise SweepSpecError(errors)

@@ -4,6 +4,7 @@ reuse (patched model == rebuilt model, array for array)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import pickle
@@ -23,14 +24,18 @@ import pytest
 
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides
+from capacity.validation import Finding
 from optimizer.batch import (
     BATCH_MANIFEST,
     CRASH_ENV,
     patch_model,
     read_batch_manifest,
+    render_batch,
+    render_invalid,
     run_batch,
     run_case,
     solve_many,
+    validate_cases,
 )
 from optimizer.model import build_model
 from optimizer.report import RESULT_SCHEMAS, open_table_dataset
@@ -231,6 +236,101 @@ def test_killed_worker_is_recorded_and_rerun_completes(
     r2 = run_batch(sweep_file, out, workers=1, progress=False)
     assert r2.n_skipped == 5 and r2.n_done == 1
     assert read_batch_manifest(out)["scenarios"][victim]["state"] == "done"
+
+
+# a grid level that takes the only site's air PUE (1.3) to 0.65: invalid data
+INVALID_SWEEP = f"""
+data: {TINY}
+scenarios: [neutral]
+grid:
+  base: neutral
+  axes:
+    - name: pue
+      override: {{op: scale, table: sites, column: pue_air}}
+      levels: [0.5, 1.0]
+"""
+PUE_FINDING = Finding(
+    "error",
+    "sites.csv",
+    2,
+    "pue_air",
+    "0.65",
+    "PUE cannot be below 1: facility power includes the IT power",
+)
+PUE_TEXT = (
+    "sites.csv, row 2, column 'pue_air' (value '0.65'): "
+    "PUE cannot be below 1: facility power includes the IT power"
+)
+
+
+def test_invalid_case_is_reported_before_solving_and_valid_cases_run(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(INVALID_SWEEP)
+    out = tmp_path / "out"
+    events: list[tuple[str, object]] = []
+    r = run_batch(
+        sweep,
+        out,
+        workers=1,
+        progress=False,
+        on_invalid=lambda bad: events.append(("invalid", dict(bad))),
+        on_case=lambda cr: events.append(("case", (cr.name, cr.status))),
+    )
+    # validated up front: the invalid case is known before any case is solved
+    assert events[0] == ("case", ("grid_pue-0.5", "invalid_data"))
+    assert events[1] == ("invalid", {"grid_pue-0.5": (PUE_FINDING,)})
+    assert sorted(e[1] for e in events[2:]) == [
+        ("grid_pue-1", "optimal"),
+        ("neutral", "optimal"),
+    ]
+    assert (r.n_done, r.n_failed, r.invalid) == (2, 1, {"grid_pue-0.5": (PUE_FINDING,)})
+    man = read_batch_manifest(out)
+    e = man["scenarios"]["grid_pue-0.5"]
+    assert (e["state"], e["status"], e["error"]) == ("failed", "invalid_data", PUE_TEXT)
+    assert e["findings"] == [dataclasses.asdict(PUE_FINDING)]
+    assert not (out / "scenario=grid_pue-0.5").exists()
+    assert man["scenarios"]["grid_pue-1"]["state"] == "done"
+    summ = pd.read_csv(out / "batch_summary.csv").set_index("scenario")
+    assert summ.loc["grid_pue-0.5", "error"] == PUE_TEXT
+    assert summ.loc["grid_pue-0.5", "status"] == "invalid_data"
+    # console: one table row per finding, naming the case
+    from rich.console import Console
+
+    con = Console(width=200, record=True)
+    render_invalid(r.invalid, con)
+    render_batch(r, con)
+    text = con.export_text()
+    assert re.search(
+        r"grid_pue-0\.5 +│ sites\.csv │ +2 │ pue_air +│ 0\.65 +│ PUE cannot be below 1", text
+    )
+    assert "2 solved, 1 failed or not optimal (1 with invalid data)" in text
+    assert f"grid_pue-0.5: invalid_data {PUE_TEXT}" in text
+    # a re-run skips the two done cases and reports the invalid one again
+    r2 = run_batch(sweep, out, workers=1, progress=False)
+    assert (r2.n_skipped, r2.n_done, r2.n_failed) == (2, 0, 1)
+
+
+def test_validate_cases_and_run_case_report_data_errors_without_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(INVALID_SWEEP)
+    spec = load_sweep(sweep)
+    base = load_dataset(spec.data)
+    cases = {c.name: c for c in expand_sweep(spec, list(base.scenarios))}
+    assert validate_cases(base, list(cases.values())) == {"grid_pue-0.5": (PUE_FINDING,)}
+    cr = run_case(base, cases["grid_pue-0.5"], SolveOptions(), True, "k")
+    assert (cr.status, cr.error, cr.result) == ("invalid_data", PUE_TEXT, None)
+    # an unexpected exception keeps its traceback
+    from optimizer import batch
+
+    def boom(*args: object) -> None:
+        raise RuntimeError("solver exploded")
+
+    monkeypatch.setattr(batch, "_solve_reusing", boom)
+    cr = run_case(base, cases["neutral"], SolveOptions(), True, "k")
+    assert cr.status == "failed" and "Traceback" in cr.error
+    assert cr.error.startswith("RuntimeError: solver exploded\n")
 
 
 @pytest.fixture

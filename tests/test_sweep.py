@@ -10,6 +10,7 @@ import yaml
 from scipy import stats
 
 from capacity.dataset import load_dataset
+from capacity.validation import Finding
 from optimizer.sweep import (
     SweepSpecError,
     expand_sweep,
@@ -109,23 +110,23 @@ def test_monte_carlo_draws_are_seeded_and_follow_scipy() -> None:
 @pytest.mark.parametrize(
     ("text", "field", "message"),
     [
-        ("data: x\nscenarios: [a]\ncolour: red\n", "colour", "Extra inputs"),
+        ("data: x\nscenarios: [a]\ncolour: red\n", "colour", "unknown key 'colour'."),
         (
             AX + "      override: {op: scale, table: demand, column: demand_h100e}\n"
             "      levels: [1]\n      step: 2\n",
             "grid.axes[0].step",
-            "Extra inputs",
+            "unknown key 'step'.",
         ),
         (
             AX + "      override: {op: scale, table: demand, column: demand_h100e}\n"
             "      levels: [-1]\n",
-            "grid.axes[0]",
+            "grid.axes[0].levels[0]",
             "factor must not be negative",
         ),
         (
             AX + "      override: {op: scale, table: demand, column: demand_h100e, factor: 2}\n"
             "      levels: [1]\n",
-            "grid.axes[0]",
+            "grid.axes[0].override.factor",
             "leave 'factor' out",
         ),
         (
@@ -201,3 +202,126 @@ def test_shipped_example_expands_over_default_data() -> None:
     assert kinds.count("scenario") == 3
     assert kinds.count("grid") == 6
     assert kinds.count("monte_carlo") == 50
+
+
+# --------------------------------------------------- findings: file, line, did you mean
+def _load_error(tmp_path: Path, text: str, known: list[str] | None = None) -> SweepSpecError:
+    p = tmp_path / "x.yaml"
+    p.write_text(text)
+    with pytest.raises(SweepSpecError) as ei:
+        spec = load_sweep(p)
+        expand_sweep(spec, known)
+    return ei.value
+
+
+def test_unknown_key_names_file_line_and_suggests(tmp_path: Path) -> None:
+    text = (
+        "data: data\n"
+        "grid:\n"
+        "  axes:\n"
+        "    - name: pue\n"
+        "      overide: {op: scale, table: sites, column: pue_air}\n"
+        "      levels: [0.5, 1.0]\n"
+    )
+    err = _load_error(tmp_path, text)
+    f = str(tmp_path / "x.yaml")
+    # one finding: the typo; not also "grid.axes: Tuple should have at least 1 item"
+    assert err.findings == [
+        Finding(
+            "error",
+            f,
+            5,
+            "grid.axes[0].overide",
+            None,
+            "unknown key 'overide'. Did you mean 'override'?",
+        )
+    ]
+    assert str(err) == (
+        "invalid sweep specification\n"
+        f"{f} line 5: grid.axes[0].overide: unknown key 'overide'. Did you mean 'override'?"
+    )
+
+
+def test_errors_are_reported_by_line_with_follow_ons_dropped(tmp_path: Path) -> None:
+    text = (
+        "data: data\n"  # 1
+        "scenarios:\n"  # 2
+        "  - name: x\n"  # 3
+        "    colour: red\n"  # 4
+        "    overrides:\n"  # 5
+        "      - op: scale\n"  # 6
+        "        table: demand\n"  # 7
+        "        column: demand_h100e\n"  # 8
+        "        factr: 2\n"  # 9
+        "grid:\n"  # 10
+        "  axes:\n"  # 11
+        "    - name: a\n"  # 12
+        "      override: {op: scale, table: demand, column: demand_h100e,\n"  # 13
+        "                 wher: {customer: acme}}\n"  # 14
+        "      levels: [1]\n"  # 15
+        "    - name: b\n"  # 16
+        "      override: {op: scale, table: demand, column: demand_h100e}\n"  # 17
+        "      levels:\n"  # 18
+        "        - 1\n"  # 19
+        "        - -2\n"  # 20
+        "monte_carlo:\n"  # 21
+        "  samples: 5\n"  # 22
+        "  parameters:\n"  # 23
+        "    - name: q\n"  # 24
+        "      override: {op: scale, table: demand, column: demand_h100e}\n"  # 25
+        "      distribution: {kind: uniform, low: 0, hgh: 1}\n"  # 26
+    )
+    err = _load_error(tmp_path, text)
+    got = [(f.row, f.column, f.value, f.message) for f in err.findings]
+    assert got == [
+        (4, "scenarios[0].colour", None, "unknown key 'colour'."),
+        (9, "scenarios[0].overrides[0].factr", None, "unknown key 'factr'. Did you mean 'factor'?"),
+        (14, "grid.axes[0].override.wher", None, "unknown key 'wher'. Did you mean 'where'?"),
+        (
+            20,
+            "grid.axes[1].levels[1]",
+            None,
+            "level -2 gives an invalid override: factor must not be negative, got -2",
+        ),
+        (
+            26,
+            "monte_carlo.parameters[0].distribution.hgh",
+            None,
+            "unknown key 'hgh'. Did you mean 'high'?",
+        ),
+    ]
+
+
+def test_unknown_scenario_names_file_line_and_suggests(tmp_path: Path) -> None:
+    text = "data: data\nscenarios:\n  - neutral\n  - sqeeze\ngrid:\n  base: neutrl\n" + (
+        "  axes:\n    - name: a\n"
+        "      override: {op: scale, table: demand, column: demand_h100e}\n"
+        "      levels: [1]\n"
+    )
+    err = _load_error(tmp_path, text, known=["neutral", "squeeze"])
+    f = str(tmp_path / "x.yaml")
+    defines = "the dataset defines: base, neutral, squeeze."
+    assert err.findings == [
+        Finding(
+            "error",
+            f,
+            4,
+            "scenarios[1]",
+            "sqeeze",
+            f"unknown scenario 'sqeeze'; {defines} Did you mean 'squeeze'?",
+        ),
+        Finding(
+            "error",
+            f,
+            6,
+            "grid.base",
+            "neutrl",
+            f"unknown scenario 'neutrl'; {defines} Did you mean 'neutral'?",
+        ),
+    ]
+    assert f"{f} line 4: scenarios[1]: unknown scenario 'sqeeze'" in str(err)
+
+
+def test_yaml_syntax_error_names_its_line(tmp_path: Path) -> None:
+    err = _load_error(tmp_path, "data: data\nscenarios: [a\n")
+    assert err.findings[0].row == 3 and err.findings[0].message.startswith("not valid YAML")
