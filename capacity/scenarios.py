@@ -129,6 +129,13 @@ class Override(BaseModel):
                 )
         if self.op == "set" and self.value is None:
             raise ValueError("set needs a value")
+        if self.op == "set" and col.is_numeric:
+            try:
+                float(str(self.value))
+            except ValueError:
+                raise ValueError(
+                    f"set: {self.value!r} is not a number ({self.column} is {col.dtype})"
+                ) from None
         if (self.from_period or self.to_period) and not spec.has_column("period"):
             raise ValueError(
                 f"from_period/to_period need a table with a period column, not {self.table}"
@@ -325,7 +332,7 @@ def _apply_one(df: pd.DataFrame, ov: Override) -> pd.DataFrame:
                     [
                         Finding(
                             "error",
-                            "scenarios.yaml",
+                            "overrides",
                             None,
                             f"{ov.table}.{ov.column}",
                             ov.value,

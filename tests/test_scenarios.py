@@ -156,6 +156,10 @@ def test_override_that_breaks_the_data_is_rejected(tiny) -> None:
         ),
         ({"op": "scale", "table": "sites", "column": "pue_air"}, "scale needs a factor"),
         (
+            {"op": "set", "table": "sites", "column": "pue_air", "value": "low"},
+            "set: 'low' is not a number (pue_air is float)",
+        ),
+        (
             {"op": "scale", "table": "sites", "column": "pue_air", "factor": 1, "colour": 1},
             "unknown key 'colour'",
         ),
