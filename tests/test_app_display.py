@@ -8,32 +8,16 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from streamlit.testing.v1 import AppTest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, solve
+from tests.apptest_helpers import goto, open_app
 from ui import charts
 from ui.formats import fmt_usd, level_text, usd_billions
 from ui.risk_view import tornado_figure
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "ui" / "app.py")
 TINY = ROOT / "tests" / "data" / "tiny_valid"
-
-
-def _app(monkeypatch: pytest.MonkeyPatch, data: Path = TINY) -> AppTest:
-    monkeypatch.setenv("CAPACITY_DATA", str(data))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _column_config(df_element) -> dict:  # noqa: ANN001
@@ -111,14 +95,14 @@ def test_shadow_price_heatmap_keeps_room_for_period_labels() -> None:
 def test_app_starts_on_neutral_and_falls_back_to_base(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     assert at.session_state["scenario_name"] == "neutral"
-    _goto(at, "scenarios")
+    goto(at, "scenarios")
     assert at.radio(key="cmp_scenario_name").value == "neutral"
     no_neutral = tmp_path / "no_neutral"
     shutil.copytree(TINY, no_neutral)
     (no_neutral / "scenarios.yaml").write_text("scenarios: {}\n")
-    at2 = _app(monkeypatch, no_neutral)
+    at2 = open_app(monkeypatch, no_neutral)
     assert at2.session_state["scenario_name"] == "base"
 
 
@@ -128,8 +112,8 @@ def test_plan_demand_table_is_per_quarter_and_a_second_solve_says_cached(
     from ui.state import _solve_cached
 
     _solve_cached.clear()
-    at = _app(monkeypatch)
-    _goto(at, "plan")
+    at = open_app(monkeypatch)
+    goto(at, "plan")
     at.button(key="solve").click()
     at.run()
     first = at.session_state["plan"]
@@ -156,7 +140,7 @@ def test_plan_demand_table_is_per_quarter_and_a_second_solve_says_cached(
     msg = f"(cached result, solved in {first.seconds:.1f} s at {first.solved_at[:5]})"
     assert any(msg in str(s.value) for s in at.success), [s.value for s in at.success]
 
-    _goto(at, "reports")
+    goto(at, "reports")
     runs = at.dataframe[0].value
     assert runs["cached"].tolist() == [True, False]  # newest first
     assert runs["solve_s"].tolist() == [round(first.seconds, 2)] * 2
@@ -166,8 +150,8 @@ def test_plan_demand_table_is_per_quarter_and_a_second_solve_says_cached(
 
 
 def test_risk_comparison_shows_cost_in_usd_billions(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
-    _goto(at, "risk")
+    at = open_app(monkeypatch)
+    goto(at, "risk")
     at.multiselect(key="risk_scenarios").set_value(["neutral"])
     at.run()
     at.button(key="risk_compare_btn").click()

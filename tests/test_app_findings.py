@@ -14,6 +14,7 @@ from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides
 from capacity.validation import Finding
 from optimizer import solve
+from tests.apptest_helpers import open_app, rerun
 from ui.dataio import (
     EDITOR_ROW_LABEL,
     ROW_LABEL,
@@ -24,23 +25,8 @@ from ui.dataio import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "ui" / "app.py")
 TINY = ROOT / "tests" / "data" / "tiny_valid"
 WATER_CUT = {"op": "scale", "table": "site_water", "column": "water_permit_m3", "factor": 0.01}
-
-
-def _app(monkeypatch: pytest.MonkeyPatch) -> AppTest:
-    monkeypatch.setenv("CAPACITY_DATA", str(TINY))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
 
 
 def _texts(elements) -> list[str]:  # noqa: ANN001
@@ -71,27 +57,27 @@ def _zip_with(replace: dict[str, list[tuple[bytes, bytes]]]) -> bytes:
 
 def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
     at.file_uploader(key="upload_files").set_value([(name, data, "application/zip")])
-    _run(at)
+    rerun(at)
     at.button(key="upload_load").click()
-    return _run(at)
+    return rerun(at)
 
 
 def _edit(at: AppTest, table: str, edits: dict[int, dict[str, object]]) -> AppTest:
     at.selectbox(key="data_table").set_value(table)
-    _run(at)
+    rerun(at)
     at.session_state[f"editor_{table}"] = {
         "edited_rows": edits,
         "added_rows": [],
         "deleted_rows": [],
     }
-    return _run(at)
+    return rerun(at)
 
 
 # --------------------------------------------------------------- 1. which file
 def test_zip_upload_with_bad_cells_names_the_file_of_each_finding(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     before = at.session_state["base_ds"].hash
     # sites.csv: max_build_mw_per_period and energy_price_usd_per_mwh become text
     bad = _zip_with(
@@ -112,7 +98,7 @@ def test_zip_upload_with_bad_cells_names_the_file_of_each_finding(
 
 
 def test_zip_upload_missing_a_column_names_the_file(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     bad = _zip_with({"demand.csv": [(b"demand_h100e", b"demand")]})
     _upload(at, "bad.zip", bad)
     assert any("in demand.csv" in t for t in _texts(at.error)), _texts(at.error)
@@ -127,7 +113,7 @@ def test_zip_upload_missing_a_column_names_the_file(monkeypatch: pytest.MonkeyPa
 def test_duplicate_key_findings_use_the_file_row_of_the_message(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     # demand row 1 (editor index) takes the key of row 0: acme/training/2026Q1
     _edit(at, "demand", {1: {"workload": "training", "period": "2026Q1"}})
     (el,) = _findings_frames(at)
@@ -149,7 +135,7 @@ def test_duplicate_key_findings_use_the_file_row_of_the_message(
 def test_renaming_a_site_shows_its_table_first_and_summarises_the_knock_on_rows(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     _edit(at, "sites", {0: {"site": "dc-x"}})
     # 2 grid + 2 water + 1 fleet rows name dc-1; dc-x has no grid nor water rows
     assert any(
@@ -220,12 +206,12 @@ def test_knock_on_summary_counts_rows_per_missing_key() -> None:
 def test_infeasible_plan_shows_na_objective_and_what_had_to_give_with_units(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     at.session_state["overrides"] = [WATER_CUT]  # 1% of the water permit: infeasible
     at.switch_page("app_pages/plan.py")
-    _run(at)
+    rerun(at)
     at.button(key="solve").click()
-    _run(at)
+    rerun(at)
     assert at.session_state["plan"].metrics["status"] == "infeasible"
     assert at.metric[0].value == "infeasible"
     assert at.metric[1].label == "Discounted cost"

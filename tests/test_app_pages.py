@@ -13,32 +13,17 @@ from streamlit.testing.v1 import AppTest
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides, apply_scenario
 from optimizer import SolveOptions, solve
+from tests.apptest_helpers import goto, open_app
 from ui import dataio
 from ui.dataio import dataset_zip_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
-APP = str(ROOT / "ui" / "app.py")
 TINY = ROOT / "tests" / "data" / "tiny_valid"
 PAGES = ("data", "scenarios", "plan", "risk", "reports")
 
 
-def _app(monkeypatch: pytest.MonkeyPatch, data: Path = TINY) -> AppTest:
-    monkeypatch.setenv("CAPACITY_DATA", str(data))
-    at = AppTest.from_file(APP, default_timeout=120)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _goto(at: AppTest, page: str) -> AppTest:
-    at.switch_page(f"app_pages/{page}.py")
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
 def _solve_in_app(at: AppTest) -> float:
-    _goto(at, "plan")
+    goto(at, "plan")
     at.button(key="solve").click()
     at.run()
     assert not at.exception, [e.value for e in at.exception]
@@ -61,7 +46,7 @@ def _texts(elements) -> list[str]:  # noqa: ANN001
 def test_every_page_renders_on_the_default_data_after_a_solve(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    at = _app(monkeypatch, ROOT / "data")
+    at = open_app(monkeypatch, ROOT / "data")
     ds = load_dataset(ROOT / "data")
     assert at.session_state["base_ds"].hash == ds.hash
     assert at.data_editor[0].key == "editor_periods"
@@ -72,7 +57,7 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
     assert [m.label for m in at.metric][:3] == ["Status", "Discounted cost", "Demand served"]
     assert at.metric[0].value == "optimal"
     for page in PAGES:
-        _goto(at, page)
+        goto(at, page)
         assert not at.error, _texts(at.error)
     # the Reports page lists the run
     assert at.session_state["plan"].scenario == "neutral"  # the CLI's default scenario
@@ -81,29 +66,29 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
 def test_pages_render_on_the_tiny_dataset_before_any_solve(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     for page in PAGES:
-        _goto(at, page)
+        goto(at, page)
         assert not at.error, _texts(at.error)
-    _goto(at, "plan")
+    goto(at, "plan")
     assert any("Press **Solve**" in t for t in _texts(at.info))
-    _goto(at, "reports")
+    goto(at, "reports")
     assert any("No plan yet" in t for t in _texts(at.info))
 
 
 def test_missing_dataset_shows_a_message_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    at = _app(monkeypatch, tmp_path / "nowhere")
+    at = open_app(monkeypatch, tmp_path / "nowhere")
     assert any("did not load" in t for t in _texts(at.error))
     for page in PAGES:
-        _goto(at, page)
+        goto(at, page)
         assert at.error
 
 
 # -------------------------------------------------------------------------- editing
 def test_two_edits_in_two_tables_both_reach_the_solve(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     base = load_dataset(TINY)
     at.selectbox(key="data_table").set_value("demand")
     at.run()
@@ -136,16 +121,16 @@ def test_two_edits_in_two_tables_both_reach_the_solve(monkeypatch: pytest.Monkey
     assert _solve_in_app(at) == pytest.approx(expected, rel=1e-9)
 
     # back on the Data page the demand editor still shows the first edit
-    _goto(at, "data")
+    goto(at, "data")
     at.selectbox(key="data_table").set_value("demand")
     at.run()
     assert at.data_editor[0].value["demand_h100e"].tolist() == [2500.0, 800.0]
 
 
 def test_an_edit_marks_the_old_plan_stale(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     _solve_in_app(at)
-    _goto(at, "data")
+    goto(at, "data")
     at.selectbox(key="data_table").set_value("demand")
     at.run()
     at.session_state["editor_demand"] = {
@@ -154,7 +139,7 @@ def test_an_edit_marks_the_old_plan_stale(monkeypatch: pytest.MonkeyPatch) -> No
         "deleted_rows": [],
     }
     at.run()
-    _goto(at, "plan")
+    goto(at, "plan")
     assert any("changed since the last plan" in t for t in _texts(at.warning))
     assert len(at.get("plotly_chart")) == 0
 
@@ -162,7 +147,7 @@ def test_an_edit_marks_the_old_plan_stale(monkeypatch: pytest.MonkeyPatch) -> No
 def test_an_invalid_edit_is_kept_with_findings_and_the_last_valid_data_stays(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     base_hash = at.session_state["base_ds"].hash
     at.selectbox(key="data_table").set_value("demand")
     at.run()
@@ -183,7 +168,7 @@ def test_an_invalid_edit_is_kept_with_findings_and_the_last_valid_data_stays(
     highlighted = next(f for f in frames if "demand_h100e" in f.columns and len(f) == 1)
     assert highlighted["demand_h100e"].tolist() == [-5.0]
     # the Plan page solves the last valid data
-    _goto(at, "plan")
+    goto(at, "plan")
     assert at.session_state["base_ds"].hash == base_hash
 
 
@@ -213,7 +198,7 @@ def _upload(at: AppTest, name: str, data: bytes) -> AppTest:
 def test_a_bad_upload_shows_an_error_and_keeps_the_data(
     monkeypatch: pytest.MonkeyPatch, name: str, payload: bytes, message: str
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     before = at.session_state["base_ds"].hash
     _upload(at, name, payload)
     assert any(message in t for t in _texts(at.error)), _texts(at.error)
@@ -221,7 +206,7 @@ def test_a_bad_upload_shows_an_error_and_keeps_the_data(
 
 
 def test_bad_upload_findings_name_the_cell(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     _upload(at, "demand.csv", b"customer,workload,period,demand_h100e\nacme,training,2026Q1,lots\n")
     f = next(d.value for d in at.dataframe if "message" in d.value.columns)
     row = f.iloc[0]
@@ -230,7 +215,7 @@ def test_bad_upload_findings_name_the_cell(monkeypatch: pytest.MonkeyPatch) -> N
 
 
 def test_an_upload_over_the_size_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     before = at.session_state["base_ds"].hash
     monkeypatch.setattr(dataio, "MAX_UPLOAD_BYTES", 100)
     _upload(at, "demand.csv", b"customer,workload,period,demand_h100e\n" + b"x" * 200)
@@ -241,7 +226,7 @@ def test_an_upload_over_the_size_limit_is_refused(monkeypatch: pytest.MonkeyPatc
 def test_a_good_zip_upload_replaces_the_data_and_round_trips(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     base = load_dataset(TINY)
     demand = base.table("demand").copy()
     demand.loc[0, "demand_h100e"] = 1234.0
@@ -255,7 +240,7 @@ def test_a_good_zip_upload_replaces_the_data_and_round_trips(
 
 
 def test_single_table_upload_replaces_only_that_table(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     buf = io.BytesIO()
     pd.DataFrame(
         {
@@ -273,8 +258,8 @@ def test_single_table_upload_replaces_only_that_table(monkeypatch: pytest.Monkey
 
 # --------------------------------------------------------------- scenarios and risk
 def test_composed_scenario_is_diffed_and_solved(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
-    _goto(at, "scenarios")
+    at = open_app(monkeypatch)
+    goto(at, "scenarios")
     at.number_input(key="cmp_demand_acme").set_value(1.5)
     at.run()
     assert not at.exception
@@ -294,13 +279,13 @@ def test_composed_scenario_is_diffed_and_solved(monkeypatch: pytest.MonkeyPatch)
     assert _solve_in_app(at) == pytest.approx(expected, rel=1e-9)
     assert at.session_state["plan"].scenario == "neutral+custom"  # on the default scenario
     # the composer keeps its value after a page change
-    _goto(at, "scenarios")
+    goto(at, "scenarios")
     assert at.number_input(key="cmp_demand_acme").value == 1.5
 
 
 def test_an_invalid_composed_scenario_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
-    _goto(at, "scenarios")
+    at = open_app(monkeypatch)
+    goto(at, "scenarios")
     at.number_input(key="cmp_trainium_derate").set_value(1.5)  # derate 0.8 * 1.5 > 1
     at.run()
     assert any("does not validate" in t for t in _texts(at.error))
@@ -308,8 +293,8 @@ def test_an_invalid_composed_scenario_is_refused(monkeypatch: pytest.MonkeyPatch
 
 
 def test_risk_page_compares_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
-    _goto(at, "risk")
+    at = open_app(monkeypatch)
+    goto(at, "risk")
     at.multiselect(key="risk_scenarios").set_value(["neutral", "squeeze"])
     at.run()
     at.button(key="risk_compare_btn").click()
@@ -327,14 +312,14 @@ def test_risk_page_compares_scenarios(monkeypatch: pytest.MonkeyPatch) -> None:
 
 # -------------------------------------------------------------------------- downloads
 def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -> None:
-    at = _app(monkeypatch)
+    at = open_app(monkeypatch)
     obj = _solve_in_app(at)
     at.download_button(key="plan_demand_csv").click()
     at.run()
     assert not at.exception
     assert len(at.get("plotly_chart")) == 6
     assert at.metric[0].value == "optimal"
-    _goto(at, "reports")
+    goto(at, "reports")
     assert not at.error, _texts(at.error)
     at.download_button(key="report_download").click()
     at.run()
@@ -351,7 +336,7 @@ def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -
         demand = pd.read_parquet(io.BytesIO(zf.read(member)))
     assert any(n.endswith("manifest.json") for n in names)
     assert demand["demand_h100e"].sum() == pytest.approx(2300.0)
-    _goto(at, "plan")
+    goto(at, "plan")
     assert len(at.get("plotly_chart")) == 6
 
 
@@ -361,7 +346,7 @@ def test_risk_page_without_the_risk_module_shows_an_info_box(
     import sys
 
     monkeypatch.setitem(sys.modules, "optimizer.risk", None)  # import now fails
-    at = _app(monkeypatch)
-    _goto(at, "risk")
+    at = open_app(monkeypatch)
+    goto(at, "risk")
     assert any("risk module (`optimizer.risk`) is not installed" in t for t in _texts(at.info))
     assert not at.error
