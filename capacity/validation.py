@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -201,6 +201,11 @@ def parse_table(
     return df, findings
 
 
+def _cell_error(file: str, row: Any, column: str, value: str, message: str) -> Finding:
+    """Return an error finding about one cell (``row`` as a spreadsheet shows it)."""
+    return Finding("error", file, int(row), column, value, message)
+
+
 def _parse_column(
     col: Column,
     texts: list[str],
@@ -214,10 +219,9 @@ def _parse_column(
     if col.required:
         for i in np.flatnonzero(empty):
             findings.append(
-                Finding(
-                    "error",
+                _cell_error(
                     file,
-                    int(rownum[i]),
+                    rownum[i],
                     col.name,
                     texts[i],
                     f"required value is empty ({col.description})",
@@ -238,10 +242,9 @@ def _parse_column(
         bad = ~empty & ~np.isfinite(nums)
         for i in np.flatnonzero(bad):
             findings.append(
-                Finding(
-                    "error",
+                _cell_error(
                     file,
-                    int(rownum[i]),
+                    rownum[i],
                     col.name,
                     texts[i],
                     f"not a number; expected {col.dtype} in {col.unit or 'no unit'}",
@@ -251,9 +254,7 @@ def _parse_column(
             frac = ~empty & np.isfinite(nums) & (np.abs(nums - np.round(nums)) > 1e-9)
             for i in np.flatnonzero(frac):
                 findings.append(
-                    Finding(
-                        "error", file, int(rownum[i]), col.name, texts[i], "expected a whole number"
-                    )
+                    _cell_error(file, rownum[i], col.name, texts[i], "expected a whole number")
                 )
         if not col.required:
             nums[empty] = np.nan if default is None else float(default)
@@ -267,10 +268,9 @@ def _parse_column(
         for r, v in enumerate(vals):
             if v != "" and not PERIOD_RE.match(v):
                 findings.append(
-                    Finding(
-                        "error",
+                    _cell_error(
                         file,
-                        int(rownum[r]),
+                        rownum[r],
                         col.name,
                         v,
                         "not a quarter; write periods as YYYYQn, e.g. 2026Q3",
@@ -280,10 +280,9 @@ def _parse_column(
         for r, v in enumerate(vals):
             if v != "" and v not in col.choices:
                 findings.append(
-                    Finding(
-                        "error",
+                    _cell_error(
                         file,
-                        int(rownum[r]),
+                        rownum[r],
                         col.name,
                         v,
                         f"must be one of {', '.join(col.choices)}." + suggest(v, col.choices),

@@ -81,10 +81,13 @@ _TOL = 1e-6
 def fmt_usd(x: float | None, digits: int = 1) -> str:
     """Format USD compactly: ``412.3e9 -> "$412.3B"``, ``-2.5e6 -> "-$2.5M"``.
 
-    Returns "n/a" for None or NaN.
+    Returns "n/a" for None or NaN and "∞" / "-∞" for an infinite amount (e.g. an
+    unbounded value of the stochastic solution).
     """
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "n/a"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
     sign = "-" if x < 0 else ""
     return f"{sign}${fmt_qty(abs(x), digits)}"
 

@@ -27,8 +27,9 @@ def _column_config(df_element) -> dict:  # noqa: ANN001
 # ----------------------------------------------------------------- pure formatting
 def test_money_and_levels_are_formatted_by_meaning() -> None:
     assert fmt_usd(1.2372e11) == "$123.72B"
-    assert fmt_usd(-4.51e7) == "−$45.10M"
-    assert fmt_usd(float("nan")) == "–"
+    assert fmt_usd(-4.51e7) == "-$45.10M"
+    assert fmt_usd(float("nan")) == "n/a"
+    assert fmt_usd(float("inf")) == "∞"
     assert level_text("scale", 1.0 / 0.97) == "×1.03"
     assert level_text("shift", 4) == "+4 quarters"
     assert level_text("shift", -1) == "-1 quarter"

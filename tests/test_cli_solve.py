@@ -105,6 +105,7 @@ def test_formatting() -> None:
     assert fmt_usd(412.34e9) == "$412.3B"
     assert fmt_usd(-2.5e6) == "-$2.5M"
     assert fmt_usd(None) == "n/a"
+    assert fmt_usd(float("-inf")) == "-∞"
     assert fmt_qty(1_234_567) == "1.2M"
     assert fmt_qty(3.25) == "3.2"
     assert describe_limit("site_water", "new_carlisle") == "water permit at new_carlisle"

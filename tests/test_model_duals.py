@@ -14,27 +14,19 @@ energy 300) and saves 5,000 USD of unmet penalty, so each extra chip of room is 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, Status, solve
+from tests.lp_helpers import LP_DATA, edit
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = LP_DATA
 
 
 @pytest.fixture(scope="module")
 def one():
     return load_dataset(DATA / "lp_one")
-
-
-def edit(ds, table, **cols):
-    df = ds.table(table).copy()
-    for c, v in cols.items():
-        df[c] = v
-    return ds.replace(**{table: df})
 
 
 def with_commitment(ds, mw):

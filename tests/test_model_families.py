@@ -13,15 +13,14 @@ Every objective below also carries the production tie-break of 0.001 USD per chi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, Status, build_model, solve
+from tests.lp_helpers import LP_DATA, edit
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = LP_DATA
 TIE = 1e-3
 
 
@@ -33,13 +32,6 @@ def base():
 @pytest.fixture(scope="module")
 def one():
     return load_dataset(DATA / "lp_one")
-
-
-def edit(ds, table, **cols):
-    df = ds.table(table).copy()
-    for c, v in cols.items():
-        df[c] = v
-    return ds.replace(**{table: df})
 
 
 def run(ds):

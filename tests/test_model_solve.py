@@ -26,11 +26,12 @@ from optimizer import (
 )
 from optimizer.check import check_solution
 from optimizer.explain import explain_missing
+from tests.lp_helpers import LP_DATA, edit
 
 # the package exports the function `solve`, which hides the submodule attribute
 solve_mod = importlib.import_module("optimizer.solve")
 
-DATA = Path(__file__).resolve().parent / "data"
+DATA = LP_DATA
 ROOT = Path(__file__).resolve().parents[1]
 TIE = 1e-3
 
@@ -38,13 +39,6 @@ TIE = 1e-3
 @pytest.fixture(scope="module")
 def one():
     return load_dataset(DATA / "lp_one")
-
-
-def edit(ds, table, **cols):
-    df = ds.table(table).copy()
-    for c, v in cols.items():
-        df[c] = v
-    return ds.replace(**{table: df})
 
 
 @pytest.mark.parametrize("solver", ["highs", "cbc"])

@@ -7,31 +7,24 @@ shown in billions of USD as ``$123.72B``.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 import streamlit as st
 
+from optimizer.summary import fmt_usd as summary_fmt_usd
+
 USD_BN_FORMAT = "$%.2fB"
 """printf format of a column holding USD billions (Streamlit NumberColumn)."""
 
 
 def fmt_usd(x: float | None, digits: int = 2) -> str:
-    """Format a USD amount as ``$123.72B`` (``$45.1M`` below a billion); ``–`` for None/NaN."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return "–"
-    x = float(x)
-    if math.isinf(x):
-        return "∞" if x > 0 else "−∞"
-    sign = "−" if x < 0 else ""
-    a = abs(x)
-    if a >= 1e9:
-        return f"{sign}${a / 1e9:,.{digits}f}B"
-    if a >= 1e6:
-        return f"{sign}${a / 1e6:,.{digits}f}M"
-    return f"{sign}${a:,.0f}"
+    """Format a USD amount as ``$123.72B`` (the CLI summary's formatter, two digits).
+
+    See :func:`optimizer.summary.fmt_usd`: "n/a" for None/NaN, "∞" when infinite.
+    """
+    return summary_fmt_usd(x, digits)
 
 
 def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
