@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from capacity.validation import Finding
+if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from capacity.validation import Finding
 
 app = typer.Typer(
     name="capacity",
