@@ -37,6 +37,7 @@ import pandas as pd
 import xarray as xr
 from linopy.config import LinopySemanticsWarning
 
+from benchmarks.solver_options import highs_options
 from capacity.schema import period_index
 
 FACILITY_LIFE_PERIODS = 60  # same assumption as optimizer.model
@@ -489,8 +490,6 @@ def solve_linopy(ds: Any, *, time_limit_s: float | None = None) -> PeerResult:
     t0 = time.perf_counter()
     m, const = build_linopy(ds)
     build_s = time.perf_counter() - t0
-    from benchmarks.run import highs_options
-
     nv, _ = n_active(m)  # untimed: only to pick the same HiGHS options as ours
     opts: dict[str, Any] = {"output_flag": False, **highs_options(nv, time_limit_s)}
     t1 = time.perf_counter()

@@ -36,7 +36,7 @@ Unknown keys are rejected. The pseudo-scenario ``base`` (no overrides) always ex
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal, Protocol, Self, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -45,12 +45,40 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from capacity.schema import PERIOD_RE, SPECS, period_index, period_label
 from capacity.validation import DataValidationError, Finding, suggest
 
-if TYPE_CHECKING:
-    from capacity.dataset import Dataset
-
 BASE = "base"
 NO_ROW = "(no row)"
 SPECS_COLUMN_DTYPE = {c.name: c.dtype for t in SPECS.values() for c in t.columns}
+
+
+class ScenarioTarget(Protocol):
+    """What scenarios are applied to: named tables that can be replaced.
+
+    :class:`capacity.dataset.Dataset` is the one implementation. Scenarios sit below
+    the dataset (a Dataset holds its parsed :class:`Scenario` objects), so this
+    module names the few members it uses instead of importing ``Dataset``.
+    """
+
+    @property
+    def tables(self) -> Mapping[str, pd.DataFrame]:
+        """All input tables by name."""
+
+    @property
+    def scenarios(self) -> Mapping[str, Scenario]:
+        """Named scenarios the dataset defines."""
+
+    @property
+    def scenario(self) -> str:
+        """Name of the scenario applied to get these tables."""
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Return input table ``name``."""
+
+    def replace(self, *, scenario: str | None = None, **tables: pd.DataFrame) -> Self:
+        """Return a new validated copy with some tables replaced."""
+
+
+#: A Dataset (or any :class:`ScenarioTarget`): functions return the type they get.
+DatasetT = TypeVar("DatasetT", bound=ScenarioTarget)
 
 
 class UnknownScenarioError(ValueError):
@@ -389,8 +417,8 @@ def _shift_values(
 
 
 def apply_overrides(
-    ds: Dataset, overrides: Sequence[Override | Mapping[str, Any]], *, scenario: str | None = None
-) -> Dataset:
+    ds: DatasetT, overrides: Sequence[Override | Mapping[str, Any]], *, scenario: str | None = None
+) -> DatasetT:
     """Apply overrides in order and return a new validated Dataset.
 
     Parameters
@@ -441,13 +469,13 @@ def apply_overrides(
     )
 
 
-def scenario_names(ds: Dataset) -> list[str]:
+def scenario_names(ds: ScenarioTarget) -> list[str]:
     """Names of the scenarios a dataset defines (``base`` first when not redefined)."""
     names = list(ds.scenarios)
     return names if BASE in names else [BASE, *names]
 
 
-def apply_scenario(ds: Dataset, name: str | None) -> Dataset:
+def apply_scenario(ds: DatasetT, name: str | None) -> DatasetT:
     """Apply a named scenario of ``ds`` and return the new validated Dataset.
 
     Parameters
@@ -477,7 +505,7 @@ def apply_scenario(ds: Dataset, name: str | None) -> Dataset:
     return apply_overrides(ds, sc.overrides, scenario=name)
 
 
-def diff_datasets(a: Dataset, b: Dataset) -> pd.DataFrame:
+def diff_datasets(a: ScenarioTarget, b: ScenarioTarget) -> pd.DataFrame:
     """List exactly which cells differ between two datasets.
 
     Rows are matched on their key. In tables whose key holds a start date

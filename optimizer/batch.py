@@ -159,7 +159,7 @@ class CaseResult:
     reused : bool
         True when the model was patched rather than rebuilt.
     outcomes : dict
-        :func:`optimizer.risk.plan_outcomes` plus ``binding_families``.
+        :func:`optimizer.outcomes.plan_outcomes` plus ``binding_families``.
     """
 
     name: str
@@ -509,7 +509,7 @@ def run_case(
     CaseResult
         Never raises for a bad case: exceptions become ``status == "failed"``.
     """
-    from optimizer.risk import binding_families, binding_limits, plan_outcomes
+    from optimizer.outcomes import binding_families, binding_limits, plan_outcomes
 
     t0 = time.perf_counter()
     if os.environ.get(CRASH_ENV) and os.environ.get(CRASH_ENV) == case.name:
@@ -1024,7 +1024,7 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from optimizer.risk import OUTCOMES, binding_shares, outcome_percentiles
+    from optimizer.outcomes import OUTCOMES, binding_shares, outcome_percentiles
 
     console = console or Console(width=140)
     s = result.summary

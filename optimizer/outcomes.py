@@ -1,0 +1,222 @@
+"""Outcomes of one plan and their statistics over many plans.
+
+The figures every scenario analysis reports (:mod:`optimizer.batch` per case,
+:mod:`optimizer.risk` per sample), kept below both so neither imports the other:
+
+* ``total_cost_usd``: the discounted objective (``PlanResult.objective_usd``);
+* ``unmet_h100e``: sum of ``demand.unmet_h100e`` over customers, workloads and
+  periods (H100e-quarters);
+* ``trainium_share``: served compute on chips of family ``trainium`` / all served
+  compute (``assignment.h100e``, after derate; NaN when nothing is served);
+* ``breach_mw``: sum of ``commitments.breach_mw`` (MW-quarters).
+
+Binding families and limits are read from the ``shadow_prices`` result table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from optimizer.summary import OK_STATUSES
+
+__all__ = [
+    "LIMIT_FAMILIES",
+    "OUTCOMES",
+    "binding_families",
+    "binding_limits",
+    "binding_shares",
+    "outcome_percentiles",
+    "plan_outcomes",
+    "plan_status",
+]
+
+OUTCOMES = ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw")
+
+
+def plan_status(res: Any) -> str:
+    """Solver status of a plan as text (``"optimal"``, ``"infeasible"`` ...)."""
+    return str(getattr(res.status, "value", res.status))
+
+
+def _tab(res: Any, name: str) -> pd.DataFrame:
+    t = (getattr(res, "tables", None) or {}).get(name)
+    return t if isinstance(t, pd.DataFrame) else pd.DataFrame()
+
+
+def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, float]:
+    """Return the headline outcomes of one plan.
+
+    Parameters
+    ----------
+    res : PlanResult
+        A solved plan (tables ``demand``, ``assignment``, ``commitments``).
+    ds : Dataset
+        The dataset solved (for the chips' families).
+    family : str
+        Chip family whose share of served compute is reported.
+
+    Returns
+    -------
+    dict
+        ``total_cost_usd`` (USD, discounted; NaN without a solution),
+        ``unmet_h100e`` (H100e-quarters), ``trainium_share`` (0-1, NaN when nothing
+        is served), ``breach_mw`` (MW-quarters).
+    """
+    obj = res.objective_usd
+    dem = _tab(res, "demand")
+    asg = _tab(res, "assignment")
+    com = _tab(res, "commitments")
+    unmet = float(dem["unmet_h100e"].sum()) if "unmet_h100e" in dem else 0.0
+    breach = float(com["breach_mw"].sum()) if "breach_mw" in com else 0.0
+    share = float("nan")
+    if len(asg):
+        fam = dict(
+            zip(
+                ds.table("chips")["chip"].astype(str),
+                ds.table("chips")["family"].astype(str),
+                strict=True,
+            )
+        )
+        h = asg["h100e"].to_numpy(dtype=float)
+        is_f = asg["chip"].astype(str).map(fam).eq(family).to_numpy()
+        tot = h.sum()
+        share = float(h[is_f].sum() / tot) if tot > 0 else float("nan")
+    return {
+        "total_cost_usd": float("nan") if obj is None else float(obj),
+        "unmet_h100e": unmet,
+        "trainium_share": share,
+        "breach_mw": breach,
+    }
+
+
+def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[str]:
+    """Constraint families with at least one binding row in a plan.
+
+    Parameters
+    ----------
+    res : PlanResult
+    tol : float
+        A shadow price counts as non-zero when ``|price| > tol``.
+    by : {"price", "slack"}
+        ``"price"``: a row binds when its shadow price is non-zero (the limit costs
+        money); ``"slack"``: when ``shadow_prices.binding`` is True (no slack left,
+        which also counts degenerate rows at zero price).
+
+    Returns
+    -------
+    set of str
+    """
+    sp = _tab(res, "shadow_prices")
+    if sp.empty:
+        return set()
+    if by == "slack":
+        m = sp["binding"].astype(bool).to_numpy()
+    else:
+        m = (sp["shadow_price"].abs() > tol).to_numpy()
+    return set(sp.loc[m, "family"].astype(str))
+
+
+#: Families whose rows are plant or supply limits (reported one by one in
+#: :func:`binding_limits`); demand, fleet and inventory rows are bookkeeping.
+LIMIT_FAMILIES = (
+    "supply_resource",
+    "site_it_power",
+    "site_liquid",
+    "site_liquid_share",
+    "site_grid",
+    "site_build_rate",
+    "site_max",
+    "site_water",
+    "commitment",
+)
+
+
+def binding_limits(res: Any, tol: float = 1e-9) -> set[str]:
+    """Limits (``family:key``) with a non-zero shadow price in at least one period.
+
+    Only rows of :data:`LIMIT_FAMILIES` are listed, e.g. ``supply_resource:cowos_wafers``
+    or ``site_grid:northern_virginia``.
+    """
+    sp = _tab(res, "shadow_prices")
+    if sp.empty:
+        return set()
+    m = (sp["shadow_price"].abs() > tol) & sp["family"].astype(str).isin(LIMIT_FAMILIES)
+    sel = sp.loc[m.to_numpy()]
+    return {
+        f"{f}:{k}" for f, k in zip(sel["family"].astype(str), sel["key"].astype(str), strict=True)
+    }
+
+
+def outcome_percentiles(samples: pd.DataFrame, outcomes: Sequence[str] = OUTCOMES) -> pd.DataFrame:
+    """P10, P50, P90 and mean of each outcome over the rows with a plan.
+
+    Parameters
+    ----------
+    samples : DataFrame
+        One row per sample with a ``status`` column and one column per outcome.
+    outcomes : sequence of str
+
+    Returns
+    -------
+    DataFrame
+        ``outcome, p10, p50, p90, mean, n`` (NaN values, e.g. no served compute, are
+        left out of that outcome's statistics).
+    """
+    ok = samples[samples["status"].isin(OK_STATUSES)] if "status" in samples else samples
+    rows = []
+    for o in outcomes:
+        x = (
+            pd.to_numeric(ok[o], errors="coerce").dropna().to_numpy(dtype=float)
+            if o in ok
+            else np.zeros(0)
+        )
+        if len(x):
+            p10, p50, p90 = np.percentile(x, [10, 50, 90])
+            rows.append(
+                {"outcome": o, "p10": p10, "p50": p50, "p90": p90, "mean": x.mean(), "n": len(x)}
+            )
+        else:
+            rows.append(
+                {"outcome": o, "p10": np.nan, "p50": np.nan, "p90": np.nan, "mean": np.nan, "n": 0}
+            )
+    return pd.DataFrame(rows)
+
+
+def binding_shares(
+    priced: Sequence[set[str]], slack: Sequence[set[str]] | None = None
+) -> pd.DataFrame:
+    """Share of samples in which each constraint family binds.
+
+    Parameters
+    ----------
+    priced : sequence of set of str
+        Per sample, the families with a non-zero shadow price.
+    slack : sequence of set of str, optional
+        Per sample, the families with a row at its limit (``binding`` True).
+
+    Returns
+    -------
+    DataFrame
+        ``family, share_priced, share_binding, n`` sorted by ``share_priced``
+        descending.
+    """
+    n = len(priced)
+    slack = slack if slack is not None else [set()] * n
+    fams = sorted(set().union(*priced, *slack)) if n else []
+    rows = [
+        {
+            "family": f,
+            "share_priced": sum(f in s for s in priced) / n,
+            "share_binding": sum(f in s for s in slack) / n,
+            "n": n,
+        }
+        for f in fams
+    ]
+    df = pd.DataFrame(rows, columns=["family", "share_priced", "share_binding", "n"])
+    return df.sort_values(
+        ["share_priced", "family"], ascending=[False, True], kind="stable"
+    ).reset_index(drop=True)
