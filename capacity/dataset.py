@@ -29,6 +29,7 @@ from capacity.validation import (
     DataValidationError,
     Finding,
     check_keys,
+    check_public_record,
     check_references,
     check_semantics,
     check_sources,
@@ -307,6 +308,7 @@ def validate_tables(
         findings.extend(check_references(typed, files))
         findings.extend(check_semantics(typed, files))
         findings.extend(check_sources(typed, files))
+        findings.extend(check_public_record(typed, files))
     return typed, findings
 
 

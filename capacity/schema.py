@@ -547,6 +547,76 @@ TABLES: tuple[TableSpec, ...] = (
         required=False,
     ),
     TableSpec(
+        "public_record",
+        "One publicly reported figure the plan is held against (calibration; see "
+        "optimizer.calibration for the metric formulas).",
+        (
+            Column(
+                "metric",
+                "str",
+                "",
+                "Metric name (chips_in_service, site_it_capacity_mw, fleet_pue ...); its "
+                "formula over the result tables is in optimizer/calibration.py.",
+            ),
+            Column(
+                "scope",
+                "str",
+                "",
+                "What the figure covers: 'fleet', or filters joined by '/' such as "
+                "'family:trainium', 'customer:anthropic/chip:trainium2', 'site:new_carlisle'.",
+            ),
+            _period(
+                "period",
+                "Quarter the figure refers to (annual metrics: the last quarter of the year).",
+                in_horizon=False,
+            ),
+            _num("value", "column 'unit'", "The figure as reported.", min=None),
+            Column("unit", "str", "", "Unit of value, low and high (must be the metric's unit)."),
+            _num("low", "column 'unit'", "Lowest plan value counted as agreeing.", min=None),
+            _num("high", "column 'unit'", "Highest plan value counted as agreeing.", min=None),
+            Column("source", "str", "", "Public address (https://...) supporting the figure."),
+            Column(
+                "note",
+                "str",
+                "",
+                "What the source says and how the band was set.",
+                required=False,
+                default="",
+            ),
+            _num(
+                "plan_share",
+                "",
+                "Share of the reported figure the planner covers (e.g. 0.1: the planner "
+                "holds 10% of world CoWoS); the plan value is divided by it.",
+                min=0.0,
+                max=1.0,
+                min_exclusive=True,
+                required=False,
+                default=1.0,
+            ),
+            Column(
+                "matchable",
+                "choice",
+                "",
+                "'yes' when the model can be expected to match the figure; 'no' keeps the "
+                "row in the calibration table, unscored, with its reason.",
+                required=False,
+                default="yes",
+                choices=("yes", "no"),
+            ),
+            Column(
+                "reason",
+                "str",
+                "",
+                "Why the model cannot match the figure yet (required when matchable is 'no').",
+                required=False,
+                default="",
+            ),
+        ),
+        key=("metric", "scope", "period"),
+        required=False,
+    ),
+    TableSpec(
         "sources",
         "Where a figure of the dataset comes from.",
         (

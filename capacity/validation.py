@@ -612,7 +612,8 @@ def check_sources(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) 
     ):
         patterns.setdefault(t, []).append((k, c))
     for name, df in tables.items():
-        if name == "sources" or df.empty:
+        if name in ("sources", "public_record") or df.empty:
+            # public_record carries its own source column (check_public_record)
             continue
         table = SPECS[name]
         pats = patterns.get(name, [])
@@ -635,4 +636,64 @@ def check_sources(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) 
                         )
                     )
                     break
+    return out
+
+
+def check_public_record(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Rules of the public-record table (the figures the plan is calibrated against).
+
+    Every row cites a public address (``https://...``; neither an assumption nor a
+    file of this repository), its band holds its value (``low <= value <= high``) and
+    a row marked ``matchable = no`` says why in ``reason``.
+
+    Returns
+    -------
+    list of Finding
+        One error per broken rule, naming the row, column and value.
+    """
+    df = tables.get("public_record")
+    if df is None or df.empty:
+        return []
+    f = files["public_record"]
+    out: list[Finding] = []
+    for i, r in enumerate(df.itertuples(index=False)):
+        row = i + 2
+        src = str(r.source).strip()
+        if not src.lower().startswith(("https://", "http://")):
+            out.append(
+                Finding(
+                    "error",
+                    f,
+                    row,
+                    "source",
+                    src,
+                    "a public-record figure needs a public address (https://...) that "
+                    "supports it; assumptions belong in sources.csv",
+                )
+            )
+        lo, val, hi = float(r.low), float(r.value), float(r.high)
+        if not lo <= val <= hi:
+            out.append(
+                Finding(
+                    "error",
+                    f,
+                    row,
+                    "low" if val < lo else "high",
+                    f"{lo:g}..{hi:g}",
+                    f"the band low..high must hold the value {val:g}",
+                )
+            )
+        if str(r.matchable) == "no" and not str(r.reason).strip():
+            out.append(
+                Finding(
+                    "error",
+                    f,
+                    row,
+                    "reason",
+                    "",
+                    "a row marked matchable = no must say why in 'reason'",
+                )
+            )
     return out

@@ -254,6 +254,22 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
         _c("rhs", _F64, "constraint unit", "Limit."),
         _c("violation", _F64, "constraint unit", "Amount by which the limit is exceeded."),
     ),
+    # The plan held against the public record (optimizer.calibration defines metrics).
+    "calibration": (
+        _c("metric", _STR, "", "Metric (formula in optimizer/calibration.py)."),
+        _c("scope", _STR, "", "What the figure covers ('fleet' or filters like chip:x)."),
+        _c("period", _STR, "quarter", "Quarter (annual metrics: last quarter of the year)."),
+        _c("record_value", _F64, "column 'unit'", "The publicly reported figure."),
+        _c("record_low", _F64, "column 'unit'", "Lowest plan value counted as agreeing."),
+        _c("record_high", _F64, "column 'unit'", "Highest plan value counted as agreeing."),
+        _c("plan_value", _F64, "column 'unit'", "The plan's value (metric / plan_share)."),
+        _c("unit", _STR, "", "Unit of the values."),
+        _c("ratio", _F64, "", "plan_value / record_value (null when the record is 0)."),
+        _c("inside_band", _BOOL, "", "record_low <= plan_value <= record_high."),
+        _c("matchable", _BOOL, "", "True when the row is scored (model can match it)."),
+        _c("reason", _STR, "", "Why the row is not matchable (empty when it is)."),
+        _c("source", _STR, "", "Public address of the figure."),
+    ),
     # Rows of the elastic re-solve of an infeasible model (optimizer.explain): which
     # limits had to give. The explainer's ``scenario`` position column is dropped.
     "infeasibility": (

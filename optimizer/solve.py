@@ -798,6 +798,7 @@ def solve_model(
     -------
     list of PlanResult
     """
+    from optimizer.calibration import calibration_table, empty_calibration
     from optimizer.check import check_frames
     from optimizer.explain import explain_infeasible, explain_missing
     from optimizer.results import empty_tables, make_tables, solution_frames
@@ -823,7 +824,7 @@ def solve_model(
         if len(gaps):
             msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
         if raw.x is None:
-            tables = empty_tables()
+            tables = {**empty_tables(), "calibration": empty_calibration()}
             viol = _empty_violations()
             obj = None
             timings.update(check=0.0, results=0.0)
@@ -839,6 +840,7 @@ def solve_model(
             t = time.perf_counter()
             frames = solution_frames(model, raw.x, i)  # shared by tables and checker
             tables = make_tables(model, raw.x, raw.row_dual, i, frames=frames)
+            tables["calibration"] = calibration_table(tables, ds)
             timings["results"] = time.perf_counter() - t
             t = time.perf_counter()
             viol = check_frames(ds, frames, options.check_tolerance)

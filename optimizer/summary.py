@@ -227,6 +227,9 @@ class PlanSummary:
         Whole deployment units (MIP).
     duals_from : str
         ``"lp"`` or ``"lp_with_integers_fixed"``: where the shadow prices come from.
+    calibration : pandas.DataFrame
+        The plan held against the public record (columns of
+        :data:`optimizer.calibration.CALIBRATION_COLUMNS`); empty without a record.
     """
 
     scenario: str | None
@@ -257,6 +260,7 @@ class PlanSummary:
     max_shortfall_mw: float = 0.0
     integer_units: bool = False
     duals_from: str = "lp"
+    calibration: pd.DataFrame = field(default_factory=pd.DataFrame)
 
     def as_dict(self) -> dict[str, Any]:
         """Return the summary as plain Python (frames as lists of records)."""
@@ -516,7 +520,13 @@ def summarize(
         max_shortfall_mw=shortfall,
         integer_units=bool(getattr(result, "integer_units", False)),
         duals_from=_status_text(getattr(result, "duals_from", None) or "lp"),
+        calibration=_calibration_frame(tables),
     )
+
+
+def _calibration_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    cal = _as_frame(tables.get("calibration"))
+    return pd.DataFrame() if cal is None else cal
 
 
 def exit_code(summary: PlanSummary) -> int:
@@ -608,6 +618,53 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         con.print("Commitments: none in this dataset")
     else:
         con.print(_commitments_table(s))
+    _print_calibration(con, s.calibration)
+
+
+def calibration_headline(cal: pd.DataFrame) -> str:
+    """One line: how many scored public-record rows the plan matches.
+
+    E.g. ``"Calibration: 14 of 16 scored rows inside their band (3 more not matchable
+    yet)"``; "" when the dataset has no public record.
+    """
+    if cal is None or cal.empty or "matchable" not in cal.columns:
+        return ""
+    scored = cal[cal["matchable"].astype(bool)]
+    inside = int(scored["inside_band"].astype(bool).sum())
+    rest = len(cal) - len(scored)
+    extra = f" ({rest} more not matchable yet)" if rest else ""
+    return f"Calibration: {inside} of {len(scored)} scored rows inside their band{extra}"
+
+
+def _cal_num(x: float) -> str:
+    v = float(x)
+    return fmt_qty(v, 2) if math.isnan(v) or abs(v) >= 1000 else f"{v:.3g}"
+
+
+def _print_calibration(con: Console, cal: pd.DataFrame) -> None:
+    from optimizer.calibration import worst_rows
+
+    line = calibration_headline(cal)
+    if not line:
+        return
+    con.print(line)
+    worst = worst_rows(cal, 3)
+    worst = worst[~worst["inside_band"].astype(bool)]
+    if worst.empty:
+        return
+    t = Table(title="Furthest outside their band (worst three)", title_justify="left")
+    for c in ("metric", "scope", "period", "record (low-high)", "plan", "unit"):
+        t.add_column(c, justify="right" if c in ("plan", "record (low-high)") else "left")
+    for r in worst.itertuples(index=False):
+        t.add_row(
+            str(r.metric),
+            str(r.scope),
+            str(r.period),
+            f"{_cal_num(r.record_value)} ({_cal_num(r.record_low)}-{_cal_num(r.record_high)})",
+            _cal_num(r.plan_value),
+            str(r.unit),
+        )
+    con.print(t)
 
 
 def _served_table(s: PlanSummary) -> Table:
