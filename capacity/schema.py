@@ -326,7 +326,7 @@ TABLES: tuple[TableSpec, ...] = (
                 "All-in IT power per accelerator: chip, host, network share.",
                 min=0.0,
                 min_exclusive=True,
-                warn_max=3.0,
+                warn_max=4.0,
             ),
             Column(
                 "cooling",

@@ -8,6 +8,7 @@ import string
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
@@ -163,3 +164,93 @@ def test_dataset_pickles_for_worker_processes() -> None:
     assert b.hash == a.hash
     assert b.scenarios["squeeze"] == a.scenarios["squeeze"]
     pd.testing.assert_frame_equal(a.table("chips"), b.table("chips"))
+
+
+# ---------------------------------------------------------------------------------
+# Notes of sources.csv agree with the tables they document
+
+_NUM = re.compile(r"(?<![A-Za-z0-9.])\d[\d,]*(?:\.\d+)?(?![A-Za-z0-9])")
+_CHAIN = re.compile(
+    r"(\d[\d,]*(?:\.\d+)?(?:\s*[x*/+-]\s*\d[\d,]*(?:\.\d+)?)+)\s*=\s*(\d[\d,]*(?:\.\d+)?)"
+)
+_SCALES = (1.0, 1e3, 1e6, 1e-3, 1e-6)
+
+
+def _nums(text: str) -> list[float]:
+    return [float(t.replace(",", "")) for t in _NUM.findall(str(text))]
+
+
+def _known(x: float, allowed: set[float]) -> bool:
+    return any(abs(x * k - a) <= 5e-3 * max(abs(a), 1e-12) for k in _SCALES for a in allowed) or (
+        x.is_integer() and 2000 <= x <= 2035
+    )
+
+
+def _eval_chain(expr: str) -> float:
+    toks = re.findall(r"\d[\d,]*(?:\.\d+)?|[x*/+-]", expr)
+    val = float(toks[0].replace(",", ""))
+    for op, num in zip(toks[1::2], toks[2::2], strict=True):
+        v = float(num.replace(",", ""))
+        val = val * v if op in "x*" else val / v if op == "/" else val + v if op == "+" else val - v
+    return val
+
+
+def _note_numbers_accounted(note: str, allowed: set[float]) -> list[float]:
+    """Numbers of ``note`` neither in ``allowed`` nor in a derivation ending in it."""
+    allowed = set(allowed)
+    grew = True
+    while grew:
+        grew = False
+        for expr, result in _CHAIN.findall(note):
+            r = float(result.replace(",", ""))
+            ok = abs(_eval_chain(expr) - r) <= 0.02 * abs(r)
+            if ok and _known(r, allowed):
+                new = set(_nums(expr)) | {r}
+                if not new <= allowed:
+                    allowed |= new
+                    grew = True
+        for a, b in re.findall(r"(\d[\d,]*(?:\.\d+)?)\s*\w*\s*=\s*(\d[\d,]*(?:\.\d+)?)", note):
+            x, y = float(a.replace(",", "")), float(b.replace(",", ""))
+            if _known(x, allowed) != _known(y, allowed):
+                allowed |= {x, y}
+                grew = True
+    return [x for x in _nums(note) if not _known(x, allowed)]
+
+
+def test_notes_quote_only_numbers_of_their_rows() -> None:
+    """Demand, grid-schedule and commitment notes agree with the tables they document.
+
+    Every number in the note is in the row's value, in the table cells the row
+    covers, or in an arithmetic derivation (``a x b = c``) whose result is; a value
+    written as anchors (``2025Q4=800000; ...``) equals the table at those quarters.
+    """
+    ds = load_dataset(ROOT / "data")
+    src = ds.table("sources")
+    keys = {"demand": ["customer", "workload"], "site_grid": ["site"], "commitments": ["customer"]}
+    cols = {"demand": "demand_h100e", "site_grid": "grid_mw", "commitments": "min_it_mw"}
+    checked = 0
+    for r in src.itertuples(index=False):
+        if r.table not in keys or r.column != cols[r.table]:
+            continue
+        df = ds.table(r.table)
+        parts = str(r.key).split("/")
+        sel = df
+        if parts != ["*"]:
+            for k, v in zip(keys[r.table], parts, strict=False):
+                if v != "*":
+                    sel = sel[sel[k].astype(str) == v]
+        if r.table == "demand" and parts == ["*"]:
+            cells = set(df.groupby("period")["demand_h100e"].sum())
+        else:
+            cells = set(pd.to_numeric(sel[cols[r.table]]))
+        for anchor in re.findall(r"(\d{4}Q[1-4])=(\d+)", str(r.value)):
+            period, v = anchor
+            if r.table == "demand" and parts == ["*"]:
+                got = float(df[df["period"] == period]["demand_h100e"].sum())
+            else:
+                got = float(sel[sel["period"] == period][cols[r.table]].iloc[0])
+            assert got == pytest.approx(float(v), rel=5e-3), (r.table, r.key, period)
+        stray = _note_numbers_accounted(str(r.note), set(_nums(str(r.value))) | cells)
+        assert stray == [], f"{r.table} {r.key}: note numbers {stray} not in the row"
+        checked += 1
+    assert checked >= 15
