@@ -108,8 +108,8 @@ def test_pue_above_two_is_only_a_warning(tiny_dir: Path) -> None:
     assert (w.severity, w.row, w.value) == ("warning", 2, "2.4")
 
 
-def test_more_than_3_kw_per_chip_is_a_warning(tiny_dir: Path) -> None:
-    edit(tiny_dir, "chips", 1, "it_kw_per_chip", "3.5")
+def test_more_than_4_kw_per_chip_is_a_warning(tiny_dir: Path) -> None:
+    edit(tiny_dir, "chips", 1, "it_kw_per_chip", "4.5")
     ds = load_dataset(tiny_dir)
     (w,) = [f for f in ds.warnings if f.column == "it_kw_per_chip"]
     assert (w.severity, w.file, w.row) == ("warning", "chips.csv", 3)

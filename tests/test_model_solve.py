@@ -53,7 +53,7 @@ def test_infeasible_initial_fleet_over_grid(one, solver):
     r = solve(ds, SolveOptions(solver=solver))
     assert r.status == Status.infeasible
     assert r.objective_usd is None
-    assert list(r.tables) == list(TABLE_COLUMNS)
+    assert list(r.tables) == [*TABLE_COLUMNS, "calibration"]
     assert all(t.empty for t in r.tables.values())
     inf = r.infeasibility
     assert len(inf) == 1
