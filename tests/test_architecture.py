@@ -40,6 +40,7 @@ OPTIMIZER_RANKS = {
     "optimizer.results": 1,
     "optimizer.check": 1,
     "optimizer.explain": 1,
+    "optimizer.calibration": 1,  # the plan held against data/public_record.csv
     "optimizer.solve": 2,
     "optimizer": 2,  # the package facade re-exports model, results and solve
     # output: writers and formatters of result tables (import no other optimizer module)
