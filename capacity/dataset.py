@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from capacity.safe_yaml import YamlLimitError, load_yaml
 from capacity.scenarios import Scenario, override_lines, parse_scenarios
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import (
@@ -337,7 +338,11 @@ def _read_yaml(path: Path) -> Any:
     # BaseLoader keeps every scalar as text: "1e3" and "NO" stay as written; the
     # scenario models convert each field to the type its schema column needs.
     try:
-        return yaml.load(path.read_text(encoding="utf-8"), Loader=yaml.BaseLoader)
+        return load_yaml(path.read_text(encoding="utf-8"))
+    except YamlLimitError as exc:
+        raise DataValidationError(
+            [Finding("error", path.name, exc.line, None, None, f"refused: {exc}")]
+        ) from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise DataValidationError(
             [Finding("error", path.name, None, None, None, f"not valid YAML: {exc}")]

@@ -202,9 +202,11 @@ def override_lines(text: str) -> dict[tuple[Any, ...], int]:
     """
     import yaml
 
+    from capacity.safe_yaml import compose_yaml
+
     out: dict[tuple[Any, ...], int] = {}
     try:
-        root = yaml.compose(text, Loader=yaml.BaseLoader)
+        root = compose_yaml(text)
     except yaml.YAMLError:
         return out
     if not isinstance(root, yaml.MappingNode):

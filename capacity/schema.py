@@ -23,6 +23,25 @@ from typing import Any, Literal
 
 DType = Literal["id", "str", "float", "int", "period", "choice"]
 
+SOLVER_SAFE_MAX = 1e12
+"""Largest magnitude of any numeric cell, on top of each column's own bounds.
+
+HiGHS treats 1e20 as infinity and refuses matrix entries of 1e15 or more; the LP
+multiplies cells together (IT kW x hours, capex / lifetime x discount factor), so
+cells are held to 1e12, far above any real figure of the planner (a trillion USD,
+H100e, MW or m3) and far below what the solver cannot represent.
+"""
+
+INT64_MAX = 2**63 - 1
+"""Largest value an ``int`` column's storage (int64) can hold."""
+
+SAFE_RANGE_NOTE = (
+    f"Every numeric cell must also lie within ±{SOLVER_SAFE_MAX:g} (`SOLVER_SAFE_MAX`, the "
+    "range the solver can take once cells are multiplied together); integers are checked "
+    "as written, so a value beyond 64 bits is refused, never wrapped."
+)
+"""The safe-range rule as printed under the README's units table."""
+
 PERIOD_RE = re.compile(r"^(\d{4})Q([1-4])$")
 
 
@@ -692,4 +711,4 @@ def units_markdown() -> str:
             f"| {t.name} | `{c.name}` | {c.dtype} | {c.unit} | {c.bounds_text()} | {req} "
             f"| {c.description} |"
         )
-    return "\n".join(lines)
+    return "\n".join(lines) + "\n\n" + SAFE_RANGE_NOTE

@@ -22,7 +22,15 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from capacity.schema import PERIOD_RE, SPECS, Column, TableSpec, period_index
+from capacity.schema import (
+    INT64_MAX,
+    PERIOD_RE,
+    SOLVER_SAFE_MAX,
+    SPECS,
+    Column,
+    TableSpec,
+    period_index,
+)
 
 Severity = Literal["error", "warning"]
 
@@ -258,6 +266,7 @@ def _parse_column(
                 )
         if not col.required:
             nums[empty] = np.nan if default is None else float(default)
+        _check_magnitude(col, nums, texts, rownum, file, findings)
         _check_bounds(col, nums, texts, rownum, file, findings)
         return pd.Series(nums, dtype="float64")
     vals = list(texts)
@@ -289,6 +298,41 @@ def _parse_column(
                     )
                 )
     return pd.Series(vals, dtype=object)
+
+
+def _check_magnitude(
+    col: Column,
+    nums: np.ndarray,
+    texts: list[str],
+    rownum: np.ndarray,
+    file: str,
+    findings: list[Finding],
+) -> None:
+    """Refuse cells beyond 64 bits (int columns) or beyond the solver-safe range.
+
+    Such cells get an error naming the value as written and become NaN in ``nums``
+    (in place), so no later step casts them (an int64 cast would wrap silently).
+    """
+    too_big = np.isfinite(nums) & (np.abs(nums) > SOLVER_SAFE_MAX)
+    for i in np.flatnonzero(too_big):
+        text = texts[i].strip()
+        if col.dtype == "int" and _beyond_int64(text):
+            msg = f"too large for a 64-bit integer ({col.name} is a whole number of {col.unit})"
+        else:
+            msg = (
+                f"outside the range the solver can take (at most {SOLVER_SAFE_MAX:g} in "
+                f"magnitude, see SOLVER_SAFE_MAX); check the unit ({col.unit or 'no unit'})"
+            )
+        findings.append(_cell_error(file, rownum[i], col.name, texts[i], msg))
+    nums[too_big] = np.nan
+
+
+def _beyond_int64(text: str) -> bool:
+    """Return True when ``text`` is an integer literal that an int64 cannot hold."""
+    body = text.replace("_", "")
+    if body[:1] in "+-":
+        body = body[1:]
+    return body.isdigit() and int(body) > INT64_MAX
 
 
 def _check_bounds(

@@ -262,30 +262,91 @@ def _highs_lp(model: PlanningModel, *, lp_only: bool = False) -> tuple[Any, bool
 
 def _configure_highs(h: Any, options: SolveOptions, *, is_mip: bool, n: int) -> None:
     """Set time limit, threads, MIP gap and the LP algorithm (see the module docstring)."""
+    values: list[tuple[str, Any]] = [("mip_rel_gap", float(options.mip_gap))]
     if options.time_limit_s is not None:
-        h.setOptionValue("time_limit", float(options.time_limit_s))
+        values.append(("time_limit", float(options.time_limit_s)))
     if options.threads is not None:
-        h.setOptionValue("threads", int(options.threads))
-    h.setOptionValue("mip_rel_gap", float(options.mip_gap))
+        values.append(("threads", int(options.threads)))
     if not is_mip and n > IPM_THRESHOLD_COLUMNS:
         # measured: on large, degenerate planning LPs the dual simplex stalls while
         # the interior point method (+ crossover, so duals are basic) finishes
-        h.setOptionValue("solver", "ipm")
-        h.setOptionValue("run_crossover", "on")
+        values += [("solver", "ipm"), ("run_crossover", "on")]
+    for name, value in values:
+        _highs_ok(h.setOptionValue(name, value), f"option {name}={value!r}")
+
+
+class HighsRefusedError(RuntimeError):
+    """HiGHS returned an error status from a call (the model or an option was refused)."""
+
+
+def _highs_ok(status: Any, call: str, reason: str = "") -> None:
+    """Raise :class:`HighsRefusedError` when a highspy call returned ``HighsStatus.kError``.
+
+    Every highspy call that returns a ``HighsStatus`` goes through this check, so a
+    refused model is never read as an (empty) optimal one. ``kWarning`` is accepted.
+    """
+    import highspy
+
+    if status == highspy.HighsStatus.kError:
+        raise HighsRefusedError(f"HiGHS refused {call}" + (f": {reason}" if reason else ""))
+
+
+def highs_refusal_reason(lp: Any) -> str:
+    """Say, in the model's words, why HiGHS may refuse a ``HighsLp``; "" when nothing is found.
+
+    Checks what HiGHS rejects in ``passModel``: a NaN anywhere, a cost of +-inf
+    (|value| >= 1e20, HiGHS's infinity), a lower bound of +inf or an upper bound of
+    -inf, a lower bound above its upper bound, and matrix entries of 1e15 or more
+    (HiGHS's ``large_matrix_value``).
+    """
+    inf = 1e20  # HiGHS's default ``infinite_bound`` and ``infinite_cost``
+    problems: list[str] = []
+
+    def scan(name: str, values: Any, bad: Any) -> None:
+        arr = np.asarray(values, dtype=float)
+        idx = np.flatnonzero(bad(arr)) if len(arr) else np.zeros(0, dtype=int)
+        if len(idx):
+            problems.append(f"{len(idx)} {name} (first: index {idx[0]}, value {arr[idx[0]]:.6g})")
+
+    scan("NaN or infinite costs", lp.col_cost_, lambda a: ~(np.abs(a) < inf))
+    bounds = (("column", lp.col_lower_, lp.col_upper_), ("row", lp.row_lower_, lp.row_upper_))
+    for what, lo, hi in bounds:
+        scan(f"{what} lower bounds of +inf or NaN", lo, lambda a: ~(a < inf))
+        scan(f"{what} upper bounds of -inf or NaN", hi, lambda a: ~(a > -inf))
+        lo_a, hi_a = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+        scan(f"{what}s whose lower bound exceeds the upper", lo_a - hi_a, lambda a: a > 0)
+    scan("matrix entries of 1e15 or more", lp.a_matrix_.value_, lambda a: ~(np.abs(a) < 1e15))
+    return "; ".join(problems)
+
+
+def _highs_pass(h: Any, lp: Any) -> None:
+    """``passModel`` with its status checked; a refusal names what HiGHS cannot take."""
+    _highs_ok(h.passModel(lp), "the model", highs_refusal_reason(lp))
 
 
 def _highs_run(h: Any) -> Any:
-    """Run HiGHS; re-run without presolve when presolve cannot tell infeasible from unbounded."""
+    """Run HiGHS; re-run without presolve when presolve cannot tell infeasible from unbounded.
+
+    Raises
+    ------
+    HighsRefusedError
+        When ``run`` returns an error status.
+    """
     import highspy
 
-    h.run()
+    _highs_ok(h.run(), "to solve the model")
     ms = h.getModelStatus()
     if ms == highspy.HighsModelStatus.kUnboundedOrInfeasible:
-        h.setOptionValue("presolve", "off")
-        h.run()
+        _highs_ok(h.setOptionValue("presolve", "off"), "option presolve=off")
+        _highs_ok(h.run(), "to solve the model without presolve")
         ms = h.getModelStatus()
-        h.setOptionValue("presolve", "choose")
+        _highs_ok(h.setOptionValue("presolve", "choose"), "option presolve=choose")
     return ms
+
+
+def _refused(exc: HighsRefusedError, handover_s: float, solve_s: float) -> RawSolution:
+    """Return a :class:`RawSolution` with ``Status.error`` and HiGHS's refusal as its message."""
+    return RawSolution(Status.error, None, None, None, str(exc), handover_s, solve_s)
 
 
 def _read_highs(
@@ -305,9 +366,9 @@ def _read_highs(
         status, has_sol = Status.unbounded, False
     elif ms == S.kTimeLimit:
         status = Status.time_limit_feasible if has_sol else Status.time_limit_no_solution
-    elif ms == S.kModelEmpty:
+    elif ms == S.kModelEmpty and n == 0:
         status, has_sol = Status.optimal, True
-    else:
+    else:  # includes an "empty" model when columns were passed: HiGHS dropped it
         status = Status.error
     x = dual = None
     obj = None
@@ -327,10 +388,16 @@ def _run_highs(
     n, m = model.n_variables, model.n_constraints
     lp, is_mip = _highs_lp(model, lp_only=lp_only)
     h = new_highs()
-    _configure_highs(h, options, is_mip=is_mip, n=n)
-    h.passModel(lp)
+    try:
+        _configure_highs(h, options, is_mip=is_mip, n=n)
+        _highs_pass(h, lp)
+    except HighsRefusedError as exc:
+        return _refused(exc, time.perf_counter() - t0, 0.0)
     t1 = time.perf_counter()
-    ms = _highs_run(h)
+    try:
+        ms = _highs_run(h)
+    except HighsRefusedError as exc:
+        return _refused(exc, t1 - t0, time.perf_counter() - t1)
     t2 = time.perf_counter()
     return _read_highs(h, ms, n, m, is_mip=is_mip, handover_s=t1 - t0, solve_s=t2 - t1)
 
@@ -408,8 +475,9 @@ class HighsSession:
         t0 = time.perf_counter()
         lp, _ = _highs_lp(model, lp_only=True)
         h = new_highs()
+        self.highs, self.model = None, None
         _configure_highs(h, self.options, is_mip=False, n=model.n_variables)
-        h.passModel(lp)
+        _highs_pass(h, lp)
         self.highs, self.model = h, model
         self._arrays = self._bounds(model)
         self._offset = float(lp.offset_)
@@ -439,25 +507,32 @@ class HighsSession:
         cur = self._arrays
         i = np.flatnonzero(new["cost"] != cur["cost"]).astype(np.int32)
         if len(i):
-            h.changeColsCost(len(i), i, new["cost"][i])
+            _highs_ok(h.changeColsCost(len(i), i, new["cost"][i]), "changeColsCost")
         i = np.flatnonzero(
             (new["col_lo"] != cur["col_lo"]) | (new["col_hi"] != cur["col_hi"])
         ).astype(np.int32)
         if len(i):
-            h.changeColsBounds(len(i), i, new["col_lo"][i], new["col_hi"][i])
+            _highs_ok(
+                h.changeColsBounds(len(i), i, new["col_lo"][i], new["col_hi"][i]),
+                "changeColsBounds",
+            )
         i = np.flatnonzero(
             (new["row_lo"] != cur["row_lo"]) | (new["row_hi"] != cur["row_hi"])
         ).astype(np.int32)
         if len(i):
-            h.changeRowsBounds(len(i), i, new["row_lo"][i], new["row_hi"][i])
+            _highs_ok(
+                h.changeRowsBounds(len(i), i, new["row_lo"][i], new["row_hi"][i]),
+                "changeRowsBounds",
+            )
         offset = float(model.objective_constant)
         if offset != self._offset:
-            h.changeObjectiveOffset(offset)
+            _highs_ok(h.changeObjectiveOffset(offset), "changeObjectiveOffset")
         if coeffs is not None:
             for r, c, v in zip(*coeffs, strict=True):
-                h.changeCoeff(int(r), int(c), float(v))
+                _highs_ok(h.changeCoeff(int(r), int(c), float(v)), "changeCoeff")
         if model.n_variables > IPM_THRESHOLD_COLUMNS:
-            h.setOptionValue("solver", "simplex")  # warm starts need the simplex
+            # warm starts need the simplex
+            _highs_ok(h.setOptionValue("solver", "simplex"), "option solver='simplex'")
         self.model, self._arrays, self._offset = model, new, offset
         return True
 
@@ -483,16 +558,25 @@ class HighsSession:
             return run_solver(model, self.options), False
         n, m = model.n_variables, model.n_constraints
         t0 = time.perf_counter()
-        warm = self._push(model)
-        handover = time.perf_counter() - t0 if warm else self._load(model)
-        t1 = time.perf_counter()
-        ms = _highs_run(self.highs)
+        try:
+            warm = self._push(model)
+            handover = time.perf_counter() - t0 if warm else self._load(model)
+            t1 = time.perf_counter()
+            ms = _highs_run(self.highs)
+        except HighsRefusedError:
+            # a refused change or run: drop the session's state and solve cold, which
+            # reports the refusal with its reason when the model itself is refused
+            self.model, self.highs, self._basis = None, None, None
+            self.n_cold += 1
+            return run_solver(model, self.options), False
         t2 = time.perf_counter()
         raw = _read_highs(self.highs, ms, n, m, is_mip=False, handover_s=handover, solve_s=t2 - t1)
         if ms == highspy.HighsModelStatus.kOptimal:
             self._basis = self.highs.getBasis()
         elif self._basis is not None:
-            self.highs.setBasis(self._basis)  # next case starts from the last optimum
+            # next case starts from the last optimum; a refused basis means a cold start
+            if self.highs.setBasis(self._basis) == highspy.HighsStatus.kError:
+                self._basis = None
         if warm and raw.status != Status.optimal:
             cold = run_solver(model, self.options)
             raw = replace(cold, solve_s=raw.solve_s + cold.solve_s)

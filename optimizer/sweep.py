@@ -82,6 +82,7 @@ from pydantic import (
 )
 from scipy import stats
 
+from capacity.safe_yaml import YamlLimitError, compose_yaml, load_yaml
 from capacity.scenarios import Override
 from capacity.validation import Finding, suggest
 
@@ -480,7 +481,7 @@ def sweep_lines(text: str) -> dict[tuple[str | int, ...], int]:
     """
     out: dict[tuple[str | int, ...], int] = {}
     try:
-        root = yaml.compose(text, Loader=yaml.BaseLoader)
+        root = compose_yaml(text)
     except yaml.YAMLError:
         return out
 
@@ -654,9 +655,13 @@ def load_sweep(path: str | Path) -> SweepSpec:
     p = Path(path)
     try:
         text = p.read_text(encoding="utf-8")
-        doc = yaml.load(text, Loader=yaml.BaseLoader)
+        doc = load_yaml(text)
     except OSError as exc:
         raise _error(str(p), f"cannot read the file: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise _error(str(p), f"not UTF-8 text: {exc.reason} at byte {exc.start}") from None
+    except YamlLimitError as exc:
+        raise _error(str(p), f"refused: {exc}", line=exc.line) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = None if mark is None else int(mark.line) + 1
