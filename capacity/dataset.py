@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from capacity.override_checks import scenario_match_findings
 from capacity.safe_yaml import YamlLimitError, load_yaml
 from capacity.scenarios import Scenario, override_lines, parse_scenarios
 from capacity.schema import SPECS, TABLE_NAMES
@@ -402,6 +403,7 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
         m = _read_yaml(d / META_FILE)
         meta = m if isinstance(m, dict) else {}
     scenarios: dict[str, Scenario] = {}
+    lines: dict[tuple[Any, ...], int] = {}
     if (d / SCENARIOS_FILE).exists():
         scen_doc = _read_yaml(d / SCENARIOS_FILE)
         lines = override_lines((d / SCENARIOS_FILE).read_text(encoding="utf-8"))
@@ -413,6 +415,8 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
         raise DataValidationError(findings)
     typed, fs = validate_tables(raw, files)
     findings.extend(fs)
+    if not any(f.severity == "error" for f in findings):
+        findings.extend(scenario_match_findings(typed, scenarios, SCENARIOS_FILE, lines))
     if any(f.severity == "error" for f in findings):
         raise DataValidationError(findings)
     name = str(meta.get("name") or d.resolve().name)

@@ -35,6 +35,7 @@ Unknown keys are rejected. The pseudo-scenario ``base`` (no overrides) always ex
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, Self, TypeVar
 
@@ -42,7 +43,7 @@ import numpy as np
 import pandas as pd
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from capacity.schema import PERIOD_RE, SPECS, period_index, period_label
+from capacity.schema import PERIOD_RE, SOLVER_SAFE_MAX, SPECS, period_index, period_label
 from capacity.validation import DataValidationError, Finding, suggest
 
 BASE = "base"
@@ -85,6 +86,25 @@ class UnknownScenarioError(ValueError):
     """Raised for a scenario name the dataset does not define; lists the known ones."""
 
 
+MAX_SHIFT_PERIODS = 400
+"""Largest shift of a schedule, in quarters (100 years), either way."""
+
+
+def _finite(v: float, what: str) -> float:
+    """Return ``v`` when it is a finite number within the solver-safe range, else raise.
+
+    Raises
+    ------
+    ValueError
+        For NaN, +-inf or a magnitude above :data:`capacity.schema.SOLVER_SAFE_MAX`.
+    """
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be a finite number, got {v}")
+    if abs(v) > SOLVER_SAFE_MAX:
+        raise ValueError(f"{what} must be at most {SOLVER_SAFE_MAX:g} in magnitude, got {v:g}")
+    return v
+
+
 class Override(BaseModel):
     """One small patch of the data (see the module docstring for the operations)."""
 
@@ -114,6 +134,21 @@ class Override(BaseModel):
             str(k): tuple(str(x) for x in (val if isinstance(val, list | tuple) else [val]))
             for k, val in v.items()
         }
+
+    @field_validator("factor")
+    @classmethod
+    def _finite_factor(cls, v: float | None) -> float | None:
+        return None if v is None else _finite(v, "factor")
+
+    @field_validator("periods")
+    @classmethod
+    def _few_periods(cls, v: int | None) -> int | None:
+        if v is not None and abs(v) > MAX_SHIFT_PERIODS:
+            raise ValueError(
+                f"periods must be within ±{MAX_SHIFT_PERIODS} quarters (a shift of "
+                f"{MAX_SHIFT_PERIODS // 4} years), got {v}"
+            )
+        return v
 
     @field_validator("from_period", "to_period")
     @classmethod
@@ -159,11 +194,12 @@ class Override(BaseModel):
             raise ValueError("set needs a value")
         if self.op == "set" and col.is_numeric:
             try:
-                float(str(self.value))
+                number = float(str(self.value))
             except ValueError:
                 raise ValueError(
                     f"set: {self.value!r} is not a number ({self.column} is {col.dtype})"
                 ) from None
+            _finite(number, "set: value")
         if (self.from_period or self.to_period) and not spec.has_column("period"):
             raise ValueError(
                 f"from_period/to_period need a table with a period column, not {self.table}"
@@ -464,8 +500,18 @@ def apply_overrides(
                     for err in e.errors()
                 ]
             ) from e
-    for ov in parsed:
+    from capacity.override_checks import unmatched_override
+
+    unmatched: list[Finding] = []
+    for i, ov in enumerate(parsed):
+        msg = unmatched_override(tables[ov.table], ov)
+        if msg is not None:
+            unmatched.append(
+                Finding("error", "overrides", None, f"overrides[{i}].where", None, msg)
+            )
         tables[ov.table] = _apply_one(tables[ov.table], ov)
+    if unmatched:
+        raise DataValidationError(unmatched)
     return ds.replace(
         scenario=scenario or ds.scenario, **{t: tables[t] for t in {o.table for o in parsed}}
     )

@@ -189,6 +189,9 @@ def test_names_with_spaces_slashes_parentheses_and_non_ascii_are_kept(tiny_dir: 
         df = pd.read_csv(p, dtype=str, keep_default_na=False)
         df["site"] = df["site"].replace("dc-1", name)
         df.to_csv(p, index=False, encoding="utf-8")
+    # the scenarios name the site too (an override matching no row is an error)
+    scen = tiny_dir / "scenarios.yaml"
+    scen.write_text(scen.read_text(encoding="utf-8").replace("dc-1", f'"{name}"'), encoding="utf-8")
     ds = load_dataset(tiny_dir)
     assert ds.table("sites")["site"].tolist() == [name]
     assert ds.table("sites")["display_name"].tolist() == ["Site (Zürich)/A"]

@@ -153,3 +153,76 @@ def test_solve_refused_model_end_to_end_is_not_optimal() -> None:
     """The whole pipeline on a valid dataset still solves (no false refusal)."""
     res = solve(load_dataset(LP_DATA / "lp_one"))
     assert res.status == Status.optimal
+
+
+# ------------------------------------------------------------------ scenario overrides
+SCALE_DEMAND = """scenarios:
+  typo:
+    description: an override
+    overrides:
+      - op: scale
+        table: demand
+        column: demand_h100e
+        where: {{customer: {customer}}}
+        factor: {factor}
+        source: assumption
+"""
+
+
+def test_factor_nan_is_reported_once_at_its_yaml_line(tiny_dir: Path) -> None:
+    (tiny_dir / "scenarios.yaml").write_text(SCALE_DEMAND.format(customer="acme", factor="nan"))
+    findings = validate_directory(tiny_dir)
+    assert len(findings) == 1, findings
+    (f,) = findings
+    assert (f.severity, f.file, f.row) == ("error", "scenarios.yaml", 9)
+    assert f.column == "scenarios.typo.overrides[0].factor"
+    assert "factor must be a finite number" in f.message
+
+
+@pytest.mark.parametrize("factor", ["inf", "-inf", "1e400", "1e13"])
+def test_factor_not_finite_or_beyond_the_safe_range_is_refused(
+    tiny_dir: Path, factor: str
+) -> None:
+    (tiny_dir / "scenarios.yaml").write_text(SCALE_DEMAND.format(customer="acme", factor=factor))
+    (f,) = validate_directory(tiny_dir)
+    assert f.row == 9 and "factor must be" in f.message
+
+
+def test_shift_by_an_absurd_number_of_periods_is_refused(tiny_dir: Path) -> None:
+    text = (tiny_dir / "scenarios.yaml").read_text()
+    (tiny_dir / "scenarios.yaml").write_text(
+        text.replace("periods: 1", "periods: 99999999999999999999")
+    )
+    (f,) = validate_directory(tiny_dir)
+    assert f.file == "scenarios.yaml" and f.row == 18
+    assert "periods must be within ±400 quarters" in f.message
+
+
+def test_where_matching_no_row_is_a_finding_with_did_you_mean(tiny_dir: Path) -> None:
+    (tiny_dir / "scenarios.yaml").write_text(SCALE_DEMAND.format(customer="ACME", factor="0.5"))
+    (f,) = validate_directory(tiny_dir)
+    assert (f.severity, f.file, f.row) == ("error", "scenarios.yaml", 8)
+    assert f.value == "customer=ACME"
+    assert "customer 'ACME' is not in demand" in f.message
+    assert "Did you mean 'acme'?" in f.message
+
+
+def test_applied_override_matching_no_row_raises_with_did_you_mean(tiny_dir: Path) -> None:
+    from capacity.scenarios import apply_overrides
+
+    ds = load_dataset(tiny_dir)
+    ov = {
+        "op": "scale",
+        "table": "demand",
+        "column": "demand_h100e",
+        "where": {"customer": "acm"},
+        "factor": 2,
+    }
+    with pytest.raises(DataValidationError) as e:
+        apply_overrides(ds, [ov])
+    (f,) = e.value.errors
+    assert f.column == "overrides[0].where"
+    assert "Did you mean 'acme'?" in f.message
+    window = {**ov, "where": {"customer": "acme"}, "from_period": "2030Q1"}
+    with pytest.raises(DataValidationError, match="no row of demand matches"):
+        apply_overrides(ds, [window])

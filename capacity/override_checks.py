@@ -1,0 +1,109 @@
+"""Overrides that would change nothing: a ``where`` that matches no row is a finding.
+
+An override whose ``where`` names a value the table does not hold (``customer: OpenAI``
+when the ID is ``openai``) used to be a silent no-op: ``validate`` was clean and
+``diff`` showed no changed cell. Both entry points now report it:
+
+* :func:`scenario_match_findings` when a dataset is loaded, at the override's line
+  of ``scenarios.yaml``;
+* :func:`unmatched_override` when overrides are applied (sweeps, the app's composer,
+  risk tools), through :func:`capacity.scenarios.apply_overrides`.
+
+Each message names the value that matches nothing and, when one is close, the ID the
+author probably meant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from capacity.scenarios import Override, Scenario, _mask
+from capacity.schema import SPECS
+from capacity.validation import Finding, suggest
+
+
+def unmatched_override(df: pd.DataFrame, ov: Override) -> str | None:
+    """Say why ``ov`` matches no row of ``df``; None when it matches at least one.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The table the override patches (typed, as in a Dataset).
+    ov : Override
+        The override.
+
+    Returns
+    -------
+    str or None
+        A message naming each ``where`` value absent from its column, with a "did you
+        mean", or the period window that leaves no row.
+    """
+    if len(df) and bool(_mask(df, ov).any()):
+        return None
+    if not len(df):
+        return f"changes nothing: table {ov.table} has no rows"
+    parts: list[str] = []
+    for col, vals in ov.where.items():
+        known = pd.unique(df[col].astype(str))
+        present = set(known)
+        for v in vals:
+            if v not in present:
+                parts.append(f"{col} {v!r} is not in {ov.table}." + suggest(v, list(known)))
+    if not parts:
+        window = ""
+        if ov.from_period or ov.to_period:
+            window = f" in {ov.from_period or '...'}..{ov.to_period or '...'}"
+        parts.append(f"no row of {ov.table} matches where {dict(ov.where)}{window}")
+    return "changes nothing: " + " ".join(parts)
+
+
+def scenario_match_findings(
+    tables: Mapping[str, pd.DataFrame],
+    scenarios: Mapping[str, Scenario],
+    file: str = "scenarios.yaml",
+    lines: Mapping[tuple[object, ...], int] | None = None,
+) -> list[Finding]:
+    """Return an error for each scenario override whose ``where`` matches no base row.
+
+    An override on a table whose period column an earlier override of the same
+    scenario shifted is left to the check at apply time (its rows have moved).
+
+    Parameters
+    ----------
+    tables : Mapping[str, DataFrame]
+        The validated base tables.
+    scenarios : Mapping[str, Scenario]
+        Parsed scenarios.
+    file : str
+        File name used in findings.
+    lines : Mapping, optional
+        From :func:`capacity.scenarios.override_lines`: the line of each override's
+        ``where`` key (or of the override) becomes the finding's row.
+
+    Returns
+    -------
+    list of Finding
+    """
+    out: list[Finding] = []
+    for name, sc in scenarios.items():
+        moved: set[str] = set()
+        for i, ov in enumerate(sc.overrides):
+            if ov.table in moved or ov.table not in tables:
+                continue
+            msg = unmatched_override(tables[ov.table], ov)
+            if msg is not None:
+                line = None
+                if lines:
+                    line = lines.get((name, i, "where"), lines.get((name, i)))
+                where = f"scenarios.{name}.overrides[{i}].where"
+                out.append(Finding("error", file, line, where, _where_text(ov), msg))
+            if ov.op == "shift" and SPECS[ov.table].column(ov.column).dtype == "period":
+                moved.add(ov.table)
+    return out
+
+
+def _where_text(ov: Override) -> str:
+    """The ``where`` of an override as written, e.g. ``customer=OpenAI``."""
+    return ", ".join(f"{k}={'|'.join(v)}" for k, v in ov.where.items()) or "(all rows)"
