@@ -105,5 +105,5 @@ def scenario_match_findings(
 
 
 def _where_text(ov: Override) -> str:
-    """The ``where`` of an override as written, e.g. ``customer=OpenAI``."""
+    """Return the ``where`` of an override as written, e.g. ``customer=OpenAI``."""
     return ", ".join(f"{k}={'|'.join(v)}" for k, v in ov.where.items()) or "(all rows)"
