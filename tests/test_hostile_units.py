@@ -180,9 +180,7 @@ def test_factor_nan_is_reported_once_at_its_yaml_line(tiny_dir: Path) -> None:
 
 
 @pytest.mark.parametrize("factor", ["inf", "-inf", "1e400", "1e13"])
-def test_factor_not_finite_or_beyond_the_safe_range_is_refused(
-    tiny_dir: Path, factor: str
-) -> None:
+def test_factor_not_finite_or_beyond_the_safe_range_is_refused(tiny_dir: Path, factor: str) -> None:
     (tiny_dir / "scenarios.yaml").write_text(SCALE_DEMAND.format(customer="acme", factor=factor))
     (f,) = validate_directory(tiny_dir)
     assert f.row == 9 and "factor must be" in f.message
