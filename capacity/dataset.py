@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 import yaml
 
+from capacity.csv_safe import to_safe_csv, unescape_formula_cells
 from capacity.override_checks import scenario_match_findings
 from capacity.safe_yaml import YamlLimitError, load_yaml
 from capacity.scenarios import Scenario, override_lines, parse_scenarios
@@ -219,7 +220,7 @@ class Dataset:
         for name, df in self._tables.items():
             tmp = d / f".{name}.{fmt}.tmp"
             if fmt == "csv":
-                df.to_csv(tmp, index=False)
+                to_safe_csv(df, tmp)  # formula-like text cells escaped, see capacity.csv_safe
             elif fmt == "parquet":
                 df.to_parquet(tmp, index=False)
             else:
@@ -325,8 +326,8 @@ def read_table_file(path: Path) -> pd.DataFrame:
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
-        return pd.read_csv(
-            path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8"
+        return unescape_formula_cells(
+            pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
         )
     except Exception as exc:  # noqa: BLE001 - every reader failure becomes a finding
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__

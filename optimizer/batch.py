@@ -103,6 +103,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from capacity.csv_safe import to_safe_csv
 from capacity.scenarios import UnknownScenarioError, apply_overrides, apply_scenario
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
@@ -973,7 +974,7 @@ def run_batch(
     n_done, n_failed = counts["done"], counts["failed"]
     summary = batch_summary(manifest, cases, {c.name for c in skipped})
     tmp = out / f".{BATCH_SUMMARY}.tmp-{uuid.uuid4().hex[:8]}"
-    summary.to_csv(tmp, index=False)
+    to_safe_csv(summary, tmp)  # text cells that start like a formula are escaped
     os.replace(tmp, out / BATCH_SUMMARY)
     return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
 

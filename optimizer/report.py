@@ -361,6 +361,36 @@ def default_run_id(dataset_hash: str | None, now: datetime | None = None) -> str
     return f"{stamp}-{short}"
 
 
+def reserve_run_dir(out_dir: str | os.PathLike[str], dataset_hash: str | None) -> Path:
+    """Create and return a new, unique run directory ``<out_dir>/<default_run_id>[-n]``.
+
+    Two runs that finish in the same second with the same data would share
+    :func:`default_run_id`; the directory is created with an exclusive ``mkdir``, so
+    the second run gets ``<run_id>-2`` (then ``-3`` ...) instead of silently replacing
+    the first, even across processes sharing the folder.
+
+    Raises
+    ------
+    ReportError
+        When ``out_dir`` is unusable, or 1000 run IDs of this second are taken.
+    """
+    root = Path(out_dir)
+    _ensure_dir(root)
+    base = default_run_id(dataset_hash)
+    for n in range(1, 1000):
+        path = root / (base if n == 1 else f"{base}-{n}")
+        try:
+            path.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ReportError(
+                f"cannot create report directory {path}: {exc.strerror or exc}"
+            ) from exc
+        return path
+    raise ReportError(f"cannot write report: 999 runs named {base}* already exist in {root}")
+
+
 def scenario_dir(run_dir: str | os.PathLike[str], scenario: str) -> Path:
     """Return ``<run_dir>/scenario=<name>``; the name is URI-escaped if it needs to be.
 
@@ -953,7 +983,8 @@ def write_report(
     scenario : str
         Scenario name, the Hive partition value.
     run_id : str, optional
-        Run directory name; default :func:`default_run_id` (UTC time + short hash).
+        Run directory name; default a new unique one from :func:`reserve_run_dir`
+        (UTC time + short hash, ``-2`` ... when that second's ID is taken).
     units : bool
         Also write the data dictionary ``<run>/units.csv`` (table, column, type, unit,
         description). Units are always in the Parquet field metadata.
@@ -972,11 +1003,19 @@ def write_report(
         When a result table does not match its schema (nothing is written).
     """
     dataset_hash = str(getattr(result, "dataset_hash", "") or "")
-    run_id = run_id or default_run_id(dataset_hash)
+    if not scenario:
+        raise ValueError("scenario name must not be empty")
+    reserved = run_id is None
+    run_id = run_id or reserve_run_dir(out_dir, dataset_hash).name
     run_dir = Path(out_dir) / run_id
     sdir = scenario_dir(run_dir, scenario)
     meta = file_metadata(result, scenario=scenario, run_id=run_id, units=units)
-    arrow = scenario_tables(result, meta)  # validates every table before touching the disk
+    try:
+        arrow = scenario_tables(result, meta)  # validates every table before writing
+    except ValueError:
+        if reserved:
+            run_dir.rmdir()  # the empty directory just reserved
+        raise
     _ensure_dir(run_dir)
     run_fields = {
         "run_id": run_id,

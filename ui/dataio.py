@@ -12,21 +12,19 @@ import dataclasses
 import io
 import tempfile
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import IO, Any
 
 import pandas as pd
 
 from capacity.dataset import Dataset, load_dataset, read_table_file
+from capacity.limits import MAX_UPLOAD_BYTES as MAX_UPLOAD_BYTES  # re-exported for the pages
+from capacity.limits import MAX_UPLOAD_MB as MAX_UPLOAD_MB
 from capacity.schema import SPECS, TABLE_NAMES, Column, TableSpec
 from capacity.validation import DataValidationError, Finding
-
-MAX_UPLOAD_MB = 50
-"""Largest accepted upload, per file and for a zip's unpacked contents (MiB)."""
-
-MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 
@@ -41,6 +39,23 @@ class UploadedFile:
 
     name: str
     data: bytes
+
+
+def release_memory() -> None:
+    """Return freed memory to the operating system after a large upload was handled.
+
+    CPython's allocator and glibc keep freed arenas for reuse, so a server that parsed a
+    50 MB upload stays that large after the browser leaves. A full collection and
+    glibc's ``malloc_trim(0)`` (skipped on other C libraries) give the pages back.
+    """
+    import ctypes
+    import gc
+
+    gc.collect()
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
 
 
 # ------------------------------------------------------------------------ uploads
@@ -58,34 +73,104 @@ def _table_of(name: str) -> str | None:
     return p.stem if p.stem in SPECS else None
 
 
+MAX_ZIP_MEMBERS = 1000
+"""Most entries a dataset zip may list (a dataset has about 15 files)."""
+
+_CHUNK = 1 << 20
+
+
+def _copy_capped(src: IO[bytes], dst: IO[bytes], budget: int, what: str) -> int:
+    """Copy ``src`` to ``dst`` in 1 MiB chunks; return the bytes copied.
+
+    Raises
+    ------
+    UploadError
+        As soon as more than ``budget`` bytes come out (whatever the zip declared).
+    """
+    copied = 0
+    while chunk := src.read(min(_CHUNK, budget - copied + 1)):
+        copied += len(chunk)
+        if copied > budget:
+            raise UploadError(
+                f"{what} unpacks to more than {MAX_UPLOAD_MB} MB; the limit is {MAX_UPLOAD_MB} MB "
+                "for the unpacked contents (the sizes the zip declares are not trusted)."
+            )
+        dst.write(chunk)
+    return copied
+
+
+def _zip_members(zf: zipfile.ZipFile, name: str) -> list[zipfile.ZipInfo]:
+    """Return the files of a zip worth reading (no folders, hidden files, macOS metadata)."""
+    infos = zf.infolist()
+    if len(infos) > MAX_ZIP_MEMBERS:
+        raise UploadError(
+            f"{name} lists {len(infos)} entries; a dataset zip holds at most {MAX_ZIP_MEMBERS}."
+        )
+    return [
+        m
+        for m in infos
+        if not m.is_dir()
+        and not PurePosixPath(m.filename).name.startswith(".")
+        and "__MACOSX" not in m.filename
+    ]
+
+
+def _check_parquet(path: Path, shown: str) -> None:
+    """Refuse a Parquet file whose data unpacks beyond :data:`MAX_UPLOAD_MB`.
+
+    Parquet compresses well, so a small file can hold gigabytes of cells; the sizes
+    in its footer are checked before any row is read.
+    """
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+    except Exception as exc:  # noqa: BLE001 - any unreadable footer is a bad upload
+        raise UploadError(f"{shown} is not a readable Parquet file ({exc}).") from exc
+    unpacked = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if unpacked > MAX_UPLOAD_BYTES:
+        raise UploadError(
+            f"{shown} holds {unpacked / 1024 / 1024:.1f} MB of data once unpacked; the limit "
+            f"is {MAX_UPLOAD_MB} MB."
+        )
+
+
 def _extract_zip(f: UploadedFile, target: Path) -> list[str]:
-    """Unpack the table files (and YAML) of a zip into ``target``; return their names."""
+    """Unpack the table files (and YAML) of a zip into ``target``; return their names.
+
+    Members are streamed to disk with a running byte count, so the
+    :data:`MAX_UPLOAD_MB` limit on the unpacked contents holds even when the zip
+    understates a member's size (a zip bomb); nothing is inflated in memory.
+    """
     try:
         zf = zipfile.ZipFile(io.BytesIO(f.data))
-    except zipfile.BadZipFile as exc:
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
         raise UploadError(f"{f.name} is not a valid zip archive.") from exc
     with zf:
-        members = [
-            m
-            for m in zf.infolist()
-            if not m.is_dir()
-            and not PurePosixPath(m.filename).name.startswith(".")
-            and "__MACOSX" not in m.filename
-        ]
-        total = sum(m.file_size for m in members)
-        if total > MAX_UPLOAD_BYTES:
+        members = _zip_members(zf, f.name)
+        declared = sum(m.file_size for m in members)
+        if declared > MAX_UPLOAD_BYTES:
             raise UploadError(
-                f"{f.name} unpacks to {total / 1024 / 1024:.1f} MB; the limit is "
+                f"{f.name} unpacks to {declared / 1024 / 1024:.1f} MB; the limit is "
                 f"{MAX_UPLOAD_MB} MB."
             )
         names: list[str] = []
+        budget = MAX_UPLOAD_BYTES
         for m in members:
             base = PurePosixPath(m.filename).name
             if _table_of(base) is None and base not in ("scenarios.yaml", "dataset.yaml"):
                 continue
             if base in names:
                 raise UploadError(f"{f.name} holds {base} twice (in different folders).")
-            (target / base).write_bytes(zf.read(m))
+            try:
+                with zf.open(m) as src, open(target / base, "wb") as dst:
+                    budget -= _copy_capped(src, dst, budget, f.name)
+            except (zipfile.BadZipFile, EOFError, OSError, zlib.error) as exc:
+                raise UploadError(f"{f.name}: {base} is damaged ({exc}).") from exc
+            except (NotImplementedError, RuntimeError) as exc:  # compression, encryption
+                raise UploadError(f"{f.name}: {base} cannot be unpacked ({exc}).") from exc
+            if base.lower().endswith(".parquet"):
+                _check_parquet(target / base, f"{f.name}: {base}")
             names.append(base)
     if not any(_table_of(n) for n in names):
         raise UploadError(
@@ -152,6 +237,8 @@ def dataset_from_upload(files: Sequence[UploadedFile], current: Dataset | None) 
                 raise UploadError(f"Two uploaded files are for table {table!r}.")
             path = d / f"{table}{PurePosixPath(f.name).suffix.lower()}"
             path.write_bytes(f.data)
+            if path.suffix == ".parquet":
+                _check_parquet(path, f.name)
             new[table] = read_table_file(path)
             files_by_table[table] = PurePosixPath(f.name).name
         return Dataset.from_tables(

@@ -24,6 +24,7 @@ from ui.dataio import (
     highlight_rows,
     knock_on_summary,
     order_findings,
+    release_memory,
     table_of_file,
 )
 from ui.state import (
@@ -84,6 +85,9 @@ with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is Non
             set_dataset(new)
             flash("success", f"Loaded {new.name} ({', '.join(f.name for f in files)}).")
             st.rerun()
+        finally:
+            files = []
+            release_memory()  # the parsed upload's pages go back to the system
     err = ss.get("upload_error")
     if err:
         st.error(err[0] + ("" if err[1] else " The previous data is kept."))

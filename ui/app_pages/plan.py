@@ -6,6 +6,7 @@ import math
 
 import streamlit as st
 
+from capacity.csv_safe import to_safe_csv
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
 from ui.formats import fmt_usd
@@ -140,7 +141,7 @@ with st.expander("Demand served per customer and workload", expanded=True):
     )
     st.download_button(
         "Download demand table (CSV)",
-        data=tables["demand"].to_csv(index=False) if "demand" in tables else "",
+        data=(to_safe_csv(tables["demand"]) or "") if "demand" in tables else "",
         file_name=f"demand_{plan.run_id}.csv",
         mime="text/csv",
         key="plan_demand_csv",
