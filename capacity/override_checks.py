@@ -6,8 +6,8 @@ when the ID is ``openai``) used to be a silent no-op: ``validate`` was clean and
 
 * :func:`scenario_match_findings` when a dataset is loaded, at the override's line
   of ``scenarios.yaml``;
-* :func:`unmatched_override` when overrides are applied (sweeps, the app's composer,
-  risk tools), through :func:`capacity.scenarios.apply_overrides`.
+* :func:`capacity.scenarios.unmatched_override` when overrides are applied (sweeps,
+  the app's composer, risk tools), through :func:`capacity.scenarios.apply_overrides`.
 
 Each message names the value that matches nothing and, when one is close, the ID the
 author probably meant.
@@ -19,44 +19,9 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from capacity.scenarios import Override, Scenario, _mask
+from capacity.scenarios import Override, Scenario, unmatched_override
 from capacity.schema import SPECS
-from capacity.validation import Finding, suggest
-
-
-def unmatched_override(df: pd.DataFrame, ov: Override) -> str | None:
-    """Say why ``ov`` matches no row of ``df``; None when it matches at least one.
-
-    Parameters
-    ----------
-    df : DataFrame
-        The table the override patches (typed, as in a Dataset).
-    ov : Override
-        The override.
-
-    Returns
-    -------
-    str or None
-        A message naming each ``where`` value absent from its column, with a "did you
-        mean", or the period window that leaves no row.
-    """
-    if len(df) and bool(_mask(df, ov).any()):
-        return None
-    if not len(df):
-        return f"changes nothing: table {ov.table} has no rows"
-    parts: list[str] = []
-    for col, vals in ov.where.items():
-        known = pd.unique(df[col].astype(str))
-        present = set(known)
-        for v in vals:
-            if v not in present:
-                parts.append(f"{col} {v!r} is not in {ov.table}." + suggest(v, list(known)))
-    if not parts:
-        window = ""
-        if ov.from_period or ov.to_period:
-            window = f" in {ov.from_period or '...'}..{ov.to_period or '...'}"
-        parts.append(f"no row of {ov.table} matches where {dict(ov.where)}{window}")
-    return "changes nothing: " + " ".join(parts)
+from capacity.validation import Finding
 
 
 def scenario_match_findings(

@@ -380,6 +380,41 @@ def _mask(df: pd.DataFrame, ov: Override) -> np.ndarray:
     return m
 
 
+def unmatched_override(df: pd.DataFrame, ov: Override) -> str | None:
+    """Say why ``ov`` matches no row of ``df``; None when it matches at least one.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The table the override patches (typed, as in a Dataset).
+    ov : Override
+        The override.
+
+    Returns
+    -------
+    str or None
+        A message naming each ``where`` value absent from its column, with a "did you
+        mean", or the period window that leaves no row.
+    """
+    if len(df) and bool(_mask(df, ov).any()):
+        return None
+    if not len(df):
+        return f"changes nothing: table {ov.table} has no rows"
+    parts: list[str] = []
+    for col, vals in ov.where.items():
+        known = pd.unique(df[col].astype(str))
+        present = set(known)
+        for v in vals:
+            if v not in present:
+                parts.append(f"{col} {v!r} is not in {ov.table}." + suggest(v, list(known)))
+    if not parts:
+        window = ""
+        if ov.from_period or ov.to_period:
+            window = f" in {ov.from_period or '...'}..{ov.to_period or '...'}"
+        parts.append(f"no row of {ov.table} matches where {dict(ov.where)}{window}")
+    return "changes nothing: " + " ".join(parts)
+
+
 def _apply_one(df: pd.DataFrame, ov: Override) -> pd.DataFrame:
     spec = SPECS[ov.table]
     col = spec.column(ov.column)
@@ -500,8 +535,6 @@ def apply_overrides(
                     for err in e.errors()
                 ]
             ) from e
-    from capacity.override_checks import unmatched_override
-
     unmatched: list[Finding] = []
     for i, ov in enumerate(parsed):
         msg = unmatched_override(tables[ov.table], ov)
