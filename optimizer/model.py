@@ -104,6 +104,16 @@ import pulp
 import scipy.sparse as sp
 
 from capacity.schema import period_index
+from optimizer import families as _families
+from optimizer.families import REGISTRY
+from optimizer.families.base import (
+    ROW_CODE_COLUMNS,
+    ModelBuilder,
+    ScenarioColumns,
+    ScenarioData,
+    energy_coefficients,
+    expand,
+)
 
 #: Assumed facility life in quarters (15 years) for annualising build capex. Data-center
 #: shells, power and cooling plant are commonly depreciated over 15-20 years (e.g.
@@ -118,30 +128,14 @@ PRODUCE_TIE_BREAK_USD_PER_CHIP = 1e-3
 FIRST_STAGE = ("build", "liquid", "install", "produce")
 VAR_KINDS = ("build", "liquid", "install", "produce", "assign", "unmet", "breach", "fleet")
 
-#: Constraint families in the order they are built, with the unit of their rhs.
-FAMILIES: dict[str, str] = {
-    "site_it_power": "MW",
-    "site_liquid": "MW",
-    "site_liquid_share": "MW",
-    "site_grid": "MW",
-    "site_build_rate": "MW",
-    "site_max": "MW",
-    "site_water": "m3",
-    "supply_resource": "resource unit",
-    "chip_inventory": "chips",
-    "chip_window": "chips",
-    "fleet_assignment": "chips",
-    "demand_balance": "H100e",
-    "commitment": "MW",
-    "fleet_definition": "chips",
-}
+#: Constraint families in the order of the registry, with the unit of their rhs
+#: (derived from :data:`optimizer.families.REGISTRY`).
+FAMILIES: dict[str, str] = dict(_families.FAMILIES)
 
 #: Definition rows (equalities of auxiliary columns); not limits, no shadow price shown.
-DEFINITION_FAMILIES = ("fleet_definition",)
+DEFINITION_FAMILIES = _families.DEFINITION_FAMILIES
 
 COST_TERMS = ("chip_capex", "build_capex", "energy", "unmet_penalty", "breach_penalty")
-
-_CODE_COLS = ("s", "c", "k", "w", "r", "j", "t")
 
 
 class DatasetLike(Protocol):
@@ -255,146 +249,77 @@ def _code(values: pd.Series, ids: Sequence[str]) -> np.ndarray:
     return lookup.get_indexer(values.astype(str).to_numpy()).astype(np.int64)
 
 
-def _pidx(labels: pd.Series, p0: int) -> np.ndarray:
-    """Period labels -> horizon index (may be negative or >= T)."""
-    uniq = pd.unique(labels.astype(str))
-    m = {u: period_index(u) - p0 for u in uniq}
-    return labels.astype(str).map(m).to_numpy(dtype=np.int64)
+def _period_position(labels: pd.Series, first_period_index: int) -> np.ndarray:
+    """Period labels -> horizon position (may be negative or >= T)."""
+    unique = pd.unique(labels.astype(str))
+    position = {u: period_index(u) - first_period_index for u in unique}
+    return labels.astype(str).map(position).to_numpy(dtype=np.int64)
 
 
-def _expand(df: pd.DataFrame, start: np.ndarray, count: np.ndarray, col: str) -> pd.DataFrame:
-    """Repeat each row ``count`` times and add ``col`` = start, start+1, ..."""
-    count = np.maximum(count, 0).astype(np.int64)
-    rep = np.repeat(np.arange(len(df)), count)
-    out = df.iloc[rep].reset_index(drop=True)
-    firsts = np.repeat(np.cumsum(count) - count, count)
-    out[col] = np.repeat(start, count) + (np.arange(len(rep)) - firsts)
-    return out
+def _frame(**columns: Any) -> pd.DataFrame:
+    return pd.DataFrame(columns)
 
 
-def _frame(**cols: Any) -> pd.DataFrame:
-    return pd.DataFrame(cols)
-
-
-@dataclass
-class _Scen:
-    """Coded per-scenario data."""
-
-    i: int
-    ds: Any
-    T: int
-    hours: np.ndarray
-    disc: np.ndarray
-    sites: pd.DataFrame  # indexed by s code
-    chips: pd.DataFrame  # indexed by c code
-    customers: pd.DataFrame  # indexed by k code
-    pf: np.ndarray  # power factor by w code (nan if absent)
-    grid: pd.DataFrame  # s, t, grid_mw
-    water: pd.DataFrame  # s, t, water_permit_m3
-    supply: pd.DataFrame  # r, t, capacity
-    bom: pd.DataFrame  # c, r, per_chip
-    init: pd.DataFrame  # c, s, t, chips (alive)
-    demand: pd.DataFrame  # k, w, t, demand_h100e (>0)
-    elig: pd.DataFrame  # k, c, s, derate
-    com: pd.DataFrame  # j, k, f, t0, t1, min_it_mw, penalty
-    com_periods: pd.DataFrame  # j, k, f, t, min_it_mw, penalty
-    wnames: tuple[str, ...] = ()
-
-
-def _union_ids(datasets: Sequence[Any], table: str, col: str) -> tuple[str, ...]:
+def _union_ids(datasets: Sequence[Any], tables: Sequence[str], column: str) -> tuple[str, ...]:
+    """IDs of ``column`` over ``tables`` of every dataset, first-seen order."""
     seen: dict[str, None] = {}
     for ds in datasets:
-        for v in ds.table(table)[col].astype(str):
-            seen.setdefault(v, None)
+        for table in tables:
+            for v in ds.table(table)[column].astype(str):
+                seen.setdefault(v, None)
     return tuple(seen)
 
 
 def _codes(datasets: Sequence[Any]) -> dict[str, tuple[str, ...]]:
-    fams: dict[str, None] = {}
-    for ds in datasets:
-        for v in ds.table("chips")["family"].astype(str):
-            fams.setdefault(v, None)
-    wl: dict[str, None] = {}
-    for ds in datasets:
-        for t in ("workloads", "demand"):
-            for v in ds.table(t)["workload"].astype(str):
-                wl.setdefault(v, None)
-    res: dict[str, None] = {}
-    for ds in datasets:
-        for t in ("supply_resources", "chip_bill_of_materials"):
-            for v in ds.table(t)["resource"].astype(str):
-                res.setdefault(v, None)
     return {
-        "s": _union_ids(datasets, "sites", "site"),
-        "c": _union_ids(datasets, "chips", "chip"),
-        "k": _union_ids(datasets, "customers", "customer"),
-        "w": tuple(wl),
-        "r": tuple(res),
-        "f": tuple(fams),
+        "s": _union_ids(datasets, ("sites",), "site"),
+        "c": _union_ids(datasets, ("chips",), "chip"),
+        "k": _union_ids(datasets, ("customers",), "customer"),
+        "w": _union_ids(datasets, ("workloads", "demand"), "workload"),
+        "r": _union_ids(datasets, ("supply_resources", "chip_bill_of_materials"), "resource"),
+        "f": _union_ids(datasets, ("chips",), "family"),
     }
 
 
-def _prep(i: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) -> _Scen:
-    periods = ds.periods
-    T = len(periods)
-    p0 = period_index(periods[0])
-    sites = ds.table("sites").copy()
-    sites.index = _code(sites["site"], codes["s"])
-    chips = ds.table("chips").copy()
-    chips.index = _code(chips["chip"], codes["c"])
-    chips["f"] = _code(chips["family"], codes["f"])
-    chips["t_first"] = _pidx(chips["first_period"], p0)
-    chips["t_last"] = _pidx(chips["last_period"], p0)
-    customers = ds.table("customers").copy()
-    customers.index = _code(customers["customer"], codes["k"])
-    wl = ds.table("workloads")
-    pf = np.full(len(codes["w"]), np.nan)
-    pf[_code(wl["workload"], codes["w"])] = wl["power_factor"].to_numpy(dtype=float)
-
-    g = ds.table("site_grid")
-    grid = _frame(s=_code(g["site"], codes["s"]), t=_pidx(g["period"], p0), grid_mw=g["grid_mw"])
-    wt = ds.table("site_water")
-    water = _frame(
-        s=_code(wt["site"], codes["s"]), t=_pidx(wt["period"], p0), permit=wt["water_permit_m3"]
-    )
-    su = ds.table("supply_resources")
-    supply = _frame(
-        r=_code(su["resource"], codes["r"]), t=_pidx(su["period"], p0), capacity=su["capacity"]
-    )
-    b = ds.table("chip_bill_of_materials")
-    bom = _frame(
-        c=_code(b["chip"], codes["c"]), r=_code(b["resource"], codes["r"]), per_chip=b["per_chip"]
-    )
-    bom = bom[bom["per_chip"] > 0]
-
+# --------------------------------------------------------------- coded scenario tables
+def _coded_initial_fleet(
+    ds: Any, codes: Mapping[str, tuple[str, ...]], chips: pd.DataFrame, p0: int, T: int
+) -> pd.DataFrame:
+    """Expand the initial fleet to ``c, s, t, chips`` for the periods each cohort is alive."""
     f0 = ds.table("initial_fleet")
-    init = _frame(
+    initial = _frame(
         c=_code(f0["chip"], codes["c"]),
         s=_code(f0["site"], codes["s"]),
-        t_inst=_pidx(f0["install_period"], p0),
+        t_inst=_period_position(f0["install_period"], p0),
         chips=f0["chips"].to_numpy(dtype=float),
     )
-    init = init[init["chips"] > 0]
-    if len(init):
-        life = chips["lifetime_periods"].reindex(init["c"]).to_numpy(dtype=np.int64)
-        start = np.maximum(init["t_inst"].to_numpy(), 0)
-        end = np.minimum(init["t_inst"].to_numpy() + life, T)  # exclusive
-        init = _expand(init[["c", "s", "chips"]], start, end - start, "t")
-        init = init.groupby(["c", "s", "t"], as_index=False)["chips"].sum()
-    else:
-        init = _frame(c=[], s=[], t=[], chips=[]).astype({"c": int, "s": int, "t": int})
+    initial = initial[initial["chips"] > 0]
+    if not len(initial):
+        return _frame(c=[], s=[], t=[], chips=[]).astype({"c": int, "s": int, "t": int})
+    life = chips["lifetime_periods"].reindex(initial["c"]).to_numpy(dtype=np.int64)
+    start = np.maximum(initial["t_inst"].to_numpy(), 0)
+    end = np.minimum(initial["t_inst"].to_numpy() + life, T)  # exclusive
+    initial = expand(initial[["c", "s", "chips"]], start, end - start, "t")
+    return initial.groupby(["c", "s", "t"], as_index=False)["chips"].sum()
 
+
+def _coded_demand(ds: Any, codes: Mapping[str, tuple[str, ...]], p0: int, T: int) -> pd.DataFrame:
+    """Positive demand rows inside the horizon: ``k, w, t, demand_h100e``."""
     d = ds.table("demand")
     demand = _frame(
         k=_code(d["customer"], codes["k"]),
         w=_code(d["workload"], codes["w"]),
-        t=_pidx(d["period"], p0),
+        t=_period_position(d["period"], p0),
         demand_h100e=d["demand_h100e"].to_numpy(dtype=float),
     )
     demand = demand[(demand["demand_h100e"] > 0) & (demand["t"] >= 0) & (demand["t"] < T)]
-    demand = demand.reset_index(drop=True)
+    return demand.reset_index(drop=True)
 
-    # eligibility expanded to allowed sites
+
+def _coded_eligibility(
+    ds: Any, codes: Mapping[str, tuple[str, ...]], sites: pd.DataFrame
+) -> pd.DataFrame:
+    """Eligibility expanded to the allowed sites: ``k, c, s, derate``."""
     e = ds.table("eligibility")
     el = _frame(
         k=_code(e["customer"], codes["k"]),
@@ -405,554 +330,240 @@ def _prep(i: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) -> _Scen:
     el["region"] = el["regions"].str.split(";")
     el = el.explode("region")
     el["region"] = el["region"].astype(str).str.strip()
-    site_reg = _frame(s=sites.index.to_numpy(), region=sites["region"].astype(str).to_numpy())
-    any_reg = el[el["region"] == ""][["k", "c", "derate"]].drop_duplicates()
-    any_reg = any_reg.merge(site_reg[["s"]], how="cross")
-    some = el[el["region"] != ""].merge(site_reg, on="region")[["k", "c", "derate", "s"]]
-    elig = pd.concat([any_reg, some], ignore_index=True).drop_duplicates(["k", "c", "s"])
-    elig = elig[["k", "c", "s", "derate"]].reset_index(drop=True)
+    site_region = _frame(s=sites.index.to_numpy(), region=sites["region"].astype(str).to_numpy())
+    any_region = el[el["region"] == ""][["k", "c", "derate"]].drop_duplicates()
+    any_region = any_region.merge(site_region[["s"]], how="cross")
+    some = el[el["region"] != ""].merge(site_region, on="region")[["k", "c", "derate", "s"]]
+    elig = pd.concat([any_region, some], ignore_index=True).drop_duplicates(["k", "c", "s"])
+    return elig[["k", "c", "s", "derate"]].reset_index(drop=True)
 
+
+def _coded_commitments(
+    ds: Any, codes: Mapping[str, tuple[str, ...]], p0: int, T: int
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Code the commitment rows (``j, k, f, t0, t1, min_it_mw, penalty``) and active periods."""
     cm = ds.table("commitments")
-    com = _frame(
+    commitments = _frame(
         j=np.arange(len(cm), dtype=np.int64),
         k=_code(cm["customer"], codes["k"]),
         f=_code(cm["family"], codes["f"]),
-        t0=_pidx(cm["from_period"], p0),
-        t1=_pidx(cm["to_period"], p0),
+        t0=_period_position(cm["from_period"], p0),
+        t1=_period_position(cm["to_period"], p0),
         min_it_mw=cm["min_it_mw"].to_numpy(dtype=float),
         penalty=cm["breach_penalty_usd_per_mw"].to_numpy(dtype=float),
     )
-    act = com[com["min_it_mw"] > 0]
-    start = np.maximum(act["t0"].to_numpy(), 0)
-    end = np.minimum(act["t1"].to_numpy(), T - 1) + 1
-    com_periods = _expand(act, start, end - start, "t")
-    return _Scen(
-        i,
-        ds,
-        T,
-        _hours(ds),
-        _discount(ds),
-        sites,
-        chips,
-        customers,
-        pf,
-        grid,
-        water,
-        supply,
-        bom,
-        init,
-        demand,
-        elig,
-        com,
-        com_periods,
-        tuple(codes["w"]),
+    active = commitments[commitments["min_it_mw"] > 0]
+    start = np.maximum(active["t0"].to_numpy(), 0)
+    end = np.minimum(active["t1"].to_numpy(), T - 1) + 1
+    return commitments, expand(active, start, end - start, "t")
+
+
+def _coded_limits(
+    ds: Any, codes: Mapping[str, tuple[str, ...]], p0: int
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Code the limit tables.
+
+    Grid (``s, t, grid_mw``), water (``s, t, permit``), supply (``r, t, capacity``)
+    and bill of materials (``c, r, per_chip`` > 0).
+    """
+    g = ds.table("site_grid")
+    grid = _frame(
+        s=_code(g["site"], codes["s"]), t=_period_position(g["period"], p0), grid_mw=g["grid_mw"]
+    )
+    wt = ds.table("site_water")
+    water = _frame(
+        s=_code(wt["site"], codes["s"]),
+        t=_period_position(wt["period"], p0),
+        permit=wt["water_permit_m3"],
+    )
+    su = ds.table("supply_resources")
+    supply = _frame(
+        r=_code(su["resource"], codes["r"]),
+        t=_period_position(su["period"], p0),
+        capacity=su["capacity"],
+    )
+    bm = ds.table("chip_bill_of_materials")
+    bom = _frame(
+        c=_code(bm["chip"], codes["c"]),
+        r=_code(bm["resource"], codes["r"]),
+        per_chip=bm["per_chip"],
+    )
+    return grid, water, supply, bom[bom["per_chip"] > 0]
+
+
+def _scenario_data(index: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) -> ScenarioData:
+    """Code one scenario's dataset (every ID -> integer code, periods -> positions)."""
+    periods = ds.periods
+    T = len(periods)
+    p0 = period_index(periods[0])
+    sites = ds.table("sites").copy()
+    sites.index = _code(sites["site"], codes["s"])
+    chips = ds.table("chips").copy()
+    chips.index = _code(chips["chip"], codes["c"])
+    chips["f"] = _code(chips["family"], codes["f"])
+    chips["t_first"] = _period_position(chips["first_period"], p0)
+    chips["t_last"] = _period_position(chips["last_period"], p0)
+    customers = ds.table("customers").copy()
+    customers.index = _code(customers["customer"], codes["k"])
+    wl = ds.table("workloads")
+    power_factor = np.full(len(codes["w"]), np.nan)
+    power_factor[_code(wl["workload"], codes["w"])] = wl["power_factor"].to_numpy(dtype=float)
+    grid, water, supply, bom = _coded_limits(ds, codes, p0)
+    commitments, commitment_periods = _coded_commitments(ds, codes, p0, T)
+    return ScenarioData(
+        index=index,
+        dataset=ds,
+        n_periods=T,
+        hours=_hours(ds),
+        discount=_discount(ds),
+        sites=sites,
+        chips=chips,
+        customers=customers,
+        power_factor=power_factor,
+        grid=grid,
+        water=water,
+        supply=supply,
+        bill_of_materials=bom,
+        initial_fleet=_coded_initial_fleet(ds, codes, chips, p0, T),
+        demand=_coded_demand(ds, codes, p0, T),
+        eligibility=_coded_eligibility(ds, codes, sites),
+        commitments=commitments,
+        commitment_periods=commitment_periods,
+        workload_names=tuple(codes["w"]),
     )
 
 
-# ----------------------------------------------------------------------------- builder
-class _Builder:
-    """Accumulates columns, rows, matrix terms and cost terms."""
-
-    def __init__(self) -> None:
-        self.var_frames: list[pd.DataFrame] = []
-        self.n_cols = 0
-        self.row_frames: list[pd.DataFrame] = []
-        self.n_rows = 0
-        self.terms: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-        self.costs: list[pd.DataFrame] = []
-        self.consts: list[pd.DataFrame] = []
-
-    def add_vars(self, kind: str, scenario: int, keys: pd.DataFrame) -> np.ndarray:
-        """Add one column per row of ``keys`` (code columns); return column ids."""
-        n = len(keys)
-        cols = np.arange(self.n_cols, self.n_cols + n, dtype=np.int64)
-        f = pd.DataFrame({"col": cols})
-        f["kind"] = kind
-        f["scenario"] = scenario
-        for cname in ("s", "c", "k", "w", "j", "t"):
-            f[cname] = keys[cname].to_numpy(dtype=np.int64) if cname in keys else -1
-        self.var_frames.append(f)
-        self.n_cols += n
-        return cols
-
-    def add_rows(
-        self, family: str, scenario: int, keys: pd.DataFrame, sense: str, rhs: np.ndarray
-    ) -> np.ndarray:
-        """Add one row per row of ``keys``; return row ids."""
-        n = len(keys)
-        rows = np.arange(self.n_rows, self.n_rows + n, dtype=np.int64)
-        f = pd.DataFrame({"row": rows})
-        f["family"] = family
-        f["scenario"] = scenario
-        for cname in _CODE_COLS:
-            f[cname] = keys[cname].to_numpy(dtype=np.int64) if cname in keys else -1
-        f["sense"] = sense
-        f["rhs"] = np.asarray(rhs, dtype=float)
-        self.row_frames.append(f)
-        self.n_rows += n
-        return rows
-
-    def add_terms(self, row: Any, col: Any, coef: Any) -> None:
-        """Add matrix coefficients (duplicates are summed)."""
-        r = np.asarray(row, dtype=np.int64)
-        c = np.asarray(col, dtype=np.int64)
-        v = np.broadcast_to(np.asarray(coef, dtype=float), r.shape).copy()
-        if len(r):
-            self.terms.append((r, c, v))
-
-    def add_cost(self, scenario: int, term: str, col: Any, t: Any, coef: Any) -> None:
-        """Add undiscounted cost coefficients of ``term`` in period ``t``."""
-        col = np.asarray(col, dtype=np.int64)
-        if not len(col):
-            return
-        f = pd.DataFrame({"col": col})
-        f["scenario"] = scenario
-        f["term"] = term
-        f["t"] = np.broadcast_to(np.asarray(t, dtype=np.int64), col.shape)
-        f["coef"] = np.broadcast_to(np.asarray(coef, dtype=float), col.shape)
-        self.costs.append(f)
-
-    def add_const(self, scenario: int, term: str, t: Any, value: Any) -> None:
-        """Add an undiscounted constant cost."""
-        t = np.asarray(t, dtype=np.int64)
-        if not len(t):
-            return
-        f = pd.DataFrame({"scenario": scenario, "term": term, "t": t})
-        f["value"] = np.asarray(value, dtype=float)
-        self.consts.append(f)
+# ----------------------------------------------------------------- first-stage columns
+def _relevant_customers(scenario: ScenarioData) -> np.ndarray:
+    customers = set(scenario.demand["k"].tolist()) | set(scenario.commitment_periods["k"].tolist())
+    return np.array(sorted(customers), dtype=np.int64)
 
 
-@dataclass
-class _Ctx:
-    """Columns of one scenario, as code frames with a ``col`` column."""
-
-    sc: _Scen
-    build: pd.DataFrame
-    liquid: pd.DataFrame
-    install: pd.DataFrame
-    produce: pd.DataFrame
-    fleet_terms: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, t, col
-    fleet_keys: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, t, init
-    assign: pd.DataFrame = field(default_factory=pd.DataFrame)
-    unmet: pd.DataFrame = field(default_factory=pd.DataFrame)
-    breach: pd.DataFrame = field(default_factory=pd.DataFrame)
-
-
-def _chip_attr(sc: _Scen, c: np.ndarray, col: str) -> np.ndarray:
-    return sc.chips[col].reindex(c).to_numpy()
-
-
-def _site_attr(sc: _Scen, s: np.ndarray, col: str) -> np.ndarray:
-    return sc.sites[col].reindex(s).to_numpy()
-
-
-def _cooling_split(sc: _Scen, c: np.ndarray, s: np.ndarray, air: str, liq: str) -> np.ndarray:
-    """Per (chip, site) PUE or WUE: liquid-only chips at the liquid value, else air."""
-    is_liq = _chip_attr(sc, c, "cooling") == "liquid"
-    return np.where(is_liq, _site_attr(sc, s, liq), _site_attr(sc, s, air)).astype(float)
-
-
-def _relevant_customers(sc: _Scen) -> np.ndarray:
-    ks = set(sc.demand["k"].tolist()) | set(sc.com_periods["k"].tolist())
-    return np.array(sorted(ks), dtype=np.int64)
-
-
-def _can_build(sc: _Scen) -> pd.Index:
-    st = sc.sites
+def _can_build(scenario: ScenarioData) -> pd.Index:
+    st = scenario.sites
     ok = (st["max_build_mw_per_period"] > 0) & (st["max_it_mw"] > st["initial_it_mw"] + 1e-12)
     return st.index[ok.to_numpy()]
 
 
-def _usable_pairs(sc: _Scen) -> pd.DataFrame:
+def _usable_pairs(scenario: ScenarioData) -> pd.DataFrame:
     """(c, s) where some relevant eligible customer may run the chip, cooling allowed."""
-    el = sc.elig[sc.elig["k"].isin(_relevant_customers(sc))]
+    el = scenario.eligibility[scenario.eligibility["k"].isin(_relevant_customers(scenario))]
     pairs = el[["c", "s"]].drop_duplicates()
-    liq_only = _chip_attr(sc, pairs["c"].to_numpy(), "cooling") == "liquid"
-    st = sc.sites
-    buildable = st.index.isin(_can_build(sc))
-    liq_possible = (st["initial_liquid_mw"] > 0).to_numpy() | (
+    liquid_only = scenario.chip_attr(pairs["c"].to_numpy(), "cooling") == "liquid"
+    st = scenario.sites
+    buildable = st.index.isin(_can_build(scenario))
+    liquid_possible = (st["initial_liquid_mw"] > 0).to_numpy() | (
         buildable & (st["liquid_share_max"] > 0).to_numpy()
     )
-    liq_ok = pd.Series(liq_possible, index=st.index).reindex(pairs["s"]).fillna(False)
-    keep = ~liq_only | liq_ok.to_numpy(dtype=bool)
+    liquid_ok = pd.Series(liquid_possible, index=st.index).reindex(pairs["s"]).fillna(False)
+    keep = ~liquid_only | liquid_ok.to_numpy(dtype=bool)
     return pairs[keep].reset_index(drop=True)
 
 
-def _first_stage_keys(scens: Sequence[_Scen]) -> dict[str, pd.DataFrame]:
+def _first_stage_keys(scenarios: Sequence[ScenarioData]) -> dict[str, pd.DataFrame]:
     """Union over scenarios of the first-stage variable keys."""
-    T = scens[0].T
-    tt = pd.DataFrame({"t": np.arange(T, dtype=np.int64)})
-    b, lq, pr, ins = [], [], [], []
-    for sc in scens:
-        sb = _can_build(sc)
-        bk = pd.DataFrame({"s": np.asarray(sb, dtype=np.int64)}).merge(tt, how="cross")
-        b.append(bk)
-        ls = sc.sites.loc[sb]
+    T = scenarios[0].n_periods
+    all_periods = pd.DataFrame({"t": np.arange(T, dtype=np.int64)})
+    build, liquid, produce, install = [], [], [], []
+    for scenario in scenarios:
+        buildable = _can_build(scenario)
+        build_sites = pd.DataFrame({"s": np.asarray(buildable, dtype=np.int64)})
+        build.append(build_sites.merge(all_periods, how="cross"))
+        ls = scenario.sites.loc[buildable]
         ls = ls.index[(ls["liquid_share_max"] > 0).to_numpy()]
-        lq.append(pd.DataFrame({"s": np.asarray(ls, dtype=np.int64)}).merge(tt, how="cross"))
-        pairs = _usable_pairs(sc)
-        ch = sc.chips.loc[sc.chips.index.isin(pairs["c"].unique())]
+        liquid_sites = pd.DataFrame({"s": np.asarray(ls, dtype=np.int64)})
+        liquid.append(liquid_sites.merge(all_periods, how="cross"))
+        pairs = _usable_pairs(scenario)
+        ch = scenario.chips.loc[scenario.chips.index.isin(pairs["c"].unique())]
         t0 = np.maximum(ch["t_first"].to_numpy(), 0)
         t1 = np.minimum(ch["t_last"].to_numpy(), T - 1)
-        cf = pd.DataFrame({"c": ch.index.to_numpy(dtype=np.int64), "t0": t0})
-        prod = _expand(cf[["c"]], t0, t1 - t0 + 1, "t")
-        pr.append(prod)
-        first = prod.groupby("c", as_index=False)["t"].min().rename(columns={"t": "t0"})
+        on_sale = pd.DataFrame({"c": ch.index.to_numpy(dtype=np.int64), "t0": t0})
+        chip_periods = expand(on_sale[["c"]], t0, t1 - t0 + 1, "t")
+        produce.append(chip_periods)
+        first = chip_periods.groupby("c", as_index=False)["t"].min().rename(columns={"t": "t0"})
         pp = pairs.merge(first, on="c")
-        ins.append(_expand(pp[["c", "s"]], pp["t0"].to_numpy(), T - pp["t0"].to_numpy(), "t"))
+        install.append(expand(pp[["c", "s"]], pp["t0"].to_numpy(), T - pp["t0"].to_numpy(), "t"))
 
-    def u(frames: list[pd.DataFrame], cols: list[str]) -> pd.DataFrame:
+    def union(frames: list[pd.DataFrame], cols: list[str]) -> pd.DataFrame:
         f = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
         f = f[cols].astype(np.int64).drop_duplicates().sort_values(cols)
         return f.reset_index(drop=True)
 
     return {
-        "build": u(b, ["s", "t"]),
-        "liquid": u(lq, ["s", "t"]),
-        "produce": u(pr, ["c", "t"]),
-        "install": u(ins, ["c", "s", "t"]),
+        "build": union(build, ["s", "t"]),
+        "liquid": union(liquid, ["s", "t"]),
+        "produce": union(produce, ["c", "t"]),
+        "install": union(install, ["c", "s", "t"]),
     }
 
 
-def _cumulative(var: pd.DataFrame, keys: list[str], T: int) -> pd.DataFrame:
-    """Pairs (key..., t, col) where col is a variable of period t' <= t."""
-    v = var.rename(columns={"t": "t_var"})
-    return _expand(v, v["t_var"].to_numpy(), T - v["t_var"].to_numpy(), "t")
-
-
 # ---------------------------------------------------------------- operating variables
-def _fleet(b: _Builder, ctx: _Ctx) -> None:
-    """Columns ``fleet[c,s,p]`` = installs still alive, defined recursively.
-
-    fleet_definition rows: new[c,s,p] - new[c,s,p-1] - install[c,s,p]
-    + install[c,s,p-lifetime] == 0. The recursion keeps each install in two rows
-    instead of ``lifetime`` rows per family, which keeps the matrix sparse (the
-    normal equations of a lifetime-window sum fill in badly).
-    """
-    sc = ctx.sc
-    ins = ctx.install
-    cols = ["c", "s", "t", "col"]
-    if len(ins):
-        T = sc.T
-        first = ins.groupby(["c", "s"], as_index=False)["t"].min()
-        nk = _expand(first[["c", "s"]], first["t"].to_numpy(), T - first["t"].to_numpy(), "t")
-        nk = nk.astype(np.int64)
-        nk["col"] = b.add_vars("fleet", sc.i, nk)
-        rows = b.add_rows("fleet_definition", sc.i, nk, "==", np.zeros(len(nk)))
-        b.add_terms(rows, nk["col"], 1.0)
-        rmap = nk[["c", "s", "t"]].assign(row=rows)
-        prev = nk.assign(t=nk["t"] + 1).merge(rmap, on=["c", "s", "t"])
-        b.add_terms(prev["row"], prev["col"], -1.0)
-        m = ins.merge(rmap, on=["c", "s", "t"])
-        b.add_terms(m["row"], m["col"], -1.0)
-        life = _chip_attr(sc, ins["c"].to_numpy(), "lifetime_periods").astype(np.int64)
-        m = ins.assign(t=ins["t"].to_numpy() + life).merge(rmap, on=["c", "s", "t"])
-        b.add_terms(m["row"], m["col"], 1.0)
-        ft = nk[cols]
-    else:
-        ft = pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in cols})
-    ctx.fleet_terms = ft
-    keys = pd.concat([ft[["c", "s", "t"]], sc.init[["c", "s", "t"]]]).drop_duplicates()
-    keys = keys.astype(np.int64).merge(sc.init, on=["c", "s", "t"], how="left")
-    keys["init"] = keys["chips"].fillna(0.0)
-    ctx.fleet_keys = keys.drop(columns="chips").sort_values(["c", "s", "t"]).reset_index(drop=True)
-
-
-def _operating_keys(ctx: _Ctx) -> dict[str, pd.DataFrame]:
-    sc = ctx.sc
-    el = sc.elig
-    fk = ctx.fleet_keys[["c", "s", "t"]]
+def _operating_keys(columns: ScenarioColumns) -> dict[str, pd.DataFrame]:
+    """Keys of the scenario's assign, unmet and breach columns."""
+    scenario = columns.scenario
+    el = scenario.eligibility
     # demand-driven assignment
-    a = el.merge(sc.demand[["k", "w", "t"]], on="k")
+    assign = el.merge(scenario.demand[["k", "w", "t"]], on="k")
     # commitment-driven assignment (customer/family/period with no demand there)
-    if len(sc.com_periods):
-        cp = sc.com_periods[["k", "f", "t"]].drop_duplicates()
-        have = sc.demand[["k", "t"]].drop_duplicates()
-        cp = cp.merge(have, on=["k", "t"], how="left", indicator=True)
-        cp = cp[cp["_merge"] == "left_only"][["k", "f", "t"]]
+    if len(scenario.commitment_periods):
+        committed = scenario.commitment_periods[["k", "f", "t"]].drop_duplicates()
+        demanded = scenario.demand[["k", "t"]].drop_duplicates()
+        committed = committed.merge(demanded, on=["k", "t"], how="left", indicator=True)
+        committed = committed[committed["_merge"] == "left_only"][["k", "f", "t"]]
         # use the workload with the lowest power factor when nothing is demanded
-        wmin = int(np.nanargmin(np.where(np.isnan(sc.pf), np.inf, sc.pf)))
-        elf = el.assign(f=_chip_attr(sc, el["c"].to_numpy(), "f").astype(np.int64))
-        b = elf.merge(cp, on=["k", "f"]).drop(columns="f")
-        b["w"] = wmin
-        a = pd.concat([a, b], ignore_index=True)
-    a = a.merge(fk, on=["c", "s", "t"])
-    a = a[["c", "s", "k", "w", "t", "derate"]].drop_duplicates(["c", "s", "k", "w", "t"])
-    a = a.sort_values(["c", "s", "k", "w", "t"]).reset_index(drop=True)
-    unmet = sc.demand[["k", "w", "t", "demand_h100e"]].reset_index(drop=True)
-    breach = sc.com_periods[["j", "k", "f", "t", "min_it_mw", "penalty"]].reset_index(drop=True)
-    return {"assign": a, "unmet": unmet, "breach": breach}
+        pf = scenario.power_factor
+        w_min = int(np.nanargmin(np.where(np.isnan(pf), np.inf, pf)))
+        el_family = el.assign(f=scenario.chip_attr(el["c"].to_numpy(), "f").astype(np.int64))
+        by_commitment = el_family.merge(committed, on=["k", "f"]).drop(columns="f")
+        by_commitment["w"] = w_min
+        assign = pd.concat([assign, by_commitment], ignore_index=True)
+    assign = assign.merge(columns.fleet_keys[["c", "s", "t"]], on=["c", "s", "t"])
+    assign = assign[["c", "s", "k", "w", "t", "derate"]].drop_duplicates(["c", "s", "k", "w", "t"])
+    assign = assign.sort_values(["c", "s", "k", "w", "t"]).reset_index(drop=True)
+    unmet = scenario.demand[["k", "w", "t", "demand_h100e"]].reset_index(drop=True)
+    breach = scenario.commitment_periods[["j", "k", "f", "t", "min_it_mw", "penalty"]]
+    return {"assign": assign, "unmet": unmet, "breach": breach.reset_index(drop=True)}
 
 
-# ------------------------------------------------------------------ constraint families
-def define_site_it_power(b: _Builder, ctx: _Ctx) -> None:
-    """Site IT power: sum_c fleet[c,s,p] * it_kw_c / 1000 <= initial_it_mw_s + cum build[s,p]."""
-    sc, fk = ctx.sc, ctx.fleet_keys
-    if fk.empty:
-        return
-    kw = _chip_attr(sc, fk["c"].to_numpy(), "it_kw_per_chip") / 1000.0
-    fk = fk.assign(mw0=fk["init"] * kw)
-    keys = fk.groupby(["s", "t"], as_index=False)["mw0"].sum()
-    rhs = _site_attr(sc, keys["s"].to_numpy(), "initial_it_mw") - keys["mw0"].to_numpy()
-    rows = b.add_rows("site_it_power", sc.i, keys, "<=", rhs)
-    rmap = keys[["s", "t"]].assign(row=rows)
-    ft = ctx.fleet_terms.merge(rmap, on=["s", "t"])
-    b.add_terms(ft["row"], ft["col"], _chip_attr(sc, ft["c"].to_numpy(), "it_kw_per_chip") / 1e3)
-    cb = _cumulative(ctx.build, ["s"], sc.T).merge(rmap, on=["s", "t"])
-    b.add_terms(cb["row"], cb["col"], -1.0)
-
-
-def define_site_liquid(b: _Builder, ctx: _Ctx) -> None:
-    """Liquid: sum_{c liquid} fleet*kw/1e3 <= initial_liquid + cum liquid; liquid <= share*build."""
-    sc = ctx.sc
-    if len(ctx.liquid):
-        lq = ctx.liquid.merge(ctx.build[["s", "t", "col"]], on=["s", "t"], suffixes=("", "_b"))
-        rows = b.add_rows("site_liquid_share", sc.i, lq, "<=", np.zeros(len(lq)))
-        b.add_terms(rows, lq["col"], 1.0)
-        b.add_terms(rows, lq["col_b"], -_site_attr(sc, lq["s"].to_numpy(), "liquid_share_max"))
-    fk = ctx.fleet_keys
-    liq = _chip_attr(sc, fk["c"].to_numpy(), "cooling") == "liquid"
-    fk = fk[liq]
-    if fk.empty:
-        return
-    kw = _chip_attr(sc, fk["c"].to_numpy(), "it_kw_per_chip") / 1000.0
-    keys = fk.assign(mw0=fk["init"] * kw).groupby(["s", "t"], as_index=False)["mw0"].sum()
-    rhs = _site_attr(sc, keys["s"].to_numpy(), "initial_liquid_mw") - keys["mw0"].to_numpy()
-    rows = b.add_rows("site_liquid", sc.i, keys, "<=", rhs)
-    rmap = keys[["s", "t"]].assign(row=rows)
-    ft = ctx.fleet_terms
-    ft = ft[_chip_attr(sc, ft["c"].to_numpy(), "cooling") == "liquid"].merge(rmap, on=["s", "t"])
-    b.add_terms(ft["row"], ft["col"], _chip_attr(sc, ft["c"].to_numpy(), "it_kw_per_chip") / 1e3)
-    cl = _cumulative(ctx.liquid, ["s"], sc.T).merge(rmap, on=["s", "t"])
-    b.add_terms(cl["row"], cl["col"], -1.0)
-
-
-def define_site_grid(b: _Builder, ctx: _Ctx) -> None:
-    """Site grid: sum_c fleet*it_kw/1000 * PUE(c,s) <= grid_mw[s,p] (liquid chips: pue_liquid)."""
-    sc, fk = ctx.sc, ctx.fleet_keys
-    if fk.empty:
-        return
-    c, s = fk["c"].to_numpy(), fk["s"].to_numpy()
-    fac = (
-        _chip_attr(sc, c, "it_kw_per_chip")
-        / 1e3
-        * _cooling_split(sc, c, s, "pue_air", "pue_liquid")
-    )
-    keys = fk.assign(mw0=fk["init"] * fac).groupby(["s", "t"], as_index=False)["mw0"].sum()
-    keys = keys.merge(sc.grid, on=["s", "t"], how="left")
-    rhs = keys["grid_mw"].fillna(np.inf).to_numpy() - keys["mw0"].to_numpy()
-    keep = np.isfinite(rhs)
-    keys, rhs = keys[keep], rhs[keep]
-    rows = b.add_rows("site_grid", sc.i, keys, "<=", rhs)
-    rmap = keys[["s", "t"]].assign(row=rows)
-    ft = ctx.fleet_terms.merge(rmap, on=["s", "t"])
-    c, s = ft["c"].to_numpy(), ft["s"].to_numpy()
-    b.add_terms(
-        ft["row"],
-        ft["col"],
-        _chip_attr(sc, c, "it_kw_per_chip")
-        / 1e3
-        * _cooling_split(sc, c, s, "pue_air", "pue_liquid"),
-    )
-
-
-def define_site_build(b: _Builder, ctx: _Ctx) -> None:
-    """Build: build[s,p] <= max_build_mw_per_period; cum build[s,p] <= max_it_mw - initial_it_mw."""
-    sc, bv = ctx.sc, ctx.build
-    if bv.empty:
-        return
-    s = bv["s"].to_numpy()
-    rows = b.add_rows(
-        "site_build_rate", sc.i, bv, "<=", _site_attr(sc, s, "max_build_mw_per_period")
-    )
-    b.add_terms(rows, bv["col"], 1.0)
-    room = _site_attr(sc, s, "max_it_mw") - _site_attr(sc, s, "initial_it_mw")
-    rows = b.add_rows("site_max", sc.i, bv[["s", "t"]], "<=", room)
-    rmap = bv[["s", "t"]].assign(row=rows)
-    cb = _cumulative(bv, ["s"], sc.T).merge(rmap, on=["s", "t"])
-    b.add_terms(cb["row"], cb["col"], 1.0)
-
-
-def _energy_coefs(ctx: _Ctx) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Compute IT MWh per unit: fleet columns (idle), assign columns (extra), initial fleet.
-
-    Returns frames with ``s, t, col``/``value`` and ``it_mwh`` per unit, plus ``c``.
-    """
-    sc = ctx.sc
-    ft = ctx.fleet_terms
-    c = ft["c"].to_numpy()
-    idle = _chip_attr(sc, c, "idle_power_factor").astype(float)
-    kw = _chip_attr(sc, c, "it_kw_per_chip").astype(float)
-    f_it = ft[["c", "s", "t", "col"]].assign(it=sc.hours[ft["t"].to_numpy()] / 1e3 * kw * idle)
-    a = ctx.assign
-    c = a["c"].to_numpy()
-    idle = _chip_attr(sc, c, "idle_power_factor").astype(float)
-    kw = _chip_attr(sc, c, "it_kw_per_chip").astype(float)
-    pf = sc.pf[a["w"].to_numpy()]
-    a_it = a[["c", "s", "t", "col"]].assign(it=sc.hours[a["t"].to_numpy()] / 1e3 * kw * (pf - idle))
-    fk = ctx.fleet_keys
-    fk = fk[fk["init"] > 0]
-    c = fk["c"].to_numpy()
-    idle = _chip_attr(sc, c, "idle_power_factor").astype(float)
-    kw = _chip_attr(sc, c, "it_kw_per_chip").astype(float)
-    i_it = fk[["c", "s", "t"]].assign(
-        it=sc.hours[fk["t"].to_numpy()] / 1e3 * kw * idle * fk["init"].to_numpy()
-    )
-    return f_it, a_it, i_it
-
-
-def define_site_water(b: _Builder, ctx: _Ctx) -> None:
-    """Site water: sum IT MWh(c,s,p) * WUE(c,s) <= water_permit_m3[s,p] (WUE split by cooling)."""
-    sc = ctx.sc
-    if ctx.fleet_keys.empty:
-        return
-    f_it, a_it, i_it = _energy_coefs(ctx)
-    wue = ("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
-    i_w = i_it.assign(
-        m3=i_it["it"] * _cooling_split(sc, i_it["c"].to_numpy(), i_it["s"].to_numpy(), *wue)
-    )
-    keys = ctx.fleet_keys[["s", "t"]].drop_duplicates()
-    keys = keys.merge(
-        i_w.groupby(["s", "t"], as_index=False)["m3"].sum(), on=["s", "t"], how="left"
-    )
-    keys = keys.merge(sc.water, on=["s", "t"], how="left").sort_values(["s", "t"])
-    rhs = keys["permit"].fillna(np.inf).to_numpy() - keys["m3"].fillna(0.0).to_numpy()
-    keep = np.isfinite(rhs)
-    keys, rhs = keys[keep], rhs[keep]
-    rows = b.add_rows("site_water", sc.i, keys, "<=", rhs)
-    rmap = keys[["s", "t"]].assign(row=rows)
-    for f in (f_it, a_it):
-        m = f.merge(rmap, on=["s", "t"])
-        w = _cooling_split(sc, m["c"].to_numpy(), m["s"].to_numpy(), *wue)
-        b.add_terms(m["row"], m["col"], m["it"].to_numpy() * w)
-
-
-def define_supply_resource(b: _Builder, ctx: _Ctx) -> None:
-    """Supply resource: sum_c produce[c,p] * per_chip[c,r] <= capacity[r,p]."""
-    sc = ctx.sc
-    pr = ctx.produce.merge(sc.bom, on="c")
-    if pr.empty:
-        return
-    keys = pr[["r", "t"]].drop_duplicates().merge(sc.supply, on=["r", "t"], how="left")
-    keys = keys.sort_values(["r", "t"]).reset_index(drop=True)
-    rows = b.add_rows("supply_resource", sc.i, keys, "<=", keys["capacity"].fillna(0.0).to_numpy())
-    m = pr.merge(keys[["r", "t"]].assign(row=rows), on=["r", "t"])
-    b.add_terms(m["row"], m["col"], m["per_chip"].to_numpy())
-
-
-def define_chip_inventory(b: _Builder, ctx: _Ctx) -> None:
-    """Chip inventory: sum_{s, p'<=p} install[c,s,p'] - sum_{p'<=p} produce[c,p'] <= 0."""
-    sc = ctx.sc
-    ins = ctx.install
-    if ins.empty:
-        return
-    first = ins.groupby("c", as_index=False)["t"].min()
-    keys = _expand(first[["c"]], first["t"].to_numpy(), sc.T - first["t"].to_numpy(), "t")
-    rows = b.add_rows("chip_inventory", sc.i, keys, "<=", np.zeros(len(keys)))
-    rmap = keys.assign(row=rows)
-    ci = _cumulative(ins, ["c", "s"], sc.T).merge(rmap, on=["c", "t"])
-    b.add_terms(ci["row"], ci["col"], 1.0)
-    cp = _cumulative(ctx.produce, ["c"], sc.T).merge(rmap, on=["c", "t"])
-    b.add_terms(cp["row"], cp["col"], -1.0)
-
-
-def define_chip_window(b: _Builder, ctx: _Ctx) -> None:
-    """Chip window: produce[c,p] <= 0 outside the sale window (rows only for shared columns)."""
-    sc, pr = ctx.sc, ctx.produce
-    if pr.empty:
-        return
-    t0 = _chip_attr(sc, pr["c"].to_numpy(), "t_first")
-    t1 = _chip_attr(sc, pr["c"].to_numpy(), "t_last")
-    t = pr["t"].to_numpy()
-    out = pr[~((t >= t0) & (t <= t1))]
-    if out.empty:
-        return
-    rows = b.add_rows("chip_window", sc.i, out, "<=", np.zeros(len(out)))
-    b.add_terms(rows, out["col"], 1.0)
-
-
-def define_fleet_assignment(b: _Builder, ctx: _Ctx) -> None:
-    """Fleet assignment: sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] (initial + installs alive)."""
-    sc, a = ctx.sc, ctx.assign
-    if a.empty:
-        return
-    keys = a[["c", "s", "t"]].drop_duplicates().merge(ctx.fleet_keys, on=["c", "s", "t"])
-    keys = keys.sort_values(["c", "s", "t"]).reset_index(drop=True)
-    rows = b.add_rows("fleet_assignment", sc.i, keys, "<=", keys["init"].to_numpy())
-    rmap = keys[["c", "s", "t"]].assign(row=rows)
-    m = a.merge(rmap, on=["c", "s", "t"])
-    b.add_terms(m["row"], m["col"], 1.0)
-    m = ctx.fleet_terms.merge(rmap, on=["c", "s", "t"])
-    b.add_terms(m["row"], m["col"], -1.0)
-
-
-def define_demand_balance(b: _Builder, ctx: _Ctx) -> None:
-    """Demand balance: sum assign * h100e[c,w] * derate[k,c] + unmet[k,w,p] >= demand[k,w,p]."""
-    sc, u = ctx.sc, ctx.unmet
-    if u.empty:
-        return
-    rows = b.add_rows("demand_balance", sc.i, u, ">=", u["demand_h100e"].to_numpy())
-    b.add_terms(rows, u["col"], 1.0)
-    rmap = u[["k", "w", "t"]].assign(row=rows)
-    m = ctx.assign.merge(rmap, on=["k", "w", "t"])
-    wname = np.asarray(sc.wnames, dtype=object)[m["w"].to_numpy()]
-    c = m["c"].to_numpy()
-    tr = _chip_attr(sc, c, "training_h100e").astype(float)
-    inf = _chip_attr(sc, c, "inference_h100e").astype(float)
-    h = np.where(wname == "training", tr, inf)
-    b.add_terms(m["row"], m["col"], h * m["derate"].to_numpy())
-
-
-def define_commitment(b: _Builder, ctx: _Ctx) -> None:
-    """Commit IT MW: sum_{c in f, s, w} assign[c,s,k,w,p] * kw/1000 + breach[j,p] >= min_it_mw."""
-    sc, br = ctx.sc, ctx.breach
-    if br.empty:
-        return
-    rows = b.add_rows("commitment", sc.i, br, ">=", br["min_it_mw"].to_numpy())
-    b.add_terms(rows, br["col"], 1.0)
-    rmap = br[["j", "k", "f", "t"]].assign(row=rows)
-    a = ctx.assign
-    a = a.assign(f=_chip_attr(sc, a["c"].to_numpy(), "f").astype(np.int64))
-    m = a.merge(rmap, on=["k", "f", "t"])
-    b.add_terms(m["row"], m["col"], _chip_attr(sc, m["c"].to_numpy(), "it_kw_per_chip") / 1e3)
-
-
-def define_objective(b: _Builder, ctx: _Ctx, shared_done: bool) -> None:
+# ------------------------------------------------------------------------- objective
+def define_objective(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Add the scenario's cost terms: capex rents, energy, unmet and breach penalties."""
-    sc = ctx.sc
-    T = sc.T
+    scenario = columns.scenario
+    i = scenario.index
     # chip capex rent on every alive in-horizon period
-    ft = ctx.fleet_terms
-    c = ft["c"].to_numpy()
-    rent = _chip_attr(sc, c, "capex_usd_per_chip") / _chip_attr(sc, c, "lifetime_periods")
-    b.add_cost(sc.i, "chip_capex", ft["col"], ft["t"], rent.astype(float))
-    b.add_cost(
-        sc.i, "chip_capex", ctx.produce["col"], ctx.produce["t"], PRODUCE_TIE_BREAK_USD_PER_CHIP
-    )
+    fleet = columns.fleet_columns
+    c = fleet["c"].to_numpy()
+    rent = scenario.chip_attr(c, "capex_usd_per_chip") / scenario.chip_attr(c, "lifetime_periods")
+    builder.add_cost(i, "chip_capex", fleet["col"], fleet["t"], rent.astype(float))
+    produce = columns.produce
+    builder.add_cost(i, "chip_capex", produce["col"], produce["t"], PRODUCE_TIE_BREAK_USD_PER_CHIP)
     # build capex rent
-    bv = ctx.build
-    if len(bv):
-        cnt = np.minimum(FACILITY_LIFE_PERIODS, T - bv["t"].to_numpy())
-        e = _expand(bv[["s", "col"]], bv["t"].to_numpy(), cnt, "t")
-        rent = _site_attr(sc, e["s"].to_numpy(), "build_capex_usd_per_mw") / FACILITY_LIFE_PERIODS
-        b.add_cost(sc.i, "build_capex", e["col"], e["t"], rent.astype(float))
+    build = columns.build
+    if len(build):
+        count = np.minimum(FACILITY_LIFE_PERIODS, scenario.n_periods - build["t"].to_numpy())
+        e = expand(build[["s", "col"]], build["t"].to_numpy(), count, "t")
+        capex = scenario.site_attr(e["s"].to_numpy(), "build_capex_usd_per_mw")
+        rent = capex / FACILITY_LIFE_PERIODS
+        builder.add_cost(i, "build_capex", e["col"], e["t"], rent.astype(float))
     # energy
-    f_it, a_it, i_it = _energy_coefs(ctx)
-    for f in (f_it, a_it):
-        c, s = f["c"].to_numpy(), f["s"].to_numpy()
-        pue = _cooling_split(sc, c, s, "pue_air", "pue_liquid")
-        price = _site_attr(sc, s, "energy_price_usd_per_mwh").astype(float)
-        b.add_cost(sc.i, "energy", f["col"], f["t"], f["it"].to_numpy() * pue * price)
-    if len(i_it):
-        c, s = i_it["c"].to_numpy(), i_it["s"].to_numpy()
-        pue = _cooling_split(sc, c, s, "pue_air", "pue_liquid")
-        price = _site_attr(sc, s, "energy_price_usd_per_mwh").astype(float)
-        b.add_const(sc.i, "energy", i_it["t"], i_it["it"].to_numpy() * pue * price)
-    u = ctx.unmet
-    pen = sc.customers["unmet_penalty_usd_per_h100e_period"].reindex(u["k"]).to_numpy(dtype=float)
-    b.add_cost(sc.i, "unmet_penalty", u["col"], u["t"], pen)
-    br = ctx.breach
-    b.add_cost(sc.i, "breach_penalty", br["col"], br["t"], br["penalty"].to_numpy(dtype=float))
+    fleet_it, assign_it, initial_it = energy_coefficients(columns)
+
+    def energy_usd(per_unit: pd.DataFrame) -> np.ndarray:
+        c, s = per_unit["c"].to_numpy(), per_unit["s"].to_numpy()
+        pue = scenario.cooling_split(c, s, "pue_air", "pue_liquid")
+        price = scenario.site_attr(s, "energy_price_usd_per_mwh").astype(float)
+        return np.asarray(per_unit["it"].to_numpy() * pue * price)
+
+    for per_unit in (fleet_it, assign_it):
+        builder.add_cost(i, "energy", per_unit["col"], per_unit["t"], energy_usd(per_unit))
+    if len(initial_it):
+        builder.add_const(i, "energy", initial_it["t"], energy_usd(initial_it))
+    unmet = columns.unmet
+    penalty = scenario.customers["unmet_penalty_usd_per_h100e_period"].reindex(unmet["k"])
+    builder.add_cost(i, "unmet_penalty", unmet["col"], unmet["t"], penalty.to_numpy(dtype=float))
+    breach = columns.breach
+    penalty = breach["penalty"].to_numpy(dtype=float)
+    builder.add_cost(i, "breach_penalty", breach["col"], breach["t"], penalty)
 
 
 # ------------------------------------------------------------------------ entry points
@@ -1009,102 +620,113 @@ def build_stochastic_model(
     """
     if len(datasets) == 0 or len(datasets) != len(weights):
         raise ValueError("need one weight per dataset and at least one dataset")
-    wts = tuple(float(w) for w in weights)
-    if min(wts) < 0 or abs(sum(wts) - 1.0) > 1e-9:
-        raise ValueError(f"weights must be >= 0 and sum to 1, got {wts}")
+    probabilities = tuple(float(w) for w in weights)
+    if min(probabilities) < 0 or abs(sum(probabilities) - 1.0) > 1e-9:
+        raise ValueError(f"weights must be >= 0 and sum to 1, got {probabilities}")
     periods = tuple(datasets[0].periods)
     for ds in datasets[1:]:
         if tuple(ds.periods) != periods:
             raise ValueError("all scenario datasets must share the same horizon periods")
     codes = _codes(datasets)
-    scens = [_prep(i, ds, codes) for i, ds in enumerate(datasets)]
-    b = _Builder()
-    fs = _first_stage_keys(scens)
-    cols = {k: b.add_vars(k, -1, fs[k]) for k in FIRST_STAGE}
-    first = {k: fs[k].assign(col=cols[k]) for k in FIRST_STAGE}
-    ctxs = []
-    for sc in scens:
-        ctx = _Ctx(sc, first["build"], first["liquid"], first["install"], first["produce"])
-        _fleet(b, ctx)
-        ok = _operating_keys(ctx)
+    scenarios = [_scenario_data(i, ds, codes) for i, ds in enumerate(datasets)]
+    builder = ModelBuilder()
+    all_columns = _add_columns(builder, scenarios)
+    for columns in all_columns:
+        for family in REGISTRY:
+            if not family.builds_columns:
+                family.define(builder, columns)
+        define_objective(builder, columns)
+    return _assemble(builder, scenarios, codes, probabilities, periods, integer_units)
+
+
+def _add_columns(builder: ModelBuilder, scenarios: Sequence[ScenarioData]) -> list[ScenarioColumns]:
+    """Add the columns: shared first stage, then per scenario the rest.
+
+    Per scenario: the column-building families (fleet definition), then the
+    operating columns (assign, unmet, breach).
+    """
+    keys = _first_stage_keys(scenarios)
+    first = {
+        kind: keys[kind].assign(col=builder.add_vars(kind, -1, keys[kind])) for kind in FIRST_STAGE
+    }
+    all_columns = []
+    for scenario in scenarios:
+        columns = ScenarioColumns(
+            scenario, first["build"], first["liquid"], first["install"], first["produce"]
+        )
+        for family in REGISTRY:
+            if family.builds_columns:
+                family.define(builder, columns)
+        operating = _operating_keys(columns)
         for kind in ("assign", "unmet", "breach"):
-            setattr(ctx, kind, ok[kind].assign(col=b.add_vars(kind, sc.i, ok[kind])))
-        ctxs.append(ctx)
-    for ctx in ctxs:
-        define_site_it_power(b, ctx)
-        define_site_liquid(b, ctx)
-        define_site_grid(b, ctx)
-        define_site_build(b, ctx)
-        define_site_water(b, ctx)
-        define_supply_resource(b, ctx)
-        define_chip_inventory(b, ctx)
-        define_chip_window(b, ctx)
-        define_fleet_assignment(b, ctx)
-        define_demand_balance(b, ctx)
-        define_commitment(b, ctx)
-        define_objective(b, ctx, shared_done=False)
-    return _assemble(b, scens, codes, wts, periods, integer_units)
+            col = builder.add_vars(kind, scenario.index, operating[kind])
+            setattr(columns, kind, operating[kind].assign(col=col))
+        all_columns.append(columns)
+    return all_columns
 
 
-def _assemble(
-    b: _Builder,
-    scens: Sequence[_Scen],
-    codes: Mapping[str, tuple[str, ...]],
-    wts: tuple[float, ...],
-    periods: tuple[str, ...],
-    integer_units: bool,
-) -> PlanningModel:
-    n, m = b.n_cols, b.n_rows
-    var = pd.concat(b.var_frames, ignore_index=True) if b.var_frames else pd.DataFrame()
+def _empty_constraints() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "row": pd.Series([], dtype=np.int64),
+            "family": pd.Series([], dtype=str),
+            "scenario": pd.Series([], dtype=np.int64),
+            **{c: pd.Series([], dtype=np.int64) for c in ROW_CODE_COLUMNS},
+            "sense": pd.Series([], dtype=str),
+            "rhs": pd.Series([], dtype=float),
+        }
+    )
+
+
+def _variable_table(
+    builder: ModelBuilder, scenarios: Sequence[ScenarioData], integer_units: bool
+) -> pd.DataFrame:
+    """One row per column: kind, scenario, codes, lb, ub, integer, scale (no cost yet)."""
+    n = builder.n_cols
+    var = pd.concat(builder.var_frames, ignore_index=True) if builder.var_frames else pd.DataFrame()
     var = var.drop(columns="col")
     var["kind"] = pd.Categorical(var["kind"], categories=list(VAR_KINDS))
     scale = np.ones(n)
-    is_int = np.zeros(n, dtype=bool)
+    is_integer = np.zeros(n, dtype=bool)
     if integer_units:
-        ins = (var["kind"] == "install").to_numpy()
-        cpu = scens[0].chips["chips_per_unit"].reindex(var.loc[ins, "c"]).to_numpy(dtype=float)
-        scale[ins] = cpu
-        is_int[ins] = True
+        install = (var["kind"] == "install").to_numpy()
+        chips_per_unit = scenarios[0].chips["chips_per_unit"].reindex(var.loc[install, "c"])
+        scale[install] = chips_per_unit.to_numpy(dtype=float)
+        is_integer[install] = True
     var["lb"] = 0.0
     var["ub"] = np.inf
-    var["integer"] = is_int
+    var["integer"] = is_integer
     var["scale"] = scale
-    con = (
-        pd.concat(b.row_frames, ignore_index=True)
-        if b.row_frames
-        else pd.DataFrame(
-            {
-                "row": pd.Series([], dtype=np.int64),
-                "family": pd.Series([], dtype=str),
-                "scenario": pd.Series([], dtype=np.int64),
-                **{c: pd.Series([], dtype=np.int64) for c in _CODE_COLS},
-                "sense": pd.Series([], dtype=str),
-                "rhs": pd.Series([], dtype=float),
-            }
-        )
-    )
-    con = con.drop(columns="row")
-    con["family"] = pd.Categorical(con["family"], categories=list(FAMILIES))
-    if b.terms:
-        r = np.concatenate([t[0] for t in b.terms])
-        c = np.concatenate([t[1] for t in b.terms])
-        v = np.concatenate([t[2] for t in b.terms]) * scale[c]
+    return var
+
+
+def _matrix(builder: ModelBuilder, scale: np.ndarray) -> sp.csr_matrix:
+    """Sparse rows x columns matrix (coefficients per column unit, duplicates summed)."""
+    if builder.terms:
+        r = np.concatenate([t[0] for t in builder.terms])
+        c = np.concatenate([t[1] for t in builder.terms])
+        v = np.concatenate([t[2] for t in builder.terms]) * scale[c]
     else:
         r = c = np.zeros(0, dtype=np.int64)
         v = np.zeros(0)
-    mat = sp.csr_matrix((v, (r, c)), shape=(m, n))
+    mat = sp.csr_matrix((v, (r, c)), shape=(builder.n_rows, builder.n_cols))
     mat.sum_duplicates()
+    return mat
+
+
+def _cost_tables(builder: ModelBuilder, scale: np.ndarray) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Cost terms per column unit and constant costs (both undiscounted, unweighted)."""
     costs = (
-        pd.concat(b.costs, ignore_index=True)
-        if b.costs
+        pd.concat(builder.costs, ignore_index=True)
+        if builder.costs
         else pd.DataFrame({"col": [], "scenario": [], "term": [], "t": [], "coef": []})
     )
     costs["coef"] = (
         costs["coef"].to_numpy(dtype=float) * scale[costs["col"].to_numpy(dtype=np.int64)]
     )
     consts = (
-        pd.concat(b.consts, ignore_index=True)
-        if b.consts
+        pd.concat(builder.consts, ignore_index=True)
+        if builder.consts
         else pd.DataFrame(
             {
                 "scenario": pd.Series([], dtype=np.int64),
@@ -1114,17 +736,34 @@ def _assemble(
             }
         )
     )
-    disc = scens[0].disc
-    wv = np.asarray(wts)
-    cc = (
+    return costs, consts
+
+
+def _assemble(
+    builder: ModelBuilder,
+    scenarios: Sequence[ScenarioData],
+    codes: Mapping[str, tuple[str, ...]],
+    probabilities: tuple[float, ...],
+    periods: tuple[str, ...],
+    integer_units: bool,
+) -> PlanningModel:
+    var = _variable_table(builder, scenarios, integer_units)
+    scale = var["scale"].to_numpy()
+    con = pd.concat(builder.row_frames, ignore_index=True) if builder.row_frames else None
+    con = (_empty_constraints() if con is None else con).drop(columns="row")
+    con["family"] = pd.Categorical(con["family"], categories=list(FAMILIES))
+    mat = _matrix(builder, scale)
+    costs, consts = _cost_tables(builder, scale)
+    weighted = (
         costs["coef"].to_numpy()
-        * disc[costs["t"].to_numpy(dtype=np.int64)]
-        * wv[costs["scenario"].to_numpy(dtype=np.int64)]
+        * scenarios[0].discount[costs["t"].to_numpy(dtype=np.int64)]
+        * np.asarray(probabilities)[costs["scenario"].to_numpy(dtype=np.int64)]
     )
-    var["cost"] = np.bincount(costs["col"].to_numpy(dtype=np.int64), weights=cc, minlength=n)
+    cols = costs["col"].to_numpy(dtype=np.int64)
+    var["cost"] = np.bincount(cols, weights=weighted, minlength=builder.n_cols)
     return PlanningModel(
-        datasets=tuple(sc.ds for sc in scens),
-        weights=wts,
+        datasets=tuple(scenario.dataset for scenario in scenarios),
+        weights=probabilities,
         periods=periods,
         codes=codes,
         variables=var,
@@ -1132,7 +771,7 @@ def _assemble(
         matrix=mat,
         cost_terms=costs,
         const_terms=consts,
-        commitments=tuple(sc.ds.table("commitments") for sc in scens),
+        commitments=tuple(scenario.dataset.table("commitments") for scenario in scenarios),
         integer_units=integer_units,
         unmatched_fixed=pd.DataFrame(columns=["kind", "key", "period", "value"]),
     )

@@ -1,0 +1,493 @@
+"""Shared building blocks of the constraint families.
+
+Coded scenario data, the row builder, the per-scenario column frames, the family
+record and the checker's inputs. Nothing here knows a particular family; each family module
+(:mod:`optimizer.families.site`, ``supply``, ``chips``, ``demand``, ``fleet``) uses these
+pieces to define its rows, check them and say how its dual reaches the result tables.
+Code columns follow the model's index letters: ``s`` site, ``c`` chip, ``k`` customer,
+``w`` workload, ``r`` resource, ``f`` chip family, ``j`` commitment row, ``t`` period
+position in the horizon.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+#: Code columns a constraint row may carry (-1 when not applicable).
+ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "t")
+
+#: Code columns a variable may carry (-1 when not applicable).
+VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "t")
+
+#: Result-table column of each code letter (``j`` stays the commitment row number).
+CODE_NAMES = {
+    "s": "site",
+    "c": "chip",
+    "k": "customer",
+    "w": "workload",
+    "r": "resource",
+    "t": "period",
+    "j": "j",
+}
+
+
+# ------------------------------------------------------------------------ array helpers
+def expand(frame: pd.DataFrame, start: np.ndarray, count: np.ndarray, column: str) -> pd.DataFrame:
+    """Repeat each row ``count`` times and add ``column`` = start, start+1, ...
+
+    Parameters
+    ----------
+    frame : DataFrame
+        Rows to repeat (n rows).
+    start, count : ndarray, shape (n,)
+        First value and number of repeats per row (negative counts read as 0).
+    column : str
+        Name of the added counter column.
+    """
+    count = np.maximum(count, 0).astype(np.int64)
+    repeat = np.repeat(np.arange(len(frame)), count)
+    out = frame.iloc[repeat].reset_index(drop=True)
+    firsts = np.repeat(np.cumsum(count) - count, count)
+    out[column] = np.repeat(start, count) + (np.arange(len(repeat)) - firsts)
+    return out
+
+
+def cumulative(columns: pd.DataFrame, n_periods: int) -> pd.DataFrame:
+    """Pairs (keys..., t, col) where ``col`` is a variable of a period t' <= t."""
+    v = columns.rename(columns={"t": "t_var"})
+    return expand(v, v["t_var"].to_numpy(), n_periods - v["t_var"].to_numpy(), "t")
+
+
+# ---------------------------------------------------------------------- scenario data
+@dataclass
+class ScenarioData:
+    """One scenario's dataset with every ID replaced by its integer code.
+
+    Attributes
+    ----------
+    index : int
+        Scenario position in the model.
+    dataset : Dataset
+        The scenario's dataset.
+    n_periods : int
+        Horizon length T (quarters).
+    hours, discount : ndarray, shape (T,)
+        Hours and discount factor per period.
+    sites, chips, customers : DataFrame
+        Input tables indexed by ``s``, ``c``, ``k`` code; chips also carry ``f``
+        (family code), ``t_first`` and ``t_last`` (sale window, horizon positions).
+    power_factor : ndarray, shape (n_workloads,)
+        Power factor by ``w`` code (NaN if the workload has no row).
+    grid : DataFrame
+        ``s, t, grid_mw``.
+    water : DataFrame
+        ``s, t, permit`` (m3).
+    supply : DataFrame
+        ``r, t, capacity`` (resource unit).
+    bill_of_materials : DataFrame
+        ``c, r, per_chip`` (positive rows only).
+    initial_fleet : DataFrame
+        ``c, s, t, chips`` alive in period t.
+    demand : DataFrame
+        ``k, w, t, demand_h100e`` (positive, inside the horizon).
+    eligibility : DataFrame
+        ``k, c, s, derate`` expanded to the allowed sites.
+    commitments : DataFrame
+        ``j, k, f, t0, t1, min_it_mw, penalty``.
+    commitment_periods : DataFrame
+        Active commitments expanded to one row per period ``t`` in the horizon.
+    workload_names : tuple of str
+        Workload ID by ``w`` code.
+    """
+
+    index: int
+    dataset: Any
+    n_periods: int
+    hours: np.ndarray
+    discount: np.ndarray
+    sites: pd.DataFrame
+    chips: pd.DataFrame
+    customers: pd.DataFrame
+    power_factor: np.ndarray
+    grid: pd.DataFrame
+    water: pd.DataFrame
+    supply: pd.DataFrame
+    bill_of_materials: pd.DataFrame
+    initial_fleet: pd.DataFrame
+    demand: pd.DataFrame
+    eligibility: pd.DataFrame
+    commitments: pd.DataFrame
+    commitment_periods: pd.DataFrame
+    workload_names: tuple[str, ...] = ()
+
+    def chip_attr(self, c: np.ndarray, column: str) -> np.ndarray:
+        """Chip attribute ``column`` for chip codes ``c``."""
+        return self.chips[column].reindex(c).to_numpy()
+
+    def site_attr(self, s: np.ndarray, column: str) -> np.ndarray:
+        """Site attribute ``column`` for site codes ``s``."""
+        return self.sites[column].reindex(s).to_numpy()
+
+    def cooling_split(self, c: np.ndarray, s: np.ndarray, air: str, liquid: str) -> np.ndarray:
+        """Per (chip, site) PUE or WUE: liquid-only chips at the liquid value, else air."""
+        is_liquid = self.chip_attr(c, "cooling") == "liquid"
+        return np.where(is_liquid, self.site_attr(s, liquid), self.site_attr(s, air)).astype(float)
+
+    def it_mw_per_chip(self, c: np.ndarray) -> np.ndarray:
+        """Nameplate IT MW per chip (``it_kw_per_chip / 1000``)."""
+        return self.chip_attr(c, "it_kw_per_chip") / 1e3
+
+
+# ----------------------------------------------------------------------------- builder
+class ModelBuilder:
+    """Accumulates columns, rows, matrix terms and cost terms of the LP."""
+
+    def __init__(self) -> None:
+        self.var_frames: list[pd.DataFrame] = []
+        self.n_cols = 0
+        self.row_frames: list[pd.DataFrame] = []
+        self.n_rows = 0
+        self.terms: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+        self.costs: list[pd.DataFrame] = []
+        self.consts: list[pd.DataFrame] = []
+
+    def add_vars(self, kind: str, scenario: int, keys: pd.DataFrame) -> np.ndarray:
+        """Add one column per row of ``keys`` (code columns); return column ids."""
+        n = len(keys)
+        cols = np.arange(self.n_cols, self.n_cols + n, dtype=np.int64)
+        f = pd.DataFrame({"col": cols})
+        f["kind"] = kind
+        f["scenario"] = scenario
+        for name in VARIABLE_CODE_COLUMNS:
+            f[name] = keys[name].to_numpy(dtype=np.int64) if name in keys else -1
+        self.var_frames.append(f)
+        self.n_cols += n
+        return cols
+
+    def add_rows(
+        self, family: str, scenario: int, keys: pd.DataFrame, sense: str, rhs: np.ndarray
+    ) -> np.ndarray:
+        """Add one row of ``family`` per row of ``keys``; return row ids."""
+        n = len(keys)
+        rows = np.arange(self.n_rows, self.n_rows + n, dtype=np.int64)
+        f = pd.DataFrame({"row": rows})
+        f["family"] = family
+        f["scenario"] = scenario
+        for name in ROW_CODE_COLUMNS:
+            f[name] = keys[name].to_numpy(dtype=np.int64) if name in keys else -1
+        f["sense"] = sense
+        f["rhs"] = np.asarray(rhs, dtype=float)
+        self.row_frames.append(f)
+        self.n_rows += n
+        return rows
+
+    def add_terms(self, row: Any, col: Any, coef: Any) -> None:
+        """Add matrix coefficients (duplicates are summed)."""
+        r = np.asarray(row, dtype=np.int64)
+        c = np.asarray(col, dtype=np.int64)
+        v = np.broadcast_to(np.asarray(coef, dtype=float), r.shape).copy()
+        if len(r):
+            self.terms.append((r, c, v))
+
+    def add_cost(self, scenario: int, term: str, col: Any, t: Any, coef: Any) -> None:
+        """Add undiscounted cost coefficients of ``term`` in period ``t``."""
+        col = np.asarray(col, dtype=np.int64)
+        if not len(col):
+            return
+        f = pd.DataFrame({"col": col})
+        f["scenario"] = scenario
+        f["term"] = term
+        f["t"] = np.broadcast_to(np.asarray(t, dtype=np.int64), col.shape)
+        f["coef"] = np.broadcast_to(np.asarray(coef, dtype=float), col.shape)
+        self.costs.append(f)
+
+    def add_const(self, scenario: int, term: str, t: Any, value: Any) -> None:
+        """Add an undiscounted constant cost."""
+        t = np.asarray(t, dtype=np.int64)
+        if not len(t):
+            return
+        f = pd.DataFrame({"scenario": scenario, "term": term, "t": t})
+        f["value"] = np.asarray(value, dtype=float)
+        self.consts.append(f)
+
+
+@dataclass
+class ScenarioColumns:
+    """Columns of one scenario, as code frames with a ``col`` column (the column id)."""
+
+    scenario: ScenarioData
+    build: pd.DataFrame  # s, t, col
+    liquid: pd.DataFrame  # s, t, col
+    install: pd.DataFrame  # c, s, t, col
+    produce: pd.DataFrame  # c, t, col
+    fleet_columns: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, t, col
+    fleet_keys: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, t, init
+    assign: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, k, w, t, derate, col
+    unmet: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, w, t, demand_h100e, col
+    breach: pd.DataFrame = field(default_factory=pd.DataFrame)  # j, k, f, t, min_it_mw, ..., col
+
+
+def energy_coefficients(
+    columns: ScenarioColumns,
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """Compute IT MWh per unit of the fleet, assign and initial-fleet terms.
+
+    Fleet columns draw at the idle factor, assign columns the extra draw above idle,
+    and the initial fleet is a constant.
+
+    Returns
+    -------
+    (DataFrame, DataFrame, DataFrame)
+        ``c, s, t, col, it`` for fleet and assign columns, ``c, s, t, it`` for the
+        initial fleet; ``it`` in MWh per chip (per the whole initial cohort for the
+        last).
+    """
+    scenario = columns.scenario
+    hours = scenario.hours
+
+    def idle_and_kw(c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        idle = scenario.chip_attr(c, "idle_power_factor").astype(float)
+        return idle, scenario.chip_attr(c, "it_kw_per_chip").astype(float)
+
+    fleet = columns.fleet_columns
+    idle, kw = idle_and_kw(fleet["c"].to_numpy())
+    fleet_it = fleet[["c", "s", "t", "col"]].assign(
+        it=hours[fleet["t"].to_numpy()] / 1e3 * kw * idle
+    )
+    assign = columns.assign
+    idle, kw = idle_and_kw(assign["c"].to_numpy())
+    power_factor = scenario.power_factor[assign["w"].to_numpy()]
+    assign_it = assign[["c", "s", "t", "col"]].assign(
+        it=hours[assign["t"].to_numpy()] / 1e3 * kw * (power_factor - idle)
+    )
+    initial = columns.fleet_keys
+    initial = initial[initial["init"] > 0]
+    idle, kw = idle_and_kw(initial["c"].to_numpy())
+    initial_it = initial[["c", "s", "t"]].assign(
+        it=hours[initial["t"].to_numpy()] / 1e3 * kw * idle * initial["init"].to_numpy()
+    )
+    return fleet_it, assign_it, initial_it
+
+
+# ------------------------------------------------------------------------- the checker
+VIOLATION_COLUMNS = ("family", "constraint", "keys", "lhs", "rhs", "violation")
+
+
+def violations(
+    family: str, keys: pd.Series, lhs: Any, rhs: Any, sense: str, tolerance: float
+) -> pd.DataFrame:
+    """Rows of ``family`` violated by more than ``tolerance * (1 + |rhs|)``.
+
+    Parameters
+    ----------
+    family : str
+        Family name (or ``bounds`` / ``eligibility``).
+    keys : Series of str
+        Row keys, e.g. ``"new_carlisle,2027Q2"``.
+    lhs, rhs : array-like
+        Left- and right-hand side per row, in the family's unit.
+    sense : {"<=", ">="}
+    tolerance : float
+
+    Returns
+    -------
+    DataFrame
+        ``family, constraint, keys, lhs, rhs, violation`` of the violated rows.
+    """
+    lhs = np.asarray(lhs, dtype=float)
+    rhs = np.asarray(rhs, dtype=float)
+    excess = lhs - rhs if sense == "<=" else rhs - lhs
+    bad = excess > tolerance * (1.0 + np.abs(rhs))
+    k = keys.astype(str).to_numpy()[bad]
+    return pd.DataFrame(
+        {
+            "family": family,
+            "constraint": [f"{family}[{x}]" for x in k],
+            "keys": k,
+            "lhs": lhs[bad],
+            "rhs": rhs[bad],
+            "violation": excess[bad],
+        }
+    )
+
+
+def cumulative_by(frame: pd.DataFrame, by: list[str], column: str, periods: list[str]) -> pd.Series:
+    """Return the running sum of ``column`` over periods per ``by`` group (frame order)."""
+    order = {p: i for i, p in enumerate(periods)}
+    d = frame.assign(_t=frame["period"].map(order)).sort_values([*by, "_t"])
+    return d.groupby(by)[column].cumsum().reindex(frame.index)
+
+
+class CheckInputs:
+    """Decision values of one scenario in domain keys, with the pieces several checks share.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        The scenario's dataset.
+    frames : dict of DataFrame
+        Decision values by kind (:func:`optimizer.results.solution_frames`).
+    fleet : DataFrame
+        Fleet recomputed from installs and the initial fleet
+        (:func:`optimizer.results.fleet_values`).
+    tolerance : float
+        Relative tolerance of every check.
+    """
+
+    def __init__(
+        self, dataset: Any, frames: dict[str, pd.DataFrame], fleet: pd.DataFrame, tolerance: float
+    ) -> None:
+        self.dataset = dataset
+        self.frames = frames
+        self.fleet = fleet
+        self.tolerance = tolerance
+        self.periods = list(dataset.periods)
+        self.sites = dataset.table("sites").set_index("site")
+        self.chips = dataset.table("chips").set_index("chip")
+
+    @cached_property
+    def site_periods(self) -> pd.DataFrame:
+        """Every (site, period) pair, site-major."""
+        return self.sites.reset_index()[["site"]].merge(
+            pd.DataFrame({"period": self.periods}), how="cross"
+        )
+
+    def _built(self, kind: str, initial: str) -> pd.DataFrame:
+        f = self.site_periods.merge(self.frames[kind], on=["site", "period"], how="left")
+        f = f.fillna({"value": 0.0})
+        f["cum"] = cumulative_by(f, ["site"], "value", self.periods)
+        f["capacity"] = self.sites[initial].reindex(f["site"]).to_numpy() + f["cum"].to_numpy()
+        return f
+
+    @cached_property
+    def build(self) -> pd.DataFrame:
+        """``site, period, value`` (MW built), ``cum`` and ``capacity`` (IT MW)."""
+        return self._built("build", "initial_it_mw")
+
+    @cached_property
+    def liquid(self) -> pd.DataFrame:
+        """``site, period, value`` (liquid MW built), ``cum`` and ``capacity`` (MW)."""
+        return self._built("liquid", "initial_liquid_mw")
+
+    @cached_property
+    def site_load(self) -> pd.DataFrame:
+        """Fleet load per (site, period): ``mw`` IT, ``liq_mw`` liquid-only, ``fac_mw`` grid."""
+        fl, chips, sites = self.fleet, self.chips, self.sites
+        kw = chips["it_kw_per_chip"].reindex(fl["chip"]).to_numpy(dtype=float)
+        liq = (chips["cooling"].reindex(fl["chip"]) == "liquid").to_numpy()
+        pue = np.where(
+            liq, sites["pue_liquid"].reindex(fl["site"]), sites["pue_air"].reindex(fl["site"])
+        )
+        f = fl.assign(mw=fl["fleet_chips"] * kw / 1e3)
+        f["liq_mw"] = np.where(liq, f["mw"], 0.0)
+        f["fac_mw"] = f["mw"] * pue
+        g = f.groupby(["site", "period"], as_index=False)[["mw", "liq_mw", "fac_mw"]].sum()
+        return self.site_periods.merge(g, on=["site", "period"], how="left").fillna(0.0)
+
+    @cached_property
+    def assigned(self) -> pd.DataFrame:
+        """Non-zero assignments with the eligibility row (``derate``, ``regions``) merged."""
+        asg = self.frames["assign"]
+        el = self.dataset.table("eligibility")
+        return asg[asg["value"].abs() > self.tolerance].merge(
+            el, on=["customer", "chip"], how="left"
+        )
+
+
+def site_period_keys(frame: pd.DataFrame) -> pd.Series:
+    """``"site,period"`` key text."""
+    return frame["site"] + "," + frame["period"]
+
+
+# ----------------------------------------------------------------------- family record
+DefineFn = Callable[[ModelBuilder, ScenarioColumns], None]
+CheckFn = Callable[[CheckInputs], pd.DataFrame]
+
+
+@dataclass(frozen=True)
+class ResultRows:
+    """Where a family's dual (and usage) lands in the result tables.
+
+    Attributes
+    ----------
+    table : str
+        Result table holding the family's shadow price per row key, e.g.
+        ``site_utilisation`` (see :data:`optimizer.results.TABLE_COLUMNS`).
+    dual_column : str
+        Column of that table receiving the conditional dual.
+    keys : tuple of str
+        Row code letters the dual is matched on (their result-table columns are
+        :data:`CODE_NAMES`), e.g. ``("s", "t")`` -> ``site, period``.
+    limit : str
+        ``site_utilisation`` only: the ``limit`` label of the family's rows.
+    used : str
+        ``site_utilisation`` only: column of the per-(site, period) load frame with
+        what the limit's rows use (``it_mw``, ``liq_mw``, ``fac_mw``, ``water_m3``).
+    capacity : str
+        ``site_utilisation`` only: column of the per-(site, period) capacity frame
+        with the limit's value.
+    """
+
+    table: str
+    dual_column: str
+    keys: tuple[str, ...]
+    limit: str = ""
+    used: str = ""
+    capacity: str = ""
+
+
+@dataclass(frozen=True)
+class ConstraintFamily:
+    """Everything about one constraint family, findable from its name.
+
+    Attributes
+    ----------
+    name : str
+        Row ``family`` value, e.g. ``site_grid``.
+    unit : str
+        Unit of the rhs (and of the slack); shadow prices are in USD per this unit.
+    define : callable
+        ``define(builder, columns)`` adds the family's rows of one scenario
+        (vectorised; returns early when nothing applies). Its docstring states the
+        maths in one line.
+    check : callable or None
+        ``check(inputs)`` recomputes lhs and rhs from the decision frames with plain
+        pandas and returns the violated rows (:func:`violations`); None only for
+        definition rows whose meaning the checker recomputes from the inputs.
+    explain_template : str
+        Infeasibility wording of a relaxed row, with ``{key}``, ``{period}``,
+        ``{amount}`` placeholders ("" for soft and definition families, which are
+        never relaxed).
+    explain_unit : str
+        Unit shown with the explanation's amount.
+    key_codes : tuple of str
+        Code letters whose names make the row's key text, joined by "/" (``j`` is
+        the commitment's ``customer/family/from_period``).
+    soft : bool
+        The family already has a priced slack (unmet, breach): never infeasible.
+    definition : bool
+        Equality rows defining auxiliary columns: no limit, no shadow price shown.
+    builds_columns : bool
+        ``define`` also creates columns and runs in the column phase of the build,
+        before the other scenarios' operating columns.
+    result : ResultRows or None
+        Where the dual lands besides the ``shadow_prices`` table.
+    """
+
+    name: str
+    unit: str
+    define: DefineFn
+    check: CheckFn | None
+    explain_template: str
+    explain_unit: str
+    key_codes: tuple[str, ...]
+    soft: bool = False
+    definition: bool = False
+    builds_columns: bool = False
+    result: ResultRows | None = None

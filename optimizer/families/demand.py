@@ -1,0 +1,135 @@
+"""Demand families: the demand balance and customer commitments.
+
+Both are soft (priced unmet and breach slack): they never make the model infeasible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from capacity.schema import period_index
+from optimizer.families.base import (
+    CheckInputs,
+    ConstraintFamily,
+    ModelBuilder,
+    ResultRows,
+    ScenarioColumns,
+    violations,
+)
+
+
+def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Demand balance: sum assign * h100e[c,w] * derate[k,c] + unmet[k,w,p] >= demand[k,w,p]."""
+    scenario, unmet = columns.scenario, columns.unmet
+    if unmet.empty:
+        return
+    demand = unmet["demand_h100e"].to_numpy()
+    rows = builder.add_rows("demand_balance", scenario.index, unmet, ">=", demand)
+    builder.add_terms(rows, unmet["col"], 1.0)
+    row_of = unmet[["k", "w", "t"]].assign(row=rows)
+    m = columns.assign.merge(row_of, on=["k", "w", "t"])
+    workload = np.asarray(scenario.workload_names, dtype=object)[m["w"].to_numpy()]
+    c = m["c"].to_numpy()
+    training = scenario.chip_attr(c, "training_h100e").astype(float)
+    inference = scenario.chip_attr(c, "inference_h100e").astype(float)
+    h100e = np.where(workload == "training", training, inference)
+    builder.add_terms(m["row"], m["col"], h100e * m["derate"].to_numpy())
+
+
+def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Commit IT MW: sum_{c in f, s, w} assign[c,s,k,w,p] * kw/1000 + breach[j,p] >= min_it_mw."""
+    scenario, breach = columns.scenario, columns.breach
+    if breach.empty:
+        return
+    rows = builder.add_rows(
+        "commitment", scenario.index, breach, ">=", breach["min_it_mw"].to_numpy()
+    )
+    builder.add_terms(rows, breach["col"], 1.0)
+    row_of = breach[["j", "k", "f", "t"]].assign(row=rows)
+    assign = columns.assign
+    assign = assign.assign(f=scenario.chip_attr(assign["c"].to_numpy(), "f").astype(np.int64))
+    m = assign.merge(row_of, on=["k", "f", "t"])
+    builder.add_terms(m["row"], m["col"], scenario.it_mw_per_chip(m["c"].to_numpy()))
+
+
+def _served(inputs: CheckInputs) -> pd.DataFrame:
+    """Eligible-merged assignments with ``h`` (H100e after derate)."""
+    a, chips = inputs.assigned, inputs.chips
+    training = chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
+    inference = chips["inference_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
+    h100e = np.where(a["workload"] == "training", training, inference)
+    return a.assign(h=a["value"].to_numpy() * h100e * a["derate"].fillna(0.0).to_numpy())
+
+
+def check_demand_balance(inputs: CheckInputs) -> pd.DataFrame:
+    """H100e served (chips * H100e * derate) + unmet >= demand."""
+    keys = ["customer", "workload", "period"]
+    served = _served(inputs).groupby(keys, as_index=False)["h"].sum()
+    dm = inputs.dataset.table("demand")
+    dm = dm[dm["demand_h100e"] > 0].merge(served, on=keys, how="left")
+    unmet = inputs.frames["unmet"].rename(columns={"value": "unmet"})
+    dm = dm.merge(unmet, on=keys, how="left").fillna({"h": 0.0, "unmet": 0.0})
+    return violations(
+        "demand_balance",
+        dm["customer"] + "/" + dm["workload"] + "," + dm["period"],
+        dm["h"] + dm["unmet"],
+        dm["demand_h100e"],
+        ">=",
+        inputs.tolerance,
+    )
+
+
+def check_commitment(inputs: CheckInputs) -> pd.DataFrame:
+    """Nameplate IT MW assigned to the customer on the family + breach >= min_it_mw."""
+    com = inputs.dataset.table("commitments").reset_index(drop=True)
+    if not len(com):
+        return violations("commitment", pd.Series([], dtype=str), [], [], ">=", 0.0)
+    a, chips, periods = inputs.assigned, inputs.chips, inputs.periods
+    a = a.assign(
+        family=chips["family"].reindex(a["chip"]).astype(str).to_numpy(),
+        mw=a["value"].to_numpy()
+        * chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
+        / 1e3,
+    )
+    delivered = a.groupby(["customer", "family", "period"])["mw"].sum()
+    breach = inputs.frames["breach"].set_index(["j", "period"])["value"]
+    p0 = period_index(periods[0])
+    rows = []
+    for j, r in com.iterrows():
+        lo = max(period_index(str(r["from_period"])), p0)
+        hi = min(period_index(str(r["to_period"])), p0 + len(periods) - 1)
+        for pi in range(lo, hi + 1):
+            p = periods[pi - p0]
+            key = (str(r["customer"]), str(r["family"]), p)
+            lhs = delivered.get(key, 0.0) + breach.get((j, p), 0.0)
+            label = f"{r['customer']}/{r['family']}/{r['from_period']},{p}"
+            rows.append((label, lhs, float(r["min_it_mw"])))
+    cf = pd.DataFrame(rows, columns=["k", "lhs", "rhs"])
+    return violations("commitment", cf["k"], cf["lhs"], cf["rhs"], ">=", inputs.tolerance)
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "demand_balance",
+        "H100e",
+        define_demand_balance,
+        check_demand_balance,
+        "",
+        "H100e",
+        ("k", "w"),
+        soft=True,
+        result=ResultRows("demand", "shadow_price_usd_per_h100e", ("k", "w", "t")),
+    ),
+    ConstraintFamily(
+        "commitment",
+        "MW",
+        define_commitment,
+        check_commitment,
+        "",
+        "MW",
+        ("j",),
+        soft=True,
+        result=ResultRows("commitments", "shadow_price_usd_per_mw", ("j", "t")),
+    ),
+)

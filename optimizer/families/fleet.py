@@ -1,0 +1,114 @@
+"""Fleet families: the fleet definition (auxiliary fleet columns) and fleet assignment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from optimizer.families.base import (
+    CheckInputs,
+    ConstraintFamily,
+    ModelBuilder,
+    ScenarioColumns,
+    expand,
+    violations,
+)
+
+_FLEET_COLUMNS = ["c", "s", "t", "col"]
+
+
+def define_fleet_definition(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Fleet columns ``fleet[c,s,p]`` = installs still alive, defined recursively.
+
+    fleet_definition rows: fleet[c,s,p] - fleet[c,s,p-1] - install[c,s,p]
+    + install[c,s,p-lifetime] == 0. The recursion keeps each install in two rows
+    instead of ``lifetime`` rows per family, which keeps the matrix sparse (the
+    normal equations of a lifetime-window sum fill in badly). Sets
+    ``columns.fleet_columns`` (c, s, t, col) and ``columns.fleet_keys`` (c, s, t,
+    init: every (chip, site, period) with a fleet, initial chips alive).
+    """
+    scenario, install = columns.scenario, columns.install
+    if len(install):
+        n_periods = scenario.n_periods
+        first = install.groupby(["c", "s"], as_index=False)["t"].min()
+        fleet = expand(
+            first[["c", "s"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t"
+        ).astype(np.int64)
+        fleet["col"] = builder.add_vars("fleet", scenario.index, fleet)
+        rows = builder.add_rows(
+            "fleet_definition", scenario.index, fleet, "==", np.zeros(len(fleet))
+        )
+        builder.add_terms(rows, fleet["col"], 1.0)
+        row_of = fleet[["c", "s", "t"]].assign(row=rows)
+        previous = fleet.assign(t=fleet["t"] + 1).merge(row_of, on=["c", "s", "t"])
+        builder.add_terms(previous["row"], previous["col"], -1.0)
+        m = install.merge(row_of, on=["c", "s", "t"])
+        builder.add_terms(m["row"], m["col"], -1.0)
+        life = scenario.chip_attr(install["c"].to_numpy(), "lifetime_periods").astype(np.int64)
+        m = install.assign(t=install["t"].to_numpy() + life).merge(row_of, on=["c", "s", "t"])
+        builder.add_terms(m["row"], m["col"], 1.0)
+        fleet_columns = fleet[_FLEET_COLUMNS]
+    else:
+        fleet_columns = pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in _FLEET_COLUMNS})
+    columns.fleet_columns = fleet_columns
+    initial = scenario.initial_fleet
+    keys = pd.concat([fleet_columns[["c", "s", "t"]], initial[["c", "s", "t"]]]).drop_duplicates()
+    keys = keys.astype(np.int64).merge(initial, on=["c", "s", "t"], how="left")
+    keys["init"] = keys["chips"].fillna(0.0)
+    keys = keys.drop(columns="chips").sort_values(["c", "s", "t"]).reset_index(drop=True)
+    columns.fleet_keys = keys
+
+
+def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Fleet assignment: sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] (initial + installs alive)."""
+    scenario, assign = columns.scenario, columns.assign
+    if assign.empty:
+        return
+    keys = assign[["c", "s", "t"]].drop_duplicates().merge(columns.fleet_keys, on=["c", "s", "t"])
+    keys = keys.sort_values(["c", "s", "t"]).reset_index(drop=True)
+    rows = builder.add_rows("fleet_assignment", scenario.index, keys, "<=", keys["init"].to_numpy())
+    row_of = keys[["c", "s", "t"]].assign(row=rows)
+    m = assign.merge(row_of, on=["c", "s", "t"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+    m = columns.fleet_columns.merge(row_of, on=["c", "s", "t"])
+    builder.add_terms(m["row"], m["col"], -1.0)
+
+
+def check_fleet_assignment(inputs: CheckInputs) -> pd.DataFrame:
+    """Chips assigned per (chip, site, period) <= fleet recomputed from installs and lifetimes."""
+    assigned = (
+        inputs.frames["assign"].groupby(["chip", "site", "period"], as_index=False)["value"].sum()
+    )
+    fa = assigned.merge(inputs.fleet, on=["chip", "site", "period"], how="left").fillna(
+        {"fleet_chips": 0.0}
+    )
+    keys = fa["chip"] + "/" + fa["site"] + "," + fa["period"]
+    return violations(
+        "fleet_assignment", keys, fa["value"], fa["fleet_chips"], "<=", inputs.tolerance
+    )
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "fleet_definition",
+        "chips",
+        define_fleet_definition,
+        # No check of its own: the checker never reads the fleet columns; it recomputes
+        # the fleet from installs and lifetimes (fleet_values), which is this definition.
+        None,
+        "",
+        "chips",
+        (),
+        definition=True,
+        builds_columns=True,
+    ),
+    ConstraintFamily(
+        "fleet_assignment",
+        "chips",
+        define_fleet_assignment,
+        check_fleet_assignment,
+        "fleet {key} in {period} short by {amount} chips",
+        "chips",
+        ("c", "s"),
+    ),
+)

@@ -1,0 +1,344 @@
+"""Site families: IT power, liquid cooling, grid, build rate, maximum size, water.
+
+Maths (index letters as in :mod:`optimizer.model`): ``fleet[c,s,p]`` chips alive,
+``it_capacity[s,p]`` = initial IT MW + cumulative build, ``liquid_capacity[s,p]`` =
+initial liquid MW + cumulative liquid build.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from optimizer.families.base import (
+    CheckInputs,
+    ConstraintFamily,
+    ModelBuilder,
+    ResultRows,
+    ScenarioColumns,
+    cumulative,
+    energy_coefficients,
+    site_period_keys,
+    violations,
+)
+
+_PUE = ("pue_air", "pue_liquid")
+_WUE = ("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
+
+
+def _site_rows(
+    fleet_keys: pd.DataFrame, mw_per_chip: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Keys (s, t) of a fleet-load row per site and period, with the initial fleet's MW."""
+    keys = fleet_keys.assign(mw0=fleet_keys["init"] * mw_per_chip)
+    keys = keys.groupby(["s", "t"], as_index=False)["mw0"].sum()
+    return keys, keys["mw0"].to_numpy()
+
+
+# ----------------------------------------------------------------------------- define
+def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Site IT power: sum_c fleet[c,s,p] * it_kw_c / 1000 <= initial_it_mw_s + cum build[s,p]."""
+    scenario, fleet_keys = columns.scenario, columns.fleet_keys
+    if fleet_keys.empty:
+        return
+    mw = scenario.it_mw_per_chip(fleet_keys["c"].to_numpy())
+    keys, mw0 = _site_rows(fleet_keys, mw)
+    rhs = scenario.site_attr(keys["s"].to_numpy(), "initial_it_mw") - mw0
+    rows = builder.add_rows("site_it_power", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
+    builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
+    built = cumulative(columns.build, scenario.n_periods).merge(row_of, on=["s", "t"])
+    builder.add_terms(built["row"], built["col"], -1.0)
+
+
+def define_site_liquid_share(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Liquid share of new build: liquid[s,p] <= liquid_share_max_s * build[s,p]."""
+    scenario = columns.scenario
+    if not len(columns.liquid):
+        return
+    liquid = columns.liquid.merge(
+        columns.build[["s", "t", "col"]], on=["s", "t"], suffixes=("", "_b")
+    )
+    rows = builder.add_rows(
+        "site_liquid_share", scenario.index, liquid, "<=", np.zeros(len(liquid))
+    )
+    builder.add_terms(rows, liquid["col"], 1.0)
+    share = scenario.site_attr(liquid["s"].to_numpy(), "liquid_share_max")
+    builder.add_terms(rows, liquid["col_b"], -share)
+
+
+def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Liquid cooling: sum_{c liquid-only} fleet * it_kw / 1000 <= initial_liquid + cum liquid."""
+    scenario = columns.scenario
+    fleet_keys = columns.fleet_keys
+    fleet_keys = fleet_keys[scenario.chip_attr(fleet_keys["c"].to_numpy(), "cooling") == "liquid"]
+    if fleet_keys.empty:
+        return
+    mw = scenario.it_mw_per_chip(fleet_keys["c"].to_numpy())
+    keys, mw0 = _site_rows(fleet_keys, mw)
+    rhs = scenario.site_attr(keys["s"].to_numpy(), "initial_liquid_mw") - mw0
+    rows = builder.add_rows("site_liquid", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    fleet = columns.fleet_columns
+    liquid_only = scenario.chip_attr(fleet["c"].to_numpy(), "cooling") == "liquid"
+    fleet = fleet[liquid_only].merge(row_of, on=["s", "t"])
+    builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
+    built = cumulative(columns.liquid, scenario.n_periods).merge(row_of, on=["s", "t"])
+    builder.add_terms(built["row"], built["col"], -1.0)
+
+
+def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Site grid: sum_c fleet*it_kw/1000 * PUE(c,s) <= grid_mw[s,p] (liquid chips: pue_liquid)."""
+    scenario, fleet_keys = columns.scenario, columns.fleet_keys
+    if fleet_keys.empty:
+        return
+
+    def facility_mw(frame: pd.DataFrame) -> np.ndarray:
+        c, s = frame["c"].to_numpy(), frame["s"].to_numpy()
+        return scenario.it_mw_per_chip(c) * scenario.cooling_split(c, s, *_PUE)
+
+    keys, mw0 = _site_rows(fleet_keys, facility_mw(fleet_keys))
+    keys = keys.merge(scenario.grid, on=["s", "t"], how="left")
+    rhs = keys["grid_mw"].fillna(np.inf).to_numpy() - keys["mw0"].to_numpy()
+    keep = np.isfinite(rhs)
+    keys, rhs = keys[keep], rhs[keep]
+    rows = builder.add_rows("site_grid", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
+    builder.add_terms(fleet["row"], fleet["col"], facility_mw(fleet))
+
+
+def define_site_build_rate(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Build rate: build[s,p] <= max_build_mw_per_period_s."""
+    scenario, build = columns.scenario, columns.build
+    if build.empty:
+        return
+    limit = scenario.site_attr(build["s"].to_numpy(), "max_build_mw_per_period")
+    rows = builder.add_rows("site_build_rate", scenario.index, build, "<=", limit)
+    builder.add_terms(rows, build["col"], 1.0)
+
+
+def define_site_max(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Site size: cum build[s,p] <= max_it_mw_s - initial_it_mw_s."""
+    scenario, build = columns.scenario, columns.build
+    if build.empty:
+        return
+    s = build["s"].to_numpy()
+    room = scenario.site_attr(s, "max_it_mw") - scenario.site_attr(s, "initial_it_mw")
+    rows = builder.add_rows("site_max", scenario.index, build[["s", "t"]], "<=", room)
+    row_of = build[["s", "t"]].assign(row=rows)
+    built = cumulative(build, scenario.n_periods).merge(row_of, on=["s", "t"])
+    builder.add_terms(built["row"], built["col"], 1.0)
+
+
+def define_site_water(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Site water: sum IT MWh(c,s,p) * WUE(c,s) <= water_permit_m3[s,p] (WUE split by cooling)."""
+    scenario = columns.scenario
+    if columns.fleet_keys.empty:
+        return
+    fleet_it, assign_it, initial_it = energy_coefficients(columns)
+    initial_m3 = initial_it.assign(
+        m3=initial_it["it"]
+        * scenario.cooling_split(initial_it["c"].to_numpy(), initial_it["s"].to_numpy(), *_WUE)
+    )
+    keys = columns.fleet_keys[["s", "t"]].drop_duplicates()
+    keys = keys.merge(
+        initial_m3.groupby(["s", "t"], as_index=False)["m3"].sum(), on=["s", "t"], how="left"
+    )
+    keys = keys.merge(scenario.water, on=["s", "t"], how="left").sort_values(["s", "t"])
+    rhs = keys["permit"].fillna(np.inf).to_numpy() - keys["m3"].fillna(0.0).to_numpy()
+    keep = np.isfinite(rhs)
+    keys, rhs = keys[keep], rhs[keep]
+    rows = builder.add_rows("site_water", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    for per_unit in (fleet_it, assign_it):
+        m = per_unit.merge(row_of, on=["s", "t"])
+        wue = scenario.cooling_split(m["c"].to_numpy(), m["s"].to_numpy(), *_WUE)
+        builder.add_terms(m["row"], m["col"], m["it"].to_numpy() * wue)
+
+
+# ------------------------------------------------------------------------------ check
+def _by_site_period(values: pd.Series, frame: pd.DataFrame, on: pd.DataFrame) -> pd.Series:
+    """``values`` (aligned with ``frame``'s site, period) reindexed on ``on``'s pairs."""
+    indexed = pd.Series(
+        values.to_numpy() if isinstance(values, pd.Series) else values,
+        index=pd.MultiIndex.from_frame(frame[["site", "period"]]),
+    )
+    return indexed.reindex(pd.MultiIndex.from_frame(on[["site", "period"]]))
+
+
+def check_site_it_power(inputs: CheckInputs) -> pd.DataFrame:
+    """Fleet IT MW per site and period <= initial IT MW + cumulative build."""
+    load = inputs.site_load
+    capacity = _by_site_period(inputs.build["capacity"], inputs.build, load)
+    return violations(
+        "site_it_power", site_period_keys(load), load["mw"], capacity, "<=", inputs.tolerance
+    )
+
+
+def check_site_liquid_share(inputs: CheckInputs) -> pd.DataFrame:
+    """Liquid MW built <= liquid_share_max * MW built, per site and period."""
+    build, liquid = inputs.build, inputs.liquid
+    share = inputs.sites["liquid_share_max"].reindex(build["site"]).to_numpy()
+    return violations(
+        "site_liquid_share",
+        site_period_keys(build),
+        liquid["value"],
+        build["value"].to_numpy() * share,
+        "<=",
+        inputs.tolerance,
+    )
+
+
+def check_site_liquid(inputs: CheckInputs) -> pd.DataFrame:
+    """Liquid-only fleet IT MW <= initial liquid MW + cumulative liquid build."""
+    load = inputs.site_load
+    capacity = _by_site_period(inputs.liquid["capacity"], inputs.liquid, load)
+    return violations(
+        "site_liquid", site_period_keys(load), load["liq_mw"], capacity, "<=", inputs.tolerance
+    )
+
+
+def check_site_grid(inputs: CheckInputs) -> pd.DataFrame:
+    """Fleet facility MW (IT MW * PUE by cooling) <= grid_mw (no row: no limit)."""
+    load = inputs.site_load
+    grid = inputs.dataset.table("site_grid").set_index(["site", "period"])["grid_mw"]
+    grid = grid.reindex(pd.MultiIndex.from_frame(load[["site", "period"]]))
+    return violations(
+        "site_grid", site_period_keys(load), load["fac_mw"], grid, "<=", inputs.tolerance
+    )
+
+
+def check_site_build_rate(inputs: CheckInputs) -> pd.DataFrame:
+    """MW built per period <= max_build_mw_per_period."""
+    build = inputs.build
+    limit = inputs.sites["max_build_mw_per_period"].reindex(build["site"])
+    return violations(
+        "site_build_rate", site_period_keys(build), build["value"], limit, "<=", inputs.tolerance
+    )
+
+
+def check_site_max(inputs: CheckInputs) -> pd.DataFrame:
+    """Check IT capacity (initial + cumulative build) <= max_it_mw."""
+    build = inputs.build
+    limit = inputs.sites["max_it_mw"].reindex(build["site"])
+    return violations(
+        "site_max", site_period_keys(build), build["capacity"], limit, "<=", inputs.tolerance
+    )
+
+
+def check_site_water(inputs: CheckInputs) -> pd.DataFrame:
+    """Check water m3 <= water_permit_m3 (no row: no limit).
+
+    Water m3 = IT MWh (assigned chips at the workload's power factor, idle chips at
+    the idle factor) * WUE by cooling.
+    """
+    ds, chips, sites, fleet = inputs.dataset, inputs.chips, inputs.sites, inputs.fleet
+    assign = inputs.frames["assign"]
+    power_factor = ds.table("workloads").set_index("workload")["power_factor"]
+    hours = ds.table("periods").set_index("period")["hours"]
+    pf = power_factor.reindex(assign["workload"]).to_numpy(dtype=float)
+    ax = assign.assign(pfx=assign["value"] * pf)
+    ax = ax.groupby(["chip", "site", "period"], as_index=False)[["value", "pfx"]].sum()
+    e = fleet.merge(ax, on=["chip", "site", "period"], how="outer").fillna(
+        {"fleet_chips": 0.0, "value": 0.0, "pfx": 0.0}
+    )
+    kw = chips["it_kw_per_chip"].reindex(e["chip"]).to_numpy(dtype=float)
+    idle = chips["idle_power_factor"].reindex(e["chip"]).to_numpy(dtype=float)
+    liq = (chips["cooling"].reindex(e["chip"]) == "liquid").to_numpy()
+    idle_chips = e["fleet_chips"].to_numpy() - e["value"].to_numpy()
+    it_mwh = (
+        hours.reindex(e["period"]).to_numpy() / 1e3 * kw * (e["pfx"].to_numpy() + idle * idle_chips)
+    )
+    wue = np.where(
+        liq,
+        sites["wue_l_per_kwh_liquid"].reindex(e["site"]),
+        sites["wue_l_per_kwh_air"].reindex(e["site"]),
+    )
+    e["m3"] = it_mwh * wue
+    w = e.groupby(["site", "period"], as_index=False)["m3"].sum()
+    permit = ds.table("site_water").set_index(["site", "period"])["water_permit_m3"]
+    permit = permit.reindex(pd.MultiIndex.from_frame(w[["site", "period"]]))
+    return violations("site_water", site_period_keys(w), w["m3"], permit, "<=", inputs.tolerance)
+
+
+# --------------------------------------------------------------------------- registry
+_SITE = ("s",)
+
+
+def _site_limit(limit: str, used: str, capacity: str) -> ResultRows:
+    return ResultRows(
+        "site_utilisation", "shadow_price_usd_per_unit", ("s", "t"), limit, used, capacity
+    )
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "site_it_power",
+        "MW",
+        define_site_it_power,
+        check_site_it_power,
+        "site {key} IT power capacity in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        result=_site_limit("power", "it_mw", "it_capacity_mw"),
+    ),
+    ConstraintFamily(
+        "site_liquid_share",
+        "MW",
+        define_site_liquid_share,
+        check_site_liquid_share,
+        "site {key} liquid share of new build in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+    ),
+    ConstraintFamily(
+        "site_liquid",
+        "MW",
+        define_site_liquid,
+        check_site_liquid,
+        "site {key} liquid-cooled capacity in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        result=_site_limit("liquid", "liq_mw", "liquid_capacity_mw"),
+    ),
+    ConstraintFamily(
+        "site_grid",
+        "MW",
+        define_site_grid,
+        check_site_grid,
+        "site {key} grid in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        result=_site_limit("grid", "fac_mw", "grid_mw"),
+    ),
+    ConstraintFamily(
+        "site_build_rate",
+        "MW",
+        define_site_build_rate,
+        check_site_build_rate,
+        "site {key} build rate in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+    ),
+    ConstraintFamily(
+        "site_max",
+        "MW",
+        define_site_max,
+        check_site_max,
+        "site {key} maximum IT capacity in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+    ),
+    ConstraintFamily(
+        "site_water",
+        "m3",
+        define_site_water,
+        check_site_water,
+        "site {key} water permit in {period} short by {amount} m3",
+        "m3",
+        _SITE,
+        result=_site_limit("water", "water_m3", "water_permit_m3"),
+    ),
+)
