@@ -4,7 +4,8 @@ The checker never looks at the LP rows or PuLP constraint objects. It maps the
 solution's columns to domain keys (:func:`optimizer.results.solution_frames`),
 recomputes each family's left- and right-hand side from the dataset with plain
 pandas (each family's ``check``, registered in :data:`optimizer.families.REGISTRY`),
-and reports every row violated by more than ``tolerance * (1 + |rhs|)``, plus negative decisions (``bounds``) and assignments a customer is not eligible for
+and reports every row violated by more than ``tolerance * (1 + |rhs|)``, plus
+negative decisions (``bounds``) and assignments a customer is not eligible for
 (``eligibility``). :func:`optimizer.solve.solve` turns any violation into
 ``Status.error``.
 """

@@ -45,6 +45,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from capacity.schema import period_index
+from optimizer.families import REGISTRY
+from optimizer.families.base import CODE_NAMES, ConstraintFamily
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -235,8 +238,6 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     periods = list(ds.periods)
     T = len(periods)
     pidx = {p: i for i, p in enumerate(periods)}
-    from capacity.schema import period_index
-
     p0 = period_index(periods[0])
     life = ds.table("chips").set_index("chip")["lifetime_periods"]
     ins = frames["install"][["chip", "site", "period", "value"]]
@@ -299,22 +300,343 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     return g[cols]
 
 
-def _dual_lookup(
-    model: PlanningModel, row_dual: np.ndarray | None, scenario: int, family: str, keys: list[str]
+def family_duals(
+    model: PlanningModel, row_dual: np.ndarray | None, scenario: int, family: ConstraintFamily
 ) -> pd.DataFrame:
-    """Rows of a family with their (conditional) dual, keyed by code columns."""
+    """Conditional duals of one family's rows, keyed by domain names.
+
+    Parameters
+    ----------
+    model : PlanningModel
+    row_dual : ndarray, shape (n_constraints,), or None
+        d objective / d rhs per row (zeros when None).
+    scenario : int
+    family : ConstraintFamily
+        A family with ``result`` routing (its ``keys`` name the key columns).
+
+    Returns
+    -------
+    DataFrame
+        The key columns (``site``, ``period``, ...; ``j`` stays the commitment row)
+        and ``family.result.dual_column`` (USD per the family's unit, divided by the
+        scenario's probability).
+    """
+    assert family.result is not None
     con = model.constraints
-    sel = ((con["family"] == family) & (con["scenario"] == scenario)).to_numpy()
-    f = con.loc[sel, keys].copy()
+    sel = ((con["family"] == family.name) & (con["scenario"] == scenario)).to_numpy()
     w = model.weights[scenario]
-    d = np.zeros(int(sel.sum())) if row_dual is None else row_dual[sel] / (w if w > 0 else 1.0)
-    d = d + 0.0  # turn -0.0 into 0.0
-    f["dual"] = d
-    return f
+    dual = np.zeros(int(sel.sum())) if row_dual is None else row_dual[sel] / (w if w > 0 else 1.0)
+    out: dict[str, Any] = {}
+    for code in family.result.keys:
+        values = con.loc[sel, code]
+        if code == "t":
+            out[CODE_NAMES[code]] = np.asarray(model.periods, dtype=object)[values.to_numpy()]
+        elif code == "j":
+            out[CODE_NAMES[code]] = values.to_numpy()
+        else:
+            out[CODE_NAMES[code]] = _names(model, code, values)
+    out[family.result.dual_column] = dual + 0.0  # turn -0.0 into 0.0
+    return pd.DataFrame(out)
+
+
+def _routed(table: str) -> list[ConstraintFamily]:
+    """Families whose dual lands in result table ``table``, in registry order."""
+    return [f for f in REGISTRY if f.result is not None and f.result.table == table]
+
+
+def _merge_duals(
+    frame: pd.DataFrame,
+    model: PlanningModel,
+    row_dual: np.ndarray | None,
+    scenario: int,
+    table: str,
+) -> pd.DataFrame:
+    """Merge the duals of every family routed to ``table`` into ``frame`` (0 when absent)."""
+    for family in _routed(table):
+        assert family.result is not None
+        d = family_duals(model, row_dual, scenario, family)
+        keys = [CODE_NAMES[c] for c in family.result.keys]
+        frame = frame.merge(d, on=keys, how="left")
+        frame[family.result.dual_column] = frame[family.result.dual_column].fillna(0.0)
+    return frame
 
 
 def _names(model: PlanningModel, code: str, v: pd.Series) -> np.ndarray:
     return np.asarray(model.codes[code], dtype=object)[v.to_numpy(dtype=np.int64)]
+
+
+class _Inputs:
+    """What the result tables of one scenario share: dataset, decision frames, duals."""
+
+    def __init__(
+        self,
+        model: PlanningModel,
+        x: np.ndarray,
+        row_dual: np.ndarray | None,
+        scenario: int,
+        frames: Mapping[str, pd.DataFrame],
+    ) -> None:
+        self.model, self.x, self.row_dual, self.scenario = model, x, row_dual, scenario
+        self.frames = frames
+        self.ds = model.datasets[scenario]
+        self.periods = list(model.periods)
+        self.sites = self.ds.table("sites").set_index("site")
+        self.chips = self.ds.table("chips").set_index("chip")
+        self.site_periods = self.ds.table("sites")[["site"]].merge(
+            pd.DataFrame({"period": self.periods}), how="cross"
+        )
+        self.fleet = fleet_values(self.ds, frames)
+        assign = frames["assign"]
+        self.assigned_by_chip_site = (
+            assign.groupby(["chip", "site", "period"], as_index=False)["value"]
+            .sum()
+            .rename(columns={"value": "assigned_chips"})
+        )
+
+    def with_duals(self, frame: pd.DataFrame, table: str) -> pd.DataFrame:
+        return _merge_duals(frame, self.model, self.row_dual, self.scenario, table)
+
+
+def _build_out_table(inp: _Inputs) -> pd.DataFrame:
+    """Build build_out: MW built and IT / liquid capacity per site and period."""
+    fr, periods = inp.frames, inp.periods
+    bo = inp.site_periods.merge(
+        fr["build"].rename(columns={"value": "build_mw"}), on=["site", "period"], how="left"
+    )
+    bo = bo.merge(
+        fr["liquid"].rename(columns={"value": "liquid_build_mw"}), on=["site", "period"], how="left"
+    )
+    bo[["build_mw", "liquid_build_mw"]] = bo[["build_mw", "liquid_build_mw"]].fillna(0.0)
+    bo["_t"] = bo["period"].map({p: i for i, p in enumerate(periods)})
+    bo = bo.sort_values(["site", "_t"]).reset_index(drop=True)
+    bo["it_capacity_mw"] = (
+        inp.sites["initial_it_mw"].reindex(bo["site"]).to_numpy()
+        + bo.groupby("site")["build_mw"].cumsum().to_numpy()
+    )
+    bo["liquid_capacity_mw"] = (
+        inp.sites["initial_liquid_mw"].reindex(bo["site"]).to_numpy()
+        + bo.groupby("site")["liquid_build_mw"].cumsum().to_numpy()
+    )
+    return bo
+
+
+def _fleet_table(inp: _Inputs) -> pd.DataFrame:
+    """Build fleet: installs, retirements, fleet, assigned and idle chips, nameplate IT MW."""
+    fl = inp.fleet.merge(inp.assigned_by_chip_site, on=["chip", "site", "period"], how="left")
+    fl["assigned_chips"] = fl["assigned_chips"].fillna(0.0)
+    fl["idle_chips"] = np.maximum(fl["fleet_chips"] - fl["assigned_chips"], 0.0)
+    kw = inp.chips["it_kw_per_chip"].reindex(fl["chip"]).to_numpy(dtype=float)
+    fl["it_mw"] = fl["fleet_chips"].to_numpy() * kw / 1e3
+    keep = (
+        fl[["installed_chips", "retired_chips", "fleet_chips", "assigned_chips"]].abs() > _ZERO
+    ).any(axis=1)
+    return fl[keep.to_numpy()].reset_index(drop=True)
+
+
+def _production_table(inp: _Inputs) -> pd.DataFrame:
+    """Build production: chips produced, installed and in inventory per chip and period."""
+    fr, periods = inp.frames, inp.periods
+    pr = fr["produce"].rename(columns={"value": "produced_chips"})
+    installed = (
+        fr["install"]
+        .groupby(["chip", "period"], as_index=False)["value"]
+        .sum()
+        .rename(columns={"value": "installed_chips"})
+    )
+    pr = pr.merge(installed, on=["chip", "period"], how="outer")
+    if len(pr):
+        cp = pr[["chip"]].drop_duplicates().merge(pd.DataFrame({"period": periods}), how="cross")
+        pr = cp.merge(pr, on=["chip", "period"], how="left")
+    counts = ["produced_chips", "installed_chips"]
+    pr[counts] = pr[counts].fillna(0.0)
+    pr["_t"] = pr["period"].map({p: i for i, p in enumerate(periods)})
+    pr = pr.sort_values(["chip", "_t"]).reset_index(drop=True)
+    pr["inventory_chips"] = (
+        pr.groupby("chip")["produced_chips"].cumsum()
+        - pr.groupby("chip")["installed_chips"].cumsum()
+    ).to_numpy()
+    return pr
+
+
+def _supply_utilisation_table(inp: _Inputs) -> pd.DataFrame:
+    """Build supply_utilisation: resource use, capacity, utilisation and shadow price."""
+    bom = inp.ds.table("chip_bill_of_materials")
+    su = inp.ds.table("supply_resources")[["resource", "period", "capacity"]]
+    used = inp.frames["produce"].merge(bom, on="chip")
+    used = (
+        used.assign(used=used["value"] * used["per_chip"])
+        .groupby(["resource", "period"], as_index=False)["used"]
+        .sum()
+    )
+    su = su.merge(used, on=["resource", "period"], how="left")
+    su["used"] = su["used"].fillna(0.0)
+    su["utilisation"] = np.where(
+        su["capacity"] > 0, su["used"] / su["capacity"].where(su["capacity"] > 0, 1.0), np.nan
+    )
+    return inp.with_duals(su, "supply_utilisation")
+
+
+def _assignment_table(inp: _Inputs) -> pd.DataFrame:
+    """Build assignment: non-zero assignments with H100e (after derate) and nameplate IT MW."""
+    chips = inp.chips
+    a = inp.frames["assign"]
+    a = a[a["value"].abs() > _ZERO].rename(columns={"value": "chips"})
+    el = inp.ds.table("eligibility")[["customer", "chip", "derate"]]
+    a = a.merge(el, on=["customer", "chip"], how="left")
+    training = chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
+    inference = chips["inference_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
+    h = np.where(a["workload"].to_numpy() == "training", training, inference)
+    a["h100e"] = a["chips"].to_numpy() * h * a["derate"].fillna(0.0).to_numpy()
+    a["it_mw"] = (
+        a["chips"].to_numpy()
+        * chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
+        / 1e3
+    )
+    return a
+
+
+def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
+    """Build demand: demand, served and unmet H100e, served share and shadow price."""
+    keys = ["customer", "workload", "period"]
+    dm = inp.ds.table("demand")[[*keys, "demand_h100e"]]
+    served = (
+        assignment.groupby(keys, as_index=False)["h100e"]
+        .sum()
+        .rename(columns={"h100e": "served_h100e"})
+    )
+    dm = dm.merge(served, on=keys, how="left")
+    dm = dm.merge(inp.frames["unmet"].rename(columns={"value": "unmet_h100e"}), on=keys, how="left")
+    dm[["served_h100e", "unmet_h100e"]] = dm[["served_h100e", "unmet_h100e"]].fillna(0.0)
+    dmv = dm["demand_h100e"].to_numpy(dtype=float)
+    dm["served_share"] = np.where(dmv > 0, dm["served_h100e"] / np.where(dmv > 0, dmv, 1.0), np.nan)
+    return inp.with_duals(dm, "demand")
+
+
+def _energy_table(inp: _Inputs) -> pd.DataFrame:
+    """Build energy per site and period, plus the site loads (``fac_mw``, ``liq_mw``, ``it_mw``)."""
+    ds, chips, sites, asg = inp.ds, inp.chips, inp.sites, inp.frames["assign"]
+    hours = ds.table("periods").set_index("period")["hours"]
+    wl = ds.table("workloads").set_index("workload")["power_factor"]
+    a_pf = asg.assign(pfx=asg["value"] * wl.reindex(asg["workload"]).to_numpy(dtype=float))
+    a_pf = a_pf.groupby(["chip", "site", "period"], as_index=False)["pfx"].sum()
+    fe = inp.fleet.merge(inp.assigned_by_chip_site, on=["chip", "site", "period"], how="outer")
+    fe = fe.merge(a_pf, on=["chip", "site", "period"], how="left")
+    filled = ["fleet_chips", "assigned_chips", "pfx"]
+    fe[filled] = fe[filled].fillna(0.0)
+    kw = chips["it_kw_per_chip"].reindex(fe["chip"]).to_numpy(dtype=float)
+    idle = chips["idle_power_factor"].reindex(fe["chip"]).to_numpy(dtype=float)
+    liq = chips["cooling"].reindex(fe["chip"]).to_numpy() == "liquid"
+    hrs = hours.reindex(fe["period"]).to_numpy(dtype=float)
+    fe["it_mwh"] = hrs / 1e3 * kw * (fe["pfx"] + idle * (fe["fleet_chips"] - fe["assigned_chips"]))
+
+    def by_cooling(air: str, liquid: str) -> np.ndarray:
+        return np.where(
+            liq,
+            sites[liquid].reindex(fe["site"]).to_numpy(),
+            sites[air].reindex(fe["site"]).to_numpy(),
+        )
+
+    pue = by_cooling("pue_air", "pue_liquid")
+    fe["facility_mwh"] = fe["it_mwh"] * pue
+    fe["water_m3"] = fe["it_mwh"] * by_cooling("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
+    fe["fac_mw"] = fe["fleet_chips"] * kw / 1e3 * pue
+    fe["liq_mw"] = np.where(liq, fe["fleet_chips"] * kw / 1e3, 0.0)
+    fe["it_mw"] = fe["fleet_chips"] * kw / 1e3
+    es = fe.groupby(["site", "period"], as_index=False)[
+        ["it_mwh", "facility_mwh", "water_m3", "fac_mw", "liq_mw", "it_mw"]
+    ].sum()
+    es = inp.site_periods.merge(es, on=["site", "period"], how="left").fillna(0.0)
+    es["energy_cost_usd"] = (
+        es["facility_mwh"] * sites["energy_price_usd_per_mwh"].reindex(es["site"]).to_numpy()
+    )
+    es["carbon_t"] = es["facility_mwh"] * sites["carbon_t_per_mwh"].reindex(es["site"]).to_numpy()
+    return es
+
+
+def _site_utilisation_table(
+    inp: _Inputs, build_out: pd.DataFrame, energy: pd.DataFrame
+) -> pd.DataFrame:
+    """Build site_utilisation: one block per site limit family routed here in the registry.
+
+    ``used`` comes from the energy table's load columns, ``capacity`` from the
+    build-out capacities or the dataset's grid / water limits (the family's
+    ``ResultRows.used`` / ``ResultRows.capacity`` name the columns).
+    """
+    idx = pd.MultiIndex.from_frame(inp.site_periods)
+    used_of = energy.set_index(["site", "period"])
+    capacity_of = build_out.set_index(["site", "period"]).join(
+        [
+            inp.ds.table("site_grid").set_index(["site", "period"])[["grid_mw"]],
+            inp.ds.table("site_water").set_index(["site", "period"])[["water_permit_m3"]],
+        ],
+        how="outer",
+    )
+    parts = []
+    for family in _routed("site_utilisation"):
+        result = family.result
+        assert result is not None
+        f = inp.site_periods.copy()
+        f["limit"] = result.limit
+        f["used"] = used_of[result.used].reindex(idx).fillna(0.0).to_numpy()
+        f["capacity"] = capacity_of[result.capacity].reindex(idx).to_numpy(dtype=float)
+        f["unit"] = family.unit
+        d = family_duals(inp.model, inp.row_dual, inp.scenario, family)
+        parts.append(f.merge(d, on=["site", "period"], how="left"))
+    out = pd.concat(parts, ignore_index=True)
+    out["shadow_price_usd_per_unit"] = out["shadow_price_usd_per_unit"].fillna(0.0)
+    capv = out["capacity"].to_numpy(dtype=float)
+    out["utilisation"] = np.where(capv > 0, out["used"] / np.where(capv > 0, capv, 1.0), np.nan)
+    return out
+
+
+def _commitment_periods(inp: _Inputs) -> pd.DataFrame:
+    """List each commitment row j per horizon period it covers.
+
+    Columns: j, customer, family, period, min_it_mw.
+    """
+    com = inp.model.commitments[inp.scenario].reset_index(drop=True)
+    columns = ["j", "customer", "family", "period", "min_it_mw"]
+    if not len(com):
+        return pd.DataFrame(
+            {
+                c: pd.Series(
+                    [], dtype=np.int64 if c == "j" else float if c == "min_it_mw" else object
+                )
+                for c in columns
+            }
+        )
+    periods = inp.periods
+    p0 = period_index(periods[0])
+    rows = []
+    for j, r in com.iterrows():
+        t0 = max(period_index(str(r["from_period"])) - p0, 0)
+        t1 = min(period_index(str(r["to_period"])) - p0, len(periods) - 1)
+        for t in range(t0, t1 + 1):
+            rows.append(
+                (j, str(r["customer"]), str(r["family"]), periods[t], float(r["min_it_mw"]))
+            )
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _commitments_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
+    """Build commitments: committed, delivered and breached IT MW with the shadow price."""
+    cm = _commitment_periods(inp)
+    family = inp.chips["family"].reindex(assignment["chip"]).astype(str).to_numpy()
+    delivered = (
+        assignment.assign(family=family)
+        .groupby(["customer", "family", "period"], as_index=False)["it_mw"]
+        .sum()
+        .rename(columns={"it_mw": "delivered_it_mw"})
+    )
+    cm = cm.merge(delivered, on=["customer", "family", "period"], how="left")
+    cm["delivered_it_mw"] = cm["delivered_it_mw"].fillna(0.0)
+    cm = cm.merge(
+        inp.frames["breach"][["j", "period", "value"]].rename(columns={"value": "breach_mw"}),
+        on=["j", "period"],
+        how="left",
+    )
+    cm["breach_mw"] = cm["breach_mw"].fillna(0.0)
+    return inp.with_duals(cm, "commitments")
 
 
 def make_tables(
@@ -344,278 +666,18 @@ def make_tables(
     dict of DataFrame
         The tables listed in the module docstring.
     """
-    ds = model.datasets[scenario]
-    periods = list(model.periods)
-    per = np.asarray(periods, dtype=object)
-    T = len(periods)
     fr = solution_frames(model, x, scenario) if frames is None else frames
-    sites = ds.table("sites")
-    chips = ds.table("chips").set_index("chip")
+    inp = _Inputs(model, x, row_dual, scenario, fr)
     out: dict[str, pd.DataFrame] = {}
-
-    # build_out
-    grid_sp = sites[["site"]].merge(pd.DataFrame({"period": periods}), how="cross")
-    bo = grid_sp.merge(
-        fr["build"].rename(columns={"value": "build_mw"}), on=["site", "period"], how="left"
-    )
-    bo = bo.merge(
-        fr["liquid"].rename(columns={"value": "liquid_build_mw"}), on=["site", "period"], how="left"
-    )
-    bo[["build_mw", "liquid_build_mw"]] = bo[["build_mw", "liquid_build_mw"]].fillna(0.0)
-    bo["_t"] = bo["period"].map({p: i for i, p in enumerate(periods)})
-    bo = bo.sort_values(["site", "_t"]).reset_index(drop=True)
-    sidx = sites.set_index("site")
-    bo["it_capacity_mw"] = (
-        sidx["initial_it_mw"].reindex(bo["site"]).to_numpy()
-        + bo.groupby("site")["build_mw"].cumsum().to_numpy()
-    )
-    bo["liquid_capacity_mw"] = (
-        sidx["initial_liquid_mw"].reindex(bo["site"]).to_numpy()
-        + bo.groupby("site")["liquid_build_mw"].cumsum().to_numpy()
-    )
-    out["build_out"] = bo
-
-    # fleet
-    fleet0 = fleet_values(ds, fr)  # also used by the energy table below
-    fl = fleet0
-    asg = fr["assign"]
-    asg_cs = (
-        asg.groupby(["chip", "site", "period"], as_index=False)["value"]
-        .sum()
-        .rename(columns={"value": "assigned_chips"})
-    )
-    fl = fl.merge(asg_cs, on=["chip", "site", "period"], how="left")
-    fl["assigned_chips"] = fl["assigned_chips"].fillna(0.0)
-    fl["idle_chips"] = np.maximum(fl["fleet_chips"] - fl["assigned_chips"], 0.0)
-    kw = chips["it_kw_per_chip"].reindex(fl["chip"]).to_numpy(dtype=float)
-    fl["it_mw"] = fl["fleet_chips"].to_numpy() * kw / 1e3
-    keep = (
-        fl[["installed_chips", "retired_chips", "fleet_chips", "assigned_chips"]].abs() > _ZERO
-    ).any(axis=1)
-    fl = fl[keep.to_numpy()].reset_index(drop=True)
-    out["fleet"] = fl
-
-    # production
-    pr = fr["produce"].rename(columns={"value": "produced_chips"})
-    ins_c = (
-        fr["install"]
-        .groupby(["chip", "period"], as_index=False)["value"]
-        .sum()
-        .rename(columns={"value": "installed_chips"})
-    )
-    pr = pr.merge(ins_c, on=["chip", "period"], how="outer")
-    if len(pr):
-        cp = pr[["chip"]].drop_duplicates().merge(pd.DataFrame({"period": periods}), how="cross")
-        pr = cp.merge(pr, on=["chip", "period"], how="left")
-    pr[["produced_chips", "installed_chips"]] = pr[["produced_chips", "installed_chips"]].fillna(
-        0.0
-    )
-    pr["_t"] = pr["period"].map({p: i for i, p in enumerate(periods)})
-    pr = pr.sort_values(["chip", "_t"]).reset_index(drop=True)
-    pr["inventory_chips"] = (
-        pr.groupby("chip")["produced_chips"].cumsum()
-        - pr.groupby("chip")["installed_chips"].cumsum()
-    ).to_numpy()
-    out["production"] = pr
-
-    # supply_utilisation
-    bom = ds.table("chip_bill_of_materials")
-    su = ds.table("supply_resources")[["resource", "period", "capacity"]]
-    used = fr["produce"].merge(bom, on="chip")
-    used = (
-        used.assign(used=used["value"] * used["per_chip"])
-        .groupby(["resource", "period"], as_index=False)["used"]
-        .sum()
-    )
-    su = su.merge(used, on=["resource", "period"], how="left")
-    su["used"] = su["used"].fillna(0.0)
-    su["utilisation"] = np.where(
-        su["capacity"] > 0, su["used"] / su["capacity"].where(su["capacity"] > 0, 1.0), np.nan
-    )
-    d = _dual_lookup(model, row_dual, scenario, "supply_resource", ["r", "t"])
-    d = pd.DataFrame(
-        {
-            "resource": _names(model, "r", d["r"]),
-            "period": per[d["t"].to_numpy()],
-            "shadow_price_usd_per_unit": d["dual"].to_numpy(),
-        }
-    )
-    su = su.merge(d, on=["resource", "period"], how="left")
-    su["shadow_price_usd_per_unit"] = su["shadow_price_usd_per_unit"].fillna(0.0)
-    out["supply_utilisation"] = su
-
-    # assignment
-    a = asg[asg["value"].abs() > _ZERO].rename(columns={"value": "chips"})
-    el = ds.table("eligibility")[["customer", "chip", "derate"]]
-    a = a.merge(el, on=["customer", "chip"], how="left")
-    tr = chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
-    inf = chips["inference_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
-    h = np.where(a["workload"].to_numpy() == "training", tr, inf)
-    a["h100e"] = a["chips"].to_numpy() * h * a["derate"].fillna(0.0).to_numpy()
-    a["it_mw"] = (
-        a["chips"].to_numpy()
-        * chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
-        / 1e3
-    )
-    out["assignment"] = a
-
-    # demand
-    dm = ds.table("demand")[["customer", "workload", "period", "demand_h100e"]]
-    served = (
-        a.groupby(["customer", "workload", "period"], as_index=False)["h100e"]
-        .sum()
-        .rename(columns={"h100e": "served_h100e"})
-    )
-    dm = dm.merge(served, on=["customer", "workload", "period"], how="left")
-    dm = dm.merge(
-        fr["unmet"].rename(columns={"value": "unmet_h100e"}),
-        on=["customer", "workload", "period"],
-        how="left",
-    )
-    dm[["served_h100e", "unmet_h100e"]] = dm[["served_h100e", "unmet_h100e"]].fillna(0.0)
-    dmv = dm["demand_h100e"].to_numpy(dtype=float)
-    dm["served_share"] = np.where(dmv > 0, dm["served_h100e"] / np.where(dmv > 0, dmv, 1.0), np.nan)
-    d = _dual_lookup(model, row_dual, scenario, "demand_balance", ["k", "w", "t"])
-    d = pd.DataFrame(
-        {
-            "customer": _names(model, "k", d["k"]),
-            "workload": _names(model, "w", d["w"]),
-            "period": per[d["t"].to_numpy()],
-            "shadow_price_usd_per_h100e": d["dual"].to_numpy(),
-        }
-    )
-    dm = dm.merge(d, on=["customer", "workload", "period"], how="left")
-    dm["shadow_price_usd_per_h100e"] = dm["shadow_price_usd_per_h100e"].fillna(0.0)
-    out["demand"] = dm
-
-    # energy (per chip, site, period first)
-    hours = ds.table("periods").set_index("period")["hours"]
-    wl = ds.table("workloads").set_index("workload")["power_factor"]
-    a_pf = asg.assign(pfx=asg["value"] * wl.reindex(asg["workload"]).to_numpy(dtype=float))
-    a_pf = a_pf.groupby(["chip", "site", "period"], as_index=False)["pfx"].sum()
-    fe = fleet0.merge(asg_cs, on=["chip", "site", "period"], how="outer").merge(
-        a_pf, on=["chip", "site", "period"], how="left"
-    )
-    fe[["fleet_chips", "assigned_chips", "pfx"]] = fe[
-        ["fleet_chips", "assigned_chips", "pfx"]
-    ].fillna(0.0)
-    kw = chips["it_kw_per_chip"].reindex(fe["chip"]).to_numpy(dtype=float)
-    idle = chips["idle_power_factor"].reindex(fe["chip"]).to_numpy(dtype=float)
-    liq = chips["cooling"].reindex(fe["chip"]).to_numpy() == "liquid"
-    hrs = hours.reindex(fe["period"]).to_numpy(dtype=float)
-    fe["it_mwh"] = hrs / 1e3 * kw * (fe["pfx"] + idle * (fe["fleet_chips"] - fe["assigned_chips"]))
-    pue = np.where(
-        liq,
-        sidx["pue_liquid"].reindex(fe["site"]).to_numpy(),
-        sidx["pue_air"].reindex(fe["site"]).to_numpy(),
-    )
-    wue = np.where(
-        liq,
-        sidx["wue_l_per_kwh_liquid"].reindex(fe["site"]).to_numpy(),
-        sidx["wue_l_per_kwh_air"].reindex(fe["site"]).to_numpy(),
-    )
-    fe["facility_mwh"] = fe["it_mwh"] * pue
-    fe["water_m3"] = fe["it_mwh"] * wue
-    fe["fac_mw"] = fe["fleet_chips"] * kw / 1e3 * pue
-    fe["liq_mw"] = np.where(liq, fe["fleet_chips"] * kw / 1e3, 0.0)
-    fe["it_mw"] = fe["fleet_chips"] * kw / 1e3
-    es = fe.groupby(["site", "period"], as_index=False)[
-        ["it_mwh", "facility_mwh", "water_m3", "fac_mw", "liq_mw", "it_mw"]
-    ].sum()
-    es = grid_sp.merge(es, on=["site", "period"], how="left").fillna(0.0)
-    es["energy_cost_usd"] = (
-        es["facility_mwh"] * sidx["energy_price_usd_per_mwh"].reindex(es["site"]).to_numpy()
-    )
-    es["carbon_t"] = es["facility_mwh"] * sidx["carbon_t_per_mwh"].reindex(es["site"]).to_numpy()
-    out["energy"] = es
-
-    # site_utilisation
-    cap = bo.set_index(["site", "period"])
-    es_i = es.set_index(["site", "period"])
-    gr = ds.table("site_grid").set_index(["site", "period"])["grid_mw"]
-    wa = ds.table("site_water").set_index(["site", "period"])["water_permit_m3"]
-    idx = pd.MultiIndex.from_frame(grid_sp)
-    parts = []
-    for limit, fam, used_v, cap_v, unit in (
-        ("power", "site_it_power", es_i["it_mw"], cap["it_capacity_mw"], "MW"),
-        ("liquid", "site_liquid", es_i["liq_mw"], cap["liquid_capacity_mw"], "MW"),
-        ("grid", "site_grid", es_i["fac_mw"], gr, "MW"),
-        ("water", "site_water", es_i["water_m3"], wa, "m3"),
-    ):
-        f = grid_sp.copy()
-        f["limit"] = limit
-        f["used"] = used_v.reindex(idx).fillna(0.0).to_numpy()
-        f["capacity"] = cap_v.reindex(idx).to_numpy(dtype=float)
-        f["unit"] = unit
-        d = _dual_lookup(model, row_dual, scenario, fam, ["s", "t"])
-        d = pd.DataFrame(
-            {
-                "site": _names(model, "s", d["s"]),
-                "period": per[d["t"].to_numpy()],
-                "shadow_price_usd_per_unit": d["dual"].to_numpy(),
-            }
-        )
-        f = f.merge(d, on=["site", "period"], how="left")
-        parts.append(f)
-    su2 = pd.concat(parts, ignore_index=True)
-    su2["shadow_price_usd_per_unit"] = su2["shadow_price_usd_per_unit"].fillna(0.0)
-    capv = su2["capacity"].to_numpy(dtype=float)
-    su2["utilisation"] = np.where(capv > 0, su2["used"] / np.where(capv > 0, capv, 1.0), np.nan)
-    out["site_utilisation"] = su2
-
-    # commitments
-    com = model.commitments[scenario].reset_index(drop=True)
-    br = fr["breach"]
-    if len(com):
-        from capacity.schema import period_index
-
-        p0 = period_index(periods[0])
-        rows = []
-        for j, r in com.iterrows():
-            t0 = max(period_index(str(r["from_period"])) - p0, 0)
-            t1 = min(period_index(str(r["to_period"])) - p0, T - 1)
-            for t in range(t0, t1 + 1):
-                rows.append(
-                    (j, str(r["customer"]), str(r["family"]), periods[t], float(r["min_it_mw"]))
-                )
-        cm = pd.DataFrame(rows, columns=["j", "customer", "family", "period", "min_it_mw"])
-    else:
-        cm = pd.DataFrame(
-            {
-                "j": pd.Series([], dtype=np.int64),
-                "customer": pd.Series([], dtype=object),
-                "family": pd.Series([], dtype=object),
-                "period": pd.Series([], dtype=object),
-                "min_it_mw": pd.Series([], dtype=float),
-            }
-        )
-    af = a.assign(family=chips["family"].reindex(a["chip"]).astype(str).to_numpy())
-    dl = (
-        af.groupby(["customer", "family", "period"], as_index=False)["it_mw"]
-        .sum()
-        .rename(columns={"it_mw": "delivered_it_mw"})
-    )
-    cm = cm.merge(dl, on=["customer", "family", "period"], how="left")
-    cm["delivered_it_mw"] = cm["delivered_it_mw"].fillna(0.0)
-    cm = cm.merge(
-        br[["j", "period", "value"]].rename(columns={"value": "breach_mw"}),
-        on=["j", "period"],
-        how="left",
-    )
-    cm["breach_mw"] = cm["breach_mw"].fillna(0.0)
-    d = _dual_lookup(model, row_dual, scenario, "commitment", ["j", "t"])
-    d = pd.DataFrame(
-        {
-            "j": d["j"].to_numpy(),
-            "period": per[d["t"].to_numpy()],
-            "shadow_price_usd_per_mw": d["dual"].to_numpy(),
-        }
-    )
-    cm = cm.merge(d, on=["j", "period"], how="left")
-    cm["shadow_price_usd_per_mw"] = cm["shadow_price_usd_per_mw"].fillna(0.0)
-    out["commitments"] = cm
-
-    # costs
+    out["build_out"] = _build_out_table(inp)
+    out["fleet"] = _fleet_table(inp)
+    out["production"] = _production_table(inp)
+    out["supply_utilisation"] = _supply_utilisation_table(inp)
+    out["assignment"] = _assignment_table(inp)
+    out["demand"] = _demand_table(inp, out["assignment"])
+    out["energy"] = _energy_table(inp)
+    out["site_utilisation"] = _site_utilisation_table(inp, out["build_out"], out["energy"])
+    out["commitments"] = _commitments_table(inp, out["assignment"])
     out["costs"] = _costs(model, x, scenario)
     out["shadow_prices"] = _shadow_prices(model, x, row_dual, scenario)
     return {n: _typed(n, out[n]) for n in TABLE_COLUMNS}
@@ -654,47 +716,33 @@ def _costs(model: PlanningModel, x: np.ndarray, scenario: int) -> pd.DataFrame:
 
 
 def row_keys(model: PlanningModel, con: pd.DataFrame, scenario: int = 0) -> np.ndarray:
-    """Domain key text of constraint rows (e.g. "new_carlisle", "openai/training")."""
+    """Domain key text of constraint rows (e.g. "new_carlisle", "openai/training").
+
+    Each family's ``key_codes`` (:data:`optimizer.families.REGISTRY`) name the codes
+    joined by "/"; ``j`` is the commitment's ``customer/family/from_period``.
+    """
     fam = con["family"].astype(str).to_numpy()
     out = np.full(len(con), "", dtype=object)
-    nm = {k: np.asarray(v + ("",), dtype=object) for k, v in model.codes.items()}
-    s = nm["s"][con["s"].to_numpy()]
-    c = nm["c"][con["c"].to_numpy()]
-    k = nm["k"][con["k"].to_numpy()]
-    w = nm["w"][con["w"].to_numpy()]
-    r = nm["r"][con["r"].to_numpy()]
-    site_fams = np.isin(
-        fam,
-        [
-            "site_it_power",
-            "site_liquid",
-            "site_liquid_share",
-            "site_grid",
-            "site_build_rate",
-            "site_max",
-            "site_water",
-        ],
-    )
-    out[site_fams] = s[site_fams]
-    m = fam == "supply_resource"
-    out[m] = r[m]
-    m = np.isin(fam, ["chip_inventory", "chip_window"])
-    out[m] = c[m]
-    m = fam == "fleet_assignment"
-    out[m] = c[m] + "/" + s[m]
-    m = fam == "demand_balance"
-    out[m] = k[m] + "/" + w[m]
-    m = fam == "commitment"
-    if m.any():
+    names = {k: np.asarray(v + ("",), dtype=object) for k, v in model.codes.items()}
+    if "j" in con and (con["j"].to_numpy() >= 0).any():
         com = model.commitments[scenario].reset_index(drop=True)
-        txt = (
+        text = (
             com["customer"].astype(str)
             + "/"
             + com["family"].astype(str)
             + "/"
             + com["from_period"].astype(str)
-        ).to_numpy(dtype=object)
-        out[m] = txt[con["j"].to_numpy()[m]]
+        )
+        names["j"] = np.asarray((*text.to_numpy(dtype=object), ""), dtype=object)
+    for family in REGISTRY:
+        m = fam == family.name
+        if not family.key_codes or not m.any():
+            continue
+        parts = [names[code][con[code].to_numpy()[m]] for code in family.key_codes]
+        key = parts[0]
+        for part in parts[1:]:
+            key = key + "/" + part
+        out[m] = key
     return out
 
 
