@@ -16,39 +16,26 @@ Two explanations:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
-from typing import Any
 
 import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
+from optimizer.families import BY_NAME, SOFT_FAMILIES
 from optimizer.model import DEFINITION_FAMILIES, PlanningModel
 from optimizer.results import row_keys
 
+__all__ = [
+    "EXPLAIN_COLUMNS",
+    "SOFT_FAMILIES",
+    "elastic_model",
+    "explain_infeasible",
+    "explain_missing",
+]
+
 EXPLAIN_COLUMNS = ("scenario", "family", "period", "key", "amount", "unit", "message")
-
-SOFT_FAMILIES = ("demand_balance", "commitment")
-
-_WORDS = {
-    "site_it_power": ("site {key} IT power capacity in {period} short by {amount} MW", "MW"),
-    "site_liquid": ("site {key} liquid-cooled capacity in {period} short by {amount} MW", "MW"),
-    "site_liquid_share": (
-        "site {key} liquid share of new build in {period} short by {amount} MW",
-        "MW",
-    ),
-    "site_grid": ("site {key} grid in {period} short by {amount} MW", "MW"),
-    "site_build_rate": ("site {key} build rate in {period} short by {amount} MW", "MW"),
-    "site_max": ("site {key} maximum IT capacity in {period} short by {amount} MW", "MW"),
-    "site_water": ("site {key} water permit in {period} short by {amount} m3", "m3"),
-    "supply_resource": ("resource {key} in {period} short by {amount} units", "units"),
-    "chip_inventory": ("chip {key} production up to {period} short by {amount} chips", "chips"),
-    "chip_window": (
-        "chip {key} produced outside its sale window in {period}: {amount} chips",
-        "chips",
-    ),
-    "fleet_assignment": ("fleet {key} in {period} short by {amount} chips", "chips"),
-}
 
 
 def _empty() -> pd.DataFrame:
@@ -58,6 +45,14 @@ def _empty() -> pd.DataFrame:
             for c in EXPLAIN_COLUMNS
         }
     )
+
+
+def _wording(family: str) -> tuple[str, str]:
+    """Explanation template and unit of a relaxed row of ``family``."""
+    record = BY_NAME.get(family)
+    if record is None or not record.explain_template:
+        return "{key} ({family}) in {period} short by {amount}", ""
+    return record.explain_template, record.explain_unit
 
 
 def _fmt(v: float) -> str:
@@ -191,15 +186,23 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
     )
 
 
-def explain_infeasible(model: PlanningModel, options: Any) -> pd.DataFrame:
+def explain_infeasible(
+    model: PlanningModel, solve_lp: Callable[[PlanningModel], np.ndarray | None]
+) -> pd.DataFrame:
     """Elastic re-solve: which hard limits had to give, and by how much.
+
+    Each relaxed row is worded by its family's ``explain_template`` and
+    ``explain_unit`` (:data:`optimizer.families.REGISTRY`).
 
     Parameters
     ----------
     model : PlanningModel
         The infeasible model.
-    options : SolveOptions
-        Solver choice (time limit and integrality are dropped).
+    solve_lp : callable
+        ``solve_lp(elastic_model) -> x or None``: solves an LP and returns the
+        column values (None when it does not solve). Passed in by
+        :func:`optimizer.solve.solve_model` so this module does not import the
+        solver layer above it.
 
     Returns
     -------
@@ -207,15 +210,13 @@ def explain_infeasible(model: PlanningModel, options: Any) -> pd.DataFrame:
         ``scenario, family, period, key, amount, unit, message``, largest relative
         shortfall first; empty when the elastic model does not solve.
     """
-    from optimizer.solve import run_solver
-
     el = elastic_model(model)
-    raw = run_solver(el, replace(options, time_limit_s=None, integer_units=False), lp_only=True)
-    if raw.x is None:
+    x = solve_lp(el)
+    if x is None:
         return _empty()
     var = el.variables
     sel = (var["kind"] == "elastic").to_numpy()
-    slack = raw.x[sel]
+    slack = x[sel]
     rows = var.loc[sel, "j"].to_numpy()
     con = model.constraints
     rhs = con["rhs"].to_numpy()[rows]
@@ -232,7 +233,7 @@ def explain_infeasible(model: PlanningModel, options: Any) -> pd.DataFrame:
         for (fam, t), key, amt in zip(
             zip(cs["family"].astype(str), cs["t"], strict=True), keys, slack[m], strict=True
         ):
-            text, unit = _WORDS.get(fam, ("{key} ({family}) in {period} short by {amount}", ""))
+            text, unit = _wording(fam)
             p = model.periods[int(t)]
             out.append(
                 (

@@ -46,7 +46,7 @@ import ctypes
 import os
 import sys
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from enum import StrEnum
 from typing import Any, Literal
@@ -55,6 +55,9 @@ import numpy as np
 import pandas as pd
 import pulp
 
+from optimizer.calibration import calibration_table, empty_calibration
+from optimizer.check import check_frames, empty_violations
+from optimizer.explain import explain_infeasible, explain_missing
 from optimizer.model import (
     PlanningModel,
     build_model,
@@ -62,6 +65,7 @@ from optimizer.model import (
     fix_first_stage,
     to_pulp,
 )
+from optimizer.results import empty_tables, make_tables, solution_frames
 
 
 class Status(StrEnum):
@@ -778,8 +782,6 @@ def solve(
     -------
     PlanResult
     """
-    from optimizer.results import empty_tables
-
     options = options or SolveOptions()
     t0 = time.perf_counter()
     model = build_model(ds, integer_units=options.integer_units)
@@ -796,7 +798,7 @@ def solve(
             Status.infeasible,
             None,
             empty_tables(),
-            _empty_violations(),
+            empty_violations(),
             None,
             msg,
             options.solver,
@@ -851,12 +853,6 @@ def solve_stochastic(
     )
 
 
-def _empty_violations() -> pd.DataFrame:
-    from optimizer.check import empty_violations
-
-    return empty_violations()
-
-
 def solve_model(
     model: PlanningModel,
     options: SolveOptions,
@@ -882,86 +878,100 @@ def solve_model(
     -------
     list of PlanResult
     """
-    from optimizer.calibration import calibration_table, empty_calibration
-    from optimizer.check import check_frames
-    from optimizer.explain import explain_infeasible, explain_missing
-    from optimizer.results import empty_tables, make_tables, solution_frames
-
     warm: bool | None = None
     if session is not None and options.solver == "highs":
         raw, warm = session.run(model)
     else:
         raw = run_solver(model, options)
-    duals_from: Literal["lp", "lp_with_integers_fixed"] = (
-        "lp_with_integers_fixed" if bool(model.variables["integer"].any()) else "lp"
-    )
-    out = []
-    infeas = None
+    infeasible = None
     if raw.status == Status.infeasible and options.explain_infeasible:
-        infeas = explain_infeasible(model, options)
-    for i, ds in enumerate(model.datasets):
+        infeasible = explain_infeasible(model, _elastic_solver(options))
+    out = []
+    for i in range(len(model.datasets)):
         timings = {"build": build_s, "handover": raw.handover_s, "solve": raw.solve_s}
         if warm is not None:
             timings["warm_start"] = float(warm)
-        status, msg = raw.status, f"{options.solver}: {raw.message}"
-        gaps = explain_missing(model, i)
-        if len(gaps):
-            msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
-        if raw.x is None:
-            tables = {**empty_tables(), "calibration": empty_calibration()}
-            viol = _empty_violations()
-            obj = None
-            timings.update(check=0.0, results=0.0)
-            inf_i = None
-            if infeas is not None:
-                inf_i = infeas[infeas["scenario"] == i].reset_index(drop=True)
-                if len(inf_i):
-                    msg += "; " + "; ".join(inf_i["message"].head(5))
-            if len(gaps):
-                gp = gaps.assign(scenario=i)
-                inf_i = gp if inf_i is None else pd.concat([inf_i, gp], ignore_index=True)
-        else:
-            t = time.perf_counter()
-            frames = solution_frames(model, raw.x, i)  # shared by tables and checker
-            tables = make_tables(model, raw.x, raw.row_dual, i, frames=frames)
-            tables["calibration"] = calibration_table(tables, ds)
-            timings["results"] = time.perf_counter() - t
-            t = time.perf_counter()
-            viol = check_frames(ds, frames, options.check_tolerance)
-            timings["check"] = time.perf_counter() - t
-            obj = float(tables["costs"]["cost_usd"].sum())
-            inf_i = gaps.assign(scenario=i) if len(gaps) else None
-            if len(viol):
-                status = Status.error
-                first = "; ".join(
-                    f"{r.family} {r.keys}: lhs {r.lhs:.6g} vs rhs {r.rhs:.6g}"
-                    for r in viol.head(3).itertuples()
-                )
-                msg += f"; checker found {len(viol)} violated constraint(s): {first}"
-            if raw.solver_objective is not None and len(model.datasets) == 1:
-                gap = abs(raw.solver_objective - obj)
-                if gap > 1e-6 * (1 + abs(obj)):
-                    msg += (
-                        f"; solver objective {raw.solver_objective:.6g} differs from "
-                        f"tables {obj:.6g}"
-                    )
-        out.append(
-            PlanResult(
-                status=status,
-                objective_usd=obj,
-                tables=tables,
-                violations=viol,
-                infeasibility=inf_i,
-                message=msg,
-                solver=options.solver,
-                dataset_hash=ds.hash,
-                dataset_name=ds.name,
-                timings_s=timings,
-                n_variables=model.n_variables,
-                n_constraints=model.n_constraints,
-                integer_units=model.integer_units,
-                duals_from=duals_from,
-                periods=tuple(ds.periods),
-            )
-        )
+        out.append(_scenario_result(model, raw, i, options, infeasible, timings))
     return out
+
+
+def _elastic_solver(options: SolveOptions) -> Callable[[PlanningModel], np.ndarray | None]:
+    """LP solve of the elastic model for :func:`optimizer.explain.explain_infeasible`."""
+    lp_options = replace(options, time_limit_s=None, integer_units=False)
+
+    def solve_lp(elastic: PlanningModel) -> np.ndarray | None:
+        return run_solver(elastic, lp_options, lp_only=True).x
+
+    return solve_lp
+
+
+def _scenario_result(
+    model: PlanningModel,
+    raw: RawSolution,
+    i: int,
+    options: SolveOptions,
+    infeasible: pd.DataFrame | None,
+    timings: dict[str, float],
+) -> PlanResult:
+    """Tables, checker verdict and explanations of scenario ``i`` of a solved model."""
+    ds = model.datasets[i]
+    status, msg = raw.status, f"{options.solver}: {raw.message}"
+    gaps = explain_missing(model, i)
+    if len(gaps):
+        msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
+    if raw.x is None:
+        tables = {**empty_tables(), "calibration": empty_calibration()}
+        viol, obj = empty_violations(), None
+        timings.update(check=0.0, results=0.0)
+        inf_i = None
+        if infeasible is not None:
+            inf_i = infeasible[infeasible["scenario"] == i].reset_index(drop=True)
+            if len(inf_i):
+                msg += "; " + "; ".join(inf_i["message"].head(5))
+        if len(gaps):
+            gp = gaps.assign(scenario=i)
+            inf_i = gp if inf_i is None else pd.concat([inf_i, gp], ignore_index=True)
+    else:
+        t = time.perf_counter()
+        frames = solution_frames(model, raw.x, i)  # shared by tables and checker
+        tables = make_tables(model, raw.x, raw.row_dual, i, frames=frames)
+        tables["calibration"] = calibration_table(tables, ds)
+        timings["results"] = time.perf_counter() - t
+        t = time.perf_counter()
+        viol = check_frames(ds, frames, options.check_tolerance)
+        timings["check"] = time.perf_counter() - t
+        obj = float(tables["costs"]["cost_usd"].sum())
+        inf_i = gaps.assign(scenario=i) if len(gaps) else None
+        if len(viol):
+            status = Status.error
+            first = "; ".join(
+                f"{r.family} {r.keys}: lhs {r.lhs:.6g} vs rhs {r.rhs:.6g}"
+                for r in viol.head(3).itertuples()
+            )
+            msg += f"; checker found {len(viol)} violated constraint(s): {first}"
+        if raw.solver_objective is not None and len(model.datasets) == 1:
+            gap = abs(raw.solver_objective - obj)
+            if gap > 1e-6 * (1 + abs(obj)):
+                msg += (
+                    f"; solver objective {raw.solver_objective:.6g} differs from tables {obj:.6g}"
+                )
+    duals_from: Literal["lp", "lp_with_integers_fixed"] = (
+        "lp_with_integers_fixed" if bool(model.variables["integer"].any()) else "lp"
+    )
+    return PlanResult(
+        status=status,
+        objective_usd=obj,
+        tables=tables,
+        violations=viol,
+        infeasibility=inf_i,
+        message=msg,
+        solver=options.solver,
+        dataset_hash=ds.hash,
+        dataset_name=ds.name,
+        timings_s=timings,
+        n_variables=model.n_variables,
+        n_constraints=model.n_constraints,
+        integer_units=model.integer_units,
+        duals_from=duals_from,
+        periods=tuple(ds.periods),
+    )
