@@ -1,0 +1,108 @@
+"""The constraint-family registry: every family complete, every built row family registered."""
+
+from __future__ import annotations
+
+import inspect
+
+import numpy as np
+import pandas as pd
+
+import optimizer
+from capacity.dataset import load_dataset
+from optimizer import model as model_module
+from optimizer.explain import elastic_model
+from optimizer.families import BY_NAME, FAMILIES, REGISTRY, SOFT_FAMILIES
+from optimizer.families.base import CODE_NAMES
+from optimizer.results import TABLE_COLUMNS, row_keys
+from tests.conftest import DEFAULT_DATA, TINY
+
+EXPECTED = (
+    "site_it_power",
+    "site_liquid",
+    "site_liquid_share",
+    "site_grid",
+    "site_build_rate",
+    "site_max",
+    "site_water",
+    "supply_resource",
+    "chip_inventory",
+    "chip_window",
+    "fleet_assignment",
+    "demand_balance",
+    "commitment",
+    "fleet_definition",
+)
+
+
+def test_every_family_is_registered_once_with_define_check_explain_and_unit() -> None:
+    names = [f.name for f in REGISTRY]
+    assert sorted(names) == sorted(EXPECTED) and len(set(names)) == len(names)
+    for f in REGISTRY:
+        assert f.unit, f.name
+        assert callable(f.define) and f.define.__doc__, f.name
+        params = list(inspect.signature(f.define).parameters)
+        assert params == ["builder", "columns"], f.name
+        if f.definition:
+            assert f.check is None and not f.explain_template, f.name
+        else:
+            assert callable(f.check) and f.check.__doc__, f.name
+        if not f.soft and not f.definition:  # hard families are relaxed by the explanation
+            assert "{key}" in f.explain_template and "{period}" in f.explain_template, f.name
+            assert "{amount}" in f.explain_template and f.explain_unit, f.name
+        assert set(f.key_codes) <= set(CODE_NAMES), f.name
+
+
+def test_families_units_are_the_registry_units_everywhere() -> None:
+    assert FAMILIES == {f.name: f.unit for f in REGISTRY}
+    assert model_module.FAMILIES == FAMILIES and optimizer.FAMILIES == FAMILIES
+    assert FAMILIES["site_water"] == "m3" and FAMILIES["demand_balance"] == "H100e"
+    assert SOFT_FAMILIES == ("demand_balance", "commitment")
+    assert model_module.DEFINITION_FAMILIES == ("fleet_definition",)
+
+
+def test_result_routing_names_real_tables_and_columns() -> None:
+    routed = {f.name: f.result for f in REGISTRY if f.result is not None}
+    assert set(routed) == {
+        "site_it_power",
+        "site_liquid",
+        "site_grid",
+        "site_water",
+        "supply_resource",
+        "demand_balance",
+        "commitment",
+    }
+    for name, result in routed.items():
+        assert result is not None
+        columns = TABLE_COLUMNS[result.table]
+        assert result.dual_column in columns, name
+        assert all(CODE_NAMES[c] in columns or c == "j" for c in result.keys), name
+    limits = [f.result.limit for f in REGISTRY if f.result and f.result.limit]
+    assert limits == ["power", "liquid", "grid", "water"]  # site_utilisation block order
+
+
+def test_every_row_family_of_a_built_default_model_is_registered() -> None:
+    for path in (DEFAULT_DATA, TINY):
+        m = model_module.build_model(load_dataset(path))
+        built = set(m.constraints["family"].astype(str).unique())
+        assert built <= set(BY_NAME), built - set(BY_NAME)
+        # the default model exercises every family except the stochastic-only window
+        if path == DEFAULT_DATA:
+            assert built == set(EXPECTED) - {"chip_window"}
+
+
+def test_row_keys_and_elastic_wording_come_from_the_registry() -> None:
+    m = model_module.build_model(load_dataset(DEFAULT_DATA))
+    con = m.constraints
+    keys = row_keys(m, con)
+    fam = con["family"].astype(str).to_numpy()
+    sites = set(m.codes["s"])
+    assert set(keys[fam == "site_grid"]) <= sites
+    fa = keys[fam == "fleet_assignment"]
+    assert all(k.split("/")[0] in m.codes["c"] and k.split("/")[1] in sites for k in fa)
+    assert (keys[fam == "fleet_definition"] == "").all()
+    # the elastic model relaxes exactly the hard rows (not soft, not definition)
+    el = elastic_model(m)
+    slack_rows = el.variables.loc[(el.variables["kind"] == "elastic").to_numpy(), "j"].to_numpy()
+    hard = [f.name for f in REGISTRY if not f.soft and not f.definition]
+    assert np.array_equal(slack_rows, np.flatnonzero(np.isin(fam, hard)))
+    assert isinstance(el.variables, pd.DataFrame)
