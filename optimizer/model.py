@@ -30,6 +30,11 @@ capacity does not retire inside the horizon (facility life, below, is longer).
 
 Constraint families (row ``family`` value; each row's dual is routed by it)
 --------------------------------------------------------------------------
+Each family's define function, independent check, infeasibility wording, unit and
+result routing are one entry of :data:`optimizer.families.REGISTRY` (see that
+module for how to add a family); :func:`build_stochastic_model` calls the define
+functions in registry order.
+
 1. ``site_it_power``: sum_c fleet*it_kw/1000 <= it_capacity[s,p]            (MW)
 2. ``site_liquid``: sum_{c liquid-only} fleet*it_kw/1000 <= liquid_capacity  (MW);
    ``site_liquid_share``: liquid[s,p] <= liquid_share_max * build[s,p]       (MW)
@@ -104,7 +109,6 @@ import pulp
 import scipy.sparse as sp
 
 from capacity.schema import period_index
-from optimizer import families as _families
 from optimizer.families import REGISTRY
 from optimizer.families.base import (
     ROW_CODE_COLUMNS,
@@ -130,10 +134,10 @@ VAR_KINDS = ("build", "liquid", "install", "produce", "assign", "unmet", "breach
 
 #: Constraint families in the order of the registry, with the unit of their rhs
 #: (derived from :data:`optimizer.families.REGISTRY`).
-FAMILIES: dict[str, str] = dict(_families.FAMILIES)
+FAMILIES: dict[str, str] = {family.name: family.unit for family in REGISTRY}
 
 #: Definition rows (equalities of auxiliary columns); not limits, no shadow price shown.
-DEFINITION_FAMILIES = _families.DEFINITION_FAMILIES
+DEFINITION_FAMILIES = tuple(family.name for family in REGISTRY if family.definition)
 
 COST_TERMS = ("chip_capex", "build_capex", "energy", "unmet_penalty", "breach_penalty")
 

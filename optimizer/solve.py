@@ -5,6 +5,11 @@ solver -> solve -> read values only when a solution exists -> independent check
 (:mod:`optimizer.check`) -> tidy tables (:mod:`optimizer.results`); when the model is
 infeasible, an elastic re-solve explains it (:mod:`optimizer.explain`).
 
+Layers: :mod:`optimizer.families` -> :mod:`optimizer.model` -> :mod:`optimizer.results`
+-> :mod:`optimizer.check` / :mod:`optimizer.explain` -> this module; each imports only
+modules to its left. The elastic re-solve of the explanation gets its LP solver passed
+in (:func:`_elastic_solver`), so :mod:`optimizer.explain` never imports this module.
+
 Solvers
 -------
 * ``"highs"``: the model's sparse arrays are passed to ``highspy`` in bulk
