@@ -55,28 +55,16 @@ OPTIMIZER_RANKS = {
     "optimizer.cli": 7,
 }
 
-# TEMPORARY (issue 15): optimizer.solve <-> optimizer.explain is a known cycle
-# (explain.py imports solve.run_solver inside a function) that the arch-core branch
-# removes. When arch-core rebases onto this test, it must DELETE this exemption (set
-# it to frozenset()) and, if its fix moves code into new modules, add them to
-# OPTIMIZER_RANKS above.
-EXEMPT_IMPORTS: frozenset[tuple[str, str]] = frozenset({("optimizer.explain", "optimizer.solve")})
+#: Import edges exempt from the checks (none).
+EXEMPT_IMPORTS: frozenset[tuple[str, str]] = frozenset()
 
 #: Longest function allowed, in lines of its ``def`` node (decorators excluded,
 #: docstring included). Module-level tables are not functions.
 MAX_FUNCTION_LINES = 80
 
-# TEMPORARY (issue 15): long functions in the five files the arch-core branch owns
-# (model.py, check.py, results.py, explain.py, solve.py). arch-core splits them; when it
-# rebases onto this test, it must DELETE these entries (leave the set empty).
+# TEMPORARY (issue 15): long functions the arch-rest branch is splitting.
 EXEMPT_LONG_FUNCTIONS: frozenset[str] = frozenset(
     {
-        "optimizer.model._prep",
-        "optimizer.model._assemble",
-        "optimizer.check.check_frames",
-        "optimizer.results.make_tables",
-        "optimizer.solve.solve_model",
-        # TEMPORARY while the arch-rest branch splits them (removed before it is done):
         "capacity.scenarios.parse_scenarios",
         "capacity.validation._parse_column",
         "capacity.validation.check_semantics",
