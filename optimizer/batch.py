@@ -206,18 +206,6 @@ _NO_EFFECT = {
     ("supply_resources", "unit"),
 }
 
-_PATCHABLE = {
-    ("supply_resources", "capacity"),
-    ("demand", "demand_h100e"),
-    ("site_grid", "grid_mw"),
-    ("site_water", "water_permit_m3"),
-    ("commitments", "min_it_mw"),
-    ("commitments", "breach_penalty_usd_per_mw"),
-    ("customers", "unmet_penalty_usd_per_h100e_period"),
-    ("sites", "energy_price_usd_per_mwh"),
-    ("eligibility", "derate"),
-}
-
 
 def _codes_of(values: pd.Series, ids: Sequence[str]) -> np.ndarray:
     return pd.Index(list(ids)).get_indexer(values.astype(str).to_numpy()).astype(np.int64)
@@ -249,6 +237,22 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
     """
     if len(model.datasets) != 1 or model.integer_units or ds.periods != base_ds.periods:
         return None
+    changes = _data_changes(base_ds, ds)
+    if changes is None:
+        return None
+    if not changes:
+        return dataclasses.replace(model, datasets=(ds,), commitments=(ds.table("commitments"),))
+    patch = _ModelPatch(model)
+    for t, cols in changes.items():
+        old, new = base_ds.table(t), ds.table(t)
+        for c in cols:
+            if not _PATCHERS[(t, c)](patch, old, new, c):
+                return None
+    return patch.finish(ds)
+
+
+def _data_changes(base_ds: Any, ds: Any) -> dict[str, list[str]] | None:
+    """Return the changed columns per table that affect the LP (None: not patchable)."""
     changes: dict[str, list[str]] = {}
     for t in TABLE_NAMES:
         cols = _changed_columns(base_ds.table(t), ds.table(t), SPECS[t].key)
@@ -257,147 +261,196 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
         if t == "sources":
             continue
         cols = [c for c in cols if (t, c) not in _NO_EFFECT]
-        for c in cols:
-            if (t, c) not in _PATCHABLE:
-                return None
+        if any((t, c) not in _PATCHABLE for c in cols):
+            return None
         if cols:
             changes[t] = cols
-    if not changes:
-        return dataclasses.replace(model, datasets=(ds,), commitments=(ds.table("commitments"),))
+    return changes
 
-    codes = model.codes
-    periods = pd.Index(list(model.periods))
-    con = model.constraints
-    rhs = con["rhs"].to_numpy(dtype=float).copy()
-    var = model.variables
-    cost_terms = model.cost_terms.copy()
-    const_terms = model.const_terms.copy()
-    matrix = model.matrix
 
-    def tidx(s: pd.Series) -> np.ndarray:
-        return periods.get_indexer(s.astype(str).to_numpy())
+class _ModelPatch:
+    """The parts of a PlanningModel a data change rewrites: rhs, cost terms, matrix.
 
-    def set_rows(
-        family: str, keycols: list[str], keys: pd.DataFrame, values: np.ndarray, delta: bool
+    One method per patchable ``(table, column)`` (see :data:`_PATCHERS`); each takes
+    the old and new table and returns False when the change cannot be patched (the
+    caller then rebuilds the model).
+    """
+
+    def __init__(self, model: Any) -> None:
+        self.model = model
+        self.codes = model.codes
+        self.periods = pd.Index(list(model.periods))
+        self.con = model.constraints
+        self.rhs = self.con["rhs"].to_numpy(dtype=float).copy()
+        self.var = model.variables
+        self.cost_terms = model.cost_terms.copy()
+        self.const_terms = model.const_terms.copy()
+        self.matrix = model.matrix
+
+    def _tidx(self, s: pd.Series) -> np.ndarray:
+        return self.periods.get_indexer(s.astype(str).to_numpy())
+
+    def _set_rows(
+        self, family: str, keycols: list[str], keys: pd.DataFrame, values: np.ndarray, delta: bool
     ) -> None:
-        look = _row_lookup(con, family, keycols)
+        look = _row_lookup(self.con, family, keycols)
         k = keys.assign(_v=values)
         m = look.merge(k, on=keycols, how="inner")
         rows = m["row"].to_numpy()
         if delta:
-            np.add.at(rhs, rows, m["_v"].to_numpy())
+            np.add.at(self.rhs, rows, m["_v"].to_numpy())
         else:
-            rhs[rows] = m["_v"].to_numpy()
+            self.rhs[rows] = m["_v"].to_numpy()
 
-    for t, cols in changes.items():
-        old, new = base_ds.table(t), ds.table(t)
-        for c in cols:
-            if (t, c) == ("supply_resources", "capacity"):
-                keys = pd.DataFrame(
-                    {"r": _codes_of(new["resource"], codes["r"]), "t": tidx(new["period"])}
-                )
-                set_rows(
-                    "supply_resource", ["r", "t"], keys, new["capacity"].to_numpy(float), False
-                )
-            elif (t, c) == ("demand", "demand_h100e"):
-                if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
-                    return None
-                keys = pd.DataFrame(
-                    {
-                        "k": _codes_of(new["customer"], codes["k"]),
-                        "w": _codes_of(new["workload"], codes["w"]),
-                        "t": tidx(new["period"]),
-                    }
-                )
-                set_rows("demand_balance", ["k", "w", "t"], keys, new[c].to_numpy(float), False)
-            elif (t, c) in (("site_grid", "grid_mw"), ("site_water", "water_permit_m3")):
-                if not np.isfinite(new[c].to_numpy(float)).all():
-                    return None
-                fam = "site_grid" if t == "site_grid" else "site_water"
-                keys = pd.DataFrame(
-                    {"s": _codes_of(new["site"], codes["s"]), "t": tidx(new["period"])}
-                )
-                d = new[c].to_numpy(float) - old[c].to_numpy(float)
-                set_rows(fam, ["s", "t"], keys, d, True)
-            elif (t, c) == ("commitments", "min_it_mw"):
-                if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
-                    return None
-                look = _row_lookup(con, "commitment", ["j"])
-                rhs[look["row"].to_numpy()] = new[c].to_numpy(float)[look["j"].to_numpy()]
-            elif (t, c) == ("commitments", "breach_penalty_usd_per_mw"):
-                sel = (cost_terms["term"] == "breach_penalty").to_numpy()
-                j = var["j"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
-                cost_terms.loc[sel, "coef"] = new[c].to_numpy(float)[j]
-            elif (t, c) == ("customers", "unmet_penalty_usd_per_h100e_period"):
-                pen = pd.Series(
-                    new[c].to_numpy(float), index=_codes_of(new["customer"], codes["k"])
-                )
-                sel = (cost_terms["term"] == "unmet_penalty").to_numpy()
-                k = var["k"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
-                cost_terms.loc[sel, "coef"] = pen.reindex(k).to_numpy()
-            elif (t, c) == ("sites", "energy_price_usd_per_mwh"):
-                o, n = old[c].to_numpy(float), new[c].to_numpy(float)
-                if (o <= 0).any():
-                    return None
-                ratio = pd.Series(n / o, index=_codes_of(new["site"], codes["s"]))
-                sel = (cost_terms["term"] == "energy").to_numpy()
-                s = var["s"].to_numpy()[cost_terms.loc[sel, "col"].to_numpy(np.int64)]
-                cost_terms.loc[sel, "coef"] = (
-                    cost_terms.loc[sel, "coef"].to_numpy() * ratio.reindex(s).to_numpy()
-                )
-                csel = (const_terms["term"] == "energy").to_numpy()
-                if csel.any():
-                    r = ratio.to_numpy()
-                    if not np.allclose(r, r[0], rtol=1e-15, atol=0):
-                        return None
-                    const_terms.loc[csel, "value"] = (
-                        const_terms.loc[csel, "value"].to_numpy() * r[0]
-                    )
-            elif (t, c) == ("eligibility", "derate"):
-                ratio = pd.DataFrame(
-                    {
-                        "k": _codes_of(new["customer"], codes["k"]),
-                        "c": _codes_of(new["chip"], codes["c"]),
-                        "ratio": new[c].to_numpy(float) / old[c].to_numpy(float),
-                    }
-                )
-                ratio = ratio[ratio["ratio"] != 1.0]
-                coo = matrix.tocoo()
-                dem_rows = (con["family"] == "demand_balance").to_numpy()
-                is_assign = (var["kind"] == "assign").to_numpy()
-                hit = dem_rows[coo.row] & is_assign[coo.col]
-                ent = pd.DataFrame(
-                    {
-                        "i": np.flatnonzero(hit),
-                        "k": var["k"].to_numpy()[coo.col[hit]],
-                        "c": var["c"].to_numpy()[coo.col[hit]],
-                    }
-                ).merge(ratio, on=["k", "c"])
-                data = coo.data.copy()
-                data[ent["i"].to_numpy()] *= ent["ratio"].to_numpy()
-                matrix = sp.csr_matrix((data, (coo.row, coo.col)), shape=coo.shape)
-                matrix.sum_duplicates()
-    con = con.copy()
-    con["rhs"] = rhs
-    var = var.copy()
-    disc = ds.table("periods")["discount_factor"].to_numpy(dtype=float)
-    wv = np.asarray(model.weights)
-    cc = (
-        cost_terms["coef"].to_numpy(float)
-        * disc[cost_terms["t"].to_numpy(np.int64)]
-        * wv[cost_terms["scenario"].to_numpy(np.int64)]
-    )
-    var["cost"] = np.bincount(cost_terms["col"].to_numpy(np.int64), weights=cc, minlength=len(var))
-    return dataclasses.replace(
-        model,
-        datasets=(ds,),
-        commitments=(ds.table("commitments"),),
-        constraints=con,
-        variables=var,
-        cost_terms=cost_terms,
-        const_terms=const_terms,
-        matrix=matrix,
-    )
+    def _term_cols(self, term: str, index: str) -> tuple[np.ndarray, np.ndarray]:
+        """Rows of ``cost_terms`` of one term, and the ``index`` code of their column."""
+        sel = (self.cost_terms["term"] == term).to_numpy()
+        cols = self.cost_terms.loc[sel, "col"].to_numpy(np.int64)
+        return sel, self.var[index].to_numpy()[cols]
+
+    def supply_capacity(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
+        """``supply_resources.capacity``: rhs of ``supply_resource`` rows."""
+        keys = pd.DataFrame(
+            {"r": _codes_of(new["resource"], self.codes["r"]), "t": self._tidx(new["period"])}
+        )
+        self._set_rows("supply_resource", ["r", "t"], keys, new[c].to_numpy(float), False)
+        return True
+
+    def demand(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
+        """``demand.demand_h100e``: rhs of ``demand_balance`` rows (same cells > 0)."""
+        if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
+            return False
+        keys = pd.DataFrame(
+            {
+                "k": _codes_of(new["customer"], self.codes["k"]),
+                "w": _codes_of(new["workload"], self.codes["w"]),
+                "t": self._tidx(new["period"]),
+            }
+        )
+        self._set_rows("demand_balance", ["k", "w", "t"], keys, new[c].to_numpy(float), False)
+        return True
+
+    def site_limit(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
+        """``site_grid.grid_mw`` / ``site_water.water_permit_m3``: rhs moves by the change."""
+        if not np.isfinite(new[c].to_numpy(float)).all():
+            return False
+        fam = "site_grid" if c == "grid_mw" else "site_water"
+        keys = pd.DataFrame(
+            {"s": _codes_of(new["site"], self.codes["s"]), "t": self._tidx(new["period"])}
+        )
+        d = new[c].to_numpy(float) - old[c].to_numpy(float)
+        self._set_rows(fam, ["s", "t"], keys, d, True)
+        return True
+
+    def commitment_mw(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
+        """``commitments.min_it_mw``: rhs of ``commitment`` rows (same cells > 0)."""
+        if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
+            return False
+        look = _row_lookup(self.con, "commitment", ["j"])
+        self.rhs[look["row"].to_numpy()] = new[c].to_numpy(float)[look["j"].to_numpy()]
+        return True
+
+    def breach_penalty(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
+        """``commitments.breach_penalty_usd_per_mw``: coefficient of the breach term."""
+        sel, j = self._term_cols("breach_penalty", "j")
+        self.cost_terms.loc[sel, "coef"] = new[c].to_numpy(float)[j]
+        return True
+
+    def unmet_penalty(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
+        """``customers.unmet_penalty_usd_per_h100e_period``: coefficient of unmet demand."""
+        pen = pd.Series(new[c].to_numpy(float), index=_codes_of(new["customer"], self.codes["k"]))
+        sel, k = self._term_cols("unmet_penalty", "k")
+        self.cost_terms.loc[sel, "coef"] = pen.reindex(k).to_numpy()
+        return True
+
+    def energy_price(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
+        """``sites.energy_price_usd_per_mwh``: energy terms scale by new / old price."""
+        o, n = old[c].to_numpy(float), new[c].to_numpy(float)
+        if (o <= 0).any():
+            return False
+        ratio = pd.Series(n / o, index=_codes_of(new["site"], self.codes["s"]))
+        sel, s = self._term_cols("energy", "s")
+        self.cost_terms.loc[sel, "coef"] = (
+            self.cost_terms.loc[sel, "coef"].to_numpy() * ratio.reindex(s).to_numpy()
+        )
+        csel = (self.const_terms["term"] == "energy").to_numpy()
+        if csel.any():
+            r = ratio.to_numpy()
+            if not np.allclose(r, r[0], rtol=1e-15, atol=0):
+                return False
+            self.const_terms.loc[csel, "value"] = (
+                self.const_terms.loc[csel, "value"].to_numpy() * r[0]
+            )
+        return True
+
+    def derate(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
+        """``eligibility.derate``: assign coefficients of ``demand_balance`` rows scale."""
+        codes, con, var = self.codes, self.con, self.var
+        ratio = pd.DataFrame(
+            {
+                "k": _codes_of(new["customer"], codes["k"]),
+                "c": _codes_of(new["chip"], codes["c"]),
+                "ratio": new[c].to_numpy(float) / old[c].to_numpy(float),
+            }
+        )
+        ratio = ratio[ratio["ratio"] != 1.0]
+        coo = self.matrix.tocoo()
+        dem_rows = (con["family"] == "demand_balance").to_numpy()
+        is_assign = (var["kind"] == "assign").to_numpy()
+        hit = dem_rows[coo.row] & is_assign[coo.col]
+        ent = pd.DataFrame(
+            {
+                "i": np.flatnonzero(hit),
+                "k": var["k"].to_numpy()[coo.col[hit]],
+                "c": var["c"].to_numpy()[coo.col[hit]],
+            }
+        ).merge(ratio, on=["k", "c"])
+        data = coo.data.copy()
+        data[ent["i"].to_numpy()] *= ent["ratio"].to_numpy()
+        self.matrix = sp.csr_matrix((data, (coo.row, coo.col)), shape=coo.shape)
+        self.matrix.sum_duplicates()
+        return True
+
+    def finish(self, ds: Any) -> Any:
+        """Return the patched model for ``ds`` (new rhs; column costs rebuilt from terms)."""
+        model, cost_terms = self.model, self.cost_terms
+        con = self.con.copy()
+        con["rhs"] = self.rhs
+        var = self.var.copy()
+        disc = ds.table("periods")["discount_factor"].to_numpy(dtype=float)
+        wv = np.asarray(model.weights)
+        cc = (
+            cost_terms["coef"].to_numpy(float)
+            * disc[cost_terms["t"].to_numpy(np.int64)]
+            * wv[cost_terms["scenario"].to_numpy(np.int64)]
+        )
+        cols = cost_terms["col"].to_numpy(np.int64)
+        var["cost"] = np.bincount(cols, weights=cc, minlength=len(var))
+        return dataclasses.replace(
+            model,
+            datasets=(ds,),
+            commitments=(ds.table("commitments"),),
+            constraints=con,
+            variables=var,
+            cost_terms=cost_terms,
+            const_terms=self.const_terms,
+            matrix=self.matrix,
+        )
+
+
+#: The data changes :func:`patch_model` applies without a rebuild, and how.
+_PATCHERS: dict[tuple[str, str], Callable[[_ModelPatch, pd.DataFrame, pd.DataFrame, str], bool]] = {
+    ("supply_resources", "capacity"): _ModelPatch.supply_capacity,
+    ("demand", "demand_h100e"): _ModelPatch.demand,
+    ("site_grid", "grid_mw"): _ModelPatch.site_limit,
+    ("site_water", "water_permit_m3"): _ModelPatch.site_limit,
+    ("commitments", "min_it_mw"): _ModelPatch.commitment_mw,
+    ("commitments", "breach_penalty_usd_per_mw"): _ModelPatch.breach_penalty,
+    ("customers", "unmet_penalty_usd_per_h100e_period"): _ModelPatch.unmet_penalty,
+    ("sites", "energy_price_usd_per_mwh"): _ModelPatch.energy_price,
+    ("eligibility", "derate"): _ModelPatch.derate,
+}
+_PATCHABLE = frozenset(_PATCHERS)
 
 
 # Per-process caches, keyed by dataset hash. Small: a batch has few bases.
@@ -832,7 +885,6 @@ def run_batch(
         docstring) and the other cases run.
     """
     from capacity.dataset import load_dataset
-    from optimizer.report import file_metadata, scenario_dir, write_scenario_tables
     from optimizer.solve import SolveOptions
 
     spec = load_sweep(sweep) if isinstance(sweep, str | Path) else sweep
@@ -842,11 +894,46 @@ def run_batch(
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
     keys = {c.name: c.key(base.hash) for c in cases}
-    manifest = read_batch_manifest(out)
-    old = dict(manifest.get("scenarios") or {})
-    manifest = {
+    old = read_batch_manifest(out)
+    manifest = _new_manifest(old, spec, base, options, reuse, keys)
+    old_entries = dict(old.get("scenarios") or {})
+    todo = [c for c in cases if not _is_done(out, old_entries.get(c.name), keys[c.name])]
+    skipped = [c for c in cases if c not in todo]
+    invalid = validate_cases(base, todo)
+    todo = [c for c in todo if c.name not in invalid]
+    run = _BatchRecorder(out, manifest, keys, on_case)
+    write_json_atomic(run.manifest_path, manifest)
+    for case in cases:
+        if case.name in invalid:
+            found = invalid[case.name]
+            text = "\n".join(finding_text(f) for f in found)
+            cr = CaseResult(case.name, keys[case.name], INVALID_DATA, None, None, error=text)
+            run.record(case, cr, None, retried=False, findings=found)
+    if invalid and on_invalid is not None:
+        on_invalid(dict(invalid))
+    if todo:
+        _solve_on_dask(run, base, todo, options, reuse, workers, scheduler, progress)
+    summary = batch_summary(manifest, cases, {c.name for c in skipped})
+    tmp = out / f".{BATCH_SUMMARY}.tmp-{uuid.uuid4().hex[:8]}"
+    to_safe_csv(summary, tmp)  # text cells that start like a formula are escaped
+    os.replace(tmp, out / BATCH_SUMMARY)
+    n_done, n_failed = run.counts["done"], run.counts["failed"]
+    return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
+
+
+def _new_manifest(
+    old: Mapping[str, Any],
+    spec: SweepSpec,
+    base: Any,
+    options: Any,
+    reuse: bool,
+    keys: Mapping[str, str],
+) -> dict[str, Any]:
+    """Start the batch manifest of a run, keeping the entries of the cases still in it."""
+    entries = dict(old.get("scenarios") or {})
+    return {
         "format": BATCH_FORMAT,
-        "created_utc": manifest.get("created_utc") or _iso_now(),
+        "created_utc": old.get("created_utc") or _iso_now(),
         "updated_utc": _iso_now(),
         "data": str(spec.data),
         "dataset_name": base.name,
@@ -854,17 +941,29 @@ def run_batch(
         "solver": options.solver,
         "time_limit_s": options.time_limit_s,
         "reuse": reuse,
-        "scenarios": {n: e for n, e in old.items() if n in keys},
+        "scenarios": {n: e for n, e in entries.items() if n in keys},
     }
-    todo = [c for c in cases if not _is_done(out, old.get(c.name), keys[c.name])]
-    skipped = [c for c in cases if c not in todo]
-    invalid = validate_cases(base, todo)
-    todo = [c for c in todo if c.name not in invalid]
-    mpath = out / BATCH_MANIFEST
-    write_json_atomic(mpath, manifest)
-    counts = {"done": 0, "failed": 0}
+
+
+class _BatchRecorder:
+    """Writes each finished case (tables, then its manifest entry) and counts them."""
+
+    def __init__(
+        self,
+        out: Path,
+        manifest: dict[str, Any],
+        keys: Mapping[str, str],
+        on_case: Callable[[CaseResult], None] | None,
+    ) -> None:
+        self.out = out
+        self.manifest = manifest
+        self.manifest_path = out / BATCH_MANIFEST
+        self.keys = keys
+        self.on_case = on_case
+        self.counts = {"done": 0, "failed": 0}
 
     def record(
+        self,
         case: SweepCase,
         cr: CaseResult,
         bar: _Progress | None,
@@ -872,8 +971,9 @@ def run_batch(
         retried: bool,
         findings: Sequence[Finding] = (),
     ) -> None:
+        """Write a case's tables and manifest entry; advance the bar; call ``on_case``."""
         entry: dict[str, Any] = {
-            "key": keys[case.name],
+            "key": self.keys[case.name],
             "kind": case.kind,
             "base": case.base,
             "params": dict(case.params),
@@ -881,18 +981,7 @@ def run_batch(
             "retried": retried,
         }
         if cr.result is not None:
-            sdir = scenario_dir(out, case.name)
-            manifest["scenarios"][case.name] = {**entry, "state": "writing"}
-            write_json_atomic(mpath, manifest)
-            try:
-                meta = file_metadata(cr.result, scenario=case.name, run_id=out.name)
-                written = write_scenario_tables(cr.result, sdir, meta)
-                entry.update(
-                    state="done",
-                    files=sorted(p.relative_to(out).as_posix() for p in written.values()),
-                )
-            except Exception as exc:  # noqa: BLE001 - recorded; the batch goes on
-                entry.update(state="failed", error=f"writing tables: {exc}")
+            entry.update(self._write_tables(case, cr, entry))
         else:
             entry["state"] = "failed"
         entry.update(
@@ -905,78 +994,93 @@ def run_batch(
         )
         if findings:
             entry["findings"] = [dataclasses.asdict(f) for f in findings]
-        manifest["scenarios"][case.name] = entry
-        manifest["updated_utc"] = _iso_now()
-        write_json_atomic(mpath, manifest)
+        self.manifest["scenarios"][case.name] = entry
+        self.manifest["updated_utc"] = _iso_now()
+        write_json_atomic(self.manifest_path, self.manifest)
         ok = entry["state"] == "done" and cr.status in OK_STATUSES
-        counts["done" if ok else "failed"] += 1
+        self.counts["done" if ok else "failed"] += 1
         if bar is not None:
             bar.advance(ok)
-        if on_case is not None:
-            on_case(cr)
+        if self.on_case is not None:
+            self.on_case(cr)
 
-    def outcome(fut: Any, case: SweepCase) -> tuple[CaseResult, bool]:
+    def _write_tables(
+        self, case: SweepCase, cr: CaseResult, entry: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Write the tables of a solved case; the entry fields ``state``, ``files``/``error``."""
+        from optimizer.report import file_metadata, scenario_dir, write_scenario_tables
+
+        sdir = scenario_dir(self.out, case.name)
+        self.manifest["scenarios"][case.name] = {**entry, "state": "writing"}
+        write_json_atomic(self.manifest_path, self.manifest)
+        try:
+            meta = file_metadata(cr.result, scenario=case.name, run_id=self.out.name)
+            written = write_scenario_tables(cr.result, sdir, meta)
+        except Exception as exc:  # noqa: BLE001 - recorded; the batch goes on
+            return {"state": "failed", "error": f"writing tables: {exc}"}
+        files = sorted(p.relative_to(self.out).as_posix() for p in written.values())
+        return {"state": "done", "files": files}
+
+    def outcome(self, fut: Any, case: SweepCase) -> tuple[CaseResult, bool]:
         """Return the case result, and True when the task was lost with its worker."""
         try:
             return fut.result(), False
         except Exception as exc:  # noqa: BLE001 - KilledWorker, CommClosedError ...
             lost = type(exc).__name__ in _LOST_WORKER_ERRORS
             err = f"{type(exc).__name__}: {exc}"
-            return CaseResult(case.name, keys[case.name], "failed", None, None, error=err), lost
+            key = self.keys[case.name]
+            return CaseResult(case.name, key, "failed", None, None, error=err), lost
         finally:
             fut.release()
 
-    for case in cases:
-        if case.name in invalid:
-            found = invalid[case.name]
-            text = "\n".join(finding_text(f) for f in found)
-            cr = CaseResult(case.name, keys[case.name], INVALID_DATA, None, None, error=text)
-            record(case, cr, None, retried=False, findings=found)
-    if invalid and on_invalid is not None:
-        on_invalid(dict(invalid))
-    if todo:
-        from distributed import as_completed
 
-        with _dask_client(workers, scheduler) as client, _Progress(len(todo), progress) as bar:
-            # The base dataset travels with each task (not scattered): scattered data
-            # dies with the last worker holding it, and a restarted worker would lack it.
-            tag = uuid.uuid4().hex[:8]
+def _solve_on_dask(
+    run: _BatchRecorder,
+    base: Any,
+    todo: Sequence[SweepCase],
+    options: Any,
+    reuse: bool,
+    workers: int,
+    scheduler: str | None,
+    progress: bool,
+) -> None:
+    """Solve the cases on a Dask cluster, recording each as it finishes."""
+    from distributed import as_completed
 
-            def submit(c: SweepCase, attempt: int) -> Any:
-                return client.submit(
-                    run_case,
-                    base,
-                    c,
-                    options,
-                    reuse,
-                    keys[c.name],
-                    key=f"case-{c.name}-{tag}-{attempt}",
-                    pure=False,
-                    retries=0,
-                )
+    with _dask_client(workers, scheduler) as client, _Progress(len(todo), progress) as bar:
+        # The base dataset travels with each task (not scattered): scattered data
+        # dies with the last worker holding it, and a restarted worker would lack it.
+        tag = uuid.uuid4().hex[:8]
 
-            futures = {submit(c, 0): c for c in todo}
-            lost: list[tuple[SweepCase, CaseResult]] = []
-            for fut in as_completed(list(futures)):
-                case = futures[fut]
-                cr, was_lost = outcome(fut, case)
-                if was_lost:
-                    lost.append((case, cr))  # retried alone below
-                else:
-                    record(case, cr, bar, retried=False)
-            # A dying worker also fails the tasks queued on it; retry each lost case
-            # once, alone, so only a case that kills its worker twice is marked failed.
-            for case, first in lost:
-                cr, again = outcome(submit(case, 1), case)
-                if again:
-                    cr.error = f"{cr.error} (lost its worker twice; first: {first.error})"
-                record(case, cr, bar, retried=True)
-    n_done, n_failed = counts["done"], counts["failed"]
-    summary = batch_summary(manifest, cases, {c.name for c in skipped})
-    tmp = out / f".{BATCH_SUMMARY}.tmp-{uuid.uuid4().hex[:8]}"
-    to_safe_csv(summary, tmp)  # text cells that start like a formula are escaped
-    os.replace(tmp, out / BATCH_SUMMARY)
-    return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
+        def submit(c: SweepCase, attempt: int) -> Any:
+            return client.submit(
+                run_case,
+                base,
+                c,
+                options,
+                reuse,
+                run.keys[c.name],
+                key=f"case-{c.name}-{tag}-{attempt}",
+                pure=False,
+                retries=0,
+            )
+
+        futures = {submit(c, 0): c for c in todo}
+        lost: list[tuple[SweepCase, CaseResult]] = []
+        for fut in as_completed(list(futures)):
+            case = futures[fut]
+            cr, was_lost = run.outcome(fut, case)
+            if was_lost:
+                lost.append((case, cr))  # retried alone below
+            else:
+                run.record(case, cr, bar, retried=False)
+        # A dying worker also fails the tasks queued on it; retry each lost case
+        # once, alone, so only a case that kills its worker twice is marked failed.
+        for case, first in lost:
+            cr, again = run.outcome(submit(case, 1), case)
+            if again:
+                cr.error = f"{cr.error} (lost its worker twice; first: {first.error})"
+            run.record(case, cr, bar, retried=True)
 
 
 def batch_summary(

@@ -68,8 +68,6 @@ EXEMPT_LONG_FUNCTIONS: frozenset[str] = frozenset(
         "capacity.scenarios.parse_scenarios",
         "capacity.validation._parse_column",
         "capacity.validation.check_semantics",
-        "optimizer.batch.patch_model",
-        "optimizer.batch.run_batch",
         "optimizer.batch.render_batch",
         "optimizer.cli.solve",
         "optimizer.risk.default_tornado_parameters",
