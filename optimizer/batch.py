@@ -905,20 +905,21 @@ def run_batch(
     write_json_atomic(run.manifest_path, manifest)
     for case in cases:
         if case.name in invalid:
-            found = invalid[case.name]
-            text = "\n".join(finding_text(f) for f in found)
-            cr = CaseResult(case.name, keys[case.name], INVALID_DATA, None, None, error=text)
-            run.record(case, cr, None, retried=False, findings=found)
+            run.record_invalid(case, invalid[case.name])
     if invalid and on_invalid is not None:
         on_invalid(dict(invalid))
     if todo:
         _solve_on_dask(run, base, todo, options, reuse, workers, scheduler, progress)
     summary = batch_summary(manifest, cases, {c.name for c in skipped})
-    tmp = out / f".{BATCH_SUMMARY}.tmp-{uuid.uuid4().hex[:8]}"
-    to_safe_csv(summary, tmp)  # text cells that start like a formula are escaped
-    os.replace(tmp, out / BATCH_SUMMARY)
+    _write_csv_atomic(summary, out / BATCH_SUMMARY)
     n_done, n_failed = run.counts["done"], run.counts["failed"]
     return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
+
+
+def _write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
+    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
+    to_safe_csv(df, tmp)  # text cells that start like a formula are escaped
+    os.replace(tmp, path)
 
 
 def _new_manifest(
@@ -1003,6 +1004,12 @@ class _BatchRecorder:
             bar.advance(ok)
         if self.on_case is not None:
             self.on_case(cr)
+
+    def record_invalid(self, case: SweepCase, found: Sequence[Finding]) -> None:
+        """Record a case whose data does not validate (not solved) with its findings."""
+        text = "\n".join(finding_text(f) for f in found)
+        cr = CaseResult(case.name, self.keys[case.name], INVALID_DATA, None, None, error=text)
+        self.record(case, cr, None, retried=False, findings=found)
 
     def _write_tables(
         self, case: SweepCase, cr: CaseResult, entry: Mapping[str, Any]
@@ -1127,78 +1134,18 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     console : rich.console.Console, optional
     """
     from rich.console import Console
-    from rich.table import Table
-
-    from optimizer.outcomes import OUTCOMES, binding_shares, outcome_percentiles
 
     console = console or Console(width=140)
     s = result.summary
-
-    def money(x: Any) -> str:
-        return "" if x is None or pd.isna(x) else f"{float(x) / 1e9:,.3f}"
-
-    def num(x: Any, f: str = ",.0f") -> str:
-        return "" if x is None or pd.isna(x) else format(float(x), f)
-
     fixed = s[s["kind"].isin(["scenario", "grid"])]
     if len(fixed):
-        t = Table(title="Scenarios and grid (cost in USD bn, discounted)")
-        for c in (
-            "scenario",
-            "status",
-            "cost_bn_usd",
-            "unmet_h100e",
-            "trainium_share",
-            "breach_mw",
-            "time_s",
-        ):
-            t.add_column(c, justify="left" if c in ("scenario", "status") else "right")
-        for r in fixed.itertuples(index=False):
-            t.add_row(
-                r.scenario,
-                str(r.status or r.state),
-                money(r.total_cost_usd),
-                num(r.unmet_h100e),
-                num(r.trainium_share, ".1%"),
-                num(r.breach_mw),
-                num(r.time_s, ".2f"),
-            )
-        console.print(t)
+        console.print(_fixed_cases_table(fixed))
     mc = s[s["kind"] == "monte_carlo"]
     if len(mc):
-        pct = outcome_percentiles(mc, OUTCOMES)
-        n_ok = int(mc["status"].isin(OK_STATUSES).sum())
-        t = Table(title=f"Monte Carlo: {len(mc)} samples, {n_ok} with a plan")
-        for c in ("outcome", "P10", "P50", "P90", "mean"):
-            t.add_column(c, justify="left" if c == "outcome" else "right")
-        for r in pct.itertuples(index=False):
-            f = (
-                (lambda x: money(x) + " bn")
-                if r.outcome == "total_cost_usd"
-                else ((lambda x: num(x, ".1%")) if r.outcome == "trainium_share" else num)
-            )
-            t.add_row(r.outcome, f(r.p10), f(r.p50), f(r.p90), f(r.mean))
-        console.print(t)
-        ok = mc[mc["status"].isin(OK_STATUSES)]
-        fams = [set(filter(None, str(b).split(";"))) for b in ok["binding_families"].fillna("")]
-        lims = [set(filter(None, str(b).split(";"))) for b in ok["binding_limits"].fillna("")]
-        if fams:
-            bs = binding_shares(fams)
-            ls = binding_shares(lims)  # one set per sample, like fams
-            t = Table(
-                title="How often each constraint binds (non-zero shadow price, share of samples)"
-            )
-            t.add_column("family")
-            t.add_column("any row", justify="right")
-            t.add_column("limits that bind (share of samples)", overflow="fold")
-            for r in bs.itertuples(index=False):
-                mine = ls[ls["family"].str.startswith(r.family + ":")].head(6)
-                txt = ", ".join(
-                    f"{f.split(':', 1)[1]} {v:.0%}"
-                    for f, v in zip(mine["family"], mine["share_priced"], strict=True)
-                )
-                t.add_row(r.family, f"{r.share_priced:.0%}", txt)
-            console.print(t)
+        console.print(_monte_carlo_table(mc))
+        binding = _binding_shares_table(mc)
+        if binding is not None:
+            console.print(binding)
     n_bad = len(result.invalid)
     console.print(
         f"{result.n_done} solved, {result.n_failed} failed or not optimal"
@@ -1208,3 +1155,87 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     bad = s[(s["state"] != "done") | (~s["status"].isin(OK_STATUSES))]
     for r in bad.itertuples(index=False):
         console.print(f"[red]{r.scenario}[/red]: {r.status or r.state} {r.error}")
+
+
+def _money_bn(x: Any) -> str:
+    return "" if x is None or pd.isna(x) else f"{float(x) / 1e9:,.3f}"
+
+
+def _num(x: Any, f: str = ",.0f") -> str:
+    return "" if x is None or pd.isna(x) else format(float(x), f)
+
+
+def _fixed_cases_table(fixed: pd.DataFrame) -> Any:
+    """Rich table of the scenario and grid cases (cost in USD bn, discounted)."""
+    from rich.table import Table
+
+    t = Table(title="Scenarios and grid (cost in USD bn, discounted)")
+    for c in (
+        "scenario",
+        "status",
+        "cost_bn_usd",
+        "unmet_h100e",
+        "trainium_share",
+        "breach_mw",
+        "time_s",
+    ):
+        t.add_column(c, justify="left" if c in ("scenario", "status") else "right")
+    for r in fixed.itertuples(index=False):
+        t.add_row(
+            r.scenario,
+            str(r.status or r.state),
+            _money_bn(r.total_cost_usd),
+            _num(r.unmet_h100e),
+            _num(r.trainium_share, ".1%"),
+            _num(r.breach_mw),
+            _num(r.time_s, ".2f"),
+        )
+    return t
+
+
+def _monte_carlo_table(mc: pd.DataFrame) -> Any:
+    """Rich table of the P10/P50/P90/mean of each outcome over the Monte Carlo samples."""
+    from rich.table import Table
+
+    from optimizer.outcomes import OUTCOMES, outcome_percentiles
+
+    pct = outcome_percentiles(mc, OUTCOMES)
+    n_ok = int(mc["status"].isin(OK_STATUSES).sum())
+    t = Table(title=f"Monte Carlo: {len(mc)} samples, {n_ok} with a plan")
+    for c in ("outcome", "P10", "P50", "P90", "mean"):
+        t.add_column(c, justify="left" if c == "outcome" else "right")
+    for r in pct.itertuples(index=False):
+        f = (
+            (lambda x: _money_bn(x) + " bn")
+            if r.outcome == "total_cost_usd"
+            else ((lambda x: _num(x, ".1%")) if r.outcome == "trainium_share" else _num)
+        )
+        t.add_row(r.outcome, f(r.p10), f(r.p50), f(r.p90), f(r.mean))
+    return t
+
+
+def _binding_shares_table(mc: pd.DataFrame) -> Any | None:
+    """Rich table of how often each family and limit binds (None without a plan)."""
+    from rich.table import Table
+
+    from optimizer.outcomes import binding_shares
+
+    ok = mc[mc["status"].isin(OK_STATUSES)]
+    fams = [set(filter(None, str(b).split(";"))) for b in ok["binding_families"].fillna("")]
+    lims = [set(filter(None, str(b).split(";"))) for b in ok["binding_limits"].fillna("")]
+    if not fams:
+        return None
+    bs = binding_shares(fams)
+    ls = binding_shares(lims)  # one set per sample, like fams
+    t = Table(title="How often each constraint binds (non-zero shadow price, share of samples)")
+    t.add_column("family")
+    t.add_column("any row", justify="right")
+    t.add_column("limits that bind (share of samples)", overflow="fold")
+    for r in bs.itertuples(index=False):
+        mine = ls[ls["family"].str.startswith(r.family + ":")].head(6)
+        txt = ", ".join(
+            f"{f.split(':', 1)[1]} {v:.0%}"
+            for f, v in zip(mine["family"], mine["share_priced"], strict=True)
+        )
+        t.add_row(r.family, f"{r.share_priced:.0%}", txt)
+    return t

@@ -141,6 +141,16 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
     for k in ds.table("customers")["customer"].astype(str):
         t = {"op": "scale", "table": "demand", "column": "demand_h100e", "where": {"customer": [k]}}
         out.append(TornadoParameter(f"demand_{k}", (t,), 0.7, 1.3))
+    out += _site_parameters(ds)
+    derate = _derate_parameter(ds, family)
+    if derate is not None:
+        out.append(derate)
+    return out
+
+
+def _site_parameters(ds: Any) -> list[TornadoParameter]:
+    """Tornado groups over every site: PUE, WUE and energy price."""
+    out: list[TornadoParameter] = []
     sites = ds.table("sites")
     pue_min = float(min(sites["pue_air"].min(), sites["pue_liquid"].min()))
     out.append(
@@ -172,6 +182,11 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
             1.3,
         )
     )
+    return out
+
+
+def _derate_parameter(ds: Any, family: str) -> TornadoParameter | None:
+    """Tornado group scaling the derate of the ``family`` chips (None without such rows)."""
     chips = ds.table("chips")
     fam_chips = sorted(chips.loc[chips["family"].astype(str) == family, "chip"].astype(str))
     el = ds.table("eligibility")
@@ -184,8 +199,8 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
             "column": "derate",
             "where": {"chip": fam_chips},
         }
-        out.append(TornadoParameter("migration_derate", (t,), 0.8, hi))
-    return out
+        return TornadoParameter("migration_derate", (t,), 0.8, hi)
+    return None
 
 
 def tornado(
@@ -221,28 +236,10 @@ def tornado(
         When the base plan has no solution.
     """
     params = list(parameters) if parameters is not None else default_tornado_parameters(ds)
-    from optimizer.batch import solve_many
-
     variants: list[list[Override]] = [[]]
     for p in params:
         variants += [p.overrides(p.low), p.overrides(p.high)]
-    # A variant whose data no longer validates is solved as "invalid" (reported, not raised).
-    ok_idx: list[int] = []
-    errors: dict[int, str] = {}
-    from capacity.scenarios import apply_overrides
-    from capacity.validation import DataValidationError
-
-    datasets: dict[int, Any] = {}
-    for i, v in enumerate(variants):
-        try:
-            datasets[i] = apply_overrides(ds, v) if v else ds
-            ok_idx.append(i)
-        except DataValidationError as e:
-            errors[i] = "; ".join(f.message for f in e.findings[:2])
-    solved = dict(
-        zip(ok_idx, solve_many(ds, [datasets[i] for i in ok_idx], options, reuse=True), strict=True)
-    )
-    results = [solved.get(i) for i in range(len(variants))]
+    results, datasets, errors = _solve_variants(ds, variants, options)
     base = results[0]
     if base is None or base.objective_usd is None:
         raise RuntimeError(f"base plan has no solution: {getattr(base, 'message', errors.get(0))}")
@@ -278,7 +275,38 @@ def tornado(
                         "status": st,
                     }
                 )
-    df = pd.DataFrame(rows)
+    return _rank_by_swing(pd.DataFrame(rows))
+
+
+def _solve_variants(
+    ds: Any, variants: Sequence[Sequence[Override]], options: Any
+) -> tuple[list[Any], dict[int, Any], dict[int, str]]:
+    """Solve ``ds`` under each list of overrides: (results, datasets, errors) by index.
+
+    A variant whose data no longer validates is not solved (result None) and its
+    error text is kept, to be reported as "invalid" rather than raised.
+    """
+    from capacity.scenarios import apply_overrides
+    from capacity.validation import DataValidationError
+    from optimizer.batch import solve_many
+
+    ok_idx: list[int] = []
+    errors: dict[int, str] = {}
+    datasets: dict[int, Any] = {}
+    for i, v in enumerate(variants):
+        try:
+            datasets[i] = apply_overrides(ds, v) if v else ds
+            ok_idx.append(i)
+        except DataValidationError as e:
+            errors[i] = "; ".join(f.message for f in e.findings[:2])
+    solved = dict(
+        zip(ok_idx, solve_many(ds, [datasets[i] for i in ok_idx], options, reuse=True), strict=True)
+    )
+    return [solved.get(i) for i in range(len(variants))], datasets, errors
+
+
+def _rank_by_swing(df: pd.DataFrame) -> pd.DataFrame:
+    """Add ``rank`` (1 = largest cost swing) and sort by rank, low side first."""
     if df.empty:
         return df.assign(rank=pd.Series(dtype="int64"))
     order = (
@@ -525,22 +553,11 @@ def hedged_plan(
     ValueError
         For bad weights or an unknown ``ev``.
     """
-    from capacity.scenarios import apply_scenario
     from optimizer.solve import SolveOptions, solve, solve_stochastic
 
     options = options or SolveOptions()
-    if isinstance(scenarios, Mapping):
-        names = tuple(str(n) for n in scenarios)
-        dsets = [scenarios[n] for n in names]
-    else:
-        if ds is None:
-            raise ValueError("pass a dataset when scenarios are given by name")
-        names = tuple(scenarios)
-        dsets = [apply_scenario(ds, n) for n in names]
-    w = np.ones(len(names)) if weights is None else np.asarray(weights, dtype=float)
-    if len(w) != len(names) or (w < 0).any() or w.sum() <= 0:
-        raise ValueError(f"need one non-negative weight per scenario, got {list(w)}")
-    w = w / w.sum()
+    names, dsets = _scenario_datasets(ds, scenarios)
+    w = _probabilities(weights, len(names))
     if ev not in ("mean", "neutral"):
         raise ValueError(f"ev must be 'mean' or 'neutral', not {ev!r}")
     notes: list[str] = []
@@ -549,61 +566,15 @@ def hedged_plan(
     if sto.expected_objective_usd is None:
         raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
     rp = float(sto.expected_objective_usd)
-    ws_res = [solve(d, options) for d in dsets]
-    for n, r in zip(names, ws_res, strict=True):
-        if r.objective_usd is None:
-            raise RuntimeError(f"scenario {n} alone has no solution: {r.message}")
+    ws_res = _wait_and_see(names, dsets, options)
     ws = float(sum(wi * r.objective_usd for wi, r in zip(w, ws_res, strict=True)))
 
-    ev_plan = None
-    ev_name = ""
-    if ev == "mean":
-        mv = mean_value_dataset(dsets, w)
-        if mv is None:
-            notes.append(
-                "scenario rows differ: the mean-value problem is undefined; used the neutral plan"
-            )
-        else:
-            ev_plan = solve(mv, options)
-            ev_name = "mean_value"
-            if ev_plan.objective_usd is None:
-                raise RuntimeError(f"mean-value problem has no solution: {ev_plan.message}")
-    if ev_plan is None:
-        i = names.index("neutral") if "neutral" in names else int(np.argmax(w))
-        ev_plan, ev_name = ws_res[i], names[i]
+    ev_plan, ev_name = _ev_plan(ev, names, dsets, w, ws_res, options, notes)
     eev_res = [solve(d, options, fixed_first_stage=ev_plan) for d in dsets]
-    eev_parts = []
-    for n, r in zip(names, eev_res, strict=True):
-        if r.objective_usd is None:
-            eev_parts.append(math.inf)
-            notes.append(f"the {ev_name} plan cannot be operated in scenario {n}: {r.message}")
-        else:
-            eev_parts.append(float(r.objective_usd))
+    eev_parts = _fixed_plan_costs(names, eev_res, ev_name, notes)
     eev = float(sum(wi * c for wi, c in zip(w, eev_parts, strict=True)))
-    rows = []
-    for i, n in enumerate(names):
-        hr = sto.scenarios[i]
-        rows.append(
-            {
-                "scenario": n,
-                "weight": float(w[i]),
-                "hedged_cost_usd": hr.objective_usd,
-                "ev_fixed_cost_usd": eev_parts[i],
-                "ev_fixed_status": plan_status(eev_res[i]),
-                "wait_and_see_cost_usd": ws_res[i].objective_usd,
-                **{
-                    f"hedged_{k}": v
-                    for k, v in plan_outcomes(hr, dsets[i]).items()
-                    if k != "total_cost_usd"
-                },
-            }
-        )
     first = sto.scenarios[0].tables
-    fs = {
-        "build_out": first.get("build_out", pd.DataFrame()),
-        "fleet": first.get("fleet", pd.DataFrame()),
-        "production": first.get("production", pd.DataFrame()),
-    }
+    fs = {t: first.get(t, pd.DataFrame()) for t in ("build_out", "fleet", "production")}
     return HedgedPlan(
         scenarios=names,
         weights=tuple(float(x) for x in w),
@@ -614,8 +585,112 @@ def hedged_plan(
         vss_usd=eev - rp,
         evpi_usd=rp - ws,
         ev_problem=ev_name,
-        per_scenario=pd.DataFrame(rows),
+        per_scenario=_per_scenario_frame(names, dsets, w, sto, ws_res, eev_res, eev_parts),
         first_stage=fs,
         results=sto,
         notes=tuple(notes),
     )
+
+
+def _scenario_datasets(
+    ds: Any | None, scenarios: Sequence[str] | Mapping[str, Any]
+) -> tuple[tuple[str, ...], list[Any]]:
+    """Scenario names and their datasets (named scenarios of ``ds`` applied)."""
+    from capacity.scenarios import apply_scenario
+
+    if isinstance(scenarios, Mapping):
+        names = tuple(str(n) for n in scenarios)
+        return names, [scenarios[n] for n in names]
+    if ds is None:
+        raise ValueError("pass a dataset when scenarios are given by name")
+    names = tuple(scenarios)
+    return names, [apply_scenario(ds, n) for n in names]
+
+
+def _probabilities(weights: Sequence[float] | None, n: int) -> np.ndarray:
+    """Scenario weights normalised to sum 1 (equal by default); ValueError when bad."""
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    if len(w) != n or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(f"need one non-negative weight per scenario, got {list(w)}")
+    return np.asarray(w / w.sum(), dtype=float)
+
+
+def _ev_plan(
+    ev: str,
+    names: Sequence[str],
+    dsets: Sequence[Any],
+    w: np.ndarray,
+    ws_res: Sequence[Any],
+    options: Any,
+    notes: list[str],
+) -> tuple[Any, str]:
+    """Return the expected-value plan and its name (mean-value problem, else neutral)."""
+    from optimizer.solve import solve
+
+    if ev == "mean":
+        mv = mean_value_dataset(dsets, list(w))
+        if mv is None:
+            notes.append(
+                "scenario rows differ: the mean-value problem is undefined; used the neutral plan"
+            )
+        else:
+            ev_plan = solve(mv, options)
+            if ev_plan.objective_usd is None:
+                raise RuntimeError(f"mean-value problem has no solution: {ev_plan.message}")
+            return ev_plan, "mean_value"
+    i = names.index("neutral") if "neutral" in names else int(np.argmax(w))
+    return ws_res[i], names[i]
+
+
+def _fixed_plan_costs(
+    names: Sequence[str], results: Sequence[Any], ev_name: str, notes: list[str]
+) -> list[float]:
+    """Cost per scenario of the fixed EV plan (inf, with a note, where it cannot run)."""
+    costs = []
+    for n, r in zip(names, results, strict=True):
+        if r.objective_usd is None:
+            costs.append(math.inf)
+            notes.append(f"the {ev_name} plan cannot be operated in scenario {n}: {r.message}")
+        else:
+            costs.append(float(r.objective_usd))
+    return costs
+
+
+def _wait_and_see(names: Sequence[str], dsets: Sequence[Any], options: Any) -> list[Any]:
+    """Each scenario solved alone; RuntimeError when one has no solution."""
+    from optimizer.solve import solve
+
+    results = [solve(d, options) for d in dsets]
+    for n, r in zip(names, results, strict=True):
+        if r.objective_usd is None:
+            raise RuntimeError(f"scenario {n} alone has no solution: {r.message}")
+    return results
+
+
+def _per_scenario_frame(
+    names: Sequence[str],
+    dsets: Sequence[Any],
+    w: np.ndarray,
+    sto: Any,
+    ws_res: Sequence[Any],
+    eev_res: Sequence[Any],
+    eev_parts: Sequence[float],
+) -> pd.DataFrame:
+    """One row per scenario: hedged, EV-fixed and wait-and-see costs, hedged outcomes."""
+    rows = [
+        {
+            "scenario": n,
+            "weight": float(w[i]),
+            "hedged_cost_usd": sto.scenarios[i].objective_usd,
+            "ev_fixed_cost_usd": eev_parts[i],
+            "ev_fixed_status": plan_status(eev_res[i]),
+            "wait_and_see_cost_usd": ws_res[i].objective_usd,
+            **{
+                f"hedged_{k}": v
+                for k, v in plan_outcomes(sto.scenarios[i], dsets[i]).items()
+                if k != "total_cost_usd"
+            },
+        }
+        for i, n in enumerate(names)
+    ]
+    return pd.DataFrame(rows)
