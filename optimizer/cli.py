@@ -14,7 +14,11 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from rich.console import Console
+
+    from capacity.dataset import Dataset
     from capacity.validation import Finding
+    from optimizer.solve import PlanResult
 
 app = typer.Typer(
     name="capacity",
@@ -233,68 +237,73 @@ SOLVE_HELP = (
 )
 
 
+#: ``capacity solve`` arguments and options (Typer reads the annotations).
+_DataDirArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="DATA_DIR", help="Dataset directory of CSV/Parquet tables plus scenarios.yaml."
+    ),
+]
+_ScenarioOpt = Annotated[
+    str,
+    typer.Option("--scenario", "-s", metavar="NAME", help="Scenario of scenarios.yaml to apply."),
+]
+_SolverOpt = Annotated[_SolverName, typer.Option(help="HiGHS, or CBC (bundled with PuLP).")]
+_TimeLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        min=0.0,
+        metavar="SECONDS",
+        help="Solver time limit; the best feasible plan so far is reported.",
+        show_default="none",
+    ),
+]
+_ThreadsOpt = Annotated[
+    int | None,
+    typer.Option(min=1, metavar="N", help="Solver threads.", show_default="solver's"),
+]
+_IntegerUnitsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--integer-units",
+        metavar="",
+        help="Install whole deployment units (8-GPU servers, racks; MIP, slower). "
+        "Shadow prices then come from the LP with the integers fixed.",
+    ),
+]
+_UnitsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--units",
+        metavar="",
+        help="Also write the data dictionary units.csv (table, column, type, unit) "
+        "with the report. Units are always in the Parquet field metadata.",
+    ),
+]
+_OutOpt = Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Report root directory.")]
+_ReportOpt = Annotated[
+    bool,
+    typer.Option(
+        "--report/--no-report",
+        metavar="",
+        help="Write the Parquet report (default) or only print the summary.",
+        show_default=False,
+    ),
+]
+
+
 @app.command(help=SOLVE_HELP)
 def solve(
-    data_dir: Annotated[
-        Path,
-        typer.Argument(
-            metavar="DATA_DIR", help="Dataset directory of CSV/Parquet tables plus scenarios.yaml."
-        ),
-    ] = Path("data"),
-    scenario: Annotated[
-        str,
-        typer.Option(
-            "--scenario", "-s", metavar="NAME", help="Scenario of scenarios.yaml to apply."
-        ),
-    ] = "neutral",
-    solver: Annotated[
-        _SolverName, typer.Option(help="HiGHS, or CBC (bundled with PuLP).")
-    ] = _SolverName.highs,
-    time_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--time-limit",
-            min=0.0,
-            metavar="SECONDS",
-            help="Solver time limit; the best feasible plan so far is reported.",
-            show_default="none",
-        ),
-    ] = None,
-    threads: Annotated[
-        int | None,
-        typer.Option(min=1, metavar="N", help="Solver threads.", show_default="solver's"),
-    ] = None,
-    integer_units: Annotated[
-        bool,
-        typer.Option(
-            "--integer-units",
-            metavar="",
-            help="Install whole deployment units (8-GPU servers, racks; MIP, slower). "
-            "Shadow prices then come from the LP with the integers fixed.",
-        ),
-    ] = False,
-    units: Annotated[
-        bool,
-        typer.Option(
-            "--units",
-            metavar="",
-            help="Also write the data dictionary units.csv (table, column, type, unit) "
-            "with the report. Units are always in the Parquet field metadata.",
-        ),
-    ] = False,
-    out: Annotated[
-        Path,
-        typer.Option("--out", "-o", metavar="DIR", help="Report root directory."),
-    ] = Path("reports"),
-    report: Annotated[
-        bool,
-        typer.Option(
-            "--report/--no-report",
-            metavar="",
-            help="Write the Parquet report (default) or only print the summary.",
-            show_default=False,
-        ),
-    ] = True,
+    data_dir: _DataDirArg = Path("data"),
+    scenario: _ScenarioOpt = "neutral",
+    solver: _SolverOpt = _SolverName.highs,
+    time_limit: _TimeLimitOpt = None,
+    threads: _ThreadsOpt = None,
+    integer_units: _IntegerUnitsOpt = False,
+    units: _UnitsOpt = False,
+    out: _OutOpt = Path("reports"),
+    report: _ReportOpt = True,
 ) -> None:
     """Solve one scenario, print the summary and write the Parquet report.
 
@@ -304,10 +313,8 @@ def solve(
 
     from rich.console import Console
 
-    from capacity.dataset import load_dataset
-    from capacity.scenarios import UnknownScenarioError, apply_scenario
-    from capacity.validation import DataValidationError
-    from optimizer.report import ReportError, scenario_dir, write_report
+    from optimizer import SolveOptions
+    from optimizer import solve as solve_plan
     from optimizer.summary import exit_code, render_summary, summarize
 
     console = Console() if sys.stdout.isatty() else Console(width=140)
@@ -316,28 +323,7 @@ def solve(
         if problem is not None:
             console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
             raise typer.Exit(1)
-    try:
-        with console.status(f"Loading {data_dir} ..."):
-            ds = load_dataset(data_dir)
-        if ds.warnings:
-            console.print(
-                f"[yellow]{len(ds.warnings)} data warning(s); run "
-                f"'capacity validate {data_dir}' to see them.[/yellow]"
-            )
-        if scenario == "neutral" and not ds.scenarios:
-            console.print(f"[yellow]{data_dir} defines no scenarios: solving its base data.")
-            scenario = "base"
-        with console.status(f"Applying scenario {scenario!r} ..."):
-            sds = apply_scenario(ds, scenario)
-    except DataValidationError as e:
-        print_findings(list(e.findings), title=f"Data errors in {data_dir}")
-        raise typer.Exit(1) from None
-    except UnknownScenarioError as e:
-        console.print(f"[red]error:[/red] {e}")
-        raise typer.Exit(1) from None
-    from optimizer import SolveOptions
-    from optimizer import solve as solve_plan
-
+    sds, scenario = _load_scenario(console, data_dir, scenario)
     options = SolveOptions(
         solver=solver.value,
         time_limit_s=time_limit,
@@ -350,17 +336,57 @@ def solve(
     render_summary(summary, console)
     code = exit_code(summary)
     if report:
-        try:
-            with console.status("Writing the Parquet report ..."):
-                run_dir = write_report(result, out, scenario=scenario, units=units)
-        except (ReportError, ValueError) as e:
-            console.print(f"[red]error: report not written:[/red] {e}")
-            raise typer.Exit(1) from None
-        sdir = scenario_dir(run_dir, scenario)
-        console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
-        if units:
-            console.print(f"Units: {run_dir / 'units.csv'}")
+        _write_solve_report(console, result, out, scenario, units)
     raise typer.Exit(code)
+
+
+def _load_scenario(console: Console, data_dir: Path, scenario: str) -> tuple[Dataset, str]:
+    """Load ``data_dir`` and apply ``scenario`` (exit 1 on bad data or an unknown name).
+
+    A dataset without scenarios is solved as its base data when the default
+    ``neutral`` was asked for; the scenario name actually applied is returned.
+    """
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import UnknownScenarioError, apply_scenario
+    from capacity.validation import DataValidationError
+
+    try:
+        with console.status(f"Loading {data_dir} ..."):
+            ds = load_dataset(data_dir)
+        if ds.warnings:
+            console.print(
+                f"[yellow]{len(ds.warnings)} data warning(s); run "
+                f"'capacity validate {data_dir}' to see them.[/yellow]"
+            )
+        if scenario == "neutral" and not ds.scenarios:
+            console.print(f"[yellow]{data_dir} defines no scenarios: solving its base data.")
+            scenario = "base"
+        with console.status(f"Applying scenario {scenario!r} ..."):
+            return apply_scenario(ds, scenario), scenario
+    except DataValidationError as e:
+        print_findings(list(e.findings), title=f"Data errors in {data_dir}")
+        raise typer.Exit(1) from None
+    except UnknownScenarioError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+
+
+def _write_solve_report(
+    console: Console, result: PlanResult, out: Path, scenario: str, units: bool
+) -> None:
+    """Write the Parquet report of one solve and print where it went (exit 1 on failure)."""
+    from optimizer.report import ReportError, scenario_dir, write_report
+
+    try:
+        with console.status("Writing the Parquet report ..."):
+            run_dir = write_report(result, out, scenario=scenario, units=units)
+    except (ReportError, ValueError) as e:
+        console.print(f"[red]error: report not written:[/red] {e}")
+        raise typer.Exit(1) from None
+    sdir = scenario_dir(run_dir, scenario)
+    console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
+    if units:
+        console.print(f"Units: {run_dir / 'units.csv'}")
 
 
 # --- capacity batch (owner: risk/batch engineer) -------------------------------------

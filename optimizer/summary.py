@@ -436,6 +436,25 @@ def _as_frame(value: Any) -> pd.DataFrame | None:
     return pd.DataFrame(rows)
 
 
+def _periods_in(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Sorted periods found in the demand, build-out and fleet tables."""
+    return sorted(
+        {
+            str(p)
+            for name in ("demand", "build_out", "fleet")
+            if name in tables and "period" in tables[name].columns
+            for p in tables[name]["period"]
+        }
+    )
+
+
+def _max_shortfall_mw(commitments: pd.DataFrame) -> float:
+    """Largest breach of a commitment that is not met (MW; 0 when all are met)."""
+    if len(commitments) and not bool(commitments["met"].all()):
+        return float(pd.to_numeric(commitments["max_breach_mw"]).max())
+    return 0.0
+
+
 def summarize(
     result: Any,
     *,
@@ -472,21 +491,8 @@ def summarize(
     status = _status_text(result.status)
     served, share, _ = _served(tables)
     horizon = [str(p) for p in (periods or getattr(result, "periods", None) or ())]
-    if not horizon:
-        horizon = sorted(
-            {
-                str(p)
-                for name in ("demand", "build_out", "fleet")
-                if name in tables and "period" in tables[name].columns
-                for p in tables[name]["period"]
-            }
-        )
+    horizon = horizon or _periods_in(tables)
     commitments = _commitments(tables)
-    shortfall = (
-        float(pd.to_numeric(commitments["max_breach_mw"]).max())
-        if len(commitments) and not bool(commitments["met"].all())
-        else 0.0
-    )
     facility, it, water, carbon = _energy_totals(tables)
     violations = _as_frame(getattr(result, "violations", None))
     infeas = _as_frame(getattr(result, "infeasibility", None))
@@ -517,7 +523,7 @@ def summarize(
         violations=violations if violations is not None and len(violations) else None,
         infeasibility=infeas if infeas is not None and len(infeas) else None,
         timings_s={str(k): float(v) for k, v in (getattr(result, "timings_s", None) or {}).items()},
-        max_shortfall_mw=shortfall,
+        max_shortfall_mw=_max_shortfall_mw(commitments),
         integer_units=bool(getattr(result, "integer_units", False)),
         duals_from=_status_text(getattr(result, "duals_from", None) or "lp"),
         calibration=_calibration_frame(tables),

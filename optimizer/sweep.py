@@ -727,42 +727,11 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
                 SweepCase(name=s.name, kind="scenario", base=s.base, overrides=s.overrides)
             )
     if spec.grid is not None:
-        g = spec.grid
-        check(g.base, "grid", "base")
-        for combo in itertools.product(*(a.levels for a in g.axes)):
-            ovs: list[Override] = []
-            for a, lv in zip(g.axes, combo, strict=True):
-                ovs.extend(a.fill(lv))
-            name = "grid_" + "_".join(
-                f"{a.name}-{_fmt(lv)}" for a, lv in zip(g.axes, combo, strict=True)
-            )
-            params: dict[str, float | str] = {
-                a.name: lv for a, lv in zip(g.axes, combo, strict=True)
-            }
-            cases.append(
-                SweepCase(name=name, kind="grid", base=g.base, overrides=tuple(ovs), params=params)
-            )
+        check(spec.grid.base, "grid", "base")
+        cases += _grid_cases(spec.grid)
     if spec.monte_carlo is not None:
-        mc = spec.monte_carlo
-        check(mc.base, "monte_carlo", "base")
-        draws = mc.draw()
-        width = max(3, len(str(mc.samples - 1)))
-        for k in range(mc.samples):
-            ovs = []
-            params = {}
-            for p in mc.parameters:
-                lv = float(draws[p.name][k])
-                ovs.extend(p.fill(lv))
-                params[p.name] = lv
-            cases.append(
-                SweepCase(
-                    name=f"mc_{k:0{width}d}",
-                    kind="monte_carlo",
-                    base=mc.base,
-                    overrides=tuple(ovs),
-                    params=params,
-                )
-            )
+        check(spec.monte_carlo.base, "monte_carlo", "base")
+        cases += _monte_carlo_cases(spec.monte_carlo)
     seen: set[str] = set()
     for i, c in enumerate(cases):
         if c.name in seen:
@@ -771,6 +740,47 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
         seen.add(c.name)
     if errors:
         raise SweepSpecError(errors)
+    return cases
+
+
+def _grid_cases(g: GridSpec) -> list[SweepCase]:
+    """One case per combination of the axes' levels, named ``grid_<axis>-<level>_...``."""
+    cases = []
+    for combo in itertools.product(*(a.levels for a in g.axes)):
+        ovs: list[Override] = []
+        for a, lv in zip(g.axes, combo, strict=True):
+            ovs.extend(a.fill(lv))
+        name = "grid_" + "_".join(
+            f"{a.name}-{_fmt(lv)}" for a, lv in zip(g.axes, combo, strict=True)
+        )
+        params: dict[str, float | str] = {a.name: lv for a, lv in zip(g.axes, combo, strict=True)}
+        cases.append(
+            SweepCase(name=name, kind="grid", base=g.base, overrides=tuple(ovs), params=params)
+        )
+    return cases
+
+
+def _monte_carlo_cases(mc: MonteCarloSpec) -> list[SweepCase]:
+    """One case per seeded sample, named ``mc_000``, ``mc_001`` ..."""
+    draws = mc.draw()
+    width = max(3, len(str(mc.samples - 1)))
+    cases = []
+    for k in range(mc.samples):
+        ovs: list[Override] = []
+        params: dict[str, float | str] = {}
+        for p in mc.parameters:
+            lv = float(draws[p.name][k])
+            ovs.extend(p.fill(lv))
+            params[p.name] = lv
+        cases.append(
+            SweepCase(
+                name=f"mc_{k:0{width}d}",
+                kind="monte_carlo",
+                base=mc.base,
+                overrides=tuple(ovs),
+                params=params,
+            )
+        )
     return cases
 
 

@@ -68,9 +68,6 @@ EXEMPT_LONG_FUNCTIONS: frozenset[str] = frozenset(
         "capacity.scenarios.parse_scenarios",
         "capacity.validation._parse_column",
         "capacity.validation.check_semantics",
-        "optimizer.cli.solve",
-        "optimizer.summary.summarize",
-        "optimizer.sweep.expand_sweep",
         "ui.compose.compose_overrides",
         "ui.risk_view.render_risk_sections",
     }
