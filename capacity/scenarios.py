@@ -329,25 +329,7 @@ def parse_scenarios(
                 Finding("error", file, None, f"{name}.overrides", None, "must be a list")
             )
             continue
-        parsed: list[Override] = []
-        for i, ov in enumerate(ovs):
-            try:
-                parsed.append(Override.model_validate(ov))
-            except ValidationError as e:
-                for err in e.errors():
-                    loc = ".".join(str(x) for x in err["loc"])
-                    where = f"scenarios.{name}.overrides[{i}]" + (f".{loc}" if loc else "")
-                    val = err.get("input")
-                    findings.append(
-                        Finding(
-                            "error",
-                            file,
-                            _line(lines, str(name), i, err["loc"]),
-                            where,
-                            None if isinstance(val, dict | list) else str(val),
-                            _message(err, loc),
-                        )
-                    )
+        parsed = _parse_overrides(str(name), ovs, file, lines, findings)
         extra_keys = set(body) - {"description", "overrides"}
         if extra_keys:
             findings.append(
@@ -364,6 +346,36 @@ def parse_scenarios(
             name=str(name), description=str(body.get("description", "")), overrides=tuple(parsed)
         )
     return out, findings
+
+
+def _parse_overrides(
+    name: str,
+    ovs: list[Any],
+    file: str,
+    lines: Mapping[Any, int] | None,
+    findings: list[Finding],
+) -> list[Override]:
+    """Validate one scenario's overrides; append a finding per error (file, line, field)."""
+    parsed: list[Override] = []
+    for i, ov in enumerate(ovs):
+        try:
+            parsed.append(Override.model_validate(ov))
+        except ValidationError as e:
+            for err in e.errors():
+                loc = ".".join(str(x) for x in err["loc"])
+                where = f"scenarios.{name}.overrides[{i}]" + (f".{loc}" if loc else "")
+                val = err.get("input")
+                findings.append(
+                    Finding(
+                        "error",
+                        file,
+                        _line(lines, name, i, err["loc"]),
+                        where,
+                        None if isinstance(val, dict | list) else str(val),
+                        _message(err, loc),
+                    )
+                )
+    return parsed
 
 
 # ------------------------------------------------------------------------ applying

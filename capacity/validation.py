@@ -239,36 +239,61 @@ def _parse_column(
     if col.name == "to_period" and default is None:
         default = horizon_last
     if col.is_numeric:
-        if pd.api.types.is_numeric_dtype(native.dtype) and not pd.api.types.is_bool_dtype(
-            native.dtype
-        ):
-            nums = pd.to_numeric(native, errors="coerce").to_numpy(dtype="float64", copy=True)
-        else:
-            nums = pd.to_numeric(
-                pd.Series([t.strip() for t in texts], dtype=object), errors="coerce"
-            ).to_numpy(dtype="float64", copy=True)
-        bad = ~empty & ~np.isfinite(nums)
-        for i in np.flatnonzero(bad):
-            findings.append(
-                _cell_error(
-                    file,
-                    rownum[i],
-                    col.name,
-                    texts[i],
-                    f"not a number; expected {col.dtype} in {col.unit or 'no unit'}",
-                )
+        return _parse_numbers(col, texts, native, empty, default, rownum, file, findings)
+    return _parse_text(col, texts, empty, default, rownum, file, findings)
+
+
+def _parse_numbers(
+    col: Column,
+    texts: list[str],
+    native: pd.Series,
+    empty: np.ndarray,
+    default: Any,
+    rownum: np.ndarray,
+    file: str,
+    findings: list[Finding],
+) -> pd.Series:
+    """Parse a numeric column (float64; empty optional cells take the default)."""
+    if pd.api.types.is_numeric_dtype(native.dtype) and not pd.api.types.is_bool_dtype(native.dtype):
+        nums = pd.to_numeric(native, errors="coerce").to_numpy(dtype="float64", copy=True)
+    else:
+        nums = pd.to_numeric(
+            pd.Series([t.strip() for t in texts], dtype=object), errors="coerce"
+        ).to_numpy(dtype="float64", copy=True)
+    bad = ~empty & ~np.isfinite(nums)
+    for i in np.flatnonzero(bad):
+        findings.append(
+            _cell_error(
+                file,
+                rownum[i],
+                col.name,
+                texts[i],
+                f"not a number; expected {col.dtype} in {col.unit or 'no unit'}",
             )
-        if col.dtype == "int":
-            frac = ~empty & np.isfinite(nums) & (np.abs(nums - np.round(nums)) > 1e-9)
-            for i in np.flatnonzero(frac):
-                findings.append(
-                    _cell_error(file, rownum[i], col.name, texts[i], "expected a whole number")
-                )
-        if not col.required:
-            nums[empty] = np.nan if default is None else float(default)
-        _check_magnitude(col, nums, texts, rownum, file, findings)
-        _check_bounds(col, nums, texts, rownum, file, findings)
-        return pd.Series(nums, dtype="float64")
+        )
+    if col.dtype == "int":
+        frac = ~empty & np.isfinite(nums) & (np.abs(nums - np.round(nums)) > 1e-9)
+        for i in np.flatnonzero(frac):
+            findings.append(
+                _cell_error(file, rownum[i], col.name, texts[i], "expected a whole number")
+            )
+    if not col.required:
+        nums[empty] = np.nan if default is None else float(default)
+    _check_magnitude(col, nums, texts, rownum, file, findings)
+    _check_bounds(col, nums, texts, rownum, file, findings)
+    return pd.Series(nums, dtype="float64")
+
+
+def _parse_text(
+    col: Column,
+    texts: list[str],
+    empty: np.ndarray,
+    default: Any,
+    rownum: np.ndarray,
+    file: str,
+    findings: list[Finding],
+) -> pd.Series:
+    """Parse a text, period or choice column (object; empty optional cells take the default)."""
     vals = list(texts)
     if not col.required:
         for j in np.flatnonzero(empty):
@@ -456,6 +481,20 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
     and both fit the site maximum; every site has a grid and water row for every
     period and every resource a capacity for every period; commitment families exist.
     """
+    out, horizon = _check_periods(tables, files)
+    out += _check_sale_windows(tables, files)
+    out += _check_initial_capacity(tables, files)
+    if horizon:
+        out += _check_schedules(tables, files, horizon)
+    out += _check_commitments(tables, files)
+    out += _check_regions(tables, files)
+    return out
+
+
+def _check_periods(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> tuple[list[Finding], list[str]]:
+    """Check periods are consecutive quarters; return findings and horizon (empty if bad)."""
     out: list[Finding] = []
     periods = tables["periods"]
     f = files["periods"]
@@ -479,6 +518,14 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
             )
     horizon = [str(p) for p in periods["period"]] if len(ok) == len(idx) else []
 
+    return out, horizon
+
+
+def _check_sale_windows(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Check that no chip's sale window ends before it begins."""
+    out: list[Finding] = []
     chips = tables["chips"]
     for i, (a, b) in enumerate(zip(chips["first_period"], chips["last_period"], strict=True)):
         if (
@@ -496,7 +543,14 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
                     f"sale window ends ({b}) before it begins ({a})",
                 )
             )
+    return out
 
+
+def _check_initial_capacity(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Check that initial liquid fits initial capacity, which fits the site maximum."""
+    out: list[Finding] = []
     sites = tables["sites"]
     fs = files["sites"]
     for i, row in enumerate(sites.itertuples(index=False)):
@@ -522,48 +576,63 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
                     f"exceeds max_it_mw ({row.max_it_mw:g} MW)",
                 )
             )
+    return out
 
-    if horizon:
-        for tname, keycol, label in (
-            ("site_grid", "site", "grid"),
-            ("site_water", "site", "water permit"),
-        ):
-            have = set(zip(tables[tname][keycol].astype(str), tables[tname]["period"], strict=True))
-            # a site repeated under another case/spacing is already a duplicate-key
-            # error: do not also report its missing schedules
-            first_ids = {normalise_key(x): x for x in reversed(sites["site"].astype(str).tolist())}
-            for s in first_ids.values():
-                missing = [p for p in horizon if (s, p) not in have]
-                if missing:
-                    out.append(
-                        Finding(
-                            "error",
-                            files[tname],
-                            None,
-                            "period",
-                            None,
-                            f"site {s!r} has no {label} row for {len(missing)} period(s) "
-                            f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}); "
-                            "every site needs one row per period",
-                        )
-                    )
-        res = tables["supply_resources"]
-        have = set(zip(res["resource"].astype(str), res["period"], strict=True))
-        for r in sorted(set(res["resource"].astype(str))):
-            missing = [p for p in horizon if (r, p) not in have]
+
+def _check_schedules(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str], horizon: list[str]
+) -> list[Finding]:
+    """Check every site has grid and water rows, every resource a capacity, per period."""
+    out: list[Finding] = []
+    sites = tables["sites"]
+    for tname, keycol, label in (
+        ("site_grid", "site", "grid"),
+        ("site_water", "site", "water permit"),
+    ):
+        have = set(zip(tables[tname][keycol].astype(str), tables[tname]["period"], strict=True))
+        # a site repeated under another case/spacing is already a duplicate-key
+        # error: do not also report its missing schedules
+        first_ids = {normalise_key(x): x for x in reversed(sites["site"].astype(str).tolist())}
+        for s in first_ids.values():
+            missing = [p for p in horizon if (s, p) not in have]
             if missing:
                 out.append(
                     Finding(
                         "error",
-                        files["supply_resources"],
+                        files[tname],
                         None,
                         "period",
                         None,
-                        f"resource {r!r} has no capacity row for {len(missing)} period(s) "
-                        f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''})",
+                        f"site {s!r} has no {label} row for {len(missing)} period(s) "
+                        f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}); "
+                        "every site needs one row per period",
                     )
                 )
+    res = tables["supply_resources"]
+    have = set(zip(res["resource"].astype(str), res["period"], strict=True))
+    for r in sorted(set(res["resource"].astype(str))):
+        missing = [p for p in horizon if (r, p) not in have]
+        if missing:
+            out.append(
+                Finding(
+                    "error",
+                    files["supply_resources"],
+                    None,
+                    "period",
+                    None,
+                    f"resource {r!r} has no capacity row for {len(missing)} period(s) "
+                    f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''})",
+                )
+            )
+    return out
 
+
+def _check_commitments(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Check that a commitment names a chip family and does not end before it begins."""
+    out: list[Finding] = []
+    chips = tables["chips"]
     families = set(chips["family"].astype(str))
     com = tables.get("commitments")
     if com is not None:
@@ -595,7 +664,13 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
                         f"commitment ends ({end}) before it begins ({start})",
                     )
                 )
+    return out
 
+
+def _check_regions(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Check eligibility regions are regions of some site (a warning otherwise)."""
+    out: list[Finding] = []
+    sites = tables["sites"]
     regions = set(sites["region"].astype(str))
     elig = tables["eligibility"]
     for i, txt in enumerate(elig["regions"].astype(str)):
