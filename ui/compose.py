@@ -62,28 +62,10 @@ def compose_overrides(
     out: list[dict[str, Any]] = []
     for res, f in sorted((supply or {}).items()):
         if not math.isclose(float(f), 1.0):
-            out.append(
-                {
-                    "op": "scale",
-                    "table": "supply_resources",
-                    "column": "capacity",
-                    "where": {"resource": [res]},
-                    "factor": float(f),
-                    "source": SOURCE,
-                }
-            )
+            out.append(_scale("supply_resources", "capacity", {"resource": [res]}, f))
     for cust, f in sorted((demand or {}).items()):
         if not math.isclose(float(f), 1.0):
-            out.append(
-                {
-                    "op": "scale",
-                    "table": "demand",
-                    "column": "demand_h100e",
-                    "where": {"customer": [cust]},
-                    "factor": float(f),
-                    "source": SOURCE,
-                }
-            )
+            out.append(_scale("demand", "demand_h100e", {"customer": [cust]}, f))
     if int(grid_delay_periods) != 0:
         ov: dict[str, Any] = {
             "op": "shift",
@@ -97,17 +79,20 @@ def compose_overrides(
         out.append(ov)
     chips = trainium_chips(ds)
     if chips and not math.isclose(float(trainium_derate_factor), 1.0):
-        out.append(
-            {
-                "op": "scale",
-                "table": "eligibility",
-                "column": "derate",
-                "where": {"chip": chips},
-                "factor": float(trainium_derate_factor),
-                "source": SOURCE,
-            }
-        )
+        out.append(_scale("eligibility", "derate", {"chip": chips}, trainium_derate_factor))
     return out
+
+
+def _scale(table: str, column: str, where: dict[str, list[str]], factor: float) -> dict[str, Any]:
+    """Return a ``scale`` override of the composer (source: :data:`SOURCE`)."""
+    return {
+        "op": "scale",
+        "table": table,
+        "column": column,
+        "where": where,
+        "factor": float(factor),
+        "source": SOURCE,
+    }
 
 
 # ----------------------------------------------------------------------- metrics

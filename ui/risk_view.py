@@ -189,169 +189,190 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
         return
 
     with tab_t:
-        all_p = [p.name for p in params]
-        picked = st.multiselect(
-            "Parameter groups", all_p, default=all_p, key="tornado_params", persist_state="session"
-        )
-        tparams = [p for p in params if p.name in set(picked)]
-        st.caption(
-            f"One-at-a-time sensitivity on **{ds.scenario}**: each parameter group at its "
-            f"low and high level, {2 * len(tparams) + 1} solves. " + levels_caption(tparams)
-        )
-        outcome = st.selectbox(
-            "Outcome",
-            list(OUTCOME_LABELS),
-            format_func=OUTCOME_LABELS.get,
-            key="tornado_outcome",
-            persist_state="session",
-        )
-        tsettings = tuple(picked)
-        if st.button("Run tornado", key="tornado_run", disabled=not tparams):
-            with st.spinner(f"Solving {2 * len(tparams) + 1} variants…"):
-                try:
-                    _store("tornado", ds.hash, tsettings, risk.tornado(ds, opts, tparams))
-                except Exception as e:  # noqa: BLE001
-                    st.error(f"The tornado failed: {type(e).__name__}: {e}")
-        t = _fresh("tornado", ds.hash, tsettings)
-        if t is None:
-            st.info("Press **Run tornado** to compute the sensitivities of the active data.")
-        else:
-            ops = parameter_ops(params)
-            fig = tornado_figure(t, outcome, ops)
-            if fig is not None:
-                st.plotly_chart(fig, key="tornado_chart", width="stretch")
-            with st.expander("Tornado table"):
-                st.dataframe(
-                    with_level_text(t, ops),
-                    hide_index=True,
-                    width="stretch",
-                    column_config={
-                        c: st.column_config.NumberColumn(c, format="%.6g")
-                        for c in ("base_value", "value", "change")
-                    },
-                )
-
+        _tornado_tab(risk, ds, params, opts)
     with tab_mc:
-        names = [p.name for p in params]
-        default = [n for n in names if not n.startswith("demand_")][:6]
-        c1, c2, c3 = st.columns([3, 1, 1])
-        chosen = c1.multiselect(
-            "Uncertain parameters (uniform between the tornado's low and high)",
-            names,
-            default=default,
-            key="mc_params",
-            persist_state="session",
-        )
-        samples = c2.number_input(
-            "Samples",
-            min_value=2,
-            max_value=500,
-            step=10,
-            value=20,
-            key="mc_samples",
-            persist_state="session",
-        )
-        seed = c3.number_input(
-            "Seed", min_value=0, step=1, value=0, key="mc_seed", persist_state="session"
-        )
-        settings = (tuple(chosen), int(samples), int(seed))
-        if st.button("Run Monte Carlo", key="mc_run", disabled=not chosen):
-            spec = monte_carlo_spec(params, chosen, int(samples), int(seed))
-            with st.spinner(f"Solving {int(samples)} samples…"):
-                try:
-                    _store("mc", ds.hash, settings, risk.monte_carlo(ds, spec, opts))
-                except Exception as e:  # noqa: BLE001
-                    st.error(f"The Monte Carlo failed: {type(e).__name__}: {e}")
-        mc = _fresh("mc", ds.hash, settings)
-        if mc is None:
-            st.info("Choose parameters and press **Run Monte Carlo**.")
-        else:
-            st.markdown("**Percentiles of the outcomes**")
-            st.dataframe(mc.percentiles, hide_index=True, width="stretch")
-            s = mc.samples
-            if "total_cost_usd" in s and s["total_cost_usd"].notna().any():
-                fig = px.histogram(
-                    s.assign(total_cost_usd_bn=s["total_cost_usd"] / 1e9),
-                    x="total_cost_usd_bn",
-                    nbins=min(30, max(5, len(s) // 2)),
-                    labels={"total_cost_usd_bn": "total cost [USD billion]"},
-                    title="Distribution of the plan cost",
-                )
-                fig.update_xaxes(tickprefix="$", ticksuffix="B")
-                fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
-                st.plotly_chart(fig, key="mc_hist", width="stretch")
-            st.markdown("**How often each constraint family binds**")
-            st.dataframe(mc.binding, hide_index=True, width="stretch")
-            with st.expander("Samples"):
-                samples_view, money_cfg = usd_billions(s)
-                st.dataframe(
-                    samples_view, hide_index=True, width="stretch", column_config=money_cfg
-                )
-
+        _monte_carlo_tab(risk, ds, params, opts)
     with tab_h:
-        all_names = [n for n in scenario_names(base) if n != "base"]
-        pref = [n for n in ("optimistic", "neutral", "negative") if n in all_names]
-        chosen_s = st.multiselect(
-            "Scenarios",
-            all_names,
-            default=pref if len(pref) >= 2 else all_names,
-            key="hedge_scenarios",
-            persist_state="session",
-        )
-        cols = st.columns(max(1, len(chosen_s)))
-        weights = [
-            col.number_input(
-                f"weight {n}",
-                min_value=0.0,
-                step=0.05,
-                value=1.0,
-                key=f"hedge_w_{n}",
-                persist_state="session",
+        _hedged_tab(risk, base, opts)
+
+
+def _tornado_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
+    """Tornado tab: pick groups and outcome, run, show the chart and table."""
+    all_p = [p.name for p in params]
+    picked = st.multiselect(
+        "Parameter groups", all_p, default=all_p, key="tornado_params", persist_state="session"
+    )
+    tparams = [p for p in params if p.name in set(picked)]
+    st.caption(
+        f"One-at-a-time sensitivity on **{ds.scenario}**: each parameter group at its "
+        f"low and high level, {2 * len(tparams) + 1} solves. " + levels_caption(tparams)
+    )
+    outcome = st.selectbox(
+        "Outcome",
+        list(OUTCOME_LABELS),
+        format_func=OUTCOME_LABELS.get,
+        key="tornado_outcome",
+        persist_state="session",
+    )
+    tsettings = tuple(picked)
+    if st.button("Run tornado", key="tornado_run", disabled=not tparams):
+        with st.spinner(f"Solving {2 * len(tparams) + 1} variants…"):
+            try:
+                _store("tornado", ds.hash, tsettings, risk.tornado(ds, opts, tparams))
+            except Exception as e:  # noqa: BLE001
+                st.error(f"The tornado failed: {type(e).__name__}: {e}")
+    t = _fresh("tornado", ds.hash, tsettings)
+    if t is None:
+        st.info("Press **Run tornado** to compute the sensitivities of the active data.")
+    else:
+        ops = parameter_ops(params)
+        fig = tornado_figure(t, outcome, ops)
+        if fig is not None:
+            st.plotly_chart(fig, key="tornado_chart", width="stretch")
+        with st.expander("Tornado table"):
+            st.dataframe(
+                with_level_text(t, ops),
+                hide_index=True,
+                width="stretch",
+                column_config={
+                    c: st.column_config.NumberColumn(c, format="%.6g")
+                    for c in ("base_value", "value", "change")
+                },
             )
-            for col, n in zip(cols, chosen_s, strict=False)
-        ]
-        ev = st.radio(
-            "Expected-value problem",
-            ["mean", "neutral"],
-            horizontal=True,
-            key="hedge_ev",
-            persist_state="session",
-            help="mean: every decimal input averaged over the scenarios; neutral: the plan "
-            "of the scenario named neutral.",
+
+
+def _monte_carlo_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
+    """Monte Carlo tab: pick parameters, samples and seed, run, show the results."""
+    names = [p.name for p in params]
+    default = [n for n in names if not n.startswith("demand_")][:6]
+    c1, c2, c3 = st.columns([3, 1, 1])
+    chosen = c1.multiselect(
+        "Uncertain parameters (uniform between the tornado's low and high)",
+        names,
+        default=default,
+        key="mc_params",
+        persist_state="session",
+    )
+    samples = c2.number_input(
+        "Samples",
+        min_value=2,
+        max_value=500,
+        step=10,
+        value=20,
+        key="mc_samples",
+        persist_state="session",
+    )
+    seed = c3.number_input(
+        "Seed", min_value=0, step=1, value=0, key="mc_seed", persist_state="session"
+    )
+    settings = (tuple(chosen), int(samples), int(seed))
+    if st.button("Run Monte Carlo", key="mc_run", disabled=not chosen):
+        spec = monte_carlo_spec(params, chosen, int(samples), int(seed))
+        with st.spinner(f"Solving {int(samples)} samples…"):
+            try:
+                _store("mc", ds.hash, settings, risk.monte_carlo(ds, spec, opts))
+            except Exception as e:  # noqa: BLE001
+                st.error(f"The Monte Carlo failed: {type(e).__name__}: {e}")
+    mc = _fresh("mc", ds.hash, settings)
+    if mc is None:
+        st.info("Choose parameters and press **Run Monte Carlo**.")
+    else:
+        _monte_carlo_results(mc)
+
+
+def _monte_carlo_results(mc: Any) -> None:
+    """Percentiles, cost histogram, binding shares and samples of a Monte Carlo."""
+    st.markdown("**Percentiles of the outcomes**")
+    st.dataframe(mc.percentiles, hide_index=True, width="stretch")
+    s = mc.samples
+    if "total_cost_usd" in s and s["total_cost_usd"].notna().any():
+        fig = px.histogram(
+            s.assign(total_cost_usd_bn=s["total_cost_usd"] / 1e9),
+            x="total_cost_usd_bn",
+            nbins=min(30, max(5, len(s) // 2)),
+            labels={"total_cost_usd_bn": "total cost [USD billion]"},
+            title="Distribution of the plan cost",
         )
-        settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev)
-        ok = len(chosen_s) >= 2 and sum(weights) > 0
-        if st.button("Solve the hedged plan", key="hedge_run", disabled=not ok):
-            with st.spinner("Solving the two-stage plan and its EV and wait-and-see plans…"):
-                try:
-                    h = risk.hedged_plan(base, list(chosen_s), list(weights), opts, ev=ev)
-                    _store("hedge", base.hash, settings_h, h)
-                except Exception as e:  # noqa: BLE001
-                    st.error(f"The hedged plan failed: {type(e).__name__}: {e}")
-        h = _fresh("hedge", base.hash, settings_h)
-        if h is None:
-            st.info("Pick at least two scenarios with weights and press **Solve the hedged plan**.")
-        else:
-            m = st.columns(5)
-            m[0].metric("Hedged expected cost (RP)", fmt_usd(h.expected_cost_usd))
-            m[1].metric("Wait-and-see (WS)", fmt_usd(h.wait_and_see_usd))
-            m[2].metric("EV plan's expected cost (EEV)", fmt_usd(h.eev_usd))
-            m[3].metric("VSS = EEV − RP", fmt_usd(h.vss_usd))
-            m[4].metric("EVPI = RP − WS", fmt_usd(h.evpi_usd))
-            st.caption(f"Status {h.status}; EV problem: {h.ev_problem}.")
-            for note in h.notes:
-                st.warning(note)
-            per_s, money_cfg = usd_billions(h.per_scenario)
-            st.dataframe(per_s, hide_index=True, width="stretch", column_config=money_cfg)
-            b = h.first_stage.get("build_out") if h.first_stage else None
-            if b is not None and len(b):
-                fig = px.bar(
-                    b,
-                    x="period",
-                    y="build_mw",
-                    color="site",
-                    title="Hedged plan: new IT capacity built [MW]",
-                    labels={"build_mw": "MW"},
-                )
-                fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
-                st.plotly_chart(fig, key="hedge_build", width="stretch")
+        fig.update_xaxes(tickprefix="$", ticksuffix="B")
+        fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+        st.plotly_chart(fig, key="mc_hist", width="stretch")
+    st.markdown("**How often each constraint family binds**")
+    st.dataframe(mc.binding, hide_index=True, width="stretch")
+    with st.expander("Samples"):
+        samples_view, money_cfg = usd_billions(s)
+        st.dataframe(samples_view, hide_index=True, width="stretch", column_config=money_cfg)
+
+
+def _hedged_tab(risk: ModuleType, base: Dataset, opts: Any) -> None:
+    """Hedged-plan tab: pick scenarios, weights and EV problem, solve, show the results."""
+    all_names = [n for n in scenario_names(base) if n != "base"]
+    pref = [n for n in ("optimistic", "neutral", "negative") if n in all_names]
+    chosen_s = st.multiselect(
+        "Scenarios",
+        all_names,
+        default=pref if len(pref) >= 2 else all_names,
+        key="hedge_scenarios",
+        persist_state="session",
+    )
+    cols = st.columns(max(1, len(chosen_s)))
+    weights = [
+        col.number_input(
+            f"weight {n}",
+            min_value=0.0,
+            step=0.05,
+            value=1.0,
+            key=f"hedge_w_{n}",
+            persist_state="session",
+        )
+        for col, n in zip(cols, chosen_s, strict=False)
+    ]
+    ev = st.radio(
+        "Expected-value problem",
+        ["mean", "neutral"],
+        horizontal=True,
+        key="hedge_ev",
+        persist_state="session",
+        help="mean: every decimal input averaged over the scenarios; neutral: the plan "
+        "of the scenario named neutral.",
+    )
+    settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev)
+    ok = len(chosen_s) >= 2 and sum(weights) > 0
+    if st.button("Solve the hedged plan", key="hedge_run", disabled=not ok):
+        with st.spinner("Solving the two-stage plan and its EV and wait-and-see plans…"):
+            try:
+                h = risk.hedged_plan(base, list(chosen_s), list(weights), opts, ev=ev)
+                _store("hedge", base.hash, settings_h, h)
+            except Exception as e:  # noqa: BLE001
+                st.error(f"The hedged plan failed: {type(e).__name__}: {e}")
+    h = _fresh("hedge", base.hash, settings_h)
+    if h is None:
+        st.info("Pick at least two scenarios with weights and press **Solve the hedged plan**.")
+    else:
+        _hedged_results(h)
+
+
+def _hedged_results(h: Any) -> None:
+    """Metrics (RP, WS, EEV, VSS, EVPI), notes, per-scenario table and build-out chart."""
+    m = st.columns(5)
+    m[0].metric("Hedged expected cost (RP)", fmt_usd(h.expected_cost_usd))
+    m[1].metric("Wait-and-see (WS)", fmt_usd(h.wait_and_see_usd))
+    m[2].metric("EV plan's expected cost (EEV)", fmt_usd(h.eev_usd))
+    m[3].metric("VSS = EEV − RP", fmt_usd(h.vss_usd))
+    m[4].metric("EVPI = RP − WS", fmt_usd(h.evpi_usd))
+    st.caption(f"Status {h.status}; EV problem: {h.ev_problem}.")
+    for note in h.notes:
+        st.warning(note)
+    per_s, money_cfg = usd_billions(h.per_scenario)
+    st.dataframe(per_s, hide_index=True, width="stretch", column_config=money_cfg)
+    b = h.first_stage.get("build_out") if h.first_stage else None
+    if b is not None and len(b):
+        fig = px.bar(
+            b,
+            x="period",
+            y="build_mw",
+            color="site",
+            title="Hedged plan: new IT capacity built [MW]",
+            labels={"build_mw": "MW"},
+        )
+        fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+        st.plotly_chart(fig, key="hedge_build", width="stretch")
