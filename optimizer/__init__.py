@@ -4,6 +4,31 @@ Public API::
 
     from optimizer import solve, SolveOptions, PlanResult, Status
     result = solve(load_dataset("data"), SolveOptions(solver="highs"))
+
+Module map
+----------
+Grouped by kind, lowest layer first; a module imports only modules above it in this
+list or beside it in its group, never below (``tests/test_architecture.py`` reads
+every import, lazy ones included, and enforces this order and the absence of cycles).
+The package imports :mod:`capacity` (schema, data, scenarios) and never :mod:`ui`.
+
+The LP
+    ``model``        build the LP: index sets, variables, one block per constraint
+                     family, objective (and ``optimizer.families``, if present).
+    ``results``      read a solution back into the result tables.
+    ``check``        independent re-check of a plan against the input data.
+    ``explain``      infeasibility wording (which limits conflict, and by how much).
+    ``solve``        run HiGHS/CBC, statuses, duals, :class:`PlanResult`; stochastic.
+Output
+    ``report``       Parquet report writer: result-table schema with units, manifest.
+    ``summary``      the ten-second summary of a plan and its rich rendering.
+Scenario analysis
+    ``sweep``        sweep specs (scenarios, grid, Monte Carlo) read from YAML.
+    ``outcomes``     the headline outcomes of one plan and their statistics.
+    ``batch``        many solves: model patching, Dask batch with resume.
+    ``risk``         tornado, Monte Carlo, hedged (two-stage) plan with VSS and EVPI.
+The command line
+    ``cli``          ``capacity validate | diff | solve | batch | bench | app``.
 """
 
 from optimizer.model import (

@@ -39,7 +39,6 @@ uses to skip finished scenarios.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import math
 import os
@@ -56,6 +55,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
+from filelock import FileLock
 
 __all__ = [
     "MANIFEST_NAME",
@@ -621,13 +621,9 @@ def write_table_atomic(
 
 @contextlib.contextmanager
 def _locked(run_dir: Path) -> Iterator[None]:
-    lock = run_dir / ".manifest.lock"
-    with open(lock, "a+") as fh:
-        fcntl.flock(fh.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(fh.fileno(), fcntl.LOCK_UN)
+    """Hold the run's manifest lock (``.manifest.lock``, an OS file lock via filelock)."""
+    with FileLock(run_dir / ".manifest.lock"):
+        yield
 
 
 def read_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
