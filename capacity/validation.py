@@ -517,7 +517,6 @@ def _check_periods(
                 )
             )
     horizon = [str(p) for p in periods["period"]] if len(ok) == len(idx) else []
-
     return out, horizon
 
 

@@ -94,7 +94,8 @@ def _imported_names(name: str, path: Path) -> Iterator[str]:
                 module = ".".join([*base, *([node.module] if node.module else [])])
             else:
                 module = node.module or ""
-            yield module
+            # "from pkg import sub" names the submodule pkg.sub, "from mod import name"
+            # the module mod: _project_module walks up from "mod.name" to what exists.
             yield from (f"{module}.{alias.name}" for alias in node.names)
 
 
@@ -172,7 +173,22 @@ def test_the_import_reader_sees_lazy_and_relative_imports(tmp_path: Path) -> Non
         "def f():\n    from optimizer.solve import solve\n    from . import summary\n"
     )
     found = {_project_module(d) for d in _imported_names("optimizer.x", src)}
-    assert found >= {"capacity.schema", "optimizer.model", "optimizer.solve", "optimizer.summary"}
+    assert found == {
+        "capacity.schema",
+        "optimizer.model",
+        "optimizer.solve",
+        "optimizer.summary",
+        None,  # typing.TYPE_CHECKING: third party
+    }
+
+
+def test_importing_a_submodule_from_its_package_is_not_an_edge_to_the_package(
+    tmp_path: Path,
+) -> None:
+    src = tmp_path / "m.py"
+    src.write_text("from optimizer import report\nfrom optimizer import SolveOptions\n")
+    found = [_project_module(d) for d in _imported_names("optimizer.x", src)]
+    assert found == ["optimizer.report", "optimizer"]
 
 
 def test_the_reader_finds_a_planted_cycle() -> None:
