@@ -18,6 +18,7 @@ The LP
     ``results``      read a solution back into the result tables.
     ``check``        independent re-check of a plan against the input data.
     ``explain``      infeasibility wording (which limits conflict, and by how much).
+    ``calibration``  the plan held against the public record (``public_record.csv``).
     ``solve``        run HiGHS/CBC, statuses, duals, :class:`PlanResult`; stochastic.
 Output
     ``report``       Parquet report writer: result-table schema with units, manifest.
