@@ -13,8 +13,10 @@ every import, lazy ones included, and enforces this order and the absence of cyc
 The package imports :mod:`capacity` (schema, data, scenarios) and never :mod:`ui`.
 
 The LP
-    ``model``        build the LP: index sets, variables, one block per constraint
-                     family, objective (and ``optimizer.families``, if present).
+    ``families``     the constraint-family registry: one unit per family with its
+                     define, check, explain and result rows (``families/*.py``).
+    ``model``        build the LP: index sets, variables, the registered families,
+                     objective.
     ``results``      read a solution back into the result tables.
     ``check``        independent re-check of a plan against the input data.
     ``explain``      infeasibility wording (which limits conflict, and by how much).
