@@ -41,8 +41,8 @@ from optimizer.model import (
     build_model,
     build_stochastic_model,
     fix_first_stage,
-    to_pulp,
 )
+from optimizer.pulp_io import PulpNames, pulp_names, to_pulp, write_problem
 from optimizer.results import TABLE_COLUMNS, empty_tables
 from optimizer.solve import (
     PlanResult,
@@ -59,6 +59,7 @@ __all__ = [
     "FAMILIES",
     "PlanResult",
     "PlanningModel",
+    "PulpNames",
     "SolveOptions",
     "Status",
     "StochasticResult",
@@ -67,8 +68,10 @@ __all__ = [
     "build_stochastic_model",
     "empty_tables",
     "fix_first_stage",
+    "pulp_names",
     "solve",
     "solve_model",
     "solve_stochastic",
     "to_pulp",
+    "write_problem",
 ]

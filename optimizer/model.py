@@ -2,12 +2,11 @@
 
 The model is built column-and-row-wise from pandas index tables (one row per
 variable, one row per constraint) and a sparse matrix, never from per-row Python
-loops, so a 1.5M-variable model builds in seconds. :func:`to_pulp` turns the same
-arrays into a PuLP ``LpProblem`` (``x<col>`` variables, ``c<row>`` constraints, built
-with ``LpAffineExpression``); the HiGHS path of :mod:`optimizer.solve` passes the
-arrays to ``highspy`` in bulk. Names are integers because PuLP rewrites names and
-data IDs may hold spaces, slashes or non-ASCII letters; the index tables map every
-column and row back to its domain keys.
+loops, so a 1.5M-variable model builds in seconds. :func:`optimizer.pulp_io.to_pulp`
+turns the same arrays into a PuLP ``LpProblem`` (readable names from the domain
+keys, or ``x<col>`` / ``c<row>``); the HiGHS path of :mod:`optimizer.solve` passes the
+arrays to ``highspy`` in bulk. The index tables map every column and row back to its
+domain keys.
 
 Decisions (all >= 0; see ``shared/DESIGN.md``)
 ------------------------------------------------
@@ -105,7 +104,6 @@ from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
-import pulp
 import scipy.sparse as sp
 
 from capacity.schema import period_index
@@ -851,60 +849,3 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
     var.loc[fs, "integer"] = False
     um = pd.concat(unmatched, ignore_index=True) if unmatched else model.unmatched_fixed
     return replace(model, variables=var, unmatched_fixed=um)
-
-
-# ------------------------------------------------------------------------------ PuLP
-def to_pulp(
-    model: PlanningModel, *, relax_integers: bool = False
-) -> tuple[pulp.LpProblem, list[pulp.LpVariable]]:
-    """Build the PuLP problem of a model (``x<col>`` variables, ``c<row>`` rows).
-
-    Parameters
-    ----------
-    model : PlanningModel
-        The model.
-    relax_integers : bool
-        Make integer columns continuous.
-
-    Returns
-    -------
-    (LpProblem, list of LpVariable)
-        The problem and its variables in column order. The objective constant
-        (initial fleet energy) is part of the objective expression.
-    """
-    prob = pulp.LpProblem("capacity_plan", pulp.LpMinimize)
-    var = model.variables
-    lb = var["lb"].to_numpy()
-    ub = var["ub"].to_numpy()
-    is_int = var["integer"].to_numpy() & (not relax_integers)
-    xs = []
-    for j in range(len(var)):
-        xs.append(
-            prob.add_variable(
-                f"x{j}",
-                lowBound=float(lb[j]),
-                upBound=None if not np.isfinite(ub[j]) else float(ub[j]),
-                cat=pulp.LpInteger if is_int[j] else pulp.LpContinuous,
-            )
-        )
-    cost = var["cost"].to_numpy()
-    nz = np.flatnonzero(cost)
-    prob.setObjective(
-        pulp.LpAffineExpression(
-            [(xs[j], float(cost[j])) for j in nz], constant=model.objective_constant
-        )
-    )
-    mat = model.matrix
-    rhs = model.constraints["rhs"].to_numpy()
-    sense = model.constraints["sense"].to_numpy()
-    indptr, indices, data = mat.indptr, mat.indices, mat.data
-    for i in range(mat.shape[0]):
-        a, z = indptr[i], indptr[i + 1]
-        expr = pulp.LpAffineExpression(
-            [(xs[j], float(v)) for j, v in zip(indices[a:z], data[a:z], strict=True)]
-        )
-        s = {"<=": pulp.LpConstraintLE, ">=": pulp.LpConstraintGE, "==": pulp.LpConstraintEQ}[
-            sense[i]
-        ]
-        prob.addConstraint(pulp.LpConstraint(expr, s, name=f"c{i}", rhs=float(rhs[i])))
-    return prob, xs

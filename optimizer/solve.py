@@ -18,8 +18,10 @@ Solvers
   models, so it is not used on this path. LPs above ``IPM_THRESHOLD_COLUMNS``
   columns use HiGHS's interior point method with crossover (the dual simplex
   stalls on large degenerate instances); smaller ones the dual simplex.
-* ``"cbc"``: the model is built as a PuLP ``LpProblem`` (:func:`optimizer.model.to_pulp`)
-  and solved with ``pulp.COIN_CMD`` pointed at the CBC binary bundled with PuLP.
+* any PuLP solver (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS`` ...; ``"cbc"``
+  is ``PULP_CBC_CMD``): the model is built as a PuLP ``LpProblem`` with readable
+  names (:func:`optimizer.pulp_io.build_pulp`) and solved in its own temporary
+  folder (:func:`optimizer.solvers.run_pulp`).
 
 Dual sign convention (one convention for both solvers)
 ------------------------------------------------------
@@ -32,8 +34,13 @@ minimisation a binding ``<=`` limit therefore has a shadow price <= 0 (one more 
 of grid lowers the cost) and a binding ``>=`` row (demand, commitment) a price >= 0.
 HiGHS row duals and CBC's ``pi`` already follow this convention for a minimisation
 (checked against finite-difference re-solves in ``tests/test_model_duals.py``).
-In integer mode the duals come from the LP re-solved with the integer columns
-fixed at their values (``PlanResult.duals_from == "lp_with_integers_fixed"``).
+In integer mode the plan is the MIP's incumbent (optimal, or the best found at the
+time limit) and the duals come from the LP re-solved with the integer columns fixed
+at the incumbent's values (``PlanResult.duals_from == "lp_with_integers_fixed"``);
+``PlanResult.mip_bound_usd`` and ``mip_gap`` carry the solver's best bound and the
+relative gap ``|objective - bound| / |objective|`` where the solver reports a bound.
+A solver that returns no duals (GLPK, SCIP through PuLP) gives null shadow prices
+and ``PlanResult.duals_note`` says why.
 In a stochastic model the per-scenario results report each row's dual divided by
 the scenario's weight (the price conditional on that scenario).
 
@@ -58,7 +65,6 @@ from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
-import pulp
 
 from optimizer.calibration import calibration_table, empty_calibration
 from optimizer.check import check_frames, empty_violations
@@ -68,7 +74,6 @@ from optimizer.model import (
     build_model,
     build_stochastic_model,
     fix_first_stage,
-    to_pulp,
 )
 from optimizer.results import empty_tables, make_tables, solution_frames
 
@@ -90,8 +95,10 @@ class SolveOptions:
 
     Parameters
     ----------
-    solver : {"highs", "cbc"}
-        HiGHS through highspy (bulk hand-over) or CBC through PuLP's COIN_CMD.
+    solver : str
+        ``"highs"`` (highspy, bulk hand-over) or any solver PuLP reports available
+        here, by PuLP's name (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS``
+        ...; ``"cbc"`` = ``PULP_CBC_CMD``): see :mod:`optimizer.solvers`.
     time_limit_s : float, optional
         Wall-clock limit of the solver (s).
     threads : int, optional
@@ -106,7 +113,7 @@ class SolveOptions:
         Violation tolerance of the checker, relative to 1 + |rhs|.
     """
 
-    solver: Literal["highs", "cbc"] = "highs"
+    solver: str = "highs"
     time_limit_s: float | None = None
     threads: int | None = None
     integer_units: bool = False
@@ -145,6 +152,13 @@ class PlanResult:
     periods : tuple of str
         The dataset's horizon quarters in order (known even when no solution
         exists and the result tables are empty).
+    mip_bound_usd : float or None
+        Integer mode: the solver's best bound on the objective (USD, constant
+        included); None for an LP or when the solver reports none.
+    mip_gap : float or None
+        Integer mode: ``|objective - bound| / |objective|`` (share, 0.032 = 3.2%).
+    duals_note : str
+        Why the shadow prices are null (the solver returns no duals), else "".
     """
 
     status: Status
@@ -162,6 +176,9 @@ class PlanResult:
     integer_units: bool = False
     duals_from: Literal["lp", "lp_with_integers_fixed"] = "lp"
     periods: tuple[str, ...] = ()
+    mip_bound_usd: float | None = None
+    mip_gap: float | None = None
+    duals_note: str = ""
 
 
 @dataclass(frozen=True)
@@ -200,6 +217,8 @@ class RawSolution:
     message: str
     handover_s: float
     solve_s: float
+    mip_bound: float | None = None
+    dual_note: str = ""
 
 
 # ------------------------------------------------------------------------------ HiGHS
@@ -387,7 +406,9 @@ def _read_highs(
         if sol.dual_valid and not is_mip:
             dual = np.asarray(sol.row_dual, dtype=float) if m else np.zeros(0)
         obj = float(info.objective_function_value)
-    return RawSolution(status, x, dual, obj, h.modelStatusToString(ms), handover_s, solve_s)
+    bound = float(info.mip_dual_bound) if is_mip and has_sol else None
+    msg = h.modelStatusToString(ms)
+    return RawSolution(status, x, dual, obj, msg, handover_s, solve_s, mip_bound=bound)
 
 
 def _run_highs(
@@ -545,6 +566,18 @@ class HighsSession:
         self.model, self._arrays, self._offset = model, new, offset
         return True
 
+    def _own_time_limit(self) -> None:
+        """Give the next run its own time limit.
+
+        HiGHS compares ``time_limit`` with the run clock of the ``Highs`` object,
+        which keeps counting over every ``run()`` of the session (measured: after a
+        few warm cases each new run stopped at once with "Time limit reached"). The
+        limit is therefore set to the clock's current reading plus the per-case limit.
+        """
+        if self.options.time_limit_s is not None:
+            elapsed = float(self.highs.getRunTime())
+            self.highs.setOptionValue("time_limit", elapsed + float(self.options.time_limit_s))
+
     def run(self, model: PlanningModel) -> tuple[RawSolution, bool]:
         """Solve ``model``, from the previous basis when the session holds a compatible LP.
 
@@ -570,6 +603,7 @@ class HighsSession:
         try:
             warm = self._push(model)
             handover = time.perf_counter() - t0 if warm else self._load(model)
+            self._own_time_limit()
             t1 = time.perf_counter()
             ms = _highs_run(self.highs)
         except HighsRefusedError:
@@ -597,129 +631,6 @@ class HighsSession:
         return raw, warm
 
 
-# -------------------------------------------------------------------------------- CBC
-class _CbcCmd(pulp.COIN_CMD):  # type: ignore[misc]
-    """PuLP's ``COIN_CMD`` that also keeps the first line of CBC's solution file.
-
-    PuLP maps every ``"Stopped ... - objective value X"`` line to
-    ``LpStatusOptimal`` / ``LpSolutionIntegerFeasible``, which is right for a MIP
-    stopped with an incumbent but wrong for an LP (``-initialSolve``) stopped by the
-    time limit: the simplex point is then primal infeasible. :func:`_cbc_status`
-    decides from this line instead.
-    """
-
-    status_line: str = ""
-
-    def get_status(self, filename: str) -> tuple[int, int]:
-        with open(filename) as f:
-            self.status_line = f.readline().strip()
-        status, sol_status = super().get_status(filename)
-        return int(status), int(sol_status)
-
-
-def cbc_solver(options: SolveOptions, *, mip: bool = True) -> pulp.LpSolver:
-    """CBC bundled with PuLP, through the non-deprecated ``COIN_CMD`` class.
-
-    The returned solver has a ``status_line`` attribute (first line of CBC's
-    solution file, e.g. ``"Stopped on time - objective value 1.2e9"``) after a solve.
-    """
-    from pulp.apis.coin_api import PULP_CBC_CMD
-
-    return _CbcCmd(
-        path=PULP_CBC_CMD.pulp_cbc_path,
-        mip=mip,
-        msg=False,
-        timeLimit=options.time_limit_s,
-        threads=options.threads,
-        gapRel=options.mip_gap,
-    )
-
-
-def _cbc_status(
-    lp_status: int, sol_status: int, status_line: str, *, is_mip: bool, time_limited: bool
-) -> tuple[Status, bool]:
-    """Map CBC's outcome to a :class:`Status` and whether a solution may be read.
-
-    Parameters
-    ----------
-    lp_status, sol_status : int
-        ``prob.status`` and ``prob.sol_status`` as set by PuLP.
-    status_line : str
-        First line of CBC's solution file: ``"Optimal - objective value X"``,
-        ``"Infeasible - ..."``, ``"Unbounded - ..."``, ``"Stopped on time - objective
-        value X"`` (a MIP incumbent, or an LP simplex point that is not feasible),
-        ``"Stopped on time (no integer solution - continuous used) - ..."`` (a MIP
-        without incumbent), ``"Stopped on iterations ..."`` (CBC's LP code reports a
-        time limit this way too), ``"Status unknown"``, ``"Stopped on difficulties"``.
-    is_mip : bool
-        The model was solved with integer columns (``-solve``) rather than as an LP
-        (``-initialSolve``).
-    time_limited : bool
-        A time limit was given.
-
-    Returns
-    -------
-    (Status, bool)
-        The status, and True only when the values are a solution (optimal, or a MIP
-        incumbent at the time limit). A stopped LP never has one.
-    """
-    line = status_line.lower()
-    if line.startswith("optimal") and lp_status == pulp.LpStatusOptimal:
-        return Status.optimal, True
-    if line.startswith("infeasible") or line.startswith("integer infeasible"):
-        return Status.infeasible, False
-    if lp_status == pulp.LpStatusInfeasible or sol_status == pulp.LpSolutionInfeasible:
-        return Status.infeasible, False
-    if line.startswith("unbounded") or lp_status == pulp.LpStatusUnbounded:
-        return Status.unbounded, False
-    if line.startswith("stopped on time") or line.startswith("stopped on iterations"):
-        incumbent = (
-            is_mip
-            and "no integer solution" not in line
-            and sol_status == pulp.LpSolutionIntegerFeasible
-        )
-        if incumbent:
-            return Status.time_limit_feasible, True
-        if time_limited:
-            return Status.time_limit_no_solution, False
-    return Status.error, False
-
-
-def _run_cbc(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
-    t0 = time.perf_counter()
-    prob, xs = to_pulp(model, relax_integers=lp_only)
-    t1 = time.perf_counter()
-    is_mip = bool(model.variables["integer"].any()) and not lp_only
-    cmd = cbc_solver(options, mip=is_mip)
-    prob.solve(cmd)
-    t2 = time.perf_counter()
-    line = str(getattr(cmd, "status_line", ""))
-    status, has_sol = _cbc_status(
-        int(prob.status),
-        int(prob.sol_status),
-        line,
-        is_mip=is_mip,
-        time_limited=options.time_limit_s is not None,
-    )
-    x = dual = None
-    obj = None
-    if has_sol:
-        x = np.array([v.varValue if v.varValue is not None else 0.0 for v in xs], dtype=float)
-        if not is_mip:
-            cons = prob.constraints()
-            dual = np.zeros(model.n_constraints)
-            for c in cons:
-                if c.name and c.name.startswith("c") and c.pi is not None:
-                    dual[int(c.name[1:])] = c.pi
-        obj = pulp.value(prob.objective)
-    message = line.split(" - objective")[0] if line else pulp.LpStatus[prob.status]
-    if status == Status.time_limit_no_solution:
-        message += f" (time limit {options.time_limit_s:g} s; no feasible point to report)"
-    return RawSolution(
-        status, x, dual, None if obj is None else float(obj), message, t1 - t0, t2 - t1
-    )
-
-
 def run_solver(
     model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
 ) -> RawSolution:
@@ -736,29 +647,38 @@ def run_solver(
     -------
     RawSolution
         Values (column units) and row duals (d objective / d rhs) when they exist.
+        In integer mode the values are the MIP's incumbent (integer columns
+        rounded) and the duals those of the LP with the integers fixed at it.
+
+    Raises
+    ------
+    optimizer.solvers.SolverUnavailableError
+        ``options.solver`` is unknown or not usable on this machine.
     """
-    run = _run_highs if options.solver == "highs" else _run_cbc
-    if options.solver not in ("highs", "cbc"):
-        raise ValueError(f"solver must be 'highs' or 'cbc', not {options.solver!r}")
+    from optimizer.solvers import resolve_solver, run_pulp
+
+    bulk = resolve_solver(options.solver) == "highs"
+    run = _run_highs if bulk else run_pulp
     raw = run(model, options, lp_only=lp_only)
     is_mip = bool(model.variables["integer"].any()) and not lp_only
     if is_mip and raw.x is not None:
         var = model.variables.copy()
         ints = var["integer"].to_numpy()
-        vals = np.round(raw.x[ints])
-        var.loc[ints, "lb"] = vals
-        var.loc[ints, "ub"] = vals
+        x = raw.x.copy()
+        x[ints] = np.round(raw.x[ints])
+        var.loc[ints, "lb"] = x[ints]
+        var.loc[ints, "ub"] = x[ints]
         var["integer"] = False
         fixed = replace(model, variables=var)
         lp = run(fixed, replace(options, time_limit_s=None), lp_only=True)
-        if lp.x is not None:
-            raw = replace(
-                raw,
-                x=lp.x,
-                row_dual=lp.row_dual,
-                solve_s=raw.solve_s + lp.solve_s,
-                handover_s=raw.handover_s + lp.handover_s,
-            )
+        raw = replace(
+            raw,
+            x=x,
+            row_dual=lp.row_dual,
+            dual_note=lp.dual_note or ("" if lp.x is not None else "fixed-integer LP failed"),
+            solve_s=raw.solve_s + lp.solve_s,
+            handover_s=raw.handover_s + lp.handover_s,
+        )
     return raw
 
 
@@ -858,6 +778,32 @@ def solve_stochastic(
     )
 
 
+def mip_gap(objective: float | None, bound: float | None) -> float | None:
+    """Relative MIP gap ``|objective - bound| / |objective|`` (HiGHS's definition).
+
+    Parameters
+    ----------
+    objective, bound : float or None
+        Incumbent objective and best bound (USD).
+
+    Returns
+    -------
+    float or None
+        Share (0.032 = 3.2%); None when either is unknown; 0 when both are 0.
+    """
+    if objective is None or bound is None:
+        return None
+    diff = abs(objective - bound)
+    return 0.0 if diff == 0 else diff / max(abs(objective), 1e-9)
+
+
+def _duals(raw: RawSolution, model: PlanningModel) -> np.ndarray | None:
+    """Row duals; NaN (null shadow prices) when the solver returned none (``dual_note``)."""
+    if raw.row_dual is None and raw.dual_note:
+        return np.full(model.n_constraints, np.nan)
+    return raw.row_dual
+
+
 def solve_model(
     model: PlanningModel,
     options: SolveOptions,
@@ -939,7 +885,7 @@ def _scenario_result(
     else:
         t = time.perf_counter()
         frames = solution_frames(model, raw.x, i)  # shared by tables and checker
-        tables = make_tables(model, raw.x, raw.row_dual, i, frames=frames)
+        tables = make_tables(model, raw.x, _duals(raw, model), i, frames=frames)
         tables["calibration"] = calibration_table(tables, ds)
         timings["results"] = time.perf_counter() - t
         t = time.perf_counter()
@@ -979,4 +925,14 @@ def _scenario_result(
         integer_units=model.integer_units,
         duals_from=duals_from,
         periods=tuple(ds.periods),
+        **_mip_fields(raw),
     )
+
+
+def _mip_fields(raw: RawSolution) -> dict[str, Any]:
+    """MIP bound, relative gap and the duals note of a result (empty without a solution)."""
+    if raw.x is None:
+        return {}
+    bound = raw.mip_bound
+    gap = mip_gap(raw.solver_objective, bound)
+    return {"mip_bound_usd": bound, "mip_gap": gap, "duals_note": raw.dual_note}

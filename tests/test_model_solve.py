@@ -30,6 +30,7 @@ from tests.lp_helpers import LP_DATA, edit
 
 # the package exports the function `solve`, which hides the submodule attribute
 solve_mod = importlib.import_module("optimizer.solve")
+solvers_mod = importlib.import_module("optimizer.solvers")
 
 DATA = LP_DATA
 ROOT = Path(__file__).resolve().parents[1]
@@ -242,12 +243,12 @@ def test_default_dataset_neutral_optimal():
 def test_pulp_reads_a_stopped_lp_as_optimal_and_we_do_not(tmp_path):
     sol = tmp_path / "s.sol"
     sol.write_text("Stopped on iterations - objective value -52091892363.01149750\n")
-    cmd = solve_mod.cbc_solver(SolveOptions(time_limit_s=0.001), mip=False)
+    cmd = solvers_mod.cbc_solver(SolveOptions(time_limit_s=0.001), mip=False)
     st, sst = cmd.get_status(str(sol))
     # what PuLP itself says: "Optimal" with an integer-feasible solution
     assert (st, sst) == (pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible)
     assert cmd.status_line.startswith("Stopped on iterations")
-    status, has_sol = solve_mod._cbc_status(
+    status, has_sol = solvers_mod.cbc_status(
         st, sst, cmd.status_line, is_mip=False, time_limited=True
     )
     assert (status, has_sol) == (Status.time_limit_no_solution, False)
@@ -274,9 +275,9 @@ def test_pulp_reads_a_stopped_lp_as_optimal_and_we_do_not(tmp_path):
 def test_cbc_status_line_mapping(tmp_path, line, is_mip, expected):
     sol = tmp_path / "s.sol"
     sol.write_text(line + "\n")
-    cmd = solve_mod.cbc_solver(SolveOptions(time_limit_s=1.0), mip=is_mip)
+    cmd = solvers_mod.cbc_solver(SolveOptions(time_limit_s=1.0), mip=is_mip)
     st, sst = cmd.get_status(str(sol))  # PuLP's own reading, as in a real solve
-    got = solve_mod._cbc_status(st, sst, cmd.status_line, is_mip=is_mip, time_limited=True)
+    got = solvers_mod.cbc_status(st, sst, cmd.status_line, is_mip=is_mip, time_limited=True)
     assert got == expected
 
 
