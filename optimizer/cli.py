@@ -7,7 +7,6 @@ work shows a progress bar and exit codes mean something (0 ok, 1 data or plan er
 
 from __future__ import annotations
 
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -199,9 +198,21 @@ def diff(
 # --- capacity solve (owner: reports/summary engineer) --------------------------------
 
 
-class _SolverName(StrEnum):
-    highs = "highs"
-    cbc = "cbc"
+SOLVER_HELP = (
+    "highs (bulk highspy), or any solver PuLP reports available here by PuLP's name "
+    "(cbc = PULP_CBC_CMD); 'capacity solvers' lists them."
+)
+
+
+def require_solver(solver: str) -> str:
+    """Return the canonical solver name, or print one line and exit 1 when unusable."""
+    from optimizer.solvers import SolverUnavailableError, resolve_solver
+
+    try:
+        return resolve_solver(solver)
+    except SolverUnavailableError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
 
 
 def check_out_dir(out: Path) -> str | None:
@@ -248,7 +259,15 @@ _ScenarioOpt = Annotated[
     str,
     typer.Option("--scenario", "-s", metavar="NAME", help="Scenario of scenarios.yaml to apply."),
 ]
-_SolverOpt = Annotated[_SolverName, typer.Option(help="HiGHS, or CBC (bundled with PuLP).")]
+_SolverOpt = Annotated[str, typer.Option(help=SOLVER_HELP)]
+_WriteLpOpt = Annotated[
+    Path | None,
+    typer.Option("--write-lp", metavar="FILE", help="Also write the LP (readable names)."),
+]
+_WriteMpsOpt = Annotated[
+    Path | None,
+    typer.Option("--write-mps", metavar="FILE", help="Also write the MPS (readable names)."),
+]
 _TimeLimitOpt = Annotated[
     float | None,
     typer.Option(
@@ -297,13 +316,15 @@ _ReportOpt = Annotated[
 def solve(
     data_dir: _DataDirArg = Path("data"),
     scenario: _ScenarioOpt = "neutral",
-    solver: _SolverOpt = _SolverName.highs,
+    solver: _SolverOpt = "highs",
     time_limit: _TimeLimitOpt = None,
     threads: _ThreadsOpt = None,
     integer_units: _IntegerUnitsOpt = False,
     units: _UnitsOpt = False,
     out: _OutOpt = Path("reports"),
     report: _ReportOpt = True,
+    write_lp: _WriteLpOpt = None,
+    write_mps: _WriteMpsOpt = None,
 ) -> None:
     """Solve one scenario, print the summary and write the Parquet report.
 
@@ -318,19 +339,24 @@ def solve(
     from optimizer.summary import exit_code, render_summary, summarize
 
     console = Console() if sys.stdout.isatty() else Console(width=140)
+    solver = require_solver(solver)
     if report:
         problem = check_out_dir(out)
         if problem is not None:
             console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
             raise typer.Exit(1)
     sds, scenario = _load_scenario(console, data_dir, scenario)
+    if write_lp is not None or write_mps is not None:
+        from optimizer.cli_pulp import export_files
+
+        export_files(sds, write_lp, write_mps, integer_units=integer_units, console=console)
     options = SolveOptions(
-        solver=solver.value,
+        solver=solver,
         time_limit_s=time_limit,
         threads=threads,
         integer_units=integer_units,
     )
-    with console.status(f"Building and solving the LP ({solver.value}) ..."):
+    with console.status(f"Building and solving the LP ({solver}) ..."):
         result = solve_plan(sds, options)
     summary = summarize(result, scenario=scenario, periods=sds.periods)
     render_summary(summary, console)
@@ -389,6 +415,17 @@ def _write_solve_report(
         console.print(f"Units: {run_dir / 'units.csv'}")
 
 
+# --- capacity solvers / export-lp (owner: PuLP face; bodies in optimizer/cli_pulp.py) --
+def _register_pulp_commands() -> None:
+    from optimizer import cli_pulp
+
+    app.command("solvers")(cli_pulp.solvers)
+    app.command("export-lp")(cli_pulp.export_lp)
+
+
+_register_pulp_commands()
+
+
 # --- capacity batch (owner: risk/batch engineer) -------------------------------------
 
 
@@ -406,7 +443,7 @@ def batch(
         ),
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("batch_out"),
-    solver: Annotated[_SolverName, typer.Option(help="LP solver.")] = _SolverName.highs,
+    solver: Annotated[str, typer.Option(help=SOLVER_HELP)] = "highs",
     time_limit: Annotated[
         float | None,
         typer.Option("--time-limit", min=0.0, help="Solver time limit per case, seconds."),
@@ -440,7 +477,7 @@ def batch(
             out,
             workers=workers,
             scheduler=scheduler,
-            options=SolveOptions(solver=solver.value, time_limit_s=time_limit),
+            options=SolveOptions(solver=require_solver(solver), time_limit_s=time_limit),
             reuse=reuse,
             on_invalid=lambda bad: render_invalid(bad, console),
         )

@@ -180,7 +180,8 @@ def _name_frame(
         ids = np.asarray(model.codes[dim], dtype=object)
         toks = np.asarray(tokens[dim], dtype=object)
         safe = np.where(has, codes, 0)
-        out[col] = np.where(has, ids[safe] if len(ids) else None, None)
+        raw: list[object] = [ids[c] if h else None for c, h in zip(safe, has, strict=True)]
+        out[col] = raw
         parts.append(np.where(has, toks[safe] if len(toks) else "", ""))
     j = index["j"].to_numpy()
     raw_j = _commitment_labels(model)
@@ -198,7 +199,7 @@ def _name_frame(
     parts.append(pj)
     t = index["t"].to_numpy()
     periods = np.asarray(model.periods, dtype=object)
-    out["period"] = np.where(t >= 0, periods[np.where(t >= 0, t, 0)], None)
+    out["period"] = [periods[p] if p >= 0 else None for p in t]
     ptok = np.asarray(tokens["t"], dtype=object)
     parts.append(np.where(t >= 0, ptok[np.where(t >= 0, t, 0)], ""))
     names = [
@@ -387,10 +388,17 @@ def write_problem(
 
     Notes
     -----
-    The MPS file keeps the objective constant (PuLP writes it as the RHS of the
-    objective row), so a solver reading it back reports the same objective in USD.
+    PuLP drops the objective's constant (initial fleet energy, USD) when it writes
+    LP and MPS files, so it is written as a column ``objective_constant`` fixed at 1
+    whose cost is the constant: any solver reading the file back reports the same
+    objective in USD as :func:`optimizer.solve.solve`.
     """
     b = build_pulp(model, names="readable", relax_integers=relax_integers)
+    const = float(b.prob.objective.constant or 0.0)
+    if const != 0.0:
+        one = b.prob.add_variable("objective_constant", lowBound=1.0, upBound=1.0)
+        b.prob.objective.addterm(one, const)
+        b.prob.objective.constant = 0.0
     for path, write in ((lp, b.prob.writeLP), (mps, b.prob.writeMPS)):
         if path is not None:
             Path(path).parent.mkdir(parents=True, exist_ok=True)

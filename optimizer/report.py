@@ -290,6 +290,9 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
         _c("dataset_hash", _STR, "", "sha256 of the solved dataset (scenario applied)."),
         _c("integer_units", _BOOL, "", "True when whole deployment units were enforced."),
         _c("duals_from", _STR, "", "Where the shadow prices come from."),
+        _c("mip_bound_usd", _F64, "USD", "MIP best bound (null for an LP or when unknown)."),
+        _c("mip_gap", _F64, "share", "MIP relative gap |objective - bound| / |objective|."),
+        _c("duals_note", _STR, "", "Why shadow prices are null ('' when available)."),
         _c("n_variables", _I64, "", "LP variables."),
         _c("n_constraints", _I64, "", "LP constraints."),
         _c("total_time_s", _F64, "s", "Sum of the recorded timings."),
@@ -776,6 +779,9 @@ def summary_frame(result: Any) -> pd.DataFrame:
         "dataset_hash": str(getattr(result, "dataset_hash", "") or ""),
         "integer_units": bool(getattr(result, "integer_units", False)),
         "duals_from": None if duals_from is None else str(_status_text(duals_from)),
+        "mip_bound_usd": _jsonable_float(getattr(result, "mip_bound_usd", None)),
+        "mip_gap": _jsonable_float(getattr(result, "mip_gap", None)),
+        "duals_note": str(getattr(result, "duals_note", "") or ""),
         "n_variables": int(getattr(result, "n_variables", 0) or 0),
         "n_constraints": int(getattr(result, "n_constraints", 0) or 0),
         "total_time_s": float(sum(timings.values())),
@@ -799,7 +805,9 @@ def file_metadata(
     none), ``solver``, ``dataset_hash``, ``dataset_name``, ``package_version``,
     ``run_id``, ``report_format``, ``units_dictionary`` ("true" when ``units.csv``
     was requested), ``integer_units`` ("true"/"false") and ``duals_from`` (``"lp"``
-    or ``"lp_with_integers_fixed"``: where the shadow prices come from). The writer
+    or ``"lp_with_integers_fixed"``: where the shadow prices come from),
+    ``mip_bound_usd`` and ``mip_gap`` (repr of the float, "" for an LP or when the
+    solver reports no bound) and ``duals_note`` (why shadow prices are null). The writer
     adds ``table`` and ``units`` (JSON ``{column: unit}``) per file.
     """
     obj = _jsonable_float(getattr(result, "objective_usd", None))
@@ -816,7 +824,15 @@ def file_metadata(
         "units_dictionary": "true" if units else "false",
         "integer_units": "true" if getattr(result, "integer_units", False) else "false",
         "duals_from": str(_status_text(getattr(result, "duals_from", None) or "lp")),
+        "mip_bound_usd": _meta_float(getattr(result, "mip_bound_usd", None)),
+        "mip_gap": _meta_float(getattr(result, "mip_gap", None)),
+        "duals_note": str(getattr(result, "duals_note", "") or ""),
     }
+
+
+def _meta_float(x: Any) -> str:
+    v = _jsonable_float(x)
+    return "" if v is None else repr(v)
 
 
 def _units_json(table: str) -> str:

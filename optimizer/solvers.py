@@ -205,6 +205,7 @@ class CbcCmd(pulp.COIN_CMD):  # type: ignore[misc]
     status_line: str = ""
 
     def get_status(self, filename: str) -> tuple[int, int]:
+        """Read CBC's status as PuLP does, keeping the solution file's first line."""
         with open(filename) as f:
             self.status_line = f.readline().strip()
         status, sol_status = super().get_status(filename)
@@ -329,7 +330,9 @@ def generic_status(
 
 
 def _pulp_solver(name: str, options: SolveOptions, *, mip: bool, folder: str) -> pulp.LpSolver:
-    kw: dict[str, Any] = {"msg": False, "mip": mip}
+    # integrality is already relaxed in the problem when ``mip`` is False (SCIP_PY
+    # warns on ``mip=False``), so only CBC gets the flag (it picks -initialSolve)
+    kw: dict[str, Any] = {"msg": False}
     if options.time_limit_s is not None:
         kw["timeLimit"] = options.time_limit_s
     if name == "PULP_CBC_CMD":
@@ -344,7 +347,7 @@ def _pulp_solver(name: str, options: SolveOptions, *, mip: bool, folder: str) ->
 
 @contextlib.contextmanager
 def solve_folder() -> Iterator[str]:
-    """A fresh temporary folder for one solve, removed on success, error or interrupt."""
+    """Yield a fresh temporary folder for one solve; remove it on success, error or interrupt."""
     folder = tempfile.mkdtemp(prefix="capacity-pulp-")
     try:
         yield folder

@@ -230,6 +230,12 @@ class PlanSummary:
     calibration : pandas.DataFrame
         The plan held against the public record (columns of
         :data:`optimizer.calibration.CALIBRATION_COLUMNS`); empty without a record.
+    mip_bound_usd : float or None
+        Integer mode: the solver's best bound on the objective (USD).
+    mip_gap : float or None
+        Integer mode: relative gap ``|objective - bound| / |objective|`` (share).
+    duals_note : str
+        Why shadow prices are null (solver returns no duals), else "".
     """
 
     scenario: str | None
@@ -261,6 +267,9 @@ class PlanSummary:
     integer_units: bool = False
     duals_from: str = "lp"
     calibration: pd.DataFrame = field(default_factory=pd.DataFrame)
+    mip_bound_usd: float | None = None
+    mip_gap: float | None = None
+    duals_note: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """Return the summary as plain Python (frames as lists of records)."""
@@ -527,12 +536,24 @@ def summarize(
         integer_units=bool(getattr(result, "integer_units", False)),
         duals_from=_status_text(getattr(result, "duals_from", None) or "lp"),
         calibration=_calibration_frame(tables),
+        mip_bound_usd=getattr(result, "mip_bound_usd", None),
+        mip_gap=getattr(result, "mip_gap", None),
+        duals_note=str(getattr(result, "duals_note", "") or ""),
     )
 
 
 def _calibration_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     cal = _as_frame(tables.get("calibration"))
     return pd.DataFrame() if cal is None else cal
+
+
+def status_line(s: PlanSummary) -> str:
+    """Status in words, with the MIP gap when known: ``"time limit: feasible, gap 3.2%"``."""
+    pct = None if s.mip_gap is None else 100 * s.mip_gap
+    gap = "" if pct is None else f", gap {pct:.1f}%" if pct >= 0.1 else f", gap {pct:.2g}%"
+    if s.status == "time_limit_feasible":
+        return f"time limit: feasible{gap}"
+    return f"{s.status}{gap}" if s.integer_units else s.status
 
 
 def exit_code(summary: PlanSummary) -> int:
@@ -578,8 +599,13 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
     if s.n_violations:
         objective = "n/a — the solution failed the independent check"
     con.print(
-        f"Status: [{style}]{s.status}[/{style}]   Objective (discounted): [bold]{objective}[/bold]"
+        f"Status: [{style}]{status_line(s)}[/{style}]   "
+        f"Objective (discounted): [bold]{objective}[/bold]"
     )
+    if s.mip_bound_usd is not None:
+        con.print(f"MIP best bound: {fmt_usd(s.mip_bound_usd)}")
+    if s.duals_note:
+        con.print(f"[yellow]Shadow prices unavailable: {s.duals_note}.")
     if s.status == "time_limit_feasible":
         con.print("[yellow]Warning: time limit reached; the plan is feasible, not proven optimal.")
     if s.status == "time_limit_no_solution":
