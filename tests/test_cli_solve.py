@@ -154,7 +154,9 @@ def test_cli_solve_prints_summary_and_writes_report(
     assert "breached in 2 of 2 periods" in text
     ds, options = fake_solve["calls"][0]
     assert ds.scenario == "squeeze"  # the scenario was applied before solving
-    assert options.solver == "cbc" and options.time_limit_s == 30.0 and options.threads == 1
+    assert (
+        options.solver == "PULP_CBC_CMD" and options.time_limit_s == 30.0 and options.threads == 1
+    )
     (run_dir,) = out.iterdir()
     sdir = run_dir / "scenario=squeeze"
     assert f"Report: {sdir}" in text
@@ -287,7 +289,7 @@ def test_cli_real_lp_tight_scenario_serves_less(tmp_path: Path) -> None:
     )
     assert r.exit_code == 0, r.output
     assert "35.0% of H100e demand" in _plain(r.output)
-    assert "solver cbc" in _plain(r.output)
+    assert "solver PULP_CBC_CMD" in _plain(r.output)
 
 
 @pytest.mark.slow
