@@ -93,7 +93,6 @@ def export_lp(
     from capacity.dataset import load_dataset
     from capacity.scenarios import UnknownScenarioError, apply_scenario
     from capacity.validation import DataValidationError
-    from optimizer.cli import print_findings
 
     if lp is None and mps is None:
         typer.echo("error: give --lp FILE and/or --mps FILE", err=True)
@@ -104,7 +103,11 @@ def export_lp(
             scenario = "base"
         sds = apply_scenario(ds, scenario)
     except DataValidationError as e:
-        print_findings(list(e.findings), title=f"Data errors in {data_dir}")
+        for f in e.findings:
+            where = f.file + ("" if f.row is None else f" row {f.row}")
+            col = f" column {f.column}" if f.column else ""
+            val = "" if f.value is None else f" value {f.value!r}"
+            typer.echo(f"{f.severity}: {where}{col}{val}: {f.message}", err=True)
         raise typer.Exit(1) from None
     except UnknownScenarioError as e:
         typer.echo(f"error: {e}", err=True)

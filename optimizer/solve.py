@@ -631,6 +631,23 @@ class HighsSession:
         return raw, warm
 
 
+def _run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
+    from optimizer.solvers import run_pulp
+
+    o = run_pulp(model, options, lp_only=lp_only)
+    return RawSolution(
+        Status(o.status),
+        o.x,
+        o.row_dual,
+        o.solver_objective,
+        o.message,
+        o.handover_s,
+        o.solve_s,
+        mip_bound=o.mip_bound,
+        dual_note=o.dual_note,
+    )
+
+
 def run_solver(
     model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
 ) -> RawSolution:
@@ -655,10 +672,10 @@ def run_solver(
     optimizer.solvers.SolverUnavailableError
         ``options.solver`` is unknown or not usable on this machine.
     """
-    from optimizer.solvers import resolve_solver, run_pulp
+    from optimizer.solvers import resolve_solver
 
     bulk = resolve_solver(options.solver) == "highs"
-    run = _run_highs if bulk else run_pulp
+    run = _run_highs if bulk else _run_pulp
     raw = run(model, options, lp_only=lp_only)
     is_mip = bool(model.variables["integer"].any()) and not lp_only
     if is_mip and raw.x is not None:

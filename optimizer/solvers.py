@@ -49,13 +49,78 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pulp
 
 from optimizer.model import PlanningModel
-from optimizer.solve import RawSolution, SolveOptions, Status
+
+
+class Options(Protocol):
+    """What a solve needs of :class:`optimizer.solve.SolveOptions`."""
+
+    @property
+    def solver(self) -> str: ...  # noqa: D102
+
+    @property
+    def time_limit_s(self) -> float | None: ...  # noqa: D102
+
+    @property
+    def threads(self) -> int | None: ...  # noqa: D102
+
+    @property
+    def mip_gap(self) -> float: ...  # noqa: D102
+
+
+class Status:
+    """Status values, equal to the members of :class:`optimizer.solve.Status`.
+
+    Kept as plain strings here so this module does not import :mod:`optimizer.solve`
+    (which imports it); ``optimizer.solve.Status`` is a ``StrEnum`` with these values.
+    """
+
+    optimal = "optimal"
+    infeasible = "infeasible"
+    unbounded = "unbounded"
+    time_limit_feasible = "time_limit_feasible"
+    time_limit_no_solution = "time_limit_no_solution"
+    error = "error"
+
+
+@dataclass(frozen=True)
+class PulpOutcome:
+    """What a PuLP solver returned, in column/row order of the model.
+
+    Attributes
+    ----------
+    status : str
+        A :class:`Status` value.
+    x : ndarray or None
+        Column values, only when a solution exists.
+    row_dual : ndarray or None
+        Row duals (d objective / d rhs) where the solver returns them.
+    solver_objective : float or None
+        Objective of the solution (USD, constant included).
+    message : str
+    handover_s, solve_s : float
+        Build of the PuLP problem, and the solver call (s).
+    mip_bound : float or None
+        MIP best bound where the solver reports one (USD).
+    dual_note : str
+        Why ``row_dual`` is None although a solution exists.
+    """
+
+    status: str
+    x: np.ndarray | None
+    row_dual: np.ndarray | None
+    solver_objective: float | None
+    message: str
+    handover_s: float
+    solve_s: float
+    mip_bound: float | None = None
+    dual_note: str = ""
+
 
 BULK_HIGHS = "highs"
 _ALIASES = {"cbc": "PULP_CBC_CMD"}
@@ -212,9 +277,7 @@ class CbcCmd(pulp.COIN_CMD):  # type: ignore[misc]
         return int(status), int(sol_status)
 
 
-def cbc_solver(
-    options: SolveOptions, *, mip: bool = True, log_path: str | None = None
-) -> pulp.LpSolver:
+def cbc_solver(options: Options, *, mip: bool = True, log_path: str | None = None) -> pulp.LpSolver:
     """CBC bundled with PuLP, through the non-deprecated ``COIN_CMD`` class.
 
     The returned solver has a ``status_line`` attribute (first line of CBC's
@@ -234,7 +297,7 @@ def cbc_solver(
 
 def cbc_status(
     lp_status: int, sol_status: int, status_line: str, *, is_mip: bool, time_limited: bool
-) -> tuple[Status, bool]:
+) -> tuple[str, bool]:
     """Map CBC's outcome to a :class:`Status` and whether a solution may be read.
 
     Parameters
@@ -255,9 +318,10 @@ def cbc_status(
 
     Returns
     -------
-    (Status, bool)
-        The status, and True only when the values are a solution (optimal, or a MIP
-        incumbent at the time limit). A stopped LP never has one.
+    (str, bool)
+        The status (a :class:`Status` value), and True only when the values are a
+        solution (optimal, or a MIP incumbent at the time limit). A stopped LP never
+        has one.
     """
     line = status_line.lower()
     if line.startswith("optimal") and lp_status == pulp.LpStatusOptimal:
@@ -295,7 +359,7 @@ def cbc_log_bound(log_text: str) -> float | None:
 # ----------------------------------------------------------------------- other solvers
 def generic_status(
     lp_status: int, sol_status: int, *, is_mip: bool, time_limited: bool, note: str = ""
-) -> tuple[Status, bool]:
+) -> tuple[str, bool]:
     """Map PuLP's ``status`` / ``sol_status`` of a non-CBC solver to a :class:`Status`.
 
     Parameters
@@ -310,8 +374,8 @@ def generic_status(
 
     Returns
     -------
-    (Status, bool)
-        The status and whether the values are a solution.
+    (str, bool)
+        The status (a :class:`Status` value) and whether the values are a solution.
     """
     if "NON-OPTIMAL" in note.upper() and is_mip:
         return Status.time_limit_feasible, True
@@ -329,7 +393,7 @@ def generic_status(
     return Status.error, False
 
 
-def _pulp_solver(name: str, options: SolveOptions, *, mip: bool, folder: str) -> pulp.LpSolver:
+def _pulp_solver(name: str, options: Options, *, mip: bool, folder: str) -> pulp.LpSolver:
     # integrality is already relaxed in the problem when ``mip`` is False (SCIP_PY
     # warns on ``mip=False``), so only CBC gets the flag (it picks -initialSolve)
     kw: dict[str, Any] = {"msg": False}
@@ -392,7 +456,7 @@ def _read_duals(name: str, cons: list[pulp.LpConstraint]) -> tuple[np.ndarray | 
     return np.array([0.0 if p is None else float(p) for p in pis]), ""
 
 
-def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
+def run_pulp(model: PlanningModel, options: Options, *, lp_only: bool = False) -> PulpOutcome:
     """Solve a model through PuLP with ``options.solver`` (a PuLP name or ``cbc``).
 
     Parameters
@@ -404,7 +468,7 @@ def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
 
     Returns
     -------
-    RawSolution
+    PulpOutcome
         Values only when the solver has a solution; row duals (d objective / d rhs)
         where the solver returns them, else None with ``dual_note`` saying why;
         ``mip_bound`` where the solver reports it.
@@ -425,7 +489,7 @@ def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
             b.prob.solve(solver)
         except pulp.PulpSolverError as e:
             msg = f"{name} failed: {str(e).strip()}"
-            return RawSolution(Status.error, None, None, None, msg, t1 - t0, 0.0)
+            return PulpOutcome(Status.error, None, None, None, msg, t1 - t0, 0.0)
         t2 = time.perf_counter()
         if name == "PULP_CBC_CMD":
             line = str(getattr(solver, "status_line", ""))
@@ -458,6 +522,6 @@ def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
         if not is_mip:
             dual, dual_note = _read_duals(name, b.constraints)
         obj = float(pulp.value(b.prob.objective))
-    return RawSolution(
+    return PulpOutcome(
         status, x, dual, obj, message, t1 - t0, t2 - t1, mip_bound=bound, dual_note=dual_note
     )

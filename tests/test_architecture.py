@@ -41,6 +41,8 @@ OPTIMIZER_RANKS = {
     "optimizer.check": 1,
     "optimizer.explain": 1,
     "optimizer.calibration": 1,  # the plan held against data/public_record.csv
+    "optimizer.pulp_io": 1,  # the model as a PuLP problem: readable names, LP/MPS files
+    "optimizer.solvers": 1,  # solver registry and the PuLP solve path (used by solve)
     "optimizer.solve": 2,
     "optimizer": 2,  # the package facade re-exports model, results and solve
     # output: writers and formatters of result tables (import no other optimizer module)
@@ -53,6 +55,7 @@ OPTIMIZER_RANKS = {
     "optimizer.risk": 6,
     # the command line
     "optimizer.cli": 7,
+    "optimizer.cli_pulp": 7,  # capacity solvers / export-lp, registered by optimizer.cli
 }
 
 #: Import edges exempt from the checks (none).
