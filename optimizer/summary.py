@@ -570,6 +570,14 @@ _STATUS_STYLE = {
 }
 
 
+def _solver_notes(s: PlanSummary, con: Console) -> None:
+    """Print the MIP best bound and why shadow prices are missing, when that applies."""
+    if s.mip_bound_usd is not None:
+        con.print(f"MIP best bound: {fmt_usd(s.mip_bound_usd)}")
+    if s.duals_note:
+        con.print(f"[yellow]Shadow prices unavailable: {s.duals_note}.")
+
+
 def render_summary(summary: PlanSummary, console: Console | None = None) -> None:
     """Print a summary with rich, readable in ten seconds.
 
@@ -602,10 +610,7 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         f"Status: [{style}]{status_line(s)}[/{style}]   "
         f"Objective (discounted): [bold]{objective}[/bold]"
     )
-    if s.mip_bound_usd is not None:
-        con.print(f"MIP best bound: {fmt_usd(s.mip_bound_usd)}")
-    if s.duals_note:
-        con.print(f"[yellow]Shadow prices unavailable: {s.duals_note}.")
+    _solver_notes(s, con)
     if s.status == "time_limit_feasible":
         con.print("[yellow]Warning: time limit reached; the plan is feasible, not proven optimal.")
     if s.status == "time_limit_no_solution":
