@@ -115,7 +115,9 @@ from optimizer.families.base import (
     ScenarioData,
     energy_coefficients,
     expand,
+    pipeline_by_period,
 )
+from optimizer.families.hosting import hosted_pairs
 
 #: Assumed facility life in quarters (15 years) for annualising build capex. Data-center
 #: shells, power and cooling plant are commonly depreciated over 15-20 years (e.g.
@@ -127,8 +129,18 @@ FACILITY_LIFE_PERIODS = 60
 #: chip prices (1e4-1e5 USD) and only stops idle production.
 PRODUCE_TIE_BREAK_USD_PER_CHIP = 1e-3
 
-FIRST_STAGE = ("build", "liquid", "install", "produce")
-VAR_KINDS = ("build", "liquid", "install", "produce", "assign", "unmet", "breach", "fleet")
+FIRST_STAGE = ("build", "liquid", "install", "produce", "retrofit")
+VAR_KINDS = (
+    "build",
+    "liquid",
+    "install",
+    "produce",
+    "assign",
+    "unmet",
+    "breach",
+    "fleet",
+    "retrofit",
+)
 
 #: Constraint families in the order of the registry, with the unit of their rhs
 #: (derived from :data:`optimizer.families.REGISTRY`).
@@ -137,7 +149,14 @@ FAMILIES: dict[str, str] = {family.name: family.unit for family in REGISTRY}
 #: Definition rows (equalities of auxiliary columns); not limits, no shadow price shown.
 DEFINITION_FAMILIES = tuple(family.name for family in REGISTRY if family.definition)
 
-COST_TERMS = ("chip_capex", "build_capex", "energy", "unmet_penalty", "breach_penalty")
+COST_TERMS = (
+    "chip_capex",
+    "build_capex",
+    "retrofit_capex",
+    "energy",
+    "unmet_penalty",
+    "breach_penalty",
+)
 
 
 class DatasetLike(Protocol):
@@ -432,7 +451,14 @@ def _scenario_data(index: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) ->
         commitments=commitments,
         commitment_periods=commitment_periods,
         workload_names=tuple(codes["w"]),
+        pipeline=_coded_pipeline(ds, codes),
     )
+
+
+def _coded_pipeline(ds: Any, codes: Mapping[str, tuple[str, ...]]) -> pd.DataFrame:
+    """Pipeline ``s, t, it_mw, liquid_mw`` (t clipped at 0; t >= T: online after the horizon)."""
+    pipe = pipeline_by_period(ds)
+    return pipe.assign(s=_code(pipe["site"], codes["s"]))[["s", "t", "it_mw", "liquid_mw"]]
 
 
 # ----------------------------------------------------------------- first-stage columns
@@ -443,7 +469,10 @@ def _relevant_customers(scenario: ScenarioData) -> np.ndarray:
 
 def _can_build(scenario: ScenarioData) -> pd.Index:
     st = scenario.sites
-    ok = (st["max_build_mw_per_period"] > 0) & (st["max_it_mw"] > st["initial_it_mw"] + 1e-12)
+    pipeline = scenario.pipeline.groupby("s")["it_mw"].sum().reindex(st.index).fillna(0.0)
+    room = st["max_it_mw"] - st["initial_it_mw"] - pipeline
+    ok = (st["max_build_mw_per_period"] > 0) & (room > 1e-12)
+    ok &= scenario.lead(st.index.to_numpy()) < scenario.n_periods
     return st.index[ok.to_numpy()]
 
 
@@ -457,46 +486,87 @@ def _usable_pairs(scenario: ScenarioData) -> pd.DataFrame:
     liquid_possible = (st["initial_liquid_mw"] > 0).to_numpy() | (
         buildable & (st["liquid_share_max"] > 0).to_numpy()
     )
+    retrofit_ok = (st["retrofit_mw_per_period"] > 0).to_numpy() if "retrofit_mw_per_period" in st else False
+    liquid_possible = liquid_possible | retrofit_ok
+    liquid_possible = liquid_possible | st.index.isin(
+        scenario.pipeline.loc[scenario.pipeline["liquid_mw"] > 0, "s"]
+    )
     liquid_ok = pd.Series(liquid_possible, index=st.index).reindex(pairs["s"]).fillna(False)
     keep = ~liquid_only | liquid_ok.to_numpy(dtype=bool)
-    return pairs[keep].reset_index(drop=True)
+    return hosted_pairs(scenario, pairs[keep]).reset_index(drop=True)
+
+
+def _site_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
+    """Keys of build, liquid and retrofit columns of one scenario.
+
+    A build decided in p is online from p + lead: only decisions that come online
+    inside the horizon get a column. Retrofit columns exist where the site's
+    retrofit rate is positive.
+    """
+    T = scenario.n_periods
+    all_periods = pd.DataFrame({"t": np.arange(T, dtype=np.int64)})
+    buildable = _can_build(scenario)
+    build_sites = pd.DataFrame({"s": np.asarray(buildable, dtype=np.int64)})
+    build = build_sites.merge(all_periods, how="cross")
+    build = build[build["t"].to_numpy() + scenario.lead(build["s"].to_numpy()) < T]
+    ls = scenario.sites.loc[buildable]
+    ls = ls.index[(ls["liquid_share_max"] > 0).to_numpy()]
+    liquid = build[build["s"].isin(np.asarray(ls, dtype=np.int64))]
+    st = scenario.sites
+    rate = st["retrofit_mw_per_period"] if "retrofit_mw_per_period" in st else st["initial_it_mw"] * 0
+    retro_sites = pd.DataFrame({"s": st.index[(rate > 0).to_numpy()].to_numpy(dtype=np.int64)})
+    return {
+        "build": build,
+        "liquid": liquid,
+        "retrofit": retro_sites.merge(all_periods, how="cross"),
+    }
+
+
+def _chip_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
+    """Keys of produce and install columns of one scenario.
+
+    Production inside the sale window whose delivery (p + lag) falls inside the
+    horizon; installs from the first delivery, or from the first period when the
+    chip has an opening inventory.
+    """
+    T = scenario.n_periods
+    pairs = _usable_pairs(scenario)
+    ch = scenario.chips.loc[scenario.chips.index.isin(pairs["c"].unique())]
+    lag = scenario.delivery_lag(ch.index.to_numpy())
+    t0 = np.maximum(ch["t_first"].to_numpy(), 0)
+    t1 = np.minimum(ch["t_last"].to_numpy(), T - 1 - lag)
+    on_sale = pd.DataFrame({"c": ch.index.to_numpy(dtype=np.int64)})
+    produce = expand(on_sale, t0, t1 - t0 + 1, "t")
+    opening = (
+        ch["opening_inventory_chips"].fillna(0.0).to_numpy(dtype=float)
+        if "opening_inventory_chips" in ch
+        else np.zeros(len(ch))
+    )
+    first_delivery = np.where(t1 >= t0, t0 + lag, T)
+    first = np.where(opening > 0, 0, first_delivery)
+    starts = pd.DataFrame({"c": on_sale["c"], "t0": first})
+    starts = starts[starts["t0"] < T]
+    pp = pairs.merge(starts, on="c")
+    install = expand(pp[["c", "s"]], pp["t0"].to_numpy(), T - pp["t0"].to_numpy(), "t")
+    return {"produce": produce, "install": install}
 
 
 def _first_stage_keys(scenarios: Sequence[ScenarioData]) -> dict[str, pd.DataFrame]:
     """Union over scenarios of the first-stage variable keys."""
-    T = scenarios[0].n_periods
-    all_periods = pd.DataFrame({"t": np.arange(T, dtype=np.int64)})
-    build, liquid, produce, install = [], [], [], []
+    collected: dict[str, list[pd.DataFrame]] = {kind: [] for kind in FIRST_STAGE}
     for scenario in scenarios:
-        buildable = _can_build(scenario)
-        build_sites = pd.DataFrame({"s": np.asarray(buildable, dtype=np.int64)})
-        build.append(build_sites.merge(all_periods, how="cross"))
-        ls = scenario.sites.loc[buildable]
-        ls = ls.index[(ls["liquid_share_max"] > 0).to_numpy()]
-        liquid_sites = pd.DataFrame({"s": np.asarray(ls, dtype=np.int64)})
-        liquid.append(liquid_sites.merge(all_periods, how="cross"))
-        pairs = _usable_pairs(scenario)
-        ch = scenario.chips.loc[scenario.chips.index.isin(pairs["c"].unique())]
-        t0 = np.maximum(ch["t_first"].to_numpy(), 0)
-        t1 = np.minimum(ch["t_last"].to_numpy(), T - 1)
-        on_sale = pd.DataFrame({"c": ch.index.to_numpy(dtype=np.int64), "t0": t0})
-        chip_periods = expand(on_sale[["c"]], t0, t1 - t0 + 1, "t")
-        produce.append(chip_periods)
-        first = chip_periods.groupby("c", as_index=False)["t"].min().rename(columns={"t": "t0"})
-        pp = pairs.merge(first, on="c")
-        install.append(expand(pp[["c", "s"]], pp["t0"].to_numpy(), T - pp["t0"].to_numpy(), "t"))
+        for kind, frame in {**_site_stage_keys(scenario), **_chip_stage_keys(scenario)}.items():
+            collected[kind].append(frame)
+    columns = {"install": ["c", "s", "t"], "produce": ["c", "t"]}
 
-    def union(frames: list[pd.DataFrame], cols: list[str]) -> pd.DataFrame:
+    def union(kind: str) -> pd.DataFrame:
+        cols = columns.get(kind, ["s", "t"])
+        frames = collected[kind]
         f = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
         f = f[cols].astype(np.int64).drop_duplicates().sort_values(cols)
         return f.reset_index(drop=True)
 
-    return {
-        "build": union(build, ["s", "t"]),
-        "liquid": union(liquid, ["s", "t"]),
-        "produce": union(produce, ["c", "t"]),
-        "install": union(install, ["c", "s", "t"]),
-    }
+    return {kind: union(kind) for kind in FIRST_STAGE}
 
 
 # ---------------------------------------------------------------- operating variables
@@ -547,6 +617,13 @@ def define_objective(builder: ModelBuilder, columns: ScenarioColumns) -> None:
         capex = scenario.site_attr(e["s"].to_numpy(), "build_capex_usd_per_mw")
         rent = capex / FACILITY_LIFE_PERIODS
         builder.add_cost(i, "build_capex", e["col"], e["t"], rent.astype(float))
+    retrofit = columns.retrofit
+    if len(retrofit):
+        count = np.minimum(FACILITY_LIFE_PERIODS, scenario.n_periods - retrofit["t"].to_numpy())
+        e = expand(retrofit[["s", "col"]], retrofit["t"].to_numpy(), count, "t")
+        capex = scenario.site_attr(e["s"].to_numpy(), "retrofit_capex_usd_per_mw")
+        rent = capex.astype(float) / FACILITY_LIFE_PERIODS
+        builder.add_cost(i, "retrofit_capex", e["col"], e["t"], rent)
     # energy
     fleet_it, assign_it, initial_it = energy_coefficients(columns)
 
@@ -656,6 +733,7 @@ def _add_columns(builder: ModelBuilder, scenarios: Sequence[ScenarioData]) -> li
         columns = ScenarioColumns(
             scenario, first["build"], first["liquid"], first["install"], first["produce"]
         )
+        columns.retrofit = first["retrofit"]
         for family in REGISTRY:
             if family.builds_columns:
                 family.define(builder, columns)
@@ -807,6 +885,7 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
     specs = (
         ("build", "build_out", "build_mw", ["site"], ["s"]),
         ("liquid", "build_out", "liquid_build_mw", ["site"], ["s"]),
+        ("retrofit", "build_out", "retrofit_mw", ["site"], ["s"]),
         ("install", "fleet", "installed_chips", ["chip", "site"], ["c", "s"]),
         ("produce", "production", "produced_chips", ["chip"], ["c"]),
     )
@@ -814,7 +893,7 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
     letter_ids = {"site": "s", "chip": "c"}
     for kind, tname, vcol, idcols, ccols in specs:
         t = tables.get(tname) if hasattr(tables, "get") else tables[tname]
-        if t is None or len(t) == 0:
+        if t is None or len(t) == 0 or vcol not in t:
             continue
         t = t.groupby([*idcols, "period"], as_index=False)[vcol].sum()
         key = pd.DataFrame(

@@ -130,10 +130,19 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
     "build_out": (
         _SITE,
         _PERIOD,
-        _c("build_mw", _F64, "MW", "New IT capacity built in the period."),
-        _c("liquid_build_mw", _F64, "MW", "Part of the new IT capacity fitted for liquid."),
-        _c("it_capacity_mw", _F64, "MW", "IT capacity available in the period."),
-        _c("liquid_capacity_mw", _F64, "MW", "Liquid-cooled IT capacity in the period."),
+        _c("build_mw", _F64, "MW", "New IT capacity decided in the period (online lead later)."),
+        _c("liquid_build_mw", _F64, "MW", "Part of the decided capacity fitted for liquid."),
+        _c("retrofit_mw", _F64, "MW", "Air-cooled IT MW converted to liquid in the period."),
+        _c("pipeline_mw", _F64, "MW", "Pipeline capacity (under way before the horizon) online."),
+        _c("online_mw", _F64, "MW", "IT capacity coming online in the period (pipeline + builds)."),
+        _c("it_capacity_mw", _F64, "MW", "IT capacity online (usable) in the period."),
+        _c("liquid_capacity_mw", _F64, "MW", "Liquid-cooled IT capacity online in the period."),
+        _c(
+            "decided_capacity_mw",
+            _F64,
+            "MW",
+            "IT capacity decided so far: initial + whole pipeline + cumulative build_mw.",
+        ),
     ),
     "fleet": (
         _CHIP,
@@ -216,10 +225,24 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
             "term",
             _STR,
             "",
-            "Cost term (chip_capex | build_capex | energy | unmet_penalty | breach_penalty).",
+            "Cost term (chip_capex | build_capex | retrofit_capex | energy | unmet_penalty | "
+            "breach_penalty).",
         ),
-        _c("cost_usd", _F64, "USD", "Discounted cost (as in the objective)."),
-        _c("undiscounted_cost_usd", _F64, "USD", "Cost before discounting."),
+        _c(
+            "cost_usd",
+            _F64,
+            "USD",
+            "Discounted cost as in the objective (capex as straight-line rent inside the horizon).",
+        ),
+        _c("undiscounted_cost_usd", _F64, "USD", "Objective cost before discounting."),
+        _c(
+            "cash_usd",
+            _F64,
+            "USD",
+            "Undiscounted cash out in the period: chips at full price when installed, "
+            "buildings when decided, retrofits when done, energy as billed; penalties 0.",
+        ),
+        _c("cash_kind", _STR, "", "capex | opex | none (penalties are not cash)."),
     ),
     "energy": (
         _SITE,

@@ -8,7 +8,10 @@ come from the row duals (sign convention: :mod:`optimizer.solve`).
 
 Tables and columns (contract with the report writer)
 ----------------------------------------------------
-* build_out: site, period, build_mw, liquid_build_mw, it_capacity_mw, liquid_capacity_mw
+* build_out: site, period, build_mw (decided), liquid_build_mw (decided), retrofit_mw,
+  pipeline_mw (pipeline coming online), online_mw (pipeline + builds decided
+  ``lead_time_periods`` earlier coming online), it_capacity_mw and liquid_capacity_mw
+  (online), decided_capacity_mw (initial + whole pipeline + cumulative decided)
 * fleet: chip, site, period, installed_chips, retired_chips, fleet_chips,
   assigned_chips, idle_chips, it_mw (nameplate IT MW of the fleet)
 * production: chip, period, produced_chips, installed_chips, inventory_chips
@@ -25,9 +28,12 @@ Tables and columns (contract with the report writer)
   unit (MW|MW|MW|m3), utilisation, shadow_price_usd_per_unit
 * commitments: customer, family, period, min_it_mw, delivered_it_mw, breach_mw,
   shadow_price_usd_per_mw
-* costs: period, term (chip_capex|build_capex|energy|unmet_penalty|breach_penalty),
-  cost_usd (discounted, as in the objective), undiscounted_cost_usd; the sum of
-  cost_usd is the objective
+* costs: period, term (chip_capex|build_capex|retrofit_capex|energy|unmet_penalty|
+  breach_penalty), cost_usd (discounted, as in the objective: capex as in-horizon
+  rent), undiscounted_cost_usd; the sum of cost_usd is the objective; cash_usd
+  (undiscounted cash out in the period: chips at full price when installed,
+  buildings when decided, retrofits when done, energy as billed; penalties 0) and
+  cash_kind (capex | opex | none)
 * energy: site, period, it_mwh, facility_mwh, water_m3, energy_cost_usd
   (undiscounted), carbon_t
 * shadow_prices: family, period, key, shadow_price, unit, slack, binding
@@ -48,6 +54,7 @@ import pandas as pd
 from capacity.schema import period_index
 from optimizer.families import REGISTRY
 from optimizer.families.base import CODE_NAMES, ConstraintFamily
+from optimizer.families.base import site_capacity_table
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -56,8 +63,12 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
         "period",
         "build_mw",
         "liquid_build_mw",
+        "retrofit_mw",
+        "pipeline_mw",
+        "online_mw",
         "it_capacity_mw",
         "liquid_capacity_mw",
+        "decided_capacity_mw",
     ),
     "fleet": (
         "chip",
@@ -109,7 +120,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
         "breach_mw",
         "shadow_price_usd_per_mw",
     ),
-    "costs": ("period", "term", "cost_usd", "undiscounted_cost_usd"),
+    "costs": ("period", "term", "cost_usd", "undiscounted_cost_usd", "cash_usd", "cash_kind"),
     "energy": (
         "site",
         "period",
@@ -134,6 +145,7 @@ TEXT_COLUMNS = {
     "family",
     "term",
     "key",
+    "cash_kind",
 }
 
 _ZERO = 1e-9
@@ -196,6 +208,7 @@ def solution_frames(
     spec = {
         "build": (("site", "s"),),
         "liquid": (("site", "s"),),
+        "retrofit": (("site", "s"),),
         "install": (("chip", "c"), ("site", "s")),
         "produce": (("chip", "c"),),
         "assign": (("chip", "c"), ("site", "s"), ("customer", "k"), ("workload", "w")),
@@ -398,26 +411,10 @@ class _Inputs:
 
 
 def _build_out_table(inp: _Inputs) -> pd.DataFrame:
-    """Build build_out: MW built and IT / liquid capacity per site and period."""
-    fr, periods = inp.frames, inp.periods
-    bo = inp.site_periods.merge(
-        fr["build"].rename(columns={"value": "build_mw"}), on=["site", "period"], how="left"
-    )
-    bo = bo.merge(
-        fr["liquid"].rename(columns={"value": "liquid_build_mw"}), on=["site", "period"], how="left"
-    )
-    bo[["build_mw", "liquid_build_mw"]] = bo[["build_mw", "liquid_build_mw"]].fillna(0.0)
-    bo["_t"] = bo["period"].map({p: i for i, p in enumerate(periods)})
-    bo = bo.sort_values(["site", "_t"]).reset_index(drop=True)
-    bo["it_capacity_mw"] = (
-        inp.sites["initial_it_mw"].reindex(bo["site"]).to_numpy()
-        + bo.groupby("site")["build_mw"].cumsum().to_numpy()
-    )
-    bo["liquid_capacity_mw"] = (
-        inp.sites["initial_liquid_mw"].reindex(bo["site"]).to_numpy()
-        + bo.groupby("site")["liquid_build_mw"].cumsum().to_numpy()
-    )
-    return bo
+    """Build build_out: MW decided, coming online and online capacity per site and period."""
+    cap = site_capacity_table(inp.ds, inp.frames)
+    cap["online_mw"] = cap["online_build_mw"] + cap["pipeline_mw"]
+    return cap
 
 
 def _fleet_table(inp: _Inputs) -> pd.DataFrame:
@@ -678,9 +675,64 @@ def make_tables(
     out["energy"] = _energy_table(inp)
     out["site_utilisation"] = _site_utilisation_table(inp, out["build_out"], out["energy"])
     out["commitments"] = _commitments_table(inp, out["assignment"])
-    out["costs"] = _costs(model, x, scenario)
+    out["costs"] = _with_cash(_costs(model, x, scenario), inp, out)
     out["shadow_prices"] = _shadow_prices(model, x, row_dual, scenario)
     return {n: _typed(n, out[n]) for n in TABLE_COLUMNS}
+
+
+#: Cash kind of each cost term: capex and opex are cash out; penalties are not cash.
+CASH_KIND = {
+    "chip_capex": "capex",
+    "build_capex": "capex",
+    "retrofit_capex": "capex",
+    "energy": "opex",
+    "unmet_penalty": "none",
+    "breach_penalty": "none",
+}
+
+
+def _with_cash(
+    costs: pd.DataFrame, inp: _Inputs, tables: Mapping[str, pd.DataFrame]
+) -> pd.DataFrame:
+    """Add the undiscounted cash view to the costs table.
+
+    ``cash_usd`` per (period, term): chips at their full ``capex_usd_per_chip`` in
+    the period they are installed; buildings at ``build_capex_usd_per_mw`` in the
+    period they are decided (construction lead time or not); retrofits at
+    ``retrofit_capex_usd_per_mw`` in the period they are done; energy as billed
+    (undiscounted, initial fleet included); penalties are not cash (0). Initial
+    fleet, initial capacity and the pipeline are sunk (no cash).
+    """
+    chips, sites = inp.chips, inp.sites
+    fleet = tables["fleet"]
+    chip_cash = fleet["installed_chips"].to_numpy() * chips["capex_usd_per_chip"].reindex(
+        fleet["chip"]
+    ).to_numpy(dtype=float)
+    build = tables["build_out"]
+
+    def per_mw(column: str) -> np.ndarray:
+        if column not in sites:
+            return np.zeros(len(build))
+        return sites[column].reindex(build["site"]).fillna(0.0).to_numpy(dtype=float)
+
+    parts = {
+        "chip_capex": pd.Series(chip_cash).groupby(fleet["period"].to_numpy()).sum(),
+        "build_capex": pd.Series(build["build_mw"].to_numpy() * per_mw("build_capex_usd_per_mw"))
+        .groupby(build["period"].to_numpy())
+        .sum(),
+        "retrofit_capex": pd.Series(
+            build["retrofit_mw"].to_numpy() * per_mw("retrofit_capex_usd_per_mw")
+        )
+        .groupby(build["period"].to_numpy())
+        .sum(),
+    }
+    cash = np.zeros(len(costs))
+    for term, by_period in parts.items():
+        sel = (costs["term"] == term).to_numpy()
+        cash[sel] = by_period.reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
+    opex = (costs["term"] == "energy").to_numpy()
+    cash[opex] = costs.loc[opex, "undiscounted_cost_usd"].to_numpy()
+    return costs.assign(cash_usd=cash, cash_kind=costs["term"].map(CASH_KIND).fillna("none"))
 
 
 def _costs(model: PlanningModel, x: np.ndarray, scenario: int) -> pd.DataFrame:

@@ -32,8 +32,12 @@ def _tables() -> dict[str, pd.DataFrame]:
             "period": P * 2,
             "build_mw": [10.0, 0.0, 5.0, 5.0],
             "liquid_build_mw": [10.0, 0.0, 0.0, 0.0],
+            "retrofit_mw": [0.0, 0.0, 0.0, 0.0],
+            "pipeline_mw": [0.0, 0.0, 0.0, 0.0],
+            "online_mw": [10.0, 0.0, 5.0, 5.0],
             "it_capacity_mw": [110.0, 110.0, 55.0, 60.0],
             "liquid_capacity_mw": [10.0, 10.0, 0.0, 0.0],
+            "decided_capacity_mw": [110.0, 110.0, 55.0, 60.0],
         }
     )
     fleet = pd.DataFrame(
@@ -122,6 +126,8 @@ def _tables() -> dict[str, pd.DataFrame]:
             "term": terms * 2,
             "cost_usd": [1e9, 2e8, 5e7, 1e6, 2e6, 1e9, 1e8, 5e7, 1e6, 5e5],
             "undiscounted_cost_usd": [1e9, 2e8, 5e7, 1e6, 2e6, 1.02e9, 1.02e8, 5.1e7, 1e6, 5e5],
+            "cash_usd": [4e10, 3e9, 5e7, 0.0, 0.0, 0.0, 0.0, 5.1e7, 0.0, 0.0],
+            "cash_kind": ["capex", "capex", "opex", "none", "none"] * 2,
         }
     )
     energy = pd.DataFrame(
@@ -385,7 +391,14 @@ def test_units_dictionary(tmp_path: Path) -> None:
 def test_write_table_atomic_leaves_no_temp_and_casts(tmp_path: Path) -> None:
     schema = RESULT_SCHEMAS["costs"]
     df = pd.DataFrame(
-        {"period": ["2026Q1"], "term": ["energy"], "cost_usd": [5], "undiscounted_cost_usd": [5]}
+        {
+            "period": ["2026Q1"],
+            "term": ["energy"],
+            "cost_usd": [5],
+            "undiscounted_cost_usd": [5],
+            "cash_usd": [5],
+            "cash_kind": ["opex"],
+        }
     )
     path = write_table_atomic(df, tmp_path / "costs.parquet", schema, {"scenario": "x"})
     assert sorted(os.listdir(tmp_path)) == ["costs.parquet"]

@@ -21,7 +21,11 @@ entry you reach the family's
 Modules: :mod:`~optimizer.families.site` (site_it_power, site_liquid_share,
 site_liquid, site_grid, site_build_rate, site_max, site_water),
 :mod:`~optimizer.families.supply` (supply_resource), :mod:`~optimizer.families.chips`
-(chip_inventory, chip_window), :mod:`~optimizer.families.fleet` (fleet_definition,
+(chip_inventory with the delivery lag, chip_window),
+:mod:`~optimizer.families.construction` (lead time and pipeline helpers,
+site_retrofit_rate, site_retrofit_pool), :mod:`~optimizer.families.hosting`
+(site_hosting: an install mask with a checker row),
+:mod:`~optimizer.families.fleet` (fleet_definition,
 fleet_assignment), :mod:`~optimizer.families.demand` (demand_balance, commitment);
 shared pieces (coded scenario data, the row builder, the checker's inputs, the
 record types) in :mod:`~optimizer.families.base`.
@@ -49,7 +53,7 @@ column phase), not to the registry.
 
 from __future__ import annotations
 
-from optimizer.families import chips, demand, fleet, site, supply
+from optimizer.families import chips, construction, demand, fleet, hosting, site, supply
 from optimizer.families.base import ConstraintFamily, ResultRows
 
 __all__ = [
@@ -73,6 +77,8 @@ _FLEET_DEFINITION, _FLEET_ASSIGNMENT = fleet.FAMILIES
 #: definition) run in the column phase, before every row family, whatever their place.
 REGISTRY: tuple[ConstraintFamily, ...] = _ordered(
     site.FAMILIES,
+    construction.FAMILIES,
+    hosting.FAMILIES,
     supply.FAMILIES,
     chips.FAMILIES,
     (_FLEET_ASSIGNMENT,),

@@ -19,6 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from capacity.schema import period_index
+
 #: Code columns a constraint row may carry (-1 when not applicable).
 ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "t")
 
@@ -125,6 +127,19 @@ class ScenarioData:
     commitments: pd.DataFrame
     commitment_periods: pd.DataFrame
     workload_names: tuple[str, ...] = ()
+    pipeline: pd.DataFrame = field(default_factory=pd.DataFrame)  # s, t, it_mw, liquid_mw
+
+    def lead(self, s: np.ndarray) -> np.ndarray:
+        """Construction lead time in periods for site codes ``s`` (0 when not given)."""
+        if "lead_time_periods" not in self.sites:
+            return np.zeros(len(s), dtype=np.int64)
+        return self.sites["lead_time_periods"].reindex(s).fillna(0).to_numpy(dtype=np.int64)
+
+    def delivery_lag(self, c: np.ndarray) -> np.ndarray:
+        """Chip delivery lag in periods for chip codes ``c`` (0 when not given)."""
+        if "delivery_lag_periods" not in self.chips:
+            return np.zeros(len(c), dtype=np.int64)
+        return self.chips["delivery_lag_periods"].reindex(c).fillna(0).to_numpy(dtype=np.int64)
 
     def chip_attr(self, c: np.ndarray, column: str) -> np.ndarray:
         """Chip attribute ``column`` for chip codes ``c``."""
@@ -231,6 +246,10 @@ class ScenarioColumns:
     assign: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, k, w, t, derate, col
     unmet: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, w, t, demand_h100e, col
     breach: pd.DataFrame = field(default_factory=pd.DataFrame)  # j, k, f, t, min_it_mw, ..., col
+    retrofit: pd.DataFrame = field(  # s, t, col
+        default_factory=lambda: pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in "stc"})
+        .rename(columns={"c": "col"})
+    )
 
 
 def energy_coefficients(
@@ -358,22 +377,25 @@ class CheckInputs:
             pd.DataFrame({"period": self.periods}), how="cross"
         )
 
-    def _built(self, kind: str, initial: str) -> pd.DataFrame:
-        f = self.site_periods.merge(self.frames[kind], on=["site", "period"], how="left")
-        f = f.fillna({"value": 0.0})
-        f["cum"] = cumulative_by(f, ["site"], "value", self.periods)
-        f["capacity"] = self.sites[initial].reindex(f["site"]).to_numpy() + f["cum"].to_numpy()
-        return f
+    @cached_property
+    def capacity(self) -> pd.DataFrame:
+        """Decided and online MW per (site, period) (:func:`site_capacity_table`)."""
+        return site_capacity_table(self.dataset, self.frames)
+
+    def _built(self, value: str, capacity: str) -> pd.DataFrame:
+        f = self.capacity[["site", "period", value, capacity]]
+        return f.rename(columns={value: "value", capacity: "capacity"})
 
     @cached_property
     def build(self) -> pd.DataFrame:
-        """``site, period, value`` (MW built), ``cum`` and ``capacity`` (IT MW)."""
-        return self._built("build", "initial_it_mw")
+        """``site, period, value`` (MW decided), ``capacity`` (online IT MW) and ``decided``."""
+        f = self._built("build_mw", "it_capacity_mw")
+        return f.assign(decided=self.capacity["decided_capacity_mw"].to_numpy())
 
     @cached_property
     def liquid(self) -> pd.DataFrame:
-        """``site, period, value`` (liquid MW built), ``cum`` and ``capacity`` (MW)."""
-        return self._built("liquid", "initial_liquid_mw")
+        """``site, period, value`` (liquid MW decided), ``capacity`` (online liquid MW)."""
+        return self._built("liquid_build_mw", "liquid_capacity_mw")
 
     @cached_property
     def site_load(self) -> pd.DataFrame:
@@ -398,6 +420,117 @@ class CheckInputs:
         return asg[asg["value"].abs() > self.tolerance].merge(
             el, on=["customer", "chip"], how="left"
         )
+
+
+def _site_frame(dataset: Any, frames: dict[str, pd.DataFrame], kind: str) -> pd.Series:
+    """Decision ``kind`` (site, period, value) as a Series on every (site, period) pair."""
+    sites = dataset.table("sites")["site"].astype(str)
+    index = pd.MultiIndex.from_product([sites, list(dataset.periods)], names=["site", "period"])
+    frame = frames.get(kind)
+    if frame is None or frame.empty:
+        return pd.Series(0.0, index=index)
+    values = frame.groupby(["site", "period"])["value"].sum()
+    return values.reindex(index).fillna(0.0)
+
+
+def pipeline_by_period(dataset: Any) -> pd.DataFrame:
+    """Pipeline MW per (site, horizon position ``t``): ``it_mw``, ``liquid_mw``.
+
+    Capacity online before the horizon counts from ``t = 0``; capacity online after
+    the horizon keeps its position (>= T): it counts towards the campus maximum only.
+    """
+    try:
+        pipe = dataset.table("site_pipeline")
+    except KeyError:
+        pipe = None
+    if pipe is None or pipe.empty:
+        return pd.DataFrame({"site": [], "t": [], "it_mw": [], "liquid_mw": []}).astype(
+            {"t": np.int64}
+        )
+    p0 = period_index(dataset.periods[0])
+    t = pipe["online_period"].astype(str).map(period_index).to_numpy(dtype=np.int64) - p0
+    out = pd.DataFrame(
+        {
+            "site": pipe["site"].astype(str).to_numpy(),
+            "t": np.maximum(t, 0),
+            "it_mw": pipe["it_mw"].to_numpy(dtype=float),
+            "liquid_mw": pipe["liquid_mw"].to_numpy(dtype=float),
+        }
+    )
+    return out.groupby(["site", "t"], as_index=False)[["it_mw", "liquid_mw"]].sum()
+
+
+def site_capacity_table(dataset: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+    """Decided and online capacity per (site, period), from decision values (MW).
+
+    ``online_build_mw[s,p] = build[s, p - lead_s]``; ``it_capacity_mw`` = initial IT
+    MW + pipeline online by p + cumulative online build; ``liquid_capacity_mw`` =
+    initial liquid MW + pipeline liquid online by p + cumulative online liquid build
+    + cumulative retrofit; ``decided_capacity_mw`` = initial IT MW + the whole
+    pipeline + cumulative build decided (what ``site_max`` limits); ``air_pool_mw`` =
+    air-cooled MW online that a retrofit may convert (initial air + pipeline air +
+    online air build); ``retrofit_cum_mw`` = cumulative retrofit.
+
+    Returns
+    -------
+    DataFrame
+        One row per (site, period), site-major, period order: ``site, period,
+        build_mw, liquid_build_mw, retrofit_mw, online_build_mw,
+        online_liquid_build_mw, pipeline_mw, it_capacity_mw, liquid_capacity_mw,
+        decided_capacity_mw, air_pool_mw, retrofit_cum_mw``.
+    """
+    periods = list(dataset.periods)
+    n = len(periods)
+    sites = dataset.table("sites").set_index("site")
+    build = _site_frame(dataset, frames, "build").to_numpy().reshape(-1, n)
+    liquid = _site_frame(dataset, frames, "liquid").to_numpy().reshape(-1, n)
+    retrofit = _site_frame(dataset, frames, "retrofit").to_numpy().reshape(-1, n)
+    names = sites.index.astype(str).tolist()
+    lead = (
+        sites["lead_time_periods"].fillna(0).to_numpy(dtype=np.int64)
+        if "lead_time_periods" in sites
+        else np.zeros(len(names), dtype=np.int64)
+    )
+    online_b, online_l = np.zeros_like(build), np.zeros_like(liquid)
+    for i, lag in enumerate(lead):
+        if lag < n:
+            online_b[i, lag:] = build[i, : n - lag]
+            online_l[i, lag:] = liquid[i, : n - lag]
+    pipe_it, pipe_liq = np.zeros_like(build), np.zeros_like(build)
+    pipe_total = np.zeros(len(names))
+    pipeline = pipeline_by_period(dataset)
+    pos = {s: i for i, s in enumerate(names)}
+    for r in pipeline.itertuples():
+        i = pos[str(r.site)]
+        pipe_total[i] += r.it_mw
+        if r.t < n:
+            pipe_it[i, r.t] += r.it_mw
+            pipe_liq[i, r.t] += r.liquid_mw
+    init_it = sites["initial_it_mw"].to_numpy(dtype=float)[:, None]
+    init_liq = sites["initial_liquid_mw"].to_numpy(dtype=float)[:, None]
+    cum = np.cumsum
+    out = pd.DataFrame(
+        {
+            "site": np.repeat(names, n),
+            "period": np.tile(periods, len(names)),
+            "build_mw": build.ravel(),
+            "liquid_build_mw": liquid.ravel(),
+            "retrofit_mw": retrofit.ravel(),
+            "online_build_mw": online_b.ravel(),
+            "online_liquid_build_mw": online_l.ravel(),
+            "pipeline_mw": pipe_it.ravel(),
+            "it_capacity_mw": (init_it + cum(pipe_it, 1) + cum(online_b, 1)).ravel(),
+            "liquid_capacity_mw": (
+                init_liq + cum(pipe_liq, 1) + cum(online_l, 1) + cum(retrofit, 1)
+            ).ravel(),
+            "decided_capacity_mw": (init_it + pipe_total[:, None] + cum(build, 1)).ravel(),
+            "air_pool_mw": (
+                init_it - init_liq + cum(pipe_it - pipe_liq, 1) + cum(online_b - online_l, 1)
+            ).ravel(),
+            "retrofit_cum_mw": cum(retrofit, 1).ravel(),
+        }
+    )
+    return out
 
 
 def site_period_keys(frame: pd.DataFrame) -> pd.Series:

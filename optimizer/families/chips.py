@@ -19,18 +19,32 @@ from optimizer.families.base import (
 
 
 def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Chip inventory: sum_{s, p'<=p} install[c,s,p'] - sum_{p'<=p} produce[c,p'] <= 0."""
+    """Chip inventory: sum_{s,p'<=p} install[c,s,p'] - sum_{p'<=p-lag_c} produce[c,p'] <= open_c.
+
+    Chips produced in p are delivered (installable) from p + ``delivery_lag_periods``;
+    ``opening_inventory_chips`` (produced before the horizon, in transit) are
+    installable from the first period.
+    """
     scenario, install = columns.scenario, columns.install
     if install.empty:
         return
     n_periods = scenario.n_periods
     first = install.groupby("c", as_index=False)["t"].min()
     keys = expand(first[["c"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t")
-    rows = builder.add_rows("chip_inventory", scenario.index, keys, "<=", np.zeros(len(keys)))
+    c = keys["c"].to_numpy()
+    opening = (
+        scenario.chip_attr(c, "opening_inventory_chips").astype(float)
+        if "opening_inventory_chips" in scenario.chips
+        else np.zeros(len(keys))
+    )
+    rows = builder.add_rows("chip_inventory", scenario.index, keys, "<=", np.nan_to_num(opening))
     row_of = keys.assign(row=rows)
     installed = cumulative(install, n_periods).merge(row_of, on=["c", "t"])
     builder.add_terms(installed["row"], installed["col"], 1.0)
-    produced = cumulative(columns.produce, n_periods).merge(row_of, on=["c", "t"])
+    produce = columns.produce
+    delivered = produce.assign(t=produce["t"] + scenario.delivery_lag(produce["c"].to_numpy()))
+    delivered = delivered[delivered["t"] < n_periods]
+    produced = cumulative(delivered, n_periods).merge(row_of, on=["c", "t"])
     builder.add_terms(produced["row"], produced["col"], -1.0)
 
 
@@ -49,8 +63,15 @@ def define_chip_window(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     builder.add_terms(rows, outside["col"], 1.0)
 
 
+def _column(chips: pd.DataFrame, name: str, default: float) -> pd.Series:
+    """Chip column ``name`` (``default`` when absent or empty)."""
+    if name not in chips:
+        return pd.Series(default, index=chips.index, dtype=float)
+    return chips[name].fillna(default).astype(float)
+
+
 def check_chip_inventory(inputs: CheckInputs) -> pd.DataFrame:
-    """Cumulative installs of each chip <= cumulative production."""
+    """Cumulative installs <= opening inventory + production delivered (produced lag earlier)."""
     periods, produce = inputs.periods, inputs.frames["produce"]
     cp = pd.DataFrame({"chip": inputs.chips.index.astype(str)}).merge(
         pd.DataFrame({"period": periods}), how="cross"
@@ -60,8 +81,14 @@ def check_chip_inventory(inputs: CheckInputs) -> pd.DataFrame:
     cp = cp.merge(
         produce.rename(columns={"value": "prod"}), on=["chip", "period"], how="left"
     ).fillna({"ins": 0.0, "prod": 0.0})
+    lag = _column(inputs.chips, "delivery_lag_periods", 0).reindex(cp["chip"]).to_numpy()
+    cp["t"] = cp["period"].map({p: i for i, p in enumerate(periods)}).to_numpy()
+    produced_by = cp.assign(t=cp["t"] + lag.astype(np.int64))[["chip", "t", "prod"]]
+    cp = cp.drop(columns="prod").merge(produced_by, on=["chip", "t"], how="left")
+    cp = cp.fillna({"prod": 0.0})
     installed = cumulative_by(cp, ["chip"], "ins", periods)
-    produced = cumulative_by(cp, ["chip"], "prod", periods)
+    opening = _column(inputs.chips, "opening_inventory_chips", 0.0).reindex(cp["chip"]).to_numpy()
+    produced = cumulative_by(cp, ["chip"], "prod", periods) + opening
     keys = cp["chip"] + "," + cp["period"]
     return violations("chip_inventory", keys, installed, produced, "<=", inputs.tolerance)
 

@@ -1,8 +1,10 @@
 """Site families: IT power, liquid cooling, grid, build rate, maximum size, water.
 
 Maths (index letters as in :mod:`optimizer.model`): ``fleet[c,s,p]`` chips alive,
-``it_capacity[s,p]`` = initial IT MW + cumulative build, ``liquid_capacity[s,p]`` =
-initial liquid MW + cumulative liquid build.
+``it_capacity[s,p]`` = initial IT MW + pipeline online + builds online (decided
+``lead_time_periods`` earlier), ``liquid_capacity[s,p]`` = initial liquid MW +
+pipeline liquid + liquid builds online + cumulative retrofit (see
+:mod:`optimizer.families.construction`).
 """
 
 from __future__ import annotations
@@ -10,6 +12,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from optimizer.families.construction import (
+    downtime_terms,
+    online_cumulative,
+    pipeline_online,
+    pipeline_total,
+)
 from optimizer.families.base import (
     CheckInputs,
     ConstraintFamily,
@@ -37,19 +45,26 @@ def _site_rows(
 
 # ----------------------------------------------------------------------------- define
 def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Site IT power: sum_c fleet[c,s,p] * it_kw_c / 1000 <= initial_it_mw_s + cum build[s,p]."""
+    """Site IT power: sum_c fleet*it_kw/1000 + down_s*retrofit[s,p] <= it_capacity[s,p].
+
+    ``it_capacity`` = initial + pipeline online + builds decided L_s periods earlier
+    (:mod:`optimizer.families.construction`).
+    """
     scenario, fleet_keys = columns.scenario, columns.fleet_keys
     if fleet_keys.empty:
         return
     mw = scenario.it_mw_per_chip(fleet_keys["c"].to_numpy())
     keys, mw0 = _site_rows(fleet_keys, mw)
     rhs = scenario.site_attr(keys["s"].to_numpy(), "initial_it_mw") - mw0
+    rhs = rhs + pipeline_online(scenario, keys, "it_mw")
     rows = builder.add_rows("site_it_power", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
     fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
     builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
-    built = cumulative(columns.build, scenario.n_periods).merge(row_of, on=["s", "t"])
+    built = online_cumulative(columns.build, scenario).merge(row_of, on=["s", "t"])
     builder.add_terms(built["row"], built["col"], -1.0)
+    down = downtime_terms(columns, row_of)
+    builder.add_terms(down["row"], down["col"], down["share"].to_numpy(dtype=float))
 
 
 def define_site_liquid_share(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -69,7 +84,11 @@ def define_site_liquid_share(builder: ModelBuilder, columns: ScenarioColumns) ->
 
 
 def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Liquid cooling: sum_{c liquid-only} fleet * it_kw / 1000 <= initial_liquid + cum liquid."""
+    """Liquid cooling: sum_{c liquid-only} fleet * it_kw / 1000 <= liquid_capacity[s,p].
+
+    ``liquid_capacity`` = initial liquid + pipeline liquid online + liquid builds
+    decided L_s periods earlier + cumulative retrofit.
+    """
     scenario = columns.scenario
     fleet_keys = columns.fleet_keys
     fleet_keys = fleet_keys[scenario.chip_attr(fleet_keys["c"].to_numpy(), "cooling") == "liquid"]
@@ -78,14 +97,17 @@ def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     mw = scenario.it_mw_per_chip(fleet_keys["c"].to_numpy())
     keys, mw0 = _site_rows(fleet_keys, mw)
     rhs = scenario.site_attr(keys["s"].to_numpy(), "initial_liquid_mw") - mw0
+    rhs = rhs + pipeline_online(scenario, keys, "liquid_mw")
     rows = builder.add_rows("site_liquid", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
     fleet = columns.fleet_columns
     liquid_only = scenario.chip_attr(fleet["c"].to_numpy(), "cooling") == "liquid"
     fleet = fleet[liquid_only].merge(row_of, on=["s", "t"])
     builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
-    built = cumulative(columns.liquid, scenario.n_periods).merge(row_of, on=["s", "t"])
+    built = online_cumulative(columns.liquid, scenario).merge(row_of, on=["s", "t"])
     builder.add_terms(built["row"], built["col"], -1.0)
+    converted = cumulative(columns.retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
+    builder.add_terms(converted["row"], converted["col"], -1.0)
 
 
 def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -120,12 +142,13 @@ def define_site_build_rate(builder: ModelBuilder, columns: ScenarioColumns) -> N
 
 
 def define_site_max(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Site size: cum build[s,p] <= max_it_mw_s - initial_it_mw_s."""
+    """Site size: cum build decided[s,p] <= max_it_mw_s - initial_it_mw_s - pipeline_s."""
     scenario, build = columns.scenario, columns.build
     if build.empty:
         return
     s = build["s"].to_numpy()
     room = scenario.site_attr(s, "max_it_mw") - scenario.site_attr(s, "initial_it_mw")
+    room = room - pipeline_total(scenario, s)
     rows = builder.add_rows("site_max", scenario.index, build[["s", "t"]], "<=", room)
     row_of = build[["s", "t"]].assign(row=rows)
     built = cumulative(build, scenario.n_periods).merge(row_of, on=["s", "t"])
@@ -169,11 +192,19 @@ def _by_site_period(values: pd.Series, frame: pd.DataFrame, on: pd.DataFrame) ->
 
 
 def check_site_it_power(inputs: CheckInputs) -> pd.DataFrame:
-    """Fleet IT MW per site and period <= initial IT MW + cumulative build."""
+    """Fleet IT MW + retrofit downtime per site and period <= online IT capacity."""
     load = inputs.site_load
     capacity = _by_site_period(inputs.build["capacity"], inputs.build, load)
+    cap = inputs.capacity
+    share = (
+        inputs.sites["retrofit_downtime_share"].reindex(cap["site"]).to_numpy(dtype=float)
+        if "retrofit_downtime_share" in inputs.sites
+        else np.zeros(len(cap))
+    )
+    down = _by_site_period(cap["retrofit_mw"] * share, cap, load).fillna(0.0)
+    used = load["mw"].to_numpy() + down.to_numpy()
     return violations(
-        "site_it_power", site_period_keys(load), load["mw"], capacity, "<=", inputs.tolerance
+        "site_it_power", site_period_keys(load), used, capacity, "<=", inputs.tolerance
     )
 
 
@@ -220,11 +251,11 @@ def check_site_build_rate(inputs: CheckInputs) -> pd.DataFrame:
 
 
 def check_site_max(inputs: CheckInputs) -> pd.DataFrame:
-    """Check IT capacity (initial + cumulative build) <= max_it_mw."""
+    """Check decided IT capacity (initial + whole pipeline + cumulative build) <= max_it_mw."""
     build = inputs.build
     limit = inputs.sites["max_it_mw"].reindex(build["site"])
     return violations(
-        "site_max", site_period_keys(build), build["capacity"], limit, "<=", inputs.tolerance
+        "site_max", site_period_keys(build), build["decided"], limit, "<=", inputs.tolerance
     )
 
 
