@@ -466,8 +466,8 @@ TABLES: tuple[TableSpec, ...] = (
             _num(
                 "delivery_lag_periods",
                 "quarters",
-                "Chips produced in period p can be installed from p + lag (packaging, "
-                "server build and shipping).",
+                "Chips produced in period p can be installed from p + lag (server build "
+                "and shipping); production runs lag quarters ahead of the sale window.",
                 dtype="int",
                 required=False,
                 default=0,

@@ -24,6 +24,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from optimizer.families import BY_NAME, SOFT_FAMILIES
+from optimizer.families.hosting import hosting_exclusions
 from optimizer.model import DEFINITION_FAMILIES, PlanningModel
 from optimizer.results import row_keys
 
@@ -53,6 +54,14 @@ def _wording(family: str) -> tuple[str, str]:
     if record is None or not record.explain_template:
         return "{key} ({family}) in {period} short by {amount}", ""
     return record.explain_template, record.explain_unit
+
+
+def _hosting_note(model: PlanningModel, scenario: int, customer: str) -> str:
+    """Wording for the site-hosting rules that exclude a customer's eligible chips."""
+    excluded = hosting_exclusions(model.datasets[scenario], customer)
+    if not excluded:
+        return ""
+    return "; site hosting excludes " + ", ".join(excluded)
 
 
 def _fmt(v: float) -> str:
@@ -98,7 +107,8 @@ def explain_missing(model: PlanningModel, scenario: int = 0) -> pd.DataFrame:
                     float(r.rhs),
                     "H100e",
                     f"customer {k} has {_fmt(r.rhs)} H100e of {w} demand in {p} but no "
-                    "eligible chip is on sale or installed at an allowed site",
+                    "eligible chip is on sale or installed at an allowed site"
+                    + _hosting_note(model, scenario, str(k)),
                 )
             )
     c = con[((con["family"] == "commitment") & (con["scenario"] == scenario)).to_numpy()]

@@ -525,16 +525,17 @@ def _site_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
 def _chip_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
     """Keys of produce and install columns of one scenario.
 
-    Production inside the sale window whose delivery (p + lag) falls inside the
-    horizon; installs from the first delivery, or from the first period when the
-    chip has an opening inventory.
+    Production runs ``lag`` periods ahead of the sale window (chips produced in p are
+    installed from p + lag, so installs fall inside first_period..last_period) and
+    only inside the horizon; installs from the first delivery, or from the first
+    period when the chip has an opening inventory (pre-horizon output in transit).
     """
     T = scenario.n_periods
     pairs = _usable_pairs(scenario)
     ch = scenario.chips.loc[scenario.chips.index.isin(pairs["c"].unique())]
     lag = scenario.delivery_lag(ch.index.to_numpy())
-    t0 = np.maximum(ch["t_first"].to_numpy(), 0)
-    t1 = np.minimum(ch["t_last"].to_numpy(), T - 1 - lag)
+    t0 = np.maximum(ch["t_first"].to_numpy() - lag, 0)
+    t1 = np.minimum(ch["t_last"].to_numpy() - lag, T - 1 - lag)
     on_sale = pd.DataFrame({"c": ch.index.to_numpy(dtype=np.int64)})
     produce = expand(on_sale, t0, t1 - t0 + 1, "t")
     opening = (

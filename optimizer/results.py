@@ -15,7 +15,8 @@ Tables and columns (contract with the report writer)
 * fleet: chip, site, period, installed_chips, retired_chips, fleet_chips,
   assigned_chips, idle_chips, it_mw (nameplate IT MW of the fleet)
 * production: chip, period, produced_chips, installed_chips, inventory_chips
-  (produced but not yet installed, end of period)
+  (opening inventory + produced - installed, end of period: chips in transit
+  under a delivery lag included)
 * supply_utilisation: resource, period, used, capacity, utilisation,
   shadow_price_usd_per_unit
 * assignment: chip, site, customer, workload, period, chips, h100e (after derate),
@@ -448,8 +449,14 @@ def _production_table(inp: _Inputs) -> pd.DataFrame:
     pr[counts] = pr[counts].fillna(0.0)
     pr["_t"] = pr["period"].map({p: i for i, p in enumerate(periods)})
     pr = pr.sort_values(["chip", "_t"]).reset_index(drop=True)
+    opening = (
+        inp.chips["opening_inventory_chips"].reindex(pr["chip"]).fillna(0.0).to_numpy(dtype=float)
+        if "opening_inventory_chips" in inp.chips
+        else 0.0
+    )
     pr["inventory_chips"] = (
-        pr.groupby("chip")["produced_chips"].cumsum()
+        opening
+        + pr.groupby("chip")["produced_chips"].cumsum()
         - pr.groupby("chip")["installed_chips"].cumsum()
     ).to_numpy()
     return pr

@@ -49,12 +49,13 @@ def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> No
 
 
 def define_chip_window(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Chip window: produce[c,p] <= 0 outside the sale window (rows only for shared columns)."""
+    """Chip window: produce[c,p] <= 0 outside first..last - lag_c (rows only for shared columns)."""
     scenario, produce = columns.scenario, columns.produce
     if produce.empty:
         return
-    t_first = scenario.chip_attr(produce["c"].to_numpy(), "t_first")
-    t_last = scenario.chip_attr(produce["c"].to_numpy(), "t_last")
+    lag = scenario.delivery_lag(produce["c"].to_numpy())
+    t_first = scenario.chip_attr(produce["c"].to_numpy(), "t_first") - lag
+    t_last = scenario.chip_attr(produce["c"].to_numpy(), "t_last") - lag
     t = produce["t"].to_numpy()
     outside = produce[~((t >= t_first) & (t <= t_last))]
     if outside.empty:
@@ -94,16 +95,19 @@ def check_chip_inventory(inputs: CheckInputs) -> pd.DataFrame:
 
 
 def check_chip_window(inputs: CheckInputs) -> pd.DataFrame:
-    """No production outside the chip's sale window (first_period..last_period)."""
+    """No production outside the sale window moved ahead by the delivery lag."""
     produce, chips = inputs.frames["produce"], inputs.chips
     t = (
         produce["period"].map(period_index).to_numpy(dtype=np.int64)
         if len(produce)
         else np.zeros(0, dtype=np.int64)
     )
-    t_first = chips["first_period"].reindex(produce["chip"]).astype(str).map(period_index)
-    t_last = chips["last_period"].reindex(produce["chip"]).astype(str).map(period_index)
-    outside = produce[(t < t_first.to_numpy()) | (t > t_last.to_numpy())]
+    lag = _column(chips, "delivery_lag_periods", 0).reindex(produce["chip"]).to_numpy()
+    first = chips["first_period"].reindex(produce["chip"]).astype(str).map(period_index)
+    last = chips["last_period"].reindex(produce["chip"]).astype(str).map(period_index)
+    t_first = first.to_numpy(dtype=np.int64) - lag.astype(np.int64)
+    t_last = last.to_numpy(dtype=np.int64) - lag.astype(np.int64)
+    outside = produce[(t < t_first) | (t > t_last)]
     keys = outside["chip"] + "," + outside["period"]
     zeros = np.zeros(len(outside))
     return violations("chip_window", keys, outside["value"], zeros, "<=", inputs.tolerance)
