@@ -486,7 +486,9 @@ def _usable_pairs(scenario: ScenarioData) -> pd.DataFrame:
     liquid_possible = (st["initial_liquid_mw"] > 0).to_numpy() | (
         buildable & (st["liquid_share_max"] > 0).to_numpy()
     )
-    retrofit_ok = (st["retrofit_mw_per_period"] > 0).to_numpy() if "retrofit_mw_per_period" in st else False
+    retrofit_ok = (
+        (st["retrofit_mw_per_period"] > 0).to_numpy() if "retrofit_mw_per_period" in st else False
+    )
     liquid_possible = liquid_possible | retrofit_ok
     liquid_possible = liquid_possible | st.index.isin(
         scenario.pipeline.loc[scenario.pipeline["liquid_mw"] > 0, "s"]
@@ -513,7 +515,9 @@ def _site_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
     ls = ls.index[(ls["liquid_share_max"] > 0).to_numpy()]
     liquid = build[build["s"].isin(np.asarray(ls, dtype=np.int64))]
     st = scenario.sites
-    rate = st["retrofit_mw_per_period"] if "retrofit_mw_per_period" in st else st["initial_it_mw"] * 0
+    rate = (
+        st["retrofit_mw_per_period"] if "retrofit_mw_per_period" in st else st["initial_it_mw"] * 0
+    )
     retro_sites = pd.DataFrame({"s": st.index[(rate > 0).to_numpy()].to_numpy(dtype=np.int64)})
     return {
         "build": build,

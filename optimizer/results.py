@@ -54,8 +54,7 @@ import pandas as pd
 
 from capacity.schema import period_index
 from optimizer.families import REGISTRY
-from optimizer.families.base import CODE_NAMES, ConstraintFamily
-from optimizer.families.base import site_capacity_table
+from optimizer.families.base import CODE_NAMES, ConstraintFamily, site_capacity_table
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {

@@ -422,8 +422,10 @@ def _costs(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     cols = ["term", "cost_usd", "undiscounted_cost_usd"]
     c = _table(tables, "costs", cols)
     if c.empty:
-        return pd.DataFrame(columns=cols)
-    return c.groupby("term", sort=False)[cols[1:]].sum().reset_index()
+        return pd.DataFrame(columns=[*cols, "cash_usd"])
+    if "cash_usd" not in c:
+        c = c.assign(cash_usd=0.0)
+    return c.groupby("term", sort=False)[[*cols[1:], "cash_usd"]].sum().reset_index()
 
 
 def _energy_totals(tables: Mapping[str, pd.DataFrame]) -> tuple[float, float, float, float]:
@@ -634,7 +636,8 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
             f"{t.replace('_', ' ')} {fmt_usd(v)}"
             for t, v in zip(s.costs["term"], s.costs["cost_usd"], strict=True)
         )
-        con.print(f"Costs (discounted): {parts}")
+        con.print(f"Costs (discounted; capex as in-horizon rent, the objective): {parts}")
+        con.print(_cash_line(s.costs, s.facility_twh, s.n_periods))
     con.print(_served_table(s))
     if s.binding.empty:
         con.print("Binding limits: no plant or supply limit binds with a non-zero shadow price")
@@ -656,6 +659,30 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
     else:
         con.print(_commitments_table(s))
     _print_calibration(con, s.calibration)
+
+
+def _cash_line(costs: pd.DataFrame, facility_twh: float, n_periods: int) -> str:
+    """Cash view line: undiscounted capex when spent and opex, plus the plan's energy a year."""
+    if "cash_usd" not in costs:
+        return ""
+    cash = costs.set_index("term")["cash_usd"]
+
+    def term(name: str) -> float:
+        return float(cash.get(name, 0.0))
+
+    capex = term("chip_capex") + term("build_capex") + term("retrofit_capex")
+    years = n_periods / 4 if n_periods else 0.0
+    per_year = (
+        f"; the plan's computed facility energy {facility_twh / years:,.1f} TWh a year"
+        if years
+        else ""
+    )
+    return (
+        f"Cash (undiscounted, when spent): capex {fmt_usd(capex)} (chips at full price when "
+        f"installed {fmt_usd(term('chip_capex'))}, buildings when decided "
+        f"{fmt_usd(term('build_capex'))}, retrofits {fmt_usd(term('retrofit_capex'))}), opex "
+        f"energy {fmt_usd(term('energy'))}{per_year}"
+    )
 
 
 def calibration_headline(cal: pd.DataFrame) -> str:

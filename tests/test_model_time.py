@@ -58,6 +58,7 @@ def test_hosting_by_vendor_allows_the_chip(base):
 
 def test_checker_flags_a_forbidden_fleet(base):
     ds = edit(base, "sites", hosts="other")
+
     def empty(*cols: str) -> pd.DataFrame:
         frame = pd.DataFrame({c: pd.Series([], dtype=str) for c in cols})
         return frame.assign(value=pd.Series([], dtype=float))

@@ -11,7 +11,7 @@ position in the horizon.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -130,13 +130,13 @@ class ScenarioData:
     pipeline: pd.DataFrame = field(default_factory=pd.DataFrame)  # s, t, it_mw, liquid_mw
 
     def lead(self, s: np.ndarray) -> np.ndarray:
-        """Construction lead time in periods for site codes ``s`` (0 when not given)."""
+        """Return the construction lead time in periods of site codes ``s`` (0 if absent)."""
         if "lead_time_periods" not in self.sites:
             return np.zeros(len(s), dtype=np.int64)
         return self.sites["lead_time_periods"].reindex(s).fillna(0).to_numpy(dtype=np.int64)
 
     def delivery_lag(self, c: np.ndarray) -> np.ndarray:
-        """Chip delivery lag in periods for chip codes ``c`` (0 when not given)."""
+        """Return the delivery lag in periods of chip codes ``c`` (0 if absent)."""
         if "delivery_lag_periods" not in self.chips:
             return np.zeros(len(c), dtype=np.int64)
         return self.chips["delivery_lag_periods"].reindex(c).fillna(0).to_numpy(dtype=np.int64)
@@ -247,8 +247,9 @@ class ScenarioColumns:
     unmet: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, w, t, demand_h100e, col
     breach: pd.DataFrame = field(default_factory=pd.DataFrame)  # j, k, f, t, min_it_mw, ..., col
     retrofit: pd.DataFrame = field(  # s, t, col
-        default_factory=lambda: pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in "stc"})
-        .rename(columns={"c": "col"})
+        default_factory=lambda: pd.DataFrame(
+            {k: pd.Series([], dtype=np.int64) for k in "stc"}
+        ).rename(columns={"c": "col"})
     )
 
 
@@ -422,7 +423,7 @@ class CheckInputs:
         )
 
 
-def _site_frame(dataset: Any, frames: dict[str, pd.DataFrame], kind: str) -> pd.Series:
+def _site_frame(dataset: Any, frames: Mapping[str, pd.DataFrame], kind: str) -> pd.Series:
     """Decision ``kind`` (site, period, value) as a Series on every (site, period) pair."""
     sites = dataset.table("sites")["site"].astype(str)
     index = pd.MultiIndex.from_product([sites, list(dataset.periods)], names=["site", "period"])
@@ -460,7 +461,7 @@ def pipeline_by_period(dataset: Any) -> pd.DataFrame:
     return out.groupby(["site", "t"], as_index=False)[["it_mw", "liquid_mw"]].sum()
 
 
-def site_capacity_table(dataset: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def site_capacity_table(dataset: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     """Decided and online capacity per (site, period), from decision values (MW).
 
     ``online_build_mw[s,p] = build[s, p - lead_s]``; ``it_capacity_mw`` = initial IT

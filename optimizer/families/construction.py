@@ -109,8 +109,12 @@ def define_site_retrofit_pool(builder: ModelBuilder, columns: ScenarioColumns) -
         return
     keys = retrofit[["s", "t"]]
     s = keys["s"].to_numpy()
-    initial_air = scenario.site_attr(s, "initial_it_mw") - scenario.site_attr(s, "initial_liquid_mw")
-    pipe_air = pipeline_online(scenario, keys, "it_mw") - pipeline_online(scenario, keys, "liquid_mw")
+    initial_air = scenario.site_attr(s, "initial_it_mw") - scenario.site_attr(
+        s, "initial_liquid_mw"
+    )
+    pipe_air = pipeline_online(scenario, keys, "it_mw") - pipeline_online(
+        scenario, keys, "liquid_mw"
+    )
     rows = builder.add_rows(
         "site_retrofit_pool", scenario.index, keys, "<=", initial_air.astype(float) + pipe_air
     )

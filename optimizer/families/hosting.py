@@ -38,13 +38,11 @@ def parse_hosts(text: Any) -> frozenset[str]:
 
 
 def may_host(hosts: frozenset[str], family: str, vendor: str) -> bool:
-    """True when a site with ``hosts`` may host a chip of ``family`` / ``vendor``."""
+    """Return True when a site with ``hosts`` may host a chip of ``family`` or ``vendor``."""
     return not hosts or family.lower() in hosts or vendor.lower() in hosts
 
 
-def _allowed(
-    sites: pd.DataFrame, chips: pd.DataFrame, site_ids: Any, chip_ids: Any
-) -> np.ndarray:
+def _allowed(sites: pd.DataFrame, chips: pd.DataFrame, site_ids: Any, chip_ids: Any) -> np.ndarray:
     """Boolean per (site, chip) pair: the site may host the chip (both given by label)."""
     if "hosts" not in sites:
         return np.ones(len(site_ids), dtype=bool)

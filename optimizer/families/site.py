@@ -12,12 +12,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.families.construction import (
-    downtime_terms,
-    online_cumulative,
-    pipeline_online,
-    pipeline_total,
-)
 from optimizer.families.base import (
     CheckInputs,
     ConstraintFamily,
@@ -28,6 +22,12 @@ from optimizer.families.base import (
     energy_coefficients,
     site_period_keys,
     violations,
+)
+from optimizer.families.construction import (
+    downtime_terms,
+    online_cumulative,
+    pipeline_online,
+    pipeline_total,
 )
 
 _PUE = ("pue_air", "pue_liquid")
