@@ -56,6 +56,14 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
     assert len(at.get("plotly_chart")) == 6
     assert [m.label for m in at.metric][:3] == ["Status", "Discounted cost", "Demand served"]
     assert at.metric[0].value == "optimal"
+    expanders = [e.label for e in at.expander]
+    assert "Money: discounted cost (the objective) and cash (when spent)" in expanders
+    assert "Calibration against the public record" in expanders
+    frames = [df.value for df in at.dataframe]
+    money = [f for f in frames if {"cost_usd", "cash_usd", "cash_kind"} <= set(f.columns)]
+    assert len(money) == 1 and (money[0]["cash_usd"] > 0).any()
+    calibration = [f for f in frames if "inside_band" in f.columns]
+    assert len(calibration) == 1 and len(calibration[0]) == len(ds.table("public_record"))
     for page in PAGES:
         goto(at, page)
         assert not at.error, _texts(at.error)

@@ -157,3 +157,47 @@ for row in charts.PLAN_CHARTS:
                 st.info(f"No data for the {k} chart in this plan.")
             else:
                 st.plotly_chart(fig, key=f"chart_{k}", width="stretch")
+
+costs = tables.get("costs")
+if costs is not None and len(costs) and "cash_usd" in costs:
+    with st.expander("Money: discounted cost (the objective) and cash (when spent)", expanded=True):
+        st.caption(
+            "Discounted cost is what the plan minimises: capex as straight-line rent inside "
+            "the horizon, discounted. Cash is undiscounted money out in the quarter it is "
+            "spent: chips at full price when installed, buildings when decided, retrofits "
+            "when done, energy as billed; penalties are not cash."
+        )
+        money = costs.groupby(["term", "cash_kind"], as_index=False, sort=False)[
+            ["cost_usd", "cash_usd"]
+        ].sum()
+        st.dataframe(
+            money,
+            hide_index=True,
+            width="stretch",
+            key="plan_money",
+            column_config={
+                "cost_usd": st.column_config.NumberColumn(
+                    "discounted cost [USD]", format="localized"
+                ),
+                "cash_usd": st.column_config.NumberColumn(
+                    "cash, undiscounted [USD]", format="localized"
+                ),
+            },
+        )
+        per_year = costs.assign(year=costs["period"].astype(str).str[:4])
+        per_year = per_year.pivot_table(
+            index="year", columns="cash_kind", values="cash_usd", aggfunc="sum"
+        ).reset_index()
+        st.markdown("**Cash per year** (USD, undiscounted)")
+        st.dataframe(per_year, hide_index=True, width="stretch", key="plan_cash_year")
+
+calibration = tables.get("calibration")
+if calibration is not None and len(calibration):
+    with st.expander("Calibration against the public record", expanded=False):
+        scored = calibration[calibration["matchable"].astype(bool)]
+        st.caption(
+            f"{int(scored['inside_band'].sum())} of {len(scored)} scored rows inside their "
+            "band; rows the model cannot match yet are listed with their reason "
+            "(formulas in optimizer/calibration.py)."
+        )
+        st.dataframe(calibration, hide_index=True, width="stretch", key="plan_calibration")
