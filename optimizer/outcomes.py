@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.families import REGISTRY
 from optimizer.summary import OK_STATUSES
 
 __all__ = [
@@ -120,18 +121,14 @@ def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[s
     return set(sp.loc[m, "family"].astype(str))
 
 
-#: Families whose rows are plant or supply limits (reported one by one in
-#: :func:`binding_limits`); demand, fleet and inventory rows are bookkeeping.
-LIMIT_FAMILIES = (
-    "supply_resource",
-    "site_it_power",
-    "site_liquid",
-    "site_liquid_share",
-    "site_grid",
-    "site_build_rate",
-    "site_max",
-    "site_water",
-    "commitment",
+#: Families whose rows are reported one by one in :func:`binding_limits`: the
+#: registry's plant and supply limits (``ConstraintFamily.limit``) plus the liquid share
+#: of new build and the commitments, whose prices a risk view wants to see per row;
+#: demand, fleet and inventory rows are bookkeeping.
+LIMIT_FAMILIES = tuple(
+    f.name
+    for f in REGISTRY
+    if (f.limit and f.name != "chip_window") or f.name in ("site_liquid_share", "commitment")
 )
 
 

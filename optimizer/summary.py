@@ -18,6 +18,8 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
+from optimizer.families import REGISTRY
+
 __all__ = [
     "OK_STATUSES",
     "PlanSummary",
@@ -36,40 +38,17 @@ __all__ = [
 OK_STATUSES = ("optimal", "time_limit_feasible")
 """Statuses with a usable plan (exit code 0)."""
 
-#: Families listed as "binding limits": physical and supply limits of the plan. The
-#: structural rows (liquid share of new build, chip inventory, fleet assignment) price
-#: a MW of new capacity or one chip rather than a limit, and demand and commitments
-#: have their own sections; all of them stay in ``shadow_prices.parquet``.
-LIMIT_FAMILIES = frozenset(
-    {
-        "site_it_power",
-        "site_liquid",
-        "site_grid",
-        "site_water",
-        "site_build_rate",
-        "site_max",
-        "supply_resource",
-        "chip_window",
-    }
-)
+#: Families listed as "binding limits": the registry's physical and supply limits
+#: (``ConstraintFamily.limit``). Structural rows (liquid share of new build, chip
+#: inventory, fleet assignment) price a MW of new capacity or one chip rather than a
+#: limit, and demand and commitments have their own sections; all of them stay in
+#: ``shadow_prices.parquet``.
+LIMIT_FAMILIES = frozenset(f.name for f in REGISTRY if f.limit)
 
-#: Domain words for each constraint family; ``{0}``, ``{1}`` ... are the parts of
-#: the row key (``chip/site``), ``{key}`` the whole key.
-FAMILY_WORDS: dict[str, str] = {
-    "site_it_power": "IT power capacity at {0}",
-    "site_liquid": "liquid-cooled capacity at {0}",
-    "site_grid": "grid interconnect at {0}",
-    "site_water": "water permit at {0}",
-    "site_build_rate": "construction rate at {0}",
-    "site_max": "campus maximum IT MW at {0}",
-    "site_liquid_share": "liquid share of new build at {0}",
-    "supply_resource": "supply of {0}",
-    "chip_inventory": "inventory of {0} chips",
-    "chip_window": "sale window of {0}",
-    "fleet_assignment": "fleet of {0} at {1}",
-    "demand_balance": "{0} {1} demand",
-    "commitment": "{0} commitment on {1}",
-}
+#: Domain words for each constraint family, from the registry
+#: (``ConstraintFamily.summary_words``); ``{0}``, ``{1}`` ... are the parts of the row
+#: key (``chip/site``), ``{key}`` the whole key.
+FAMILY_WORDS: dict[str, str] = {f.name: f.summary_words for f in REGISTRY if f.summary_words}
 
 _TOL = 1e-6
 

@@ -109,3 +109,31 @@ def test_row_keys_and_elastic_wording_come_from_the_registry() -> None:
     hard = [f.name for f in REGISTRY if not f.soft and not f.definition]
     assert np.array_equal(slack_rows, np.flatnonzero(np.isin(fam, hard)))
     assert isinstance(el.variables, pd.DataFrame)
+
+
+def test_summary_words_and_limits_come_from_the_registry() -> None:
+    from optimizer import outcomes, summary
+
+    for f in REGISTRY:
+        if not f.definition:
+            assert f.summary_words, f"{f.name}: summary_words missing"
+            fallback = f"{f.name.replace('_', ' ')} a/b/c"
+            assert summary.describe_limit(f.name, "a/b/c") != fallback, f.name
+    assert summary.describe_limit("site_grid", "new_carlisle") == (
+        "grid interconnect at new_carlisle"
+    )
+    # the physical and supply limits the summary lists, as before the registry held them
+    assert summary.LIMIT_FAMILIES == {
+        "site_it_power",
+        "site_liquid",
+        "site_grid",
+        "site_water",
+        "site_build_rate",
+        "site_max",
+        "supply_resource",
+        "chip_window",
+    }
+    assert set(outcomes.LIMIT_FAMILIES) == (summary.LIMIT_FAMILIES - {"chip_window"}) | {
+        "site_liquid_share",
+        "commitment",
+    }

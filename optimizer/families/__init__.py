@@ -40,7 +40,10 @@ nothing applies), a ``check_<name>(inputs)`` function that recomputes the same l
 from ``inputs.frames`` / ``inputs.fleet`` and the dataset and returns
 ``violations("<name>", keys, lhs, rhs, sense, inputs.tolerance)``, and a
 ``ConstraintFamily("<name>", unit, define_<name>, check_<name>, explain_template,
-explain_unit, key_codes, result=...)`` record. Then add that record to
+explain_unit, key_codes, result=..., summary_words="...", limit=...)`` record
+(``summary_words`` names one row in the plan summary and risk views; ``limit=True``
+lists the family among the summary's binding limits and the Monte Carlo binding
+shares). Then add that record to
 :data:`REGISTRY` below at the place it should be built. Nothing else changes: the
 model builds it, the checker checks it, the explanation words it, the shadow-price
 table keys and prices it (``tests/test_families_registry.py`` checks that every

@@ -612,6 +612,16 @@ class ConstraintFamily:
         before the other scenarios' operating columns.
     result : ResultRows or None
         Where the dual lands besides the ``shadow_prices`` table.
+    summary_words : str
+        Domain words for one row in the plan summary and the risk views, with ``{0}``,
+        ``{1}`` ... for the parts of the row key (``chip/site``) and ``{key}`` for the
+        whole key, e.g. ``"grid interconnect at {0}"``. Required for every family that
+        is not a definition family (``tests/test_families_registry.py``).
+    limit : bool
+        A physical or supply limit of the plan (grid, IT power, water, wafers ...): its
+        binding rows are listed among the summary's "binding limits" and in the
+        Monte Carlo binding shares. Bookkeeping rows (inventory, fleet assignment) and
+        rows with their own summary section (demand, commitments) are not limits.
     """
 
     name: str
@@ -625,3 +635,5 @@ class ConstraintFamily:
     definition: bool = False
     builds_columns: bool = False
     result: ResultRows | None = None
+    summary_words: str = ""
+    limit: bool = False

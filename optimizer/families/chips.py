@@ -122,6 +122,7 @@ FAMILIES = (
         "chip {key} production up to {period} short by {amount} chips",
         "chips",
         ("c",),
+        summary_words="inventory of {0} chips",
     ),
     ConstraintFamily(
         "chip_window",
@@ -131,5 +132,7 @@ FAMILIES = (
         "chip {key} produced outside its sale window in {period}: {amount} chips",
         "chips",
         ("c",),
+        summary_words="sale window of {0}",
+        limit=True,
     ),
 )

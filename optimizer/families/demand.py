@@ -120,6 +120,7 @@ FAMILIES = (
         ("k", "w"),
         soft=True,
         result=ResultRows("demand", "shadow_price_usd_per_h100e", ("k", "w", "t")),
+        summary_words="{0} {1} demand",
     ),
     ConstraintFamily(
         "commitment",
@@ -131,5 +132,6 @@ FAMILIES = (
         ("j",),
         soft=True,
         result=ResultRows("commitments", "shadow_price_usd_per_mw", ("j", "t")),
+        summary_words="{0} commitment on {1}",
     ),
 )

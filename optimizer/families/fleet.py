@@ -110,5 +110,6 @@ FAMILIES = (
         "fleet {key} in {period} short by {amount} chips",
         "chips",
         ("c", "s"),
+        summary_words="fleet of {0} at {1}",
     ),
 )

@@ -314,6 +314,8 @@ FAMILIES = (
         "MW",
         _SITE,
         result=_site_limit("power", "it_mw", "it_capacity_mw"),
+        summary_words="IT power capacity at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "site_liquid_share",
@@ -323,6 +325,7 @@ FAMILIES = (
         "site {key} liquid share of new build in {period} short by {amount} MW",
         "MW",
         _SITE,
+        summary_words="liquid share of new build at {0}",
     ),
     ConstraintFamily(
         "site_liquid",
@@ -333,6 +336,8 @@ FAMILIES = (
         "MW",
         _SITE,
         result=_site_limit("liquid", "liq_mw", "liquid_capacity_mw"),
+        summary_words="liquid-cooled capacity at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "site_grid",
@@ -343,6 +348,8 @@ FAMILIES = (
         "MW",
         _SITE,
         result=_site_limit("grid", "fac_mw", "grid_mw"),
+        summary_words="grid interconnect at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "site_build_rate",
@@ -352,6 +359,8 @@ FAMILIES = (
         "site {key} build rate in {period} short by {amount} MW",
         "MW",
         _SITE,
+        summary_words="construction rate at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "site_max",
@@ -361,6 +370,8 @@ FAMILIES = (
         "site {key} maximum IT capacity in {period} short by {amount} MW",
         "MW",
         _SITE,
+        summary_words="campus maximum IT MW at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "site_water",
@@ -371,5 +382,7 @@ FAMILIES = (
         "m3",
         _SITE,
         result=_site_limit("water", "water_m3", "water_permit_m3"),
+        summary_words="water permit at {0}",
+        limit=True,
     ),
 )

@@ -54,5 +54,7 @@ FAMILIES = (
         "units",
         ("r",),
         result=ResultRows("supply_utilisation", "shadow_price_usd_per_unit", ("r", "t")),
+        summary_words="supply of {0}",
+        limit=True,
     ),
 )
