@@ -132,6 +132,8 @@ def test_summary_words_and_limits_come_from_the_registry() -> None:
         "site_max",
         "supply_resource",
         "chip_window",
+        "site_retrofit_rate",
+        "site_retrofit_pool",
     }
     assert set(outcomes.LIMIT_FAMILIES) == (summary.LIMIT_FAMILIES - {"chip_window"}) | {
         "site_liquid_share",

@@ -167,6 +167,8 @@ FAMILIES = (
         "site {key} air-to-liquid retrofit rate in {period} short by {amount} MW",
         "MW",
         ("s",),
+        summary_words="air-to-liquid retrofit rate at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "site_retrofit_pool",
@@ -176,5 +178,7 @@ FAMILIES = (
         "site {key} air-cooled MW left to retrofit by {period} short by {amount} MW",
         "MW",
         ("s",),
+        summary_words="air-cooled MW left to retrofit at {0}",
+        limit=True,
     ),
 )

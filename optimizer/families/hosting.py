@@ -137,5 +137,6 @@ FAMILIES = (
         "site/chip {key} hosts a forbidden chip in {period}: {amount} chips",
         "chips",
         ("s", "c"),
+        summary_words="hosting rule for {1} at {0}",
     ),
 )
