@@ -488,6 +488,7 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
         out += _check_schedules(tables, files, horizon)
     out += _check_commitments(tables, files)
     out += _check_regions(tables, files)
+    out += _check_hosts(tables, files)
     return out
 
 
@@ -683,6 +684,37 @@ def _check_regions(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str])
                         "regions",
                         txt,
                         f"region {reg!r} is not the region of any site." + suggest(reg, regions),
+                    )
+                )
+    return out
+
+
+def _check_hosts(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Check that each ``sites.hosts`` entry names a chip family or vendor (a warning).
+
+    An entry that matches nothing forbids no more than it allows: a site whose every
+    entry is unknown hosts no chip at all. That may be deliberate (a campus reserved
+    for a family not in the dataset), so it is a warning, with a did-you-mean for a
+    typo ("trainum"), at the site's row.
+    """
+    sites = tables["sites"]
+    if "hosts" not in sites:
+        return []
+    chips = tables["chips"]
+    known = set(chips["family"].astype(str)) | set(chips["vendor"].astype(str))
+    out: list[Finding] = []
+    for i, txt in enumerate(sites["hosts"].fillna("").astype(str)):
+        for entry in [h.strip() for h in txt.split(";") if h.strip()]:
+            if entry not in known:
+                out.append(
+                    Finding(
+                        "warning",
+                        files["sites"],
+                        i + 2,
+                        "hosts",
+                        txt,
+                        f"{entry!r} is neither a chip family nor a vendor of chips.csv; "
+                        "the site could host no chip." + suggest(entry, known),
                     )
                 )
     return out

@@ -220,3 +220,16 @@ def test_a_case_variant_duplicate_site_is_one_error_not_a_cascade(tiny_dir: Path
     f = only(errors(tiny_dir))
     assert (f.file, f.row, f.value) == ("sites.csv", 3, "DC-1")
     assert "duplicate key" in f.message
+
+
+def test_hosts_entry_naming_no_family_or_vendor_is_a_warning_with_did_you_mean(
+    tiny_dir: Path,
+) -> None:
+    sites = pd.read_csv(tiny_dir / "sites.csv", dtype=str, keep_default_na=False)
+    sites["hosts"] = ""
+    sites.loc[0, "hosts"] = "trainum;nvidia"
+    sites.to_csv(tiny_dir / "sites.csv", index=False)
+    ds = load_dataset(tiny_dir)
+    (w,) = [f for f in ds.warnings if f.column == "hosts"]
+    assert (w.severity, w.file, w.row, w.value) == ("warning", "sites.csv", 2, "trainum;nvidia")
+    assert "'trainum'" in w.message and "trainium" in w.message
