@@ -36,6 +36,7 @@ from capacity.validation import (
     check_references,
     check_semantics,
     check_sources,
+    merge_findings,
     parse_table,
 )
 
@@ -454,5 +455,5 @@ def validate_directory(directory: str | Path, scenario: str | None = None) -> li
                 )
                 for f in e.findings
             ]
-        findings += [f for f in sc.warnings if f not in findings]
+        findings = merge_findings(findings, sc.warnings)
     return findings

@@ -87,10 +87,25 @@ def app_(
     os.execve(cmd[0], cmd, env)
 
 
-def print_findings(findings: list[Finding], *, title: str = "Validation findings") -> None:
-    """Print findings as a table: severity, file, row, column, value, message."""
+DEFAULT_MAX_FINDINGS = 200
+"""Findings ``capacity validate`` lists before it counts the rest (``--max-findings``)."""
+
+
+def print_findings(
+    findings: list[Finding],
+    *,
+    title: str = "Validation findings",
+    limit: int = DEFAULT_MAX_FINDINGS,
+) -> None:
+    """Print findings as a table: severity, file, row, column, value, message.
+
+    At most ``limit`` rows (errors first; 0 = no limit), then a line counting what was
+    left out, and the totals.
+    """
     from rich.console import Console
     from rich.table import Table
+
+    from capacity.validation import left_out_text
 
     console = Console(width=max(120, Console().width))
     if not findings:
@@ -100,7 +115,8 @@ def print_findings(findings: list[Finding], *, title: str = "Validation findings
     for col in ("severity", "file", "row", "column", "value", "message"):
         table.add_column(col, overflow="fold")
     order = sorted(findings, key=lambda f: (f.severity != "error", f.file, f.row or 0))
-    for f in order:
+    shown = len(order) if limit <= 0 else min(limit, len(order))
+    for f in order[:shown]:
         colour = "red" if f.severity == "error" else "yellow"
         table.add_row(
             f"[{colour}]{f.severity}[/{colour}]",
@@ -111,6 +127,8 @@ def print_findings(findings: list[Finding], *, title: str = "Validation findings
             f.message,
         )
     console.print(table)
+    if shown < len(order):
+        console.print(left_out_text(order, shown) + "; --max-findings 0 lists them all")
     n_err = sum(f.severity == "error" for f in findings)
     console.print(f"{n_err} error(s), {len(findings) - n_err} warning(s)")
 
@@ -126,13 +144,21 @@ def validate(
             "--scenario", "-s", help="Also validate this scenario (repeatable; 'all' = every one)."
         ),
     ] = None,
+    max_findings: Annotated[
+        int,
+        typer.Option(
+            "--max-findings",
+            min=0,
+            help="List at most this many findings (errors first), then count the rest; 0 = all.",
+        ),
+    ] = DEFAULT_MAX_FINDINGS,
 ) -> None:
     """Validate a dataset (and scenarios): every finding with file, row, column and value.
 
     Exits 0 when there is no error (warnings allowed), 1 when there is.
     """
     from capacity.dataset import load_dataset, validate_directory
-    from capacity.validation import DataValidationError
+    from capacity.validation import DataValidationError, merge_findings
 
     findings = validate_directory(data_dir)
     names = list(scenario or [])
@@ -143,8 +169,8 @@ def validate(
             names = []
     for name in names:
         extra = validate_directory(data_dir, name)
-        findings += [f for f in extra if f not in findings]
-    print_findings(findings)
+        findings = merge_findings(findings, extra)
+    print_findings(findings, limit=max_findings)
     checked = ", ".join(names) if names else "base data"
     if any(f.severity == "error" for f in findings):
         typer.echo(f"INVALID: {data_dir} ({checked})")

@@ -369,3 +369,59 @@ def test_batch_summary_escapes_formula_cells(tiny_dir: Path, tmp_path: Path) -> 
     assert r.n_failed == 1  # invalid data: no cluster is started
     lines = (tmp_path / "out" / "batch_summary.csv").read_text().splitlines()
     assert lines[1].startswith("'=cmd|' /C calc'!A0,scenario,failed,invalid_data")
+
+
+# ---------------------------------------------------------------- validation at scale
+def _duplicate_demand(d: Path, n: int) -> None:
+    lines = (d / "demand.csv").read_text().splitlines()
+    (d / "demand.csv").write_text("\n".join(lines + [lines[1]] * n) + "\n")
+
+
+def test_20k_duplicate_rows_are_checked_fast_and_each_names_its_first_row(
+    tiny_dir: Path,
+) -> None:
+    import time
+
+    from capacity.dataset import read_table_file
+    from capacity.schema import SPECS
+    from capacity.validation import check_keys, parse_table
+
+    _duplicate_demand(tiny_dir, 20_000)
+    raw = read_table_file(tiny_dir / "demand.csv")
+    df, _ = parse_table(SPECS["demand"], raw, "demand.csv")
+    t0 = time.perf_counter()
+    found = check_keys(SPECS["demand"], df, "demand.csv")
+    elapsed = time.perf_counter() - t0
+    assert len(found) == 20_000
+    assert found[0].row == len(raw) + 2 - 20_000  # first duplicate, after the original rows
+    assert found[-1].row == len(raw) + 1
+    assert all("the same key as row 2" in f.message for f in found)
+    assert elapsed < 2.0, f"check_keys took {elapsed:.1f} s"
+
+
+def test_case_variant_duplicate_still_names_the_first_spelling(tiny_dir: Path) -> None:
+    from capacity.dataset import read_table_file
+    from capacity.schema import SPECS
+    from capacity.validation import check_keys, parse_table
+
+    lines = (tiny_dir / "demand.csv").read_text().splitlines()
+    (tiny_dir / "demand.csv").write_text(
+        "\n".join([*lines, " ACME" + lines[1][len("acme") :]]) + "\n"
+    )
+    df, _ = parse_table(SPECS["demand"], read_table_file(tiny_dir / "demand.csv"), "demand.csv")
+    (f,) = check_keys(SPECS["demand"], df, "demand.csv")
+    assert f.row == len(lines) + 1 and f.value.startswith(" ACME/")
+    assert "same as 'acme'/'training'/'2026Q1' on row 2 once case" in f.message
+
+
+def test_cli_validate_caps_its_listing_and_counts_the_rest(tiny_dir: Path) -> None:
+    from typer.testing import CliRunner
+
+    from optimizer.cli import app
+
+    _duplicate_demand(tiny_dir, 20_000)
+    res = CliRunner().invoke(app, ["validate", str(tiny_dir), "--max-findings", "50"])
+    assert res.exit_code == 1
+    assert "... and 19,950 more finding(s) not shown (19,950 error(s), 0 warning(s))" in res.output
+    assert "20000 error(s), 0 warning(s)" in res.output
+    assert res.output.count("duplicate key") == 50

@@ -432,22 +432,30 @@ def runs_frame() -> pd.DataFrame:
     )
 
 
+MAX_FINDINGS_SHOWN = 500
+"""Rows of a findings table the app shows; the rest are counted below it."""
+
+
 def show_findings(findings: list[Finding], *, title: str = "") -> None:
     """Show findings grouped by file, as an error (or warning) box plus a table; never raises.
 
     The table has a ``file`` column naming the table each finding is about, and the
     spreadsheet row (header = 1) that the messages use.
     """
+    from capacity.validation import left_out_text
     from ui.dataio import FILE_ROWS, findings_column_config, findings_table, order_findings
 
     errors = [f for f in findings if f.severity == "error"]
     if title:
         (st.error if errors else st.warning)(title)
     if findings:
+        ordered = order_findings(findings)
         st.dataframe(
-            findings_table(order_findings(findings)).drop(columns=["editor_row"]),
+            findings_table(ordered[:MAX_FINDINGS_SHOWN]).drop(columns=["editor_row"]),
             hide_index=True,
             width="stretch",
             column_config=findings_column_config(),
         )
         st.caption(FILE_ROWS)
+        if len(ordered) > MAX_FINDINGS_SHOWN:
+            st.caption(left_out_text(ordered, MAX_FINDINGS_SHOWN) + ".")
