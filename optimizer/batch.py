@@ -85,7 +85,6 @@ plan (same objective); ``tests/test_batch.py`` compares warm and cold case by ca
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import json
 import logging
@@ -93,7 +92,7 @@ import os
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -107,6 +106,7 @@ from capacity.csv_safe import to_safe_csv
 from capacity.scenarios import UnknownScenarioError, apply_overrides, apply_scenario
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
+from optimizer.cluster import ClusterLost, ClusterOptions, open_client, wait_each
 from optimizer.report import write_json_atomic
 from optimizer.summary import OK_STATUSES
 from optimizer.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
@@ -754,35 +754,6 @@ def _is_done(out_dir: Path, entry: Mapping[str, Any] | None, key: str) -> bool:
     return bool(files) and all((out_dir / f).is_file() for f in files)
 
 
-@contextlib.contextmanager
-def _dask_client(workers: int, scheduler: str | None) -> Iterator[Any]:
-    import dask
-    from distributed import Client, LocalCluster
-
-    if scheduler:
-        with Client(scheduler, timeout="20s") as client:
-            yield client
-        return
-    cfg = {
-        "distributed.scheduler.allowed-failures": 0,
-        "distributed.scheduler.worker-saturation": 1.0,
-        "distributed.worker.daemon": False,
-    }
-    with dask.config.set(cfg):
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            silence_logs=logging.ERROR,
-        )
-        try:
-            with Client(cluster) as client:
-                yield client
-        finally:
-            cluster.close()
-
-
 class _Progress:
     """Rich progress bar: cases done, failed and left, time to go."""
 
@@ -845,6 +816,7 @@ def run_batch(
     progress: bool = True,
     on_case: Callable[[CaseResult], None] | None = None,
     on_invalid: Callable[[dict[str, tuple[Finding, ...]]], None] | None = None,
+    cluster: ClusterOptions | None = None,
 ) -> BatchResult:
     """Run every case of a sweep on Dask and write each one as soon as it finishes.
 
@@ -870,6 +842,8 @@ def run_batch(
     on_invalid : callable, optional
         Called once, before any solve, with the cases whose data does not validate
         (case name -> error findings); not called when every case is valid.
+    cluster : ClusterOptions, optional
+        TLS of the cluster and the bounded wait (see :mod:`optimizer.cluster`).
 
     Returns
     -------
@@ -880,9 +854,8 @@ def run_batch(
     optimizer.sweep.SweepSpecError
         When the sweep is invalid or names an unknown scenario.
     capacity.validation.DataValidationError
-        When the base dataset does not validate. A case whose overrides make the
-        data invalid does not raise: it is recorded as failed (see the module
-        docstring) and the other cases run.
+        When the base dataset does not validate (a case whose overrides make the data
+        invalid is recorded as failed, see the module docstring; the others run).
     """
     from capacity.dataset import load_dataset
     from optimizer.solve import SolveOptions
@@ -909,7 +882,9 @@ def run_batch(
     if invalid and on_invalid is not None:
         on_invalid(dict(invalid))
     if todo:
-        _solve_on_dask(run, base, todo, options, reuse, workers, scheduler, progress)
+        target = cluster or ClusterOptions()
+        target = dataclasses.replace(target, workers=workers, scheduler=scheduler)
+        _solve_on_dask(run, base, todo, options, reuse, target, progress)
     summary = batch_summary(manifest, cases, {c.name for c in skipped})
     _write_csv_atomic(summary, out / BATCH_SUMMARY)
     n_done, n_failed = run.counts["done"], run.counts["failed"]
@@ -1047,17 +1022,20 @@ def _solve_on_dask(
     todo: Sequence[SweepCase],
     options: Any,
     reuse: bool,
-    workers: int,
-    scheduler: str | None,
+    cluster: ClusterOptions,
     progress: bool,
 ) -> None:
-    """Solve the cases on a Dask cluster, recording each as it finishes."""
-    from distributed import as_completed
+    """Solve the cases on a Dask cluster, recording each as it finishes.
 
-    with _dask_client(workers, scheduler) as client, _Progress(len(todo), progress) as bar:
+    The wait is bounded (:func:`optimizer.cluster.wait_each`): when the scheduler is
+    lost, or no worker comes back in time, every unfinished case is recorded failed
+    at once, so the batch exits 1 and a re-run redoes exactly those cases.
+    """
+    with open_client(cluster) as client, _Progress(len(todo), progress) as bar:
         # The base dataset travels with each task (not scattered): scattered data
         # dies with the last worker holding it, and a restarted worker would lack it.
         tag = uuid.uuid4().hex[:8]
+        finished: set[str] = set()
 
         def submit(c: SweepCase, attempt: int) -> Any:
             return client.submit(
@@ -1072,22 +1050,33 @@ def _solve_on_dask(
                 retries=0,
             )
 
+        def on_done(case: SweepCase, first: CaseResult | None) -> Callable[[Any], None]:
+            def done(fut: Any) -> None:
+                cr, was_lost = run.outcome(fut, case)
+                if was_lost and first is None:
+                    lost.append((case, cr))  # retried alone below
+                    return
+                if was_lost and first is not None:
+                    cr.error = f"{cr.error} (lost its worker twice; first: {first.error})"
+                finished.add(case.name)
+                run.record(case, cr, bar, retried=first is not None)
+
+            return done
+
         futures = {submit(c, 0): c for c in todo}
         lost: list[tuple[SweepCase, CaseResult]] = []
-        for fut in as_completed(list(futures)):
-            case = futures[fut]
-            cr, was_lost = run.outcome(fut, case)
-            if was_lost:
-                lost.append((case, cr))  # retried alone below
-            else:
-                run.record(case, cr, bar, retried=False)
-        # A dying worker also fails the tasks queued on it; retry each lost case
-        # once, alone, so only a case that kills its worker twice is marked failed.
-        for case, first in lost:
-            cr, again = run.outcome(submit(case, 1), case)
-            if again:
-                cr.error = f"{cr.error} (lost its worker twice; first: {first.error})"
-            run.record(case, cr, bar, retried=True)
+        try:
+            wait_each(client, list(futures), lambda f: on_done(futures[f], None)(f), cluster)
+            # A dying worker also fails the tasks queued on it; retry each lost case
+            # once, alone, so only a case that kills its worker twice is marked failed.
+            for case, first in lost:
+                wait_each(client, [submit(case, 1)], on_done(case, first), cluster)
+        except ClusterLost as exc:
+            for case in todo:
+                if case.name not in finished:
+                    err = f"{exc}; not finished (re-run the command to redo it)"
+                    cr = CaseResult(case.name, run.keys[case.name], "failed", None, None, error=err)
+                    run.record(case, cr, bar, retried=False)
 
 
 def batch_summary(

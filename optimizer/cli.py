@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from optimizer.cluster import NO_WORKER_TIMEOUT_S, ClusterOptions, TlsFiles
+
 if TYPE_CHECKING:  # pandas stays unloaded for --help
     from rich.console import Console
 
@@ -455,6 +457,50 @@ _register_pulp_commands()
 # --- capacity batch (owner: risk/batch engineer) -------------------------------------
 
 
+_SecureOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--secure/--insecure",
+        help="Local cluster over TLS with a temporary certificate (default: on when "
+        "'cryptography' is installed; --secure requires it, --insecure turns it off).",
+    ),
+]
+_TlsCaOption = Annotated[
+    str | None,
+    typer.Option("--tls-ca-file", help="With --scheduler: CA file of a TLS Dask cluster."),
+]
+_TlsCertOption = Annotated[
+    str | None, typer.Option("--tls-cert", help="With --scheduler: client certificate.")
+]
+_TlsKeyOption = Annotated[
+    str | None, typer.Option("--tls-key", help="With --scheduler: client private key.")
+]
+_WorkerTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--worker-timeout",
+        min=0.0,
+        help="Seconds to wait while no Dask worker is connected before the unfinished "
+        "cases are marked failed (a lost scheduler fails them at once).",
+    ),
+]
+
+
+def _tls_files(
+    scheduler: str | None, ca_file: str | None, cert: str | None, key: str | None
+) -> TlsFiles | None:
+    """TLS files of ``--scheduler`` (None: use the Dask configuration); exit 2 on misuse."""
+    if ca_file is None and cert is None and key is None:
+        return None
+    if not scheduler:
+        typer.echo("error: --tls-ca-file/--tls-cert/--tls-key need --scheduler", err=True)
+        raise typer.Exit(2)
+    if ca_file is None:
+        typer.echo("error: --tls-cert/--tls-key need --tls-ca-file", err=True)
+        raise typer.Exit(2)
+    return TlsFiles(ca_file, cert, key)
+
+
 @app.command()
 def batch(
     sweep: Annotated[Path, typer.Argument(help="Sweep YAML: data, scenarios, grid, monte_carlo.")],
@@ -480,6 +526,11 @@ def batch(
             "--reuse/--no-reuse", help="Patch the base model per case instead of rebuilding."
         ),
     ] = True,
+    secure: _SecureOption = None,
+    tls_ca_file: _TlsCaOption = None,
+    tls_cert: _TlsCertOption = None,
+    tls_key: _TlsKeyOption = None,
+    worker_timeout: _WorkerTimeoutOption = NO_WORKER_TIMEOUT_S,
 ) -> None:
     """Solve every case of a sweep on Dask; write <out>/scenario=<case>/<table>.parquet.
 
@@ -497,6 +548,7 @@ def batch(
     from optimizer.sweep import SweepSpecError
 
     console = Console(width=max(120, Console().width))
+    tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
     try:
         result = run_batch(
             sweep,
@@ -506,7 +558,16 @@ def batch(
             options=SolveOptions(solver=require_solver(solver), time_limit_s=time_limit),
             reuse=reuse,
             on_invalid=lambda bad: render_invalid(bad, console),
+            cluster=ClusterOptions(
+                security="auto" if secure is None else ("tls" if secure else "none"),
+                tls=tls,
+                worker_timeout_s=worker_timeout,
+            ),
         )
+    except (OSError, TimeoutError, RuntimeError) as e:
+        target = f"the Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"
+        console.print(f"[red]error:[/red] cannot start the batch on {escape(target)}: {e}")
+        raise typer.Exit(1) from None
     except SweepSpecError as e:
         console.print(f"[red]error:[/red] invalid sweep {escape(e.file)}")
         for f in e.findings:

@@ -50,6 +50,7 @@ OPTIMIZER_RANKS = {
     "optimizer.summary": 3,
     # scenario analysis: specs, outcome metrics, many solves, risk views
     "optimizer.sweep": 4,
+    "optimizer.cluster": 4,  # Dask client, local cluster security, bounded wait
     "optimizer.outcomes": 4,
     "optimizer.batch": 5,
     "optimizer.risk": 6,
