@@ -17,13 +17,13 @@ from optimizer.batch import BATCH_MANIFEST, run_batch
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 
-# 40 Monte Carlo cases on the tiny dataset: enough work to still be running when the
+# 12 Monte Carlo cases on the tiny dataset: enough work to still be running when the
 # scheduler is killed after the first case is written
 MANY = f"""
 data: {TINY}
 monte_carlo:
   base: neutral
-  samples: 40
+  samples: 12
   seed: 3
   parameters:
     - name: demand
@@ -129,7 +129,7 @@ def test_batch_exits_1_when_its_scheduler_dies_and_a_rerun_resumes(
     states = _states(out)
     done = [n for n, e in states.items() if e["state"] == "done"]
     failed = [n for n, e in states.items() if e["state"] == "failed"]
-    assert done and failed and len(done) + len(failed) == 40
+    assert done and failed and len(done) + len(failed) == 12
     assert all("lost the Dask scheduler" in str(states[n]["error"]) for n in failed)
     # a re-run (on a local cluster) redoes exactly the unfinished cases
     again = run_batch(sweep, out, workers=1, progress=False)
