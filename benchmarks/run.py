@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.solver_options import highs_options
+from optimizer.solve import highs_ok, highs_refusal_reason
 
 REL_TOL = 1e-6
 ROOT = Path(__file__).resolve().parents[1]
@@ -162,12 +163,12 @@ def floor_solve(arrays: dict[str, np.ndarray], time_limit_s: float | None = None
     lp.a_matrix_.index_ = arrays["index"]
     lp.a_matrix_.value_ = arrays["value"]
     h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    highs_ok(h.setOptionValue("output_flag", False), "option output_flag")
     for k, v in highs_options(lp.num_col_, time_limit_s).items():
-        h.setOptionValue(k, v)
-    h.passModel(lp)
+        highs_ok(h.setOptionValue(k, v), f"option {k}")
+    highs_ok(h.passModel(lp), "the model", highs_refusal_reason(lp))
     t1, c1 = time.perf_counter(), cpu_s()
-    h.run()
+    highs_ok(h.run(), "to solve the model")
     t2, c2 = time.perf_counter(), cpu_s()
     ok = h.getModelStatus() == highspy.HighsModelStatus.kOptimal
     obj = float(h.getInfo().objective_function_value) if ok else float("nan")
@@ -391,7 +392,7 @@ def _warm_start_floor(base: Any, items: list[Any], ref: list[float]) -> dict[str
     model = build_model(base)
     arr = export_arrays(model)
     h = highspy.Highs()
-    h.setOptionValue("output_flag", False)
+    highs_ok(h.setOptionValue("output_flag", False), "option output_flag")
     lp = highspy.HighsLp()
     inf = highspy.kHighsInf
     lp.num_col_, lp.num_row_ = len(arr["cost"]), len(arr["row_lo"])
@@ -402,8 +403,8 @@ def _warm_start_floor(base: Any, items: list[Any], ref: list[float]) -> dict[str
     lp.a_matrix_.format_ = highspy.MatrixFormat.kColwise
     lp.a_matrix_.start_, lp.a_matrix_.index_ = arr["start"], arr["index"]
     lp.a_matrix_.value_ = arr["value"]
-    h.passModel(lp)
-    h.run()
+    highs_ok(h.passModel(lp), "the model", highs_refusal_reason(lp))
+    highs_ok(h.run(), "to solve the model")
     n, m = lp.num_col_, lp.num_row_
     cols, rows = np.arange(n, dtype=np.int32), np.arange(m, dtype=np.int32)
     times, diffs = [], []
@@ -414,11 +415,10 @@ def _warm_start_floor(base: Any, items: list[Any], ref: list[float]) -> dict[str
         if pm is None:
             return {"warm_s": None, "warm_note": "a case was not patchable"}
         lo, hi = pm.row_bounds()
-        h.changeColsCost(n, cols, pm.variables["cost"].to_numpy(float))
-        h.changeRowsBounds(
-            m, rows, np.where(np.isfinite(lo), lo, -inf), np.where(np.isfinite(hi), hi, inf)
-        )
-        h.run()
+        highs_ok(h.changeColsCost(n, cols, pm.variables["cost"].to_numpy(float)), "costs")
+        lo, hi = np.where(np.isfinite(lo), lo, -inf), np.where(np.isfinite(hi), hi, inf)
+        highs_ok(h.changeRowsBounds(m, rows, lo, hi), "row bounds")
+        highs_ok(h.run(), "to re-solve the model")
         times.append(time.perf_counter() - t)
         obj = h.getInfo().objective_function_value + pm.objective_constant
         diffs.append(abs(obj - want) / max(1.0, abs(want)))

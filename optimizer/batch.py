@@ -837,13 +837,12 @@ def run_batch(
     progress : bool
         Show the rich progress bar.
     on_case : callable, optional
-        Called in the client with each finished :class:`CaseResult` (invalid cases
-        included, with ``status == "invalid_data"``).
+        Called with each finished :class:`CaseResult` (invalid ones too: ``invalid_data``).
     on_invalid : callable, optional
         Called once, before any solve, with the cases whose data does not validate
         (case name -> error findings); not called when every case is valid.
     cluster : ClusterOptions, optional
-        TLS of the cluster and the bounded wait (see :mod:`optimizer.cluster`).
+        TLS and the bounded wait (:mod:`optimizer.cluster`); ``workers``, ``scheduler`` win.
 
     Returns
     -------
@@ -854,15 +853,13 @@ def run_batch(
     optimizer.sweep.SweepSpecError
         When the sweep is invalid or names an unknown scenario.
     capacity.validation.DataValidationError
-        When the base dataset does not validate (a case whose overrides make the data
-        invalid is recorded as failed, see the module docstring; the others run).
+        When the base dataset does not validate (an invalid case is recorded failed).
     """
     from capacity.dataset import load_dataset
     from optimizer.solve import SolveOptions
 
     spec = load_sweep(sweep) if isinstance(sweep, str | Path) else sweep
-    options = options or SolveOptions()
-    out = Path(out_dir)
+    options, out = options or SolveOptions(), Path(out_dir)
     base = load_dataset(spec.data)
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
@@ -882,9 +879,7 @@ def run_batch(
     if invalid and on_invalid is not None:
         on_invalid(dict(invalid))
     if todo:
-        target = cluster or ClusterOptions()
-        target = dataclasses.replace(target, workers=workers, scheduler=scheduler)
-        _solve_on_dask(run, base, todo, options, reuse, target, progress)
+        _solve_on_dask(run, base, todo, options, reuse, _on(cluster, workers, scheduler), progress)
     summary = batch_summary(manifest, cases, {c.name for c in skipped})
     _write_csv_atomic(summary, out / BATCH_SUMMARY)
     n_done, n_failed = run.counts["done"], run.counts["failed"]
@@ -1014,6 +1009,11 @@ class _BatchRecorder:
             return CaseResult(case.name, key, "failed", None, None, error=err), lost
         finally:
             fut.release()
+
+
+def _on(cluster: ClusterOptions | None, workers: int, scheduler: str | None) -> ClusterOptions:
+    """Return ``cluster`` (default options) with the batch's workers and scheduler."""
+    return dataclasses.replace(cluster or ClusterOptions(), workers=workers, scheduler=scheduler)
 
 
 def _solve_on_dask(

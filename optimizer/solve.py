@@ -254,7 +254,7 @@ def new_highs() -> Any:
             os.dup2(saved, 1)
             os.close(saved)
         _HIGHS_BANNER_SHOWN = True
-    h.setOptionValue("output_flag", False)
+    highs_ok(h.setOptionValue("output_flag", False), "option output_flag=False")
     return h
 
 
@@ -300,14 +300,14 @@ def _configure_highs(h: Any, options: SolveOptions, *, is_mip: bool, n: int) -> 
         # the interior point method (+ crossover, so duals are basic) finishes
         values += [("solver", "ipm"), ("run_crossover", "on")]
     for name, value in values:
-        _highs_ok(h.setOptionValue(name, value), f"option {name}={value!r}")
+        highs_ok(h.setOptionValue(name, value), f"option {name}={value!r}")
 
 
 class HighsRefusedError(RuntimeError):
     """HiGHS returned an error status from a call (the model or an option was refused)."""
 
 
-def _highs_ok(status: Any, call: str, reason: str = "") -> None:
+def highs_ok(status: Any, call: str, reason: str = "") -> None:
     """Raise :class:`HighsRefusedError` when a highspy call returned ``HighsStatus.kError``.
 
     Every highspy call that returns a ``HighsStatus`` goes through this check, so a
@@ -349,7 +349,7 @@ def highs_refusal_reason(lp: Any) -> str:
 
 def _highs_pass(h: Any, lp: Any) -> None:
     """``passModel`` with its status checked; a refusal names what HiGHS cannot take."""
-    _highs_ok(h.passModel(lp), "the model", highs_refusal_reason(lp))
+    highs_ok(h.passModel(lp), "the model", highs_refusal_reason(lp))
 
 
 def _highs_run(h: Any) -> Any:
@@ -362,13 +362,13 @@ def _highs_run(h: Any) -> Any:
     """
     import highspy
 
-    _highs_ok(h.run(), "to solve the model")
+    highs_ok(h.run(), "to solve the model")
     ms = h.getModelStatus()
     if ms == highspy.HighsModelStatus.kUnboundedOrInfeasible:
-        _highs_ok(h.setOptionValue("presolve", "off"), "option presolve=off")
-        _highs_ok(h.run(), "to solve the model without presolve")
+        highs_ok(h.setOptionValue("presolve", "off"), "option presolve=off")
+        highs_ok(h.run(), "to solve the model without presolve")
         ms = h.getModelStatus()
-        _highs_ok(h.setOptionValue("presolve", "choose"), "option presolve=choose")
+        highs_ok(h.setOptionValue("presolve", "choose"), "option presolve=choose")
     return ms
 
 
@@ -537,12 +537,12 @@ class HighsSession:
         cur = self._arrays
         i = np.flatnonzero(new["cost"] != cur["cost"]).astype(np.int32)
         if len(i):
-            _highs_ok(h.changeColsCost(len(i), i, new["cost"][i]), "changeColsCost")
+            highs_ok(h.changeColsCost(len(i), i, new["cost"][i]), "changeColsCost")
         i = np.flatnonzero(
             (new["col_lo"] != cur["col_lo"]) | (new["col_hi"] != cur["col_hi"])
         ).astype(np.int32)
         if len(i):
-            _highs_ok(
+            highs_ok(
                 h.changeColsBounds(len(i), i, new["col_lo"][i], new["col_hi"][i]),
                 "changeColsBounds",
             )
@@ -550,19 +550,19 @@ class HighsSession:
             (new["row_lo"] != cur["row_lo"]) | (new["row_hi"] != cur["row_hi"])
         ).astype(np.int32)
         if len(i):
-            _highs_ok(
+            highs_ok(
                 h.changeRowsBounds(len(i), i, new["row_lo"][i], new["row_hi"][i]),
                 "changeRowsBounds",
             )
         offset = float(model.objective_constant)
         if offset != self._offset:
-            _highs_ok(h.changeObjectiveOffset(offset), "changeObjectiveOffset")
+            highs_ok(h.changeObjectiveOffset(offset), "changeObjectiveOffset")
         if coeffs is not None:
             for r, c, v in zip(*coeffs, strict=True):
-                _highs_ok(h.changeCoeff(int(r), int(c), float(v)), "changeCoeff")
+                highs_ok(h.changeCoeff(int(r), int(c), float(v)), "changeCoeff")
         if model.n_variables > IPM_THRESHOLD_COLUMNS:
             # warm starts need the simplex
-            _highs_ok(h.setOptionValue("solver", "simplex"), "option solver='simplex'")
+            highs_ok(h.setOptionValue("solver", "simplex"), "option solver='simplex'")
         self.model, self._arrays, self._offset = model, new, offset
         return True
 
