@@ -175,6 +175,7 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
             "c": -1,
             "k": -1,
             "w": -1,
+            "o": -1,
             "j": rows,
             "t": con["t"].to_numpy()[rows],
             "lb": 0.0,

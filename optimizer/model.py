@@ -108,6 +108,7 @@ import scipy.sparse as sp
 
 from capacity.schema import period_index
 from optimizer.families import REGISTRY
+from optimizer.families.power import POWER_KINDS, source_names
 from optimizer.families.base import (
     ROW_CODE_COLUMNS,
     ModelBuilder,
@@ -140,6 +141,7 @@ VAR_KINDS = (
     "breach",
     "fleet",
     "retrofit",
+    *POWER_KINDS,
 )
 
 #: Constraint families in the order of the registry, with the unit of their rhs
@@ -156,6 +158,9 @@ COST_TERMS = (
     "energy",
     "unmet_penalty",
     "breach_penalty",
+    "grid_upgrade",
+    "onsite_power",
+    "carbon",
 )
 
 
@@ -299,7 +304,17 @@ def _codes(datasets: Sequence[Any]) -> dict[str, tuple[str, ...]]:
         "w": _union_ids(datasets, ("workloads", "demand"), "workload"),
         "r": _union_ids(datasets, ("supply_resources", "chip_bill_of_materials"), "resource"),
         "f": _union_ids(datasets, ("chips",), "family"),
+        "o": _source_codes(datasets),
     }
+
+
+def _source_codes(datasets: Sequence[Any]) -> tuple[str, ...]:
+    """Power source names over the scenarios (``grid`` first; :mod:`optimizer.families.power`)."""
+    seen: dict[str, None] = {}
+    for ds in datasets:
+        for name in source_names(ds):
+            seen.setdefault(name, None)
+    return tuple(seen)
 
 
 # --------------------------------------------------------------- coded scenario tables
@@ -452,6 +467,7 @@ def _scenario_data(index: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) ->
         commitment_periods=commitment_periods,
         workload_names=tuple(codes["w"]),
         pipeline=_coded_pipeline(ds, codes),
+        source_names=tuple(codes["o"]),
     )
 
 
@@ -639,8 +655,10 @@ def define_objective(builder: ModelBuilder, columns: ScenarioColumns) -> None:
         return np.asarray(per_unit["it"].to_numpy() * pue * price)
 
     for per_unit in (fleet_it, assign_it):
+        if columns.power:  # energy by source is priced by the power families
+            break
         builder.add_cost(i, "energy", per_unit["col"], per_unit["t"], energy_usd(per_unit))
-    if len(initial_it):
+    if len(initial_it) and not columns.power:
         builder.add_const(i, "energy", initial_it["t"], energy_usd(initial_it))
     unmet = columns.unmet
     penalty = scenario.customers["unmet_penalty_usd_per_h100e_period"].reindex(unmet["k"])

@@ -213,6 +213,9 @@ def solution_frames(
         "produce": (("chip", "c"),),
         "assign": (("chip", "c"), ("site", "s"), ("customer", "k"), ("workload", "w")),
         "unmet": (("customer", "k"), ("workload", "w")),
+        "grid_upgrade": (("site", "s"), ("source", "o")),
+        "onsite_build": (("site", "s"), ("source", "o")),
+        "power_energy": (("site", "s"), ("source", "o")),
     }
     for k, cols in spec.items():
         sel = (kind == k) & ((sc == -1) | (sc == scenario))

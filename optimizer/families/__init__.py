@@ -56,7 +56,16 @@ column phase), not to the registry.
 
 from __future__ import annotations
 
-from optimizer.families import chips, construction, demand, fleet, hosting, site, supply
+from optimizer.families import (
+    chips,
+    construction,
+    demand,
+    fleet,
+    hosting,
+    power_check,
+    site,
+    supply,
+)
 from optimizer.families.base import ConstraintFamily, ResultRows
 
 __all__ = [
@@ -87,6 +96,7 @@ REGISTRY: tuple[ConstraintFamily, ...] = _ordered(
     (_FLEET_ASSIGNMENT,),
     demand.FAMILIES,
     (_FLEET_DEFINITION,),
+    power_check.FAMILIES,
 )
 
 #: Family record by name.

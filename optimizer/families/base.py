@@ -22,10 +22,10 @@ import pandas as pd
 from capacity.schema import period_index
 
 #: Code columns a constraint row may carry (-1 when not applicable).
-ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "t")
+ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "t", "o")
 
 #: Code columns a variable may carry (-1 when not applicable).
-VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "t")
+VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "t", "o")
 
 #: Result-table column of each code letter (``j`` stays the commitment row number).
 CODE_NAMES = {
@@ -36,6 +36,7 @@ CODE_NAMES = {
     "r": "resource",
     "t": "period",
     "j": "j",
+    "o": "source",
 }
 
 
@@ -140,6 +141,7 @@ class ScenarioData:
         if "delivery_lag_periods" not in self.chips:
             return np.zeros(len(c), dtype=np.int64)
         return self.chips["delivery_lag_periods"].reindex(c).fillna(0).to_numpy(dtype=np.int64)
+    source_names: tuple[str, ...] = ()
 
     def chip_attr(self, c: np.ndarray, column: str) -> np.ndarray:
         """Chip attribute ``column`` for chip codes ``c``."""
@@ -251,6 +253,7 @@ class ScenarioColumns:
             {k: pd.Series([], dtype=np.int64) for k in "stc"}
         ).rename(columns={"c": "col"})
     )
+    power: dict[str, Any] = field(default_factory=dict)  # power columns (families.power)
 
 
 def energy_coefficients(

@@ -29,6 +29,8 @@ from optimizer.families.construction import (
     pipeline_online,
     pipeline_total,
 )
+from optimizer.families.power import site_supply
+from optimizer.families.power_check import extra_grid_mw
 
 _PUE = ("pue_air", "pue_liquid")
 _WUE = ("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
@@ -122,13 +124,17 @@ def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 
     keys, mw0 = _site_rows(fleet_keys, facility_mw(fleet_keys))
     keys = keys.merge(scenario.grid, on=["s", "t"], how="left")
-    rhs = keys["grid_mw"].fillna(np.inf).to_numpy() - keys["mw0"].to_numpy()
+    supply_const, supply_terms = site_supply(columns)  # power decisions (issue 12)
+    keys = keys.merge(supply_const, on=["s", "t"], how="left").fillna({"mw": 0.0})
+    rhs = keys["grid_mw"].fillna(np.inf).to_numpy() - keys["mw0"].to_numpy() + keys["mw"].to_numpy()
     keep = np.isfinite(rhs)
     keys, rhs = keys[keep], rhs[keep]
     rows = builder.add_rows("site_grid", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
     fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
     builder.add_terms(fleet["row"], fleet["col"], facility_mw(fleet))
+    extra = supply_terms.merge(row_of, on=["s", "t"])
+    builder.add_terms(extra["row"], extra["col"], -extra["mw"].to_numpy())
 
 
 def define_site_build_rate(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -236,6 +242,8 @@ def check_site_grid(inputs: CheckInputs) -> pd.DataFrame:
     load = inputs.site_load
     grid = inputs.dataset.table("site_grid").set_index(["site", "period"])["grid_mw"]
     grid = grid.reindex(pd.MultiIndex.from_frame(load[["site", "period"]]))
+    extra = extra_grid_mw(inputs).set_index(["site", "period"])["mw"]
+    grid = grid + extra.reindex(grid.index).fillna(0.0).to_numpy()
     return violations(
         "site_grid", site_period_keys(load), load["fac_mw"], grid, "<=", inputs.tolerance
     )
