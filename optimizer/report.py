@@ -226,7 +226,7 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
             _STR,
             "",
             "Cost term (chip_capex | build_capex | retrofit_capex | energy | unmet_penalty | "
-            "breach_penalty).",
+            "breach_penalty | grid_upgrade | onsite_power | carbon).",
         ),
         _c(
             "cost_usd",
@@ -266,6 +266,44 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
             "Unused room of the constraint (rhs - lhs for <=, lhs - rhs for >=).",
         ),
         _c("binding", _BOOL, "", "True when slack <= 1e-6 * (1 + |rhs|)."),
+    ),
+    # Power as a decision (issue 12; optimizer.power_results).
+    "power_sources": (
+        _SITE,
+        _PERIOD,
+        _c("source", _STR, "", "Power source: grid, onsite:<technology> or ppa:<contract>."),
+        _c(
+            "capacity_mw",
+            _F64,
+            "MW",
+            "Grid: granted + energised upgrades; on-site: nameplate online; PPA: contracted.",
+        ),
+        _c("energy_mwh", _F64, "MWh", "Facility energy bought from the source."),
+        _c(
+            "cost_usd",
+            _F64,
+            "USD",
+            "Undiscounted cost: energy at its price plus upgrade rent (grid) or capex rent "
+            "and fixed cost (on-site).",
+        ),
+        _c("carbon_t", _F64, "t CO2", "Emissions of the energy."),
+    ),
+    "power_decisions": (
+        _SITE,
+        _c("kind", _STR, "", "grid_upgrade | onsite | ppa."),
+        _c("option", _STR, "", "Upgrade option, technology or contract ID."),
+        _c("decision_period", _STR, "quarter", "Quarter the request, order or contract is made."),
+        _c("online_period", _STR, "quarter", "First quarter the MW are available."),
+        _c("mw", _F64, "MW", "MW requested or built; PPA: largest average MW taken."),
+        _c("capex_usd_per_mw", _F64, "USD/MW", "Upgrade cost or on-site capex per MW."),
+        _c(
+            "energy_usd_per_mwh",
+            _F64,
+            "USD/MWh",
+            "Energy cost of the source (fuel + O&M, or PPA price).",
+        ),
+        _c("grid_price_usd_per_mwh", _F64, "USD/MWh", "The site's grid price, for comparison."),
+        _c("carbon_t_per_mwh", _F64, "t CO2/MWh", "Emissions per MWh of the source."),
     ),
     # Rows of the independent checker (optimizer.check.VIOLATION_COLUMNS): one per
     # constraint recomputed from the solution and violated beyond tolerance.

@@ -55,6 +55,13 @@ import pandas as pd
 from capacity.schema import period_index
 from optimizer.families import REGISTRY
 from optimizer.families.base import CODE_NAMES, ConstraintFamily, site_capacity_table
+from optimizer.power_results import (
+    POWER_DECISIONS_COLUMNS,
+    POWER_SOURCES_COLUMNS,
+    extra_facility_mw,
+    power_decisions,
+    power_sources,
+)
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
@@ -131,6 +138,8 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
         "carbon_t",
     ),
     "shadow_prices": ("family", "period", "key", "shadow_price", "unit", "slack", "binding"),
+    "power_sources": POWER_SOURCES_COLUMNS,
+    "power_decisions": POWER_DECISIONS_COLUMNS,
 }
 
 TEXT_COLUMNS = {
@@ -146,6 +155,11 @@ TEXT_COLUMNS = {
     "term",
     "key",
     "cash_kind",
+    "source",
+    "kind",
+    "option",
+    "decision_period",
+    "online_period",
 }
 
 _ZERO = 1e-9
@@ -684,6 +698,7 @@ def make_tables(
     out["energy"] = _energy_table(inp)
     out["site_utilisation"] = _site_utilisation_table(inp, out["build_out"], out["energy"])
     out["commitments"] = _commitments_table(inp, out["assignment"])
+    _power_tables(inp, out)
     out["costs"] = _with_cash(_costs(model, x, scenario), inp, out)
     out["shadow_prices"] = _shadow_prices(model, x, row_dual, scenario)
     return {n: _typed(n, out[n]) for n in TABLE_COLUMNS}
@@ -697,6 +712,9 @@ CASH_KIND = {
     "energy": "opex",
     "unmet_penalty": "none",
     "breach_penalty": "none",
+    "grid_upgrade": "capex",
+    "onsite_power": "opex",
+    "carbon": "opex",
 }
 
 
@@ -739,9 +757,49 @@ def _with_cash(
     for term, by_period in parts.items():
         sel = (costs["term"] == term).to_numpy()
         cash[sel] = by_period.reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
-    opex = (costs["term"] == "energy").to_numpy()
+    decisions = tables.get("power_decisions")
+    if decisions is not None and len(decisions):
+        up = decisions[decisions["kind"] == "grid_upgrade"]
+        parts["grid_upgrade"] = (
+            pd.Series(up["mw"].to_numpy() * up["capex_usd_per_mw"].to_numpy())
+            .groupby(up["decision_period"].to_numpy())
+            .sum()
+        )
+        sel = (costs["term"] == "grid_upgrade").to_numpy()
+        cash[sel] = parts["grid_upgrade"].reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
+    # on-site power counts as billed (capex rent + fixed + fuel and O&M) and carbon as paid
+    opex = costs["term"].isin(["energy", "onsite_power", "carbon"]).to_numpy()
     cash[opex] = costs.loc[opex, "undiscounted_cost_usd"].to_numpy()
     return costs.assign(cash_usd=cash, cash_kind=costs["term"].map(CASH_KIND).fillna("none"))
+
+
+def _power_tables(inp: _Inputs, out: dict[str, pd.DataFrame]) -> None:
+    """Add power_sources and power_decisions; count power beyond the grant in the grid limit.
+
+    When power is a decision (:mod:`optimizer.families.power`) the energy table's cost
+    and carbon are the sums over sources, and the grid limit's capacity in
+    site_utilisation adds upgrades, firm on-site MW and firm PPA MW to the grant.
+    """
+    sources = power_sources(inp.ds, inp.frames, out["energy"])
+    out["power_sources"] = sources
+    out["power_decisions"] = power_decisions(inp.ds, inp.frames)
+    extra = extra_facility_mw(inp.ds, sources)
+    if extra.empty:
+        return
+    by = sources.groupby(["site", "period"])[["cost_usd", "carbon_t"]].sum()
+    e = out["energy"]
+    key = pd.MultiIndex.from_frame(e[["site", "period"]])
+    e["energy_cost_usd"] = by["cost_usd"].reindex(key).fillna(0.0).to_numpy()
+    e["carbon_t"] = by["carbon_t"].reindex(key).fillna(0.0).to_numpy()
+    su = out["site_utilisation"]
+    grid = (su["limit"] == "grid").to_numpy()
+    add = extra.set_index(["site", "period"])["extra_mw"]
+    key = pd.MultiIndex.from_frame(su.loc[grid, ["site", "period"]])
+    su.loc[grid, "capacity"] = (
+        su.loc[grid, "capacity"].to_numpy() + add.reindex(key).fillna(0.0).to_numpy()
+    )
+    capv = su["capacity"].to_numpy(dtype=float)
+    su["utilisation"] = np.where(capv > 0, su["used"] / np.where(capv > 0, capv, 1.0), np.nan)
 
 
 def _costs(model: PlanningModel, x: np.ndarray, scenario: int) -> pd.DataFrame:

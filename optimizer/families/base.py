@@ -141,6 +141,7 @@ class ScenarioData:
         if "delivery_lag_periods" not in self.chips:
             return np.zeros(len(c), dtype=np.int64)
         return self.chips["delivery_lag_periods"].reindex(c).fillna(0).to_numpy(dtype=np.int64)
+
     source_names: tuple[str, ...] = ()
 
     def chip_attr(self, c: np.ndarray, column: str) -> np.ndarray:

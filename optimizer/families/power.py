@@ -22,7 +22,7 @@ model prices, :func:`optimizer.families.base.energy_coefficients`).
 Families (row ``family``; unit of the rhs)
 ------------------------------------------
 * ``site_grid`` (extended, :mod:`optimizer.families.site`): facility MW <= grid_mw +
-  upgrades + sum_o availability_o * onsite[s,o,p] + firm PPA MWh / hours   (MW)
+  upgrades + sum_o availability_o * onsite[s,o,p] + firm PPA MW x availability (MW)
 * ``power_energy_balance``: sum_o power_energy[s,o,p] == facility_mwh[s,p]   (MWh)
 * ``grid_energy``: power_energy[s,grid,p] + sum_{non-firm ppa} power_energy <=
   (grid_mw + upgrades[s,p]) * hours[p]                                      (MWh)
@@ -43,8 +43,9 @@ per online MW and period, plus (variable cost + fuel price * heat rate) per MWh;
 ``energy`` grid MWh at the site price and PPA MWh at the contract price; ``carbon``
 carbon price * t CO2 (grid at the site's ``carbon_t_per_mwh``).
 
-A PPA is a right to buy up to its MW at its price (no take-or-pay). A firm PPA adds
-its delivered average MW (MWh / hours) to the site's facility power. In a two-stage
+A PPA is a right to buy up to its MW at its price (no take-or-pay). A firm
+(behind-the-meter) PPA step adds its MW x availability to the site's facility power
+in its periods. In a two-stage
 stochastic model the power decisions are per scenario (not shared).
 """
 
@@ -148,7 +149,9 @@ def _ppa_periods(scenario: ScenarioData, ppas: pd.DataFrame) -> pd.DataFrame:
                     ppas["to_period"],
                     _positions(
                         scenario,
-                        ppas["to_period"].astype(str).replace(
+                        ppas["to_period"]
+                        .astype(str)
+                        .replace(
                             {"": scenario.dataset.periods[-1], "nan": scenario.dataset.periods[-1]}
                         ),
                     ),
@@ -454,9 +457,10 @@ def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
     Returns
     -------
     (DataFrame, DataFrame)
-        Constants ``s, t, mw`` (initial on-site MW x availability) and terms ``s, t,
-        col, mw`` (MW per unit of column: online upgrades 1, online on-site builds
-        availability, firm PPA energy 1 / hours). Empty when power is not modelled.
+        Constants ``s, t, mw`` (initial on-site MW x availability, firm PPA MW x
+        availability) and terms ``s, t, col, mw`` (MW per unit of column: online
+        upgrades 1, online on-site builds availability). Empty when power is not
+        modelled.
     """
     empty = pd.DataFrame({"s": [], "t": [], "col": [], "mw": []}).astype(
         {"s": np.int64, "t": np.int64, "col": np.int64}
@@ -470,18 +474,18 @@ def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
     parts = [_online_upgrades(power, pw, T)[["s", "t", "col"]].assign(mw=1.0)]
     on = _online_onsite(power, pw, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
     parts.append(on[["s", "t", "col"]].assign(mw=on["avail"].to_numpy()))
-    if len(pw.ppa):
-        firm = pw.ppa[pw.ppa["firm"]][["o", "s", "t"]].drop_duplicates()
-        f = power["power_energy"].merge(firm, on=["s", "o", "t"])
-        parts.append(f[["s", "t", "col"]].assign(mw=1.0 / scenario.hours[f["t"].to_numpy()]))
     terms = pd.concat(parts, ignore_index=True)
+    consts = [empty[["s", "t", "mw"]]]
     init = pw.onsite[pw.onsite["init"] > 0] if len(pw.onsite) else pw.onsite
     if len(init):
-        const = expand(init[["s", "init", "avail"]], np.zeros(len(init), dtype=np.int64), np.full(len(init), T), "t")
-        const["mw"] = const["init"].to_numpy() * const["avail"].to_numpy()
-        const = const.groupby(["s", "t"], as_index=False)["mw"].sum()
-    else:
-        const = empty[["s", "t", "mw"]]
+        zero = np.zeros(len(init), dtype=np.int64)
+        c = expand(init[["s", "init", "avail"]], zero, np.full(len(init), T), "t")
+        consts.append(c.assign(mw=c["init"].to_numpy() * c["avail"].to_numpy())[["s", "t", "mw"]])
+    if len(pw.ppa):
+        firm = pw.ppa[pw.ppa["firm"]].drop_duplicates(["o", "s", "t"])
+        mw = firm["mwh_cap"].to_numpy() / scenario.hours[firm["t"].to_numpy()]
+        consts.append(firm[["s", "t"]].assign(mw=mw))
+    const = pd.concat(consts, ignore_index=True).groupby(["s", "t"], as_index=False)["mw"].sum()
     return const, terms
 
 

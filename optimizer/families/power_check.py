@@ -314,12 +314,13 @@ def extra_grid_mw(inputs: CheckInputs) -> pd.DataFrame:
     parts = [up, on[["site", "period", "mw"]]]
     ppa = _ppa_periods(inputs)
     if len(ppa):
-        firm = ppa.loc[ppa["firm"], ["source", "site", "period"]].drop_duplicates()
-        en = _frame(inputs, "power_energy").merge(firm, on=["source", "site", "period"])
+        firm = ppa[ppa["firm"]].drop_duplicates(["source", "site", "period"])
         hours = ds.table("periods").set_index("period")["hours"]
-        en["mw"] = en["value"] / hours.reindex(en["period"]).to_numpy(dtype=float)
-        parts.append(en[["site", "period", "mw"]])
-    return pd.concat(parts, ignore_index=True).groupby(["site", "period"], as_index=False)["mw"].sum()
+        firm = firm.assign(mw=firm["mwh_cap"] / hours.reindex(firm["period"]).to_numpy(dtype=float))
+        parts.append(firm[["site", "period", "mw"]])
+    return (
+        pd.concat(parts, ignore_index=True).groupby(["site", "period"], as_index=False)["mw"].sum()
+    )
 
 
 _SITE_SOURCE = ("s", "o")
