@@ -108,7 +108,6 @@ import scipy.sparse as sp
 
 from capacity.schema import period_index
 from optimizer.families import REGISTRY
-from optimizer.families.power import POWER_KINDS, source_names
 from optimizer.families.base import (
     ROW_CODE_COLUMNS,
     ModelBuilder,
@@ -119,6 +118,7 @@ from optimizer.families.base import (
     pipeline_by_period,
 )
 from optimizer.families.hosting import hosted_pairs
+from optimizer.families.power import POWER_KINDS, source_names
 
 #: Assumed facility life in quarters (15 years) for annualising build capex. Data-center
 #: shells, power and cooling plant are commonly depreciated over 15-20 years (e.g.

@@ -55,6 +55,7 @@ import pandas as pd
 from capacity.schema import period_index
 from optimizer.families import REGISTRY
 from optimizer.families.base import CODE_NAMES, ConstraintFamily, site_capacity_table
+from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 from optimizer.power_results import (
     POWER_DECISIONS_COLUMNS,
     POWER_SOURCES_COLUMNS,
@@ -62,7 +63,6 @@ from optimizer.power_results import (
     power_decisions,
     power_sources,
 )
-from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "build_out": (

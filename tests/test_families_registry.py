@@ -34,6 +34,15 @@ EXPECTED = (
     "demand_balance",
     "commitment",
     "fleet_definition",
+    "grid_upgrade_rate",
+    "grid_upgrade_total",
+    "onsite_cap",
+    "power_energy_balance",
+    "grid_energy",
+    "onsite_energy",
+    "ppa_energy",
+    "carbon_cap_period",
+    "carbon_cap_horizon",
 )
 
 
@@ -90,7 +99,9 @@ def test_every_row_family_of_a_built_default_model_is_registered() -> None:
         assert built <= set(BY_NAME), built - set(BY_NAME)
         # the default model exercises every family except the stochastic-only window
         if path == DEFAULT_DATA:
-            assert built == set(EXPECTED) - {"chip_window", "site_hosting"}
+            # carbon caps: the default data prices carbon (at 0) but sets no cap
+            no_rows = {"chip_window", "site_hosting", "carbon_cap_period", "carbon_cap_horizon"}
+            assert built == set(EXPECTED) - no_rows
 
 
 def test_row_keys_and_elastic_wording_come_from_the_registry() -> None:

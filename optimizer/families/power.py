@@ -58,14 +58,11 @@ import numpy as np
 import pandas as pd
 
 from optimizer.families.base import (
-    CheckInputs,
-    ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
     ScenarioData,
     energy_coefficients,
     expand,
-    violations,
 )
 
 POWER_TABLES = ("grid_upgrades", "onsite_generation", "ppas", "carbon_policy")
@@ -83,7 +80,7 @@ def _table(ds: Any, name: str) -> pd.DataFrame:
 
 
 def power_modelled(ds: Any) -> bool:
-    """True when the dataset holds any power table with rows (power is then a decision)."""
+    """Tell whether the dataset holds a power table with rows (power is then a decision)."""
     return any(len(_table(ds, t)) for t in POWER_TABLES)
 
 
@@ -313,7 +310,7 @@ def energy_unit_costs(
         fuel x heat rate), carbon per MWh, and the cost term (``energy`` or
         ``onsite_power``), each of shape (len(keys),).
     """
-    s, o = keys["s"].to_numpy(), keys["o"].to_numpy()
+    s = keys["s"].to_numpy()
     usd = scenario.site_attr(s, "energy_price_usd_per_mwh").astype(float)
     carbon = scenario.site_attr(s, "carbon_t_per_mwh").astype(float)
     term = np.full(len(keys), "energy", dtype=object)
@@ -333,7 +330,7 @@ def energy_unit_costs(
 
 
 def define_grid_upgrade_rate(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Create every power column, add the power costs; rows grid_upgrade[s,o,d] <= max_mw_per_period.
+    """Upgrade rate: grid_upgrade[s,o,d] <= max_mw_per_period; also creates the power columns.
 
     Runs in the column phase (after the fleet definition): ``columns.power`` gets the
     frames ``grid_upgrade``, ``onsite_build`` (s, o, t, col) and ``power_energy``
@@ -352,7 +349,7 @@ def define_grid_upgrade_rate(builder: ModelBuilder, columns: ScenarioColumns) ->
         "grid_upgrade": up.assign(col=builder.add_vars("grid_upgrade", i, up)),
         "onsite_build": gb.assign(col=builder.add_vars("onsite_build", i, gb)),
         "power_energy": en.assign(col=builder.add_vars("power_energy", i, en)),
-        "data": pw,  # type: ignore[dict-item]
+        "data": pw,
     }
     _add_costs(builder, columns, pw)
     cols = columns.power["grid_upgrade"]
@@ -404,7 +401,10 @@ def define_onsite_cap(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 
 
 def facility_terms(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Facility MWh per unit of fleet/assign columns (``s, t, col, mwh``) and constants (``s, t, mwh``)."""
+    """Facility MWh per unit of fleet/assign column (``s, t, col, mwh``), constants ``s, t, mwh``.
+
+    The constants are the initial fleet's facility MWh.
+    """
     scenario = columns.scenario
     fleet_it, assign_it, initial_it = energy_coefficients(columns)
     parts = []
@@ -541,7 +541,7 @@ def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> Non
 
 
 def pw_empty(frame: pd.DataFrame) -> bool:
-    """True when a power frame has no rows."""
+    """Tell whether a power frame has no rows."""
     return len(frame) == 0
 
 

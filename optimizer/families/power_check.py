@@ -8,13 +8,12 @@ with plain pandas, never from the LP rows. The maths is in
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from optimizer.families.base import CheckInputs, ConstraintFamily, cumulative_by, violations
+from optimizer.families.base import CheckInputs, ConstraintFamily, violations
 from optimizer.families.power import (
     GRID,
     define_carbon_cap_horizon,
@@ -153,7 +152,7 @@ def check_grid_upgrade_total(inputs: CheckInputs) -> pd.DataFrame:
 
 
 def check_onsite_cap(inputs: CheckInputs) -> pd.DataFrame:
-    """Initial + built on-site MW per site and technology <= max_mw."""
+    """Check initial + built on-site MW per site and technology <= max_mw."""
     if not power_modelled(inputs.dataset):
         return _none()
     dec = _frame(inputs, "onsite_build").groupby(["site", "source"], as_index=False)["value"].sum()
@@ -316,7 +315,8 @@ def extra_grid_mw(inputs: CheckInputs) -> pd.DataFrame:
     if len(ppa):
         firm = ppa[ppa["firm"]].drop_duplicates(["source", "site", "period"])
         hours = ds.table("periods").set_index("period")["hours"]
-        firm = firm.assign(mw=firm["mwh_cap"] / hours.reindex(firm["period"]).to_numpy(dtype=float))
+        h = hours.reindex(firm["period"]).to_numpy(dtype=float)
+        firm = firm.assign(mw=firm["mwh_cap"] / h)
         parts.append(firm[["site", "period", "mw"]])
     return (
         pd.concat(parts, ignore_index=True).groupby(["site", "period"], as_index=False)["mw"].sum()
@@ -341,7 +341,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "MW",
         define_grid_upgrade_total,
         check_grid_upgrade_total,
-        "grid upgrade {key} needs {amount} MW more than its total limit",
+        "grid upgrade {key} (requests up to {period}) needs {amount} MW more than its total limit",
         "MW",
         _SITE_SOURCE,
     ),
@@ -350,7 +350,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "MW",
         define_onsite_cap,
         check_onsite_cap,
-        "on-site generation {key} needs {amount} MW more than its site cap (air permit)",
+        "on-site generation {key} (built up to {period}) needs {amount} MW more than its site cap",
         "MW",
         _SITE_SOURCE,
     ),
@@ -395,7 +395,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "t",
         define_carbon_cap_period,
         check_carbon_cap_period,
-        "carbon cap in {period} exceeded by {amount} t CO2",
+        "carbon cap{key} in {period} exceeded by {amount} t CO2",
         "t",
         (),
     ),
@@ -404,10 +404,8 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "t",
         define_carbon_cap_horizon,
         check_carbon_cap_horizon,
-        "carbon cap over the horizon exceeded by {amount} t CO2",
+        "carbon cap over the horizon{key} (to {period}) exceeded by {amount} t CO2",
         "t",
         (),
     ),
 )
-
-del lru_cache, cumulative_by
