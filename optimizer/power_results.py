@@ -54,7 +54,14 @@ _ZERO = 1e-6
 def _frame(frames: Mapping[str, pd.DataFrame], kind: str) -> pd.DataFrame:
     f = frames.get(kind)
     if f is None:
-        return pd.DataFrame({"site": [], "source": [], "period": [], "value": []})
+        return pd.DataFrame(
+            {
+                "site": pd.Series([], dtype=object),
+                "source": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "value": pd.Series([], dtype=float),
+            }
+        )
     return f
 
 
@@ -63,7 +70,15 @@ def _online(dec: pd.DataFrame, options: pd.DataFrame, periods: list[str]) -> pd.
     pos = {p: i for i, p in enumerate(periods)}
     d = dec[dec["value"].abs() > _ZERO].merge(options, on=["site", "source"])
     if d.empty:
-        return pd.DataFrame({"site": [], "source": [], "period": [], "mw": [], "rent": []})
+        return pd.DataFrame(
+            {
+                "site": pd.Series([], dtype=object),
+                "source": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "mw": pd.Series([], dtype=float),
+                "rent": pd.Series([], dtype=float),
+            }
+        )
     d = d.assign(t_on=d["period"].map(pos) + d["lead_periods"])
     grid = pd.DataFrame({"t": range(len(periods)), "p": periods})
     m = d.drop(columns="period").merge(grid, how="cross")
@@ -102,7 +117,11 @@ def _unit_prices(ds: Any, en: pd.DataFrame, onsite: pd.DataFrame) -> tuple[np.nd
     pp = np.full(len(en), np.nan)
     pc = np.full(len(en), np.nan)
     for _, r in steps.iterrows():
-        end = str(r["to_period"]) if str(r["to_period"]) not in ("", "nan") else "9999Q4"
+        end = (
+            str(r["to_period"])
+            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
+            else "9999Q4"
+        )
         m = (
             (en["source"] == r["source"])
             & (en["period"] >= str(r["from_period"]))
@@ -119,7 +138,11 @@ def _ppa_mw(ds: Any, periods: list[str]) -> pd.DataFrame:
     ppa = ds.table("ppas")
     rows = []
     for _, r in ppa.iterrows():
-        end = str(r["to_period"]) if str(r["to_period"]) not in ("", "nan") else periods[-1]
+        end = (
+            str(r["to_period"])
+            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
+            else periods[-1]
+        )
         for p in periods:
             if str(r["from_period"]) <= p <= end:
                 rows.append(("ppa:" + str(r["contract"]), p, float(r["mw"])))
@@ -278,7 +301,13 @@ def extra_facility_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
     Energised upgrades, on-site nameplate x availability and firm PPA average MW.
     """
     if not power_modelled(ds) or sources.empty:
-        return pd.DataFrame({"site": [], "period": [], "extra_mw": []})
+        return pd.DataFrame(
+            {
+                "site": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "extra_mw": pd.Series([], dtype=float),
+            }
+        )
     grid = ds.table("site_grid").set_index(["site", "period"])["grid_mw"]
     g = sources[sources["source"] == "grid"]
     key = pd.MultiIndex.from_frame(g[["site", "period"]])
@@ -290,7 +319,11 @@ def extra_facility_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
     parts.append(on.assign(extra_mw=on["capacity_mw"] * on["availability"]))
     ppa = ds.table("ppas")
     for _, r in ppa[ppa["firm"].astype(str) == "yes"].iterrows():
-        end = str(r["to_period"]) if str(r["to_period"]) not in ("", "nan") else "9999Q4"
+        end = (
+            str(r["to_period"])
+            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
+            else "9999Q4"
+        )
         inside = [p for p in ds.periods if str(r["from_period"]) <= p <= end]
         mw = float(r["mw"]) * float(r["availability"])
         parts.append(pd.DataFrame({"site": str(r["site"]), "period": inside, "extra_mw": mw}))

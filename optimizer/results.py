@@ -792,12 +792,13 @@ def _power_tables(inp: _Inputs, out: dict[str, pd.DataFrame]) -> None:
     e["energy_cost_usd"] = by["cost_usd"].reindex(key).fillna(0.0).to_numpy()
     e["carbon_t"] = by["carbon_t"].reindex(key).fillna(0.0).to_numpy()
     su = out["site_utilisation"]
+    su["capacity"] = su["capacity"].astype(float)
     grid = (su["limit"] == "grid").to_numpy()
     add = extra.set_index(["site", "period"])["extra_mw"]
     key = pd.MultiIndex.from_frame(su.loc[grid, ["site", "period"]])
-    su.loc[grid, "capacity"] = (
-        su.loc[grid, "capacity"].to_numpy() + add.reindex(key).fillna(0.0).to_numpy()
-    )
+    extra_mw = np.zeros(len(su))
+    extra_mw[grid] = add.reindex(key).fillna(0.0).to_numpy(dtype=float)
+    su["capacity"] = su["capacity"].to_numpy(dtype=float) + extra_mw
     capv = su["capacity"].to_numpy(dtype=float)
     su["utilisation"] = np.where(capv > 0, su["used"] / np.where(capv > 0, capv, 1.0), np.nan)
 

@@ -38,6 +38,7 @@ OPTIMIZER_RANKS = {
     # the LP: build, solve, read back
     "optimizer.model": 0,  # the LP and its constraint families (and optimizer.families.*)
     "optimizer.results": 1,
+    "optimizer.power_results": 1,  # power_sources and power_decisions (issue 12)
     "optimizer.check": 1,
     "optimizer.explain": 1,
     "optimizer.calibration": 1,  # the plan held against data/public_record.csv

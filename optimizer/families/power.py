@@ -128,6 +128,12 @@ def _positions(scenario: ScenarioData, labels: pd.Series) -> np.ndarray:
     return np.array([period_index(str(x)) - p0 for x in labels], dtype=np.int64)
 
 
+def _to_periods(ppas: pd.DataFrame, last: str) -> pd.Series:
+    """The steps' last periods, the horizon's last period where empty."""
+    text = ppas["to_period"].astype(str)
+    return text.where(text.str.match(r"^\d{4}Q[1-4]$"), last)
+
+
 def _ppa_periods(scenario: ScenarioData, ppas: pd.DataFrame) -> pd.DataFrame:
     """Contract steps expanded to (o, s, t) with the MWh each period allows."""
     cols = ["o", "s", "t", "firm", "price", "carbon", "mwh_cap"]
@@ -140,21 +146,7 @@ def _ppa_periods(scenario: ScenarioData, ppas: pd.DataFrame) -> pd.DataFrame:
         {
             "o": _coded(scenario, ppas["contract"], "ppa:"),
             "t0": _positions(scenario, ppas["from_period"]),
-            "t1": [
-                T - 1 if str(x) in ("", "nan", "None") else int(v)
-                for x, v in zip(
-                    ppas["to_period"],
-                    _positions(
-                        scenario,
-                        ppas["to_period"]
-                        .astype(str)
-                        .replace(
-                            {"": scenario.dataset.periods[-1], "nan": scenario.dataset.periods[-1]}
-                        ),
-                    ),
-                    strict=True,
-                )
-            ],
+            "t1": _positions(scenario, _to_periods(ppas, scenario.dataset.periods[-1])),
             "site": ppas["site"].astype(str).to_numpy(),
             "region": ppas["region"].astype(str).to_numpy(),
             "firm": (ppas["firm"].astype(str) == "yes").to_numpy(),
@@ -175,7 +167,7 @@ def _ppa_periods(scenario: ScenarioData, ppas: pd.DataFrame) -> pd.DataFrame:
         }
     )
     m = per.merge(sites, how="cross")
-    named = m["site"].isin(["", "nan"])
+    named = m["site"].isin(["", "nan", "None"])
     ok = np.where(named, m["region"] == m["site_region"], m["site"] == m["site_name"])
     return m[ok][cols].reset_index(drop=True)
 
@@ -216,6 +208,17 @@ def power_data(scenario: ScenarioData) -> PowerData:
         onsite["max_mw"] = g["max_mw"].to_numpy(dtype=float)
         onsite["init"] = g["initial_mw"].to_numpy(dtype=float)
         onsite["life"] = g["lifetime_periods"].to_numpy(dtype=np.int64)
+    for frame, names in (
+        (upgrades, ("cost", "lead", "per_period", "total", "life")),
+        (
+            onsite,
+            ("capex", "fixed", "var_cost", "carbon", "lead", "avail", "max_mw", "init", "life"),
+        ),
+    ):
+        for name in names:
+            if name not in frame:
+                dtype = np.int64 if name in ("lead", "life") else float
+                frame[name] = pd.Series([], dtype=dtype)
     cp = _table(ds, "carbon_policy")
     price = np.zeros(T)
     caps = pd.DataFrame({"t": pd.Series([], dtype=np.int64), "cap": pd.Series([], dtype=float)})

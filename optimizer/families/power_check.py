@@ -28,7 +28,14 @@ from optimizer.families.power import (
     power_modelled,
 )
 
-_EMPTY = pd.DataFrame({"site": [], "source": [], "period": [], "value": []})
+_EMPTY = pd.DataFrame(
+    {
+        "site": pd.Series([], dtype=object),
+        "source": pd.Series([], dtype=object),
+        "period": pd.Series([], dtype=object),
+        "value": pd.Series([], dtype=float),
+    }
+)
 
 
 def _frame(inputs: CheckInputs, kind: str) -> pd.DataFrame:
@@ -104,9 +111,13 @@ def _ppa_periods(inputs: CheckInputs) -> pd.DataFrame:
     sites = ds.table("sites")
     for _, r in ppas.iterrows():
         start = str(r["from_period"])
-        end = str(r["to_period"]) if str(r["to_period"]) not in ("", "nan") else periods[-1]
+        end = (
+            str(r["to_period"])
+            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
+            else periods[-1]
+        )
         inside = [p for p in periods if start <= p <= end]
-        if str(r["site"]) not in ("", "nan"):
+        if str(r["site"]) not in ("", "nan", "None", "NaT"):
             allowed = [str(r["site"])]
         else:
             allowed = sites.loc[sites["region"].astype(str) == str(r["region"]), "site"].tolist()
@@ -304,7 +315,13 @@ def extra_grid_mw(inputs: CheckInputs) -> pd.DataFrame:
     Used by the site_grid check; zero rows when power is not modelled.
     """
     if not power_modelled(inputs.dataset):
-        return pd.DataFrame({"site": [], "period": [], "mw": []})
+        return pd.DataFrame(
+            {
+                "site": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "mw": pd.Series([], dtype=float),
+            }
+        )
     ds = inputs.dataset
     up = online_mw(inputs, "grid_upgrade", _upgrades(ds))[["site", "period", "mw"]]
     g = _onsite(ds)

