@@ -129,7 +129,7 @@ def _positions(scenario: ScenarioData, labels: pd.Series) -> np.ndarray:
 
 
 def _to_periods(ppas: pd.DataFrame, last: str) -> pd.Series:
-    """The steps' last periods, the horizon's last period where empty."""
+    """Return each step's last period (the horizon's last where empty)."""
     text = ppas["to_period"].astype(str)
     return text.where(text.str.match(r"^\d{4}Q[1-4]$"), last)
 
