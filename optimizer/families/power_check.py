@@ -352,6 +352,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "MW",
         _SITE_SOURCE,
         builds_columns=True,
+        summary_words="grid upgrade request limit for {1} at {0}",
     ),
     ConstraintFamily(
         "grid_upgrade_total",
@@ -361,6 +362,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "grid upgrade {key} (requests up to {period}) needs {amount} MW more than its total limit",
         "MW",
         _SITE_SOURCE,
+        summary_words="grid upgrade total for {1} at {0}",
     ),
     ConstraintFamily(
         "onsite_cap",
@@ -370,6 +372,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "on-site generation {key} (built up to {period}) needs {amount} MW more than its site cap",
         "MW",
         _SITE_SOURCE,
+        summary_words="on-site {1} permit cap at {0}",
     ),
     ConstraintFamily(
         "power_energy_balance",
@@ -379,6 +382,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "site {key} energy supply in {period} short by {amount} MWh",
         "MWh",
         ("s",),
+        summary_words="facility energy at {0}",
     ),
     ConstraintFamily(
         "grid_energy",
@@ -388,6 +392,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "site {key} grid energy (grid capacity x hours) in {period} short by {amount} MWh",
         "MWh",
         ("s",),
+        summary_words="grid energy (interconnect x hours) at {0}",
     ),
     ConstraintFamily(
         "onsite_energy",
@@ -397,6 +402,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "on-site generation {key} in {period} short by {amount} MWh",
         "MWh",
         _SITE_SOURCE,
+        summary_words="on-site {1} energy at {0}",
     ),
     ConstraintFamily(
         "ppa_energy",
@@ -406,6 +412,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "power purchase agreement {key} in {period} short by {amount} MWh",
         "MWh",
         ("o",),
+        summary_words="contract {0}",
     ),
     ConstraintFamily(
         "carbon_cap_period",
@@ -415,6 +422,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "carbon cap{key} in {period} exceeded by {amount} t CO2",
         "t",
         (),
+        summary_words="carbon cap",
     ),
     ConstraintFamily(
         "carbon_cap_horizon",
@@ -424,5 +432,6 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "carbon cap over the horizon{key} (to {period}) exceeded by {amount} t CO2",
         "t",
         (),
+        summary_words="carbon cap over the horizon",
     ),
 )
