@@ -52,6 +52,7 @@ _VAR_DIMS = (
     ("s", "site", "s"),
     ("k", "customer", "k"),
     ("w", "workload", "w"),
+    ("o", "source", "o"),  # power source (issue 12)
 )
 _ROW_DIMS = (*_VAR_DIMS, ("r", "resource", "r"))
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")
