@@ -145,7 +145,18 @@ def test_summary_words_and_limits_come_from_the_registry() -> None:
         "chip_window",
         "site_retrofit_rate",
         "site_retrofit_pool",
+        # power (issue 12): utility request limits, permits, energy by source, carbon caps;
+        # the facility energy balance is bookkeeping
+        "grid_upgrade_rate",
+        "grid_upgrade_total",
+        "onsite_cap",
+        "grid_energy",
+        "onsite_energy",
+        "ppa_energy",
+        "carbon_cap_period",
+        "carbon_cap_horizon",
     }
+    assert "power_energy_balance" not in summary.LIMIT_FAMILIES
     assert set(outcomes.LIMIT_FAMILIES) == (summary.LIMIT_FAMILIES - {"chip_window"}) | {
         "site_liquid_share",
         "commitment",

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pandas as pd
 import pytest
 
@@ -284,6 +283,12 @@ def test_a_horizon_carbon_cap_binds_at_its_hand_price(tmp_path: Path) -> None:
     ps = res.tables["power_sources"]
     assert ps.loc[ps["source"] == "grid", "carbon_t"].sum() == pytest.approx(30000.0)
     assert _price(res, "carbon_cap_horizon") == pytest.approx(-20.0, abs=1e-6)
+    # a carbon cap is a limit of the plan: the summary lists it among the binding limits
+    from optimizer.summary import summarize
+
+    b = summarize(res).binding.set_index("family")
+    assert b.loc["carbon_cap_horizon", "limit"] == "carbon cap over the horizon"
+    assert b.loc["carbon_cap_horizon", "shadow_price"] == pytest.approx(20.0, abs=1e-6)
 
 
 def test_grid_upgrade_rate_and_total_bind(tmp_path: Path) -> None:
@@ -312,11 +317,65 @@ def test_explanation_words_a_power_shortfall(tmp_path: Path) -> None:
     assert text == "carbon cap over the horizon (to 2026Q3) exceeded by 7 t CO2"
 
 
-def test_checker_flags_an_energy_balance_broken_by_hand(tmp_path: Path) -> None:
-    from optimizer.check import check_solution
+def _frames(path: Path) -> tuple[object, dict[str, pd.DataFrame]]:
+    from optimizer.model import build_model
+    from optimizer.results import solution_frames
+    from optimizer.solve import run_solver
 
-    ds = load_dataset(_dataset(tmp_path))
-    res = solve(ds, SolveOptions(solver="highs"))
-    del res
-    assert callable(check_solution)
-    np.testing.assert_equal(True, True)
+    ds = load_dataset(path)
+    model = build_model(ds)
+    raw = run_solver(model, SolveOptions(solver="highs"))
+    assert raw.x is not None
+    return ds, solution_frames(model, raw.x)
+
+
+def _shift(fr: dict[str, pd.DataFrame], kind: str, source: str, period: str, mwh: float) -> None:
+    f = fr[kind]
+    sel = (f["source"] == source) & (f["period"] == period)
+    assert sel.sum() == 1
+    f.loc[sel, "value"] += mwh
+
+
+def test_checker_flags_an_energy_balance_broken_by_hand(tmp_path: Path) -> None:
+    from optimizer.check import check_frames
+
+    # the bridging plan of the first test: 20 MW on-site online from 2026Q2, grid 30 MW
+    ds, fr = _frames(_dataset(tmp_path))
+    assert len(check_frames(ds, fr)) == 0
+    # 500 MWh moved from the grid to on-site in 2026Q3: on-site 20,500 MWh > 20 MW x 1,000 h
+    # (the facility total is unchanged, the grid is below its 30,000 MWh)
+    _shift(fr, "power_energy", "onsite:gen", "2026Q3", 500.0)
+    _shift(fr, "power_energy", "grid", "2026Q3", -500.0)
+    v = check_frames(ds, fr)
+    assert v["family"].tolist() == ["onsite_energy"]
+    assert v["keys"].tolist() == ["s1/onsite:gen,2026Q3"]
+    assert v["lhs"].tolist() == pytest.approx([20500.0])
+    assert v["rhs"].tolist() == pytest.approx([20000.0])
+    assert v["violation"].tolist() == pytest.approx([500.0])
+    # 250 MWh less from the grid in 2026Q2: the sources no longer sum to the facility's
+    # 50 MW x 1,000 h = 50,000 MWh
+    _shift(fr, "power_energy", "onsite:gen", "2026Q3", -500.0)
+    _shift(fr, "power_energy", "grid", "2026Q3", 500.0)
+    _shift(fr, "power_energy", "grid", "2026Q2", -250.0)
+    v = check_frames(ds, fr)
+    assert v["family"].tolist() == ["power_energy_balance"]
+    assert v["keys"].tolist() == ["s1,2026Q2"]
+    assert v["lhs"].tolist() == pytest.approx([49750.0])
+    assert v["rhs"].tolist() == pytest.approx([50000.0])
+    assert v["violation"].tolist() == pytest.approx([250.0])
+
+
+def test_checker_flags_a_grid_upgrade_request_above_its_rate(tmp_path: Path) -> None:
+    from optimizer.check import check_frames
+
+    # the upgrade plan: 5 MW requested in 2026Q1 (rate 5), 3 MW in 2026Q2 (total 8)
+    ds, fr = _frames(_dataset(tmp_path, upgrade=True))
+    assert len(check_frames(ds, fr)) == 0
+    # 1 MW moved from the 2026Q2 request to 2026Q1: the total stays 8, the 2026Q1 request
+    # is 6 MW against its 5 MW per-request limit (more grid online is not a violation)
+    _shift(fr, "grid_upgrade", "upgrade:line", "2026Q1", 1.0)
+    _shift(fr, "grid_upgrade", "upgrade:line", "2026Q2", -1.0)
+    v = check_frames(ds, fr)
+    assert v["family"].tolist() == ["grid_upgrade_rate"]
+    assert v["keys"].tolist() == ["s1/upgrade:line,2026Q1"]
+    assert v["violation"].tolist() == pytest.approx([1.0])

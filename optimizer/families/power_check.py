@@ -353,6 +353,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         _SITE_SOURCE,
         builds_columns=True,
         summary_words="grid upgrade request limit for {1} at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "grid_upgrade_total",
@@ -363,6 +364,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "MW",
         _SITE_SOURCE,
         summary_words="grid upgrade total for {1} at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "onsite_cap",
@@ -373,6 +375,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "MW",
         _SITE_SOURCE,
         summary_words="on-site {1} permit cap at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "power_energy_balance",
@@ -393,6 +396,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "MWh",
         ("s",),
         summary_words="grid energy (interconnect x hours) at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "onsite_energy",
@@ -403,6 +407,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "MWh",
         _SITE_SOURCE,
         summary_words="on-site {1} energy at {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "ppa_energy",
@@ -413,6 +418,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "MWh",
         ("o",),
         summary_words="contract {0}",
+        limit=True,
     ),
     ConstraintFamily(
         "carbon_cap_period",
@@ -423,6 +429,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "t",
         (),
         summary_words="carbon cap",
+        limit=True,
     ),
     ConstraintFamily(
         "carbon_cap_horizon",
@@ -433,5 +440,6 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "t",
         (),
         summary_words="carbon cap over the horizon",
+        limit=True,
     ),
 )
