@@ -92,6 +92,27 @@ def test_shadow_price_heatmap_keeps_room_for_period_labels() -> None:
     assert fig.layout.margin.b >= 80
 
 
+def test_power_source_chart_stacks_one_site_by_source() -> None:
+    ps = pd.DataFrame(
+        {
+            "site": ["a", "a", "a", "b", "b"],
+            "period": ["2026Q2", "2026Q1", "2026Q2", "2026Q1", "2026Q2"],
+            "source": ["grid", "grid", "onsite:gen", "grid", "grid"],
+            "energy_mwh": [300.0, 100.0, 50.0, 0.0, 0.0],
+        }
+    )
+    tables = {"power_sources": ps}
+    assert charts.power_sites(tables) == ["a"]  # site b draws no energy
+    fig = charts.power_sources(tables, ["2026Q1", "2026Q2"], "a")
+    assert fig is not None and fig.layout.barmode == "stack"
+    bars = {t.name: dict(zip(t.x, t.y, strict=True)) for t in fig.data}
+    assert bars == {"grid": {"2026Q1": 100.0, "2026Q2": 300.0}, "onsite:gen": {"2026Q2": 50.0}}
+    assert list(fig.layout.xaxis.categoryarray) == ["2026Q1", "2026Q2"]
+    assert fig.layout.title.text == "Energy by power source at a"
+    assert charts.power_sources(tables, None, "b") is None
+    assert charts.power_sources({}, None) is None
+
+
 # --------------------------------------------------------------------------- pages
 def test_app_starts_on_neutral_and_falls_back_to_base(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path

@@ -42,6 +42,25 @@ def _texts(elements) -> list[str]:  # noqa: ANN001
     return [str(e.value) for e in elements]
 
 
+def _power_chart_follows_the_site_selector(at: AppTest) -> None:
+    """The power-source chart: one site at a time, stacked MWh by source per quarter."""
+    ps = at.session_state["plan"].result.tables["power_sources"]
+    sites = sorted(ps.loc[ps["energy_mwh"].abs() > 0, "site"].astype(str).unique())
+    select = at.selectbox(key="plan_power_site")
+    assert list(select.options) == sites and len(sites) >= 2
+    for site in sites[:2]:
+        select.set_value(site)
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        select = at.selectbox(key="plan_power_site")
+        chart = next(c for c in at.get("plotly_chart") if '"Energy by power source' in c.proto.spec)
+        spec = chart.proto.spec
+        assert f"Energy by power source at {site}" in spec
+        mine = ps[(ps["site"] == site) & (ps["energy_mwh"].abs() > 0)]
+        for source in mine["source"].unique():  # one stacked trace per source
+            assert f'"name":"{source}"' in spec
+
+
 # ------------------------------------------------------------------------ rendering
 def test_every_page_renders_on_the_default_data_after_a_solve(
     monkeypatch: pytest.MonkeyPatch,
@@ -53,7 +72,8 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
     assert len(at.data_editor[0].value) == len(ds.periods)
     obj = _solve_in_app(at)
     assert obj == pytest.approx(_direct(ds), rel=1e-9)
-    assert len(at.get("plotly_chart")) == 6
+    assert len(at.get("plotly_chart")) == 7
+    _power_chart_follows_the_site_selector(at)
     assert [m.label for m in at.metric][:3] == ["Status", "Discounted cost", "Demand served"]
     assert at.metric[0].value == "optimal"
     expanders = [e.label for e in at.expander]
@@ -325,7 +345,7 @@ def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -
     at.download_button(key="plan_demand_csv").click()
     at.run()
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 6
+    assert len(at.get("plotly_chart")) == 7
     assert at.metric[0].value == "optimal"
     goto(at, "reports")
     assert not at.error, _texts(at.error)
@@ -345,7 +365,7 @@ def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -
     assert any(n.endswith("manifest.json") for n in names)
     assert demand["demand_h100e"].sum() == pytest.approx(2300.0)
     goto(at, "plan")
-    assert len(at.get("plotly_chart")) == 6
+    assert len(at.get("plotly_chart")) == 7
 
 
 def test_risk_page_without_the_risk_module_shows_an_info_box(

@@ -220,6 +220,56 @@ def energy_water(
     return fig
 
 
+def power_sites(tables: Mapping[str, pd.DataFrame]) -> list[str]:
+    """Sites with energy in the ``power_sources`` table, sorted (empty when none)."""
+    p = _get(tables, "power_sources")
+    if p is None:
+        return []
+    return sorted(p.loc[p["energy_mwh"].abs() > 0, "site"].astype(str).unique())
+
+
+def power_sources(
+    tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None, site: str = ""
+) -> go.Figure | None:
+    """Stacked bars: energy of one site by power source per period (``power_sources``).
+
+    Parameters
+    ----------
+    tables : Mapping of str to DataFrame
+        Result tables; uses ``power_sources`` (site, period, source, energy_mwh ...).
+    periods : sequence of str, optional
+        Horizon quarters, in order (x axis order).
+    site : str
+        The site to show; "" shows the first site of :func:`power_sites`.
+
+    Returns
+    -------
+    plotly Figure or None
+        Bars in MWh per quarter, one colour per source (``grid``, ``ppa:<contract>``,
+        ``onsite:<technology>``); None when the table is missing or the site has no
+        energy.
+    """
+    p = _get(tables, "power_sources")
+    sites = power_sites(tables)
+    if p is None or not sites:
+        return None
+    site = site or sites[0]
+    g = p[(p["site"].astype(str) == site) & (p["energy_mwh"].abs() > 0)]
+    if g.empty:
+        return None
+    g = g.groupby(["period", "source"], as_index=False)["energy_mwh"].sum()
+    order = list(periods) if periods else sorted(g["period"].unique())
+    fig = px.bar(
+        g,
+        x="period",
+        y="energy_mwh",
+        color="source",
+        labels={"energy_mwh": "energy [MWh per quarter]", "period": "period"},
+    )
+    fig.update_layout(barmode="stack")
+    return _layout(fig, f"Energy by power source at {site}", order)
+
+
 def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
     """Bars: total cost per scenario (USD billions) from a frame (scenario, objective_usd)."""
     if compare is None or compare.empty:

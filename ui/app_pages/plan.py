@@ -158,6 +158,13 @@ for row in charts.PLAN_CHARTS:
             else:
                 st.plotly_chart(fig, key=f"chart_{k}", width="stretch")
 
+power_sites = charts.power_sites(tables)
+if power_sites:
+    site = st.selectbox("Site for the power-source chart", power_sites, key="plan_power_site")
+    fig = charts.power_sources(tables, periods, site)
+    if fig is not None:
+        st.plotly_chart(fig, key="chart_power_sources", width="stretch")
+
 costs = tables.get("costs")
 if costs is not None and len(costs) and "cash_usd" in costs:
     with st.expander("Money: discounted cost (the objective) and cash (when spent)", expanded=True):
