@@ -56,12 +56,14 @@ from optimizer.sweep import MonteCarloSpec, fill_level
 __all__ = [
     "LIMIT_FAMILIES",
     "OUTCOMES",
+    "SOCIAL_COST_OF_CARBON_USD_PER_T",
     "HedgedPlan",
     "MonteCarloResult",
     "TornadoParameter",
     "binding_families",
     "binding_limits",
     "binding_shares",
+    "carbon_price_parameter",
     "default_tornado_parameters",
     "hedged_plan",
     "mean_value_dataset",
@@ -116,6 +118,7 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
     pue                   scale pue_air and pue_liquid of every site     0.95* / 1.10
     wue                   scale WUE (air and liquid) of every site       0.5 / 1.5
     energy_price          scale energy_price_usd_per_mwh of every site   0.7 / 1.3
+    carbon_price          set carbon_price_usd_per_t of carbon_policy    0 / 210
     migration_derate      scale derate of every ``family`` chip row      0.8 / 1.2*
     ====================  =============================================  ============
 
@@ -123,6 +126,10 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
     assumptions of this tool (roughly the spread of the public figures in
     ``shared/CONTEXT.md``: CoWoS 35k-130k wafers/month over two years, grid waits of
     3-5 years, PUE 1.1-1.56); pass your own list to :func:`tornado` to change them.
+    ``carbon_price`` (only with a ``carbon_policy`` table) runs from no price to the EPA
+    social cost of carbon, USD 210/t for 2025 emissions at a 2% discount rate
+    (https://costofcarbon.org/epa-values-for-the-social-cost-of-greenhouse-gases, cited
+    in ``data/sources.csv``).
     """
     sc = {"op": "scale", "table": "supply_resources", "column": "capacity"}
     out: list[TornadoParameter] = []
@@ -142,10 +149,37 @@ def default_tornado_parameters(ds: Any, family: str = "trainium") -> list[Tornad
         t = {"op": "scale", "table": "demand", "column": "demand_h100e", "where": {"customer": [k]}}
         out.append(TornadoParameter(f"demand_{k}", (t,), 0.7, 1.3))
     out += _site_parameters(ds)
+    if len(ds.table("carbon_policy")):
+        out.append(carbon_price_parameter())
     derate = _derate_parameter(ds, family)
     if derate is not None:
         out.append(derate)
     return out
+
+
+#: EPA social cost of carbon, USD per t CO2 (2025 emissions, 2% discount rate):
+#: https://costofcarbon.org/epa-values-for-the-social-cost-of-greenhouse-gases
+SOCIAL_COST_OF_CARBON_USD_PER_T = 210.0
+
+
+def carbon_price_parameter(
+    low: float = 0.0, high: float = SOCIAL_COST_OF_CARBON_USD_PER_T
+) -> TornadoParameter:
+    """Tornado group setting ``carbon_policy.carbon_price_usd_per_t`` on every row.
+
+    Parameters
+    ----------
+    low, high : float
+        Carbon prices tried, USD per t CO2 (default 0 and the EPA social cost of
+        carbon, :data:`SOCIAL_COST_OF_CARBON_USD_PER_T`).
+
+    Returns
+    -------
+    TornadoParameter
+        Named ``carbon_price``; the level is the price itself (``op: set``).
+    """
+    t = {"op": "set", "table": "carbon_policy", "column": "carbon_price_usd_per_t"}
+    return TornadoParameter("carbon_price", (t,), low, high)
 
 
 def _site_parameters(ds: Any) -> list[TornadoParameter]:

@@ -379,3 +379,27 @@ def test_checker_flags_a_grid_upgrade_request_above_its_rate(tmp_path: Path) -> 
     assert v["family"].tolist() == ["grid_upgrade_rate"]
     assert v["keys"].tolist() == ["s1/upgrade:line,2026Q1"]
     assert v["violation"].tolist() == pytest.approx([1.0])
+
+
+def test_tornado_moves_the_carbon_price_from_zero_to_the_social_cost(tmp_path: Path) -> None:
+    from optimizer.risk import (
+        SOCIAL_COST_OF_CARBON_USD_PER_T,
+        carbon_price_parameter,
+        default_tornado_parameters,
+        tornado,
+    )
+
+    ds = load_dataset(_dataset(tmp_path))
+    carbon = next(p for p in default_tornado_parameters(ds) if p.name == "carbon_price")
+    assert (carbon.low, carbon.high) == (0.0, SOCIAL_COST_OF_CARBON_USD_PER_T) == (0.0, 210.0)
+    t = tornado(ds, SolveOptions(solver="highs"), [carbon_price_parameter()])
+    row = t[(t["parameter"] == "carbon_price") & (t["outcome"] == "total_cost_usd")]
+    row = row.set_index("side")
+    assert (row["status"] == "optimal").all()
+    # the bridging plan does not move at 210 USD/t (grid 205 vs on-site 204 USD/MWh, the
+    # on-site rent of 1M per MW-quarter is not worth 1 USD/MWh): the swing is its carbon,
+    # grid 30,000 MWh x 0.5 t in each quarter and on-site 20,000 MWh x 0.4 t in 2026Q2-Q3
+    carbon_t = 3 * 30000 * 0.5 + 2 * 20000 * 0.4
+    assert row.loc["low", "change"] == pytest.approx(0.0, abs=1e-3)
+    assert row.loc["high", "change"] == pytest.approx(210.0 * carbon_t, rel=1e-9)
+    assert row["swing_total_cost_usd"].iloc[0] == pytest.approx(210.0 * carbon_t, rel=1e-9)

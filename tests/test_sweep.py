@@ -200,8 +200,32 @@ def test_shipped_example_expands_over_default_data() -> None:
     cases = expand_sweep(spec, list(ds.scenarios))
     kinds = [c.kind for c in cases]
     assert kinds.count("scenario") == 3
-    assert kinds.count("grid") == 6
+    assert kinds.count("grid") == 12  # CoWoS x OpenAI demand x carbon price
     assert kinds.count("monte_carlo") == 50
+
+
+def test_a_carbon_price_axis_sets_the_policy_price_per_case(tmp_path: Path) -> None:
+    from optimizer.sweep import cases_dataset
+
+    p = tmp_path / "carbon.yaml"
+    p.write_text(
+        f"data: {ROOT / 'data'}\n"
+        "grid:\n"
+        "  base: neutral\n"
+        "  axes:\n"
+        "    - name: carbon_price   # USD/t: none, EPA social cost of carbon\n"
+        "      override: {op: set, table: carbon_policy, column: carbon_price_usd_per_t}\n"
+        "      levels: [0, 210]\n"
+    )
+    spec = load_sweep(p)
+    ds = load_dataset(spec.data)
+    cases = expand_sweep(spec, list(ds.scenarios))
+    assert [c.name for c in cases] == ["grid_carbon_price-0", "grid_carbon_price-210"]
+    prices = [
+        cases_dataset(ds, c).table("carbon_policy")["carbon_price_usd_per_t"].tolist()
+        for c in cases
+    ]
+    assert prices == [[0.0], [210.0]]
 
 
 # --------------------------------------------------- findings: file, line, did you mean
