@@ -32,6 +32,7 @@ from capacity.validation import (
     DataValidationError,
     Finding,
     check_keys,
+    check_placement,
     check_public_record,
     check_references,
     check_semantics,
@@ -311,6 +312,7 @@ def validate_tables(
     if not any(f.severity == "error" and f.row in (None, 1) for f in findings):
         findings.extend(check_references(typed, files))
         findings.extend(check_semantics(typed, files))
+        findings.extend(check_placement(typed, files))
         findings.extend(check_sources(typed, files))
         findings.extend(check_public_record(typed, files))
     return typed, findings

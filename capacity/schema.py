@@ -594,8 +594,18 @@ TABLES: tuple[TableSpec, ...] = (
             ),
             _period("period", "Period."),
             _num("demand_h100e", "H100e", "Compute wanted, in H100-equivalents."),
+            Column(
+                "regions",
+                "str",
+                "",
+                "Site regions that may serve this demand, separated by ';' (empty: any "
+                "region). Rows of one customer, workload and period with different regions "
+                "are separate demands (e.g. US and European inference).",
+                required=False,
+                default="",
+            ),
         ),
-        key=("customer", "workload", "period"),
+        key=("customer", "workload", "period", "regions"),
     ),
     TableSpec(
         "eligibility",
@@ -832,6 +842,67 @@ TABLES: tuple[TableSpec, ...] = (
             ),
         ),
         key=("period",),
+        required=False,
+    ),
+    TableSpec(
+        "training_clusters",
+        "Cluster rule of a customer's training from a period on: the minimum size of "
+        "the training cluster at each site that hosts it, the most sites it may span, "
+        "and what keeps a cluster at the same site over time (exact with --clusters or "
+        "--integer-units; reported as fragmentation in LP mode).",
+        (
+            _id("customer", "Customer ID.", CUSTOMER_REF),
+            _period("from_period", "First period the rule applies."),
+            _period(
+                "to_period",
+                "Last period it applies (empty: end of horizon).",
+                in_horizon=False,
+                required=False,
+            ),
+            _num(
+                "min_cluster_mw",
+                "MW",
+                "Least nameplate IT MW of the customer's training chips at a site that "
+                "hosts its training (0: no MW minimum).",
+                required=False,
+                default=0.0,
+            ),
+            _num(
+                "min_cluster_h100e",
+                "H100e",
+                "Least training H100e (after derate) at a site that hosts the customer's "
+                "training (0: no H100e minimum).",
+                required=False,
+                default=0.0,
+            ),
+            _num(
+                "max_sites",
+                "sites",
+                "Most sites the customer's training may span in a period (0: no limit).",
+                dtype="int",
+                required=False,
+                default=0,
+            ),
+            _num(
+                "switch_cost_usd",
+                "USD per cluster start",
+                "Cost of starting the customer's training at a site that did not host it "
+                "the period before (migration, re-validation, idle time).",
+                required=False,
+                default=0.0,
+            ),
+            _num(
+                "min_duration_periods",
+                "quarters",
+                "A cluster that starts at a site stays there at least this many periods "
+                "(1: no minimum).",
+                dtype="int",
+                min=1.0,
+                required=False,
+                default=1,
+            ),
+        ),
+        key=("customer", "from_period"),
         required=False,
     ),
     TableSpec(

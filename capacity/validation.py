@@ -757,6 +757,52 @@ def _check_hosts(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -
     return out
 
 
+def check_placement(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Placement rules: demand regions and training-cluster rows (issue 14).
+
+    A region named in ``demand.regions`` must be the region of some site (else the
+    demand could be served nowhere: an error naming the row); a training-cluster rule
+    must not end before it begins, and two rules of one customer must not overlap.
+
+    Returns
+    -------
+    list of Finding
+        Errors naming file, row, column and value.
+    """
+    out: list[Finding] = []
+    regions = set(tables["sites"]["region"].astype(str))
+    demand = tables["demand"]
+    if "regions" in demand:
+        for i, txt in enumerate(demand["regions"].astype(str)):
+            for reg in [r.strip() for r in txt.split(";") if r.strip()]:
+                if reg not in regions:
+                    msg = f"region {reg!r} is not the region of any site, so this demand could "
+                    msg += "be served nowhere." + suggest(reg, regions)
+                    out.append(Finding("error", files["demand"], i + 2, "regions", txt, msg))
+    rules = tables.get("training_clusters")
+    if rules is None or not len(rules):
+        return out
+    seen: dict[str, list[tuple[int, int, int]]] = {}
+    for i, row in enumerate(rules.itertuples(index=False)):
+        start, end = str(row.from_period), str(row.to_period)
+        if not PERIOD_RE.match(start):
+            continue
+        lo = period_index(start)
+        hi = period_index(end) if PERIOD_RE.match(end) else 10**9
+        if hi < lo:
+            msg = f"training-cluster rule ends ({end}) before it begins ({start})"
+            out.append(Finding("error", files["training_clusters"], i + 2, "to_period", end, msg))
+            continue
+        for j, a, b in seen.get(str(row.customer), []):
+            if lo <= b and a <= hi:
+                msg = f"rule overlaps the rule of row {j} for customer {row.customer!r}"
+                out.append(
+                    Finding("error", files["training_clusters"], i + 2, "from_period", start, msg)
+                )
+        seen.setdefault(str(row.customer), []).append((i + 2, lo, hi))
+    return out
+
+
 def check_sources(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
     """Every figure of the dataset must be traced in the sources table.
 

@@ -235,7 +235,12 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
         the change is not one this function can patch (see the module docstring) —
         the caller then rebuilds.
     """
-    if len(model.datasets) != 1 or model.integer_units or ds.periods != base_ds.periods:
+    if (
+        len(model.datasets) != 1
+        or model.integer_units
+        or getattr(model, "clusters", False)
+        or ds.periods != base_ds.periods
+    ):
         return None
     changes = _data_changes(base_ds, ds)
     if changes is None:
@@ -320,14 +325,17 @@ class _ModelPatch:
         """``demand.demand_h100e``: rhs of ``demand_balance`` rows (same cells > 0)."""
         if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
             return False
+        regions = new["regions"] if "regions" in new else pd.Series("", index=new.index)
         keys = pd.DataFrame(
             {
                 "k": _codes_of(new["customer"], self.codes["k"]),
                 "w": _codes_of(new["workload"], self.codes["w"]),
+                "g": _codes_of(regions.fillna("").astype(str).str.strip(), self.codes["g"]),
                 "t": self._tidx(new["period"]),
             }
         )
-        self._set_rows("demand_balance", ["k", "w", "t"], keys, new[c].to_numpy(float), False)
+        keycols = ["k", "w", "g", "t"]
+        self._set_rows("demand_balance", keycols, keys, new[c].to_numpy(float), False)
         return True
 
     def site_limit(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
@@ -483,12 +491,13 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
 
     t0 = time.perf_counter()
     model = None
-    if reuse and not options.integer_units:
+    exact_clusters = bool(getattr(options, "clusters", False))
+    if reuse and not options.integer_units and not exact_clusters:
         base_model = _memo(_MODEL_CACHE, base_ds.hash, lambda: build_model(base_ds))
         model = patch_model(base_model, base_ds, ds)
     reused = model is not None
     if model is None:
-        model = build_model(ds, integer_units=options.integer_units)
+        model = build_model(ds, integer_units=options.integer_units, clusters=exact_clusters)
     build_s = time.perf_counter() - t0
     session = None
     if reused and options.solver == "highs":

@@ -6,7 +6,8 @@ recomputes each family's left- and right-hand side from the dataset with plain
 pandas (each family's ``check``, registered in :data:`optimizer.families.REGISTRY`),
 and reports every row violated by more than ``tolerance * (1 + |rhs|)``, plus
 negative decisions (``bounds``) and assignments a customer is not eligible for
-(``eligibility``). :func:`optimizer.solve.solve` turns any violation into
+(``eligibility``), and chips serving a regional demand outside its regions
+(``demand_regions``). :func:`optimizer.solve.solve` turns any violation into
 ``Status.error``.
 """
 
@@ -19,6 +20,7 @@ import pandas as pd
 
 from optimizer.families import REGISTRY
 from optimizer.families.base import VIOLATION_COLUMNS, CheckInputs, violations
+from optimizer.families.demand import check_demand_regions
 from optimizer.model import PlanningModel
 from optimizer.results import fleet_values, solution_frames
 
@@ -101,6 +103,7 @@ def check_frames(ds: Any, fr: dict[str, pd.DataFrame], tolerance: float = 1e-6) 
     out = _check_bounds(inputs)
     out.extend(family.check(inputs) for family in REGISTRY if family.check is not None)
     out.append(_check_eligibility(inputs))
+    out.append(check_demand_regions(inputs))
     out = [o for o in out if len(o)]
     if not out:
         return empty_violations()

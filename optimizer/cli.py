@@ -319,6 +319,17 @@ _IntegerUnitsOpt = Annotated[
         "Shadow prices then come from the LP with the integers fixed.",
     ),
 ]
+_ClustersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--clusters",
+        metavar="",
+        help="Exact training clusters (training_clusters.csv): binary 'site hosts the "
+        "customer's training' per period, minimum cluster size, most sites, switch cost "
+        "and minimum duration (MIP; give --time-limit, the gap is reported). Without it "
+        "(and without --integer-units) the rule is only reported (fragmented training).",
+    ),
+]
 _UnitsOpt = Annotated[
     bool,
     typer.Option(
@@ -348,6 +359,7 @@ def solve(
     time_limit: _TimeLimitOpt = None,
     threads: _ThreadsOpt = None,
     integer_units: _IntegerUnitsOpt = False,
+    clusters: _ClustersOpt = False,
     units: _UnitsOpt = False,
     out: _OutOpt = Path("reports"),
     report: _ReportOpt = True,
@@ -383,8 +395,10 @@ def solve(
         time_limit_s=time_limit,
         threads=threads,
         integer_units=integer_units,
+        clusters=clusters,
     )
-    with console.status(f"Building and solving the LP ({solver}) ..."):
+    kind = "MIP" if (clusters or integer_units) else "LP"
+    with console.status(f"Building and solving the {kind} ({solver}) ..."):
         result = solve_plan(sds, options)
     summary = summarize(result, scenario=scenario, periods=sds.periods)
     render_summary(summary, console)

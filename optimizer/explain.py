@@ -86,15 +86,15 @@ def explain_missing(model: PlanningModel, scenario: int = 0) -> pd.DataFrame:
     var = model.variables
     con = model.constraints
     sel_a = ((var["kind"] == "assign") & (var["scenario"] == scenario)).to_numpy()
-    a = var.loc[sel_a, ["c", "k", "w", "t"]]
+    a = var.loc[sel_a, ["c", "k", "w", "g", "t"]]
     per = np.asarray(model.periods, dtype=object)
     kn = np.asarray(model.codes["k"], dtype=object)
     wn = np.asarray(model.codes["w"], dtype=object)
     rows = []
     d = con[((con["family"] == "demand_balance") & (con["scenario"] == scenario)).to_numpy()]
     if len(d):
-        have = a[["k", "w", "t"]].drop_duplicates().assign(_h=True)
-        m = d.merge(have, on=["k", "w", "t"], how="left")
+        have = a[["k", "w", "g", "t"]].drop_duplicates().assign(_h=True)
+        m = d.merge(have, on=["k", "w", "g", "t"], how="left")
         m = m[m["_h"].isna()]
         for r in m.itertuples():
             k, w, p = kn[r.k], wn[r.w], per[r.t]
@@ -177,6 +177,7 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
             "w": -1,
             "o": -1,
             "j": rows,
+            "g": -1,
             "t": con["t"].to_numpy()[rows],
             "lb": 0.0,
             "ub": np.inf,

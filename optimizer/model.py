@@ -142,7 +142,12 @@ VAR_KINDS = (
     "fleet",
     "retrofit",
     *POWER_KINDS,
+    "cluster",
+    "cluster_start",
 )
+
+#: Column kinds bounded to [0, 1]; ``cluster`` is binary in cluster mode.
+UNIT_INTERVAL_KINDS = ("cluster", "cluster_start")
 
 #: Constraint families in the order of the registry, with the unit of their rhs
 #: (derived from :data:`optimizer.families.REGISTRY`).
@@ -161,6 +166,7 @@ COST_TERMS = (
     "grid_upgrade",
     "onsite_power",
     "carbon",
+    "cluster_switch",
 )
 
 
@@ -213,6 +219,10 @@ class PlanningModel:
         Per scenario, the commitments table (row j = position).
     integer_units : bool
         Install columns count deployment units.
+    clusters : bool
+        Exact training clusters: binary ``cluster[k,s,p]`` columns and the cluster
+        families (:mod:`optimizer.families.placement`); on with ``--clusters`` or
+        ``--integer-units``.
     unmatched_fixed : DataFrame
         Fixed first-stage values that have no column in this model (non-zero means
         the fixed plan cannot be applied: the solve reports infeasible).
@@ -230,6 +240,7 @@ class PlanningModel:
     commitments: tuple[pd.DataFrame, ...]
     integer_units: bool = False
     unmatched_fixed: pd.DataFrame = field(default_factory=pd.DataFrame)
+    clusters: bool = False
 
     @property
     def n_variables(self) -> int:
@@ -305,6 +316,7 @@ def _codes(datasets: Sequence[Any]) -> dict[str, tuple[str, ...]]:
         "r": _union_ids(datasets, ("supply_resources", "chip_bill_of_materials"), "resource"),
         "f": _union_ids(datasets, ("chips",), "family"),
         "o": _source_codes(datasets),
+        "g": _group_ids(datasets),
     }
 
 
@@ -315,6 +327,24 @@ def _source_codes(datasets: Sequence[Any]) -> tuple[str, ...]:
         for name in source_names(ds):
             seen.setdefault(name, None)
     return tuple(seen)
+
+
+def _group_ids(datasets: Sequence[Any]) -> tuple[str, ...]:
+    """Demand region groups: "" (anywhere) first, then each ``demand.regions`` text."""
+    seen: dict[str, None] = {"": None}
+    for ds in datasets:
+        d = ds.table("demand")
+        if "regions" in d:
+            for v in d["regions"].fillna("").astype(str).str.strip():
+                seen.setdefault(v, None)
+    return tuple(seen)
+
+
+def _demand_groups(d: pd.DataFrame) -> pd.Series:
+    """Return the stripped ``regions`` text of demand rows ("" when the column is absent)."""
+    if "regions" not in d:
+        return pd.Series("", index=d.index, dtype=object)
+    return d["regions"].fillna("").astype(str).str.strip()
 
 
 # --------------------------------------------------------------- coded scenario tables
@@ -340,11 +370,12 @@ def _coded_initial_fleet(
 
 
 def _coded_demand(ds: Any, codes: Mapping[str, tuple[str, ...]], p0: int, T: int) -> pd.DataFrame:
-    """Positive demand rows inside the horizon: ``k, w, t, demand_h100e``."""
+    """Positive demand rows inside the horizon: ``k, w, g, t, demand_h100e``."""
     d = ds.table("demand")
     demand = _frame(
         k=_code(d["customer"], codes["k"]),
         w=_code(d["workload"], codes["w"]),
+        g=_code(_demand_groups(d), codes["g"]),
         t=_period_position(d["period"], p0),
         demand_h100e=d["demand_h100e"].to_numpy(dtype=float),
     )
@@ -427,7 +458,66 @@ def _coded_limits(
     return grid, water, supply, bom[bom["per_chip"] > 0]
 
 
-def _scenario_data(index: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) -> ScenarioData:
+def _coded_group_sites(codes: Mapping[str, tuple[str, ...]], sites: pd.DataFrame) -> pd.DataFrame:
+    """Sites each demand region group may be served at: ``g, s`` (group "" = every site)."""
+    site_region = sites["region"].astype(str).str.strip()
+    parts = []
+    for g, text in enumerate(codes["g"]):
+        allowed = {r.strip() for r in text.split(";") if r.strip()}
+        ok = np.ones(len(sites), dtype=bool) if not allowed else site_region.isin(allowed)
+        parts.append(_frame(g=g, s=sites.index.to_numpy(dtype=np.int64)[np.asarray(ok)]))
+    return pd.concat(parts, ignore_index=True).astype(np.int64)
+
+
+CLUSTER_RULE_COLUMNS = ["min_mw", "min_h100e", "max_sites", "switch_cost_usd", "min_duration"]
+
+
+def _coded_clusters(
+    ds: Any, codes: Mapping[str, tuple[str, ...]], p0: int, T: int, demand: pd.DataFrame
+) -> pd.DataFrame:
+    """Training-cluster rule per customer and horizon period (``k, t, ..., first``).
+
+    Reads the optional ``training_clusters`` table. ``first`` marks a period that
+    begins a training run of the customer: the previous period has no rule or no
+    positive training demand of the customer (``demand``: coded ``k, w, t``). No
+    cluster start is counted (and no switch cost paid) in such a period: a new run
+    is placed freely.
+    """
+    columns = ["k", "t", *CLUSTER_RULE_COLUMNS, "first"]
+    try:
+        tc = ds.table("training_clusters")
+    except KeyError:  # a dataset-like object without the optional table
+        tc = None
+    if tc is None or not len(tc):
+        return pd.DataFrame({c: pd.Series([], dtype=float) for c in columns}).astype(
+            {"k": np.int64, "t": np.int64, "first": bool}
+        )
+    rules = _frame(
+        k=_code(tc["customer"], codes["k"]),
+        t0=_period_position(tc["from_period"], p0),
+        t1=_period_position(tc["to_period"], p0),
+        min_mw=tc["min_cluster_mw"].to_numpy(dtype=float),
+        min_h100e=tc["min_cluster_h100e"].to_numpy(dtype=float),
+        max_sites=tc["max_sites"].to_numpy(dtype=float),
+        switch_cost_usd=tc["switch_cost_usd"].to_numpy(dtype=float),
+        min_duration=tc["min_duration_periods"].to_numpy(dtype=np.int64),
+    )
+    start = np.maximum(rules["t0"].to_numpy(), 0)
+    end = np.minimum(rules["t1"].to_numpy(), T - 1) + 1
+    out = expand(rules.drop(columns=["t0", "t1"]), start, end - start, "t")
+    out = out.sort_values(["k", "t"]).drop_duplicates(["k", "t"]).reset_index(drop=True)
+    training = [i for i, w in enumerate(codes["w"]) if w == "training"]
+    trained = demand.loc[demand["w"].isin(training).to_numpy(), ["k", "t"]].drop_duplicates()
+    previous = out[["k", "t"]].merge(trained, on=["k", "t"])
+    previous = previous.assign(t=previous["t"] + 1, _p=True)
+    out = out.merge(previous, on=["k", "t"], how="left")
+    out["first"] = out["_p"].isna().to_numpy()
+    return out[columns]
+
+
+def _scenario_data(
+    index: int, ds: Any, codes: Mapping[str, tuple[str, ...]], cluster_mode: bool = False
+) -> ScenarioData:
     """Code one scenario's dataset (every ID -> integer code, periods -> positions)."""
     periods = ds.periods
     T = len(periods)
@@ -446,6 +536,7 @@ def _scenario_data(index: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) ->
     power_factor[_code(wl["workload"], codes["w"])] = wl["power_factor"].to_numpy(dtype=float)
     grid, water, supply, bom = _coded_limits(ds, codes, p0)
     commitments, commitment_periods = _coded_commitments(ds, codes, p0, T)
+    demand = _coded_demand(ds, codes, p0, T)
     return ScenarioData(
         index=index,
         dataset=ds,
@@ -461,13 +552,16 @@ def _scenario_data(index: int, ds: Any, codes: Mapping[str, tuple[str, ...]]) ->
         supply=supply,
         bill_of_materials=bom,
         initial_fleet=_coded_initial_fleet(ds, codes, chips, p0, T),
-        demand=_coded_demand(ds, codes, p0, T),
+        demand=demand,
         eligibility=_coded_eligibility(ds, codes, sites),
         commitments=commitments,
         commitment_periods=commitment_periods,
         workload_names=tuple(codes["w"]),
         pipeline=_coded_pipeline(ds, codes),
         source_names=tuple(codes["o"]),
+        group_sites=_coded_group_sites(codes, sites),
+        clusters=_coded_clusters(ds, codes, p0, T, demand),
+        cluster_mode=cluster_mode,
     )
 
 
@@ -595,8 +689,9 @@ def _operating_keys(columns: ScenarioColumns) -> dict[str, pd.DataFrame]:
     """Keys of the scenario's assign, unmet and breach columns."""
     scenario = columns.scenario
     el = scenario.eligibility
-    # demand-driven assignment
-    assign = el.merge(scenario.demand[["k", "w", "t"]], on="k")
+    # demand-driven assignment, at the sites of the demand's region group
+    assign = el.merge(scenario.demand[["k", "w", "g", "t"]], on="k")
+    assign = assign.merge(scenario.group_sites, on=["g", "s"])
     # commitment-driven assignment (customer/family/period with no demand there)
     if len(scenario.commitment_periods):
         committed = scenario.commitment_periods[["k", "f", "t"]].drop_duplicates()
@@ -609,11 +704,13 @@ def _operating_keys(columns: ScenarioColumns) -> dict[str, pd.DataFrame]:
         el_family = el.assign(f=scenario.chip_attr(el["c"].to_numpy(), "f").astype(np.int64))
         by_commitment = el_family.merge(committed, on=["k", "f"]).drop(columns="f")
         by_commitment["w"] = w_min
+        by_commitment["g"] = 0
         assign = pd.concat([assign, by_commitment], ignore_index=True)
     assign = assign.merge(columns.fleet_keys[["c", "s", "t"]], on=["c", "s", "t"])
-    assign = assign[["c", "s", "k", "w", "t", "derate"]].drop_duplicates(["c", "s", "k", "w", "t"])
-    assign = assign.sort_values(["c", "s", "k", "w", "t"]).reset_index(drop=True)
-    unmet = scenario.demand[["k", "w", "t", "demand_h100e"]].reset_index(drop=True)
+    keys = ["c", "s", "k", "w", "g", "t"]
+    assign = assign[[*keys, "derate"]].drop_duplicates(keys)
+    assign = assign.sort_values(keys).reset_index(drop=True)
+    unmet = scenario.demand[["k", "w", "g", "t", "demand_h100e"]].reset_index(drop=True)
     breach = scenario.commitment_periods[["j", "k", "f", "t", "min_it_mw", "penalty"]]
     return {"assign": assign, "unmet": unmet, "breach": breach.reset_index(drop=True)}
 
@@ -666,10 +763,18 @@ def define_objective(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     breach = columns.breach
     penalty = breach["penalty"].to_numpy(dtype=float)
     builder.add_cost(i, "breach_penalty", breach["col"], breach["t"], penalty)
+    start = columns.cluster_start
+    if len(start):
+        cost = start.merge(scenario.clusters[["k", "t", "switch_cost_usd"]], on=["k", "t"])
+        builder.add_cost(
+            i, "cluster_switch", cost["col"], cost["t"], cost["switch_cost_usd"].to_numpy(float)
+        )
 
 
 # ------------------------------------------------------------------------ entry points
-def build_model(ds: DatasetLike, *, integer_units: bool = False) -> PlanningModel:
+def build_model(
+    ds: DatasetLike, *, integer_units: bool = False, clusters: bool = False
+) -> PlanningModel:
     """Build the deterministic planning LP of one dataset.
 
     Parameters
@@ -678,6 +783,8 @@ def build_model(ds: DatasetLike, *, integer_units: bool = False) -> PlanningMode
         Validated dataset (scenario already applied).
     integer_units : bool
         When True, installs are whole deployment units (``chips_per_unit`` chips).
+    clusters : bool
+        Exact training clusters (binary cluster columns); implied by ``integer_units``.
 
     Returns
     -------
@@ -685,7 +792,7 @@ def build_model(ds: DatasetLike, *, integer_units: bool = False) -> PlanningMode
         Index tables, sparse matrix (rows x columns) and objective; see the module
         docstring for the maths.
     """
-    return build_stochastic_model([ds], [1.0], integer_units=integer_units)
+    return build_stochastic_model([ds], [1.0], integer_units=integer_units, clusters=clusters)
 
 
 def build_stochastic_model(
@@ -693,6 +800,7 @@ def build_stochastic_model(
     weights: Sequence[float],
     *,
     integer_units: bool = False,
+    clusters: bool = False,
 ) -> PlanningModel:
     """Build a two-stage stochastic planning LP over weighted scenario datasets.
 
@@ -708,7 +816,10 @@ def build_stochastic_model(
     weights : sequence of float
         Probabilities, same length, >= 0, summing to 1 (within 1e-9).
     integer_units : bool
-        Install in whole deployment units.
+        Install in whole deployment units (implies ``clusters``).
+    clusters : bool
+        Exact training clusters: binary ``cluster[k,s,p]`` columns per scenario and
+        the cluster families of :mod:`optimizer.families.placement`.
 
     Returns
     -------
@@ -730,7 +841,8 @@ def build_stochastic_model(
         if tuple(ds.periods) != periods:
             raise ValueError("all scenario datasets must share the same horizon periods")
     codes = _codes(datasets)
-    scenarios = [_scenario_data(i, ds, codes) for i, ds in enumerate(datasets)]
+    exact = clusters or integer_units
+    scenarios = [_scenario_data(i, ds, codes, exact) for i, ds in enumerate(datasets)]
     builder = ModelBuilder()
     all_columns = _add_columns(builder, scenarios)
     for columns in all_columns:
@@ -738,7 +850,8 @@ def build_stochastic_model(
             if not family.builds_columns:
                 family.define(builder, columns)
         define_objective(builder, columns)
-    return _assemble(builder, scenarios, codes, probabilities, periods, integer_units)
+    model = _assemble(builder, scenarios, codes, probabilities, periods, integer_units)
+    return replace(model, clusters=exact)
 
 
 def _add_columns(builder: ModelBuilder, scenarios: Sequence[ScenarioData]) -> list[ScenarioColumns]:
@@ -764,8 +877,33 @@ def _add_columns(builder: ModelBuilder, scenarios: Sequence[ScenarioData]) -> li
         for kind in ("assign", "unmet", "breach"):
             col = builder.add_vars(kind, scenario.index, operating[kind])
             setattr(columns, kind, operating[kind].assign(col=col))
+        if scenario.cluster_mode:
+            _add_cluster_columns(builder, columns)
         all_columns.append(columns)
     return all_columns
+
+
+def _add_cluster_columns(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Add ``cluster[k,s,p]`` (binary) and ``cluster_start[k,s,p]`` columns of one scenario.
+
+    A cluster column exists where the customer has a cluster rule in the period and
+    training assign columns at the site; a start column where the cluster column
+    exists and the period is not the first of the customer's rule periods.
+    """
+    scenario = columns.scenario
+    rules = scenario.clusters
+    training = [i for i, w in enumerate(scenario.workload_names) if w == "training"]
+    a = columns.assign
+    keys = a.loc[a["w"].isin(training).to_numpy(), ["k", "s", "t"]].drop_duplicates()
+    keys = keys.merge(rules[["k", "t", "first"]], on=["k", "t"]).sort_values(["k", "s", "t"])
+    keys = keys.reset_index(drop=True)
+    cluster = keys[["k", "s", "t"]].astype(np.int64)
+    columns.cluster = cluster.assign(col=builder.add_vars("cluster", scenario.index, cluster))
+    start = keys.loc[~keys["first"].to_numpy(dtype=bool), ["k", "s", "t"]].astype(np.int64)
+    start = start.reset_index(drop=True)
+    columns.cluster_start = start.assign(
+        col=builder.add_vars("cluster_start", scenario.index, start)
+    )
 
 
 def _empty_constraints() -> pd.DataFrame:
@@ -797,7 +935,8 @@ def _variable_table(
         scale[install] = chips_per_unit.to_numpy(dtype=float)
         is_integer[install] = True
     var["lb"] = 0.0
-    var["ub"] = np.inf
+    var["ub"] = np.where(var["kind"].isin(UNIT_INTERVAL_KINDS).to_numpy(), 1.0, np.inf)
+    is_integer |= (var["kind"] == "cluster").to_numpy()
     var["integer"] = is_integer
     var["scale"] = scale
     return var

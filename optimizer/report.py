@@ -189,6 +189,12 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
         _CUSTOMER,
         _WORKLOAD,
         _PERIOD,
+        _c(
+            "regions",
+            _STR,
+            "",
+            "Site regions that may serve the demand, ';'-separated ('' = anywhere).",
+        ),
         _c("demand_h100e", _F64, "H100e", "Compute wanted."),
         _c("served_h100e", _F64, "H100e", "Compute delivered."),
         _c("unmet_h100e", _F64, "H100e", "Compute not delivered (penalised)."),
@@ -226,7 +232,7 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
             _STR,
             "",
             "Cost term (chip_capex | build_capex | retrofit_capex | energy | unmet_penalty | "
-            "breach_penalty | grid_upgrade | onsite_power | carbon).",
+            "breach_penalty | grid_upgrade | onsite_power | carbon | cluster_switch).",
         ),
         _c(
             "cost_usd",
@@ -304,6 +310,30 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
         ),
         _c("grid_price_usd_per_mwh", _F64, "USD/MWh", "The site's grid price, for comparison."),
         _c("carbon_t_per_mwh", _F64, "t CO2/MWh", "Emissions per MWh of the source."),
+    ),
+    # One row per customer, period and site hosting the customer's training (issue 14).
+    "training_clusters": (
+        _CUSTOMER,
+        _PERIOD,
+        _SITE,
+        _c("it_mw", _F64, "MW", "All-in IT power of the customer's training chips at the site."),
+        _c("h100e", _F64, "H100e", "Training compute there (after derate)."),
+        _c("chips", _F64, "chips", "Training accelerators there."),
+        _c("chips_by_generation", _STR, "chips", "Chips per generation, 'chip:chips;...'."),
+        _c("min_cluster_mw", _F64, "MW", "Minimum cluster size of the rule (0: none)."),
+        _c("min_cluster_h100e", _F64, "H100e", "Minimum cluster size of the rule (0: none)."),
+        _c("meets_minimum", _BOOL, "", "True when the site's training meets both minimums."),
+        _c("sites_in_period", _F64, "sites", "Sites hosting the customer's training then."),
+        _c("max_sites", _F64, "sites", "Most sites of the rule (0: no limit)."),
+        _c("within_max_sites", _BOOL, "", "True when sites_in_period <= max_sites."),
+        _c("cluster_start", _BOOL, "", "True when the site did not host it the period before."),
+        _c(
+            "enforced",
+            _BOOL,
+            "",
+            "True when the solve had exact cluster binaries (--clusters / --integer-units); "
+            "False: LP mode, the rule is reported, not enforced.",
+        ),
     ),
     # Rows of the independent checker (optimizer.check.VIOLATION_COLUMNS): one per
     # constraint recomputed from the solution and violated beyond tolerance.

@@ -21,7 +21,8 @@ Tables and columns (contract with the report writer)
   shadow_price_usd_per_unit
 * assignment: chip, site, customer, workload, period, chips, h100e (after derate),
   it_mw (nameplate IT MW of the assigned chips); only non-zero rows
-* demand: customer, workload, period, demand_h100e, served_h100e (sum of the
+* demand: customer, workload, period, regions (the demand row's site regions, ""
+  = anywhere), demand_h100e, served_h100e (sum of the
   assignment's h100e; may exceed demand when chips are assigned to meet a
   commitment), unmet_h100e, served_share (served / demand),
   shadow_price_usd_per_h100e
@@ -38,6 +39,13 @@ Tables and columns (contract with the report writer)
 * energy: site, period, it_mwh, facility_mwh, water_m3, energy_cost_usd
   (undiscounted), carbon_t
 * shadow_prices: family, period, key, shadow_price, unit, slack, binding
+* training_clusters: customer, period, site, it_mw, h100e, chips (the customer's
+  training at the site, chips > 1e-6), chips_by_generation ("chip:chips;..."),
+  min_cluster_mw, min_cluster_h100e (the rule, 0 = none), meets_minimum,
+  sites_in_period (sites hosting the customer's training in the period), max_sites
+  (0 = no limit), within_max_sites, cluster_start (the site did not host it in the
+  previous period; False in the first period), enforced (True when the solve had
+  exact cluster binaries; False: LP mode, the rule is only reported)
 
 Utilisation is used / capacity (NaN when the capacity is 0). ``slack`` is
 rhs - lhs for ``<=`` rows and lhs - rhs for ``>=`` rows; ``binding`` is
@@ -55,6 +63,7 @@ import pandas as pd
 from capacity.schema import period_index
 from optimizer.families import REGISTRY
 from optimizer.families.base import CODE_NAMES, ConstraintFamily, site_capacity_table
+from optimizer.families.placement import cluster_rules
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 from optimizer.power_results import (
     POWER_DECISIONS_COLUMNS,
@@ -102,6 +111,7 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
         "customer",
         "workload",
         "period",
+        "regions",
         "demand_h100e",
         "served_h100e",
         "unmet_h100e",
@@ -140,7 +150,27 @@ TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "shadow_prices": ("family", "period", "key", "shadow_price", "unit", "slack", "binding"),
     "power_sources": POWER_SOURCES_COLUMNS,
     "power_decisions": POWER_DECISIONS_COLUMNS,
+    "training_clusters": (
+        "customer",
+        "period",
+        "site",
+        "it_mw",
+        "h100e",
+        "chips",
+        "chips_by_generation",
+        "min_cluster_mw",
+        "min_cluster_h100e",
+        "meets_minimum",
+        "sites_in_period",
+        "max_sites",
+        "within_max_sites",
+        "cluster_start",
+        "enforced",
+    ),
 }
+
+#: Boolean result columns.
+BOOL_COLUMNS = {"binding", "meets_minimum", "within_max_sites", "cluster_start", "enforced"}
 
 TEXT_COLUMNS = {
     "site",
@@ -160,6 +190,8 @@ TEXT_COLUMNS = {
     "option",
     "decision_period",
     "online_period",
+    "regions",
+    "chips_by_generation",
 }
 
 _ZERO = 1e-9
@@ -172,7 +204,7 @@ def _typed(name: str, df: pd.DataFrame) -> pd.DataFrame:
         v = df[c].to_numpy() if c in df else np.full(len(df), np.nan)
         if c in TEXT_COLUMNS:
             data[c] = pd.Series(v, dtype=object).astype(str).astype(str).to_numpy()
-        elif c == "binding":
+        elif c in BOOL_COLUMNS:
             data[c] = np.asarray(v, dtype=bool)
         else:
             data[c] = np.asarray(v, dtype=np.float64)
@@ -208,9 +240,11 @@ def solution_frames(
     dict of DataFrame
         ``build`` (site, period, value MW), ``liquid`` (site, period, MW),
         ``install`` (chip, site, period, chips), ``produce`` (chip, period, chips),
-        ``assign`` (chip, site, customer, workload, period, chips), ``unmet``
-        (customer, workload, period, H100e), ``breach`` (j, customer, family,
-        from_period, period, MW).
+        ``assign`` (chip, site, customer, workload, demand_regions, period, chips),
+        ``unmet`` (customer, workload, demand_regions, period, H100e), ``breach`` (j,
+        customer, family, from_period, period, MW), ``cluster`` and ``cluster_start``
+        (customer, site, period, 0-1; empty unless the model has exact clusters).
+        ``demand_regions`` is the demand row's ``regions`` text ("" = anywhere).
     """
     var = model.variables
     val = np.asarray(x, dtype=float) * var["scale"].to_numpy()
@@ -225,11 +259,19 @@ def solution_frames(
         "retrofit": (("site", "s"),),
         "install": (("chip", "c"), ("site", "s")),
         "produce": (("chip", "c"),),
-        "assign": (("chip", "c"), ("site", "s"), ("customer", "k"), ("workload", "w")),
-        "unmet": (("customer", "k"), ("workload", "w")),
+        "assign": (
+            ("chip", "c"),
+            ("site", "s"),
+            ("customer", "k"),
+            ("workload", "w"),
+            ("demand_regions", "g"),
+        ),
+        "unmet": (("customer", "k"), ("workload", "w"), ("demand_regions", "g")),
         "grid_upgrade": (("site", "s"), ("source", "o")),
         "onsite_build": (("site", "s"), ("source", "o")),
         "power_energy": (("site", "s"), ("source", "o")),
+        "cluster": (("customer", "k"), ("site", "s")),
+        "cluster_start": (("customer", "k"), ("site", "s")),
     }
     for k, cols in spec.items():
         sel = (kind == k) & ((sc == -1) | (sc == scenario))
@@ -517,15 +559,21 @@ def _assignment_table(inp: _Inputs) -> pd.DataFrame:
 
 def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
     """Build demand: demand, served and unmet H100e, served share and shadow price."""
-    keys = ["customer", "workload", "period"]
-    dm = inp.ds.table("demand")[[*keys, "demand_h100e"]]
+    keys = ["customer", "workload", "period", "regions"]
+    dm = inp.ds.table("demand")
+    regions = dm["regions"] if "regions" in dm else pd.Series("", index=dm.index)
+    dm = dm.assign(regions=regions.fillna("").astype(str).str.strip())[[*keys, "demand_h100e"]]
     served = (
-        assignment.groupby(keys, as_index=False)["h100e"]
+        assignment.rename(columns={"demand_regions": "regions"})
+        .groupby(keys, as_index=False)["h100e"]
         .sum()
         .rename(columns={"h100e": "served_h100e"})
     )
     dm = dm.merge(served, on=keys, how="left")
-    dm = dm.merge(inp.frames["unmet"].rename(columns={"value": "unmet_h100e"}), on=keys, how="left")
+    unmet = inp.frames["unmet"].rename(
+        columns={"value": "unmet_h100e", "demand_regions": "regions"}
+    )
+    dm = dm.merge(unmet, on=keys, how="left")
     dm[["served_h100e", "unmet_h100e"]] = dm[["served_h100e", "unmet_h100e"]].fillna(0.0)
     dmv = dm["demand_h100e"].to_numpy(dtype=float)
     dm["served_share"] = np.where(dmv > 0, dm["served_h100e"] / np.where(dmv > 0, dmv, 1.0), np.nan)
@@ -659,6 +707,80 @@ def _commitments_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
     return inp.with_duals(cm, "commitments")
 
 
+#: Training smaller than this (chips) at a site is solver noise, not a placement.
+CLUSTER_CHIPS_MIN = 1e-6
+
+
+def _training_clusters_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
+    """Build training_clusters: each customer's training per site and period vs its rule."""
+    a = assignment[assignment["workload"] == "training"]
+    keys = ["customer", "period", "site"]
+    by_chip = a.groupby([*keys, "chip"], as_index=False)["chips"].sum()
+    by_chip = by_chip[by_chip["chips"] > CLUSTER_CHIPS_MIN]
+    text = by_chip.assign(
+        txt=by_chip["chip"] + ":" + by_chip["chips"].round(0).astype(np.int64).astype(str)
+    )
+    text = text.groupby(keys)["txt"].agg(";".join).rename("chips_by_generation")
+    t = a.groupby(keys)[["it_mw", "h100e", "chips"]].sum()
+    t = t[t["chips"] > CLUSTER_CHIPS_MIN].join(text).reset_index()
+    rules = cluster_rules(inp.ds, inp.periods).drop(columns=["first", "switch_cost_usd"])
+    t = t.merge(rules, on=["customer", "period"], how="left")
+    t[["min_cluster_mw", "min_cluster_h100e", "max_sites"]] = t[
+        ["min_cluster_mw", "min_cluster_h100e", "max_sites"]
+    ].fillna(0.0)
+    tol = 1e-6
+    t["meets_minimum"] = (t["it_mw"] >= t["min_cluster_mw"] * (1 - tol) - tol) & (
+        t["h100e"] >= t["min_cluster_h100e"] * (1 - tol) - tol
+    )
+    t["sites_in_period"] = t.groupby(["customer", "period"])["site"].transform("count")
+    t["within_max_sites"] = (t["max_sites"] <= 0) | (t["sites_in_period"] <= t["max_sites"])
+    order = {p: i for i, p in enumerate(inp.periods)}
+    t["_t"] = t["period"].map(order)
+    hosted = set(zip(t["customer"], t["site"], t["_t"], strict=True))
+    t["cluster_start"] = [
+        ti > 0 and (k, s, ti - 1) not in hosted
+        for k, s, ti in zip(t["customer"], t["site"], t["_t"], strict=True)
+    ]
+    t["enforced"] = inp.model.clusters
+    return t.sort_values(["customer", "_t", "site"]).reset_index(drop=True)
+
+
+def fragmentation_message(table: pd.DataFrame, *, exact: bool) -> str:
+    """Say which customers' training breaks the cluster rule in an LP-mode plan.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The ``training_clusters`` result table.
+    exact : bool
+        The solve had exact cluster binaries (then the checker enforces the rule and
+        nothing is said).
+
+    Returns
+    -------
+    str
+        E.g. "LP mode: training below the minimum cluster size at 12 site-periods
+        (openai 8, anthropic 4) and over max_sites in 3 periods; solve with --clusters
+        for the exact rule"; "" when the plan keeps the rule or the solve was exact.
+    """
+    if exact or table.empty:
+        return ""
+    small = table[~table["meets_minimum"].astype(bool)]
+    over = table[~table["within_max_sites"].astype(bool)].drop_duplicates(["customer", "period"])
+    if small.empty and over.empty:
+        return ""
+    parts = []
+    if len(small):
+        per = small.groupby("customer").size().sort_values(ascending=False)
+        who = ", ".join(f"{k} {n}" for k, n in per.items())
+        parts.append(
+            f"training below the minimum cluster size at {len(small)} site-periods ({who})"
+        )
+    if len(over):
+        parts.append(f"over max_sites in {len(over)} customer-periods")
+    return "LP mode: " + " and ".join(parts) + "; solve with --clusters for the exact rule"
+
+
 def make_tables(
     model: PlanningModel,
     x: np.ndarray,
@@ -701,6 +823,7 @@ def make_tables(
     _power_tables(inp, out)
     out["costs"] = _with_cash(_costs(model, x, scenario), inp, out)
     out["shadow_prices"] = _shadow_prices(model, x, row_dual, scenario)
+    out["training_clusters"] = _training_clusters_table(inp, out["assignment"])
     return {n: _typed(n, out[n]) for n in TABLE_COLUMNS}
 
 
@@ -861,7 +984,8 @@ def row_keys(model: PlanningModel, con: pd.DataFrame, scenario: int = 0) -> np.n
         parts = [names[code][con[code].to_numpy()[m]] for code in family.key_codes]
         key = parts[0]
         for part in parts[1:]:
-            key = key + "/" + part
+            # an empty part (the "" demand region group: anywhere) adds no separator
+            key = np.where(part == "", key, key + "/" + part)
         out[m] = key
     return out
 

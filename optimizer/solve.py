@@ -75,7 +75,12 @@ from optimizer.model import (
     build_stochastic_model,
     fix_first_stage,
 )
-from optimizer.results import empty_tables, make_tables, solution_frames
+from optimizer.results import (
+    empty_tables,
+    fragmentation_message,
+    make_tables,
+    solution_frames,
+)
 
 
 class Status(StrEnum):
@@ -104,7 +109,11 @@ class SolveOptions:
     threads : int, optional
         Solver threads.
     integer_units : bool
-        Install whole deployment units (MIP).
+        Install whole deployment units (MIP; implies ``clusters``).
+    clusters : bool
+        Exact training clusters (binary "site s hosts customer k's training in p"
+        columns and the cluster families; a MIP). Without it (and without
+        ``integer_units``) the cluster rule is reported, not enforced.
     mip_gap : float
         Relative MIP gap.
     explain_infeasible : bool
@@ -117,6 +126,7 @@ class SolveOptions:
     time_limit_s: float | None = None
     threads: int | None = None
     integer_units: bool = False
+    clusters: bool = False
     mip_gap: float = 1e-4
     explain_infeasible: bool = True
     check_tolerance: float = 1e-6
@@ -159,6 +169,8 @@ class PlanResult:
         Integer mode: ``|objective - bound| / |objective|`` (share, 0.032 = 3.2%).
     duals_note : str
         Why the shadow prices are null (the solver returns no duals), else "".
+    clusters : bool
+        The training-cluster rule was exact (cluster binaries in the model).
     """
 
     status: Status
@@ -179,6 +191,7 @@ class PlanResult:
     mip_bound_usd: float | None = None
     mip_gap: float | None = None
     duals_note: str = ""
+    clusters: bool = False
 
 
 @dataclass(frozen=True)
@@ -726,7 +739,7 @@ def solve(
     """
     options = options or SolveOptions()
     t0 = time.perf_counter()
-    model = build_model(ds, integer_units=options.integer_units)
+    model = build_model(ds, integer_units=options.integer_units, clusters=options.clusters)
     if fixed_first_stage is not None:
         model = fix_first_stage(model, fixed_first_stage)
     build_s = time.perf_counter() - t0
@@ -777,7 +790,9 @@ def solve_stochastic(
     """
     options = options or SolveOptions()
     t0 = time.perf_counter()
-    model = build_stochastic_model(datasets, weights, integer_units=options.integer_units)
+    model = build_stochastic_model(
+        datasets, weights, integer_units=options.integer_units, clusters=options.clusters
+    )
     build_s = time.perf_counter() - t0
     res = solve_model(model, options, build_s=build_s)
     exp = None
@@ -917,6 +932,12 @@ def _scenario_result(
                 for r in viol.head(3).itertuples()
             )
             msg += f"; checker found {len(viol)} violated constraint(s): {first}"
+        gap_share = mip_gap(raw.solver_objective, raw.mip_bound)
+        if gap_share is not None:
+            msg += f"; MIP gap {gap_share:.3%}"
+        fragments = fragmentation_message(tables["training_clusters"], exact=model.clusters)
+        if fragments:
+            msg += "; " + fragments
         if raw.solver_objective is not None and len(model.datasets) == 1:
             gap = abs(raw.solver_objective - obj)
             if gap > 1e-6 * (1 + abs(obj)):
@@ -943,6 +964,7 @@ def _scenario_result(
         duals_from=duals_from,
         periods=tuple(ds.periods),
         **_mip_fields(raw),
+        clusters=model.clusters,
     )
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from rich.console import Console
 from rich.table import Table
@@ -215,6 +216,12 @@ class PlanSummary:
         Integer mode: relative gap ``|objective - bound| / |objective|`` (share).
     duals_note : str
         Why shadow prices are null (solver returns no duals), else "".
+    training_clusters : pandas.DataFrame
+        Runs of each ruled customer's training per site
+        (:func:`cluster_spans` of the ``training_clusters`` table, customers with a cluster
+        rule only).
+    clusters_enforced : bool
+        The cluster rule was exact (``--clusters`` / ``--integer-units``).
     """
 
     scenario: str | None
@@ -249,6 +256,8 @@ class PlanSummary:
     mip_bound_usd: float | None = None
     mip_gap: float | None = None
     duals_note: str = ""
+    training_clusters: pd.DataFrame = field(default_factory=pd.DataFrame)
+    clusters_enforced: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """Return the summary as plain Python (frames as lists of records)."""
@@ -520,7 +529,97 @@ def summarize(
         mip_bound_usd=getattr(result, "mip_bound_usd", None),
         mip_gap=getattr(result, "mip_gap", None),
         duals_note=str(getattr(result, "duals_note", "") or ""),
+        training_clusters=_cluster_runs(tables, horizon),
+        clusters_enforced=bool(getattr(result, "clusters", False)),
     )
+
+
+def _cluster_runs(tables: Mapping[str, pd.DataFrame], horizon: Sequence[str]) -> pd.DataFrame:
+    """Cluster runs of customers with a rule (min size or max sites), else empty."""
+    tc = _as_frame(tables.get("training_clusters"))
+    if tc is None or tc.empty:
+        return pd.DataFrame()
+    ruled = (tc["min_cluster_mw"] > 0) | (tc["min_cluster_h100e"] > 0) | (tc["max_sites"] > 0)
+    return cluster_spans(tc[ruled.to_numpy()], list(horizon))
+
+
+def cluster_spans(table: pd.DataFrame, periods: list[str] | tuple[str, ...]) -> pd.DataFrame:
+    """Find the runs of consecutive periods in which a site hosts a customer's training.
+
+    Parameters
+    ----------
+    table : DataFrame
+        The ``training_clusters`` result table.
+    periods : sequence of str
+        Horizon quarters in order.
+
+    Returns
+    -------
+    DataFrame
+        ``customer, site, first_period, last_period, periods`` (run length, quarters),
+        ``mean_it_mw`` and ``max_it_mw`` (MW over the run), ``meets_minimum`` (True
+        when every period of the run meets the rule); sorted by customer, first period.
+    """
+    cols = [
+        "customer",
+        "site",
+        "first_period",
+        "last_period",
+        "periods",
+        "mean_it_mw",
+        "max_it_mw",
+        "meets_minimum",
+    ]
+    if table.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in cols})
+    order = {p: i for i, p in enumerate(periods)}
+    t = table.assign(_t=table["period"].map(order)).sort_values(["customer", "site", "_t"])
+    new_run = (t.groupby(["customer", "site"])["_t"].diff() != 1).to_numpy()
+    t["_run"] = np.cumsum(new_run)
+    g = t.groupby(["customer", "site", "_run"], as_index=False).agg(
+        first=("_t", "min"),
+        last=("_t", "max"),
+        periods=("_t", "count"),
+        mean_it_mw=("it_mw", "mean"),
+        max_it_mw=("it_mw", "max"),
+        meets_minimum=("meets_minimum", "all"),
+    )
+    per = np.asarray(list(periods), dtype=object)
+    g["first_period"] = per[g["first"].to_numpy(dtype=np.int64)]
+    g["last_period"] = per[g["last"].to_numpy(dtype=np.int64)]
+    g = g.sort_values(["customer", "first", "site"]).reset_index(drop=True)
+    return g[cols]
+
+
+def clusters_text(s: PlanSummary) -> list[str]:
+    """Lines on the training clusters: runs per customer, or the LP-mode fragmentation.
+
+    E.g. ``"Training clusters (exact, MIP gap 1.2%): openai: west_texas 2025Q4-2030Q4
+    (mean 812 MW), ..."``; in LP mode the rule is not enforced and the lines say how
+    many site-periods are below the minimum. Empty when no customer has a rule.
+    """
+    runs = s.training_clusters
+    if runs is None or runs.empty:
+        return []
+    if s.clusters_enforced:
+        gap = "" if s.mip_gap is None else f", MIP gap {s.mip_gap:.2%}"
+        head = f"Training clusters (exact rule{gap}):"
+    else:
+        bad = runs[~runs["meets_minimum"].astype(bool)]
+        head = (
+            "Training clusters (LP mode: rule reported, not enforced; "
+            f"{len(bad)} run(s) below the minimum size; solve with --clusters):"
+        )
+    lines = [head]
+    for customer, g in runs.groupby("customer", sort=True):
+        parts = [
+            f"{r.site} {r.first_period}-{r.last_period} ({fmt_qty(float(r.mean_it_mw))} MW"
+            + ("" if r.meets_minimum else ", below minimum")
+            + ")"
+            for r in g.itertuples(index=False)
+        ]
+        lines.append(f"  {customer}: " + ", ".join(parts))
+    return lines
 
 
 def _calibration_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -637,6 +736,8 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         con.print("Commitments: none in this dataset")
     else:
         con.print(_commitments_table(s))
+    for line in clusters_text(s):
+        con.print(line)
     _print_calibration(con, s.calibration)
 
 

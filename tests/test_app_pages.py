@@ -72,7 +72,7 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
     assert len(at.data_editor[0].value) == len(ds.periods)
     obj = _solve_in_app(at)
     assert obj == pytest.approx(_direct(ds), rel=1e-9)
-    assert len(at.get("plotly_chart")) == 7
+    assert len(at.get("plotly_chart")) == 8  # with the training-cluster timeline
     _power_chart_follows_the_site_selector(at)
     assert [m.label for m in at.metric][:3] == ["Status", "Discounted cost", "Demand served"]
     assert at.metric[0].value == "optimal"
@@ -345,7 +345,7 @@ def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -
     at.download_button(key="plan_demand_csv").click()
     at.run()
     assert not at.exception
-    assert len(at.get("plotly_chart")) == 7
+    assert len(at.get("plotly_chart")) == 8  # with the training-cluster timeline
     assert at.metric[0].value == "optimal"
     goto(at, "reports")
     assert not at.error, _texts(at.error)
@@ -365,7 +365,7 @@ def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -
     assert any(n.endswith("manifest.json") for n in names)
     assert demand["demand_h100e"].sum() == pytest.approx(2300.0)
     goto(at, "plan")
-    assert len(at.get("plotly_chart")) == 7
+    assert len(at.get("plotly_chart")) == 8  # with the training-cluster timeline
 
 
 def test_risk_page_without_the_risk_module_shows_an_info_box(

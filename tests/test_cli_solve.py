@@ -41,6 +41,7 @@ class _Options:
     time_limit_s: float | None = None
     threads: int | None = None
     integer_units: bool = False
+    clusters: bool = False
 
 
 @pytest.fixture

@@ -43,7 +43,16 @@ EXPECTED = (
     "ppa_energy",
     "carbon_cap_period",
     "carbon_cap_horizon",
+    "cluster_link",
+    "cluster_min_mw",
+    "cluster_min_h100e",
+    "cluster_max_sites",
+    "cluster_switch",
+    "cluster_min_duration",
 )
+
+#: Families built only in cluster mode (--clusters / --integer-units).
+CLUSTER_FAMILIES = {f for f in EXPECTED if f.startswith("cluster_")}
 
 
 def test_every_family_is_registered_once_with_define_check_explain_and_unit() -> None:
@@ -69,7 +78,7 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
     assert model_module.FAMILIES == FAMILIES and optimizer.FAMILIES == FAMILIES
     assert FAMILIES["site_water"] == "m3" and FAMILIES["demand_balance"] == "H100e"
     assert SOFT_FAMILIES == ("demand_balance", "commitment")
-    assert model_module.DEFINITION_FAMILIES == ("fleet_definition",)
+    assert model_module.DEFINITION_FAMILIES == ("cluster_switch", "fleet_definition")
 
 
 def test_result_routing_names_real_tables_and_columns() -> None:
@@ -101,7 +110,11 @@ def test_every_row_family_of_a_built_default_model_is_registered() -> None:
         if path == DEFAULT_DATA:
             # carbon caps: the default data prices carbon (at 0) but sets no cap
             no_rows = {"chip_window", "site_hosting", "carbon_cap_period", "carbon_cap_horizon"}
-            assert built == set(EXPECTED) - no_rows
+            assert built == set(EXPECTED) - no_rows - CLUSTER_FAMILIES
+    # cluster mode adds the cluster families (the default data has no H100e minimum)
+    m = model_module.build_model(load_dataset(DEFAULT_DATA), clusters=True)
+    built = set(m.constraints["family"].astype(str).unique())
+    assert built == set(EXPECTED) - no_rows - {"cluster_min_h100e"}
 
 
 def test_row_keys_and_elastic_wording_come_from_the_registry() -> None:

@@ -89,6 +89,7 @@ def _tables() -> dict[str, pd.DataFrame]:
             "customer": ["acme", "acme", "beta", "beta"],
             "workload": ["training", "training", "inference", "inference"],
             "period": P * 2,
+            "regions": ["", "", "NO", "NO"],
             "demand_h100e": [100.0, 100.0, 50.0, 50.0],
             "served_h100e": [80.0, 100.0, 50.0, 25.0],
             "unmet_h100e": [20.0, 0.0, 0.0, 25.0],

@@ -287,10 +287,55 @@ def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
     return _layout(fig, "Plan cost by scenario")
 
 
+def _quarter_start(period: str) -> pd.Timestamp:
+    year, q = int(period[:4]), int(period[-1])
+    return pd.Timestamp(year=year, month=3 * (q - 1) + 1, day=1)
+
+
+def training_clusters_timeline(
+    tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
+) -> go.Figure | None:
+    """Timeline: each customer's training clusters per site (bars span the quarters hosted).
+
+    One bar per run of consecutive quarters in which a site hosts a customer's
+    training (:func:`optimizer.summary.cluster_spans`), one row per customer and site,
+    coloured by whether every quarter of the run meets the customer's minimum cluster
+    size; hover shows the mean and peak training IT MW of the run.
+    """
+    from optimizer.summary import cluster_spans
+
+    t = _get(tables, "training_clusters")
+    if t is None:
+        return None
+    order = list(periods) if periods else sorted(t["period"].unique())
+    runs = cluster_spans(t, order)
+    runs = runs.assign(
+        start=[_quarter_start(p) for p in runs["first_period"]],
+        end=[_quarter_start(p) + pd.DateOffset(months=3) for p in runs["last_period"]],
+        cluster=runs["customer"] + " · " + runs["site"],
+        rule=np.where(runs["meets_minimum"].astype(bool), "meets minimum", "below minimum"),
+    )
+    fig = px.timeline(
+        runs,
+        x_start="start",
+        x_end="end",
+        y="cluster",
+        color="rule",
+        color_discrete_map={"meets minimum": "#2a9d8f", "below minimum": "#e76f51"},
+        hover_data={"mean_it_mw": ":,.0f", "max_it_mw": ":,.0f", "periods": True},
+        labels={"cluster": "customer · site", "mean_it_mw": "mean training IT [MW]"},
+    )
+    fig.update_yaxes(autorange="reversed", categoryorder="category ascending")
+    fig = _layout(fig, "Training clusters per customer (site hosting its training)")
+    fig.update_layout(height=max(HEIGHT, 22 * runs["cluster"].nunique() + 120))
+    return fig
+
+
 PLAN_CHARTS = (
     (("installed", installed_it_mw), ("site_util", site_utilisation)),
     (("supply", supply_utilisation), ("energy", energy_water)),
     (("demand", demand_served),),
+    (("clusters", training_clusters_timeline),),
     (("shadow", shadow_price_heatmap),),
 )
 """Rows of (key, figure function) of the Plan page, in display order."""

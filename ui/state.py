@@ -304,20 +304,32 @@ _CACHE_MISS = threading.local()
 
 @st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)
 def _solve_cached(
-    ds_hash: str, scenario: str, solver: str, time_limit_s: float | None, _ds: Dataset
+    ds_hash: str,
+    scenario: str,
+    solver: str,
+    time_limit_s: float | None,
+    _ds: Dataset,
+    clusters: bool = False,
 ) -> tuple[Any, float, str]:
     from optimizer import SolveOptions, solve
 
     _CACHE_MISS.ran = True  # the body runs only on a cache miss
     t0 = time.perf_counter()
-    res = solve(_ds, SolveOptions(solver=solver, time_limit_s=time_limit_s))
+    options = SolveOptions(solver=solver, time_limit_s=time_limit_s, clusters=clusters)
+    res = solve(_ds, options)
     return res, time.perf_counter() - t0, datetime.now().strftime("%H:%M:%S")
 
 
 def solve_timed(
-    ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None
+    ds: Dataset,
+    *,
+    solver: str = "highs",
+    time_limit_s: float | None = None,
+    clusters: bool = False,
 ) -> TimedResult:
     """Solve ``ds`` (cached on its content hash, scenario and options); never raises.
+
+    ``clusters`` solves the exact training-cluster MIP (``--clusters``).
 
     Returns
     -------
@@ -334,7 +346,9 @@ def solve_timed(
     _CACHE_MISS.ran = False
     t0 = time.perf_counter()
     try:
-        res, seconds, solved_at = _solve_cached(ds.hash, ds.scenario, solver, time_limit_s, ds)
+        res, seconds, solved_at = _solve_cached(
+            ds.hash, ds.scenario, solver, time_limit_s, ds, clusters
+        )
     except Exception as e:  # noqa: BLE001 - shown as an error status, never a traceback
         err = ErrorResult(
             f"The solve failed: {type(e).__name__}: {e}",
@@ -379,10 +393,14 @@ def record_run(
 
 
 def solve_and_record(
-    ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None
+    ds: Dataset,
+    *,
+    solver: str = "highs",
+    time_limit_s: float | None = None,
+    clusters: bool = False,
 ) -> PlanRun:
     """Solve ``ds`` (cached) and record it; see :func:`solve_timed`."""
-    t = solve_timed(ds, solver=solver, time_limit_s=time_limit_s)
+    t = solve_timed(ds, solver=solver, time_limit_s=time_limit_s, clusters=clusters)
     return record_run(ds, t.result, solver, t.seconds, solved_at=t.solved_at, cached=t.cached)
 
 

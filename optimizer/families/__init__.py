@@ -26,7 +26,10 @@ site_liquid, site_grid, site_build_rate, site_max, site_water),
 site_retrofit_rate, site_retrofit_pool), :mod:`~optimizer.families.hosting`
 (site_hosting: an install mask with a checker row),
 :mod:`~optimizer.families.fleet` (fleet_definition,
-fleet_assignment), :mod:`~optimizer.families.demand` (demand_balance, commitment);
+fleet_assignment), :mod:`~optimizer.families.demand` (demand_balance, commitment),
+:mod:`~optimizer.families.placement` (cluster_link, cluster_min_mw, cluster_min_h100e,
+cluster_max_sites, cluster_switch, cluster_min_duration: exact training clusters,
+built only in cluster mode);
 shared pieces (coded scenario data, the row builder, the checker's inputs, the
 record types) in :mod:`~optimizer.families.base`.
 
@@ -62,6 +65,7 @@ from optimizer.families import (
     demand,
     fleet,
     hosting,
+    placement,
     power_check,
     site,
     supply,
@@ -95,6 +99,7 @@ REGISTRY: tuple[ConstraintFamily, ...] = _ordered(
     chips.FAMILIES,
     (_FLEET_ASSIGNMENT,),
     demand.FAMILIES,
+    placement.FAMILIES,
     (_FLEET_DEFINITION,),
     power_check.FAMILIES,
 )

@@ -5,7 +5,8 @@ record and the checker's inputs. Nothing here knows a particular family; each fa
 (:mod:`optimizer.families.site`, ``supply``, ``chips``, ``demand``, ``fleet``) uses these
 pieces to define its rows, check them and say how its dual reaches the result tables.
 Code columns follow the model's index letters: ``s`` site, ``c`` chip, ``k`` customer,
-``w`` workload, ``r`` resource, ``f`` chip family, ``j`` commitment row, ``t`` period
+``w`` workload, ``r`` resource, ``f`` chip family, ``j`` commitment row, ``g`` demand
+region group (the demand row's ``regions`` text; 0 is "" = anywhere), ``t`` period
 position in the horizon.
 """
 
@@ -22,10 +23,10 @@ import pandas as pd
 from capacity.schema import period_index
 
 #: Code columns a constraint row may carry (-1 when not applicable).
-ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "t", "o")
+ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o")
 
 #: Code columns a variable may carry (-1 when not applicable).
-VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "t", "o")
+VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "g", "t", "o")
 
 #: Result-table column of each code letter (``j`` stays the commitment row number).
 CODE_NAMES = {
@@ -37,6 +38,7 @@ CODE_NAMES = {
     "t": "period",
     "j": "j",
     "o": "source",
+    "g": "regions",
 }
 
 
@@ -98,7 +100,8 @@ class ScenarioData:
     initial_fleet : DataFrame
         ``c, s, t, chips`` alive in period t.
     demand : DataFrame
-        ``k, w, t, demand_h100e`` (positive, inside the horizon).
+        ``k, w, g, t, demand_h100e`` (positive, inside the horizon; ``g`` the demand
+        region group).
     eligibility : DataFrame
         ``k, c, s, derate`` expanded to the allowed sites.
     commitments : DataFrame
@@ -107,6 +110,15 @@ class ScenarioData:
         Active commitments expanded to one row per period ``t`` in the horizon.
     workload_names : tuple of str
         Workload ID by ``w`` code.
+    group_sites : DataFrame
+        ``g, s``: the sites each demand region group may be served at (group "" =
+        every site).
+    clusters : DataFrame
+        Training-cluster rule per customer and period: ``k, t, min_mw, min_h100e,
+        max_sites, switch_cost_usd, min_duration, first`` (``first``: the period is
+        the first of the customer's rule periods; no cluster start is counted there).
+    cluster_mode : bool
+        Build the exact cluster binaries (``--clusters`` or ``--integer-units``).
     """
 
     index: int
@@ -128,6 +140,9 @@ class ScenarioData:
     commitments: pd.DataFrame
     commitment_periods: pd.DataFrame
     workload_names: tuple[str, ...] = ()
+    group_sites: pd.DataFrame = field(default_factory=pd.DataFrame)
+    clusters: pd.DataFrame = field(default_factory=pd.DataFrame)
+    cluster_mode: bool = False
     pipeline: pd.DataFrame = field(default_factory=pd.DataFrame)  # s, t, it_mw, liquid_mw
 
     def lead(self, s: np.ndarray) -> np.ndarray:
@@ -255,6 +270,8 @@ class ScenarioColumns:
         ).rename(columns={"c": "col"})
     )
     power: dict[str, Any] = field(default_factory=dict)  # power columns (families.power)
+    cluster: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, s, t, col (binary)
+    cluster_start: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, s, t, col
 
 
 def energy_coefficients(

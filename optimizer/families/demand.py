@@ -20,15 +20,19 @@ from optimizer.families.base import (
 
 
 def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Demand balance: sum assign * h100e[c,w] * derate[k,c] + unmet[k,w,p] >= demand[k,w,p]."""
+    """Demand balance: sum assign * h100e[c,w] * derate[k,c] + unmet[k,w,g,p] >= demand[k,w,g,p].
+
+    ``g`` is the demand's region group: its assign columns exist only at sites of
+    those regions (regional inference), built in :func:`optimizer.model._operating_keys`.
+    """
     scenario, unmet = columns.scenario, columns.unmet
     if unmet.empty:
         return
     demand = unmet["demand_h100e"].to_numpy()
     rows = builder.add_rows("demand_balance", scenario.index, unmet, ">=", demand)
     builder.add_terms(rows, unmet["col"], 1.0)
-    row_of = unmet[["k", "w", "t"]].assign(row=rows)
-    m = columns.assign.merge(row_of, on=["k", "w", "t"])
+    row_of = unmet[["k", "w", "g", "t"]].assign(row=rows)
+    m = columns.assign.merge(row_of, on=["k", "w", "g", "t"])
     workload = np.asarray(scenario.workload_names, dtype=object)[m["w"].to_numpy()]
     c = m["c"].to_numpy()
     training = scenario.chip_attr(c, "training_h100e").astype(float)
@@ -63,19 +67,63 @@ def _served(inputs: CheckInputs) -> pd.DataFrame:
 
 
 def check_demand_balance(inputs: CheckInputs) -> pd.DataFrame:
-    """H100e served (chips * H100e * derate) + unmet >= demand."""
-    keys = ["customer", "workload", "period"]
+    """H100e served (chips * H100e * derate) + unmet >= demand, per demand row (regions too).
+
+    Assignments are matched to demand rows by customer, workload, period and the
+    region group; whether a site may serve a group is checked separately
+    (:func:`check_demand_regions`).
+    """
+    keys = ["customer", "workload", "period", "demand_regions"]
     served = _served(inputs).groupby(keys, as_index=False)["h"].sum()
     dm = inputs.dataset.table("demand")
+    dm = dm.assign(demand_regions=_regions_text(dm))
     dm = dm[dm["demand_h100e"] > 0].merge(served, on=keys, how="left")
     unmet = inputs.frames["unmet"].rename(columns={"value": "unmet"})
     dm = dm.merge(unmet, on=keys, how="left").fillna({"h": 0.0, "unmet": 0.0})
     return violations(
         "demand_balance",
-        dm["customer"] + "/" + dm["workload"] + "," + dm["period"],
+        dm["customer"] + "/" + dm["workload"] + _suffix(dm["demand_regions"]) + "," + dm["period"],
         dm["h"] + dm["unmet"],
         dm["demand_h100e"],
         ">=",
+        inputs.tolerance,
+    )
+
+
+def _regions_text(demand: pd.DataFrame) -> pd.Series:
+    """Return the stripped ``regions`` text of demand rows ("" when absent)."""
+    if "regions" not in demand:
+        return pd.Series("", index=demand.index, dtype=object)
+    return demand["regions"].fillna("").astype(str).str.strip()
+
+
+def _suffix(regions: pd.Series) -> pd.Series:
+    """``"/<regions>"`` for regional rows, "" for demand served anywhere."""
+    return regions.map(lambda r: f"/{r}" if r else "")
+
+
+def check_demand_regions(inputs: CheckInputs) -> pd.DataFrame:
+    """Chips serving a regional demand sit at sites of its regions (violation in chips)."""
+    a = inputs.assigned
+    reg = a["demand_regions"].astype(str).to_numpy()
+    site_region = inputs.sites["region"].reindex(a["site"]).astype(str).str.strip().to_numpy()
+    pairs = zip(reg, site_region, strict=True)
+    ok = np.array([not g or r in {x.strip() for x in g.split(";")} for g, r in pairs], dtype=bool)
+    bad = a[~ok]
+    return violations(
+        "demand_regions",
+        bad["customer"]
+        + "/"
+        + bad["workload"]
+        + "/"
+        + bad["demand_regions"]
+        + "@"
+        + bad["site"]
+        + ","
+        + bad["period"],
+        bad["value"],
+        np.zeros(len(bad)),
+        "<=",
         inputs.tolerance,
     )
 
@@ -117,9 +165,9 @@ FAMILIES = (
         check_demand_balance,
         "",
         "H100e",
-        ("k", "w"),
+        ("k", "w", "g"),
         soft=True,
-        result=ResultRows("demand", "shadow_price_usd_per_h100e", ("k", "w", "t")),
+        result=ResultRows("demand", "shadow_price_usd_per_h100e", ("k", "w", "g", "t")),
         summary_words="{0} {1} demand",
     ),
     ConstraintFamily(

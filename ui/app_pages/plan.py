@@ -29,7 +29,7 @@ if ds is None:
     st.stop()
 
 ok, why = optimizer_status()
-c1, c2, c3, c4 = st.columns([2, 1, 1, 1], vertical_alignment="bottom")
+c1, c2, c3, c5, c4 = st.columns([2, 1, 1, 1, 1], vertical_alignment="bottom")
 c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
 solver = c2.selectbox("Solver", SOLVERS, key="solve_solver", persist_state="session")
 limit = c3.number_input(
@@ -40,6 +40,13 @@ limit = c3.number_input(
     key="solve_time_limit",
     persist_state="session",
 )
+clusters = c5.checkbox(
+    "Exact training clusters (MIP)",
+    key="solve_clusters",
+    help="Enforce training_clusters.csv exactly (binary 'site hosts the customer's "
+    "training' per quarter; slower, set a time limit: the MIP gap is reported). Off: "
+    "the LP plan is solved and fragmented training is reported below.",
+)
 clicked = c4.button("Solve", type="primary", key="solve", disabled=not ok)
 if not ok:
     st.info(f"The optimizer is not installed yet, so plans cannot be solved ({why}).")
@@ -47,7 +54,9 @@ if not ok:
 if clicked:
     with st.status(f"Solving {ds.scenario} with {solver}…", expanded=True) as status:
         st.write("Building and solving the linear program (cached on the data's hash)…")
-        run = solve_and_record(ds, solver=solver, time_limit_s=float(limit) or None)
+        run = solve_and_record(
+            ds, solver=solver, time_limit_s=float(limit) or None, clusters=bool(clusters)
+        )
         state = (
             "complete" if run.metrics["status"] in ("optimal", "time_limit_feasible") else "error"
         )
@@ -146,6 +155,23 @@ with st.expander("Demand served per customer and workload", expanded=True):
         mime="text/csv",
         key="plan_demand_csv",
     )
+
+tc = tables.get("training_clusters")
+if tc is not None and len(tc):
+    enforced = bool(getattr(res, "clusters", False))
+    gap = getattr(res, "mip_gap", None)
+    frag = tc[~tc["meets_minimum"].astype(bool)]
+    if enforced:
+        gap_text = "" if gap is None else f" (MIP gap {gap:.2%})"
+        st.caption(f"Training clusters: exact rule{gap_text}; no site below its minimum.")
+    elif len(frag):
+        st.warning(
+            f"LP mode: {len(frag)} training placements (customer, site, quarter) sit below "
+            "the customer's minimum cluster size. Tick **Exact training clusters** and "
+            "solve again to enforce the rule."
+        )
+    with st.expander("Training clusters per customer, site and quarter"):
+        st.dataframe(tc, hide_index=True, width="stretch")
 
 periods = list(ds.periods)
 for row in charts.PLAN_CHARTS:
