@@ -736,6 +736,11 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         con.print("Commitments: none in this dataset")
     else:
         con.print(_commitments_table(s))
+    _print_clusters_and_calibration(con, s)
+
+
+def _print_clusters_and_calibration(con: Console, s: PlanSummary) -> None:
+    """Print the training-cluster lines, then the calibration section."""
     for line in clusters_text(s):
         con.print(line)
     _print_calibration(con, s.calibration)

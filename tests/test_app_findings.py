@@ -120,7 +120,7 @@ def test_duplicate_key_findings_use_the_file_row_of_the_message(
     f = el.value
     assert f["file"].tolist() == ["demand.csv"]
     assert f["message"].tolist() == [
-        "duplicate key (customer, workload, period): the same key as row 2"
+        "duplicate key (customer, workload, period, regions): the same key as row 2"
     ]
     # the second data row is file row 3 and editor index 1; the first is file row 2
     assert f["row"].tolist() == [3]

@@ -448,6 +448,7 @@ FAMILIES = (
         "training of {key} in {period} exceeds the bound of its cluster by {amount} H100e",
         "H100e",
         ("k", "s"),
+        summary_words="training cluster bound of {0} at {1}",
     ),
     ConstraintFamily(
         "cluster_min_mw",
@@ -457,6 +458,7 @@ FAMILIES = (
         "training cluster {key} in {period} below its minimum size by {amount} MW",
         "MW",
         ("k", "s"),
+        summary_words="minimum training-cluster MW of {0} at {1}",
     ),
     ConstraintFamily(
         "cluster_min_h100e",
@@ -466,6 +468,7 @@ FAMILIES = (
         "training cluster {key} in {period} below its minimum size by {amount} H100e",
         "H100e",
         ("k", "s"),
+        summary_words="minimum training-cluster H100e of {0} at {1}",
     ),
     ConstraintFamily(
         "cluster_max_sites",
@@ -475,6 +478,7 @@ FAMILIES = (
         "training of {key} in {period} spans {amount} more site(s) than its cluster rule allows",
         "sites",
         ("k",),
+        summary_words="most training sites of {0}",
     ),
     ConstraintFamily(
         "cluster_switch",
@@ -497,5 +501,6 @@ FAMILIES = (
         "(minimum duration short by {amount})",
         "clusters",
         ("k", "s"),
+        summary_words="minimum cluster duration of {0} at {1}",
     ),
 )
