@@ -365,6 +365,20 @@ def cumulative_by(frame: pd.DataFrame, by: list[str], column: str, periods: list
     return d.groupby(by)[column].cumsum().reindex(frame.index)
 
 
+def _with_demand_regions(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+    """Frames with a ``demand_regions`` column on assign and unmet ("" when absent).
+
+    Frames built by hand (tests, other tools) may predate demand region groups; their
+    demand is the one served anywhere.
+    """
+    out = dict(frames)
+    for kind in ("assign", "unmet"):
+        f = out.get(kind)
+        if f is not None and "demand_regions" not in f:
+            out[kind] = f.assign(demand_regions="")
+    return out
+
+
 class CheckInputs:
     """Decision values of one scenario in domain keys, with the pieces several checks share.
 
@@ -385,7 +399,7 @@ class CheckInputs:
         self, dataset: Any, frames: dict[str, pd.DataFrame], fleet: pd.DataFrame, tolerance: float
     ) -> None:
         self.dataset = dataset
-        self.frames = frames
+        self.frames = _with_demand_regions(frames)
         self.fleet = fleet
         self.tolerance = tolerance
         self.periods = list(dataset.periods)
