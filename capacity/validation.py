@@ -237,6 +237,8 @@ def parse_table(
             df[col.name] = df[col.name].astype("float64")
         elif col.dtype == "int":
             vals = pd.to_numeric(df[col.name], errors="coerce")
+            # a non-finite cell (inf) is already an error finding; hold it as missing
+            vals = vals.where(np.isfinite(vals.astype("float64")))
             df[col.name] = vals.astype("Int64") if vals.isna().any() else vals.astype("int64")
         else:
             df[col.name] = df[col.name].astype(object)

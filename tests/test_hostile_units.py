@@ -411,7 +411,7 @@ def test_case_variant_duplicate_still_names_the_first_spelling(tiny_dir: Path) -
     df, _ = parse_table(SPECS["demand"], read_table_file(tiny_dir / "demand.csv"), "demand.csv")
     (f,) = check_keys(SPECS["demand"], df, "demand.csv")
     assert f.row == len(lines) + 1 and f.value.startswith(" ACME/")
-    assert "same as 'acme'/'training'/'2026Q1' on row 2 once case" in f.message
+    assert "same as 'acme'/'training'/'2026Q1'/'' on row 2 once case" in f.message
 
 
 def test_cli_validate_caps_its_listing_and_counts_the_rest(tiny_dir: Path) -> None:
