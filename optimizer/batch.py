@@ -30,9 +30,15 @@ the valid cases still run. ``batch_summary.csv`` carries the first finding in it
 Re-runs
 -------
 A case is keyed by its name and :meth:`optimizer.sweep.SweepCase.key` (sha256 of the
-base dataset hash, the named scenario and the overrides). A re-run skips a case whose
-manifest entry has the same key, ``state == "done"`` and every file present; it
-redoes the rest. A case that fails (solver error, exception, a worker killed:
+base dataset hash, the named scenario and the overrides). A case is recorded
+``state: "done"`` only when its written files re-read and its figures recompute
+(:func:`optimizer.case_check.case_problem`: every table present, a plan's costs sum
+to its objective, its outcomes recompute); otherwise it is ``failed`` with the reason.
+A re-run skips a case whose manifest entry has the same key, ``state == "done"`` and
+files that still verify; it redoes the rest. Several batches may write into one
+folder at once, and several sweeps may share one: the manifest is merged under a
+lock and every sweep's cases are kept (:mod:`optimizer.batch_folder`).
+A case that fails (solver error, exception, a worker killed:
 ``KilledWorker``/``CommClosedError``) is recorded with ``state: "failed"`` and its
 error, and the batch goes on. An infeasible case is *done* (its answer is
 "infeasible", written with the explanation table) but counted as failed in the
@@ -86,7 +92,6 @@ plan (same objective); ``tests/test_batch.py`` compares warm and cold case by ca
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import os
 import time
@@ -102,12 +107,21 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from capacity.csv_safe import to_safe_csv
 from capacity.scenarios import UnknownScenarioError, apply_overrides, apply_scenario
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
+from optimizer.batch_folder import (
+    BATCH_MANIFEST,
+    folder_lock,
+    merge_case,
+    read_batch_manifest,
+    remove_stale_temp_files,
+    start_run,
+    sweep_id,
+    write_summary_csv,
+)
+from optimizer.case_check import case_problem
 from optimizer.cluster import ClusterLost, ClusterOptions, open_client, wait_each
-from optimizer.report import write_json_atomic
 from optimizer.summary import OK_STATUSES
 from optimizer.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
 
@@ -123,7 +137,6 @@ __all__ = [
     "validate_cases",
 ]
 
-BATCH_MANIFEST = "batch_manifest.json"
 BATCH_SUMMARY = "batch_summary.csv"
 BATCH_FORMAT = "capacity-batch/1"
 
@@ -746,21 +759,20 @@ def _iso_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def read_batch_manifest(out_dir: str | Path) -> dict[str, Any]:
-    """Return ``<out_dir>/batch_manifest.json`` as a dict (empty when absent or unreadable)."""
-    p = Path(out_dir) / BATCH_MANIFEST
-    try:
-        doc = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return doc if isinstance(doc, dict) else {}
-
-
-def _is_done(out_dir: Path, entry: Mapping[str, Any] | None, key: str) -> bool:
+def _is_done(out_dir: Path, name: str, entry: Mapping[str, Any] | None, key: str) -> bool:
+    """Return True when a case's entry is done, has this key and its files verify."""
     if not entry or entry.get("state") != "done" or entry.get("key") != key:
         return False
-    files = entry.get("files") or []
-    return bool(files) and all((out_dir / f).is_file() for f in files)
+    return case_problem(out_dir, name, entry) is None
+
+
+def _verify_or_fail(out_dir: Path, name: str, entry: dict[str, Any]) -> None:
+    """Re-read a case just written; mark it failed (to be redone) when it does not verify."""
+    problem = case_problem(out_dir, name, entry)
+    if problem is not None:
+        entry["state"] = "failed"
+        entry["error"] = f"written case does not verify: {problem}"
+        log.warning("case %s: %s", name, entry["error"])
 
 
 class _Progress:
@@ -826,6 +838,7 @@ def run_batch(
     on_case: Callable[[CaseResult], None] | None = None,
     on_invalid: Callable[[dict[str, tuple[Finding, ...]]], None] | None = None,
     cluster: ClusterOptions | None = None,
+    on_other_sweeps: Callable[[list[str]], None] | None = None,
 ) -> BatchResult:
     """Run every case of a sweep on Dask and write each one as soon as it finishes.
 
@@ -852,6 +865,8 @@ def run_batch(
         (case name -> error findings); not called when every case is valid.
     cluster : ClusterOptions, optional
         TLS and the bounded wait (:mod:`optimizer.cluster`); ``workers``, ``scheduler`` win.
+    on_other_sweeps : callable, optional
+        Called before any solve with the folder's cases of other sweeps (kept).
 
     Returns
     -------
@@ -873,15 +888,12 @@ def run_batch(
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
     keys = {c.name: c.key(base.hash) for c in cases}
-    old = read_batch_manifest(out)
-    manifest = _new_manifest(old, spec, base, options, reuse, keys)
-    old_entries = dict(old.get("scenarios") or {})
-    todo = [c for c in cases if not _is_done(out, old_entries.get(c.name), keys[c.name])]
-    skipped = [c for c in cases if c not in todo]
+    fields = (_run_fields(spec, base, options, reuse), _sweep(spec, options, keys))
+    manifest = _start_folder(out, fields, keys, on_other_sweeps)
+    todo, skipped = _split_done(out, cases, manifest, keys)
     invalid = validate_cases(base, todo)
     todo = [c for c in todo if c.name not in invalid]
     run = _BatchRecorder(out, manifest, keys, on_case)
-    write_json_atomic(run.manifest_path, manifest)
     for case in cases:
         if case.name in invalid:
             run.record_invalid(case, invalid[case.name])
@@ -889,31 +901,44 @@ def run_batch(
         on_invalid(dict(invalid))
     if todo:
         _solve_on_dask(run, base, todo, options, reuse, _on(cluster, workers, scheduler), progress)
-    summary = batch_summary(manifest, cases, {c.name for c in skipped})
-    _write_csv_atomic(summary, out / BATCH_SUMMARY)
+    summary = batch_summary(manifest := read_batch_manifest(out), cases, {c.name for c in skipped})
+    write_summary_csv(out, summary, BATCH_SUMMARY)
     n_done, n_failed = run.counts["done"], run.counts["failed"]
     return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
 
 
-def _write_csv_atomic(df: pd.DataFrame, path: Path) -> None:
-    tmp = path.with_name(f".{path.name}.tmp-{uuid.uuid4().hex[:8]}")
-    to_safe_csv(df, tmp)  # text cells that start like a formula are escaped
-    os.replace(tmp, path)
+def _split_done(
+    out: Path, cases: Sequence[SweepCase], manifest: Mapping[str, Any], keys: Mapping[str, str]
+) -> tuple[list[SweepCase], list[SweepCase]]:
+    """Return (cases to run, cases already done: same key and files that verify)."""
+    entries = dict(manifest.get("scenarios") or {})
+    todo = [c for c in cases if not _is_done(out, c.name, entries.get(c.name), keys[c.name])]
+    return todo, [c for c in cases if c not in todo]
 
 
-def _new_manifest(
-    old: Mapping[str, Any],
-    spec: SweepSpec,
-    base: Any,
-    options: Any,
-    reuse: bool,
+def _start_folder(
+    out: Path,
+    fields: tuple[Mapping[str, Any], Mapping[str, Any]],
     keys: Mapping[str, str],
+    on_other_sweeps: Callable[[list[str]], None] | None,
 ) -> dict[str, Any]:
-    """Start the batch manifest of a run, keeping the entries of the cases still in it."""
-    entries = dict(old.get("scenarios") or {})
+    """Clear killed writers' temp files and register this run in the folder's manifest.
+
+    ``fields`` is (top-level run fields, this sweep's description).
+    """
+    with folder_lock(out):
+        remove_stale_temp_files(out)
+    manifest, others = start_run(out, fields[0], fields[1], keys)
+    if others and on_other_sweeps is not None:
+        on_other_sweeps(others)
+    return manifest
+
+
+def _run_fields(spec: SweepSpec, base: Any, options: Any, reuse: bool) -> dict[str, Any]:
+    """Top-level manifest fields of this run (the folder's last run)."""
     return {
         "format": BATCH_FORMAT,
-        "created_utc": old.get("created_utc") or _iso_now(),
+        "created_utc": _iso_now(),
         "updated_utc": _iso_now(),
         "data": str(spec.data),
         "dataset_name": base.name,
@@ -921,7 +946,16 @@ def _new_manifest(
         "solver": options.solver,
         "time_limit_s": options.time_limit_s,
         "reuse": reuse,
-        "scenarios": {n: e for n, e in entries.items() if n in keys},
+    }
+
+
+def _sweep(spec: SweepSpec, options: Any, keys: Mapping[str, str]) -> dict[str, Any]:
+    """Return the sweep's entry under the manifest's ``sweeps`` (:mod:`optimizer.batch_folder`)."""
+    return {
+        "data": str(spec.data),
+        "solver": options.solver,
+        "updated_utc": _iso_now(),
+        "cases": list(keys),
     }
 
 
@@ -939,6 +973,7 @@ class _BatchRecorder:
         self.manifest = manifest
         self.manifest_path = out / BATCH_MANIFEST
         self.keys = keys
+        self.sweep = sweep_id(keys)
         self.on_case = on_case
         self.counts = {"done": 0, "failed": 0}
 
@@ -954,6 +989,7 @@ class _BatchRecorder:
         """Write a case's tables and manifest entry; advance the bar; call ``on_case``."""
         entry: dict[str, Any] = {
             "key": self.keys[case.name],
+            "sweep": self.sweep,
             "kind": case.kind,
             "base": case.base,
             "params": dict(case.params),
@@ -974,9 +1010,10 @@ class _BatchRecorder:
         )
         if findings:
             entry["findings"] = [dataclasses.asdict(f) for f in findings]
-        self.manifest["scenarios"][case.name] = entry
-        self.manifest["updated_utc"] = _iso_now()
-        write_json_atomic(self.manifest_path, self.manifest)
+        if entry["state"] == "done":
+            _verify_or_fail(self.out, case.name, entry)
+        # merged under the folder's lock: entries of concurrent batches are kept
+        self.manifest = merge_case(self.out, case.name, entry, _iso_now())
         ok = entry["state"] == "done" and cr.status in OK_STATUSES
         self.counts["done" if ok else "failed"] += 1
         if bar is not None:
@@ -997,8 +1034,7 @@ class _BatchRecorder:
         from optimizer.report import file_metadata, scenario_dir, write_scenario_tables
 
         sdir = scenario_dir(self.out, case.name)
-        self.manifest["scenarios"][case.name] = {**entry, "state": "writing"}
-        write_json_atomic(self.manifest_path, self.manifest)
+        merge_case(self.out, case.name, {**entry, "state": "writing"}, _iso_now())
         try:
             meta = file_metadata(cr.result, scenario=case.name, run_id=self.out.name)
             written = write_scenario_tables(cr.result, sdir, meta)

@@ -515,6 +515,16 @@ def _tls_files(
     return TlsFiles(ca_file, cert, key)
 
 
+def other_sweeps_note(out: Path, names: list[str]) -> str:
+    """Return the note printed when a batch folder also holds other sweeps' cases."""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return (
+        f"[yellow]note:[/yellow] {out} also holds {len(names)} case(s) of another sweep "
+        f"({shown}); they are kept in the manifest and summary, and globs over the folder "
+        "read them too. Use another --out to keep sweeps apart."
+    )
+
+
 @app.command()
 def batch(
     sweep: Annotated[Path, typer.Argument(help="Sweep YAML: data, scenarios, grid, monte_carlo.")],
@@ -577,6 +587,7 @@ def batch(
                 tls=tls,
                 worker_timeout_s=worker_timeout,
             ),
+            on_other_sweeps=lambda names: console.print(other_sweeps_note(out, names)),
         )
     except (OSError, TimeoutError, RuntimeError) as e:
         target = f"the Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"

@@ -400,7 +400,8 @@ def _read_highs(
     has_sol = int(info.primal_solution_status) == 2
     S = highspy.HighsModelStatus
     if ms == S.kOptimal:
-        status = Status.optimal
+        # "optimal" without a primal solution is not a plan (seen after warm starts)
+        status = Status.optimal if has_sol else Status.error
     elif ms == S.kInfeasible:
         status, has_sol = Status.infeasible, False
     elif ms in (S.kUnbounded, S.kUnboundedOrInfeasible):
@@ -421,6 +422,8 @@ def _read_highs(
         obj = float(info.objective_function_value)
     bound = float(info.mip_dual_bound) if is_mip and has_sol else None
     msg = h.modelStatusToString(ms)
+    if ms == S.kOptimal and not has_sol:
+        msg += " model status without a primal solution"
     return RawSolution(status, x, dual, obj, msg, handover_s, solve_s, mip_bound=bound)
 
 
@@ -633,7 +636,7 @@ class HighsSession:
             # next case starts from the last optimum; a refused basis means a cold start
             if self.highs.setBasis(self._basis) == highspy.HighsStatus.kError:
                 self._basis = None
-        if warm and raw.status != Status.optimal:
+        if warm and (raw.status != Status.optimal or raw.x is None):
             cold = run_solver(model, self.options)
             raw = replace(cold, solve_s=raw.solve_s + cold.solve_s)
             warm = False
@@ -903,6 +906,9 @@ def _scenario_result(
     if len(gaps):
         msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
     if raw.x is None:
+        if status in (Status.optimal, Status.time_limit_feasible):
+            status = Status.error  # a status with a plan but no values: not a plan
+            msg += "; the solver reported a plan but returned no values"
         tables = {**empty_tables(), "calibration": empty_calibration()}
         viol, obj = empty_violations(), None
         timings.update(check=0.0, results=0.0)

@@ -53,6 +53,8 @@ OPTIMIZER_RANKS = {
     "optimizer.sweep": 4,
     "optimizer.cluster": 4,  # Dask client, local cluster security, bounded wait
     "optimizer.outcomes": 4,
+    "optimizer.case_check": 4,  # is a written batch case really done (reads report files)
+    "optimizer.batch_folder": 4,  # the batch folder's manifest, merged under a lock
     "optimizer.batch": 5,
     "optimizer.risk": 6,
     # the command line

@@ -190,7 +190,9 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
     r3 = run_batch(sweep_file, out, workers=1, progress=False)
     assert r3.n_skipped == 5 and r3.n_done == 1
     assert "grid_demand-2.5" in read_batch_manifest(out)["scenarios"]
-    assert "grid_demand-2" not in read_batch_manifest(out)["scenarios"]
+    # the earlier sweep's case is kept, not dropped while its files stay on disk
+    kept = read_batch_manifest(out)["scenarios"]["grid_demand-2"]
+    assert kept["state"] == "done" and (out / "scenario=grid_demand-2").is_dir()
 
 
 def test_run_case_takes_and_returns_pickled_objects(sweep_file: Path) -> None:

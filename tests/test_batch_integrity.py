@@ -1,0 +1,270 @@
+"""Nothing lost, nothing false (issue 10): a resumed batch never records an empty or
+unverifiable case as done, concurrent batches into one folder keep every entry, two
+sweeps in one folder are both kept, and local clusters never share a fixed port."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+from capacity.dataset import load_dataset
+from optimizer.batch import read_batch_manifest, run_batch, solve_many
+from optimizer.case_check import case_problem
+from optimizer.model import build_model
+from optimizer.report import RESULT_SCHEMAS, scenario_dir
+from optimizer.solve import HighsSession, SolveOptions, Status, solve
+
+TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
+
+SWEEP = f"""
+data: {TINY}
+scenarios: [neutral, squeeze]
+grid:
+  base: neutral
+  axes:
+    - name: demand
+      override: {{op: scale, table: demand, column: demand_h100e}}
+      levels: [0.5, 1.2]
+monte_carlo:
+  base: neutral
+  samples: 3
+  seed: 7
+  parameters:
+    - name: demand
+      override: {{op: scale, table: demand, column: demand_h100e}}
+      distribution: {{kind: uniform, low: 0.8, high: 1.2}}
+"""
+CASES = {"neutral", "squeeze", "grid_demand-0.5", "grid_demand-1.2", "mc_000", "mc_001", "mc_002"}
+
+
+class _NoSolutionInfo:
+    """HiGHS info of a run that ends 'optimal' but holds no primal solution."""
+
+    def __init__(self, info: Any) -> None:
+        self._info = info
+        self.primal_solution_status = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._info, name)
+
+
+class _OptimalWithoutSolution:
+    """A highspy.Highs proxy whose info says: model optimal, no primal solution."""
+
+    def __init__(self, h: Any) -> None:
+        self._h = h
+
+    def getInfo(self) -> Any:  # noqa: N802 - highspy's name
+        return _NoSolutionInfo(self._h.getInfo())
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._h, name)
+
+
+def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Root cause of the empty 'done, optimal' case: a warm HiGHS run that says optimal
+    but has no primal solution was accepted as optimal with no values (objective null,
+    0-row tables). It must be re-solved cold and give the cold objective."""
+    solve_mod = importlib.import_module("optimizer.solve")
+    from optimizer import batch
+
+    ds = load_dataset(TINY)
+    items = [
+        [{"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 1.1}],
+        [{"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 0.9}],
+    ]
+    real = solve_mod._read_highs
+    calls = {"n": 0}
+
+    def flaky(h: Any, ms: Any, *a: Any, **k: Any) -> Any:
+        calls["n"] += 1
+        if calls["n"] == 2:  # the first warm run of the session
+            h = _OptimalWithoutSolution(h)
+        return real(h, ms, *a, **k)
+
+    monkeypatch.setattr(solve_mod, "_read_highs", flaky)
+    batch._SESSION_CACHE.clear()
+    got = solve_many(ds, items, reuse=True)
+    from capacity.scenarios import apply_overrides
+
+    for it, res in zip(items, got, strict=True):
+        cold = solve(apply_overrides(ds, it))
+        assert res.status == Status.optimal
+        assert res.objective_usd == pytest.approx(cold.objective_usd, rel=1e-9)
+        assert len(res.tables["costs"]) == len(cold.tables["costs"]) > 0
+    assert got[1].timings_s["warm_start"] == 0.0  # the flaky warm run was redone cold
+
+
+def test_highs_optimal_without_values_is_an_error_not_optimal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    solve_mod = importlib.import_module("optimizer.solve")
+
+    real = solve_mod._read_highs
+    monkeypatch.setattr(
+        solve_mod,
+        "_read_highs",
+        lambda h, ms, *a, **k: real(_OptimalWithoutSolution(h), ms, *a, **k),
+    )
+    res = solve(load_dataset(TINY))
+    assert res.status == Status.error and res.objective_usd is None
+    assert "without a primal solution" in res.message
+    s = HighsSession(SolveOptions())
+    raw, warm = s.run(build_model(load_dataset(TINY)))
+    assert raw.status == Status.error and raw.x is None and not warm
+
+
+def _write_sweep(tmp_path: Path, text: str = SWEEP, name: str = "sweep.yaml") -> Path:
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def _assert_all_done_verify(out: Path, names: set[str]) -> None:
+    man = read_batch_manifest(out)
+    for n in names:
+        e = man["scenarios"][n]
+        assert e["state"] == "done", (n, e.get("error"))
+        assert case_problem(out, n, e) is None
+        if e["status"] == "optimal":
+            assert e["objective_usd"] is not None and e["outcomes"]
+
+
+def test_empty_done_case_from_an_earlier_run_is_redone(tmp_path: Path) -> None:
+    """The reported state: a Monte Carlo case recorded done/optimal with a null
+    objective and 0-row tables. A re-run must not skip it forever: it is redone."""
+    sweep = _write_sweep(tmp_path)
+    out = tmp_path / "out"
+    run_batch(sweep, out, workers=1, progress=False)
+    man = read_batch_manifest(out)
+    good = dict(man["scenarios"]["mc_001"])
+    # forge the empty "done" case: objective null, no outcomes, empty costs table
+    costs = pq.read_table(out / "scenario=mc_001" / "costs.parquet")
+    pq.write_table(costs.slice(0, 0), out / "scenario=mc_001" / "costs.parquet")
+    man["scenarios"]["mc_001"] = {**good, "objective_usd": None, "outcomes": {}}
+    (out / "batch_manifest.json").write_text(json.dumps(man))
+    assert case_problem(out, "mc_001", man["scenarios"]["mc_001"]) is not None
+    r = run_batch(sweep, out, workers=1, progress=False)
+    assert r.n_done == 1 and r.n_skipped == len(CASES) - 1
+    e = read_batch_manifest(out)["scenarios"]["mc_001"]
+    assert e["objective_usd"] == pytest.approx(good["objective_usd"], rel=1e-9)
+    _assert_all_done_verify(out, CASES)
+
+
+def test_case_check_names_each_defect(tmp_path: Path) -> None:
+    sweep = _write_sweep(tmp_path)
+    out = tmp_path / "out"
+    run_batch(sweep, out, workers=1, progress=False)
+    e = read_batch_manifest(out)["scenarios"]["neutral"]
+    assert case_problem(out, "neutral", e) is None
+    assert "no objective" in str(case_problem(out, "neutral", {**e, "objective_usd": None}))
+    wrong = {**e, "objective_usd": e["objective_usd"] * 1.01}
+    assert "costs sum to" in str(case_problem(out, "neutral", wrong))
+    bad_outcome = {**e, "outcomes": {**e["outcomes"], "unmet_h100e": -1.0}}
+    assert "unmet_h100e" in str(case_problem(out, "neutral", bad_outcome))
+    (scenario_dir(out, "neutral") / "fleet.parquet").unlink()
+    assert "fleet.parquet" in str(case_problem(out, "neutral", e))
+    assert len(RESULT_SCHEMAS) == len(e["files"])
+
+
+def _kill_resume_once(sweep: Path, out: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
+    cmd = [
+        str(Path(sys.executable).parent / "capacity"),
+        "batch",
+        str(sweep),
+        "-w",
+        "2",
+        "-o",
+        str(out),
+    ]
+    p = subprocess.Popen(cmd, env=env, start_new_session=True, stdout=subprocess.DEVNULL)
+    t0 = time.time()
+    try:
+        while time.time() - t0 < 120 and p.poll() is None:
+            txt = (out / "batch_manifest.json").read_text() if out.exists() else ""
+            if '"state": "done"' in txt:
+                break
+            time.sleep(0.02)
+    except OSError:
+        pass
+    finally:
+        os.killpg(p.pid, signal.SIGKILL)  # the batch and its Dask workers, at once
+        p.wait()
+    return subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.mark.slow
+def test_kill_and_resume_never_records_an_unverifiable_case(tmp_path: Path) -> None:
+    """kill -9 the batch after its first case is written, then run the same command
+    again; repeated (CAPACITY_KILL_RESUME_RUNS times, default 2)."""
+    sweep = _write_sweep(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for i in range(int(os.environ.get("CAPACITY_KILL_RESUME_RUNS", "2"))):
+        out = tmp_path / f"out{i}"
+        second = _kill_resume_once(sweep, out, env)
+        assert second.returncode == 0, second.stdout + second.stderr
+        _assert_all_done_verify(out, CASES)
+
+
+def test_two_concurrent_batches_into_one_folder_keep_every_case(tmp_path: Path) -> None:
+    """Two different sweeps, same folder, same time: both sweeps' cases stay in the
+    manifest and in batch_summary.csv (the folder keeps both sweeps, see batch_folder)."""
+    a = _write_sweep(tmp_path, SWEEP.split("grid:")[0], "a.yaml")  # neutral, squeeze
+    b_text = SWEEP.split("scenarios:")[0] + "grid:" + SWEEP.split("grid:")[1].split("monte")[0]
+    b = _write_sweep(tmp_path, b_text, "b.yaml")  # the 2-level grid
+    out = tmp_path / "out"
+    errors: list[BaseException] = []
+
+    def go(p: Path) -> None:
+        try:
+            run_batch(p, out, workers=1, progress=False)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go, args=(p,)) for p in (a, b)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    want = {"neutral", "squeeze", "grid_demand-0.5", "grid_demand-1.2"}
+    assert set(read_batch_manifest(out)["scenarios"]) == want
+    _assert_all_done_verify(out, want)
+    import pandas as pd
+
+    assert set(pd.read_csv(out / "batch_summary.csv")["scenario"]) == want
+    # re-running the first sweep keeps the second's entries
+    r = run_batch(a, out, workers=1, progress=False)
+    assert r.n_skipped == 2
+    assert set(read_batch_manifest(out)["scenarios"]) == want
+    assert set(pd.read_csv(out / "batch_summary.csv")["scenario"]) == want
+
+
+def test_local_clusters_do_not_take_a_fixed_port() -> None:
+    """Dask's HTTP server must not bind the fixed port 8787 (two runs would collide)."""
+    import warnings
+
+    from optimizer.cluster import ClusterOptions, open_client
+
+    opts = ClusterOptions(workers=1, security="none")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "Port 8787 is already in use" would raise
+        with open_client(opts) as c1, open_client(opts) as c2:
+            ports = set()
+            for c in (c1, c2):
+                info = c.scheduler_info()
+                ports.add(info["services"].get("dashboard"))
+            assert 8787 not in ports and len(ports) == 2
