@@ -25,6 +25,7 @@ import yaml
 
 from capacity.csv_safe import to_safe_csv, unescape_formula_cells
 from capacity.override_checks import scenario_match_findings
+from capacity.plausibility import penalty_warnings
 from capacity.safe_yaml import YamlLimitError, load_yaml
 from capacity.scenarios import Scenario, override_lines, parse_scenarios
 from capacity.schema import SPECS, TABLE_NAMES
@@ -287,7 +288,8 @@ def validate_tables(
     typed: dict[str, pd.DataFrame] = {}
     horizon_last = None
     if "periods" in tables and len(tables["periods"]) and "period" in tables["periods"]:
-        horizon_last = str(tables["periods"]["period"].iloc[-1])
+        # the latest quarter, not the last row: an unsorted table is one finding only
+        horizon_last = max(str(p) for p in tables["periods"]["period"])
     for name in TABLE_NAMES:
         spec = SPECS[name]
         raw = tables.get(name)
@@ -315,6 +317,7 @@ def validate_tables(
         findings.extend(check_placement(typed, files))
         findings.extend(check_sources(typed, files))
         findings.extend(check_public_record(typed, files))
+        findings.extend(penalty_warnings(typed, files))
     return typed, findings
 
 
@@ -329,14 +332,35 @@ def read_table_file(path: Path) -> pd.DataFrame:
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
-        return unescape_formula_cells(
-            pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
-        )
+        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
     except Exception as exc:  # noqa: BLE001 - every reader failure becomes a finding
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataValidationError(
             [Finding("error", path.name, None, None, None, f"cannot read the file: {msg}")]
         ) from exc
+    wrong = _wrong_separator(df)
+    if wrong is not None:
+        raise DataValidationError([Finding("error", path.name, 1, None, df.columns[0], wrong)])
+    return unescape_formula_cells(df)
+
+
+def _wrong_separator(df: pd.DataFrame) -> str | None:
+    """Say so when a CSV was saved with another separator (one cause, one finding).
+
+    A file saved by a spreadsheet with a ';' (or tab, '|') separator reads as a single
+    column whose header holds every column name; every later check would fail row by
+    row for that one cause.
+    """
+    if df.shape[1] != 1:
+        return None
+    header = str(df.columns[0])
+    for sep, name in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
+        if sep in header:
+            return (
+                f"the columns are separated by {name}, not ','; save the file as "
+                "comma-separated CSV (in a spreadsheet: CSV with comma as the separator)"
+            )
+    return None
 
 
 def _read_yaml(path: Path) -> Any:
@@ -349,8 +373,10 @@ def _read_yaml(path: Path) -> Any:
             [Finding("error", path.name, exc.line, None, None, f"refused: {exc}")]
         ) from None
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = None if mark is None else int(mark.line) + 1
         raise DataValidationError(
-            [Finding("error", path.name, None, None, None, f"not valid YAML: {exc}")]
+            [Finding("error", path.name, line, None, None, f"not valid YAML: {exc}")]
         ) from exc
 
 

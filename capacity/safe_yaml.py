@@ -5,8 +5,10 @@ all read through :func:`load_yaml` (the document) and :func:`compose_yaml` (its 
 tree, for line numbers). Both use :class:`yaml.BaseLoader`, so every scalar stays text
 (``1e3`` and the region code ``NO`` stay as written) and no Python object can be built.
 
-Aliases (``*name``) are allowed, since ``<<: *defaults`` is a common way to share
-fields, but a document whose aliases would expand beyond :data:`MAX_YAML_NODES` nodes
+Two equal keys in one mapping are refused with both lines, and merge keys
+(``<<: *defaults``) are applied (:mod:`capacity.yaml_keys`). Aliases (``*name``) are
+allowed, since ``<<: *defaults`` is a common way to share fields, but a document
+whose aliases would expand beyond :data:`MAX_YAML_NODES` nodes
 (a "billion laughs" document: 18 KB that expands to billions of items) or refer to
 themselves is refused with :class:`YamlLimitError` before anything walks it. The
 composed node graph itself shares aliased nodes, so the check runs in time linear in
@@ -18,6 +20,8 @@ from __future__ import annotations
 from typing import Any
 
 import yaml
+
+from capacity.yaml_keys import check_and_merge
 
 MAX_YAML_NODES = 100_000
 """Most nodes a YAML document may hold once its aliases are expanded.
@@ -126,6 +130,7 @@ def compose_yaml(text: str, *, max_nodes: int = MAX_YAML_NODES) -> yaml.Node | N
         root = loader.get_single_node()
         if root is not None:
             _expanded_size(root, max_nodes)
+            check_and_merge(root)
         return root
     except RecursionError:
         raise _too_deep() from None
@@ -160,6 +165,7 @@ def load_yaml(text: str, *, max_nodes: int = MAX_YAML_NODES) -> Any:
         if root is None:
             return None
         _expanded_size(root, max_nodes)
+        check_and_merge(root)  # duplicate keys refused, '<<' merge keys applied
         return loader.construct_document(root)
     except RecursionError:
         raise _too_deep() from None

@@ -15,6 +15,7 @@ bounds, defaults, keys and references, so adding a column to the spec adds its c
 from __future__ import annotations
 
 import difflib
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -22,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from capacity.period_order import period_order_problems
 from capacity.schema import (
     INT64_MAX,
     PERIOD_RE,
@@ -152,8 +154,8 @@ def suggest(name: str, options: Iterable[str]) -> str:
 
 
 def normalise_key(value: str) -> str:
-    """Key used for duplicate detection: surrounding spaces dropped, case folded."""
-    return str(value).strip().casefold()
+    """Key used for duplicate detection: NFC, surrounding spaces dropped, case folded."""
+    return unicodedata.normalize("NFC", str(value)).strip().casefold()
 
 
 # ---------------------------------------------------------------------------- parsing
@@ -330,7 +332,8 @@ def _parse_text(
     findings: list[Finding],
 ) -> pd.Series:
     """Parse a text, period or choice column (object; empty optional cells take the default)."""
-    vals = list(texts)
+    # one spelling per text: precomposed and decomposed accents are the same ID (NFC)
+    vals = [unicodedata.normalize("NFC", t) for t in texts]
     if not col.required:
         for j in np.flatnonzero(empty):
             vals[int(j)] = "" if default is None else str(default)
@@ -542,20 +545,9 @@ def _check_periods(
     ok = [i for i in idx if i is not None]
     if len(periods) == 0:
         out.append(Finding("error", f, None, "period", None, "the horizon has no periods"))
-    for r in range(1, len(idx)):
-        a, b = idx[r - 1], idx[r]
-        if a is not None and b is not None and b != a + 1:
-            out.append(
-                Finding(
-                    "error",
-                    f,
-                    r + 2,
-                    "period",
-                    str(periods["period"].iloc[r]),
-                    "periods must be consecutive quarters in time order "
-                    f"(previous row is {periods['period'].iloc[r - 1]})",
-                )
-            )
+    labels = [str(p) for p in periods["period"]]
+    for row, value, msg in period_order_problems(labels, idx, f):
+        out.append(Finding("error", f, row, "period", value, msg))
     horizon = [str(p) for p in periods["period"]] if len(ok) == len(idx) else []
     return out, horizon
 

@@ -8,7 +8,7 @@ work shows a progress bar and exit codes mean something (0 ok, 1 data or plan er
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -251,24 +251,33 @@ def check_out_dir(out: Path) -> str | None:
     created). Run before loading and solving, so a bad ``--out`` fails in a second.
     """
     import os
+    import tempfile
 
     path = out.expanduser()
     for p in [*reversed(path.parents), path]:
         if p.exists() and not p.is_dir():
             return f"{p} exists and is not a directory"
     existing = next((p for p in [path, *path.parents] if p.exists()), Path("."))
+    problem = None
     if not os.access(existing, os.W_OK | os.X_OK):
-        if existing == path:
-            return f"directory {path} is not writable"
-        return f"{path} cannot be created: directory {existing} is not writable"
-    return None
+        problem = "is not writable"
+    else:  # access() says yes to root everywhere (even /proc): try a real folder
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".capacity-probe-", dir=existing))
+        except OSError as exc:
+            problem = f"is not writable ({exc.strerror or exc})"
+    if problem is None:
+        return None
+    if existing == path:
+        return f"directory {path} {problem}"
+    return f"{path} cannot be created: directory {existing} {problem}"
 
 
 # Typer prints a paragraph's line breaks as they are in rich mode, so each
 # paragraph of the help is one logical line, wrapped by the terminal.
 SOLVE_HELP = (
-    "Solve one scenario, print a ten-second summary and write the Parquet report "
-    "to OUT/<run_id>/scenario=<name>/.\n\n"
+    "Solve one or more scenarios, print a ten-second summary of each and write the "
+    "Parquet report to OUT/<run_id>/scenario=<name>/ (one run folder for all of them).\n\n"
     "Exit code 0 for an optimal plan (or a feasible plan at the time limit, with a "
     "warning); 1 for bad data, an unknown scenario, an infeasible or unbounded model, "
     "no solution within the time limit, a plan that fails the independent check, a "
@@ -284,8 +293,15 @@ _DataDirArg = Annotated[
     ),
 ]
 _ScenarioOpt = Annotated[
-    str,
-    typer.Option("--scenario", "-s", metavar="NAME", help="Scenario of scenarios.yaml to apply."),
+    list[str] | None,
+    typer.Option(
+        "--scenario",
+        "-s",
+        metavar="NAME",
+        help="Scenario of scenarios.yaml to apply (repeatable, or 'all'); the scenarios "
+        "go into one run folder.",
+        show_default="neutral",
+    ),
 ]
 _SolverOpt = Annotated[str, typer.Option(help=SOLVER_HELP)]
 _WriteLpOpt = Annotated[
@@ -354,7 +370,7 @@ _ReportOpt = Annotated[
 @app.command(help=SOLVE_HELP)
 def solve(
     data_dir: _DataDirArg = Path("data"),
-    scenario: _ScenarioOpt = "neutral",
+    scenario: _ScenarioOpt = None,
     solver: _SolverOpt = "highs",
     time_limit: _TimeLimitOpt = None,
     threads: _ThreadsOpt = None,
@@ -366,7 +382,7 @@ def solve(
     write_lp: _WriteLpOpt = None,
     write_mps: _WriteMpsOpt = None,
 ) -> None:
-    """Solve one scenario, print the summary and write the Parquet report.
+    """Solve scenarios, print their summaries and write the Parquet report (one run).
 
     The help shown by ``capacity solve --help`` is :data:`SOLVE_HELP`.
     """
@@ -375,8 +391,7 @@ def solve(
     from rich.console import Console
 
     from optimizer import SolveOptions
-    from optimizer import solve as solve_plan
-    from optimizer.summary import exit_code, render_summary, summarize
+    from optimizer.report import default_run_id
 
     console = Console() if sys.stdout.isatty() else Console(width=140)
     solver = require_solver(solver)
@@ -385,10 +400,12 @@ def solve(
         if problem is not None:
             console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
             raise typer.Exit(1)
-    sds, scenario = _load_scenario(console, data_dir, scenario)
+    prepared = _load_scenarios(console, data_dir, list(scenario or ["neutral"]))
     if write_lp is not None or write_mps is not None:
         from optimizer.cli_pulp import export_files
 
+        # the files hold one LP: the first scenario asked for
+        sds = prepared[0][1]
         export_files(sds, write_lp, write_mps, integer_units=integer_units, console=console)
     options = SolveOptions(
         solver=solver,
@@ -397,22 +414,54 @@ def solve(
         integer_units=integer_units,
         clusters=clusters,
     )
-    kind = "MIP" if (clusters or integer_units) else "LP"
-    with console.status(f"Building and solving the {kind} ({solver}) ..."):
-        result = solve_plan(sds, options)
-    summary = summarize(result, scenario=scenario, periods=sds.periods)
-    render_summary(summary, console)
-    code = exit_code(summary)
-    if report:
-        _write_solve_report(console, result, out, scenario, units)
-    raise typer.Exit(code)
+    run_id = default_run_id(prepared[0][1].hash)
+    codes = [0]
+    try:
+        for name, sds in prepared:
+            codes.append(
+                _solve_one(console, name, sds, options, out if report else None, run_id, units)
+            )
+    except KeyboardInterrupt:
+        console.print(
+            f"interrupted; the scenarios finished so far are in {out / run_id}; "
+            "re-run the same command to solve again."
+        )
+        raise typer.Exit(130) from None
+    raise typer.Exit(max(codes))
 
 
-def _load_scenario(console: Console, data_dir: Path, scenario: str) -> tuple[Dataset, str]:
-    """Load ``data_dir`` and apply ``scenario`` (exit 1 on bad data or an unknown name).
+def scenario_names(known: list[str], requested: list[str]) -> list[str]:
+    """Return the scenarios to solve: ``all`` expands to every known one, in file order.
 
-    A dataset without scenarios is solved as its base data when the default
-    ``neutral`` was asked for; the scenario name actually applied is returned.
+    Duplicates are dropped (first kept). The default ``["neutral"]`` on a dataset with
+    no scenarios means the base data (``"base"``).
+
+    Examples
+    --------
+    >>> scenario_names(["optimistic", "neutral"], ["all", "neutral"])
+    ['optimistic', 'neutral']
+    >>> scenario_names([], ["neutral"])
+    ['base']
+    """
+    if requested == ["neutral"] and not known:
+        return ["base"]
+    names: list[str] = []
+    for name in requested:
+        for n in known if name == "all" else [name]:
+            if n not in names:
+                names.append(n)
+    return names
+
+
+def _load_scenarios(
+    console: Console, data_dir: Path, requested: list[str]
+) -> list[tuple[str, Dataset]]:
+    """Load ``data_dir`` and apply each requested scenario (exit 1 on bad data or a name).
+
+    Every scenario is applied before anything is solved, so an unknown name or a
+    scenario whose data does not validate stops the command in seconds. A dataset
+    without scenarios is solved as its base data when the default ``neutral`` was
+    asked for.
     """
     from capacity.dataset import load_dataset
     from capacity.scenarios import UnknownScenarioError, apply_scenario
@@ -426,35 +475,61 @@ def _load_scenario(console: Console, data_dir: Path, scenario: str) -> tuple[Dat
                 f"[yellow]{len(ds.warnings)} data warning(s); run "
                 f"'capacity validate {data_dir}' to see them.[/yellow]"
             )
-        if scenario == "neutral" and not ds.scenarios:
+        if requested == ["neutral"] and not ds.scenarios:
             console.print(f"[yellow]{data_dir} defines no scenarios: solving its base data.")
-            scenario = "base"
-        with console.status(f"Applying scenario {scenario!r} ..."):
-            return apply_scenario(ds, scenario), scenario
+        out = []
+        for name in scenario_names(list(ds.scenarios), requested):
+            with console.status(f"Applying scenario {name!r} ..."):
+                out.append((name, apply_scenario(ds, name)))
     except DataValidationError as e:
         print_findings(list(e.findings), title=f"Data errors in {data_dir}")
         raise typer.Exit(1) from None
     except UnknownScenarioError as e:
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
+    return out
+
+
+def _solve_one(
+    console: Console,
+    name: str,
+    sds: Dataset,
+    options: Any,
+    out: Path | None,
+    run_id: str,
+    units: bool,
+) -> int:
+    """Solve one scenario, print its summary, write it into the run; return its exit code."""
+    from optimizer import solve as solve_plan
+    from optimizer.summary import exit_code, render_summary, summarize
+
+    with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
+        result = solve_plan(sds, options)
+    summary = summarize(result, scenario=name, periods=sds.periods)
+    render_summary(summary, console)
+    code = exit_code(summary)
+    if out is not None:
+        code = max(code, _write_solve_report(console, result, out, name, run_id, units))
+    return code
 
 
 def _write_solve_report(
-    console: Console, result: PlanResult, out: Path, scenario: str, units: bool
-) -> None:
-    """Write the Parquet report of one solve and print where it went (exit 1 on failure)."""
+    console: Console, result: PlanResult, out: Path, scenario: str, run_id: str, units: bool
+) -> int:
+    """Write one scenario into the run's Parquet report; return 1 when it failed, else 0."""
     from optimizer.report import ReportError, scenario_dir, write_report
 
     try:
         with console.status("Writing the Parquet report ..."):
-            run_dir = write_report(result, out, scenario=scenario, units=units)
+            run_dir = write_report(result, out, scenario=scenario, run_id=run_id, units=units)
     except (ReportError, ValueError) as e:
         console.print(f"[red]error: report not written:[/red] {e}")
-        raise typer.Exit(1) from None
+        return 1
     sdir = scenario_dir(run_dir, scenario)
     console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
     if units:
         console.print(f"Units: {run_dir / 'units.csv'}")
+    return 0
 
 
 # --- capacity solvers / export-lp (owner: PuLP face; bodies in optimizer/cli_pulp.py) --
@@ -569,13 +644,19 @@ def batch(
     from capacity.validation import DataValidationError
     from optimizer import SolveOptions
     from optimizer.batch import render_batch, render_invalid, run_batch
-    from optimizer.sweep import SweepSpecError
+    from optimizer.sweep import SweepSpecError, check_data_dir, load_sweep
 
     console = Console(width=max(120, Console().width))
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
+    problem = check_out_dir(out)
+    if problem is not None:
+        console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
+        raise typer.Exit(1)
     try:
+        spec = load_sweep(sweep)
+        check_data_dir(spec)
         result = run_batch(
-            sweep,
+            spec,
             out,
             workers=workers,
             scheduler=scheduler,
@@ -603,6 +684,9 @@ def batch(
     except DataValidationError as e:
         print_findings(list(e.findings))
         raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        console.print("interrupted; re-run the same command to resume.")
+        raise typer.Exit(130) from None
     render_batch(result, console)
     raise typer.Exit(0 if result.n_failed == 0 else 1)
 

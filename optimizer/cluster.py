@@ -176,21 +176,49 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
     sec = local_security(options.security)
     workers = options.workers
     with dask.config.set(LOCAL_CLUSTER_CONFIG):
-        cluster = LocalCluster(
-            n_workers=workers,
-            threads_per_worker=1,
-            processes=True,
-            host="127.0.0.1",
-            dashboard_address="127.0.0.1:0",
-            worker_dashboard_address="127.0.0.1:0",
-            security=sec,
-            silence_logs=logging.ERROR,
-        )
+        with _sigint_blocked():
+            cluster = LocalCluster(
+                n_workers=workers,
+                threads_per_worker=1,
+                processes=True,
+                host="127.0.0.1",
+                dashboard_address="127.0.0.1:0",
+                worker_dashboard_address="127.0.0.1:0",
+                security=sec,
+                silence_logs=logging.ERROR,
+            )
         try:
             with Client(cluster, security=sec) as client:
                 yield client
+        except KeyboardInterrupt:
+            # Ctrl-C: the tasks cancelled by the shutdown are expected, no log tracebacks
+            logging.getLogger("distributed").setLevel(logging.CRITICAL)
+            raise
         finally:
             cluster.close()
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Block SIGINT while the local cluster starts, so its processes never see Ctrl-C.
+
+    A blocked signal mask is inherited by the threads and processes started meanwhile
+    (Dask's event loop, the worker processes) and kept across ``exec``: Ctrl-C then
+    reaches only the batch process, which stops the cluster and says how to resume,
+    instead of every worker printing a KeyboardInterrupt traceback. A Ctrl-C typed
+    during the start stays pending and is delivered when the block is lifted.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 @contextlib.contextmanager

@@ -81,6 +81,7 @@ from optimizer.results import (
     make_tables,
     solution_frames,
 )
+from optimizer.tidy_numbers import tidy_tables
 
 
 class Status(StrEnum):
@@ -923,7 +924,9 @@ def _scenario_result(
     else:
         t = time.perf_counter()
         frames = solution_frames(model, raw.x, i)  # shared by tables and checker
-        tables = make_tables(model, raw.x, _duals(raw, model), i, frames=frames)
+        # quantities within tolerance of zero are written as 0.0 (no -0.0, no -1e-10)
+        made = make_tables(model, raw.x, _duals(raw, model), i, frames=frames)
+        tables = tidy_tables(made, options.check_tolerance)
         tables["calibration"] = calibration_table(tables, ds)
         timings["results"] = time.perf_counter() - t
         t = time.perf_counter()

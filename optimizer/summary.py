@@ -173,10 +173,11 @@ class PlanSummary:
     binding : pandas.DataFrame
         Top binding limits (families of :data:`LIMIT_FAMILIES`): family, key, limit
         (domain words), unit (of the price, e.g. ``USD/MW``), periods (number
-        binding), first_period, shadow_price (largest absolute shadow price over
-        those periods, discounted USD per unit), shadow_price_sum (sum over the
-        binding periods: the value of +1 unit in each of them); sorted by
-        shadow_price.
+        binding), first_period, shadow_price (the shadow price of largest magnitude
+        over those periods, signed as in ``shadow_prices.parquet``:
+        d(objective)/d(limit) in discounted USD per unit, <= 0 for a binding limit),
+        shadow_price_sum (sum over the binding periods: the cost change of +1 unit
+        in each of them); sorted by magnitude.
     facility_twh, it_twh : float
         Energy over the horizon, TWh.
     water_million_m3 : float
@@ -258,6 +259,7 @@ class PlanSummary:
     duals_note: str = ""
     training_clusters: pd.DataFrame = field(default_factory=pd.DataFrame)
     clusters_enforced: bool = False
+    degenerate_limits: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         """Return the summary as plain Python (frames as lists of records)."""
@@ -326,22 +328,55 @@ def _binding(tables: Mapping[str, pd.DataFrame], top: int) -> pd.DataFrame:
     b = sp.loc[mask, ["family", "key", "unit", "period"]].copy()
     if b.empty:
         return pd.DataFrame(columns=out_cols)
-    b["abs_price"] = price[mask].abs()
+    # signed as in the reports: d(objective)/d(limit), <= 0 for a binding limit
+    b["price"] = price[mask]
+    b["abs_price"] = b["price"].abs()
+    b = b.sort_values("abs_price", ascending=False, kind="stable")
     g = (
         b.groupby(["family", "key", "unit"], sort=False)
         .agg(
             periods=("period", "nunique"),
             first_period=("period", "min"),
-            shadow_price=("abs_price", "max"),
-            shadow_price_sum=("abs_price", "sum"),
+            shadow_price=("price", "first"),
+            shadow_price_sum=("price", "sum"),
+            peak=("abs_price", "first"),
         )
         .reset_index()
     )
-    g = g.sort_values(["shadow_price", "family", "key"], ascending=[False, True, True])
+    g = g.sort_values(["peak", "family", "key"], ascending=[False, True, True])
     g = g.head(top).reset_index(drop=True)
     g["limit"] = [describe_limit(f, k) for f, k in zip(g["family"], g["key"], strict=True)]
     g["periods"] = g["periods"].astype(int)
     return g[out_cols]
+
+
+def degenerate_limits(tables: Mapping[str, pd.DataFrame]) -> int:
+    """Count plant and supply limits used to the full with a zero shadow price.
+
+    Such rows make the plan degenerate: the duals are not unique, so another solver
+    (or a warm start) can return the same plan with another set of priced, "binding"
+    limits. Rows of :data:`LIMIT_FAMILIES` with ``binding`` true and
+    ``|shadow_price| <= 1e-6`` are counted.
+    """
+    sp = _table(tables, "shadow_prices", ["family", "shadow_price", "binding"])
+    if sp.empty:
+        return 0
+    price = pd.to_numeric(sp["shadow_price"], errors="coerce")
+    mask = (
+        sp["binding"].astype(bool)
+        & sp["family"].astype(str).isin(LIMIT_FAMILIES)
+        & (price.abs() <= _TOL)
+    )
+    return int(mask.sum())
+
+
+def degenerate_note(n: int) -> str:
+    """Return the summary's note on degenerate duals (see :func:`degenerate_limits`)."""
+    return (
+        f"Note: {n} limit(s) are used to the full with a zero shadow price, so the "
+        "shadow prices are not unique: HiGHS and CBC (or a warm start) can return this "
+        "same plan with a different list of binding limits."
+    )
 
 
 def _chips(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -531,6 +566,7 @@ def summarize(
         duals_note=str(getattr(result, "duals_note", "") or ""),
         training_clusters=_cluster_runs(tables, horizon),
         clusters_enforced=bool(getattr(result, "clusters", False)),
+        degenerate_limits=degenerate_limits(tables),
     )
 
 
@@ -721,6 +757,8 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         con.print("Binding limits: no plant or supply limit binds with a non-zero shadow price")
     else:
         con.print(_binding_table(s))
+    if s.degenerate_limits:
+        con.print(degenerate_note(s.degenerate_limits))
     if s.duals_from == "lp_with_integers_fixed":
         con.print(
             "Shadow prices come from the LP with the integers fixed: the whole-unit "
@@ -847,16 +885,17 @@ def _price(value: float, unit: str) -> str:
 
 def _binding_table(s: PlanSummary) -> Table:
     t = Table(
-        title=f"Binding limits, by shadow price (top {len(s.binding)}; discounted USD "
-        "per extra unit of the limit)",
+        title=f"Binding limits, by |shadow price| (top {len(s.binding)}; shadow price = "
+        "d(discounted cost)/d(limit) in USD per unit, as in the reports: negative when "
+        "one more unit of the limit lowers the cost)",
         title_justify="left",
     )
     t.add_column("#", justify="right")
     t.add_column("limit")
     t.add_column("binding quarters", justify="right")
     t.add_column("from")
-    t.add_column("shadow price (peak quarter)", justify="right")
-    t.add_column("+1 unit in every binding quarter", justify="right")
+    t.add_column("shadow price, d(cost)/d(limit) (peak quarter)", justify="right")
+    t.add_column("cost change, +1 unit in every binding quarter", justify="right")
     for i, r in enumerate(s.binding.itertuples(index=False), start=1):
         t.add_row(
             str(i),

@@ -643,8 +643,9 @@ def parse_sweep(
 def load_sweep(path: str | Path) -> SweepSpec:
     """Read and validate a sweep YAML file.
 
-    ``data`` is resolved against the current directory first, then against the sweep
-    file's directory.
+    A relative ``data`` path is resolved against the sweep file's folder (like any
+    path inside a configuration file), never against the current directory, so the
+    same command works from anywhere. :func:`check_data_dir` reports a missing one.
 
     Raises
     ------
@@ -667,9 +668,38 @@ def load_sweep(path: str | Path) -> SweepSpec:
         line = None if mark is None else int(mark.line) + 1
         raise _error(str(p), f"not valid YAML: {exc}", line=line) from None
     spec = parse_sweep(doc, str(p), sweep_lines(text))
-    if not spec.data.is_absolute() and not spec.data.exists() and (p.parent / spec.data).exists():
+    if not spec.data.expanduser().is_absolute():
         spec = spec.model_copy(update={"data": p.parent / spec.data})
+    spec._file, spec._lines = str(p), sweep_lines(text)
     return spec
+
+
+def check_data_dir(spec: SweepSpec) -> None:
+    """Raise when the sweep's ``data`` folder does not exist.
+
+    Raises
+    ------
+    SweepSpecError
+        One finding naming the sweep file, the line and key ``data``, the path as
+        written and the folder it was looked for in.
+    """
+    path = spec.data.expanduser()
+    if path.is_dir():
+        return
+    what = "is not a directory" if path.exists() else "does not exist"
+    raise SweepSpecError(
+        [
+            Finding(
+                "error",
+                spec.file,
+                spec.line("data"),
+                "data",
+                str(spec.data),
+                f"dataset folder {path} {what} (a relative path is resolved against the "
+                "sweep file's folder)",
+            )
+        ]
+    )
 
 
 def _fmt(level: float | str) -> str:

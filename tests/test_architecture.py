@@ -44,6 +44,7 @@ OPTIMIZER_RANKS = {
     "optimizer.calibration": 1,  # the plan held against data/public_record.csv
     "optimizer.pulp_io": 1,  # the model as a PuLP problem: readable names, LP/MPS files
     "optimizer.solvers": 1,  # solver registry and the PuLP solve path (used by solve)
+    "optimizer.tidy_numbers": 1,  # quantities at their bound written at the bound
     "optimizer.solve": 2,
     "optimizer": 2,  # the package facade re-exports model, results and solve
     # output: writers and formatters of result tables (import no other optimizer module)

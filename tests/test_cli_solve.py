@@ -77,8 +77,9 @@ def test_summarize_hand_numbers() -> None:
         "grid interconnect at alpha",
         "supply of cowos_wafers",
     ]
-    assert s.binding["shadow_price"].tolist() == [2.5e6, 1.2e5]
-    assert s.binding["shadow_price_sum"].tolist() == [3.5e6, 1.2e5]
+    # signed as in shadow_prices.parquet (one convention everywhere)
+    assert s.binding["shadow_price"].tolist() == [-2.5e6, -1.2e5]
+    assert s.binding["shadow_price_sum"].tolist() == [-3.5e6, -1.2e5]
     assert s.binding["periods"].tolist() == [2, 1]
     assert s.facility_twh == pytest.approx(4.0)
     assert s.water_million_m3 == pytest.approx(2.0)
@@ -269,7 +270,8 @@ def test_cli_real_lp_on_report_tiny(tmp_path: Path) -> None:
     assert f"{100 * share:.1f}% of H100e demand" in text
     assert "70.0% of H100e demand" in text
     assert "Status: optimal" in text and "$2.4M" in text
-    assert "supply of wafers" in text and "$7.4k/wafer" in text and "$11.1k" in text
+    assert "supply of wafers" in text and "-$7.4k/wafer" in text and "-$11.1k" in text
+    assert "d(cost)/d(limit)" in text  # the sign convention is in the column header
     assert "Commitments: none" in text
     summ = tables["summary"].iloc[0]
     assert summ["status"] == "optimal"

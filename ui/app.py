@@ -18,6 +18,8 @@ import streamlit as st  # noqa: E402
 from ui.state import active_dataset, current_plan, init_state  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "app_pages"
+#: The favicon, a file of this package (works with no network).
+PAGE_ICON = Path(__file__).resolve().parent / "page_icon.png"
 
 
 def sidebar() -> None:
@@ -48,7 +50,8 @@ def sidebar() -> None:
 
 def main() -> None:
     """Build the navigation and run the selected page."""
-    st.set_page_config(page_title="Capacity planner", page_icon=":material/bolt:", layout="wide")
+    # a local file: emoji and :material/...: favicons are fetched from a CDN (offline: none)
+    st.set_page_config(page_title="Capacity planner", page_icon=str(PAGE_ICON), layout="wide")
     init_state()
     pages = [
         st.Page(str(PAGES / "data.py"), title="Data", icon=":material/table_chart:", default=True),

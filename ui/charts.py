@@ -150,36 +150,43 @@ def demand_served(
 def shadow_price_heatmap(
     tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
 ) -> go.Figure | None:
-    """Heatmap of the largest |shadow price| per constraint family and period.
+    """Heatmap of the largest |shadow price| per constraint family, unit and period.
 
-    Colour is log10(1 + |price|) because families differ by orders of magnitude;
-    the hover and the cell text show the price in its own unit.
+    One row per (family, unit): supply limits in wafers and in HBM stacks are two
+    rows, never one. Colour is the cell's share of its row's largest |price| (0-1),
+    so colours compare quarters within a row and never one unit with another; the
+    cell text and hover give the price in the row's own unit.
     """
     s = _get(tables, "shadow_prices")
     if s is None:
         return None
     s = s.copy()
     s["abs"] = s["shadow_price"].astype(float).abs()
-    g = s.groupby(["family", "period"], as_index=False).agg(
-        price=("abs", "max"), unit=("unit", "first")
-    )
+    g = s.groupby(["family", "unit", "period"], as_index=False).agg(price=("abs", "max"))
     g["label"] = g["family"].astype(str) + " [" + g["unit"].astype(str) + "]"
     piv = g.pivot_table(index="label", columns="period", values="price", aggfunc="max")
     if periods:
         piv = piv.reindex(columns=[p for p in periods if p in piv.columns])
     z = piv.to_numpy(dtype=float)
+    row_max = np.nanmax(np.where(np.isfinite(z), z, np.nan), axis=1, initial=0.0)
+    share = np.nan_to_num(z) / np.where(row_max > 0, row_max, 1.0)[:, None]
+    text = [[_price_text(v) for v in row] for row in z]
     fig = go.Figure(
         go.Heatmap(
-            z=np.log10(1.0 + np.nan_to_num(z)),
+            z=share,
             x=list(piv.columns),
             y=list(piv.index),
             customdata=z,
+            text=text,
+            texttemplate="%{text}",
+            zmin=0.0,
+            zmax=1.0,
             colorscale="Viridis",
             hovertemplate="%{y}<br>%{x}: %{customdata:,.4g}<extra></extra>",
-            colorbar={"title": {"text": "log10(1+|price|)", "side": "right"}},
+            colorbar={"title": {"text": "share of the row's max", "side": "right"}},
         )
     )
-    fig = _layout(fig, "Shadow prices: max |price| by constraint family")
+    fig = _layout(fig, "Shadow prices: max |price| by constraint family (one unit per row)")
     # period labels at 45 degrees below the cells, with room kept for them
     fig.update_xaxes(type="category", tickangle=-45, automargin=True, title_text="period")
     fig.update_yaxes(type="category", automargin=True)
@@ -187,6 +194,16 @@ def shadow_price_heatmap(
         height=max(HEIGHT, 160 + 28 * piv.shape[0]), margin={**MARGIN, "b": 90, "l": 10}
     )
     return fig
+
+
+def _price_text(value: float) -> str:
+    """Short text of one |shadow price| in its row's unit: ``14.9M``, ``393k``, ``27``."""
+    if not np.isfinite(value) or value == 0:
+        return ""
+    for scale, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
+        if value >= scale:
+            return f"{value / scale:.3g}{suffix}"
+    return f"{value:.3g}"
 
 
 def energy_water(

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -47,7 +48,16 @@ def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     config: dict[str, Any] = {}
     for c in money:
         new = f"{c}_bn"
-        out[c] = pd.to_numeric(out[c], errors="coerce") / 1e9
+        values = pd.to_numeric(out[c], errors="coerce")
+        if np.isinf(values.to_numpy(dtype=float)).any():
+            # a number column would print "Infinity": show every cell as text instead
+            out[c] = [fmt_usd(v) for v in values]
+            out = out.rename(columns={c: new})
+            config[new] = st.column_config.TextColumn(
+                f"{str(c)[: -len('_usd')].replace('_', ' ')} [USD]"
+            )
+            continue
+        out[c] = values / 1e9
         out = out.rename(columns={c: new})
         config[new] = st.column_config.NumberColumn(
             f"{str(c)[: -len('_usd')].replace('_', ' ')} [USD]", format=USD_BN_FORMAT
@@ -93,3 +103,48 @@ def with_level_text(df: pd.DataFrame, ops: Mapping[str, str]) -> pd.DataFrame:
     ]
     out.insert(list(out.columns).index("level") + 1, "level_text", txt)
     return out
+
+
+#: Label and unit of each Monte Carlo outcome (rows of the percentiles table).
+OUTCOME_LABELS = {
+    "total_cost_usd": "total cost (discounted)",
+    "unmet_h100e": "unmet demand [H100e-quarters]",
+    "trainium_share": "Trainium share of served H100e",
+    "breach_mw": "commitment breach [MW-quarters]",
+}
+
+
+def outcome_value_text(outcome: str, value: float) -> str:
+    """One percentile of one outcome in its unit: ``$123.72B``, ``52.6%``, ``288,000``."""
+    if value is None or pd.isna(value):
+        return "n/a"
+    if outcome.endswith("_usd"):
+        return fmt_usd(float(value))
+    if outcome.endswith("share"):
+        return f"{float(value):.1%}"
+    return "∞" if np.isinf(value) else f"{float(value):,.0f}"
+
+
+def percentiles_view(pct: pd.DataFrame) -> pd.DataFrame:
+    """Return the Monte Carlo percentiles table with each row in its own unit.
+
+    Parameters
+    ----------
+    pct : DataFrame
+        :func:`optimizer.outcomes.outcome_percentiles` (``outcome, p10, p50, p90,
+        mean, n``); each row holds one outcome, so each row has its own unit.
+
+    Returns
+    -------
+    DataFrame
+        ``outcome, P10, P50, P90, mean, samples``: text cells (``$123.72B``, ``52.6%``).
+    """
+    rows = []
+    for r in pct.to_dict("records"):
+        o = str(r["outcome"])
+        row = {"outcome": OUTCOME_LABELS.get(o, o)}
+        for k, label in (("p10", "P10"), ("p50", "P50"), ("p90", "P90"), ("mean", "mean")):
+            row[label] = outcome_value_text(o, r[k])
+        row["samples"] = str(int(r.get("n") or 0))
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -24,6 +24,7 @@ from ui.formats import (
     level_text,
     levels_caption,
     parameter_ops,
+    percentiles_view,
     usd_billions,
     with_level_text,
 )
@@ -283,7 +284,7 @@ def _monte_carlo_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any
 def _monte_carlo_results(mc: Any) -> None:
     """Percentiles, cost histogram, binding shares and samples of a Monte Carlo."""
     st.markdown("**Percentiles of the outcomes**")
-    st.dataframe(mc.percentiles, hide_index=True, width="stretch")
+    st.dataframe(percentiles_view(mc.percentiles), hide_index=True, width="stretch")
     s = mc.samples
     if "total_cost_usd" in s and s["total_cost_usd"].notna().any():
         fig = px.histogram(

@@ -62,8 +62,14 @@ def data_dir() -> Path:
 
 
 def editor_key(table: str) -> str:
-    """Widget key of a table's data editor (tests seed edits through it)."""
-    return f"editor_{table}"
+    """Widget key of a table's data editor (tests seed edits through it).
+
+    ``editor_<table>`` until edits are discarded or another dataset is loaded; then
+    ``editor_<table>_<n>``: a new key is a new widget, so the browser's copy of the
+    old editor (which still holds the discarded cells) is dropped, not sent back.
+    """
+    gen = int(st.session_state.get("editor_generation", 0))
+    return f"editor_{table}" if gen == 0 else f"editor_{table}_{gen}"
 
 
 # --------------------------------------------------------------------------- init
@@ -119,15 +125,38 @@ def default_scenario(ds: Dataset) -> str:
 def set_dataset(ds: Dataset) -> None:
     """Make ``ds`` the loaded dataset: drafts, editors and scenario checks start over."""
     ss = st.session_state
+    replacing = ss.get("origin_ds") is not None
+    for t in TABLE_NAMES:
+        ss.pop(editor_key(t), None)
+    if replacing:  # new widgets: the browser's copies of the old editors are dropped
+        ss["editor_generation"] = int(ss.get("editor_generation", 0)) + 1
+        reset_composer(ds)
     ss["origin_ds"] = ds
     ss["base_ds"] = ds
     ss["drafts"] = {}
     ss["editor_src"] = {}
     ss["draft_findings"] = []
-    for t in TABLE_NAMES:
-        ss.pop(editor_key(t), None)
     if ss.get("scenario_name", BASE) not in (BASE, *ds.scenarios):
         ss["scenario_name"] = default_scenario(ds)
+
+
+def reset_composer(ds: Dataset) -> None:
+    """Start the scenario composer over for a newly loaded dataset.
+
+    Its settings name the old data's resources, customers and sites: kept, a grid
+    delay for a site the new data lacks would silently become a delay of every site
+    (an empty site list means all). Every composer widget (keys ``cmp_*``) and the
+    composed overrides are dropped; the named scenario is kept when the new data
+    defines it.
+    """
+    ss = st.session_state
+    had = bool(ss.get("overrides"))
+    for k in [k for k in list(ss.keys()) if str(k).startswith("cmp_")]:
+        if k != "cmp_scenario_name" or ss.get(k) not in (BASE, *ds.scenarios):
+            del ss[k]
+    ss["overrides"] = []
+    if had:
+        flash("info", "New data: the scenario composer was reset (it named the old data).")
 
 
 def flash(kind: str, text: str) -> None:

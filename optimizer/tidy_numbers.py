@@ -1,0 +1,81 @@
+"""Quantities at their bound are written at the bound: no -0.0, no -1e-10 chips.
+
+Solvers return values that sit on a bound up to their tolerances: a build of
+``-2.8e-14`` MW, ``-0.0`` chips, an inventory of ``-0.0187`` chips after CBC (the
+difference of two cumulative sums near a million). In the result tables every
+quantity column is non-negative by definition; :func:`tidy_tables` writes a value
+that is below zero by no more than the tolerance as exactly ``0.0``. A value further
+below zero is left as it is: it is a violation, and the independent checker
+(:mod:`optimizer.check`) reports it by name, so the status is never "optimal" for it.
+
+Signed columns (shadow prices, reduced costs, differences) are not touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import numpy as np
+import pandas as pd
+
+__all__ = ["SIGNED_WORDS", "snap_column", "tidy_tables"]
+
+#: A float column whose name contains one of these words may be negative.
+SIGNED_WORDS = ("shadow_price", "dual", "reduced_cost", "delta", "diff", "swing", "change")
+
+
+def _is_signed(column: str) -> bool:
+    return any(w in column for w in SIGNED_WORDS)
+
+
+def snap_column(values: np.ndarray, tolerance: float) -> np.ndarray:
+    """Return ``values`` with ``[-tol, 0]`` written as ``0.0`` (``-0.0`` included).
+
+    Parameters
+    ----------
+    values : ndarray of float
+        One non-negative quantity column.
+    tolerance : float
+        Relative tolerance; the absolute one is ``tolerance * max(1, max |values|)``,
+        the scale at which a solver's relative feasibility tolerance works.
+
+    Returns
+    -------
+    ndarray
+        A copy; values below ``-tol`` are kept (they are violations).
+    """
+    out = np.array(values, dtype=float, copy=True)
+    finite = np.isfinite(out)
+    if not finite.any():
+        return out
+    tol = tolerance * max(1.0, float(np.abs(out[finite]).max()))
+    out[finite & (out <= 0.0) & (out >= -tol)] = 0.0  # also turns -0.0 into 0.0
+    return out
+
+
+def tidy_tables(tables: Mapping[str, pd.DataFrame], tolerance: float) -> dict[str, pd.DataFrame]:
+    """Return the result tables with every quantity at zero written as ``0.0``.
+
+    Parameters
+    ----------
+    tables : mapping of str to DataFrame
+        :func:`optimizer.results.make_tables` output.
+    tolerance : float
+        Relative tolerance (``SolveOptions.check_tolerance``).
+
+    Returns
+    -------
+    dict of str to DataFrame
+        New frames; unsigned float columns snapped with :func:`snap_column`.
+    """
+    out: dict[str, pd.DataFrame] = {}
+    for name, df in tables.items():
+        cols = [c for c in df.columns if df[c].dtype.kind == "f" and not _is_signed(str(c))]
+        if not cols or df.empty:
+            out[name] = df
+            continue
+        df = df.copy()
+        for c in cols:
+            df[c] = snap_column(df[c].to_numpy(), tolerance)
+        out[name] = df
+    return out

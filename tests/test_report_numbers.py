@@ -1,0 +1,57 @@
+"""Numbers in reports (issue 10): a quantity at its bound is written at the bound."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from capacity.dataset import load_dataset
+from capacity.scenarios import apply_scenario
+from optimizer import SolveOptions, solve
+from optimizer.tidy_numbers import snap_column, tidy_tables
+from tests.conftest import ROOT
+
+
+def test_snap_column_writes_values_within_tolerance_at_zero() -> None:
+    v = np.array([-0.0, -2.8e-14, -0.0187, -5.0, 3.0, np.nan, 1e6])
+    got = snap_column(v, 1e-6)  # tolerance 1e-6 x max(1, 1e6) = 1.0
+    assert got[:3].tolist() == [0.0, 0.0, 0.0] and not np.signbit(got[:3]).any()
+    assert got[3] == -5.0  # beyond the tolerance: a violation, left for the checker
+    assert got[4] == 3.0 and np.isnan(got[5]) and got[6] == 1e6
+
+
+def test_signed_columns_are_left_alone() -> None:
+    t = {"shadow_prices": pd.DataFrame({"shadow_price": [-1e-10, -0.0], "slack": [-1e-10, 2.0]})}
+    out = tidy_tables(t, 1e-6)["shadow_prices"]
+    assert out["shadow_price"].tolist()[0] == -1e-10
+    assert out["slack"].tolist() == [0.0, 2.0]
+
+
+@pytest.mark.parametrize("solver", ["highs", "cbc"])
+def test_no_negative_zero_or_tiny_negative_quantity_in_a_plan(solver: str) -> None:
+    ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
+    res = solve(ds, SolveOptions(solver=solver))
+    assert res.status == "optimal"
+    for name, df in res.tables.items():
+        for c in df.columns:
+            if df[c].dtype.kind != "f" or "shadow_price" in c:
+                continue
+            v = df[c].to_numpy()
+            assert not (np.signbit(v) & ~np.isnan(v)).any(), (name, c, v[np.signbit(v)][:5])
+
+
+def test_summary_notes_degenerate_duals() -> None:
+    from optimizer.summary import degenerate_limits, degenerate_note
+
+    sp = pd.DataFrame(
+        {
+            "family": ["site_grid", "site_grid", "supply_resource", "demand_balance"],
+            "shadow_price": [-5.0, 0.0, 0.0, 0.0],
+            "binding": [True, True, False, True],
+        }
+    )
+    # one grid row at its limit with a zero price; the demand row is not a limit
+    assert degenerate_limits({"shadow_prices": sp}) == 1
+    assert "not unique" in degenerate_note(1) and "CBC" in degenerate_note(1)
+    assert degenerate_limits({"shadow_prices": sp.iloc[:1]}) == 0
