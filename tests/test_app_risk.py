@@ -89,8 +89,14 @@ def test_monte_carlo_section_matches_a_direct_run(risk_page: AppTest) -> None:
     np.testing.assert_allclose(
         mc.samples["cowos"].to_numpy(float), np.random.default_rng(5).uniform(0.7, 1.3, 3)
     )
-    shown = next(d.value for d in at.dataframe if "p50" in d.value.columns)
-    assert shown.set_index("outcome").loc["total_cost_usd", "n"] == 3
+    # formatted per row in its unit (issue 10): no raw 125401715792.9377
+    shown = next(d.value for d in at.dataframe if "P50" in d.value.columns)
+    row = shown.set_index("outcome").loc["total cost (discounted)"]
+    assert row["samples"] == "3"
+    p50 = float(np.percentile(want.samples["total_cost_usd"].to_numpy(float), 50))
+    from ui.formats import fmt_usd
+
+    assert row["P50"] == fmt_usd(p50) and row["P50"].startswith("$")
 
 
 def test_hedged_plan_section_shows_vss_and_evpi(risk_page: AppTest) -> None:
