@@ -28,7 +28,7 @@ def _is_signed(column: str) -> bool:
     return any(w in column for w in SIGNED_WORDS)
 
 
-def snap_column(values: np.ndarray, tolerance: float) -> np.ndarray:
+def snap_column(values: np.ndarray, tolerance: float, scale: float = 0.0) -> np.ndarray:
     """Return ``values`` with ``[-tol, 0]`` written as ``0.0`` (``-0.0`` included).
 
     Parameters
@@ -36,8 +36,12 @@ def snap_column(values: np.ndarray, tolerance: float) -> np.ndarray:
     values : ndarray of float
         One non-negative quantity column.
     tolerance : float
-        Relative tolerance; the absolute one is ``tolerance * max(1, max |values|)``,
-        the scale at which a solver's relative feasibility tolerance works.
+        Relative tolerance; the absolute one is ``tolerance * max(1, scale, max
+        |values|)``, the scale at which a solver's relative feasibility tolerance works.
+    scale : float
+        Magnitude of the quantities the column is computed from (an inventory is a
+        difference of cumulative productions and installs, so CBC's -0.004 chips
+        scale with those, not with the inventory).
 
     Returns
     -------
@@ -48,7 +52,7 @@ def snap_column(values: np.ndarray, tolerance: float) -> np.ndarray:
     finite = np.isfinite(out)
     if not finite.any():
         return out
-    tol = tolerance * max(1.0, float(np.abs(out[finite]).max()))
+    tol = tolerance * max(1.0, scale, float(np.abs(out[finite]).max()))
     out[finite & (out <= 0.0) & (out >= -tol)] = 0.0  # also turns -0.0 into 0.0
     return out
 
@@ -66,7 +70,8 @@ def tidy_tables(tables: Mapping[str, pd.DataFrame], tolerance: float) -> dict[st
     Returns
     -------
     dict of str to DataFrame
-        New frames; unsigned float columns snapped with :func:`snap_column`.
+        New frames; unsigned float columns snapped with :func:`snap_column`, at the
+        scale of the largest unsigned quantity of the same table.
     """
     out: dict[str, pd.DataFrame] = {}
     for name, df in tables.items():
@@ -75,7 +80,10 @@ def tidy_tables(tables: Mapping[str, pd.DataFrame], tolerance: float) -> dict[st
             out[name] = df
             continue
         df = df.copy()
+        values = df[cols].to_numpy(dtype=float)
+        finite = values[np.isfinite(values)]
+        scale = float(np.abs(finite).max()) if finite.size else 0.0  # the table's magnitude
         for c in cols:
-            df[c] = snap_column(df[c].to_numpy(), tolerance)
+            df[c] = snap_column(df[c].to_numpy(), tolerance, scale)
         out[name] = df
     return out
