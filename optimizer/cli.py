@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
     from capacity.dataset import Dataset
     from capacity.validation import Finding
     from optimizer.solve import PlanResult
+    from optimizer.sweep import SweepSpecError
 
 app = typer.Typer(
     name="capacity",
@@ -590,6 +591,25 @@ def _tls_files(
     return TlsFiles(ca_file, cert, key)
 
 
+def _refuse_bad_out(console: Console, out: Path) -> None:
+    """Exit 1 before any work when ``out`` cannot hold the output (see check_out_dir)."""
+    problem = check_out_dir(out)
+    if problem is not None:
+        console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
+        raise typer.Exit(1)
+
+
+def _print_sweep_error(console: Console, e: SweepSpecError) -> None:
+    """Print an invalid sweep's findings: file, line, field, message."""
+    from rich.markup import escape
+
+    console.print(f"[red]error:[/red] invalid sweep {escape(e.file)}")
+    for f in e.findings:
+        where = f.file + ("" if f.row is None else f" line {f.row}")
+        field = f"{f.column}: " if f.column else ""
+        console.print(f"  {escape(where)}: {escape(field + f.message)}")
+
+
 def other_sweeps_note(out: Path, names: list[str]) -> str:
     """Return the note printed when a batch folder also holds other sweeps' cases."""
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
@@ -648,13 +668,9 @@ def batch(
 
     console = Console(width=max(120, Console().width))
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
-    problem = check_out_dir(out)
-    if problem is not None:
-        console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
-        raise typer.Exit(1)
+    _refuse_bad_out(console, out)
     try:
-        spec = load_sweep(sweep)
-        check_data_dir(spec)
+        spec = check_data_dir(load_sweep(sweep))
         result = run_batch(
             spec,
             out,
@@ -675,11 +691,7 @@ def batch(
         console.print(f"[red]error:[/red] cannot start the batch on {escape(target)}: {e}")
         raise typer.Exit(1) from None
     except SweepSpecError as e:
-        console.print(f"[red]error:[/red] invalid sweep {escape(e.file)}")
-        for f in e.findings:
-            where = f.file + ("" if f.row is None else f" line {f.row}")
-            field = f"{f.column}: " if f.column else ""
-            console.print(f"  {escape(where)}: {escape(field + f.message)}")
+        _print_sweep_error(console, e)
         raise typer.Exit(1) from None
     except DataValidationError as e:
         print_findings(list(e.findings))

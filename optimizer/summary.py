@@ -370,6 +370,17 @@ def degenerate_limits(tables: Mapping[str, pd.DataFrame]) -> int:
     return int(mask.sum())
 
 
+def _dual_notes(s: PlanSummary) -> list[str]:
+    """Return the notes under the binding limits: degenerate duals, duals of a fixed MIP."""
+    notes = [degenerate_note(s.degenerate_limits)] if s.degenerate_limits else []
+    if s.duals_from == "lp_with_integers_fixed":
+        notes.append(
+            "Shadow prices come from the LP with the integers fixed: the whole-unit "
+            "installs of the MIP are held at their values and the LP is re-solved for duals."
+        )
+    return notes
+
+
 def degenerate_note(n: int) -> str:
     """Return the summary's note on degenerate duals (see :func:`degenerate_limits`)."""
     return (
@@ -757,13 +768,8 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         con.print("Binding limits: no plant or supply limit binds with a non-zero shadow price")
     else:
         con.print(_binding_table(s))
-    if s.degenerate_limits:
-        con.print(degenerate_note(s.degenerate_limits))
-    if s.duals_from == "lp_with_integers_fixed":
-        con.print(
-            "Shadow prices come from the LP with the integers fixed: the whole-unit "
-            "installs of the MIP are held at their values and the LP is re-solved for duals."
-        )
+    for note in _dual_notes(s):
+        con.print(note)
     con.print(
         f"Energy: [bold]{fmt_energy(s.facility_twh * 1e6)}[/bold] facility "
         f"({fmt_energy(s.it_twh * 1e6)} IT)   Water: [bold]{fmt_water(s.water_million_m3 * 1e6)}"

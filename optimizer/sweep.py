@@ -674,8 +674,8 @@ def load_sweep(path: str | Path) -> SweepSpec:
     return spec
 
 
-def check_data_dir(spec: SweepSpec) -> None:
-    """Raise when the sweep's ``data`` folder does not exist.
+def check_data_dir(spec: SweepSpec) -> SweepSpec:
+    """Return ``spec``, or raise when the sweep's ``data`` folder does not exist.
 
     Raises
     ------
@@ -685,7 +685,7 @@ def check_data_dir(spec: SweepSpec) -> None:
     """
     path = spec.data.expanduser()
     if path.is_dir():
-        return
+        return spec
     what = "is not a directory" if path.exists() else "does not exist"
     raise SweepSpecError(
         [
