@@ -892,6 +892,13 @@ def _elastic_solver(options: SolveOptions) -> Callable[[PlanningModel], np.ndarr
     return solve_lp
 
 
+def _without_values(status: Status, msg: str) -> tuple[Status, str]:
+    """Return (error, message) for a status that promises a plan but has no values."""
+    if status in (Status.optimal, Status.time_limit_feasible):
+        return Status.error, msg + "; the solver reported a plan but returned no values"
+    return status, msg
+
+
 def _scenario_result(
     model: PlanningModel,
     raw: RawSolution,
@@ -907,9 +914,7 @@ def _scenario_result(
     if len(gaps):
         msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
     if raw.x is None:
-        if status in (Status.optimal, Status.time_limit_feasible):
-            status = Status.error  # a status with a plan but no values: not a plan
-            msg += "; the solver reported a plan but returned no values"
+        status, msg = _without_values(status, msg)
         tables = {**empty_tables(), "calibration": empty_calibration()}
         viol, obj = empty_violations(), None
         timings.update(check=0.0, results=0.0)
@@ -924,9 +929,8 @@ def _scenario_result(
     else:
         t = time.perf_counter()
         frames = solution_frames(model, raw.x, i)  # shared by tables and checker
-        # quantities within tolerance of zero are written as 0.0 (no -0.0, no -1e-10)
         made = make_tables(model, raw.x, _duals(raw, model), i, frames=frames)
-        tables = tidy_tables(made, options.check_tolerance)
+        tables = tidy_tables(made, options.check_tolerance)  # no -0.0, no -1e-10 chips
         tables["calibration"] = calibration_table(tables, ds)
         timings["results"] = time.perf_counter() - t
         t = time.perf_counter()
