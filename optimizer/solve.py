@@ -117,6 +117,9 @@ class SolveOptions:
         ``integer_units``) the cluster rule is reported, not enforced.
     mip_gap : float
         Relative MIP gap.
+    mip_start : bool
+        Cluster mode with HiGHS: hand the MIP a warm start built from its LP
+        relaxation (:func:`cluster_warm_start`) before the branch and bound.
     explain_infeasible : bool
         Run the elastic re-solve when the model is infeasible.
     check_tolerance : float
@@ -129,6 +132,7 @@ class SolveOptions:
     integer_units: bool = False
     clusters: bool = False
     mip_gap: float = 1e-4
+    mip_start: bool = True
     explain_infeasible: bool = True
     check_tolerance: float = 1e-6
 
@@ -429,7 +433,11 @@ def _read_highs(
 
 
 def _run_highs(
-    model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
+    model: PlanningModel,
+    options: SolveOptions,
+    *,
+    lp_only: bool = False,
+    start: np.ndarray | None = None,
 ) -> RawSolution:
     t0 = time.perf_counter()
     n, m = model.n_variables, model.n_constraints
@@ -438,6 +446,8 @@ def _run_highs(
     try:
         _configure_highs(h, options, is_mip=is_mip, n=n)
         _highs_pass(h, lp)
+        if start is not None:
+            _highs_set_start(h, start)
     except HighsRefusedError as exc:
         return _refused(exc, time.perf_counter() - t0, 0.0)
     t1 = time.perf_counter()
@@ -447,6 +457,16 @@ def _run_highs(
         return _refused(exc, t1 - t0, time.perf_counter() - t1)
     t2 = time.perf_counter()
     return _read_highs(h, ms, n, m, is_mip=is_mip, handover_s=t1 - t0, solve_s=t2 - t1)
+
+
+def _highs_set_start(h: Any, x: np.ndarray) -> None:
+    """Hand HiGHS a full primal solution (every column) as the MIP start (``setSolution``)."""
+    import highspy
+
+    sol = highspy.HighsSolution()
+    sol.col_value = np.asarray(x, dtype=float).tolist()
+    sol.value_valid = True
+    highs_ok(h.setSolution(sol), "the MIP start (setSolution)")
 
 
 class HighsSession:
@@ -665,6 +685,177 @@ def _run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fa
     )
 
 
+# ------------------------------------------------------------------------ MIP start
+#: Share of a cluster's minimum size (MW and H100e) the LP relaxation must place at a
+#: site in a period for the warm start to open the cluster there (tuning choice).
+WARM_START_MIN_SHARE = 0.5
+
+
+@dataclass(frozen=True)
+class WarmStart:
+    """A feasible point of a cluster-mode MIP built from its LP relaxation.
+
+    Attributes
+    ----------
+    x : ndarray or None
+        Every column's value (cluster columns 0/1); None when no start was found.
+    objective_usd : float or None
+        Its objective (USD, constant included): an upper bound on the MIP optimum.
+    message : str
+        What was done, for the result message.
+    solve_s : float
+        Time of the two LP solves (s).
+    """
+
+    x: np.ndarray | None
+    objective_usd: float | None
+    message: str
+    solve_s: float
+
+
+def _fix_columns(model: PlanningModel, cols: np.ndarray, values: np.ndarray) -> PlanningModel:
+    """The model with columns ``cols`` fixed at ``values`` and no integer column left."""
+    var = model.variables.copy()
+    lb = var["lb"].to_numpy(dtype=float, copy=True)
+    ub = var["ub"].to_numpy(dtype=float, copy=True)
+    lb[cols], ub[cols] = values, values
+    var["lb"], var["ub"], var["integer"] = lb, ub, False
+    return replace(model, variables=var)
+
+
+def _cluster_sizes(model: PlanningModel, x: np.ndarray, keys: pd.DataFrame) -> pd.DataFrame:
+    """Per cluster column: training H100e ``th`` and whether each minimum is met at the share.
+
+    Reads the training amounts back from the cluster rows: a row ``used - coef * y``
+    (``cluster_link``: coef = big-M; ``cluster_min_*``: coef = the minimum) gives
+    ``used = activity + coef * y``.
+    """
+    con = model.constraints
+    act = model.matrix @ x
+    out = keys.assign(th=0.0, big=True)
+    on = ["scenario", "k", "s", "t"]
+    for family in ("cluster_link", "cluster_min_h100e", "cluster_min_mw"):
+        rows = np.flatnonzero((con["family"] == family).to_numpy())
+        if not len(rows):
+            continue
+        fr = con.iloc[rows][on].assign(row=rows).merge(out.reset_index(), on=on)
+        r, c = fr["row"].to_numpy(), fr["col"].to_numpy()
+        coef = -np.asarray(model.matrix[r, c], dtype=float).ravel()
+        used = act[r] + coef * x[c]
+        i = fr["index"].to_numpy()
+        if family == "cluster_link":
+            out.loc[i, "th"] = used
+        else:
+            big = out.loc[i, "big"].to_numpy() & (used >= WARM_START_MIN_SHARE * coef - 1e-9)
+            out.loc[i, "big"] = big
+    return out
+
+
+def _extend_for_duration(model: PlanningModel, keys: pd.DataFrame, y: np.ndarray) -> np.ndarray:
+    """Keep each cluster that starts open for its ``min_duration_periods`` (where columns exist)."""
+    from optimizer.families.placement import cluster_rules
+
+    y = y.copy()
+    var = model.variables
+    starts = var.loc[(var["kind"] == "cluster_start").to_numpy(), ["scenario", "k", "s", "t"]]
+    has_start = set(map(tuple, starts.to_numpy(dtype=np.int64)))
+    k_code = {name: i for i, name in enumerate(model.codes["k"])}
+    t_code = {name: i for i, name in enumerate(model.periods)}
+    pos = {key: i for i, key in enumerate(map(tuple, keys[["scenario", "k", "s", "t"]].to_numpy()))}
+    for sc, ds in enumerate(model.datasets):
+        rules = cluster_rules(ds, list(model.periods))
+        duration = {
+            (k_code[r.customer], t_code[r.period]): int(r.min_duration_periods)
+            for r in rules.itertuples()
+        }
+        for (sk, k, s, t), i in sorted(pos.items(), key=lambda kv: kv[0]):
+            prev = pos.get((sk, k, s, t - 1))
+            opened = y[i] > 0.5 and (prev is None or y[prev] < 0.5)
+            if sk != sc or not opened or (sk, k, s, t) not in has_start:
+                continue
+            for p in range(t + 1, t + duration.get((k, t), 1)):
+                j = pos.get((sk, k, s, p))
+                if j is not None:
+                    y[j] = 1.0
+    return y
+
+
+def round_clusters(model: PlanningModel, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Derive 0/1 cluster values from an LP relaxation's values.
+
+    A cluster opens where the relaxation places training at the site and at least
+    ``WARM_START_MIN_SHARE`` of every minimum size; per customer and period only the
+    ``max_sites`` largest (training H100e) stay open; a cluster that starts is then
+    kept open its minimum duration.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        Cluster-mode model.
+    x : ndarray
+        Column values of its LP relaxation, shape (n_variables,).
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Cluster column ids and their 0/1 values.
+    """
+    var = model.variables
+    cols = np.flatnonzero((var["kind"] == "cluster").to_numpy())
+    keys = var.iloc[cols][["scenario", "k", "s", "t"]].reset_index(drop=True).assign(col=cols)
+    keys = keys.astype(np.int64)
+    sz = _cluster_sizes(model, x, keys)
+    sz["open"] = sz["big"] & (sz["th"] > 1e-6)
+    con = model.constraints
+    ms = con.loc[(con["family"] == "cluster_max_sites").to_numpy(), ["scenario", "k", "t", "rhs"]]
+    sz = sz.reset_index().merge(ms, on=["scenario", "k", "t"], how="left")
+    sz = sz.sort_values(["open", "th"], ascending=False)
+    rank = sz.groupby(["scenario", "k", "t"]).cumcount().to_numpy()
+    sz["open"] &= ~(rank >= sz["rhs"].fillna(np.inf).to_numpy())
+    sz = sz.sort_values("index")
+    y = _extend_for_duration(model, keys, sz["open"].to_numpy(dtype=float))
+    return cols, y
+
+
+def cluster_warm_start(model: PlanningModel, options: SolveOptions) -> WarmStart:
+    """A MIP start of a cluster-mode model: LP relaxation -> rounded clusters -> fixed LP.
+
+    Solves the LP relaxation, derives the cluster binaries (:func:`round_clusters`)
+    and solves the LP with them fixed. Unmet demand is a priced slack, so that LP is
+    feasible whenever the rounded clusters keep the cluster rows (their minimum at an
+    open site fits its capacity, ``max_sites``, the minimum duration); its status is
+    checked and no start is returned when it is not optimal.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        Model whose only integer columns are ``cluster`` columns.
+    options : SolveOptions
+
+    Returns
+    -------
+    WarmStart
+    """
+    t0 = time.perf_counter()
+    relaxed = _run_highs(model, options, lp_only=True)
+    if relaxed.status != Status.optimal or relaxed.x is None:
+        msg = f"no warm start (LP relaxation: {relaxed.message})"
+        return WarmStart(None, None, msg, time.perf_counter() - t0)
+    cols, y = round_clusters(model, relaxed.x)
+    fixed = _run_highs(_fix_columns(model, cols, y), options, lp_only=True)
+    if fixed.status != Status.optimal or fixed.x is None or fixed.solver_objective is None:
+        msg = f"no warm start (LP with rounded clusters: {fixed.message})"
+        return WarmStart(None, None, msg, time.perf_counter() - t0)
+    x = fixed.x.copy()
+    x[cols] = y
+    obj = fixed.solver_objective
+    msg = (
+        f"warm start from the LP relaxation (${relaxed.solver_objective or 0.0:,.0f}): "
+        f"{int(y.sum())} of {len(y)} clusters open, objective ${obj:,.0f}"
+    )
+    return WarmStart(x, obj, msg, time.perf_counter() - t0)
+
+
 def run_solver(
     model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
 ) -> RawSolution:
@@ -693,17 +884,23 @@ def run_solver(
 
     bulk = resolve_solver(options.solver) == "highs"
     run = _run_highs if bulk else _run_pulp
-    raw = run(model, options, lp_only=lp_only)
     is_mip = bool(model.variables["integer"].any()) and not lp_only
+    ints = model.variables["integer"].to_numpy()
+    clusters_only = bool((model.variables["kind"].to_numpy()[ints] == "cluster").all())
+    if is_mip and bulk and options.mip_start and clusters_only:
+        warm = cluster_warm_start(model, options)
+        raw = _run_highs(model, options, start=warm.x)
+        raw = replace(
+            raw,
+            message=f"{raw.message}; {warm.message}",
+            solve_s=raw.solve_s + warm.solve_s,
+        )
+    else:
+        raw = run(model, options, lp_only=lp_only)
     if is_mip and raw.x is not None:
-        var = model.variables.copy()
-        ints = var["integer"].to_numpy()
         x = raw.x.copy()
         x[ints] = np.round(raw.x[ints])
-        var.loc[ints, "lb"] = x[ints]
-        var.loc[ints, "ub"] = x[ints]
-        var["integer"] = False
-        fixed = replace(model, variables=var)
+        fixed = _fix_columns(model, np.flatnonzero(ints), x[ints])
         lp = run(fixed, replace(options, time_limit_s=None), lp_only=True)
         raw = replace(
             raw,

@@ -303,3 +303,28 @@ def test_plan_page_shows_fragments_then_the_exact_cluster_timeline(
     assert any("exact rule (MIP gap 0.00%)" in str(c.value) for c in at.caption)
     titles = [str(c.proto.spec) for c in at.get("plotly_chart")]
     assert any("Training clusters per customer" in t for t in titles)
+
+
+# -------------------------------------------------------------------- MIP warm start
+@pytest.mark.parametrize(
+    ("rule", "optimum_usd"),
+    [({}, 2_225_000), ({"max_sites": 1}, 3_600_000), ({"min_duration_periods": 1}, 2_175_000)],
+)
+def test_warm_started_mip_reaches_the_hand_optimum(ds, rule, optimum_usd) -> None:
+    from optimizer.solve import cluster_warm_start
+
+    data = _rule(ds, **rule) if rule else ds
+    model = build_model(data, clusters=True)
+    warm = cluster_warm_start(model, CLUSTERS)
+    assert warm.x is not None and warm.objective_usd is not None
+    assert np.isfinite(warm.objective_usd)
+    assert warm.objective_usd >= optimum_usd * (1 - 1e-9)  # a feasible point: never below
+    cluster = (model.variables["kind"] == "cluster").to_numpy()
+    assert set(np.unique(warm.x[cluster])) <= {0.0, 1.0}
+    res = solve(data, CLUSTERS)
+    assert res.status == Status.optimal and len(res.violations) == 0
+    assert res.objective_usd == pytest.approx(optimum_usd, rel=1e-9)
+    assert f"objective ${warm.objective_usd:,.0f}" in res.message
+    cold = solve(data, replace(CLUSTERS, mip_start=False))
+    assert cold.objective_usd == pytest.approx(optimum_usd, rel=1e-9)
+    assert "warm start" not in cold.message
