@@ -714,7 +714,7 @@ class WarmStart:
 
 
 def _fix_columns(model: PlanningModel, cols: np.ndarray, values: np.ndarray) -> PlanningModel:
-    """The model with columns ``cols`` fixed at ``values`` and no integer column left."""
+    """Return the model with columns ``cols`` fixed at ``values`` and no integer column."""
     var = model.variables.copy()
     lb = var["lb"].to_numpy(dtype=float, copy=True)
     ub = var["ub"].to_numpy(dtype=float, copy=True)
@@ -818,7 +818,7 @@ def round_clusters(model: PlanningModel, x: np.ndarray) -> tuple[np.ndarray, np.
 
 
 def cluster_warm_start(model: PlanningModel, options: SolveOptions) -> WarmStart:
-    """A MIP start of a cluster-mode model: LP relaxation -> rounded clusters -> fixed LP.
+    """Build a MIP start: LP relaxation -> rounded clusters -> LP with them fixed.
 
     Solves the LP relaxation, derives the cluster binaries (:func:`round_clusters`)
     and solves the LP with them fixed. Unmet demand is a priced slack, so that LP is
