@@ -751,32 +751,50 @@ def _cluster_sizes(model: PlanningModel, x: np.ndarray, keys: pd.DataFrame) -> p
     return out
 
 
-def _extend_for_duration(model: PlanningModel, keys: pd.DataFrame, y: np.ndarray) -> np.ndarray:
-    """Keep each cluster that starts open for its ``min_duration_periods`` (where columns exist)."""
+def _durations(model: PlanningModel) -> dict[tuple[int, int, int], int]:
+    """Minimum duration (periods) per coded ``(scenario, k, t)`` of the cluster rules."""
     from optimizer.families.placement import cluster_rules
 
-    y = y.copy()
-    var = model.variables
-    starts = var.loc[(var["kind"] == "cluster_start").to_numpy(), ["scenario", "k", "s", "t"]]
-    has_start = set(map(tuple, starts.to_numpy(dtype=np.int64)))
     k_code = {name: i for i, name in enumerate(model.codes["k"])}
     t_code = {name: i for i, name in enumerate(model.periods)}
-    pos = {key: i for i, key in enumerate(map(tuple, keys[["scenario", "k", "s", "t"]].to_numpy()))}
+    out: dict[tuple[int, int, int], int] = {}
     for sc, ds in enumerate(model.datasets):
-        rules = cluster_rules(ds, list(model.periods))
-        duration = {
-            (k_code[r.customer], t_code[r.period]): int(r.min_duration_periods)
-            for r in rules.itertuples()
-        }
-        for (sk, k, s, t), i in sorted(pos.items(), key=lambda kv: kv[0]):
-            prev = pos.get((sk, k, s, t - 1))
-            opened = y[i] > 0.5 and (prev is None or y[prev] < 0.5)
-            if sk != sc or not opened or (sk, k, s, t) not in has_start:
-                continue
-            for p in range(t + 1, t + duration.get((k, t), 1)):
-                j = pos.get((sk, k, s, p))
-                if j is not None:
-                    y[j] = 1.0
+        for r in cluster_rules(ds, list(model.periods)).itertuples():
+            key = (sc, k_code[str(r.customer)], t_code[str(r.period)])
+            out[key] = int(r.min_duration_periods)
+    return out
+
+
+def _open_in_time_order(model: PlanningModel, sz: pd.DataFrame) -> np.ndarray:
+    """Open clusters period by period: kept ones first, then the largest candidates.
+
+    ``sz`` has one row per cluster column (``scenario, k, s, t``, ``open``: a
+    candidate, ``th``: its training H100e in the relaxation, ``rhs``: ``max_sites``,
+    NaN without a limit). A cluster that starts (a start column exists and it was not
+    open in the previous period) stays open its minimum duration; the others fill the
+    remaining ``max_sites`` slots by training H100e.
+    """
+    var = model.variables
+    starts = var.loc[(var["kind"] == "cluster_start").to_numpy(), ["scenario", "k", "s", "t"]]
+    has_start = set(map(tuple, starts.to_numpy(dtype=np.int64).tolist()))
+    duration = _durations(model)
+    y = np.zeros(len(sz))
+    keep: dict[tuple[int, int, int], int] = {}  # (scenario, k, s) -> last period kept open
+    opened: set[tuple[int, int, int, int]] = set()
+    for (sc, k, t), grp in sz.groupby(["scenario", "k", "t"], sort=True):
+        limit = float(grp["rhs"].iloc[0])
+        kept = [keep.get((sc, k, s), -1) >= t for s in grp["s"]]
+        forced = list(grp.index[kept])
+        cand = grp[grp["open"].to_numpy() & ~np.asarray(kept, dtype=bool)]
+        cand = cand.sort_values("th", ascending=False)
+        room = len(cand) if np.isnan(limit) else max(int(limit) - len(forced), 0)
+        for i in [*forced, *cand.index[:room]]:
+            s = int(sz.at[i, "s"])
+            y[i] = 1.0
+            opened.add((sc, k, s, t))
+            if (sc, k, s, t) in has_start and (sc, k, s, t - 1) not in opened:
+                span = t + duration.get((sc, k, t), 1) - 1
+                keep[(sc, k, s)] = max(keep.get((sc, k, s), -1), span)
     return y
 
 
@@ -808,12 +826,8 @@ def round_clusters(model: PlanningModel, x: np.ndarray) -> tuple[np.ndarray, np.
     sz["open"] = sz["big"] & (sz["th"] > 1e-6)
     con = model.constraints
     ms = con.loc[(con["family"] == "cluster_max_sites").to_numpy(), ["scenario", "k", "t", "rhs"]]
-    sz = sz.reset_index().merge(ms, on=["scenario", "k", "t"], how="left")
-    sz = sz.sort_values(["open", "th"], ascending=False)
-    rank = sz.groupby(["scenario", "k", "t"]).cumcount().to_numpy()
-    sz["open"] &= ~(rank >= sz["rhs"].fillna(np.inf).to_numpy())
-    sz = sz.sort_values("index")
-    y = _extend_for_duration(model, keys, sz["open"].to_numpy(dtype=float))
+    sz = sz.merge(ms, on=["scenario", "k", "t"], how="left")
+    y = _open_in_time_order(model, sz.reset_index(drop=True))
     return cols, y
 
 
