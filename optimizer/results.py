@@ -423,14 +423,31 @@ def _merge_duals(
     scenario: int,
     table: str,
 ) -> pd.DataFrame:
-    """Merge the duals of every family routed to ``table`` into ``frame`` (0 when absent)."""
+    """Merge the duals of every family routed to ``table`` into ``frame``.
+
+    A key with no row of the family (the limit cannot bind there) gets 0; a row whose
+    dual the solver did not return (NaN, see ``PlanResult.duals_note``) stays null.
+    """
     for family in _routed(table):
         assert family.result is not None
         d = family_duals(model, row_dual, scenario, family)
         keys = [CODE_NAMES[c] for c in family.result.keys]
-        frame = frame.merge(d, on=keys, how="left")
-        frame[family.result.dual_column] = frame[family.result.dual_column].fillna(0.0)
+        merged = frame.merge(d, on=keys, how="left", indicator=True)
+        frame = _zero_where_no_row(merged, family.result.dual_column)
     return frame
+
+
+def _zero_where_no_row(merged: pd.DataFrame, price_col: str) -> pd.DataFrame:
+    """Set ``price_col`` of a ``merge(..., indicator=True)`` to 0 where no row matched.
+
+    Rows that matched keep their dual, NaN included: a dual the solver did not return
+    stays null (``PlanResult.duals_note`` says why), never 0.
+    """
+    absent = (merged.pop("_merge") == "left_only").to_numpy()
+    price = merged[price_col].to_numpy(dtype=float).copy()
+    price[absent] = 0.0
+    merged[price_col] = price
+    return merged
 
 
 def _names(model: PlanningModel, code: str, v: pd.Series) -> np.ndarray:
@@ -649,9 +666,9 @@ def _site_utilisation_table(
         f["capacity"] = capacity_of[result.capacity].reindex(idx).to_numpy(dtype=float)
         f["unit"] = family.unit
         d = family_duals(inp.model, inp.row_dual, inp.scenario, family)
-        parts.append(f.merge(d, on=["site", "period"], how="left"))
+        merged = f.merge(d, on=["site", "period"], how="left", indicator=True)
+        parts.append(_zero_where_no_row(merged, "shadow_price_usd_per_unit"))
     out = pd.concat(parts, ignore_index=True)
-    out["shadow_price_usd_per_unit"] = out["shadow_price_usd_per_unit"].fillna(0.0)
     capv = out["capacity"].to_numpy(dtype=float)
     out["utilisation"] = np.where(capv > 0, out["used"] / np.where(capv > 0, capv, 1.0), np.nan)
     return out

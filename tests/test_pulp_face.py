@@ -168,6 +168,10 @@ def test_default_plan_agrees_on_every_pulp_solver(name, neutral, highs_neutral):
     sp = r.tables["shadow_prices"]["shadow_price"]
     if name in ("GLPK_CMD", "SCIP_PY"):
         assert sp.isna().all() and "no duals" in r.duals_note
+        # the domain tables' prices are null too (never 0.0), except where no row exists
+        for table in ("site_utilisation", "supply_utilisation", "demand", "commitments"):
+            col = [c for c in r.tables[table].columns if c.startswith("shadow_price")][0]
+            assert r.tables[table][col].isna().any(), table
     else:
         assert sp.notna().all() and r.duals_note == ""
 
