@@ -4,7 +4,9 @@ The checker never looks at the LP rows or PuLP constraint objects. It maps the
 solution's columns to domain keys (:func:`optimizer.results.solution_frames`),
 recomputes each family's left- and right-hand side from the dataset with plain
 pandas (each family's ``check``, registered in :data:`optimizer.families.REGISTRY`),
-and reports every row violated by more than ``tolerance * (1 + |rhs|)``, plus
+and reports every row violated by more than ``tolerance * (1 + scale)`` (scale: the
+row's ``|rhs|``, at least 1e-3 of the family's largest side, see
+:func:`optimizer.families.base.violations`), plus
 negative decisions (``bounds``) and assignments a customer is not eligible for
 (``eligibility``), and chips serving a regional demand outside its regions
 (``demand_regions``). :func:`optimizer.solve.solve` turns any violation into
@@ -92,7 +94,8 @@ def check_frames(ds: Any, fr: dict[str, pd.DataFrame], tolerance: float = 1e-6) 
         Decision values by kind, as returned by
         :func:`optimizer.results.solution_frames`.
     tolerance : float
-        Relative tolerance (violation > tolerance * (1 + |rhs|) is reported).
+        Relative tolerance (violation > tolerance * (1 + scale) is reported; see
+        :func:`optimizer.families.base.violations`).
 
     Returns
     -------

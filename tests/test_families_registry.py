@@ -6,6 +6,7 @@ import inspect
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import optimizer
 from capacity.dataset import load_dataset
@@ -174,3 +175,19 @@ def test_summary_words_and_limits_come_from_the_registry() -> None:
         "site_liquid_share",
         "commitment",
     }
+
+
+def test_checker_tolerance_scales_with_the_family() -> None:
+    from optimizer.families.base import violations
+
+    keys = pd.Series(["big", "zero"])
+    # a fleet-assignment family whose largest row is 1M chips: a row of rhs 0 that a
+    # warm-started simplex returns 2e-6 chips over is noise (tolerance 1e-6 * 1,001)
+    ok = violations("fleet_assignment", keys, [1e6, 2e-6], [1e6, 0.0], "<=", 1e-6)
+    assert ok.empty
+    # 0.01 chips over is not noise at that scale
+    bad = violations("fleet_assignment", keys, [1e6, 0.01], [1e6, 0.0], "<=", 1e-6)
+    assert list(bad["keys"]) == ["zero"] and bad["violation"].iloc[0] == pytest.approx(0.01)
+    # a family of small rows keeps the tight absolute tolerance
+    small = violations("site_grid", keys, [1.0, 2e-6], [1.0, 0.0], "<=", 1e-6)
+    assert list(small["keys"]) == ["zero"]

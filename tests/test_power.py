@@ -288,7 +288,8 @@ def test_a_horizon_carbon_cap_binds_at_its_hand_price(tmp_path: Path) -> None:
 
     b = summarize(res).binding.set_index("family")
     assert b.loc["carbon_cap_horizon", "limit"] == "carbon cap over the horizon"
-    assert b.loc["carbon_cap_horizon", "shadow_price"] == pytest.approx(20.0, abs=1e-6)
+    # one sign convention everywhere: the summary shows the signed d(objective)/d(rhs)
+    assert b.loc["carbon_cap_horizon", "shadow_price"] == pytest.approx(-20.0, abs=1e-6)
 
 
 def test_grid_upgrade_rate_and_total_bind(tmp_path: Path) -> None:

@@ -320,10 +320,23 @@ def energy_coefficients(
 VIOLATION_COLUMNS = ("family", "constraint", "keys", "lhs", "rhs", "violation")
 
 
+#: Share of a family's largest |lhs| or |rhs| below which a row's own rhs is not
+#: taken as its scale: a solver's feasibility tolerance is relative to the scaled
+#: problem, so a row with rhs 0 in a family of million-chip rows may come back a few
+#: micro-chips off (HiGHS after a warm start: 2e-6 chips) without being violated.
+FAMILY_SCALE_SHARE = 1e-3
+
+
 def violations(
     family: str, keys: pd.Series, lhs: Any, rhs: Any, sense: str, tolerance: float
 ) -> pd.DataFrame:
-    """Rows of ``family`` violated by more than ``tolerance * (1 + |rhs|)``.
+    """Rows of ``family`` violated by more than ``tolerance * (1 + scale)``.
+
+    ``scale`` is the row's ``|rhs|``, but at least :data:`FAMILY_SCALE_SHARE` times
+    the family's largest ``|lhs|`` or ``|rhs|``: with the default tolerance of 1e-6 a
+    fleet-assignment row of rhs 0 in a family whose largest row is 1M chips may be
+    off by 1e-3 chips, while a 1 MW limit in a family of MW-sized rows is held to
+    about 1e-6 MW.
 
     Parameters
     ----------
@@ -344,7 +357,10 @@ def violations(
     lhs = np.asarray(lhs, dtype=float)
     rhs = np.asarray(rhs, dtype=float)
     excess = lhs - rhs if sense == "<=" else rhs - lhs
-    bad = excess > tolerance * (1.0 + np.abs(rhs))
+    magnitude = np.concatenate([np.abs(lhs), np.abs(rhs)])
+    magnitude = magnitude[np.isfinite(magnitude)]
+    family_scale = FAMILY_SCALE_SHARE * float(magnitude.max()) if len(magnitude) else 0.0
+    bad = excess > tolerance * (1.0 + np.maximum(np.abs(rhs), family_scale))
     k = keys.astype(str).to_numpy()[bad]
     return pd.DataFrame(
         {
