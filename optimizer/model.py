@@ -795,12 +795,41 @@ def build_model(
     return build_stochastic_model([ds], [1.0], integer_units=integer_units, clusters=clusters)
 
 
+@dataclass(frozen=True)
+class FirstStageUniverse:
+    """Codes and first-stage column keys shared by scenario models built one by one.
+
+    A scenario model built with a universe has the same code tables and the same
+    first-stage columns, in the same positions (``0 .. n_first - 1``), as the
+    extensive form over all the universe's scenarios: the decomposition of
+    :mod:`optimizer.decompose` relies on it.
+
+    Attributes
+    ----------
+    codes : Mapping[str, tuple of str]
+        Domain IDs per code dimension (union over the scenarios).
+    keys : Mapping[str, DataFrame]
+        Per first-stage kind, its column keys (union over the scenarios).
+    """
+
+    codes: Mapping[str, tuple[str, ...]]
+    keys: Mapping[str, pd.DataFrame]
+
+
+def first_stage_universe(datasets: Sequence[DatasetLike]) -> FirstStageUniverse:
+    """Return the codes and first-stage keys of the extensive form over ``datasets``."""
+    codes = _codes(datasets)
+    scenarios = [_scenario_data(i, ds, codes) for i, ds in enumerate(datasets)]
+    return FirstStageUniverse(codes, _first_stage_keys(scenarios))
+
+
 def build_stochastic_model(
     datasets: Sequence[DatasetLike],
     weights: Sequence[float],
     *,
     integer_units: bool = False,
     clusters: bool = False,
+    universe: FirstStageUniverse | None = None,
 ) -> PlanningModel:
     """Build a two-stage stochastic planning LP over weighted scenario datasets.
 
@@ -820,6 +849,9 @@ def build_stochastic_model(
     clusters : bool
         Exact training clusters: binary ``cluster[k,s,p]`` columns per scenario and
         the cluster families of :mod:`optimizer.families.placement`.
+    universe : FirstStageUniverse, optional
+        Codes and first-stage keys to use instead of the ones of ``datasets`` (a
+        scenario model of a larger extensive form, see :func:`first_stage_universe`).
 
     Returns
     -------
@@ -840,11 +872,12 @@ def build_stochastic_model(
     for ds in datasets[1:]:
         if tuple(ds.periods) != periods:
             raise ValueError("all scenario datasets must share the same horizon periods")
-    codes = _codes(datasets)
+    codes = _codes(datasets) if universe is None else universe.codes
     exact = clusters or integer_units
     scenarios = [_scenario_data(i, ds, codes, exact) for i, ds in enumerate(datasets)]
     builder = ModelBuilder()
-    all_columns = _add_columns(builder, scenarios)
+    keys = _first_stage_keys(scenarios) if universe is None else universe.keys
+    all_columns = _add_columns(builder, scenarios, keys)
     for columns in all_columns:
         for family in REGISTRY:
             if not family.builds_columns:
@@ -854,13 +887,14 @@ def build_stochastic_model(
     return replace(model, clusters=exact)
 
 
-def _add_columns(builder: ModelBuilder, scenarios: Sequence[ScenarioData]) -> list[ScenarioColumns]:
-    """Add the columns: shared first stage, then per scenario the rest.
+def _add_columns(
+    builder: ModelBuilder, scenarios: Sequence[ScenarioData], keys: Mapping[str, pd.DataFrame]
+) -> list[ScenarioColumns]:
+    """Add the columns: shared first stage (``keys``), then per scenario the rest.
 
     Per scenario: the column-building families (fleet definition), then the
     operating columns (assign, unmet, breach).
     """
-    keys = _first_stage_keys(scenarios)
     first = {
         kind: keys[kind].assign(col=builder.add_vars(kind, -1, keys[kind])) for kind in FIRST_STAGE
     }

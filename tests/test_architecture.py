@@ -58,9 +58,10 @@ OPTIMIZER_RANKS = {
     "optimizer.batch_folder": 4,  # the batch folder's manifest, merged under a lock
     "optimizer.batch": 5,
     "optimizer.risk": 6,
+    "optimizer.decompose": 7,  # the hedged plan by L-shaped decomposition on Dask
     # the command line
-    "optimizer.cli": 7,
-    "optimizer.cli_pulp": 7,  # capacity solvers / export-lp, registered by optimizer.cli
+    "optimizer.cli": 8,
+    "optimizer.cli_pulp": 8,  # capacity solvers / export-lp, registered by optimizer.cli
 }
 
 #: Import edges exempt from the checks (none).

@@ -1,0 +1,107 @@
+"""Hedged plan by the L-shaped decomposition: against the hand-computed newsvendor and
+against the extensive form on sampled scenarios of the tiny dataset."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from capacity.dataset import load_dataset
+from optimizer.decompose import (
+    extensive_form_objective,
+    hedge_decomposed,
+    induced_rows,
+    sample_scenarios,
+)
+from optimizer.model import build_stochastic_model, first_stage_universe
+from optimizer.risk import hedged_plan
+from tests.test_risk import CHIP, TINY, newsvendor
+
+
+def test_newsvendor_by_hand() -> None:
+    # RP = 1000.001*100 + 0.5*1500*200; EEV (mean demand 200) = 200 CHIP + 0.5*1500*100;
+    # WS = 0.5*(100 + 300) CHIP (see tests/test_risk.py).
+    low, high = newsvendor(100), newsvendor(300)
+    seen: list[float] = []
+    p = hedge_decomposed(
+        [low, high],
+        [1, 1],
+        ["low", "high"],
+        workers=0,
+        tol=1e-8,
+        on_iteration=lambda r: seen.append(r["gap_rel"]),
+    )
+    assert p.converged and p.gap_rel <= 1e-8
+    # the bounds bracket the optimum; the plan's cost is within the tolerance of it
+    assert p.lower_bound_usd <= (100 * CHIP + 0.5 * 1500 * 200) * (1 + 1e-9)
+    assert p.expected_cost_usd == pytest.approx(100 * CHIP + 0.5 * 1500 * 200, rel=1e-8)
+    assert p.eev_usd == pytest.approx(200 * CHIP + 0.5 * 1500 * 100, rel=1e-9)
+    assert p.wait_and_see_usd == pytest.approx(0.5 * 100 * CHIP + 0.5 * 300 * CHIP, rel=1e-9)
+    assert p.vss_usd == pytest.approx(25000.1, abs=1e-8 * p.expected_cost_usd)
+    assert p.evpi_usd == pytest.approx(49999.9, abs=1e-8 * p.expected_cost_usd)
+    assert p.ev_problem == "mean_value"
+    installs = p.first_stage[p.first_stage["kind"] == "install"]
+    assert installs["value"].sum() == pytest.approx(100.0, abs=1e-3)
+    assert seen and seen[-1] <= 1e-8
+    ps = p.per_scenario.set_index("scenario")
+    assert ps.loc["high", "hedged_cost_usd"] == pytest.approx(100 * CHIP + 1500 * 200, rel=1e-7)
+
+
+def test_scenario_models_share_the_extensive_forms_first_stage_columns() -> None:
+    ds = load_dataset(TINY)
+    _, dsets, _ = sample_scenarios(ds, 3, seed=2)
+    ef = build_stochastic_model(dsets, [1 / 3] * 3)
+    u = first_stage_universe(dsets)
+    n_first = int((ef.variables["scenario"] == -1).sum())
+    cols = ["kind", "s", "c", "t"]
+    for d in dsets:
+        m = build_stochastic_model([d], [1.0], universe=u)
+        first = m.variables.iloc[:n_first]
+        assert (first["scenario"] == -1).all()
+        assert first[cols].astype(str).equals(ef.variables.iloc[:n_first][cols].astype(str))
+        a, lo, hi = induced_rows(m, n_first)
+        assert a.shape[1] == n_first and len(lo) == len(hi) == a.shape[0] > 0
+
+
+def test_decomposition_matches_the_extensive_form_on_sampled_scenarios() -> None:
+    ds = load_dataset(TINY)
+    names, dsets, notes = sample_scenarios(ds, 4, seed=3)
+    assert len(dsets) + len(notes) == 4
+    p = hedge_decomposed(dsets, names=names, workers=0, tol=1e-6)
+    ef, status, _ = extensive_form_objective(dsets)
+    assert status == "optimal" and ef is not None
+    assert p.converged
+    assert p.lower_bound_usd <= ef * (1 + 1e-9)
+    assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
+    # VSS and EVPI agree with risk.hedged_plan (extensive form, mean-value EV problem)
+    ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)))
+    assert p.wait_and_see_usd == pytest.approx(ref.wait_and_see_usd, rel=1e-6)
+    assert p.eev_usd == pytest.approx(ref.eev_usd, rel=1e-6)
+    assert p.vss_usd == pytest.approx(ref.vss_usd, rel=1e-5, abs=1e-6 * abs(ef))
+    assert p.evpi_usd == pytest.approx(ref.evpi_usd, rel=1e-5, abs=1e-6 * abs(ef))
+    assert np.isfinite(p.iterations["lower_bound_usd"]).all()
+
+
+def test_blocks_run_as_dask_actors_on_a_local_cluster() -> None:
+    low, high = newsvendor(100), newsvendor(300)
+    p = hedge_decomposed([low, high], [1, 1], ["low", "high"], workers=1, tol=1e-8)
+    assert p.expected_cost_usd == pytest.approx(100 * CHIP + 0.5 * 1500 * 200, rel=1e-8)
+    assert p.peak_mb["workers"] > 0
+
+
+def test_bad_weights_are_refused() -> None:
+    with pytest.raises(ValueError, match="weight"):
+        hedge_decomposed([newsvendor(100)], [-1.0], workers=0)
+
+
+def test_cli_hedge_matches_its_reference() -> None:
+    from typer.testing import CliRunner
+
+    from optimizer.cli import app
+
+    res = CliRunner().invoke(
+        app, ["hedge", str(TINY), "--samples", "2", "--workers", "0", "--reference"]
+    )
+    assert res.exit_code == 0, res.output
+    assert "VSS = EEV - RP" in res.output and "converged" in res.output
+    assert "relative diff" in res.output
