@@ -833,112 +833,137 @@ def hedge_decomposed(
         When a scenario alone has no optimum, or a master plan cannot be operated.
     """
     t_start = time.perf_counter()
+    w, labels = _check_inputs(datasets, weights, names)
+    notes: list[str] = []
+    universe = first_stage_universe(datasets)
+    with _open_blocks(datasets, universe, workers, scheduler, threads) as blocks:
+        run = _start(blocks, datasets, w, labels, universe, notes)
+        run.timings["setup"] = run.timings["setup"] - t_start
+        t_ev = time.perf_counter()
+        lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration)
+        run.timings["iterations"] = time.perf_counter() - t_ev
+        worker_mb = float(sum(blocks.call("peak_rss_mb"))) if blocks.remote else 0.0
+    return _result(run, lb, tol, universe, datasets, notes, worker_mb, t_start)
+
+
+def _check_inputs(
+    datasets: Sequence[Any], weights: Sequence[float] | None, names: Sequence[str] | None
+) -> tuple[np.ndarray, tuple[str, ...]]:
+    """Normalised weights and scenario names; ValueError for bad ones."""
     n = len(datasets)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
     if n == 0 or len(w) != n or (w < 0).any() or w.sum() <= 0:
         raise ValueError(f"need datasets and one non-negative weight each, got {list(w)}")
-    w = w / w.sum()
     labels = tuple(
         names or (str(getattr(d, "scenario", "") or f"s{k}") for k, d in enumerate(datasets))
     )
     if len(labels) != n:
         raise ValueError(f"need {n} names, got {len(labels)}")
-    notes: list[str] = []
-    universe = first_stage_universe(datasets)
-    with _open_blocks(datasets, universe, workers, scheduler, threads) as blocks:
-        info = blocks.call("info")
-        n_first, table = info[0][0], info[0][1]
-        induced = [r for part in info for r in part[2]]
-        t_setup = time.perf_counter()
-        ws = blocks.cuts("wait_and_see")
-        for c in ws:
-            if not c.ok:
-                raise RuntimeError(f"scenario {labels[c.scenario]} alone: {c.message}")
-        t_ws = time.perf_counter()
-        floors = np.array([c.value for c in ws])
-        x_ev, ev_name = _ev_point(datasets, w, labels, universe, ws, notes)
-        master = _Master(n_first, w, floors, induced)
-        master.add_cuts(ws)
-        ev_cuts = blocks.cuts("evaluate", x_ev)
-        state = _State(labels, w)
-        eev = state.offer(x_ev, ev_cuts)
-        for c in ev_cuts:
-            if not c.ok:
-                notes.append(f"the {ev_name} plan cannot be operated in {labels[c.scenario]}")
-        master.add_cuts(ev_cuts)
-        t_ev = time.perf_counter()
-        row0 = {"iteration": 0.0, "lower_bound_usd": float(w @ floors), "upper_bound_usd": eev}
-        state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(master.n_cuts)})
-        with _progress(progress) as bar:
-            task = bar.add_task("", total=max_iter) if bar is not None else None
+    return w / w.sum(), labels
 
-            def report(row: Mapping[str, float]) -> None:
-                if bar is not None:
-                    desc = f"gap {row['gap_rel']:.2e}  UB {row['upper_bound_usd']:.6e} USD"
-                    bar.update(task, advance=1, description=desc)
-                if on_iteration is not None:
-                    on_iteration(row)
 
-            points = np.vstack([c.point for c in ws] + [x_ev])
-            spread = points.max(axis=0) - points.min(axis=0)
-            inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max()), 1.0))
-            lb = _iterate(blocks, master, state, inv_range, tol, max_iter, report)
-        worker_mb = float(sum(blocks.call("peak_rss_mb")))
-    return _result(
-        state,
-        lb,
-        tol,
-        ws,
-        ev_cuts,
-        eev,
-        ev_name,
-        universe,
-        table,
-        datasets,
-        notes,
-        {
-            "setup": t_setup - t_start,
-            "wait_and_see": t_ws - t_setup,
-            "ev": t_ev - t_ws,
-            "iterations": time.perf_counter() - t_ev,
-        },
-        worker_mb if blocks.remote else 0.0,
-        t_start,
-    )
+@dataclass
+class _Run:
+    """A started run: master, bookkeeping, wait-and-see and EV cuts, timings."""
+
+    master: _Master
+    state: _State
+    ws: list[Cut]
+    ev_cuts: list[Cut]
+    eev: float
+    ev_name: str
+    table: pd.DataFrame
+    inv_range: np.ndarray
+    timings: dict[str, float]
+
+
+def _start(
+    blocks: _Blocks,
+    datasets: Sequence[Any],
+    w: np.ndarray,
+    labels: tuple[str, ...],
+    universe: FirstStageUniverse,
+    notes: list[str],
+) -> _Run:
+    """Wait-and-see solves, the EV plan's evaluation (EEV) and the first master."""
+    info = blocks.call("info")
+    n_first, table = info[0][0], info[0][1]
+    induced = [r for part in info for r in part[2]]
+    t_setup = time.perf_counter()
+    ws = blocks.cuts("wait_and_see")
+    for c in ws:
+        if not c.ok:
+            raise RuntimeError(f"scenario {labels[c.scenario]} alone: {c.message}")
+    t_ws = time.perf_counter()
+    floors = np.array([c.value for c in ws])
+    x_ev, ev_name = _ev_point(datasets, w, labels, universe, ws, notes)
+    master = _Master(n_first, w, floors, induced)
+    master.add_cuts(ws)
+    ev_cuts = blocks.cuts("evaluate", x_ev)
+    state = _State(labels, w)
+    eev = state.offer(x_ev, ev_cuts)
+    for c in ev_cuts:
+        if not c.ok:
+            notes.append(f"the {ev_name} plan cannot be operated in {labels[c.scenario]}")
+    master.add_cuts(ev_cuts)
+    row0 = {"iteration": 0.0, "lower_bound_usd": float(w @ floors), "upper_bound_usd": eev}
+    state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(master.n_cuts)})
+    points = np.vstack([c.point for c in ws] + [x_ev])
+    spread = points.max(axis=0) - points.min(axis=0)
+    inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max()), 1.0))
+    timings = {"setup": t_setup, "wait_and_see": t_ws - t_setup, "ev": time.perf_counter() - t_ws}
+    return _Run(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings)
+
+
+def _solve_with_progress(
+    blocks: _Blocks,
+    run: _Run,
+    tol: float,
+    max_iter: int,
+    progress: bool,
+    on_iteration: Callable[[Mapping[str, float]], None] | None,
+) -> float:
+    """Iterate with a progress bar showing the gap and the upper bound."""
+    with _progress(progress) as bar:
+        task = bar.add_task("", total=max_iter) if bar is not None else None
+
+        def report(row: Mapping[str, float]) -> None:
+            if bar is not None:
+                desc = f"gap {row['gap_rel']:.2e}  UB {row['upper_bound_usd']:.6e} USD"
+                bar.update(task, advance=1, description=desc)
+            if on_iteration is not None:
+                on_iteration(row)
+
+        return _iterate(blocks, run.master, run.state, run.inv_range, tol, max_iter, report)
 
 
 def _result(
-    state: _State,
+    run: _Run,
     lb: float,
     tol: float,
-    ws: Sequence[Cut],
-    ev_cuts: Sequence[Cut],
-    eev: float,
-    ev_name: str,
     universe: FirstStageUniverse,
-    table: pd.DataFrame,
     datasets: Sequence[Any],
     notes: list[str],
-    timings: dict[str, float],
     worker_mb: float,
     t_start: float,
 ) -> DecomposedPlan:
     """Assemble the :class:`DecomposedPlan` of a finished run."""
+    state = run.state
     if state.best_x is None or state.best_values is None:
         raise RuntimeError("no operable first stage was found")
     rp = state.best_ub
-    ws_usd = float(state.w @ np.array([c.value for c in ws]))
+    ws_usd = float(state.w @ np.array([c.value for c in run.ws]))
     gap = (rp - lb) / max(abs(rp), 1.0)
     per = pd.DataFrame(
         {
             "scenario": list(state.names),
             "weight": state.w,
             "hedged_cost_usd": state.best_values,
-            "ev_fixed_cost_usd": [c.value for c in ev_cuts],
-            "wait_and_see_cost_usd": [c.value for c in ws],
+            "ev_fixed_cost_usd": [c.value for c in run.ev_cuts],
+            "wait_and_see_cost_usd": [c.value for c in run.ws],
         }
     )
-    timings["total"] = time.perf_counter() - t_start
+    timings = dict(run.timings, total=time.perf_counter() - t_start)
     client_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     return DecomposedPlan(
         scenarios=state.names,
@@ -948,13 +973,13 @@ def _result(
         gap_rel=gap,
         converged=gap <= tol,
         wait_and_see_usd=ws_usd,
-        eev_usd=eev,
-        vss_usd=eev - rp,
+        eev_usd=run.eev,
+        vss_usd=run.eev - rp,
         evpi_usd=rp - ws_usd,
-        ev_problem=ev_name,
+        ev_problem=run.ev_name,
         iterations=pd.DataFrame(state.rows),
         per_scenario=per,
-        first_stage=_first_stage_table(table, universe, datasets[0].periods, state.best_x),
+        first_stage=_first_stage_table(run.table, universe, datasets[0].periods, state.best_x),
         timings_s=timings,
         peak_mb={"client": client_mb, "workers": worker_mb},
         notes=tuple(notes),
