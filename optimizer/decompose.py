@@ -67,6 +67,7 @@ import pandas as pd
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from optimizer.cluster import ClusterOptions, open_client
 from optimizer.model import (
     FirstStageUniverse,
     PlanningModel,
@@ -74,7 +75,7 @@ from optimizer.model import (
     first_stage_universe,
 )
 from optimizer.risk import default_tornado_parameters, mean_value_dataset
-from optimizer.solve import SolveOptions, _highs_lp, _highs_ok, _highs_pass, new_highs
+from optimizer.solve import SolveOptions, _highs_lp, _highs_pass, highs_ok, new_highs
 from optimizer.sweep import MonteCarloSpec
 
 __all__ = [
@@ -274,11 +275,11 @@ class ScenarioBlock:
             self.induced.append(induced_rows(model, self.n_first))
             lp, _ = _highs_lp(model, lp_only=True)
             h = new_highs()
-            _highs_ok(h.setOptionValue("solver", "simplex"), "option solver='simplex'")
+            highs_ok(h.setOptionValue("solver", "simplex"), "option solver='simplex'")
             # cuts are exact up to the reduced costs' dual tolerance
-            _highs_ok(h.setOptionValue("dual_feasibility_tolerance", 1e-9), "option dual tol")
+            highs_ok(h.setOptionValue("dual_feasibility_tolerance", 1e-9), "option dual tol")
             if threads is not None:
-                _highs_ok(h.setOptionValue("threads", int(threads)), "option threads")
+                highs_ok(h.setOptionValue("threads", int(threads)), "option threads")
             _highs_pass(h, lp)
             self.highs.append(h)
         self.free_lo = np.zeros(self.n_first)
@@ -294,10 +295,10 @@ class ScenarioBlock:
         n = self.n_first
         idx = np.arange(n, dtype=np.int32)
         if point is None:
-            _highs_ok(h.changeColsBounds(n, idx, self.free_lo, self.free_hi), "bounds")
+            highs_ok(h.changeColsBounds(n, idx, self.free_lo, self.free_hi), "bounds")
         else:
-            _highs_ok(h.changeColsBounds(n, idx, point, point), "bounds")
-        _highs_ok(h.run(), "to solve a scenario subproblem")
+            highs_ok(h.changeColsBounds(n, idx, point, point), "bounds")
+        highs_ok(h.run(), "to solve a scenario subproblem")
         ms = h.getModelStatus()
         if ms != highspy.HighsModelStatus.kOptimal:
             empty = np.zeros(n) if point is None else point
@@ -350,9 +351,7 @@ def _open_blocks(
     if workers == 0 and scheduler is None:
         yield _Blocks([ScenarioBlock(datasets, range(len(datasets)), universe, threads)], False)
         return
-    from optimizer.batch import _dask_client
-
-    with _dask_client(max(workers, 1), scheduler) as client:
+    with open_client(ClusterOptions(workers=max(workers, 1), scheduler=scheduler)) as client:
         names = list(client.scheduler_info()["workers"])
         parts = np.array_split(np.arange(len(datasets)), min(len(names), len(datasets)))
         futures = [
@@ -393,18 +392,18 @@ class _Master:
         # tighter than the subproblems' 1e-7, so a master plan is operable there and the
         # lower bound is not lifted by the optimality tolerance
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-            _highs_ok(h.setOptionValue(name, 1e-9), f"master {name}")
-        _highs_ok(h.setOptionValue("small_matrix_value", 1e-12), "master small_matrix_value")
+            highs_ok(h.setOptionValue(name, 1e-9), f"master {name}")
+        highs_ok(h.setOptionValue("small_matrix_value", 1e-12), "master small_matrix_value")
         inf = highspy.kHighsInf
         cost = np.concatenate([np.zeros(self.n), weights])
         lo = np.concatenate([np.zeros(self.n), floors / self.scale])
         hi = np.full(self.n + self.k, inf)
-        _highs_ok(h.addCols(len(cost), cost, lo, hi, 0, [], [], []), "master columns")
+        highs_ok(h.addCols(len(cost), cost, lo, hi, 0, [], [], []), "master columns")
         a, rlo, rhi = _dedupe_rows(induced)
         if a.shape[0]:
             a = a.tocsr()
             a.resize((a.shape[0], self.n + self.k))
-            _highs_ok(
+            highs_ok(
                 h.addRows(
                     a.shape[0],
                     np.where(np.isfinite(rlo), rlo, -inf),
@@ -417,16 +416,68 @@ class _Master:
                 "master induced rows",
             )
         self.n_induced = int(a.shape[0])
-        self.weights = weights
+        self.weights = weights.astype(float).copy()
         self._add_level_rows()
         self.n_cuts = 0
+        self.retained: set[int] = set()
+        self.r_cost = np.zeros(self.n)
+        self.r_offset = 0.0
+
+    def retain(self, model: PlanningModel, scenarios: Sequence[int]) -> None:
+        """Hold ``scenarios`` exactly in the master (partial Benders decomposition).
+
+        ``model`` is their extensive form over the run's universe (first-stage columns
+        first); its operating columns and rows join the master, its cost (times the
+        scenarios' total probability) joins the objective and the level row, and their
+        ``theta`` columns are fixed at 0 (no cuts are added for them).
+        """
+        import highspy
+
+        inf = highspy.kHighsInf
+        share = float(self.weights[list(scenarios)].sum())
+        n_op = model.n_variables - self.n
+        base = self.h.getNumCol()
+        var = model.variables
+        ub = var["ub"].to_numpy(dtype=float)[self.n :]
+        lo_col = var["lb"].to_numpy(dtype=float)[self.n :]
+        hi_col = np.where(np.isfinite(ub), ub, inf)
+        highs_ok(self.h.addCols(n_op, np.zeros(n_op), lo_col, hi_col, 0, [], [], []), "ops")
+        a = model.matrix.tocsr()
+        cols = np.where(a.indices < self.n, a.indices, base + a.indices - self.n)
+        lo, hi = model.row_bounds()
+        highs_ok(
+            self.h.addRows(
+                a.shape[0],
+                np.where(np.isfinite(lo), lo, -inf),
+                np.where(np.isfinite(hi), hi, inf),
+                a.nnz,
+                a.indptr[:-1].astype(np.int32),
+                cols.astype(np.int32),
+                a.data,
+            ),
+            "retained rows",
+        )
+        cost = share * var["cost"].to_numpy(dtype=float) / self.scale
+        self.r_cost = cost
+        self.r_offset = share * float(model.objective_constant)
+        for i in scenarios:
+            self.retained.add(int(i))
+            self.weights[i] = 0.0
+            highs_ok(self.h.changeColBounds(self.n + int(i), 0.0, 0.0), "theta")
+            highs_ok(self.h.changeCoeff(self.level_row, self.n + int(i), 0.0), "level")
+        cols_all = np.concatenate([np.arange(self.n), base + np.arange(n_op)])
+        for c, v in zip(cols_all, cost, strict=True):
+            if v != 0.0:
+                highs_ok(self.h.changeCoeff(self.level_row, int(c), float(v)), "level")
+        self.r_base = base
+        self._set_objective(None)
 
     def _add_level_rows(self) -> None:
         """Distance columns ``u >= |x - x_best|`` and the level row ``sum p theta <= L``."""
         import highspy
 
         inf, n, k = highspy.kHighsInf, self.n, self.k
-        _highs_ok(self.h.addCols(n, np.zeros(n), np.zeros(n), np.full(n, inf), 0, [], [], []), "u")
+        highs_ok(self.h.addCols(n, np.zeros(n), np.zeros(n), np.full(n, inf), 0, [], [], []), "u")
         u = self.n + self.k + np.arange(n)
         x = np.arange(n)
         # rows 2j: u_j - x_j >= -xb_j ; rows 2j+1: u_j + x_j >= xb_j
@@ -434,12 +485,10 @@ class _Master:
         value = np.tile([1.0, -1.0, 1.0, 1.0], n)
         starts = np.arange(0, 4 * n, 2, dtype=np.int32)
         lo = np.full(2 * n, -inf)
-        _highs_ok(
-            self.h.addRows(2 * n, lo, np.full(2 * n, inf), 4 * n, starts, index, value), "|x|"
-        )
+        highs_ok(self.h.addRows(2 * n, lo, np.full(2 * n, inf), 4 * n, starts, index, value), "|x|")
         self.first_level_row = self.h.getNumRow()
         theta = (self.n + np.arange(k)).astype(np.int32)
-        _highs_ok(
+        highs_ok(
             self.h.addRows(
                 1,
                 np.array([-inf]),
@@ -455,12 +504,17 @@ class _Master:
 
     def _set_objective(self, project: tuple[np.ndarray, np.ndarray] | None) -> None:
         n, k = self.n, self.k
-        cols = np.arange(2 * n + k, dtype=np.int32)
+        n_all = self.h.getNumCol()
+        cols = np.arange(n_all, dtype=np.int32)
+        cost = np.zeros(n_all)
         if project is None:
-            cost = np.concatenate([np.zeros(n), self.weights, np.zeros(n)])
+            cost[n : n + k] = self.weights
+            if self.retained:
+                cost[:n] = self.r_cost[:n]
+                cost[self.r_base :] = self.r_cost[n:]
         else:
-            cost = np.concatenate([np.zeros(n), np.zeros(k), project[1]])
-        _highs_ok(self.h.changeColsCost(len(cols), cols, cost), "master objective")
+            cost[n + k : 2 * n + k] = project[1]
+        highs_ok(self.h.changeColsCost(len(cols), cols, cost), "master objective")
 
     def project(self, x_best: np.ndarray, inv_range: np.ndarray, level: float) -> np.ndarray:
         """Return the level-set point nearest ``x_best`` (scaled 1-norm).
@@ -473,16 +527,14 @@ class _Master:
         inf, n = highspy.kHighsInf, self.n
         rows = (self.first_level_row - 2 * n + np.arange(2 * n)).astype(np.int32)
         lo = np.column_stack([-x_best, x_best]).ravel()
-        _highs_ok(self.h.changeRowsBounds(2 * n, rows, lo, np.full(2 * n, inf)), "|x| rows")
+        highs_ok(self.h.changeRowsBounds(2 * n, rows, lo, np.full(2 * n, inf)), "|x| rows")
         lv = np.array([self.level_row], dtype=np.int32)
-        _highs_ok(
-            self.h.changeRowsBounds(1, lv, np.array([-inf]), np.array([level / self.scale])),
-            "level",
-        )
+        top = np.array([(level - self.r_offset) / self.scale])
+        highs_ok(self.h.changeRowsBounds(1, lv, np.array([-inf]), top), "level")
         self._set_objective((x_best, inv_range))
         ms = self._run()
         x = np.asarray(self.h.getSolution().col_value, dtype=float)[:n]
-        _highs_ok(self.h.changeRowsBounds(1, lv, np.array([-inf]), np.array([inf])), "level")
+        highs_ok(self.h.changeRowsBounds(1, lv, np.array([-inf]), np.array([inf])), "level")
         self._set_objective(None)
         if ms != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError(f"level projection: {self.h.modelStatusToString(ms)}")
@@ -492,25 +544,25 @@ class _Master:
         """Run HiGHS; on a status other than optimal, retry cold, then at 1e-7 tolerances."""
         import highspy
 
-        _highs_ok(self.h.run(), "to solve the master")
+        highs_ok(self.h.run(), "to solve the master")
         if self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
             return self.h.getModelStatus()
-        _highs_ok(self.h.clearSolver(), "clearSolver")
-        _highs_ok(self.h.run(), "to solve the master cold")
+        highs_ok(self.h.clearSolver(), "clearSolver")
+        highs_ok(self.h.run(), "to solve the master cold")
         if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
             names = ("primal_feasibility_tolerance", "dual_feasibility_tolerance")
             for name in names:
-                _highs_ok(self.h.setOptionValue(name, 1e-7), name)
-            _highs_ok(self.h.run(), "to solve the master at 1e-7")
+                highs_ok(self.h.setOptionValue(name, 1e-7), name)
+            highs_ok(self.h.run(), "to solve the master at 1e-7")
             for name in names:
-                _highs_ok(self.h.setOptionValue(name, 1e-9), name)
+                highs_ok(self.h.setOptionValue(name, 1e-9), name)
         return self.h.getModelStatus()
 
     def add_cuts(self, cuts: Sequence[Cut]) -> None:
         """Add ``theta_s - g x / S >= (V - g x_k) / S`` for every cut with a value."""
         import highspy
 
-        good = [c for c in cuts if c.ok]
+        good = [c for c in cuts if c.ok and c.scenario not in self.retained]
         if not good:
             return
         starts: list[int] = []
@@ -524,7 +576,7 @@ class _Master:
             value.extend([1.0, *(-c.grad[nz] / self.scale).tolist()])
             lower.append((c.value - float(c.grad @ c.point)) / self.scale)
         upper = np.full(len(good), highspy.kHighsInf)
-        _highs_ok(
+        highs_ok(
             self.h.addRows(
                 len(good),
                 np.asarray(lower),
@@ -546,7 +598,7 @@ class _Master:
         if ms != highspy.HighsModelStatus.kOptimal:
             raise RuntimeError(f"master problem: {self.h.modelStatusToString(ms)}")
         x = np.asarray(self.h.getSolution().col_value, dtype=float)
-        lb = float(self.weights @ x[self.n : self.n + self.k]) * self.scale
+        lb = float(self.h.getInfo().objective_function_value) * self.scale + self.r_offset
         return lb, x[: self.n]
 
 
@@ -792,6 +844,7 @@ def hedge_decomposed(
     tol: float = DEFAULT_TOLERANCE,
     max_iter: int = 200,
     threads: int | None = None,
+    retain: int = 0,
     progress: bool = False,
     on_iteration: Callable[[Mapping[str, float]], None] | None = None,
 ) -> DecomposedPlan:
@@ -816,6 +869,10 @@ def hedge_decomposed(
         Iteration limit (the plan is still returned, with ``converged=False``).
     threads : int, optional
         HiGHS threads per subproblem solve.
+    retain : int
+        Scenarios held exactly in the master (partial Benders: their operating
+        columns and rows join it), picked at evenly spaced quantiles of the
+        wait-and-see costs; 0 for the pure L-shaped master.
     progress : bool
         Show a rich progress bar with the bounds.
     on_iteration : callable, optional
@@ -837,7 +894,7 @@ def hedge_decomposed(
     notes: list[str] = []
     universe = first_stage_universe(datasets)
     with _open_blocks(datasets, universe, workers, scheduler, threads) as blocks:
-        run = _start(blocks, datasets, w, labels, universe, notes)
+        run = _start(blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)))
         run.timings["setup"] = run.timings["setup"] - t_start
         t_ev = time.perf_counter()
         lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration)
@@ -884,6 +941,7 @@ def _start(
     labels: tuple[str, ...],
     universe: FirstStageUniverse,
     notes: list[str],
+    retain: int,
 ) -> _Run:
     """Wait-and-see solves, the EV plan's evaluation (EEV) and the first master."""
     info = blocks.call("info")
@@ -898,6 +956,12 @@ def _start(
     floors = np.array([c.value for c in ws])
     x_ev, ev_name = _ev_point(datasets, w, labels, universe, ws, notes)
     master = _Master(n_first, w, floors, induced)
+    if retain > 0:
+        keep = _representatives(floors, retain)
+        model = build_stochastic_model(
+            [datasets[i] for i in keep], list(w[keep] / w[keep].sum()), universe=universe
+        )
+        master.retain(model, keep.tolist())
     master.add_cuts(ws)
     ev_cuts = blocks.cuts("evaluate", x_ev)
     state = _State(labels, w)
@@ -913,6 +977,13 @@ def _start(
     inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max()), 1.0))
     timings = {"setup": t_setup, "wait_and_see": t_ws - t_setup, "ev": time.perf_counter() - t_ws}
     return _Run(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings)
+
+
+def _representatives(costs: np.ndarray, count: int) -> np.ndarray:
+    """Positions of ``count`` scenarios at evenly spaced quantiles of ``costs``."""
+    order = np.argsort(costs, kind="stable")
+    picks = ((np.arange(count) + 0.5) * len(costs) / count).astype(int)
+    return np.unique(order[np.minimum(picks, len(costs) - 1)])
 
 
 def _solve_with_progress(

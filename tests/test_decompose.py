@@ -18,7 +18,8 @@ from optimizer.risk import hedged_plan
 from tests.test_risk import CHIP, TINY, newsvendor
 
 
-def test_newsvendor_by_hand() -> None:
+@pytest.mark.parametrize("retain", [0, 1])
+def test_newsvendor_by_hand(retain: int) -> None:
     # RP = 1000.001*100 + 0.5*1500*200; EEV (mean demand 200) = 200 CHIP + 0.5*1500*100;
     # WS = 0.5*(100 + 300) CHIP (see tests/test_risk.py).
     low, high = newsvendor(100), newsvendor(300)
@@ -29,6 +30,7 @@ def test_newsvendor_by_hand() -> None:
         ["low", "high"],
         workers=0,
         tol=1e-8,
+        retain=retain,
         on_iteration=lambda r: seen.append(r["gap_rel"]),
     )
     assert p.converged and p.gap_rel <= 1e-8
