@@ -796,6 +796,7 @@ def _iterate(
     tol: float,
     max_iter: int,
     on_iteration: Callable[[Mapping[str, float]], None],
+    deadline: float = math.inf,
     kappa: float = 0.3,
 ) -> float:
     """Run master / subproblem rounds until the gap is at most ``tol``; return the LB.
@@ -829,7 +830,7 @@ def _iterate(
         }
         state.rows.append(row)
         on_iteration(row)
-        if gap <= tol:
+        if gap <= tol or time.perf_counter() >= deadline:
             break
     return lb
 
@@ -845,6 +846,7 @@ def hedge_decomposed(
     max_iter: int = 200,
     threads: int | None = None,
     retain: int = 0,
+    time_limit_s: float | None = None,
     progress: bool = False,
     on_iteration: Callable[[Mapping[str, float]], None] | None = None,
 ) -> DecomposedPlan:
@@ -873,6 +875,10 @@ def hedge_decomposed(
         Scenarios held exactly in the master (partial Benders: their operating
         columns and rows join it), picked at evenly spaced quantiles of the
         wait-and-see costs; 0 for the pure L-shaped master.
+    time_limit_s : float, optional
+        Stop iterating once this much wall time (s) has passed since the call (the
+        best plan so far is returned, with ``converged=False`` when the gap is above
+        ``tol``).
     progress : bool
         Show a rich progress bar with the bounds.
     on_iteration : callable, optional
@@ -897,7 +903,8 @@ def hedge_decomposed(
         run = _start(blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)))
         run.timings["setup"] = run.timings["setup"] - t_start
         t_ev = time.perf_counter()
-        lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration)
+        deadline = math.inf if time_limit_s is None else t_start + time_limit_s
+        lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration, deadline)
         run.timings["iterations"] = time.perf_counter() - t_ev
         worker_mb = float(sum(blocks.call("peak_rss_mb"))) if blocks.remote else 0.0
     return _result(run, lb, tol, universe, datasets, notes, worker_mb, t_start)
@@ -993,6 +1000,7 @@ def _solve_with_progress(
     max_iter: int,
     progress: bool,
     on_iteration: Callable[[Mapping[str, float]], None] | None,
+    deadline: float = math.inf,
 ) -> float:
     """Iterate with a progress bar showing the gap and the upper bound."""
     with _progress(progress) as bar:
@@ -1005,7 +1013,9 @@ def _solve_with_progress(
             if on_iteration is not None:
                 on_iteration(row)
 
-        return _iterate(blocks, run.master, run.state, run.inv_range, tol, max_iter, report)
+        return _iterate(
+            blocks, run.master, run.state, run.inv_range, tol, max_iter, report, deadline
+        )
 
 
 def _result(

@@ -1,0 +1,125 @@
+"""Benchmark of the hedged plan: L-shaped decomposition on Dask vs the extensive form.
+
+Run from the repository root::
+
+    python -m benchmarks.hedge [--samples 10,30,100] [--time-limit 600] [--out FILE.json]
+
+For each number of scenarios N the scenarios are drawn by
+:func:`optimizer.decompose.sample_scenarios` (default dataset ``data``, base
+``neutral``, seed 0: every default tornado parameter uniform in its range). Each
+method runs in a fresh subprocess, so its peak memory is its own:
+
+* ``extensive``: :func:`optimizer.decompose.extensive_form_objective` (build the
+  extensive form, solve it with :mod:`optimizer.solve`'s HiGHS options: dual simplex up
+  to 50,000 columns, interior point + crossover above) under the HiGHS time limit;
+  peak memory is the subprocess's ``ru_maxrss``.
+* ``lshaped``: :func:`optimizer.decompose.hedge_decomposed` on a local Dask cluster of
+  2 single-threaded workers (``tol`` relative gap, stopped at the time limit); it also
+  computes WS, EEV, VSS and EVPI, which the extensive-form figure does not include.
+  Peak memory is the client's ``ru_maxrss`` plus the sum of the workers'.
+
+The 1-minute load average is recorded before and after every run (the machine is
+shared). Results are printed as JSON lines and written to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Sequence
+from typing import Any
+
+
+def _load() -> float:
+    return float(os.getloadavg()[0])
+
+
+def _datasets(n: int, seed: int) -> tuple[list[str], list[Any]]:
+    from capacity.dataset import load_dataset
+    from optimizer.decompose import sample_scenarios
+
+    names, dsets, _ = sample_scenarios(load_dataset("data"), n, seed)
+    return names, dsets
+
+
+def worker(method: str, n: int, seed: int, time_limit_s: float, tol: float) -> dict[str, Any]:
+    """Run one method on N scenarios in this process; return its figures."""
+    from optimizer.decompose import extensive_form_objective, hedge_decomposed
+    from optimizer.solve import SolveOptions
+
+    names, dsets = _datasets(n, seed)
+    out: dict[str, Any] = {"method": method, "samples": n, "load_before": _load()}
+    t0 = time.perf_counter()
+    if method == "extensive":
+        obj, status, tm = extensive_form_objective(
+            dsets, options=SolveOptions(time_limit_s=time_limit_s)
+        )
+        out.update(objective_usd=obj, status=status, **{f"{k}_s": v for k, v in tm.items()})
+        out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    else:
+        p = hedge_decomposed(
+            dsets, names=names, workers=2, tol=tol, time_limit_s=time_limit_s, max_iter=100_000
+        )
+        out.update(
+            objective_usd=p.expected_cost_usd,
+            lower_bound_usd=p.lower_bound_usd,
+            gap_rel=p.gap_rel,
+            converged=p.converged,
+            iterations=len(p.iterations) - 1,
+            wait_and_see_usd=p.wait_and_see_usd,
+            eev_usd=p.eev_usd,
+            vss_usd=p.vss_usd,
+            evpi_usd=p.evpi_usd,
+            timings_s=dict(p.timings_s),
+            peak_mb=p.peak_mb["client"] + p.peak_mb["workers"],
+            peak_mb_parts=dict(p.peak_mb),
+        )
+    out["wall_s"] = time.perf_counter() - t0
+    out["load_after"] = _load()
+    return out
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every (N, method) in a subprocess; print and write the JSON lines."""
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--samples", default="10,30,100")
+    ap.add_argument("--methods", default="lshaped,extensive")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--time-limit", type=float, default=600.0)
+    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--out", default="benchmarks/hedge_results.jsonl")
+    ap.add_argument("--worker", nargs=2, metavar=("METHOD", "N"))
+    a = ap.parse_args(argv)
+    if a.worker:
+        res = worker(a.worker[0], int(a.worker[1]), a.seed, a.time_limit, a.tol)
+        print(json.dumps(res))
+        return 0
+    lines = []
+    for n in (int(x) for x in a.samples.split(",")):
+        for method in a.methods.split(","):
+            cmd = [sys.executable, "-m", "benchmarks.hedge", "--worker", method, str(n)]
+            cmd += ["--seed", str(a.seed), "--time-limit", str(a.time_limit), "--tol", str(a.tol)]
+            try:
+                p = subprocess.run(
+                    cmd, capture_output=True, text=True, timeout=a.time_limit * 2 + 300
+                )
+                last = (p.stdout.strip().splitlines() or [""])[-1]
+                rec = json.loads(last) if last.startswith("{") else {"error": p.stderr[-500:]}
+            except subprocess.TimeoutExpired:
+                rec = {"error": "timeout"}
+            rec.setdefault("method", method)
+            rec.setdefault("samples", n)
+            print(json.dumps(rec), flush=True)
+            lines.append(json.dumps(rec))
+            with open(a.out, "a", encoding="utf-8") as f:
+                f.write(lines[-1] + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
