@@ -34,9 +34,9 @@ only first-stage columns, or whose operating columns can only tighten it (a ``<=
 row with non-negative operating coefficients, a ``>=`` row with non-positive ones:
 setting the operating columns to 0 relaxes it). Identical rows are kept once, at the
 tightest right-hand side. They keep the master's plans operable (grid, power,
-supply, inventory), so no feasibility cut has been needed on the data of this
-repository; a plan that is still infeasible in some scenario stops the run with an
-error naming the scenario.
+supply, inventory). When a plan is still not operable in some scenario (a row the
+induced set does not cover, or the tolerances), the point is halved toward the best
+operable plan until every scenario operates it; no feasibility cuts are generated.
 
 Bounds and stopping
 -------------------
@@ -541,21 +541,21 @@ class _Master:
         return x
 
     def _run(self) -> Any:
-        """Run HiGHS; on a status other than optimal, retry cold, then at 1e-7 tolerances."""
+        """Run HiGHS; unless optimal (or on an error status), retry cold, then at 1e-7."""
         import highspy
 
-        highs_ok(self.h.run(), "to solve the master")
-        if self.h.getModelStatus() == highspy.HighsModelStatus.kOptimal:
-            return self.h.getModelStatus()
-        highs_ok(self.h.clearSolver(), "clearSolver")
-        highs_ok(self.h.run(), "to solve the master cold")
-        if self.h.getModelStatus() != highspy.HighsModelStatus.kOptimal:
-            names = ("primal_feasibility_tolerance", "dual_feasibility_tolerance")
-            for name in names:
-                highs_ok(self.h.setOptionValue(name, 1e-7), name)
-            highs_ok(self.h.run(), "to solve the master at 1e-7")
-            for name in names:
-                highs_ok(self.h.setOptionValue(name, 1e-9), name)
+        ok = highspy.HighsModelStatus.kOptimal
+        tries = ((False, 1e-9), (True, 1e-9), (True, 1e-7))
+        for cold, tol in tries:
+            if cold:
+                highs_ok(self.h.clearSolver(), "clearSolver")
+            for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+                highs_ok(self.h.setOptionValue(name, tol), name)
+            status = self.h.run()
+            if status != highspy.HighsStatus.kError and self.h.getModelStatus() == ok:
+                break
+        for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
+            highs_ok(self.h.setOptionValue(name, 1e-9), name)
         return self.h.getModelStatus()
 
     def add_cuts(self, cuts: Sequence[Cut]) -> None:
