@@ -717,14 +717,19 @@ def _ev_point(
     notes: list[str],
 ) -> tuple[np.ndarray, str]:
     """First stage of the expected-value problem (mean-value scenario, else heaviest)."""
-    mv = mean_value_dataset(datasets, [float(v) for v in w])
+    from capacity.validation import DataValidationError
+
+    try:
+        mv, why = mean_value_dataset(datasets, [float(v) for v in w]), "rows differ"
+    except DataValidationError as e:
+        mv, why = None, f"data invalid: {e.findings[0].message}"
     if mv is not None:
         cut = ScenarioBlock([mv], [0], universe).wait_and_see()[0]
         if cut.ok:
             return cut.point, "mean_value"
         notes.append(f"mean-value problem has no optimum ({cut.message}); used the heaviest")
     else:
-        notes.append("scenario rows differ: mean-value problem undefined; used the heaviest")
+        notes.append(f"mean-value problem undefined ({why}); used the heaviest scenario's plan")
     i = int(np.argmax(w))
     return ws[i].point, names[i]
 

@@ -490,7 +490,11 @@ def mean_value_dataset(datasets: Sequence[Any], weights: Sequence[float]) -> Any
         for c in f0.columns:
             if f0[c].dtype.kind == "f":
                 stack = np.vstack([f[c].to_numpy(dtype=float) for f in frames])
-                out[c] = (w[:, None] * stack).sum(axis=0)
+                same = (stack == stack[0]) | (np.isnan(stack) & np.isnan(stack[0]))
+                # a column no scenario changes keeps its values exactly (a weighted
+                # mean of 100 equal shares can round to 1.0000000000000007 > 1)
+                if not same.all():
+                    out[c] = (w[:, None] * stack).sum(axis=0)
             elif any(
                 not (f[c].astype(str).to_numpy() == f0[c].astype(str).to_numpy()).all()
                 for f in frames[1:]
