@@ -417,7 +417,7 @@ class _ModelPatch:
         ratio = ratio[ratio["ratio"] != 1.0]
         coo = self.matrix.tocoo()
         dem_rows = (con["family"] == "demand_balance").to_numpy()
-        is_assign = (var["kind"] == "assign").to_numpy()
+        is_assign = var["kind"].isin(["assign", "serve"]).to_numpy()  # serve: compact
         hit = dem_rows[coo.row] & is_assign[coo.col]
         ent = pd.DataFrame(
             {
@@ -475,7 +475,7 @@ _PATCHABLE = frozenset(_PATCHERS)
 
 
 # Per-process caches, keyed by dataset hash. Small: a batch has few bases.
-_MODEL_CACHE: dict[str, Any] = {}  # hash -> PlanningModel (LP)
+_MODEL_CACHE: dict[tuple[str, str], Any] = {}  # (hash, formulation) -> PlanningModel (LP)
 _REF_CACHE: dict[tuple[str, str | None], Any] = {}  # (hash, scenario) -> Dataset
 #: (base hash, options) -> optimizer.solve.HighsSession holding a patched base model
 _SESSION_CACHE: dict[tuple[str, Any], Any] = {}
@@ -505,12 +505,17 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
     t0 = time.perf_counter()
     model = None
     exact_clusters = bool(getattr(options, "clusters", False))
+    form = getattr(options, "formulation", "compact")
     if reuse and not options.integer_units and not exact_clusters:
-        base_model = _memo(_MODEL_CACHE, base_ds.hash, lambda: build_model(base_ds))
+        base_model = _memo(
+            _MODEL_CACHE, (base_ds.hash, form), lambda: build_model(base_ds, formulation=form)
+        )
         model = patch_model(base_model, base_ds, ds)
     reused = model is not None
     if model is None:
-        model = build_model(ds, integer_units=options.integer_units, clusters=exact_clusters)
+        model = build_model(
+            ds, integer_units=options.integer_units, clusters=exact_clusters, formulation=form
+        )
     build_s = time.perf_counter() - t0
     session = None
     if reused and options.solver == "highs":

@@ -349,6 +349,25 @@ _ClustersOpt = Annotated[
         "(and without --integer-units) the rule is only reported (fragmented training).",
     ),
 ]
+
+
+class Formulation(StrEnum):
+    """LP formulation of the operating columns (:class:`optimizer.SolveOptions`)."""
+
+    compact = "compact"
+    reference = "reference"
+
+
+_FormulationOpt = Annotated[
+    Formulation,
+    typer.Option(
+        "--formulation",
+        help="compact: per-site busy chips and per-region service linked by region "
+        "balances (exact: same objective and report tables, fewer columns); reference: "
+        "per-site, per-customer assign columns. --clusters / --integer-units always "
+        "use the reference.",
+    ),
+]
 _UnitsOpt = Annotated[
     bool,
     typer.Option(
@@ -379,6 +398,7 @@ def solve(
     threads: _ThreadsOpt = None,
     integer_units: _IntegerUnitsOpt = False,
     clusters: _ClustersOpt = False,
+    formulation: _FormulationOpt = Formulation.compact,
     units: _UnitsOpt = False,
     out: _OutOpt = Path("reports"),
     report: _ReportOpt = True,
@@ -409,13 +429,21 @@ def solve(
 
         # the files hold one LP: the first scenario asked for
         sds = prepared[0][1]
-        export_files(sds, write_lp, write_mps, integer_units=integer_units, console=console)
+        export_files(
+            sds,
+            write_lp,
+            write_mps,
+            integer_units=integer_units,
+            console=console,
+            formulation=formulation.value,
+        )
     options = SolveOptions(
         solver=solver,
         time_limit_s=time_limit,
         threads=threads,
         integer_units=integer_units,
         clusters=clusters,
+        formulation=formulation.value,
     )
     run_id = default_run_id(prepared[0][1].hash)
     codes = [0]
@@ -647,6 +675,7 @@ def batch(
             "--reuse/--no-reuse", help="Patch the base model per case instead of rebuilding."
         ),
     ] = True,
+    formulation: _FormulationOpt = Formulation.compact,
     secure: _SecureOption = None,
     tls_ca_file: _TlsCaOption = None,
     tls_cert: _TlsCertOption = None,
@@ -678,7 +707,11 @@ def batch(
             out,
             workers=workers,
             scheduler=scheduler,
-            options=SolveOptions(solver=require_solver(solver), time_limit_s=time_limit),
+            options=SolveOptions(
+                solver=require_solver(solver),
+                time_limit_s=time_limit,
+                formulation=formulation.value,
+            ),
             reuse=reuse,
             on_invalid=lambda bad: render_invalid(bad, console),
             cluster=ClusterOptions(

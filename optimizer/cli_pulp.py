@@ -38,6 +38,7 @@ def export_files(
     *,
     integer_units: bool = False,
     console: Any = None,
+    formulation: str = "compact",
 ) -> None:
     """Build the model of a (scenario-applied) dataset and write its LP and/or MPS file.
 
@@ -51,11 +52,13 @@ def export_files(
         Keep the install columns integer (MIP) in the files.
     console : rich.console.Console, optional
         Where to print the paths written.
+    formulation : {"compact", "reference"}
+        LP formulation (:func:`optimizer.model.build_model`).
     """
     from optimizer.model import build_model
     from optimizer.pulp_io import write_problem
 
-    model = build_model(sds, integer_units=integer_units)
+    model = build_model(sds, integer_units=integer_units, formulation=formulation)
     write_problem(model, lp=lp, mps=mps)
     for path in (lp, mps):
         if path is not None and console is not None:

@@ -1090,7 +1090,7 @@ def extensive_form_objective(
     w = w / w.sum()
     options = options or SolveOptions()
     t0 = time.perf_counter()
-    model = build_stochastic_model(datasets, list(w))
+    model = build_stochastic_model(datasets, list(w), formulation=options.formulation)
     t1 = time.perf_counter()
     raw = run_solver(model, options, lp_only=True)
     t2 = time.perf_counter()

@@ -85,7 +85,8 @@ def explain_missing(model: PlanningModel, scenario: int = 0) -> pd.DataFrame:
     """
     var = model.variables
     con = model.constraints
-    sel_a = ((var["kind"] == "assign") & (var["scenario"] == scenario)).to_numpy()
+    serving = var["kind"].isin(["assign", "serve"])  # serve: the compact formulation
+    sel_a = (serving & (var["scenario"] == scenario)).to_numpy()
     a = var.loc[sel_a, ["c", "k", "w", "g", "t"]]
     per = np.asarray(model.periods, dtype=object)
     kn = np.asarray(model.codes["k"], dtype=object)
@@ -178,6 +179,7 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
             "o": -1,
             "j": rows,
             "g": -1,
+            "e": -1,
             "t": con["t"].to_numpy()[rows],
             "lb": 0.0,
             "ub": np.inf,

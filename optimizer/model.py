@@ -119,6 +119,7 @@ from optimizer.families.base import (
 )
 from optimizer.families.hosting import hosted_pairs
 from optimizer.families.power import POWER_KINDS, source_names
+from optimizer.families.region import compact_keys
 
 #: Assumed facility life in quarters (15 years) for annualising build capex. Data-center
 #: shells, power and cooling plant are commonly depreciated over 15-20 years (e.g.
@@ -131,12 +132,23 @@ FACILITY_LIFE_PERIODS = 60
 PRODUCE_TIE_BREAK_USD_PER_CHIP = 1e-3
 
 FIRST_STAGE = ("build", "liquid", "install", "produce", "retrofit")
+
+#: Formulations of the operating columns (module docstring, "Formulations").
+FORMULATIONS = ("compact", "reference")
+
+#: Why a compact request keeps the reference columns in cluster mode.
+CLUSTER_REFERENCE_NOTE = (
+    "reference formulation: exact training clusters (--clusters / --integer-units) "
+    "need per-site, per-customer assign columns"
+)
 VAR_KINDS = (
     "build",
     "liquid",
     "install",
     "produce",
     "assign",
+    "busy",
+    "serve",
     "unmet",
     "breach",
     "fleet",
@@ -223,6 +235,11 @@ class PlanningModel:
         Exact training clusters: binary ``cluster[k,s,p]`` columns and the cluster
         families (:mod:`optimizer.families.placement`); on with ``--clusters`` or
         ``--integer-units``.
+    formulation : {"compact", "reference"}
+        The operating columns built: ``busy``/``serve`` with region balances, or
+        ``assign`` (module docstring, "Formulations").
+    formulation_note : str
+        Why a requested compact formulation was not (fully) built, else "".
     unmatched_fixed : DataFrame
         Fixed first-stage values that have no column in this model (non-zero means
         the fixed plan cannot be applied: the solve reports infeasible).
@@ -241,6 +258,8 @@ class PlanningModel:
     integer_units: bool = False
     unmatched_fixed: pd.DataFrame = field(default_factory=pd.DataFrame)
     clusters: bool = False
+    formulation: str = "reference"
+    formulation_note: str = ""
 
     @property
     def n_variables(self) -> int:
@@ -317,6 +336,7 @@ def _codes(datasets: Sequence[Any]) -> dict[str, tuple[str, ...]]:
         "f": _union_ids(datasets, ("chips",), "family"),
         "o": _source_codes(datasets),
         "g": _group_ids(datasets),
+        "e": _union_ids(datasets, ("sites",), "region"),
     }
 
 
@@ -562,6 +582,7 @@ def _scenario_data(
         group_sites=_coded_group_sites(codes, sites),
         clusters=_coded_clusters(ds, codes, p0, T, demand),
         cluster_mode=cluster_mode,
+        site_regions=pd.Series(_code(sites["region"], codes["e"]), index=sites.index),
     )
 
 
@@ -773,7 +794,11 @@ def define_objective(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 
 # ------------------------------------------------------------------------ entry points
 def build_model(
-    ds: DatasetLike, *, integer_units: bool = False, clusters: bool = False
+    ds: DatasetLike,
+    *,
+    integer_units: bool = False,
+    clusters: bool = False,
+    formulation: str = "compact",
 ) -> PlanningModel:
     """Build the deterministic planning LP of one dataset.
 
@@ -785,6 +810,10 @@ def build_model(
         When True, installs are whole deployment units (``chips_per_unit`` chips).
     clusters : bool
         Exact training clusters (binary cluster columns); implied by ``integer_units``.
+    formulation : {"compact", "reference"}
+        Operating columns: per-site busy chips and per-region service linked by
+        region balances (exact, fewer columns; the default), or today's per-site,
+        per-customer assign columns. Cluster mode always builds the reference.
 
     Returns
     -------
@@ -792,7 +821,9 @@ def build_model(
         Index tables, sparse matrix (rows x columns) and objective; see the module
         docstring for the maths.
     """
-    return build_stochastic_model([ds], [1.0], integer_units=integer_units, clusters=clusters)
+    return build_stochastic_model(
+        [ds], [1.0], integer_units=integer_units, clusters=clusters, formulation=formulation
+    )
 
 
 @dataclass(frozen=True)
@@ -830,6 +861,7 @@ def build_stochastic_model(
     integer_units: bool = False,
     clusters: bool = False,
     universe: FirstStageUniverse | None = None,
+    formulation: str = "compact",
 ) -> PlanningModel:
     """Build a two-stage stochastic planning LP over weighted scenario datasets.
 
@@ -852,6 +884,9 @@ def build_stochastic_model(
     universe : FirstStageUniverse, optional
         Codes and first-stage keys to use instead of the ones of ``datasets`` (a
         scenario model of a larger extensive form, see :func:`first_stage_universe`).
+    formulation : {"compact", "reference"}
+        Operating columns (see :func:`build_model`); cluster mode builds the
+        reference whatever is asked (``formulation_note`` says so).
 
     Returns
     -------
@@ -860,9 +895,11 @@ def build_stochastic_model(
     Raises
     ------
     ValueError
-        When the lists differ in length, the weights are not a distribution or the
-        horizons differ.
+        When the lists differ in length, the weights are not a distribution, the
+        horizons differ or the formulation is unknown.
     """
+    if formulation not in FORMULATIONS:
+        raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
     if len(datasets) == 0 or len(datasets) != len(weights):
         raise ValueError("need one weight per dataset and at least one dataset")
     probabilities = tuple(float(w) for w in weights)
@@ -877,23 +914,48 @@ def build_stochastic_model(
     scenarios = [_scenario_data(i, ds, codes, exact) for i, ds in enumerate(datasets)]
     builder = ModelBuilder()
     keys = _first_stage_keys(scenarios) if universe is None else universe.keys
-    all_columns = _add_columns(builder, scenarios, keys)
+    compact = formulation == "compact" and not exact
+    all_columns = _add_columns(builder, scenarios, keys, compact)
     for columns in all_columns:
         for family in REGISTRY:
             if not family.builds_columns:
                 family.define(builder, columns)
         define_objective(builder, columns)
     model = _assemble(builder, scenarios, codes, probabilities, periods, integer_units)
-    return replace(model, clusters=exact)
+    built, note = _formulation_built(formulation, exact, all_columns)
+    return replace(model, clusters=exact, formulation=built, formulation_note=note)
+
+
+def _formulation_built(
+    requested: str, exact: bool, all_columns: Sequence[ScenarioColumns]
+) -> tuple[str, str]:
+    """Return the formulation built and why it differs from the one requested ("" if not)."""
+    if requested == "reference":
+        return "reference", ""
+    if exact:
+        return "reference", CLUSTER_REFERENCE_NOTE
+    kept = [c.scenario.index for c in all_columns if not c.compact]
+    if not kept:
+        return "compact", ""
+    note = (
+        f"reference columns kept for scenario(s) {kept}: their assign keys are not a "
+        "product of sites and regional service (a derate or eligibility differs "
+        "between sites of one region)"
+    )
+    return ("reference" if len(kept) == len(all_columns) else "compact"), note
 
 
 def _add_columns(
-    builder: ModelBuilder, scenarios: Sequence[ScenarioData], keys: Mapping[str, pd.DataFrame]
+    builder: ModelBuilder,
+    scenarios: Sequence[ScenarioData],
+    keys: Mapping[str, pd.DataFrame],
+    compact: bool = False,
 ) -> list[ScenarioColumns]:
     """Add the columns: shared first stage (``keys``), then per scenario the rest.
 
     Per scenario: the column-building families (fleet definition), then the
-    operating columns (assign, unmet, breach).
+    operating columns (assign, unmet, breach; ``compact``: busy and serve instead
+    of assign, where :func:`optimizer.families.region.compact_keys` finds them exact).
     """
     first = {
         kind: keys[kind].assign(col=builder.add_vars(kind, -1, keys[kind])) for kind in FIRST_STAGE
@@ -908,9 +970,14 @@ def _add_columns(
             if family.builds_columns:
                 family.define(builder, columns)
         operating = _operating_keys(columns)
-        for kind in ("assign", "unmet", "breach"):
-            col = builder.add_vars(kind, scenario.index, operating[kind])
-            setattr(columns, kind, operating[kind].assign(col=col))
+        split = compact_keys(operating["assign"], scenario.site_regions) if compact else None
+        if split is not None:
+            columns.compact = True
+            rest = {k: v for k, v in operating.items() if k != "assign"}
+            operating = {"busy": split[0], "serve": split[1], **rest}
+        for kind, frame in operating.items():
+            col = builder.add_vars(kind, scenario.index, frame)
+            setattr(columns, kind, frame.assign(col=col))
         if scenario.cluster_mode:
             _add_cluster_columns(builder, columns)
         all_columns.append(columns)

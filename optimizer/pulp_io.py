@@ -53,6 +53,7 @@ _VAR_DIMS = (
     ("k", "customer", "k"),
     ("w", "workload", "w"),
     ("o", "source", "o"),  # power source (issue 12)
+    ("e", "region", "e"),  # site region (serve columns, region_balance rows)
 )
 _ROW_DIMS = (*_VAR_DIMS, ("r", "resource", "r"))
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")

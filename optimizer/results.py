@@ -64,6 +64,7 @@ from capacity.schema import period_index
 from optimizer.families import REGISTRY
 from optimizer.families.base import CODE_NAMES, ConstraintFamily, site_capacity_table
 from optimizer.families.placement import cluster_rules
+from optimizer.families.region import split_region_service
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 from optimizer.power_results import (
     POWER_DECISIONS_COLUMNS,
@@ -245,6 +246,9 @@ def solution_frames(
         customer, family, from_period, period, MW), ``cluster`` and ``cluster_start``
         (customer, site, period, 0-1; empty unless the model has exact clusters).
         ``demand_regions`` is the demand row's ``regions`` text ("" = anywhere).
+        A compact-formulation model adds ``busy`` (chip, site, workload, period) and
+        ``serve`` (chip, region, customer, workload, demand_regions, period), and its
+        ``assign`` is their split (:func:`optimizer.families.region.split_region_service`).
     """
     var = model.variables
     val = np.asarray(x, dtype=float) * var["scale"].to_numpy()
@@ -294,7 +298,41 @@ def solution_frames(
             "value": val[sel],
         }
     )
+    _add_compact_frames(model, x, scenario, out)
     return out
+
+
+def _add_compact_frames(
+    model: PlanningModel, x: np.ndarray, scenario: int, out: dict[str, pd.DataFrame]
+) -> None:
+    """Compact formulation: add ``busy`` and ``serve`` and make ``assign`` their split."""
+    if model.formulation != "compact":
+        return
+    var = model.variables
+    val = np.asarray(x, dtype=float) * var["scale"].to_numpy()
+    sc, kind = var["scenario"].to_numpy(), var["kind"].to_numpy()
+    per = np.asarray(model.periods, dtype=object)
+    names = {k: np.asarray(v, dtype=object) for k, v in model.codes.items()}
+    spec = {
+        "busy": (("chip", "c"), ("site", "s"), ("workload", "w")),
+        "serve": (
+            ("chip", "c"),
+            ("region", "e"),
+            ("customer", "k"),
+            ("workload", "w"),
+            ("demand_regions", "g"),
+        ),
+    }
+    for k, cols in spec.items():
+        sel = (kind == k) & (sc == scenario)
+        v = var.loc[sel]
+        f = pd.DataFrame({name: names[code][v[code].to_numpy()] for name, code in cols})
+        f["period"] = per[v["t"].to_numpy()]
+        f["value"] = val[sel]
+        out[k] = f
+    if len(out["busy"]) or len(out["serve"]) or not len(out["assign"]):
+        region = model.datasets[scenario].table("sites").set_index("site")["region"]
+        out["assign"] = split_region_service(out["busy"], out["serve"], region)
 
 
 def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

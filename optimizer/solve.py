@@ -124,6 +124,12 @@ class SolveOptions:
         Run the elastic re-solve when the model is infeasible.
     check_tolerance : float
         Violation tolerance of the checker, relative to 1 + |rhs|.
+    formulation : {"compact", "reference"}
+        Operating columns of the LP: ``compact`` (per-site busy chips and per-region
+        service linked by region balances; exact, fewer columns; the default) or
+        ``reference`` (per-site, per-customer assign columns). Same optimal
+        objective and the same report tables; cluster mode always uses the
+        reference (:mod:`optimizer.families.region`).
     """
 
     solver: str = "highs"
@@ -135,6 +141,7 @@ class SolveOptions:
     mip_start: bool = True
     explain_infeasible: bool = True
     check_tolerance: float = 1e-6
+    formulation: str = "compact"
 
 
 @dataclass(frozen=True)
@@ -176,6 +183,9 @@ class PlanResult:
         Why the shadow prices are null (the solver returns no duals), else "".
     clusters : bool
         The training-cluster rule was exact (cluster binaries in the model).
+    formulation : {"compact", "reference"}
+        The formulation the model was built with (``SolveOptions.formulation``,
+        except cluster mode: always the reference).
     """
 
     status: Status
@@ -197,6 +207,7 @@ class PlanResult:
     mip_gap: float | None = None
     duals_note: str = ""
     clusters: bool = False
+    formulation: str = "reference"
 
 
 @dataclass(frozen=True)
@@ -954,7 +965,12 @@ def solve(
     """
     options = options or SolveOptions()
     t0 = time.perf_counter()
-    model = build_model(ds, integer_units=options.integer_units, clusters=options.clusters)
+    model = build_model(
+        ds,
+        integer_units=options.integer_units,
+        clusters=options.clusters,
+        formulation=options.formulation,
+    )
     if fixed_first_stage is not None:
         model = fix_first_stage(model, fixed_first_stage)
     build_s = time.perf_counter() - t0
@@ -980,6 +996,7 @@ def solve(
             options.integer_units,
             "lp",
             tuple(ds.periods),
+            formulation=model.formulation,
         )
     results = solve_model(model, options, build_s=build_s)
     return results[0]
@@ -1006,7 +1023,11 @@ def solve_stochastic(
     options = options or SolveOptions()
     t0 = time.perf_counter()
     model = build_stochastic_model(
-        datasets, weights, integer_units=options.integer_units, clusters=options.clusters
+        datasets,
+        weights,
+        integer_units=options.integer_units,
+        clusters=options.clusters,
+        formulation=options.formulation,
     )
     build_s = time.perf_counter() - t0
     res = solve_model(model, options, build_s=build_s)
@@ -1120,7 +1141,7 @@ def _scenario_result(
 ) -> PlanResult:
     """Tables, checker verdict and explanations of scenario ``i`` of a solved model."""
     ds = model.datasets[i]
-    status, msg = raw.status, f"{options.solver}: {raw.message}"
+    status, msg = raw.status, _head_message(model, raw, options)
     gaps = explain_missing(model, i)
     if len(gaps):
         msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
@@ -1162,12 +1183,7 @@ def _scenario_result(
         fragments = fragmentation_message(tables["training_clusters"], exact=model.clusters)
         if fragments:
             msg += "; " + fragments
-        if raw.solver_objective is not None and len(model.datasets) == 1:
-            gap = abs(raw.solver_objective - obj)
-            if gap > 1e-6 * (1 + abs(obj)):
-                msg += (
-                    f"; solver objective {raw.solver_objective:.6g} differs from tables {obj:.6g}"
-                )
+        msg += _objective_note(model, raw, obj)
     duals_from: Literal["lp", "lp_with_integers_fixed"] = (
         "lp_with_integers_fixed" if bool(model.variables["integer"].any()) else "lp"
     )
@@ -1189,7 +1205,23 @@ def _scenario_result(
         periods=tuple(ds.periods),
         **_mip_fields(raw),
         clusters=model.clusters,
+        formulation=model.formulation,
     )
+
+
+def _objective_note(model: PlanningModel, raw: RawSolution, obj: float) -> str:
+    """``"; solver objective ... differs from tables ..."`` beyond 1e-6 relative, else ""."""
+    if raw.solver_objective is None or len(model.datasets) != 1:
+        return ""
+    if abs(raw.solver_objective - obj) <= 1e-6 * (1 + abs(obj)):
+        return ""
+    return f"; solver objective {raw.solver_objective:.6g} differs from tables {obj:.6g}"
+
+
+def _head_message(model: PlanningModel, raw: RawSolution, options: SolveOptions) -> str:
+    """``"<solver>: <solver message>"``, plus why a compact request built the reference."""
+    msg = f"{options.solver}: {raw.message}"
+    return msg + (f"; {model.formulation_note}" if model.formulation_note else "")
 
 
 def _mip_fields(raw: RawSolution) -> dict[str, Any]:

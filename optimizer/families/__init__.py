@@ -27,6 +27,9 @@ site_retrofit_rate, site_retrofit_pool), :mod:`~optimizer.families.hosting`
 (site_hosting: an install mask with a checker row),
 :mod:`~optimizer.families.fleet` (fleet_definition,
 fleet_assignment), :mod:`~optimizer.families.demand` (demand_balance, commitment),
+:mod:`~optimizer.families.region` (region_balance: the link of the compact
+formulation's per-site busy chips and per-region service, and the split of a compact
+plan back to per-site, per-customer assignments),
 :mod:`~optimizer.families.placement` (cluster_link, cluster_min_mw, cluster_min_h100e,
 cluster_max_sites, cluster_switch, cluster_min_duration: exact training clusters,
 built only in cluster mode);
@@ -67,6 +70,7 @@ from optimizer.families import (
     hosting,
     placement,
     power_check,
+    region,
     site,
     supply,
 )
@@ -99,6 +103,7 @@ REGISTRY: tuple[ConstraintFamily, ...] = _ordered(
     chips.FAMILIES,
     (_FLEET_ASSIGNMENT,),
     demand.FAMILIES,
+    region.FAMILIES,
     placement.FAMILIES,
     (_FLEET_DEFINITION,),
     power_check.FAMILIES,

@@ -6,8 +6,8 @@ record and the checker's inputs. Nothing here knows a particular family; each fa
 pieces to define its rows, check them and say how its dual reaches the result tables.
 Code columns follow the model's index letters: ``s`` site, ``c`` chip, ``k`` customer,
 ``w`` workload, ``r`` resource, ``f`` chip family, ``j`` commitment row, ``g`` demand
-region group (the demand row's ``regions`` text; 0 is "" = anywhere), ``t`` period
-position in the horizon.
+region group (the demand row's ``regions`` text; 0 is "" = anywhere), ``e`` site region
+(``sites.region``; ``r`` is taken by resources), ``t`` period position in the horizon.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ import pandas as pd
 from capacity.schema import period_index
 
 #: Code columns a constraint row may carry (-1 when not applicable).
-ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o")
+ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o", "e")
 
 #: Code columns a variable may carry (-1 when not applicable).
-VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "g", "t", "o")
+VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "g", "t", "o", "e")
 
 #: Result-table column of each code letter (``j`` stays the commitment row number).
 CODE_NAMES = {
@@ -39,6 +39,7 @@ CODE_NAMES = {
     "j": "j",
     "o": "source",
     "g": "regions",
+    "e": "region",
 }
 
 
@@ -144,6 +145,8 @@ class ScenarioData:
     clusters: pd.DataFrame = field(default_factory=pd.DataFrame)
     cluster_mode: bool = False
     pipeline: pd.DataFrame = field(default_factory=pd.DataFrame)  # s, t, it_mw, liquid_mw
+    #: Region code ``e`` of each site, indexed by site code ``s``.
+    site_regions: pd.Series = field(default_factory=lambda: pd.Series([], dtype=np.int64))
 
     def lead(self, s: np.ndarray) -> np.ndarray:
         """Return the construction lead time in periods of site codes ``s`` (0 if absent)."""
@@ -272,6 +275,29 @@ class ScenarioColumns:
     power: dict[str, Any] = field(default_factory=dict)  # power columns (families.power)
     cluster: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, s, t, col (binary)
     cluster_start: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, s, t, col
+    busy: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, w, t, e, col (compact)
+    serve: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, e, k, w, g, t, derate, col
+    #: The scenario's operating columns are busy and serve (no assign).
+    compact: bool = False
+
+    @property
+    def site_work(self) -> pd.DataFrame:
+        """Columns of chips at work per site: ``c, s, w, t, col`` (busy, or else assign).
+
+        Everything that depends on the site (fleet assignment, energy, water, power)
+        reads these columns.
+        """
+        return self.busy if self.compact else self.assign
+
+    @property
+    def customer_work(self) -> pd.DataFrame:
+        """Columns of chips serving a customer: ``c, k, w, g, t, derate, col``.
+
+        ``serve`` (per region) in the compact formulation, else ``assign`` (per site);
+        everything that depends on the customer (demand balance, commitments) reads
+        these columns.
+        """
+        return self.serve if self.compact else self.assign
 
 
 def energy_coefficients(
@@ -279,8 +305,9 @@ def energy_coefficients(
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """Compute IT MWh per unit of the fleet, assign and initial-fleet terms.
 
-    Fleet columns draw at the idle factor, assign columns the extra draw above idle,
-    and the initial fleet is a constant.
+    Fleet columns draw at the idle factor, assign columns (busy columns in the compact
+    formulation: :attr:`ScenarioColumns.site_work`) the extra draw above idle, and the
+    initial fleet is a constant.
 
     Returns
     -------
@@ -301,7 +328,7 @@ def energy_coefficients(
     fleet_it = fleet[["c", "s", "t", "col"]].assign(
         it=hours[fleet["t"].to_numpy()] / 1e3 * kw * idle
     )
-    assign = columns.assign
+    assign = columns.site_work
     idle, kw = idle_and_kw(assign["c"].to_numpy())
     power_factor = scenario.power_factor[assign["w"].to_numpy()]
     assign_it = assign[["c", "s", "t", "col"]].assign(

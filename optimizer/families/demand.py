@@ -24,6 +24,8 @@ def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> No
 
     ``g`` is the demand's region group: its assign columns exist only at sites of
     those regions (regional inference), built in :func:`optimizer.model._operating_keys`.
+    In the compact formulation the sum runs over ``serve[c,e,k,w,g,p]`` (per region,
+    :attr:`~optimizer.families.base.ScenarioColumns.customer_work`).
     """
     scenario, unmet = columns.scenario, columns.unmet
     if unmet.empty:
@@ -32,7 +34,7 @@ def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> No
     rows = builder.add_rows("demand_balance", scenario.index, unmet, ">=", demand)
     builder.add_terms(rows, unmet["col"], 1.0)
     row_of = unmet[["k", "w", "g", "t"]].assign(row=rows)
-    m = columns.assign.merge(row_of, on=["k", "w", "g", "t"])
+    m = columns.customer_work.merge(row_of, on=["k", "w", "g", "t"])
     workload = np.asarray(scenario.workload_names, dtype=object)[m["w"].to_numpy()]
     c = m["c"].to_numpy()
     training = scenario.chip_attr(c, "training_h100e").astype(float)
@@ -42,7 +44,10 @@ def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> No
 
 
 def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Commit IT MW: sum_{c in f, s, w} assign[c,s,k,w,p] * kw/1000 + breach[j,p] >= min_it_mw."""
+    """Commit IT MW: sum_{c in f, s, w} assign[c,s,k,w,p] * kw/1000 + breach[j,p] >= min_it_mw.
+
+    Compact formulation: the sum runs over ``serve[c,e,k,w,g,p]`` (regions ``e``).
+    """
     scenario, breach = columns.scenario, columns.breach
     if breach.empty:
         return
@@ -51,7 +56,7 @@ def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     )
     builder.add_terms(rows, breach["col"], 1.0)
     row_of = breach[["j", "k", "f", "t"]].assign(row=rows)
-    assign = columns.assign
+    assign = columns.customer_work
     assign = assign.assign(f=scenario.chip_attr(assign["c"].to_numpy(), "f").astype(np.int64))
     m = assign.merge(row_of, on=["k", "f", "t"])
     builder.add_terms(m["row"], m["col"], scenario.it_mw_per_chip(m["c"].to_numpy()))

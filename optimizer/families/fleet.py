@@ -60,8 +60,12 @@ def define_fleet_definition(builder: ModelBuilder, columns: ScenarioColumns) -> 
 
 
 def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Fleet assignment: sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] (initial + installs alive)."""
-    scenario, assign = columns.scenario, columns.assign
+    """Fleet assignment: sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] (initial + installs alive).
+
+    In the compact formulation the lhs is sum_w busy[c,s,w,p] (the same chips,
+    :attr:`~optimizer.families.base.ScenarioColumns.site_work`).
+    """
+    scenario, assign = columns.scenario, columns.site_work
     if assign.empty:
         return
     keys = assign[["c", "s", "t"]].drop_duplicates().merge(columns.fleet_keys, on=["c", "s", "t"])
