@@ -60,6 +60,12 @@ from optimizer.solve import highs_ok, highs_refusal_reason
 REL_TOL = 1e-6
 ROOT = Path(__file__).resolve().parents[1]
 
+#: The formulation every stage of this run builds: the reference (per-site, per-customer
+#: assign columns), the LP the linopy peer states column for column. The compact
+#: formulation (the solver's default) gives the same objective with fewer columns
+#: (``tests/test_formulations.py``, ``tests/test_benchmark_small.py``).
+FORMULATION = "reference"
+
 #: Targets (printed, not asserted).
 TARGET_LINOPY_RATIO = 1.0
 TARGET_FLOOR_RATIO = 2.0
@@ -82,7 +88,7 @@ def _warm_up(kind: str) -> None:
     if kind == "ours":
         from optimizer import SolveOptions, solve
 
-        solve(ds, SolveOptions(solver="highs"))
+        solve(ds, SolveOptions(solver="highs", formulation=FORMULATION))
     elif kind == "linopy":
         from benchmarks.linopy_peer import solve_linopy
 
@@ -90,7 +96,7 @@ def _warm_up(kind: str) -> None:
     elif kind == "floor":
         from optimizer.model import build_model
 
-        floor_solve(export_arrays(build_model(ds)))
+        floor_solve(export_arrays(build_model(ds, formulation=FORMULATION)))
 
 
 def peak_rss_mb() -> float:
@@ -215,7 +221,9 @@ def worker_ours(data_dir: Path, work: Path, time_limit_s: float | None) -> dict[
     t_start = time.perf_counter()
     ds, load_s, validate_s = _load_split(data_dir)
     t, c = time.perf_counter(), cpu_s()
-    res = solve(ds, SolveOptions(solver="highs", time_limit_s=time_limit_s))
+    res = solve(
+        ds, SolveOptions(solver="highs", time_limit_s=time_limit_s, formulation=FORMULATION)
+    )
     solve_wall = time.perf_counter() - t
     solve_cpu = cpu_s() - c
     t = time.perf_counter()
@@ -240,7 +248,7 @@ def worker_ours(data_dir: Path, work: Path, time_limit_s: float | None) -> dict[
         "peak_mb": peak,
         "import_mb": base_mb,
     }
-    model = build_model(ds)
+    model = build_model(ds, formulation=FORMULATION)
     out["nnz"] = int(model.matrix.nnz)
     np.savez(work / "lp.npz", **export_arrays(model))
     return out
@@ -344,7 +352,7 @@ def worker_batch(size: str, n: int) -> dict[str, Any]:
         from optimizer.batch import solve_many
     except ImportError:
         solve_many = None
-    opts = SolveOptions(solver="highs")
+    opts = SolveOptions(solver="highs", formulation=FORMULATION)
     out: dict[str, Any] = {"size": size, "n": n, "reuse_available": solve_many is not None}
     if solve_many is None:
         from capacity.scenarios import apply_overrides
@@ -389,7 +397,7 @@ def _warm_start_floor(base: Any, items: list[Any], ref: list[float]) -> dict[str
     from optimizer.batch import patch_model
     from optimizer.model import build_model
 
-    model = build_model(base)
+    model = build_model(base, formulation=FORMULATION)
     arr = export_arrays(model)
     h = highspy.Highs()
     highs_ok(h.setOptionValue("output_flag", False), "option output_flag")
@@ -441,7 +449,7 @@ def _worker_main(argv: Sequence[str]) -> None:
         from optimizer.model import build_model
 
         ds, _, _ = _load_split(Path(a.data))
-        np.savez(Path(a.work) / "lp.npz", **export_arrays(build_model(ds)))
+        np.savez(Path(a.work) / "lp.npz", **export_arrays(build_model(ds, formulation=FORMULATION)))
         out = {"exported": str(Path(a.work) / "lp.npz")}
     elif a.worker == "floor":
         out = worker_floor(Path(a.work), a.time_limit)

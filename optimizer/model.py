@@ -59,6 +59,39 @@ functions in registry order.
 Energy: IT MWh[c,s,p] = hours/1000 * (sum_{k,w} assign*it_kw*power_factor[w] +
 (fleet - sum assign)*it_kw*idle_power_factor); facility MWh = IT MWh * PUE(c,s).
 
+Formulations (``formulation="compact"`` by default, ``"reference"``)
+---------------------------------------------------------------------
+The *reference* formulation is the one above: ``assign[c,s,k,w,g,p]`` per chip, site,
+customer, workload, demand region group and period. A customer reaches a site only
+through the site's region (eligibility regions, the derate per customer and chip,
+demand region groups; hosting, fleet, cooling, power and water are about chips, not
+customers), so per (chip, region e, workload, period) the assign columns are the
+product {sites of e with a fleet} x {(customer, group) served there}. The *compact*
+formulation replaces each such product of ``n_b`` sites and ``n_s`` services by its
+margins where that saves columns (``n_b * n_s > n_b + n_s``; other groups keep their
+assign columns):
+
+* ``busy[c,s,w,p]`` chips at work per site: fleet assignment (sum_w busy <= fleet),
+  energy, water and power terms (the assign terms of
+  :func:`~optimizer.families.base.energy_coefficients`);
+* ``serve[c,e,k,w,g,p]`` chips of region e serving customer k: demand balance
+  (x h100e x derate) and commitments (x it_kw / 1000);
+* 12. ``region_balance``: sum_{k,g} serve[c,e,k,w,g,p] = sum_{s in e} busy[c,s,w,p]
+  (chips; :mod:`optimizer.families.region`).
+
+It is exact: every reference plan maps to a compact plan of the same cost and back.
+The report's per-site, per-customer ``assignment`` is the compact plan split by the
+north-west corner rule (largest first) of
+:func:`optimizer.families.region.split_region_service`; the checker verifies the
+balance and both margins of the split row by row, and every other check runs on the
+split. The keys are derived from the reference keys and the product structure is
+verified by counting (:func:`~optimizer.families.region.compact_keys`); a scenario
+where it fails keeps the reference columns (``formulation_note`` says so). Cluster
+mode (``clusters`` / ``integer_units``) always builds the reference: its families
+need per-site, per-customer training columns. Only the chosen optimal vertex may
+differ between the formulations (the objective does not): e.g. the LP-mode
+fragmentation counts of ``training_clusters``.
+
 Objective (minimise, every term times ``periods.discount_factor``)
 ------------------------------------------------------------------
 * chip capex: each installed chip costs ``capex_usd_per_chip / lifetime_periods``
@@ -973,8 +1006,7 @@ def _add_columns(
         split = compact_keys(operating["assign"], scenario.site_regions) if compact else None
         if split is not None:
             columns.compact = True
-            rest = {k: v for k, v in operating.items() if k != "assign"}
-            operating = {"busy": split[0], "serve": split[1], **rest}
+            operating = {**operating, "assign": split[2], "busy": split[0], "serve": split[1]}
         for kind, frame in operating.items():
             col = builder.add_vars(kind, scenario.index, frame)
             setattr(columns, kind, frame.assign(col=col))

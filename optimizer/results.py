@@ -305,7 +305,7 @@ def solution_frames(
 def _add_compact_frames(
     model: PlanningModel, x: np.ndarray, scenario: int, out: dict[str, pd.DataFrame]
 ) -> None:
-    """Compact formulation: add ``busy`` and ``serve`` and make ``assign`` their split."""
+    """Compact formulation: add ``busy`` and ``serve``, and their split to ``assign``."""
     if model.formulation != "compact":
         return
     var = model.variables
@@ -330,9 +330,9 @@ def _add_compact_frames(
         f["period"] = per[v["t"].to_numpy()]
         f["value"] = val[sel]
         out[k] = f
-    if len(out["busy"]) or len(out["serve"]) or not len(out["assign"]):
-        region = model.datasets[scenario].table("sites").set_index("site")["region"]
-        out["assign"] = split_region_service(out["busy"], out["serve"], region)
+    region = model.datasets[scenario].table("sites").set_index("site")["region"]
+    split = split_region_service(out["busy"], out["serve"], region)
+    out["assign"] = pd.concat([out["assign"], split], ignore_index=True)
 
 
 def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:

@@ -1,7 +1,9 @@
 """Small run of the benchmark: ours, the highspy floor and the linopy peer state one LP.
 
 The three objectives must agree to 1e-6 (relative) and the peer must create exactly
-the columns and rows of the reference model; times are not asserted.
+the columns and rows of the reference model; the compact formulation (the default)
+must give the reference's objective to 1e-7 (relative) with no more columns; times
+are not asserted.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ def small():
 
 @pytest.fixture(scope="module")
 def ours(small):
-    return solve(small, SolveOptions(solver="highs"))
+    return solve(small, SolveOptions(solver="highs", formulation="reference"))
 
 
 def test_generator_is_valid_and_deterministic(small):
@@ -40,7 +42,7 @@ def test_generator_is_valid_and_deterministic(small):
 
 def test_three_ways_same_objective(small, ours):
     assert ours.status == Status.optimal
-    model = build_model(small)
+    model = build_model(small, formulation="reference")
     floor = floor_solve(export_arrays(model))
     peer = solve_linopy(small)
     assert floor["status"] == "Optimal"
@@ -57,6 +59,38 @@ def test_three_ways_same_objective(small, ours):
     # the peer re-derives every index set: same columns and rows as the reference
     assert peer.n_variables == ours.n_variables == model.n_variables
     assert peer.n_constraints == ours.n_constraints
+
+
+def test_formulations_agree_at_small_size(small, ours):
+    comp = solve(small, SolveOptions(formulation="compact"))
+    assert ours.status == comp.status == Status.optimal
+    assert comp.formulation == "compact" and ours.formulation == "reference"
+    assert comp.objective_usd == pytest.approx(ours.objective_usd, rel=1e-7)
+    assert len(comp.violations) == 0
+    # at small size every (chip, region, workload, period) has one site or one service:
+    # no group is worth a region balance, so the compact model keeps the assign columns
+    assert comp.n_variables == ours.n_variables == 365
+    assert comp.n_constraints == ours.n_constraints == 287
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_formulations_agree_on_a_small_instance_with_crowded_regions(seed):
+    # 8 sites in 2 regions, 4 customers: most groups have several sites and services
+    ds = generate("small", sites=8, customers=4, regions=2, seed=seed)
+    ref = solve(ds, SolveOptions(formulation="reference"))
+    comp = solve(ds, SolveOptions(formulation="compact"))
+    assert ref.status == comp.status == Status.optimal
+    assert comp.objective_usd == pytest.approx(ref.objective_usd, rel=1e-7)
+    assert len(comp.violations) == 0 and len(ref.violations) == 0
+    m_ref = build_model(ds, formulation="reference")
+    m_comp = build_model(ds, formulation="compact")
+    kinds = m_comp.variables["kind"].value_counts()
+    assert kinds["busy"] > 0 and kinds["serve"] > 0
+    assert (m_comp.constraints["family"] == "region_balance").any()
+    assert comp.n_variables == m_comp.n_variables < m_ref.n_variables == ref.n_variables
+    if seed == 0:  # the counts of this instance (columns, rows)
+        assert (m_ref.n_variables, m_ref.n_constraints) == (1441, 682)
+        assert (m_comp.n_variables, m_comp.n_constraints) == (929, 746)
 
 
 def test_peer_tracks_data_changes(small, ours):

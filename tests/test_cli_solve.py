@@ -42,6 +42,7 @@ class _Options:
     threads: int | None = None
     integer_units: bool = False
     clusters: bool = False
+    formulation: str = "compact"
 
 
 @pytest.fixture

@@ -282,22 +282,28 @@ class ScenarioColumns:
 
     @property
     def site_work(self) -> pd.DataFrame:
-        """Columns of chips at work per site: ``c, s, w, t, col`` (busy, or else assign).
+        """Columns of chips at work per site: ``c, s, w, t, col`` (assign, and busy).
 
         Everything that depends on the site (fleet assignment, energy, water, power)
         reads these columns.
         """
-        return self.busy if self.compact else self.assign
+        if not self.compact:
+            return self.assign
+        keys = ["c", "s", "w", "t", "col"]
+        return pd.concat([self.assign[keys], self.busy[keys]], ignore_index=True)
 
     @property
     def customer_work(self) -> pd.DataFrame:
         """Columns of chips serving a customer: ``c, k, w, g, t, derate, col``.
 
-        ``serve`` (per region) in the compact formulation, else ``assign`` (per site);
+        ``assign`` (per site) and, in the compact formulation, ``serve`` (per region);
         everything that depends on the customer (demand balance, commitments) reads
         these columns.
         """
-        return self.serve if self.compact else self.assign
+        if not self.compact:
+            return self.assign
+        keys = ["c", "k", "w", "g", "t", "derate", "col"]
+        return pd.concat([self.assign[keys], self.serve[keys]], ignore_index=True)
 
 
 def energy_coefficients(

@@ -58,6 +58,7 @@ from optimizer.families.base import (
 BALANCE_KEYS = ["c", "e", "w", "t"]
 BUSY_KEYS = ["c", "s", "w", "t"]
 SERVE_KEYS = ["c", "e", "k", "w", "g", "t"]
+ASSIGN_KEYS = ["c", "s", "k", "w", "g", "t"]
 
 #: Domain columns of the decomposed assign frame (as :func:`optimizer.results.solution_frames`).
 ASSIGN_COLUMNS = ["chip", "site", "customer", "workload", "demand_regions", "period", "value"]
@@ -65,8 +66,13 @@ ASSIGN_COLUMNS = ["chip", "site", "customer", "workload", "demand_regions", "per
 
 def compact_keys(
     assign: pd.DataFrame, site_regions: pd.Series
-) -> tuple[pd.DataFrame, pd.DataFrame] | None:
+) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame] | None:
     """Busy and serve column keys equivalent to the reference assign keys.
+
+    A (chip, region, workload, period) group with ``n_b`` sites and ``n_s`` services
+    has ``n_b * n_s`` reference columns against ``n_b + n_s`` compact columns and one
+    region balance row: only groups where ``n_b * n_s > n_b + n_s`` (fewer columns)
+    become compact; the others keep their assign columns.
 
     Parameters
     ----------
@@ -77,9 +83,10 @@ def compact_keys(
 
     Returns
     -------
-    (DataFrame, DataFrame) or None
-        ``busy`` keys ``c, s, w, t, e`` and ``serve`` keys ``c, e, k, w, g, t,
-        derate``; None when the reference keys are not the product of the two per
+    (DataFrame, DataFrame, DataFrame) or None
+        ``busy`` keys ``c, s, w, t, e``, ``serve`` keys ``c, e, k, w, g, t, derate``
+        and the assign keys kept (the rows of ``assign`` in the other groups); None
+        when the reference keys are not the product of sites and services per
         (chip, region, workload, period), or a derate differs between sites of one
         region: the compact columns would then not be exact.
     """
@@ -92,9 +99,15 @@ def compact_keys(
     n_serve = serve.groupby(BALANCE_KEYS).size().reindex(n_busy.index)
     if int((n_busy * n_serve).sum()) != len(a):
         return None
-    busy = busy.sort_values(BUSY_KEYS).reset_index(drop=True)
-    serve = serve.sort_values(SERVE_KEYS).reset_index(drop=True)
-    return busy, serve
+    saves = (n_busy * n_serve > n_busy + n_serve).rename("_saves").reset_index()
+
+    def part(frame: pd.DataFrame, keys: list[str], compact: bool) -> pd.DataFrame:
+        f = frame.merge(saves, on=BALANCE_KEYS)
+        f = f[f["_saves"].to_numpy() == compact].drop(columns="_saves")
+        return f.sort_values(keys).reset_index(drop=True)
+
+    kept = part(assign.assign(e=a["e"].to_numpy()), ASSIGN_KEYS, False).drop(columns="e")
+    return part(busy, BUSY_KEYS, True), part(serve, SERVE_KEYS, True), kept
 
 
 def define_region_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -230,8 +243,10 @@ def check_region_balance(inputs: CheckInputs) -> pd.DataFrame:
     b = busy.assign(region=region.reindex(busy["site"]).to_numpy())
     a = inputs.frames["assign"]
     a = a.assign(region=region.reindex(a["site"]).to_numpy())
-    out: list[pd.DataFrame] = []
     g = ["chip", "region", "workload", "period"]
+    groups = pd.concat([b[g], serve[g]], ignore_index=True).drop_duplicates()
+    a = a.merge(groups, on=g)  # the split rows (other groups keep their assign columns)
+    out: list[pd.DataFrame] = []
     f = _outer(serve, b, g)
     out += _equal("region_balance", _key(f, g), f["x"], f["y"], tol)
     g = ["chip", "site", "workload", "period"]
