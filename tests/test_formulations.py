@@ -79,7 +79,7 @@ def test_same_objective_on_the_generated_medium_instance() -> None:
 
 def test_fewer_columns_at_the_generated_sizes() -> None:
     # (reference, compact) columns; building large takes a few seconds, no solve
-    expected = {"default": (12620, 11064), "medium": (80375, 42061), "large": (437808, 144704)}
+    expected = {"default": (12620, 10776), "medium": (80375, 42061), "large": (437808, 144704)}
     for size, (n_ref, n_comp) in expected.items():
         ds = generate(size)
         assert build_model(ds, formulation="reference").n_variables == n_ref, size
