@@ -650,6 +650,15 @@ def other_sweeps_note(out: Path, names: list[str]) -> str:
     )
 
 
+def _cluster_options(secure: bool | None, tls: Any, worker_timeout: float) -> ClusterOptions:
+    """Dask cluster options of ``capacity batch`` (``--secure/--insecure`` unset: auto)."""
+    return ClusterOptions(
+        security="auto" if secure is None else ("tls" if secure else "none"),
+        tls=tls,
+        worker_timeout_s=worker_timeout,
+    )
+
+
 @app.command()
 def batch(
     sweep: Annotated[Path, typer.Argument(help="Sweep YAML: data, scenarios, grid, monte_carlo.")],
@@ -707,18 +716,10 @@ def batch(
             out,
             workers=workers,
             scheduler=scheduler,
-            options=SolveOptions(
-                solver=require_solver(solver),
-                time_limit_s=time_limit,
-                formulation=formulation.value,
-            ),
+            options=SolveOptions(require_solver(solver), time_limit, formulation=formulation),
             reuse=reuse,
             on_invalid=lambda bad: render_invalid(bad, console),
-            cluster=ClusterOptions(
-                security="auto" if secure is None else ("tls" if secure else "none"),
-                tls=tls,
-                worker_timeout_s=worker_timeout,
-            ),
+            cluster=_cluster_options(secure, tls, worker_timeout),
             on_other_sweeps=lambda names: console.print(other_sweeps_note(out, names)),
         )
     except (OSError, TimeoutError, RuntimeError) as e:
