@@ -9,13 +9,14 @@ regions hold several sites and customers.
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from benchmarks.generate import generate
 from capacity import apply_scenario, load_dataset
 from optimizer import SolveOptions, Status, build_model, solve
-from optimizer.check import check_frames
+from optimizer.check import check_frames, check_solution
 from optimizer.families.region import split_region_service
 from optimizer.results import solution_frames
 from optimizer.solve import run_solver
@@ -206,6 +207,29 @@ def test_the_split_has_both_margins_and_the_checker_verifies_them() -> None:
     assert sorted(rb["keys"]) == ["split g1/s1/training,2026Q1", "split g1/s2/training,2026Q1"]
     assert rb["violation"].tolist() == pytest.approx([50.0, 50.0])
     assert v.loc[v["family"] == "fleet_assignment", "keys"].tolist() == ["g1/s1,2026Q1"]
+
+
+def test_checker_catches_corruption_of_the_compact_columns() -> None:
+    ds = _crowded_region()
+    m = build_model(ds)
+    assert m.formulation == "compact"
+    raw = run_solver(m, SolveOptions())
+    assert check_solution(m, raw.x).empty
+    kind = m.variables["kind"].to_numpy()
+    # 100 busy chips too many at s1 (fleet 600): over the fleet, more than the region serves
+    x = raw.x.copy()
+    x[int(np.flatnonzero(kind == "busy")[0])] += 100.0
+    v = check_solution(m, x)
+    assert set(v["family"]) == {"fleet_assignment", "region_balance"}
+    fa = v[v["family"] == "fleet_assignment"].iloc[0]
+    assert fa["keys"] == "g1/s1,2026Q1" and fa["violation"] == pytest.approx(100.0)
+    # 100 chips served that no site has busy: the region balance says so
+    y = raw.x.copy()
+    y[int(np.flatnonzero(kind == "serve")[0])] += 100.0
+    v = check_solution(m, y)
+    assert "region_balance" in set(v["family"]) and "fleet_assignment" not in set(v["family"])
+    rb = v[v["family"] == "region_balance"]
+    assert rb["violation"].max() == pytest.approx(100.0)
 
 
 def test_split_of_unequal_totals_keeps_the_site_margin() -> None:
