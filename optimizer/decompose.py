@@ -186,6 +186,12 @@ def _fleet_map(model: PlanningModel, n_first: int) -> tuple[sp.csr_matrix, np.nd
     if len(fleet_cols) == 0:
         return sp.csr_matrix((0, n_first)), np.zeros(0), fleet_cols
     rows = a[fd_rows]
+    other = np.ones(a.shape[1], dtype=bool)
+    other[:n_first] = False
+    other[fleet_cols] = False
+    if rows[:, np.flatnonzero(other)].nnz:
+        # installs are recourse (first stage without them): the fleet is operating too
+        return sp.csr_matrix((0, n_first)), np.zeros(0), np.zeros(0, dtype=np.int64)
     d_f = rows[:, fleet_cols].tocsc()
     d_x = rows[:, :n_first].tocsc()
     lu = spla.splu(d_f)
@@ -854,6 +860,7 @@ def hedge_decomposed(
     time_limit_s: float | None = None,
     progress: bool = False,
     on_iteration: Callable[[Mapping[str, float]], None] | None = None,
+    first_stage: str | Sequence[str] = "full",
 ) -> DecomposedPlan:
     """Solve the hedged two-stage plan by the L-shaped method, subproblems on Dask.
 
@@ -888,6 +895,10 @@ def hedge_decomposed(
         Show a rich progress bar with the bounds.
     on_iteration : callable, optional
         Called with each row of ``iterations``.
+    first_stage : str or sequence of str
+        The shared decisions: ``full`` (build, liquid, install, produce, retrofit;
+        the default) or ``capacity`` (build, liquid, retrofit; chips are recourse),
+        see :data:`optimizer.model.FIRST_STAGE_SETS`.
 
     Returns
     -------
@@ -903,7 +914,7 @@ def hedge_decomposed(
     t_start = time.perf_counter()
     w, labels = _check_inputs(datasets, weights, names)
     notes: list[str] = []
-    universe = first_stage_universe(datasets)
+    universe = first_stage_universe(datasets, first_stage)
     with _open_blocks(datasets, universe, workers, scheduler, threads) as blocks:
         run = _start(blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)))
         run.timings["setup"] = run.timings["setup"] - t_start
@@ -986,7 +997,7 @@ def _start(
     state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(master.n_cuts)})
     points = np.vstack([c.point for c in ws] + [x_ev])
     spread = points.max(axis=0) - points.min(axis=0)
-    inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max()), 1.0))
+    inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
     timings = {"setup": t_setup, "wait_and_see": t_ws - t_setup, "ev": time.perf_counter() - t_ws}
     return _Run(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings)
 
@@ -1073,9 +1084,14 @@ def _result(
 
 
 def extensive_form_objective(
-    datasets: Sequence[Any], weights: Sequence[float] | None = None, options: Any = None
+    datasets: Sequence[Any],
+    weights: Sequence[float] | None = None,
+    options: Any = None,
+    first_stage: str | Sequence[str] = "full",
 ) -> tuple[float | None, str, dict[str, float]]:
     """Build and solve the extensive form only (the reference; no result tables).
+
+    ``first_stage`` is the shared decisions' definition, as in :func:`hedge_decomposed`.
 
     Returns
     -------
@@ -1090,7 +1106,9 @@ def extensive_form_objective(
     w = w / w.sum()
     options = options or SolveOptions()
     t0 = time.perf_counter()
-    model = build_stochastic_model(datasets, list(w), formulation=options.formulation)
+    model = build_stochastic_model(
+        datasets, list(w), formulation=options.formulation, first_stage=first_stage
+    )
     t1 = time.perf_counter()
     raw = run_solver(model, options, lp_only=True)
     t2 = time.perf_counter()

@@ -174,6 +174,49 @@ CLUSTER_REFERENCE_NOTE = (
     "reference formulation: exact training clusters (--clusters / --integer-units) "
     "need per-site, per-customer assign columns"
 )
+
+#: First-stage definitions of the two-stage plan, by name. ``full``: every facility and
+#: chip decision (build, liquid, install, produce, retrofit) is shared by the scenarios
+#: and only operation (assign, unmet, breach, power) is per scenario. ``capacity``: only
+#: the facility decisions (build, liquid, retrofit) are shared; chip production and
+#: installs are recourse, decided per scenario once it is known.
+FIRST_STAGE_SETS: Mapping[str, tuple[str, ...]] = {
+    "full": FIRST_STAGE,
+    "capacity": ("build", "liquid", "retrofit"),
+}
+
+
+def first_stage_kinds(first_stage: str | Sequence[str] = "full") -> tuple[str, ...]:
+    """Return the first-stage column kinds of a named definition (or of a kind list).
+
+    Parameters
+    ----------
+    first_stage : str or sequence of str
+        A key of :data:`FIRST_STAGE_SETS` (``full`` or ``capacity``) or kinds of
+        :data:`FIRST_STAGE`.
+
+    Returns
+    -------
+    tuple of str
+        The kinds, in :data:`FIRST_STAGE` order.
+
+    Raises
+    ------
+    ValueError
+        For an unknown name or kind.
+    """
+    if isinstance(first_stage, str):
+        if first_stage not in FIRST_STAGE_SETS:
+            raise ValueError(
+                f"first stage must be one of {sorted(FIRST_STAGE_SETS)}, not {first_stage!r}"
+            )
+        return FIRST_STAGE_SETS[first_stage]
+    bad = sorted(set(first_stage) - set(FIRST_STAGE))
+    if bad:
+        raise ValueError(f"first-stage kinds must be among {FIRST_STAGE}, not {bad}")
+    return tuple(k for k in FIRST_STAGE if k in set(first_stage))
+
+
 VAR_KINDS = (
     "build",
     "liquid",
@@ -720,22 +763,24 @@ def _chip_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
     return {"produce": produce, "install": install}
 
 
-def _first_stage_keys(scenarios: Sequence[ScenarioData]) -> dict[str, pd.DataFrame]:
-    """Union over scenarios of the first-stage variable keys."""
-    collected: dict[str, list[pd.DataFrame]] = {kind: [] for kind in FIRST_STAGE}
+def _first_stage_keys(
+    scenarios: Sequence[ScenarioData], kinds: Sequence[str] = FIRST_STAGE
+) -> dict[str, pd.DataFrame]:
+    """Union over scenarios of the first-stage variable keys (of ``kinds``)."""
+    collected: dict[str, list[pd.DataFrame]] = {kind: [] for kind in kinds}
     for scenario in scenarios:
         for kind, frame in {**_site_stage_keys(scenario), **_chip_stage_keys(scenario)}.items():
-            collected[kind].append(frame)
-    columns = {"install": ["c", "s", "t"], "produce": ["c", "t"]}
+            if kind in collected:
+                collected[kind].append(frame)
+    return {kind: _stage_key_frame(kind, collected[kind]) for kind in kinds}
 
-    def union(kind: str) -> pd.DataFrame:
-        cols = columns.get(kind, ["s", "t"])
-        frames = collected[kind]
-        f = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
-        f = f[cols].astype(np.int64).drop_duplicates().sort_values(cols)
-        return f.reset_index(drop=True)
 
-    return {kind: union(kind) for kind in FIRST_STAGE}
+def _stage_key_frame(kind: str, frames: Sequence[pd.DataFrame]) -> pd.DataFrame:
+    """Distinct, sorted keys of one facility or chip kind (``s, t``; ``c, s, t``; ``c, t``)."""
+    cols = {"install": ["c", "s", "t"], "produce": ["c", "t"]}.get(kind, ["s", "t"])
+    f = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=cols)
+    f = f[cols].astype(np.int64).drop_duplicates().sort_values(cols)
+    return f.reset_index(drop=True)
 
 
 # ---------------------------------------------------------------- operating variables
@@ -878,13 +923,20 @@ class FirstStageUniverse:
 
     codes: Mapping[str, tuple[str, ...]]
     keys: Mapping[str, pd.DataFrame]
+    first_stage: tuple[str, ...] = FIRST_STAGE
 
 
-def first_stage_universe(datasets: Sequence[DatasetLike]) -> FirstStageUniverse:
-    """Return the codes and first-stage keys of the extensive form over ``datasets``."""
+def first_stage_universe(
+    datasets: Sequence[DatasetLike], first_stage: str | Sequence[str] = "full"
+) -> FirstStageUniverse:
+    """Return the codes and first-stage keys of the extensive form over ``datasets``.
+
+    ``first_stage`` names the shared decisions (see :data:`FIRST_STAGE_SETS`).
+    """
+    kinds = first_stage_kinds(first_stage)
     codes = _codes(datasets)
     scenarios = [_scenario_data(i, ds, codes) for i, ds in enumerate(datasets)]
-    return FirstStageUniverse(codes, _first_stage_keys(scenarios))
+    return FirstStageUniverse(codes, _first_stage_keys(scenarios, kinds), kinds)
 
 
 def build_stochastic_model(
@@ -895,13 +947,16 @@ def build_stochastic_model(
     clusters: bool = False,
     universe: FirstStageUniverse | None = None,
     formulation: str = "compact",
+    first_stage: str | Sequence[str] = "full",
 ) -> PlanningModel:
     """Build a two-stage stochastic planning LP over weighted scenario datasets.
 
-    build, liquid, install and produce are shared first-stage columns (union of
-    the scenarios' index sets); assign, unmet and breach are copied per scenario.
-    Each scenario adds all its rows (over the shared columns) and its full cost
-    times its weight, so the objective is the expected cost.
+    The first-stage kinds (by default build, liquid, install, produce and retrofit)
+    are shared columns (union of the scenarios' index sets); every other column
+    (assign, unmet, breach, power, and the facility or chip kinds left out of the
+    first stage, on the scenario's own index set) is copied per scenario. Each
+    scenario adds all its rows (over the shared columns) and its full cost times its
+    weight, so the objective is the expected cost.
 
     Parameters
     ----------
@@ -916,10 +971,14 @@ def build_stochastic_model(
         the cluster families of :mod:`optimizer.families.placement`.
     universe : FirstStageUniverse, optional
         Codes and first-stage keys to use instead of the ones of ``datasets`` (a
-        scenario model of a larger extensive form, see :func:`first_stage_universe`).
+        scenario model of a larger extensive form, see :func:`first_stage_universe`);
+        its first-stage definition then replaces ``first_stage``.
     formulation : {"compact", "reference"}
         Operating columns (see :func:`build_model`); cluster mode builds the
         reference whatever is asked (``formulation_note`` says so).
+    first_stage : str or sequence of str
+        ``full`` (default), ``capacity`` (build, liquid and retrofit only; see
+        :data:`FIRST_STAGE_SETS`) or a list of first-stage kinds.
 
     Returns
     -------
@@ -946,9 +1005,12 @@ def build_stochastic_model(
     exact = clusters or integer_units
     scenarios = [_scenario_data(i, ds, codes, exact) for i, ds in enumerate(datasets)]
     builder = ModelBuilder()
-    keys = _first_stage_keys(scenarios) if universe is None else universe.keys
+    kinds = first_stage_kinds(first_stage) if universe is None else universe.first_stage
+    keys: Mapping[str, pd.DataFrame] = (
+        _first_stage_keys(scenarios, kinds) if universe is None else universe.keys
+    )
     compact = formulation == "compact" and not exact
-    all_columns = _add_columns(builder, scenarios, keys, compact)
+    all_columns = _add_columns(builder, scenarios, keys, compact, kinds)
     for columns in all_columns:
         for family in REGISTRY:
             if not family.builds_columns:
@@ -983,22 +1045,29 @@ def _add_columns(
     scenarios: Sequence[ScenarioData],
     keys: Mapping[str, pd.DataFrame],
     compact: bool = False,
+    kinds: Sequence[str] = FIRST_STAGE,
 ) -> list[ScenarioColumns]:
-    """Add the columns: shared first stage (``keys``), then per scenario the rest.
+    """Add the columns: shared first stage (``keys`` of ``kinds``), then per scenario the rest.
 
-    Per scenario: the column-building families (fleet definition), then the
-    operating columns (assign, unmet, breach; ``compact``: busy and serve instead
-    of assign, where :func:`optimizer.families.region.compact_keys` finds them exact).
+    Per scenario: its own copies of the facility and chip kinds outside the first
+    stage, the column-building families (fleet definition), then the operating
+    columns (assign, unmet, breach; ``compact``: busy and serve instead of assign,
+    where :func:`optimizer.families.region.compact_keys` finds them exact).
     """
-    first = {
-        kind: keys[kind].assign(col=builder.add_vars(kind, -1, keys[kind])) for kind in FIRST_STAGE
-    }
+    first = {kind: keys[kind].assign(col=builder.add_vars(kind, -1, keys[kind])) for kind in kinds}
     all_columns = []
     for scenario in scenarios:
+        stage = dict(first)
+        if len(stage) < len(FIRST_STAGE):
+            own = {**_site_stage_keys(scenario), **_chip_stage_keys(scenario)}
+            for kind in FIRST_STAGE:
+                if kind not in stage:
+                    k = _stage_key_frame(kind, [own[kind]])
+                    stage[kind] = k.assign(col=builder.add_vars(kind, scenario.index, k))
         columns = ScenarioColumns(
-            scenario, first["build"], first["liquid"], first["install"], first["produce"]
+            scenario, stage["build"], stage["liquid"], stage["install"], stage["produce"]
         )
-        columns.retrofit = first["retrofit"]
+        columns.retrofit = stage["retrofit"]
         for family in REGISTRY:
             if family.builds_columns:
                 family.define(builder, columns)
@@ -1153,7 +1222,11 @@ def _assemble(
 
 
 # ------------------------------------------------------------------ first-stage fixing
-def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any) -> PlanningModel:
+def fix_first_stage(
+    model: PlanningModel,
+    plan: Mapping[str, pd.DataFrame] | Any,
+    first_stage: str | Sequence[str] = "full",
+) -> PlanningModel:
     """Return a copy of ``model`` with first-stage columns fixed to a plan's values.
 
     Parameters
@@ -1164,6 +1237,9 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
         Result tables (or a result with ``.tables``): ``build_out`` (build_mw,
         liquid_build_mw), ``fleet`` (installed_chips), ``production``
         (produced_chips). Columns absent from the plan are fixed at 0.
+    first_stage : str or sequence of str
+        Which kinds to fix: ``full`` (default), ``capacity`` (build, liquid,
+        retrofit; chips stay free) or a list of kinds (see :data:`FIRST_STAGE_SETS`).
 
     Returns
     -------
@@ -1172,6 +1248,7 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
         column in this model are listed in ``unmatched_fixed`` (a non-zero one
         makes the solve report infeasible).
     """
+    kinds = first_stage_kinds(first_stage)
     tables = getattr(plan, "tables", plan)
     var = model.variables.copy()
     codes = model.codes
@@ -1187,6 +1264,8 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
     per = pd.Index(list(model.periods))
     letter_ids = {"site": "s", "chip": "c"}
     for kind, tname, vcol, idcols, ccols in specs:
+        if kind not in kinds:
+            continue
         t = tables.get(tname) if hasattr(tables, "get") else tables[tname]
         if t is None or len(t) == 0 or vcol not in t:
             continue
@@ -1217,7 +1296,7 @@ def fix_first_stage(model: PlanningModel, plan: Mapping[str, pd.DataFrame] | Any
                     }
                 )
             )
-    fs = var["kind"].isin(FIRST_STAGE).to_numpy()
+    fs = var["kind"].isin(kinds).to_numpy()
     var.loc[fs, "lb"] = fixed[fs]
     var.loc[fs, "ub"] = fixed[fs]
     var.loc[fs, "integer"] = False

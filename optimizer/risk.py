@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.scenarios import Override
+from optimizer.model import first_stage_kinds
 from optimizer.outcomes import (
     LIMIT_FAMILIES,
     OUTCOMES,
@@ -534,7 +535,8 @@ class HedgedPlan:
         wait_and_see_cost_usd`` plus the hedged plan's outcomes per scenario.
     first_stage : Mapping[str, DataFrame]
         The hedged plan's shared decisions: ``build_out``, ``fleet`` (installs) and
-        ``production`` tables (from the first scenario's result; identical in all).
+        ``production`` tables (from the first scenario's result; identical in all);
+        ``build_out`` only with the ``capacity`` first stage.
     results : StochasticResult
         The stochastic solve (per-scenario PlanResults).
     notes : tuple of str
@@ -562,6 +564,7 @@ def hedged_plan(
     options: Any = None,
     *,
     ev: str = "mean",
+    first_stage: str | Sequence[str] = "full",
 ) -> HedgedPlan:
     """Solve the hedged (two-stage stochastic) plan and its VSS and EVPI.
 
@@ -579,6 +582,11 @@ def hedged_plan(
         Expected-value problem: the mean-value scenario (falls back to the neutral
         plan when the scenarios' rows differ) or directly the ``neutral`` scenario
         (the heaviest one when there is no ``neutral``). See the module docstring.
+    first_stage : str or sequence of str
+        The decisions shared by the scenarios (and imposed when the EV plan is
+        re-operated): ``full`` (build, liquid, install, produce, retrofit; default)
+        or ``capacity`` (build, liquid, retrofit; chips are recourse), see
+        :data:`optimizer.model.FIRST_STAGE_SETS`.
 
     Returns
     -------
@@ -600,7 +608,8 @@ def hedged_plan(
         raise ValueError(f"ev must be 'mean' or 'neutral', not {ev!r}")
     notes: list[str] = []
 
-    sto = solve_stochastic(dsets, list(w), options)
+    kinds = first_stage_kinds(first_stage)
+    sto = solve_stochastic(dsets, list(w), options, first_stage=kinds)
     if sto.expected_objective_usd is None:
         raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
     rp = float(sto.expected_objective_usd)
@@ -608,11 +617,12 @@ def hedged_plan(
     ws = float(sum(wi * r.objective_usd for wi, r in zip(w, ws_res, strict=True)))
 
     ev_plan, ev_name = _ev_plan(ev, names, dsets, w, ws_res, options, notes)
-    eev_res = [solve(d, options, fixed_first_stage=ev_plan) for d in dsets]
+    eev_res = [solve(d, options, fixed_first_stage=ev_plan, first_stage=kinds) for d in dsets]
     eev_parts = _fixed_plan_costs(names, eev_res, ev_name, notes)
     eev = float(sum(wi * c for wi, c in zip(w, eev_parts, strict=True)))
     first = sto.scenarios[0].tables
-    fs = {t: first.get(t, pd.DataFrame()) for t in ("build_out", "fleet", "production")}
+    shared = [("build_out", "build"), ("fleet", "install"), ("production", "produce")]
+    fs = {t: first.get(t, pd.DataFrame()) for t, kind in shared if kind in kinds}
     return HedgedPlan(
         scenarios=names,
         weights=tuple(float(x) for x in w),

@@ -944,6 +944,7 @@ def solve(
     options: SolveOptions | None = None,
     *,
     fixed_first_stage: Mapping[str, pd.DataFrame] | Any | None = None,
+    first_stage: str | Sequence[str] = "full",
 ) -> PlanResult:
     """Build, solve, check and tabulate the plan of one dataset.
 
@@ -958,6 +959,10 @@ def solve(
         ``liquid_build_mw``, ``fleet.installed_chips``, ``production.produced_chips``)
         are imposed; only the operation is optimised (for VSS / EVPI). A plan value
         with no column in this dataset's model makes the result infeasible.
+    first_stage : str or sequence of str
+        Which of the plan's decisions ``fixed_first_stage`` imposes: ``full`` (all of
+        the above, default) or ``capacity`` (build, liquid and retrofit only), see
+        :data:`optimizer.model.FIRST_STAGE_SETS`.
 
     Returns
     -------
@@ -972,7 +977,7 @@ def solve(
         formulation=options.formulation,
     )
     if fixed_first_stage is not None:
-        model = fix_first_stage(model, fixed_first_stage)
+        model = fix_first_stage(model, fixed_first_stage, first_stage)
     build_s = time.perf_counter() - t0
     if len(model.unmatched_fixed):
         u = model.unmatched_fixed
@@ -1003,7 +1008,10 @@ def solve(
 
 
 def solve_stochastic(
-    datasets: Sequence[Any], weights: Sequence[float], options: SolveOptions | None = None
+    datasets: Sequence[Any],
+    weights: Sequence[float],
+    options: SolveOptions | None = None,
+    first_stage: str | Sequence[str] = "full",
 ) -> StochasticResult:
     """Solve the two-stage stochastic plan over weighted scenario datasets.
 
@@ -1014,6 +1022,9 @@ def solve_stochastic(
     weights : sequence of float
         Probabilities summing to 1.
     options : SolveOptions, optional
+    first_stage : str or sequence of str
+        The decisions shared by the scenarios: ``full`` (default) or ``capacity``
+        (see :data:`optimizer.model.FIRST_STAGE_SETS`).
 
     Returns
     -------
@@ -1028,6 +1039,7 @@ def solve_stochastic(
         integer_units=options.integer_units,
         clusters=options.clusters,
         formulation=options.formulation,
+        first_stage=first_stage,
     )
     build_s = time.perf_counter() - t0
     res = solve_model(model, options, build_s=build_s)

@@ -117,3 +117,49 @@ def test_time_limit_stops_after_one_iteration_with_a_real_plan() -> None:
     # the reported cost is a real plan's: at or above the optimum, at or below EEV
     assert 100 * CHIP + 0.5 * 1500 * 200 <= p.expected_cost_usd * (1 + 1e-12)
     assert p.expected_cost_usd <= p.eev_usd
+
+
+def test_capacity_first_stage_leaves_the_newsvendors_chips_to_recourse() -> None:
+    # The newsvendor site cannot build (max_build_mw_per_period = 0): with the capacity
+    # first stage nothing is shared, so the hedged plan buys each scenario's own chips:
+    # RP = WS = 0.5 (100 + 300) CHIP, EVPI = VSS = 0 (full first stage: RP = 100 CHIP +
+    # 0.5 * 1500 * 200, test_newsvendor_by_hand).
+    low, high = newsvendor(100), newsvendor(300)
+    ws = 0.5 * 100 * CHIP + 0.5 * 300 * CHIP
+    p = hedge_decomposed(
+        [low, high], [1, 1], ["low", "high"], workers=0, tol=1e-8, first_stage="capacity"
+    )
+    assert p.converged
+    assert p.expected_cost_usd == pytest.approx(ws, rel=1e-9)
+    assert p.wait_and_see_usd == pytest.approx(ws, rel=1e-9)
+    assert p.evpi_usd == pytest.approx(0.0, abs=1e-9 * ws)
+    assert p.vss_usd == pytest.approx(0.0, abs=1e-9 * ws)
+    assert p.first_stage.empty
+    ref = hedged_plan(scenarios={"low": low, "high": high}, first_stage="capacity")
+    assert ref.expected_cost_usd == pytest.approx(ws, rel=1e-9)
+    assert ref.eev_usd == pytest.approx(ws, rel=1e-9)
+    assert set(ref.first_stage) == {"build_out"}
+    ef, status, _ = extensive_form_objective([low, high], first_stage="capacity")
+    assert status == "optimal" and ef == pytest.approx(ws, rel=1e-9)
+
+
+def test_capacity_first_stage_matches_its_extensive_form_on_sampled_scenarios() -> None:
+    ds = load_dataset(TINY)
+    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
+    u = first_stage_universe(dsets, "capacity")
+    assert set(u.first_stage) == {"build", "liquid", "retrofit"} and len(u.keys["build"]) > 0
+    m = build_stochastic_model(dsets, [0.25] * 4, first_stage="capacity")
+    shared = m.variables.loc[m.variables["scenario"] == -1, "kind"].astype(str)
+    assert set(shared) <= {"build", "liquid", "retrofit"}
+    p = hedge_decomposed(dsets, names=names, workers=0, tol=1e-6, first_stage="capacity")
+    ef, status, _ = extensive_form_objective(dsets, first_stage="capacity")
+    assert status == "optimal" and ef is not None and p.converged
+    assert p.lower_bound_usd <= ef * (1 + 1e-9)
+    assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
+    ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)), first_stage="capacity")
+    assert ref.expected_cost_usd == pytest.approx(ef, rel=1e-7)
+    assert p.eev_usd == pytest.approx(ref.eev_usd, rel=1e-6)
+    # chips as recourse: never dearer than sharing them, never below perfect foresight
+    full, _, _ = extensive_form_objective(dsets)
+    assert full is not None
+    assert p.wait_and_see_usd * (1 - 1e-9) <= ef <= full * (1 + 1e-9)
