@@ -557,6 +557,10 @@ class HedgedPlan:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+#: Result tables of the shared decisions and the first-stage kind each one needs.
+_SHARED_TABLES = (("build_out", "build"), ("fleet", "install"), ("production", "produce"))
+
+
 def hedged_plan(
     ds: Any | None = None,
     scenarios: Sequence[str] | Mapping[str, Any] = ("optimistic", "neutral", "negative"),
@@ -621,8 +625,7 @@ def hedged_plan(
     eev_parts = _fixed_plan_costs(names, eev_res, ev_name, notes)
     eev = float(sum(wi * c for wi, c in zip(w, eev_parts, strict=True)))
     first = sto.scenarios[0].tables
-    shared = [("build_out", "build"), ("fleet", "install"), ("production", "produce")]
-    fs = {t: first.get(t, pd.DataFrame()) for t, kind in shared if kind in kinds}
+    fs = {t: first.get(t, pd.DataFrame()) for t, kind in _SHARED_TABLES if kind in kinds}
     return HedgedPlan(
         scenarios=names,
         weights=tuple(float(x) for x in w),
