@@ -3,11 +3,15 @@
 Run from the repository root::
 
     python -m benchmarks.hedge [--samples 10,30,100] [--time-limit 600] [--out FILE.json]
+        [--first-stage capacity|full]
 
 For each number of scenarios N the scenarios are drawn by
 :func:`optimizer.decompose.sample_scenarios` (default dataset ``data``, base
-``neutral``, seed 0: every default tornado parameter uniform in its range). Each
-method runs in a fresh subprocess, so its peak memory is its own:
+``neutral``, seed 0: every default tornado parameter uniform in its range), and both
+methods solve the same two-stage problem (``--first-stage``: ``capacity``, the default,
+shares build, liquid and retrofit; ``full`` also shares installs and production, see
+:data:`optimizer.model.FIRST_STAGE_SETS`). Each method runs in a fresh subprocess, so
+its peak memory is its own:
 
 * ``extensive``: :func:`optimizer.decompose.extensive_form_objective` (build the
   extensive form, solve it with :mod:`optimizer.solve`'s HiGHS options: dual simplex up
@@ -47,23 +51,32 @@ def _datasets(n: int, seed: int) -> tuple[list[str], list[Any]]:
     return names, dsets
 
 
-def worker(method: str, n: int, seed: int, time_limit_s: float, tol: float) -> dict[str, Any]:
+def worker(
+    method: str, n: int, seed: int, time_limit_s: float, tol: float, first_stage: str = "capacity"
+) -> dict[str, Any]:
     """Run one method on N scenarios in this process; return its figures."""
     from optimizer.decompose import extensive_form_objective, hedge_decomposed
     from optimizer.solve import SolveOptions
 
     names, dsets = _datasets(n, seed)
-    out: dict[str, Any] = {"method": method, "samples": n, "load_before": _load()}
+    out: dict[str, Any] = {"method": method, "samples": n, "first_stage": first_stage}
+    out["load_before"] = _load()
     t0 = time.perf_counter()
     if method == "extensive":
         obj, status, tm = extensive_form_objective(
-            dsets, options=SolveOptions(time_limit_s=time_limit_s)
+            dsets, options=SolveOptions(time_limit_s=time_limit_s), first_stage=first_stage
         )
         out.update(objective_usd=obj, status=status, **{f"{k}_s": v for k, v in tm.items()})
         out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     else:
         p = hedge_decomposed(
-            dsets, names=names, workers=2, tol=tol, time_limit_s=time_limit_s, max_iter=100_000
+            dsets,
+            names=names,
+            workers=2,
+            tol=tol,
+            time_limit_s=time_limit_s,
+            max_iter=100_000,
+            first_stage=first_stage,
         )
         out.update(
             objective_usd=p.expected_cost_usd,
@@ -92,18 +105,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--time-limit", type=float, default=600.0)
     ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--first-stage", default="capacity", choices=["capacity", "full"])
     ap.add_argument("--out", default="benchmarks/hedge_results.jsonl")
     ap.add_argument("--worker", nargs=2, metavar=("METHOD", "N"))
     a = ap.parse_args(argv)
     if a.worker:
-        res = worker(a.worker[0], int(a.worker[1]), a.seed, a.time_limit, a.tol)
-        print(json.dumps(res))
-        return 0
+        res = worker(a.worker[0], int(a.worker[1]), a.seed, a.time_limit, a.tol, a.first_stage)
+        print(json.dumps(res), flush=True)
+        # the figures are out: skip interpreter teardown (a Dask run's exit handlers have
+        # been seen to hang for minutes after the cluster was closed)
+        os._exit(0)
     lines = []
     for n in (int(x) for x in a.samples.split(",")):
         for method in a.methods.split(","):
             cmd = [sys.executable, "-m", "benchmarks.hedge", "--worker", method, str(n)]
             cmd += ["--seed", str(a.seed), "--time-limit", str(a.time_limit), "--tol", str(a.tol)]
+            cmd += ["--first-stage", a.first_stage]
             try:
                 p = subprocess.run(
                     cmd, capture_output=True, text=True, timeout=a.time_limit * 2 + 300

@@ -9,11 +9,18 @@ HiGHS instances warm between iterations). Local cluster by default,
 
 Notation
 --------
-``x``: the first-stage columns (build, liquid, install, produce: every column with
-``scenario == -1``), in the same positions in every scenario model and in the
-extensive form (:func:`optimizer.model.first_stage_universe`). ``V_s(x)``: optimum of
-scenario ``s`` alone with its first stage fixed to ``x`` (its whole discounted cost,
-first-stage capex included). The extensive form is ``RP = min_x sum_s p_s V_s(x)``.
+``x``: the first-stage columns (every column with ``scenario == -1``), in the same
+positions in every scenario model and in the extensive form
+(:func:`optimizer.model.first_stage_universe`). Which decisions they are is the
+``first_stage`` argument (:data:`optimizer.model.FIRST_STAGE_SETS`): ``full`` shares
+build, liquid, retrofit, install and produce (2,215 columns at the default size);
+``capacity`` shares only the facility decisions build, liquid and retrofit (472
+columns) and leaves chip production and installs to each scenario, so a plan commits
+the halls and their power and cooling now and buys chips once the scenario is known.
+The extensive form and :func:`optimizer.risk.hedged_plan` take the same argument, so
+both methods always solve the same problem. ``V_s(x)``: optimum of scenario ``s``
+alone with its first stage fixed to ``x`` (its whole discounted cost, first-stage
+capex included). The extensive form is ``RP = min_x sum_s p_s V_s(x)``.
 
 Cuts
 ----
@@ -37,6 +44,16 @@ tightest right-hand side. They keep the master's plans operable (grid, power,
 supply, inventory). When a plan is still not operable in some scenario (a row the
 induced set does not cover, or the tolerances), the point is halved toward the best
 operable plan until every scenario operates it; no feasibility cuts are generated.
+With the ``capacity`` first stage the fleet is recourse (installs are per scenario),
+so only the facility rows are induced; unmet demand and commitment breach are priced
+slacks there, and the halving above stays as the guard for whatever else a scenario
+cannot operate.
+
+The master is held twice in HiGHS, with the same rows and two objectives: one copy
+gives the lower bound, the other the level projection below. Each copy only gains cut
+rows and changes right-hand sides between iterations, so its last basis stays dual
+feasible and dual simplex restarts warm (one copy switching objectives twice per
+iteration spent about half of the run in the master at 10 scenarios).
 
 Bounds and stopping
 -------------------
@@ -304,8 +321,13 @@ class ScenarioBlock:
             highs_ok(h.changeColsBounds(n, idx, self.free_lo, self.free_hi), "bounds")
         else:
             highs_ok(h.changeColsBounds(n, idx, point, point), "bounds")
-        highs_ok(h.run(), "to solve a scenario subproblem")
-        ms = h.getModelStatus()
+        status, ms = h.run(), h.getModelStatus()
+        settled = (highspy.HighsModelStatus.kOptimal, highspy.HighsModelStatus.kInfeasible)
+        if status == highspy.HighsStatus.kError or ms not in settled:
+            # a warm start that ends anywhere else (numerical trouble) is retried cold
+            highs_ok(h.clearSolver(), "clearSolver")
+            highs_ok(h.run(), "to solve a scenario subproblem")
+            ms = h.getModelStatus()
         if ms != highspy.HighsModelStatus.kOptimal:
             empty = np.zeros(n) if point is None else point
             return Cut(i, False, math.inf, np.zeros(n), empty, h.modelStatusToString(ms))
@@ -316,8 +338,22 @@ class ScenarioBlock:
         return Cut(i, True, value, grad, x if point is None else point, "optimal")
 
     def wait_and_see(self) -> list[Cut]:
-        """Solve every scenario alone (first stage free); one cut each at its optimum."""
-        return [self._solve(h, i, None) for h, i in zip(self.highs, self.indices, strict=True)]
+        """Solve every scenario alone (first stage free); one cut each at its optimum.
+
+        A scenario whose LP has the shape of the one solved before it starts from that
+        one's optimal basis (sampled scenarios differ in values, rarely in shape).
+        """
+        out: list[Cut] = []
+        prev: Any = None
+        for h, i in zip(self.highs, self.indices, strict=True):
+            shape = (h.getNumCol(), h.getNumRow())
+            if prev is not None and (prev.getNumCol(), prev.getNumRow()) == shape:
+                basis = prev.getBasis()
+                if basis.valid:
+                    highs_ok(h.setBasis(basis), "to start from the previous scenario's basis")
+            out.append(self._solve(h, i, None))
+            prev = h if out[-1].ok else None
+        return out
 
     def evaluate(self, point: np.ndarray) -> list[Cut]:
         """Solve every scenario with the first stage fixed to ``point``; one cut each."""
@@ -341,8 +377,17 @@ class _Blocks:
         return [c.result() for c in calls] if self.remote else calls
 
     def cuts(self, name: str, *args: Any) -> list[Cut]:
-        out = [c for part in self.call(name, *args) for c in part]
-        return sorted(out, key=lambda c: c.scenario)
+        return self.submit(name, *args)()
+
+    def submit(self, name: str, *args: Any) -> Callable[[], list[Cut]]:
+        """Start ``name`` on every block (at once on actors); the result waits for it."""
+        calls = [getattr(b, name)(*args) for b in self.blocks]
+
+        def gather() -> list[Cut]:
+            parts = [c.result() for c in calls] if self.remote else calls
+            return sorted((c for part in parts for c in part), key=lambda c: c.scenario)
+
+        return gather
 
 
 @contextlib.contextmanager
@@ -377,6 +422,22 @@ def _open_blocks(
 
 
 # ---------------------------------------------------------------------------- master
+class _Both:
+    """Apply each HiGHS call to both master LPs; return an error status if any, else the first."""
+
+    def __init__(self, *lps: Any) -> None:
+        self.lps = lps
+
+    def __getattr__(self, name: str) -> Callable[..., Any]:
+        import highspy
+
+        def call(*args: Any) -> Any:
+            out = [getattr(h, name)(*args) for h in self.lps]
+            return next((o for o in out if o == highspy.HighsStatus.kError), out[0])
+
+        return call
+
+
 class _Master:
     """The L-shaped master LP: first stage ``x`` and one ``theta`` per scenario."""
 
@@ -394,7 +455,13 @@ class _Master:
         # costs down to the 1e-3 USD production tie-break) stay above HiGHS's
         # small_matrix_value (set to 1e-12 here), which would drop them silently
         self.scale = max(float(np.abs(floors).mean()) * 1e-6, 1.0)
-        self.h = h = new_highs()
+        # two copies of the master LP that differ only in their objective: ``hl`` for
+        # the lower bound (sum p theta), ``hp`` for the level projection (distance).
+        # Between iterations each only gains rows (cuts) and changes right-hand sides,
+        # so its last optimal basis stays dual feasible and dual simplex restarts warm.
+        self.hl, self.hp = new_highs(), new_highs()
+        self.h = h = _Both(self.hl, self.hp)
+        self.proj_cost: np.ndarray | None = None
         # tighter than the subproblems' 1e-7, so a master plan is operable there and the
         # lower bound is not lifted by the optimality tolerance
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
@@ -509,8 +576,9 @@ class _Master:
         self.level_row = self.first_level_row
 
     def _set_objective(self, project: tuple[np.ndarray, np.ndarray] | None) -> None:
+        """Set ``hl``'s objective (``project`` None) or ``hp``'s (distance weights)."""
         n, k = self.n, self.k
-        n_all = self.h.getNumCol()
+        n_all = self.hl.getNumCol()
         cols = np.arange(n_all, dtype=np.int32)
         cost = np.zeros(n_all)
         if project is None:
@@ -518,9 +586,12 @@ class _Master:
             if self.retained:
                 cost[:n] = self.r_cost[:n]
                 cost[self.r_base :] = self.r_cost[n:]
-        else:
-            cost[n + k : 2 * n + k] = project[1]
-        highs_ok(self.h.changeColsCost(len(cols), cols, cost), "master objective")
+            highs_ok(self.hl.changeColsCost(len(cols), cols, cost), "master objective")
+            return
+        cost[n + k : 2 * n + k] = project[1]
+        if self.proj_cost is None or not np.array_equal(cost, self.proj_cost):
+            highs_ok(self.hp.changeColsCost(len(cols), cols, cost), "projection objective")
+            self.proj_cost = cost
 
     def project(self, x_best: np.ndarray, inv_range: np.ndarray, level: float) -> np.ndarray:
         """Return the level-set point nearest ``x_best`` (scaled 1-norm).
@@ -533,20 +604,19 @@ class _Master:
         inf, n = highspy.kHighsInf, self.n
         rows = (self.first_level_row - 2 * n + np.arange(2 * n)).astype(np.int32)
         lo = np.column_stack([-x_best, x_best]).ravel()
-        highs_ok(self.h.changeRowsBounds(2 * n, rows, lo, np.full(2 * n, inf)), "|x| rows")
+        hp = self.hp
+        highs_ok(hp.changeRowsBounds(2 * n, rows, lo, np.full(2 * n, inf)), "|x| rows")
         lv = np.array([self.level_row], dtype=np.int32)
         top = np.array([(level - self.r_offset) / self.scale])
-        highs_ok(self.h.changeRowsBounds(1, lv, np.array([-inf]), top), "level")
+        highs_ok(hp.changeRowsBounds(1, lv, np.array([-inf]), top), "level")
         self._set_objective((x_best, inv_range))
-        ms = self._run()
-        x = np.asarray(self.h.getSolution().col_value, dtype=float)[:n]
-        highs_ok(self.h.changeRowsBounds(1, lv, np.array([-inf]), np.array([inf])), "level")
-        self._set_objective(None)
+        ms = self._run(hp)
         if ms != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"level projection: {self.h.modelStatusToString(ms)}")
-        return x
+            raise RuntimeError(f"level projection: {hp.modelStatusToString(ms)}")
+        return np.asarray(hp.getSolution().col_value, dtype=float)[:n]
 
-    def _run(self) -> Any:
+    @staticmethod
+    def _run(h: Any) -> Any:
         """Run HiGHS; unless optimal (or on an error status), retry cold, then at 1e-7."""
         import highspy
 
@@ -554,15 +624,15 @@ class _Master:
         tries = ((False, 1e-9), (True, 1e-9), (True, 1e-7))
         for cold, tol in tries:
             if cold:
-                highs_ok(self.h.clearSolver(), "clearSolver")
+                highs_ok(h.clearSolver(), "clearSolver")
             for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-                highs_ok(self.h.setOptionValue(name, tol), name)
-            status = self.h.run()
-            if status != highspy.HighsStatus.kError and self.h.getModelStatus() == ok:
+                highs_ok(h.setOptionValue(name, tol), name)
+            status = h.run()
+            if status != highspy.HighsStatus.kError and h.getModelStatus() == ok:
                 break
         for name in ("primal_feasibility_tolerance", "dual_feasibility_tolerance"):
-            highs_ok(self.h.setOptionValue(name, 1e-9), name)
-        return self.h.getModelStatus()
+            highs_ok(h.setOptionValue(name, 1e-9), name)
+        return h.getModelStatus()
 
     def add_cuts(self, cuts: Sequence[Cut]) -> None:
         """Add ``theta_s - g x / S >= (V - g x_k) / S`` for every cut with a value."""
@@ -600,11 +670,11 @@ class _Master:
         """Solve the master, within ``box`` (x bounds) when given; return (USD, x)."""
         import highspy
 
-        ms = self._run()
+        ms = self._run(self.hl)
         if ms != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"master problem: {self.h.modelStatusToString(ms)}")
-        x = np.asarray(self.h.getSolution().col_value, dtype=float)
-        lb = float(self.h.getInfo().objective_function_value) * self.scale + self.r_offset
+            raise RuntimeError(f"master problem: {self.hl.modelStatusToString(ms)}")
+        x = np.asarray(self.hl.getSolution().col_value, dtype=float)
+        lb = float(self.hl.getInfo().objective_function_value) * self.scale + self.r_offset
         return lb, x[: self.n]
 
 
@@ -661,15 +731,16 @@ class DecomposedPlan:
         ``"mean_value"`` or the name of the scenario whose plan served as EV plan.
     iterations : DataFrame
         ``iteration, lower_bound_usd, upper_bound_usd, gap_rel, cuts, master_s,
-        subproblems_s``; iteration 0 is the EV plan's evaluation.
+        subproblems_s, halvings``; iteration 0 is the EV plan's evaluation.
     per_scenario : DataFrame
         ``scenario, weight, hedged_cost_usd, ev_fixed_cost_usd, wait_and_see_cost_usd``.
     first_stage : DataFrame
         ``kind, site, chip, period, value`` (MW for build/liquid, chips otherwise) of
         the hedged plan's non-zero first-stage decisions.
     timings_s : Mapping[str, float]
-        ``setup`` (universe, blocks, induced rows), ``wait_and_see``, ``ev``,
-        ``iterations``, ``total``.
+        ``setup`` (universe, blocks, induced rows), ``wait_and_see`` (the scenarios
+        alone on the workers, and meanwhile the mean-value problem in this process),
+        ``ev`` (the EV plan evaluated in every scenario), ``iterations``, ``total``.
     peak_mb : Mapping[str, float]
         ``client`` and ``workers`` (sum over the block processes) ``ru_maxrss``.
     notes : tuple of str
@@ -714,15 +785,10 @@ class _State:
         return ub
 
 
-def _ev_point(
-    datasets: Sequence[Any],
-    w: np.ndarray,
-    names: Sequence[str],
-    universe: FirstStageUniverse,
-    ws: Sequence[Cut],
-    notes: list[str],
-) -> tuple[np.ndarray, str]:
-    """First stage of the expected-value problem (mean-value scenario, else heaviest)."""
+def _mean_value_point(
+    datasets: Sequence[Any], w: np.ndarray, universe: FirstStageUniverse, notes: list[str]
+) -> np.ndarray | None:
+    """First stage of the mean-value problem; None (with a note) when it has none."""
     from capacity.validation import DataValidationError
 
     try:
@@ -732,12 +798,11 @@ def _ev_point(
     if mv is not None:
         cut = ScenarioBlock([mv], [0], universe).wait_and_see()[0]
         if cut.ok:
-            return cut.point, "mean_value"
+            return cut.point
         notes.append(f"mean-value problem has no optimum ({cut.message}); used the heaviest")
     else:
         notes.append(f"mean-value problem undefined ({why}); used the heaviest scenario's plan")
-    i = int(np.argmax(w))
-    return ws[i].point, names[i]
+    return None
 
 
 def _first_stage_table(
@@ -778,25 +843,27 @@ def _progress(enabled: bool) -> Any:
 
 def _evaluate_operable(
     blocks: _Blocks, state: _State, x: np.ndarray, it: int
-) -> tuple[np.ndarray, list[Cut]]:
+) -> tuple[np.ndarray | None, list[Cut], int]:
     """Evaluate ``x``; when some scenario cannot operate it, halve toward the incumbent.
 
     Every cut of an evaluated point is valid, so the cuts of the operable scenarios
-    are kept; the returned point (operable in every scenario) is the one that
-    counts for the upper bound.
+    are kept; the returned point (operable in every scenario; its cuts are the last
+    ones returned) is the one that counts for the upper bound, None when 30 halvings
+    found none. Also returns the number of halvings.
     """
     extra: list[Cut] = []
-    for _ in range(30):
+    for halvings in range(30):
         cuts = blocks.cuts("evaluate", x)
         bad = [c for c in cuts if not c.ok]
         if not bad:
-            return x, extra + cuts
+            return x, extra + cuts, halvings
         extra += [c for c in cuts if c.ok]
         if state.best_x is None:
             who = ", ".join(f"{state.names[c.scenario]} ({c.message})" for c in bad[:3])
             raise RuntimeError(f"iteration {it}: no operable plan yet; {who}")
         x = state.best_x + 0.5 * (x - state.best_x)
-    return state.best_x if state.best_x is not None else x, extra
+    # no point on the segment was evaluated in every scenario: no upper bound this round
+    return None, extra, 30
 
 
 def _iterate(
@@ -808,7 +875,7 @@ def _iterate(
     max_iter: int,
     on_iteration: Callable[[Mapping[str, float]], None],
     deadline: float = math.inf,
-    kappa: float = 0.3,
+    kappa: float = float(__import__("os").environ.get("HEDGE_KAPPA", "0.3")),
 ) -> float:
     """Run master / subproblem rounds until the gap is at most ``tol``; return the LB.
 
@@ -826,8 +893,9 @@ def _iterate(
             level = lb + kappa * (state.best_ub - lb)
             x = master.project(state.best_x, inv_range, level)
         t1 = time.perf_counter()
-        point, cuts = _evaluate_operable(blocks, state, x, it)
-        state.offer(point, cuts[-len(state.names) :])
+        point, cuts, halvings = _evaluate_operable(blocks, state, x, it)
+        if point is not None:
+            state.offer(point, cuts[-len(state.names) :])
         master.add_cuts(cuts)
         gap = (state.best_ub - lb) / max(abs(state.best_ub), 1.0)
         row = {
@@ -838,6 +906,7 @@ def _iterate(
             "cuts": float(master.n_cuts),
             "master_s": t1 - t0,
             "subproblems_s": time.perf_counter() - t1,
+            "halvings": float(halvings),
         }
         state.rows.append(row)
         on_iteration(row)
@@ -971,13 +1040,19 @@ def _start(
     n_first, table = info[0][0], info[0][1]
     induced = [r for part in info for r in part[2]]
     t_setup = time.perf_counter()
-    ws = blocks.cuts("wait_and_see")
+    # the workers solve the scenarios alone while this process solves the mean value
+    pending = blocks.submit("wait_and_see")
+    x_mv = _mean_value_point(datasets, w, universe, notes)
+    ws = pending()
     for c in ws:
         if not c.ok:
             raise RuntimeError(f"scenario {labels[c.scenario]} alone: {c.message}")
     t_ws = time.perf_counter()
     floors = np.array([c.value for c in ws])
-    x_ev, ev_name = _ev_point(datasets, w, labels, universe, ws, notes)
+    heaviest = int(np.argmax(w))
+    x_ev, ev_name = (
+        (x_mv, "mean_value") if x_mv is not None else (ws[heaviest].point, labels[heaviest])
+    )
     master = _Master(n_first, w, floors, induced)
     if retain > 0:
         keep = _representatives(floors, retain)
