@@ -875,7 +875,7 @@ def _iterate(
     max_iter: int,
     on_iteration: Callable[[Mapping[str, float]], None],
     deadline: float = math.inf,
-    kappa: float = float(__import__("os").environ.get("HEDGE_KAPPA", "0.3")),
+    kappa: float = 0.3,
 ) -> float:
     """Run master / subproblem rounds until the gap is at most ``tol``; return the LB.
 

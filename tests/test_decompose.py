@@ -163,3 +163,27 @@ def test_capacity_first_stage_matches_its_extensive_form_on_sampled_scenarios() 
     full, _, _ = extensive_form_objective(dsets)
     assert full is not None
     assert p.wait_and_see_usd * (1 - 1e-9) <= ef <= full * (1 + 1e-9)
+
+
+def test_a_round_whose_halvings_all_fail_gives_no_upper_bound() -> None:
+    # Scenario b never operates any point: after 30 halvings the round has no point
+    # evaluated in every scenario, so it must not offer one (it once offered the
+    # incumbent with the last 2 cuts, both scenario a's, as its per-scenario values).
+    import math
+
+    from optimizer.decompose import Cut, _evaluate_operable, _State
+
+    class NeverOperable:
+        def cuts(self, name: str, x: np.ndarray) -> list[Cut]:
+            assert name == "evaluate"
+            return [
+                Cut(0, True, 5.0, np.zeros(1), x),
+                Cut(1, False, math.inf, np.zeros(1), x, "infeasible"),
+            ]
+
+    state = _State(("a", "b"), np.array([0.5, 0.5]), best_ub=10.0, best_x=np.zeros(1))
+    point, cuts, halvings = _evaluate_operable(NeverOperable(), state, np.ones(1), 1)  # type: ignore[arg-type]
+    assert point is None and halvings == 30
+    assert len(cuts) == 30 and {c.scenario for c in cuts} == {0}
+    # the halvings approach the incumbent: the last point is 2^-29 from it
+    assert cuts[-1].point[0] == pytest.approx(2.0**-29)
