@@ -2,6 +2,17 @@
 
 One place for each limit, so the app's message, the Streamlit server's setting
 (``server.maxUploadSize``) and the checks agree.
+
+Two limits, on purpose. :data:`MAX_UPLOAD_MB` is the application's limit: the app
+refuses a larger file itself, with a message naming the file and its size, and then
+refuses the *whole* upload (the previous data stays). :data:`MAX_TRANSPORT_MB` is
+the larger cap given to Streamlit (the uploader widget's ``max_upload_size`` and the
+server's ``server.maxUploadSize``): Streamlit's uploader checks that cap in the
+browser and drops a larger file *before the app sees it*, without telling the app
+that a file was dropped (the widget's value lists only the files that arrived). So a
+file between the two limits reaches the app and is refused by name; only a file
+beyond the transport cap can go missing silently, and the Data page says so next to
+the uploader.
 """
 
 from __future__ import annotations
@@ -9,9 +20,22 @@ from __future__ import annotations
 MAX_UPLOAD_MB = 50
 """Largest accepted upload, per file and for a zip's unpacked contents (MiB).
 
-The app checks it on the bytes it reads, and ``capacity app`` starts Streamlit with
-``--server.maxUploadSize`` set to it, so the server itself refuses larger requests.
+The app checks it on the size of every uploaded file before reading any of them,
+and refuses the whole upload when one file is larger.
 """
 
 MAX_UPLOAD_BYTES = MAX_UPLOAD_MB * 1024 * 1024
 """:data:`MAX_UPLOAD_MB` in bytes."""
+
+MAX_TRANSPORT_MB = 200
+"""Largest file Streamlit carries to the app (MiB): the uploader widget's
+``max_upload_size`` and ``capacity app``'s ``--server.maxUploadSize``.
+
+Four times :data:`MAX_UPLOAD_MB` (and Streamlit's own default), so a file that is
+too large by a plausible margin reaches the app and is refused by name instead of
+being dropped in the browser. Streamlit holds each uploaded file in memory until
+the widget is cleared, so this is also the most memory one file can take.
+"""
+
+MAX_TRANSPORT_BYTES = MAX_TRANSPORT_MB * 1024 * 1024
+""":data:`MAX_TRANSPORT_MB` in bytes."""

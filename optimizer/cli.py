@@ -45,15 +45,16 @@ def app_command(port: int, address: str, headless: bool) -> list[str]:
     """Return the ``streamlit run ui/app.py`` command line of ``capacity app``."""
     import sys
 
-    from capacity.limits import MAX_UPLOAD_MB
+    from capacity.limits import MAX_TRANSPORT_MB
 
     script = Path(__file__).resolve().parents[1] / "ui" / "app.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(script)]
     cmd += ["--server.port", str(port), "--server.address", address]
     cmd += ["--server.headless", "true" if headless else "false"]
-    # the server itself refuses uploads above the limit the app states (Streamlit's
-    # default is 200 MB)
-    cmd += ["--server.maxUploadSize", str(MAX_UPLOAD_MB)]
+    # the server carries files up to the uploader's cap (capacity.limits.MAX_TRANSPORT_MB,
+    # above the app's own limit), so a file over the app's limit reaches the app and is
+    # refused by name with the whole upload, instead of being dropped unseen
+    cmd += ["--server.maxUploadSize", str(MAX_TRANSPORT_MB)]
     return cmd + ["--browser.gatherUsageStats", "false"]
 
 

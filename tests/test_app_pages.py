@@ -264,7 +264,7 @@ def test_a_good_zip_upload_replaces_the_data_and_round_trips(
     assert got.name == "mydata"
     assert got.table("demand")["demand_h100e"].tolist() == [1234.0, 800.0]
     assert got.hash == new.hash
-    assert any("Loaded mydata" in t for t in _texts(at.success))
+    assert any(t.startswith("Loaded **mydata** from mydata.zip") for t in _texts(at.success))
 
 
 def test_single_table_upload_replaces_only_that_table(monkeypatch: pytest.MonkeyPatch) -> None:

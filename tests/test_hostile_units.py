@@ -289,13 +289,15 @@ def test_parquet_that_unpacks_beyond_the_limit_is_refused(tmp_path: Path) -> Non
         dataset_from_upload([UploadedFile("demand.parquet", p.read_bytes())], current)
 
 
-def test_app_server_refuses_uploads_above_the_stated_limit() -> None:
-    from capacity.limits import MAX_UPLOAD_MB
+def test_app_server_carries_files_up_to_the_transport_cap_above_the_app_limit() -> None:
+    from capacity.limits import MAX_TRANSPORT_MB, MAX_UPLOAD_MB
     from optimizer.cli import app_command
 
     cmd = app_command(8501, "localhost", True)
     i = cmd.index("--server.maxUploadSize")
-    assert cmd[i + 1] == str(MAX_UPLOAD_MB) == "50"
+    # the server carries what the uploader lets through (200 MB); the app refuses above 50
+    assert cmd[i + 1] == str(MAX_TRANSPORT_MB) == "200"
+    assert MAX_UPLOAD_MB == 50
 
 
 # ----------------------------------------------------------------------------- run IDs

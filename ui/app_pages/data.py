@@ -8,12 +8,14 @@ from capacity.dataset import Dataset
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
 from ui.dataio import (
+    MAX_TRANSPORT_MB,
     MAX_UPLOAD_MB,
+    REFUSED_WHOLE,
     ROW_NUMBERING,
     UploadedFile,
     UploadError,
+    check_upload_sizes,
     column_config,
-    dataset_from_upload,
     dataset_zip_bytes,
     editor_frame,
     errors_by_file,
@@ -26,6 +28,7 @@ from ui.dataio import (
     order_findings,
     release_memory,
     table_of_file,
+    upload_dataset,
 )
 from ui.state import (
     discard_drafts,
@@ -55,42 +58,54 @@ show_flash()
 # ---------------------------------------------------------------- upload / download
 with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is None):
     st.caption(
-        f"Upload one **.zip** of a whole dataset (`<table>.csv` or `<table>.parquet` files, "
-        f"optional `scenarios.yaml`), or single tables named `<table>.csv` / "
-        f"`<table>.parquet` that replace those tables. Limit {MAX_UPLOAD_MB} MB."
+        f"Upload one **.zip** of a whole dataset (every required table as `<table>.csv` or "
+        f"`<table>.parquet`, optional tables, optional `scenarios.yaml`), or single tables "
+        f"named `<table>.csv` / `<table>.parquet` that replace only those tables. "
+        f"**Limit {MAX_UPLOAD_MB} MB per file**: one larger file refuses the whole upload. "
+        f"The uploader's own {MAX_TRANSPORT_MB} MB is what the browser carries: a file over "
+        f"{MAX_TRANSPORT_MB} MB is marked in red in the list and **never reaches the app**, "
+        "which cannot tell it was chosen, so remove it before loading and compare the files "
+        "received (below) with the files you chose."
     )
     uploads = st.file_uploader(
         "Dataset files",
         type=["zip", "csv", "parquet"],
         accept_multiple_files=True,
         key="upload_files",
-        max_upload_size=MAX_UPLOAD_MB,
+        max_upload_size=MAX_TRANSPORT_MB,
     )
+    if uploads:
+        st.caption(
+            f"Received by the app ({len(uploads)} file(s)): "
+            + ", ".join(f"`{u.name}` ({u.size / 1024 / 1024:.1f} MB)" for u in uploads)
+        )
     if st.button("Load uploaded files", key="upload_load", disabled=not uploads):
-        files = [UploadedFile(u.name, u.getvalue()) for u in uploads or []]
+        files: list[UploadedFile] = []
         try:
-            new = dataset_from_upload(files, ss["base_ds"])
+            check_upload_sizes((u.name, u.size) for u in uploads or [])  # before reading any
+            files = [UploadedFile(u.name, u.getvalue()) for u in uploads or []]
+            report = upload_dataset(files, ss["base_ds"])
         except UploadError as e:
             ss["upload_error"] = (str(e), [])
         except DataValidationError as e:
             ss["upload_error"] = (
-                f"The upload has {len(e.errors)} error(s) ({errors_by_file(e.findings)}); "
-                "the previous data is kept.",
+                f"The upload has {len(e.errors)} error(s) ({errors_by_file(e.findings)}). "
+                + REFUSED_WHOLE,
                 list(e.findings),
             )
         except Exception as e:  # noqa: BLE001 - no traceback on the page
             ss["upload_error"] = (f"The upload could not be read: {type(e).__name__}: {e}", [])
         else:
             ss["upload_error"] = None
-            set_dataset(new)
-            flash("success", f"Loaded {new.name} ({', '.join(f.name for f in files)}).")
+            set_dataset(report.dataset)
+            flash("success", report.message())
             st.rerun()
         finally:
             files = []
             release_memory()  # the parsed upload's pages go back to the system
     err = ss.get("upload_error")
     if err:
-        st.error(err[0] + ("" if err[1] else " The previous data is kept."))
+        st.error(err[0] if REFUSED_WHOLE in err[0] else f"{err[0]} {REFUSED_WHOLE}")
         if err[1]:
             show_findings(err[1])
     base = ss["base_ds"]
