@@ -22,6 +22,7 @@ hash equals the active dataset's hash, so an edit never shows a stale plan.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import threading
@@ -50,9 +51,29 @@ from ui.dataio import validate_drafts
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT / "data"
 DATA_ENV = "CAPACITY_DATA"
-SOLVERS = ("highs", "cbc")
 CACHE_ENTRIES = 32
 DEFAULT_SCENARIO = "neutral"
+
+
+@functools.cache
+def solver_choices() -> tuple[tuple[str, str], ...]:
+    """Solvers usable on this machine, as the Plan page offers them: ``(name, label)``.
+
+    From :func:`optimizer.solvers.available_solvers` (``highs`` first when highspy
+    imports, then PuLP's available solvers, so GLPK and SCIP appear when installed);
+    PuLP's bundled CBC is offered by its short name ``cbc``. The label carries the
+    solver's version and says when no shadow prices come back. Read once per process
+    (it runs each solver binary once for its version).
+    """
+    from optimizer.solvers import available_solvers
+
+    out = []
+    for s in available_solvers():
+        name = "cbc" if s.name == "PULP_CBC_CMD" else s.name
+        duals = "" if s.duals else ", no shadow prices"
+        via = "highspy, bulk" if s.name == "highs" else "via PuLP"
+        out.append((name, f"{name} ({s.version}, {via}{duals})"))
+    return tuple(out)
 
 
 def data_dir() -> Path:

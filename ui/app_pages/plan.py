@@ -11,13 +11,13 @@ from ui import charts
 from ui.compose import demand_summary, infeasibility_view
 from ui.formats import fmt_usd
 from ui.state import (
-    SOLVERS,
     active_dataset,
     current_plan,
     flash,
     optimizer_status,
     show_flash,
     solve_and_record,
+    solver_choices,
 )
 
 ss = st.session_state
@@ -31,7 +31,15 @@ if ds is None:
 ok, why = optimizer_status()
 c1, c2, c3, c5, c4 = st.columns([2, 1, 1, 1, 1], vertical_alignment="bottom")
 c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
-solver = c2.selectbox("Solver", SOLVERS, key="solve_solver", persist_state="session")
+solver_labels = dict(solver_choices())
+solver = c2.selectbox(
+    "Solver",
+    list(solver_labels),
+    format_func=solver_labels.__getitem__,
+    key="solve_solver",
+    persist_state="session",
+    help="The solvers usable on this machine (GLPK and SCIP appear when installed).",
+)
 limit = c3.number_input(
     "Time limit [s] (0 = none)",
     min_value=0,

@@ -1,0 +1,51 @@
+"""The Plan page offers every solver usable on this machine, and each one solves."""
+
+from __future__ import annotations
+
+import pytest
+
+from optimizer.solvers import solver_names
+from tests.apptest_helpers import goto, open_app, rerun
+
+
+def test_the_solver_box_lists_the_solvers_available_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at = open_app(monkeypatch)
+    goto(at, "plan")
+    box = at.selectbox(key="solve_solver")
+    expected = ["cbc" if n == "PULP_CBC_CMD" else n for n in solver_names()]
+    assert [o.split(" (")[0] for o in box.options] == expected
+    assert expected[:1] == ["highs"] and "cbc" in expected  # the two the box had before
+    assert box.options[0].startswith("highs (") and box.options[0].endswith(", highspy, bulk)")
+    assert box.value == "highs"
+
+
+@pytest.mark.parametrize("name", ["GLPK_CMD", "SCIP_PY"])
+def test_a_solver_beyond_highs_and_cbc_is_offered_and_solves(
+    monkeypatch: pytest.MonkeyPatch, name: str
+) -> None:
+    if name not in solver_names():
+        pytest.skip(f"{name} is not installed here")
+    at = open_app(monkeypatch)
+    goto(at, "plan")
+    box = at.selectbox(key="solve_solver")
+    label = next(o for o in box.options if o.startswith(f"{name} ("))
+    assert label.endswith(", no shadow prices)")  # GLPK and SCIP return no duals via PuLP
+    box.set_value(name)
+    rerun(at)
+    at.button(key="solve").click()
+    rerun(at)
+    plan = at.session_state["plan"]
+    assert plan.solver == name
+    assert plan.metrics["status"] == "optimal", plan.result.message
+    goto(at, "plan")
+    at.selectbox(key="solve_solver").set_value("highs")
+    rerun(at)
+    at.button(key="solve").click()
+    rerun(at)
+    highs = at.session_state["plan"]
+    assert highs.solver == "highs"
+    assert float(plan.result.objective_usd) == pytest.approx(
+        float(highs.result.objective_usd), rel=1e-9
+    )
