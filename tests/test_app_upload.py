@@ -191,3 +191,27 @@ def test_a_misspelt_file_in_a_zip_is_refused_with_the_name_it_meant(
         for t in errors
     ), errors
     assert at.session_state["base_ds"].name == load_dataset(TINY).name
+
+
+# ----------------------------------------------------------------- without the app
+def test_every_file_over_the_limit_is_named_with_its_size() -> None:
+    from ui.dataio import UploadError, check_upload_sizes
+
+    sizes = [("a.csv", 10), ("b.csv", MAX_UPLOAD_BYTES + 1), ("c.zip", 3 * MAX_UPLOAD_BYTES)]
+    with pytest.raises(UploadError) as e:
+        check_upload_sizes(sizes)
+    assert str(e.value).startswith(
+        "b.csv is 50.0 MB; c.zip is 150.0 MB; the limit is 50 MB per file. The upload is "
+        "refused as a whole"
+    )
+    check_upload_sizes([("a.csv", MAX_UPLOAD_BYTES)])  # exactly at the limit is accepted
+
+
+def test_a_zip_with_one_table_as_csv_and_parquet_is_refused() -> None:
+    from ui.dataio import UploadedFile, UploadError, upload_dataset
+
+    buf = io.BytesIO()
+    pd.read_csv(TINY / "sites.csv").to_parquet(buf, index=False)
+    blob = _zip(extra={"sites.parquet": buf.getvalue()})
+    with pytest.raises(UploadError, match="both sites.csv and sites.parquet; keep one"):
+        upload_dataset([UploadedFile("two.zip", blob)], None)
