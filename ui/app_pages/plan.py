@@ -38,7 +38,6 @@ solver = c2.selectbox(
     format_func=solver_labels.__getitem__,
     key="solve_solver",
     persist_state="session",
-    help="The solvers usable on this machine (GLPK and SCIP appear when installed).",
 )
 limit = c3.number_input(
     "Time limit [s] (0 = none)",
