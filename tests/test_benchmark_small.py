@@ -14,7 +14,19 @@ import pytest
 
 from benchmarks.generate import SIZES, generate
 from benchmarks.linopy_peer import solve_linopy
-from benchmarks.run import REL_TOL, agreement, export_arrays, floor_solve, loglog_slope
+from benchmarks.run import (
+    FORMULATION_REL_TOL,
+    KEEP_MARKER,
+    REL_TOL,
+    agreement,
+    default_formulation,
+    export_arrays,
+    floor_solve,
+    formulations_agree,
+    kept_text,
+    loglog_slope,
+    targets,
+)
 from capacity.scenarios import apply_overrides
 from optimizer import SolveOptions, Status, build_model, solve
 
@@ -48,9 +60,9 @@ def test_three_ways_same_objective(small, ours):
     assert floor["status"] == "Optimal"
     assert peer.status == "optimal"
     rec = {
-        "ours": {"objective_usd": ours.objective_usd},
-        "floor": {"objective_usd": floor["objective_usd"]},
-        "linopy": {"objective_usd": peer.objective_usd},
+        "reference": {"status": "optimal", "objective_usd": ours.objective_usd},
+        "floor": {"status": floor["status"], "objective_usd": floor["objective_usd"]},
+        "linopy": {"status": peer.status, "objective_usd": peer.objective_usd},
     }
     ok, diff = agreement(rec)
     assert ok, diff
@@ -114,9 +126,9 @@ def test_peer_tracks_data_changes(small, ours):
     assert b == pytest.approx(a, rel=REL_TOL)
     ok, _ = agreement(
         {
-            "ours": {"objective_usd": ours.objective_usd},
-            "floor": {"objective_usd": a},
-            "linopy": {"objective_usd": b},
+            "reference": {"status": "optimal", "objective_usd": ours.objective_usd},
+            "floor": {"status": "Optimal", "objective_usd": a},
+            "linopy": {"status": "optimal", "objective_usd": b},
         }
     )
     assert ok is False
@@ -126,3 +138,59 @@ def test_loglog_slope():
     assert loglog_slope([1e3, 1e4, 1e5], [2.0, 20.0, 200.0]) == pytest.approx(1.0)
     assert loglog_slope([1e3, 1e5], [1.0, 100.0**1.5]) == pytest.approx(1.5)
     assert math.isnan(loglog_slope([1.0], [1.0]))
+
+
+def test_formulation_check_compares_only_what_solved():
+    both = {
+        "compact": {"status": "optimal", "objective_usd": 1e11 * (1 + 0.5 * FORMULATION_REL_TOL)},
+        "reference": {"status": "optimal", "objective_usd": 1e11},
+    }
+    ok, diff = formulations_agree(both)
+    assert ok is True
+    assert diff == pytest.approx(0.5 * FORMULATION_REL_TOL)
+    both["compact"]["objective_usd"] = 1e11 * (1 + 2 * FORMULATION_REL_TOL)
+    assert formulations_agree(both)[0] is False
+    # a time-limited run has no optimum: nothing to compare, not a disagreement
+    both["reference"]["status"] = "time_limit_feasible"
+    ok, diff = formulations_agree(both)
+    assert ok is None
+    assert math.isnan(diff)
+
+
+def test_targets_use_the_product_formulation_and_say_when_hedge_was_not_rerun():
+    def rec(size, n, build_s, e2e, peak):
+        o = {
+            "formulation": "reference",
+            "status": "optimal",
+            "objective_usd": 1.0,
+            "n_variables": n,
+            "n_constraints": 1,
+            "stages": {"load": 0.5, "validate": 0.5, "build": build_s},
+            "solve_wall_s": e2e,
+            "peak_mb": peak,
+        }
+        return {"size": size, "reference": o, "compact": {**o, "formulation": "compact"}}
+
+    recs = [rec("default", 1e4, 0.1, 1.0, 200.0), rec("large", 1e6, 10.0, 50.0, 1000.0)]
+    recs[1]["linopy"] = {"status": "optimal", "build_s": 1.0, "solve_s": 199.0}
+    recs.append(rec("xl", 1e7, 100.0, 599.5, 3000.0))
+    got = {t: (v, n) for t, v, n in targets(recs, None)}
+    form = default_formulation()  # compact where this checkout has it
+    # 50 / 200 = 0.25: at the target
+    assert got[f"large: ours ({form}) / linopy end to end <= 0.25"] == (
+        "PASS",
+        "50.0 s / 200.0 s = 0.25",
+    )
+    assert got["large: peak memory < 2 GB"][0] == "PASS"
+    assert got[f"build time log-log slope <= 1.1 ({form}, default..xl)"][0] == "PASS"
+    # xl end to end counts load + validate: 0.5 + 0.5 + 599.5 = 600.5 s > 600 s
+    assert got["xl: optimal in < 600 s end to end"] == ("MISS", f"optimal, 600.5 s ({form})")
+    hedge = [t for t in got if t.startswith("hedged 100-scenario plan")]
+    assert [got[t][0] for t in hedge] == ["MISS (not re-run)"]
+
+
+def test_rewrite_keeps_hand_written_tail(tmp_path):
+    f = tmp_path / "RESULTS.md"
+    assert kept_text(f) == ""
+    f.write_text(f"# old generated\n\n{KEEP_MARKER}\n\n## Hand notes\n")
+    assert kept_text(f) == f"{KEEP_MARKER}\n\n## Hand notes\n"
