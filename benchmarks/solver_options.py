@@ -12,17 +12,17 @@ from typing import Any
 def highs_options(n_columns: int, time_limit_s: float | None = None) -> dict[str, Any]:
     """The HiGHS options ``optimizer.solve`` sets for an LP of ``n_columns`` columns.
 
-    Mirrors ``optimizer.solve._run_highs``: interior point with crossover above
-    ``IPM_THRESHOLD_COLUMNS``, HiGHS defaults (dual simplex) below; the floor and
-    the linopy peer use the same options so all three run the same algorithm.
+    Mirrors ``optimizer.solve._configure_highs`` (``lp_algorithm_options``: interior
+    point above ``IPM_THRESHOLD_COLUMNS``, crossover only when its result is
+    imprecise; HiGHS defaults, the dual simplex, below); the floor and the linopy
+    peer use the same options so all of them run the same algorithm.
     """
     try:
-        from optimizer.solve import IPM_THRESHOLD_COLUMNS
+        from optimizer.solve import lp_algorithm_options
     except ImportError:  # older solve.py: HiGHS defaults throughout
-        IPM_THRESHOLD_COLUMNS = None
-    opts: dict[str, Any] = {}
-    if IPM_THRESHOLD_COLUMNS is not None and n_columns > IPM_THRESHOLD_COLUMNS:
-        opts.update(solver="ipm", run_crossover="on")
+        opts: dict[str, Any] = {}
+    else:
+        opts = dict(lp_algorithm_options(n_columns))
     if time_limit_s is not None:
         opts["time_limit"] = float(time_limit_s)
     return opts

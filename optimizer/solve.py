@@ -16,8 +16,13 @@ Solvers
   (``Highs.passModel`` with a column-wise matrix). PuLP's own ``pulp.HiGHS`` adds
   rows and columns one at a time through Python, which is far slower on large
   models, so it is not used on this path. LPs above ``IPM_THRESHOLD_COLUMNS``
-  columns use HiGHS's interior point method with crossover (the dual simplex
-  stalls on large degenerate instances); smaller ones the dual simplex.
+  columns use HiGHS's interior point method (the dual simplex stalls on large
+  degenerate instances); smaller ones the dual simplex. Crossover to a basic
+  solution runs only when the interior point result is imprecise
+  (``run_crossover="choose"``, :func:`lp_algorithm_options`): at the extra-large
+  benchmark size crossover and its simplex clean-up cost as much again as the
+  interior point solve (``benchmarks/RESULTS.md``); a :class:`HighsSession`, whose
+  warm starts need a basis, always runs it.
 * any PuLP solver (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS`` ...; ``"cbc"``
   is ``PULP_CBC_CMD``): the model is built as a PuLP ``LpProblem`` with readable
   names (:func:`optimizer.pulp_io.build_pulp`) and solved in its own temporary
@@ -320,17 +325,43 @@ def _highs_lp(model: PlanningModel, *, lp_only: bool = False) -> tuple[Any, bool
     return lp, is_mip
 
 
-def _configure_highs(h: Any, options: SolveOptions, *, is_mip: bool, n: int) -> None:
+def lp_algorithm_options(n_columns: int, *, basis: bool = False) -> dict[str, str]:
+    """HiGHS's LP algorithm options for an LP of ``n_columns`` columns.
+
+    Parameters
+    ----------
+    n_columns : int
+        Columns of the LP.
+    basis : bool
+        The caller needs an optimal basis (warm starts): crossover always runs.
+
+    Returns
+    -------
+    dict of str to str
+        Empty up to :data:`IPM_THRESHOLD_COLUMNS` (HiGHS's default, the dual simplex);
+        above it ``solver="ipm"`` and ``run_crossover`` ``"choose"`` (crossover only
+        when the interior point result is imprecise), or ``"on"`` with ``basis``.
+        Measured (benchmarks/RESULTS.md, extra-large, compact formulation): the
+        interior point solve ends optimal at 444 s and crossover plus its simplex
+        clean-up take another 275 s; the optimal objective is the same either way
+        (interior point gap below 1e-8 relative).
+    """
+    if n_columns <= IPM_THRESHOLD_COLUMNS:
+        return {}
+    return {"solver": "ipm", "run_crossover": "on" if basis else "choose"}
+
+
+def _configure_highs(
+    h: Any, options: SolveOptions, *, is_mip: bool, n: int, basis: bool = False
+) -> None:
     """Set time limit, threads, MIP gap and the LP algorithm (see the module docstring)."""
     values: list[tuple[str, Any]] = [("mip_rel_gap", float(options.mip_gap))]
     if options.time_limit_s is not None:
         values.append(("time_limit", float(options.time_limit_s)))
     if options.threads is not None:
         values.append(("threads", int(options.threads)))
-    if not is_mip and n > IPM_THRESHOLD_COLUMNS:
-        # measured: on large, degenerate planning LPs the dual simplex stalls while
-        # the interior point method (+ crossover, so duals are basic) finishes
-        values += [("solver", "ipm"), ("run_crossover", "on")]
+    if not is_mip:
+        values += list(lp_algorithm_options(n, basis=basis).items())
     for name, value in values:
         highs_ok(h.setOptionValue(name, value), f"option {name}={value!r}")
 
@@ -557,7 +588,7 @@ class HighsSession:
         lp, _ = _highs_lp(model, lp_only=True)
         h = new_highs()
         self.highs, self.model = None, None
-        _configure_highs(h, self.options, is_mip=False, n=model.n_variables)
+        _configure_highs(h, self.options, is_mip=False, n=model.n_variables, basis=True)
         _highs_pass(h, lp)
         self.highs, self.model = h, model
         self._arrays = self._bounds(model)
