@@ -724,6 +724,8 @@ def _large_targets(lg: dict[str, Any]) -> list[tuple[str, str, str]]:
         if o.get("solve_cpu_s") and li.get("cpu_s"):
             r = o["solve_cpu_s"] / li["cpu_s"]
             cpu = f" (CPU {o['solve_cpu_s']:.1f} s / {li['cpu_s']:.1f} s = {r:.2f})"
+        if li.get("status") != "optimal":
+            cpu += f"; linopy ended {li.get('status')}: its time is a lower bound"
         out.append(
             (
                 f"large: ours ({o.get('formulation', '?')}) / linopy end to end <= "
