@@ -763,8 +763,7 @@ def _hedge_target(hedge: list[dict[str, Any]] | None) -> tuple[str, str, str]:
         return (
             name,
             "MISS (not re-run)",
-            "not re-run here: the hand-run rows of 2026-11-30 (section 'Hedged plan' below): "
-            "L-shaped not converged at 150 s, 3026 MB vs extensive time limit, 2691 MB",
+            "not re-run by this command: see the hand-run section 'Hedged plan' below",
         )
     by = {r.get("method"): r for r in hedge if r.get("samples") == 100}
     ls, ef = by.get("lshaped", {}), by.get("extensive", {})
