@@ -20,7 +20,7 @@ Solvers
   degenerate instances); smaller ones the dual simplex. Crossover to a basic
   solution runs only when the interior point result is imprecise
   (``run_crossover="choose"``, :func:`lp_algorithm_options`): at the extra-large
-  benchmark size crossover and its simplex clean-up cost as much again as the
+  benchmark size crossover and its simplex clean-up cost 275 s on top of a 444 s
   interior point solve (``benchmarks/RESULTS.md``); a :class:`HighsSession`, whose
   warm starts need a basis, always runs it.
 * any PuLP solver (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS`` ...; ``"cbc"``
