@@ -25,22 +25,11 @@ import yaml
 
 from capacity.csv_safe import to_safe_csv, unescape_formula_cells
 from capacity.override_checks import scenario_match_findings
-from capacity.plausibility import penalty_warnings
+from capacity.revalidate import Validation, revalidate, table_digest, validate_parts
 from capacity.safe_yaml import YamlLimitError, load_yaml
 from capacity.scenarios import Scenario, override_lines, parse_scenarios
 from capacity.schema import SPECS, TABLE_NAMES
-from capacity.validation import (
-    DataValidationError,
-    Finding,
-    check_keys,
-    check_placement,
-    check_public_record,
-    check_references,
-    check_semantics,
-    check_sources,
-    merge_findings,
-    parse_table,
-)
+from capacity.validation import DataValidationError, Finding, merge_findings
 
 SCENARIOS_FILE = "scenarios.yaml"
 META_FILE = "dataset.yaml"
@@ -73,12 +62,14 @@ class Dataset:
     warnings: tuple[Finding, ...] = ()
     scenario: str = "base"
     meta: Mapping[str, Any] = field(default_factory=dict)
+    _validation: Validation | None = field(default=None, repr=False)
     hash: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_tables", MappingProxyType(dict(self._tables)))
         object.__setattr__(self, "scenarios", MappingProxyType(dict(self.scenarios)))
-        object.__setattr__(self, "hash", _content_hash(self._tables, self.scenarios))
+        digests = None if self._validation is None else self._validation.digests
+        object.__setattr__(self, "hash", _content_hash(self._tables, self.scenarios, digests))
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Mapping proxies do not pickle: rebuild from plain dicts (already validated,
@@ -159,9 +150,11 @@ class Dataset:
             With every error found (warnings ride along in ``findings``).
         """
         files = {t: (files or {}).get(t, SPECS[t].filename) for t in TABLE_NAMES}
-        typed, findings = validate_tables(tables, files)
+        typed, record = validate_parts(tables, files)
+        findings = record.findings()
         if any(f.severity == "error" for f in findings):
             raise DataValidationError(findings)
+        default_files = all(files[t] == SPECS[t].filename for t in TABLE_NAMES)
         return cls(
             typed,
             name=name,
@@ -169,6 +162,7 @@ class Dataset:
             warnings=tuple(findings),
             scenario=scenario,
             meta=dict(meta or {}),
+            _validation=record if default_files else None,
         )
 
     def replace(self, *, scenario: str | None = None, **tables: pd.DataFrame) -> Dataset:
@@ -191,14 +185,36 @@ class Dataset:
         for t in tables:
             if t not in SPECS:
                 raise KeyError(f"unknown table {t!r}; tables are {', '.join(TABLE_NAMES)}")
-        merged = {**self._tables, **tables}
-        return Dataset.from_tables(
-            merged,
+        label = self.scenario if scenario is None else scenario
+        files = {t: SPECS[t].filename for t in TABLE_NAMES}
+        done = revalidate(self._tables, self._record(), tables, files)
+        if done is None:  # the horizon changed: validate everything
+            merged = {**self._tables, **tables}
+            return Dataset.from_tables(
+                merged, name=self.name, scenarios=self.scenarios, scenario=label, meta=self.meta
+            )
+        typed, record = done
+        findings = record.findings()
+        if any(f.severity == "error" for f in findings):
+            raise DataValidationError(findings)
+        return Dataset(
+            typed,
             name=self.name,
             scenarios=self.scenarios,
-            scenario=self.scenario if scenario is None else scenario,
+            warnings=tuple(findings),
+            scenario=label,
             meta=self.meta,
+            _validation=record,
         )
+
+    def _record(self) -> Validation:
+        """Return this dataset's validation by parts (made once, from its typed tables)."""
+        if self._validation is None or len(self._validation.reusable) < len(TABLE_NAMES):
+            # made from raw cells: validate the typed tables once, as a replace would
+            files = {t: SPECS[t].filename for t in TABLE_NAMES}
+            object.__setattr__(self, "_validation", validate_parts(self._tables, files)[1])
+        assert self._validation is not None
+        return self._validation
 
     def write(self, directory: str | Path, *, fmt: str = "csv") -> Path:
         """Write the dataset as ``<table>.csv`` (or ``.parquet``) plus its YAML files.
@@ -255,14 +271,15 @@ def _restore(
     )
 
 
-def _content_hash(tables: Mapping[str, pd.DataFrame], scenarios: Mapping[str, Scenario]) -> str:
+def _content_hash(
+    tables: Mapping[str, pd.DataFrame],
+    scenarios: Mapping[str, Scenario],
+    digests: Mapping[str, bytes] | None = None,
+) -> str:
     h = hashlib.sha256()
     for name in sorted(tables):
-        df = tables[name]
-        h.update(name.encode())
-        h.update(json.dumps(list(map(str, df.columns))).encode())
-        if len(df):
-            h.update(pd.util.hash_pandas_object(df.astype(str), index=False).to_numpy().tobytes())
+        known = None if digests is None else digests.get(name)
+        h.update(table_digest(name, tables[name]) if known is None else known)
     for name in sorted(scenarios):
         h.update(json.dumps(scenarios[name].to_dict(), sort_keys=True, default=str).encode())
     return h.hexdigest()
@@ -284,41 +301,8 @@ def validate_tables(
     -------
     (dict of DataFrame, list of Finding)
     """
-    findings: list[Finding] = []
-    typed: dict[str, pd.DataFrame] = {}
-    horizon_last = None
-    if "periods" in tables and len(tables["periods"]) and "period" in tables["periods"]:
-        # the latest quarter, not the last row: an unsorted table is one finding only
-        horizon_last = max(str(p) for p in tables["periods"]["period"])
-    for name in TABLE_NAMES:
-        spec = SPECS[name]
-        raw = tables.get(name)
-        if raw is None:
-            if spec.required:
-                findings.append(
-                    Finding(
-                        "error",
-                        files[name],
-                        None,
-                        None,
-                        None,
-                        f"missing table {name!r} ({spec.description}); "
-                        f"expected file {spec.filename}",
-                    )
-                )
-            raw = pd.DataFrame({c: pd.Series([], dtype=object) for c in spec.column_names})
-        df, fs = parse_table(spec, raw, files[name], horizon_last)
-        findings.extend(fs)
-        findings.extend(check_keys(spec, df, files[name]))
-        typed[name] = df
-    if not any(f.severity == "error" and f.row in (None, 1) for f in findings):
-        findings.extend(check_references(typed, files))
-        findings.extend(check_semantics(typed, files))
-        findings.extend(check_placement(typed, files))
-        findings.extend(check_sources(typed, files))
-        findings.extend(check_public_record(typed, files))
-        findings.extend(penalty_warnings(typed, files))
-    return typed, findings
+    typed, record = validate_parts(tables, files)
+    return typed, record.findings()
 
 
 def read_table_file(path: Path) -> pd.DataFrame:

@@ -209,10 +209,52 @@ def parse_table(
                     + f" Expected columns: {', '.join(table.column_names)}.",
                 )
             )
+    out = parse_columns(table, raw, table.column_names, file, findings, horizon_last)
+    df = pd.DataFrame(out, columns=table.column_names)
+    for col in table.columns:
+        df[col.name] = _column_dtype(col, df[col.name])
+    return df, findings
+
+
+def parse_columns(
+    table: TableSpec,
+    raw: pd.DataFrame,
+    names: Sequence[str],
+    file: str,
+    findings: list[Finding],
+    horizon_last: str | None = None,
+) -> dict[str, pd.Series]:
+    """Parse some columns of one table (the per-column part of :func:`parse_table`).
+
+    Each column is parsed from its own cells only, so re-parsing the columns an
+    override changed gives the same values and findings as parsing the whole table
+    (:meth:`capacity.dataset.Dataset.replace` relies on it).
+
+    Parameters
+    ----------
+    table : TableSpec
+    raw : DataFrame
+        Cells as read or typed values, one row per data row.
+    names : sequence of str
+        Spec columns to parse, in spec order.
+    file : str
+        File name used in findings.
+    findings : list of Finding
+        Appended to, column by column in the order of ``names``.
+    horizon_last : str, optional
+        Last period of the horizon (default of an empty ``commitments.to_period``).
+
+    Returns
+    -------
+    dict of Series
+        Parsed values per column, before the final dtype (see :func:`_column_dtype`).
+    """
+    present = {str(c) for c in raw.columns}
     out: dict[str, pd.Series] = {}
     n = len(raw)
     rownum = np.arange(2, n + 2)
-    for col in table.columns:
+    for name in names:
+        col = table.column(name)
         if col.name not in present:
             if col.required:
                 findings.append(
@@ -233,18 +275,37 @@ def parse_table(
         out[col.name] = _parse_column(
             col, texts, raw[col.name], rownum, file, findings, horizon_last
         )
-    df = pd.DataFrame(out, columns=table.column_names)
-    for col in table.columns:
-        if col.dtype == "float":
-            df[col.name] = df[col.name].astype("float64")
-        elif col.dtype == "int":
-            vals = pd.to_numeric(df[col.name], errors="coerce")
-            # a non-finite cell (inf) is already an error finding; hold it as missing
-            vals = vals.where(np.isfinite(vals.astype("float64")))
-            df[col.name] = vals.astype("Int64") if vals.isna().any() else vals.astype("int64")
-        else:
-            df[col.name] = df[col.name].astype(object)
-    return df, findings
+    return out
+
+
+def _column_dtype(col: Column, values: pd.Series) -> pd.Series:
+    """Return the typed column of a parsed one: float64, int64 (Int64 with gaps) or object."""
+    if col.dtype == "float":
+        return values.astype("float64")
+    if col.dtype == "int":
+        vals = pd.to_numeric(values, errors="coerce")
+        # a non-finite cell (inf) is already an error finding; hold it as missing
+        vals = vals.where(np.isfinite(vals.astype("float64")))
+        return vals.astype("Int64") if vals.isna().any() else vals.astype("int64")
+    return values.astype(object)
+
+
+def typed_columns(
+    table: TableSpec,
+    raw: pd.DataFrame,
+    names: Sequence[str],
+    file: str,
+    horizon_last: str | None = None,
+) -> tuple[dict[str, pd.Series], list[Finding]]:
+    """Parse and type some columns of one table; return the columns and their findings.
+
+    The columns equal those :func:`parse_table` gives for the whole table (same
+    dtype, same values, a RangeIndex), and so do the findings about them.
+    """
+    findings: list[Finding] = []
+    parsed = parse_columns(table, raw, names, file, findings, horizon_last)
+    frame = pd.DataFrame(parsed, columns=list(names))
+    return {c: _column_dtype(table.column(c), frame[c]) for c in names}, findings
 
 
 def _cell_error(file: str, row: Any, column: str, value: str, message: str) -> Finding:

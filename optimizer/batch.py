@@ -122,6 +122,7 @@ from optimizer.batch_folder import (
 )
 from optimizer.case_check import case_problem
 from optimizer.cluster import ClusterLost, ClusterOptions, open_client, wait_each
+from optimizer.reuse_cache import cached, patched_from
 from optimizer.summary import OK_STATUSES
 from optimizer.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
 
@@ -195,7 +196,7 @@ def _changed_columns(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str]) -> li
     if len(a) != len(b) or list(a.columns) != list(b.columns):
         return None
     for k in key:
-        if not (a[k].astype(str).to_numpy() == b[k].astype(str).to_numpy()).all():
+        if not _same_text(a[k], b[k]):
             return None
     out = []
     for c in a.columns:
@@ -204,9 +205,16 @@ def _changed_columns(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str]) -> li
             x, y = va.to_numpy(), vb.to_numpy()
             if not np.array_equal(x, y, equal_nan=True):
                 out.append(c)
-        elif not (va.astype(str).to_numpy() == vb.astype(str).to_numpy()).all():
+        elif not _same_text(va, vb):
             out.append(c)
     return out
+
+
+def _same_text(a: pd.Series, b: pd.Series) -> bool:
+    """Return True when two columns read the same as text (equal values need no text)."""
+    if a is b or (a.dtype == b.dtype and a.equals(b)):
+        return True
+    return bool((a.astype(str).to_numpy() == b.astype(str).to_numpy()).all())
 
 
 _NO_EFFECT = {
@@ -259,7 +267,9 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
     if changes is None:
         return None
     if not changes:
-        return dataclasses.replace(model, datasets=(ds,), commitments=(ds.table("commitments"),))
+        same = dataclasses.replace(model, datasets=(ds,), commitments=(ds.table("commitments"),))
+        patched_from(same, model)
+        return same
     patch = _ModelPatch(model)
     for t, cols in changes.items():
         old, new = base_ds.table(t), ds.table(t)
@@ -309,16 +319,32 @@ class _ModelPatch:
         return self.periods.get_indexer(s.astype(str).to_numpy())
 
     def _set_rows(
-        self, family: str, keycols: list[str], keys: pd.DataFrame, values: np.ndarray, delta: bool
+        self,
+        family: str,
+        keycols: list[str],
+        keys: Callable[[], pd.DataFrame],
+        values: np.ndarray,
+        delta: bool,
+        table: str,
     ) -> None:
-        look = _row_lookup(self.con, family, keycols)
-        k = keys.assign(_v=values)
-        m = look.merge(k, on=keycols, how="inner")
-        rows = m["row"].to_numpy()
+        """Set (or add to) the rhs of ``family`` rows from the rows of input ``table``.
+
+        Which LP row each table row feeds depends only on the model's rows and the
+        table's keys, which a patchable change leaves alone (:func:`_data_changes`):
+        it is computed once per base model (:func:`optimizer.reuse_cache.cached`).
+        """
+
+        def match() -> tuple[np.ndarray, np.ndarray]:
+            look = _row_lookup(self.con, family, keycols)
+            k = keys().assign(_pos=np.arange(len(values)))
+            m = look.merge(k, on=keycols, how="inner")
+            return m["row"].to_numpy(), m["_pos"].to_numpy()
+
+        rows, pos = cached(self.model, ("patch_rows", family, table), match)
         if delta:
-            np.add.at(self.rhs, rows, m["_v"].to_numpy())
+            np.add.at(self.rhs, rows, values[pos])
         else:
-            self.rhs[rows] = m["_v"].to_numpy()
+            self.rhs[rows] = values[pos]
 
     def _term_cols(self, term: str, index: str) -> tuple[np.ndarray, np.ndarray]:
         """Rows of ``cost_terms`` of one term, and the ``index`` code of their column."""
@@ -328,27 +354,34 @@ class _ModelPatch:
 
     def supply_capacity(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
         """``supply_resources.capacity``: rhs of ``supply_resource`` rows."""
-        keys = pd.DataFrame(
-            {"r": _codes_of(new["resource"], self.codes["r"]), "t": self._tidx(new["period"])}
-        )
-        self._set_rows("supply_resource", ["r", "t"], keys, new[c].to_numpy(float), False)
+
+        def keys() -> pd.DataFrame:
+            return pd.DataFrame(
+                {"r": _codes_of(new["resource"], self.codes["r"]), "t": self._tidx(new["period"])}
+            )
+
+        values = new[c].to_numpy(float)
+        self._set_rows("supply_resource", ["r", "t"], keys, values, False, "supply_resources")
         return True
 
     def demand(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
         """``demand.demand_h100e``: rhs of ``demand_balance`` rows (same cells > 0)."""
         if not np.array_equal(old[c].to_numpy() > 0, new[c].to_numpy() > 0):
             return False
-        regions = new["regions"] if "regions" in new else pd.Series("", index=new.index)
-        keys = pd.DataFrame(
-            {
-                "k": _codes_of(new["customer"], self.codes["k"]),
-                "w": _codes_of(new["workload"], self.codes["w"]),
-                "g": _codes_of(regions.fillna("").astype(str).str.strip(), self.codes["g"]),
-                "t": self._tidx(new["period"]),
-            }
-        )
+
+        def keys() -> pd.DataFrame:
+            regions = new["regions"] if "regions" in new else pd.Series("", index=new.index)
+            return pd.DataFrame(
+                {
+                    "k": _codes_of(new["customer"], self.codes["k"]),
+                    "w": _codes_of(new["workload"], self.codes["w"]),
+                    "g": _codes_of(regions.fillna("").astype(str).str.strip(), self.codes["g"]),
+                    "t": self._tidx(new["period"]),
+                }
+            )
+
         keycols = ["k", "w", "g", "t"]
-        self._set_rows("demand_balance", keycols, keys, new[c].to_numpy(float), False)
+        self._set_rows("demand_balance", keycols, keys, new[c].to_numpy(float), False, "demand")
         return True
 
     def site_limit(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
@@ -356,11 +389,14 @@ class _ModelPatch:
         if not np.isfinite(new[c].to_numpy(float)).all():
             return False
         fam = "site_grid" if c == "grid_mw" else "site_water"
-        keys = pd.DataFrame(
-            {"s": _codes_of(new["site"], self.codes["s"]), "t": self._tidx(new["period"])}
-        )
+
+        def keys() -> pd.DataFrame:
+            return pd.DataFrame(
+                {"s": _codes_of(new["site"], self.codes["s"]), "t": self._tidx(new["period"])}
+            )
+
         d = new[c].to_numpy(float) - old[c].to_numpy(float)
-        self._set_rows(fam, ["s", "t"], keys, d, True)
+        self._set_rows(fam, ["s", "t"], keys, d, True, fam)
         return True
 
     def commitment_mw(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
@@ -435,9 +471,9 @@ class _ModelPatch:
     def finish(self, ds: Any) -> Any:
         """Return the patched model for ``ds`` (new rhs; column costs rebuilt from terms)."""
         model, cost_terms = self.model, self.cost_terms
-        con = self.con.copy()
+        con = self.con.copy(deep=False)  # copy-on-write: the base keeps its rhs
         con["rhs"] = self.rhs
-        var = self.var.copy()
+        var = self.var.copy(deep=False)
         disc = ds.table("periods")["discount_factor"].to_numpy(dtype=float)
         wv = np.asarray(model.weights)
         cc = (
@@ -447,7 +483,7 @@ class _ModelPatch:
         )
         cols = cost_terms["col"].to_numpy(np.int64)
         var["cost"] = np.bincount(cols, weights=cc, minlength=len(var))
-        return dataclasses.replace(
+        patched = dataclasses.replace(
             model,
             datasets=(ds,),
             commitments=(ds.table("commitments"),),
@@ -457,6 +493,8 @@ class _ModelPatch:
             const_terms=self.const_terms,
             matrix=self.matrix,
         )
+        patched_from(patched, model)
+        return patched
 
 
 #: The data changes :func:`patch_model` applies without a rebuild, and how.
