@@ -17,6 +17,8 @@ The LP
                      define, check, explain and result rows (``families/*.py``).
     ``model``        build the LP: index sets, variables, the registered families,
                      objective.
+    ``reuse_cache``  index work cached per model structure (a sweep's patched models
+                     share their base's: row lookups, result-table joins).
     ``results``      read a solution back into the result tables.
     ``check``        independent re-check of a plan against the input data.
     ``explain``      infeasibility wording (which limits conflict, and by how much).

@@ -27,6 +27,7 @@ from optimizer.families import BY_NAME, SOFT_FAMILIES
 from optimizer.families.hosting import hosting_exclusions
 from optimizer.model import DEFINITION_FAMILIES, PlanningModel
 from optimizer.results import row_keys
+from optimizer.reuse_cache import cached_for
 
 __all__ = [
     "EXPLAIN_COLUMNS",
@@ -83,6 +84,21 @@ def explain_missing(model: PlanningModel, scenario: int = 0) -> pd.DataFrame:
         500 H100e of training demand in 2026Q1 but no eligible chip is on sale at an
         allowed site".
     """
+    # Which rows have no decision depends on the model's columns and rows and on the
+    # chips' families only: a sweep's patched models (same structure) ask once.
+    chips = model.datasets[scenario].table("chips")
+    if not cached_for(
+        model,
+        ("missing_rows", scenario),
+        (chips,),
+        lambda: bool(len(_explain_missing(model, scenario))),
+    ):
+        return _empty()
+    return _explain_missing(model, scenario)
+
+
+def _explain_missing(model: PlanningModel, scenario: int) -> pd.DataFrame:
+    """Compute :func:`explain_missing` (no cache)."""
     var = model.variables
     con = model.constraints
     serving = var["kind"].isin(["assign", "serve"])  # serve: the compact formulation

@@ -73,6 +73,7 @@ from optimizer.power_results import (
     power_decisions,
     power_sources,
 )
+from optimizer.reuse_cache import cached, cached_for
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "build_out": (
@@ -201,20 +202,18 @@ _ZERO = 1e-9
 def _typed(name: str, df: pd.DataFrame) -> pd.DataFrame:
     cols = TABLE_COLUMNS[name]
     data: dict[str, Any] = {}
+    index = pd.RangeIndex(len(df))
     for c in cols:
         v = df[c].to_numpy() if c in df else np.full(len(df), np.nan)
         if c in TEXT_COLUMNS:
-            data[c] = pd.Series(v, dtype=object).astype(str).astype(str).to_numpy()
+            # text once (str(x) of every cell, as a text column of the table schema)
+            data[c] = pd.Series(v, dtype=object, index=index).astype(str)
         elif c in BOOL_COLUMNS:
-            data[c] = np.asarray(v, dtype=bool)
+            data[c] = pd.Series(np.asarray(v, dtype=bool), index=index)
         else:
-            data[c] = np.asarray(v, dtype=np.float64)
+            data[c] = pd.Series(np.asarray(v, dtype=np.float64), index=index)
     # one construction instead of a column-by-column insert (same frame, faster)
-    out = pd.DataFrame(data, index=range(len(df)), columns=list(cols))
-    for c in cols:
-        if c in TEXT_COLUMNS:
-            out[c] = out[c].astype(str)
-    return out
+    return pd.DataFrame(data, index=index, columns=list(cols))
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
@@ -432,21 +431,35 @@ def family_duals(
         scenario's probability).
     """
     assert family.result is not None
-    con = model.constraints
-    sel = ((con["family"] == family.name) & (con["scenario"] == scenario)).to_numpy()
+    rows, keys = _family_rows(model, scenario, family)
     w = model.weights[scenario]
-    dual = np.zeros(int(sel.sum())) if row_dual is None else row_dual[sel] / (w if w > 0 else 1.0)
-    out: dict[str, Any] = {}
-    for code in family.result.keys:
-        values = con.loc[sel, code]
-        if code == "t":
-            out[CODE_NAMES[code]] = np.asarray(model.periods, dtype=object)[values.to_numpy()]
-        elif code == "j":
-            out[CODE_NAMES[code]] = values.to_numpy()
-        else:
-            out[CODE_NAMES[code]] = _names(model, code, values)
+    dual = np.zeros(len(rows)) if row_dual is None else row_dual[rows] / (w if w > 0 else 1.0)
+    out: dict[str, Any] = dict(keys)
     out[family.result.dual_column] = dual + 0.0  # turn -0.0 into 0.0
     return pd.DataFrame(out)
+
+
+def _family_rows(
+    model: PlanningModel, scenario: int, family: ConstraintFamily
+) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Row ids of one family in one scenario and their key columns (once per structure)."""
+
+    def make() -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        assert family.result is not None
+        con = model.constraints
+        sel = ((con["family"] == family.name) & (con["scenario"] == scenario)).to_numpy()
+        out: dict[str, np.ndarray] = {}
+        for code in family.result.keys:
+            values = con.loc[sel, code]
+            if code == "t":
+                out[CODE_NAMES[code]] = np.asarray(model.periods, dtype=object)[values.to_numpy()]
+            elif code == "j":
+                out[CODE_NAMES[code]] = values.to_numpy()
+            else:
+                out[CODE_NAMES[code]] = _names(model, code, values)
+        return np.flatnonzero(sel), out
+
+    return cached(model, ("family_rows", family.name, scenario), make)
 
 
 def _routed(table: str) -> list[ConstraintFamily]:
@@ -470,9 +483,78 @@ def _merge_duals(
         assert family.result is not None
         d = family_duals(model, row_dual, scenario, family)
         keys = [CODE_NAMES[c] for c in family.result.keys]
-        merged = frame.merge(d, on=keys, how="left", indicator=True)
-        frame = _zero_where_no_row(merged, family.result.dual_column)
+        where = _row_of(model, (table, family.name, scenario), frame, d, keys)
+        if where is None:  # keys not unique: the general merge
+            merged = frame.merge(d, on=keys, how="left", indicator=True)
+            frame = _zero_where_no_row(merged, family.result.dual_column)
+            continue
+        price = d[family.result.dual_column].to_numpy(dtype=float)
+        frame = frame.reset_index(drop=True)
+        frame[family.result.dual_column] = np.where(
+            where >= 0, price[np.maximum(where, 0)] if len(price) else 0.0, 0.0
+        )
     return frame
+
+
+def _row_of(
+    model: PlanningModel,
+    key: tuple[Any, ...],
+    frame: pd.DataFrame,
+    rows: pd.DataFrame,
+    keys: list[str],
+) -> np.ndarray | None:
+    """Position in ``rows`` of each ``frame`` row with the same ``keys`` (-1: none).
+
+    What ``frame.merge(rows, on=keys, how="left")`` pairs, as an index array: computed
+    once per model structure and reused while ``frame``'s key columns stay the same
+    (compared cell by cell). None when ``rows`` repeats a key (a left merge would then
+    repeat ``frame`` rows).
+    """
+    left = tuple(frame[k].to_numpy() for k in keys)
+    right = tuple(rows[k].to_numpy() for k in keys)
+    store = cached(model, ("row_of", key), dict)
+    hit = store.get("keys")
+    if hit is not None and _same_arrays(hit, (*left, *right)):
+        where: np.ndarray | None = store["where"]
+        return where
+    look = rows[keys].assign(_pos=np.arange(len(rows)))
+    if look.duplicated(keys).any():
+        where = None
+    else:
+        m = frame[keys].merge(look, on=keys, how="left")
+        where = m["_pos"].fillna(-1).to_numpy(dtype=np.int64)
+    store["keys"], store["where"] = (*left, *right), where
+    return where
+
+
+def _same_arrays(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> bool:
+    """Return True when two tuples of key columns hold the same cells (same dtypes)."""
+    return len(a) == len(b) and all(
+        x is y or (x.dtype == y.dtype and x.shape == y.shape and bool((x == y).all()))
+        for x, y in zip(a, b, strict=True)
+    )
+
+
+def _gather(
+    model: PlanningModel,
+    key: tuple[Any, ...],
+    frame: pd.DataFrame,
+    source: pd.DataFrame,
+    column: str,
+    keys: list[str],
+) -> np.ndarray:
+    """``source[column]`` on ``frame``'s rows matched by ``keys`` (NaN where no row).
+
+    Same as ``source.set_index(keys)[column].reindex(frame keys)`` for unique keys.
+    """
+    where = _row_of(model, key, frame, source, keys)
+    if where is None:
+        idx = pd.MultiIndex.from_frame(frame[keys])
+        return source.set_index(keys)[column].reindex(idx).to_numpy(dtype=float)
+    vals = source[column].to_numpy(dtype=float)
+    if not len(vals):
+        return np.full(len(frame), np.nan)
+    return np.where(where >= 0, vals[np.maximum(where, 0)], np.nan)
 
 
 def _zero_where_no_row(merged: pd.DataFrame, price_col: str) -> pd.DataFrame:
@@ -685,27 +767,38 @@ def _site_utilisation_table(
     build-out capacities or the dataset's grid / water limits (the family's
     ``ResultRows.used`` / ``ResultRows.capacity`` name the columns).
     """
-    idx = pd.MultiIndex.from_frame(inp.site_periods)
-    used_of = energy.set_index(["site", "period"])
-    capacity_of = build_out.set_index(["site", "period"]).join(
-        [
-            inp.ds.table("site_grid").set_index(["site", "period"])[["grid_mw"]],
-            inp.ds.table("site_water").set_index(["site", "period"])[["water_permit_m3"]],
-        ],
-        how="outer",
-    )
+    sp, model, keys = inp.site_periods, inp.model, ["site", "period"]
+    sources = {
+        "build_out": build_out,
+        "site_grid": inp.ds.table("site_grid"),
+        "site_water": inp.ds.table("site_water"),
+    }
     parts = []
     for family in _routed("site_utilisation"):
         result = family.result
         assert result is not None
-        f = inp.site_periods.copy()
+        f = sp.copy()
         f["limit"] = result.limit
-        f["used"] = used_of[result.used].reindex(idx).fillna(0.0).to_numpy()
-        f["capacity"] = capacity_of[result.capacity].reindex(idx).to_numpy(dtype=float)
+        used = _gather(model, ("su_used", family.name), sp, energy, result.used, keys)
+        f["used"] = np.where(np.isnan(used), 0.0, used)
+        src = next((n for n, df in sources.items() if result.capacity in df), None)
+        if src is None:
+            raise KeyError(result.capacity)
+        f["capacity"] = _gather(
+            model, ("su_capacity", family.name), sp, sources[src], result.capacity, keys
+        )
         f["unit"] = family.unit
         d = family_duals(inp.model, inp.row_dual, inp.scenario, family)
-        merged = f.merge(d, on=["site", "period"], how="left", indicator=True)
-        parts.append(_zero_where_no_row(merged, "shadow_price_usd_per_unit"))
+        where = _row_of(model, ("site_utilisation", family.name, inp.scenario), f, d, keys)
+        if where is None:
+            merged = f.merge(d, on=keys, how="left", indicator=True)
+            parts.append(_zero_where_no_row(merged, "shadow_price_usd_per_unit"))
+            continue
+        price = d["shadow_price_usd_per_unit"].to_numpy(dtype=float)
+        f["shadow_price_usd_per_unit"] = np.where(
+            where >= 0, price[np.maximum(where, 0)] if len(price) else 0.0, 0.0
+        )
+        parts.append(f)
     out = pd.concat(parts, ignore_index=True)
     capv = out["capacity"].to_numpy(dtype=float)
     out["utilisation"] = np.where(capv > 0, out["used"] / np.where(capv > 0, capv, 1.0), np.nan)
@@ -1049,34 +1142,65 @@ def _shadow_prices(
     model: PlanningModel, x: np.ndarray, row_dual: np.ndarray | None, scenario: int
 ) -> pd.DataFrame:
     con = model.constraints
-    sel = ((con["scenario"] == scenario) & ~con["family"].isin(DEFINITION_FAMILIES)).to_numpy()
-    c = con.loc[sel]
-    lhs = model.matrix[np.flatnonzero(sel)] @ np.asarray(x)
-    rhs = c["rhs"].to_numpy(dtype=float)
-    le = (c["sense"] == "<=").to_numpy()
-    slack = np.where(le, rhs - lhs, lhs - rhs)
+    rows, fixed = _shadow_rows(model, scenario)
+    sub = cached_for(
+        model, ("shadow_matrix", scenario), (model.matrix,), lambda: model.matrix[rows]
+    )
+    lhs = sub @ np.asarray(x)
+    rhs = con["rhs"].to_numpy(dtype=float)[rows]
+    slack = np.where(fixed["le"], rhs - lhs, lhs - rhs)
     w = model.weights[scenario]
-    dual = np.zeros(len(c)) if row_dual is None else row_dual[sel] / (w if w > 0 else 1.0)
+    dual = np.zeros(len(rows)) if row_dual is None else row_dual[rows] / (w if w > 0 else 1.0)
     dual = dual + 0.0  # turn -0.0 into 0.0
-    fam = c["family"].astype(str).to_numpy()
+    su = model.datasets[scenario].table("supply_resources")
+    unit = cached_for(
+        model, ("shadow_units", scenario), (su,), lambda: _shadow_units(model, su, fixed)
+    )
+    return pd.DataFrame(
+        {
+            "family": fixed["family"],
+            "period": fixed["period"],
+            "key": fixed["key"],
+            "shadow_price": dual,
+            "unit": unit,
+            "slack": slack,
+            "binding": slack <= 1e-6 * (1 + np.abs(rhs)),
+        }
+    )
+
+
+def _shadow_rows(model: PlanningModel, scenario: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
+    """Rows of the shadow_prices table and their fixed columns (once per structure)."""
+
+    def make() -> tuple[np.ndarray, dict[str, np.ndarray]]:
+        con = model.constraints
+        sel = ((con["scenario"] == scenario) & ~con["family"].isin(DEFINITION_FAMILIES)).to_numpy()
+        c = con.loc[sel]
+        fixed = {
+            "family": c["family"].astype(str).to_numpy(),
+            "r": c["r"].to_numpy(),
+            "le": (c["sense"] == "<=").to_numpy(),
+            "period": np.asarray(model.periods, dtype=object)[c["t"].to_numpy()],
+            "key": row_keys(model, c, scenario),
+        }
+        return np.flatnonzero(sel), fixed
+
+    return cached(model, ("shadow_rows", scenario), make)
+
+
+def _shadow_units(
+    model: PlanningModel, su: pd.DataFrame, fixed: dict[str, np.ndarray]
+) -> np.ndarray:
+    """``USD/<unit>`` of each shadow-price row (a supply resource's own unit)."""
+    fam = fixed["family"]
     units = (
         np.array([FAMILIES[f] for f in fam], dtype=object)
         if len(fam)
         else np.zeros(0, dtype=object)
     )
     if (fam == "supply_resource").any():
-        su = model.datasets[scenario].table("supply_resources")
         ru = dict(zip(su["resource"].astype(str), su["unit"].astype(str), strict=True))
-        rn = np.asarray(model.codes["r"], dtype=object)[c["r"].to_numpy()[fam == "supply_resource"]]
+        rn = np.asarray(model.codes["r"], dtype=object)[fixed["r"][fam == "supply_resource"]]
         units[fam == "supply_resource"] = [ru.get(x_, "unit") for x_ in rn]
-    return pd.DataFrame(
-        {
-            "family": fam,
-            "period": np.asarray(model.periods, dtype=object)[c["t"].to_numpy()],
-            "key": row_keys(model, c, scenario),
-            "shadow_price": dual,
-            "unit": "USD/" + pd.Series(units, dtype=object).astype(str).to_numpy(),
-            "slack": slack,
-            "binding": slack <= 1e-6 * (1 + np.abs(rhs)),
-        }
-    )
+    out: np.ndarray = "USD/" + pd.Series(units, dtype=object).astype(str).to_numpy()
+    return out

@@ -37,6 +37,7 @@ FORBIDDEN_THIRD_PARTY = {
 OPTIMIZER_RANKS = {
     # the LP: build, solve, read back
     "optimizer.model": 0,  # the LP and its constraint families (and optimizer.families.*)
+    "optimizer.reuse_cache": 0,  # per-structure caches a sweep's patched models share
     "optimizer.results": 1,
     "optimizer.power_results": 1,  # power_sources and power_decisions (issue 12)
     "optimizer.check": 1,
