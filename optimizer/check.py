@@ -79,7 +79,13 @@ def _check_eligibility(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_frames(ds: Any, fr: dict[str, pd.DataFrame], tolerance: float = 1e-6) -> pd.DataFrame:
+def check_frames(
+    ds: Any,
+    fr: dict[str, pd.DataFrame],
+    tolerance: float = 1e-6,
+    *,
+    fleet: pd.DataFrame | None = None,
+) -> pd.DataFrame:
     """Check domain decision values of one scenario against the dataset.
 
     Runs the bounds check, every registered family's ``check``
@@ -96,13 +102,16 @@ def check_frames(ds: Any, fr: dict[str, pd.DataFrame], tolerance: float = 1e-6) 
     tolerance : float
         Relative tolerance (violation > tolerance * (1 + scale) is reported; see
         :func:`optimizer.families.base.violations`).
+    fleet : DataFrame, optional
+        ``fleet_values(ds, fr)`` when the caller already has it (the result tables of
+        the same solve); computed from ``fr`` when None.
 
     Returns
     -------
     DataFrame
         ``family, constraint, keys, lhs, rhs, violation`` (empty when feasible).
     """
-    inputs = CheckInputs(ds, fr, fleet_values(ds, fr), tolerance)
+    inputs = CheckInputs(ds, fr, fleet_values(ds, fr) if fleet is None else fleet, tolerance)
     out = _check_bounds(inputs)
     out.extend(family.check(inputs) for family in REGISTRY if family.check is not None)
     out.append(_check_eligibility(inputs))

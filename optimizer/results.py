@@ -249,13 +249,35 @@ def solution_frames(
         ``serve`` (chip, region, customer, workload, demand_regions, period), and its
         ``assign`` is their split (:func:`optimizer.families.region.split_region_service`).
     """
+    val = np.asarray(x, dtype=float) * model.variables["scale"].to_numpy()
+    out: dict[str, pd.DataFrame] = {}
+    for k, (cols, keys) in _frame_keys(model, scenario).items():
+        f = keys.copy(deep=False)  # copy-on-write: the cached key frame never changes
+        f["value"] = val[cols]
+        out[k] = f
+    return out
+
+
+def _frame_keys(model: PlanningModel, scenario: int) -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
+    """Columns of each decision kind and their domain keys (once per model structure)."""
+
+    def make() -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
+        made = _make_frame_keys(model, scenario)
+        return {k: (cols, pd.DataFrame(keys)) for k, (cols, keys) in made.items()}
+
+    return cached(model, ("frame_keys", scenario), make)
+
+
+def _make_frame_keys(
+    model: PlanningModel, scenario: int
+) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """Compute :func:`_frame_keys` (column ids, then key arrays, per decision kind)."""
     var = model.variables
-    val = np.asarray(x, dtype=float) * var["scale"].to_numpy()
     sc = var["scenario"].to_numpy()
     kind = var["kind"].to_numpy()
     per = np.asarray(model.periods, dtype=object)
     names = {k: np.asarray(v, dtype=object) for k, v in model.codes.items()}
-    out: dict[str, pd.DataFrame] = {}
+    out: dict[str, tuple[np.ndarray, dict[str, np.ndarray]]] = {}
     spec = {
         "build": (("site", "s"),),
         "liquid": (("site", "s"),),
@@ -279,23 +301,22 @@ def solution_frames(
     for k, cols in spec.items():
         sel = (kind == k) & ((sc == -1) | (sc == scenario))
         v = var.loc[sel]
-        f = pd.DataFrame({name: names[code][v[code].to_numpy()] for name, code in cols})
-        f["period"] = per[v["t"].to_numpy()]
-        f["value"] = val[sel]
-        out[k] = f
+        keys = {name: names[code][v[code].to_numpy()] for name, code in cols}
+        keys["period"] = per[v["t"].to_numpy()]
+        out[k] = (np.flatnonzero(sel), keys)
     sel = (kind == "breach") & (sc == scenario)
     v = var.loc[sel]
     com = model.commitments[scenario].reset_index(drop=True)
     j = v["j"].to_numpy()
-    out["breach"] = pd.DataFrame(
+    out["breach"] = (
+        np.flatnonzero(sel),
         {
             "j": j,
             "customer": com["customer"].astype(str).to_numpy()[j],
             "family": com["family"].astype(str).to_numpy()[j],
             "from_period": com["from_period"].astype(str).to_numpy()[j],
             "period": per[v["t"].to_numpy()],
-            "value": val[sel],
-        }
+        },
     )
     _add_compact_frames(model, x, scenario, out)
     return out
@@ -584,17 +605,22 @@ class _Inputs:
         row_dual: np.ndarray | None,
         scenario: int,
         frames: Mapping[str, pd.DataFrame],
+        fleet: pd.DataFrame | None = None,
     ) -> None:
         self.model, self.x, self.row_dual, self.scenario = model, x, row_dual, scenario
         self.frames = frames
         self.ds = model.datasets[scenario]
         self.periods = list(model.periods)
-        self.sites = self.ds.table("sites").set_index("site")
+        sites = self.ds.table("sites")
+        self.sites = sites.set_index("site")
         self.chips = self.ds.table("chips").set_index("chip")
-        self.site_periods = self.ds.table("sites")[["site"]].merge(
-            pd.DataFrame({"period": self.periods}), how="cross"
+        self.site_periods = cached_for(
+            model,
+            ("site_periods",),
+            (sites,),
+            lambda: sites[["site"]].merge(pd.DataFrame({"period": self.periods}), how="cross"),
         )
-        self.fleet = fleet_values(self.ds, frames)
+        self.fleet = fleet_values(self.ds, frames) if fleet is None else fleet
         assign = frames["assign"]
         self.assigned_by_chip_site = (
             assign.groupby(["chip", "site", "period"], as_index=False)["value"]
@@ -936,6 +962,7 @@ def make_tables(
     scenario: int = 0,
     *,
     frames: Mapping[str, pd.DataFrame] | None = None,
+    fleet: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Build every result table of one scenario.
 
@@ -950,6 +977,9 @@ def make_tables(
     frames : Mapping[str, DataFrame], optional
         ``solution_frames(model, x, scenario)`` when the caller already has them
         (read only, not modified).
+    fleet : DataFrame, optional
+        ``fleet_values(model.datasets[scenario], frames)`` when the caller already has
+        it (read only; the checker of the same solve shares it).
 
     Returns
     -------
@@ -957,7 +987,7 @@ def make_tables(
         The tables listed in the module docstring.
     """
     fr = solution_frames(model, x, scenario) if frames is None else frames
-    inp = _Inputs(model, x, row_dual, scenario, fr)
+    inp = _Inputs(model, x, row_dual, scenario, fr, fleet)
     out: dict[str, pd.DataFrame] = {}
     out["build_out"] = _build_out_table(inp)
     out["fleet"] = _fleet_table(inp)

@@ -82,6 +82,7 @@ from optimizer.model import (
 )
 from optimizer.results import (
     empty_tables,
+    fleet_values,
     fragmentation_message,
     make_tables,
     solution_frames,
@@ -1207,12 +1208,13 @@ def _scenario_result(
     else:
         t = time.perf_counter()
         frames = solution_frames(model, raw.x, i)  # shared by tables and checker
-        made = make_tables(model, raw.x, _duals(raw, model), i, frames=frames)
+        fleet = fleet_values(ds, frames)  # likewise
+        made = make_tables(model, raw.x, _duals(raw, model), i, frames=frames, fleet=fleet)
         tables = tidy_tables(made, options.check_tolerance)  # no -0.0, no -1e-10 chips
         tables["calibration"] = calibration_table(tables, ds)
         timings["results"] = time.perf_counter() - t
         t = time.perf_counter()
-        viol = check_frames(ds, frames, options.check_tolerance)
+        viol = check_frames(ds, frames, options.check_tolerance, fleet=fleet)
         timings["check"] = time.perf_counter() - t
         obj = float(tables["costs"]["cost_usd"].sum())
         inf_i = gaps.assign(scenario=i) if len(gaps) else None

@@ -79,11 +79,13 @@ def tidy_tables(tables: Mapping[str, pd.DataFrame], tolerance: float) -> dict[st
         if not cols or df.empty:
             out[name] = df
             continue
-        df = df.copy()
+        df = df.copy(deep=False)  # copy-on-write: columns not snapped are shared
         values = df[cols].to_numpy(dtype=float)
         finite = values[np.isfinite(values)]
         scale = float(np.abs(finite).max()) if finite.size else 0.0  # the table's magnitude
         for c in cols:
-            df[c] = snap_column(df[c].to_numpy(), tolerance, scale)
+            v = df[c].to_numpy(dtype=float)
+            if ((v <= 0.0) & np.isfinite(v)).any():  # else snapping changes nothing
+                df[c] = snap_column(v, tolerance, scale)
         out[name] = df
     return out

@@ -394,7 +394,7 @@ def violations(
     magnitude = magnitude[np.isfinite(magnitude)]
     family_scale = FAMILY_SCALE_SHARE * float(magnitude.max()) if len(magnitude) else 0.0
     bad = excess > tolerance * (1.0 + np.maximum(np.abs(rhs), family_scale))
-    k = keys.astype(str).to_numpy()[bad]
+    k = pd.Series(keys)[bad].astype(str).to_numpy()  # text of the violated rows only
     return pd.DataFrame(
         {
             "family": family,
