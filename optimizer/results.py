@@ -533,15 +533,14 @@ def _row_of(
     """
     left = tuple(frame[k].to_numpy() for k in keys)
     right = tuple(rows[k].to_numpy() for k in keys)
-    store = cached(model, ("row_of", key), dict)
+    store: dict[str, Any] = cached(model, ("row_of", key), dict)
     hit = store.get("keys")
     if hit is not None and _same_arrays(hit, (*left, *right)):
-        where: np.ndarray | None = store["where"]
-        return where
+        found: np.ndarray | None = store["where"]
+        return found
     look = rows[keys].assign(_pos=np.arange(len(rows)))
-    if look.duplicated(keys).any():
-        where = None
-    else:
+    where: np.ndarray | None = None
+    if not look.duplicated(keys).any():
         m = frame[keys].merge(look, on=keys, how="left")
         where = m["_pos"].fillna(-1).to_numpy(dtype=np.int64)
     store["keys"], store["where"] = (*left, *right), where
