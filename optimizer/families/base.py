@@ -514,6 +514,17 @@ def _site_frame(dataset: Any, frames: Mapping[str, pd.DataFrame], kind: str) -> 
     frame = frames.get(kind)
     if frame is None or frame.empty:
         return pd.Series(0.0, index=index)
+    si = pd.Index(sites.to_numpy()).get_indexer(frame["site"].to_numpy())
+    ti = pd.Index(list(dataset.periods)).get_indexer(frame["period"].to_numpy())
+    n = len(dataset.periods)
+    flat = si * n + ti
+    if (si >= 0).all() and (ti >= 0).all() and len(np.unique(flat)) == len(flat):
+        # one row per (site, period): the sum of a group of one, without the groupby
+        # (``+ 0.0``: a lone -0.0 sums to 0.0; a missing value sums to 0.0 too)
+        v = frame["value"].to_numpy(dtype=float)
+        out = np.zeros(len(index))
+        out[flat] = np.where(np.isnan(v), 0.0, v) + 0.0
+        return pd.Series(out, index=index)
     values = frame.groupby(["site", "period"])["value"].sum()
     return values.reindex(index).fillna(0.0)
 

@@ -190,6 +190,11 @@ def define_site_water(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 # ------------------------------------------------------------------------------ check
 def _by_site_period(values: pd.Series, frame: pd.DataFrame, on: pd.DataFrame) -> pd.Series:
     """``values`` (aligned with ``frame``'s site, period) reindexed on ``on``'s pairs."""
+    vals = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
+    if len(frame) == len(on) and all(
+        bool((frame[c].to_numpy() == on[c].to_numpy()).all()) for c in ("site", "period")
+    ):
+        return pd.Series(vals)  # the same pairs in the same order: nothing to move
     indexed = pd.Series(
         values.to_numpy() if isinstance(values, pd.Series) else values,
         index=pd.MultiIndex.from_frame(frame[["site", "period"]]),
