@@ -1207,8 +1207,7 @@ def _scenario_result(
             inf_i = gp if inf_i is None else pd.concat([inf_i, gp], ignore_index=True)
     else:
         t = time.perf_counter()
-        frames = solution_frames(model, raw.x, i)  # shared by tables and checker
-        fleet = fleet_values(ds, frames)  # likewise
+        fleet = fleet_values(ds, frames := solution_frames(model, raw.x, i))  # tables, checker
         made = make_tables(model, raw.x, _duals(raw, model), i, frames=frames, fleet=fleet)
         tables = tidy_tables(made, options.check_tolerance)  # no -0.0, no -1e-10 chips
         tables["calibration"] = calibration_table(tables, ds)
