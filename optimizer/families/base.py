@@ -394,6 +394,26 @@ def violations(
     magnitude = magnitude[np.isfinite(magnitude)]
     family_scale = FAMILY_SCALE_SHARE * float(magnitude.max()) if len(magnitude) else 0.0
     bad = excess > tolerance * (1.0 + np.maximum(np.abs(rhs), family_scale))
+    if not bad.any():  # the usual answer: the family's empty frame, made once
+        if family not in _NO_VIOLATIONS:
+            _NO_VIOLATIONS[family] = _violation_rows(family, keys, lhs, rhs, excess, bad)
+        return _NO_VIOLATIONS[family].copy()
+    return _violation_rows(family, keys, lhs, rhs, excess, bad)
+
+
+#: The empty violations frame of each family (copied out, never handed out itself).
+_NO_VIOLATIONS: dict[str, pd.DataFrame] = {}
+
+
+def _violation_rows(
+    family: str,
+    keys: Any,
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    excess: np.ndarray,
+    bad: np.ndarray,
+) -> pd.DataFrame:
+    """Return the violations frame of the rows marked ``bad``."""
     k = pd.Series(keys)[bad].astype(str).to_numpy()  # text of the violated rows only
     return pd.DataFrame(
         {
