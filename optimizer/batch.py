@@ -19,8 +19,8 @@ name. The folder reads with ``pyarrow.dataset`` and DuckDB
 Invalid cases
 -------------
 Before anything is solved, every case still to run has its overrides applied to the base
-dataset in the client (:func:`validate_cases`; only what the overrides touch is re-
-validated, :mod:`capacity.revalidate`). A case whose data no longer validates (a grid
+dataset in the client (:func:`validate_cases`; only what the overrides touch is
+re-validated, :mod:`capacity.revalidate`). A case whose data no longer validates (a grid
 level that takes a PUE below 1) is not sent to the cluster: it is recorded at once with
 ``state: "failed"``, ``status: "invalid_data"``, its error findings under ``findings``
 (file, row, column, value, message) and as text under ``error`` (no traceback: it is a
