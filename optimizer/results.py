@@ -255,6 +255,7 @@ def solution_frames(
         f = keys.copy(deep=False)  # copy-on-write: the cached key frame never changes
         f["value"] = val[cols]
         out[k] = f
+    _add_compact_frames(model, x, scenario, out)  # value-dependent split: every time
     return out
 
 
@@ -318,7 +319,6 @@ def _make_frame_keys(
             "period": per[v["t"].to_numpy()],
         },
     )
-    _add_compact_frames(model, x, scenario, out)
     return out
 
 
