@@ -117,6 +117,7 @@ from optimizer.batch_folder import (
     read_batch_manifest,
     remove_stale_temp_files,
     start_run,
+    summary_row,
     sweep_id,
     write_summary_csv,
 )
@@ -1181,25 +1182,7 @@ def batch_summary(
     skipped = skipped or set()
     for c in cases:
         e = (manifest.get("scenarios") or {}).get(c.name, {})
-        o = e.get("outcomes") or {}
-        row: dict[str, Any] = {"scenario": c.name, "kind": c.kind}
-        for k, v in c.params.items():
-            row[f"param_{k}"] = v
-        row.update(
-            state=e.get("state", "missing"),
-            status=e.get("status", ""),
-            objective_usd=e.get("objective_usd"),
-            total_cost_usd=o.get("total_cost_usd"),
-            unmet_h100e=o.get("unmet_h100e"),
-            trainium_share=o.get("trainium_share"),
-            breach_mw=o.get("breach_mw"),
-            binding_families=";".join(o.get("binding_families") or []),
-            binding_limits=";".join(o.get("binding_limits") or []),
-            time_s=e.get("time_s"),
-            skipped=c.name in skipped,
-            error=(e.get("error") or "").splitlines()[0] if e.get("error") else "",
-        )
-        rows.append(row)
+        rows.append(summary_row(c.name, c.kind, c.params, e, skipped=c.name in skipped))
     return pd.DataFrame(rows)
 
 

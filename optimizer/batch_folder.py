@@ -144,28 +144,41 @@ def merge_case(out: Path, name: str, entry: Mapping[str, Any], updated: str) -> 
     return doc
 
 
+def summary_row(
+    name: str, kind: str, params: Mapping[str, Any], entry: Mapping[str, Any], *, skipped: bool
+) -> dict[str, Any]:
+    """Return one ``batch_summary.csv`` row from a case's manifest entry (outcomes flattened).
+
+    Keys: ``scenario, kind, param_<name>..., state, status, objective_usd, total_cost_usd,
+    unmet_h100e, trainium_share, breach_mw, binding_families, binding_limits, time_s,
+    skipped, error`` (the error's first line).
+    """
+    e, o = entry, entry.get("outcomes") or {}
+    row: dict[str, Any] = {"scenario": name, "kind": kind}
+    row.update({f"param_{k}": v for k, v in params.items()})
+    row.update(
+        state=e.get("state", "missing"),
+        status=e.get("status", ""),
+        objective_usd=e.get("objective_usd"),
+        total_cost_usd=o.get("total_cost_usd"),
+        unmet_h100e=o.get("unmet_h100e"),
+        trainium_share=o.get("trainium_share"),
+        breach_mw=o.get("breach_mw"),
+        binding_families=";".join(o.get("binding_families") or []),
+        binding_limits=";".join(o.get("binding_limits") or []),
+        time_s=e.get("time_s"),
+        skipped=skipped,
+        error=(e.get("error") or "").splitlines()[0] if e.get("error") else "",
+    )
+    return row
+
+
 def _other_rows(doc: Mapping[str, Any], names: set[str]) -> list[dict[str, Any]]:
     rows = []
     for name, e in (doc.get("scenarios") or {}).items():
         if name in names:
             continue
-        o = e.get("outcomes") or {}
-        row: dict[str, Any] = {"scenario": name, "kind": e.get("kind", "")}
-        row.update({f"param_{k}": v for k, v in (e.get("params") or {}).items()})
-        row.update(
-            state=e.get("state", "missing"),
-            status=e.get("status", ""),
-            objective_usd=e.get("objective_usd"),
-            total_cost_usd=o.get("total_cost_usd"),
-            unmet_h100e=o.get("unmet_h100e"),
-            trainium_share=o.get("trainium_share"),
-            breach_mw=o.get("breach_mw"),
-            binding_families=";".join(o.get("binding_families") or []),
-            binding_limits=";".join(o.get("binding_limits") or []),
-            time_s=e.get("time_s"),
-            skipped=True,
-            error=(e.get("error") or "").splitlines()[0] if e.get("error") else "",
-        )
+        row = summary_row(name, e.get("kind", ""), e.get("params") or {}, e, skipped=True)
         rows.append(row)
     return rows
 

@@ -91,7 +91,7 @@ from optimizer.model import (
     build_stochastic_model,
     first_stage_universe,
 )
-from optimizer.risk import default_tornado_parameters, mean_value_dataset
+from optimizer.risk import default_tornado_parameters, mean_value_dataset, uniform_monte_carlo
 from optimizer.solve import SolveOptions, _highs_lp, _highs_pass, highs_ok, new_highs
 from optimizer.sweep import MonteCarloSpec
 
@@ -132,24 +132,7 @@ def sample_scenarios(
         raise ValueError(f"samples must be >= 1, got {samples}")
     start = apply_scenario(ds, base) if base and base in ds.scenarios else ds
     params = default_tornado_parameters(start)
-    spec = MonteCarloSpec.model_validate(
-        {
-            "samples": samples,
-            "seed": seed,
-            "parameters": [
-                {
-                    "name": p.name,
-                    "overrides": [dict(t) for t in p.templates],
-                    "distribution": {
-                        "kind": "uniform",
-                        "low": float(min(p.low, p.high)),
-                        "high": float(max(p.low, p.high)),
-                    },
-                }
-                for p in params
-            ],
-        }
-    )
+    spec = MonteCarloSpec.model_validate(uniform_monte_carlo(params, samples, seed))
     draws = spec.draw()
     names, dsets, notes = [], [], []
     for k in range(samples):

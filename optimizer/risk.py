@@ -101,6 +101,43 @@ class TornadoParameter:
         return [fill_level(t, level) for t in self.templates]
 
 
+def uniform_monte_carlo(
+    parameters: Sequence[TornadoParameter], samples: int, seed: int
+) -> dict[str, Any]:
+    """Return a Monte Carlo sweep mapping drawing each group uniformly between its levels.
+
+    Parameters
+    ----------
+    parameters : sequence of TornadoParameter
+        Parameter groups (templates plus low and high levels); every one is drawn.
+    samples, seed : int
+        Number of draws and the seed of ``numpy.random.default_rng``.
+
+    Returns
+    -------
+    dict
+        ``{"samples", "seed", "parameters": [{"name", "overrides", "distribution"}]}``,
+        accepted by :class:`optimizer.sweep.MonteCarloSpec` (uniform on
+        ``[min(low, high), max(low, high)]``).
+    """
+    return {
+        "samples": int(samples),
+        "seed": int(seed),
+        "parameters": [
+            {
+                "name": p.name,
+                "overrides": [dict(t) for t in p.templates],
+                "distribution": {
+                    "kind": "uniform",
+                    "low": float(min(p.low, p.high)),
+                    "high": float(max(p.low, p.high)),
+                },
+            }
+            for p in parameters
+        ],
+    }
+
+
 def _resources(ds: Any, pred: Callable[[str], bool]) -> list[str]:
     return sorted({r for r in ds.table("supply_resources")["resource"].astype(str) if pred(r)})
 

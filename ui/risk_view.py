@@ -57,23 +57,10 @@ def monte_carlo_spec(
     dict
         A mapping accepted by ``optimizer.risk.monte_carlo``.
     """
+    from optimizer.risk import uniform_monte_carlo
+
     chosen = [p for p in parameters if p.name in set(names)]
-    return {
-        "samples": int(samples),
-        "seed": int(seed),
-        "parameters": [
-            {
-                "name": p.name,
-                "overrides": [dict(t) for t in p.templates],
-                "distribution": {
-                    "kind": "uniform",
-                    "low": float(min(p.low, p.high)),
-                    "high": float(max(p.low, p.high)),
-                },
-            }
-            for p in chosen
-        ],
-    }
+    return uniform_monte_carlo(chosen, samples, seed)
 
 
 def tornado_figure(
