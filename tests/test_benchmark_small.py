@@ -25,6 +25,7 @@ from benchmarks.run import (
     formulations_agree,
     kept_text,
     loglog_slope,
+    merge_runs,
     targets,
 )
 from capacity.scenarios import apply_overrides
@@ -194,3 +195,27 @@ def test_rewrite_keeps_hand_written_tail(tmp_path):
     assert kept_text(f) == ""
     f.write_text(f"# old generated\n\n{KEEP_MARKER}\n\n## Hand notes\n")
     assert kept_text(f) == f"{KEEP_MARKER}\n\n## Hand notes\n"
+
+
+def test_runs_of_parts_merge_by_size_and_keep_the_batch():
+    m = {"nproc": "2", "load_1min": "0.50", "run_started_utc": "2026-12-01 02:00 UTC"}
+    first = {
+        "records": [{"size": "xl", "tag": "xl-a"}, {"size": "large", "tag": "large-a"}],
+        "batch": None,
+        "machine": m,
+    }
+    second = {
+        "records": [{"size": "large", "tag": "large-b"}, {"size": "default", "tag": "d"}],
+        "batch": {"n": 20, "rebuild_s": 1.0, "reuse_s": 0.2},
+        "machine": {**m, "run_started_utc": "2026-12-01 04:00 UTC", "load_1min": "0.40"},
+    }
+    doc = merge_runs([first, second], ["/tmp/a.json", "/tmp/b.json"])
+    # generate.SIZES order; the later file wins for a size in both
+    assert [r["tag"] for r in doc["records"]] == ["d", "large-b", "xl-a"]
+    assert doc["batch"] == second["batch"]
+    assert doc["machine"]["runs"] == (
+        "a.json: started 2026-12-01 02:00 UTC, load 0.50 at start, xl, large · "
+        "b.json: started 2026-12-01 04:00 UTC, load 0.40 at start, large, default, batch"
+    )
+    with pytest.raises(ValueError, match="no benchmark record in x.json"):
+        merge_runs([{"records": [], "batch": None, "machine": m}], ["x.json"])
