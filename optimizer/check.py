@@ -85,6 +85,7 @@ def check_frames(
     tolerance: float = 1e-6,
     *,
     fleet: pd.DataFrame | None = None,
+    capacity: pd.DataFrame | None = None,
 ) -> pd.DataFrame:
     """Check domain decision values of one scenario against the dataset.
 
@@ -105,6 +106,9 @@ def check_frames(
     fleet : DataFrame, optional
         ``fleet_values(ds, fr)`` when the caller already has it (the result tables of
         the same solve); computed from ``fr`` when None.
+    capacity : DataFrame, optional
+        ``site_capacity_table(ds, fr)`` (:func:`optimizer.families.base.site_capacity_table`)
+        when the caller already has it; computed from ``fr`` when None.
 
     Returns
     -------
@@ -112,6 +116,8 @@ def check_frames(
         ``family, constraint, keys, lhs, rhs, violation`` (empty when feasible).
     """
     inputs = CheckInputs(ds, fr, fleet_values(ds, fr) if fleet is None else fleet, tolerance)
+    if capacity is not None:
+        inputs.capacity = capacity  # the cached property, set from the caller's copy
     out = _check_bounds(inputs)
     out.extend(family.check(inputs) for family in REGISTRY if family.check is not None)
     out.append(_check_eligibility(inputs))

@@ -328,31 +328,46 @@ def _add_compact_frames(
     """Compact formulation: add ``busy`` and ``serve``, and their split to ``assign``."""
     if model.formulation != "compact":
         return
-    var = model.variables
-    val = np.asarray(x, dtype=float) * var["scale"].to_numpy()
-    sc, kind = var["scenario"].to_numpy(), var["kind"].to_numpy()
-    per = np.asarray(model.periods, dtype=object)
-    names = {k: np.asarray(v, dtype=object) for k, v in model.codes.items()}
-    spec = {
-        "busy": (("chip", "c"), ("site", "s"), ("workload", "w")),
-        "serve": (
-            ("chip", "c"),
-            ("region", "e"),
-            ("customer", "k"),
-            ("workload", "w"),
-            ("demand_regions", "g"),
-        ),
-    }
-    for k, cols in spec.items():
-        sel = (kind == k) & (sc == scenario)
-        v = var.loc[sel]
-        f = pd.DataFrame({name: names[code][v[code].to_numpy()] for name, code in cols})
-        f["period"] = per[v["t"].to_numpy()]
-        f["value"] = val[sel]
+    val = np.asarray(x, dtype=float) * model.variables["scale"].to_numpy()
+    for k, (cols, keys) in _compact_keys(model, scenario).items():
+        f = keys.copy(deep=False)  # copy-on-write: the cached key frame never changes
+        f["value"] = val[cols]
         out[k] = f
     region = model.datasets[scenario].table("sites").set_index("site")["region"]
     split = split_region_service(out["busy"], out["serve"], region)
     out["assign"] = pd.concat([out["assign"], split], ignore_index=True)
+
+
+def _compact_keys(
+    model: PlanningModel, scenario: int
+) -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
+    """Columns and domain keys of ``busy`` and ``serve`` (once per model structure)."""
+
+    def make() -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
+        var = model.variables
+        sc, kind = var["scenario"].to_numpy(), var["kind"].to_numpy()
+        per = np.asarray(model.periods, dtype=object)
+        names = {k: np.asarray(v, dtype=object) for k, v in model.codes.items()}
+        spec = {
+            "busy": (("chip", "c"), ("site", "s"), ("workload", "w")),
+            "serve": (
+                ("chip", "c"),
+                ("region", "e"),
+                ("customer", "k"),
+                ("workload", "w"),
+                ("demand_regions", "g"),
+            ),
+        }
+        made = {}
+        for k, cols in spec.items():
+            sel = (kind == k) & (sc == scenario)
+            v = var.loc[sel]
+            f = pd.DataFrame({name: names[code][v[code].to_numpy()] for name, code in cols})
+            f["period"] = per[v["t"].to_numpy()]
+            made[k] = (np.flatnonzero(sel), f)
+        return made
+
+    return cached(model, ("compact_keys", scenario), make)
 
 
 def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
@@ -605,8 +620,10 @@ class _Inputs:
         scenario: int,
         frames: Mapping[str, pd.DataFrame],
         fleet: pd.DataFrame | None = None,
+        capacity: pd.DataFrame | None = None,
     ) -> None:
         self.model, self.x, self.row_dual, self.scenario = model, x, row_dual, scenario
+        self.capacity = capacity
         self.frames = frames
         self.ds = model.datasets[scenario]
         self.periods = list(model.periods)
@@ -633,7 +650,8 @@ class _Inputs:
 
 def _build_out_table(inp: _Inputs) -> pd.DataFrame:
     """Build build_out: MW decided, coming online and online capacity per site and period."""
-    cap = site_capacity_table(inp.ds, inp.frames)
+    made = inp.capacity
+    cap = site_capacity_table(inp.ds, inp.frames) if made is None else made.copy(deep=False)
     cap["online_mw"] = cap["online_build_mw"] + cap["pipeline_mw"]
     return cap
 
@@ -962,6 +980,7 @@ def make_tables(
     *,
     frames: Mapping[str, pd.DataFrame] | None = None,
     fleet: pd.DataFrame | None = None,
+    capacity: pd.DataFrame | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Build every result table of one scenario.
 
@@ -979,6 +998,9 @@ def make_tables(
     fleet : DataFrame, optional
         ``fleet_values(model.datasets[scenario], frames)`` when the caller already has
         it (read only; the checker of the same solve shares it).
+    capacity : DataFrame, optional
+        ``site_capacity_table(model.datasets[scenario], frames)`` when the caller
+        already has it (read only; shared with the checker likewise).
 
     Returns
     -------
@@ -986,7 +1008,7 @@ def make_tables(
         The tables listed in the module docstring.
     """
     fr = solution_frames(model, x, scenario) if frames is None else frames
-    inp = _Inputs(model, x, row_dual, scenario, fr, fleet)
+    inp = _Inputs(model, x, row_dual, scenario, fr, fleet, capacity)
     out: dict[str, pd.DataFrame] = {}
     out["build_out"] = _build_out_table(inp)
     out["fleet"] = _fleet_table(inp)

@@ -74,6 +74,7 @@ import pandas as pd
 from optimizer.calibration import calibration_table, empty_calibration
 from optimizer.check import check_frames, empty_violations
 from optimizer.explain import explain_infeasible, explain_missing
+from optimizer.families.base import site_capacity_table
 from optimizer.model import (
     PlanningModel,
     build_model,
@@ -1207,13 +1208,17 @@ def _scenario_result(
             inf_i = gp if inf_i is None else pd.concat([inf_i, gp], ignore_index=True)
     else:
         t = time.perf_counter()
-        fleet = fleet_values(ds, frames := solution_frames(model, raw.x, i))  # tables, checker
-        made = make_tables(model, raw.x, _duals(raw, model), i, frames=frames, fleet=fleet)
+        frames = solution_frames(model, raw.x, i)
+        # fleet and site capacity from the decision values: shared by tables and checker
+        fleet, cap = fleet_values(ds, frames), site_capacity_table(ds, frames)
+        made = make_tables(
+            model, raw.x, _duals(raw, model), i, frames=frames, fleet=fleet, capacity=cap
+        )
         tables = tidy_tables(made, options.check_tolerance)  # no -0.0, no -1e-10 chips
         tables["calibration"] = calibration_table(tables, ds)
         timings["results"] = time.perf_counter() - t
         t = time.perf_counter()
-        viol = check_frames(ds, frames, options.check_tolerance, fleet=fleet)
+        viol = check_frames(ds, frames, options.check_tolerance, fleet=fleet, capacity=cap)
         timings["check"] = time.perf_counter() - t
         obj = float(tables["costs"]["cost_usd"].sum())
         inf_i = gaps.assign(scenario=i) if len(gaps) else None

@@ -375,8 +375,9 @@ def violations(
     ----------
     family : str
         Family name (or ``bounds`` / ``eligibility``).
-    keys : Series of str
-        Row keys, e.g. ``"new_carlisle,2027Q2"``.
+    keys : Series of str, or callable
+        Row keys, e.g. ``"new_carlisle,2027Q2"``; or a function of the boolean mask of
+        violated rows returning their keys only (text is made for violated rows only).
     lhs, rhs : array-like
         Left- and right-hand side per row, in the family's unit.
     sense : {"<=", ">="}
@@ -414,7 +415,10 @@ def _violation_rows(
     bad: np.ndarray,
 ) -> pd.DataFrame:
     """Return the violations frame of the rows marked ``bad``."""
-    k = pd.Series(keys)[bad].astype(str).to_numpy()  # text of the violated rows only
+    if callable(keys):
+        k = np.asarray(keys(bad), dtype=object)
+    else:
+        k = pd.Series(keys)[bad].astype(str).to_numpy()  # text of the violated rows only
     return pd.DataFrame(
         {
             "family": family,

@@ -43,6 +43,8 @@ checks then run on the split ``assign`` frame.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
@@ -53,6 +55,7 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
+from optimizer.families.grouping import Groups, group_cumsum, group_sum
 
 #: Keys of one region balance row: chip, region, workload, period.
 BALANCE_KEYS = ["c", "e", "w", "t"]
@@ -127,13 +130,19 @@ def define_region_balance(builder: ModelBuilder, columns: ScenarioColumns) -> No
 
 
 # ------------------------------------------------------------------- the decomposition
-def _laid_end_to_end(frame: pd.DataFrame, group: list[str], label: str) -> pd.DataFrame:
-    """Sort each group's rows largest first and give each its end on the group's line."""
-    f = frame.sort_values(
-        [*group, "value", "_order"], ascending=[*([True] * len(group)), False, True]
+def _empty_assign() -> pd.DataFrame:
+    return pd.DataFrame({c: pd.Series([], dtype=object) for c in ASSIGN_COLUMNS}).astype(
+        {"value": float}
     )
-    f = f.assign(end=f.groupby(group, sort=False)["value"].cumsum().to_numpy())
-    return f.assign(side=label)
+
+
+def _laid_end_to_end(gid: np.ndarray, value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Rows of each group largest first (then row order), and each row's end on the line.
+
+    Returns the row order (grouped by ``gid``) and the running sum of ``value`` in it.
+    """
+    order = np.lexsort((np.arange(len(gid)), -value, gid))  # NaN values last in a group
+    return order, group_cumsum(gid[order], value[order])
 
 
 def split_region_service(
@@ -141,7 +150,9 @@ def split_region_service(
 ) -> pd.DataFrame:
     """Per-site, per-customer assignment from busy chips and regional service.
 
-    North-west corner split, per (chip, region, workload, period) (module docstring).
+    North-west corner split, per (chip, region, workload, period) (module docstring),
+    on integer group codes (:class:`optimizer.families.grouping.Groups`; sums and
+    running sums as pandas computes them).
 
     Parameters
     ----------
@@ -159,66 +170,101 @@ def split_region_service(
         ``chip, site, customer, workload, demand_regions, period, value`` (chips),
         positive rows only: for each site the values sum to its busy chips; for each
         service they sum to its value times busy total / service total of the group.
+        Rows are listed by (chip, region, workload, period) group, then along the line.
     """
-    group = ["chip", "region", "workload", "period"]
-    b = busy[busy["value"] > 0].assign(
-        region=site_region.reindex(busy.loc[busy["value"] > 0, "site"]).astype(str).to_numpy()
-    )
-    s = serve[serve["value"] > 0]
+    b = busy[busy["value"].to_numpy() > 0].reset_index(drop=True)
+    s = serve[serve["value"].to_numpy() > 0].reset_index(drop=True)
     if b.empty or s.empty:
-        return pd.DataFrame({c: pd.Series([], dtype=object) for c in ASSIGN_COLUMNS}).astype(
-            {"value": float}
-        )
-    b = b.assign(_order=np.arange(len(b)))
-    s = s.assign(_order=np.arange(len(s)))
-    total_b = b.groupby(group)["value"].sum().rename("total_b")
-    total_s = s.groupby(group)["value"].sum().rename("total_s")
-    scale = (total_b / total_s).rename("scale")
-    s = s.merge(scale, left_on=group, right_index=True, how="inner")
-    s = s.assign(value=s["value"] * s["scale"]).drop(columns="scale")
-    return _cut(_laid_end_to_end(b, group, "b"), _laid_end_to_end(s, group, "s"), group)
-
-
-def _cut(b: pd.DataFrame, s: pd.DataFrame, group: list[str]) -> pd.DataFrame:
-    """Overlaps of the busy and service intervals of each group (one row per pair)."""
-    ends = pd.concat(
+        return _empty_assign()
+    region = site_region.reindex(b["site"]).astype(str).to_numpy()
+    nb = len(b)
+    groups = Groups(
         [
-            b[[*group, "end", "side", "_order"]],
-            s[[*group, "end", "side", "_order"]],
-        ],
-        ignore_index=True,
-    ).sort_values([*group, "end"], kind="stable")
-    ends["b_at"] = np.where(ends["side"] == "b", ends["_order"], np.nan)
-    ends["s_at"] = np.where(ends["side"] == "s", ends["_order"], np.nan)
-    by = ends.groupby(group, sort=False)
+            np.concatenate([b["chip"].to_numpy(), s["chip"].to_numpy()]),
+            np.concatenate([region, s["region"].astype(str).to_numpy()]),
+            np.concatenate([b["workload"].to_numpy(), s["workload"].to_numpy()]),
+            np.concatenate([b["period"].to_numpy(), s["period"].to_numpy()]),
+        ]
+    )
+    gb, gs = groups.ids[:nb], groups.ids[nb:]
+    bv = b["value"].to_numpy(dtype=float)
+    sv = s["value"].to_numpy(dtype=float)
+    total_b = group_sum(gb, bv, groups.n)
+    total_s = group_sum(gs, sv, groups.n)
+    has_b = np.bincount(gb, minlength=groups.n) > 0
+    has_s = np.bincount(gs, minlength=groups.n) > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(has_b & has_s, total_b / np.where(has_s, total_s, 1.0), np.nan)
+    sv = sv * scale[gs]
+    b_order, b_end = _laid_end_to_end(gb, bv)
+    s_order, s_end = _laid_end_to_end(gs, sv)
+    return _cut(b, s, gb[b_order], b_order, b_end, gs[s_order], s_order, s_end)
+
+
+def _next_of_side(side: np.ndarray, gid: np.ndarray, at: np.ndarray) -> np.ndarray:
+    """Position of the next row at or after each row on ``side`` in its group (-1: none)."""
+    mine = np.flatnonzero(side)
+    nxt = np.searchsorted(mine, np.arange(len(side)))
+    found = nxt < len(mine)
+    pos = np.where(found, mine[np.minimum(nxt, len(mine) - 1)] if len(mine) else 0, 0)
+    ok = found & (gid[pos] == gid)
+    return np.where(ok, at[pos], -1)
+
+
+def _cut(
+    b: pd.DataFrame,
+    s: pd.DataFrame,
+    b_gid: np.ndarray,
+    b_row: np.ndarray,
+    b_end: np.ndarray,
+    s_gid: np.ndarray,
+    s_row: np.ndarray,
+    s_end: np.ndarray,
+) -> pd.DataFrame:
+    """Overlaps of the busy and service intervals of each group (one row per pair)."""
+    gid = np.concatenate([b_gid, s_gid])
+    end = np.concatenate([b_end, s_end])
+    row = np.concatenate([b_row, s_row])
+    is_b = np.concatenate([np.ones(len(b_gid), bool), np.zeros(len(s_gid), bool)])
+    o = np.lexsort((end, gid))  # stable: busy before service at equal ends; NaN last
+    gid, end, row, is_b = gid[o], end[o], row[o], is_b[o]
     # the piece ending at each breakpoint lies in the next busy and the next service
     # interval ending at or after it
-    ends["b_at"] = by["b_at"].bfill()
-    ends["s_at"] = by["s_at"].bfill()
-    ends["start"] = by["end"].shift(1).fillna(0.0)
-    piece = ends[ends["b_at"].notna() & ends["s_at"].notna()]
-    piece = piece.assign(value=(piece["end"] - piece["start"]).clip(lower=0.0))
-    piece = piece[piece["value"] > 0]
-    bi = b.set_index("_order")
-    si = s.set_index("_order")
-    out = pd.DataFrame(
-        {
-            "chip": bi["chip"].reindex(piece["b_at"]).to_numpy(),
-            "site": bi["site"].reindex(piece["b_at"]).to_numpy(),
-            "customer": si["customer"].reindex(piece["s_at"]).to_numpy(),
-            "workload": bi["workload"].reindex(piece["b_at"]).to_numpy(),
-            "demand_regions": si["demand_regions"].reindex(piece["s_at"]).to_numpy(),
-            "period": bi["period"].reindex(piece["b_at"]).to_numpy(),
-            "value": piece["value"].to_numpy(),
-        }
-    )
-    keys = ASSIGN_COLUMNS[:-1]
-    return out.groupby(keys, as_index=False, sort=False)["value"].sum()[ASSIGN_COLUMNS]
+    b_at = _next_of_side(is_b, gid, row)
+    s_at = _next_of_side(~is_b, gid, row)
+    first = np.ones(len(gid), bool)
+    first[1:] = gid[1:] != gid[:-1]
+    start = np.concatenate([[0.0], end[:-1]])
+    start = np.where(first | np.isnan(start), 0.0, start)
+    value = end - start
+    value = np.where(value < 0, 0.0, value)  # NaN stays NaN (and is dropped next)
+    keep = (b_at >= 0) & (s_at >= 0) & (value > 0)
+    bi, si, value = b_at[keep], s_at[keep], value[keep]
+    if not len(value):
+        return _empty_assign()
+    cols = {
+        "chip": b["chip"].to_numpy()[bi],
+        "site": b["site"].to_numpy()[bi],
+        "customer": s["customer"].to_numpy()[si],
+        "workload": b["workload"].to_numpy()[bi],
+        "demand_regions": s["demand_regions"].to_numpy()[si],
+        "period": b["period"].to_numpy()[bi],
+    }
+    # one row per (site, customer) pair in order of first appearance, pieces summed
+    pair = Groups(list(cols.values()))
+    _, first_at = np.unique(pair.ids, return_index=True)
+    rank = np.empty(pair.n, dtype=np.int64)
+    rank[np.argsort(first_at, kind="stable")] = np.arange(pair.n)
+    ids = rank[pair.ids]
+    rows = np.sort(first_at)
+    out = {c: v[rows] for c, v in cols.items()}
+    out["value"] = group_sum(ids, value, pair.n)
+    return pd.DataFrame(out)[ASSIGN_COLUMNS]
 
 
 # ------------------------------------------------------------------------- the checker
 def _equal(
-    family: str, keys: pd.Series, lhs: pd.Series, rhs: pd.Series, tol: float
+    family: str, keys: Any, lhs: np.ndarray, rhs: np.ndarray, tol: float
 ) -> list[pd.DataFrame]:
     return [
         violations(family, keys, lhs, rhs, "<=", tol),
@@ -233,45 +279,95 @@ def check_region_balance(inputs: CheckInputs) -> pd.DataFrame:
     sites. Per (chip, site, workload, period): sum of the split assign == busy. Per
     (chip, region, customer, workload, demand group, period): sum of the split assign
     over the region's sites == serve. Nothing to check for a reference-formulation
-    plan (no busy or serve values).
+    plan (no busy or serve values). Sums by group as pandas computes them
+    (:mod:`optimizer.families.grouping`).
     """
     busy, serve = inputs.frames.get("busy"), inputs.frames.get("serve")
     if busy is None or serve is None or (busy.empty and serve.empty):
         return violations("region_balance", pd.Series([], dtype=str), [], [], "<=", 0.0)
     region = inputs.sites["region"].astype(str)
     tol = inputs.tolerance
-    b = busy.assign(region=region.reindex(busy["site"]).to_numpy())
-    a = inputs.frames["assign"]
-    a = a.assign(region=region.reindex(a["site"]).to_numpy())
+    col = _Columns(busy, serve, inputs.frames["assign"], region)
     g = ["chip", "region", "workload", "period"]
-    groups = pd.concat([b[g], serve[g]], ignore_index=True).drop_duplicates()
-    a = a.merge(groups, on=g)  # the split rows (other groups keep their assign columns)
+    # the split rows (other groups keep their assign columns)
+    kept = col.split_rows(g)
     out: list[pd.DataFrame] = []
-    f = _outer(serve, b, g)
-    out += _equal("region_balance", _key(f, g), f["x"], f["y"], tol)
+    out += _equal("region_balance", *_outer(col, ("serve", "busy"), g, None), tol)
     g = ["chip", "site", "workload", "period"]
-    f = _outer(a, busy, g)
-    out += _equal("region_balance", "split " + _key(f, g), f["x"], f["y"], tol)
+    out += _equal("region_balance", *_outer(col, ("assign", "busy"), g, kept, "split "), tol)
     g = ["chip", "region", "customer", "workload", "demand_regions", "period"]
-    f = _outer(a, serve, g)
-    out += _equal("region_balance", "split " + _key(f, g), f["x"], f["y"], tol)
+    out += _equal("region_balance", *_outer(col, ("assign", "serve"), g, kept, "split "), tol)
     return pd.concat(out, ignore_index=True)
 
 
-def _outer(x: pd.DataFrame, y: pd.DataFrame, group: list[str]) -> pd.DataFrame:
-    """``group`` sums of ``x`` and ``y`` values side by side (``x``, ``y``; 0 when absent)."""
-    sx = x.groupby(group, as_index=False)["value"].sum().rename(columns={"value": "x"})
-    sy = y.groupby(group, as_index=False)["value"].sum().rename(columns={"value": "y"})
-    return sx.merge(sy, on=group, how="outer").fillna({"x": 0.0, "y": 0.0})
+class _Columns:
+    """Key columns and values of busy, serve and assign (region added from the site)."""
+
+    def __init__(
+        self, busy: pd.DataFrame, serve: pd.DataFrame, assign: pd.DataFrame, region: pd.Series
+    ) -> None:
+        self.frames = {"busy": busy, "serve": serve, "assign": assign}
+        self.region = {
+            "busy": region.reindex(busy["site"]).to_numpy(),
+            "serve": serve["region"].to_numpy(),
+            "assign": region.reindex(assign["site"]).to_numpy(),
+        }
+
+    def column(self, kind: str, name: str) -> np.ndarray:
+        if name == "region":
+            return np.asarray(self.region[kind])
+        return np.asarray(self.frames[kind][name].to_numpy())
+
+    def value(self, kind: str) -> np.ndarray:
+        return np.asarray(self.frames[kind]["value"].to_numpy(dtype=float))
+
+    def split_rows(self, group: list[str]) -> np.ndarray:
+        """Assign rows whose (chip, region, workload, period) has busy or serve rows."""
+        kinds = ("busy", "serve", "assign")
+        n = [len(self.frames[k]) for k in kinds]
+        groups = Groups([np.concatenate([self.column(k, c) for k in kinds]) for c in group])
+        ids = groups.ids
+        has = np.zeros(groups.n, bool)
+        has[ids[: n[0] + n[1]]] = True
+        out: np.ndarray = has[ids[n[0] + n[1] :]]
+        return out
 
 
-def _key(frame: pd.DataFrame, group: list[str]) -> pd.Series:
-    """``"a/b/c,period"`` key text of the group columns (period last)."""
-    parts = [frame[c].astype(str) for c in group[:-1]]
-    text = parts[0]
-    for p in parts[1:]:
-        text = text + "/" + p
-    return text + "," + frame[group[-1]].astype(str)
+def _outer(
+    col: _Columns,
+    kinds: tuple[str, str],
+    group: list[str],
+    x_rows: np.ndarray | None,
+    prefix: str = "",
+) -> tuple[Any, np.ndarray, np.ndarray]:
+    """``group`` sums of two kinds' values side by side (0 when absent), and key text.
+
+    What ``groupby(group).sum()`` of each and an outer ``merge`` give: groups in the
+    keys' sorted order. ``x_rows`` selects rows of the first kind (None: all).
+    """
+    xk, yk = kinds
+    xv = col.value(xk)
+
+    def cols(kind: str, c: str) -> np.ndarray:
+        v = col.column(kind, c)
+        return v if kind != xk or x_rows is None else v[x_rows]
+
+    if x_rows is not None:
+        xv = xv[x_rows]
+    nx = len(xv)
+    groups = Groups([np.concatenate([cols(xk, c), cols(yk, c)]) for c in group])
+    x = group_sum(groups.ids[:nx], xv, groups.n)
+    y = group_sum(groups.ids[nx:], col.value(yk), groups.n)
+
+    def keys(bad: np.ndarray) -> np.ndarray:
+        parts = [groups.key(i)[bad].astype(str).astype(object) for i in range(len(group))]
+        text = parts[0]
+        for p in parts[1:-1]:
+            text = text + "/" + p
+        out: np.ndarray = prefix + text + "," + parts[-1]
+        return out
+
+    return keys, x, y
 
 
 FAMILIES = (
