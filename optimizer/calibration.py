@@ -312,8 +312,8 @@ METRICS: dict[str, Metric] = {
 
 
 def empty_calibration() -> pd.DataFrame:
-    """Return the calibration table with its columns and no rows."""
-    return _typed(pd.DataFrame(columns=list(CALIBRATION_COLUMNS)))
+    """Return the calibration table with its columns and no rows (a new frame each call)."""
+    return _EMPTY.copy()
 
 
 def _typed(df: pd.DataFrame) -> pd.DataFrame:
@@ -426,3 +426,7 @@ def worst_rows(cal: pd.DataFrame, top: int = 3) -> pd.DataFrame:
     gap = np.maximum(lo - plan, plan - hi) / np.maximum(m["record_value"].abs(), 1e-9)
     m["gap"] = gap.fillna(np.inf)
     return m.sort_values("gap", ascending=False, kind="stable").head(top).drop(columns="gap")
+
+
+#: The empty calibration table, made once (:func:`empty_calibration` hands out copies).
+_EMPTY = _typed(pd.DataFrame(columns=list(CALIBRATION_COLUMNS)))

@@ -62,7 +62,13 @@ import pandas as pd
 
 from capacity.schema import period_index
 from optimizer.families import REGISTRY
-from optimizer.families.base import CODE_NAMES, ConstraintFamily, site_capacity_table
+from optimizer.families.base import (
+    CODE_NAMES,
+    ChipSiteWork,
+    ConstraintFamily,
+    site_capacity_table,
+)
+from optimizer.families.grouping import Groups
 from optimizer.families.placement import cluster_rules
 from optimizer.families.region import split_region_service
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
@@ -199,11 +205,18 @@ TEXT_COLUMNS = {
 _ZERO = 1e-9
 
 
+#: The text dtype of the tables (what ``astype(str)`` gives).
+_TEXT = pd.Series([], dtype=object).astype(str).dtype
+
+
 def _typed(name: str, df: pd.DataFrame) -> pd.DataFrame:
     cols = TABLE_COLUMNS[name]
     data: dict[str, Any] = {}
     index = pd.RangeIndex(len(df))
     for c in cols:
+        if c in TEXT_COLUMNS and c in df and df[c].dtype == _TEXT and not df[c].hasnans:
+            data[c] = pd.Series(df[c].array, index=index)  # already text: the same cells
+            continue
         v = df[c].to_numpy() if c in df else np.full(len(df), np.nan)
         if c in TEXT_COLUMNS:
             # text once (str(x) of every cell, as a text column of the table schema)
@@ -762,43 +775,64 @@ def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
 
 def _energy_table(inp: _Inputs) -> pd.DataFrame:
     """Build energy per site and period, plus the site loads (``fac_mw``, ``liq_mw``, ``it_mw``)."""
-    ds, chips, sites, asg = inp.ds, inp.chips, inp.sites, inp.frames["assign"]
+    ds, chips, sites = inp.ds, inp.chips, inp.sites
     hours = ds.table("periods").set_index("period")["hours"]
     wl = ds.table("workloads").set_index("workload")["power_factor"]
-    a_pf = asg.assign(pfx=asg["value"] * wl.reindex(asg["workload"]).to_numpy(dtype=float))
-    a_pf = a_pf.groupby(["chip", "site", "period"], as_index=False)["pfx"].sum()
-    fe = inp.fleet.merge(inp.assigned_by_chip_site, on=["chip", "site", "period"], how="outer")
-    fe = fe.merge(a_pf, on=["chip", "site", "period"], how="left")
-    filled = ["fleet_chips", "assigned_chips", "pfx"]
-    fe[filled] = fe[filled].fillna(0.0)
-    kw = chips["it_kw_per_chip"].reindex(fe["chip"]).to_numpy(dtype=float)
-    idle = chips["idle_power_factor"].reindex(fe["chip"]).to_numpy(dtype=float)
-    liq = chips["cooling"].reindex(fe["chip"]).to_numpy() == "liquid"
-    hrs = hours.reindex(fe["period"]).to_numpy(dtype=float)
-    fe["it_mwh"] = hrs / 1e3 * kw * (fe["pfx"] + idle * (fe["fleet_chips"] - fe["assigned_chips"]))
+    fe = ChipSiteWork(inp.fleet, inp.frames["assign"], wl)
+    kw = chips["it_kw_per_chip"].reindex(fe.chip).to_numpy(dtype=float)
+    idle = chips["idle_power_factor"].reindex(fe.chip).to_numpy(dtype=float)
+    liq = chips["cooling"].reindex(fe.chip).to_numpy() == "liquid"
+    hrs = hours.reindex(fe.period).to_numpy(dtype=float)
+    it_mwh = hrs / 1e3 * kw * (fe.pfx + idle * (fe.fleet_chips - fe.assigned))
 
     def by_cooling(air: str, liquid: str) -> np.ndarray:
         return np.where(
             liq,
-            sites[liquid].reindex(fe["site"]).to_numpy(),
-            sites[air].reindex(fe["site"]).to_numpy(),
+            sites[liquid].reindex(fe.site).to_numpy(),
+            sites[air].reindex(fe.site).to_numpy(),
         )
 
     pue = by_cooling("pue_air", "pue_liquid")
-    fe["facility_mwh"] = fe["it_mwh"] * pue
-    fe["water_m3"] = fe["it_mwh"] * by_cooling("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
-    fe["fac_mw"] = fe["fleet_chips"] * kw / 1e3 * pue
-    fe["liq_mw"] = np.where(liq, fe["fleet_chips"] * kw / 1e3, 0.0)
-    fe["it_mw"] = fe["fleet_chips"] * kw / 1e3
-    es = fe.groupby(["site", "period"], as_index=False)[
-        ["it_mwh", "facility_mwh", "water_m3", "fac_mw", "liq_mw", "it_mw"]
-    ].sum()
-    es = inp.site_periods.merge(es, on=["site", "period"], how="left").fillna(0.0)
+    mw = fe.fleet_chips * kw / 1e3
+    es = fe.by_site_period(
+        {
+            "it_mwh": it_mwh,
+            "facility_mwh": it_mwh * pue,
+            "water_m3": it_mwh * by_cooling("wue_l_per_kwh_air", "wue_l_per_kwh_liquid"),
+            "fac_mw": mw * pue,
+            "liq_mw": np.where(liq, mw, 0.0),
+            "it_mw": mw,
+        }
+    )
+    es = _on_site_periods(inp, es)
     es["energy_cost_usd"] = (
         es["facility_mwh"] * sites["energy_price_usd_per_mwh"].reindex(es["site"]).to_numpy()
     )
     es["carbon_t"] = es["facility_mwh"] * sites["carbon_t_per_mwh"].reindex(es["site"]).to_numpy()
     return es
+
+
+def _on_site_periods(inp: _Inputs, frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` (unique site, period keys) on every (site, period) pair, 0 where absent.
+
+    ``site_periods.merge(frame, how="left").fillna(0.0)``, by an index array (a NaN
+    value of ``frame`` becomes 0 too, as with ``fillna``).
+    """
+    sp = inp.site_periods
+    keys = ["site", "period"]
+    n = len(sp)
+    g = Groups([np.concatenate([sp[k].to_numpy(), frame[k].to_numpy()]) for k in keys])
+    pos = np.full(g.n, -1, dtype=np.int64)
+    pos[g.ids[n:]] = np.arange(len(frame))
+    where = pos[g.ids[:n]]
+    out = sp.reset_index(drop=True).copy(deep=False)
+    for c in frame.columns:
+        if c in keys:
+            continue
+        v = frame[c].to_numpy(dtype=float)
+        got = np.where(where >= 0, v[np.maximum(where, 0)] if len(v) else 0.0, 0.0)
+        out[c] = np.where(np.isnan(got), 0.0, got)
+    return out
 
 
 def _site_utilisation_table(
@@ -903,27 +937,31 @@ CLUSTER_CHIPS_MIN = 1e-6
 
 
 def _training_clusters_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
-    """Build training_clusters: each customer's training per site and period vs its rule."""
-    a = assignment[assignment["workload"] == "training"]
+    """Build training_clusters: each customer's training per site and period vs its rule.
+
+    Sums per (customer, period, site) and per chip on integer group codes
+    (:class:`optimizer.families.grouping.Groups`, the sums pandas gives).
+    """
+    a = assignment[assignment["workload"].to_numpy() == "training"]
     keys = ["customer", "period", "site"]
-    by_chip = a.groupby([*keys, "chip"], as_index=False)["chips"].sum()
-    by_chip = by_chip[by_chip["chips"] > CLUSTER_CHIPS_MIN]
-    text = by_chip.assign(
-        txt=by_chip["chip"] + ":" + by_chip["chips"].round(0).astype(np.int64).astype(str)
-    )
-    text = text.groupby(keys)["txt"].agg(";".join).rename("chips_by_generation")
-    t = a.groupby(keys)[["it_mw", "h100e", "chips"]].sum()
-    t = t[t["chips"] > CLUSTER_CHIPS_MIN].join(text).reset_index()
-    rules = cluster_rules(inp.ds, inp.periods).drop(columns=["first", "switch_cost_usd"])
-    t = t.merge(rules, on=["customer", "period"], how="left")
-    t[["min_cluster_mw", "min_cluster_h100e", "max_sites"]] = t[
-        ["min_cluster_mw", "min_cluster_h100e", "max_sites"]
-    ].fillna(0.0)
+    cols = {k: a[k].to_numpy() for k in [*keys, "chip"]}
+    g = Groups([cols[k] for k in keys])
+    sums = {c: g.sum(a[c].to_numpy(dtype=float)) for c in ("it_mw", "h100e", "chips")}
+    keep = sums["chips"] > CLUSTER_CHIPS_MIN
+    t = pd.DataFrame({k: g.key(i)[keep] for i, k in enumerate(keys)})
+    for c, v in sums.items():
+        t[c] = v[keep]
+    t["chips_by_generation"] = _chips_by_generation(g, cols["chip"], a["chips"])[keep]
+    limits = _rule_limits(inp)
+    rule = [limits.get((k, p)) for k, p in zip(t["customer"], t["period"], strict=True)]
+    for i, c in enumerate(("min_cluster_mw", "min_cluster_h100e", "max_sites")):
+        t[c] = np.array([0.0 if r is None else r[i] for r in rule], dtype=float)
     tol = 1e-6
     t["meets_minimum"] = (t["it_mw"] >= t["min_cluster_mw"] * (1 - tol) - tol) & (
         t["h100e"] >= t["min_cluster_h100e"] * (1 - tol) - tol
     )
-    t["sites_in_period"] = t.groupby(["customer", "period"])["site"].transform("count")
+    kp = Groups([t["customer"].to_numpy(), t["period"].to_numpy()])
+    t["sites_in_period"] = np.bincount(kp.ids, minlength=kp.n)[kp.ids]
     t["within_max_sites"] = (t["max_sites"] <= 0) | (t["sites_in_period"] <= t["max_sites"])
     order = {p: i for i, p in enumerate(inp.periods)}
     t["_t"] = t["period"].map(order)
@@ -934,6 +972,33 @@ def _training_clusters_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataF
     ]
     t["enforced"] = inp.model.clusters
     return t.sort_values(["customer", "_t", "site"]).reset_index(drop=True)
+
+
+def _chips_by_generation(g: Groups, chip: np.ndarray, chips: pd.Series) -> np.ndarray:
+    """``"chip:chips;..."`` per group of ``g`` (chips > 1e-6, chip order; NaN: none)."""
+    by = Groups([g.ids, chip])
+    total = by.sum(chips.to_numpy(dtype=float))
+    count = np.round(total).astype(np.int64)
+    parts: dict[int, list[str]] = {}
+    for p, n, c, v in zip(by.key(0), by.key(1), count, total, strict=True):
+        if v > CLUSTER_CHIPS_MIN:
+            parts.setdefault(int(p), []).append(f"{n}:{c}")
+    out = np.full(g.n, np.nan, dtype=object)
+    for p, texts in parts.items():
+        out[p] = ";".join(texts)
+    return out
+
+
+def _rule_limits(inp: _Inputs) -> dict[tuple[str, str], tuple[float, float, float]]:
+    """``(min_cluster_mw, min_cluster_h100e, max_sites)`` per (customer, period) rule."""
+    rules = cluster_rules(inp.ds, inp.periods)
+    cols = ("min_cluster_mw", "min_cluster_h100e", "max_sites")
+    keys = zip(rules["customer"], rules["period"], strict=True)
+    values = zip(*(rules[c].astype(float) for c in cols), strict=True)
+    out = dict(zip(keys, values, strict=True))
+    if len(out) != len(rules):  # validation rejects overlapping rules of a customer
+        raise ValueError("training_clusters: overlapping rules of one customer")
+    return out
 
 
 def fragmentation_message(table: pd.DataFrame, *, exact: bool) -> str:

@@ -79,13 +79,14 @@ def tidy_tables(tables: Mapping[str, pd.DataFrame], tolerance: float) -> dict[st
         if not cols or df.empty:
             out[name] = df
             continue
+        values = {c: df[c].to_numpy(dtype=float) for c in cols}
+        scale = 0.0  # the table's magnitude: the largest finite |quantity|
+        for v in values.values():
+            a = np.abs(v[np.isfinite(v)])
+            scale = max(scale, float(a.max())) if a.size else scale
+        snap = [c for c, v in values.items() if ((v <= 0.0) & np.isfinite(v)).any()]
         df = df.copy(deep=False)  # copy-on-write: columns not snapped are shared
-        values = df[cols].to_numpy(dtype=float)
-        finite = values[np.isfinite(values)]
-        scale = float(np.abs(finite).max()) if finite.size else 0.0  # the table's magnitude
-        for c in cols:
-            v = df[c].to_numpy(dtype=float)
-            if ((v <= 0.0) & np.isfinite(v)).any():  # else snapping changes nothing
-                df[c] = snap_column(v, tolerance, scale)
+        for c in snap:  # a column with no value <= 0 is left as it is
+            df[c] = snap_column(values[c], tolerance, scale)
         out[name] = df
     return out

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
+from optimizer.families.grouping import Groups, group_sum
 
 #: Code columns a constraint row may carry (-1 when not applicable).
 ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o", "e")
@@ -651,6 +652,55 @@ def site_capacity_table(dataset: Any, frames: Mapping[str, pd.DataFrame]) -> pd.
         }
     )
     return out
+
+
+class ChipSiteWork:
+    """Fleet and assigned chips per (chip, site, period), on integer group codes.
+
+    The rows are the union of the fleet's and the assignment's (chip, site, period)
+    keys in sorted order, as an outer ``merge`` of the fleet with the assignment's
+    ``groupby`` sums lists them; sums are pandas' (:mod:`optimizer.families.grouping`).
+
+    Parameters
+    ----------
+    fleet : DataFrame
+        ``chip, site, period, fleet_chips`` (one row per key).
+    assign : DataFrame
+        ``chip, site, workload, period, value`` (chips).
+    power_factor : Series
+        Power factor per workload.
+
+    Attributes
+    ----------
+    chip, site, period : ndarray of object
+        Keys of each row.
+    fleet_chips, assigned, pfx : ndarray of float
+        Fleet chips (0 where the fleet has no row), assigned chips, and assigned chips
+        times their workload's power factor (0 where nothing is assigned).
+    """
+
+    def __init__(self, fleet: pd.DataFrame, assign: pd.DataFrame, power_factor: pd.Series) -> None:
+        keys = ("chip", "site", "period")
+        nf = len(fleet)
+        groups = Groups([np.concatenate([fleet[k].to_numpy(), assign[k].to_numpy()]) for k in keys])
+        fid, aid = groups.ids[:nf], groups.ids[nf:]
+        self.chip, self.site, self.period = (groups.key(i) for i in range(3))
+        self.fleet_chips = np.zeros(groups.n)
+        self.fleet_chips[fid] = fleet["fleet_chips"].to_numpy(dtype=float)
+        value = assign["value"].to_numpy(dtype=float)
+        pf = power_factor.reindex(assign["workload"]).to_numpy(dtype=float)
+        self.assigned = group_sum(aid, value, groups.n)
+        self.pfx = group_sum(aid, value * pf, groups.n)
+        self.has_fleet = np.zeros(groups.n, bool)
+        self.has_fleet[fid] = True
+
+    def by_site_period(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
+        """Return the sums of per-row ``values`` per (site, period) present, sorted."""
+        g = Groups([self.site, self.period])
+        out = pd.DataFrame({"site": g.key(0), "period": g.key(1)})
+        for name, v in values.items():
+            out[name] = g.sum(v)
+        return out
 
 
 def site_period_keys(frame: pd.DataFrame) -> pd.Series:

@@ -14,6 +14,7 @@ import pandas as pd
 
 from optimizer.families.base import (
     CheckInputs,
+    ChipSiteWork,
     ConstraintFamily,
     ModelBuilder,
     ResultRows,
@@ -278,32 +279,23 @@ def check_site_water(inputs: CheckInputs) -> pd.DataFrame:
     Water m3 = IT MWh (assigned chips at the workload's power factor, idle chips at
     the idle factor) * WUE by cooling.
     """
-    ds, chips, sites, fleet = inputs.dataset, inputs.chips, inputs.sites, inputs.fleet
-    assign = inputs.frames["assign"]
+    ds, chips, sites = inputs.dataset, inputs.chips, inputs.sites
     power_factor = ds.table("workloads").set_index("workload")["power_factor"]
     hours = ds.table("periods").set_index("period")["hours"]
-    pf = power_factor.reindex(assign["workload"]).to_numpy(dtype=float)
-    ax = assign.assign(pfx=assign["value"] * pf)
-    ax = ax.groupby(["chip", "site", "period"], as_index=False)[["value", "pfx"]].sum()
-    e = fleet.merge(ax, on=["chip", "site", "period"], how="outer").fillna(
-        {"fleet_chips": 0.0, "value": 0.0, "pfx": 0.0}
-    )
-    kw = chips["it_kw_per_chip"].reindex(e["chip"]).to_numpy(dtype=float)
-    idle = chips["idle_power_factor"].reindex(e["chip"]).to_numpy(dtype=float)
-    liq = (chips["cooling"].reindex(e["chip"]) == "liquid").to_numpy()
-    idle_chips = e["fleet_chips"].to_numpy() - e["value"].to_numpy()
-    it_mwh = (
-        hours.reindex(e["period"]).to_numpy() / 1e3 * kw * (e["pfx"].to_numpy() + idle * idle_chips)
-    )
+    e = ChipSiteWork(inputs.fleet, inputs.frames["assign"], power_factor)
+    kw = chips["it_kw_per_chip"].reindex(e.chip).to_numpy(dtype=float)
+    idle = chips["idle_power_factor"].reindex(e.chip).to_numpy(dtype=float)
+    liq = (chips["cooling"].reindex(e.chip) == "liquid").to_numpy()
+    idle_chips = e.fleet_chips - e.assigned
+    it_mwh = hours.reindex(e.period).to_numpy() / 1e3 * kw * (e.pfx + idle * idle_chips)
     wue = np.where(
         liq,
-        sites["wue_l_per_kwh_liquid"].reindex(e["site"]),
-        sites["wue_l_per_kwh_air"].reindex(e["site"]),
+        sites["wue_l_per_kwh_liquid"].reindex(e.site),
+        sites["wue_l_per_kwh_air"].reindex(e.site),
     )
-    e["m3"] = it_mwh * wue
-    w = e.groupby(["site", "period"], as_index=False)["m3"].sum()
+    w = e.by_site_period({"m3": it_mwh * wue})
     permit = ds.table("site_water").set_index(["site", "period"])["water_permit_m3"]
-    permit = permit.reindex(pd.MultiIndex.from_frame(w[["site", "period"]]))
+    permit = permit.reindex(pd.MultiIndex.from_arrays([w["site"], w["period"]]))
     return violations("site_water", site_period_keys(w), w["m3"], permit, "<=", inputs.tolerance)
 
 
