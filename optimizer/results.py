@@ -68,7 +68,7 @@ from optimizer.families.base import (
     ConstraintFamily,
     site_capacity_table,
 )
-from optimizer.families.grouping import Groups
+from optimizer.families.grouping import Groups, group_cumsum, group_sum, sums_at, value_at
 from optimizer.families.placement import cluster_rules
 from optimizer.families.region import split_region_service
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
@@ -212,21 +212,21 @@ _TEXT = pd.Series([], dtype=object).astype(str).dtype
 def _typed(name: str, df: pd.DataFrame) -> pd.DataFrame:
     cols = TABLE_COLUMNS[name]
     data: dict[str, Any] = {}
-    index = pd.RangeIndex(len(df))
+    n = len(df)
     for c in cols:
-        if c in TEXT_COLUMNS and c in df and df[c].dtype == _TEXT and not df[c].hasnans:
-            data[c] = pd.Series(df[c].array, index=index)  # already text: the same cells
-            continue
-        v = df[c].to_numpy() if c in df else np.full(len(df), np.nan)
+        col = df[c] if c in df else None
         if c in TEXT_COLUMNS:
-            # text once (str(x) of every cell, as a text column of the table schema)
-            data[c] = pd.Series(v, dtype=object, index=index).astype(str)
-        elif c in BOOL_COLUMNS:
-            data[c] = pd.Series(np.asarray(v, dtype=bool), index=index)
-        else:
-            data[c] = pd.Series(np.asarray(v, dtype=np.float64), index=index)
-    # one construction instead of a column-by-column insert (same frame, faster)
-    return pd.DataFrame(data, index=index, columns=list(cols))
+            if col is not None and col.dtype == _TEXT and not col.hasnans:
+                data[c] = col.array  # already text: the same cells
+            else:
+                # text once (str(x) of every cell, as a text column of the table schema)
+                v = col.to_numpy() if col is not None else np.full(n, np.nan)
+                data[c] = pd.Series(v, dtype=object).astype(str).array
+            continue
+        v = col.to_numpy() if col is not None else np.full(n, np.nan)
+        data[c] = np.asarray(v, dtype=bool if c in BOOL_COLUMNS else np.float64)
+    # one construction from arrays (no alignment, no column-by-column insert)
+    return pd.DataFrame(data, index=pd.RangeIndex(n), columns=list(cols))
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
@@ -394,7 +394,6 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         lifetime, plus installs of the last lifetime_periods periods).
     """
     periods = list(ds.periods)
-    T = len(periods)
     pidx = {p: i for i, p in enumerate(periods)}
     p0 = period_index(periods[0])
     life = ds.table("chips").set_index("chip")["lifetime_periods"]
@@ -439,23 +438,40 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         return pd.DataFrame(
             {c: pd.Series([], dtype=object if c in TEXT_COLUMNS else float) for c in cols}
         )
-    cohorts = pd.concat(parts, ignore_index=True)
-    cohorts = cohorts[cohorts["chips"] > 0]
-    pairs = cohorts[["chip", "site"]].drop_duplicates().reset_index(drop=True)
-    grid = pairs.merge(pd.DataFrame({"t": np.arange(T)}), how="cross")
-    m = cohorts.merge(grid, on=["chip", "site"])
-    tt = m["t"].to_numpy()
-    alive = (m["t_in"].to_numpy() <= tt) & (tt < m["t_out"].to_numpy())
-    m["fleet_chips"] = np.where(alive, m["chips"], 0.0)
-    m["installed_chips"] = np.where(
-        m["new"].to_numpy() & (m["t_in"].to_numpy() == tt), m["chips"], 0.0
+    return _cohort_fleet(pd.concat(parts, ignore_index=True), periods)
+
+
+def _cohort_fleet(cohorts: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
+    """Installed, retired and alive chips per (chip, site, period) from install cohorts.
+
+    Every (chip, site) with a cohort gets every period, pairs in sorted order; the sums
+    over the cohorts of a pair run in cohort order, as pandas' ``groupby`` sums them
+    (:func:`optimizer.families.grouping.group_sum`).
+    """
+    T = len(periods)
+    cohorts = cohorts[cohorts["chips"].to_numpy() > 0]
+    pairs = Groups([cohorts["chip"].to_numpy(), cohorts["site"].to_numpy()])
+    tt = np.arange(T)[None, :]
+    t_in = cohorts["t_in"].to_numpy()[:, None]
+    t_out = cohorts["t_out"].to_numpy()[:, None]
+    chips = cohorts["chips"].to_numpy(dtype=float)[:, None]
+    new = cohorts["new"].to_numpy(dtype=bool)[:, None]
+    ids = (pairs.ids[:, None] * T + tt).ravel()  # cohort-major, period within
+    n = pairs.n * T
+
+    def total(v: np.ndarray) -> np.ndarray:
+        return group_sum(ids, v.ravel(), n)
+
+    return pd.DataFrame(
+        {
+            "chip": np.repeat(pairs.key(0), T),
+            "site": np.repeat(pairs.key(1), T),
+            "period": np.tile(np.asarray(periods, dtype=object), pairs.n),
+            "installed_chips": total(np.where(new & (t_in == tt), chips, 0.0)),
+            "retired_chips": total(np.where(t_out == tt, chips, 0.0)),
+            "fleet_chips": total(np.where((t_in <= tt) & (tt < t_out), chips, 0.0)),
+        }
     )
-    m["retired_chips"] = np.where(m["t_out"].to_numpy() == tt, m["chips"], 0.0)
-    g = m.groupby(["chip", "site", "t"], as_index=False)[
-        ["installed_chips", "retired_chips", "fleet_chips"]
-    ].sum()
-    g["period"] = np.asarray(periods, dtype=object)[g["t"].to_numpy()]
-    return g[cols]
 
 
 def family_duals(
@@ -683,33 +699,45 @@ def _fleet_table(inp: _Inputs) -> pd.DataFrame:
 
 
 def _production_table(inp: _Inputs) -> pd.DataFrame:
-    """Build production: chips produced, installed and in inventory per chip and period."""
+    """Build production: chips produced, installed and in inventory per chip and period.
+
+    Every chip that is produced or installed gets every period (chips in sorted order);
+    inventory = opening + running produced - running installed, the running sums as
+    pandas' ``groupby(...).cumsum()`` computes them.
+    """
     fr, periods = inp.frames, inp.periods
-    pr = fr["produce"].rename(columns={"value": "produced_chips"})
-    installed = (
-        fr["install"]
-        .groupby(["chip", "period"], as_index=False)["value"]
-        .sum()
-        .rename(columns={"value": "installed_chips"})
+    T = len(periods)
+    produce, install = fr["produce"], fr["install"]
+    chips = Groups([np.concatenate([produce["chip"].to_numpy(), install["chip"].to_numpy()])])
+    names = chips.key(0)
+    pos = pd.Index(periods)
+
+    def per_chip_period(frame: pd.DataFrame, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        t = pos.get_indexer(frame["period"].to_numpy())
+        return ids[t >= 0] * T + t[t >= 0], frame["value"].to_numpy(dtype=float)[t >= 0]
+
+    ids, v = per_chip_period(install, chips.ids[len(produce) :])
+    installed = group_sum(ids, v, chips.n * T)
+    ids, v = per_chip_period(produce, chips.ids[: len(produce)])
+    produced = value_at([np.arange(chips.n * T)], [ids], v)
+    produced = np.where(np.isnan(produced), 0.0, produced)
+    pr = pd.DataFrame(
+        {
+            "chip": np.repeat(names, T),
+            "period": np.tile(np.asarray(periods, dtype=object), chips.n),
+            "produced_chips": produced,
+            "installed_chips": installed,
+        }
     )
-    pr = pr.merge(installed, on=["chip", "period"], how="outer")
-    if len(pr):
-        cp = pr[["chip"]].drop_duplicates().merge(pd.DataFrame({"period": periods}), how="cross")
-        pr = cp.merge(pr, on=["chip", "period"], how="left")
-    counts = ["produced_chips", "installed_chips"]
-    pr[counts] = pr[counts].fillna(0.0)
-    pr["_t"] = pr["period"].map({p: i for i, p in enumerate(periods)})
-    pr = pr.sort_values(["chip", "_t"]).reset_index(drop=True)
     opening = (
         inp.chips["opening_inventory_chips"].reindex(pr["chip"]).fillna(0.0).to_numpy(dtype=float)
         if "opening_inventory_chips" in inp.chips
         else 0.0
     )
+    by_chip = np.repeat(np.arange(chips.n), T)
     pr["inventory_chips"] = (
-        opening
-        + pr.groupby("chip")["produced_chips"].cumsum()
-        - pr.groupby("chip")["installed_chips"].cumsum()
-    ).to_numpy()
+        opening + group_cumsum(by_chip, produced) - group_cumsum(by_chip, installed)
+    )
     return pr
 
 
@@ -756,18 +784,14 @@ def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
     dm = inp.ds.table("demand")
     regions = dm["regions"] if "regions" in dm else pd.Series("", index=dm.index)
     dm = dm.assign(regions=regions.fillna("").astype(str).str.strip())[[*keys, "demand_h100e"]]
-    served = (
-        assignment.rename(columns={"demand_regions": "regions"})
-        .groupby(keys, as_index=False)["h100e"]
-        .sum()
-        .rename(columns={"h100e": "served_h100e"})
-    )
-    dm = dm.merge(served, on=keys, how="left")
-    unmet = inp.frames["unmet"].rename(
-        columns={"value": "unmet_h100e", "demand_regions": "regions"}
-    )
-    dm = dm.merge(unmet, on=keys, how="left")
-    dm[["served_h100e", "unmet_h100e"]] = dm[["served_h100e", "unmet_h100e"]].fillna(0.0)
+    dm = dm.reset_index(drop=True)
+    target = [dm[k].to_numpy() for k in keys]
+    by = ["customer", "workload", "period", "demand_regions"]
+    served = sums_at(target, [assignment[k].to_numpy() for k in by], assignment["h100e"].to_numpy())
+    unmet = inp.frames["unmet"]
+    u = value_at(target, [unmet[k].to_numpy() for k in by], unmet["value"].to_numpy())
+    dm["served_h100e"] = served
+    dm["unmet_h100e"] = np.where(np.isnan(u), 0.0, u)
     dmv = dm["demand_h100e"].to_numpy(dtype=float)
     dm["served_share"] = np.where(dmv > 0, dm["served_h100e"] / np.where(dmv > 0, dmv, 1.0), np.nan)
     return inp.with_duals(dm, "demand")

@@ -12,10 +12,10 @@ from optimizer.families.base import (
     ModelBuilder,
     ScenarioColumns,
     cumulative,
-    cumulative_by,
     expand,
     violations,
 )
+from optimizer.families.grouping import group_cumsum, group_sum, value_at
 
 
 def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -72,25 +72,42 @@ def _column(chips: pd.DataFrame, name: str, default: float) -> pd.Series:
 
 
 def check_chip_inventory(inputs: CheckInputs) -> pd.DataFrame:
-    """Cumulative installs <= opening inventory + production delivered (produced lag earlier)."""
+    """Cumulative installs <= opening inventory + production delivered (produced lag earlier).
+
+    One row per (chip of the chips table, period); sums and running sums as pandas'
+    ``groupby`` gives them (:mod:`optimizer.families.grouping`).
+    """
     periods, produce = inputs.periods, inputs.frames["produce"]
-    cp = pd.DataFrame({"chip": inputs.chips.index.astype(str)}).merge(
-        pd.DataFrame({"period": periods}), how="cross"
-    )
-    installs = inputs.frames["install"].groupby(["chip", "period"], as_index=False)["value"].sum()
-    cp = cp.merge(installs.rename(columns={"value": "ins"}), on=["chip", "period"], how="left")
-    cp = cp.merge(
-        produce.rename(columns={"value": "prod"}), on=["chip", "period"], how="left"
-    ).fillna({"ins": 0.0, "prod": 0.0})
-    lag = _column(inputs.chips, "delivery_lag_periods", 0).reindex(cp["chip"]).to_numpy()
-    cp["t"] = cp["period"].map({p: i for i, p in enumerate(periods)}).to_numpy()
-    produced_by = cp.assign(t=cp["t"] + lag.astype(np.int64))[["chip", "t", "prod"]]
-    cp = cp.drop(columns="prod").merge(produced_by, on=["chip", "t"], how="left")
-    cp = cp.fillna({"prod": 0.0})
-    installed = cumulative_by(cp, ["chip"], "ins", periods)
-    opening = _column(inputs.chips, "opening_inventory_chips", 0.0).reindex(cp["chip"]).to_numpy()
-    produced = cumulative_by(cp, ["chip"], "prod", periods) + opening
-    keys = cp["chip"] + "," + cp["period"]
+    install = inputs.frames["install"]
+    names = inputs.chips.index.astype(str)
+    C, T = len(names), len(periods)
+
+    def flat(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        c = names.get_indexer(frame["chip"].to_numpy())
+        t = pd.Index(periods).get_indexer(frame["period"].to_numpy())
+        ok = (c >= 0) & (t >= 0)
+        return c[ok] * T + t[ok], frame["value"].to_numpy(dtype=float)[ok]
+
+    ids, v = flat(install)
+    ins = group_sum(ids, v, C * T)
+    ids, v = flat(produce)
+    made = value_at([np.arange(C * T)], [ids], v).reshape(C, T)
+    made = np.where(np.isnan(made), 0.0, made)
+    lag = _column(inputs.chips, "delivery_lag_periods", 0).to_numpy().astype(np.int64)
+    src = np.arange(T)[None, :] - lag[:, None]  # produced lag periods earlier: delivered
+    ok = (src >= 0) & (src < T)
+    prod = np.where(ok, np.take_along_axis(made, np.clip(src, 0, max(T - 1, 0)), axis=1), 0.0)
+    by_chip = np.repeat(np.arange(C), T)
+    installed = group_cumsum(by_chip, ins)
+    opening = np.repeat(_column(inputs.chips, "opening_inventory_chips", 0.0).to_numpy(), T)
+    produced = group_cumsum(by_chip, prod.ravel()) + opening
+
+    def keys(bad: np.ndarray) -> np.ndarray:
+        chip = np.repeat(np.asarray(names, dtype=object), T)[bad]
+        period = np.tile(np.asarray(periods, dtype=object), C)[bad]
+        out: np.ndarray = chip + "," + period
+        return out
+
     return violations("chip_inventory", keys, installed, produced, "<=", inputs.tolerance)
 
 

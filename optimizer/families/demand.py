@@ -17,6 +17,7 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
+from optimizer.families.grouping import sums_at, value_at
 
 
 def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -76,23 +77,27 @@ def check_demand_balance(inputs: CheckInputs) -> pd.DataFrame:
 
     Assignments are matched to demand rows by customer, workload, period and the
     region group; whether a site may serve a group is checked separately
-    (:func:`check_demand_regions`).
+    (:func:`check_demand_regions`). Sums by key as pandas gives them
+    (:mod:`optimizer.families.grouping`).
     """
     keys = ["customer", "workload", "period", "demand_regions"]
-    served = _served(inputs).groupby(keys, as_index=False)["h"].sum()
+    served = _served(inputs)
     dm = inputs.dataset.table("demand")
     dm = dm.assign(demand_regions=_regions_text(dm))
-    dm = dm[dm["demand_h100e"] > 0].merge(served, on=keys, how="left")
-    unmet = inputs.frames["unmet"].rename(columns={"value": "unmet"})
-    dm = dm.merge(unmet, on=keys, how="left").fillna({"h": 0.0, "unmet": 0.0})
-    return violations(
-        "demand_balance",
-        dm["customer"] + "/" + dm["workload"] + _suffix(dm["demand_regions"]) + "," + dm["period"],
-        dm["h"] + dm["unmet"],
-        dm["demand_h100e"],
-        ">=",
-        inputs.tolerance,
-    )
+    dm = dm[dm["demand_h100e"].to_numpy() > 0].reset_index(drop=True)
+    target = [dm[k].to_numpy() for k in keys]
+    h = sums_at(target, [served[k].to_numpy() for k in keys], served["h"].to_numpy())
+    unmet = inputs.frames["unmet"]
+    u = value_at(target, [unmet[k].to_numpy() for k in keys], unmet["value"].to_numpy())
+    u = np.where(np.isnan(u), 0.0, u)
+
+    def text(bad: np.ndarray) -> np.ndarray:
+        d = dm[bad]
+        k = d["customer"] + "/" + d["workload"] + _suffix(d["demand_regions"]) + "," + d["period"]
+        out: np.ndarray = k.astype(str).to_numpy()
+        return out
+
+    return violations("demand_balance", text, h + u, dm["demand_h100e"], ">=", inputs.tolerance)
 
 
 def _regions_text(demand: pd.DataFrame) -> pd.Series:

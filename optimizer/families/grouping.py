@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Groups", "group_cumsum", "group_sum", "positions_in_group"]
+__all__ = ["Groups", "group_cumsum", "group_sum", "positions_in_group", "sums_at", "value_at"]
 
 
 def positions_in_group(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -157,3 +157,50 @@ class Groups:
     def sum(self, values: Any) -> np.ndarray:
         """Kahan sum of ``values`` per group (:func:`group_sum`)."""
         return group_sum(self.ids, values, self.n)
+
+
+def _joint(target: Sequence[Any], source: Sequence[Any]) -> tuple[Groups, int]:
+    """Return groups over the target rows followed by the source rows, and the target count."""
+    if len(target) != len(source):
+        raise ValueError("target and source need the same key columns")
+    n = len(target[0]) if len(target) else 0
+    cols = [
+        np.concatenate([np.asarray(t), np.asarray(s)]) for t, s in zip(target, source, strict=True)
+    ]
+    return Groups(cols), n
+
+
+def sums_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.ndarray:
+    """Sum of ``values`` of the source rows with each target row's key (0.0 where none).
+
+    What ``target.merge(source.groupby(keys).sum(), how="left").fillna(0.0)`` gives for
+    the summed column, in target order.
+
+    Parameters
+    ----------
+    target, source : sequence of array-like
+        The same key columns, of the target rows and of the source rows.
+    values : array-like of float
+        One value per source row.
+    """
+    g, n = _joint(target, source)
+    total = group_sum(g.ids[n:], values, g.n)
+    out = total[g.ids[:n]]
+    return np.where(np.isnan(out), 0.0, out)
+
+
+def value_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.ndarray:
+    """Value of the source row with each target row's key (NaN where none).
+
+    What a left ``merge`` on unique source keys gives; raises ValueError when a key
+    repeats in ``source`` (the merge would then repeat target rows).
+    """
+    g, n = _joint(target, source)
+    sid = g.ids[n:]
+    if len(np.unique(sid)) != len(sid):
+        raise ValueError("value_at: the source repeats a key")
+    pos = np.full(g.n, -1, dtype=np.int64)
+    pos[sid] = np.arange(len(sid))
+    where = pos[g.ids[:n]]
+    v = np.asarray(values, dtype=float)
+    return np.where(where >= 0, v[np.maximum(where, 0)] if len(v) else np.nan, np.nan)
