@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.families.grouping import Groups, group_sum
+from optimizer.families.grouping import Groups, group_sum, positions, take, values_at
 
 #: Code columns a constraint row may carry (-1 when not applicable).
 ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o", "e")
@@ -483,8 +483,10 @@ class CheckInputs:
     @cached_property
     def site_periods(self) -> pd.DataFrame:
         """Every (site, period) pair, site-major."""
-        return self.sites.reset_index()[["site"]].merge(
-            pd.DataFrame({"period": self.periods}), how="cross"
+        sites = np.asarray(self.sites.index.astype(str), dtype=object)
+        periods = np.asarray(self.periods, dtype=object)
+        return pd.DataFrame(
+            {"site": np.repeat(sites, len(periods)), "period": np.tile(periods, len(sites))}
         )
 
     @cached_property
@@ -509,18 +511,32 @@ class CheckInputs:
 
     @cached_property
     def site_load(self) -> pd.DataFrame:
-        """Fleet load per (site, period): ``mw`` IT, ``liq_mw`` liquid-only, ``fac_mw`` grid."""
+        """Fleet load per (site, period): ``mw`` IT, ``liq_mw`` liquid-only, ``fac_mw`` grid.
+
+        Sums per (site, period) as pandas' ``groupby`` gives them, on every pair (0 where
+        no fleet).
+        """
         fl, chips, sites = self.fleet, self.chips, self.sites
-        kw = chips["it_kw_per_chip"].reindex(fl["chip"]).to_numpy(dtype=float)
-        liq = (chips["cooling"].reindex(fl["chip"]) == "liquid").to_numpy()
+        c = positions(chips.index, fl["chip"].to_numpy())
+        s = positions(sites.index, fl["site"].to_numpy())
+        kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
+        liq = take(chips["cooling"].to_numpy(), c) == "liquid"
         pue = np.where(
-            liq, sites["pue_liquid"].reindex(fl["site"]), sites["pue_air"].reindex(fl["site"])
+            liq, take(sites["pue_liquid"].to_numpy(), s), take(sites["pue_air"].to_numpy(), s)
         )
-        f = fl.assign(mw=fl["fleet_chips"] * kw / 1e3)
-        f["liq_mw"] = np.where(liq, f["mw"], 0.0)
-        f["fac_mw"] = f["mw"] * pue
-        g = f.groupby(["site", "period"], as_index=False)[["mw", "liq_mw", "fac_mw"]].sum()
-        return self.site_periods.merge(g, on=["site", "period"], how="left").fillna(0.0)
+        mw = fl["fleet_chips"].to_numpy(dtype=float) * kw / 1e3
+        g = Groups([fl["site"].to_numpy(), fl["period"].to_numpy()])
+        loads = {"mw": mw, "liq_mw": np.where(liq, mw, 0.0), "fac_mw": mw * pue}
+        sp = self.site_periods
+        got = values_at(
+            [sp["site"].to_numpy(), sp["period"].to_numpy()],
+            [g.key(0), g.key(1)],
+            {k: g.sum(v) for k, v in loads.items()},
+        )
+        out = sp.copy(deep=False)
+        for k, v in got.items():
+            out[k] = np.where(np.isnan(v), 0.0, v)
+        return out
 
     @cached_property
     def assigned(self) -> pd.DataFrame:

@@ -22,7 +22,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["Groups", "group_cumsum", "group_sum", "positions_in_group", "sums_at", "value_at"]
+__all__ = [
+    "Groups",
+    "group_cumsum",
+    "group_sum",
+    "positions",
+    "positions_in_group",
+    "sums_at",
+    "take",
+    "value_at",
+    "values_at",
+]
 
 
 def positions_in_group(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -195,6 +205,13 @@ def value_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.nd
     What a left ``merge`` on unique source keys gives; raises ValueError when a key
     repeats in ``source`` (the merge would then repeat target rows).
     """
+    return values_at(target, source, {"v": values})["v"]
+
+
+def values_at(
+    target: Sequence[Any], source: Sequence[Any], values: dict[str, Any]
+) -> dict[str, np.ndarray]:
+    """:func:`value_at` of several source columns (one key match for all)."""
     g, n = _joint(target, source)
     sid = g.ids[n:]
     if len(np.unique(sid)) != len(sid):
@@ -202,5 +219,27 @@ def value_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.nd
     pos = np.full(g.n, -1, dtype=np.int64)
     pos[sid] = np.arange(len(sid))
     where = pos[g.ids[:n]]
-    v = np.asarray(values, dtype=float)
-    return np.where(where >= 0, v[np.maximum(where, 0)] if len(v) else np.nan, np.nan)
+    found = where >= 0
+    out = {}
+    for name, v in values.items():
+        a = np.asarray(v, dtype=float)
+        out[name] = np.where(found, a[np.maximum(where, 0)] if len(a) else np.nan, np.nan)
+    return out
+
+
+def positions(index: pd.Index, keys: Any) -> np.ndarray:
+    """Position of each key in ``index`` (-1 where absent), as ``reindex`` matches them."""
+    out: np.ndarray = index.get_indexer(np.asarray(keys))
+    return out
+
+
+def take(values: Any, pos: np.ndarray) -> np.ndarray:
+    """``values[pos]`` with NaN where ``pos`` is -1 (``reindex`` on positions)."""
+    a = np.asarray(values)
+    if not len(a):
+        return np.full(len(pos), np.nan)
+    got = a[np.maximum(pos, 0)]
+    if (pos < 0).any():
+        got = got.astype(float if got.dtype.kind in "fiub" else object)
+        got[pos < 0] = np.nan
+    return got
