@@ -68,7 +68,15 @@ from optimizer.families.base import (
     ConstraintFamily,
     site_capacity_table,
 )
-from optimizer.families.grouping import Groups, group_cumsum, group_sum, sums_at, value_at
+from optimizer.families.grouping import (
+    Groups,
+    group_cumsum,
+    group_sum,
+    positions,
+    sums_at,
+    take,
+    value_at,
+)
 from optimizer.families.placement import cluster_rules
 from optimizer.families.region import split_region_service
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
@@ -909,9 +917,20 @@ def _site_utilisation_table(
 def _commitment_periods(inp: _Inputs) -> pd.DataFrame:
     """List each commitment row j per horizon period it covers.
 
-    Columns: j, customer, family, period, min_it_mw.
+    Columns: j, customer, family, period, min_it_mw. Made once per model structure
+    and commitments table (a patched ``min_it_mw`` is another table).
     """
-    com = inp.model.commitments[inp.scenario].reset_index(drop=True)
+    com = inp.model.commitments[inp.scenario]
+    return cached_for(
+        inp.model,
+        ("commitment_periods", inp.scenario),
+        (com,),
+        lambda: _make_commitment_periods(com.reset_index(drop=True), inp.periods),
+    ).copy(deep=False)
+
+
+def _make_commitment_periods(com: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
+    """Compute :func:`_commitment_periods` (``com`` with a fresh 0..n-1 index)."""
     columns = ["j", "customer", "family", "period", "min_it_mw"]
     if not len(com):
         return pd.DataFrame(
@@ -922,7 +941,6 @@ def _commitment_periods(inp: _Inputs) -> pd.DataFrame:
                 for c in columns
             }
         )
-    periods = inp.periods
     p0 = period_index(periods[0])
     rows = []
     for j, r in com.iterrows():
@@ -936,23 +954,24 @@ def _commitment_periods(inp: _Inputs) -> pd.DataFrame:
 
 
 def _commitments_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
-    """Build commitments: committed, delivered and breached IT MW with the shadow price."""
+    """Build commitments: committed, delivered and breached IT MW with the shadow price.
+
+    Delivered MW per (customer, family, period) summed as pandas' ``groupby`` does
+    (:func:`optimizer.families.grouping.sums_at`).
+    """
     cm = _commitment_periods(inp)
-    family = inp.chips["family"].reindex(assignment["chip"]).astype(str).to_numpy()
-    delivered = (
-        assignment.assign(family=family)
-        .groupby(["customer", "family", "period"], as_index=False)["it_mw"]
-        .sum()
-        .rename(columns={"it_mw": "delivered_it_mw"})
+    c = positions(inp.chips.index, assignment["chip"].to_numpy())
+    family = take(inp.chips["family"].astype(str).to_numpy(), c)
+    target = [cm[k].to_numpy() for k in ("customer", "family", "period")]
+    source = [assignment["customer"].to_numpy(), family, assignment["period"].to_numpy()]
+    cm["delivered_it_mw"] = sums_at(target, source, assignment["it_mw"].to_numpy())
+    br = inp.frames["breach"]
+    got = value_at(
+        [cm["j"].to_numpy(), cm["period"].to_numpy()],
+        [br["j"].to_numpy(), br["period"].to_numpy()],
+        br["value"].to_numpy(),
     )
-    cm = cm.merge(delivered, on=["customer", "family", "period"], how="left")
-    cm["delivered_it_mw"] = cm["delivered_it_mw"].fillna(0.0)
-    cm = cm.merge(
-        inp.frames["breach"][["j", "period", "value"]].rename(columns={"value": "breach_mw"}),
-        on=["j", "period"],
-        how="left",
-    )
-    cm["breach_mw"] = cm["breach_mw"].fillna(0.0)
+    cm["breach_mw"] = np.where(np.isnan(got), 0.0, got)
     return inp.with_duals(cm, "commitments")
 
 

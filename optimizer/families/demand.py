@@ -17,7 +17,7 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
-from optimizer.families.grouping import sums_at, value_at
+from optimizer.families.grouping import positions, sums_at, take, value_at, values_at
 
 
 def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -139,32 +139,38 @@ def check_demand_regions(inputs: CheckInputs) -> pd.DataFrame:
 
 
 def check_commitment(inputs: CheckInputs) -> pd.DataFrame:
-    """Nameplate IT MW assigned to the customer on the family + breach >= min_it_mw."""
+    """Nameplate IT MW assigned to the customer on the family + breach >= min_it_mw.
+
+    Sums per (customer, family, period) as pandas' ``groupby`` gives them
+    (:mod:`optimizer.families.grouping`).
+    """
     com = inputs.dataset.table("commitments").reset_index(drop=True)
     if not len(com):
         return violations("commitment", pd.Series([], dtype=str), [], [], ">=", 0.0)
     a, chips, periods = inputs.assigned, inputs.chips, inputs.periods
-    a = a.assign(
-        family=chips["family"].reindex(a["chip"]).astype(str).to_numpy(),
-        mw=a["value"].to_numpy()
-        * chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
-        / 1e3,
-    )
-    delivered = a.groupby(["customer", "family", "period"])["mw"].sum()
-    breach = inputs.frames["breach"].set_index(["j", "period"])["value"]
+    c = positions(chips.index, a["chip"].to_numpy())
+    family = take(chips["family"].astype(str).to_numpy(), c)
+    mw = a["value"].to_numpy() * take(chips["it_kw_per_chip"].to_numpy(dtype=float), c) / 1e3
     p0 = period_index(periods[0])
     rows = []
-    for j, r in com.iterrows():
-        lo = max(period_index(str(r["from_period"])), p0)
-        hi = min(period_index(str(r["to_period"])), p0 + len(periods) - 1)
+    for j, r in enumerate(com.itertuples(index=False)):
+        lo = max(period_index(str(r.from_period)), p0)
+        hi = min(period_index(str(r.to_period)), p0 + len(periods) - 1)
         for pi in range(lo, hi + 1):
-            p = periods[pi - p0]
-            key = (str(r["customer"]), str(r["family"]), p)
-            lhs = delivered.get(key, 0.0) + breach.get((j, p), 0.0)
-            label = f"{r['customer']}/{r['family']}/{r['from_period']},{p}"
-            rows.append((label, lhs, float(r["min_it_mw"])))
-    cf = pd.DataFrame(rows, columns=["k", "lhs", "rhs"])
-    return violations("commitment", cf["k"], cf["lhs"], cf["rhs"], ">=", inputs.tolerance)
+            label = f"{r.customer}/{r.family}/{r.from_period},{periods[pi - p0]}"
+            rows.append((j, str(r.customer), str(r.family), periods[pi - p0], label))
+    cf = pd.DataFrame(rows, columns=["j", "customer", "family", "period", "k"])
+    target = [cf[k].to_numpy() for k in ("customer", "family", "period")]
+    delivered = sums_at(target, [a["customer"].to_numpy(), family, a["period"].to_numpy()], mw)
+    br = inputs.frames["breach"]
+    got = values_at(
+        [cf["j"].to_numpy(), cf["period"].to_numpy()],
+        [br["j"].to_numpy(), br["period"].to_numpy()],
+        {"value": br["value"].to_numpy(), "found": np.ones(len(br))},
+    )
+    breach = np.where(np.isnan(got["found"]), 0.0, got["value"])
+    rhs = com["min_it_mw"].to_numpy(dtype=float)[cf["j"].to_numpy(dtype=np.int64)]
+    return violations("commitment", cf["k"], delivered + breach, rhs, ">=", inputs.tolerance)
 
 
 FAMILIES = (
