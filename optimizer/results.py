@@ -1162,45 +1162,54 @@ def _with_cash(
     """
     chips, sites = inp.chips, inp.sites
     fleet = tables["fleet"]
-    chip_cash = fleet["installed_chips"].to_numpy() * chips["capex_usd_per_chip"].reindex(
-        fleet["chip"]
-    ).to_numpy(dtype=float)
+    chip_cash = fleet["installed_chips"].to_numpy() * take(
+        chips["capex_usd_per_chip"].to_numpy(dtype=float),
+        positions(chips.index, fleet["chip"].to_numpy()),
+    )
     build = tables["build_out"]
+    site_pos = positions(sites.index, build["site"].to_numpy())
 
     def per_mw(column: str) -> np.ndarray:
         if column not in sites:
             return np.zeros(len(build))
-        return sites[column].reindex(build["site"]).fillna(0.0).to_numpy(dtype=float)
+        v = take(sites[column].to_numpy(dtype=float), site_pos)
+        return np.where(np.isnan(v), 0.0, v)
+
+    periods = pd.Index(inp.periods)
+
+    def by_period(period: pd.Series, values: np.ndarray) -> np.ndarray:
+        t = periods.get_indexer(period.to_numpy())
+        return group_sum(t[t >= 0], values[t >= 0], len(periods))
 
     parts = {
-        "chip_capex": pd.Series(chip_cash).groupby(fleet["period"].to_numpy()).sum(),
-        "build_capex": pd.Series(build["build_mw"].to_numpy() * per_mw("build_capex_usd_per_mw"))
-        .groupby(build["period"].to_numpy())
-        .sum(),
-        "retrofit_capex": pd.Series(
-            build["retrofit_mw"].to_numpy() * per_mw("retrofit_capex_usd_per_mw")
-        )
-        .groupby(build["period"].to_numpy())
-        .sum(),
+        "chip_capex": by_period(fleet["period"], chip_cash),
+        "build_capex": by_period(
+            build["period"], build["build_mw"].to_numpy() * per_mw("build_capex_usd_per_mw")
+        ),
+        "retrofit_capex": by_period(
+            build["period"], build["retrofit_mw"].to_numpy() * per_mw("retrofit_capex_usd_per_mw")
+        ),
     }
+    term, t = costs["term"].to_numpy(), costs["t"].to_numpy(dtype=np.int64)
     cash = np.zeros(len(costs))
-    for term, by_period in parts.items():
-        sel = (costs["term"] == term).to_numpy()
-        cash[sel] = by_period.reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
+    for name, per_period in parts.items():
+        sel = term == name
+        cash[sel] = per_period[t[sel]]
     decisions = tables.get("power_decisions")
     if decisions is not None and len(decisions):
         up = decisions[decisions["kind"] == "grid_upgrade"]
-        parts["grid_upgrade"] = (
+        upgrade = (
             pd.Series(up["mw"].to_numpy() * up["capex_usd_per_mw"].to_numpy())
             .groupby(up["decision_period"].to_numpy())
             .sum()
         )
-        sel = (costs["term"] == "grid_upgrade").to_numpy()
-        cash[sel] = parts["grid_upgrade"].reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
+        sel = term == "grid_upgrade"
+        cash[sel] = upgrade.reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
     # on-site power counts as billed (capex rent + fixed + fuel and O&M) and carbon as paid
-    opex = costs["term"].isin(["energy", "onsite_power", "carbon"]).to_numpy()
-    cash[opex] = costs.loc[opex, "undiscounted_cost_usd"].to_numpy()
-    return costs.assign(cash_usd=cash, cash_kind=costs["term"].map(CASH_KIND).fillna("none"))
+    opex = np.isin(term, ["energy", "onsite_power", "carbon"])
+    cash[opex] = costs["undiscounted_cost_usd"].to_numpy()[opex]
+    kind = np.array([CASH_KIND.get(str(x), "none") for x in term], dtype=object)
+    return costs.assign(cash_usd=cash, cash_kind=kind)
 
 
 def _power_tables(inp: _Inputs, out: dict[str, pd.DataFrame]) -> None:
@@ -1234,35 +1243,61 @@ def _power_tables(inp: _Inputs, out: dict[str, pd.DataFrame]) -> None:
 
 
 def _costs(model: PlanningModel, x: np.ndarray, scenario: int) -> pd.DataFrame:
+    """Cost per (period, term) of :data:`COST_TERMS`, every pair (0 where no term).
+
+    Sums of cost-term and constant rows per (period, term) as pandas' ``groupby``
+    gives them (:func:`optimizer.families.grouping.group_sum`); which rows feed which
+    pair is computed once per model structure.
+    """
     ds = model.datasets[scenario]
     disc = ds.table("periods")["discount_factor"].to_numpy(dtype=float)
-    ct = model.cost_terms
-    ct = ct[ct["scenario"] == scenario]
-    v = ct["coef"].to_numpy(dtype=float) * np.asarray(x)[ct["col"].to_numpy(dtype=np.int64)]
-    f = pd.DataFrame({"t": ct["t"].to_numpy(dtype=np.int64), "term": ct["term"].to_numpy(), "u": v})
-    k = model.const_terms
-    k = k[k["scenario"] == scenario]
-    f = pd.concat(
-        [
-            f,
-            pd.DataFrame(
-                {
-                    "t": k["t"].to_numpy(dtype=np.int64),
-                    "term": k["term"].to_numpy(),
-                    "u": k["value"].to_numpy(dtype=float),
-                }
-            ),
-        ],
-        ignore_index=True,
+    rows, col, krows, ids = _cost_rows(model, scenario)
+    ct, k = model.cost_terms, model.const_terms
+    v = ct["coef"].to_numpy(dtype=float)[rows] * np.asarray(x)[col]
+    kv = k["value"].to_numpy(dtype=float)[krows]
+    T, n = len(model.periods), len(COST_TERMS)
+    vals = np.concatenate([v, kv])
+    keep = ids >= 0
+    u = group_sum(ids[keep], vals[keep], T * n)
+    t = np.repeat(np.arange(T), n)
+    return pd.DataFrame(
+        {
+            "t": t,
+            "term": np.tile(np.asarray(COST_TERMS, dtype=object), T),
+            "u": u,
+            "period": np.asarray(model.periods, dtype=object)[t],
+            "undiscounted_cost_usd": u,
+            "cost_usd": u * disc[t],
+        }
     )
-    g = f.groupby(["t", "term"])["u"].sum()
-    T = len(model.periods)
-    full = pd.MultiIndex.from_product([range(T), list(COST_TERMS)], names=["t", "term"])
-    g = g.reindex(full, fill_value=0.0).reset_index()
-    g["period"] = np.asarray(model.periods, dtype=object)[g["t"].to_numpy()]
-    g["undiscounted_cost_usd"] = g["u"]
-    g["cost_usd"] = g["u"] * disc[g["t"].to_numpy()]
-    return g
+
+
+def _cost_rows(
+    model: PlanningModel, scenario: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Cost-term rows, their columns, constant rows, and each row's (period, term) pair.
+
+    The pair number is ``t * len(COST_TERMS) + term position`` (-1: a term outside
+    :data:`COST_TERMS`), cost-term rows first; once per model structure (a patch
+    changes coefficients and constant values, not these rows).
+    """
+
+    def make() -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        ct, k = model.cost_terms, model.const_terms
+        rows = np.flatnonzero((ct["scenario"] == scenario).to_numpy())
+        krows = np.flatnonzero((k["scenario"] == scenario).to_numpy())
+        term_pos = {term: i for i, term in enumerate(COST_TERMS)}
+        n = len(COST_TERMS)
+
+        def pair(frame: pd.DataFrame, sel: np.ndarray) -> np.ndarray:
+            pos = np.array([term_pos.get(str(x), -1) for x in frame["term"].to_numpy()[sel]])
+            t = frame["t"].to_numpy(dtype=np.int64)[sel]
+            return np.where(pos >= 0, t * n + pos, -1).astype(np.int64)
+
+        col = ct["col"].to_numpy(dtype=np.int64)[rows]
+        return rows, col, krows, np.concatenate([pair(ct, rows), pair(k, krows)])
+
+    return cached(model, ("cost_rows", scenario), make)
 
 
 def row_keys(model: PlanningModel, con: pd.DataFrame, scenario: int = 0) -> np.ndarray:
