@@ -72,6 +72,7 @@ from optimizer.families.grouping import (
     Groups,
     group_cumsum,
     group_sum,
+    inner_pairs,
     positions,
     sums_at,
     take,
@@ -750,17 +751,22 @@ def _production_table(inp: _Inputs) -> pd.DataFrame:
 
 
 def _supply_utilisation_table(inp: _Inputs) -> pd.DataFrame:
-    """Build supply_utilisation: resource use, capacity, utilisation and shadow price."""
+    """Build supply_utilisation: resource use, capacity, utilisation and shadow price.
+
+    Use per (resource, period) summed as pandas' ``groupby`` sums it
+    (:mod:`optimizer.families.grouping`).
+    """
     bom = inp.ds.table("chip_bill_of_materials")
     su = inp.ds.table("supply_resources")[["resource", "period", "capacity"]]
-    used = inp.frames["produce"].merge(bom, on="chip")
-    used = (
-        used.assign(used=used["value"] * used["per_chip"])
-        .groupby(["resource", "period"], as_index=False)["used"]
-        .sum()
+    su = su.reset_index(drop=True)
+    produce = inp.frames["produce"]
+    pi, bi = inner_pairs([produce["chip"].to_numpy()], [bom["chip"].to_numpy()])
+    used = produce["value"].to_numpy(dtype=float)[pi] * bom["per_chip"].to_numpy(dtype=float)[bi]
+    su["used"] = sums_at(
+        [su["resource"].to_numpy(), su["period"].to_numpy()],
+        [bom["resource"].to_numpy()[bi], produce["period"].to_numpy()[pi]],
+        used,
     )
-    su = su.merge(used, on=["resource", "period"], how="left")
-    su["used"] = su["used"].fillna(0.0)
     su["utilisation"] = np.where(
         su["capacity"] > 0, su["used"] / su["capacity"].where(su["capacity"] > 0, 1.0), np.nan
     )

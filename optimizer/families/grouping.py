@@ -26,6 +26,7 @@ __all__ = [
     "Groups",
     "group_cumsum",
     "group_sum",
+    "inner_pairs",
     "positions",
     "positions_in_group",
     "sums_at",
@@ -243,3 +244,23 @@ def take(values: Any, pos: np.ndarray) -> np.ndarray:
         got = got.astype(float if got.dtype.kind in "fiub" else object)
         got[pos < 0] = np.nan
     return got
+
+
+def inner_pairs(left: Sequence[Any], right: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Row pairs of an inner ``merge`` of left and right on the key columns, in its order.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Left and right row numbers of each pair: left rows in their order, and for
+        each left row its matching right rows in their order.
+    """
+    g, n = _joint(left, right)
+    lid, rid = g.ids[:n], g.ids[n:]
+    r_order = np.argsort(rid, kind="stable")
+    counts = np.bincount(rid, minlength=g.n)
+    starts = np.cumsum(counts) - counts
+    li = np.repeat(np.arange(n), counts[lid])
+    first = np.repeat(starts[lid], counts[lid])
+    within = np.arange(len(li)) - np.repeat(np.cumsum(counts[lid]) - counts[lid], counts[lid])
+    return li, r_order[first + within]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from optimizer.families.base import (
@@ -12,6 +13,7 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
+from optimizer.families.grouping import Groups, inner_pairs, value_at
 
 
 def define_supply_resource(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -29,19 +31,31 @@ def define_supply_resource(builder: ModelBuilder, columns: ScenarioColumns) -> N
 
 
 def check_supply_resource(inputs: CheckInputs) -> pd.DataFrame:
-    """Resource use of the chips produced <= capacity (no row: capacity 0)."""
+    """Resource use of the chips produced <= capacity (no row: capacity 0).
+
+    Use per (resource, period) summed as pandas' ``groupby`` sums it
+    (:mod:`optimizer.families.grouping`).
+    """
     ds = inputs.dataset
     bom = ds.table("chip_bill_of_materials")
-    u = inputs.frames["produce"].merge(bom, on="chip")
-    u = (
-        u.assign(used=u["value"] * u["per_chip"])
-        .groupby(["resource", "period"], as_index=False)["used"]
-        .sum()
+    produce = inputs.frames["produce"]
+    pi, bi = inner_pairs([produce["chip"].to_numpy()], [bom["chip"].to_numpy()])
+    used = produce["value"].to_numpy(dtype=float)[pi] * bom["per_chip"].to_numpy(dtype=float)[bi]
+    g = Groups([bom["resource"].to_numpy()[bi], produce["period"].to_numpy()[pi]])
+    resource, period = g.key(0), g.key(1)
+    su = ds.table("supply_resources")
+    capacity = value_at(
+        [resource, period],
+        [su["resource"].to_numpy(), su["period"].to_numpy()],
+        su["capacity"].to_numpy(dtype=float),
     )
-    capacity = ds.table("supply_resources").set_index(["resource", "period"])["capacity"]
-    capacity = capacity.reindex(pd.MultiIndex.from_frame(u[["resource", "period"]])).fillna(0.0)
-    keys = u["resource"] + "," + u["period"]
-    return violations("supply_resource", keys, u["used"], capacity, "<=", inputs.tolerance)
+
+    def keys(bad: np.ndarray) -> np.ndarray:
+        out: np.ndarray = resource[bad].astype(object) + "," + period[bad].astype(object)
+        return out
+
+    capacity = np.where(np.isnan(capacity), 0.0, capacity)
+    return violations("supply_resource", keys, g.sum(used), capacity, "<=", inputs.tolerance)
 
 
 FAMILIES = (
