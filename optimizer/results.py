@@ -817,18 +817,15 @@ def _energy_table(inp: _Inputs) -> pd.DataFrame:
     hours = ds.table("periods").set_index("period")["hours"]
     wl = ds.table("workloads").set_index("workload")["power_factor"]
     fe = ChipSiteWork(inp.fleet, inp.frames["assign"], wl)
-    kw = chips["it_kw_per_chip"].reindex(fe.chip).to_numpy(dtype=float)
-    idle = chips["idle_power_factor"].reindex(fe.chip).to_numpy(dtype=float)
-    liq = chips["cooling"].reindex(fe.chip).to_numpy() == "liquid"
-    hrs = hours.reindex(fe.period).to_numpy(dtype=float)
+    c, s = positions(chips.index, fe.chip), positions(sites.index, fe.site)
+    kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
+    idle = take(chips["idle_power_factor"].to_numpy(dtype=float), c)
+    liq = take(chips["cooling"].to_numpy(), c) == "liquid"
+    hrs = take(hours.to_numpy(dtype=float), positions(hours.index, fe.period))
     it_mwh = hrs / 1e3 * kw * (fe.pfx + idle * (fe.fleet_chips - fe.assigned))
 
     def by_cooling(air: str, liquid: str) -> np.ndarray:
-        return np.where(
-            liq,
-            sites[liquid].reindex(fe.site).to_numpy(),
-            sites[air].reindex(fe.site).to_numpy(),
-        )
+        return np.where(liq, take(sites[liquid].to_numpy(), s), take(sites[air].to_numpy(), s))
 
     pue = by_cooling("pue_air", "pue_liquid")
     mw = fe.fleet_chips * kw / 1e3
@@ -843,10 +840,10 @@ def _energy_table(inp: _Inputs) -> pd.DataFrame:
         }
     )
     es = _on_site_periods(inp, es)
-    es["energy_cost_usd"] = (
-        es["facility_mwh"] * sites["energy_price_usd_per_mwh"].reindex(es["site"]).to_numpy()
-    )
-    es["carbon_t"] = es["facility_mwh"] * sites["carbon_t_per_mwh"].reindex(es["site"]).to_numpy()
+    s = positions(sites.index, es["site"].to_numpy())
+    fac = es["facility_mwh"].to_numpy()
+    es["energy_cost_usd"] = fac * take(sites["energy_price_usd_per_mwh"].to_numpy(), s)
+    es["carbon_t"] = fac * take(sites["carbon_t_per_mwh"].to_numpy(), s)
     return es
 
 

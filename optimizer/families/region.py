@@ -307,6 +307,7 @@ class _Columns:
         self, busy: pd.DataFrame, serve: pd.DataFrame, assign: pd.DataFrame, region: pd.Series
     ) -> None:
         self.frames = {"busy": busy, "serve": serve, "assign": assign}
+        self._read: dict[tuple[str, str], np.ndarray] = {}
         self.region = {
             "busy": region.reindex(busy["site"]).to_numpy(),
             "serve": serve["region"].to_numpy(),
@@ -316,7 +317,10 @@ class _Columns:
     def column(self, kind: str, name: str) -> np.ndarray:
         if name == "region":
             return np.asarray(self.region[kind])
-        return np.asarray(self.frames[kind][name].to_numpy())
+        key = (kind, name)
+        if key not in self._read:  # each text column turned into an array once
+            self._read[key] = np.asarray(self.frames[kind][name].to_numpy())
+        return self._read[key]
 
     def value(self, kind: str) -> np.ndarray:
         return np.asarray(self.frames[kind]["value"].to_numpy(dtype=float))

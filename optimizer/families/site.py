@@ -30,6 +30,7 @@ from optimizer.families.construction import (
     pipeline_online,
     pipeline_total,
 )
+from optimizer.families.grouping import value_at
 from optimizer.families.power import site_supply
 from optimizer.families.power_check import extra_grid_mw
 
@@ -246,10 +247,22 @@ def check_site_liquid(inputs: CheckInputs) -> pd.DataFrame:
 def check_site_grid(inputs: CheckInputs) -> pd.DataFrame:
     """Fleet facility MW (IT MW * PUE by cooling) <= grid_mw (no row: no limit)."""
     load = inputs.site_load
-    grid = inputs.dataset.table("site_grid").set_index(["site", "period"])["grid_mw"]
-    grid = grid.reindex(pd.MultiIndex.from_frame(load[["site", "period"]]))
-    extra = extra_grid_mw(inputs).set_index(["site", "period"])["mw"]
-    grid = grid + extra.reindex(grid.index).fillna(0.0).to_numpy()
+    table = inputs.dataset.table("site_grid")
+    keys = [load["site"].to_numpy(), load["period"].to_numpy()]
+    grid = value_at(
+        keys,
+        [table["site"].to_numpy(), table["period"].to_numpy()],
+        table["grid_mw"].to_numpy(dtype=float),
+    )
+    extra = extra_grid_mw(inputs)
+    grid = grid + 0.0  # as adding no extra MW does (-0.0 reads 0.0)
+    if len(extra):
+        add = value_at(
+            keys,
+            [extra["site"].to_numpy(), extra["period"].to_numpy()],
+            extra["mw"].to_numpy(dtype=float),
+        )
+        grid = grid + np.where(np.isnan(add), 0.0, add)
     return violations(
         "site_grid", site_period_keys(load), load["fac_mw"], grid, "<=", inputs.tolerance
     )
