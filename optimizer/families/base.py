@@ -548,26 +548,31 @@ class CheckInputs:
         )
 
 
-def _site_frame(dataset: Any, frames: Mapping[str, pd.DataFrame], kind: str) -> pd.Series:
-    """Decision ``kind`` (site, period, value) as a Series on every (site, period) pair."""
-    sites = dataset.table("sites")["site"].astype(str)
-    index = pd.MultiIndex.from_product([sites, list(dataset.periods)], names=["site", "period"])
+def _site_values(
+    sites: pd.Index, periods: pd.Index, frames: Mapping[str, pd.DataFrame], kind: str
+) -> np.ndarray:
+    """Decision ``kind`` (site, period, value) summed on every (site, period) pair.
+
+    Returns an array of shape (n_sites, n_periods), site-major as ``sites`` and
+    ``periods`` list them; 0 where no row (a group's sum as pandas' ``groupby`` gives it).
+    """
+    out = np.zeros((len(sites), len(periods)))
     frame = frames.get(kind)
     if frame is None or frame.empty:
-        return pd.Series(0.0, index=index)
-    si = pd.Index(sites.to_numpy()).get_indexer(frame["site"].to_numpy())
-    ti = pd.Index(list(dataset.periods)).get_indexer(frame["period"].to_numpy())
-    n = len(dataset.periods)
-    flat = si * n + ti
-    if (si >= 0).all() and (ti >= 0).all() and len(np.unique(flat)) == len(flat):
+        return out
+    si = sites.get_indexer(frame["site"].to_numpy())
+    ti = periods.get_indexer(frame["period"].to_numpy())
+    v = frame["value"].to_numpy(dtype=float)
+    ok = (si >= 0) & (ti >= 0)
+    flat = si[ok] * len(periods) + ti[ok]
+    if len(np.unique(flat)) == len(flat):
         # one row per (site, period): the sum of a group of one, without the groupby
         # (``+ 0.0``: a lone -0.0 sums to 0.0; a missing value sums to 0.0 too)
-        v = frame["value"].to_numpy(dtype=float)
-        out = np.zeros(len(index))
-        out[flat] = np.where(np.isnan(v), 0.0, v) + 0.0
-        return pd.Series(out, index=index)
-    values = frame.groupby(["site", "period"])["value"].sum()
-    return values.reindex(index).fillna(0.0)
+        vals = v[ok]
+        out.ravel()[flat] = np.where(np.isnan(vals), 0.0, vals) + 0.0
+        return out
+    out.ravel()[:] = group_sum(flat, v[ok], out.size)
+    return out
 
 
 def pipeline_by_period(dataset: Any) -> pd.DataFrame:
@@ -619,9 +624,10 @@ def site_capacity_table(dataset: Any, frames: Mapping[str, pd.DataFrame]) -> pd.
     periods = list(dataset.periods)
     n = len(periods)
     sites = dataset.table("sites").set_index("site")
-    build = _site_frame(dataset, frames, "build").to_numpy().reshape(-1, n)
-    liquid = _site_frame(dataset, frames, "liquid").to_numpy().reshape(-1, n)
-    retrofit = _site_frame(dataset, frames, "retrofit").to_numpy().reshape(-1, n)
+    site_index, period_index_ = pd.Index(sites.index.astype(str)), pd.Index(periods)
+    build = _site_values(site_index, period_index_, frames, "build")
+    liquid = _site_values(site_index, period_index_, frames, "liquid")
+    retrofit = _site_values(site_index, period_index_, frames, "retrofit")
     names = sites.index.astype(str).tolist()
     lead = (
         sites["lead_time_periods"].fillna(0).to_numpy(dtype=np.int64)
