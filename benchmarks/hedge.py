@@ -2,8 +2,10 @@
 
 Run from the repository root::
 
-    python -m benchmarks.hedge [--samples 10,30,100] [--time-limit 600] [--out FILE.json]
-        [--first-stage capacity|full]
+    python -m benchmarks.hedge [--samples 10,30,100] [--time-limit 600[,600,1800]]
+        [--methods lshaped,extensive] [--out FILE.json] [--first-stage capacity|full]
+
+``--time-limit`` is one value for every N or one per entry of ``--samples``.
 
 For each number of scenarios N the scenarios are drawn by
 :func:`optimizer.decompose.sample_scenarios` (default dataset ``data``, base
@@ -20,7 +22,10 @@ its peak memory is its own:
 * ``lshaped``: :func:`optimizer.decompose.hedge_decomposed` on a local Dask cluster of
   2 single-threaded workers (``tol`` relative gap, stopped at the time limit); it also
   computes WS, EEV, VSS and EVPI, which the extensive-form figure does not include.
-  Peak memory is the client's ``ru_maxrss`` plus the sum of the workers'.
+  ``wall_s`` is all of it; ``plan_s`` is the time to the plan (setup, wait-and-see,
+  iterations) and ``eev_s`` the EV plan's evaluation in every scenario after it (for
+  EEV and VSS), both inside ``wall_s``. Peak memory is the client's ``ru_maxrss`` plus
+  the sum of the workers'.
 
 The 1-minute load average is recorded before and after every run (the machine is
 shared). Results are printed as JSON lines and written to ``--out``.
@@ -60,6 +65,7 @@ def worker(
 
     names, dsets = _datasets(n, seed)
     out: dict[str, Any] = {"method": method, "samples": n, "first_stage": first_stage}
+    out.update(time_limit_s=time_limit_s, tol=tol, seed=seed)
     out["load_before"] = _load()
     t0 = time.perf_counter()
     if method == "extensive":
@@ -89,6 +95,8 @@ def worker(
             vss_usd=p.vss_usd,
             evpi_usd=p.evpi_usd,
             timings_s=dict(p.timings_s),
+            plan_s=p.timings_s["plan"],
+            eev_s=p.timings_s["eev"],
             peak_mb=p.peak_mb["client"] + p.peak_mb["workers"],
             peak_mb_parts=dict(p.peak_mb),
         )
@@ -103,28 +111,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--samples", default="10,30,100")
     ap.add_argument("--methods", default="lshaped,extensive")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--time-limit", type=float, default=600.0)
+    ap.add_argument("--time-limit", default="600", help="s; one value, or one per N")
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--first-stage", default="capacity", choices=["capacity", "full"])
     ap.add_argument("--out", default="benchmarks/hedge_results.jsonl")
     ap.add_argument("--worker", nargs=2, metavar=("METHOD", "N"))
     a = ap.parse_args(argv)
+    samples = [int(x) for x in a.samples.split(",")]
+    limits = [float(x) for x in str(a.time_limit).split(",")]
+    if len(limits) not in (1, len(samples)):
+        ap.error(f"--time-limit: give one value or {len(samples)}, got {a.time_limit}")
     if a.worker:
-        res = worker(a.worker[0], int(a.worker[1]), a.seed, a.time_limit, a.tol, a.first_stage)
+        res = worker(a.worker[0], int(a.worker[1]), a.seed, limits[0], a.tol, a.first_stage)
         print(json.dumps(res), flush=True)
         # the figures are out: skip interpreter teardown (a Dask run's exit handlers have
         # been seen to hang for minutes after the cluster was closed)
         os._exit(0)
     lines = []
-    for n in (int(x) for x in a.samples.split(",")):
+    for k, n in enumerate(samples):
+        limit = limits[k] if len(limits) > 1 else limits[0]
         for method in a.methods.split(","):
             cmd = [sys.executable, "-m", "benchmarks.hedge", "--worker", method, str(n)]
-            cmd += ["--seed", str(a.seed), "--time-limit", str(a.time_limit), "--tol", str(a.tol)]
+            cmd += ["--seed", str(a.seed), "--time-limit", str(limit), "--tol", str(a.tol)]
             cmd += ["--first-stage", a.first_stage]
             try:
-                p = subprocess.run(
-                    cmd, capture_output=True, text=True, timeout=a.time_limit * 2 + 300
-                )
+                p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * 2 + 300)
                 last = (p.stdout.strip().splitlines() or [""])[-1]
                 rec = json.loads(last) if last.startswith("{") else {"error": p.stderr[-500:]}
             except subprocess.TimeoutExpired:
