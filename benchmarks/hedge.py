@@ -22,10 +22,7 @@ its peak memory is its own:
 * ``lshaped``: :func:`optimizer.decompose.hedge_decomposed` on a local Dask cluster of
   2 single-threaded workers (``tol`` relative gap, stopped at the time limit); it also
   computes WS, EEV, VSS and EVPI, which the extensive-form figure does not include.
-  ``wall_s`` is all of it; ``plan_s`` is the time to the plan (setup, wait-and-see,
-  iterations) and ``eev_s`` the EV plan's evaluation in every scenario after it (for
-  EEV and VSS), both inside ``wall_s``. Peak memory is the client's ``ru_maxrss`` plus
-  the sum of the workers'.
+  Peak memory is the client's ``ru_maxrss`` plus the sum of the workers'.
 
 The 1-minute load average is recorded before and after every run (the machine is
 shared). Results are printed as JSON lines and written to ``--out``.
@@ -95,8 +92,6 @@ def worker(
             vss_usd=p.vss_usd,
             evpi_usd=p.evpi_usd,
             timings_s=dict(p.timings_s),
-            plan_s=p.timings_s["plan"],
-            eev_s=p.timings_s["eev"],
             peak_mb=p.peak_mb["client"] + p.peak_mb["workers"],
             peak_mb_parts=dict(p.peak_mb),
         )

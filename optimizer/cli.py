@@ -895,8 +895,7 @@ def hedge(
         console.print(f"{label:>32}: {v:,.0f} USD")
     console.print(
         f"{'gap':>32}: {p.gap_rel:.2e} ({'converged' if p.converged else 'NOT converged'} "
-        f"at tol {tol:g}, {len(p.iterations) - 1} iterations, {p.timings_s['total']:.1f} s: "
-        f"plan {p.timings_s['plan']:.1f} s, EEV {p.timings_s['eev']:.1f} s)"
+        f"at tol {tol:g}, {len(p.iterations) - 1} iterations, {p.timings_s['total']:.1f} s)"
     )
     ok = p.converged
     if reference:

@@ -64,16 +64,9 @@ exceeds the extensive form's optimum by at most ``tol`` relative.
 
 VSS and EVPI come from the same solves: ``WS = sum_s p_s z_s``; the EV plan is the
 mean-value problem's first stage (:func:`optimizer.risk.mean_value_dataset`; the
-heaviest scenario's plan when the mean is undefined), solved in the client while the
-workers solve the wait-and-see problems. The iterations start from the wait-and-see
-cuts alone; the EV plan is evaluated in every scenario once they stop, which gives
-``EEV`` (inf when some scenario cannot operate it), timed apart from the time to the
-plan (``timings_s["eev"]`` against ``timings_s["plan"]``). It also competes for the
-plan then (so a plan stopped early by ``time_limit_s`` never costs more than EEV), and
-it is evaluated early, as the first incumbent, when the first master plan cannot be
-operated. (Evaluating it before the first master step, as this module first did,
-cost as much as one iteration's solves at points far from every scenario's optimum,
-for cuts that the first master step made redundant.)
+heaviest scenario's plan when the mean is undefined); iteration 0 evaluates it in
+every scenario, which gives ``EEV`` (inf when some scenario cannot operate it) and
+the first cuts.
 """
 
 from __future__ import annotations
@@ -734,8 +727,7 @@ class DecomposedPlan:
         ``"mean_value"`` or the name of the scenario whose plan served as EV plan.
     iterations : DataFrame
         ``iteration, lower_bound_usd, upper_bound_usd, gap_rel, cuts, master_s,
-        subproblems_s, halvings``; iteration 0 is the wait-and-see bound (LB = WS,
-        no plan yet: UB inf).
+        subproblems_s, halvings``; iteration 0 is the EV plan's evaluation.
     per_scenario : DataFrame
         ``scenario, weight, hedged_cost_usd, ev_fixed_cost_usd, wait_and_see_cost_usd``.
     first_stage : DataFrame
@@ -744,9 +736,7 @@ class DecomposedPlan:
     timings_s : Mapping[str, float]
         ``setup`` (universe, blocks, induced rows), ``wait_and_see`` (the scenarios
         alone on the workers, and meanwhile the mean-value problem in this process),
-        ``iterations``, ``plan`` (from the call to the plan: setup, wait-and-see and
-        iterations), ``eev`` (the EV plan evaluated in every scenario, for EEV and
-        VSS), ``total`` (``plan + eev`` plus the workers' shutdown).
+        ``ev`` (the EV plan evaluated in every scenario), ``iterations``, ``total``.
     peak_mb : Mapping[str, float]
         ``client`` and ``workers`` (sum over the block processes) ``ru_maxrss``.
     notes : tuple of str
@@ -848,20 +838,14 @@ def _progress(enabled: bool) -> Any:
 
 
 def _evaluate_operable(
-    blocks: _Blocks,
-    state: _State,
-    x: np.ndarray,
-    it: int,
-    fallback: Callable[[], None] | None = None,
+    blocks: _Blocks, state: _State, x: np.ndarray, it: int
 ) -> tuple[np.ndarray | None, list[Cut], int]:
     """Evaluate ``x``; when some scenario cannot operate it, halve toward the incumbent.
 
     Every cut of an evaluated point is valid, so the cuts of the operable scenarios
     are kept; the returned point (operable in every scenario; its cuts are the last
     ones returned) is the one that counts for the upper bound, None when 30 halvings
-    found none. Also returns the number of halvings. With no incumbent yet,
-    ``fallback`` is called once to offer one (the EV plan); RuntimeError when there is
-    still none.
+    found none. Also returns the number of halvings.
     """
     extra: list[Cut] = []
     for halvings in range(30):
@@ -870,8 +854,6 @@ def _evaluate_operable(
         if not bad:
             return x, extra + cuts, halvings
         extra += [c for c in cuts if c.ok]
-        if state.best_x is None and fallback is not None:
-            fallback()
         if state.best_x is None:
             who = ", ".join(f"{state.names[c.scenario]} ({c.message})" for c in bad[:3])
             raise RuntimeError(f"iteration {it}: no operable plan yet; {who}")
@@ -890,7 +872,6 @@ def _iterate(
     on_iteration: Callable[[Mapping[str, float]], None],
     deadline: float = math.inf,
     kappa: float = 0.3,
-    fallback: Callable[[], None] | None = None,
 ) -> float:
     """Run master / subproblem rounds until the gap is at most ``tol``; return the LB.
 
@@ -908,7 +889,7 @@ def _iterate(
             level = lb + kappa * (state.best_ub - lb)
             x = master.project(state.best_x, inv_range, level)
         t1 = time.perf_counter()
-        point, cuts, halvings = _evaluate_operable(blocks, state, x, it, fallback)
+        point, cuts, halvings = _evaluate_operable(blocks, state, x, it)
         if point is not None:
             state.offer(point, cuts[-len(state.names) :])
         master.add_cuts(cuts)
@@ -1002,15 +983,10 @@ def hedge_decomposed(
     with _open_blocks(datasets, universe, workers, scheduler, threads) as blocks:
         run = _start(blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)))
         run.timings["setup"] = run.timings["setup"] - t_start
-        t_it = time.perf_counter()
+        t_ev = time.perf_counter()
         deadline = math.inf if time_limit_s is None else t_start + time_limit_s
-        lb = _solve_with_progress(
-            blocks, run, tol, max_iter, progress, on_iteration, deadline, notes
-        )
-        t_plan = time.perf_counter()
-        run.timings["iterations"] = t_plan - t_it - run.timings.get("eev", 0.0)
-        run.timings["plan"] = t_plan - t_start - run.timings.get("eev", 0.0)
-        _evaluate_ev_plan(blocks, run, notes)
+        lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration, deadline)
+        run.timings["iterations"] = time.perf_counter() - t_ev
         worker_mb = float(sum(blocks.call("peak_rss_mb"))) if blocks.remote else 0.0
     return _result(run, lb, tol, universe, datasets, notes, worker_mb, t_start)
 
@@ -1033,18 +1009,17 @@ def _check_inputs(
 
 @dataclass
 class _Run:
-    """A started run: master, bookkeeping, wait-and-see cuts, the EV plan, timings."""
+    """A started run: master, bookkeeping, wait-and-see and EV cuts, timings."""
 
     master: _Master
     state: _State
     ws: list[Cut]
-    x_ev: np.ndarray
+    ev_cuts: list[Cut]
+    eev: float
     ev_name: str
     table: pd.DataFrame
     inv_range: np.ndarray
     timings: dict[str, float]
-    ev_cuts: list[Cut] = field(default_factory=list)
-    eev: float = math.nan
 
 
 def _start(
@@ -1056,7 +1031,7 @@ def _start(
     notes: list[str],
     retain: int,
 ) -> _Run:
-    """Wait-and-see solves (and meanwhile the EV plan) and the first master."""
+    """Wait-and-see solves, the EV plan's evaluation (EEV) and the first master."""
     info = blocks.call("info")
     n_first, table = info[0][0], info[0][1]
     induced = [r for part in info for r in part[2]]
@@ -1082,35 +1057,20 @@ def _start(
         )
         master.retain(model, keep.tolist())
     master.add_cuts(ws)
+    ev_cuts = blocks.cuts("evaluate", x_ev)
     state = _State(labels, w)
-    row0 = {"iteration": 0.0, "lower_bound_usd": float(w @ floors), "upper_bound_usd": math.inf}
+    eev = state.offer(x_ev, ev_cuts)
+    for c in ev_cuts:
+        if not c.ok:
+            notes.append(f"the {ev_name} plan cannot be operated in {labels[c.scenario]}")
+    master.add_cuts(ev_cuts)
+    row0 = {"iteration": 0.0, "lower_bound_usd": float(w @ floors), "upper_bound_usd": eev}
     state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(master.n_cuts)})
     points = np.vstack([c.point for c in ws] + [x_ev])
     spread = points.max(axis=0) - points.min(axis=0)
     inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
-    timings = {"setup": t_setup, "wait_and_see": t_ws - t_setup}
-    return _Run(master, state, ws, x_ev, ev_name, table, inv_range, timings)
-
-
-def _evaluate_ev_plan(blocks: _Blocks, run: _Run, notes: list[str]) -> None:
-    """Evaluate the EV plan in every scenario (EEV), once; it also competes for the plan.
-
-    Called after the iterations (timed as ``eev``), or during the first one when its
-    point cannot be operated and an incumbent is needed (then its time is taken out of
-    ``iterations``). Offering the EV plan keeps the reported plan at or below EEV
-    when the iterations stop early (VSS >= 0).
-    """
-    if run.ev_cuts:
-        return
-    t0 = time.perf_counter()
-    run.ev_cuts = blocks.cuts("evaluate", run.x_ev)
-    run.eev = run.state.offer(run.x_ev, run.ev_cuts)
-    for c in run.ev_cuts:
-        if not c.ok:
-            notes.append(
-                f"the {run.ev_name} plan cannot be operated in {run.state.names[c.scenario]}"
-            )
-    run.timings["eev"] = time.perf_counter() - t0
+    timings = {"setup": t_setup, "wait_and_see": t_ws - t_setup, "ev": time.perf_counter() - t_ws}
+    return _Run(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings)
 
 
 def _representatives(costs: np.ndarray, count: int) -> np.ndarray:
@@ -1128,7 +1088,6 @@ def _solve_with_progress(
     progress: bool,
     on_iteration: Callable[[Mapping[str, float]], None] | None,
     deadline: float = math.inf,
-    notes: list[str] | None = None,
 ) -> float:
     """Iterate with a progress bar showing the gap and the upper bound."""
     with _progress(progress) as bar:
@@ -1141,19 +1100,8 @@ def _solve_with_progress(
             if on_iteration is not None:
                 on_iteration(row)
 
-        def fallback() -> None:
-            _evaluate_ev_plan(blocks, run, notes if notes is not None else [])
-
         return _iterate(
-            blocks,
-            run.master,
-            run.state,
-            run.inv_range,
-            tol,
-            max_iter,
-            report,
-            deadline,
-            fallback=fallback,
+            blocks, run.master, run.state, run.inv_range, tol, max_iter, report, deadline
         )
 
 

@@ -112,7 +112,7 @@ def test_cli_hedge_matches_its_reference() -> None:
 def test_time_limit_stops_after_one_iteration_with_a_real_plan() -> None:
     low, high = newsvendor(100), newsvendor(300)
     p = hedge_decomposed([low, high], [1, 1], ["low", "high"], workers=0, time_limit_s=0.0)
-    assert len(p.iterations) == 2  # iteration 0 (wait-and-see bound) and one master round
+    assert len(p.iterations) == 2  # iteration 0 (EV plan) and one master round
     assert not p.converged and p.gap_rel > 1e-8
     # the reported cost is a real plan's: at or above the optimum, at or below EEV
     assert 100 * CHIP + 0.5 * 1500 * 200 <= p.expected_cost_usd * (1 + 1e-12)
@@ -216,59 +216,3 @@ def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum
     for d, c in zip(dsets, ws, strict=True):
         raw = run_solver(build_stochastic_model([d], [1.0], universe=u), SolveOptions())
         assert c.value == pytest.approx(raw.solver_objective, rel=1e-9)
-
-
-def test_ev_plan_is_evaluated_after_the_iterations_and_timed_apart() -> None:
-    # Newsvendor, full first stage (test_newsvendor_by_hand): iteration 0 is the
-    # wait-and-see bound, EEV (the mean-demand plan, 200 chips) comes after the
-    # iterations and is timed as "eev", apart from the time to the plan.
-    low, high = newsvendor(100), newsvendor(300)
-    p = hedge_decomposed([low, high], [1, 1], ["low", "high"], workers=0, tol=1e-8)
-    first = p.iterations.iloc[0]
-    assert first["iteration"] == 0
-    assert first["lower_bound_usd"] == pytest.approx(0.5 * 100 * CHIP + 0.5 * 300 * CHIP)
-    assert first["upper_bound_usd"] == np.inf
-    assert p.eev_usd == pytest.approx(200 * CHIP + 0.5 * 1500 * 100, rel=1e-9)
-    ps = p.per_scenario.set_index("scenario")
-    # the 200-chip plan: low pays for 200 chips, high also for 100 unmet chips
-    assert ps.loc["low", "ev_fixed_cost_usd"] == pytest.approx(200 * CHIP, rel=1e-9)
-    assert ps.loc["high", "ev_fixed_cost_usd"] == pytest.approx(200 * CHIP + 1500 * 100)
-    t = p.timings_s
-    assert {"setup", "wait_and_see", "iterations", "plan", "eev", "total"} <= set(t)
-    assert t["eev"] > 0 and t["plan"] > 0
-    assert t["plan"] + t["eev"] <= t["total"] + 1e-9
-    assert t["setup"] + t["wait_and_see"] + t["iterations"] <= t["plan"] + 1e-9
-
-
-def test_an_inoperable_first_plan_falls_back_on_the_ev_plan_and_halves_toward_it() -> None:
-    from optimizer.decompose import Cut, _evaluate_operable, _State
-
-    class OperableBelowOne:
-        def cuts(self, name: str, x: np.ndarray) -> list[Cut]:
-            ok = bool(x[0] <= 1.0)
-            value = 10.0 + x[0] if ok else np.inf
-            return [Cut(0, ok, value, np.ones(1), x), Cut(1, ok, value, np.ones(1), x)]
-
-    state = _State(("a", "b"), np.array([0.5, 0.5]))
-    calls: list[int] = []
-
-    def fallback() -> None:  # the EV plan x = 0, operable, cost 10
-        calls.append(1)
-        state.offer(np.zeros(1), OperableBelowOne().cuts("evaluate", np.zeros(1)))
-
-    point, cuts, halvings = _evaluate_operable(
-        OperableBelowOne(),  # type: ignore[arg-type]
-        state,
-        np.array([3.0]),
-        1,
-        fallback,
-    )
-    # 3 -> 1.5 -> 0.75 (toward the EV plan at 0): two halvings, one fallback
-    assert calls == [1] and halvings == 2
-    assert point is not None and point[0] == pytest.approx(0.75)
-    assert [c.value for c in cuts[-2:]] == [10.75, 10.75]
-    assert state.best_ub == pytest.approx(10.0)
-    with pytest.raises(RuntimeError, match="no operable plan yet"):
-        _evaluate_operable(
-            OperableBelowOne(), _State(("a", "b"), np.ones(2) / 2), np.ones(1) * 3, 1
-        )  # type: ignore[arg-type]
