@@ -169,24 +169,62 @@ def test_a_round_whose_halvings_all_fail_gives_no_upper_bound() -> None:
     # Scenario b never operates any point: after 30 halvings the round has no point
     # evaluated in every scenario, so it must not offer one (it once offered the
     # incumbent with the last 2 cuts, both scenario a's, as its per-scenario values).
+    # After the first full round only b, the failing scenario, is solved again.
     import math
 
     from optimizer.decompose import Cut, _evaluate_operable, _State
 
+    asked: list[tuple[float, list[int] | None]] = []
+
     class NeverOperable:
-        def cuts(self, name: str, x: np.ndarray) -> list[Cut]:
+        def cuts(self, name: str, x: np.ndarray, only: list[int] | None = None) -> list[Cut]:
             assert name == "evaluate"
-            return [
+            asked.append((float(x[0]), only))
+            out = [
                 Cut(0, True, 5.0, np.zeros(1), x),
                 Cut(1, False, math.inf, np.zeros(1), x, "infeasible"),
             ]
+            return [c for c in out if only is None or c.scenario in only]
 
     state = _State(("a", "b"), np.array([0.5, 0.5]), best_ub=10.0, best_x=np.zeros(1))
-    point, cuts, halvings = _evaluate_operable(NeverOperable(), state, np.ones(1), 1)  # type: ignore[arg-type]
-    assert point is None and halvings == 30
-    assert len(cuts) == 30 and {c.scenario for c in cuts} == {0}
-    # the halvings approach the incumbent: the last point is 2^-29 from it
-    assert cuts[-1].point[0] == pytest.approx(2.0**-29)
+    point, cuts, point_cuts, halvings = _evaluate_operable(NeverOperable(), state, np.ones(1), 1)  # type: ignore[arg-type]
+    assert point is None and point_cuts == [] and halvings == 30
+    assert len(cuts) == 1 and cuts[0].scenario == 0 and cuts[0].point[0] == 1.0
+    # one full round, then b alone at 1/2, 1/4, ..., 2^-30 (toward the incumbent at 0)
+    assert asked[0] == (1.0, None) and len(asked) == 31
+    assert all(only == [1] for _, only in asked[1:])
+    assert asked[-1][0] == pytest.approx(2.0**-30)
+
+
+def test_halving_solves_the_failing_scenarios_first_then_the_rest_once() -> None:
+    # Scenario b operates x <= 1 only, a everything: from x = 3 the round solves both
+    # at 3, b at 1.5 and 0.75, then a at 0.75, and offers 0.75 with both cuts there.
+    from optimizer.decompose import Cut, _evaluate_operable, _State
+
+    asked: list[tuple[float, list[int] | None]] = []
+
+    class BOperatesBelowOne:
+        def cuts(self, name: str, x: np.ndarray, only: list[int] | None = None) -> list[Cut]:
+            asked.append((float(x[0]), only))
+            b_ok = bool(x[0] <= 1.0)
+            out = [
+                Cut(0, True, 10.0 + x[0], np.ones(1), x),
+                Cut(1, b_ok, 20.0 + x[0] if b_ok else np.inf, np.ones(1), x),
+            ]
+            return [c for c in out if only is None or c.scenario in only]
+
+    state = _State(("a", "b"), np.array([0.5, 0.5]), best_ub=15.0, best_x=np.zeros(1))
+    point, cuts, point_cuts, halvings = _evaluate_operable(
+        BOperatesBelowOne(),  # type: ignore[arg-type]
+        state,
+        np.array([3.0]),
+        1,
+    )
+    assert point is not None and point[0] == pytest.approx(0.75) and halvings == 2
+    assert asked == [(3.0, None), (1.5, [1]), (0.75, [1]), (0.75, [0])]
+    assert [(c.scenario, c.value) for c in point_cuts] == [(0, 10.75), (1, 20.75)]
+    # every operable evaluation is a valid cut: a at 3, b at 0.75, a at 0.75
+    assert sorted((c.scenario, float(c.point[0])) for c in cuts) == [(0, 0.75), (0, 3.0), (1, 0.75)]
 
 
 def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum() -> None:
