@@ -66,7 +66,15 @@ VSS and EVPI come from the same solves: ``WS = sum_s p_s z_s``; the EV plan is t
 mean-value problem's first stage (:func:`optimizer.risk.mean_value_dataset`; the
 heaviest scenario's plan when the mean is undefined); iteration 0 evaluates it in
 every scenario, which gives ``EEV`` (inf when some scenario cannot operate it) and
-the first cuts.
+the first cuts. It is also the first incumbent, and a good one: starting from the
+wait-and-see cuts alone, the first master plan cost 6.2e11 USD at 100 scenarios of the
+default size (WS 1.35e11, EEV 2.1e11) and its solves took longer than the EV plan's.
+
+Blocks
+------
+A block (one per worker) holds its scenarios' LPs as arrays with their last optimal
+bases and solves them in one HiGHS instance, so a worker's memory does not grow with
+a live solver per scenario (about 20 MB each at the default size).
 """
 
 from __future__ import annotations
