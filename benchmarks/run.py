@@ -1016,6 +1016,7 @@ def render(
     info: dict[str, str],
     verdicts: list[tuple[str, str, str]],
     notes: list[str],
+    hedge: list[dict[str, Any]] | None = None,
 ) -> str:
     """The generated part of RESULTS.md (hand-written text below :data:`KEEP_MARKER` is kept)."""
     L = [
@@ -1045,9 +1046,72 @@ def render(
     for part in (_same_problem_rows, _side_by_side_rows, _stage_rows, _growth_rows):
         L += part(recs) + [""]
     L += _batch_rows(batch)
+    L += _hedge_rows(hedge)
     if notes:
         L += ["", "## Notes", ""] + [f"- {n}" for n in notes]
     return "\n".join(L) + "\n"
+
+
+def _hedge_phases(r: dict[str, Any]) -> str:
+    t = r.get("timings_s") or {}
+    if r.get("method") == "extensive":
+        return f"build {_fmt(r.get('build_s'), 0)}, solve {_fmt(r.get('solve_s'), 0)}"
+    names = ("setup", "wait_and_see", "ev", "iterations", "eev")
+    return ", ".join(f"{k.replace('_', '-')} {t[k]:.0f}" for k in names if k in t)
+
+
+def _hedge_rows(hedge: list[dict[str, Any]] | None) -> list[str]:
+    """The hedged-plan table from ``python -m benchmarks.hedge`` JSON lines (none: nothing)."""
+    if not hedge:
+        return []
+    L = [
+        "",
+        "## Hedged plan: L-shaped decomposition on Dask vs extensive form",
+        "",
+        "From `python -m benchmarks.hedge` (method in its docstring): default dataset, base "
+        "`neutral`, seed 0, capacity first stage; each method in a fresh subprocess; L-shaped "
+        "on a local Dask cluster of 2 workers, its peak memory = client + workers.",
+        "",
+        "| N | method | status | iterations | UB (plan cost) USD | LB USD | gap | wall s "
+        "(phases) | peak MB | load before / after |",
+        "| ---: | --- | --- | ---: | ---: | ---: | ---: | --- | ---: | --- |",
+    ]
+    for r in sorted(hedge, key=lambda r: (r.get("samples", 0), r.get("method", ""))):
+        if "error" in r:
+            L.append(
+                f"| {r.get('samples')} | {r.get('method')} | error | - | - | - | - | - | - | - |"
+            )
+            continue
+        lshaped = r.get("method") == "lshaped"
+        status = (
+            ("converged" if r.get("converged") else "not converged")
+            if lshaped
+            else str(r.get("status", "-"))
+        )
+        ub, lb = r.get("objective_usd"), r.get("lower_bound_usd")
+        L.append(
+            f"| {r['samples']} | {r['method']} | {status} | {r.get('iterations', '-')} | "
+            f"{_fmt_e(ub)} | {_fmt_e(lb)} | {_fmt_e(r.get('gap_rel'), 1)} | "
+            f"{_fmt(r.get('wall_s'), 0)} ({_hedge_phases(r)}) | {_fmt(r.get('peak_mb'), 0)} | "
+            f"{_fmt(r.get('load_before'), 1)} / {_fmt(r.get('load_after'), 1)} |"
+        )
+    vals = [r for r in hedge if r.get("method") == "lshaped" and r.get("vss_usd") is not None]
+    if vals:
+        L += [
+            "",
+            "| N | WS USD | EEV USD | VSS USD | EVPI USD |",
+            "| ---: | ---: | ---: | ---: | ---: |",
+        ]
+        L += [
+            f"| {r['samples']} | {_fmt_e(r.get('wait_and_see_usd'))} | {_fmt_e(r.get('eev_usd'))} "
+            f"| {_fmt_e(r.get('vss_usd'))} | {_fmt_e(r.get('evpi_usd'))} |"
+            for r in sorted(vals, key=lambda r: r["samples"])
+        ]
+    return L
+
+
+def _fmt_e(v: Any, digits: int = 7) -> str:
+    return "-" if v is None or not isinstance(v, int | float) else f"{v:.{digits}e}"
 
 
 def _load_sentence(recs: list[dict[str, Any]], batch: dict[str, Any] | None) -> str:
@@ -1236,7 +1300,7 @@ def _write(
     hedge: list[dict[str, Any]] | None = None,
 ) -> list[tuple[str, str, str]]:
     verdicts = targets(recs, batch, hedge)
-    text = render(recs, batch, info, verdicts, _notes(recs))
+    text = render(recs, batch, info, verdicts, _notes(recs), hedge)
     kept = kept_text(Path(a.out))
     Path(a.out).write_text(text + ("\n" + kept if kept else ""))
     if a.json:

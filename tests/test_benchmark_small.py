@@ -18,6 +18,7 @@ from benchmarks.run import (
     FORMULATION_REL_TOL,
     KEEP_MARKER,
     REL_TOL,
+    _hedge_rows,
     agreement,
     default_formulation,
     export_arrays,
@@ -219,3 +220,51 @@ def test_runs_of_parts_merge_by_size_and_keep_the_batch():
     )
     with pytest.raises(ValueError, match="no benchmark record in x.json"):
         merge_runs([{"records": [], "batch": None, "machine": m}], ["x.json"])
+
+
+def test_hedge_table_rows_come_from_the_json_lines():
+    ls = {
+        "method": "lshaped",
+        "samples": 100,
+        "converged": True,
+        "iterations": 12,
+        "objective_usd": 1.5e11,
+        "lower_bound_usd": 1.49990e11,
+        "gap_rel": 6.7e-5,
+        "timings_s": {"setup": 10.0, "wait_and_see": 100.4, "ev": 20.0, "iterations": 70.0},
+        "wall_s": 200.4,
+        "peak_mb": 900.0,
+        "load_before": 0.5,
+        "load_after": 2.0,
+        "wait_and_see_usd": 1.4e11,
+        "eev_usd": 1.6e11,
+        "vss_usd": 1.0e10,
+        "evpi_usd": 1.0e10,
+    }
+    ef = {
+        "method": "extensive",
+        "samples": 100,
+        "status": "time_limit_no_solution",
+        "build_s": 80.0,
+        "solve_s": 1800.2,
+        "wall_s": 1880.2,
+        "peak_mb": 2900.0,
+        "load_before": 2.0,
+        "load_after": 2.1,
+    }
+    rows = _hedge_rows([ls, ef])
+    assert rows[-6] == (
+        "| 100 | extensive | time_limit_no_solution | - | - | - | - | 1880 (build 80, solve 1800) "
+        "| 2900 | 2.0 / 2.1 |"
+    )
+    assert rows[-5] == (
+        "| 100 | lshaped | converged | 12 | 1.5000000e+11 | 1.4999000e+11 | 6.7e-05 | "
+        "200 (setup 10, wait-and-see 100, ev 20, iterations 70) | 900 | 0.5 / 2.0 |"
+    )
+    assert rows[-1] == "| 100 | 1.4000000e+11 | 1.6000000e+11 | 1.0000000e+10 | 1.0000000e+10 |"
+    verdict = {t: (v, n) for t, v, n in targets([], None, [ls, ef])}
+    assert verdict[next(t for t in verdict if t.startswith("hedged"))] == (
+        "PASS",
+        "L-shaped converged 200 s, 900 MB; extensive time_limit_no_solution 1880 s, 2900 MB",
+    )
+    assert _hedge_rows(None) == []
