@@ -23,6 +23,7 @@ import pandas as pd
 from optimizer.families import REGISTRY
 from optimizer.families.base import VIOLATION_COLUMNS, CheckInputs, violations
 from optimizer.families.demand import check_demand_regions
+from optimizer.families.grouping import Groups
 from optimizer.model import PlanningModel
 from optimizer.results import fleet_values, solution_frames
 
@@ -55,19 +56,19 @@ def _check_eligibility(inputs: CheckInputs) -> pd.DataFrame:
     """Chips assigned only to eligible customers, at sites in the allowed regions."""
     a = inputs.assigned
     region = inputs.sites["region"].reindex(a["site"]).astype(str).to_numpy()
-    allowed = (
-        np.array(
-            [
-                (
-                    isinstance(rg, str)
-                    and (rg.strip() == "" or reg in [x.strip() for x in rg.split(";")])
-                )
-                for rg, reg in zip(a["regions"].to_numpy(), region, strict=True)
-            ],
-            dtype=bool,
-        )
-        & a["derate"].notna().to_numpy()
+    rg_all = a["regions"].to_numpy()
+    # each (regions text, site region) pair tested once
+    text = np.array([rg if isinstance(rg, str) else "\0" for rg in rg_all], dtype=object)
+    pairs = Groups([text, region])
+    first = np.unique(pairs.ids, return_index=True)[1]
+    ok_pair = np.array(
+        [
+            isinstance(rg, str) and (rg.strip() == "" or reg in [x.strip() for x in rg.split(";")])
+            for rg, reg in zip(rg_all[first], region[first], strict=True)
+        ],
+        dtype=bool,
     )
+    allowed = ok_pair[pairs.ids] & a["derate"].notna().to_numpy()
     bad = a[~allowed]
     return violations(
         "eligibility",

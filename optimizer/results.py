@@ -994,9 +994,8 @@ def _training_clusters_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataF
     g = Groups([cols[k] for k in keys])
     sums = {c: g.sum(a[c].to_numpy(dtype=float)) for c in ("it_mw", "h100e", "chips")}
     keep = sums["chips"] > CLUSTER_CHIPS_MIN
-    t = pd.DataFrame({k: g.key(i)[keep] for i, k in enumerate(keys)})
-    for c, v in sums.items():
-        t[c] = v[keep]
+    t: dict[str, Any] = {k: g.key(i)[keep] for i, k in enumerate(keys)}
+    t.update({c: v[keep] for c, v in sums.items()})
     t["chips_by_generation"] = _chips_by_generation(g, cols["chip"], a["chips"])[keep]
     limits = _rule_limits(inp)
     rule = [limits.get((k, p)) for k, p in zip(t["customer"], t["period"], strict=True)]
@@ -1006,18 +1005,29 @@ def _training_clusters_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataF
     t["meets_minimum"] = (t["it_mw"] >= t["min_cluster_mw"] * (1 - tol) - tol) & (
         t["h100e"] >= t["min_cluster_h100e"] * (1 - tol) - tol
     )
-    kp = Groups([t["customer"].to_numpy(), t["period"].to_numpy()])
+    kp = Groups([t["customer"], t["period"]])
     t["sites_in_period"] = np.bincount(kp.ids, minlength=kp.n)[kp.ids]
     t["within_max_sites"] = (t["max_sites"] <= 0) | (t["sites_in_period"] <= t["max_sites"])
     order = {p: i for i, p in enumerate(inp.periods)}
-    t["_t"] = t["period"].map(order)
-    hosted = set(zip(t["customer"], t["site"], t["_t"], strict=True))
-    t["cluster_start"] = [
-        ti > 0 and (k, s, ti - 1) not in hosted
-        for k, s, ti in zip(t["customer"], t["site"], t["_t"], strict=True)
-    ]
-    t["enforced"] = inp.model.clusters
-    return t.sort_values(["customer", "_t", "site"]).reset_index(drop=True)
+    ti = np.array([order.get(p, -1) for p in t["period"]], dtype=np.int64)
+    hosted = set(zip(t["customer"], t["site"], ti, strict=True))
+    t["cluster_start"] = np.array(
+        [
+            bool(i > 0) and (k, s, i - 1) not in hosted
+            for k, s, i in zip(t["customer"], t["site"], ti, strict=True)
+        ],
+        dtype=bool,
+    )
+    t["enforced"] = np.full(len(ti), inp.model.clusters, dtype=bool)
+    # customer, period position, site: a stable sort as ``sort_values`` does
+    rank = np.lexsort((_rank(t["site"]), ti, _rank(t["customer"])))
+    return pd.DataFrame({c: np.asarray(v)[rank] for c, v in t.items()})
+
+
+def _rank(values: np.ndarray) -> np.ndarray:
+    """Sorted rank of each text value (equal values, equal ranks)."""
+    out: np.ndarray = pd.factorize(values, sort=True)[0]
+    return out
 
 
 def _chips_by_generation(g: Groups, chip: np.ndarray, chips: pd.Series) -> np.ndarray:

@@ -17,7 +17,7 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
-from optimizer.families.grouping import positions, sums_at, take, value_at, values_at
+from optimizer.families.grouping import Groups, positions, sums_at, take, value_at, values_at
 
 
 def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -117,8 +117,11 @@ def check_demand_regions(inputs: CheckInputs) -> pd.DataFrame:
     a = inputs.assigned
     reg = a["demand_regions"].astype(str).to_numpy()
     site_region = inputs.sites["region"].reindex(a["site"]).astype(str).str.strip().to_numpy()
-    pairs = zip(reg, site_region, strict=True)
-    ok = np.array([not g or r in {x.strip() for x in g.split(";")} for g, r in pairs], dtype=bool)
+    pairs = Groups([reg, site_region])  # each (group, region) pair tested once
+    first = np.unique(pairs.ids, return_index=True)[1]
+    tested = zip(reg[first], site_region[first], strict=True)
+    ok_pair = np.array([not g or r in {x.strip() for x in g.split(";")} for g, r in tested])
+    ok = ok_pair.astype(bool)[pairs.ids] if len(reg) else np.zeros(0, dtype=bool)
     bad = a[~ok]
     return violations(
         "demand_regions",
