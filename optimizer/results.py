@@ -675,12 +675,6 @@ class _Inputs:
             lambda: sites[["site"]].merge(pd.DataFrame({"period": self.periods}), how="cross"),
         )
         self.fleet = fleet_values(self.ds, frames) if fleet is None else fleet
-        assign = frames["assign"]
-        self.assigned_by_chip_site = (
-            assign.groupby(["chip", "site", "period"], as_index=False)["value"]
-            .sum()
-            .rename(columns={"value": "assigned_chips"})
-        )
 
     def with_duals(self, frame: pd.DataFrame, table: str) -> pd.DataFrame:
         return _merge_duals(frame, self.model, self.row_dual, self.scenario, table)
@@ -695,16 +689,33 @@ def _build_out_table(inp: _Inputs) -> pd.DataFrame:
 
 
 def _fleet_table(inp: _Inputs) -> pd.DataFrame:
-    """Build fleet: installs, retirements, fleet, assigned and idle chips, nameplate IT MW."""
-    fl = inp.fleet.merge(inp.assigned_by_chip_site, on=["chip", "site", "period"], how="left")
-    fl["assigned_chips"] = fl["assigned_chips"].fillna(0.0)
-    fl["idle_chips"] = np.maximum(fl["fleet_chips"] - fl["assigned_chips"], 0.0)
-    kw = inp.chips["it_kw_per_chip"].reindex(fl["chip"]).to_numpy(dtype=float)
-    fl["it_mw"] = fl["fleet_chips"].to_numpy() * kw / 1e3
-    keep = (
-        fl[["installed_chips", "retired_chips", "fleet_chips", "assigned_chips"]].abs() > _ZERO
-    ).any(axis=1)
-    return fl[keep.to_numpy()].reset_index(drop=True)
+    """Build fleet: installs, retirements, fleet, assigned and idle chips, nameplate IT MW.
+
+    Assigned chips per (chip, site, period) summed as pandas' ``groupby`` sums them
+    (:func:`optimizer.families.grouping.sums_at`).
+    """
+    fl = inp.fleet.reset_index(drop=True)
+    keys = ("chip", "site", "period")
+    asg = inp.frames["assign"]
+    assigned = sums_at(
+        [fl[k].to_numpy() for k in keys],
+        [asg[k].to_numpy() for k in keys],
+        asg["value"].to_numpy(dtype=float),
+    )
+    fleet = fl["fleet_chips"].to_numpy(dtype=float)
+    kw = take(
+        inp.chips["it_kw_per_chip"].to_numpy(dtype=float),
+        positions(inp.chips.index, fl["chip"].to_numpy()),
+    )
+    out: dict[str, Any] = {c: fl[c].array for c in fl.columns}  # text stays text
+    out["assigned_chips"] = assigned
+    out["idle_chips"] = np.maximum(fleet - assigned, 0.0)
+    out["it_mw"] = fleet * kw / 1e3
+    counts = ("installed_chips", "retired_chips", "fleet_chips", "assigned_chips")
+    keep = np.zeros(len(fl), dtype=bool)
+    for c in counts:
+        keep |= np.abs(np.asarray(out[c], dtype=float)) > _ZERO
+    return pd.DataFrame({c: v[keep] for c, v in out.items()}, index=pd.RangeIndex(keep.sum()))
 
 
 def _production_table(inp: _Inputs) -> pd.DataFrame:
@@ -774,22 +785,32 @@ def _supply_utilisation_table(inp: _Inputs) -> pd.DataFrame:
 
 
 def _assignment_table(inp: _Inputs) -> pd.DataFrame:
-    """Build assignment: non-zero assignments with H100e (after derate) and nameplate IT MW."""
+    """Build assignment: non-zero assignments with H100e (after derate) and nameplate IT MW.
+
+    The derate is the eligibility row's of the (customer, chip) (a left merge on
+    unique keys, by index arrays).
+    """
     chips = inp.chips
     a = inp.frames["assign"]
-    a = a[a["value"].abs() > _ZERO].rename(columns={"value": "chips"})
-    el = inp.ds.table("eligibility")[["customer", "chip", "derate"]]
-    a = a.merge(el, on=["customer", "chip"], how="left")
-    training = chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
-    inference = chips["inference_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
-    h = np.where(a["workload"].to_numpy() == "training", training, inference)
-    a["h100e"] = a["chips"].to_numpy() * h * a["derate"].fillna(0.0).to_numpy()
-    a["it_mw"] = (
-        a["chips"].to_numpy()
-        * chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
-        / 1e3
+    nz = np.abs(a["value"].to_numpy(dtype=float)) > _ZERO
+    out: dict[str, Any] = {c: a[c].array[nz] for c in a.columns if c != "value"}
+    n = int(nz.sum())
+    el = inp.ds.table("eligibility")
+    derate = value_at(
+        [np.asarray(out["customer"], dtype=object), np.asarray(out["chip"], dtype=object)],
+        [el["customer"].to_numpy(), el["chip"].to_numpy()],
+        el["derate"].to_numpy(dtype=float),
     )
-    return a
+    count = a["value"].to_numpy(dtype=float)[nz]
+    c = positions(chips.index, np.asarray(out["chip"], dtype=object))
+    training = take(chips["training_h100e"].to_numpy(dtype=float), c)
+    inference = take(chips["inference_h100e"].to_numpy(dtype=float), c)
+    h = np.where(np.asarray(out["workload"], dtype=object) == "training", training, inference)
+    out["chips"] = count
+    out["derate"] = derate
+    out["h100e"] = count * h * np.where(np.isnan(derate), 0.0, derate)
+    out["it_mw"] = count * take(chips["it_kw_per_chip"].to_numpy(dtype=float), c) / 1e3
+    return pd.DataFrame(out, index=pd.RangeIndex(n))
 
 
 def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
