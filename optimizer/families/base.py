@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.families.grouping import Groups, group_sum, positions, take, values_at
+from optimizer.families.grouping import Groups, group_sum, positions, rows_at, take, values_at
 
 #: Code columns a constraint row may carry (-1 when not applicable).
 ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o", "e")
@@ -543,9 +543,14 @@ class CheckInputs:
         """Non-zero assignments with the eligibility row (``derate``, ``regions``) merged."""
         asg = self.frames["assign"]
         el = self.dataset.table("eligibility")
-        return asg[asg["value"].abs() > self.tolerance].merge(
-            el, on=["customer", "chip"], how="left"
-        )
+        a = asg[asg["value"].abs().to_numpy() > self.tolerance].reset_index(drop=True)
+        keys = ["customer", "chip"]
+        if any(c in a and c not in keys for c in el.columns):  # the merge names both
+            return a.merge(el, on=keys, how="left")
+        # the eligibility row of each (customer, chip): a left merge on unique keys
+        at = rows_at([a[k].to_numpy() for k in keys], [el[k].to_numpy() for k in keys])
+        extra = {c: take(el[c].to_numpy(), at) for c in el.columns if c not in keys}
+        return a.assign(**extra)
 
 
 def _site_values(
@@ -725,9 +730,18 @@ class ChipSiteWork:
         return out
 
 
-def site_period_keys(frame: pd.DataFrame) -> pd.Series:
-    """``"site,period"`` key text."""
-    return frame["site"] + "," + frame["period"]
+def site_period_keys(frame: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:
+    """``"site,period"`` key text of the rows a mask selects (for :func:`violations`).
+
+    The text is made only for the rows asked for (the violated ones).
+    """
+    site, period = frame["site"], frame["period"]
+
+    def keys(bad: np.ndarray) -> np.ndarray:
+        out: np.ndarray = (site[bad] + "," + period[bad]).astype(str).to_numpy()
+        return out
+
+    return keys
 
 
 # ----------------------------------------------------------------------- family record

@@ -13,6 +13,7 @@ from optimizer.families.base import (
     expand,
     violations,
 )
+from optimizer.families.grouping import Groups, value_at
 
 _FLEET_COLUMNS = ["c", "s", "t", "col"]
 
@@ -79,17 +80,29 @@ def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> 
 
 
 def check_fleet_assignment(inputs: CheckInputs) -> pd.DataFrame:
-    """Chips assigned per (chip, site, period) <= fleet recomputed from installs and lifetimes."""
-    assigned = (
-        inputs.frames["assign"].groupby(["chip", "site", "period"], as_index=False)["value"].sum()
+    """Chips assigned per (chip, site, period) <= fleet recomputed from installs and lifetimes.
+
+    Sums per (chip, site, period) as pandas' ``groupby`` gives them, in its order
+    (:mod:`optimizer.families.grouping`).
+    """
+    asg, fleet = inputs.frames["assign"], inputs.fleet
+    cols = ("chip", "site", "period")
+    g = Groups([asg[c].to_numpy() for c in cols])
+    keys = [g.key(i) for i in range(3)]
+    have = value_at(
+        keys,
+        [fleet[c].to_numpy() for c in cols],
+        fleet["fleet_chips"].to_numpy(dtype=float),
     )
-    fa = assigned.merge(inputs.fleet, on=["chip", "site", "period"], how="left").fillna(
-        {"fleet_chips": 0.0}
-    )
-    keys = fa["chip"] + "/" + fa["site"] + "," + fa["period"]
-    return violations(
-        "fleet_assignment", keys, fa["value"], fa["fleet_chips"], "<=", inputs.tolerance
-    )
+
+    def text(bad: np.ndarray) -> np.ndarray:
+        chip, site, period = (k[bad].astype(object) for k in keys)
+        out: np.ndarray = chip + "/" + site + "," + period
+        return out
+
+    assigned = g.sum(asg["value"].to_numpy(dtype=float))
+    fleet_chips = np.where(np.isnan(have), 0.0, have)
+    return violations("fleet_assignment", text, assigned, fleet_chips, "<=", inputs.tolerance)
 
 
 FAMILIES = (

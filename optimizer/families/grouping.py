@@ -29,6 +29,7 @@ __all__ = [
     "inner_pairs",
     "positions",
     "positions_in_group",
+    "rows_at",
     "sums_at",
     "take",
     "value_at",
@@ -213,13 +214,7 @@ def values_at(
     target: Sequence[Any], source: Sequence[Any], values: dict[str, Any]
 ) -> dict[str, np.ndarray]:
     """:func:`value_at` of several source columns (one key match for all)."""
-    g, n = _joint(target, source)
-    sid = g.ids[n:]
-    if len(np.unique(sid)) != len(sid):
-        raise ValueError("value_at: the source repeats a key")
-    pos = np.full(g.n, -1, dtype=np.int64)
-    pos[sid] = np.arange(len(sid))
-    where = pos[g.ids[:n]]
+    where = rows_at(target, source)
     found = where >= 0
     out = {}
     for name, v in values.items():
@@ -264,3 +259,19 @@ def inner_pairs(left: Sequence[Any], right: Sequence[Any]) -> tuple[np.ndarray, 
     first = np.repeat(starts[lid], counts[lid])
     within = np.arange(len(li)) - np.repeat(np.cumsum(counts[lid]) - counts[lid], counts[lid])
     return li, r_order[first + within]
+
+
+def rows_at(target: Sequence[Any], source: Sequence[Any]) -> np.ndarray:
+    """Source row with each target row's key (-1 where none): a left merge's pairing.
+
+    Raises ValueError when a key repeats in ``source`` (a left merge would then
+    repeat target rows).
+    """
+    g, n = _joint(target, source)
+    sid = g.ids[n:]
+    if len(np.unique(sid)) != len(sid):
+        raise ValueError("value_at: the source repeats a key")
+    pos = np.full(g.n, -1, dtype=np.int64)
+    pos[sid] = np.arange(len(sid))
+    out: np.ndarray = pos[g.ids[:n]]
+    return out
