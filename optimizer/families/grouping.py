@@ -126,6 +126,9 @@ class Groups:
     ----------
     columns : sequence of array-like
         Key columns of equal length (text or integers; no missing values).
+    coded : sequence of (ndarray, array-like), optional
+        Key columns already factorized: each a pair of codes and the sorted values
+        they index (``pandas.factorize(..., sort=True)``); they come first.
 
     Attributes
     ----------
@@ -136,8 +139,12 @@ class Groups:
         Number of groups.
     """
 
-    def __init__(self, columns: Sequence[Any]) -> None:
+    def __init__(self, columns: Sequence[Any], *, coded: Sequence[Any] | None = None) -> None:
         codes, self._uniques = [], []
+        if coded is not None:  # (sorted codes, sorted values) pairs, factorized already
+            for c, u in coded:
+                codes.append(np.asarray(c, dtype=np.int64))
+                self._uniques.append(u)
         for col in columns:
             c, u = pd.factorize(col, sort=True)
             if len(c) and int(c.min()) < 0:

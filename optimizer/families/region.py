@@ -308,6 +308,7 @@ class _Columns:
     ) -> None:
         self.frames = {"busy": busy, "serve": serve, "assign": assign}
         self._read: dict[tuple[str, str], np.ndarray] = {}
+        self._vocab: dict[str, tuple[dict[str, np.ndarray], np.ndarray]] = {}
         self.region = {
             "busy": region.reindex(busy["site"]).to_numpy(),
             "serve": serve["region"].to_numpy(),
@@ -322,6 +323,23 @@ class _Columns:
             self._read[key] = np.asarray(self.frames[kind][name].to_numpy())
         return self._read[key]
 
+    def codes(self, kind: str, name: str) -> tuple[np.ndarray, np.ndarray]:
+        """Sorted codes of column ``name`` of ``kind`` and the values they index.
+
+        One vocabulary per column name over the kinds that have it, factorized once.
+        """
+        if name not in self._vocab:
+            kinds = [k for k in self.frames if name == "region" or name in self.frames[k]]
+            parts = [self.column(k, name) for k in kinds]
+            c, u = pd.factorize(np.concatenate(parts), sort=True)
+            if len(c) and int(c.min()) < 0:
+                raise ValueError(f"region balance: a missing {name}")
+            cuts = np.cumsum([len(p) for p in parts])[:-1]
+            values = np.asarray(u, dtype=object)
+            self._vocab[name] = (dict(zip(kinds, np.split(c, cuts), strict=True)), values)
+        by_kind, values = self._vocab[name]
+        return by_kind[kind], values
+
     def value(self, kind: str) -> np.ndarray:
         return np.asarray(self.frames[kind]["value"].to_numpy(dtype=float))
 
@@ -329,12 +347,30 @@ class _Columns:
         """Assign rows whose (chip, region, workload, period) has busy or serve rows."""
         kinds = ("busy", "serve", "assign")
         n = [len(self.frames[k]) for k in kinds]
-        groups = Groups([np.concatenate([self.column(k, c) for k in kinds]) for c in group])
+        groups = _coded_groups(self, kinds, group)
         ids = groups.ids
         has = np.zeros(groups.n, bool)
         has[ids[: n[0] + n[1]]] = True
         out: np.ndarray = has[ids[n[0] + n[1] :]]
         return out
+
+
+def _coded_groups(
+    col: _Columns,
+    kinds: tuple[str, ...],
+    group: list[str],
+    rows: dict[str, np.ndarray] | None = None,
+) -> Groups:
+    """Return the groups of the rows of ``kinds`` (in turn; ``rows`` selects some) by ``group``."""
+    rows = rows or {}
+    coded = []
+    for name in group:
+        parts = []
+        for k in kinds:
+            c = col.codes(k, name)[0]
+            parts.append(c[rows[k]] if k in rows else c)
+        coded.append((np.concatenate(parts), col.codes(kinds[0], name)[1]))
+    return Groups([], coded=coded)
 
 
 def _outer(
@@ -351,15 +387,10 @@ def _outer(
     """
     xk, yk = kinds
     xv = col.value(xk)
-
-    def cols(kind: str, c: str) -> np.ndarray:
-        v = col.column(kind, c)
-        return v if kind != xk or x_rows is None else v[x_rows]
-
     if x_rows is not None:
         xv = xv[x_rows]
     nx = len(xv)
-    groups = Groups([np.concatenate([cols(xk, c), cols(yk, c)]) for c in group])
+    groups = _coded_groups(col, kinds, group, None if x_rows is None else {xk: x_rows})
     x = group_sum(groups.ids[:nx], xv, groups.n)
     y = group_sum(groups.ids[nx:], col.value(yk), groups.n)
 
