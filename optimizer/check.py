@@ -2,8 +2,9 @@
 
 The checker never looks at the LP rows or PuLP constraint objects. It maps the
 solution's columns to domain keys (:func:`optimizer.results.solution_frames`),
-recomputes each family's left- and right-hand side from the dataset with plain
-pandas (each family's ``check``, registered in :data:`optimizer.families.REGISTRY`),
+recomputes each family's left- and right-hand side from the dataset with pandas and
+numpy (each family's ``check``, registered in :data:`optimizer.families.REGISTRY`;
+sums by key on integer group codes, :mod:`optimizer.families.grouping`),
 and reports every row violated by more than ``tolerance * (1 + scale)`` (scale: the
 row's ``|rhs|``, at least 1e-3 of the family's largest side, see
 :func:`optimizer.families.base.violations`), plus

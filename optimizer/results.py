@@ -225,8 +225,8 @@ def _typed(name: str, df: pd.DataFrame) -> pd.DataFrame:
     for c in cols:
         col = df[c] if c in df else None
         if c in TEXT_COLUMNS:
-            if col is not None and col.dtype == _TEXT and not col.hasnans:
-                data[c] = col.array  # already text: the same cells
+            if col is not None and col.dtype == _TEXT:
+                data[c] = col.array  # already text: the same cells (astype(str) keeps NaN)
             else:
                 # text once (str(x) of every cell, as a text column of the table schema)
                 v = col.to_numpy() if col is not None else np.full(n, np.nan)

@@ -102,3 +102,43 @@ def test_a_plan_broken_by_hand_is_caught_on_the_reuse_path() -> None:
     # installs <= production: the violation is the excess of installs
     assert inv["violation"].to_numpy() == pytest.approx((inv["lhs"] - inv["rhs"]).to_numpy())
     assert np.all(a.violations["violation"].to_numpy() > 0)
+
+
+#: Decision kind scaled by hand -> the families that must report it (default data,
+#: compact formulation; the same sets the pandas checker reported before the checks
+#: moved to integer group codes).
+BROKEN = {
+    ("install", 1.05): {
+        "chip_inventory",
+        "power_energy_balance",
+        "site_grid",
+        "site_it_power",
+        "site_liquid",
+    },
+    ("busy", 1.1): {"fleet_assignment", "power_energy_balance", "region_balance"},
+    ("serve", 0.9): {"region_balance"},
+    ("build", 0.8): {"site_it_power", "site_liquid_share", "site_retrofit_pool"},
+    ("produce", 0.7): {"chip_inventory"},
+    ("unmet", 0.5): {"demand_balance"},
+    ("liquid", 1.5): {"site_liquid_share", "site_retrofit_pool"},
+}
+
+
+def test_plans_broken_by_hand_name_the_families_on_both_paths() -> None:
+    """Each hand-broken plan is caught by exactly its families, cached or not."""
+    base = load_dataset(DEFAULT_DATA)
+    model = build_model(base, formulation="compact")
+    opts = SolveOptions(solver="highs")
+    raw = run_solver(model, opts)
+    assert raw.x is not None
+    assert not len(_scenario_result(model, raw, 0, opts, None, {}).violations)  # fills caches
+    for (kind, factor), families in BROKEN.items():
+        x = raw.x.copy()
+        x[(model.variables["kind"] == kind).to_numpy()] *= factor
+        broken = dataclasses.replace(raw, x=x)
+        a = _scenario_result(model, broken, 0, opts, None, {})
+        b = _scenario_result(dataclasses.replace(model), broken, 0, opts, None, {})
+        _assert_same(a, b, f"{kind} x {factor}")
+        assert a.status.value == "error"
+        assert set(a.violations["family"]) == families, (kind, factor)
+        assert np.all(a.violations["violation"].to_numpy() > 0)

@@ -7,7 +7,9 @@ entry you reach the family's
 * ``define(builder, columns)``: the vectorised function that adds its rows for one
   scenario (maths in its docstring; see also :mod:`optimizer.model`);
 * ``check(inputs)``: the independent check that recomputes lhs and rhs from the
-  decision frames with plain pandas (:mod:`optimizer.check` runs them all);
+  decision frames and the dataset with pandas and numpy, never from the LP
+  (:mod:`optimizer.check` runs them all; sums by key on integer group codes,
+  :mod:`optimizer.families.grouping`, give pandas' sums bit for bit);
 * ``explain_template`` / ``explain_unit``: the wording of an infeasibility
   explanation when the elastic re-solve relaxes one of its rows
   (:mod:`optimizer.explain`);
@@ -34,7 +36,9 @@ plan back to per-site, per-customer assignments),
 cluster_max_sites, cluster_switch, cluster_min_duration: exact training clusters,
 built only in cluster mode);
 shared pieces (coded scenario data, the row builder, the checker's inputs, the
-record types) in :mod:`~optimizer.families.base`.
+record types) in :mod:`~optimizer.families.base`; group sums and key lookups on
+integer codes (used by the checks and the result tables) in
+:mod:`~optimizer.families.grouping`.
 
 How to add a constraint family
 ------------------------------

@@ -1,0 +1,164 @@
+"""Group sums on integer codes equal pandas' answers bit for bit.
+
+The checker and the result tables sum by key with :mod:`optimizer.families.grouping`
+instead of pandas ``groupby`` / ``merge`` (a reused sweep case spent most of its time
+in that pandas overhead). The promise is the same numbers, not close ones: pandas adds
+a group's values with Kahan summation in row order, and so must these helpers. Inputs
+are random, with NaN values and magnitudes 1e-8 .. 1e8 where the summation order and
+the compensation show in the last bits.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from optimizer.families.grouping import (
+    Groups,
+    group_cumsum,
+    inner_pairs,
+    rows_at,
+    sums_at,
+    value_at,
+)
+from optimizer.families.region import ASSIGN_COLUMNS, split_region_service
+
+
+def _frame(rng: np.random.Generator, n: int) -> pd.DataFrame:
+    v = rng.lognormal(0.0, 6.0, n) * rng.choice([-1.0, 1.0], n)
+    v[rng.random(n) < 0.05] = np.nan
+    return pd.DataFrame(
+        {
+            "a": rng.choice(["x", "bb", "a", "zz", "b"], n),
+            "b": rng.choice(["2026Q1", "2026Q2", "2025Q4"], n),
+            "v": v,
+        }
+    )
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_group_sums_and_running_sums_equal_pandas(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    df = _frame(rng, int(rng.integers(0, 400)))
+    ref = df.groupby(["a", "b"], as_index=False)["v"].sum()
+    g = Groups([df["a"].to_numpy(), df["b"].to_numpy()])
+    assert g.n == len(ref)
+    assert list(g.key(0)) == list(ref["a"]) and list(g.key(1)) == list(ref["b"])
+    assert np.array_equal(g.sum(df["v"].to_numpy()), ref["v"].to_numpy())  # bit for bit
+    running = df.groupby(["a", "b"])["v"].cumsum().to_numpy()
+    assert np.array_equal(group_cumsum(g.ids, df["v"].to_numpy()), running, equal_nan=True)
+
+
+def test_kahan_compensation_shows() -> None:
+    """1 + ten times 1e-16: a plain sum stays 1.0, pandas' (and ours) does not."""
+    v = np.array([1.0] + [1e-16] * 10)
+    g = Groups([np.zeros(len(v), dtype=np.int64)])
+    assert g.sum(v)[0] == pd.Series(v).groupby(np.zeros(len(v))).sum().iloc[0]
+    assert g.sum(v)[0] > 1.0 == np.bincount(np.zeros(len(v), dtype=np.int64), v)[0]
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_lookups_equal_left_and_inner_merges(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    left = _frame(rng, int(rng.integers(0, 60)))
+    right = _frame(rng, int(rng.integers(0, 60)))
+    keys = ["a", "b"]
+    lk = [left[k].to_numpy() for k in keys]
+    rk = [right[k].to_numpy() for k in keys]
+    summed = right.groupby(keys, as_index=False)["v"].sum()
+    ref = left[keys].merge(summed, on=keys, how="left")["v"].fillna(0.0).to_numpy()
+    assert np.array_equal(sums_at(lk, rk, right["v"].to_numpy()), ref)
+    unique = summed  # one row per key
+    got = value_at(lk, [unique[k].to_numpy() for k in keys], unique["v"].to_numpy())
+    ref = left[keys].merge(unique, on=keys, how="left")["v"].to_numpy()
+    assert np.array_equal(got, ref, equal_nan=True)
+    m = left.assign(li=np.arange(len(left))).merge(right.assign(ri=np.arange(len(right))), on=keys)
+    li, ri = inner_pairs(lk, rk)
+    assert list(li) == list(m["li"]) and list(ri) == list(m["ri"])
+    with pytest.raises(ValueError, match="repeats a key"):
+        rows_at(lk, [np.array(["x", "x"], dtype=object), np.array(["1", "1"], dtype=object)])
+
+
+# ----------------------------------------------------------- the region split, reference
+def _reference_split(
+    busy: pd.DataFrame, serve: pd.DataFrame, site_region: pd.Series
+) -> pd.DataFrame:
+    """The pandas north-west corner split this code base used before the codes."""
+    group = ["chip", "region", "workload", "period"]
+    b = busy[busy["value"] > 0].assign(
+        region=site_region.reindex(busy.loc[busy["value"] > 0, "site"]).astype(str).to_numpy()
+    )
+    s = serve[serve["value"] > 0]
+    if b.empty or s.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in ASSIGN_COLUMNS}).astype(
+            {"value": float}
+        )
+    b = b.assign(_order=np.arange(len(b)))
+    s = s.assign(_order=np.arange(len(s)))
+    scale = (b.groupby(group)["value"].sum() / s.groupby(group)["value"].sum()).rename("scale")
+    s = s.merge(scale, left_on=group, right_index=True, how="inner")
+    s = s.assign(value=s["value"] * s["scale"]).drop(columns="scale")
+
+    def laid(f: pd.DataFrame, label: str) -> pd.DataFrame:
+        f = f.sort_values([*group, "value", "_order"], ascending=[True] * 4 + [False, True])
+        f = f.assign(end=f.groupby(group, sort=False)["value"].cumsum().to_numpy())
+        return f.assign(side=label)
+
+    b, s = laid(b, "b"), laid(s, "s")
+    cols = [*group, "end", "side", "_order"]
+    ends = pd.concat([b[cols], s[cols]], ignore_index=True).sort_values(
+        [*group, "end"], kind="stable"
+    )
+    ends["b_at"] = np.where(ends["side"] == "b", ends["_order"], np.nan)
+    ends["s_at"] = np.where(ends["side"] == "s", ends["_order"], np.nan)
+    by = ends.groupby(group, sort=False)
+    ends["b_at"] = by["b_at"].bfill()
+    ends["s_at"] = by["s_at"].bfill()
+    ends["start"] = by["end"].shift(1).fillna(0.0)
+    piece = ends[ends["b_at"].notna() & ends["s_at"].notna()]
+    piece = piece.assign(value=(piece["end"] - piece["start"]).clip(lower=0.0))
+    piece = piece[piece["value"] > 0]
+    bi, si = b.set_index("_order"), s.set_index("_order")
+    out = pd.DataFrame(
+        {
+            "chip": bi["chip"].reindex(piece["b_at"]).to_numpy(),
+            "site": bi["site"].reindex(piece["b_at"]).to_numpy(),
+            "customer": si["customer"].reindex(piece["s_at"]).to_numpy(),
+            "workload": bi["workload"].reindex(piece["b_at"]).to_numpy(),
+            "demand_regions": si["demand_regions"].reindex(piece["s_at"]).to_numpy(),
+            "period": bi["period"].reindex(piece["b_at"]).to_numpy(),
+            "value": piece["value"].to_numpy(),
+        }
+    )
+    keys = ASSIGN_COLUMNS[:-1]
+    return out.groupby(keys, as_index=False, sort=False)["value"].sum()[ASSIGN_COLUMNS]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_region_split_equals_the_pandas_reference(seed: int) -> None:
+    """Random busy and serve values (ties, zeros, unequal totals): the same rows, bit for bit."""
+    rng = np.random.default_rng(200 + seed)
+    sites = pd.Series({"s1": "east", "s2": "east", "s3": "west", "s4": "west", "s5": "east"})
+    rows_b, rows_s = [], []
+    for chip in ("h100", "trn2"):
+        for period in ("2026Q1", "2026Q2"):
+            for site in sites.index:
+                v = float(rng.choice([0.0, 1.0, 2.5, rng.uniform(0, 100)]))
+                rows_b.append((chip, site, "training", period, v))
+            for region in ("east", "west"):
+                for k in ("openai", "anthropic", "meta"):
+                    for g in ("", "east"):
+                        v = float(rng.choice([0.0, 1.0, rng.uniform(0, 100)]))
+                        rows_s.append((chip, region, k, "training", g, period, v))
+    busy = pd.DataFrame(rows_b, columns=["chip", "site", "workload", "period", "value"])
+    serve = pd.DataFrame(
+        rows_s,
+        columns=["chip", "region", "customer", "workload", "demand_regions", "period", "value"],
+    )
+    got = split_region_service(busy, serve, sites)
+    ref = _reference_split(busy, serve, sites)
+    assert len(got) > 0
+    pd.testing.assert_frame_equal(
+        got.reset_index(drop=True), ref.reset_index(drop=True), check_exact=True
+    )
