@@ -898,7 +898,8 @@ def _site_utilisation_table(
 
     ``used`` comes from the energy table's load columns, ``capacity`` from the
     build-out capacities or the dataset's grid / water limits (the family's
-    ``ResultRows.used`` / ``ResultRows.capacity`` name the columns).
+    ``ResultRows.used`` / ``ResultRows.capacity`` name the columns). Each block is
+    every (site, period) pair in ``site_periods`` order.
     """
     sp, model, keys = inp.site_periods, inp.model, ["site", "period"]
     sources = {
@@ -906,36 +907,52 @@ def _site_utilisation_table(
         "site_grid": inp.ds.table("site_grid"),
         "site_water": inp.ds.table("site_water"),
     }
-    parts = []
+    blocks: list[dict[str, Any]] = []
     for family in _routed("site_utilisation"):
         result = family.result
         assert result is not None
-        f = sp.copy()
-        f["limit"] = result.limit
         used = _gather(model, ("su_used", family.name), sp, energy, result.used, keys)
-        f["used"] = np.where(np.isnan(used), 0.0, used)
         src = next((n for n, df in sources.items() if result.capacity in df), None)
         if src is None:
             raise KeyError(result.capacity)
-        f["capacity"] = _gather(
-            model, ("su_capacity", family.name), sp, sources[src], result.capacity, keys
-        )
-        f["unit"] = family.unit
+        block: dict[str, Any] = {
+            "limit": result.limit,
+            "used": np.where(np.isnan(used), 0.0, used),
+            "capacity": _gather(
+                model, ("su_capacity", family.name), sp, sources[src], result.capacity, keys
+            ),
+            "unit": family.unit,
+        }
         d = family_duals(inp.model, inp.row_dual, inp.scenario, family)
-        where = _row_of(model, ("site_utilisation", family.name, inp.scenario), f, d, keys)
-        if where is None:
+        where = _row_of(model, ("site_utilisation", family.name, inp.scenario), sp, d, keys)
+        if where is None:  # keys not unique: the general merge
+            f = sp.assign(**block)
             merged = f.merge(d, on=keys, how="left", indicator=True)
-            parts.append(_zero_where_no_row(merged, "shadow_price_usd_per_unit"))
+            blocks.append({"frame": _zero_where_no_row(merged, "shadow_price_usd_per_unit")})
             continue
         price = d["shadow_price_usd_per_unit"].to_numpy(dtype=float)
-        f["shadow_price_usd_per_unit"] = np.where(
+        block["shadow_price_usd_per_unit"] = np.where(
             where >= 0, price[np.maximum(where, 0)] if len(price) else 0.0, 0.0
         )
-        parts.append(f)
-    out = pd.concat(parts, ignore_index=True)
+        blocks.append(block)
+    out = _stack_site_blocks(sp, blocks)
     capv = out["capacity"].to_numpy(dtype=float)
     out["utilisation"] = np.where(capv > 0, out["used"] / np.where(capv > 0, capv, 1.0), np.nan)
     return out
+
+
+def _stack_site_blocks(sp: pd.DataFrame, blocks: list[dict[str, Any]]) -> pd.DataFrame:
+    """Blocks of columns on ``sp``'s (site, period) rows, one under the other."""
+    if any("frame" in b for b in blocks):
+        frames = [b["frame"] if "frame" in b else sp.assign(**b) for b in blocks]
+        return pd.concat(frames, ignore_index=True)
+    n, k = len(sp), len(blocks)
+    rows = np.tile(np.arange(n), k)
+    out: dict[str, Any] = {c: sp[c].array.take(rows) for c in sp.columns}
+    for c in ("limit", "used", "capacity", "unit", "shadow_price_usd_per_unit"):
+        parts = [np.broadcast_to(np.asarray(b[c]), (n,)) for b in blocks]
+        out[c] = np.concatenate(parts) if parts else np.zeros(0)
+    return pd.DataFrame(out, index=pd.RangeIndex(n * k))
 
 
 def _commitment_periods(inp: _Inputs) -> pd.DataFrame:
