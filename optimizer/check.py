@@ -46,7 +46,10 @@ def _check_bounds(inputs: CheckInputs) -> list[pd.DataFrame]:
     out = []
     tol = inputs.tolerance
     for f in inputs.frames.values():
-        bad = f[f["value"] < -tol]
+        below = f["value"].to_numpy(dtype=float) < -tol
+        if not below.any():  # the usual answer, without building an empty frame
+            continue
+        bad = f[below]
         if len(bad):
             keys = bad.drop(columns=["value"]).astype(str).agg("/".join, axis=1)
             out.append(violations("bounds", keys, -bad["value"], np.zeros(len(bad)), "<=", tol))

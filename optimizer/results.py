@@ -406,23 +406,21 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     pidx = {p: i for i, p in enumerate(periods)}
     p0 = period_index(periods[0])
     life = ds.table("chips").set_index("chip")["lifetime_periods"]
-    ins = frames["install"][["chip", "site", "period", "value"]]
-    ins = ins[ins["value"] > 0]
-    parts = []
+    ins = frames["install"]
+    ins = ins[ins["value"].to_numpy(dtype=float) > 0]
+    parts: list[dict[str, np.ndarray]] = []
     if len(ins):
         t = ins["period"].map(pidx).to_numpy(dtype=np.int64)
         L = life.reindex(ins["chip"]).to_numpy(dtype=np.int64)
         parts.append(
-            pd.DataFrame(
-                {
-                    "chip": ins["chip"].to_numpy(),
-                    "site": ins["site"].to_numpy(),
-                    "t_in": t,
-                    "t_out": t + L,
-                    "chips": ins["value"].to_numpy(),
-                    "new": True,
-                }
-            )
+            {
+                "chip": ins["chip"].to_numpy(),
+                "site": ins["site"].to_numpy(),
+                "t_in": t,
+                "t_out": t + L,
+                "chips": ins["value"].to_numpy(dtype=float),
+                "new": np.ones(len(t), dtype=bool),
+            }
         )
     f0 = ds.table("initial_fleet")
     if len(f0):
@@ -431,40 +429,39 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         )
         L = life.reindex(f0["chip"]).to_numpy(dtype=np.int64)
         parts.append(
-            pd.DataFrame(
-                {
-                    "chip": f0["chip"].astype(str).to_numpy(),
-                    "site": f0["site"].astype(str).to_numpy(),
-                    "t_in": t,
-                    "t_out": t + L,
-                    "chips": f0["chips"].to_numpy(dtype=float),
-                    "new": False,
-                }
-            )
+            {
+                "chip": f0["chip"].astype(str).to_numpy(),
+                "site": f0["site"].astype(str).to_numpy(),
+                "t_in": t,
+                "t_out": t + L,
+                "chips": f0["chips"].to_numpy(dtype=float),
+                "new": np.zeros(len(t), dtype=bool),
+            }
         )
     cols = ["chip", "site", "period", "installed_chips", "retired_chips", "fleet_chips"]
     if not parts:
         return pd.DataFrame(
             {c: pd.Series([], dtype=object if c in TEXT_COLUMNS else float) for c in cols}
         )
-    return _cohort_fleet(pd.concat(parts, ignore_index=True), periods)
+    cohorts = {c: np.concatenate([p[c] for p in parts]) for c in parts[0]}
+    return _cohort_fleet(cohorts, periods)
 
 
-def _cohort_fleet(cohorts: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
+def _cohort_fleet(cohorts: dict[str, np.ndarray], periods: list[str]) -> pd.DataFrame:
     """Installed, retired and alive chips per (chip, site, period) from install cohorts.
 
+    ``cohorts``: arrays ``chip, site, t_in, t_out, chips, new`` (one row per cohort).
     Every (chip, site) with a cohort gets every period, pairs in sorted order; the sums
     over the cohorts of a pair run in cohort order, as pandas' ``groupby`` sums them
     (:func:`optimizer.families.grouping.group_sum`).
     """
     T = len(periods)
-    cohorts = cohorts[cohorts["chips"].to_numpy() > 0]
-    pairs = Groups([cohorts["chip"].to_numpy(), cohorts["site"].to_numpy()])
+    keep = cohorts["chips"] > 0
+    c = {k: v[keep] for k, v in cohorts.items()}
+    pairs = Groups([c["chip"], c["site"]])
     tt = np.arange(T)[None, :]
-    t_in = cohorts["t_in"].to_numpy()[:, None]
-    t_out = cohorts["t_out"].to_numpy()[:, None]
-    chips = cohorts["chips"].to_numpy(dtype=float)[:, None]
-    new = cohorts["new"].to_numpy(dtype=bool)[:, None]
+    t_in, t_out = c["t_in"][:, None], c["t_out"][:, None]
+    chips, new = c["chips"][:, None], c["new"][:, None]
     ids = (pairs.ids[:, None] * T + tt).ravel()  # cohort-major, period within
     n = pairs.n * T
 
