@@ -28,6 +28,7 @@ from optimizer.families.base import (
     ScenarioData,
     violations,
 )
+from optimizer.families.grouping import Groups
 
 
 def parse_hosts(text: Any) -> frozenset[str]:
@@ -88,10 +89,11 @@ def define_site_hosting(builder: ModelBuilder, columns: ScenarioColumns) -> None
 def check_site_hosting(inputs: CheckInputs) -> pd.DataFrame:
     """No fleet (initial or installed) of a chip at a site that may not host it."""
     fleet = inputs.fleet
-    fleet = fleet[fleet["fleet_chips"].abs() > inputs.tolerance]
-    allowed = _allowed(
-        inputs.sites, inputs.chips, fleet["site"].to_numpy(), fleet["chip"].to_numpy()
-    )
+    fleet = fleet[fleet["fleet_chips"].abs().to_numpy() > inputs.tolerance]
+    site, chip = fleet["site"].to_numpy(), fleet["chip"].to_numpy()
+    pairs = Groups([site, chip])  # each (site, chip) pair tested once
+    first = np.unique(pairs.ids, return_index=True)[1]
+    allowed = _allowed(inputs.sites, inputs.chips, site[first], chip[first])[pairs.ids]
     bad = fleet[~allowed]
     keys = bad["site"] + "/" + bad["chip"] + "," + bad["period"]
     zeros = np.zeros(len(bad))
