@@ -152,7 +152,9 @@ def test_edit_solve_chart_and_report_download(app_url: str, tmp_path: Path) -> N
             expect(page.get_by_test_id("stMetricValue").first).to_have_text("optimal")
             charts = page.locator(".js-plotly-plot")
             expect(charts.first).to_be_visible()
-            assert charts.count() == 8  # with the power chart and the training-cluster timeline
+            # with the power chart and the training-cluster timeline (the charts below the
+            # first render one after the other: wait for all of them, do not race them)
+            expect(charts).to_have_count(8)
             caption = page.get_by_text(re.compile(r"^Objective [\d,.]+ USD")).inner_text()
             shown = float(re.search(r"Objective ([\d,.]+) USD", caption).group(1).replace(",", ""))
             assert shown == pytest.approx(expected, abs=0.01)
