@@ -432,13 +432,6 @@ def _violation_rows(
     )
 
 
-def cumulative_by(frame: pd.DataFrame, by: list[str], column: str, periods: list[str]) -> pd.Series:
-    """Return the running sum of ``column`` over periods per ``by`` group (frame order)."""
-    order = {p: i for i, p in enumerate(periods)}
-    d = frame.assign(_t=frame["period"].map(order)).sort_values([*by, "_t"])
-    return d.groupby(by)[column].cumsum().reindex(frame.index)
-
-
 def _with_demand_regions(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Frames with a ``demand_regions`` column on assign and unmet ("" when absent).
 
