@@ -3,9 +3,10 @@
 The extensive form of :func:`optimizer.solve.solve_stochastic` holds one copy of the
 operating columns per scenario, so it grows with the number of scenarios. Here the
 same two-stage LP is solved by a multi-cut L-shaped method whose scenario
-subproblems are solved by Dask actors (one per worker; each keeps its scenarios'
-HiGHS instances warm between iterations). Local cluster by default,
-``scheduler=ADDRESS`` for an existing one, ``workers=0`` for in-process blocks.
+subproblems are solved by Dask actors (one per worker; each holds its scenarios' LPs
+as arrays with their last optimal bases and re-solves them warm in one HiGHS
+instance). Local cluster by default, ``scheduler=ADDRESS`` for an existing one,
+``workers=0`` for in-process blocks.
 
 Notation
 --------
