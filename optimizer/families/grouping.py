@@ -10,7 +10,8 @@ a sorted ``groupby`` or an outer ``merge`` lists them in) and the sums are numpy
 
 pandas adds the values of a group with Kahan (compensated) summation, in row order;
 :func:`group_sum` and :func:`group_cumsum` do the same, vectorised across groups (one
-step per row position inside a group), so the sums equal pandas' to the last bit.
+step per row position inside a group, on contiguous slices), so the sums equal
+pandas' to the last bit.
 NaN values are skipped as pandas does (``skipna``); an empty or all-NaN group sums to 0.
 """
 
@@ -30,6 +31,7 @@ __all__ = [
     "positions",
     "positions_in_group",
     "rows_at",
+    "sorted_codes",
     "sums_at",
     "take",
     "value_at",
@@ -51,7 +53,7 @@ def positions_in_group(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         ``order`` (row numbers, grouped, row order kept inside a group) and ``pos``
         (position of ``order[i]`` inside its group, 0-based).
     """
-    order = np.argsort(ids, kind="stable")
+    order = _stable_order(ids)
     sid = ids[order]
     n = len(sid)
     if not n:
@@ -63,31 +65,56 @@ def positions_in_group(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return order, np.arange(n) - first
 
 
+def _stable_order(ids: np.ndarray) -> np.ndarray:
+    """Stable argsort of group numbers (a radix sort when they fit in 16 bits)."""
+    if len(ids) and 0 <= int(ids.min()) and int(ids.max()) < 2**16:
+        ids = ids.astype(np.uint16)  # numpy sorts 16-bit integers by radix: O(n)
+    out: np.ndarray = np.argsort(ids, kind="stable")
+    return out
+
+
 def _kahan(ids: np.ndarray, values: np.ndarray, n_groups: int, running: bool) -> np.ndarray:
-    """Kahan sums per group in row order (``running``: the running sum of every row)."""
+    """Kahan sums per group in row order (``running``: the running sum of every row).
+
+    The non-NaN rows are laid out step by step: step ``j`` holds the ``j``-th row of
+    every group with more than ``j`` rows, groups largest first, so each step is one
+    contiguous slice and the groups still adding are a prefix of the accumulators
+    (one vectorised Kahan step per row position, no gathers inside the loop).
+    """
     values = np.asarray(values, dtype=float)
     ids = np.asarray(ids, dtype=np.int64)
-    total = np.zeros(n_groups)
-    comp = np.zeros(n_groups)
-    out = np.full(len(values), np.nan) if running else total
-    order, pos = positions_in_group(ids)
-    if not len(order):
+    out = np.full(len(values), np.nan) if running else np.zeros(n_groups)
+    live = np.flatnonzero(~np.isnan(values))  # NaN rows add nothing (skipna)
+    if not len(live):
         return out
-    by_pos = np.argsort(pos, kind="stable")
-    rows = order[by_pos]
-    cuts = np.searchsorted(pos[by_pos], np.arange(1, int(pos.max()) + 1))
-    for step in np.split(rows, cuts):
-        x = values[step]
-        ok = ~np.isnan(x)
-        step, x = step[ok], x[ok]
-        g = ids[step]
-        y = x - comp[g]
-        t = total[g] + y
-        c = t - total[g] - y
-        comp[g] = np.where(np.isnan(c), 0.0, c)
-        total[g] = t
+    gid = ids[live]
+    size = np.bincount(gid, minlength=n_groups)
+    by_size = np.argsort(-size, kind="stable")  # groups largest first
+    rank = np.empty(n_groups, dtype=np.int64)
+    rank[by_size] = np.arange(n_groups)
+    active = n_groups - np.cumsum(np.bincount(size))[: int(size.max())]  # groups at step j
+    order, pos = positions_in_group(gid)  # row order kept inside a group
+    at = np.empty(len(gid), dtype=np.int64)  # place of each row: its step, its group rank
+    at[order] = (np.cumsum(active) - active)[pos] + rank[gid[order]]
+    rows = np.empty(len(gid), dtype=np.int64)
+    rows[at] = live
+    x = values[rows]
+    total, comp = np.zeros(int(active[0])), np.zeros(int(active[0]))
+    steps = np.empty(len(x)) if running else x
+    start = 0
+    for k in active.tolist():
+        y = x[start : start + k] - comp[:k]
+        t = total[:k] + y
+        c = t - total[:k] - y
+        comp[:k] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation
+        total[:k] = t
         if running:
-            out[step] = t
+            steps[start : start + k] = t
+        start += k
+    if running:
+        out[rows] = steps
+    else:
+        out[by_size[: len(total)]] = total
     return out
 
 
@@ -119,6 +146,69 @@ def group_cumsum(ids: np.ndarray, values: Any) -> np.ndarray:
     return _kahan(ids, values, n, running=True)
 
 
+def _local_codes(col: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (first-seen order) and uniques of one key column; ValueError on a missing value.
+
+    A pandas column is factorized on its own array (an Arrow text column by Arrow's
+    dictionary encoding, without turning every row into a Python object first).
+    """
+    if isinstance(col, pd.Series | pd.Index):
+        col = col.array
+    elif not isinstance(col, np.ndarray | pd.api.extensions.ExtensionArray):
+        col = np.asarray(col)
+    c, u = pd.factorize(col)
+    if len(c) and int(c.min()) < 0:
+        raise ValueError("Groups: a key column has a missing value")
+    uniques = u if isinstance(u, np.ndarray) else np.asarray(u, dtype=object)
+    return np.asarray(c, dtype=np.int64), uniques
+
+
+def sorted_codes(parts: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Codes of several pieces of one key column on one sorted vocabulary.
+
+    What ``pandas.factorize(np.concatenate(parts), sort=True)`` gives, cut back into
+    the pieces: each piece is factorized on its own and only the (few) distinct
+    values are merged and sorted.
+
+    Parameters
+    ----------
+    parts : sequence of array-like
+        Pieces of a key column (numpy arrays, pandas Series or extension arrays),
+        text or integers, no missing value (ValueError).
+
+    Returns
+    -------
+    (list of ndarray, ndarray)
+        Codes of each piece (int64, the rank of the row's value) and the sorted
+        distinct values.
+    """
+    local = [_local_codes(p) for p in parts]
+    if len(local) == 1 and not len(local[0][1]):
+        return [local[0][0]], local[0][1]
+    every = np.concatenate([u for _, u in local]) if local else np.zeros(0)
+    rank, values = pd.factorize(every, sort=True)
+    out, start = [], 0
+    for c, u in local:
+        out.append(np.asarray(rank[start : start + len(u)], dtype=np.int64)[c])
+        start += len(u)
+    return out, np.asarray(values)
+
+
+def _dense(flat: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(flat, return_inverse=True)`` of codes in ``0 .. size - 1``.
+
+    Without sorting (a table of the codes present) when ``size`` is not much larger
+    than the number of rows.
+    """
+    if size > max(8 * len(flat), 1 << 16):
+        present, ids = np.unique(flat, return_inverse=True)
+        return present, ids.astype(np.int64).ravel()
+    seen = np.zeros(size, dtype=bool)
+    seen[flat] = True
+    number = np.cumsum(seen) - 1
+    return np.flatnonzero(seen), number[flat].astype(np.int64)
+
+
 class Groups:
     """Rows grouped by key columns, groups numbered in the lexicographic order of the keys.
 
@@ -146,17 +236,14 @@ class Groups:
                 codes.append(np.asarray(c, dtype=np.int64))
                 self._uniques.append(u)
         for col in columns:
-            c, u = pd.factorize(col, sort=True)
-            if len(c) and int(c.min()) < 0:
-                raise ValueError("Groups: a key column has a missing value")
-            codes.append(c.astype(np.int64))
+            (c,), u = sorted_codes([col])
+            codes.append(c)
             self._uniques.append(u)
         self._dims = [max(len(u), 1) for u in self._uniques]
         flat = np.zeros(len(codes[0]) if codes else 0, dtype=np.int64)
         for c, d in zip(codes, self._dims, strict=True):
             flat = flat * d + c
-        self._flat, self.ids = np.unique(flat, return_inverse=True)
-        self.ids = self.ids.astype(np.int64).ravel()
+        self._flat, self.ids = _dense(flat, int(np.prod(self._dims, dtype=np.int64)))
         self.n = len(self._flat)
         self._codes = codes
 
@@ -183,10 +270,11 @@ def _joint(target: Sequence[Any], source: Sequence[Any]) -> tuple[Groups, int]:
     if len(target) != len(source):
         raise ValueError("target and source need the same key columns")
     n = len(target[0]) if len(target) else 0
-    cols = [
-        np.concatenate([np.asarray(t), np.asarray(s)]) for t, s in zip(target, source, strict=True)
-    ]
-    return Groups(cols), n
+    coded = []
+    for t, s in zip(target, source, strict=True):
+        (ct, cs), values = sorted_codes([t, s])
+        coded.append((np.concatenate([ct, cs]), values))
+    return Groups([], coded=coded), n
 
 
 def sums_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.ndarray:
