@@ -21,7 +21,15 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.families.grouping import Groups, group_sum, positions, rows_at, take, values_at
+from optimizer.families.grouping import (
+    Groups,
+    group_sum,
+    positions,
+    rows_at,
+    sorted_codes,
+    take,
+    values_at,
+)
 
 #: Code columns a constraint row may carry (-1 when not applicable).
 ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o", "e")
@@ -702,13 +710,19 @@ class ChipSiteWork:
     def __init__(self, fleet: pd.DataFrame, assign: pd.DataFrame, power_factor: pd.Series) -> None:
         keys = ("chip", "site", "period")
         nf = len(fleet)
-        groups = Groups([np.concatenate([fleet[k].to_numpy(), assign[k].to_numpy()]) for k in keys])
+        coded = []
+        for k in keys:
+            (cf, ca), values = sorted_codes([fleet[k], assign[k]])
+            coded.append((np.concatenate([cf, ca]), values))
+        groups = self.groups = Groups([], coded=coded)
         fid, aid = groups.ids[:nf], groups.ids[nf:]
         self.chip, self.site, self.period = (groups.key(i) for i in range(3))
         self.fleet_chips = np.zeros(groups.n)
         self.fleet_chips[fid] = fleet["fleet_chips"].to_numpy(dtype=float)
         value = assign["value"].to_numpy(dtype=float)
-        pf = power_factor.reindex(assign["workload"]).to_numpy(dtype=float)
+        pf = take(
+            power_factor.to_numpy(dtype=float), positions(power_factor.index, assign["workload"])
+        )
         self.assigned = group_sum(aid, value, groups.n)
         self.pfx = group_sum(aid, value * pf, groups.n)
         self.has_fleet = np.zeros(groups.n, bool)
@@ -716,7 +730,7 @@ class ChipSiteWork:
 
     def by_site_period(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
         """Return the sums of per-row ``values`` per (site, period) present, sorted."""
-        g = Groups([self.site, self.period])
+        g = Groups([], coded=[self.groups.coded(1), self.groups.coded(2)])
         out = pd.DataFrame({"site": g.key(0), "period": g.key(1)})
         for name, v in values.items():
             out[name] = g.sum(v)

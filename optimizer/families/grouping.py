@@ -150,13 +150,19 @@ def _local_codes(col: Any) -> tuple[np.ndarray, np.ndarray]:
     """Codes (first-seen order) and uniques of one key column; ValueError on a missing value.
 
     A pandas column is factorized on its own array (an Arrow text column by Arrow's
-    dictionary encoding, without turning every row into a Python object first).
+    dictionary encoding, without turning every row into a Python object first); a
+    ``(codes, values)`` pair is taken as factorized already.
     """
-    if isinstance(col, pd.Series | pd.Index):
-        col = col.array
-    elif not isinstance(col, np.ndarray | pd.api.extensions.ExtensionArray):
-        col = np.asarray(col)
-    c, u = pd.factorize(col)
+    if isinstance(col, tuple):
+        c = np.asarray(col[0], dtype=np.int64)
+        distinct, u = pd.factorize(np.asarray(col[1]))  # values may repeat or be missing
+        c = distinct[c] if len(c) else c
+    else:
+        if isinstance(col, pd.Series | pd.Index):
+            col = col.array
+        elif not isinstance(col, np.ndarray | pd.api.extensions.ExtensionArray):
+            col = np.asarray(col)
+        c, u = pd.factorize(col)
     if len(c) and int(c.min()) < 0:
         raise ValueError("Groups: a key column has a missing value")
     uniques = u if isinstance(u, np.ndarray) else np.asarray(u, dtype=object)
@@ -172,9 +178,10 @@ def sorted_codes(parts: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray]:
 
     Parameters
     ----------
-    parts : sequence of array-like
+    parts : sequence of array-like or (ndarray, ndarray)
         Pieces of a key column (numpy arrays, pandas Series or extension arrays),
-        text or integers, no missing value (ValueError).
+        text or integers, no missing value (ValueError); or a piece factorized
+        already, as (codes, values): the row's value is ``values[code]``.
 
     Returns
     -------
@@ -260,6 +267,24 @@ class Groups:
         out: np.ndarray = values[self.code(i)]
         return out
 
+    def positions(self, i: int, index: pd.Index) -> np.ndarray:
+        """Position in ``index`` of each group's key column ``i`` (-1 where absent).
+
+        What ``index.get_indexer(self.key(i))`` gives, looked up once per distinct value.
+        """
+        u = self._uniques[i]
+        distinct = np.asarray(u, dtype=object) if not isinstance(u, np.ndarray) else u
+        out: np.ndarray = (
+            index.get_indexer(distinct)[self.code(i)]
+            if len(distinct)
+            else (np.full(self.n, -1, dtype=np.int64))
+        )
+        return out
+
+    def coded(self, i: int) -> tuple[np.ndarray, Any]:
+        """Key column ``i`` of each group as (sorted codes, sorted values), for ``coded=``."""
+        return self.code(i), self._uniques[i]
+
     def sum(self, values: Any) -> np.ndarray:
         """Kahan sum of ``values`` per group (:func:`group_sum`)."""
         return group_sum(self.ids, values, self.n)
@@ -319,8 +344,20 @@ def values_at(
 
 
 def positions(index: pd.Index, keys: Any) -> np.ndarray:
-    """Position of each key in ``index`` (-1 where absent), as ``reindex`` matches them."""
-    out: np.ndarray = index.get_indexer(np.asarray(keys))
+    """Position of each key in ``index`` (-1 where absent), as ``reindex`` matches them.
+
+    The keys are factorized first and each distinct key looked up once.
+    """
+    if isinstance(keys, pd.Series | pd.Index):
+        keys = keys.array
+    elif not isinstance(keys, np.ndarray | pd.api.extensions.ExtensionArray):
+        keys = np.asarray(keys)
+    codes, distinct = pd.factorize(keys)
+    if len(codes) and int(codes.min()) < 0:  # a missing key: matched as reindex does
+        found: np.ndarray = index.get_indexer(np.asarray(keys))
+        return found
+    at = index.get_indexer(np.asarray(distinct))
+    out: np.ndarray = at[codes] if len(codes) else np.zeros(0, dtype=np.int64)
     return out
 
 

@@ -55,7 +55,7 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
-from optimizer.families.grouping import Groups, group_cumsum, group_sum
+from optimizer.families.grouping import Groups, group_cumsum, group_sum, sorted_codes
 
 #: Keys of one region balance row: chip, region, workload, period.
 BALANCE_KEYS = ["c", "e", "w", "t"]
@@ -307,36 +307,33 @@ class _Columns:
         self, busy: pd.DataFrame, serve: pd.DataFrame, assign: pd.DataFrame, region: pd.Series
     ) -> None:
         self.frames = {"busy": busy, "serve": serve, "assign": assign}
-        self._read: dict[tuple[str, str], np.ndarray] = {}
+        self._site_region = region
         self._vocab: dict[str, tuple[dict[str, np.ndarray], np.ndarray]] = {}
-        self.region = {
-            "busy": region.reindex(busy["site"]).to_numpy(),
-            "serve": serve["region"].to_numpy(),
-            "assign": region.reindex(assign["site"]).to_numpy(),
-        }
 
-    def column(self, kind: str, name: str) -> np.ndarray:
-        if name == "region":
-            return np.asarray(self.region[kind])
-        key = (kind, name)
-        if key not in self._read:  # each text column turned into an array once
-            self._read[key] = np.asarray(self.frames[kind][name].to_numpy())
-        return self._read[key]
+    def _piece(self, kind: str, name: str) -> Any:
+        """Column ``name`` of ``kind``: a Series, or (codes, values) for a site's region."""
+        if name != "region" or kind == "serve":
+            return self.frames[kind][name]
+        (site,), sites = sorted_codes([self.frames[kind]["site"]])
+        return site, self._site_region.reindex(sites).to_numpy()  # region of each site
 
     def codes(self, kind: str, name: str) -> tuple[np.ndarray, np.ndarray]:
         """Sorted codes of column ``name`` of ``kind`` and the values they index.
 
-        One vocabulary per column name over the kinds that have it, factorized once.
+        One vocabulary per column name over the kinds that have it, factorized once
+        (a region of busy and assign rows: the region of the row's site).
         """
         if name not in self._vocab:
             kinds = [k for k in self.frames if name == "region" or name in self.frames[k]]
-            parts = [self.column(k, name) for k in kinds]
-            c, u = pd.factorize(np.concatenate(parts), sort=True)
-            if len(c) and int(c.min()) < 0:
-                raise ValueError(f"region balance: a missing {name}")
-            cuts = np.cumsum([len(p) for p in parts])[:-1]
-            values = np.asarray(u, dtype=object)
-            self._vocab[name] = (dict(zip(kinds, np.split(c, cuts), strict=True)), values)
+            parts = [self._piece(k, name) for k in kinds]
+            try:
+                codes, values = sorted_codes(parts)
+            except ValueError:
+                raise ValueError(f"region balance: a missing {name}") from None
+            self._vocab[name] = (
+                dict(zip(kinds, codes, strict=True)),
+                np.asarray(values, dtype=object),
+            )
         by_kind, values = self._vocab[name]
         return by_kind[kind], values
 

@@ -30,7 +30,7 @@ from optimizer.families.construction import (
     pipeline_online,
     pipeline_total,
 )
-from optimizer.families.grouping import value_at
+from optimizer.families.grouping import take, value_at
 from optimizer.families.power import site_supply
 from optimizer.families.power_check import extra_grid_mw
 
@@ -296,19 +296,25 @@ def check_site_water(inputs: CheckInputs) -> pd.DataFrame:
     power_factor = ds.table("workloads").set_index("workload")["power_factor"]
     hours = ds.table("periods").set_index("period")["hours"]
     e = ChipSiteWork(inputs.fleet, inputs.frames["assign"], power_factor)
-    kw = chips["it_kw_per_chip"].reindex(e.chip).to_numpy(dtype=float)
-    idle = chips["idle_power_factor"].reindex(e.chip).to_numpy(dtype=float)
-    liq = (chips["cooling"].reindex(e.chip) == "liquid").to_numpy()
+    c, s = e.groups.positions(0, chips.index), e.groups.positions(1, sites.index)
+    kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
+    idle = take(chips["idle_power_factor"].to_numpy(dtype=float), c)
+    liq = take(chips["cooling"].to_numpy(), c) == "liquid"
     idle_chips = e.fleet_chips - e.assigned
-    it_mwh = hours.reindex(e.period).to_numpy() / 1e3 * kw * (e.pfx + idle * idle_chips)
+    h = take(hours.to_numpy(dtype=float), e.groups.positions(2, hours.index))
+    it_mwh = h / 1e3 * kw * (e.pfx + idle * idle_chips)
     wue = np.where(
         liq,
-        sites["wue_l_per_kwh_liquid"].reindex(e.site),
-        sites["wue_l_per_kwh_air"].reindex(e.site),
+        take(sites["wue_l_per_kwh_liquid"].to_numpy(dtype=float), s),
+        take(sites["wue_l_per_kwh_air"].to_numpy(dtype=float), s),
     )
     w = e.by_site_period({"m3": it_mwh * wue})
-    permit = ds.table("site_water").set_index(["site", "period"])["water_permit_m3"]
-    permit = permit.reindex(pd.MultiIndex.from_arrays([w["site"], w["period"]]))
+    table = ds.table("site_water")
+    permit = value_at(
+        [w["site"], w["period"]],
+        [table["site"], table["period"]],
+        table["water_permit_m3"].to_numpy(dtype=float),
+    )
     return violations("site_water", site_period_keys(w), w["m3"], permit, "<=", inputs.tolerance)
 
 
