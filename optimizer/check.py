@@ -24,7 +24,7 @@ import pandas as pd
 from optimizer.families import REGISTRY
 from optimizer.families.base import VIOLATION_COLUMNS, CheckInputs, violations
 from optimizer.families.demand import check_demand_regions
-from optimizer.families.grouping import Groups
+from optimizer.families.grouping import Groups, by_key
 from optimizer.model import PlanningModel
 from optimizer.results import fleet_values, solution_frames
 
@@ -59,7 +59,8 @@ def _check_bounds(inputs: CheckInputs) -> list[pd.DataFrame]:
 def _check_eligibility(inputs: CheckInputs) -> pd.DataFrame:
     """Chips assigned only to eligible customers, at sites in the allowed regions."""
     a = inputs.assigned
-    region = inputs.sites["region"].reindex(a["site"]).astype(str).to_numpy()
+    small, at = by_key(inputs.sites["region"], a["site"])
+    region = small.astype(str).to_numpy()[at]
     rg_all = a["regions"].to_numpy()
     # each (regions text, site region) pair tested once
     text = np.array([rg if isinstance(rg, str) else "\0" for rg in rg_all], dtype=object)

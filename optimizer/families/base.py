@@ -518,19 +518,19 @@ class CheckInputs:
         no fleet).
         """
         fl, chips, sites = self.fleet, self.chips, self.sites
-        c = positions(chips.index, fl["chip"].to_numpy())
-        s = positions(sites.index, fl["site"].to_numpy())
+        c = positions(chips.index, fl["chip"])
+        s = positions(sites.index, fl["site"])
         kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
         liq = take(chips["cooling"].to_numpy(), c) == "liquid"
         pue = np.where(
             liq, take(sites["pue_liquid"].to_numpy(), s), take(sites["pue_air"].to_numpy(), s)
         )
         mw = fl["fleet_chips"].to_numpy(dtype=float) * kw / 1e3
-        g = Groups([fl["site"].to_numpy(), fl["period"].to_numpy()])
+        g = Groups([fl["site"], fl["period"]])
         loads = {"mw": mw, "liq_mw": np.where(liq, mw, 0.0), "fac_mw": mw * pue}
         sp = self.site_periods
         got = values_at(
-            [sp["site"].to_numpy(), sp["period"].to_numpy()],
+            [sp["site"], sp["period"]],
             [g.key(0), g.key(1)],
             {k: g.sum(v) for k, v in loads.items()},
         )
@@ -549,7 +549,7 @@ class CheckInputs:
         if any(c in a and c not in keys for c in el.columns):  # the merge names both
             return a.merge(el, on=keys, how="left")
         # the eligibility row of each (customer, chip): a left merge on unique keys
-        at = rows_at([a[k].to_numpy() for k in keys], [el[k].to_numpy() for k in keys])
+        at = rows_at([a[k] for k in keys], [el[k] for k in keys])
         extra = {c: take(el[c].to_numpy(), at) for c in el.columns if c not in keys}
         return a.assign(**extra)
 

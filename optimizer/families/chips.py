@@ -15,7 +15,7 @@ from optimizer.families.base import (
     expand,
     violations,
 )
-from optimizer.families.grouping import group_cumsum, group_sum, value_at
+from optimizer.families.grouping import group_cumsum, group_sum, positions, value_at
 
 
 def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -83,8 +83,8 @@ def check_chip_inventory(inputs: CheckInputs) -> pd.DataFrame:
     C, T = len(names), len(periods)
 
     def flat(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-        c = names.get_indexer(frame["chip"].to_numpy())
-        t = pd.Index(periods).get_indexer(frame["period"].to_numpy())
+        c = positions(names, frame["chip"])
+        t = positions(pd.Index(periods), frame["period"])
         ok = (c >= 0) & (t >= 0)
         return c[ok] * T + t[ok], frame["value"].to_numpy(dtype=float)[ok]
 

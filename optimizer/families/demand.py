@@ -17,7 +17,15 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
-from optimizer.families.grouping import Groups, positions, sums_at, take, value_at, values_at
+from optimizer.families.grouping import (
+    Groups,
+    by_key,
+    positions,
+    sums_at,
+    take,
+    value_at,
+    values_at,
+)
 
 
 def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -66,8 +74,9 @@ def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 def _served(inputs: CheckInputs) -> pd.DataFrame:
     """Eligible-merged assignments with ``h`` (H100e after derate)."""
     a, chips = inputs.assigned, inputs.chips
-    training = chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
-    inference = chips["inference_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
+    c = positions(chips.index, a["chip"])
+    training = take(chips["training_h100e"].to_numpy(dtype=float), c)
+    inference = take(chips["inference_h100e"].to_numpy(dtype=float), c)
     h100e = np.where(a["workload"] == "training", training, inference)
     return a.assign(h=a["value"].to_numpy() * h100e * a["derate"].fillna(0.0).to_numpy())
 
@@ -85,10 +94,10 @@ def check_demand_balance(inputs: CheckInputs) -> pd.DataFrame:
     dm = inputs.dataset.table("demand")
     dm = dm.assign(demand_regions=_regions_text(dm))
     dm = dm[dm["demand_h100e"].to_numpy() > 0].reset_index(drop=True)
-    target = [dm[k].to_numpy() for k in keys]
-    h = sums_at(target, [served[k].to_numpy() for k in keys], served["h"].to_numpy())
+    target = [dm[k] for k in keys]
+    h = sums_at(target, [served[k] for k in keys], served["h"].to_numpy())
     unmet = inputs.frames["unmet"]
-    u = value_at(target, [unmet[k].to_numpy() for k in keys], unmet["value"].to_numpy())
+    u = value_at(target, [unmet[k] for k in keys], unmet["value"].to_numpy())
     u = np.where(np.isnan(u), 0.0, u)
 
     def text(bad: np.ndarray) -> np.ndarray:
@@ -116,7 +125,8 @@ def check_demand_regions(inputs: CheckInputs) -> pd.DataFrame:
     """Chips serving a regional demand sit at sites of its regions (violation in chips)."""
     a = inputs.assigned
     reg = a["demand_regions"].astype(str).to_numpy()
-    site_region = inputs.sites["region"].reindex(a["site"]).astype(str).str.strip().to_numpy()
+    small, at = by_key(inputs.sites["region"], a["site"])
+    site_region = small.astype(str).str.strip().to_numpy()[at]
     pairs = Groups([reg, site_region])  # each (group, region) pair tested once
     first = np.unique(pairs.ids, return_index=True)[1]
     tested = zip(reg[first], site_region[first], strict=True)
@@ -151,7 +161,7 @@ def check_commitment(inputs: CheckInputs) -> pd.DataFrame:
     if not len(com):
         return violations("commitment", pd.Series([], dtype=str), [], [], ">=", 0.0)
     a, chips, periods = inputs.assigned, inputs.chips, inputs.periods
-    c = positions(chips.index, a["chip"].to_numpy())
+    c = positions(chips.index, a["chip"])
     family = take(chips["family"].astype(str).to_numpy(), c)
     mw = a["value"].to_numpy() * take(chips["it_kw_per_chip"].to_numpy(dtype=float), c) / 1e3
     p0 = period_index(periods[0])
@@ -163,12 +173,12 @@ def check_commitment(inputs: CheckInputs) -> pd.DataFrame:
             label = f"{r.customer}/{r.family}/{r.from_period},{periods[pi - p0]}"
             rows.append((j, str(r.customer), str(r.family), periods[pi - p0], label))
     cf = pd.DataFrame(rows, columns=["j", "customer", "family", "period", "k"])
-    target = [cf[k].to_numpy() for k in ("customer", "family", "period")]
-    delivered = sums_at(target, [a["customer"].to_numpy(), family, a["period"].to_numpy()], mw)
+    target = [cf[k] for k in ("customer", "family", "period")]
+    delivered = sums_at(target, [a["customer"], family, a["period"]], mw)
     br = inputs.frames["breach"]
     got = values_at(
-        [cf["j"].to_numpy(), cf["period"].to_numpy()],
-        [br["j"].to_numpy(), br["period"].to_numpy()],
+        [cf["j"], cf["period"]],
+        [br["j"], br["period"]],
         {"value": br["value"].to_numpy(), "found": np.ones(len(br))},
     )
     breach = np.where(np.isnan(got["found"]), 0.0, got["value"])

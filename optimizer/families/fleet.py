@@ -87,11 +87,11 @@ def check_fleet_assignment(inputs: CheckInputs) -> pd.DataFrame:
     """
     asg, fleet = inputs.frames["assign"], inputs.fleet
     cols = ("chip", "site", "period")
-    g = Groups([asg[c].to_numpy() for c in cols])
+    g = Groups([asg[c] for c in cols])
     keys = [g.key(i) for i in range(3)]
     have = value_at(
         keys,
-        [fleet[c].to_numpy() for c in cols],
+        [fleet[c] for c in cols],
         fleet["fleet_chips"].to_numpy(dtype=float),
     )
 

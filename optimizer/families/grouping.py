@@ -25,11 +25,14 @@ import pandas as pd
 
 __all__ = [
     "Groups",
+    "as_target",
+    "by_key",
     "group_cumsum",
     "group_sum",
     "inner_pairs",
     "positions",
     "positions_in_group",
+    "reindexed",
     "rows_at",
     "sorted_codes",
     "sums_at",
@@ -343,6 +346,19 @@ def values_at(
     return out
 
 
+def as_target(index: pd.Index, keys: Any) -> Any:
+    """Keys to look up in ``index`` (``get_indexer``, ``reindex``), as the same matches.
+
+    Text keys for an object index go in as an object ``Index``: given a bare array,
+    pandas first infers its dtype (text: its string dtype) and converts, which costs
+    more than the lookup of a few keys.
+    """
+    arr = np.asarray(keys)
+    if index.dtype == object and arr.dtype == object:
+        return pd.Index(arr, dtype=object)
+    return arr
+
+
 def positions(index: pd.Index, keys: Any) -> np.ndarray:
     """Position of each key in ``index`` (-1 where absent), as ``reindex`` matches them.
 
@@ -356,8 +372,46 @@ def positions(index: pd.Index, keys: Any) -> np.ndarray:
     if len(codes) and int(codes.min()) < 0:  # a missing key: matched as reindex does
         found: np.ndarray = index.get_indexer(np.asarray(keys))
         return found
-    at = index.get_indexer(np.asarray(distinct))
+    at = index.get_indexer(as_target(index, distinct))
     out: np.ndarray = at[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+    return out
+
+
+def by_key(values: pd.Series, keys: Any) -> tuple[pd.Series, np.ndarray]:
+    """``values`` reindexed on the distinct ``keys``, and the number of each key.
+
+    ``values.reindex(keys).to_numpy()`` is ``small.to_numpy()[codes]``, with ``small,
+    codes = by_key(values, keys)``: each distinct key is looked up (and anything done
+    to ``small``, done) once rather than once per row.
+
+    Parameters
+    ----------
+    values : Series
+        Indexed by key (unique).
+    keys : array-like
+        One key per row (a key missing from ``values`` gives NaN, as ``reindex`` does).
+
+    Returns
+    -------
+    (Series, ndarray of int)
+    """
+    if isinstance(keys, pd.Series | pd.Index):
+        keys = keys.array
+    elif not isinstance(keys, np.ndarray | pd.api.extensions.ExtensionArray):
+        keys = np.asarray(keys)
+    codes, distinct = pd.factorize(keys)
+    if len(codes) and int(codes.min()) < 0:  # a missing key: every row looked up
+        return values.reindex(np.asarray(keys)), np.arange(len(codes))
+    return values.reindex(as_target(values.index, distinct)), np.asarray(codes, dtype=np.int64)
+
+
+def reindexed(values: pd.Series, keys: Any, dtype: Any = None) -> np.ndarray:
+    """``values.reindex(keys).to_numpy(dtype)``, each distinct key looked up once.
+
+    See :func:`by_key`.
+    """
+    small, codes = by_key(values, keys)
+    out: np.ndarray = small.to_numpy(dtype=dtype)[codes]
     return out
 
 

@@ -28,7 +28,7 @@ from optimizer.families.base import (
     ScenarioData,
     violations,
 )
-from optimizer.families.grouping import Groups
+from optimizer.families.grouping import Groups, as_target
 
 
 def parse_hosts(text: Any) -> frozenset[str]:
@@ -90,10 +90,10 @@ def check_site_hosting(inputs: CheckInputs) -> pd.DataFrame:
     """No fleet (initial or installed) of a chip at a site that may not host it."""
     fleet = inputs.fleet
     fleet = fleet[fleet["fleet_chips"].abs().to_numpy() > inputs.tolerance]
-    site, chip = fleet["site"].to_numpy(), fleet["chip"].to_numpy()
-    pairs = Groups([site, chip])  # each (site, chip) pair tested once
-    first = np.unique(pairs.ids, return_index=True)[1]
-    allowed = _allowed(inputs.sites, inputs.chips, site[first], chip[first])[pairs.ids]
+    pairs = Groups([fleet["site"], fleet["chip"]])  # each (site, chip) pair tested once
+    sites, chips = inputs.sites, inputs.chips
+    site, chip = as_target(sites.index, pairs.key(0)), as_target(chips.index, pairs.key(1))
+    allowed = _allowed(sites, chips, site, chip)[pairs.ids]
     bad = fleet[~allowed]
     keys = bad["site"] + "/" + bad["chip"] + "," + bad["period"]
     zeros = np.zeros(len(bad))

@@ -55,7 +55,13 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
-from optimizer.families.grouping import Groups, group_cumsum, group_sum, sorted_codes
+from optimizer.families.grouping import (
+    Groups,
+    as_target,
+    group_cumsum,
+    group_sum,
+    sorted_codes,
+)
 
 #: Keys of one region balance row: chip, region, workload, period.
 BALANCE_KEYS = ["c", "e", "w", "t"]
@@ -315,7 +321,8 @@ class _Columns:
         if name != "region" or kind == "serve":
             return self.frames[kind][name]
         (site,), sites = sorted_codes([self.frames[kind]["site"]])
-        return site, self._site_region.reindex(sites).to_numpy()  # region of each site
+        region = self._site_region
+        return site, region.reindex(as_target(region.index, sites)).to_numpy()  # of each site
 
     def codes(self, kind: str, name: str) -> tuple[np.ndarray, np.ndarray]:
         """Sorted codes of column ``name`` of ``kind`` and the values they index.

@@ -30,7 +30,7 @@ from optimizer.families.construction import (
     pipeline_online,
     pipeline_total,
 )
-from optimizer.families.grouping import take, value_at
+from optimizer.families.grouping import reindexed, take, value_at
 from optimizer.families.power import site_supply
 from optimizer.families.power_check import extra_grid_mw
 
@@ -210,7 +210,7 @@ def check_site_it_power(inputs: CheckInputs) -> pd.DataFrame:
     capacity = _by_site_period(inputs.build["capacity"], inputs.build, load)
     cap = inputs.capacity
     share = (
-        inputs.sites["retrofit_downtime_share"].reindex(cap["site"]).to_numpy(dtype=float)
+        reindexed(inputs.sites["retrofit_downtime_share"], cap["site"], float)
         if "retrofit_downtime_share" in inputs.sites
         else np.zeros(len(cap))
     )
@@ -224,7 +224,7 @@ def check_site_it_power(inputs: CheckInputs) -> pd.DataFrame:
 def check_site_liquid_share(inputs: CheckInputs) -> pd.DataFrame:
     """Liquid MW built <= liquid_share_max * MW built, per site and period."""
     build, liquid = inputs.build, inputs.liquid
-    share = inputs.sites["liquid_share_max"].reindex(build["site"]).to_numpy()
+    share = reindexed(inputs.sites["liquid_share_max"], build["site"])
     return violations(
         "site_liquid_share",
         site_period_keys(build),
@@ -271,7 +271,7 @@ def check_site_grid(inputs: CheckInputs) -> pd.DataFrame:
 def check_site_build_rate(inputs: CheckInputs) -> pd.DataFrame:
     """MW built per period <= max_build_mw_per_period."""
     build = inputs.build
-    limit = inputs.sites["max_build_mw_per_period"].reindex(build["site"])
+    limit = reindexed(inputs.sites["max_build_mw_per_period"], build["site"])
     return violations(
         "site_build_rate", site_period_keys(build), build["value"], limit, "<=", inputs.tolerance
     )
@@ -280,7 +280,7 @@ def check_site_build_rate(inputs: CheckInputs) -> pd.DataFrame:
 def check_site_max(inputs: CheckInputs) -> pd.DataFrame:
     """Check decided IT capacity (initial + whole pipeline + cumulative build) <= max_it_mw."""
     build = inputs.build
-    limit = inputs.sites["max_it_mw"].reindex(build["site"])
+    limit = reindexed(inputs.sites["max_it_mw"], build["site"])
     return violations(
         "site_max", site_period_keys(build), build["decided"], limit, "<=", inputs.tolerance
     )
