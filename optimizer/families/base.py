@@ -28,7 +28,6 @@ from optimizer.families.grouping import (
     rows_at,
     sorted_codes,
     take,
-    values_at,
 )
 
 #: Code columns a constraint row may carry (-1 when not applicable).
@@ -526,17 +525,15 @@ class CheckInputs:
             liq, take(sites["pue_liquid"].to_numpy(), s), take(sites["pue_air"].to_numpy(), s)
         )
         mw = fl["fleet_chips"].to_numpy(dtype=float) * kw / 1e3
-        g = Groups([fl["site"], fl["period"]])
         loads = {"mw": mw, "liq_mw": np.where(liq, mw, 0.0), "fac_mw": mw * pue}
-        sp = self.site_periods
-        got = values_at(
-            [sp["site"], sp["period"]],
-            [g.key(0), g.key(1)],
-            {k: g.sum(v) for k, v in loads.items()},
-        )
-        out = sp.copy(deep=False)
-        for k, v in got.items():
-            out[k] = np.where(np.isnan(v), 0.0, v)
+        # the group of each fleet row is its (site, period) pair's row, site-major
+        names, periods = pd.Index(sites.index.astype(str)), pd.Index(self.periods)
+        si, ti = positions(names, fl["site"]), positions(periods, fl["period"])
+        ok = (si >= 0) & (ti >= 0)  # a pair outside the table has no row to add to
+        pair = si[ok] * len(periods) + ti[ok]
+        out = self.site_periods.copy(deep=False)
+        for k, v in loads.items():
+            out[k] = group_sum(pair, v[ok], len(out))  # 0.0 where no fleet
         return out
 
     @cached_property
@@ -566,8 +563,8 @@ def _site_values(
     frame = frames.get(kind)
     if frame is None or frame.empty:
         return out
-    si = sites.get_indexer(frame["site"].to_numpy())
-    ti = periods.get_indexer(frame["period"].to_numpy())
+    si = positions(sites, frame["site"])
+    ti = positions(periods, frame["period"])
     v = frame["value"].to_numpy(dtype=float)
     ok = (si >= 0) & (ti >= 0)
     flat = si[ok] * len(periods) + ti[ok]

@@ -15,7 +15,14 @@ from optimizer.families.base import (
     expand,
     violations,
 )
-from optimizer.families.grouping import group_cumsum, group_sum, positions, value_at
+from optimizer.families.grouping import (
+    by_key,
+    group_cumsum,
+    group_sum,
+    positions,
+    reindexed,
+    value_at,
+)
 
 
 def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -119,11 +126,12 @@ def check_chip_window(inputs: CheckInputs) -> pd.DataFrame:
         if len(produce)
         else np.zeros(0, dtype=np.int64)
     )
-    lag = _column(chips, "delivery_lag_periods", 0).reindex(produce["chip"]).to_numpy()
-    first = chips["first_period"].reindex(produce["chip"]).astype(str).map(period_index)
-    last = chips["last_period"].reindex(produce["chip"]).astype(str).map(period_index)
-    t_first = first.to_numpy(dtype=np.int64) - lag.astype(np.int64)
-    t_last = last.to_numpy(dtype=np.int64) - lag.astype(np.int64)
+    lag = reindexed(_column(chips, "delivery_lag_periods", 0), produce["chip"])
+    first, at = by_key(chips["first_period"], produce["chip"])  # each chip once
+    last = by_key(chips["last_period"], produce["chip"])[0]
+    t_first = first.astype(str).map(period_index).to_numpy(dtype=np.int64)[at]
+    t_last = last.astype(str).map(period_index).to_numpy(dtype=np.int64)[at]
+    t_first, t_last = t_first - lag.astype(np.int64), t_last - lag.astype(np.int64)
     outside = produce[(t < t_first) | (t > t_last)]
     keys = outside["chip"] + "," + outside["period"]
     zeros = np.zeros(len(outside))

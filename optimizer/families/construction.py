@@ -41,6 +41,7 @@ from optimizer.families.base import (
     site_period_keys,
     violations,
 )
+from optimizer.families.grouping import reindexed
 
 
 def online_cumulative(columns: pd.DataFrame, scenario: ScenarioData) -> pd.DataFrame:
@@ -131,7 +132,7 @@ def check_site_retrofit_rate(inputs: CheckInputs) -> pd.DataFrame:
     """Air MW converted per period <= retrofit_mw_per_period."""
     cap = inputs.capacity
     limit = (
-        inputs.sites["retrofit_mw_per_period"].reindex(cap["site"]).to_numpy(dtype=float)
+        reindexed(inputs.sites["retrofit_mw_per_period"], cap["site"], float)
         if "retrofit_mw_per_period" in inputs.sites
         else np.zeros(len(cap))
     )
