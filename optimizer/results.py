@@ -68,6 +68,8 @@ from optimizer.families.base import (
     ConstraintFamily,
     site_capacity_table,
 )
+from optimizer.families.frames import assign as assign_columns
+from optimizer.families.frames import frame
 from optimizer.families.grouping import (
     Groups,
     group_cumsum,
@@ -89,6 +91,7 @@ from optimizer.power_results import (
     power_sources,
 )
 from optimizer.reuse_cache import cached, cached_for
+from optimizer.tidy_numbers import snap_arrays
 
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {
     "build_out": (
@@ -218,22 +221,26 @@ _ZERO = 1e-9
 _TEXT = pd.Series([], dtype=object).astype(str).dtype
 
 
-def _typed(name: str, df: pd.DataFrame) -> pd.DataFrame:
+def _typed(name: str, df: pd.DataFrame, tolerance: float | None = None) -> pd.DataFrame:
+    """Table ``name`` with its schema's columns and dtypes, snapped when ``tolerance``."""
     cols = TABLE_COLUMNS[name]
     data: dict[str, Any] = {}
     n = len(df)
+    present = set(df.columns)
     for c in cols:
-        col = df[c] if c in df else None
+        col = df[c] if c in present else None
         if c in TEXT_COLUMNS:
             if col is not None and col.dtype == _TEXT:
                 data[c] = col.array  # already text: the same cells (astype(str) keeps NaN)
             else:
                 # text once (str(x) of every cell, as a text column of the table schema)
                 v = col.to_numpy() if col is not None else np.full(n, np.nan)
-                data[c] = pd.Series(v, dtype=object).astype(str).array
+                data[c] = pd.array(v, dtype=_TEXT)
             continue
         v = col.to_numpy() if col is not None else np.full(n, np.nan)
         data[c] = np.asarray(v, dtype=bool if c in BOOL_COLUMNS else np.float64)
+    if tolerance is not None and n:
+        snap_arrays(data, tolerance)  # no -0.0, no -1e-10 chips (optimizer.tidy_numbers)
     # one construction from arrays (no alignment, no column-by-column insert)
     return pd.DataFrame(data, index=pd.RangeIndex(n), columns=list(cols))
 
@@ -286,7 +293,7 @@ def _frame_keys(model: PlanningModel, scenario: int) -> dict[str, tuple[np.ndarr
 
     def make() -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
         made = _make_frame_keys(model, scenario)
-        return {k: (cols, pd.DataFrame(keys)) for k, (cols, keys) in made.items()}
+        return {k: (cols, frame(keys)) for k, (cols, keys) in made.items()}
 
     return cached(model, ("frame_keys", scenario), make)
 
@@ -384,9 +391,9 @@ def _compact_keys(
         for k, cols in spec.items():
             sel = (kind == k) & (sc == scenario)
             v = var.loc[sel]
-            f = pd.DataFrame({name: names[code][v[code].to_numpy()] for name, code in cols})
-            f["period"] = per[v["t"].to_numpy()]
-            made[k] = (np.flatnonzero(sel), f)
+            keys = {name: names[code][v[code].to_numpy()] for name, code in cols}
+            keys["period"] = per[v["t"].to_numpy()]
+            made[k] = (np.flatnonzero(sel), frame(keys))
         return made
 
     return cached(model, ("compact_keys", scenario), make)
@@ -468,7 +475,7 @@ def _cohort_fleet(cohorts: dict[str, np.ndarray], periods: list[str]) -> pd.Data
     def total(v: np.ndarray) -> np.ndarray:
         return group_sum(ids, v.ravel(), n)
 
-    return pd.DataFrame(
+    return frame(
         {
             "chip": np.repeat(pairs.key(0), T),
             "site": np.repeat(pairs.key(1), T),
@@ -507,7 +514,7 @@ def family_duals(
     dual = np.zeros(len(rows)) if row_dual is None else row_dual[rows] / (w if w > 0 else 1.0)
     out: dict[str, Any] = dict(keys)
     out[family.result.dual_column] = dual + 0.0  # turn -0.0 into 0.0
-    return pd.DataFrame(out)
+    return frame(out)
 
 
 def _family_rows(
@@ -598,11 +605,27 @@ def _row_of(
 
 
 def _same_arrays(a: tuple[np.ndarray, ...], b: tuple[np.ndarray, ...]) -> bool:
-    """Return True when two tuples of key columns hold the same cells (same dtypes)."""
+    """Return True when two tuples of key columns hold the same cells (same dtypes).
+
+    Two arrays over the same memory (same address, shape and strides: a cached key
+    frame's column read again) are equal without a cell-by-cell comparison; the
+    arrays of ``a`` are held by the cache, so their memory cannot have been reused.
+    """
     return len(a) == len(b) and all(
-        x is y or (x.dtype == y.dtype and x.shape == y.shape and bool((x == y).all()))
+        x is y
+        or (
+            x.dtype == y.dtype
+            and x.shape == y.shape
+            and (_same_memory(x, y) or bool((x == y).all()))
+        )
         for x, y in zip(a, b, strict=True)
     )
+
+
+def _same_memory(x: np.ndarray, y: np.ndarray) -> bool:
+    """Return True when ``x`` and ``y`` view the same cells of the same buffer."""
+    ax, ay = x.__array_interface__, y.__array_interface__
+    return bool(ax["data"] == ay["data"] and ax["strides"] == ay["strides"])
 
 
 def _gather(
@@ -669,7 +692,7 @@ class _Inputs:
             model,
             ("site_periods",),
             (sites,),
-            lambda: sites[["site"]].merge(pd.DataFrame({"period": self.periods}), how="cross"),
+            lambda: sites[["site"]].merge(frame({"period": self.periods}), how="cross"),
         )
         self.fleet = fleet_values(self.ds, frames) if fleet is None else fleet
 
@@ -712,7 +735,7 @@ def _fleet_table(inp: _Inputs) -> pd.DataFrame:
     keep = np.zeros(len(fl), dtype=bool)
     for c in counts:
         keep |= np.abs(np.asarray(out[c], dtype=float)) > _ZERO
-    return pd.DataFrame({c: v[keep] for c, v in out.items()}, index=pd.RangeIndex(keep.sum()))
+    return frame({c: v[keep] for c, v in out.items()}, index=pd.RangeIndex(keep.sum()))
 
 
 def _production_table(inp: _Inputs) -> pd.DataFrame:
@@ -738,7 +761,7 @@ def _production_table(inp: _Inputs) -> pd.DataFrame:
     ids, v = per_chip_period(produce, chips.ids[: len(produce)])
     produced = value_at([np.arange(chips.n * T)], [ids], v)
     produced = np.where(np.isnan(produced), 0.0, produced)
-    pr = pd.DataFrame(
+    pr = frame(
         {
             "chip": np.repeat(names, T),
             "period": np.tile(np.asarray(periods, dtype=object), chips.n),
@@ -807,7 +830,7 @@ def _assignment_table(inp: _Inputs) -> pd.DataFrame:
     out["derate"] = derate
     out["h100e"] = count * h * np.where(np.isnan(derate), 0.0, derate)
     out["it_mw"] = count * take(chips["it_kw_per_chip"].to_numpy(dtype=float), c) / 1e3
-    return pd.DataFrame(out, index=pd.RangeIndex(n))
+    return frame(out, index=pd.RangeIndex(n))
 
 
 def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
@@ -815,7 +838,8 @@ def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
     keys = ["customer", "workload", "period", "regions"]
     dm = inp.ds.table("demand")
     regions = dm["regions"] if "regions" in dm else pd.Series("", index=dm.index)
-    dm = dm.assign(regions=regions.fillna("").astype(str).str.strip())[[*keys, "demand_h100e"]]
+    text = np.array([str(r).strip() for r in regions.fillna("")], dtype=object)
+    dm = assign_columns(dm, regions=text)[[*keys, "demand_h100e"]]
     dm = dm.reset_index(drop=True)
     target = [dm[k].to_numpy() for k in keys]
     by = ["customer", "workload", "period", "demand_regions"]
@@ -949,7 +973,7 @@ def _stack_site_blocks(sp: pd.DataFrame, blocks: list[dict[str, Any]]) -> pd.Dat
     for c in ("limit", "used", "capacity", "unit", "shadow_price_usd_per_unit"):
         parts = [np.broadcast_to(np.asarray(b[c]), (n,)) for b in blocks]
         out[c] = np.concatenate(parts) if parts else np.zeros(0)
-    return pd.DataFrame(out, index=pd.RangeIndex(n * k))
+    return frame(out, index=pd.RangeIndex(n * k))
 
 
 def _commitment_periods(inp: _Inputs) -> pd.DataFrame:
@@ -988,7 +1012,17 @@ def _make_commitment_periods(com: pd.DataFrame, periods: list[str]) -> pd.DataFr
             rows.append(
                 (j, str(r["customer"]), str(r["family"]), periods[t], float(r["min_it_mw"]))
             )
-    return pd.DataFrame(rows, columns=columns)
+    cells = list(zip(*rows, strict=True)) if rows else [()] * len(columns)
+    return frame(
+        {
+            "j": np.asarray(cells[0], dtype=np.int64),
+            **{
+                c: np.asarray(v, dtype=object)
+                for c, v in zip(columns[1:4], cells[1:4], strict=True)
+            },
+            "min_it_mw": np.asarray(cells[4], dtype=float),
+        }
+    )
 
 
 def _commitments_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
@@ -1056,7 +1090,7 @@ def _training_clusters_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataF
     t["enforced"] = np.full(len(ti), inp.model.clusters, dtype=bool)
     # customer, period position, site: a stable sort as ``sort_values`` does
     rank = np.lexsort((_rank(t["site"]), ti, _rank(t["customer"])))
-    return pd.DataFrame({c: np.asarray(v)[rank] for c, v in t.items()})
+    return frame({c: np.asarray(v)[rank] for c, v in t.items()})
 
 
 def _rank(values: np.ndarray) -> np.ndarray:
@@ -1137,6 +1171,7 @@ def make_tables(
     frames: Mapping[str, pd.DataFrame] | None = None,
     fleet: pd.DataFrame | None = None,
     capacity: pd.DataFrame | None = None,
+    tolerance: float | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Build every result table of one scenario.
 
@@ -1157,6 +1192,10 @@ def make_tables(
     capacity : DataFrame, optional
         ``site_capacity_table(model.datasets[scenario], frames)`` when the caller
         already has it (read only; shared with the checker likewise).
+    tolerance : float, optional
+        When given, every quantity column is snapped as
+        :func:`optimizer.tidy_numbers.tidy_tables` does with this tolerance (the
+        same values, without a second pass over the tables).
 
     Returns
     -------
@@ -1179,7 +1218,7 @@ def make_tables(
     out["costs"] = _with_cash(_costs(model, x, scenario), inp, out)
     out["shadow_prices"] = _shadow_prices(model, x, row_dual, scenario)
     out["training_clusters"] = _training_clusters_table(inp, out["assignment"])
-    return {n: _typed(n, out[n]) for n in TABLE_COLUMNS}
+    return {n: _typed(n, out[n], tolerance) for n in TABLE_COLUMNS}
 
 
 #: Cash kind of each cost term: capex and opex are cash out; penalties are not cash.
@@ -1308,7 +1347,7 @@ def _costs(model: PlanningModel, x: np.ndarray, scenario: int) -> pd.DataFrame:
     keep = ids >= 0
     u = group_sum(ids[keep], vals[keep], T * n)
     t = np.repeat(np.arange(T), n)
-    return pd.DataFrame(
+    return frame(
         {
             "t": t,
             "term": np.tile(np.asarray(COST_TERMS, dtype=object), T),
@@ -1398,7 +1437,7 @@ def _shadow_prices(
     unit = cached_for(
         model, ("shadow_units", scenario), (su,), lambda: _shadow_units(model, su, fixed)
     )
-    return pd.DataFrame(
+    return frame(
         {
             "family": fixed["family"],
             "period": fixed["period"],

@@ -88,7 +88,6 @@ from optimizer.results import (
     make_tables,
     solution_frames,
 )
-from optimizer.tidy_numbers import tidy_tables
 
 
 class Status(StrEnum):
@@ -1211,10 +1210,16 @@ def _scenario_result(
         frames = solution_frames(model, raw.x, i)
         # fleet and site capacity from the decision values: shared by tables and checker
         fleet, cap = fleet_values(ds, frames), site_capacity_table(ds, frames)
-        made = make_tables(
-            model, raw.x, _duals(raw, model), i, frames=frames, fleet=fleet, capacity=cap
+        tables = make_tables(  # snapped: no -0.0, no -1e-10 chips (tidy_numbers)
+            model,
+            raw.x,
+            _duals(raw, model),
+            i,
+            frames=frames,
+            fleet=fleet,
+            capacity=cap,
+            tolerance=options.check_tolerance,
         )
-        tables = tidy_tables(made, options.check_tolerance)  # no -0.0, no -1e-10 chips
         tables["calibration"] = calibration_table(tables, ds)
         timings["results"] = time.perf_counter() - t
         t = time.perf_counter()

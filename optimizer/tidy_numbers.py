@@ -18,7 +18,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-__all__ = ["SIGNED_WORDS", "snap_column", "tidy_tables"]
+__all__ = ["SIGNED_WORDS", "snap_arrays", "snap_column", "tidy_tables"]
 
 #: A float column whose name contains one of these words may be negative.
 SIGNED_WORDS = ("shadow_price", "dual", "reduced_cost", "delta", "diff", "swing", "change")
@@ -57,6 +57,33 @@ def snap_column(values: np.ndarray, tolerance: float, scale: float = 0.0) -> np.
     return out
 
 
+def snap_arrays(columns: dict[str, np.ndarray], tolerance: float) -> None:
+    """Snap the unsigned float columns of one table in place of their entries.
+
+    Parameters
+    ----------
+    columns : dict of str to ndarray
+        The columns of one table by name (any dtype); float columns whose name has
+        no word of :data:`SIGNED_WORDS` and at least one value ``<= 0`` are replaced
+        by :func:`snap_column` of themselves, at the scale of the largest finite
+        ``|value|`` of the table's unsigned float columns.
+    tolerance : float
+        Relative tolerance (``SolveOptions.check_tolerance``).
+    """
+    values = {
+        c: v
+        for c, v in columns.items()
+        if isinstance(v, np.ndarray) and v.dtype.kind == "f" and not _is_signed(c) and v.size
+    }
+    scale = 0.0  # the table's magnitude: the largest finite |quantity|
+    for v in values.values():
+        a = np.abs(v[np.isfinite(v)])
+        scale = max(scale, float(a.max())) if a.size else scale
+    for c, v in values.items():
+        if ((v <= 0.0) & np.isfinite(v)).any():  # a column with no value <= 0 is kept
+            columns[c] = snap_column(v, tolerance, scale)
+
+
 def tidy_tables(tables: Mapping[str, pd.DataFrame], tolerance: float) -> dict[str, pd.DataFrame]:
     """Return the result tables with every quantity at zero written as ``0.0``.
 
@@ -71,22 +98,20 @@ def tidy_tables(tables: Mapping[str, pd.DataFrame], tolerance: float) -> dict[st
     -------
     dict of str to DataFrame
         New frames; unsigned float columns snapped with :func:`snap_column`, at the
-        scale of the largest unsigned quantity of the same table.
+        scale of the largest unsigned quantity of the same table (:func:`snap_arrays`).
     """
     out: dict[str, pd.DataFrame] = {}
     for name, df in tables.items():
-        cols = [c for c in df.columns if df[c].dtype.kind == "f" and not _is_signed(str(c))]
-        if not cols or df.empty:
+        kinds = df.dtypes.items()
+        floats = {str(c): df[c].to_numpy(dtype=float) for c, d in kinds if d.kind == "f"}
+        snapped = dict(floats)
+        snap_arrays(snapped, tolerance)
+        changed = {c: v for c, v in snapped.items() if v is not floats[c]}
+        if not changed or df.empty:
             out[name] = df
             continue
-        values = {c: df[c].to_numpy(dtype=float) for c in cols}
-        scale = 0.0  # the table's magnitude: the largest finite |quantity|
-        for v in values.values():
-            a = np.abs(v[np.isfinite(v)])
-            scale = max(scale, float(a.max())) if a.size else scale
-        snap = [c for c, v in values.items() if ((v <= 0.0) & np.isfinite(v)).any()]
         df = df.copy(deep=False)  # copy-on-write: columns not snapped are shared
-        for c in snap:  # a column with no value <= 0 is left as it is
-            df[c] = snap_column(values[c], tolerance, scale)
+        for c, v in changed.items():
+            df[c] = v
         out[name] = df
     return out

@@ -55,3 +55,31 @@ def test_summary_notes_degenerate_duals() -> None:
     assert degenerate_limits({"shadow_prices": sp}) == 1
     assert "not unique" in degenerate_note(1) and "CBC" in degenerate_note(1)
     assert degenerate_limits({"shadow_prices": sp.iloc[:1]}) == 0
+
+
+def test_tables_snapped_while_made_equal_tidy_tables_of_the_raw_tables() -> None:
+    """make_tables(tolerance=...) snaps as tidy_tables does, in the same pass."""
+    from optimizer.model import build_model
+    from optimizer.results import make_tables
+    from optimizer.solve import SolveOptions as Options
+    from optimizer.solve import run_solver
+
+    ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
+    model = build_model(ds)
+    raw = run_solver(model, Options(solver="highs"))
+    assert raw.x is not None
+    x = raw.x.copy()
+    x[np.flatnonzero(x == 0.0)[:50]] = -1e-12  # values a solver leaves just below a bound
+    plain = make_tables(model, x, raw.row_dual)
+    snapped = make_tables(model, x, raw.row_dual, tolerance=1e-6)
+    tidy = tidy_tables(plain, 1e-6)
+    n_changed = 0
+    for name in plain:
+        pd.testing.assert_frame_equal(snapped[name], tidy[name], check_exact=True)
+        for c in plain[name].columns:
+            if plain[name][c].dtype.kind == "f":
+                a, b = plain[name][c].to_numpy(), snapped[name][c].to_numpy()
+                n_changed += int((~((a == b) & (np.signbit(a) == np.signbit(b)))).sum())
+    assert n_changed > 0  # the nudged values did reach the tables and were snapped
+    # text columns are pandas' text dtype, not the object columns used inside
+    assert not [(n, c) for n, df in snapped.items() for c in df if df[c].dtype == object]
