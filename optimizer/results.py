@@ -69,7 +69,7 @@ from optimizer.families.base import (
     site_capacity_table,
 )
 from optimizer.families.frames import assign as assign_columns
-from optimizer.families.frames import frame
+from optimizer.families.frames import frame as object_frame
 from optimizer.families.grouping import (
     Groups,
     group_cumsum,
@@ -293,7 +293,7 @@ def _frame_keys(model: PlanningModel, scenario: int) -> dict[str, tuple[np.ndarr
 
     def make() -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
         made = _make_frame_keys(model, scenario)
-        return {k: (cols, frame(keys)) for k, (cols, keys) in made.items()}
+        return {k: (cols, object_frame(keys)) for k, (cols, keys) in made.items()}
 
     return cached(model, ("frame_keys", scenario), make)
 
@@ -393,7 +393,7 @@ def _compact_keys(
             v = var.loc[sel]
             keys = {name: names[code][v[code].to_numpy()] for name, code in cols}
             keys["period"] = per[v["t"].to_numpy()]
-            made[k] = (np.flatnonzero(sel), frame(keys))
+            made[k] = (np.flatnonzero(sel), object_frame(keys))
         return made
 
     return cached(model, ("compact_keys", scenario), make)
@@ -475,7 +475,7 @@ def _cohort_fleet(cohorts: dict[str, np.ndarray], periods: list[str]) -> pd.Data
     def total(v: np.ndarray) -> np.ndarray:
         return group_sum(ids, v.ravel(), n)
 
-    return frame(
+    return object_frame(
         {
             "chip": np.repeat(pairs.key(0), T),
             "site": np.repeat(pairs.key(1), T),
@@ -514,7 +514,7 @@ def family_duals(
     dual = np.zeros(len(rows)) if row_dual is None else row_dual[rows] / (w if w > 0 else 1.0)
     out: dict[str, Any] = dict(keys)
     out[family.result.dual_column] = dual + 0.0  # turn -0.0 into 0.0
-    return frame(out)
+    return object_frame(out)
 
 
 def _family_rows(
@@ -692,7 +692,7 @@ class _Inputs:
             model,
             ("site_periods",),
             (sites,),
-            lambda: sites[["site"]].merge(frame({"period": self.periods}), how="cross"),
+            lambda: sites[["site"]].merge(object_frame({"period": self.periods}), how="cross"),
         )
         self.fleet = fleet_values(self.ds, frames) if fleet is None else fleet
 
@@ -735,7 +735,7 @@ def _fleet_table(inp: _Inputs) -> pd.DataFrame:
     keep = np.zeros(len(fl), dtype=bool)
     for c in counts:
         keep |= np.abs(np.asarray(out[c], dtype=float)) > _ZERO
-    return frame({c: v[keep] for c, v in out.items()}, index=pd.RangeIndex(keep.sum()))
+    return object_frame({c: v[keep] for c, v in out.items()}, index=pd.RangeIndex(keep.sum()))
 
 
 def _production_table(inp: _Inputs) -> pd.DataFrame:
@@ -761,7 +761,7 @@ def _production_table(inp: _Inputs) -> pd.DataFrame:
     ids, v = per_chip_period(produce, chips.ids[: len(produce)])
     produced = value_at([np.arange(chips.n * T)], [ids], v)
     produced = np.where(np.isnan(produced), 0.0, produced)
-    pr = frame(
+    pr = object_frame(
         {
             "chip": np.repeat(names, T),
             "period": np.tile(np.asarray(periods, dtype=object), chips.n),
@@ -830,7 +830,7 @@ def _assignment_table(inp: _Inputs) -> pd.DataFrame:
     out["derate"] = derate
     out["h100e"] = count * h * np.where(np.isnan(derate), 0.0, derate)
     out["it_mw"] = count * take(chips["it_kw_per_chip"].to_numpy(dtype=float), c) / 1e3
-    return frame(out, index=pd.RangeIndex(n))
+    return object_frame(out, index=pd.RangeIndex(n))
 
 
 def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
@@ -973,7 +973,7 @@ def _stack_site_blocks(sp: pd.DataFrame, blocks: list[dict[str, Any]]) -> pd.Dat
     for c in ("limit", "used", "capacity", "unit", "shadow_price_usd_per_unit"):
         parts = [np.broadcast_to(np.asarray(b[c]), (n,)) for b in blocks]
         out[c] = np.concatenate(parts) if parts else np.zeros(0)
-    return frame(out, index=pd.RangeIndex(n * k))
+    return object_frame(out, index=pd.RangeIndex(n * k))
 
 
 def _commitment_periods(inp: _Inputs) -> pd.DataFrame:
@@ -1013,7 +1013,7 @@ def _make_commitment_periods(com: pd.DataFrame, periods: list[str]) -> pd.DataFr
                 (j, str(r["customer"]), str(r["family"]), periods[t], float(r["min_it_mw"]))
             )
     cells = list(zip(*rows, strict=True)) if rows else [()] * len(columns)
-    return frame(
+    return object_frame(
         {
             "j": np.asarray(cells[0], dtype=np.int64),
             **{
@@ -1090,7 +1090,7 @@ def _training_clusters_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataF
     t["enforced"] = np.full(len(ti), inp.model.clusters, dtype=bool)
     # customer, period position, site: a stable sort as ``sort_values`` does
     rank = np.lexsort((_rank(t["site"]), ti, _rank(t["customer"])))
-    return frame({c: np.asarray(v)[rank] for c, v in t.items()})
+    return object_frame({c: np.asarray(v)[rank] for c, v in t.items()})
 
 
 def _rank(values: np.ndarray) -> np.ndarray:
@@ -1347,7 +1347,7 @@ def _costs(model: PlanningModel, x: np.ndarray, scenario: int) -> pd.DataFrame:
     keep = ids >= 0
     u = group_sum(ids[keep], vals[keep], T * n)
     t = np.repeat(np.arange(T), n)
-    return frame(
+    return object_frame(
         {
             "t": t,
             "term": np.tile(np.asarray(COST_TERMS, dtype=object), T),
@@ -1437,7 +1437,7 @@ def _shadow_prices(
     unit = cached_for(
         model, ("shadow_units", scenario), (su,), lambda: _shadow_units(model, su, fixed)
     )
-    return frame(
+    return object_frame(
         {
             "family": fixed["family"],
             "period": fixed["period"],

@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
+from optimizer.families.frames import frame as object_frame
 from optimizer.families.grouping import (
     Groups,
     group_sum,
@@ -485,7 +486,7 @@ class CheckInputs:
         """Every (site, period) pair, site-major."""
         sites = np.asarray(self.sites.index.astype(str), dtype=object)
         periods = np.asarray(self.periods, dtype=object)
-        return pd.DataFrame(
+        return object_frame(
             {"site": np.repeat(sites, len(periods)), "period": np.tile(periods, len(sites))}
         )
 
@@ -594,9 +595,9 @@ def pipeline_by_period(dataset: Any) -> pd.DataFrame:
         )
     p0 = period_index(dataset.periods[0])
     t = pipe["online_period"].astype(str).map(period_index).to_numpy(dtype=np.int64) - p0
-    out = pd.DataFrame(
+    out = object_frame(
         {
-            "site": pipe["site"].astype(str).to_numpy(),
+            "site": np.array([str(s) for s in pipe["site"]], dtype=object),
             "t": np.maximum(t, 0),
             "it_mw": pipe["it_mw"].to_numpy(dtype=float),
             "liquid_mw": pipe["liquid_mw"].to_numpy(dtype=float),
@@ -655,7 +656,7 @@ def site_capacity_table(dataset: Any, frames: Mapping[str, pd.DataFrame]) -> pd.
     init_it = sites["initial_it_mw"].to_numpy(dtype=float)[:, None]
     init_liq = sites["initial_liquid_mw"].to_numpy(dtype=float)[:, None]
     cum = np.cumsum
-    out = pd.DataFrame(
+    out = object_frame(
         {
             "site": np.repeat(names, n),
             "period": np.tile(periods, len(names)),
@@ -728,7 +729,7 @@ class ChipSiteWork:
     def by_site_period(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
         """Return the sums of per-row ``values`` per (site, period) present, sorted."""
         g = Groups([], coded=[self.groups.coded(1), self.groups.coded(2)])
-        out = pd.DataFrame({"site": g.key(0), "period": g.key(1)})
+        out = object_frame({"site": g.key(0), "period": g.key(1)})
         for name, v in values.items():
             out[name] = g.sum(v)
         return out

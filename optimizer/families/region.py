@@ -55,6 +55,7 @@ from optimizer.families.base import (
     ScenarioColumns,
     violations,
 )
+from optimizer.families.frames import frame as object_frame
 from optimizer.families.grouping import (
     Groups,
     as_target,
@@ -265,7 +266,7 @@ def _cut(
     rows = np.sort(first_at)
     out = {c: v[rows] for c, v in cols.items()}
     out["value"] = group_sum(ids, value, pair.n)
-    return pd.DataFrame(out)[ASSIGN_COLUMNS]
+    return object_frame(out)[ASSIGN_COLUMNS]
 
 
 # ------------------------------------------------------------------------- the checker
