@@ -23,7 +23,7 @@ validates everything again.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -106,12 +106,46 @@ CHECK_READS: dict[str, frozenset[tuple[str, str]]] = {
 def table_digest(name: str, df: pd.DataFrame) -> bytes:
     """Return the bytes one table adds to :attr:`capacity.dataset.Dataset.hash`.
 
-    Table name, column names (JSON) and pandas' row hashes of the cells as text.
+    Table name, column names (JSON) and, column by column, pandas' hashes of the
+    cells as text (:func:`column_digests`).
     """
-    parts = [name.encode(), json.dumps(list(map(str, df.columns))).encode()]
-    if len(df):
-        parts.append(pd.util.hash_pandas_object(df.astype(str), index=False).to_numpy().tobytes())
-    return b"".join(parts)
+    return _joined(name, df, column_digests(df))
+
+
+def column_digests(
+    df: pd.DataFrame, known: Mapping[str, bytes] | None = None, changed: Sequence[str] = ()
+) -> dict[str, bytes]:
+    """Return pandas' hashes of each column's cells as text, as bytes, by column.
+
+    Parameters
+    ----------
+    df : DataFrame
+    known : Mapping[str, bytes], optional
+        Digests of an earlier version of ``df``: reused for every column not in
+        ``changed`` (a value change re-hashes only the columns it touched).
+    changed : sequence of str
+        Columns whose cells differ from the version ``known`` was made of.
+
+    Returns
+    -------
+    dict of str to bytes
+        One entry per column (empty bytes for a table without rows).
+    """
+    out: dict[str, bytes] = {}
+    for c in map(str, df.columns):
+        if known is not None and c in known and c not in changed:
+            out[c] = known[c]
+        elif len(df):
+            out[c] = pd.util.hash_pandas_object(df[c].astype(str), index=False).to_numpy().tobytes()
+        else:
+            out[c] = b""
+    return out
+
+
+def _joined(name: str, df: pd.DataFrame, columns: Mapping[str, bytes]) -> bytes:
+    """Table digest from its column digests (:func:`table_digest`)."""
+    head = [name.encode(), json.dumps(list(map(str, df.columns))).encode()]
+    return b"".join([*head, *(columns[str(c)] for c in df.columns)])
 
 
 @dataclass(frozen=True)
@@ -131,6 +165,8 @@ class Validation:
         :func:`revalidate`.
     digests : Mapping[str, bytes]
         :func:`table_digest` of each typed table.
+    columns : Mapping[str, Mapping[str, bytes]]
+        :func:`column_digests` of each typed table (what a value change reuses).
     """
 
     parse: Mapping[str, tuple[Finding, ...]]
@@ -138,6 +174,7 @@ class Validation:
     checks: Mapping[str, tuple[Finding, ...]] | None
     reusable: frozenset[str]
     digests: Mapping[str, bytes]
+    columns: Mapping[str, Mapping[str, bytes]]
 
     def findings(self) -> list[Finding]:
         """All findings in the order of :func:`capacity.dataset.validate_tables`."""
@@ -240,8 +277,9 @@ def validate_parts(
         if not missing and raw.equals(df):
             reusable.add(name)
     checks = None if _blocks_checks(parse, keys) else _run_checks(typed, files)
-    digests = {n: table_digest(n, df) for n, df in typed.items()}
-    return typed, Validation(parse, keys, checks, frozenset(reusable), digests)
+    columns = {n: column_digests(df) for n, df in typed.items()}
+    digests = {n: _joined(n, typed[n], columns[n]) for n in typed}
+    return typed, Validation(parse, keys, checks, frozenset(reusable), digests, columns)
 
 
 def _value_changes(name: str, base: pd.DataFrame, new: pd.DataFrame) -> list[str] | None:
@@ -306,6 +344,7 @@ def revalidate(
     horizon_last = _horizon_last(typed)
     out, parse, keys = dict(typed), dict(record.parse), dict(record.keys)
     digests, reusable = dict(record.digests), set(record.reusable)
+    columns = dict(record.columns)
     touched: set[tuple[str, str]] = set()
     structural = record.checks is None
     for name in TABLE_NAMES:
@@ -334,11 +373,13 @@ def revalidate(
             touched.update((name, c) for c in cols)
         else:
             continue  # same values: keep the validated frame
-        digests[name] = table_digest(name, out[name])
+        known = record.columns.get(name) if cols is not None else None
+        columns[name] = column_digests(out[name], known, cols or ())
+        digests[name] = _joined(name, out[name], columns[name])
     if _blocks_checks(parse, keys):
         checks = None
     elif structural or record.checks is None:
         checks = _run_checks(out, files)
     else:
         checks = _run_checks(out, files, record.checks, frozenset(touched))
-    return out, Validation(parse, keys, checks, frozenset(reusable), digests)
+    return out, Validation(parse, keys, checks, frozenset(reusable), digests, columns)

@@ -1178,6 +1178,31 @@ def _without_values(status: Status, msg: str) -> tuple[Status, str]:
     return status, msg
 
 
+def _plan_tables(
+    model: PlanningModel,
+    raw: RawSolution,
+    i: int,
+    options: SolveOptions,
+    frames: dict[str, pd.DataFrame],
+    fleet: pd.DataFrame,
+    cap: pd.DataFrame,
+) -> dict[str, pd.DataFrame]:
+    """Return the result tables of scenario ``i``, quantities snapped (no -0.0 chips)."""
+    assert raw.x is not None  # called for a solve with values only
+    tables = make_tables(
+        model,
+        raw.x,
+        _duals(raw, model),
+        i,
+        frames=frames,
+        fleet=fleet,
+        capacity=cap,
+        tolerance=options.check_tolerance,
+    )
+    tables["calibration"] = calibration_table(tables, model.datasets[i])
+    return tables
+
+
 def _scenario_result(
     model: PlanningModel,
     raw: RawSolution,
@@ -1210,17 +1235,7 @@ def _scenario_result(
         frames = solution_frames(model, raw.x, i)
         # fleet and site capacity from the decision values: shared by tables and checker
         fleet, cap = fleet_values(ds, frames), site_capacity_table(ds, frames)
-        tables = make_tables(  # snapped: no -0.0, no -1e-10 chips (tidy_numbers)
-            model,
-            raw.x,
-            _duals(raw, model),
-            i,
-            frames=frames,
-            fleet=fleet,
-            capacity=cap,
-            tolerance=options.check_tolerance,
-        )
-        tables["calibration"] = calibration_table(tables, ds)
+        tables = _plan_tables(model, raw, i, options, frames, fleet, cap)
         timings["results"] = time.perf_counter() - t
         t = time.perf_counter()
         viol = check_frames(ds, frames, options.check_tolerance, fleet=fleet, capacity=cap)
