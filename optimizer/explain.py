@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -40,13 +41,17 @@ __all__ = [
 EXPLAIN_COLUMNS = ("scenario", "family", "period", "key", "amount", "unit", "message")
 
 
+_EMPTY = pd.DataFrame(
+    {
+        c: pd.Series([], dtype=float if c == "amount" else (int if c == "scenario" else str))
+        for c in EXPLAIN_COLUMNS
+    }
+)
+
+
 def _empty() -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            c: pd.Series([], dtype=float if c == "amount" else (int if c == "scenario" else str))
-            for c in EXPLAIN_COLUMNS
-        }
-    )
+    """Return the explanation table with no rows (a shallow copy: copy-on-write)."""
+    return _EMPTY.copy(deep=False)
 
 
 def _wording(family: str) -> tuple[str, str]:
@@ -135,12 +140,7 @@ def _explain_missing(model: PlanningModel, scenario: int) -> pd.DataFrame:
             model.datasets[scenario].table("chips")["family"].astype(str).to_numpy(),
             index=model.datasets[scenario].table("chips")["chip"].astype(str).to_numpy(),
         )
-        cn = np.asarray(model.codes["c"], dtype=object)
-        af = a.assign(
-            family=fam_of_chip.reindex(cn[a["c"].to_numpy()]).to_numpy(),
-            customer=kn[a["k"].to_numpy()],
-        )
-        have = set(zip(af["customer"], af["family"], af["t"], strict=True))
+        have = _served_families(a, fam_of_chip, model.codes["c"], kn)
         for r in c.itertuples():
             row = com.iloc[int(r.j)]
             k, f, p = str(row["customer"]), str(row["family"]), per[r.t]
@@ -160,6 +160,25 @@ def _explain_missing(model: PlanningModel, scenario: int) -> pd.DataFrame:
     if not rows:
         return _empty()
     return pd.DataFrame(rows, columns=list(EXPLAIN_COLUMNS))
+
+
+def _served_families(
+    a: pd.DataFrame, fam_of_chip: pd.Series, chips: Any, customers: np.ndarray
+) -> set[tuple[Any, Any, int]]:
+    """Distinct (customer, chip family, period position) of the serving columns ``a``.
+
+    Found on integer codes (one ``np.unique`` over the columns) and named only for the
+    distinct triples: a large model has about a hundred thousand serving columns.
+    """
+    fam_codes, fam_names = pd.factorize(fam_of_chip.reindex(np.asarray(chips, dtype=object)))
+    f = fam_codes[a["c"].to_numpy()]
+    k, t = a["k"].to_numpy(), a["t"].to_numpy()
+    known = f >= 0  # a chip without a family serves no commitment
+    if not known.any():
+        return set()
+    kft = np.unique(np.stack([k[known], f[known], t[known]]), axis=1)
+    names = np.asarray(fam_names, dtype=object)
+    return set(zip(customers[kft[0]], names[kft[1]], kft[2].tolist(), strict=True))
 
 
 def elastic_model(model: PlanningModel) -> PlanningModel:

@@ -51,6 +51,31 @@ def test_hosting_mask_leaves_demand_unplaced_and_says_why(base):
     assert "g1 at s1 (hosts other)" in missing["message"].iloc[0]
 
 
+def test_commitment_on_a_family_no_chip_can_serve_is_explained(base):
+    # a 0.2 MW commitment of customer a on family nv in 2026Q1..Q2: with s1 hosting
+    # only "other", no serving column exists for (a, nv) in either quarter
+    com = pd.DataFrame(
+        {
+            "customer": ["a"],
+            "family": ["nv"],
+            "from_period": ["2026Q1"],
+            "to_period": ["2026Q2"],
+            "min_it_mw": [0.2],
+            "breach_penalty_usd_per_mw": [1e6],
+        }
+    )
+    blocked = edit(base.replace(commitments=com), "sites", hosts="other")
+    missing = explain_missing(build_model(blocked))
+    rows = missing[missing["family"] == "commitment"]
+    assert rows["period"].tolist() == ["2026Q1", "2026Q2"]
+    assert rows["amount"].tolist() == [0.2, 0.2] and set(rows["unit"]) == {"MW"}
+    assert rows["key"].iloc[0] == "a/nv/2026Q1"
+    assert "eligible nv chip can be at an allowed site" in rows["message"].iloc[0]
+    # with the chip hosted, the commitment has serving columns: nothing to explain
+    served = explain_missing(build_model(base.replace(commitments=com)))
+    assert served.empty
+
+
 def test_hosting_by_vendor_allows_the_chip(base):
     r = run(edit(base, "sites", hosts="v"))
     assert r.objective_usd == pytest.approx(1_300_000 + 500 * TIE, rel=1e-9)
