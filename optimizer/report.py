@@ -633,9 +633,11 @@ def to_arrow(
         col = df[field.name]
         try:
             if pa.types.is_string(field.type):
-                texts = [None if _isna(v) else str(v) for v in col.tolist()]
-                arrays.append(pa.array(texts, type=field.type))
+                arrays.append(_text_array(col, field.type))
             elif pa.types.is_boolean(field.type):
+                if col.dtype == bool:  # no missing value: the NumPy flags as they are
+                    arrays.append(pa.array(col.to_numpy(), type=field.type))
+                    continue
                 flags = [None if _isna(v) else bool(v) for v in col.tolist()]
                 arrays.append(pa.array(flags, type=field.type))
             elif pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(
@@ -654,6 +656,23 @@ def to_arrow(
     meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
     meta.update({str(k): str(v) for k, v in (metadata or {}).items()})
     return pa.Table.from_arrays(arrays, schema=schema.with_metadata(meta))
+
+
+def _text_array(col: pd.Series, type_: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """Text column as Arrow ``type_``: missing cells null, every other cell ``str(v)``.
+
+    pandas' text dtype is held by Arrow already and is handed over without a copy;
+    an object column of ``str`` cells (missing: None or NaN) is converted by Arrow
+    in one call; any other column cell by cell.
+    """
+    if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
+        return pa.chunked_array(pa.array(col.array)).cast(type_)
+    if col.dtype == object:
+        try:
+            return pa.array(col.to_numpy(), type=type_, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass  # a cell that is not text: str() of it, below
+    return pa.array([None if _isna(v) else str(v) for v in col.tolist()], type=type_)
 
 
 def _isna(v: Any) -> bool:

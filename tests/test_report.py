@@ -557,3 +557,30 @@ def test_metadata_says_where_shadow_prices_come_from(tmp_path: Path) -> None:
     lp = write_report(fake_result(), tmp_path, scenario="neutral", run_id="lp")
     meta = read_metadata(lp / "scenario=neutral" / "costs.parquet")
     assert (meta["duals_from"], meta["integer_units"]) == ("lp", "false")
+
+
+def test_to_arrow_text_and_flags_whatever_the_pandas_dtype() -> None:
+    """Text: missing -> null, else str(cell); flags: missing -> null (every path)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from optimizer.report import to_arrow
+
+    schema = pa.schema(
+        [pa.field("t", pa.string()), pa.field("f", pa.bool_())], metadata={"table": "x"}
+    )
+    want_t = ["a", None, "b", None]
+    cases = {
+        "text dtype": pd.Series(["a", np.nan, "b", None], dtype="str"),
+        "object text": pd.Series(["a", None, "b", np.nan], dtype=object),
+    }
+    for label, text in cases.items():
+        flags = pd.Series([True, False, True, False])
+        got = to_arrow(pd.DataFrame({"t": text, "f": flags}), schema)
+        assert got.column("t").to_pylist() == want_t, label
+        assert got.column("f").to_pylist() == [True, False, True, False], label
+        assert got.schema.field("t").type == pa.string()
+    mixed = pd.DataFrame({"t": pd.Series([1.5, "x", None], dtype=object), "f": [True, None, False]})
+    got = to_arrow(mixed, schema)
+    assert got.column("t").to_pylist() == ["1.5", "x", None]  # str() of a non-text cell
+    assert got.column("f").to_pylist() == [True, None, False]
