@@ -1435,13 +1435,16 @@ def _shadow_prices(
     dual = dual + 0.0  # turn -0.0 into 0.0
     su = model.datasets[scenario].table("supply_resources")
     unit = cached_for(
-        model, ("shadow_units", scenario), (su,), lambda: _shadow_units(model, su, fixed)
+        model,
+        ("shadow_units", scenario),
+        (su,),
+        lambda: pd.array(_shadow_units(model, su, fixed), dtype=_TEXT),
     )
     return object_frame(
         {
-            "family": fixed["family"],
-            "period": fixed["period"],
-            "key": fixed["key"],
+            "family": fixed["family_text"],
+            "period": fixed["period_text"],
+            "key": fixed["key_text"],
             "shadow_price": dual,
             "unit": unit,
             "slack": slack,
@@ -1464,6 +1467,9 @@ def _shadow_rows(model: PlanningModel, scenario: int) -> tuple[np.ndarray, dict[
             "period": np.asarray(model.periods, dtype=object)[c["t"].to_numpy()],
             "key": row_keys(model, c, scenario),
         }
+        # the table's text columns, made once: the same for every case of a sweep
+        for k in ("family", "period", "key"):
+            fixed[f"{k}_text"] = pd.array(fixed[k], dtype=_TEXT)
         return np.flatnonzero(sel), fixed
 
     return cached(model, ("shadow_rows", scenario), make)
