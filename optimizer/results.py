@@ -221,8 +221,17 @@ _ZERO = 1e-9
 _TEXT = pd.Series([], dtype=object).astype(str).dtype
 
 
-def _typed(name: str, df: pd.DataFrame, tolerance: float | None = None) -> pd.DataFrame:
-    """Table ``name`` with its schema's columns and dtypes, snapped when ``tolerance``."""
+def _typed(
+    name: str,
+    df: pd.DataFrame,
+    tolerance: float | None = None,
+    texts: dict[tuple[str, str], tuple[np.ndarray, Any]] | None = None,
+) -> pd.DataFrame:
+    """Table ``name`` with its schema's columns and dtypes, snapped when ``tolerance``.
+
+    ``texts`` (per model structure) keeps the last text column made of each object
+    key column: a sweep's case whose keys are the same cells reuses it.
+    """
     cols = TABLE_COLUMNS[name]
     data: dict[str, Any] = {}
     n = len(df)
@@ -235,7 +244,7 @@ def _typed(name: str, df: pd.DataFrame, tolerance: float | None = None) -> pd.Da
             else:
                 # text once (str(x) of every cell, as a text column of the table schema)
                 v = col.to_numpy() if col is not None else np.full(n, np.nan)
-                data[c] = pd.array(v, dtype=_TEXT)
+                data[c] = _text(v, texts, (name, c))
             continue
         v = col.to_numpy() if col is not None else np.full(n, np.nan)
         data[c] = np.asarray(v, dtype=bool if c in BOOL_COLUMNS else np.float64)
@@ -243,6 +252,24 @@ def _typed(name: str, df: pd.DataFrame, tolerance: float | None = None) -> pd.Da
         snap_arrays(data, tolerance)  # no -0.0, no -1e-10 chips (optimizer.tidy_numbers)
     # one construction from arrays (no alignment, no column-by-column insert)
     return pd.DataFrame(data, index=pd.RangeIndex(n), columns=list(cols))
+
+
+def _text(
+    v: np.ndarray, texts: dict[tuple[str, str], tuple[np.ndarray, Any]] | None, key: tuple[str, str]
+) -> Any:
+    """``v`` as the tables' text dtype, reused from ``texts[key]`` when the same cells.
+
+    Only an all-``str`` array is kept (no missing cell), so a later array equal to it
+    cell by cell holds the same strings (no other built-in type equals a ``str``).
+    """
+    hit = None if texts is None else texts.get(key)
+    if hit is not None and _same_arrays((hit[0],), (v,)):
+        return hit[1]
+    made = pd.array(v, dtype=_TEXT)
+    if texts is not None and v.dtype == object and pd.api.types.infer_dtype(v) == "string":
+        if len(v) and not made.isna().any():
+            texts[key] = (v, made)
+    return made
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
@@ -1218,7 +1245,8 @@ def make_tables(
     out["costs"] = _with_cash(_costs(model, x, scenario), inp, out)
     out["shadow_prices"] = _shadow_prices(model, x, row_dual, scenario)
     out["training_clusters"] = _training_clusters_table(inp, out["assignment"])
-    return {n: _typed(n, out[n], tolerance) for n in TABLE_COLUMNS}
+    texts: dict[tuple[str, str], tuple[np.ndarray, Any]] = cached(model, ("texts", scenario), dict)
+    return {n: _typed(n, out[n], tolerance, texts) for n in TABLE_COLUMNS}
 
 
 #: Cash kind of each cost term: capex and opex are cash out; penalties are not cash.

@@ -83,3 +83,23 @@ def test_tables_snapped_while_made_equal_tidy_tables_of_the_raw_tables() -> None
     assert n_changed > 0  # the nudged values did reach the tables and were snapped
     # text columns are pandas' text dtype, not the object columns used inside
     assert not [(n, c) for n, df in snapped.items() for c in df if df[c].dtype == object]
+
+
+def test_text_columns_reused_only_for_the_same_strings() -> None:
+    """A sweep's cases share text key columns only when every cell is the same str."""
+    from optimizer.results import _text
+
+    texts: dict = {}
+    a = np.array(["s1", "s2"], dtype=object)
+    first = _text(a, texts, ("energy", "site"))
+    assert list(first) == ["s1", "s2"] and first.dtype == "str"
+    again = _text(np.array(["s1", "s2"], dtype=object), texts, ("energy", "site"))
+    assert again is first  # equal cells: the text made for the first case
+    other = _text(np.array(["s1", "s3"], dtype=object), texts, ("energy", "site"))
+    assert list(other) == ["s1", "s3"]
+    # numbers and missing cells are never kept: 1 == 1.0 == True, but str() differs
+    nums = _text(np.array([1.0, "x"], dtype=object), texts, ("t", "key"))
+    assert list(nums) == ["1.0", "x"] and ("t", "key") not in texts
+    assert list(_text(np.array([1, "x"], dtype=object), texts, ("t", "key"))) == ["1", "x"]
+    gap = _text(np.array(["a", np.nan], dtype=object), texts, ("t", "gap"))
+    assert gap[0] == "a" and pd.isna(gap[1]) and ("t", "gap") not in texts
