@@ -1452,22 +1452,13 @@ def _shadow_prices(
 ) -> pd.DataFrame:
     con = model.constraints
     rows, fixed = _shadow_rows(model, scenario)
-    sub = cached_for(
-        model, ("shadow_matrix", scenario), (model.matrix,), lambda: model.matrix[rows]
-    )
-    lhs = sub @ np.asarray(x)
+    lhs = _shadow_matrix(model, scenario) @ np.asarray(x)
     rhs = con["rhs"].to_numpy(dtype=float)[rows]
     slack = np.where(fixed["le"], rhs - lhs, lhs - rhs)
     w = model.weights[scenario]
     dual = np.zeros(len(rows)) if row_dual is None else row_dual[rows] / (w if w > 0 else 1.0)
     dual = dual + 0.0  # turn -0.0 into 0.0
-    su = model.datasets[scenario].table("supply_resources")
-    unit = cached_for(
-        model,
-        ("shadow_units", scenario),
-        (su,),
-        lambda: pd.array(_shadow_units(model, su, fixed), dtype=_TEXT),
-    )
+    unit = _shadow_unit_text(model, scenario)
     return object_frame(
         {
             "family": fixed["family_text"],
@@ -1479,6 +1470,52 @@ def _shadow_prices(
             "binding": slack <= 1e-6 * (1 + np.abs(rhs)),
         }
     )
+
+
+def _shadow_matrix(model: PlanningModel, scenario: int) -> Any:
+    """Return the matrix rows of the shadow_prices table (once per matrix)."""
+    rows = _shadow_rows(model, scenario)[0]
+    return cached_for(
+        model, ("shadow_matrix", scenario), (model.matrix,), lambda: model.matrix[rows]
+    )
+
+
+def _shadow_unit_text(model: PlanningModel, scenario: int) -> Any:
+    """Return the unit text of each shadow_prices row (once per supply_resources table)."""
+    fixed = _shadow_rows(model, scenario)[1]
+    su = model.datasets[scenario].table("supply_resources")
+    return cached_for(
+        model,
+        ("shadow_units", scenario),
+        (su,),
+        lambda: pd.array(_shadow_units(model, su, fixed), dtype=_TEXT),
+    )
+
+
+def warm_structure(model: PlanningModel) -> None:
+    """Do the result tables' per-structure index work before the model is solved.
+
+    The key frames of every decision kind, the rows, matrix, text and units of the
+    shadow_prices table, the cost-term rows and the rows of every family whose dual
+    lands in a table depend on the model's columns, rows and data only, not on the
+    solution (:mod:`optimizer.reuse_cache`): :func:`optimizer.solve.solve_model` runs
+    this on a second thread while HiGHS (which releases the GIL) solves a large model,
+    and :func:`make_tables` then finds them made.
+
+    Parameters
+    ----------
+    model : PlanningModel
+    """
+    for i in range(len(model.datasets)):
+        _frame_keys(model, i)
+        if model.formulation == "compact":
+            _compact_keys(model, i)
+        _shadow_matrix(model, i)
+        _shadow_unit_text(model, i)
+        _cost_rows(model, i)
+        for family in REGISTRY:
+            if family.result is not None:
+                _family_rows(model, i, family)
 
 
 def _shadow_rows(model: PlanningModel, scenario: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:

@@ -103,3 +103,29 @@ def test_text_columns_reused_only_for_the_same_strings() -> None:
     assert list(_text(np.array([1, "x"], dtype=object), texts, ("t", "key"))) == ["1", "x"]
     gap = _text(np.array(["a", np.nan], dtype=object), texts, ("t", "gap"))
     assert gap[0] == "a" and pd.isna(gap[1]) and ("t", "gap") not in texts
+
+
+def test_result_structure_made_beside_the_solver_gives_the_same_tables(monkeypatch) -> None:
+    """Above ALONGSIDE_COLUMNS the tables' index work runs on a thread during the solve."""
+    import importlib
+    import threading
+
+    solve_mod = importlib.import_module("optimizer.solve")
+    ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
+    plain = solve(ds, SolveOptions(solver="highs"))  # default size: below the threshold
+    ran_on: list[str] = []
+    real = solve_mod.warm_structure
+
+    def recording(model):  # type: ignore[no-untyped-def]
+        ran_on.append(threading.current_thread().name)
+        real(model)
+
+    monkeypatch.setattr(solve_mod, "warm_structure", recording)
+    monkeypatch.setattr(solve_mod, "ALONGSIDE_COLUMNS", 0)
+    monkeypatch.setattr(solve_mod.os, "cpu_count", lambda: 2)
+    beside = solve(ds, SolveOptions(solver="highs"))
+    assert ran_on == ["results-structure"]
+    assert beside.status == plain.status == "optimal"
+    assert beside.objective_usd == plain.objective_usd
+    for name, df in plain.tables.items():
+        pd.testing.assert_frame_equal(beside.tables[name], df, check_exact=True, obj=name)
