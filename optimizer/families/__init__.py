@@ -38,7 +38,9 @@ built only in cluster mode);
 shared pieces (coded scenario data, the row builder, the checker's inputs, the
 record types) in :mod:`~optimizer.families.base`; group sums and key lookups on
 integer codes (used by the checks and the result tables) in
-:mod:`~optimizer.families.grouping`.
+:mod:`~optimizer.families.grouping`; internal frames whose text keys stay NumPy object
+columns (not pandas' Arrow text, which every read as NumPy converts back) in
+:mod:`~optimizer.families.frames`.
 
 How to add a constraint family
 ------------------------------
