@@ -22,7 +22,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.families import REGISTRY
-from optimizer.families.base import VIOLATION_COLUMNS, CheckInputs, violations
+from optimizer.families.base import VIOLATION_COLUMNS, CheckInputs, flagged, violations
 from optimizer.families.demand import check_demand_regions
 from optimizer.families.grouping import Groups, by_key
 from optimizer.model import PlanningModel
@@ -74,13 +74,12 @@ def _check_eligibility(inputs: CheckInputs) -> pd.DataFrame:
         dtype=bool,
     )
     allowed = ok_pair[pairs.ids] & a["derate"].notna().to_numpy()
-    bad = a[~allowed]
-    return violations(
+    return flagged(
         "eligibility",
-        bad["chip"] + "/" + bad["site"] + "/" + bad["customer"] + "," + bad["period"],
-        bad["value"],
-        np.zeros(len(bad)),
-        "<=",
+        a,
+        ~allowed,
+        "value",
+        lambda b: b["chip"] + "/" + b["site"] + "/" + b["customer"] + "," + b["period"],
         inputs.tolerance,
     )
 

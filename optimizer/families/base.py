@@ -411,6 +411,43 @@ def violations(
     return _violation_rows(family, keys, lhs, rhs, excess, bad)
 
 
+def flagged(
+    family: str,
+    frame: pd.DataFrame,
+    mask: np.ndarray,
+    value: str,
+    text: Callable[[pd.DataFrame], pd.Series],
+    tolerance: float,
+) -> pd.DataFrame:
+    """Violations of the rows of ``frame`` that ``mask`` flags: column ``value`` <= 0.
+
+    Parameters
+    ----------
+    family : str
+    frame : DataFrame
+    mask : ndarray of bool, shape (len(frame),)
+        Rows that may not carry a value (an ineligible pair, a chip outside its window).
+    value : str
+        Column holding the row's value (its lhs; the rhs is 0).
+    text : callable
+        Key text of some rows of ``frame`` (a Series of str); called on the violated
+        rows only, so nothing is concatenated when every row is clean.
+    tolerance : float
+
+    Returns
+    -------
+    DataFrame
+        As :func:`violations`.
+    """
+    bad = frame[mask] if mask.any() else frame.iloc[:0]  # the usual answer: no row
+
+    def keys(over: np.ndarray) -> np.ndarray:
+        out: np.ndarray = text(bad[over]).astype(str).to_numpy()
+        return out
+
+    return violations(family, keys, bad[value], np.zeros(len(bad)), "<=", tolerance)
+
+
 #: The empty violations frame of each family (copied out, never handed out itself).
 _NO_VIOLATIONS: dict[str, pd.DataFrame] = {}
 

@@ -13,6 +13,7 @@ from optimizer.families.base import (
     ScenarioColumns,
     cumulative,
     expand,
+    flagged,
     violations,
 )
 from optimizer.families.grouping import (
@@ -132,10 +133,15 @@ def check_chip_window(inputs: CheckInputs) -> pd.DataFrame:
     t_first = first.astype(str).map(period_index).to_numpy(dtype=np.int64)[at]
     t_last = last.astype(str).map(period_index).to_numpy(dtype=np.int64)[at]
     t_first, t_last = t_first - lag.astype(np.int64), t_last - lag.astype(np.int64)
-    outside = produce[(t < t_first) | (t > t_last)]
-    keys = outside["chip"] + "," + outside["period"]
-    zeros = np.zeros(len(outside))
-    return violations("chip_window", keys, outside["value"], zeros, "<=", inputs.tolerance)
+    outside = (t < t_first) | (t > t_last)
+    return flagged(
+        "chip_window",
+        produce,
+        outside,
+        "value",
+        lambda b: b["chip"] + "," + b["period"],
+        inputs.tolerance,
+    )
 
 
 FAMILIES = (

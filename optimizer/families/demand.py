@@ -15,6 +15,7 @@ from optimizer.families.base import (
     ModelBuilder,
     ResultRows,
     ScenarioColumns,
+    flagged,
     violations,
 )
 from optimizer.families.frames import frame as object_frame
@@ -133,21 +134,22 @@ def check_demand_regions(inputs: CheckInputs) -> pd.DataFrame:
     tested = zip(reg[first], site_region[first], strict=True)
     ok_pair = np.array([not g or r in {x.strip() for x in g.split(";")} for g, r in tested])
     ok = ok_pair.astype(bool)[pairs.ids] if len(reg) else np.zeros(0, dtype=bool)
-    bad = a[~ok]
-    return violations(
+    return flagged(
         "demand_regions",
-        bad["customer"]
-        + "/"
-        + bad["workload"]
-        + "/"
-        + bad["demand_regions"]
-        + "@"
-        + bad["site"]
-        + ","
-        + bad["period"],
-        bad["value"],
-        np.zeros(len(bad)),
-        "<=",
+        a,
+        ~ok,
+        "value",
+        lambda b: (
+            b["customer"]
+            + "/"
+            + b["workload"]
+            + "/"
+            + b["demand_regions"]
+            + "@"
+            + b["site"]
+            + ","
+            + b["period"]
+        ),
         inputs.tolerance,
     )
 

@@ -26,7 +26,7 @@ from optimizer.families.base import (
     ModelBuilder,
     ScenarioColumns,
     ScenarioData,
-    violations,
+    flagged,
 )
 from optimizer.families.grouping import Groups, as_target
 
@@ -94,10 +94,14 @@ def check_site_hosting(inputs: CheckInputs) -> pd.DataFrame:
     sites, chips = inputs.sites, inputs.chips
     site, chip = as_target(sites.index, pairs.key(0)), as_target(chips.index, pairs.key(1))
     allowed = _allowed(sites, chips, site, chip)[pairs.ids]
-    bad = fleet[~allowed]
-    keys = bad["site"] + "/" + bad["chip"] + "," + bad["period"]
-    zeros = np.zeros(len(bad))
-    return violations("site_hosting", keys, bad["fleet_chips"], zeros, "<=", inputs.tolerance)
+    return flagged(
+        "site_hosting",
+        fleet,
+        ~allowed,
+        "fleet_chips",
+        lambda b: b["site"] + "/" + b["chip"] + "," + b["period"],
+        inputs.tolerance,
+    )
 
 
 def hosting_exclusions(dataset: Any, customer: str) -> list[str]:
