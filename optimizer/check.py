@@ -32,13 +32,17 @@ __all__ = ["VIOLATION_COLUMNS", "check_frames", "check_solution", "empty_violati
 
 
 def empty_violations() -> pd.DataFrame:
-    """Return the violations table with its columns and no rows."""
-    return pd.DataFrame(
-        {
-            c: pd.Series([], dtype=str if c in ("family", "constraint", "keys") else float)
-            for c in VIOLATION_COLUMNS
-        }
-    )
+    """Return the violations table with its columns and no rows (a fresh copy)."""
+    return _EMPTY.copy()
+
+
+#: The violations table with no rows, made once (handed out as copies only).
+_EMPTY = pd.DataFrame(
+    {
+        c: pd.Series([], dtype=str if c in ("family", "constraint", "keys") else float)
+        for c in VIOLATION_COLUMNS
+    }
+)
 
 
 def _check_bounds(inputs: CheckInputs) -> list[pd.DataFrame]:

@@ -177,14 +177,19 @@ def _local_codes(col: Any) -> tuple[np.ndarray, np.ndarray]:
 _JOIN_ROWS = 2000
 
 
+def _array(part: Any) -> np.ndarray:
+    """One piece of a key column as a numpy array (a Series by ``to_numpy``, the cheaper)."""
+    if isinstance(part, tuple):
+        return np.asarray(part[1])[np.asarray(part[0], dtype=np.int64)]
+    if isinstance(part, pd.Series | pd.Index):
+        out: np.ndarray = part.to_numpy()
+        return out
+    return np.asarray(part)
+
+
 def _joined_codes(parts: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray]:
     """:func:`sorted_codes` by one ``factorize`` of the pieces joined (short columns)."""
-    arrays = [
-        np.asarray(p[1])[np.asarray(p[0], dtype=np.int64)]
-        if isinstance(p, tuple)
-        else np.asarray(p)
-        for p in parts
-    ]
+    arrays = [_array(p) for p in parts]
     if not arrays:
         return [], np.zeros(0)
     joined = np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
