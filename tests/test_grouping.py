@@ -16,9 +16,13 @@ import pytest
 
 from optimizer.families.grouping import (
     Groups,
+    by_key,
     group_cumsum,
     inner_pairs,
+    positions,
+    reindexed,
     rows_at,
+    sorted_codes,
     sums_at,
     value_at,
 )
@@ -78,6 +82,51 @@ def test_lookups_equal_left_and_inner_merges(seed: int) -> None:
     assert list(li) == list(m["li"]) and list(ri) == list(m["ri"])
     with pytest.raises(ValueError, match="repeats a key"):
         rows_at(lk, [np.array(["x", "x"], dtype=object), np.array(["1", "1"], dtype=object)])
+
+
+@pytest.mark.parametrize("n", [0, 7, 1500, 2600, 9000])
+def test_long_and_arrow_key_columns_group_as_pandas(n: int) -> None:
+    """Above 2,000 rows each piece is factorized on its own (Arrow text as Arrow): same groups."""
+    rng = np.random.default_rng(n)
+    df = _frame(rng, n).astype({"a": "str", "b": "str"})  # pandas' Arrow-backed text
+    ref = df.groupby(["a", "b"], as_index=False)["v"].sum()
+    g = Groups([df["a"], df["b"]])
+    assert list(g.key(0)) == list(ref["a"]) and list(g.key(1)) == list(ref["b"])
+    assert np.array_equal(g.sum(df["v"].to_numpy()), ref["v"].to_numpy())  # bit for bit
+    cut = n // 3
+    parts = [df["a"].iloc[:cut], df["a"].iloc[cut:].to_numpy(dtype=object)]
+    codes, values = sorted_codes(parts)
+    want_codes, want_values = pd.factorize(df["a"].to_numpy(dtype=object), sort=True)
+    assert list(values) == list(want_values)
+    assert np.array_equal(np.concatenate(codes), want_codes)
+    with pytest.raises(ValueError, match="missing value"):
+        Groups([pd.Series(["x", None] * (n + 1), dtype="str")])
+
+
+def test_factorized_pieces_and_lookups_per_distinct_key() -> None:
+    """A (codes, values) piece reads as values[codes]; lookups match reindex, missing too."""
+    piece = (np.array([2, 0, 2, 1]), np.array(["west", "east", "west"], dtype=object))
+    (got, other), values = sorted_codes([piece, np.array(["north", "east"], dtype=object)])
+    assert list(values) == ["east", "north", "west"]
+    assert list(got) == [2, 2, 2, 0] and list(other) == [1, 0]  # west west west east
+    with pytest.raises(ValueError, match="missing value"):
+        sorted_codes([(np.array([0, 1]), np.array(["east", np.nan], dtype=object))])
+    table = pd.Series([1.5, 2.5, 4.0], index=pd.Index(["s1", "s2", "s3"], dtype=object))
+    keys = pd.Series(["s3", "s1", "s3", "s9", "s2"], dtype="str")
+    want = table.reindex(keys.to_numpy()).to_numpy()
+    assert np.array_equal(reindexed(table, keys, float), want, equal_nan=True)
+    small, at = by_key(table, keys)
+    assert len(small) == 4  # each distinct key once; s9, absent, reads NaN
+    assert np.array_equal(small.to_numpy()[at], want, equal_nan=True)
+    holes = pd.Series(["s2", None, "s2"], dtype="str")  # a missing key: rows looked up
+    small, at = by_key(table, holes)
+    assert len(small) == 3 and np.array_equal(
+        small.to_numpy()[at], [2.5, np.nan, 2.5], equal_nan=True
+    )
+    clean = keys[keys != "s9"]
+    small, at = by_key(table, clean)
+    assert list(small.index) == ["s3", "s1", "s2"] and list(at) == [0, 1, 0, 2]
+    assert list(positions(table.index, keys)) == [2, 0, 2, -1, 1]
 
 
 # ----------------------------------------------------------- the region split, reference
