@@ -92,12 +92,14 @@ plan (same objective); ``tests/test_batch.py`` compares warm and cold case by ca
 from __future__ import annotations
 
 import dataclasses
+import gc
 import logging
 import os
 import time
 import traceback
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -596,11 +598,36 @@ def solve_many(
 
     options = options or SolveOptions()
     out = []
-    for it in items:
-        ds = it if hasattr(it, "table") else apply_overrides(base_ds, list(it))
-        res, _ = _solve_reusing(base_ds, ds, options, reuse)
-        out.append(res)
+    with _collector_skips_what_lasts() as frozen:
+        for i, it in enumerate(items):
+            ds = it if hasattr(it, "table") else apply_overrides(base_ds, list(it))
+            res, _ = _solve_reusing(base_ds, ds, options, reuse)
+            out.append(res)
+            if i == 0 and frozen:
+                gc.freeze()  # the base model and HiGHS session the first case cached
     return out
+
+
+@contextmanager
+def _collector_skips_what_lasts() -> Iterator[bool]:
+    """Keep the objects that outlive every case out of the garbage collector's scans.
+
+    Python's full collections scan every tracked object; during a sweep most of them
+    are the cached base model, its dataset and the caches of its structure, which
+    live through the sweep. ``gc.freeze`` moves the objects present now into the
+    permanent generation, so a full collection inside a case scans only what the
+    sweep made since; ``gc.unfreeze`` at the end returns them to the collector.
+    Measured with ``gc.callbacks`` on a 20-case sweep at the default size (issue 13):
+    time in the collector 0.100 -> 0.042 s reused, 0.294 -> 0.096 s rebuilt.
+    """
+    if gc.get_freeze_count():  # the process freezes objects itself: leave it be
+        yield False
+        return
+    gc.freeze()
+    try:
+        yield True
+    finally:
+        gc.unfreeze()
 
 
 # --------------------------------------------------------------------- worker task

@@ -576,3 +576,25 @@ def test_highs_session_pushes_only_changes_and_matches_a_cold_solve() -> None:
     assert (s.n_warm, s.n_cold) == (1, 2)
     with pytest.raises(ValueError, match="highs"):
         HighsSession(SolveOptions(solver="cbc"))
+
+
+def test_solve_many_keeps_the_base_out_of_collections_then_returns_it(monkeypatch) -> None:
+    """During a sweep the objects that outlive its cases are frozen; afterwards not."""
+    import gc
+
+    from optimizer import batch
+
+    ds = load_dataset(TINY)
+    seen: list[int] = []
+    real = batch._solve_reusing
+
+    def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append(gc.get_freeze_count())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(batch, "_solve_reusing", recording)
+    before = gc.get_freeze_count()
+    out = solve_many(ds, [[ov] for ov in PATCHABLE[:3]], reuse=True)
+    assert [r.status for r in out] == ["optimal"] * 3
+    assert seen[0] > before and seen[2] > seen[0]  # the first case's model frozen too
+    assert gc.get_freeze_count() == before  # returned to the collector
