@@ -82,6 +82,12 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
     frames = [df.value for df in at.dataframe]
     money = [f for f in frames if {"cost_usd", "cash_usd", "cash_kind"} <= set(f.columns)]
     assert len(money) == 1 and (money[0]["cash_usd"] > 0).any()
+    # cash per year: capex and opex columns (penalties are not cash), whole dollars
+    per_year = [f for f in frames if "year" in f.columns]
+    assert len(per_year) == 1 and list(per_year[0].columns) == ["year", "capex", "opex"]
+    cash_total = money[0].loc[money[0]["cash_kind"] != "none", "cash_usd"].sum()
+    assert per_year[0][["capex", "opex"]].to_numpy().sum() == pytest.approx(cash_total, rel=1e-9)
+    assert (per_year[0][["capex", "opex"]] % 1 == 0).all().all()
     calibration = [f for f in frames if "inside_band" in f.columns]
     assert len(calibration) == 1 and len(calibration[0]) == len(ds.table("public_record"))
     for page in PAGES:

@@ -224,12 +224,22 @@ if costs is not None and len(costs) and "cash_usd" in costs:
                 ),
             },
         )
-        per_year = costs.assign(year=costs["period"].astype(str).str[:4])
+        cash = costs[costs["cash_kind"] != "none"]  # penalties are not cash
+        per_year = cash.assign(year=cash["period"].astype(str).str[:4])
         per_year = per_year.pivot_table(
             index="year", columns="cash_kind", values="cash_usd", aggfunc="sum"
         ).reset_index()
+        kinds = [c for c in per_year.columns if c != "year"]
         st.markdown("**Cash per year** (USD, undiscounted)")
-        st.dataframe(per_year, hide_index=True, width="stretch", key="plan_cash_year")
+        st.dataframe(
+            per_year.round({c: 0 for c in kinds}),  # whole dollars
+            hide_index=True,
+            width="stretch",
+            key="plan_cash_year",
+            column_config={
+                c: st.column_config.NumberColumn(f"{c} [USD]", format="localized") for c in kinds
+            },
+        )
 
 calibration = tables.get("calibration")
 if calibration is not None and len(calibration):
