@@ -958,7 +958,7 @@ def commitments_title(s: PlanSummary) -> str:
     only by small amounts (at most :data:`SMALL_SHORTFALL_SHARE` of their MW floor,
     e.g. whole deployment units in ``--integer-units`` mode) ``"Commitments: all 2
     met to within 0.2 MW (0.01% of the floor)"``; otherwise ``"Commitments: 1 of 2
-    met in every period; largest shortfall 120 MW (6.0% of the floor)"``.
+    met in every period; largest shortfall 120 MW of a 2,000 MW floor (6.0% short)"``.
     """
     c = s.commitments
     n = len(c)
@@ -976,7 +976,14 @@ def commitments_title(s: PlanSummary) -> str:
         if s.integer_units:
             title += ": whole deployment units cannot hit a MW floor exactly"
         return title
-    return f"Commitments: {met} of {n} met in every period; largest shortfall {short} MW ({share})"
+    worst = int(np.argmax(breach.to_numpy()))  # the largest shortfall, with its own floor
+    of = _mw(float(pd.to_numeric(unmet["min_it_mw"]).astype(float).iloc[worst]))
+    gap = 100 * float(breach.iloc[worst] / floor.iloc[worst])
+    gap_text = f"{gap:.0f}%" if gap >= 10 else f"{gap:.2g}%"
+    return (
+        f"Commitments: {met} of {n} met in every period; largest shortfall {short} MW "
+        f"of a {of} MW floor ({gap_text} short)"
+    )
 
 
 def _commitments_table(s: PlanSummary) -> Table:

@@ -409,7 +409,8 @@ def test_cli_integer_units_small_shortfalls_and_dual_source(
     from optimizer.summary import commitments_title
 
     assert commitments_title(s) == (
-        "Commitments: 1 of 2 met in every period; largest shortfall 2.0 MW (100% of the floor)"
+        "Commitments: 1 of 2 met in every period; largest shortfall 2.0 MW of a 2.0 MW floor "
+        "(100% short)"
     )
     fake_solve["result"] = fake_result()
     assert "Shadow prices come from" not in _plain(
