@@ -389,16 +389,22 @@ def as_target(index: pd.Index, keys: Any) -> Any:
     return arr
 
 
-def positions(index: pd.Index, keys: Any) -> np.ndarray:
-    """Position of each key in ``index`` (-1 where absent), as ``reindex`` matches them.
-
-    The keys are factorized first and each distinct key looked up once.
-    """
+def _factorized_keys(keys: Any) -> tuple[Any, np.ndarray, Any]:
+    """``keys`` as an array (a Series' or Index's own array), its codes and distinct keys."""
     if isinstance(keys, pd.Series | pd.Index):
         keys = keys.array
     elif not isinstance(keys, np.ndarray | pd.api.extensions.ExtensionArray):
         keys = np.asarray(keys)
     codes, distinct = pd.factorize(keys)
+    return keys, codes, distinct
+
+
+def positions(index: pd.Index, keys: Any) -> np.ndarray:
+    """Position of each key in ``index`` (-1 where absent), as ``reindex`` matches them.
+
+    The keys are factorized first and each distinct key looked up once.
+    """
+    keys, codes, distinct = _factorized_keys(keys)
     if len(codes) and int(codes.min()) < 0:  # a missing key: matched as reindex does
         found: np.ndarray = index.get_indexer(np.asarray(keys))
         return found
@@ -425,11 +431,7 @@ def by_key(values: pd.Series, keys: Any) -> tuple[pd.Series, np.ndarray]:
     -------
     (Series, ndarray of int)
     """
-    if isinstance(keys, pd.Series | pd.Index):
-        keys = keys.array
-    elif not isinstance(keys, np.ndarray | pd.api.extensions.ExtensionArray):
-        keys = np.asarray(keys)
-    codes, distinct = pd.factorize(keys)
+    keys, codes, distinct = _factorized_keys(keys)
     if len(codes) and int(codes.min()) < 0:  # a missing key: every row looked up
         return values.reindex(np.asarray(keys)), np.arange(len(codes))
     return values.reindex(as_target(values.index, distinct)), np.asarray(codes, dtype=np.int64)
