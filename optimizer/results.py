@@ -68,8 +68,8 @@ from optimizer.families.base import (
     ConstraintFamily,
     site_capacity_table,
 )
-from optimizer.families.frames import assign as assign_columns
 from optimizer.families.frames import frame as object_frame
+from optimizer.families.frames import object_column, rows_frame
 from optimizer.families.grouping import (
     Groups,
     group_cumsum,
@@ -866,7 +866,7 @@ def _demand_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:
     dm = inp.ds.table("demand")
     regions = dm["regions"] if "regions" in dm else pd.Series("", index=dm.index)
     text = np.array([str(r).strip() for r in regions.fillna("")], dtype=object)
-    dm = assign_columns(dm, regions=text)[[*keys, "demand_h100e"]]
+    dm = dm.assign(regions=object_column(text, dm.index))[[*keys, "demand_h100e"]]
     dm = dm.reset_index(drop=True)
     target = [dm[k].to_numpy() for k in keys]
     by = ["customer", "workload", "period", "demand_regions"]
@@ -1020,16 +1020,6 @@ def _commitment_periods(inp: _Inputs) -> pd.DataFrame:
 
 def _make_commitment_periods(com: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
     """Compute :func:`_commitment_periods` (``com`` with a fresh 0..n-1 index)."""
-    columns = ["j", "customer", "family", "period", "min_it_mw"]
-    if not len(com):
-        return pd.DataFrame(
-            {
-                c: pd.Series(
-                    [], dtype=np.int64 if c == "j" else float if c == "min_it_mw" else object
-                )
-                for c in columns
-            }
-        )
     p0 = period_index(periods[0])
     rows = []
     for j, r in com.iterrows():
@@ -1039,17 +1029,8 @@ def _make_commitment_periods(com: pd.DataFrame, periods: list[str]) -> pd.DataFr
             rows.append(
                 (j, str(r["customer"]), str(r["family"]), periods[t], float(r["min_it_mw"]))
             )
-    cells = list(zip(*rows, strict=True)) if rows else [()] * len(columns)
-    return object_frame(
-        {
-            "j": np.asarray(cells[0], dtype=np.int64),
-            **{
-                c: np.asarray(v, dtype=object)
-                for c, v in zip(columns[1:4], cells[1:4], strict=True)
-            },
-            "min_it_mw": np.asarray(cells[4], dtype=float),
-        }
-    )
+    names = ("customer", "family", "period")
+    return rows_frame(rows, {"j": np.int64, **dict.fromkeys(names, object), "min_it_mw": float})
 
 
 def _commitments_table(inp: _Inputs, assignment: pd.DataFrame) -> pd.DataFrame:

@@ -18,7 +18,7 @@ from optimizer.families.base import (
     flagged,
     violations,
 )
-from optimizer.families.frames import frame as object_frame
+from optimizer.families.frames import rows_frame
 from optimizer.families.grouping import (
     Groups,
     by_key,
@@ -175,16 +175,8 @@ def check_commitment(inputs: CheckInputs) -> pd.DataFrame:
         for pi in range(lo, hi + 1):
             label = f"{r.customer}/{r.family}/{r.from_period},{periods[pi - p0]}"
             rows.append((j, str(r.customer), str(r.family), periods[pi - p0], label))
-    cells = list(zip(*rows, strict=True)) if rows else [()] * 5
-    cf = object_frame(
-        {
-            "j": np.asarray(cells[0], dtype=np.int64),
-            **{
-                c: np.asarray(v, dtype=object)
-                for c, v in zip(("customer", "family", "period", "k"), cells[1:], strict=True)
-            },
-        }
-    )
+    text = dict.fromkeys(("customer", "family", "period", "k"), object)
+    cf = rows_frame(rows, {"j": np.int64, **text})
     target = [cf[k] for k in ("customer", "family", "period")]
     delivered = sums_at(target, [a["customer"], family, a["period"]], mw)
     br = inputs.frames["breach"]

@@ -11,21 +11,22 @@ batch with model reuse (issue 13; ``python -m benchmarks.run``).
 
 The dataset's tables already hold text as object columns
 (:func:`capacity.validation.parse_table`). The helpers here keep derived frames the
-same: :func:`frame` builds a frame from columns and :func:`assign` adds columns,
-keeping an object or fixed-width unicode array as an object column instead of letting
-pandas infer text. Result tables are turned into the text dtype once, at the end
+same: :func:`frame` builds a frame from columns and :func:`rows_frame` from row
+tuples, keeping an object or fixed-width unicode array as an object column instead of
+letting pandas infer text; :func:`object_column` is one such column, for ``assign``.
+Result tables are turned into the text dtype once, at the end
 (``optimizer.results._typed``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["assign", "frame", "object_column"]
+__all__ = ["frame", "object_column", "rows_frame"]
 
 
 def object_column(values: Any, index: pd.Index | None = None) -> Any:
@@ -85,22 +86,22 @@ def frame(columns: Mapping[str, Any], index: pd.Index | None = None) -> pd.DataF
     return pd.DataFrame(data, index=index)
 
 
-def assign(df: pd.DataFrame, **columns: Any) -> pd.DataFrame:
-    """``df.assign(**columns)``, text kept as object columns.
+def rows_frame(rows: Sequence[tuple[Any, ...]], dtypes: Mapping[str, Any]) -> pd.DataFrame:
+    """Build a frame from row tuples, one dtype per column (``object`` for text).
 
     Parameters
     ----------
-    df : DataFrame, shape (n, m)
-    **columns : array-like of length n, Series, or scalar
-        New or replaced columns; a str scalar is repeated on every row.
+    rows : sequence of tuple
+        One tuple per row, cells in the order of ``dtypes``.
+    dtypes : Mapping[str, dtype]
+        Column names and their NumPy dtypes; text columns stay object columns.
 
     Returns
     -------
-    DataFrame
-        A new frame (``df`` is not modified; unchanged columns are shared).
+    DataFrame, shape (len(rows), len(dtypes))
+        With these dtypes also when ``rows`` is empty.
     """
-    made = {
-        k: np.full(len(df), v, dtype=object) if isinstance(v, str) else v
-        for k, v in columns.items()
-    }
-    return df.assign(**{k: object_column(v, df.index) for k, v in made.items()})
+    cells = list(zip(*rows, strict=True)) if rows else [()] * len(dtypes)
+    return frame(
+        {c: np.asarray(v, dtype=d) for (c, d), v in zip(dtypes.items(), cells, strict=True)}
+    )
