@@ -54,9 +54,8 @@ def _check_bounds(inputs: CheckInputs) -> list[pd.DataFrame]:
         if not below.any():  # the usual answer, without building an empty frame
             continue
         bad = f[below]
-        if len(bad):
-            keys = bad.drop(columns=["value"]).astype(str).agg("/".join, axis=1)
-            out.append(violations("bounds", keys, -bad["value"], np.zeros(len(bad)), "<=", tol))
+        keys = bad.drop(columns=["value"]).astype(str).agg("/".join, axis=1)
+        out.append(violations("bounds", keys, -bad["value"], np.zeros(len(bad)), "<=", tol))
     return out
 
 
