@@ -635,11 +635,7 @@ def to_arrow(
             if pa.types.is_string(field.type):
                 arrays.append(_text_array(col, field.type))
             elif pa.types.is_boolean(field.type):
-                if col.dtype == bool:  # no missing value: the NumPy flags as they are
-                    arrays.append(pa.array(col.to_numpy(), type=field.type))
-                    continue
-                flags = [None if _isna(v) else bool(v) for v in col.tolist()]
-                arrays.append(pa.array(flags, type=field.type))
+                arrays.append(_flag_array(col, field.type))
             elif pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(
                 col.dtype
             ):
@@ -673,6 +669,13 @@ def _text_array(col: pd.Series, type_: pa.DataType) -> pa.Array | pa.ChunkedArra
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass  # a cell that is not text: str() of it, below
     return pa.array([None if _isna(v) else str(v) for v in col.tolist()], type=type_)
+
+
+def _flag_array(col: pd.Series, type_: pa.DataType) -> pa.Array:
+    """Flag column as Arrow ``type_``: missing cells null, every other cell ``bool(v)``."""
+    if col.dtype == bool:  # no missing value: the NumPy flags as they are
+        return pa.array(col.to_numpy(), type=type_)
+    return pa.array([None if _isna(v) else bool(v) for v in col.tolist()], type=type_)
 
 
 def _isna(v: Any) -> bool:
