@@ -456,7 +456,7 @@ class _ModelPatch:
         ratio = ratio[ratio["ratio"] != 1.0]
         coo = self.matrix.tocoo()
         dem_rows = (con["family"] == "demand_balance").to_numpy()
-        is_assign = var["kind"].isin(["assign", "serve"]).to_numpy()  # serve: compact
+        is_assign = var["kind"].isin(["assign", "serve", "pool_serve"]).to_numpy()  # serve: compact
         hit = dem_rows[coo.row] & is_assign[coo.col]
         ent = pd.DataFrame(
             {

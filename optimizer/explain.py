@@ -106,7 +106,7 @@ def _explain_missing(model: PlanningModel, scenario: int) -> pd.DataFrame:
     """Compute :func:`explain_missing` (no cache)."""
     var = model.variables
     con = model.constraints
-    serving = var["kind"].isin(["assign", "serve"])  # serve: the compact formulation
+    serving = var["kind"].isin(["assign", "serve", "pool_serve"])  # serve: the compact formulation
     sel_a = (serving & (var["scenario"] == scenario)).to_numpy()
     a = var.loc[sel_a, ["c", "k", "w", "g", "t"]]
     per = np.asarray(model.periods, dtype=object)
@@ -215,6 +215,7 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
             "j": rows,
             "g": -1,
             "e": -1,
+            "q": -1,
             "t": con["t"].to_numpy()[rows],
             "lb": 0.0,
             "ub": np.inf,

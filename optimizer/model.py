@@ -151,6 +151,7 @@ from optimizer.families.base import (
     pipeline_by_period,
 )
 from optimizer.families.hosting import hosted_pairs
+from optimizer.families.pool import pool_keys
 from optimizer.families.power import POWER_KINDS, source_names
 from optimizer.families.region import compact_keys
 
@@ -225,6 +226,8 @@ VAR_KINDS = (
     "assign",
     "busy",
     "serve",
+    "pool_serve",
+    "pool_draw",
     "unmet",
     "breach",
     "fleet",
@@ -1010,12 +1013,14 @@ def build_stochastic_model(
         _first_stage_keys(scenarios, kinds) if universe is None else universe.keys
     )
     compact = formulation == "compact" and not exact
-    all_columns = _add_columns(builder, scenarios, keys, compact, kinds)
+    pools: dict[str, int] = {}
+    all_columns = _add_columns(builder, scenarios, keys, compact, kinds, codes["e"], pools)
     for columns in all_columns:
         for family in REGISTRY:
             if not family.builds_columns:
                 family.define(builder, columns)
         define_objective(builder, columns)
+    codes = {**codes, "q": tuple(pools)}  # region pools, in order of first use
     model = _assemble(builder, scenarios, codes, probabilities, periods, integer_units)
     built, note = _formulation_built(formulation, exact, all_columns)
     return replace(model, clusters=exact, formulation=built, formulation_note=note)
@@ -1046,13 +1051,18 @@ def _add_columns(
     keys: Mapping[str, pd.DataFrame],
     compact: bool = False,
     kinds: Sequence[str] = FIRST_STAGE,
+    region_names: tuple[str, ...] = (),
+    pools: dict[str, int] | None = None,
 ) -> list[ScenarioColumns]:
     """Add the columns: shared first stage (``keys`` of ``kinds``), then per scenario the rest.
 
     Per scenario: its own copies of the facility and chip kinds outside the first
     stage, the column-building families (fleet definition), then the operating
     columns (assign, unmet, breach; ``compact``: busy and serve instead of assign,
-    where :func:`optimizer.families.region.compact_keys` finds them exact).
+    where :func:`optimizer.families.region.compact_keys` finds them exact, and
+    pool_serve and pool_draw instead of the serve columns
+    :func:`optimizer.families.pool.pool_keys` pools). ``pools`` collects the region
+    pools' names and codes (``region_names``: name of each region code).
     """
     first = {kind: keys[kind].assign(col=builder.add_vars(kind, -1, keys[kind])) for kind in kinds}
     all_columns = []
@@ -1075,7 +1085,17 @@ def _add_columns(
         split = compact_keys(operating["assign"], scenario.site_regions) if compact else None
         if split is not None:
             columns.compact = True
-            operating = {**operating, "assign": split[2], "busy": split[0], "serve": split[1]}
+            kept, pool_serve, pool_draw = pool_keys(
+                split[1], region_names, pools if pools is not None else {}
+            )
+            operating = {
+                **operating,
+                "assign": split[2],
+                "busy": split[0],
+                "serve": kept,
+                "pool_serve": pool_serve,
+                "pool_draw": pool_draw,
+            }
         for kind, frame in operating.items():
             col = builder.add_vars(kind, scenario.index, frame)
             setattr(columns, kind, frame.assign(col=col))

@@ -54,6 +54,7 @@ _VAR_DIMS = (
     ("w", "workload", "w"),
     ("o", "source", "o"),  # power source (issue 12)
     ("e", "region", "e"),  # site region (serve columns, region_balance rows)
+    ("q", "pool", "q"),  # region pool (pool columns, pool_balance rows)
 )
 _ROW_DIMS = (*_VAR_DIMS, ("r", "resource", "r"))
 _UNSAFE = re.compile(r"[^A-Za-z0-9_.]+")

@@ -81,6 +81,7 @@ from optimizer.families.grouping import (
     value_at,
 )
 from optimizer.families.placement import cluster_rules
+from optimizer.families.pool import spread_pool_service
 from optimizer.families.region import split_region_service
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 from optimizer.power_results import (
@@ -301,9 +302,14 @@ def solution_frames(
         customer, family, from_period, period, MW), ``cluster`` and ``cluster_start``
         (customer, site, period, 0-1; empty unless the model has exact clusters).
         ``demand_regions`` is the demand row's ``regions`` text ("" = anywhere).
-        A compact-formulation model adds ``busy`` (chip, site, workload, period) and
-        ``serve`` (chip, region, customer, workload, demand_regions, period), and its
-        ``assign`` is their split (:func:`optimizer.families.region.split_region_service`).
+        A compact-formulation model adds ``busy`` (chip, site, workload, period),
+        ``pool_serve`` (chip, pool, customer, workload, demand_regions, period),
+        ``pool_draw`` (chip, region, pool, workload, period) and ``serve`` (chip,
+        region, customer, workload, demand_regions, period, pool): the serve columns
+        and the pooled service split to regions
+        (:func:`optimizer.families.pool.spread_pool_service`; ``pool`` is "" for a
+        serve column); its ``assign`` is the split of busy and serve to sites
+        (:func:`optimizer.families.region.split_region_service`).
     """
     val = np.asarray(x, dtype=float) * model.variables["scale"].to_numpy()
     out: dict[str, pd.DataFrame] = {}
@@ -381,7 +387,7 @@ def _make_frame_keys(
 def _add_compact_frames(
     model: PlanningModel, x: np.ndarray, scenario: int, out: dict[str, pd.DataFrame]
 ) -> None:
-    """Compact formulation: add ``busy`` and ``serve``, and their split to ``assign``."""
+    """Compact formulation: add ``busy``, ``serve`` and the pools, and their split to ``assign``."""
     if model.formulation != "compact":
         return
     val = np.asarray(x, dtype=float) * model.variables["scale"].to_numpy()
@@ -389,6 +395,10 @@ def _add_compact_frames(
         f = keys.copy(deep=False)  # copy-on-write: the cached key frame never changes
         f["value"] = val[cols]
         out[k] = f
+    direct = out["serve"]
+    direct["pool"] = object_column(np.full(len(direct), "", dtype=object))
+    pooled = spread_pool_service(out["pool_serve"], out["pool_draw"])
+    out["serve"] = pd.concat([direct, pooled], ignore_index=True) if len(pooled) else direct
     region = model.datasets[scenario].table("sites").set_index("site")["region"]
     split = split_region_service(out["busy"], out["serve"], region)
     out["assign"] = pd.concat([out["assign"], split], ignore_index=True)
@@ -413,6 +423,14 @@ def _compact_keys(
                 ("workload", "w"),
                 ("demand_regions", "g"),
             ),
+            "pool_serve": (
+                ("chip", "c"),
+                ("pool", "q"),
+                ("customer", "k"),
+                ("workload", "w"),
+                ("demand_regions", "g"),
+            ),
+            "pool_draw": (("chip", "c"), ("region", "e"), ("pool", "q"), ("workload", "w")),
         }
         made = {}
         for k, cols in spec.items():

@@ -73,8 +73,8 @@ def test_readme_headlines_hold(plans) -> None:
     tc = res.tables["training_clusters"]
     ruled = tc[tc["min_cluster_mw"] > 0]
     # (the compact formulation's split; the reference vertex has 110 of 308)
-    assert int((~ruled["meets_minimum"]).sum()) == 127 and "127 of 320" in readme
-    assert len(ruled) == 320
+    assert int((~ruled["meets_minimum"]).sum()) == 136 and "136 of 327" in readme
+    assert len(ruled) == 327
 
 
 def test_neutral_plan_inside_the_public_record(plans) -> None:

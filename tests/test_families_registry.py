@@ -35,6 +35,7 @@ EXPECTED = (
     "demand_balance",
     "commitment",
     "region_balance",
+    "pool_balance",
     "fleet_definition",
     "grid_upgrade_rate",
     "grid_upgrade_total",
@@ -113,16 +114,17 @@ def test_every_row_family_of_a_built_default_model_is_registered() -> None:
             # carbon caps: the default data prices carbon (at 0) but sets no cap
             no_rows = {"chip_window", "site_hosting", "carbon_cap_period", "carbon_cap_horizon"}
             assert built == set(EXPECTED) - no_rows - CLUSTER_FAMILIES
-    # the reference formulation has no region balance
+    # the reference formulation has no region or pool balance
+    compact_only = {"region_balance", "pool_balance"}
     m = model_module.build_model(load_dataset(DEFAULT_DATA), formulation="reference")
     built = set(m.constraints["family"].astype(str).unique())
-    assert built == set(EXPECTED) - no_rows - CLUSTER_FAMILIES - {"region_balance"}
+    assert built == set(EXPECTED) - no_rows - CLUSTER_FAMILIES - compact_only
     # cluster mode adds the cluster families (the default data has no H100e minimum) and
     # keeps the reference formulation (per-site, per-customer columns)
     m = model_module.build_model(load_dataset(DEFAULT_DATA), clusters=True)
     assert m.formulation == "reference" and "clusters" in m.formulation_note
     built = set(m.constraints["family"].astype(str).unique())
-    assert built == set(EXPECTED) - no_rows - {"cluster_min_h100e", "region_balance"}
+    assert built == set(EXPECTED) - no_rows - {"cluster_min_h100e"} - compact_only
 
 
 def test_row_keys_and_elastic_wording_come_from_the_registry() -> None:

@@ -57,7 +57,8 @@ def test_same_objective_on_the_default_data_and_fewer_columns(scenario: str) -> 
     assert comp.n_variables < ref.n_variables
     if scenario == "neutral":  # the counts of this dataset (columns, rows)
         assert (ref.n_variables, ref.n_constraints) == (14189, 6077)
-        assert (comp.n_variables, comp.n_constraints) == (11887, 6831)
+        # 672 serve columns pooled into 336 pool_serve + 168 pool_draw and 84 pool rows
+        assert (comp.n_variables, comp.n_constraints) == (11719, 6915)
     # the report tables derived from the plan agree where the optimum is unique
     for table, column in (("costs", "cost_usd"), ("demand", "demand_h100e")):
         assert comp.tables[table][column].sum() == pytest.approx(
@@ -70,8 +71,8 @@ def test_same_objective_on_the_generated_medium_instance() -> None:
     ds = generate("medium")
     m_ref = build_model(ds, formulation="reference")
     m_comp = build_model(ds, formulation="compact")
-    assert (m_ref.n_variables, m_comp.n_variables) == (80375, 42061)
-    assert (m_ref.n_constraints, m_comp.n_constraints) == (14949, 17865)
+    assert (m_ref.n_variables, m_comp.n_variables) == (80375, 29137)
+    assert (m_ref.n_constraints, m_comp.n_constraints) == (14949, 18351)
     ref, comp = _both(ds)
     assert ref.status == comp.status == Status.optimal
     assert comp.objective_usd == pytest.approx(ref.objective_usd, rel=REL)
@@ -80,7 +81,7 @@ def test_same_objective_on_the_generated_medium_instance() -> None:
 
 def test_fewer_columns_at_the_generated_sizes() -> None:
     # (reference, compact) columns; building large takes a few seconds, no solve
-    expected = {"default": (12620, 10776), "medium": (80375, 42061), "large": (437808, 144704)}
+    expected = {"default": (12620, 9006), "medium": (80375, 29137), "large": (437808, 75190)}
     for size, (n_ref, n_comp) in expected.items():
         ds = generate(size)
         assert build_model(ds, formulation="reference").n_variables == n_ref, size

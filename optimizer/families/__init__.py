@@ -31,7 +31,9 @@ site_retrofit_rate, site_retrofit_pool), :mod:`~optimizer.families.hosting`
 fleet_assignment), :mod:`~optimizer.families.demand` (demand_balance, commitment),
 :mod:`~optimizer.families.region` (region_balance: the link of the compact
 formulation's per-site busy chips and per-region service, and the split of a compact
-plan back to per-site, per-customer assignments),
+plan back to per-site, per-customer assignments), :mod:`~optimizer.families.pool`
+(pool_balance: the compact formulation's service pooled over the regions a group of
+customers shares, and its proportional split back to per-region service),
 :mod:`~optimizer.families.placement` (cluster_link, cluster_min_mw, cluster_min_h100e,
 cluster_max_sites, cluster_switch, cluster_min_duration: exact training clusters,
 built only in cluster mode);
@@ -75,6 +77,7 @@ from optimizer.families import (
     fleet,
     hosting,
     placement,
+    pool,
     power_check,
     region,
     site,
@@ -110,6 +113,7 @@ REGISTRY: tuple[ConstraintFamily, ...] = _ordered(
     (_FLEET_ASSIGNMENT,),
     demand.FAMILIES,
     region.FAMILIES,
+    pool.FAMILIES,
     placement.FAMILIES,
     (_FLEET_DEFINITION,),
     power_check.FAMILIES,

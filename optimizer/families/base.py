@@ -32,10 +32,10 @@ from optimizer.families.grouping import (
 )
 
 #: Code columns a constraint row may carry (-1 when not applicable).
-ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o", "e")
+ROW_CODE_COLUMNS = ("s", "c", "k", "w", "r", "j", "g", "t", "o", "e", "q")
 
 #: Code columns a variable may carry (-1 when not applicable).
-VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "g", "t", "o", "e")
+VARIABLE_CODE_COLUMNS = ("s", "c", "k", "w", "j", "g", "t", "o", "e", "q")
 
 #: Result-table column of each code letter (``j`` stays the commitment row number).
 CODE_NAMES = {
@@ -49,6 +49,7 @@ CODE_NAMES = {
     "o": "source",
     "g": "regions",
     "e": "region",
+    "q": "pool",
 }
 
 
@@ -286,6 +287,8 @@ class ScenarioColumns:
     cluster_start: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, s, t, col
     busy: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, w, t, e, col (compact)
     serve: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, e, k, w, g, t, derate, col
+    pool_serve: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, q, k, w, g, t, derate, col
+    pool_draw: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, e, q, w, t, col
     #: The scenario's operating columns are busy and serve (no assign).
     compact: bool = False
 
@@ -305,14 +308,17 @@ class ScenarioColumns:
     def customer_work(self) -> pd.DataFrame:
         """Columns of chips serving a customer: ``c, k, w, g, t, derate, col``.
 
-        ``assign`` (per site) and, in the compact formulation, ``serve`` (per region);
-        everything that depends on the customer (demand balance, commitments) reads
-        these columns.
+        ``assign`` (per site) and, in the compact formulation, ``serve`` (per region)
+        and ``pool_serve`` (per region pool); everything that depends on the customer
+        (demand balance, commitments) reads these columns.
         """
         if not self.compact:
             return self.assign
         keys = ["c", "k", "w", "g", "t", "derate", "col"]
-        return pd.concat([self.assign[keys], self.serve[keys]], ignore_index=True)
+        parts = [self.assign[keys], self.serve[keys]]
+        if not self.pool_serve.empty:
+            parts.append(self.pool_serve[keys])
+        return pd.concat(parts, ignore_index=True)
 
 
 def energy_coefficients(

@@ -121,17 +121,20 @@ def compact_keys(
 
 
 def define_region_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Region balance: sum_{k,g} serve[c,e,k,w,g,p] - sum_{s in e} busy[c,s,w,p] == 0 (chips)."""
-    serve, busy = columns.serve, columns.busy
-    if not columns.compact or serve.empty:
+    """Region balance: sum_{k,g} serve + sum_q pool_draw - sum_{s in e} busy == 0 (chips)."""
+    serve, busy, draw = columns.serve, columns.busy, columns.pool_draw
+    if not columns.compact or (serve.empty and draw.empty):
         return
-    keys = serve[BALANCE_KEYS].drop_duplicates().sort_values(BALANCE_KEYS).reset_index(drop=True)
+    parts = [f[BALANCE_KEYS] for f in (serve, draw) if not f.empty]
+    keys = pd.concat(parts).drop_duplicates().sort_values(BALANCE_KEYS).reset_index(drop=True)
     rows = builder.add_rows(
         "region_balance", columns.scenario.index, keys, "==", np.zeros(len(keys))
     )
     row_of = keys.assign(row=rows)
-    m = serve.merge(row_of, on=BALANCE_KEYS)
-    builder.add_terms(m["row"], m["col"], 1.0)
+    for supply in (serve, draw):
+        if not supply.empty:
+            m = supply.merge(row_of, on=BALANCE_KEYS)
+            builder.add_terms(m["row"], m["col"], 1.0)
     m = busy.merge(row_of, on=BALANCE_KEYS)
     builder.add_terms(m["row"], m["col"], -1.0)
 
