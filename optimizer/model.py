@@ -76,15 +76,22 @@ assign columns):
   :func:`~optimizer.families.base.energy_coefficients`);
 * ``serve[c,e,k,w,g,p]`` chips of region e serving customer k: demand balance
   (x h100e x derate) and commitments (x it_kw / 1000);
-* 12. ``region_balance``: sum_{k,g} serve[c,e,k,w,g,p] = sum_{s in e} busy[c,s,w,p]
-  (chips; :mod:`optimizer.families.region`).
+* 12. ``region_balance``: sum_{k,g} serve[c,e,k,w,g,p] + sum_q pool_draw[c,e,q,w,p] =
+  sum_{s in e} busy[c,s,w,p] (chips; :mod:`optimizer.families.region`);
+* where n (customer, group) pairs of a (chip, workload, period) may all be served from
+  the same m regions and n * m > n + m + 1, their serve columns are pooled:
+  ``pool_serve[c,q,k,w,g,p]`` (demand balance and commitments read it like serve),
+  ``pool_draw[c,e,q,w,p]`` per member region e of the pool q (region balance), and
+  13. ``pool_balance``: sum_{e in q} pool_draw[c,e,q,w,p] = sum_{k,g}
+  pool_serve[c,q,k,w,g,p] (chips; :mod:`optimizer.families.pool`).
 
 It is exact: every reference plan maps to a compact plan of the same cost and back.
-The report's per-site, per-customer ``assignment`` is the compact plan split by the
-north-west corner rule (largest first) of
-:func:`optimizer.families.region.split_region_service`; the checker verifies the
-balance and both margins of the split row by row, and every other check runs on the
-split. The keys are derived from the reference keys and the product structure is
+The report's per-site, per-customer ``assignment`` is the compact plan (pooled
+service first split to regions in proportion to each region's draw,
+:func:`optimizer.families.pool.spread_pool_service`) split by the north-west corner
+rule (largest first) of :func:`optimizer.families.region.split_region_service`; the
+checker verifies both balances and both margins of each split row by row, and every
+other check runs on the split. The keys are derived from the reference keys and the product structure is
 verified by counting (:func:`~optimizer.families.region.compact_keys`); a scenario
 where it fails keeps the reference columns (``formulation_note`` says so). Cluster
 mode (``clusters`` / ``integer_units``) always builds the reference: its families
