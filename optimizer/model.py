@@ -91,8 +91,8 @@ service first split to regions in proportion to each region's draw,
 :func:`optimizer.families.pool.spread_pool_service`) split by the north-west corner
 rule (largest first) of :func:`optimizer.families.region.split_region_service`; the
 checker verifies both balances and both margins of each split row by row, and every
-other check runs on the split. The keys are derived from the reference keys and the product structure is
-verified by counting (:func:`~optimizer.families.region.compact_keys`); a scenario
+other check runs on the split. The keys are derived from the reference keys and the
+product structure is verified by counting (:func:`~optimizer.families.region.compact_keys`); a scenario
 where it fails keeps the reference columns (``formulation_note`` says so). Cluster
 mode (``clusters`` / ``integer_units``) always builds the reference: its families
 need per-site, per-customer training columns. Only the chosen optimal vertex may
