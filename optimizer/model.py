@@ -92,8 +92,9 @@ service first split to regions in proportion to each region's draw,
 rule (largest first) of :func:`optimizer.families.region.split_region_service`; the
 checker verifies both balances and both margins of each split row by row, and every
 other check runs on the split. The keys are derived from the reference keys and the
-product structure is verified by counting (:func:`~optimizer.families.region.compact_keys`); a scenario
-where it fails keeps the reference columns (``formulation_note`` says so). Cluster
+product structure is verified by counting
+(:func:`~optimizer.families.region.compact_keys`); a scenario where it fails keeps the
+reference columns (``formulation_note`` says so). Cluster
 mode (``clusters`` / ``integer_units``) always builds the reference: its families
 need per-site, per-customer training columns. Only the chosen optimal vertex may
 differ between the formulations (the objective does not): e.g. the LP-mode
