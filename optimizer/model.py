@@ -1021,14 +1021,12 @@ def build_stochastic_model(
         _first_stage_keys(scenarios, kinds) if universe is None else universe.keys
     )
     compact = formulation == "compact" and not exact
-    pools: dict[str, int] = {}
-    all_columns = _add_columns(builder, scenarios, keys, compact, kinds, codes["e"], pools)
+    all_columns = _add_columns(builder, scenarios, keys, compact, kinds, codes["e"])
     for columns in all_columns:
         for family in REGISTRY:
             if not family.builds_columns:
                 family.define(builder, columns)
         define_objective(builder, columns)
-    codes = {**codes, "q": tuple(pools)}  # region pools, in order of first use
     model = _assemble(builder, scenarios, codes, probabilities, periods, integer_units)
     built, note = _formulation_built(formulation, exact, all_columns)
     return replace(model, clusters=exact, formulation=built, formulation_note=note)
@@ -1060,7 +1058,6 @@ def _add_columns(
     compact: bool = False,
     kinds: Sequence[str] = FIRST_STAGE,
     region_names: tuple[str, ...] = (),
-    pools: dict[str, int] | None = None,
 ) -> list[ScenarioColumns]:
     """Add the columns: shared first stage (``keys`` of ``kinds``), then per scenario the rest.
 
@@ -1069,8 +1066,8 @@ def _add_columns(
     columns (assign, unmet, breach; ``compact``: busy and serve instead of assign,
     where :func:`optimizer.families.region.compact_keys` finds them exact, and
     pool_serve and pool_draw instead of the serve columns
-    :func:`optimizer.families.pool.pool_keys` pools). ``pools`` collects the region
-    pools' names and codes (``region_names``: name of each region code).
+    :func:`optimizer.families.pool.pool_keys` pools; ``builder.pools`` collects the
+    region pools' names and codes, ``region_names`` is the name of each region code).
     """
     first = {kind: keys[kind].assign(col=builder.add_vars(kind, -1, keys[kind])) for kind in kinds}
     all_columns = []
@@ -1093,9 +1090,7 @@ def _add_columns(
         split = compact_keys(operating["assign"], scenario.site_regions) if compact else None
         if split is not None:
             columns.compact = True
-            kept, pool_serve, pool_draw = pool_keys(
-                split[1], region_names, pools if pools is not None else {}
-            )
+            kept, pool_serve, pool_draw = pool_keys(split[1], region_names, builder.pools)
             operating = {
                 **operating,
                 "assign": split[2],
@@ -1237,7 +1232,7 @@ def _assemble(
         datasets=tuple(scenario.dataset for scenario in scenarios),
         weights=probabilities,
         periods=periods,
-        codes=codes,
+        codes={**codes, "q": tuple(builder.pools)},  # region pools, in order of first use
         variables=var,
         constraints=con,
         matrix=mat,

@@ -202,6 +202,8 @@ class ModelBuilder:
         self.terms: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
         self.costs: list[pd.DataFrame] = []
         self.consts: list[pd.DataFrame] = []
+        #: Region pool name -> code ``q`` (:func:`optimizer.families.pool.pool_keys`).
+        self.pools: dict[str, int] = {}
 
     def add_vars(self, kind: str, scenario: int, keys: pd.DataFrame) -> np.ndarray:
         """Add one column per row of ``keys`` (code columns); return column ids."""
