@@ -374,7 +374,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         "on-site generation {key} (built up to {period}) needs {amount} MW more than its site cap",
         "MW",
         _SITE_SOURCE,
-        summary_words="on-site {1} permit cap at {0}",
+        summary_words="{1} permit cap at {0}",
         limit=True,
     ),
     ConstraintFamily(
