@@ -82,6 +82,7 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
     frames = [df.value for df in at.dataframe]
     money = [f for f in frames if {"cost_usd", "cash_usd", "cash_kind"} <= set(f.columns)]
     assert len(money) == 1 and (money[0]["cash_usd"] > 0).any()
+    assert (money[0][["cost_usd", "cash_usd"]] % 1 == 0).all().all()  # whole dollars
     # cash per year: capex and opex columns (penalties are not cash), whole dollars
     per_year = [f for f in frames if "year" in f.columns]
     assert len(per_year) == 1 and list(per_year[0].columns) == ["year", "capex", "opex"]

@@ -211,7 +211,7 @@ if costs is not None and len(costs) and "cash_usd" in costs:
             ["cost_usd", "cash_usd"]
         ].sum()
         st.dataframe(
-            money,
+            money.round({"cost_usd": 0, "cash_usd": 0}),  # whole dollars
             hide_index=True,
             width="stretch",
             key="plan_money",
