@@ -81,7 +81,6 @@ from optimizer.families.grouping import (
     value_at,
 )
 from optimizer.families.placement import cluster_rules
-from optimizer.families.pool import spread_pool_service
 from optimizer.families.region import split_region_service
 from optimizer.model import COST_TERMS, DEFINITION_FAMILIES, FAMILIES, PlanningModel
 from optimizer.power_results import (
@@ -397,11 +396,73 @@ def _add_compact_frames(
         out[k] = f
     direct = out["serve"]
     direct["pool"] = object_column(np.full(len(direct), "", dtype=object))
-    pooled = spread_pool_service(out["pool_serve"], out["pool_draw"])
+    pooled = _spread_pools(model, scenario, val)
     out["serve"] = pd.concat([direct, pooled], ignore_index=True) if len(pooled) else direct
     region = model.datasets[scenario].table("sites").set_index("site")["region"]
     split = split_region_service(out["busy"], out["serve"], region)
     out["assign"] = pd.concat([out["assign"], split], ignore_index=True)
+
+
+def _spread_pools(model: PlanningModel, scenario: int, val: np.ndarray) -> pd.DataFrame:
+    """Per-region service of the pooled pairs, on column positions cached per structure.
+
+    The values of :func:`optimizer.families.pool.spread_pool_service` (the reference
+    on frames, same rows in the same order): for each pool_serve column and each region
+    of its pool, pool_serve x pool_draw / the pool's total draw, positive rows only.
+    """
+    ps_col, pd_col, gid, n_groups, draw_cols, draw_gid, keys = _pool_pairs(model, scenario)
+    if not len(ps_col):
+        return object_frame({**{k: v[:0] for k, v in keys.items()}, "value": np.zeros(0)})
+    draw = val[draw_cols]
+    total = np.bincount(draw_gid, weights=np.where(draw > 0, draw, 0.0), minlength=n_groups)
+    xs, xd = val[ps_col], val[pd_col]
+    ok = (xs > 0) & (xd > 0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = np.where(ok, xs * (xd / np.where(ok, total[gid], 1.0)), 0.0)
+    keep = value > 0
+    out = {k: v[keep] for k, v in keys.items() if k != "pool"}
+    out["value"] = value[keep]
+    out["pool"] = keys["pool"][keep]
+    return object_frame(out)
+
+
+def _pool_pairs(model: PlanningModel, scenario: int) -> tuple[Any, ...]:
+    """(pool_serve column, pool_draw column) pairs of each pool and their domain keys."""
+
+    def make() -> tuple[Any, ...]:
+        var = model.variables
+        sc, kind = var["scenario"].to_numpy(), var["kind"].to_numpy()
+        code = ["c", "e", "k", "w", "g", "t", "q"]
+        ps = var.loc[(kind == "pool_serve") & (sc == scenario), code]
+        pdw = var.loc[(kind == "pool_draw") & (sc == scenario), code]
+        ps = ps.assign(ps_col=ps.index.to_numpy()).drop(columns="e")
+        pdw = pdw.assign(pd_col=pdw.index.to_numpy())[["c", "e", "q", "w", "t", "pd_col"]]
+        pool = ["c", "q", "w", "t"]
+        draw_gid, groups = pd.MultiIndex.from_frame(pdw[pool]).factorize()
+        pdw = pdw.assign(gid=draw_gid)
+        m = ps.merge(pdw, on=pool)  # left order: pool_serve columns, then draw order
+        names = {k: np.asarray(v, dtype=object) for k, v in model.codes.items()}
+        per = np.asarray(model.periods, dtype=object)
+        keys = {
+            "chip": names["c"][m["c"].to_numpy()],
+            "region": names["e"][m["e"].to_numpy()],
+            "customer": names["k"][m["k"].to_numpy()],
+            "workload": names["w"][m["w"].to_numpy()],
+            "demand_regions": names["g"][m["g"].to_numpy()],
+            "period": per[m["t"].to_numpy()],
+            "pool": names["q"][m["q"].to_numpy()] if len(m) else np.zeros(0, dtype=object),
+        }
+        return (
+            m["ps_col"].to_numpy(),
+            m["pd_col"].to_numpy(),
+            m["gid"].to_numpy(),
+            len(groups),
+            pdw["pd_col"].to_numpy(),
+            np.asarray(draw_gid),
+            keys,
+        )
+
+    return cached(model, ("pool_pairs", scenario), make)
 
 
 def _compact_keys(

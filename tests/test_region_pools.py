@@ -236,3 +236,19 @@ def test_spread_of_a_pool_that_draws_nothing_serves_nothing() -> None:
     assert spread_pool_service(ps, pdw).empty
     out = spread_pool_service(ps.assign(value=10.0), pdw.assign(value=[3.0, 1.0]))
     assert out.set_index("region")["value"].to_dict() == pytest.approx({"r1": 7.5, "r2": 2.5})
+
+
+@pytest.mark.parametrize("which", ["hand", "default"])
+def test_the_results_spread_is_the_reference_spread_bit_for_bit(which: str) -> None:
+    from capacity import load_dataset
+    from tests.conftest import DEFAULT_DATA
+
+    ds = _two_regions() if which == "hand" else load_dataset(DEFAULT_DATA)
+    m = build_model(ds)
+    frames = solution_frames(m, run_solver(m, SolveOptions()).x)
+    reference = spread_pool_service(frames["pool_serve"], frames["pool_draw"])
+    serve = frames["serve"]
+    fast = serve[serve["pool"].to_numpy() != ""].reset_index(drop=True)
+    assert len(reference) > 0 and len(fast) == len(reference)
+    for column in reference.columns:
+        assert fast[column].tolist() == reference[column].tolist(), column

@@ -360,12 +360,15 @@ def _solve_cached(
     time_limit_s: float | None,
     _ds: Dataset,
     clusters: bool = False,
+    formulation: str = "compact",
 ) -> tuple[Any, float, str]:
     from optimizer import SolveOptions, solve
 
     _CACHE_MISS.ran = True  # the body runs only on a cache miss
     t0 = time.perf_counter()
-    options = SolveOptions(solver=solver, time_limit_s=time_limit_s, clusters=clusters)
+    options = SolveOptions(
+        solver=solver, time_limit_s=time_limit_s, clusters=clusters, formulation=formulation
+    )
     res = solve(_ds, options)
     return res, time.perf_counter() - t0, datetime.now().strftime("%H:%M:%S")
 
@@ -376,10 +379,13 @@ def solve_timed(
     solver: str = "highs",
     time_limit_s: float | None = None,
     clusters: bool = False,
+    formulation: str = "compact",
 ) -> TimedResult:
     """Solve ``ds`` (cached on its content hash, scenario and options); never raises.
 
-    ``clusters`` solves the exact training-cluster MIP (``--clusters``).
+    ``clusters`` solves the exact training-cluster MIP (``--clusters``); ``formulation``
+    is ``compact`` (the default) or ``reference`` (``--formulation``: the same optimum,
+    per-site, per-customer columns).
 
     Returns
     -------
@@ -397,7 +403,7 @@ def solve_timed(
     t0 = time.perf_counter()
     try:
         res, seconds, solved_at = _solve_cached(
-            ds.hash, ds.scenario, solver, time_limit_s, ds, clusters
+            ds.hash, ds.scenario, solver, time_limit_s, ds, clusters, formulation
         )
     except Exception as e:  # noqa: BLE001 - shown as an error status, never a traceback
         err = ErrorResult(
@@ -448,9 +454,12 @@ def solve_and_record(
     solver: str = "highs",
     time_limit_s: float | None = None,
     clusters: bool = False,
+    formulation: str = "compact",
 ) -> PlanRun:
     """Solve ``ds`` (cached) and record it; see :func:`solve_timed`."""
-    t = solve_timed(ds, solver=solver, time_limit_s=time_limit_s, clusters=clusters)
+    t = solve_timed(
+        ds, solver=solver, time_limit_s=time_limit_s, clusters=clusters, formulation=formulation
+    )
     return record_run(ds, t.result, solver, t.seconds, solved_at=t.solved_at, cached=t.cached)
 
 

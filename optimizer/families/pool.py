@@ -50,6 +50,7 @@ from optimizer.families.base import (
     violations,
 )
 from optimizer.families.frames import frame as object_frame
+from optimizer.families.grouping import Groups, group_sum
 
 #: Keys of one pool balance row: chip, pool, workload, period.
 POOL_KEYS = ["c", "q", "w", "t"]
@@ -189,23 +190,32 @@ def spread_pool_service(pool_serve: pd.DataFrame, pool_draw: pd.DataFrame) -> pd
 
 
 # ------------------------------------------------------------------------- the checker
-def _sums(frame: pd.DataFrame, keys: list[str]) -> pd.Series:
-    return frame.groupby(keys, sort=True)["value"].sum()
-
-
 def _side_by_side(
-    family: str, x: pd.Series, y: pd.Series, prefix: str, tol: float
+    family: str, x: pd.DataFrame, y: pd.DataFrame, keys: list[str], prefix: str, tol: float
 ) -> list[pd.DataFrame]:
-    both = pd.concat([x.rename("x"), y.rename("y")], axis=1).fillna(0.0)
-    parts = [both.index.get_level_values(i).astype(str) for i in range(both.index.nlevels)]
-    text = pd.Series(parts[0], dtype=object)
-    for p in parts[1:-1]:
-        text = text + "/" + pd.Series(p, dtype=object)
-    keys = prefix + text + "," + pd.Series(parts[-1], dtype=object)
-    lhs, rhs = both["x"].to_numpy(dtype=float), both["y"].to_numpy(dtype=float)
+    """Check the sums of ``value`` by ``keys`` of two frames equal (0 where a key is absent).
+
+    What ``x.groupby(keys).sum()`` and ``y.groupby(keys).sum()`` joined by an outer
+    merge give, on integer group codes (:class:`~optimizer.families.grouping.Groups`).
+    """
+    nx = len(x)
+    groups = Groups(
+        [np.concatenate([x[k].to_numpy(dtype=object), y[k].to_numpy(dtype=object)]) for k in keys]
+    )
+    lhs = group_sum(groups.ids[:nx], x["value"].to_numpy(dtype=float), groups.n)
+    rhs = group_sum(groups.ids[nx:], y["value"].to_numpy(dtype=float), groups.n)
+
+    def text(bad: np.ndarray) -> np.ndarray:
+        parts = [groups.key(i)[bad].astype(str).astype(object) for i in range(len(keys))]
+        out = parts[0]
+        for p in parts[1:-1]:
+            out = out + "/" + p
+        joined: np.ndarray = prefix + out + "," + parts[-1]
+        return joined
+
     return [
-        violations(family, keys, lhs, rhs, "<=", tol),
-        violations(family, keys, lhs, rhs, ">=", tol),
+        violations(family, text, lhs, rhs, "<=", tol),
+        violations(family, text, lhs, rhs, ">=", tol),
     ]
 
 
@@ -223,15 +233,17 @@ def check_pool_balance(inputs: CheckInputs) -> pd.DataFrame:
         return violations("pool_balance", pd.Series([], dtype=str), [], [], "<=", 0.0)
     tol = inputs.tolerance
     serve = inputs.frames["serve"]
-    split = serve[serve["pool"].astype(str).to_numpy() != ""] if "pool" in serve else serve.iloc[:0]
-    split = split.assign(pool=split.get("pool", pd.Series([], dtype=object)))
+    if "pool" in serve:
+        split = serve[serve["pool"].astype(str).to_numpy() != ""]
+    else:
+        split = serve.iloc[:0].assign(pool=pd.Series([], dtype=object))
     out: list[pd.DataFrame] = []
     g = ["chip", "pool", "workload", "period"]
-    out += _side_by_side("pool_balance", _sums(pdw, g), _sums(ps, g), "", tol)
+    out += _side_by_side("pool_balance", pdw, ps, g, "", tol)
     g = ["chip", "pool", "customer", "workload", "demand_regions", "period"]
-    out += _side_by_side("pool_balance", _sums(split, g), _sums(ps, g), "split ", tol)
+    out += _side_by_side("pool_balance", split, ps, g, "split ", tol)
     g = ["chip", "region", "pool", "workload", "period"]
-    out += _side_by_side("pool_balance", _sums(split, g), _sums(pdw, g), "split ", tol)
+    out += _side_by_side("pool_balance", split, pdw, g, "split ", tol)
     return pd.concat(out, ignore_index=True)
 
 

@@ -54,6 +54,16 @@ clusters = c5.checkbox(
     "training' per quarter; slower, set a time limit: the MIP gap is reported). Off: "
     "the LP plan is solved and fragmented training is reported below.",
 )
+formulation = c5.selectbox(
+    "Formulation",
+    ["compact", "reference"],
+    key="solve_formulation",
+    persist_state="session",
+    help="compact (default): busy chips per site and service per region or region pool, "
+    "the smaller exact LP. reference: one column per chip, site, customer and quarter. "
+    "Both reach the same optimal cost; where the optimum is not unique they may report "
+    "different, equally optimal plans. Exact clusters always use the reference.",
+)
 clicked = c4.button("Solve", type="primary", key="solve", disabled=not ok)
 if not ok:
     st.info(f"The optimizer is not installed yet, so plans cannot be solved ({why}).")
@@ -62,7 +72,11 @@ if clicked:
     with st.status(f"Solving {ds.scenario} with {solver}…", expanded=True) as status:
         st.write("Building and solving the linear program (cached on the data's hash)…")
         run = solve_and_record(
-            ds, solver=solver, time_limit_s=float(limit) or None, clusters=bool(clusters)
+            ds,
+            solver=solver,
+            time_limit_s=float(limit) or None,
+            clusters=bool(clusters),
+            formulation=str(formulation),
         )
         state = (
             "complete" if run.metrics["status"] in ("optimal", "time_limit_feasible") else "error"
