@@ -111,6 +111,24 @@ def test_pages_render_on_the_tiny_dataset_before_any_solve(
     assert any("No plan yet" in t for t in _texts(at.info))
 
 
+def test_the_formulation_selector_reaches_the_solve(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_app(monkeypatch)
+    goto(at, "plan")
+    assert at.selectbox(key="solve_formulation").value == "compact"  # the default
+    compact = _solve_in_app(at)
+    assert at.session_state["plan"].result.formulation == "compact"
+    at.selectbox(key="solve_formulation").set_value("reference")
+    at.run()
+    reference = _solve_in_app(at)
+    plan = at.session_state["plan"]
+    assert plan.result.formulation == "reference"
+    ds = load_dataset(TINY)
+    direct = solve(ds, SolveOptions(formulation="reference"))
+    assert plan.result.n_variables == direct.n_variables
+    assert reference == pytest.approx(compact, rel=1e-9)
+    assert reference == pytest.approx(direct.objective_usd, rel=1e-9)
+
+
 def test_missing_dataset_shows_a_message_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
