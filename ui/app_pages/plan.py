@@ -29,7 +29,7 @@ if ds is None:
     st.stop()
 
 ok, why = optimizer_status()
-c1, c2, c3, c5, c4 = st.columns([2, 1, 1, 1, 1], vertical_alignment="bottom")
+c1, c2, c3, c6, c5, c4 = st.columns([2, 1, 1, 1, 1, 1], vertical_alignment="bottom")
 c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
 solver_labels = dict(solver_choices())
 solver = c2.selectbox(
@@ -54,7 +54,7 @@ clusters = c5.checkbox(
     "training' per quarter; slower, set a time limit: the MIP gap is reported). Off: "
     "the LP plan is solved and fragmented training is reported below.",
 )
-formulation = c5.selectbox(
+formulation = c6.selectbox(
     "Formulation",
     ["compact", "reference"],
     key="solve_formulation",
