@@ -419,6 +419,16 @@ def violations(
     return _violation_rows(family, keys, lhs, rhs, excess, bad)
 
 
+def equal_violations(
+    family: str, keys: Any, lhs: np.ndarray, rhs: np.ndarray, tolerance: float
+) -> list[pd.DataFrame]:
+    """Rows of an equality family violated either way (:func:`violations` for both senses)."""
+    return [
+        violations(family, keys, lhs, rhs, "<=", tolerance),
+        violations(family, keys, lhs, rhs, ">=", tolerance),
+    ]
+
+
 def flagged(
     family: str,
     frame: pd.DataFrame,

@@ -25,6 +25,7 @@ import pandas as pd
 
 __all__ = [
     "Groups",
+    "key_text",
     "as_target",
     "by_key",
     "group_cumsum",
@@ -493,3 +494,22 @@ def rows_at(target: Sequence[Any], source: Sequence[Any]) -> np.ndarray:
     pos[sid] = np.arange(len(sid))
     out: np.ndarray = pos[g.ids[:n]]
     return out
+
+
+def key_text(groups: Groups, n_keys: int, prefix: str = "") -> Any:
+    """Row-key text of the groups selected by a mask: ``prefix + k1/k2/...,last``.
+
+    Returns a function of the boolean mask over the groups (what
+    :func:`~optimizer.families.base.violations` takes as ``keys``), so text is made for
+    violated groups only; the last key column (the period) follows a comma.
+    """
+
+    def text(bad: np.ndarray) -> np.ndarray:
+        parts = [groups.key(i)[bad].astype(str).astype(object) for i in range(n_keys)]
+        out = parts[0]
+        for p in parts[1:-1]:
+            out = out + "/" + p
+        joined: np.ndarray = prefix + out + "," + parts[-1]
+        return joined
+
+    return text

@@ -47,10 +47,11 @@ from optimizer.families.base import (
     ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
+    equal_violations,
     violations,
 )
 from optimizer.families.frames import frame as object_frame
-from optimizer.families.grouping import Groups, group_sum
+from optimizer.families.grouping import Groups, group_sum, key_text
 
 #: Keys of one pool balance row: chip, pool, workload, period.
 POOL_KEYS = ["c", "q", "w", "t"]
@@ -205,18 +206,7 @@ def _side_by_side(
     lhs = group_sum(groups.ids[:nx], x["value"].to_numpy(dtype=float), groups.n)
     rhs = group_sum(groups.ids[nx:], y["value"].to_numpy(dtype=float), groups.n)
 
-    def text(bad: np.ndarray) -> np.ndarray:
-        parts = [groups.key(i)[bad].astype(str).astype(object) for i in range(len(keys))]
-        out = parts[0]
-        for p in parts[1:-1]:
-            out = out + "/" + p
-        joined: np.ndarray = prefix + out + "," + parts[-1]
-        return joined
-
-    return [
-        violations(family, text, lhs, rhs, "<=", tol),
-        violations(family, text, lhs, rhs, ">=", tol),
-    ]
+    return equal_violations(family, key_text(groups, len(keys), prefix), lhs, rhs, tol)
 
 
 def check_pool_balance(inputs: CheckInputs) -> pd.DataFrame:

@@ -53,6 +53,7 @@ from optimizer.families.base import (
     ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
+    equal_violations,
     violations,
 )
 from optimizer.families.frames import frame as object_frame
@@ -61,6 +62,7 @@ from optimizer.families.grouping import (
     as_target,
     group_cumsum,
     group_sum,
+    key_text,
     sorted_codes,
 )
 
@@ -273,15 +275,6 @@ def _cut(
 
 
 # ------------------------------------------------------------------------- the checker
-def _equal(
-    family: str, keys: Any, lhs: np.ndarray, rhs: np.ndarray, tol: float
-) -> list[pd.DataFrame]:
-    return [
-        violations(family, keys, lhs, rhs, "<=", tol),
-        violations(family, keys, lhs, rhs, ">=", tol),
-    ]
-
-
 def check_region_balance(inputs: CheckInputs) -> pd.DataFrame:
     """Service of a region = its sites' busy chips, and the split assign has both margins.
 
@@ -302,11 +295,12 @@ def check_region_balance(inputs: CheckInputs) -> pd.DataFrame:
     # the split rows (other groups keep their assign columns)
     kept = col.split_rows(g)
     out: list[pd.DataFrame] = []
-    out += _equal("region_balance", *_outer(col, ("serve", "busy"), g, None), tol)
+    rb = "region_balance"
+    out += equal_violations(rb, *_outer(col, ("serve", "busy"), g, None), tol)
     g = ["chip", "site", "workload", "period"]
-    out += _equal("region_balance", *_outer(col, ("assign", "busy"), g, kept, "split "), tol)
+    out += equal_violations(rb, *_outer(col, ("assign", "busy"), g, kept, "split "), tol)
     g = ["chip", "region", "customer", "workload", "demand_regions", "period"]
-    out += _equal("region_balance", *_outer(col, ("assign", "serve"), g, kept, "split "), tol)
+    out += equal_violations(rb, *_outer(col, ("assign", "serve"), g, kept, "split "), tol)
     return pd.concat(out, ignore_index=True)
 
 
@@ -402,15 +396,7 @@ def _outer(
     x = group_sum(groups.ids[:nx], xv, groups.n)
     y = group_sum(groups.ids[nx:], col.value(yk), groups.n)
 
-    def keys(bad: np.ndarray) -> np.ndarray:
-        parts = [groups.key(i)[bad].astype(str).astype(object) for i in range(len(group))]
-        text = parts[0]
-        for p in parts[1:-1]:
-            text = text + "/" + p
-        out: np.ndarray = prefix + text + "," + parts[-1]
-        return out
-
-    return keys, x, y
+    return key_text(groups, len(group), prefix), x, y
 
 
 FAMILIES = (
