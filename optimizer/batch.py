@@ -671,8 +671,9 @@ def run_case(
         outcomes: dict[str, Any] = {}
         if res.objective_usd is not None:
             outcomes = dict(plan_outcomes(res, ds))
-            outcomes["binding_families"] = sorted(binding_families(res))
-            outcomes["binding_limits"] = sorted(binding_limits(res))
+            fams, lims = binding_families(res), binding_limits(res)  # None: no duals
+            outcomes["binding_families"] = None if fams is None else sorted(fams)
+            outcomes["binding_limits"] = None if lims is None else sorted(lims)
         return CaseResult(
             case.name,
             key,
@@ -1231,7 +1232,7 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     mc = s[s["kind"] == "monte_carlo"]
     if len(mc):
         console.print(_monte_carlo_table(mc))
-        binding = _binding_shares_table(mc)
+        binding = _binding_shares_table(mc, str(result.manifest.get("solver") or ""))
         if binding is not None:
             console.print(binding)
     n_bad = len(result.invalid)
@@ -1302,20 +1303,34 @@ def _monte_carlo_table(mc: pd.DataFrame) -> Any:
     return t
 
 
-def _binding_shares_table(mc: pd.DataFrame) -> Any | None:
-    """Rich table of how often each family and limit binds (None without a plan)."""
+def _binding_shares_table(mc: pd.DataFrame, solver: str = "") -> Any | None:
+    """Rich table of how often each family and limit binds (None without a plan).
+
+    A sample whose solver returned no duals (null ``binding_families``) counts as
+    unknown, never as "binds nowhere"; the caption says so and names solvers with duals.
+    """
     from rich.table import Table
 
     from optimizer.outcomes import binding_shares
+    from optimizer.summary import no_duals_text
 
     ok = mc[mc["status"].isin(OK_STATUSES)]
-    fams = [set(filter(None, str(b).split(";"))) for b in ok["binding_families"].fillna("")]
-    lims = [set(filter(None, str(b).split(";"))) for b in ok["binding_limits"].fillna("")]
+
+    def sets(col: str) -> list[set[str] | None]:
+        return [None if pd.isna(b) else set(filter(None, str(b).split(";"))) for b in ok[col]]
+
+    fams, lims = sets("binding_families"), sets("binding_limits")
     if not fams:
         return None
     bs = binding_shares(fams)
     ls = binding_shares(lims)  # one set per sample, like fams
-    t = Table(title="How often each constraint binds (non-zero shadow price, share of samples)")
+    unknown = sum(f is None for f in fams)
+    t = Table(
+        title="How often each constraint binds (non-zero shadow price, share of samples)",
+        caption=f"{no_duals_text(solver)}: unknown for {unknown} of {len(fams)} samples"
+        if unknown
+        else None,
+    )
     t.add_column("family")
     t.add_column("any row", justify="right")
     t.add_column("limits that bind (share of samples)", overflow="fold")
@@ -1325,5 +1340,5 @@ def _binding_shares_table(mc: pd.DataFrame) -> Any | None:
             f"{f.split(':', 1)[1]} {v:.0%}"
             for f, v in zip(mine["family"], mine["share_priced"], strict=True)
         )
-        t.add_row(r.family, f"{r.share_priced:.0%}", txt)
+        t.add_row(r.family, "unknown" if pd.isna(r.share_priced) else f"{r.share_priced:.0%}", txt)
     return t

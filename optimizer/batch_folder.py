@@ -164,13 +164,20 @@ def summary_row(
         unmet_h100e=o.get("unmet_h100e"),
         trainium_share=o.get("trainium_share"),
         breach_mw=o.get("breach_mw"),
-        binding_families=";".join(o.get("binding_families") or []),
-        binding_limits=";".join(o.get("binding_limits") or []),
+        binding_families=_joined(o, "binding_families"),
+        binding_limits=_joined(o, "binding_limits"),
         time_s=e.get("time_s"),
         skipped=skipped,
         error=(e.get("error") or "").splitlines()[0] if e.get("error") else "",
     )
     return row
+
+
+def _joined(outcomes: Mapping[str, Any], key: str) -> str | None:
+    """``;``-joined names; None when the case has them as null (no duals: unknown)."""
+    if key in outcomes and outcomes[key] is None:
+        return None
+    return ";".join(outcomes.get(key) or [])
 
 
 def _other_rows(doc: Mapping[str, Any], names: set[str]) -> list[dict[str, Any]]:

@@ -10,11 +10,15 @@ The figures every scenario analysis reports (:mod:`optimizer.batch` per case,
   compute (``assignment.h100e``, after derate; NaN when nothing is served);
 * ``breach_mw``: sum of ``commitments.breach_mw`` (MW-quarters).
 
-Binding families and limits are read from the ``shadow_prices`` result table.
+Binding families and limits are read from the ``shadow_prices`` result table. A plan
+whose solver returned no duals (:func:`optimizer.summary.missing_duals`) has no known
+priced families or limits: the functions that read prices return None for it, never
+an empty set (which would read as "nothing binds").
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -22,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.families import REGISTRY
-from optimizer.summary import OK_STATUSES
+from optimizer.summary import OK_STATUSES, missing_duals
 
 __all__ = [
     "LIMIT_FAMILIES",
@@ -94,7 +98,7 @@ def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, floa
     }
 
 
-def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[str]:
+def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[str] | None:
     """Constraint families with at least one binding row in a plan.
 
     Parameters
@@ -109,8 +113,12 @@ def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[s
 
     Returns
     -------
-    set of str
+    set of str or None
+        None for ``by="price"`` when the plan has no shadow prices (the solver
+        returned no duals): which families are priced is then unknown.
     """
+    if by != "slack" and missing_duals(res):
+        return None
     sp = _tab(res, "shadow_prices")
     if sp.empty:
         return set()
@@ -132,12 +140,15 @@ LIMIT_FAMILIES = tuple(
 )
 
 
-def binding_limits(res: Any, tol: float = 1e-9) -> set[str]:
+def binding_limits(res: Any, tol: float = 1e-9) -> set[str] | None:
     """Limits (``family:key``) with a non-zero shadow price in at least one period.
 
     Only rows of :data:`LIMIT_FAMILIES` are listed, e.g. ``supply_resource:cowos_wafers``
-    or ``site_grid:northern_virginia``.
+    or ``site_grid:northern_virginia``; None when the plan has no shadow prices (the
+    solver returned no duals).
     """
+    if missing_duals(res):
+        return None
     sp = _tab(res, "shadow_prices")
     if sp.empty:
         return set()
@@ -184,36 +195,42 @@ def outcome_percentiles(samples: pd.DataFrame, outcomes: Sequence[str] = OUTCOME
 
 
 def binding_shares(
-    priced: Sequence[set[str]], slack: Sequence[set[str]] | None = None
+    priced: Sequence[set[str] | None], slack: Sequence[set[str]] | None = None
 ) -> pd.DataFrame:
     """Share of samples in which each constraint family binds.
 
     Parameters
     ----------
-    priced : sequence of set of str
-        Per sample, the families with a non-zero shadow price.
+    priced : sequence of (set of str or None)
+        Per sample, the families with a non-zero shadow price; None for a sample
+        without shadow prices (its solver returned no duals).
     slack : sequence of set of str, optional
         Per sample, the families with a row at its limit (``binding`` True).
 
     Returns
     -------
     DataFrame
-        ``family, share_priced, share_binding, n`` sorted by ``share_priced``
-        descending.
+        ``family, share_priced, share_binding, n, n_priced`` sorted by
+        ``share_priced`` descending (unknown last). ``share_priced`` is a share of the
+        ``n_priced`` samples with shadow prices, NaN when none has them (unknown,
+        not 0); ``share_binding`` a share of all ``n`` samples.
     """
     n = len(priced)
+    known = [p for p in priced if p is not None]
     slack = slack if slack is not None else [set()] * n
-    fams = sorted(set().union(*priced, *slack)) if n else []
+    fams = sorted(set().union(*known, *slack)) if n else []
     rows = [
         {
             "family": f,
-            "share_priced": sum(f in s for s in priced) / n,
+            "share_priced": sum(f in s for s in known) / len(known) if known else math.nan,
             "share_binding": sum(f in s for s in slack) / n,
             "n": n,
+            "n_priced": len(known),
         }
         for f in fams
     ]
-    df = pd.DataFrame(rows, columns=["family", "share_priced", "share_binding", "n"])
+    cols = ["family", "share_priced", "share_binding", "n", "n_priced"]
+    df = pd.DataFrame(rows, columns=cols)
     return df.sort_values(
-        ["share_priced", "family"], ascending=[False, True], kind="stable"
+        ["share_priced", "family"], ascending=[False, True], kind="stable", na_position="last"
     ).reset_index(drop=True)

@@ -51,7 +51,7 @@ from optimizer.outcomes import (
     plan_outcomes,
     plan_status,
 )
-from optimizer.summary import OK_STATUSES
+from optimizer.summary import OK_STATUSES, missing_duals, no_duals_text
 from optimizer.sweep import MonteCarloSpec, fill_level
 
 __all__ = [
@@ -415,14 +415,21 @@ class MonteCarloResult:
         (some row has ``binding == True``, i.e. no slack), ``n``.
     limits : DataFrame
         One row per limit of :func:`binding_limits` (``limit`` = ``family:key``):
-        ``limit, share_priced, n`` (share of samples where it has a non-zero shadow
-        price in some period).
+        ``limit, share_priced, n, n_priced`` (share of samples where it has a non-zero
+        shadow price in some period).
+    duals_note : str
+        When some samples have no shadow prices (their solver returns no duals):
+        which solver, which ones give them, and for how many samples the priced
+        shares are unknown (``share_priced`` is over the ``n_priced`` samples with
+        prices, NaN when none has them; the samples' ``binding_families`` and
+        ``binding_limits`` are null). "" when every sample has its duals.
     """
 
     samples: pd.DataFrame
     percentiles: pd.DataFrame
     binding: pd.DataFrame
     limits: pd.DataFrame = field(default_factory=pd.DataFrame)
+    duals_note: str = ""
 
 
 def monte_carlo(
@@ -457,9 +464,9 @@ def monte_carlo(
     base = apply_scenario(ds, mc.base)
     draws = mc.draw()
     rows: list[dict[str, Any]] = []
-    priced: list[set[str]] = []
+    priced: list[set[str] | None] = []
     slack: list[set[str]] = []
-    limits: list[set[str]] = []
+    limits: list[set[str] | None] = []
     dsets: list[Any] = []
     idx: list[int] = []
     for k in range(mc.samples):
@@ -478,6 +485,7 @@ def monte_carlo(
         rows.append(row)
     results = solve_many(base, dsets, options, reuse=reuse)
     by_k = dict(zip(idx, zip(dsets, results, strict=True), strict=True))
+    no_duals: list[Any] = []
     for k, row in enumerate(rows):
         if k not in by_k:
             row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="", binding_limits="")
@@ -486,19 +494,42 @@ def monte_carlo(
         row["status"] = plan_status(r)
         if row["status"] in OK_STATUSES:
             row.update(plan_outcomes(r, d))
-            bp, bs = binding_families(r), binding_families(r, by="slack")
+            bp, lim = binding_families(r), binding_limits(r)
             priced.append(bp)
-            slack.append(bs)
-            row["binding_families"] = ";".join(sorted(bp))
-            lim = binding_limits(r)
+            slack.append(binding_families(r, by="slack") or set())
             limits.append(lim)
-            row["binding_limits"] = ";".join(sorted(lim))
+            row["binding_families"] = None if bp is None else ";".join(sorted(bp))
+            row["binding_limits"] = None if lim is None else ";".join(sorted(lim))
+            if bp is None:
+                no_duals.append(r)
         else:
             row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="", binding_limits="")
     samples = pd.DataFrame(rows)
-    lim = binding_shares(limits).rename(columns={"family": "limit"})[["limit", "share_priced", "n"]]
+    cols = ["limit", "share_priced", "n", "n_priced"]
+    lim_df = binding_shares(limits).rename(columns={"family": "limit"})[cols]
     return MonteCarloResult(
-        samples, outcome_percentiles(samples), binding_shares(priced, slack), lim
+        samples,
+        outcome_percentiles(samples),
+        binding_shares(priced, slack),
+        lim_df,
+        duals_note=_samples_duals_note(no_duals, len(priced)),
+    )
+
+
+def _samples_duals_note(no_duals: Sequence[Any], n_plans: int) -> str:
+    """Note on the samples without shadow prices ("" when every plan has them).
+
+    E.g. ``"shadow prices are not available from SCIP_PY (...); solve with highs or
+    PULP_CBC_CMD for them: which limits bind by shadow price is unknown for 4 of 4
+    samples with a plan"``.
+    """
+    if not no_duals:
+        return ""
+    r = no_duals[0]
+    text = no_duals_text(str(getattr(r, "solver", "") or ""), missing_duals(r))
+    return (
+        f"{text}: which limits bind by shadow price is unknown for {len(no_duals)} of "
+        f"{n_plans} samples with a plan"
     )
 
 

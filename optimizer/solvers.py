@@ -234,6 +234,16 @@ def solver_version(name: str) -> str:
     return "unknown"
 
 
+def returns_duals(name: str) -> bool:
+    """True when the solver (any case; ``cbc`` too) returns row duals, i.e. shadow prices."""
+    return name.upper() not in {n.upper() for n in _NO_DUALS}
+
+
+def dual_solver_names() -> tuple[str, ...]:
+    """Available solvers that return shadow prices (the ``duals`` column of the list)."""
+    return tuple(n for n in solver_names() if returns_duals(n))
+
+
 def available_solvers() -> list[SolverInfo]:
     """Every solver ``--solver`` accepts on this machine, with its version.
 
@@ -246,7 +256,7 @@ def available_solvers() -> list[SolverInfo]:
     out = []
     for n in solver_names():
         iface = "highspy (bulk)" if n == BULK_HIGHS else f"PuLP {n}"
-        out.append(SolverInfo(n, iface, solver_version(n), n not in _NO_DUALS))
+        out.append(SolverInfo(n, iface, solver_version(n), returns_duals(n)))
     return out
 
 

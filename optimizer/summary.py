@@ -26,6 +26,8 @@ __all__ = [
     "PlanSummary",
     "commitments_title",
     "describe_limit",
+    "missing_duals",
+    "no_duals_text",
     "exit_code",
     "fmt_energy",
     "fmt_qty",
@@ -216,7 +218,9 @@ class PlanSummary:
     mip_gap : float or None
         Integer mode: relative gap ``|objective - bound| / |objective|`` (share).
     duals_note : str
-        Why shadow prices are null (solver returns no duals), else "".
+        Why shadow prices are null (:func:`missing_duals`: the solver returns no
+        duals), else "". When set, ``binding`` is empty because the binding limits are
+        not known, not because none binds.
     training_clusters : pandas.DataFrame
         Runs of each ruled customer's training per site
         (:func:`cluster_spans` of the ``training_clusters`` table, customers with a cluster
@@ -348,6 +352,67 @@ def _binding(tables: Mapping[str, pd.DataFrame], top: int) -> pd.DataFrame:
     g["limit"] = [describe_limit(f, k) for f, k in zip(g["family"], g["key"], strict=True)]
     g["periods"] = g["periods"].astype(int)
     return g[out_cols]
+
+
+def missing_duals(result: Any) -> str:
+    """Say why a plan has no shadow prices; "" when the solver returned its duals.
+
+    The one signal every reader of duals uses (summary, Monte Carlo binding shares,
+    the app): ``PlanResult.duals_note`` (set by the solve when the solver returns no
+    duals), else a ``shadow_prices`` table whose every price is null (a result read
+    back without its note).
+
+    Parameters
+    ----------
+    result : PlanResult
+        Any object with ``duals_note`` and ``tables`` (missing ones count as empty).
+
+    Returns
+    -------
+    str
+        The reason, e.g. ``"SCIP_PY returns no duals through PuLP"``; "" when duals
+        were received (or the plan has no rows to price).
+    """
+    note = str(getattr(result, "duals_note", "") or "")
+    if note:
+        return note
+    sp = (getattr(result, "tables", None) or {}).get("shadow_prices")
+    if isinstance(sp, pd.DataFrame) and len(sp) and "shadow_price" in sp.columns:
+        if bool(pd.to_numeric(sp["shadow_price"], errors="coerce").isna().all()):
+            return "the solver returned no duals"
+    return ""
+
+
+def no_duals_text(solver: str, why: str = "") -> str:
+    """Say that shadow prices are not available, and which solvers give them.
+
+    Parameters
+    ----------
+    solver : str
+        The solver of the plan (``SCIP_PY``).
+    why : str
+        The reason (:func:`missing_duals`).
+
+    Returns
+    -------
+    str
+        E.g. ``"shadow prices are not available from SCIP_PY (SCIP_PY returns no duals
+        through PuLP); solve with highs, PULP_CBC_CMD or HiGHS for them"``: the
+        suggested names are the available solvers that return duals
+        (:func:`optimizer.solvers.dual_solver_names`). When the solver itself returns
+        duals (they were lost for another reason) only the reason is given.
+    """
+    from optimizer.solvers import dual_solver_names, returns_duals
+
+    name = solver or "this solver"
+    reason = f" ({why})" if why else ""
+    if solver and returns_duals(solver):
+        return f"shadow prices are not available for this plan{reason}"
+    others = [n for n in dual_solver_names() if n.lower() != name.lower()]
+    if not others:
+        return f"shadow prices are not available from {name}{reason}"
+    names = others[0] if len(others) == 1 else ", ".join(others[:-1]) + " or " + others[-1]
+    return f"shadow prices are not available from {name}{reason}; solve with {names} for them"
 
 
 def degenerate_limits(tables: Mapping[str, pd.DataFrame]) -> int:
@@ -542,6 +607,7 @@ def summarize(
     violations = _as_frame(getattr(result, "violations", None))
     infeas = _as_frame(getattr(result, "infeasibility", None))
     obj = getattr(result, "objective_usd", None)
+    no_duals = missing_duals(result)
     return PlanSummary(
         scenario=scenario,
         status=status,
@@ -556,7 +622,7 @@ def summarize(
         n_periods=len(horizon),
         served=served,
         served_share=share,
-        binding=_binding(tables, top),
+        binding=_binding({} if no_duals else tables, top),
         facility_twh=facility,
         it_twh=it,
         water_million_m3=water,
@@ -574,10 +640,10 @@ def summarize(
         calibration=_calibration_frame(tables),
         mip_bound_usd=getattr(result, "mip_bound_usd", None),
         mip_gap=getattr(result, "mip_gap", None),
-        duals_note=str(getattr(result, "duals_note", "") or ""),
+        duals_note=no_duals,
         training_clusters=_cluster_runs(tables, horizon),
         clusters_enforced=bool(getattr(result, "clusters", False)),
-        degenerate_limits=degenerate_limits(tables),
+        degenerate_limits=0 if no_duals else degenerate_limits(tables),
     )
 
 
@@ -698,11 +764,9 @@ _STATUS_STYLE = {
 
 
 def _solver_notes(s: PlanSummary, con: Console) -> None:
-    """Print the MIP best bound and why shadow prices are missing, when that applies."""
+    """Print the MIP best bound, when the solver reports one."""
     if s.mip_bound_usd is not None:
         con.print(f"MIP best bound: {fmt_usd(s.mip_bound_usd)}")
-    if s.duals_note:
-        con.print(f"[yellow]Shadow prices unavailable: {s.duals_note}.")
 
 
 def render_summary(summary: PlanSummary, console: Console | None = None) -> None:
@@ -764,7 +828,9 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         con.print(f"Costs (discounted; capex as in-horizon rent, the objective): {parts}")
         con.print(_cash_line(s.costs, s.facility_twh, s.n_periods))
     con.print(_served_table(s))
-    if s.binding.empty:
+    if s.duals_note:
+        con.print(f"[yellow]Binding limits: unknown, {no_duals_text(s.solver, s.duals_note)}.")
+    elif s.binding.empty:
         con.print("Binding limits: no plant or supply limit binds with a non-zero shadow price")
     else:
         con.print(_binding_table(s))

@@ -155,11 +155,12 @@ def shadow_price_heatmap(
     One row per (family, unit): supply limits in wafers and in HBM stacks are two
     rows, never one. Colour is the cell's share of its row's largest |price| (0-1),
     so colours compare quarters within a row and never one unit with another; the
-    cell text and hover give the price in the row's own unit.
+    cell text and hover give the price in the row's own unit. None when the table is
+    missing or every price is null (the solver returned no duals).
     """
     s = _get(tables, "shadow_prices")
-    if s is None:
-        return None
+    if s is None or s["shadow_price"].isna().all():
+        return None  # no duals from the solver: nothing to draw, not a row of zeros
     s = s.copy()
     s["abs"] = s["shadow_price"].astype(float).abs()
     g = s.groupby(["family", "unit", "period"], as_index=False).agg(price=("abs", "max"))

@@ -285,6 +285,9 @@ def _monte_carlo_results(mc: Any) -> None:
         fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
         st.plotly_chart(fig, key="mc_hist", width="stretch")
     st.markdown("**How often each constraint family binds**")
+    note = str(getattr(mc, "duals_note", "") or "")
+    if note:
+        st.warning(f"Priced shares unknown: {note}.", icon=":material/info:")
     st.dataframe(mc.binding, hide_index=True, width="stretch")
     with st.expander("Samples"):
         samples_view, money_cfg = usd_billions(s)

@@ -7,6 +7,7 @@ import math
 import streamlit as st
 
 from capacity.csv_safe import to_safe_csv
+from optimizer.summary import missing_duals, no_duals_text
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
 from ui.formats import fmt_usd
@@ -195,12 +196,18 @@ if tc is not None and len(tc):
         st.dataframe(tc, hide_index=True, width="stretch")
 
 periods = list(ds.periods)
+no_duals = missing_duals(res)
 for row in charts.PLAN_CHARTS:
     cols = st.columns(len(row))
     for col, (k, make) in zip(cols, row, strict=True):
-        fig = make(tables, periods)
+        fig = None if k == "shadow" and no_duals else make(tables, periods)
         with col:
-            if fig is None:
+            if k == "shadow" and no_duals:
+                st.warning(
+                    f"Binding limits unknown: {no_duals_text(plan.solver, no_duals)}.",
+                    icon=":material/info:",
+                )
+            elif fig is None:
                 st.info(f"No data for the {k} chart in this plan.")
             else:
                 st.plotly_chart(fig, key=f"chart_{k}", width="stretch")
