@@ -9,9 +9,23 @@ Two explanations:
 * :func:`explain_infeasible`: an elastic re-solve. Every row of a hard family
   (everything except demand_balance and commitment, which already have the priced
   unmet / breach slack) gets a slack column that lets it give; the original costs are
-  dropped and the sum of slacks, each weighted by 1 / max(1, |rhs|) (relative
-  shortfall), is minimised. Rows whose slack is positive are the limits that had to
-  give, reported with the amount ("site new_carlisle grid in 2027Q2 short by 120 MW").
+  dropped and the slacks are minimised. Rows whose slack is positive are the limits
+  that had to give, reported with the amount ("site new_carlisle grid in 2027Q2 short
+  by 120 MW").
+
+Which rows give: tiers, then relative shortfall
+-----------------------------------------------
+Rows are relaxed in tiers (:func:`relax_tier`), lexicographically: first as little as
+possible of the bookkeeping rows (energy balance, chip inventory, fleet assignment,
+region and pool balances, hosting, clusters; tier 2) while every limit may give
+freely, then as little as possible of the physical and supply limits (tier 1) while
+the policy limits may give, and last the policy limits the user set (carbon caps,
+tier 0). One LP per tier present, each holding the tiers before it at what they had
+to give. So a carbon cap of 0 t is explained as "carbon cap over the horizon
+exceeded by 1.2e+07 t CO2" (the least the plan emits), never as an energy shortfall
+at a site. Inside a tier each slack is weighted by 1 / max(1, |rhs|, typical |rhs|
+of its family in that scenario) (a relative shortfall): a row whose limit is 0 or
+tiny weighs like the other rows of its family instead of being the dearest to relax.
 """
 
 from __future__ import annotations
@@ -36,6 +50,7 @@ __all__ = [
     "elastic_model",
     "explain_infeasible",
     "explain_missing",
+    "relax_tier",
 ]
 
 EXPLAIN_COLUMNS = ("scenario", "family", "period", "key", "amount", "unit", "message")
@@ -71,7 +86,8 @@ def _hosting_note(model: PlanningModel, scenario: int, customer: str) -> str:
 
 
 def _fmt(v: float) -> str:
-    return f"{v:,.6g}"
+    """``426851.2 -> "426,851"``, ``3478525.5 -> "3,478,526"`` (no exponent), ``0.25 -> "0.25"``."""
+    return f"{v:,.0f}" if abs(v) >= 1e6 else f"{v:,.6g}"
 
 
 def explain_missing(model: PlanningModel, scenario: int = 0) -> pd.DataFrame:
@@ -181,6 +197,44 @@ def _served_families(
     return set(zip(customers[kft[0]], names[kft[1]], kft[2].tolist(), strict=True))
 
 
+def relax_tier(family: str) -> int:
+    """Return the tier in which the elastic re-solve lets a row of ``family`` give.
+
+    Returns
+    -------
+    int
+        0 for a policy limit the user sets (``ConstraintFamily.policy``: carbon caps),
+        1 for a physical or supply limit (``ConstraintFamily.limit``: grid, water,
+        wafers ...), 2 for bookkeeping rows (balances, inventory, hosting, clusters)
+        and unknown families. Lower tiers give first (see the module docstring).
+
+    Examples
+    --------
+    >>> relax_tier("carbon_cap_horizon"), relax_tier("site_grid"), relax_tier("chip_inventory")
+    (0, 1, 2)
+    """
+    record = BY_NAME.get(family)
+    if record is None:
+        return 2
+    if record.policy:
+        return 0
+    return 1 if record.limit else 2
+
+
+def _slack_weights(con: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
+    """1 / max(1, |rhs|, median non-zero |rhs| of the row's family and scenario)."""
+    rhs = np.abs(con["rhs"].to_numpy(dtype=float)[rows])
+    f = pd.DataFrame(
+        {
+            "family": con["family"].astype(str).to_numpy()[rows],
+            "scenario": con["scenario"].to_numpy()[rows],
+            "rhs": np.where(rhs > 0, rhs, np.nan),
+        }
+    )
+    typical = f.groupby(["family", "scenario"])["rhs"].transform("median").to_numpy()
+    return 1.0 / np.fmax(np.fmax(1.0, rhs), np.nan_to_num(typical, nan=1.0))
+
+
 def elastic_model(model: PlanningModel) -> PlanningModel:
     """Return the elastic (phase-one) model: a slack on every hard row, slack costs only.
 
@@ -188,7 +242,9 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
     -------
     PlanningModel
         Original columns with zero cost (integers relaxed), then one slack column
-        (``kind`` "elastic", row id in ``j``) per hard row.
+        (``kind`` "elastic", row id in ``j``) per hard row, costing its relative
+        shortfall weight (module docstring) per unit of the row; the tiers are
+        applied by :func:`explain_infeasible`.
     """
     con = model.constraints
     hard = ~con["family"].astype(str).isin([*SOFT_FAMILIES, *DEFINITION_FAMILIES]).to_numpy()
@@ -200,7 +256,6 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
     var = model.variables.copy()
     var["cost"] = 0.0
     var["integer"] = False
-    rhs = np.abs(con["rhs"].to_numpy()[rows])
     ev = pd.DataFrame(
         {
             "kind": pd.Categorical(
@@ -221,7 +276,7 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
             "ub": np.inf,
             "integer": False,
             "scale": 1.0,
-            "cost": 1.0 / np.maximum(1.0, rhs),
+            "cost": _slack_weights(con, rows),
         }
     )
     var["kind"] = pd.Categorical(var["kind"].astype(str), categories=ev["kind"].cat.categories)
@@ -257,11 +312,12 @@ def explain_infeasible(
     Returns
     -------
     DataFrame
-        ``scenario, family, period, key, amount, unit, message``, largest relative
-        shortfall first; empty when the elastic model does not solve.
+        ``scenario, family, period, key, amount, unit, message``: policy limits
+        first, then physical limits, then bookkeeping rows (:func:`relax_tier`), the
+        largest amount first inside each; empty when the elastic model does not solve.
     """
     el = elastic_model(model)
-    x = solve_lp(el)
+    x = _solve_in_tiers(el, model.constraints, solve_lp)
     if x is None:
         return _empty()
     var = el.variables
@@ -297,4 +353,39 @@ def explain_infeasible(
                 )
             )
     df = pd.DataFrame(out, columns=list(EXPLAIN_COLUMNS))
-    return df.sort_values("amount", ascending=False, kind="stable").reset_index(drop=True)
+    tier = df["family"].map(relax_tier)
+    df = df.assign(_tier=tier).sort_values(["_tier", "amount"], ascending=[True, False])
+    return df.drop(columns="_tier").reset_index(drop=True)
+
+
+def _solve_in_tiers(
+    el: PlanningModel,
+    con: pd.DataFrame,
+    solve_lp: Callable[[PlanningModel], np.ndarray | None],
+) -> np.ndarray | None:
+    """Minimise the slacks tier by tier, bookkeeping rows first (module docstring).
+
+    The LP of tier ``k`` prices the slacks of tiers >= k at their weight, leaves the
+    lower tiers free (cost 0), and keeps the higher tiers at most at what their own LP
+    let them give (plus 1e-8 relative, far below the reported 1e-7). The last LP's
+    values are returned (None when one does not solve). One LP when one tier is present.
+    """
+    var = el.variables
+    pos = np.flatnonzero((var["kind"] == "elastic").to_numpy())
+    rows = var["j"].to_numpy()[pos]
+    tiers = np.array([relax_tier(f) for f in con["family"].astype(str).to_numpy()[rows]])
+    weight = var["cost"].to_numpy(dtype=float)[pos]
+    room = 1e-8 * (1.0 + np.abs(con["rhs"].to_numpy(dtype=float)[rows]))
+    ub = np.full(len(pos), np.inf)
+    x: np.ndarray | None = None
+    for k in sorted(set(tiers.tolist()), reverse=True):
+        cost = var["cost"].to_numpy(dtype=float, copy=True)
+        upper = var["ub"].to_numpy(dtype=float, copy=True)
+        cost[pos] = np.where(tiers >= k, weight, 0.0)
+        upper[pos] = ub
+        x = solve_lp(replace(el, variables=var.assign(cost=cost, ub=upper)))
+        if x is None:
+            return None
+        held = tiers == k
+        ub[held] = np.maximum(x[pos][held], 0.0) + room[held]
+    return x

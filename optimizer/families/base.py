@@ -887,6 +887,11 @@ class ConstraintFamily:
         binding rows are listed among the summary's "binding limits" and in the
         Monte Carlo binding shares. Bookkeeping rows (inventory, fleet assignment) and
         rows with their own summary section (demand, commitments) are not limits.
+    policy : bool
+        A limit the user sets as a policy choice (a carbon cap), not a physical or
+        supply fact. When the model is infeasible the explanation lets policy rows
+        give before physical limits, and both before bookkeeping rows
+        (:func:`optimizer.explain.relax_tier`), so it names the limit the user set.
     """
 
     name: str
@@ -902,3 +907,4 @@ class ConstraintFamily:
     result: ResultRows | None = None
     summary_words: str = ""
     limit: bool = False
+    policy: bool = False

@@ -430,6 +430,7 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         (),
         summary_words="carbon cap",
         limit=True,
+        policy=True,
     ),
     ConstraintFamily(
         "carbon_cap_horizon",
@@ -441,5 +442,6 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         (),
         summary_words="carbon cap over the horizon",
         limit=True,
+        policy=True,
     ),
 )
