@@ -174,7 +174,7 @@ def summary_row(
 
 
 def _joined(outcomes: Mapping[str, Any], key: str) -> str | None:
-    """``;``-joined names; None when the case has them as null (no duals: unknown)."""
+    """Join the names with ``;``; None when the case has them as null (no duals: unknown)."""
     if key in outcomes and outcomes[key] is None:
         return None
     return ";".join(outcomes.get(key) or [])

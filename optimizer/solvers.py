@@ -235,7 +235,7 @@ def solver_version(name: str) -> str:
 
 
 def returns_duals(name: str) -> bool:
-    """True when the solver (any case; ``cbc`` too) returns row duals, i.e. shadow prices."""
+    """Tell whether the solver (any case; ``cbc`` too) returns row duals (shadow prices)."""
     return name.upper() not in {n.upper() for n in _NO_DUALS}
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import math
 import tempfile
 import zipfile
 import zlib
@@ -682,9 +683,9 @@ def column_help(col: Column, table: TableSpec) -> str:
     if bounds and col.dtype != "choice":
         parts.append(f"Allowed: {bounds}.")
     if not col.required:
-        parts.append(
-            f"Optional (empty = {col.default if col.default is not None else 'end of horizon'})."
-        )
+        default = json_safe(col.default)
+        # None, NaN or "": the description says what an empty cell means
+        parts.append("Optional." if default in (None, "") else f"Optional (empty = {default}).")
     if col.references:
         parts.append(f"Must exist in {col.references[0]}.{col.references[1]}.")
     if col.name in table.key:
@@ -692,11 +693,29 @@ def column_help(col: Column, table: TableSpec) -> str:
     return " ".join(parts)
 
 
+def json_safe(value: Any) -> Any:
+    """Return ``value`` with every NaN or infinite float replaced by None, recursively.
+
+    Streamlit sends an editor's column configuration as JSON, where NaN and infinity
+    are not allowed (a schema default of NaN means "empty": no default at all).
+    Dicts, lists and tuples are copied; other values are returned as they are.
+    """
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
 def column_config(table: str) -> dict[str, Any]:
     """Return ``st.data_editor`` column configs built from the table's schema spec.
 
     Numbers get their unit in the label, bounds as min/max (``step=1`` for integers);
-    choice columns are select boxes; periods are checked against ``YYYYQn``.
+    choice columns are select boxes; periods are checked against ``YYYYQn``. Every
+    value is JSON-safe (:func:`json_safe`): a NaN default (``carbon_cap_t``, empty =
+    no cap) gives no default, an infinite bound no bound.
     """
     import streamlit as st
 
@@ -708,13 +727,13 @@ def column_config(table: str) -> dict[str, Any]:
             "help": column_help(c, t),
             "required": c.required,
         }
-        if c.default is not None and not c.required:
+        if json_safe(c.default) is not None and not c.required:
             kw["default"] = c.default
         if c.is_numeric:
             out[c.name] = st.column_config.NumberColumn(
                 **kw,
-                min_value=c.min,
-                max_value=c.max,
+                min_value=json_safe(c.min),
+                max_value=json_safe(c.max),
                 step=1 if c.dtype == "int" else None,
             )
         elif c.dtype == "choice":
@@ -723,7 +742,7 @@ def column_config(table: str) -> dict[str, Any]:
             out[c.name] = st.column_config.TextColumn(**kw, validate=r"^\d{4}Q[1-4]$")
         else:
             out[c.name] = st.column_config.TextColumn(**kw)
-    return out
+    return {name: json_safe(cfg) for name, cfg in out.items()}
 
 
 def editor_frame(ds: Dataset, table: str) -> pd.DataFrame:
@@ -776,6 +795,7 @@ __all__ = [
     "table_of_file",
     "frames_equal",
     "highlight_rows",
+    "json_safe",
     "upload_dataset",
     "validate_drafts",
 ]
