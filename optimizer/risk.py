@@ -464,9 +464,6 @@ def monte_carlo(
     base = apply_scenario(ds, mc.base)
     draws = mc.draw()
     rows: list[dict[str, Any]] = []
-    priced: list[set[str] | None] = []
-    slack: list[set[str]] = []
-    limits: list[set[str] | None] = []
     dsets: list[Any] = []
     idx: list[int] = []
     for k in range(mc.samples):
@@ -484,7 +481,20 @@ def monte_carlo(
             row["status"] = "invalid: " + "; ".join(f.message for f in e.findings[:2])
         rows.append(row)
     results = solve_many(base, dsets, options, reuse=reuse)
-    by_k = dict(zip(idx, zip(dsets, results, strict=True), strict=True))
+    return _summarise_samples(rows, dict(zip(idx, zip(dsets, results, strict=True), strict=True)))
+
+
+def _summarise_samples(
+    rows: list[dict[str, Any]], by_k: Mapping[int, tuple[Any, Any]]
+) -> MonteCarloResult:
+    """Fill each sample's row from its plan (``by_k``: sample -> (dataset, result)), summarise.
+
+    Samples without shadow prices count as unknown in the priced shares (see
+    :class:`MonteCarloResult`).
+    """
+    priced: list[set[str] | None] = []
+    slack: list[set[str]] = []
+    limits: list[set[str] | None] = []
     no_duals: list[Any] = []
     for k, row in enumerate(rows):
         if k not in by_k:
