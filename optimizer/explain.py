@@ -305,7 +305,8 @@ def explain_infeasible(
         The infeasible model.
     solve_lp : callable
         ``solve_lp(elastic_model) -> x or None``: solves an LP and returns the
-        column values (None when it does not solve). Passed in by
+        column values (None when it does not solve); called once per relax tier
+        present (at most three times, see the module docstring). Passed in by
         :func:`optimizer.solve.solve_model` so this module does not import the
         solver layer above it.
 
