@@ -437,6 +437,8 @@ def degenerate_limits(tables: Mapping[str, pd.DataFrame]) -> int:
 
 def _dual_notes(s: PlanSummary) -> list[str]:
     """Return the notes under the binding limits: degenerate duals, duals of a fixed MIP."""
+    if s.duals_note:
+        return []  # no shadow prices: the binding line already says so
     notes = [degenerate_note(s.degenerate_limits)] if s.degenerate_limits else []
     if s.duals_from == "lp_with_integers_fixed":
         notes.append(

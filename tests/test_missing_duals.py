@@ -192,3 +192,28 @@ def test_risk_view_shows_the_note_on_monte_carlo_without_duals() -> None:
     at = AppTest.from_function(_mc_view, args=(_mc("highs"),), default_timeout=60)
     at.run()
     assert not at.exception and not at.warning
+
+
+def test_no_note_claims_where_absent_duals_come_from() -> None:
+    sp = pd.DataFrame(
+        {
+            "family": ["site_grid"],
+            "period": ["2026Q1"],
+            "key": ["a"],
+            "shadow_price": [math.nan],
+            "unit": ["USD/MW"],
+            "slack": [0.0],
+            "binding": [True],
+        }
+    )
+    res = SimpleNamespace(
+        status="optimal",
+        objective_usd=1.0,
+        solver="GLPK_CMD",
+        duals_note="GLPK_CMD returns no duals through PuLP",
+        duals_from="lp_with_integers_fixed",
+        tables={"shadow_prices": sp},
+    )
+    text = " ".join(_printed(res).split())
+    assert "shadow prices are not available from GLPK_CMD" in text
+    assert "integers fixed" not in text and "zero shadow price" not in text
