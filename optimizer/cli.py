@@ -415,7 +415,6 @@ def solve(
     from rich.console import Console
 
     from optimizer import SolveOptions
-    from optimizer.report import default_run_id
 
     console = Console() if sys.stdout.isatty() else Console(width=140)
     solver = require_solver(solver)
@@ -446,20 +445,60 @@ def solve(
         clusters=clusters,
         formulation=formulation.value,
     )
-    run_id = default_run_id(prepared[0][1].hash)
+    run = RunFolder(out, units) if report else None
     codes = [0]
     try:
         for name, sds in prepared:
-            codes.append(
-                _solve_one(console, name, sds, options, out if report else None, run_id, units)
-            )
+            codes.append(_solve_one(console, name, sds, options, run))
     except KeyboardInterrupt:
+        where = "none was written" if run is None or run.path is None else f"in {run.path}"
         console.print(
-            f"interrupted; the scenarios finished so far are in {out / run_id}; "
+            f"interrupted; the scenarios finished so far are {where}; "
             "re-run the same command to solve again."
         )
         raise typer.Exit(130) from None
     raise typer.Exit(max(codes))
+
+
+class RunFolder:
+    """The one run folder of a ``capacity solve``: claimed at its first report write.
+
+    The first scenario's write claims ``<out>/<run_id>`` exclusively
+    (:func:`optimizer.report.reserve_run_dir`: a new ID when another run holds it),
+    and the run's other scenarios join that folder, so two solves into one ``--out``
+    never share a folder, however close together they start.
+
+    Parameters
+    ----------
+    out : Path
+        Report root (``--out``).
+    units : bool
+        Also write ``units.csv`` (``--units``).
+    """
+
+    def __init__(self, out: Path, units: bool) -> None:
+        self.out, self.units = out, units
+        self.path: Path | None = None
+
+    def write(self, console: Console, result: PlanResult, scenario: str) -> int:
+        """Write one scenario into the run (claiming it first); return 1 on failure, else 0."""
+        from optimizer.report import ReportError, scenario_dir, write_report
+
+        run_id = None if self.path is None else self.path.name
+        try:
+            with console.status("Writing the Parquet report ..."):
+                run_dir = write_report(
+                    result, self.out, scenario=scenario, run_id=run_id, units=self.units
+                )
+        except (ReportError, ValueError) as e:
+            console.print(f"[red]error: report not written:[/red] {e}")
+            return 1
+        self.path = run_dir
+        sdir = scenario_dir(run_dir, scenario)
+        console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
+        if self.units:
+            console.print(f"Units: {run_dir / 'units.csv'}")
+        return 0
 
 
 def scenario_names(known: list[str], requested: list[str]) -> list[str]:
@@ -523,13 +562,7 @@ def _load_scenarios(
 
 
 def _solve_one(
-    console: Console,
-    name: str,
-    sds: Dataset,
-    options: Any,
-    out: Path | None,
-    run_id: str,
-    units: bool,
+    console: Console, name: str, sds: Dataset, options: Any, run: RunFolder | None
 ) -> int:
     """Solve one scenario, print its summary, write it into the run; return its exit code."""
     from optimizer import solve as solve_plan
@@ -540,28 +573,9 @@ def _solve_one(
     summary = summarize(result, scenario=name, periods=sds.periods)
     render_summary(summary, console)
     code = exit_code(summary)
-    if out is not None:
-        code = max(code, _write_solve_report(console, result, out, name, run_id, units))
+    if run is not None:
+        code = max(code, run.write(console, result, name))
     return code
-
-
-def _write_solve_report(
-    console: Console, result: PlanResult, out: Path, scenario: str, run_id: str, units: bool
-) -> int:
-    """Write one scenario into the run's Parquet report; return 1 when it failed, else 0."""
-    from optimizer.report import ReportError, scenario_dir, write_report
-
-    try:
-        with console.status("Writing the Parquet report ..."):
-            run_dir = write_report(result, out, scenario=scenario, run_id=run_id, units=units)
-    except (ReportError, ValueError) as e:
-        console.print(f"[red]error: report not written:[/red] {e}")
-        return 1
-    sdir = scenario_dir(run_dir, scenario)
-    console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
-    if units:
-        console.print(f"Units: {run_dir / 'units.csv'}")
-    return 0
 
 
 # --- capacity solvers / export-lp (owner: PuLP face; bodies in optimizer/cli_pulp.py) --
