@@ -277,6 +277,94 @@ def check_out_dir(out: Path) -> str | None:
     return f"{path} cannot be created: directory {existing} {problem}"
 
 
+def check_out_file(path: Path) -> str | None:
+    """Return why the file ``path`` cannot be written, or None when it can (nothing is made).
+
+    The file may exist (it is replaced) but not be a directory; its folder must be
+    usable as :func:`check_out_dir` says (an existing writable directory, or one that
+    can be created).
+    """
+    target = path.expanduser()
+    if target.is_dir():
+        return f"{target} is a directory, not a file"
+    return check_out_dir(target.parent)
+
+
+def refuse_bad_out(console: Console, out: Path, option: str = "--out") -> None:
+    """Exit 1 before any work when the folder ``out`` cannot hold the output.
+
+    Every command that writes a folder calls this before it loads or computes
+    anything, so a bad ``--out`` fails in a second, not after the solve.
+    """
+    problem = check_out_dir(out)
+    if problem is not None:
+        console.print(f"[red]error: {option} {out}:[/red] {problem}; nothing was solved.")
+        raise typer.Exit(1)
+
+
+def refuse_bad_files(console: Console, files: dict[str, Path | None]) -> None:
+    """Exit 1 before any work when one of the output files cannot be written.
+
+    ``files`` maps an option name (``--lp``) to its path (None: not asked for).
+    """
+    for option, path in files.items():
+        problem = None if path is None else check_out_file(path)
+        if problem is not None:
+            console.print(f"[red]error: {option} {path}:[/red] {problem}; nothing was written.")
+            raise typer.Exit(1)
+
+
+# --- option checks shared by every command (typer callbacks: exit 2, the option named)
+
+
+def seconds_option(value: float | None) -> float | None:
+    """Check a time limit in seconds: a finite number above 0, or None for no limit.
+
+    Typer callback of every ``--time-limit``: NaN, infinity, 0 and negative values
+    are refused with exit 2 and a message naming the option and the valid range.
+
+    Raises
+    ------
+    typer.BadParameter
+        For a value outside (0, inf).
+    """
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(
+            f"{value:g} is not a time limit: give a finite number of seconds above 0 "
+            "(omit the option for no limit)"
+        )
+    return value
+
+
+def wait_seconds_option(value: float) -> float:
+    """Check a waiting time in seconds: a finite number >= 0 (0: do not wait).
+
+    Raises
+    ------
+    typer.BadParameter
+        For NaN, infinity or a negative value.
+    """
+    if not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"{value:g} is not a waiting time: give finite seconds >= 0")
+    return value
+
+
+def tolerance_option(value: float) -> float:
+    """Check a relative tolerance (gap): a finite number strictly between 0 and 1.
+
+    Raises
+    ------
+    typer.BadParameter
+        For NaN, infinity, 0, 1 or a value outside (0, 1): at 1 or above every first
+        plan "converges" and below 0 none ever does.
+    """
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise typer.BadParameter(
+            f"{value:g} is not a relative tolerance: give a number in (0, 1), e.g. 1e-4"
+        )
+    return value
+
+
 # Typer prints a paragraph's line breaks as they are in rich mode, so each
 # paragraph of the help is one logical line, wrapped by the terminal.
 SOLVE_HELP = (
@@ -320,7 +408,7 @@ _TimeLimitOpt = Annotated[
     float | None,
     typer.Option(
         "--time-limit",
-        min=0.0,
+        callback=seconds_option,
         metavar="SECONDS",
         help="Solver time limit; the best feasible plan so far is reported.",
         show_default="none",
@@ -419,10 +507,8 @@ def solve(
     console = Console() if sys.stdout.isatty() else Console(width=140)
     solver = require_solver(solver)
     if report:
-        problem = check_out_dir(out)
-        if problem is not None:
-            console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
-            raise typer.Exit(1)
+        refuse_bad_out(console, out)
+    refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
     prepared = _load_scenarios(console, data_dir, list(scenario or ["neutral"]))
     if write_lp is not None or write_mps is not None:
         from optimizer.cli_pulp import export_files
@@ -614,7 +700,7 @@ _WorkerTimeoutOption = Annotated[
     float,
     typer.Option(
         "--worker-timeout",
-        min=0.0,
+        callback=wait_seconds_option,
         help="Seconds to wait while no Dask worker is connected before the unfinished "
         "cases are marked failed (a lost scheduler fails them at once).",
     ),
@@ -634,14 +720,6 @@ def _tls_files(
         typer.echo("error: --tls-cert/--tls-key need --tls-ca-file", err=True)
         raise typer.Exit(2)
     return TlsFiles(ca_file, cert, key)
-
-
-def _refuse_bad_out(console: Console, out: Path) -> None:
-    """Exit 1 before any work when ``out`` cannot hold the output (see check_out_dir)."""
-    problem = check_out_dir(out)
-    if problem is not None:
-        console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
-        raise typer.Exit(1)
 
 
 def _print_sweep_error(console: Console, e: SweepSpecError) -> None:
@@ -691,7 +769,9 @@ def batch(
     solver: Annotated[str, typer.Option(help=SOLVER_HELP)] = "highs",
     time_limit: Annotated[
         float | None,
-        typer.Option("--time-limit", min=0.0, help="Solver time limit per case, seconds."),
+        typer.Option(
+            "--time-limit", callback=seconds_option, help="Solver time limit per case, seconds."
+        ),
     ] = None,
     reuse: Annotated[
         bool,
@@ -723,7 +803,7 @@ def batch(
 
     console = Console(width=max(120, Console().width))
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
-    _refuse_bad_out(console, out)
+    refuse_bad_out(console, out)
     try:
         spec = check_data_dir(load_sweep(sweep))
         result = run_batch(
@@ -848,7 +928,7 @@ HEDGE_HELP = (
 def hedge(
     data: Annotated[Path, typer.Argument(help="Dataset directory.")] = Path("data"),
     samples: Annotated[int, typer.Option("--samples", "-n", min=1, help="Scenarios.")] = 10,
-    seed: Annotated[int, typer.Option(help="Seed of the draws.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the draws.")] = 0,
     base: Annotated[str, typer.Option(help="Named scenario the draws start from.")] = "neutral",
     method: Annotated[_HedgeMethod, typer.Option(help="Solution method.")] = _HedgeMethod.lshaped,
     workers: Annotated[
@@ -860,7 +940,12 @@ def hedge(
     first_stage: Annotated[
         _FirstStage, typer.Option("--first-stage", help="Decisions shared by the scenarios.")
     ] = _FirstStage.capacity,
-    tol: Annotated[float, typer.Option(help="Relative gap to stop at (L-shaped).")] = 1e-4,
+    tol: Annotated[
+        float,
+        typer.Option(
+            callback=tolerance_option, help="Relative gap to stop at (L-shaped), in (0, 1)."
+        ),
+    ] = 1e-4,
     max_iter: Annotated[int, typer.Option("--max-iter", min=1, help="Iteration limit.")] = 300,
     reference: Annotated[
         bool, typer.Option("--reference/--no-reference", help="Also solve the extensive form.")
@@ -873,23 +958,17 @@ def hedge(
     """Solve the hedged plan (see HEDGE_HELP)."""
     from rich.console import Console
 
-    from capacity.dataset import load_dataset
-    from optimizer.decompose import extensive_form_objective, hedge_decomposed, sample_scenarios
-
     console = Console()
-    names, dsets, notes = sample_scenarios(load_dataset(data), samples, seed, base=base)
-    for n in notes:
-        console.print(f"[yellow]note:[/yellow] {n}")
+    if out is not None:
+        refuse_bad_out(console, out)
+    names, dsets = _hedge_scenarios(console, data, base, samples, seed)
     if method == _HedgeMethod.extensive:
-        obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage.value)
-        console.print(
-            f"extensive form: {status}, RP = {obj} USD, build {tm['build']:.1f} s, "
-            f"solve {tm['solve']:.1f} s"
-        )
-        raise typer.Exit(0 if obj is not None else 1)
-    p = hedge_decomposed(
+        rp = _extensive_rp(console, names, dsets, first_stage.value)
+        raise typer.Exit(0 if rp is not None else 1)
+    p = _hedge_plan(
+        console,
+        names,
         dsets,
-        names=names,
         workers=workers,
         scheduler=scheduler,
         tol=tol,
@@ -897,6 +976,130 @@ def hedge(
         progress=True,
         first_stage=first_stage.value,
     )
+    ok = _print_hedge(console, p, tol)
+    if reference:
+        rp = _extensive_rp(console, names, dsets, first_stage.value, p.expected_cost_usd)
+        ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
+    code = 0 if ok else 1
+    if out is not None:
+        code = max(code, _write_hedge_csv(console, p, out))
+    raise typer.Exit(code)
+
+
+def _hedge_scenarios(
+    console: Console, data: Path, base: str, samples: int, seed: int
+) -> tuple[list[str], list[Dataset]]:
+    """Load ``data``, apply ``--base`` as ``capacity solve`` applies ``--scenario``, draw.
+
+    An unknown ``--base`` stops with the solve command's "unknown scenario, did you
+    mean" message (exit 1); bad data prints its findings (exit 1); ``--base all``
+    is a usage error (exit 2).
+    """
+    from optimizer.decompose import sample_scenarios
+
+    if base == "all":
+        raise typer.BadParameter("takes one scenario name, not 'all'", param_hint="'--base'")
+    ((_, start),) = _load_scenarios(console, data, [base])
+    names, dsets, notes = sample_scenarios(start, samples, seed, base=None)
+    for n in notes:
+        console.print(f"[yellow]note:[/yellow] {n}")
+    if not dsets:
+        console.print("[red]error:[/red] every draw made the data invalid; nothing was solved.")
+        raise typer.Exit(1)
+    return names, dsets
+
+
+def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: Any) -> Any:
+    """Run :func:`optimizer.decompose.hedge_decomposed`; exit 1 with a message on failure.
+
+    A scenario with no plan even on its own is explained as ``capacity solve``
+    explains an infeasible plan (its own solve and elastic re-solve); a Dask cluster
+    that cannot start, or a decomposition that finds no operable plan, is one line.
+    """
+    from rich.markup import escape
+
+    from optimizer.decompose import ScenarioInfeasibleError, hedge_decomposed
+
+    try:
+        return hedge_decomposed(dsets, names=names, **kw)
+    except ScenarioInfeasibleError as e:
+        console.print(
+            f"[red]error:[/red] scenario {e.scenario} has no plan even on its own "
+            f"({e.status}), so no plan can hedge it. Its own solve:"
+        )
+        _explain_alone(console, e.scenario, dsets[e.position])
+    except (OSError, TimeoutError) as e:
+        target = f"the Dask scheduler {kw.get('scheduler')}" if kw.get("scheduler") else "Dask"
+        console.print(f"[red]error:[/red] cannot run the hedge on {escape(target)}: {e}")
+    except RuntimeError as e:
+        console.print(f"[red]error:[/red] no hedged plan was found: {escape(str(e))}")
+    except KeyboardInterrupt:
+        console.print("interrupted; nothing was written.")
+        raise typer.Exit(130) from None
+    raise typer.Exit(1)
+
+
+def _explain_alone(console: Console, name: str, ds: Dataset) -> bool:
+    """Solve one scenario as ``capacity solve`` does and print its summary when it fails.
+
+    Returns True when the scenario has no acceptable plan on its own (its summary,
+    with the elastic re-solve's "limits that had to give", was printed).
+    """
+    from optimizer import SolveOptions
+    from optimizer import solve as solve_plan
+    from optimizer.summary import exit_code, render_summary, summarize
+
+    with console.status(f"Solving scenario {name!r} alone ..."):
+        result = solve_plan(ds, SolveOptions())
+    summary = summarize(result, scenario=name, periods=ds.periods)
+    if exit_code(summary) == 0:
+        return False
+    render_summary(summary, console)
+    return True
+
+
+def _extensive_rp(
+    console: Console,
+    names: list[str],
+    dsets: list[Dataset],
+    first_stage: str,
+    lshaped_usd: float | None = None,
+) -> float | None:
+    """Solve the extensive form and print RP (or why there is none); return RP in USD.
+
+    With ``lshaped_usd`` (``--reference``) the relative difference to it is printed.
+    When the extensive form is infeasible, the first scenario with no plan on its own
+    is explained as ``capacity solve`` explains it; if each has one, the message says
+    that no single first stage operates them all.
+    """
+    from optimizer.decompose import extensive_form_objective
+
+    with console.status("Solving the extensive form ..."):
+        obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage)
+    took = f"build {tm['build']:.1f} s, solve {tm['solve']:.1f} s"
+    if obj is not None and math.isfinite(obj):
+        line = f"extensive form: {status}, RP = {obj:,.0f} USD, {took}"
+        if lshaped_usd is not None:
+            line += f", relative diff {(lshaped_usd - obj) / max(abs(obj), 1.0):.2e}"
+        console.print(line)
+        return obj
+    console.print(
+        f"[red]extensive form: {status}, no RP (expected cost): no plan found[/red], {took}"
+    )
+    if status == "infeasible":
+        for name, ds in zip(names, dsets, strict=True):
+            if _explain_alone(console, name, ds):
+                console.print(f"[red]scenario {name} has no plan even on its own.[/red]")
+                return None
+        console.print(
+            f"every scenario has a plan on its own, but no one first stage ({first_stage}) "
+            "operates them all."
+        )
+    return None
+
+
+def _print_hedge(console: Console, p: Any, tol: float) -> bool:
+    """Print the hedged plan's bounds, VSS, EVPI and gap; return whether it converged."""
     rows = [
         ("expected cost RP (upper bound)", p.expected_cost_usd),
         ("lower bound", p.lower_bound_usd),
@@ -911,15 +1114,18 @@ def hedge(
         f"{'gap':>32}: {p.gap_rel:.2e} ({'converged' if p.converged else 'NOT converged'} "
         f"at tol {tol:g}, {len(p.iterations) - 1} iterations, {p.timings_s['total']:.1f} s)"
     )
-    ok = p.converged
-    if reference:
-        obj, status, _ = extensive_form_objective(dsets, first_stage=first_stage.value)
-        diff = math.nan if obj is None else (p.expected_cost_usd - obj) / abs(obj)
-        console.print(f"{'extensive form':>32}: {status}, {obj} USD, relative diff {diff:.2e}")
-        ok = ok and obj is not None and abs(diff) <= max(tol, 1e-9)
-    if out is not None:
+    return bool(p.converged)
+
+
+def _write_hedge_csv(console: Console, p: Any, out: Path) -> int:
+    """Write the hedge's three CSV tables into ``out``; return 1 (with a message) on failure."""
+    try:
         out.mkdir(parents=True, exist_ok=True)
         p.iterations.to_csv(out / "iterations.csv", index=False)
         p.per_scenario.to_csv(out / "per_scenario.csv", index=False)
         p.first_stage.to_csv(out / "first_stage.csv", index=False)
-    raise typer.Exit(0 if ok else 1)
+    except OSError as e:
+        console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
+        return 1
+    console.print(f"Tables: {out / 'iterations.csv'}, per_scenario.csv, first_stage.csv")
+    return 0
