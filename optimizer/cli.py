@@ -330,8 +330,7 @@ def seconds_option(value: float | None) -> float | None:
     """
     if value is not None and not (math.isfinite(value) and value > 0):
         raise typer.BadParameter(
-            f"{value:g} is not a time limit: give a finite number of seconds above 0 "
-            "(omit the option for no limit)"
+            f"{value:g} is not a time limit: give a finite number of seconds above 0"
         )
     return value
 
@@ -839,30 +838,70 @@ def batch(
 # command finds it next to this checkout and runs ``python -m benchmarks.run`` there.
 
 
+BENCH_SIZES = ("small", "default", "medium", "large", "xl")
+"""Size names of ``capacity bench --sizes`` (the keys of ``benchmarks.generate.SIZES``)."""
+
+
+def sizes_option(value: str) -> str:
+    """Check ``--sizes``: a comma-separated list of :data:`BENCH_SIZES` names.
+
+    Raises
+    ------
+    typer.BadParameter
+        For an empty list or an unknown name (with a "did you mean" hint).
+    """
+    from capacity.validation import suggest
+
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise typer.BadParameter(f"give one or more of {', '.join(BENCH_SIZES)}")
+    for n in names:
+        if n not in BENCH_SIZES:
+            raise typer.BadParameter(
+                f"unknown size {n!r}; the sizes are {', '.join(BENCH_SIZES)}."
+                + suggest(n, BENCH_SIZES)
+            )
+    return value
+
+
 @app.command()
 def bench(
     sizes: Annotated[
         str,
-        typer.Option("--sizes", help="Comma-separated sizes: small, default, medium, large, xl."),
+        typer.Option(
+            "--sizes",
+            callback=sizes_option,
+            help="Comma-separated sizes: small, default, medium, large, xl.",
+        ),
     ] = "default,medium,large,xl",
     out: Annotated[Path, typer.Option("--out", help="Markdown results file.")] = Path(
         "benchmarks/RESULTS.md"
     ),
     batch_n: Annotated[
-        int, typer.Option("--batch", help="Sweep size for the reuse test (0 = skip).")
+        int, typer.Option("--batch", min=0, help="Sweep size for the reuse test (0 = skip).")
     ] = 20,
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="HiGHS time limit per solve (s).")
+        float,
+        typer.Option(
+            "--time-limit", callback=seconds_option, help="HiGHS time limit per solve (s)."
+        ),
     ] = 900.0,
     xl_time_limit: Annotated[
-        float, typer.Option("--xl-time-limit", help="HiGHS time limit at xl (s).")
+        float,
+        typer.Option(
+            "--xl-time-limit", callback=seconds_option, help="HiGHS time limit at xl (s)."
+        ),
     ] = 600.0,
 ) -> None:
     """Benchmark ours vs a highspy floor vs a linopy peer; write RESULTS.md.
 
     Needs a source checkout (the benchmarks/ folder). Exits 0 after writing the file
-    (targets are printed, not asserted), 2 when benchmarks/ cannot be found.
+    (targets are printed, not asserted), 1 when ``--out`` cannot be written (checked
+    first), 2 for a bad option or when benchmarks/ cannot be found.
     """
+    from rich.console import Console
+
+    refuse_bad_files(Console(stderr=True), {"--out": out})
     import subprocess
     import sys
 
