@@ -14,6 +14,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from optimizer.cli_checks import (
+    check_out_dir as check_out_dir,  # re-exported: the check of every --out
+)
+from optimizer.cli_checks import (
+    refuse_bad_files,
+    refuse_bad_out,
+    seconds_option,
+    tolerance_option,
+    wait_seconds_option,
+)
 from optimizer.cluster import NO_WORKER_TIMEOUT_S, ClusterOptions, TlsFiles
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -245,123 +255,6 @@ def require_solver(solver: str) -> str:
     except SolverUnavailableError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
-
-
-def check_out_dir(out: Path) -> str | None:
-    """Return why ``out`` cannot hold a report, or None when it can (nothing is created).
-
-    ``out`` is usable when it is a writable directory, or when it does not exist
-    yet and its nearest existing ancestor is a writable directory (so it can be
-    created). Run before loading and solving, so a bad ``--out`` fails in a second.
-    """
-    import os
-    import tempfile
-
-    path = out.expanduser()
-    for p in [*reversed(path.parents), path]:
-        if p.exists() and not p.is_dir():
-            return f"{p} exists and is not a directory"
-    existing = next((p for p in [path, *path.parents] if p.exists()), Path("."))
-    problem = None
-    if not os.access(existing, os.W_OK | os.X_OK):
-        problem = "is not writable"
-    else:  # access() says yes to root everywhere (even /proc): try a real folder
-        try:
-            os.rmdir(tempfile.mkdtemp(prefix=".capacity-probe-", dir=existing))
-        except OSError as exc:
-            problem = f"is not writable ({exc.strerror or exc})"
-    if problem is None:
-        return None
-    if existing == path:
-        return f"directory {path} {problem}"
-    return f"{path} cannot be created: directory {existing} {problem}"
-
-
-def check_out_file(path: Path) -> str | None:
-    """Return why the file ``path`` cannot be written, or None when it can (nothing is made).
-
-    The file may exist (it is replaced) but not be a directory; its folder must be
-    usable as :func:`check_out_dir` says (an existing writable directory, or one that
-    can be created).
-    """
-    target = path.expanduser()
-    if target.is_dir():
-        return f"{target} is a directory, not a file"
-    return check_out_dir(target.parent)
-
-
-def refuse_bad_out(console: Console, out: Path, option: str = "--out") -> None:
-    """Exit 1 before any work when the folder ``out`` cannot hold the output.
-
-    Every command that writes a folder calls this before it loads or computes
-    anything, so a bad ``--out`` fails in a second, not after the solve.
-    """
-    problem = check_out_dir(out)
-    if problem is not None:
-        console.print(f"[red]error: {option} {out}:[/red] {problem}; nothing was solved.")
-        raise typer.Exit(1)
-
-
-def refuse_bad_files(console: Console, files: dict[str, Path | None]) -> None:
-    """Exit 1 before any work when one of the output files cannot be written.
-
-    ``files`` maps an option name (``--lp``) to its path (None: not asked for).
-    """
-    for option, path in files.items():
-        problem = None if path is None else check_out_file(path)
-        if problem is not None:
-            console.print(f"[red]error: {option} {path}:[/red] {problem}; nothing was written.")
-            raise typer.Exit(1)
-
-
-# --- option checks shared by every command (typer callbacks: exit 2, the option named)
-
-
-def seconds_option(value: float | None) -> float | None:
-    """Check a time limit in seconds: a finite number above 0, or None for no limit.
-
-    Typer callback of every ``--time-limit``: NaN, infinity, 0 and negative values
-    are refused with exit 2 and a message naming the option and the valid range.
-
-    Raises
-    ------
-    typer.BadParameter
-        For a value outside (0, inf).
-    """
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise typer.BadParameter(
-            f"{value:g} is not a time limit: give a finite number of seconds above 0"
-        )
-    return value
-
-
-def wait_seconds_option(value: float) -> float:
-    """Check a waiting time in seconds: a finite number >= 0 (0: do not wait).
-
-    Raises
-    ------
-    typer.BadParameter
-        For NaN, infinity or a negative value.
-    """
-    if not (math.isfinite(value) and value >= 0):
-        raise typer.BadParameter(f"{value:g} is not a waiting time: give finite seconds >= 0")
-    return value
-
-
-def tolerance_option(value: float) -> float:
-    """Check a relative tolerance (gap): a finite number strictly between 0 and 1.
-
-    Raises
-    ------
-    typer.BadParameter
-        For NaN, infinity, 0, 1 or a value outside (0, 1): at 1 or above every first
-        plan "converges" and below 0 none ever does.
-    """
-    if not (math.isfinite(value) and 0 < value < 1):
-        raise typer.BadParameter(
-            f"{value:g} is not a relative tolerance: give a number in (0, 1), e.g. 1e-4"
-        )
-    return value
 
 
 # Typer prints a paragraph's line breaks as they are in rich mode, so each
@@ -1117,10 +1010,10 @@ def _extensive_rp(
         obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage)
     took = f"build {tm['build']:.1f} s, solve {tm['solve']:.1f} s"
     if obj is not None and math.isfinite(obj):
-        line = f"extensive form: {status}, RP = {obj:,.0f} USD, {took}"
+        console.print(f"extensive form: {status}, RP = {obj:,.0f} USD, {took}")
         if lshaped_usd is not None:
-            line += f", relative diff {(lshaped_usd - obj) / max(abs(obj), 1.0):.2e}"
-        console.print(line)
+            diff = (lshaped_usd - obj) / max(abs(obj), 1.0)
+            console.print(f"{'relative diff to L-shaped':>32}: {diff:.2e}")
         return obj
     console.print(
         f"[red]extensive form: {status}, no RP (expected cost): no plan found[/red], {took}"

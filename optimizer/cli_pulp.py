@@ -106,7 +106,7 @@ def export_lp(
     from capacity.dataset import load_dataset
     from capacity.scenarios import UnknownScenarioError, apply_scenario
     from capacity.validation import DataValidationError
-    from optimizer.cli import refuse_bad_files
+    from optimizer.cli_checks import refuse_bad_files
 
     if lp is None and mps is None:
         typer.echo("error: give --lp FILE and/or --mps FILE", err=True)

@@ -1154,11 +1154,9 @@ def write_report(
     scenario : str
         Scenario name, the Hive partition value.
     run_id : str, optional
-        A run to add the scenario to: a directory claimed before by
-        :func:`claim_run_dir` or returned by an earlier call (created when missing,
-        never claimed: pass it only for a run this caller owns). Default: a new run
-        claimed by :func:`reserve_run_dir` (UTC time + short hash, ``-2`` ... when
-        that ID is taken).
+        A run this caller owns (claimed by :func:`claim_run_dir` or returned by an
+        earlier call; created when missing, never claimed). Default: a new run
+        claimed by :func:`reserve_run_dir` (``-2`` ... when that ID is taken).
     units : bool
         Also write the data dictionary ``<run>/units.csv`` (table, column, type, unit,
         description). Units are always in the Parquet field metadata.

@@ -21,7 +21,8 @@ import optimizer.decompose
 from capacity.dataset import load_dataset
 from capacity.scenarios import UnknownScenarioError, apply_scenario
 from optimizer import solve
-from optimizer.cli import BENCH_SIZES, app, check_out_file
+from optimizer.cli import BENCH_SIZES, app
+from optimizer.cli_checks import check_out_file
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -83,9 +84,7 @@ def dark_dir(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("tol", ["-1", "nan", "2", "0", "1", "inf"])
-def test_hedge_refuses_a_tolerance_outside_0_1_before_any_solve(
-    tol: str, no_compute: None
-) -> None:
+def test_hedge_refuses_a_tolerance_outside_0_1_before_any_solve(tol: str, no_compute: None) -> None:
     res, text = _run(["hedge", str(TINY), "--tol", tol])
     assert res.exit_code == 2
     assert "Invalid value for '--tol'" in text
@@ -109,9 +108,7 @@ def test_hedge_misspelt_base_says_did_you_mean_before_sampling(
     assert "did you mean 'negative'" in text.lower()
 
 
-def test_hedge_out_under_a_regular_file_is_refused_first(
-    tmp_path: Path, no_compute: None
-) -> None:
+def test_hedge_out_under_a_regular_file_is_refused_first(tmp_path: Path, no_compute: None) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
     res, text = _run(["hedge", str(TINY), "--out", str(blocker / "out")])
@@ -145,9 +142,7 @@ def test_hedge_explains_an_infeasible_draw_as_solve_does(dark_dir: Path) -> None
 
 def test_hedge_extensive_says_why_there_is_no_rp(dark_dir: Path) -> None:
     want = _first_draw_explanation(dark_dir)
-    res, text = _run(
-        ["hedge", str(dark_dir), "--base", "dark", "-n", "2", "--method", "extensive"]
-    )
+    res, text = _run(["hedge", str(dark_dir), "--base", "dark", "-n", "2", "--method", "extensive"])
     assert res.exit_code == 1
     assert "RP = None" not in text and "None USD" not in text
     assert "extensive form: infeasible, no RP (expected cost): no plan found" in text
@@ -198,9 +193,7 @@ def test_time_limits_are_finite_and_above_zero(command: str, value: str, no_comp
         (["solve", str(TINY), "--threads", "0"], "--threads"),
     ],
 )
-def test_other_bad_numbers_are_usage_errors(
-    args: list[str], option: str, no_compute: None
-) -> None:
+def test_other_bad_numbers_are_usage_errors(args: list[str], option: str, no_compute: None) -> None:
     res, text = _run(args)
     assert res.exit_code == 2
     assert f"Invalid value for '{option}'" in text
