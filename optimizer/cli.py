@@ -8,6 +8,8 @@ work shows a progress bar and exit codes mean something (0 ok, 1 data or plan er
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -893,25 +895,26 @@ def hedge(
     console = Console()
     if out is not None:
         refuse_bad_out(console, out)
-    names, dsets = _hedge_scenarios(console, data, base, samples, seed)
-    if method == _HedgeMethod.extensive:
-        rp = _extensive_rp(console, names, dsets, first_stage.value)
-        raise typer.Exit(0 if rp is not None else 1)
-    p = _hedge_plan(
-        console,
-        names,
-        dsets,
-        workers=workers,
-        scheduler=scheduler,
-        tol=tol,
-        max_iter=max_iter,
-        progress=True,
-        first_stage=first_stage.value,
-    )
-    ok = _print_hedge(console, p, tol)
-    if reference:
-        rp = _extensive_rp(console, names, dsets, first_stage.value, p.expected_cost_usd)
-        ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
+    with _exit_on_interrupt(console):
+        names, dsets = _hedge_scenarios(console, data, base, samples, seed)
+        if method == _HedgeMethod.extensive:
+            rp = _extensive_rp(console, names, dsets, first_stage.value)
+            raise typer.Exit(0 if rp is not None else 1)
+        p = _hedge_plan(
+            console,
+            names,
+            dsets,
+            workers=workers,
+            scheduler=scheduler,
+            tol=tol,
+            max_iter=max_iter,
+            progress=True,
+            first_stage=first_stage.value,
+        )
+        ok = _print_hedge(console, p, tol)
+        if reference:
+            rp = _extensive_rp(console, names, dsets, first_stage.value, p.expected_cost_usd)
+            ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
     code = 0 if ok else 1
     if out is not None:
         code = max(code, _write_hedge_csv(console, p, out))
@@ -959,16 +962,27 @@ def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: 
             f"[red]error:[/red] scenario {e.scenario} has no plan even on its own "
             f"({e.status}), so no plan can hedge it. Its own solve:"
         )
-        _explain_alone(console, e.scenario, dsets[e.position])
+        if not _explain_alone(console, e.scenario, dsets[e.position]):
+            console.print(
+                f"solved alone as 'capacity solve' solves it, {e.scenario} has a plan: the "
+                "decomposition's subproblem failed numerically; try --method extensive."
+            )
     except (OSError, TimeoutError) as e:
         target = f"the Dask scheduler {kw.get('scheduler')}" if kw.get("scheduler") else "Dask"
         console.print(f"[red]error:[/red] cannot run the hedge on {escape(target)}: {e}")
     except RuntimeError as e:
         console.print(f"[red]error:[/red] no hedged plan was found: {escape(str(e))}")
+    raise typer.Exit(1)
+
+
+@contextmanager
+def _exit_on_interrupt(console: Console) -> Iterator[None]:
+    """Turn Ctrl-C into "interrupted; nothing was written." and exit code 130."""
+    try:
+        yield
     except KeyboardInterrupt:
         console.print("interrupted; nothing was written.")
         raise typer.Exit(130) from None
-    raise typer.Exit(1)
 
 
 def _explain_alone(console: Console, name: str, ds: Dataset) -> bool:

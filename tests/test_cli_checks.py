@@ -253,3 +253,34 @@ def test_check_out_file_says_what_is_wrong(tmp_path: Path) -> None:
     assert check_out_file(blocker) is None  # an existing file is replaced
     assert check_out_file(tmp_path) == f"{tmp_path} is a directory, not a file"
     assert check_out_file(blocker / "m.lp") == f"{blocker} exists and is not a directory"
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "message"),
+    [
+        (KeyboardInterrupt(), 130, "interrupted; nothing was written."),
+        (
+            RuntimeError("iteration 3: no operable plan yet; mc_001 (Infeasible)"),
+            1,
+            "error: no hedged plan was found: iteration 3: no operable plan yet; mc_001",
+        ),
+        (OSError("address in use"), 1, "error: cannot run the hedge on Dask: address in use"),
+        (
+            optimizer.decompose.ScenarioInfeasibleError("mc_000", 0, "Infeasible"),
+            1,
+            "solved alone as 'capacity solve' solves it, mc_000 has a plan: the "
+            "decomposition's subproblem failed numerically",
+        ),
+    ],
+)
+def test_hedge_failures_are_one_message_and_an_exit_code(
+    error: BaseException, code: int, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*_a: Any, **_k: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(optimizer.decompose, "hedge_decomposed", fail)
+    res, text = _run(["hedge", str(TINY), "-n", "2", "--workers", "0"])
+    assert res.exit_code == code
+    assert message in text
+    assert "Traceback" not in res.output
