@@ -403,20 +403,20 @@ def solve(
     if report:
         refuse_bad_out(console, out)
     refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
-    prepared = _load_scenarios(console, data_dir, list(scenario or ["neutral"]))
-    if write_lp is not None or write_mps is not None:
-        from optimizer.cli_pulp import export_files
+    with _exit_on_interrupt(console):
+        prepared = _load_scenarios(console, data_dir, list(scenario or ["neutral"]))
+        if write_lp is not None or write_mps is not None:
+            from optimizer.cli_pulp import export_files
 
-        # the files hold one LP: the first scenario asked for
-        sds = prepared[0][1]
-        export_files(
-            sds,
-            write_lp,
-            write_mps,
-            integer_units=integer_units,
-            console=console,
-            formulation=formulation.value,
-        )
+            # the files hold one LP: the first scenario asked for
+            export_files(
+                prepared[0][1],
+                write_lp,
+                write_mps,
+                integer_units=integer_units,
+                console=console,
+                formulation=formulation.value,
+            )
     options = SolveOptions(
         solver=solver,
         time_limit_s=time_limit,
@@ -854,7 +854,10 @@ HEDGE_HELP = (
     "retrofit) across the scenarios: chip production and installs are recourse, chosen per "
     "scenario. --first-stage full also shares production and installs (the plan of "
     "optimizer.risk.hedged_plan); at the default size it does not converge in useful time.\n\n"
-    "Exit 0 when the plan is found (and within --tol of the reference), 1 otherwise."
+    "Options and --out are checked before anything is solved. A sampled scenario with no "
+    "plan on its own is explained as 'capacity solve' explains an infeasible plan.\n\n"
+    "Exit 0 when the plan is found (and within --tol of the reference), 1 otherwise, 2 "
+    "for a bad option."
 )
 
 
