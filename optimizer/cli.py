@@ -304,7 +304,7 @@ _TimeLimitOpt = Annotated[
         "--time-limit",
         callback=seconds_option,
         metavar="SECONDS",
-        help="Solver time limit; the best feasible plan so far is reported.",
+        help="Solver time limit (finite, > 0); the best feasible plan so far is reported.",
         show_default="none",
     ),
 ]
@@ -601,6 +601,16 @@ _WorkerTimeoutOption = Annotated[
 ]
 
 
+_CaseTimeLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        callback=seconds_option,
+        help="Solver time limit per case, seconds (finite, > 0).",
+    ),
+]
+
+
 def _tls_files(
     scheduler: str | None, ca_file: str | None, cert: str | None, key: str | None
 ) -> TlsFiles | None:
@@ -661,12 +671,7 @@ def batch(
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("batch_out"),
     solver: Annotated[str, typer.Option(help=SOLVER_HELP)] = "highs",
-    time_limit: Annotated[
-        float | None,
-        typer.Option(
-            "--time-limit", callback=seconds_option, help="Solver time limit per case, seconds."
-        ),
-    ] = None,
+    time_limit: _CaseTimeLimitOpt = None,
     reuse: Annotated[
         bool,
         typer.Option(
