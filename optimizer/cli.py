@@ -8,12 +8,24 @@ work shows a progress bar and exit codes mean something (0 ok, 1 data or plan er
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from optimizer.cli_checks import (
+    check_out_dir as check_out_dir,  # re-exported: the check of every --out
+)
+from optimizer.cli_checks import (
+    refuse_bad_files,
+    refuse_bad_out,
+    seconds_option,
+    tolerance_option,
+    wait_seconds_option,
+)
 from optimizer.cluster import NO_WORKER_TIMEOUT_S, ClusterOptions, TlsFiles
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -247,36 +259,6 @@ def require_solver(solver: str) -> str:
         raise typer.Exit(1) from None
 
 
-def check_out_dir(out: Path) -> str | None:
-    """Return why ``out`` cannot hold a report, or None when it can (nothing is created).
-
-    ``out`` is usable when it is a writable directory, or when it does not exist
-    yet and its nearest existing ancestor is a writable directory (so it can be
-    created). Run before loading and solving, so a bad ``--out`` fails in a second.
-    """
-    import os
-    import tempfile
-
-    path = out.expanduser()
-    for p in [*reversed(path.parents), path]:
-        if p.exists() and not p.is_dir():
-            return f"{p} exists and is not a directory"
-    existing = next((p for p in [path, *path.parents] if p.exists()), Path("."))
-    problem = None
-    if not os.access(existing, os.W_OK | os.X_OK):
-        problem = "is not writable"
-    else:  # access() says yes to root everywhere (even /proc): try a real folder
-        try:
-            os.rmdir(tempfile.mkdtemp(prefix=".capacity-probe-", dir=existing))
-        except OSError as exc:
-            problem = f"is not writable ({exc.strerror or exc})"
-    if problem is None:
-        return None
-    if existing == path:
-        return f"directory {path} {problem}"
-    return f"{path} cannot be created: directory {existing} {problem}"
-
-
 # Typer prints a paragraph's line breaks as they are in rich mode, so each
 # paragraph of the help is one logical line, wrapped by the terminal.
 SOLVE_HELP = (
@@ -320,9 +302,9 @@ _TimeLimitOpt = Annotated[
     float | None,
     typer.Option(
         "--time-limit",
-        min=0.0,
+        callback=seconds_option,
         metavar="SECONDS",
-        help="Solver time limit; the best feasible plan so far is reported.",
+        help="Solver time limit (finite, > 0); the best feasible plan so far is reported.",
         show_default="none",
     ),
 ]
@@ -415,29 +397,26 @@ def solve(
     from rich.console import Console
 
     from optimizer import SolveOptions
-    from optimizer.report import default_run_id
 
     console = Console() if sys.stdout.isatty() else Console(width=140)
     solver = require_solver(solver)
     if report:
-        problem = check_out_dir(out)
-        if problem is not None:
-            console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
-            raise typer.Exit(1)
-    prepared = _load_scenarios(console, data_dir, list(scenario or ["neutral"]))
-    if write_lp is not None or write_mps is not None:
-        from optimizer.cli_pulp import export_files
+        refuse_bad_out(console, out)
+    refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
+    with _exit_on_interrupt(console):
+        prepared = _load_scenarios(console, data_dir, list(scenario or ["neutral"]))
+        if write_lp is not None or write_mps is not None:
+            from optimizer.cli_pulp import export_files
 
-        # the files hold one LP: the first scenario asked for
-        sds = prepared[0][1]
-        export_files(
-            sds,
-            write_lp,
-            write_mps,
-            integer_units=integer_units,
-            console=console,
-            formulation=formulation.value,
-        )
+            # the files hold one LP: the first scenario asked for
+            export_files(
+                prepared[0][1],
+                write_lp,
+                write_mps,
+                integer_units=integer_units,
+                console=console,
+                formulation=formulation.value,
+            )
     options = SolveOptions(
         solver=solver,
         time_limit_s=time_limit,
@@ -446,20 +425,60 @@ def solve(
         clusters=clusters,
         formulation=formulation.value,
     )
-    run_id = default_run_id(prepared[0][1].hash)
+    run = RunFolder(out, units) if report else None
     codes = [0]
     try:
         for name, sds in prepared:
-            codes.append(
-                _solve_one(console, name, sds, options, out if report else None, run_id, units)
-            )
+            codes.append(_solve_one(console, name, sds, options, run))
     except KeyboardInterrupt:
+        where = "none was written" if run is None or run.path is None else f"in {run.path}"
         console.print(
-            f"interrupted; the scenarios finished so far are in {out / run_id}; "
+            f"interrupted; the scenarios finished so far are {where}; "
             "re-run the same command to solve again."
         )
         raise typer.Exit(130) from None
     raise typer.Exit(max(codes))
+
+
+class RunFolder:
+    """The one run folder of a ``capacity solve``: claimed at its first report write.
+
+    The first scenario's write claims ``<out>/<run_id>`` exclusively
+    (:func:`optimizer.report.reserve_run_dir`: a new ID when another run holds it),
+    and the run's other scenarios join that folder, so two solves into one ``--out``
+    never share a folder, however close together they start.
+
+    Parameters
+    ----------
+    out : Path
+        Report root (``--out``).
+    units : bool
+        Also write ``units.csv`` (``--units``).
+    """
+
+    def __init__(self, out: Path, units: bool) -> None:
+        self.out, self.units = out, units
+        self.path: Path | None = None
+
+    def write(self, console: Console, result: PlanResult, scenario: str) -> int:
+        """Write one scenario into the run (claiming it first); return 1 on failure, else 0."""
+        from optimizer.report import ReportError, scenario_dir, write_report
+
+        run_id = None if self.path is None else self.path.name
+        try:
+            with console.status("Writing the Parquet report ..."):
+                run_dir = write_report(
+                    result, self.out, scenario=scenario, run_id=run_id, units=self.units
+                )
+        except (ReportError, ValueError) as e:
+            console.print(f"[red]error: report not written:[/red] {e}")
+            return 1
+        self.path = run_dir
+        sdir = scenario_dir(run_dir, scenario)
+        console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
+        if self.units:
+            console.print(f"Units: {run_dir / 'units.csv'}")
+        return 0
 
 
 def scenario_names(known: list[str], requested: list[str]) -> list[str]:
@@ -523,13 +542,7 @@ def _load_scenarios(
 
 
 def _solve_one(
-    console: Console,
-    name: str,
-    sds: Dataset,
-    options: Any,
-    out: Path | None,
-    run_id: str,
-    units: bool,
+    console: Console, name: str, sds: Dataset, options: Any, run: RunFolder | None
 ) -> int:
     """Solve one scenario, print its summary, write it into the run; return its exit code."""
     from optimizer import solve as solve_plan
@@ -540,28 +553,9 @@ def _solve_one(
     summary = summarize(result, scenario=name, periods=sds.periods)
     render_summary(summary, console)
     code = exit_code(summary)
-    if out is not None:
-        code = max(code, _write_solve_report(console, result, out, name, run_id, units))
+    if run is not None:
+        code = max(code, run.write(console, result, name))
     return code
-
-
-def _write_solve_report(
-    console: Console, result: PlanResult, out: Path, scenario: str, run_id: str, units: bool
-) -> int:
-    """Write one scenario into the run's Parquet report; return 1 when it failed, else 0."""
-    from optimizer.report import ReportError, scenario_dir, write_report
-
-    try:
-        with console.status("Writing the Parquet report ..."):
-            run_dir = write_report(result, out, scenario=scenario, run_id=run_id, units=units)
-    except (ReportError, ValueError) as e:
-        console.print(f"[red]error: report not written:[/red] {e}")
-        return 1
-    sdir = scenario_dir(run_dir, scenario)
-    console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
-    if units:
-        console.print(f"Units: {run_dir / 'units.csv'}")
-    return 0
 
 
 # --- capacity solvers / export-lp (owner: PuLP face; bodies in optimizer/cli_pulp.py) --
@@ -600,9 +594,19 @@ _WorkerTimeoutOption = Annotated[
     float,
     typer.Option(
         "--worker-timeout",
-        min=0.0,
+        callback=wait_seconds_option,
         help="Seconds to wait while no Dask worker is connected before the unfinished "
         "cases are marked failed (a lost scheduler fails them at once).",
+    ),
+]
+
+
+_CaseTimeLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        callback=seconds_option,
+        help="Solver time limit per case, seconds (finite, > 0).",
     ),
 ]
 
@@ -620,14 +624,6 @@ def _tls_files(
         typer.echo("error: --tls-cert/--tls-key need --tls-ca-file", err=True)
         raise typer.Exit(2)
     return TlsFiles(ca_file, cert, key)
-
-
-def _refuse_bad_out(console: Console, out: Path) -> None:
-    """Exit 1 before any work when ``out`` cannot hold the output (see check_out_dir)."""
-    problem = check_out_dir(out)
-    if problem is not None:
-        console.print(f"[red]error: --out {out}:[/red] {problem}; nothing was solved.")
-        raise typer.Exit(1)
 
 
 def _print_sweep_error(console: Console, e: SweepSpecError) -> None:
@@ -675,10 +671,7 @@ def batch(
     ] = None,
     out: Annotated[Path, typer.Option("--out", "-o", help="Output folder.")] = Path("batch_out"),
     solver: Annotated[str, typer.Option(help=SOLVER_HELP)] = "highs",
-    time_limit: Annotated[
-        float | None,
-        typer.Option("--time-limit", min=0.0, help="Solver time limit per case, seconds."),
-    ] = None,
+    time_limit: _CaseTimeLimitOpt = None,
     reuse: Annotated[
         bool,
         typer.Option(
@@ -709,7 +702,7 @@ def batch(
 
     console = Console(width=max(120, Console().width))
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
-    _refuse_bad_out(console, out)
+    refuse_bad_out(console, out)
     try:
         spec = check_data_dir(load_sweep(sweep))
         result = run_batch(
@@ -745,30 +738,70 @@ def batch(
 # command finds it next to this checkout and runs ``python -m benchmarks.run`` there.
 
 
+BENCH_SIZES = ("small", "default", "medium", "large", "xl")
+"""Size names of ``capacity bench --sizes`` (the keys of ``benchmarks.generate.SIZES``)."""
+
+
+def sizes_option(value: str) -> str:
+    """Check ``--sizes``: a comma-separated list of :data:`BENCH_SIZES` names.
+
+    Raises
+    ------
+    typer.BadParameter
+        For an empty list or an unknown name (with a "did you mean" hint).
+    """
+    from capacity.validation import suggest
+
+    names = [n.strip() for n in value.split(",") if n.strip()]
+    if not names:
+        raise typer.BadParameter(f"give one or more of {', '.join(BENCH_SIZES)}")
+    for n in names:
+        if n not in BENCH_SIZES:
+            raise typer.BadParameter(
+                f"unknown size {n!r}; the sizes are {', '.join(BENCH_SIZES)}."
+                + suggest(n, BENCH_SIZES)
+            )
+    return value
+
+
 @app.command()
 def bench(
     sizes: Annotated[
         str,
-        typer.Option("--sizes", help="Comma-separated sizes: small, default, medium, large, xl."),
+        typer.Option(
+            "--sizes",
+            callback=sizes_option,
+            help="Comma-separated sizes: small, default, medium, large, xl.",
+        ),
     ] = "default,medium,large,xl",
     out: Annotated[Path, typer.Option("--out", help="Markdown results file.")] = Path(
         "benchmarks/RESULTS.md"
     ),
     batch_n: Annotated[
-        int, typer.Option("--batch", help="Sweep size for the reuse test (0 = skip).")
+        int, typer.Option("--batch", min=0, help="Sweep size for the reuse test (0 = skip).")
     ] = 20,
     time_limit: Annotated[
-        float, typer.Option("--time-limit", help="HiGHS time limit per solve (s).")
+        float,
+        typer.Option(
+            "--time-limit", callback=seconds_option, help="HiGHS time limit per solve (s)."
+        ),
     ] = 900.0,
     xl_time_limit: Annotated[
-        float, typer.Option("--xl-time-limit", help="HiGHS time limit at xl (s).")
+        float,
+        typer.Option(
+            "--xl-time-limit", callback=seconds_option, help="HiGHS time limit at xl (s)."
+        ),
     ] = 600.0,
 ) -> None:
     """Benchmark ours vs a highspy floor vs a linopy peer; write RESULTS.md.
 
     Needs a source checkout (the benchmarks/ folder). Exits 0 after writing the file
-    (targets are printed, not asserted), 2 when benchmarks/ cannot be found.
+    (targets are printed, not asserted), 1 when ``--out`` cannot be written (checked
+    first), 2 for a bad option or when benchmarks/ cannot be found.
     """
+    from rich.console import Console
+
+    refuse_bad_files(Console(stderr=True), {"--out": out})
     import subprocess
     import sys
 
@@ -826,7 +859,10 @@ HEDGE_HELP = (
     "retrofit) across the scenarios: chip production and installs are recourse, chosen per "
     "scenario. --first-stage full also shares production and installs (the plan of "
     "optimizer.risk.hedged_plan); at the default size it does not converge in useful time.\n\n"
-    "Exit 0 when the plan is found (and within --tol of the reference), 1 otherwise."
+    "Options and --out are checked before anything is solved. A sampled scenario with no "
+    "plan on its own is explained as 'capacity solve' explains an infeasible plan.\n\n"
+    "Exit 0 when the plan is found (and within --tol of the reference), 1 otherwise, 2 "
+    "for a bad option."
 )
 
 
@@ -834,7 +870,7 @@ HEDGE_HELP = (
 def hedge(
     data: Annotated[Path, typer.Argument(help="Dataset directory.")] = Path("data"),
     samples: Annotated[int, typer.Option("--samples", "-n", min=1, help="Scenarios.")] = 10,
-    seed: Annotated[int, typer.Option(help="Seed of the draws.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Seed of the draws.")] = 0,
     base: Annotated[str, typer.Option(help="Named scenario the draws start from.")] = "neutral",
     method: Annotated[_HedgeMethod, typer.Option(help="Solution method.")] = _HedgeMethod.lshaped,
     workers: Annotated[
@@ -846,7 +882,12 @@ def hedge(
     first_stage: Annotated[
         _FirstStage, typer.Option("--first-stage", help="Decisions shared by the scenarios.")
     ] = _FirstStage.capacity,
-    tol: Annotated[float, typer.Option(help="Relative gap to stop at (L-shaped).")] = 1e-4,
+    tol: Annotated[
+        float,
+        typer.Option(
+            callback=tolerance_option, help="Relative gap to stop at (L-shaped), in (0, 1)."
+        ),
+    ] = 1e-4,
     max_iter: Annotated[int, typer.Option("--max-iter", min=1, help="Iteration limit.")] = 300,
     reference: Annotated[
         bool, typer.Option("--reference/--no-reference", help="Also solve the extensive form.")
@@ -859,30 +900,160 @@ def hedge(
     """Solve the hedged plan (see HEDGE_HELP)."""
     from rich.console import Console
 
-    from capacity.dataset import load_dataset
-    from optimizer.decompose import extensive_form_objective, hedge_decomposed, sample_scenarios
-
     console = Console()
-    names, dsets, notes = sample_scenarios(load_dataset(data), samples, seed, base=base)
+    if out is not None:
+        refuse_bad_out(console, out)
+    with _exit_on_interrupt(console):
+        names, dsets = _hedge_scenarios(console, data, base, samples, seed)
+        if method == _HedgeMethod.extensive:
+            rp = _extensive_rp(console, names, dsets, first_stage.value)
+            raise typer.Exit(0 if rp is not None else 1)
+        p = _hedge_plan(
+            console,
+            names,
+            dsets,
+            workers=workers,
+            scheduler=scheduler,
+            tol=tol,
+            max_iter=max_iter,
+            progress=True,
+            first_stage=first_stage.value,
+        )
+        ok = _print_hedge(console, p, tol)
+        if reference:
+            rp = _extensive_rp(console, names, dsets, first_stage.value, p.expected_cost_usd)
+            ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
+    code = 0 if ok else 1
+    if out is not None:
+        code = max(code, _write_hedge_csv(console, p, out))
+    raise typer.Exit(code)
+
+
+def _hedge_scenarios(
+    console: Console, data: Path, base: str, samples: int, seed: int
+) -> tuple[list[str], list[Dataset]]:
+    """Load ``data``, apply ``--base`` as ``capacity solve`` applies ``--scenario``, draw.
+
+    An unknown ``--base`` stops with the solve command's "unknown scenario, did you
+    mean" message (exit 1); bad data prints its findings (exit 1); ``--base all``
+    is a usage error (exit 2).
+    """
+    from optimizer.decompose import sample_scenarios
+
+    if base == "all":
+        raise typer.BadParameter("takes one scenario name, not 'all'", param_hint="'--base'")
+    ((_, start),) = _load_scenarios(console, data, [base])
+    names, dsets, notes = sample_scenarios(start, samples, seed, base=None)
     for n in notes:
         console.print(f"[yellow]note:[/yellow] {n}")
-    if method == _HedgeMethod.extensive:
-        obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage.value)
+    if not dsets:
+        console.print("[red]error:[/red] every draw made the data invalid; nothing was solved.")
+        raise typer.Exit(1)
+    return names, dsets
+
+
+def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: Any) -> Any:
+    """Run :func:`optimizer.decompose.hedge_decomposed`; exit 1 with a message on failure.
+
+    A scenario with no plan even on its own is explained as ``capacity solve``
+    explains an infeasible plan (its own solve and elastic re-solve); a Dask cluster
+    that cannot start, or a decomposition that finds no operable plan, is one line.
+    """
+    from rich.markup import escape
+
+    from optimizer.decompose import ScenarioInfeasibleError, hedge_decomposed
+
+    try:
+        return hedge_decomposed(dsets, names=names, **kw)
+    except ScenarioInfeasibleError as e:
         console.print(
-            f"extensive form: {status}, RP = {obj} USD, build {tm['build']:.1f} s, "
-            f"solve {tm['solve']:.1f} s"
+            f"[red]error:[/red] scenario {e.scenario} has no plan even on its own "
+            f"({e.status}), so no plan can hedge it. Its own solve:"
         )
-        raise typer.Exit(0 if obj is not None else 1)
-    p = hedge_decomposed(
-        dsets,
-        names=names,
-        workers=workers,
-        scheduler=scheduler,
-        tol=tol,
-        max_iter=max_iter,
-        progress=True,
-        first_stage=first_stage.value,
+        if not _explain_alone(console, e.scenario, dsets[e.position]):
+            console.print(
+                f"solved alone as 'capacity solve' solves it, {e.scenario} has a plan: the "
+                "decomposition's subproblem failed numerically; try --method extensive."
+            )
+    except (OSError, TimeoutError) as e:
+        target = f"the Dask scheduler {kw.get('scheduler')}" if kw.get("scheduler") else "Dask"
+        console.print(f"[red]error:[/red] cannot run the hedge on {escape(target)}: {e}")
+    except RuntimeError as e:
+        console.print(f"[red]error:[/red] no hedged plan was found: {escape(str(e))}")
+    raise typer.Exit(1)
+
+
+@contextmanager
+def _exit_on_interrupt(console: Console) -> Iterator[None]:
+    """Turn Ctrl-C into "interrupted; nothing was written." and exit code 130."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console.print("interrupted; nothing was written.")
+        raise typer.Exit(130) from None
+
+
+def _explain_alone(console: Console, name: str, ds: Dataset) -> bool:
+    """Solve one scenario as ``capacity solve`` does and print its summary when it fails.
+
+    Returns True when the scenario has no acceptable plan on its own (its summary,
+    with the elastic re-solve's "limits that had to give", was printed).
+    """
+    from optimizer import SolveOptions
+    from optimizer import solve as solve_plan
+    from optimizer.summary import exit_code, render_summary, summarize
+
+    with console.status(f"Solving scenario {name!r} alone ..."):
+        result = solve_plan(ds, SolveOptions())
+    summary = summarize(result, scenario=name, periods=ds.periods)
+    if exit_code(summary) == 0:
+        return False
+    render_summary(summary, console)
+    return True
+
+
+def _extensive_rp(
+    console: Console,
+    names: list[str],
+    dsets: list[Dataset],
+    first_stage: str,
+    lshaped_usd: float | None = None,
+) -> float | None:
+    """Solve the extensive form and print RP (or why there is none); return RP in USD.
+
+    With ``lshaped_usd`` (``--reference``) the relative difference to it is printed.
+    When the extensive form is infeasible, the first scenario with no plan on its own
+    is explained as ``capacity solve`` explains it; if each has one, the message says
+    that no single first stage operates them all.
+    """
+    from optimizer.decompose import extensive_form_objective
+
+    with console.status("Solving the extensive form ..."):
+        obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage)
+    took = f"build {tm['build']:.1f} s, solve {tm['solve']:.1f} s"
+    if obj is not None and math.isfinite(obj):
+        console.print(f"extensive form: {status}, RP = {obj:,.0f} USD, {took}")
+        if lshaped_usd is not None:
+            diff = (lshaped_usd - obj) / max(abs(obj), 1.0)
+            console.print(f"{'relative diff to L-shaped':>32}: {diff:.2e}")
+        return obj
+    console.print(
+        f"[red]extensive form: {status}, no RP (expected cost): no plan found[/red], {took}"
     )
+    if status == "infeasible":
+        for name, ds in zip(names, dsets, strict=True):
+            if _explain_alone(console, name, ds):
+                console.print(f"[red]scenario {name} has no plan even on its own.[/red]")
+                return None
+        console.print(
+            f"every scenario has a plan on its own, but no one first stage ({first_stage}) "
+            "operates them all."
+        )
+    return None
+
+
+def _print_hedge(console: Console, p: Any, tol: float) -> bool:
+    """Print the hedged plan's bounds, VSS, EVPI and gap; return whether it converged."""
     rows = [
         ("expected cost RP (upper bound)", p.expected_cost_usd),
         ("lower bound", p.lower_bound_usd),
@@ -897,15 +1068,18 @@ def hedge(
         f"{'gap':>32}: {p.gap_rel:.2e} ({'converged' if p.converged else 'NOT converged'} "
         f"at tol {tol:g}, {len(p.iterations) - 1} iterations, {p.timings_s['total']:.1f} s)"
     )
-    ok = p.converged
-    if reference:
-        obj, status, _ = extensive_form_objective(dsets, first_stage=first_stage.value)
-        diff = math.nan if obj is None else (p.expected_cost_usd - obj) / abs(obj)
-        console.print(f"{'extensive form':>32}: {status}, {obj} USD, relative diff {diff:.2e}")
-        ok = ok and obj is not None and abs(diff) <= max(tol, 1e-9)
-    if out is not None:
+    return bool(p.converged)
+
+
+def _write_hedge_csv(console: Console, p: Any, out: Path) -> int:
+    """Write the hedge's three CSV tables into ``out``; return 1 (with a message) on failure."""
+    try:
         out.mkdir(parents=True, exist_ok=True)
         p.iterations.to_csv(out / "iterations.csv", index=False)
         p.per_scenario.to_csv(out / "per_scenario.csv", index=False)
         p.first_stage.to_csv(out / "first_stage.csv", index=False)
-    raise typer.Exit(0 if ok else 1)
+    except OSError as e:
+        console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
+        return 1
+    console.print(f"Tables: {out / 'iterations.csv'}, per_scenario.csv, first_stage.csv")
+    return 0

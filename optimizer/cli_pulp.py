@@ -54,12 +54,21 @@ def export_files(
         Where to print the paths written.
     formulation : {"compact", "reference"}
         LP formulation (:func:`optimizer.model.build_model`).
+
+    Raises
+    ------
+    typer.Exit
+        Code 1 (after one line on stderr) when a file cannot be written.
     """
     from optimizer.model import build_model
     from optimizer.pulp_io import write_problem
 
     model = build_model(sds, integer_units=integer_units, formulation=formulation)
-    write_problem(model, lp=lp, mps=mps)
+    try:
+        write_problem(model, lp=lp, mps=mps)
+    except OSError as e:
+        typer.echo(f"error: cannot write {e.filename or lp or mps}: {e.strerror or e}", err=True)
+        raise typer.Exit(1) from None
     for path in (lp, mps):
         if path is not None and console is not None:
             console.print(
@@ -89,17 +98,21 @@ def export_lp(
     Names come from the domain keys (``build(new_carlisle,2027Q2)``); the objective
     constant (initial fleet energy) is a column ``objective_constant`` fixed at 1,
     so any solver reading the file reports the objective in USD. Exits 1 on bad
-    data or an unknown scenario, 2 when neither --lp nor --mps is given.
+    data, an unknown scenario or a file that cannot be written (checked before the
+    build), 2 when neither --lp nor --mps is given.
     """
     from rich.console import Console
 
     from capacity.dataset import load_dataset
     from capacity.scenarios import UnknownScenarioError, apply_scenario
     from capacity.validation import DataValidationError
+    from optimizer.cli_checks import refuse_bad_files
 
     if lp is None and mps is None:
         typer.echo("error: give --lp FILE and/or --mps FILE", err=True)
         raise typer.Exit(2)
+    console = Console(width=140)
+    refuse_bad_files(console, {"--lp": lp, "--mps": mps})  # before loading and building
     try:
         ds = load_dataset(data_dir)
         if scenario == "neutral" and not ds.scenarios:
@@ -115,4 +128,4 @@ def export_lp(
     except UnknownScenarioError as e:
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
-    export_files(sds, lp, mps, integer_units=integer_units, console=Console(width=140))
+    export_files(sds, lp, mps, integer_units=integer_units, console=console)

@@ -108,6 +108,7 @@ __all__ = [
     "Cut",
     "DecomposedPlan",
     "ScenarioBlock",
+    "ScenarioInfeasibleError",
     "extensive_form_objective",
     "hedge_decomposed",
     "sample_scenarios",
@@ -128,18 +129,40 @@ def sample_scenarios(
     ``numpy.random.default_rng(seed)``, see :class:`optimizer.sweep.MonteCarloSpec`), on
     top of the named scenario ``base`` when the dataset has it.
 
+    Parameters
+    ----------
+    ds : Dataset
+        The validated base dataset.
+    samples : int
+        Number of draws (>= 1).
+    seed : int
+        Seed of the draws (>= 0).
+    base : str or None
+        Scenario the draws start from; None or ``"base"``: the bare tables. The
+        default ``"neutral"`` on a dataset that defines no scenario is the bare tables.
+
     Returns
     -------
     (names, datasets, notes)
         ``mc_<k>`` names and validated datasets of the valid draws (equal weights are
         implied), and one note per draw whose overrides made the data invalid.
+
+    Raises
+    ------
+    ValueError
+        For ``samples`` < 1 or a negative ``seed``.
+    capacity.scenarios.UnknownScenarioError
+        When ``base`` names no scenario of the dataset (with a "did you mean" hint).
     """
     from capacity.scenarios import apply_overrides, apply_scenario
     from capacity.validation import DataValidationError
 
     if samples < 1:
         raise ValueError(f"samples must be >= 1, got {samples}")
-    start = apply_scenario(ds, base) if base and base in ds.scenarios else ds
+    if seed < 0:
+        raise ValueError(f"seed must be >= 0, got {seed}")
+    bare = not base or (base == "neutral" and not ds.scenarios)
+    start = ds if bare else apply_scenario(ds, base)
     params = default_tornado_parameters(start)
     spec = MonteCarloSpec.model_validate(uniform_monte_carlo(params, samples, seed))
     draws = spec.draw()
@@ -155,6 +178,27 @@ def sample_scenarios(
 
 
 # ---------------------------------------------------------------------- subproblems
+class ScenarioInfeasibleError(RuntimeError):
+    """A scenario of the hedge has no plan even on its own (its first stage free).
+
+    No shared first stage can operate it, so the hedged plan does not exist; the
+    scenario's own solve (:func:`optimizer.solve`) explains which limits cannot hold.
+
+    Parameters
+    ----------
+    scenario : str
+        The scenario's name (``mc_000`` ...).
+    position : int
+        Its position in the run's datasets.
+    status : str
+        HiGHS's model status of its solve (``Infeasible`` ...).
+    """
+
+    def __init__(self, scenario: str, position: int, status: str) -> None:
+        super().__init__(f"scenario {scenario} alone: {status}")
+        self.scenario, self.position, self.status = scenario, position, status
+
+
 @dataclass(frozen=True)
 class Cut:
     """One scenario's answer at a first-stage point: ``V_s(x) >= value + grad (x - point)``.
@@ -1029,8 +1073,10 @@ def hedge_decomposed(
     ------
     ValueError
         For bad weights or names.
+    ScenarioInfeasibleError
+        When a scenario alone has no optimum (a RuntimeError).
     RuntimeError
-        When a scenario alone has no optimum, or a master plan cannot be operated.
+        When a master plan cannot be operated.
     """
     t_start = time.perf_counter()
     w, labels = _check_inputs(datasets, weights, names)
@@ -1098,7 +1144,7 @@ def _start(
     ws = pending()
     for c in ws:
         if not c.ok:
-            raise RuntimeError(f"scenario {labels[c.scenario]} alone: {c.message}")
+            raise ScenarioInfeasibleError(labels[c.scenario], c.scenario, c.message)
     t_ws = time.perf_counter()
     floors = np.array([c.value for c in ws])
     heaviest = int(np.argmax(w))

@@ -63,13 +63,16 @@ __all__ = [
     "RESULT_SCHEMAS",
     "RESULT_TABLES",
     "ReportError",
+    "claim_run_dir",
     "columns_frame",
+    "default_run_id",
     "manifest_path",
     "open_table_dataset",
     "package_version",
     "read_manifest",
     "read_metadata",
     "read_report",
+    "reserve_run_dir",
     "scenario_dir",
     "scenario_is_complete",
     "summary_frame",
@@ -455,26 +458,38 @@ def default_run_id(dataset_hash: str | None, now: datetime | None = None) -> str
     return f"{stamp}-{short}"
 
 
-def reserve_run_dir(out_dir: str | os.PathLike[str], dataset_hash: str | None) -> Path:
-    """Create and return a new, unique run directory ``<out_dir>/<default_run_id>[-n]``.
+def claim_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Path:
+    """Claim a new run directory ``<out_dir>/<run_id>`` (``-2``, ``-3`` ... when taken).
 
-    Two runs that finish in the same second with the same data would share
-    :func:`default_run_id`; the directory is created with an exclusive ``mkdir``, so
-    the second run gets ``<run_id>-2`` (then ``-3`` ...) instead of silently replacing
-    the first, even across processes sharing the folder.
+    The claim is an exclusive ``os.mkdir`` (no ``exist_ok``): of two runs asking for the
+    same ID at the same moment, even in two processes sharing the folder, exactly one
+    gets ``<run_id>`` and the other gets a new ID, so no run ever writes into another
+    run's directory. Every run directory of the product (``capacity solve``,
+    :func:`write_report` without a ``run_id``, the app's download) is claimed here.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Report root; created (with its parents) when missing.
+    run_id : str
+        The ID wanted, e.g. :func:`default_run_id`.
+
+    Returns
+    -------
+    pathlib.Path
+        The new, empty directory this call created.
 
     Raises
     ------
     ReportError
-        When ``out_dir`` is unusable, or 1000 run IDs of this second are taken.
+        When ``out_dir`` is unusable, or ``<run_id>`` and 998 suffixed IDs are taken.
     """
     root = Path(out_dir)
     _ensure_dir(root)
-    base = default_run_id(dataset_hash)
     for n in range(1, 1000):
-        path = root / (base if n == 1 else f"{base}-{n}")
+        path = root / (run_id if n == 1 else f"{run_id}-{n}")
         try:
-            path.mkdir()
+            os.mkdir(path)
         except FileExistsError:
             continue
         except OSError as exc:
@@ -482,7 +497,38 @@ def reserve_run_dir(out_dir: str | os.PathLike[str], dataset_hash: str | None) -
                 f"cannot create report directory {path}: {exc.strerror or exc}"
             ) from exc
         return path
-    raise ReportError(f"cannot write report: 999 runs named {base}* already exist in {root}")
+    raise ReportError(f"cannot write report: 999 runs named {run_id}* already exist in {root}")
+
+
+def reserve_run_dir(
+    out_dir: str | os.PathLike[str], dataset_hash: str | None, now: datetime | None = None
+) -> Path:
+    """Claim a new run directory ``<out_dir>/<default_run_id>[-n]`` (see claim_run_dir).
+
+    Two runs in the same second with the same data share :func:`default_run_id`; the
+    exclusive claim gives the second ``<run_id>-2`` (then ``-3`` ...) instead of letting
+    it replace the first's files, even across processes sharing the folder.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Report root; created when missing.
+    dataset_hash : str or None
+        Hash of the dataset (its first 8 hex digits go into the ID).
+    now : datetime, optional
+        The UTC time of the ID (default: now).
+
+    Returns
+    -------
+    pathlib.Path
+        The new, empty run directory.
+
+    Raises
+    ------
+    ReportError
+        When ``out_dir`` is unusable, or 1000 run IDs of this second are taken.
+    """
+    return claim_run_dir(out_dir, default_run_id(dataset_hash, now))
 
 
 def scenario_dir(run_dir: str | os.PathLike[str], scenario: str) -> Path:
@@ -1108,8 +1154,9 @@ def write_report(
     scenario : str
         Scenario name, the Hive partition value.
     run_id : str, optional
-        Run directory name; default a new unique one from :func:`reserve_run_dir`
-        (UTC time + short hash, ``-2`` ... when that second's ID is taken).
+        A run this caller owns (claimed by :func:`claim_run_dir` or returned by an
+        earlier call; created when missing, never claimed). Default: a new run
+        claimed by :func:`reserve_run_dir` (``-2`` ... when that ID is taken).
     units : bool
         Also write the data dictionary ``<run>/units.csv`` (table, column, type, unit,
         description). Units are always in the Parquet field metadata.

@@ -61,6 +61,7 @@ OPTIMIZER_RANKS = {
     "optimizer.risk": 6,
     "optimizer.decompose": 7,  # the hedged plan by L-shaped decomposition on Dask
     # the command line
+    "optimizer.cli_checks": 8,  # option and output checks shared by every command
     "optimizer.cli": 8,
     "optimizer.cli_pulp": 8,  # capacity solvers / export-lp, registered by optimizer.cli
 }

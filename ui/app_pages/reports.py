@@ -34,10 +34,11 @@ else:
     zips: dict[str, bytes | str] = ss["report_zips"]
     if plan.run_id not in zips:
         try:
-            from optimizer.report import write_report
+            from optimizer.report import claim_run_dir, write_report
 
             with tempfile.TemporaryDirectory(prefix="capacity_report_") as tmp:
-                run_dir = write_report(plan.result, tmp, scenario=plan.scenario, run_id=plan.run_id)
+                run_id = claim_run_dir(tmp, plan.run_id).name  # the one run-folder claim
+                run_dir = write_report(plan.result, tmp, scenario=plan.scenario, run_id=run_id)
                 zips[plan.run_id] = directory_zip_bytes(run_dir)
         except Exception as e:  # noqa: BLE001 - message, never a traceback
             zips[plan.run_id] = f"{type(e).__name__}: {e}"

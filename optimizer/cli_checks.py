@@ -1,0 +1,144 @@
+"""Checks shared by every ``capacity`` command, run before it loads or computes.
+
+Option checks are typer callbacks (a bad value is a usage error: exit 2, the option
+and its valid range named); output checks find an unusable folder or file in a
+second (exit 1) instead of after a long solve.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = [
+    "check_out_dir",
+    "check_out_file",
+    "refuse_bad_files",
+    "refuse_bad_out",
+    "seconds_option",
+    "tolerance_option",
+    "wait_seconds_option",
+]
+
+
+def check_out_dir(out: Path) -> str | None:
+    """Return why ``out`` cannot hold a report, or None when it can (nothing is created).
+
+    ``out`` is usable when it is a writable directory, or when it does not exist
+    yet and its nearest existing ancestor is a writable directory (so it can be
+    created). Run before loading and solving, so a bad ``--out`` fails in a second.
+    """
+    import os
+    import tempfile
+
+    path = out.expanduser()
+    for p in [*reversed(path.parents), path]:
+        if p.exists() and not p.is_dir():
+            return f"{p} exists and is not a directory"
+    existing = next((p for p in [path, *path.parents] if p.exists()), Path("."))
+    problem = None
+    if not os.access(existing, os.W_OK | os.X_OK):
+        problem = "is not writable"
+    else:  # access() says yes to root everywhere (even /proc): try a real folder
+        try:
+            os.rmdir(tempfile.mkdtemp(prefix=".capacity-probe-", dir=existing))
+        except OSError as exc:
+            problem = f"is not writable ({exc.strerror or exc})"
+    if problem is None:
+        return None
+    if existing == path:
+        return f"directory {path} {problem}"
+    return f"{path} cannot be created: directory {existing} {problem}"
+
+
+def check_out_file(path: Path) -> str | None:
+    """Return why the file ``path`` cannot be written, or None when it can (nothing is made).
+
+    The file may exist (it is replaced) but not be a directory; its folder must be
+    usable as :func:`check_out_dir` says (an existing writable directory, or one that
+    can be created).
+    """
+    target = path.expanduser()
+    if target.is_dir():
+        return f"{target} is a directory, not a file"
+    return check_out_dir(target.parent)
+
+
+def refuse_bad_out(console: Console, out: Path, option: str = "--out") -> None:
+    """Exit 1 before any work when the folder ``out`` cannot hold the output.
+
+    Every command that writes a folder calls this before it loads or computes
+    anything, so a bad ``--out`` fails in a second, not after the solve.
+    """
+    problem = check_out_dir(out)
+    if problem is not None:
+        console.print(f"[red]error: {option} {out}:[/red] {problem}; nothing was solved.")
+        raise typer.Exit(1)
+
+
+def refuse_bad_files(console: Console, files: dict[str, Path | None]) -> None:
+    """Exit 1 before any work when one of the output files cannot be written.
+
+    ``files`` maps an option name (``--lp``) to its path (None: not asked for).
+    """
+    for option, path in files.items():
+        problem = None if path is None else check_out_file(path)
+        if problem is not None:
+            console.print(f"[red]error: {option} {path}:[/red] {problem}; nothing was written.")
+            raise typer.Exit(1)
+
+
+# --- option checks shared by every command (typer callbacks: exit 2, the option named)
+
+
+def seconds_option(value: float | None) -> float | None:
+    """Check a time limit in seconds: a finite number above 0, or None for no limit.
+
+    Typer callback of every ``--time-limit``: NaN, infinity, 0 and negative values
+    are refused with exit 2 and a message naming the option and the valid range.
+
+    Raises
+    ------
+    typer.BadParameter
+        For a value outside (0, inf).
+    """
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(
+            f"{value:g} is not a time limit: give a finite number of seconds above 0"
+        )
+    return value
+
+
+def wait_seconds_option(value: float) -> float:
+    """Check a waiting time in seconds: a finite number >= 0 (0: do not wait).
+
+    Raises
+    ------
+    typer.BadParameter
+        For NaN, infinity or a negative value.
+    """
+    if not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"{value:g} is not a waiting time: give finite seconds >= 0")
+    return value
+
+
+def tolerance_option(value: float) -> float:
+    """Check a relative tolerance (gap): a finite number strictly between 0 and 1.
+
+    Raises
+    ------
+    typer.BadParameter
+        For NaN, infinity, 0, 1 or a value outside (0, 1): at 1 or above every first
+        plan "converges" and below 0 none ever does.
+    """
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise typer.BadParameter(
+            f"{value:g} is not a relative tolerance: give a number in (0, 1), e.g. 1e-4"
+        )
+    return value

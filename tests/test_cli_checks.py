@@ -1,0 +1,286 @@
+"""Every command checks its options and its output before it computes.
+
+Bad values are usage errors (exit 2, the option and its valid range named) found
+while the command line is parsed; an unusable output folder or file, an unknown
+scenario and bad data stop the command (exit 1) before anything is loaded or solved;
+an infeasible plan is explained in every command as ``capacity solve`` explains it,
+and no raw traceback reaches the terminal.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner, Result
+
+import capacity.dataset
+import optimizer.decompose
+from capacity.dataset import load_dataset
+from capacity.scenarios import UnknownScenarioError, apply_scenario
+from optimizer import solve
+from optimizer.cli import BENCH_SIZES, app
+from optimizer.cli_checks import check_out_file
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+ENV = {"COLUMNS": "200"}
+
+DARK = """  dark:
+    description: the grid is almost gone (the initial fleet cannot be powered)
+    overrides:
+      - op: scale
+        table: site_grid
+        column: grid_mw
+        factor: 0.01
+        source: assumption
+"""
+
+
+def _run(args: list[str]) -> tuple[Result, str]:
+    res = CliRunner().invoke(app, args, env=ENV)
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.exception
+    return res, " ".join(res.output.split())
+
+
+def _forbid(monkeypatch: pytest.MonkeyPatch, *targets: tuple[Any, str]) -> None:
+    """Make each ``(module, name)`` fail the test if it is called."""
+    for module, name in targets:
+
+        def boom(*_a: Any, _n: str = name, **_k: Any) -> Any:
+            pytest.fail(f"{_n} was called: the command computed before refusing")
+
+        monkeypatch.setattr(module, name, boom)
+
+
+@pytest.fixture
+def no_compute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Loading, sampling, every hedge solve and the benchmark's run fail the test."""
+    import subprocess
+
+    _forbid(
+        monkeypatch,
+        (subprocess, "call"),
+        (capacity.dataset, "load_dataset"),
+        (optimizer.decompose, "sample_scenarios"),
+        (optimizer.decompose, "hedge_decomposed"),
+        (optimizer.decompose, "extensive_form_objective"),
+    )
+
+
+@pytest.fixture
+def dark_dir(tmp_path: Path) -> Path:
+    """tiny_valid plus a scenario 'dark' whose grid cannot power the initial fleet."""
+    dst = tmp_path / "dark_data"
+    shutil.copytree(TINY, dst)
+    with (dst / "scenarios.yaml").open("a", encoding="utf-8") as f:
+        f.write(DARK)
+    return dst
+
+
+# --- hedge -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("tol", ["-1", "nan", "2", "0", "1", "inf"])
+def test_hedge_refuses_a_tolerance_outside_0_1_before_any_solve(tol: str, no_compute: None) -> None:
+    res, text = _run(["hedge", str(TINY), "--tol", tol])
+    assert res.exit_code == 2
+    assert "Invalid value for '--tol'" in text
+    assert f"{float(tol):g} is not a relative tolerance: give a number in (0, 1)" in text
+
+
+def test_hedge_refuses_a_negative_seed_and_base_all(no_compute: None) -> None:
+    res, text = _run(["hedge", str(TINY), "--seed", "-1"])
+    assert res.exit_code == 2 and "Invalid value for '--seed'" in text
+    res, text = _run(["hedge", str(TINY), "--base", "all"])
+    assert res.exit_code == 2 and "takes one scenario name, not 'all'" in text
+
+
+def test_hedge_misspelt_base_says_did_you_mean_before_sampling(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    _forbid(monkeypatch, (optimizer.decompose, "sample_scenarios"))
+    res, text = _run(["hedge", str(ROOT / "data"), "--base", "negatvie"])
+    assert res.exit_code == 1
+    assert "unknown scenario 'negatvie'" in text
+    assert "did you mean 'negative'" in text.lower()
+
+
+def test_hedge_out_under_a_regular_file_is_refused_first(tmp_path: Path, no_compute: None) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    res, text = _run(["hedge", str(TINY), "--out", str(blocker / "out")])
+    assert res.exit_code == 1
+    assert f"--out {blocker / 'out'}: {blocker} exists and is not a directory" in text
+    assert "nothing was solved" in text
+
+
+def _first_draw_explanation(data: Path) -> list[str]:
+    """The elastic explanation of the hedge's first draw, as ``capacity solve`` finds it."""
+    start = apply_scenario(load_dataset(data), "dark")
+    _, dsets, _ = optimizer.decompose.sample_scenarios(start, 2, 0, base=None)
+    result = solve(dsets[0])
+    assert result.status.value == "infeasible"
+    assert result.infeasibility is not None
+    return [str(m) for m in result.infeasibility["message"]]
+
+
+def test_hedge_explains_an_infeasible_draw_as_solve_does(dark_dir: Path) -> None:
+    want = _first_draw_explanation(dark_dir)
+    assert want and all(m.startswith("site dc-1 grid in 2026Q") for m in want)
+    res, text = _run(["hedge", str(dark_dir), "--base", "dark", "-n", "2", "--workers", "0"])
+    assert res.exit_code == 1
+    assert "scenario mc_000 has no plan even on its own (Infeasible)" in text
+    assert "Status: infeasible" in text
+    assert "Infeasible: limits that had to give (elastic re-solve)" in text
+    for message in want:
+        assert message in text
+    assert "Traceback" not in res.output and "RuntimeError" not in res.output
+
+
+def test_hedge_extensive_says_why_there_is_no_rp(dark_dir: Path) -> None:
+    want = _first_draw_explanation(dark_dir)
+    res, text = _run(["hedge", str(dark_dir), "--base", "dark", "-n", "2", "--method", "extensive"])
+    assert res.exit_code == 1
+    assert "RP = None" not in text and "None USD" not in text
+    assert "extensive form: infeasible, no RP (expected cost): no plan found" in text
+    assert "scenario mc_000 has no plan even on its own" in text
+    for message in want:
+        assert message in text
+
+
+def test_hedge_extensive_prints_rp_in_usd() -> None:
+    start = apply_scenario(load_dataset(TINY), "neutral")
+    _, dsets, _ = optimizer.decompose.sample_scenarios(start, 2, 0, base=None)
+    rp, status, _ = optimizer.decompose.extensive_form_objective(dsets, first_stage="capacity")
+    assert status == "optimal" and rp is not None
+    res, text = _run(["hedge", str(TINY), "-n", "2", "--method", "extensive"])
+    assert res.exit_code == 0, text
+    assert f"extensive form: optimal, RP = {rp:,.0f} USD" in text
+
+
+def test_sample_scenarios_refuses_an_unknown_base_and_a_negative_seed() -> None:
+    ds = load_dataset(TINY)
+    with pytest.raises(UnknownScenarioError, match="unknown scenario 'neutrl'"):
+        optimizer.decompose.sample_scenarios(ds, 1, base="neutrl")
+    with pytest.raises(ValueError, match="seed must be >= 0, got -3"):
+        optimizer.decompose.sample_scenarios(ds, 1, seed=-3)
+
+
+# --- solve, batch, bench, export-lp --------------------------------------------------
+
+
+@pytest.mark.parametrize("value", ["-1", "0", "nan", "inf"])
+@pytest.mark.parametrize("command", ["solve", "batch", "bench"])
+def test_time_limits_are_finite_and_above_zero(command: str, value: str, no_compute: None) -> None:
+    target = {"solve": [str(TINY)], "batch": ["sweep.yaml"], "bench": []}[command]
+    res, text = _run([command, *target, "--time-limit", value])
+    assert res.exit_code == 2
+    assert "Invalid value for '--time-limit'" in text
+    assert f"{float(value):g} is not a time limit: give a finite number of seconds above 0" in text
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["batch", "s.yaml", "--worker-timeout", "nan"], "--worker-timeout"),
+        (["batch", "s.yaml", "--worker-timeout", "-1"], "--worker-timeout"),
+        (["batch", "s.yaml", "--workers", "0"], "--workers"),
+        (["bench", "--batch", "-1"], "--batch"),
+        (["bench", "--xl-time-limit", "nan"], "--xl-time-limit"),
+        (["solve", str(TINY), "--threads", "0"], "--threads"),
+    ],
+)
+def test_other_bad_numbers_are_usage_errors(args: list[str], option: str, no_compute: None) -> None:
+    res, text = _run(args)
+    assert res.exit_code == 2
+    assert f"Invalid value for '{option}'" in text
+
+
+def test_bench_sizes_are_checked_with_a_hint(monkeypatch: pytest.MonkeyPatch) -> None:
+    import subprocess
+
+    _forbid(monkeypatch, (subprocess, "call"))
+    res, text = _run(["bench", "--sizes", "default,smal"])
+    assert res.exit_code == 2
+    assert "unknown size 'smal'; the sizes are small, default, medium, large, xl." in text
+    assert "Did you mean 'small'?" in text
+
+
+def test_bench_size_names_are_the_generator_sizes() -> None:
+    from benchmarks.generate import SIZES
+
+    assert tuple(SIZES) == BENCH_SIZES
+
+
+def test_bench_out_under_a_regular_file_is_refused_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import subprocess
+
+    _forbid(monkeypatch, (subprocess, "call"))
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    res, text = _run(["bench", "--out", str(blocker / "r.md")])
+    assert res.exit_code == 1
+    assert f"--out {blocker / 'r.md'}: {blocker} exists and is not a directory" in text
+
+
+@pytest.mark.parametrize(
+    ("command", "option"),
+    [("export-lp", "--lp"), ("export-lp", "--mps"), ("solve", "--write-lp")],
+)
+def test_model_files_are_checked_before_loading(
+    command: str, option: str, tmp_path: Path, no_compute: None
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    target = blocker / "model.lp"
+    extra = ["--no-report"] if command == "solve" else []
+    res, text = _run([command, str(TINY), option, str(target), *extra])
+    assert res.exit_code == 1
+    assert f"{option} {target}: {blocker} exists and is not a directory; nothing was written" in (
+        text
+    )
+
+
+def test_check_out_file_says_what_is_wrong(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    assert check_out_file(tmp_path / "new" / "m.lp") is None
+    assert check_out_file(blocker) is None  # an existing file is replaced
+    assert check_out_file(tmp_path) == f"{tmp_path} is a directory, not a file"
+    assert check_out_file(blocker / "m.lp") == f"{blocker} exists and is not a directory"
+
+
+@pytest.mark.parametrize(
+    ("error", "code", "message"),
+    [
+        (KeyboardInterrupt(), 130, "interrupted; nothing was written."),
+        (
+            RuntimeError("iteration 3: no operable plan yet; mc_001 (Infeasible)"),
+            1,
+            "error: no hedged plan was found: iteration 3: no operable plan yet; mc_001",
+        ),
+        (OSError("address in use"), 1, "error: cannot run the hedge on Dask: address in use"),
+        (
+            optimizer.decompose.ScenarioInfeasibleError("mc_000", 0, "Infeasible"),
+            1,
+            "solved alone as 'capacity solve' solves it, mc_000 has a plan: the "
+            "decomposition's subproblem failed numerically",
+        ),
+    ],
+)
+def test_hedge_failures_are_one_message_and_an_exit_code(
+    error: BaseException, code: int, message: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*_a: Any, **_k: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(optimizer.decompose, "hedge_decomposed", fail)
+    res, text = _run(["hedge", str(TINY), "-n", "2", "--workers", "0"])
+    assert res.exit_code == code
+    assert message in text
+    assert "Traceback" not in res.output

@@ -1,0 +1,87 @@
+"""A run folder is claimed exclusively: two runs asking for one ID get two folders.
+
+Two ``capacity solve`` runs into one ``--out`` in the same second used to print the
+same report path, the later one replacing the other's files (a HiGHS report replaced
+by a CBC one). The claim (:func:`optimizer.report.claim_run_dir`) is an exclusive
+``mkdir`` with a new ID on collision, and every run folder goes through it.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from optimizer import report
+from optimizer.cli import app
+from optimizer.report import claim_run_dir, read_manifest, read_report, reserve_run_dir
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+ENV = {"COLUMNS": "200"}
+FIXED = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def test_two_claims_with_one_clock_get_two_folders(tmp_path: Path) -> None:
+    first = reserve_run_dir(tmp_path, "abcdef0123456789", now=FIXED)
+    second = reserve_run_dir(tmp_path, "abcdef0123456789", now=FIXED)
+    assert first.name == "20260102T030405Z-abcdef01"
+    assert second.name == "20260102T030405Z-abcdef01-2"
+    assert first.is_dir() and second.is_dir()
+    assert claim_run_dir(tmp_path, first.name).name == "20260102T030405Z-abcdef01-3"
+
+
+def test_threads_racing_for_one_id_each_get_their_own_folder(tmp_path: Path) -> None:
+    n = 8
+    barrier = threading.Barrier(n)
+    got: list[Path] = []
+    lock = threading.Lock()
+
+    def claim() -> None:
+        barrier.wait()
+        path = claim_run_dir(tmp_path / "out", "run")
+        with lock:
+            got.append(path)
+
+    threads = [threading.Thread(target=claim) for _ in range(n)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(p.name for p in got) == sorted(["run"] + [f"run-{k}" for k in range(2, n + 1)])
+    assert len(set(got)) == n and all(p.is_dir() for p in got)
+
+
+def test_claim_under_a_regular_file_names_it(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(report.ReportError, match=r"file exists and is not a directory"):
+        claim_run_dir(blocker / "out", "run")
+
+
+def test_two_solves_in_one_second_into_one_out_keep_both_reports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(report, "_utc_now", lambda: FIXED)  # the same second, for sure
+    out = tmp_path / "reports"
+    paths = []
+    for solver in ("highs", "cbc"):
+        res = CliRunner().invoke(
+            app, ["solve", str(TINY), "--solver", solver, "--out", str(out)], env=ENV
+        )
+        assert res.exit_code == 0, res.output
+        (line,) = [ln for ln in res.output.splitlines() if ln.startswith("Report: ")]
+        paths.append(Path(line.split()[1]))
+    assert paths[0] != paths[1]
+    assert paths[0].parent.name.startswith("20260102T030405Z-")
+    assert paths[1].parent.name == paths[0].parent.name + "-2"
+    runs = sorted(p for p in out.iterdir() if p.is_dir())
+    assert runs == sorted(p.parent for p in paths)
+    solvers = [read_manifest(p.parent)["scenarios"]["neutral"]["solver"] for p in paths]
+    assert solvers[0] == "highs" and solvers[1] != "highs"
+    for p in paths:
+        tables = read_report(p)
+        assert len(tables["demand"]) > 0
