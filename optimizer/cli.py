@@ -894,7 +894,11 @@ def hedge(
     ] = False,
     out: Annotated[
         Path | None,
-        typer.Option("--out", help="Folder for iterations/per-scenario/first-stage CSV."),
+        typer.Option(
+            "--out",
+            help="Root folder of the CSV tables (iterations, per-scenario, first-stage), "
+            "written to a new OUT/hedge-<run_id>/ per run, so runs never overwrite each other.",
+        ),
     ] = None,
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
@@ -925,7 +929,7 @@ def hedge(
             ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
     code = 0 if ok else 1
     if out is not None:
-        code = max(code, _write_hedge_csv(console, p, out))
+        code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash))
     raise typer.Exit(code)
 
 
@@ -1071,15 +1075,23 @@ def _print_hedge(console: Console, p: Any, tol: float) -> bool:
     return bool(p.converged)
 
 
-def _write_hedge_csv(console: Console, p: Any, out: Path) -> int:
-    """Write the hedge's three CSV tables into ``out``; return 1 (with a message) on failure."""
+def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> int:
+    """Write the hedge's three CSV tables into a new run folder under ``out``.
+
+    The folder ``<out>/hedge-<run_id>`` is claimed exclusively
+    (:func:`optimizer.report.claim_run_dir`: a new ID when another run holds it) and
+    each table is written to a temporary name and renamed, so two hedges into one
+    ``--out`` keep both results and a crash leaves no half file. Returns 1 (with a
+    message) when the folder or a table cannot be written, else 0.
+    """
+    from optimizer.report import ReportError, claim_run_dir, default_run_id, write_csv_atomic
+
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        p.iterations.to_csv(out / "iterations.csv", index=False)
-        p.per_scenario.to_csv(out / "per_scenario.csv", index=False)
-        p.first_stage.to_csv(out / "first_stage.csv", index=False)
-    except OSError as e:
+        run_dir = claim_run_dir(out, "hedge-" + default_run_id(dataset_hash))
+        for name in ("iterations", "per_scenario", "first_stage"):
+            write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
+    except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1
-    console.print(f"Tables: {out / 'iterations.csv'}, per_scenario.csv, first_stage.csv")
+    console.print(f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv)")
     return 0

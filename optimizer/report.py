@@ -78,6 +78,7 @@ __all__ = [
     "summary_frame",
     "to_arrow",
     "update_manifest",
+    "write_csv_atomic",
     "write_json_atomic",
     "write_report",
     "write_scenario_tables",
@@ -635,6 +636,29 @@ def write_json_atomic(path: str | os.PathLike[str], doc: Mapping[str, Any]) -> P
     """
     text = json.dumps(doc, indent=2, default=_json_default)
     return _write_text_atomic(Path(path), text + "\n")
+
+
+def write_csv_atomic(path: str | os.PathLike[str], frame: pd.DataFrame) -> Path:
+    """Write ``frame`` as CSV (no index) to ``path`` atomically (temporary name, rename).
+
+    Parameters
+    ----------
+    path : path-like
+        Target file; its folder must exist.
+    frame : pandas.DataFrame
+        The table; its columns keep their names (and so their unit suffixes).
+
+    Returns
+    -------
+    Path
+        ``path``.
+
+    Raises
+    ------
+    OSError
+        When the file cannot be written (the temporary file is removed).
+    """
+    return _atomic_write(Path(path), lambda tmp: frame.to_csv(tmp, index=False))
 
 
 def to_arrow(

@@ -85,3 +85,55 @@ def test_two_solves_in_one_second_into_one_out_keep_both_reports(
     for p in paths:
         tables = read_report(p)
         assert len(tables["demand"]) > 0
+
+
+def _fake_hedge(cost_usd: float) -> object:
+    """A converged hedged plan whose tables carry ``cost_usd`` (to tell two runs apart)."""
+    import types
+
+    import pandas as pd
+
+    return types.SimpleNamespace(
+        expected_cost_usd=cost_usd,
+        lower_bound_usd=cost_usd,
+        wait_and_see_usd=cost_usd,
+        ev_problem="mean",
+        eev_usd=cost_usd,
+        vss_usd=0.0,
+        evpi_usd=0.0,
+        gap_rel=0.0,
+        converged=True,
+        iterations=pd.DataFrame({"iteration": [0, 1], "upper_bound_usd": [cost_usd] * 2}),
+        per_scenario=pd.DataFrame({"scenario": ["mc_000"], "cost_usd": [cost_usd]}),
+        first_stage=pd.DataFrame({"column": ["build(a,2026Q1)"], "value": [1.0]}),
+        timings_s={"total": 0.1},
+    )
+
+
+def test_two_hedges_in_one_second_into_one_out_keep_both_tables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import optimizer.decompose
+
+    monkeypatch.setattr(report, "_utc_now", lambda: FIXED)  # the same second, for sure
+    out = tmp_path / "hedges"
+    printed = []
+    for cost in (111.0, 222.0):
+        monkeypatch.setattr(
+            optimizer.decompose, "hedge_decomposed", lambda *_a, _c=cost, **_k: _fake_hedge(_c)
+        )
+        args = ["hedge", str(TINY), "-n", "2", "--workers", "0", "--out", str(out)]
+        res = CliRunner().invoke(app, args, env=ENV)
+        assert res.exit_code == 0, res.output
+        printed.append(" ".join(res.output.split()))
+    runs = sorted(p for p in out.iterdir())
+    assert runs[0].name.startswith("hedge-20260102T030405Z-")
+    assert [p.name for p in runs] == [runs[0].name, runs[0].name + "-2"]
+    import pandas as pd
+
+    costs = [pd.read_csv(p / "per_scenario.csv")["cost_usd"].tolist() for p in runs]
+    assert costs == [[111.0], [222.0]]
+    assert all(sorted(f.name for f in p.iterdir()) == [
+        "first_stage.csv", "iterations.csv", "per_scenario.csv"
+    ] for p in runs)
+    assert f"Tables: {runs[0]}/" in printed[0] and f"Tables: {runs[1]}/" in printed[1]
