@@ -8,18 +8,18 @@ work shows a progress bar and exit codes mean something (0 ok, 1 data or plan er
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
-from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+from typer.core import TyperGroup
 
 from optimizer.cli_checks import (
     check_out_dir as check_out_dir,  # re-exported: the check of every --out
 )
 from optimizer.cli_checks import (
+    exit_on_interrupt,
     refuse_bad_files,
     refuse_bad_out,
     seconds_option,
@@ -36,7 +36,18 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
     from optimizer.solve import PlanResult
     from optimizer.sweep import SweepSpecError
 
+
+class _Commands(TyperGroup):
+    """The ``capacity`` command group: Ctrl-C in any command is one line and exit 130."""
+
+    def invoke(self, ctx: Any) -> Any:
+        """Run the chosen command inside :func:`optimizer.cli_checks.exit_on_interrupt`."""
+        with exit_on_interrupt():
+            return super().invoke(ctx)
+
+
 app = typer.Typer(
+    cls=_Commands,
     name="capacity",
     help="Data-center capacity, power and supply-chain planner.",
     no_args_is_help=True,
@@ -403,7 +414,7 @@ def solve(
     if report:
         refuse_bad_out(console, out)
     refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
-    with _exit_on_interrupt(console):
+    with exit_on_interrupt(console):
         prepared = _load_scenarios(console, data_dir, list(scenario or ["neutral"]))
         if write_lp is not None or write_mps is not None:
             from optimizer.cli_pulp import export_files
@@ -907,7 +918,7 @@ def hedge(
     console = Console()
     if out is not None:
         refuse_bad_out(console, out)
-    with _exit_on_interrupt(console):
+    with exit_on_interrupt(console):
         names, dsets = _hedge_scenarios(console, data, base, samples, seed)
         if method == _HedgeMethod.extensive:
             rp = _extensive_rp(console, names, dsets, first_stage.value)
@@ -985,16 +996,6 @@ def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: 
     except RuntimeError as e:
         console.print(f"[red]error:[/red] no hedged plan was found: {escape(str(e))}")
     raise typer.Exit(1)
-
-
-@contextmanager
-def _exit_on_interrupt(console: Console) -> Iterator[None]:
-    """Turn Ctrl-C into "interrupted; nothing was written." and exit code 130."""
-    try:
-        yield
-    except KeyboardInterrupt:
-        console.print("interrupted; nothing was written.")
-        raise typer.Exit(130) from None
 
 
 def _explain_alone(console: Console, name: str, ds: Dataset) -> bool:

@@ -8,6 +8,8 @@ second (exit 1) instead of after a long solve.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,8 +19,10 @@ if TYPE_CHECKING:
     from rich.console import Console
 
 __all__ = [
+    "INTERRUPTED",
     "check_out_dir",
     "check_out_file",
+    "exit_on_interrupt",
     "refuse_bad_files",
     "refuse_bad_out",
     "seconds_option",
@@ -142,3 +146,37 @@ def tolerance_option(value: float) -> float:
             f"{value:g} is not a relative tolerance: give a number in (0, 1), e.g. 1e-4"
         )
     return value
+
+
+INTERRUPTED = "interrupted; nothing was written."
+"""The line a command prints when Ctrl-C stops it (exit code 130)."""
+
+
+@contextmanager
+def exit_on_interrupt(console: Console | None = None, message: str = INTERRUPTED) -> Iterator[None]:
+    """Turn Ctrl-C (``KeyboardInterrupt``) in the block into one line and exit code 130.
+
+    Every ``capacity`` command runs inside this block (the command group's
+    ``invoke``), so an interrupt never shows a traceback; a command that knows more
+    (what it had written so far) wraps its work in its own block with that message.
+
+    Parameters
+    ----------
+    console : rich.console.Console, optional
+        Where to print the line (default: stderr).
+    message : str
+        The line printed.
+
+    Raises
+    ------
+    typer.Exit
+        Code 130, after the line, when the block is interrupted.
+    """
+    try:
+        yield
+    except KeyboardInterrupt:
+        if console is None:
+            typer.echo(message, err=True)
+        else:
+            console.print(message)
+        raise typer.Exit(130) from None

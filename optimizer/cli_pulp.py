@@ -59,13 +59,17 @@ def export_files(
     ------
     typer.Exit
         Code 1 (after one line on stderr) when a file cannot be written.
+
+    Notes
+    -----
+    Each file is written to a temporary name beside it and renamed once both are
+    complete, so an interrupt or a full disk never leaves a half LP/MPS file.
     """
     from optimizer.model import build_model
-    from optimizer.pulp_io import write_problem
 
     model = build_model(sds, integer_units=integer_units, formulation=formulation)
     try:
-        write_problem(model, lp=lp, mps=mps)
+        _write_atomic(model, lp, mps)
     except OSError as e:
         typer.echo(f"error: cannot write {e.filename or lp or mps}: {e.strerror or e}", err=True)
         raise typer.Exit(1) from None
@@ -74,6 +78,27 @@ def export_files(
             console.print(
                 f"Wrote {path} ({model.n_variables} variables, {model.n_constraints} constraints)"
             )
+
+
+def _write_atomic(model: Any, lp: Path | None, mps: Path | None) -> None:
+    """Write ``lp`` / ``mps`` through temporary names beside them, then rename both."""
+    import os
+    import uuid
+
+    from optimizer.pulp_io import write_problem
+
+    tag = f".tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    temps = {p: p.parent / f".{p.name}{tag}" for p in (lp, mps) if p is not None}
+    try:
+        write_problem(model, lp=temps.get(lp) if lp else None, mps=temps.get(mps) if mps else None)
+        for final, tmp in temps.items():
+            os.replace(tmp, final)
+    except OSError as e:  # name the file asked for, not its temporary name
+        final = next((f for f, t in temps.items() if str(t) == str(e.filename)), e.filename)
+        raise OSError(e.errno, e.strerror, str(final)) from e
+    finally:
+        for tmp in temps.values():
+            tmp.unlink(missing_ok=True)
 
 
 def export_lp(

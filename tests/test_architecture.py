@@ -4,8 +4,9 @@ Imports are read with :mod:`ast`, at module level *and* inside function bodies a
 ``if TYPE_CHECKING:`` blocks: a lazy import hides a cycle from the interpreter, not
 from the reader. The layers (see ``optimizer/__init__.py`` and the README's layout):
 
-* packages: ``ui`` -> ``optimizer`` -> ``capacity`` (``benchmarks`` sits beside ``ui``,
-  on top; nothing imports ``ui`` or ``benchmarks`` but themselves);
+* packages: ``ui`` -> ``optimizer`` -> ``capacity`` (``benchmarks`` and the console
+  script's launcher ``capacity_cli`` sit beside ``ui``, on top; nothing imports ``ui``,
+  ``benchmarks`` or ``capacity_cli`` but themselves);
 * ``capacity`` imports neither PuLP, HiGHS nor Streamlit; ``optimizer`` no Streamlit;
 * inside ``optimizer``, each module imports only modules of its own or a lower rank
   in :data:`OPTIMIZER_RANKS`.
@@ -21,10 +22,10 @@ import pytest
 
 from tests.conftest import ROOT
 
-PACKAGES = ("capacity", "optimizer", "ui", "benchmarks")
+PACKAGES = ("capacity", "optimizer", "ui", "benchmarks", "capacity_cli")
 
 #: Package layers, lowest first: a package imports only packages of a lower or equal rank.
-PACKAGE_RANKS = {"capacity": 0, "optimizer": 1, "ui": 2, "benchmarks": 2}
+PACKAGE_RANKS = {"capacity": 0, "optimizer": 1, "ui": 2, "benchmarks": 2, "capacity_cli": 2}
 
 #: Third-party packages a project package must not import.
 FORBIDDEN_THIRD_PARTY = {

@@ -133,7 +133,9 @@ def test_two_hedges_in_one_second_into_one_out_keep_both_tables(
 
     costs = [pd.read_csv(p / "per_scenario.csv")["cost_usd"].tolist() for p in runs]
     assert costs == [[111.0], [222.0]]
-    assert all(sorted(f.name for f in p.iterdir()) == [
-        "first_stage.csv", "iterations.csv", "per_scenario.csv"
-    ] for p in runs)
+    assert all(
+        sorted(f.name for f in p.iterdir())
+        == ["first_stage.csv", "iterations.csv", "per_scenario.csv"]
+        for p in runs
+    )
     assert f"Tables: {runs[0]}/" in printed[0] and f"Tables: {runs[1]}/" in printed[1]

@@ -1,0 +1,116 @@
+"""Ctrl-C ends every ``capacity`` command with one line and exit code 130, never a traceback.
+
+The command group runs each command inside one handler
+(:func:`optimizer.cli_checks.exit_on_interrupt`); the console script's launcher
+(:mod:`capacity_cli`) covers the seconds spent importing the model stack before any
+command runs.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+import types
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+import capacity.dataset
+import capacity_cli
+import optimizer.pulp_io
+import optimizer.solvers
+from optimizer.cli import app
+from optimizer.cli_checks import INTERRUPTED
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+
+
+def _interrupt(*_a: Any, **_k: Any) -> Any:
+    raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize(
+    ("args", "target"),
+    [
+        (["validate", str(TINY)], (capacity.dataset, "validate_directory")),
+        (["diff", str(TINY), "base", "neutral"], (capacity.dataset, "load_dataset")),
+        (["export-lp", str(TINY), "--lp", "{tmp}/m.lp"], (capacity.dataset, "load_dataset")),
+        (["solvers"], (optimizer.solvers, "available_solvers")),
+    ],
+)
+def test_ctrl_c_in_a_command_is_one_line_and_exit_130(
+    args: list[str], target: tuple[Any, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(*target, _interrupt)
+    res = CliRunner().invoke(app, [a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert res.exit_code == 130
+    assert res.output.strip() == INTERRUPTED
+    assert "Traceback" not in res.output
+
+
+def test_ctrl_c_while_writing_the_lp_leaves_no_half_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def half_then_interrupt(_model: Any, *, lp: Path, mps: Path | None = None) -> None:
+        Path(lp).write_text("\\* half an LP")
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(optimizer.pulp_io, "write_problem", half_then_interrupt)
+    target = tmp_path / "model.lp"
+    res = CliRunner().invoke(app, ["export-lp", str(TINY), "--lp", str(target)])
+    assert res.exit_code == 130
+    assert res.output.strip() == INTERRUPTED
+    assert sorted(tmp_path.iterdir()) == []  # neither model.lp nor its temporary file
+
+
+def test_export_lp_writes_the_file_under_its_own_name(tmp_path: Path) -> None:
+    target = tmp_path / "model.lp"
+    res = CliRunner().invoke(app, ["export-lp", str(TINY), "--lp", str(target)])
+    assert res.exit_code == 0, res.output
+    assert [p.name for p in tmp_path.iterdir()] == ["model.lp"]
+    assert "objective_constant" in target.read_text()
+
+
+class _ImportInterrupted(types.ModuleType):
+    """A module whose every attribute lookup is interrupted (Ctrl-C during its import)."""
+
+    def __getattr__(self, name: str) -> Any:
+        raise KeyboardInterrupt
+
+
+def test_launcher_turns_ctrl_c_during_the_imports_into_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setitem(sys.modules, "optimizer.cli", _ImportInterrupted("optimizer.cli"))
+    with pytest.raises(SystemExit) as exc:
+        capacity_cli.main()
+    assert exc.value.code == 130
+    assert capsys.readouterr().err == capacity_cli.STARTING_INTERRUPTED + "\n"
+
+
+def test_console_script_is_the_launcher() -> None:
+    doc = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert doc["project"]["scripts"]["capacity"] == "capacity_cli:main"
+
+
+def test_sigint_soon_after_start_is_exit_130_without_traceback() -> None:
+    """A real Ctrl-C 0.3 s after start: still importing, or already in the command."""
+    proc = subprocess.Popen(
+        [sys.executable, "-c", "import capacity_cli; capacity_cli.main()", "validate", str(TINY)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=ROOT,
+    )
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, (out, err)
+    assert "Traceback" not in out + err
+    assert "interrupted" in err
