@@ -115,3 +115,53 @@ def test_hedged_plan_section_shows_vss_and_evpi(risk_page: AppTest) -> None:
     assert h.evpi_usd >= -1e-6
     labels = [m.label for m in at.metric]
     assert "VSS = EEV − RP" in labels and "EVPI = RP − WS" in labels
+
+
+def test_a_failing_hedged_plan_shows_its_words_not_the_exception_class(
+    risk_page: AppTest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def no_solution(*_a: object, **_k: object) -> None:
+        raise RuntimeError("stochastic plan has no solution: Infeasible")
+
+    monkeypatch.setattr(risk, "hedged_plan", no_solution)
+    at = risk_page
+    at.button(key="hedge_run").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [e.value for e in at.error]
+    assert errors == ["The hedged plan failed: stochastic plan has no solution: Infeasible"]
+
+
+def test_a_failing_tornado_names_no_exception_class(
+    risk_page: AppTest, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(*_a: object, **_k: object) -> None:
+        raise KeyError("cowos_wafers")
+
+    monkeypatch.setattr(risk, "tornado", broken)
+    at = risk_page
+    at.button(key="tornado_run").click()
+    at.run()
+    assert [e.value for e in at.error] == ["The tornado failed: no entry cowos_wafers"]
+
+
+@pytest.mark.parametrize(
+    ("exc", "text"),
+    [
+        (
+            RuntimeError("base plan has no solution: Infeasible"),
+            "base plan has no solution: Infeasible",
+        ),
+        (
+            FileNotFoundError(2, "No such file or directory", "d/sites.csv"),
+            "No such file or directory: d/sites.csv",
+        ),
+        (PermissionError(13, "Permission denied"), "Permission denied"),
+        (KeyError("site"), "no entry site"),
+        (ValueError(), "it stopped without a message (an internal error; please report it)"),
+    ],
+)
+def test_error_text_is_the_message_without_the_class(exc: BaseException, text: str) -> None:
+    from ui.formats import error_text
+
+    assert error_text(exc) == text

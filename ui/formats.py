@@ -20,6 +20,37 @@ USD_BN_FORMAT = "$%.2fB"
 """printf format of a column holding USD billions (Streamlit NumberColumn)."""
 
 
+def error_text(exc: BaseException) -> str:
+    """Return the words of an error for the page: its message, never class name or traceback.
+
+    Parameters
+    ----------
+    exc : BaseException
+        The error caught around a solve, a load, an upload or a report write.
+
+    Returns
+    -------
+    str
+        The message (a file error as "reason: file", a missing key as the key);
+        a fixed sentence when the error carries no message.
+
+    Examples
+    --------
+    >>> error_text(RuntimeError("stochastic plan has no solution: Infeasible"))
+    'stochastic plan has no solution: Infeasible'
+    >>> error_text(FileNotFoundError(2, "No such file or directory", "data/sites.csv"))
+    'No such file or directory: data/sites.csv'
+    >>> error_text(KeyError("site"))
+    'no entry site'
+    """
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"{exc.strerror}: {exc.filename}" if exc.filename else str(exc.strerror)
+    if isinstance(exc, KeyError) and exc.args:
+        return f"no entry {exc.args[0]}"
+    text = str(exc).strip()
+    return text or "it stopped without a message (an internal error; please report it)"
+
+
 def fmt_usd(x: float | None, digits: int = 2) -> str:
     """Format a USD amount as ``$123.72B`` (the CLI summary's formatter, two digits).
 

@@ -20,6 +20,7 @@ import streamlit as st
 from capacity.dataset import Dataset
 from capacity.scenarios import scenario_names
 from ui.formats import (
+    error_text,
     fmt_usd,
     level_text,
     levels_caption,
@@ -173,7 +174,7 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
     try:
         params = list(risk.default_tornado_parameters(ds))
     except Exception as e:  # noqa: BLE001
-        st.error(f"Could not build the risk parameters: {type(e).__name__}: {e}")
+        st.error(f"Could not build the risk parameters: {error_text(e)}")
         return
 
     with tab_t:
@@ -208,7 +209,7 @@ def _tornado_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any) ->
             try:
                 _store("tornado", ds.hash, tsettings, risk.tornado(ds, opts, tparams))
             except Exception as e:  # noqa: BLE001
-                st.error(f"The tornado failed: {type(e).__name__}: {e}")
+                st.error(f"The tornado failed: {error_text(e)}")
     t = _fresh("tornado", ds.hash, tsettings)
     if t is None:
         st.info("Press **Run tornado** to compute the sensitivities of the active data.")
@@ -260,7 +261,7 @@ def _monte_carlo_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any
             try:
                 _store("mc", ds.hash, settings, risk.monte_carlo(ds, spec, opts))
             except Exception as e:  # noqa: BLE001
-                st.error(f"The Monte Carlo failed: {type(e).__name__}: {e}")
+                st.error(f"The Monte Carlo failed: {error_text(e)}")
     mc = _fresh("mc", ds.hash, settings)
     if mc is None:
         st.info("Choose parameters and press **Run Monte Carlo**.")
@@ -334,7 +335,7 @@ def _hedged_tab(risk: ModuleType, base: Dataset, opts: Any) -> None:
                 h = risk.hedged_plan(base, list(chosen_s), list(weights), opts, ev=ev)
                 _store("hedge", base.hash, settings_h, h)
             except Exception as e:  # noqa: BLE001
-                st.error(f"The hedged plan failed: {type(e).__name__}: {e}")
+                st.error(f"The hedged plan failed: {error_text(e)}")
     h = _fresh("hedge", base.hash, settings_h)
     if h is None:
         st.info("Pick at least two scenarios with weights and press **Solve the hedged plan**.")

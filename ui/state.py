@@ -47,6 +47,7 @@ from capacity.schema import TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
 from ui.compose import plan_metrics
 from ui.dataio import validate_drafts
+from ui.formats import error_text
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT / "data"
@@ -126,7 +127,7 @@ def init_state() -> None:
             ss["load_findings"] = list(e.findings)
             ss["load_error"] = f"The dataset in {d} did not load."
         except Exception as e:  # noqa: BLE001 - any failure becomes a message, never a traceback
-            ss["load_error"] = f"The dataset in {d} did not load: {type(e).__name__}: {e}"
+            ss["load_error"] = f"The dataset in {d} did not load: {error_text(e)}"
         else:
             set_dataset(ds)
             ss["scenario_name"] = default_scenario(ds)
@@ -345,7 +346,7 @@ def optimizer_status() -> tuple[bool, str]:
     try:
         from optimizer import SolveOptions, solve  # noqa: F401
     except Exception as e:  # noqa: BLE001 - a broken optimizer must not break the page
-        return False, f"{type(e).__name__}: {e}"
+        return False, error_text(e)
     return True, ""
 
 
@@ -407,7 +408,7 @@ def solve_timed(
         )
     except Exception as e:  # noqa: BLE001 - shown as an error status, never a traceback
         err = ErrorResult(
-            f"The solve failed: {type(e).__name__}: {e}",
+            f"The solve failed: {error_text(e)}",
             dataset_hash=ds.hash,
             dataset_name=ds.name,
             solver=solver,

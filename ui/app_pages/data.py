@@ -30,6 +30,7 @@ from ui.dataio import (
     table_of_file,
     upload_dataset,
 )
+from ui.formats import error_text
 from ui.state import (
     discard_drafts,
     editor_key,
@@ -94,7 +95,7 @@ with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is Non
                 list(e.findings),
             )
         except Exception as e:  # noqa: BLE001 - no traceback on the page
-            ss["upload_error"] = (f"The upload could not be read: {type(e).__name__}: {e}", [])
+            ss["upload_error"] = (f"The upload could not be read: {error_text(e)}", [])
         else:
             ss["upload_error"] = None
             set_dataset(report.dataset)

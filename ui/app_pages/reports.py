@@ -7,7 +7,7 @@ import tempfile
 import streamlit as st
 
 from ui.dataio import directory_zip_bytes
-from ui.formats import USD_BN_FORMAT, fmt_usd, usd_billions
+from ui.formats import USD_BN_FORMAT, error_text, fmt_usd, usd_billions
 from ui.state import active_dataset, current_plan, runs_frame, show_flash
 
 ss = st.session_state
@@ -41,7 +41,7 @@ else:
                 run_dir = write_report(plan.result, tmp, scenario=plan.scenario, run_id=run_id)
                 zips[plan.run_id] = directory_zip_bytes(run_dir)
         except Exception as e:  # noqa: BLE001 - message, never a traceback
-            zips[plan.run_id] = f"{type(e).__name__}: {e}"
+            zips[plan.run_id] = error_text(e)
     data = zips[plan.run_id]
     if isinstance(data, str):
         st.error(f"The report could not be written: {data}")
