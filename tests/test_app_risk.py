@@ -165,3 +165,59 @@ def test_error_text_is_the_message_without_the_class(exc: BaseException, text: s
     from ui.formats import error_text
 
     assert error_text(exc) == text
+
+
+def test_risk_solves_use_the_plan_pages_solver_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import ui.state
+
+    seen: dict[str, object] = {}
+
+    def record(name: str):  # noqa: ANN202
+        def run(*args: object, **_k: object) -> None:
+            seen[name] = next(a for a in args if type(a).__name__ == "SolveOptions")
+            raise RuntimeError(f"{name} recorded")
+
+        return run
+
+    monkeypatch.setattr(risk, "tornado", record("tornado"))
+    monkeypatch.setattr(risk, "monte_carlo", record("monte_carlo"))
+    monkeypatch.setattr(risk, "hedged_plan", record("hedged_plan"))
+    real_solve_timed = ui.state.solve_timed
+
+    def solve_timed(ds, **kw):  # noqa: ANN001, ANN003, ANN202
+        seen.setdefault("compare", kw)
+        return real_solve_timed(ds, **{**kw, "solver": "highs"})
+
+    monkeypatch.setattr(ui.state, "solve_timed", solve_timed)
+    monkeypatch.setenv("CAPACITY_DATA", str(TINY))
+    at = AppTest.from_file(APP, default_timeout=180)
+    at.run()
+    at.switch_page("app_pages/plan.py")
+    at.run()
+    at.selectbox(key="solve_solver").set_value("cbc")
+    at.number_input(key="solve_time_limit").set_value(30)
+    at.selectbox(key="solve_formulation").set_value("reference")
+    at.run()
+    at.switch_page("app_pages/risk.py")
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("cbc, 30 s limit, reference formulation" in c.value for c in at.caption), [
+        c.value for c in at.caption
+    ]
+    at.multiselect(key="mc_params").set_value(["cowos"])
+    at.run()
+    for key in ("tornado_run", "mc_run", "hedge_run", "risk_compare_btn"):
+        at.button(key=key).click()
+        at.run()
+    for name in ("tornado", "monte_carlo", "hedged_plan"):
+        opts = seen[name]
+        assert (opts.solver, opts.time_limit_s, opts.formulation) == ("cbc", 30.0, "reference")
+    compare = seen["compare"]
+    assert isinstance(compare, dict)
+    assert (compare["solver"], compare["time_limit_s"], compare["formulation"]) == (
+        "cbc",
+        30.0,
+        "reference",
+    )

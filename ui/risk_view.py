@@ -29,6 +29,7 @@ from ui.formats import (
     usd_billions,
     with_level_text,
 )
+from ui.state import SolveChoice
 
 OUTCOME_LABELS = {
     "total_cost_usd": "total cost [USD]",
@@ -155,7 +156,9 @@ def _store(key: str, ds_hash: str, settings: Any, value: Any) -> None:
 
 
 # ---------------------------------------------------------------------- sections
-def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
+def render_risk_sections(
+    risk: ModuleType, ds: Dataset, base: Dataset, choice: SolveChoice
+) -> None:
     """Render tornado, Monte Carlo and hedged plan sections.
 
     Parameters
@@ -166,10 +169,15 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset) -> None:
         The active dataset (scenario applied): tornado and Monte Carlo vary it.
     base : Dataset
         The base dataset whose named scenarios the hedged plan weighs.
+    choice : SolveChoice
+        The Plan page's solver, time limit and formulation: every solve here uses them,
+        and a result is shown only while they are still the chosen ones.
     """
-    from optimizer import SolveOptions
-
-    opts = SolveOptions(solver="highs", time_limit_s=None)
+    opts = choice.options()
+    st.caption(
+        f"Every solve below uses the Plan page's settings: **{choice.text()}** "
+        "(change them on the Plan page)."
+    )
     tab_t, tab_mc, tab_h = st.tabs(["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"])
     try:
         params = list(risk.default_tornado_parameters(ds))
@@ -203,7 +211,7 @@ def _tornado_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any) ->
         key="tornado_outcome",
         persist_state="session",
     )
-    tsettings = tuple(picked)
+    tsettings = (tuple(picked), opts)
     if st.button("Run tornado", key="tornado_run", disabled=not tparams):
         with st.spinner(f"Solving {2 * len(tparams) + 1} variants…"):
             try:
@@ -254,7 +262,7 @@ def _monte_carlo_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any
     seed = c3.number_input(
         "Seed", min_value=0, step=1, value=0, key="mc_seed", persist_state="session"
     )
-    settings = (tuple(chosen), int(samples), int(seed))
+    settings = (tuple(chosen), int(samples), int(seed), opts)
     if st.button("Run Monte Carlo", key="mc_run", disabled=not chosen):
         spec = monte_carlo_spec(params, chosen, int(samples), int(seed))
         with st.spinner(f"Solving {int(samples)} samples…"):
@@ -327,7 +335,7 @@ def _hedged_tab(risk: ModuleType, base: Dataset, opts: Any) -> None:
         help="mean: every decimal input averaged over the scenarios; neutral: the plan "
         "of the scenario named neutral.",
     )
-    settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev)
+    settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev, opts)
     ok = len(chosen_s) >= 2 and sum(weights) > 0
     if st.button("Solve the hedged plan", key="hedge_run", disabled=not ok):
         with st.spinner("Solving the two-stage plan and its EV and wait-and-see plans…"):

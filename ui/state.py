@@ -417,9 +417,67 @@ def solve_timed(
     return TimedResult(res, seconds, solved_at, not _CACHE_MISS.ran)
 
 
-def solve_dataset(ds: Dataset, *, solver: str = "highs", time_limit_s: float | None = None) -> Any:
+def solve_dataset(
+    ds: Dataset,
+    *,
+    solver: str = "highs",
+    time_limit_s: float | None = None,
+    formulation: str = "compact",
+) -> Any:
     """Solve ``ds`` (cached); return only the result. See :func:`solve_timed`."""
-    return solve_timed(ds, solver=solver, time_limit_s=time_limit_s).result
+    return solve_timed(
+        ds, solver=solver, time_limit_s=time_limit_s, formulation=formulation
+    ).result
+
+
+@dataclass(frozen=True)
+class SolveChoice:
+    """The solver settings chosen on the Plan page, used by every solve of the Risk page.
+
+    Attributes
+    ----------
+    solver : str
+        Solver name as the Plan page offers it (``highs``, ``cbc``, ``GLPK_CMD`` ...).
+    time_limit_s : float or None
+        Time limit of each solve, seconds (None: none).
+    formulation : str
+        ``compact`` or ``reference``.
+    """
+
+    solver: str = "highs"
+    time_limit_s: float | None = None
+    formulation: str = "compact"
+
+    def options(self) -> Any:
+        """Return these settings as :class:`optimizer.SolveOptions` (an LP, no clusters)."""
+        from optimizer import SolveOptions
+
+        return SolveOptions(
+            solver=self.solver, time_limit_s=self.time_limit_s, formulation=self.formulation
+        )
+
+    def text(self) -> str:
+        """Return the settings in words, e.g. ``highs, no time limit, compact formulation``."""
+        limit = "no time limit" if self.time_limit_s is None else f"{self.time_limit_s:g} s limit"
+        return f"{self.solver}, {limit}, {self.formulation} formulation"
+
+
+def plan_solve_choice() -> SolveChoice:
+    """Return the Plan page's solver, time limit and formulation (defaults until it is set).
+
+    Read from the Plan page's widgets in session state (``solve_solver``,
+    ``solve_time_limit``, ``solve_formulation``); a solver no longer available falls
+    back to the first one offered (``highs``).
+    """
+    ss = st.session_state
+    names = [n for n, _ in solver_choices()] or ["highs"]
+    solver = str(ss.get("solve_solver") or names[0])
+    limit = float(ss.get("solve_time_limit") or 0.0)
+    return SolveChoice(
+        solver=solver if solver in names else names[0],
+        time_limit_s=limit if limit > 0 else None,
+        formulation=str(ss.get("solve_formulation") or "compact"),
+    )
 
 
 def record_run(

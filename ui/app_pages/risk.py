@@ -12,7 +12,13 @@ from capacity.validation import DataValidationError
 from ui import charts
 from ui.compose import plan_metrics
 from ui.formats import USD_BN_FORMAT, usd_billions
-from ui.state import active_dataset, optimizer_status, show_flash, solve_dataset
+from ui.state import (
+    active_dataset,
+    optimizer_status,
+    plan_solve_choice,
+    show_flash,
+    solve_dataset,
+)
 
 ss = st.session_state
 st.title("Risk")
@@ -22,6 +28,7 @@ if base is None:
     st.error("No valid dataset loaded. Open **Data** to upload one.")
     st.stop()
 ok, why = optimizer_status()
+choice = plan_solve_choice()  # the Plan page's solver, time limit and formulation
 
 # ------------------------------------------------------------- scenario comparison
 st.subheader("Scenario comparison")
@@ -44,7 +51,12 @@ if st.button("Solve and compare", key="risk_compare_btn", disabled=not (ok and c
         except (DataValidationError, UnknownScenarioError) as e:
             rows.append({"scenario": n, "status": "invalid data", "message": str(e)[:300]})
             continue
-        res = solve_dataset(sds)
+        res = solve_dataset(
+            sds,
+            solver=choice.solver,
+            time_limit_s=choice.time_limit_s,
+            formulation=choice.formulation,
+        )
         rows.append(
             {
                 "scenario": n,
@@ -53,7 +65,7 @@ if st.button("Solve and compare", key="risk_compare_btn", disabled=not (ok and c
             }
         )
     bar.progress(1.0, text="Done")
-    ss["risk_compare"] = {"hash": base.hash, "frame": pd.DataFrame(rows)}
+    ss["risk_compare"] = {"hash": base.hash, "frame": pd.DataFrame(rows), "choice": choice}
 if not ok:
     st.info(f"The optimizer is not installed yet, so scenarios cannot be solved ({why}).")
 
@@ -61,7 +73,13 @@ cmp = ss.get("risk_compare")
 if cmp is not None:
     if cmp["hash"] != base.hash:
         st.warning("The data changed since this comparison; press **Solve and compare** again.")
+    elif cmp.get("choice") != choice:
+        st.warning(
+            "The Plan page's solver settings changed since this comparison; press "
+            "**Solve and compare** again."
+        )
     else:
+        st.caption(f"Solved with the Plan page's settings: **{choice.text()}**.")
         df = cmp["frame"]
         view, money_cfg = usd_billions(df)
         st.dataframe(
@@ -104,4 +122,4 @@ else:
     else:
         from ui.risk_view import render_risk_sections
 
-        render_risk_sections(risk, active_dataset() or base, base)
+        render_risk_sections(risk, active_dataset() or base, base, choice)
