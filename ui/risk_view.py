@@ -156,9 +156,7 @@ def _store(key: str, ds_hash: str, settings: Any, value: Any) -> None:
 
 
 # ---------------------------------------------------------------------- sections
-def render_risk_sections(
-    risk: ModuleType, ds: Dataset, base: Dataset, choice: SolveChoice
-) -> None:
+def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset, choice: SolveChoice) -> None:
     """Render tornado, Monte Carlo and hedged plan sections.
 
     Parameters

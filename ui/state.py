@@ -425,9 +425,7 @@ def solve_dataset(
     formulation: str = "compact",
 ) -> Any:
     """Solve ``ds`` (cached); return only the result. See :func:`solve_timed`."""
-    return solve_timed(
-        ds, solver=solver, time_limit_s=time_limit_s, formulation=formulation
-    ).result
+    return solve_timed(ds, solver=solver, time_limit_s=time_limit_s, formulation=formulation).result
 
 
 @dataclass(frozen=True)
