@@ -72,12 +72,19 @@ sites.energy_price_usd_per_mwh         ``energy`` cost terms (per site ratio; th
                                        every site)
 eligibility.derate                     matrix entries of ``assign`` columns in
                                        ``demand_balance`` rows
-customer prices, display names,        nothing (not in the LP)
-sources
+a column the LP never reads (customer   nothing: the model keeps the new dataset,
+prices, display names, the calibration  which the result tables read
+record, sources; the list is
+:data:`optimizer.model.LP_UNREAD_COLUMNS`)
 =====================================  ============================================
 
-Any other change (PUE, WUE, shifts of period labels, a value moving to or from zero,
-added or removed rows ...) falls back to :func:`optimizer.model.build_model`. A patched
+Any other change (PUE, WUE, carbon intensities, shifts of period labels, a value moving
+to or from zero, added or removed rows ...) falls back to
+:func:`optimizer.model.build_model`. Which columns the LP reads is not a list kept by
+hand apart from the code: ``tests/test_reuse_columns.py`` records every column a build
+reads and fails when a column declared unread is read, and checks that a patched model
+solves to the objective and result tables of a rebuild for a perturbation of every
+numeric input column. A patched
 model equals the rebuilt one array for array (``tests/test_batch.py`` checks it).
 
 A patched model is then solved on one retained HiGHS instance per worker process and
@@ -220,17 +227,6 @@ def _same_text(a: pd.Series, b: pd.Series) -> bool:
     return bool((a.astype(str).to_numpy() == b.astype(str).to_numpy()).all())
 
 
-_NO_EFFECT = {
-    ("customers", "display_name"),
-    ("customers", "price_training_usd_per_h100e_period"),
-    ("customers", "price_inference_usd_per_h100e_period"),
-    ("sites", "display_name"),
-    ("sites", "carbon_t_per_mwh"),
-    ("chips", "display_name"),
-    ("supply_resources", "unit"),
-}
-
-
 def _codes_of(values: pd.Series, ids: Sequence[str]) -> np.ndarray:
     return pd.Index(list(ids)).get_indexer(values.astype(str).to_numpy()).astype(np.int64)
 
@@ -283,15 +279,24 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
 
 
 def _data_changes(base_ds: Any, ds: Any) -> dict[str, list[str]] | None:
-    """Return the changed columns per table that affect the LP (None: not patchable)."""
+    """Return the changed columns per table that the LP reads (None: not patchable).
+
+    A change to a column of :data:`optimizer.model.LP_UNREAD_COLUMNS` (and any change,
+    rows included, to a table of :data:`optimizer.model.LP_UNREAD_TABLES`) leaves the
+    model as it is: the result tables read such columns from the model's dataset,
+    which the patched model carries (the new one). Any other changed column must have
+    a patcher (:data:`_PATCHERS`), else the model is rebuilt.
+    """
+    from optimizer.model import LP_UNREAD_COLUMNS, LP_UNREAD_TABLES
+
     changes: dict[str, list[str]] = {}
     for t in TABLE_NAMES:
+        if t in LP_UNREAD_TABLES:
+            continue
         cols = _changed_columns(base_ds.table(t), ds.table(t), SPECS[t].key)
         if cols is None:
             return None
-        if t == "sources":
-            continue
-        cols = [c for c in cols if (t, c) not in _NO_EFFECT]
+        cols = [c for c in cols if (t, c) not in LP_UNREAD_COLUMNS]
         if any((t, c) not in _PATCHABLE for c in cols):
             return None
         if cols:
