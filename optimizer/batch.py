@@ -132,6 +132,7 @@ from optimizer.batch_folder import (
 )
 from optimizer.case_check import case_problem
 from optimizer.cluster import ClusterLost, ClusterOptions, open_client, wait_each
+from optimizer.families.power import PPA_PREFIX
 from optimizer.reuse_cache import cached, patched_from
 from optimizer.summary import OK_STATUSES
 from optimizer.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
@@ -393,8 +394,12 @@ class _ModelPatch:
         return True
 
     def site_limit(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
-        """``site_grid.grid_mw`` / ``site_water.water_permit_m3``: rhs moves by the change."""
-        if not np.isfinite(new[c].to_numpy(float)).all():
+        """``site_grid.grid_mw`` / ``site_water.water_permit_m3``: rhs moves by the change.
+
+        A grid level also sets the rhs of the power families' ``grid_energy`` rows
+        (``grid_mw * hours``). A limit that is or becomes open (NaN, no row) rebuilds.
+        """
+        if not (np.isfinite(new[c].to_numpy(float)).all() and np.isfinite(old[c]).all()):
             return False
         fam = "site_grid" if c == "grid_mw" else "site_water"
 
@@ -405,6 +410,11 @@ class _ModelPatch:
 
         d = new[c].to_numpy(float) - old[c].to_numpy(float)
         self._set_rows(fam, ["s", "t"], keys, d, True, fam)
+        if c == "grid_mw":
+            hours = self.model.datasets[0].table("periods")["hours"].to_numpy(float)
+            t = np.clip(keys()["t"].to_numpy(), 0, len(hours) - 1)
+            mwh = new[c].to_numpy(float) * hours[t]  # rows of periods outside: no match
+            self._set_rows("grid_energy", ["s", "t"], keys, mwh, False, fam)
         return True
 
     def commitment_mw(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
@@ -429,15 +439,22 @@ class _ModelPatch:
         return True
 
     def energy_price(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
-        """``sites.energy_price_usd_per_mwh``: energy terms scale by new / old price."""
+        """``sites.energy_price_usd_per_mwh``: grid-priced energy terms scale by new / old.
+
+        The ``energy`` term of a PPA's energy column is its contract price and stays.
+        """
         o, n = old[c].to_numpy(float), new[c].to_numpy(float)
         if (o <= 0).any():
             return False
         ratio = pd.Series(n / o, index=_codes_of(new["site"], self.codes["s"]))
         sel, s = self._term_cols("energy", "s")
-        self.cost_terms.loc[sel, "coef"] = (
-            self.cost_terms.loc[sel, "coef"].to_numpy() * ratio.reindex(s).to_numpy()
-        )
+        # a PPA's energy is priced at its contract, not at the site's grid price (the
+        # trailing False is the code -1 of a column that is no power source)
+        contract = np.array([n.startswith(PPA_PREFIX) for n in self.codes.get("o", ())] + [False])
+        cols = self.cost_terms.loc[sel, "col"].to_numpy(np.int64)
+        by_ppa = contract[self.var["o"].to_numpy()[cols]] if "o" in self.var else False
+        scale = np.where(by_ppa, 1.0, ratio.reindex(s).to_numpy())
+        self.cost_terms.loc[sel, "coef"] = self.cost_terms.loc[sel, "coef"].to_numpy() * scale
         csel = (self.const_terms["term"] == "energy").to_numpy()
         if csel.any():
             r = ratio.to_numpy()
