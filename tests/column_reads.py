@@ -39,7 +39,9 @@ def _note(frame: Any, key: Any) -> None:
         names: list[Any] = [key]
     elif isinstance(key, tuple) and len(key) == 2:  # .loc[rows, cols]
         return _note(frame, key[1])
-    elif is_list_like(key) and not isinstance(key, pd.Series | pd.Index) or isinstance(key, pd.Index):
+    elif (
+        is_list_like(key) and not isinstance(key, pd.Series | pd.Index) or isinstance(key, pd.Index)
+    ):
         names = [k for k in key if isinstance(k, str)]
     else:
         names = []

@@ -96,7 +96,11 @@ def test_the_recorder_sees_the_reads_the_builder_makes() -> None:
     ds = _priced(load_dataset(DEFAULT_DATA))
     got = _reads_of(ds, "compact")
     # read through a copy set_index'ed by code (ScenarioData.sites) and by the carbon term
-    assert {("sites", "pue_air"), ("sites", "carbon_t_per_mwh"), ("ppas", "price_usd_per_mwh")} <= got
+    assert {
+        ("sites", "pue_air"),
+        ("sites", "carbon_t_per_mwh"),
+        ("ppas", "price_usd_per_mwh"),
+    } <= got
     # and the recorded build is the build
     a, b = build_model(ds), build_model(ds)
     assert np.array_equal(a.variables["cost"].to_numpy(), b.variables["cost"].to_numpy())
@@ -116,7 +120,10 @@ def test_every_column_not_declared_unread_is_read_by_some_build(
         if (t, c.name) not in LP_UNREAD_COLUMNS and c.name not in s.key
     }
     assert sorted(declared_read - reads) == []
-    assert all(set(SPECS[t].column_names) <= {c for u, c in LP_UNREAD_COLUMNS if u == t} for t in LP_UNREAD_TABLES)
+    assert all(
+        set(SPECS[t].column_names) <= {c for u, c in LP_UNREAD_COLUMNS if u == t}
+        for t in LP_UNREAD_TABLES
+    )
 
 
 def test_a_patchable_column_is_read_and_not_declared_unread() -> None:
@@ -240,7 +247,9 @@ def test_reuse_equals_rebuild_for_an_edited_unread_text_column(
     df = ds.table(table)
     if not len(df):
         pytest.skip(f"{table} has no rows in the bundled data")
-    edited = df[column].astype(object).where(df[column].isna(), df[column].astype(str) + " (edited)")
+    edited = (
+        df[column].astype(object).where(df[column].isna(), df[column].astype(str) + " (edited)")
+    )
     new = ds.replace(**{table: df.assign(**{column: edited})})
     assert _reuse_equals_rebuild(base, new, f"{table}.{column}")
 
@@ -248,7 +257,15 @@ def test_reuse_equals_rebuild_for_an_edited_unread_text_column(
 # ------------------------------------------------------------------- the reported case
 def test_halved_grid_carbon_at_a_carbon_price_is_not_a_stale_plan() -> None:
     ds = _priced(load_dataset(DEFAULT_DATA))
-    half = [{"op": "scale", "table": "sites", "column": "carbon_t_per_mwh", "factor": 0.5, "source": SRC}]
+    half = [
+        {
+            "op": "scale",
+            "table": "sites",
+            "column": "carbon_t_per_mwh",
+            "factor": 0.5,
+            "source": SRC,
+        }
+    ]
     first, reused = solve_many(ds, [[], half], OPTS, reuse=True)
     rebuilt = solve_many(ds, [half], OPTS, reuse=False)[0]
     assert reused.status.value == rebuilt.status.value == "optimal"
@@ -257,9 +274,15 @@ def test_halved_grid_carbon_at_a_carbon_price_is_not_a_stale_plan() -> None:
     # the carbon cost of each period is the price times the tonnes the report shows
     for res in (first, reused):
         costs = res.tables["costs"]
-        carbon_usd = costs[costs["term"] == "carbon"].groupby("period")["undiscounted_cost_usd"].sum()
+        carbon_usd = (
+            costs[costs["term"] == "carbon"].groupby("period")["undiscounted_cost_usd"].sum()
+        )
         tonnes = res.tables["energy"].groupby("period")["carbon_t"].sum()
-        np.testing.assert_allclose(carbon_usd.to_numpy(), CARBON_PRICE * tonnes.reindex(carbon_usd.index).to_numpy(), rtol=1e-6)
+        np.testing.assert_allclose(
+            carbon_usd.to_numpy(),
+            CARBON_PRICE * tonnes.reindex(carbon_usd.index).to_numpy(),
+            rtol=1e-6,
+        )
     # by hand: 2025Q1 grid carbon of the bundled data about halves, and its cost with it
     q1 = [r.tables["energy"].groupby("period")["carbon_t"].sum()["2025Q1"] for r in (first, reused)]
     assert q1[1] == pytest.approx(q1[0] / 2, rel=0.05)
