@@ -11,7 +11,8 @@ rebuild. Three checks hold that true without a hand list to trust:
 * for every numeric column of every input table (from :data:`capacity.schema.SPECS`),
   a perturbed copy of the bundled data (at a carbon price, so carbon columns are
   priced) solved through :func:`optimizer.batch.patch_model` gives the objective and
-  every result table of a rebuild; the text columns declared unread likewise;
+  every result table of a rebuild; the text columns declared unread, and a row
+  dropped from a table the LP never reads, likewise;
 * the reported case: halving the grid carbon intensity at USD 210/t.
 """
 
@@ -94,16 +95,32 @@ def reads() -> set[tuple[str, str]]:
 
 def test_the_recorder_sees_the_reads_the_builder_makes() -> None:
     ds = _priced(load_dataset(DEFAULT_DATA))
-    got = _reads_of(ds, "compact")
+    with recording(ds) as (rds, got):
+        recorded = build_model(rds)
     # read through a copy set_index'ed by code (ScenarioData.sites) and by the carbon term
     assert {
         ("sites", "pue_air"),
         ("sites", "carbon_t_per_mwh"),
         ("ppas", "price_usd_per_mwh"),
     } <= got
-    # and the recorded build is the build
-    a, b = build_model(ds), build_model(ds)
-    assert np.array_equal(a.variables["cost"].to_numpy(), b.variables["cost"].to_numpy())
+    assert _identical(recorded, build_model(ds))  # and the recorded build is the build
+
+
+def test_the_recorder_catches_a_read_by_each_usual_path() -> None:
+    ds = load_dataset(DEFAULT_DATA)
+    paths = {
+        "item": lambda f: f["display_name"],
+        "list": lambda f: f[["customer", "price_training_usd_per_h100e_period"]],
+        "attribute": lambda f: f.price_inference_usd_per_h100e_period,
+        "loc": lambda f: f.loc[f.index[:1], "display_name"],
+        "derived": lambda f: f.copy().set_index("customer")[["display_name"]],
+        "merged": lambda f: f.merge(f[["customer"]], on="customer")["display_name"],
+        "rows": lambda f: [r for r in f.itertuples()],
+    }
+    for name, read in paths.items():
+        with recording(ds) as (rds, got):
+            read(rds.table("customers"))
+        assert got & LP_UNREAD_COLUMNS, name
 
 
 def test_no_column_declared_unread_is_read_by_a_build(reads: set[tuple[str, str]]) -> None:
@@ -252,6 +269,16 @@ def test_reuse_equals_rebuild_for_an_edited_unread_text_column(
     )
     new = ds.replace(**{table: df.assign(**{column: edited})})
     assert _reuse_equals_rebuild(base, new, f"{table}.{column}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("table", LP_UNREAD_TABLES)
+def test_reuse_equals_rebuild_when_an_unread_table_loses_a_row(
+    base: tuple[Dataset, Any, Any], table: str
+) -> None:
+    ds = base[0]
+    new = ds.replace(**{table: ds.table(table).iloc[:-1]})
+    assert _reuse_equals_rebuild(base, new, f"{table} without its last row")
 
 
 # ------------------------------------------------------------------- the reported case
