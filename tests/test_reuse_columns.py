@@ -313,3 +313,33 @@ def test_halved_grid_carbon_at_a_carbon_price_is_not_a_stale_plan() -> None:
     # by hand: 2025Q1 grid carbon of the bundled data about halves, and its cost with it
     q1 = [r.tables["energy"].groupby("period")["carbon_t"].sum()["2025Q1"] for r in (first, reused)]
     assert q1[1] == pytest.approx(q1[0] / 2, rel=0.05)
+
+
+#: (dataset, formulation): the small test datasets in both formulations, and the
+#: bundled data in the one the property test above does not build.
+BUILDS = [
+    (n, f)
+    for n in ("lp_base", "lp_clusters", "lp_one", "tiny_valid", "report_tiny")
+    for f in FORMULATIONS
+] + [("data", "reference")]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("name", "formulation"), BUILDS, ids=[f"{n}-{f}" for n, f in BUILDS])
+def test_a_patched_model_has_the_arrays_of_a_rebuild_for_every_patchable_column(
+    name: str, formulation: str
+) -> None:
+    ds = load_dataset(ROOT / "tests" / "data" / name) if name != "data" else None
+    ds = ds or _priced(load_dataset(DEFAULT_DATA))  # the small ones have no power tables
+    model = build_model(ds, formulation=formulation)
+    patched_any = False
+    for table, column in sorted(_PATCHABLE):
+        new, _ = _perturbed(ds, table, column)
+        if new is None:
+            continue
+        patched = patch_model(model, ds, new)
+        if patched is not None:
+            patched_any = True
+            rebuilt = build_model(new, formulation=formulation)
+            _assert_same_arrays(patched, rebuilt, f"{name} {formulation} {table}.{column}")
+    assert patched_any
