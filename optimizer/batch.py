@@ -62,30 +62,33 @@ changed input                          patched
 =====================================  ============================================
 supply_resources.capacity              rhs of ``supply_resource`` rows
 demand.demand_h100e (same >0 pattern)  rhs of ``demand_balance`` rows
-site_grid.grid_mw                      rhs of ``site_grid`` rows (by the change)
+site_grid.grid_mw                      rhs of ``site_grid`` rows (by the change) and
+                                       of the power families' ``grid_energy`` rows
 site_water.water_permit_m3             rhs of ``site_water`` rows (by the change)
 commitments.min_it_mw (same pattern)   rhs of ``commitment`` rows
 customers.unmet_penalty_usd_...        cost of ``unmet`` columns
 commitments.breach_penalty_usd_per_mw  cost of ``breach`` columns
-sites.energy_price_usd_per_mwh         ``energy`` cost terms (per site ratio; the
-                                       initial-fleet constant needs one ratio for
-                                       every site)
+sites.energy_price_usd_per_mwh         grid-priced ``energy`` cost terms (per site
+                                       ratio; a PPA's stay at its contract price;
+                                       the initial-fleet constant needs one ratio
+                                       for every site)
 eligibility.derate                     matrix entries of ``assign`` columns in
                                        ``demand_balance`` rows
-a column the LP never reads (customer   nothing: the model keeps the new dataset,
-prices, display names, the calibration  which the result tables read
-record, sources; the list is
-:data:`optimizer.model.LP_UNREAD_COLUMNS`)
+columns the LP never reads             nothing: the model keeps the new dataset,
+(:data:`optimizer.model.               which the result tables read
+LP_UNREAD_COLUMNS`: customer prices,
+display names, the calibration
+record, sources)
 =====================================  ============================================
 
 Any other change (PUE, WUE, carbon intensities, shifts of period labels, a value moving
 to or from zero, added or removed rows ...) falls back to
-:func:`optimizer.model.build_model`. Which columns the LP reads is not a list kept by
-hand apart from the code: ``tests/test_reuse_columns.py`` records every column a build
-reads and fails when a column declared unread is read, and checks that a patched model
-solves to the objective and result tables of a rebuild for a perturbation of every
-numeric input column. A patched
-model equals the rebuilt one array for array (``tests/test_batch.py`` checks it).
+:func:`optimizer.model.build_model`. The unread list is declared beside the builder and
+held to it by ``tests/test_reuse_columns.py``: a recorder of the columns builds read
+fails when a declared-unread column is read (or a column not declared is never read),
+and a perturbation of every numeric input column, solved from a patched model and from
+a rebuild, must give the same objective and result tables. A patched model equals the
+rebuilt one array for array (``tests/test_batch.py`` checks it).
 
 A patched model is then solved on one retained HiGHS instance per worker process and
 base (:class:`optimizer.solve.HighsSession`, cached by base dataset hash and options):
