@@ -62,23 +62,33 @@ changed input                          patched
 =====================================  ============================================
 supply_resources.capacity              rhs of ``supply_resource`` rows
 demand.demand_h100e (same >0 pattern)  rhs of ``demand_balance`` rows
-site_grid.grid_mw                      rhs of ``site_grid`` rows (by the change)
+site_grid.grid_mw                      rhs of ``site_grid`` rows (by the change) and
+                                       of the power families' ``grid_energy`` rows
 site_water.water_permit_m3             rhs of ``site_water`` rows (by the change)
 commitments.min_it_mw (same pattern)   rhs of ``commitment`` rows
 customers.unmet_penalty_usd_...        cost of ``unmet`` columns
 commitments.breach_penalty_usd_per_mw  cost of ``breach`` columns
-sites.energy_price_usd_per_mwh         ``energy`` cost terms (per site ratio; the
-                                       initial-fleet constant needs one ratio for
-                                       every site)
+sites.energy_price_usd_per_mwh         grid-priced ``energy`` cost terms (per site
+                                       ratio; a PPA's stay at its contract price;
+                                       the initial-fleet constant needs one ratio
+                                       for every site)
 eligibility.derate                     matrix entries of ``assign`` columns in
                                        ``demand_balance`` rows
-customer prices, display names,        nothing (not in the LP)
-sources
+columns the LP never reads             nothing: the model keeps the new dataset,
+(:data:`optimizer.model.               which the result tables read
+LP_UNREAD_COLUMNS`: customer prices,
+display names, the calibration
+record, sources)
 =====================================  ============================================
 
-Any other change (PUE, WUE, shifts of period labels, a value moving to or from zero,
-added or removed rows ...) falls back to :func:`optimizer.model.build_model`. A patched
-model equals the rebuilt one array for array (``tests/test_batch.py`` checks it).
+Any other change (PUE, WUE, carbon intensities, shifts of period labels, a value moving
+to or from zero, added or removed rows ...) falls back to
+:func:`optimizer.model.build_model`. The unread list is declared beside the builder and
+held to it by ``tests/test_reuse_columns.py``: a recorder of the columns builds read
+fails when a declared-unread column is read (or a column not declared is never read),
+and a perturbation of every numeric input column, solved from a patched model and from
+a rebuild, must give the same objective and result tables. A patched model equals the
+rebuilt one array for array (``tests/test_batch.py`` checks it).
 
 A patched model is then solved on one retained HiGHS instance per worker process and
 base (:class:`optimizer.solve.HighsSession`, cached by base dataset hash and options):
@@ -125,6 +135,7 @@ from optimizer.batch_folder import (
 )
 from optimizer.case_check import case_problem
 from optimizer.cluster import ClusterLost, ClusterOptions, open_client, wait_each
+from optimizer.families.power import PPA_PREFIX
 from optimizer.reuse_cache import cached, patched_from
 from optimizer.summary import OK_STATUSES
 from optimizer.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
@@ -220,17 +231,6 @@ def _same_text(a: pd.Series, b: pd.Series) -> bool:
     return bool((a.astype(str).to_numpy() == b.astype(str).to_numpy()).all())
 
 
-_NO_EFFECT = {
-    ("customers", "display_name"),
-    ("customers", "price_training_usd_per_h100e_period"),
-    ("customers", "price_inference_usd_per_h100e_period"),
-    ("sites", "display_name"),
-    ("sites", "carbon_t_per_mwh"),
-    ("chips", "display_name"),
-    ("supply_resources", "unit"),
-}
-
-
 def _codes_of(values: pd.Series, ids: Sequence[str]) -> np.ndarray:
     return pd.Index(list(ids)).get_indexer(values.astype(str).to_numpy()).astype(np.int64)
 
@@ -283,15 +283,24 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
 
 
 def _data_changes(base_ds: Any, ds: Any) -> dict[str, list[str]] | None:
-    """Return the changed columns per table that affect the LP (None: not patchable)."""
+    """Return the changed columns per table that the LP reads (None: not patchable).
+
+    A change to a column of :data:`optimizer.model.LP_UNREAD_COLUMNS` (and any change,
+    rows included, to a table of :data:`optimizer.model.LP_UNREAD_TABLES`) leaves the
+    model as it is: the result tables read such columns from the model's dataset,
+    which the patched model carries (the new one). Any other changed column must have
+    a patcher (:data:`_PATCHERS`), else the model is rebuilt.
+    """
+    from optimizer.model import LP_UNREAD_COLUMNS, LP_UNREAD_TABLES
+
     changes: dict[str, list[str]] = {}
     for t in TABLE_NAMES:
+        if t in LP_UNREAD_TABLES:
+            continue
         cols = _changed_columns(base_ds.table(t), ds.table(t), SPECS[t].key)
         if cols is None:
             return None
-        if t == "sources":
-            continue
-        cols = [c for c in cols if (t, c) not in _NO_EFFECT]
+        cols = [c for c in cols if (t, c) not in LP_UNREAD_COLUMNS]
         if any((t, c) not in _PATCHABLE for c in cols):
             return None
         if cols:
@@ -388,8 +397,12 @@ class _ModelPatch:
         return True
 
     def site_limit(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
-        """``site_grid.grid_mw`` / ``site_water.water_permit_m3``: rhs moves by the change."""
-        if not np.isfinite(new[c].to_numpy(float)).all():
+        """``site_grid.grid_mw`` / ``site_water.water_permit_m3``: rhs moves by the change.
+
+        A grid level also sets the rhs of the power families' ``grid_energy`` rows
+        (``grid_mw * hours``). A limit that is or becomes open (NaN, no row) rebuilds.
+        """
+        if not (np.isfinite(new[c].to_numpy(float)).all() and np.isfinite(old[c]).all()):
             return False
         fam = "site_grid" if c == "grid_mw" else "site_water"
 
@@ -400,6 +413,11 @@ class _ModelPatch:
 
         d = new[c].to_numpy(float) - old[c].to_numpy(float)
         self._set_rows(fam, ["s", "t"], keys, d, True, fam)
+        if c == "grid_mw":
+            hours = self.model.datasets[0].table("periods")["hours"].to_numpy(float)
+            t = np.clip(keys()["t"].to_numpy(), 0, len(hours) - 1)
+            mwh = new[c].to_numpy(float) * hours[t]  # rows of periods outside: no match
+            self._set_rows("grid_energy", ["s", "t"], keys, mwh, False, fam)
         return True
 
     def commitment_mw(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
@@ -424,15 +442,22 @@ class _ModelPatch:
         return True
 
     def energy_price(self, old: pd.DataFrame, new: pd.DataFrame, c: str) -> bool:
-        """``sites.energy_price_usd_per_mwh``: energy terms scale by new / old price."""
+        """``sites.energy_price_usd_per_mwh``: grid-priced energy terms scale by new / old.
+
+        The ``energy`` term of a PPA's energy column is its contract price and stays.
+        """
         o, n = old[c].to_numpy(float), new[c].to_numpy(float)
         if (o <= 0).any():
             return False
         ratio = pd.Series(n / o, index=_codes_of(new["site"], self.codes["s"]))
         sel, s = self._term_cols("energy", "s")
-        self.cost_terms.loc[sel, "coef"] = (
-            self.cost_terms.loc[sel, "coef"].to_numpy() * ratio.reindex(s).to_numpy()
-        )
+        # a PPA's energy is priced at its contract, not at the site's grid price (the
+        # trailing False is the code -1 of a column that is no power source)
+        contract = np.array([n.startswith(PPA_PREFIX) for n in self.codes.get("o", ())] + [False])
+        cols = self.cost_terms.loc[sel, "col"].to_numpy(np.int64)
+        by_ppa = contract[self.var["o"].to_numpy()[cols]] if "o" in self.var else False
+        scale = np.where(by_ppa, 1.0, ratio.reindex(s).to_numpy())
+        self.cost_terms.loc[sel, "coef"] = self.cost_terms.loc[sel, "coef"].to_numpy() * scale
         csel = (self.const_terms["term"] == "energy").to_numpy()
         if csel.any():
             r = ratio.to_numpy()

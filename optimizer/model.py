@@ -147,7 +147,7 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 
-from capacity.schema import period_index
+from capacity.schema import SPECS, period_index
 from optimizer.families import REGISTRY
 from optimizer.families.base import (
     ROW_CODE_COLUMNS,
@@ -254,6 +254,34 @@ FAMILIES: dict[str, str] = {family.name: family.unit for family in REGISTRY}
 
 #: Definition rows (equalities of auxiliary columns); not limits, no shadow price shown.
 DEFINITION_FAMILIES = tuple(family.name for family in REGISTRY if family.definition)
+
+#: Input tables a linear build (:func:`build_model` without integer units, either
+#: formulation) never reads: the calibration record and the provenance table.
+LP_UNREAD_TABLES: tuple[str, ...] = ("public_record", "sources")
+
+#: Input columns a linear build never reads, as ``(table, column)``: display text, a
+#: resource's unit label, customer prices (no objective reads them yet), the chips'
+#: HBM size and deployment-unit size (``chips_per_unit`` is read in integer-unit mode
+#: only, which is never reused), and every column of :data:`LP_UNREAD_TABLES`. Result
+#: tables may read them, from the dataset the model carries. A batch keeps its base
+#: model across a change to these alone (:func:`optimizer.batch.patch_model`); a change
+#: to any other column is patched or rebuilt, so a new column is read until shown not
+#: to be. ``tests/test_reuse_columns.py`` records the columns builds read and fails when
+#: a column listed here is read, or when a non-key column not listed is never read.
+LP_UNREAD_COLUMNS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("chips", "display_name"),
+        ("chips", "unit_name"),
+        ("chips", "hbm_gb"),
+        ("chips", "chips_per_unit"),
+        ("customers", "display_name"),
+        ("customers", "price_training_usd_per_h100e_period"),
+        ("customers", "price_inference_usd_per_h100e_period"),
+        ("sites", "display_name"),
+        ("supply_resources", "unit"),
+    }
+    | {(t, c.name) for t in LP_UNREAD_TABLES for c in SPECS[t].columns}
+)
 
 COST_TERMS = (
     "chip_capex",

@@ -68,6 +68,8 @@ from optimizer.families.base import (
 POWER_TABLES = ("grid_upgrades", "onsite_generation", "ppas", "carbon_policy")
 POWER_KINDS = ("grid_upgrade", "onsite_build", "power_energy")
 GRID = "grid"
+#: Source-name prefix of a PPA (:func:`source_names`): its energy is priced at the contract.
+PPA_PREFIX = "ppa:"
 HOURS_PER_YEAR = 8760.0
 _PUE = ("pue_air", "pue_liquid")
 
@@ -90,7 +92,7 @@ def source_names(ds: Any) -> tuple[str, ...]:
     for table, col, prefix in (
         ("grid_upgrades", "option", "upgrade:"),
         ("onsite_generation", "technology", "onsite:"),
-        ("ppas", "contract", "ppa:"),
+        ("ppas", "contract", PPA_PREFIX),
     ):
         for v in _table(ds, table).get(col, pd.Series([], dtype=object)).astype(str):
             names.setdefault(prefix + v, None)
@@ -144,7 +146,7 @@ def _ppa_periods(scenario: ScenarioData, ppas: pd.DataFrame) -> pd.DataFrame:
     T = scenario.n_periods
     st = pd.DataFrame(
         {
-            "o": _coded(scenario, ppas["contract"], "ppa:"),
+            "o": _coded(scenario, ppas["contract"], PPA_PREFIX),
             "t0": _positions(scenario, ppas["from_period"]),
             "t1": _positions(scenario, _to_periods(ppas, scenario.dataset.periods[-1])),
             "site": ppas["site"].astype(str).to_numpy(),
