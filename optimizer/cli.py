@@ -322,7 +322,10 @@ _TimeLimitOpt = Annotated[
         "--time-limit",
         min=0.0,
         metavar="SECONDS",
-        help="Solver time limit; the best feasible plan so far is reported.",
+        help="Wall-clock budget of each scenario's solve, counted from the command's start "
+        "for the first: build, cluster warm start, LP or MIP, the LP with the integers fixed "
+        "for shadow prices and the elastic re-solve of an infeasible model all fit in it "
+        "(checks and tables add a few seconds). The best feasible plan so far is reported.",
         show_default="none",
     ),
 ]
@@ -411,12 +414,15 @@ def solve(
     The help shown by ``capacity solve --help`` is :data:`SOLVE_HELP`.
     """
     import sys
+    import time
 
     from rich.console import Console
 
     from optimizer import SolveOptions
     from optimizer.report import default_run_id
+    from optimizer.solvers import process_started
 
+    started = process_started()  # the first scenario's --time-limit counts from here
     console = Console() if sys.stdout.isatty() else Console(width=140)
     solver = require_solver(solver)
     if report:
@@ -450,9 +456,13 @@ def solve(
     codes = [0]
     try:
         for name, sds in prepared:
+            deadline = None if time_limit is None else started + time_limit
             codes.append(
-                _solve_one(console, name, sds, options, out if report else None, run_id, units)
+                _solve_one(
+                    console, name, sds, options, out if report else None, run_id, units, deadline
+                )
             )
+            started = time.monotonic()
     except KeyboardInterrupt:
         console.print(
             f"interrupted; the scenarios finished so far are in {out / run_id}; "
@@ -530,13 +540,17 @@ def _solve_one(
     out: Path | None,
     run_id: str,
     units: bool,
+    deadline: float | None = None,
 ) -> int:
-    """Solve one scenario, print its summary, write it into the run; return its exit code."""
+    """Solve one scenario, print its summary, write it into the run; return its exit code.
+
+    ``deadline`` is the ``time.monotonic()`` reading by which the solve ends.
+    """
     from optimizer import solve as solve_plan
     from optimizer.summary import exit_code, render_summary, summarize
 
     with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
-        result = solve_plan(sds, options)
+        result = solve_plan(sds, options, deadline=deadline)
     summary = summarize(result, scenario=name, periods=sds.periods)
     render_summary(summary, console)
     code = exit_code(summary)
