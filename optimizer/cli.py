@@ -873,6 +873,14 @@ def hedge(
     """Solve the hedged plan (see HEDGE_HELP)."""
     from rich.console import Console
 
+    from optimizer.solvers import SolverUnavailableError, require_highspy
+
+    try:
+        require_highspy("capacity hedge")
+    except SolverUnavailableError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+
     from capacity.dataset import load_dataset
     from optimizer.decompose import extensive_form_objective, hedge_decomposed, sample_scenarios
 

@@ -1292,8 +1292,12 @@ def solve_model(
     -------
     list of PlanResult
     """
+    from optimizer.solvers import resolve_solver
+
     warm: bool | None = None
     deadline = start_deadline(options) if deadline is None else deadline
+    # the report names the solver that ran, by its listed name ("cbc" -> PULP_CBC_CMD)
+    options = replace(options, solver=resolve_solver(options.solver))
     if session is not None and options.solver == "highs":
         raw, warm = session.run(model)
     else:

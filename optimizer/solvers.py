@@ -181,8 +181,14 @@ def _pulp_listed() -> tuple[str, ...]:
 
 
 def pulp_solver_names() -> tuple[str, ...]:
-    """Names of the PuLP solvers usable here: PuLP's available ones whose binary starts."""
-    return tuple(n for n in _pulp_listed() if binary_problem(n) is None)
+    """Names of the PuLP solvers usable here: PuLP's available ones whose binary starts.
+
+    PuLP's ``HiGHS`` is its highspy interface: listed only while highspy imports.
+    """
+    names = [n for n in _pulp_listed() if binary_problem(n) is None]
+    if highspy_problem() is not None:
+        names = [n for n in names if n != "HiGHS"]
+    return tuple(names)
 
 
 def highspy_problem() -> str | None:
@@ -245,7 +251,8 @@ def resolve_solver(name: str) -> str:
     wanted = _ALIASES.get(name, _ALIASES.get(name.lower(), name))
     if wanted in names:
         return wanted
-    folded = [n for n in names if n.lower() == wanted.lower()]
+    exact = wanted == BULK_HIGHS or wanted in pulp.listSolvers()
+    folded = [] if exact else [n for n in names if n.lower() == wanted.lower()]
     if len(folded) == 1:
         return folded[0]
     listed = ", ".join(names) or "none"
