@@ -247,6 +247,17 @@ def require_solver(solver: str) -> str:
         raise typer.Exit(1) from None
 
 
+def require_highs(purpose: str) -> None:
+    """Print one line naming ``pip install highspy`` and exit 1 when highspy cannot be imported."""
+    from optimizer.solvers import SolverUnavailableError, require_highspy
+
+    try:
+        require_highspy(purpose)
+    except SolverUnavailableError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+
+
 def check_out_dir(out: Path) -> str | None:
     """Return why ``out`` cannot hold a report, or None when it can (nothing is created).
 
@@ -873,13 +884,7 @@ def hedge(
     """Solve the hedged plan (see HEDGE_HELP)."""
     from rich.console import Console
 
-    from optimizer.solvers import SolverUnavailableError, require_highspy
-
-    try:
-        require_highspy("capacity hedge")
-    except SolverUnavailableError as e:
-        typer.echo(f"error: {e}", err=True)
-        raise typer.Exit(1) from None
+    require_highs("capacity hedge")
 
     from capacity.dataset import load_dataset
     from optimizer.decompose import extensive_form_objective, hedge_decomposed, sample_scenarios
