@@ -24,7 +24,8 @@ Solvers
   interior point solve (``benchmarks/RESULTS.md``); a :class:`HighsSession`, whose
   warm starts need a basis, always runs it.
 * any PuLP solver (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS`` ...; ``"cbc"``
-  is ``PULP_CBC_CMD``): the model is built as a PuLP ``LpProblem`` with readable
+  is ``PULP_CBC_CMD``; ``HiGHS`` is PuLP's highspy interface, never the bulk path, and
+  ``PlanResult.solver`` names the one that ran): the model is built as a PuLP ``LpProblem`` with readable
   names (:func:`optimizer.pulp_io.build_pulp`) and solved in its own temporary
   folder (:func:`optimizer.solvers.run_pulp`).
 
@@ -115,7 +116,12 @@ class SolveOptions:
         here, by PuLP's name (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS``
         ...; ``"cbc"`` = ``PULP_CBC_CMD``): see :mod:`optimizer.solvers`.
     time_limit_s : float, optional
-        Wall-clock limit of the solver (s).
+        Wall-clock budget of the whole solve (s), from :func:`solve`'s call (or the
+        ``deadline`` given to it): the build, the cluster warm start (at most
+        :data:`WARM_START_SHARE` of it), the LP or MIP, the LP with the integers fixed
+        for shadow prices and the elastic re-solve of an infeasible model each get
+        what remains; the checker and the tables come after (seconds). A solver
+        program (CBC, GLPK) still running at the end is stopped.
     threads : int, optional
         Solver threads.
     integer_units : bool
