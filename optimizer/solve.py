@@ -25,9 +25,9 @@ Solvers
   warm starts need a basis, always runs it.
 * any PuLP solver (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS`` ...; ``"cbc"``
   is ``PULP_CBC_CMD``; ``HiGHS`` is PuLP's highspy interface, never the bulk path, and
-  ``PlanResult.solver`` names the one that ran): the model is built as a PuLP ``LpProblem`` with readable
-  names (:func:`optimizer.pulp_io.build_pulp`) and solved in its own temporary
-  folder (:func:`optimizer.solvers.run_pulp`).
+  ``PlanResult.solver`` names the one that ran): the model is built as a PuLP
+  ``LpProblem`` with readable names (:func:`optimizer.pulp_io.build_pulp`) and solved
+  in its own temporary folder (:func:`optimizer.solvers.run_pulp`).
 
 Dual sign convention (one convention for both solvers)
 ------------------------------------------------------
