@@ -760,7 +760,11 @@ def _status_of(
     status, has_sol = generic_status(
         int(b.prob.status), int(b.prob.sol_status), is_mip=is_mip, time_limited=limited, note=note
     )
-    return status, has_sol, note or pulp.LpStatus[b.prob.status]
+    message = note or pulp.LpStatus[b.prob.status]
+    if status == Status.time_limit_feasible and not note:
+        # PuLP calls an incumbent at the time limit "Optimal" (sol_status: integer feasible)
+        message = "stopped at the time limit with a feasible plan, not proven optimal"
+    return status, has_sol, message
 
 
 def _after_limit(

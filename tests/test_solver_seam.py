@@ -348,3 +348,18 @@ def test_the_fixed_integer_note_names_the_integers_of_the_mode() -> None:
     assert "training-cluster choices of the MIP (which sites host" in clusters
     assert "whole-unit" not in clusters
     assert "the whole-unit installs and the training-cluster choices of the MIP" in units
+
+
+def test_a_pulp_incumbent_at_the_time_limit_is_not_called_optimal() -> None:
+    class Prob:
+        status, sol_status = pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible
+
+    class Built:
+        prob = Prob()
+
+    got = solvers._status_of("HiGHS", Built(), None, "/nonexistent", is_mip=True, limited=True)
+    assert got == (
+        Status.time_limit_feasible,
+        True,
+        "stopped at the time limit with a feasible plan, not proven optimal",
+    )
