@@ -665,7 +665,9 @@ def _on_main_thread_signals(watch: SolverWatch) -> Callable[[], None]:
 
 
 @contextlib.contextmanager
-def watch_solver(folder: str, stop_at: float | None) -> Iterator[SolverWatch]:
+def watch_solver(
+    folder: str, stop_at: float | None, *, signals: bool = True
+) -> Iterator[SolverWatch]:
     """Watch the solver program of a solve in ``folder`` until the block ends.
 
     Parameters
@@ -675,6 +677,9 @@ def watch_solver(folder: str, stop_at: float | None) -> Iterator[SolverWatch]:
     stop_at : float or None
         ``time.monotonic()`` reading at which the program is stopped (SIGINT, then
         killed :data:`STOP_GRACE_S` later); None: never for time.
+    signals : bool
+        Hold SIGINT and SIGTERM on the main thread meanwhile (a solver program); off
+        for a solver inside this process, which Python's own Ctrl-C handling stops.
 
     Yields
     ------
@@ -684,7 +689,7 @@ def watch_solver(folder: str, stop_at: float | None) -> Iterator[SolverWatch]:
     """
     watch = SolverWatch(folder, stop_at)
     thread = threading.Thread(target=watch.run, name="solver-watch", daemon=True)
-    restore = _on_main_thread_signals(watch)
+    restore = _on_main_thread_signals(watch) if signals else (lambda: None)
     thread.start()
     try:
         yield watch
@@ -822,7 +827,8 @@ def run_pulp(model: PlanningModel, options: Options, *, lp_only: bool = False) -
     t1 = time.perf_counter()
     is_mip = bool(model.variables["integer"].any()) and not lp_only
     bound = None
-    with solve_folder() as folder, watch_solver(folder, stop_at) as watch:
+    program = _binary_path(name) is not None
+    with solve_folder() as folder, watch_solver(folder, stop_at, signals=program) as watch:
         solver = _pulp_solver(name, _timed_options(options, stop_at), mip=is_mip, folder=folder)
         solver.tmpDir = folder
         failed = _solve_or_failure(b.prob, solver, name)

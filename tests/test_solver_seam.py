@@ -207,8 +207,14 @@ def _pulp_folders(root: Path) -> list[str]:
     return sorted(p.name for p in root.glob("capacity-pulp-*"))
 
 
-def _solver_children() -> list[psutil.Process]:
-    return [c for c in psutil.Process().children(recursive=True) if c.status() != "zombie"]
+def _cbc_solving(parent: psutil.Process) -> list[psutil.Process]:
+    """CBC children solving a model in a ``capacity-pulp-*`` folder (not the probe)."""
+    out = []
+    for c in parent.children(recursive=True):
+        with contextlib.suppress(psutil.Error):
+            if c.name() == "cbc" and any("capacity-pulp-" in a for a in c.cmdline()):
+                out.append(c)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -222,7 +228,7 @@ def _when_cbc_runs(action: Any) -> Iterator[None]:
 
     def wait() -> None:
         for _ in range(1200):
-            kids = [c for c in _solver_children() if c.name() == "cbc"]
+            kids = _cbc_solving(psutil.Process())
             if kids:
                 time.sleep(0.3)
                 action(kids[0])
@@ -271,7 +277,7 @@ def test_a_signal_to_capacity_solve_leaves_no_temp_file_nor_solver(
     )
     cbc: list[psutil.Process] = []
     for _ in range(1200):
-        cbc = [c for c in psutil.Process(p.pid).children() if c.name() == "cbc"]
+        cbc = _cbc_solving(psutil.Process(p.pid))
         if cbc or p.poll() is not None:
             break
         time.sleep(0.05)
