@@ -1019,15 +1019,15 @@ def _fixed_integer_duals(
     x = raw.x.copy()
     x[ints] = np.round(raw.x[ints])
     if time_left(deadline) <= MIN_STAGE_S:
-        note = "no shadow prices: the time limit ran out before the LP with the integers fixed"
+        note = "the time limit ran out before the LP with the integers fixed could run"
         return replace(raw, x=x, row_dual=None, dual_note=note)
     fixed = _fix_columns(model, np.flatnonzero(ints), x[ints])
     lp = run(fixed, until(options, deadline), lp_only=True)
     note = lp.dual_note
     if lp.x is None:
-        note = f"no shadow prices: the LP with the integers fixed ended {lp.message!r}"
+        note = f"the LP with the integers fixed ended {lp.message!r}"
         if lp.status == Status.time_limit_no_solution:
-            note += " (the time limit of the whole solve)"
+            note += " at the time limit of the whole solve"
     return replace(
         raw,
         x=x,
