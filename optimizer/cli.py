@@ -270,6 +270,17 @@ def require_solver(solver: str) -> str:
         raise typer.Exit(1) from None
 
 
+def require_highs(purpose: str) -> None:
+    """Print one line naming ``pip install highspy`` and exit 1 when highspy cannot be imported."""
+    from optimizer.solvers import SolverUnavailableError, require_highspy
+
+    try:
+        require_highspy(purpose)
+    except SolverUnavailableError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+
+
 # Typer prints a paragraph's line breaks as they are in rich mode, so each
 # paragraph of the help is one logical line, wrapped by the terminal.
 SOLVE_HELP = (
@@ -315,7 +326,11 @@ _TimeLimitOpt = Annotated[
         "--time-limit",
         callback=seconds_option,
         metavar="SECONDS",
-        help="Solver time limit (finite, > 0); the best feasible plan so far is reported.",
+        help="Wall-clock budget (finite, > 0) of each scenario's solve, counted from the "
+        "command's start for the first: build, cluster warm start, LP or MIP, the LP with the "
+        "integers fixed for shadow prices and the elastic re-solve of an infeasible model all "
+        "fit in it (checks and tables add a few seconds). The best feasible plan so far is "
+        "reported.",
         show_default="none",
     ),
 ]
@@ -404,11 +419,14 @@ def solve(
     The help shown by ``capacity solve --help`` is :data:`SOLVE_HELP`.
     """
     import sys
+    import time
 
     from rich.console import Console
 
     from optimizer import SolveOptions
+    from optimizer.solvers import process_started
 
+    started = process_started()  # the first scenario's --time-limit counts from here
     console = Console() if sys.stdout.isatty() else Console(width=140)
     solver = require_solver(solver)
     if report:
@@ -440,7 +458,9 @@ def solve(
     codes = [0]
     try:
         for name, sds in prepared:
-            codes.append(_solve_one(console, name, sds, options, run))
+            deadline = None if time_limit is None else started + time_limit
+            codes.append(_solve_one(console, name, sds, options, run, deadline))
+            started = time.monotonic()
     except KeyboardInterrupt:
         where = "none was written" if run is None or run.path is None else f"in {run.path}"
         console.print(
@@ -553,14 +573,22 @@ def _load_scenarios(
 
 
 def _solve_one(
-    console: Console, name: str, sds: Dataset, options: Any, run: RunFolder | None
+    console: Console,
+    name: str,
+    sds: Dataset,
+    options: Any,
+    run: RunFolder | None,
+    deadline: float | None = None,
 ) -> int:
-    """Solve one scenario, print its summary, write it into the run; return its exit code."""
+    """Solve one scenario, print its summary, write it into the run; return its exit code.
+
+    ``deadline`` is the ``time.monotonic()`` reading by which the solve ends.
+    """
     from optimizer import solve as solve_plan
     from optimizer.summary import exit_code, render_summary, summarize
 
     with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
-        result = solve_plan(sds, options)
+        result = solve_plan(sds, options, deadline=deadline)
     summary = summarize(result, scenario=name, periods=sds.periods)
     render_summary(summary, console)
     code = exit_code(summary)
@@ -914,6 +942,8 @@ def hedge(
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
     from rich.console import Console
+
+    require_highs("capacity hedge")
 
     console = Console()
     if out is not None:

@@ -24,9 +24,10 @@ Solvers
   interior point solve (``benchmarks/RESULTS.md``); a :class:`HighsSession`, whose
   warm starts need a basis, always runs it.
 * any PuLP solver (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS`` ...; ``"cbc"``
-  is ``PULP_CBC_CMD``): the model is built as a PuLP ``LpProblem`` with readable
-  names (:func:`optimizer.pulp_io.build_pulp`) and solved in its own temporary
-  folder (:func:`optimizer.solvers.run_pulp`).
+  is ``PULP_CBC_CMD``; ``HiGHS`` is PuLP's highspy interface, never the bulk path, and
+  ``PlanResult.solver`` names the one that ran): the model is built as a PuLP
+  ``LpProblem`` with readable names (:func:`optimizer.pulp_io.build_pulp`) and solved
+  in its own temporary folder (:func:`optimizer.solvers.run_pulp`).
 
 Dual sign convention (one convention for both solvers)
 ------------------------------------------------------
@@ -115,7 +116,12 @@ class SolveOptions:
         here, by PuLP's name (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS``
         ...; ``"cbc"`` = ``PULP_CBC_CMD``): see :mod:`optimizer.solvers`.
     time_limit_s : float, optional
-        Wall-clock limit of the solver (s).
+        Wall-clock budget of the whole solve (s), from :func:`solve`'s call (or the
+        ``deadline`` given to it): the build, the cluster warm start (at most
+        :data:`WARM_START_SHARE` of it), the LP or MIP, the LP with the integers fixed
+        for shadow prices and the elastic re-solve of an infeasible model each get
+        what remains; the checker and the tables come after (seconds). A solver
+        program (CBC, GLPK) still running at the end is stopped.
     threads : int, optional
         Solver threads.
     integer_units : bool
@@ -754,12 +760,16 @@ class WarmStart:
         What was done, for the result message.
     solve_s : float
         Time of the two LP solves (s).
+    fixed_lp_s : float or None
+        Time of the second one, the LP with the rounded clusters fixed (s): an
+        estimate of the LP with every integer fixed that gives the MIP's shadow prices.
     """
 
     x: np.ndarray | None
     objective_usd: float | None
     message: str
     solve_s: float
+    fixed_lp_s: float | None = None
 
 
 def _fix_columns(model: PlanningModel, cols: np.ndarray, values: np.ndarray) -> PlanningModel:
@@ -880,7 +890,9 @@ def round_clusters(model: PlanningModel, x: np.ndarray) -> tuple[np.ndarray, np.
     return cols, y
 
 
-def cluster_warm_start(model: PlanningModel, options: SolveOptions) -> WarmStart:
+def cluster_warm_start(
+    model: PlanningModel, options: SolveOptions, *, deadline: float | None = None
+) -> WarmStart:
     """Build a MIP start: LP relaxation -> rounded clusters -> LP with them fixed.
 
     Solves the LP relaxation, derives the cluster binaries (:func:`round_clusters`)
@@ -894,21 +906,29 @@ def cluster_warm_start(model: PlanningModel, options: SolveOptions) -> WarmStart
     model : PlanningModel
         Model whose only integer columns are ``cluster`` columns.
     options : SolveOptions
+    deadline : float, optional
+        ``time.monotonic()`` reading by which both LPs must end (each gets what remains
+        of it as its HiGHS time limit); None: ``options.time_limit_s`` from now.
 
     Returns
     -------
     WarmStart
+        No start (``x`` None, the message says why) when an LP does not end optimal,
+        for example when it stopped at the deadline.
     """
     t0 = time.perf_counter()
-    relaxed = _run_highs(model, options, lp_only=True)
+    deadline = start_deadline(options) if deadline is None else deadline
+    relaxed = _run_highs(model, until(options, deadline), lp_only=True)
     if relaxed.status != Status.optimal or relaxed.x is None:
         msg = f"no warm start (LP relaxation: {relaxed.message})"
         return WarmStart(None, None, msg, time.perf_counter() - t0)
     cols, y = round_clusters(model, relaxed.x)
-    fixed = _run_highs(_fix_columns(model, cols, y), options, lp_only=True)
+    t1 = time.perf_counter()
+    fixed = _run_highs(_fix_columns(model, cols, y), until(options, deadline), lp_only=True)
+    fixed_s = time.perf_counter() - t1
     if fixed.status != Status.optimal or fixed.x is None or fixed.solver_objective is None:
         msg = f"no warm start (LP with rounded clusters: {fixed.message})"
-        return WarmStart(None, None, msg, time.perf_counter() - t0)
+        return WarmStart(None, None, msg, time.perf_counter() - t0, fixed_s)
     x = fixed.x.copy()
     x[cols] = y
     obj = fixed.solver_objective
@@ -916,11 +936,114 @@ def cluster_warm_start(model: PlanningModel, options: SolveOptions) -> WarmStart
         f"warm start from the LP relaxation (${relaxed.solver_objective or 0.0:,.0f}): "
         f"{int(y.sum())} of {len(y)} clusters open, objective ${obj:,.0f}"
     )
-    return WarmStart(x, obj, msg, time.perf_counter() - t0)
+    return WarmStart(x, obj, msg, time.perf_counter() - t0, fixed_s)
+
+
+# ------------------------------------------------------------------------- deadline
+#: Share of the time left after the build that the cluster warm start may use (its
+#: two LPs); the MIP gets the rest.
+WARM_START_SHARE = 0.5
+#: Share of the time left at the MIP's start kept for the LP with the integers fixed
+#: (shadow prices), at least; with a warm start, at least 1.5 times its fixed LP.
+DUALS_RESERVE_SHARE = 0.1
+#: Shortest time limit handed to a solver (s): a stage reached at or after the deadline
+#: still gets a call that stops at once and reports the time limit honestly.
+MIN_STAGE_S = 0.01
+
+
+def start_deadline(options: SolveOptions) -> float | None:
+    """``time.monotonic()`` reading at which ``options.time_limit_s`` from now runs out.
+
+    Parameters
+    ----------
+    options : SolveOptions
+
+    Returns
+    -------
+    float or None
+        Seconds on the monotonic clock; None without a time limit.
+    """
+    if options.time_limit_s is None:
+        return None
+    return time.monotonic() + float(options.time_limit_s)
+
+
+def until(options: SolveOptions, deadline: float | None, reserve_s: float = 0.0) -> SolveOptions:
+    """Options whose time limit is what remains before ``deadline`` (less ``reserve_s``).
+
+    Parameters
+    ----------
+    options : SolveOptions
+    deadline : float or None
+        ``time.monotonic()`` reading; None leaves ``options`` as they are.
+    reserve_s : float
+        Seconds kept back for the stages after this one.
+
+    Returns
+    -------
+    SolveOptions
+        ``time_limit_s`` = remaining seconds, at least :data:`MIN_STAGE_S`.
+    """
+    if deadline is None:
+        return options
+    left = deadline - reserve_s - time.monotonic()
+    return replace(options, time_limit_s=max(left, MIN_STAGE_S))
+
+
+def time_left(deadline: float | None) -> float:
+    """Seconds before ``deadline`` (``time.monotonic()``); infinite without one."""
+    return np.inf if deadline is None else deadline - time.monotonic()
+
+
+def _duals_reserve(deadline: float | None, warm: WarmStart | None) -> float:
+    """Seconds the MIP leaves for the LP with the integers fixed (:data:`DUALS_RESERVE_SHARE`)."""
+    left = time_left(deadline)
+    if not np.isfinite(left):
+        return 0.0
+    reserve = DUALS_RESERVE_SHARE * max(left, 0.0)
+    if warm is not None and warm.fixed_lp_s is not None:
+        reserve = max(reserve, 1.5 * warm.fixed_lp_s)
+    return min(reserve, 0.5 * max(left, 0.0))
+
+
+def _fixed_integer_duals(
+    model: PlanningModel,
+    raw: RawSolution,
+    options: SolveOptions,
+    deadline: float | None,
+    run: Callable[..., RawSolution],
+) -> RawSolution:
+    """Return the incumbent, integers rounded, with the duals of the LP with them fixed."""
+    assert raw.x is not None
+    ints = model.variables["integer"].to_numpy()
+    x = raw.x.copy()
+    x[ints] = np.round(raw.x[ints])
+    if time_left(deadline) <= MIN_STAGE_S:
+        note = "the time limit ran out before the LP with the integers fixed could run"
+        return replace(raw, x=x, row_dual=None, dual_note=note)
+    fixed = _fix_columns(model, np.flatnonzero(ints), x[ints])
+    lp = run(fixed, until(options, deadline), lp_only=True)
+    note = lp.dual_note
+    if lp.x is None:
+        note = f"the LP with the integers fixed ended {lp.message!r}"
+        if lp.status == Status.time_limit_no_solution:
+            note += " at the time limit of the whole solve"
+    return replace(
+        raw,
+        x=x,
+        row_dual=lp.row_dual,
+        dual_note=note,
+        solve_s=raw.solve_s + lp.solve_s,
+        handover_s=raw.handover_s + lp.handover_s,
+    )
 
 
 def run_solver(
-    model: PlanningModel, options: SolveOptions, *, lp_only: bool = False
+    model: PlanningModel,
+    options: SolveOptions,
+    *,
+    lp_only: bool = False,
+    deadline: float | None = None,
 ) -> RawSolution:
     """Solve a built model with the chosen solver; in integer mode fix integers for duals.
 
@@ -930,6 +1053,11 @@ def run_solver(
     options : SolveOptions
     lp_only : bool
         Relax integrality.
+    deadline : float, optional
+        ``time.monotonic()`` reading by which every solver call here ends: the
+        cluster warm start (at most :data:`WARM_START_SHARE` of the time left), the
+        LP or MIP (which leaves :func:`_duals_reserve` for the next step), and the LP
+        with the integers fixed. None: ``options.time_limit_s`` from now.
 
     Returns
     -------
@@ -945,34 +1073,28 @@ def run_solver(
     """
     from optimizer.solvers import resolve_solver
 
+    deadline = start_deadline(options) if deadline is None else deadline
     bulk = resolve_solver(options.solver) == "highs"
     run = _run_highs if bulk else _run_pulp
     is_mip = bool(model.variables["integer"].any()) and not lp_only
     ints = model.variables["integer"].to_numpy()
     clusters_only = bool((model.variables["kind"].to_numpy()[ints] == "cluster").all())
     if is_mip and bulk and options.mip_start and clusters_only:
-        warm = cluster_warm_start(model, options)
-        raw = _run_highs(model, options, start=warm.x)
+        left = time_left(deadline)
+        warm_by = None if deadline is None else time.monotonic() + WARM_START_SHARE * left
+        warm = cluster_warm_start(model, options, deadline=warm_by)
+        reserve = _duals_reserve(deadline, warm)
+        raw = _run_highs(model, until(options, deadline, reserve), start=warm.x)
         raw = replace(
             raw,
             message=f"{raw.message}; {warm.message}",
             solve_s=raw.solve_s + warm.solve_s,
         )
     else:
-        raw = run(model, options, lp_only=lp_only)
+        reserve = _duals_reserve(deadline, None) if is_mip else 0.0
+        raw = run(model, until(options, deadline, reserve), lp_only=lp_only)
     if is_mip and raw.x is not None:
-        x = raw.x.copy()
-        x[ints] = np.round(raw.x[ints])
-        fixed = _fix_columns(model, np.flatnonzero(ints), x[ints])
-        lp = run(fixed, replace(options, time_limit_s=None), lp_only=True)
-        raw = replace(
-            raw,
-            x=x,
-            row_dual=lp.row_dual,
-            dual_note=lp.dual_note or ("" if lp.x is not None else "fixed-integer LP failed"),
-            solve_s=raw.solve_s + lp.solve_s,
-            handover_s=raw.handover_s + lp.handover_s,
-        )
+        raw = _fixed_integer_duals(model, raw, options, deadline, run)
     return raw
 
 
@@ -983,6 +1105,7 @@ def solve(
     *,
     fixed_first_stage: Mapping[str, pd.DataFrame] | Any | None = None,
     first_stage: str | Sequence[str] = "full",
+    deadline: float | None = None,
 ) -> PlanResult:
     """Build, solve, check and tabulate the plan of one dataset.
 
@@ -1001,12 +1124,22 @@ def solve(
         Which of the plan's decisions ``fixed_first_stage`` imposes: ``full`` (all of
         the above, default) or ``capacity`` (build, liquid and retrofit only), see
         :data:`optimizer.model.FIRST_STAGE_SETS`.
+    deadline : float, optional
+        ``time.monotonic()`` reading by which the solve ends (the CLI starts the
+        clock at the command's start); default ``options.time_limit_s`` from this
+        call. The build, the warm start, the LP or MIP, the LP with the integers
+        fixed (shadow prices) and the elastic re-solve (explanation) all fit in it;
+        the checker and the tables come after (seconds).
 
     Returns
     -------
     PlanResult
     """
     options = options or SolveOptions()
+    deadline = start_deadline(options) if deadline is None else deadline
+    if time_left(deadline) <= 0:
+        msg = f"{options.solver}: the time limit ran out before the model was built"
+        return _unsolved(ds, options, Status.time_limit_no_solution, msg, {"build": 0.0})
     t0 = time.perf_counter()
     model = build_model(
         ds,
@@ -1023,26 +1156,38 @@ def solve(
             f"{r.kind} {r.key} in {r.period} = {r.value:g} has no decision in this dataset"
             for r in u.head(5).itertuples()
         )
-        return PlanResult(
-            Status.infeasible,
-            None,
-            empty_tables(),
-            empty_violations(),
-            None,
-            msg,
-            options.solver,
-            ds.hash,
-            ds.name,
-            {"build": build_s},
-            model.n_variables,
-            model.n_constraints,
-            options.integer_units,
-            "lp",
-            tuple(ds.periods),
-            formulation=model.formulation,
-        )
-    results = solve_model(model, options, build_s=build_s)
+        return _unsolved(ds, options, Status.infeasible, msg, {"build": build_s}, model)
+    results = solve_model(model, options, build_s=build_s, deadline=deadline)
     return results[0]
+
+
+def _unsolved(
+    ds: Any,
+    options: SolveOptions,
+    status: Status,
+    msg: str,
+    timings: dict[str, float],
+    model: PlanningModel | None = None,
+) -> PlanResult:
+    """Return a result without a solve (no values): ``status`` and ``msg`` say why."""
+    return PlanResult(
+        status,
+        None,
+        empty_tables(),
+        empty_violations(),
+        None,
+        msg,
+        options.solver,
+        ds.hash,
+        ds.name,
+        timings,
+        0 if model is None else model.n_variables,
+        0 if model is None else model.n_constraints,
+        options.integer_units,
+        "lp",
+        tuple(ds.periods),
+        formulation=options.formulation if model is None else model.formulation,
+    )
 
 
 def solve_stochastic(
@@ -1070,6 +1215,7 @@ def solve_stochastic(
         Expected objective and one PlanResult per scenario (shared first stage).
     """
     options = options or SolveOptions()
+    deadline = start_deadline(options)
     t0 = time.perf_counter()
     model = build_stochastic_model(
         datasets,
@@ -1080,7 +1226,7 @@ def solve_stochastic(
         first_stage=first_stage,
     )
     build_s = time.perf_counter() - t0
-    res = solve_model(model, options, build_s=build_s)
+    res = solve_model(model, options, build_s=build_s, deadline=deadline)
     exp = None
     objectives = [r.objective_usd for r in res]
     if all(o is not None for o in objectives):
@@ -1128,6 +1274,7 @@ def solve_model(
     *,
     build_s: float = 0.0,
     session: HighsSession | None = None,
+    deadline: float | None = None,
 ) -> list[PlanResult]:
     """Solve a built model; return one PlanResult per scenario.
 
@@ -1142,20 +1289,30 @@ def solve_model(
         basis when it has the same shape (see :class:`HighsSession`); the timings
         then gain ``warm_start`` (1.0 when warm-started, else 0.0). Ignored unless
         ``options.solver == "highs"``.
+    deadline : float, optional
+        ``time.monotonic()`` reading by which the solve and the elastic re-solve
+        that explains an infeasible model end (:func:`solve` starts it before the
+        build); None: ``options.time_limit_s`` from now.
 
     Returns
     -------
     list of PlanResult
     """
+    from optimizer.solvers import resolve_solver
+
     warm: bool | None = None
+    deadline = start_deadline(options) if deadline is None else deadline
+    # the report names the solver that ran, by its listed name ("cbc" -> PULP_CBC_CMD)
+    options = replace(options, solver=resolve_solver(options.solver))
     if session is not None and options.solver == "highs":
         raw, warm = session.run(model)
     else:
         with _structure_alongside(model):
-            raw = run_solver(model, options)
+            raw = run_solver(model, options, deadline=deadline)
     infeasible = None
     if raw.status == Status.infeasible and options.explain_infeasible:
-        infeasible = explain_infeasible(model, _elastic_solver(options))
+        infeasible, note = _explain(model, options, deadline)
+        raw = replace(raw, message=raw.message + note)
     out = []
     for i in range(len(model.datasets)):
         timings = {"build": build_s, "handover": raw.handover_s, "solve": raw.solve_s}
@@ -1200,14 +1357,33 @@ def _structure_alongside(model: PlanningModel) -> Iterator[None]:
         thread.join()
 
 
-def _elastic_solver(options: SolveOptions) -> Callable[[PlanningModel], np.ndarray | None]:
-    """LP solve of the elastic model for :func:`optimizer.explain.explain_infeasible`."""
+def _elastic_solver(
+    options: SolveOptions, deadline: float | None = None
+) -> Callable[[PlanningModel], np.ndarray | None]:
+    """LP solve of the elastic model for :func:`optimizer.explain.explain_infeasible`.
+
+    Each solve gets what remains before ``deadline`` (``time.monotonic()``; none
+    without it) as its time limit.
+    """
     lp_options = replace(options, time_limit_s=None, integer_units=False)
 
     def solve_lp(elastic: PlanningModel) -> np.ndarray | None:
-        return run_solver(elastic, lp_options, lp_only=True).x
+        return run_solver(elastic, until(lp_options, deadline), lp_only=True).x
 
     return solve_lp
+
+
+def _explain(
+    model: PlanningModel, options: SolveOptions, deadline: float | None
+) -> tuple[pd.DataFrame | None, str]:
+    """Explanation rows of an infeasible model and a note when the time limit cut it off."""
+    cut = "; no explanation: the time limit ran out before the elastic re-solve ended"
+    if time_left(deadline) <= MIN_STAGE_S:
+        return None, cut
+    rows = explain_infeasible(model, _elastic_solver(options, deadline))
+    if not len(rows) and time_left(deadline) <= MIN_STAGE_S:
+        return rows, cut
+    return rows, ""
 
 
 def _without_values(status: Status, msg: str) -> tuple[Status, str]:

@@ -441,11 +441,29 @@ def _dual_notes(s: PlanSummary) -> list[str]:
         return []  # no shadow prices: the binding line already says so
     notes = [degenerate_note(s.degenerate_limits)] if s.degenerate_limits else []
     if s.duals_from == "lp_with_integers_fixed":
-        notes.append(
-            "Shadow prices come from the LP with the integers fixed: the whole-unit "
-            "installs of the MIP are held at their values and the LP is re-solved for duals."
-        )
+        notes.append(fixed_integers_note(s.integer_units))
     return notes
+
+
+def fixed_integers_note(integer_units: bool) -> str:
+    """Return the note on shadow prices of a MIP, naming the integers of the mode that ran.
+
+    Parameters
+    ----------
+    integer_units : bool
+        ``--integer-units`` (whole-unit installs and cluster choices are integers);
+        False: cluster mode, where only the training-cluster choices are.
+    """
+    held = (
+        "the whole-unit installs and the training-cluster choices of the MIP are"
+        if integer_units
+        else "the training-cluster choices of the MIP (which sites host each customer's "
+        "training in each period) are"
+    )
+    return (
+        f"Shadow prices come from the LP with the integers fixed: {held} held at their "
+        "values and the LP is re-solved for duals."
+    )
 
 
 def degenerate_note(n: int) -> str:

@@ -49,3 +49,30 @@ def test_a_solver_beyond_highs_and_cbc_is_offered_and_solves(
     assert float(plan.result.objective_usd) == pytest.approx(
         float(highs.result.objective_usd), rel=1e-9
     )
+
+
+def test_the_pulp_highs_choice_runs_pulp_highs_not_the_bulk_path(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import optimizer.solvers as solvers
+
+    if "HiGHS" not in solver_names():
+        pytest.skip("PuLP's HiGHS is not available here")
+    ran: list[str] = []
+    real = solvers.run_pulp
+
+    def spy(model: object, options: object, **kw: object) -> object:
+        ran.append(str(getattr(options, "solver", "")))
+        return real(model, options, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(solvers, "run_pulp", spy)
+    at = open_app(monkeypatch)
+    goto(at, "plan")
+    at.selectbox(key="solve_solver").set_value("HiGHS")
+    rerun(at)
+    at.button(key="solve").click()
+    rerun(at)
+    plan = at.session_state["plan"]
+    assert ran == ["HiGHS"]  # before: "HiGHS" folded to the bulk "highs" and PuLP never ran
+    assert plan.result.solver == "HiGHS"
+    assert plan.metrics["status"] == "optimal", plan.result.message

@@ -50,7 +50,7 @@ def fake_solve(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Replace optimizer.solve by a fake; the dict sets the result and records calls."""
     box: dict[str, Any] = {"result": fake_result(), "calls": []}
 
-    def solve(ds: Any, options: Any) -> Any:
+    def solve(ds: Any, options: Any, **kw: Any) -> Any:
         box["calls"].append((ds, options))
         return box["result"]
 

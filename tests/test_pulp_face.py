@@ -188,7 +188,9 @@ def test_at_least_three_pulp_solvers_and_bulk_highs_are_here():
 def test_solver_names_resolve_and_unknown_is_one_clear_line():
     assert resolve_solver("cbc") == "PULP_CBC_CMD"
     assert resolve_solver("pulp_cbc_cmd") == "PULP_CBC_CMD"
-    assert resolve_solver("HIGHS") == "highs"
+    assert resolve_solver("highs") == "highs" and resolve_solver("HiGHS") == "HiGHS"
+    with pytest.raises(SolverUnavailableError, match=r"'HIGHS' matches 'highs'.*and 'HiGHS'"):
+        resolve_solver("HIGHS")  # both HiGHS names fold to it: neither is guessed
     with pytest.raises(
         SolverUnavailableError, match=r"'CPLEX_PY' is not available.*available: highs"
     ):
