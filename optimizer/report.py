@@ -379,7 +379,7 @@ RESULT_TABLES: dict[str, tuple[ResultColumn, ...]] = {
     "summary": (
         _c("status", _STR, "", "Solve status."),
         _c("objective_usd", _F64, "USD", "Discounted objective (null without a solution)."),
-        _c("solver", _STR, "", "Solver (highs | cbc)."),
+        _c("solver", _STR, "", "Solver that ran (a name capacity solvers lists)."),
         _c("message", _STR, "", "Solver or checker message."),
         _c("dataset_name", _STR, "", "Dataset name."),
         _c("dataset_hash", _STR, "", "sha256 of the solved dataset (scenario applied)."),
