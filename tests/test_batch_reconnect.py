@@ -220,3 +220,65 @@ def test_dask_teardown_tracebacks_are_kept_off_the_terminal(
     # not Dask's connection task: never treated as noise
     other = {"exception": KeyError("Client-1"), "future": None, "message": "x"}
     assert not _is_teardown_noise(other)
+
+
+# 8 Monte Carlo cases on the tiny dataset: still running when the connection drops
+MC_SWEEP = f"""
+data: {TINY}
+monte_carlo:
+  base: neutral
+  samples: 8
+  seed: 5
+  parameters:
+    - name: demand
+      override: {{op: scale, table: demand, column: demand_h100e}}
+      distribution: {{kind: uniform, low: 0.6, high: 1.4}}
+"""
+
+
+@pytest.mark.slow
+def test_a_batch_whose_client_reconnects_solves_every_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The reported failure, end to end: the batch's client loses its connection after
+    the first case (as under load) and reconnects. Before the fix every unfinished case
+    failed "lost the Dask scheduler (client connecting)"; now each is solved, with the
+    objective of a serial solve."""
+    from capacity.dataset import load_dataset
+    from optimizer import batch
+    from optimizer.solve import solve
+    from optimizer.sweep import cases_dataset, expand_sweep, load_sweep
+
+    clients: list[Any] = []
+    real_open = batch.open_client
+
+    @contextlib.contextmanager
+    def capturing(options: ClusterOptions) -> Iterator[Any]:
+        with real_open(options) as c:
+            clients.append(c)
+            yield c
+
+    monkeypatch.setattr(batch, "open_client", capturing)
+    dropped: list[str] = []
+
+    def on_case(cr: Any) -> None:
+        if not dropped:
+            dropped.append(cr.name)
+            _drop_connection(clients[0])
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(MC_SWEEP)
+    out = tmp_path / "out"
+    r = batch.run_batch(sweep, out, workers=2, progress=False, on_case=on_case)
+    assert dropped and (r.n_done, r.n_failed, r.n_skipped) == (8, 0, 0)
+    spec = load_sweep(sweep)
+    base = load_dataset(spec.data)
+    man = batch.read_batch_manifest(out)["scenarios"]
+    for c in expand_sweep(spec, list(base.scenarios)):
+        e = man[c.name]
+        assert (e["state"], e["status"]) == ("done", "optimal"), (c.name, e.get("error"))
+        want = solve(cases_dataset(base, c)).objective_usd
+        assert e["objective_usd"] == pytest.approx(want, rel=1e-6)
+    err = capsys.readouterr().err
+    assert "resubmitting" in err  # the drop did cancel unfinished cases
+    assert "Traceback" not in err and "never retrieved" not in err
