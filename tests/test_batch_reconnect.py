@@ -116,7 +116,7 @@ def test_connecting_for_a_few_polls_is_waited_for(
 ) -> None:
     """Status 'connecting' for three polls, then 'running': every future finishes, and
     the wait is announced once, with its bound. Before the fix: ClusterLost at once."""
-    futures = [client.submit(_slow_square, i, 0.2, pure=False) for i in range(4)]
+    futures = [client.submit(_slow_square, i, 0.4, pure=False) for i in range(4)]
     fake = _ScriptedStatus(client, ["running", "connecting", "connecting", "connecting"])
     got: list[int] = []
     opts = ClusterOptions(poll_s=0.05, reconnect_timeout_s=30)
