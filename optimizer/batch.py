@@ -4,7 +4,7 @@
 solves them on a Dask cluster: by default a ``distributed.LocalCluster`` of ``N``
 single-threaded worker processes on this machine; with ``scheduler=ADDRESS`` the same
 tasks go to an existing cluster (``Client(address)``). The client process writes each
-case's tables as soon as it finishes (``distributed.as_completed``)::
+case's tables as soon as it finishes (:func:`optimizer.cluster.wait_each`)::
 
     <out>/batch_manifest.json                    (rewritten atomically after each case)
     <out>/batch_summary.csv                      (one row per case: outcomes)
@@ -30,19 +30,25 @@ finding in its ``error`` column. Tracebacks are kept only for unexpected excepti
 Re-runs
 -------
 A case is keyed by its name and :meth:`optimizer.sweep.SweepCase.key` (sha256 of the
-base dataset hash, the named scenario and the overrides). A case is recorded
-``state: "done"`` only when its written files re-read and its figures recompute
+base dataset hash, the named scenario, the overrides and the solve options of
+:func:`case_options`: solver, time limit, threads, integer units, clusters, MIP gap
+and start, formulation ...; the entry records them under ``options``). A case is
+recorded ``state: "done"`` only when it has a plan (status ``optimal`` or
+``time_limit_feasible``) and its written files re-read and its figures recompute
 (:func:`optimizer.case_check.case_problem`: every table present, a plan's costs sum
-to its objective, its outcomes recompute); otherwise it is ``failed`` with the reason.
-A re-run skips a case whose manifest entry has the same key, ``state == "done"`` and
-files that still verify; it redoes the rest. Several batches may write into one
-folder at once, and several sweeps may share one: the manifest is merged under a
-lock and every sweep's cases are kept (:mod:`optimizer.batch_folder`).
+to its objective, its outcomes recompute); a case whose files verify but whose status
+has no plan (infeasible, no solution within the time limit) is ``no_plan``, anything
+else ``failed`` with the reason. A re-run skips a case whose manifest entry has the
+same key (so the same options), ``state == "done"`` and files that still verify; it
+redoes the rest, so a time-limited case without a plan is tried again, and a re-run
+with another ``--time-limit``, solver or formulation redoes every case. Several
+batches may write into one folder at once, and several sweeps may share one: the
+manifest is merged under a lock and every sweep's cases are kept
+(:mod:`optimizer.batch_folder`).
 A case that fails (solver error, exception, a worker killed:
 ``KilledWorker``/``CommClosedError``) is recorded with ``state: "failed"`` and its
-error, and the batch goes on. An infeasible case is *done* (its answer is
-"infeasible", written with the explanation table) but counted as failed in the
-progress bar. The local cluster is started with
+error, and the batch goes on. An infeasible case is written with its explanation
+table, recorded ``no_plan`` and counted as failed. The local cluster is started with
 ``distributed.scheduler.allowed-failures = 0``: a task whose worker dies is not
 retried by the scheduler. A dying worker also fails the tasks queued on it, so the
 client retries each lost case (``KilledWorker``, ``CommClosedError``) once, alone,
@@ -103,6 +109,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import itertools
 import logging
 import os
 import time
@@ -144,6 +151,7 @@ __all__ = [
     "BATCH_MANIFEST",
     "BatchResult",
     "CaseResult",
+    "case_options",
     "patch_model",
     "run_batch",
     "render_invalid",
@@ -157,6 +165,10 @@ BATCH_FORMAT = "capacity-batch/1"
 
 #: Status of a case whose data does not validate (never solved).
 INVALID_DATA = "invalid_data"
+
+#: State of a case whose files are written and verify but whose status has no plan
+#: (infeasible, unbounded, no solution within the time limit): redone by a re-run.
+NO_PLAN = "no_plan"
 
 #: Test-only hook: a worker that runs the case named by this environment variable
 #: exits at once (``os._exit``), as if it were killed.
@@ -857,9 +869,49 @@ def _iso_now() -> str:
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
+def case_options(options: Any) -> dict[str, Any]:
+    """Return the solve options that are part of a batch case's identity (and its entry).
+
+    Every field of :class:`optimizer.solve.SolveOptions`: the solver, the time limit,
+    threads, integer units, clusters, the MIP gap and start, the infeasibility
+    explanation, the checker's tolerance and the formulation. Each can change the
+    written plan, its status or its verification (threads and the formulation only
+    among tied optima), so a re-run with any of them changed redoes the case.
+    Numbers are written as floats (a time limit of 60 and 60.0 are one case).
+    ``reuse`` is not an option of the solve: a patched model solves to the same
+    optimum as a rebuilt one.
+
+    Parameters
+    ----------
+    options : SolveOptions
+
+    Returns
+    -------
+    dict
+        Field name -> value (JSON-ready: str, float, bool or None).
+    """
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(options):
+        v = getattr(options, f.name)
+        if isinstance(v, int | float) and not isinstance(v, bool):
+            v = float(v)
+        elif v is not None and not isinstance(v, str | bool):
+            v = str(v)
+        out[f.name] = v
+    return out
+
+
 def _is_done(out_dir: Path, name: str, entry: Mapping[str, Any] | None, key: str) -> bool:
-    """Return True when a case's entry is done, has this key and its files verify."""
+    """Return True when a case has a verified plan for this key (solve options included).
+
+    Done means: the entry has this key, ``state == "done"`` (a plan: status optimal
+    or time_limit_feasible, recorded only after its files verified), a plan status,
+    and files that still verify. A case without a plan (:data:`NO_PLAN`), a failed
+    one, or one run with other options is redone.
+    """
     if not entry or entry.get("state") != "done" or entry.get("key") != key:
+        return False
+    if entry.get("status") not in OK_STATUSES:
         return False
     return case_problem(out_dir, name, entry) is None
 
@@ -985,13 +1037,14 @@ def run_batch(
     base = load_dataset(spec.data)
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
-    keys = {c.name: c.key(base.hash) for c in cases}
+    solve_doc = case_options(options)
+    keys = {c.name: c.key(base.hash, solve_doc) for c in cases}
     fields = (_run_fields(spec, base, options, reuse), _sweep(spec, options, keys))
     manifest = _start_folder(out, fields, keys, on_other_sweeps)
     todo, skipped = _split_done(out, cases, manifest, keys)
     invalid = validate_cases(base, todo)
     todo = [c for c in todo if c.name not in invalid]
-    run = _BatchRecorder(out, manifest, keys, on_case)
+    run = _BatchRecorder(out, manifest, keys, on_case, solve_doc)
     for case in cases:
         if case.name in invalid:
             run.record_invalid(case, invalid[case.name])
@@ -1052,6 +1105,7 @@ def _sweep(spec: SweepSpec, options: Any, keys: Mapping[str, str]) -> dict[str, 
     return {
         "data": str(spec.data),
         "solver": options.solver,
+        "options": case_options(options),
         "updated_utc": _iso_now(),
         "cases": list(keys),
     }
@@ -1066,8 +1120,10 @@ class _BatchRecorder:
         manifest: dict[str, Any],
         keys: Mapping[str, str],
         on_case: Callable[[CaseResult], None] | None,
+        solve_doc: Mapping[str, Any] | None = None,
     ) -> None:
         self.out = out
+        self.solve_doc = dict(solve_doc or {})
         self.manifest = manifest
         self.manifest_path = out / BATCH_MANIFEST
         self.keys = keys
@@ -1091,6 +1147,7 @@ class _BatchRecorder:
             "kind": case.kind,
             "base": case.base,
             "params": dict(case.params),
+            "options": self.solve_doc,
             "finished_utc": _iso_now(),
             "retried": retried,
         }
@@ -1110,6 +1167,8 @@ class _BatchRecorder:
             entry["findings"] = [dataclasses.asdict(f) for f in findings]
         if entry["state"] == "done":
             _verify_or_fail(self.out, case.name, entry)
+        if entry["state"] == "done" and cr.status not in OK_STATUSES:
+            entry["state"] = NO_PLAN  # written and verified, but no plan: redone by a re-run
         # merged under the folder's lock: entries of concurrent batches are kept
         self.manifest = merge_case(self.out, case.name, entry, _iso_now())
         ok = entry["state"] == "done" and cr.status in OK_STATUSES
@@ -1170,28 +1229,38 @@ def _solve_on_dask(
 ) -> None:
     """Solve the cases on a Dask cluster, recording each as it finishes.
 
-    The wait is bounded (:func:`optimizer.cluster.wait_each`): when the scheduler is
-    lost, or no worker comes back in time, every unfinished case is recorded failed
-    at once, so the batch exits 1 and a re-run redoes exactly those cases.
+    The wait is bounded (:func:`optimizer.cluster.wait_each`): a client that
+    reconnects to its scheduler is waited for and the cases the reconnect cancelled
+    are submitted again; when the scheduler is gone, or no worker comes back in time,
+    every unfinished case is recorded failed at once, so the batch exits 1 and a
+    re-run redoes exactly those cases.
     """
     with open_client(cluster) as client, _Progress(len(todo), progress) as bar:
         # The base dataset travels with each task (not scattered): scattered data
         # dies with the last worker holding it, and a restarted worker would lack it.
         tag = uuid.uuid4().hex[:8]
         finished: set[str] = set()
+        serial = itertools.count()
+        futures: dict[Any, SweepCase] = {}
 
         def submit(c: SweepCase, attempt: int) -> Any:
-            return client.submit(
+            fut = client.submit(
                 run_case,
                 base,
                 c,
                 options,
                 reuse,
                 run.keys[c.name],
-                key=f"case-{c.name}-{tag}-{attempt}",
+                key=f"case-{c.name}-{tag}-{attempt}-{next(serial)}",
                 pure=False,
                 retries=0,
             )
+            futures[fut] = c
+            return fut
+
+        def resubmit(old: Any) -> Any:
+            """Submit a case again whose future a reconnect of the client cancelled."""
+            return submit(futures.pop(old), 0)
 
         def on_done(case: SweepCase, first: CaseResult | None) -> Callable[[Any], None]:
             def done(fut: Any) -> None:
@@ -1206,14 +1275,14 @@ def _solve_on_dask(
 
             return done
 
-        futures = {submit(c, 0): c for c in todo}
+        first_pass = [submit(c, 0) for c in todo]
         lost: list[tuple[SweepCase, CaseResult]] = []
         try:
-            wait_each(client, list(futures), lambda f: on_done(futures[f], None)(f), cluster)
+            wait_each(client, first_pass, lambda f: on_done(futures[f], None)(f), cluster, resubmit)
             # A dying worker also fails the tasks queued on it; retry each lost case
             # once, alone, so only a case that kills its worker twice is marked failed.
             for case, first in lost:
-                wait_each(client, [submit(case, 1)], on_done(case, first), cluster)
+                wait_each(client, [submit(case, 1)], on_done(case, first), cluster, resubmit)
         except ClusterLost as exc:
             for case in todo:
                 if case.name not in finished:

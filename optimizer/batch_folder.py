@@ -11,10 +11,11 @@ Several sweeps in one folder
 ----------------------------
 A folder may hold the cases of several sweeps: they are all kept. Each case entry
 records the ``sweep`` it came from (:func:`sweep_id`), and ``sweeps`` at the top of the
-manifest lists each sweep's data folder, dataset hash, solver and cases. A case of
-another sweep with the same name but a different key is replaced by the new run (its
-files are rewritten); :func:`start_run` returns the names of the cases that belong to
-other sweeps so the caller can say so. Globs such as
+manifest lists each sweep's data folder, solver, solve options and cases. A case of
+another sweep with the same name but a different key (other data, overrides or solve
+options) is replaced by the new run (its files are rewritten); :func:`start_run`
+returns the names of the cases that belong to other sweeps so the caller can say so.
+Globs such as
 ``read_parquet('<out>/*/demand.parquet')`` read every sweep's cases: filter by the
 manifest's ``sweep`` field, or give each sweep its own ``--out``.
 """

@@ -27,10 +27,27 @@ usual Dask configuration (``distributed.comm.tls.*`` in a Dask config file or th
 Bounded wait
 ------------
 :func:`wait_each` replaces ``as_completed``: it polls the futures, and stops with
-:class:`ClusterLost` when the client is no longer connected (the scheduler died) or
-when no worker has been connected for ``worker_timeout_s`` (announced on stderr as
-soon as the last worker is gone, with the deadline). The batch then marks every
-unfinished case failed and exits 1; a re-run redoes exactly those.
+:class:`ClusterLost` when the client is closed (the scheduler died), when the client
+has been reconnecting for longer than ``reconnect_timeout_s``, or when no worker has
+been connected for ``worker_timeout_s``. Each wait is announced on stderr, once, with
+its deadline. The batch then marks every unfinished case failed and exits 1; a re-run
+redoes exactly those.
+
+A client that is *reconnecting* (``client.status == "connecting"``) has not lost its
+scheduler: Dask drops and re-opens the client's connection when its event loop was
+starved for a while (a loaded machine). The reconnect cancels every future the
+client held (reason ``scheduler-connection-lost``); the wait then hands each such
+future to ``resubmit`` and waits for the new one, so a slow machine costs time, not
+cases. The local cluster also gives its connections a longer kernel timeout
+(``distributed.comm.timeouts.tcp``, :data:`LOCAL_TCP_TIMEOUT`), which makes such
+drops rarer, and its event loop reports the tracebacks of Dask's own connection
+teardown (``KeyError: 'Client-...'`` from ``Scheduler.add_client`` after a
+reconnect) at debug level instead of on the terminal; any other unhandled error of
+that loop is still printed.
+
+Dask reports these client statuses (``distributed.Client.status``):
+``newly-created`` and ``connecting`` (transient: waited for), ``running``, and
+``closing``/``closed``/``failed`` (the scheduler is gone: :class:`ClusterLost`).
 """
 
 from __future__ import annotations
@@ -39,17 +56,39 @@ import contextlib
 import logging
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 SecurityMode = Literal["auto", "tls", "none"]
+
+_log = logging.getLogger(__name__)
 
 NO_WORKER_TIMEOUT_S = 120.0
 """Default wait, in seconds, for a worker to (re)connect before unfinished cases fail."""
 
 POLL_S = 1.0
 """How often, in seconds, the wait checks the scheduler and the workers."""
+
+RECONNECT_TIMEOUT_S = 120.0
+"""Default wait, in seconds, for a reconnecting client before unfinished cases fail."""
+
+MAX_RESUBMITS = 20
+"""Rounds of resubmission (one per reconnect) a single wait accepts before giving up."""
+
+LOCAL_TCP_TIMEOUT = "300s"
+"""Kernel timeout of the local cluster's connections (``distributed.comm.timeouts.tcp``).
+
+Dask's default (30 s) closes a connection whose peer has not read for 30 s; a
+starved event loop on a loaded machine is such a peer. A dead local process closes
+its sockets at once, so the longer timeout does not delay noticing one.
+"""
+
+#: Client statuses that are on the way to "running" (waited for, with a bound).
+TRANSIENT_STATUSES = frozenset({"connecting", "newly-created"})
+
+#: Reasons of a cancelled future that mean "the client's connection was re-opened".
+RECONNECT_REASONS = frozenset({"scheduler-connection-lost", "scheduler-restart"})
 
 #: Dask configuration of the local cluster (set while it runs).
 LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
@@ -58,6 +97,7 @@ LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.worker.daemon": False,
     "distributed.scheduler.http.routes": [],
     "distributed.worker.http.routes": [],
+    "distributed.comm.timeouts.tcp": LOCAL_TCP_TIMEOUT,
 }
 
 
@@ -112,6 +152,10 @@ class ClusterOptions:
         How long to wait, in seconds, while no worker is connected.
     poll_s : float
         How often, in seconds, the wait checks the scheduler and the workers.
+    reconnect_timeout_s : float
+        How long to wait, in seconds, for a client that is reconnecting to its
+        scheduler (``client.status == "connecting"``) before the unfinished cases
+        fail; also the local cluster's client connection timeout.
     """
 
     workers: int = 2
@@ -120,6 +164,7 @@ class ClusterOptions:
     tls: TlsFiles | None = None
     worker_timeout_s: float = NO_WORKER_TIMEOUT_S
     poll_s: float = POLL_S
+    reconnect_timeout_s: float = RECONNECT_TIMEOUT_S
 
 
 def local_security(mode: SecurityMode) -> Any:
@@ -171,6 +216,7 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
             _quiet_dask_logs(),
             Client(options.scheduler, timeout="20s", security=sec) as client,
         ):
+            _quiet_teardown_tracebacks(client)
             yield client
         return
     sec = local_security(options.security)
@@ -192,7 +238,9 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
                 silence_logs=logging.CRITICAL,
             )
         try:
-            with Client(cluster, security=sec) as client:
+            # timeout: how long Dask itself keeps re-opening a dropped connection
+            with Client(cluster, security=sec, timeout=options.reconnect_timeout_s) as client:
+                _quiet_teardown_tracebacks(client)
                 yield client
         except KeyboardInterrupt:
             # Ctrl-C: the tasks cancelled by the shutdown are expected, no log tracebacks
@@ -242,9 +290,70 @@ def _quiet_dask_logs() -> Iterator[None]:
             log.setLevel(level)
 
 
+def _is_teardown_noise(context: Mapping[str, Any]) -> bool:
+    """Return True for an unretrieved error of Dask's own connection handling.
+
+    ``Server._handle_comm`` (one task per connection) re-raises what a handler raised
+    once the connection is closed; after a client reconnect, ``Scheduler.add_client``
+    of the old connection fails with ``KeyError: 'Client-...'`` (its entry was taken
+    by the new connection), and a torn-down connection raises ``OSError``. Nobody
+    awaits that task, so asyncio would print "Task exception was never retrieved"
+    with the traceback. Nothing else counts as noise.
+    """
+    exc = context.get("exception")
+    task = context.get("future")
+    get_coro = getattr(task, "get_coro", None)
+    coro = get_coro() if callable(get_coro) else None
+    name = str(getattr(coro, "__qualname__", ""))
+    if not name.endswith("._handle_comm"):
+        return False
+    if isinstance(exc, KeyError):
+        return bool(exc.args) and str(exc.args[0]).startswith("Client-")
+    return isinstance(exc, OSError)
+
+
+def _quiet_teardown_tracebacks(client: Any) -> None:
+    """Log Dask's connection-teardown errors on the client's loop at debug level only.
+
+    The loop (shared with the local cluster's scheduler) gets an asyncio exception
+    handler: :func:`_is_teardown_noise` errors go to this module's logger at debug
+    level, everything else to asyncio's default handler (printed as before).
+    """
+    loop = getattr(client.loop, "asyncio_loop", None)
+    if loop is None:
+        return
+
+    def handler(lp: Any, context: dict[str, Any]) -> None:
+        if _is_teardown_noise(context):
+            exc = context.get("exception")
+            _log.debug("Dask connection teardown: %s", context.get("message"), exc_info=exc)
+            return
+        lp.default_exception_handler(context)
+
+    loop.set_exception_handler(handler)
+
+
 def _n_workers(client: Any) -> int:
-    info = client.scheduler_info() if client.status == "running" else {}
+    """Return how many workers the scheduler has (its total, not the cached worker list).
+
+    The client refreshes its cached ``scheduler_info()`` every few seconds without the
+    per-worker entries (only the totals); on a loaded machine that refresh can land
+    just after this call's own, so ``len(info["workers"])`` may read 0 while workers
+    are connected. ``n_workers`` is in both.
+    """
+    info = client.scheduler_info()
+    total = info.get("n_workers")
+    if isinstance(total, int):
+        return total
     return len(info.get("workers") or {})
+
+
+def _cancel_reason(fut: Any) -> str | None:
+    """Return why Dask cancelled a future (``FutureCancelledError.reason``); None if not."""
+    if not fut.cancelled():
+        return None
+    exc = getattr(getattr(fut, "_state", None), "exception", None)
+    return str(getattr(exc, "reason", "unknown"))
 
 
 def wait_each(
@@ -252,68 +361,147 @@ def wait_each(
     futures: Sequence[Any],
     on_done: Callable[[Any], None],
     options: ClusterOptions | None = None,
+    resubmit: Callable[[Any], Any] | None = None,
 ) -> None:
-    """Call ``on_done(future)`` for each future as it finishes, with a bounded wait.
+    """Call ``on_done(future)`` for each future as it finishes, with bounded waits.
 
     Parameters
     ----------
     client : distributed.Client
     futures : sequence of Future
     on_done : callable
-        Called in this thread once per finished (or errored) future.
+        Called in this thread once per finished (or errored) future, in the order
+        of ``futures`` among those that finish in the same poll.
     options : ClusterOptions, optional
-        ``worker_timeout_s`` (how long to wait while no worker is connected) and
-        ``poll_s`` (polling interval), in seconds.
+        ``worker_timeout_s`` (how long to wait while no worker is connected),
+        ``reconnect_timeout_s`` (how long to wait while the client reconnects) and
+        ``poll_s`` (polling interval), all in seconds.
+    resubmit : callable, optional
+        ``resubmit(future) -> new future``: called, once the client runs again, for
+        each future that a reconnect of the client cancelled (see the module
+        docstring); ``on_done`` then gets the new future. None: such futures go to
+        ``on_done`` as they are (cancelled).
 
     Raises
     ------
     ClusterLost
-        When the client loses its scheduler, or no worker is connected for
-        ``worker_timeout_s``; futures not yet passed to ``on_done`` are unfinished.
+        When the client is closed (the scheduler is gone), reconnects for longer than
+        ``reconnect_timeout_s`` or more than :data:`MAX_RESUBMITS` times, or no
+        worker is connected for ``worker_timeout_s``; futures not yet passed to
+        ``on_done`` are unfinished.
     """
-    from distributed import wait
-
-    opts = options or ClusterOptions()
-    poll_s = opts.poll_s
-
-    pending = set(futures)
-    no_worker_since: float | None = None
+    watch = _Watch(client, options or ClusterOptions())
+    pending = list(futures)
+    rounds = 0
     while pending:
-        try:
-            done, _ = wait(list(pending), timeout=poll_s, return_when="FIRST_COMPLETED")
-        except TimeoutError:
-            done = set()
-        except Exception as exc:  # noqa: BLE001 - a closed client raises many kinds
-            raise ClusterLost(f"lost the Dask scheduler ({type(exc).__name__}: {exc})") from exc
-        for fut in [f for f in futures if f in done and f in pending]:
-            pending.discard(fut)
-            on_done(fut)
-        if not pending:
-            return
-        no_worker_since = _check_cluster(client, no_worker_since, opts.worker_timeout_s)
+        done = watch.finished(pending)
+        again = []
+        for fut in done:
+            if resubmit is not None and _cancel_reason(fut) in RECONNECT_REASONS:
+                again.append(fut)
+            else:
+                on_done(fut)
+        pending = [f for f in pending if f not in done]
+        if again:
+            rounds += 1
+            if rounds > MAX_RESUBMITS:
+                raise ClusterLost(
+                    f"lost the Dask scheduler (the client reconnected {MAX_RESUBMITS} times)"
+                )
+            watch.until_running()
+            print(
+                "warning: the Dask client re-opened its connection to the scheduler "
+                f"(a loaded machine); resubmitting {len(again)} unfinished task(s)",
+                file=sys.stderr,
+            )
+            assert resubmit is not None
+            pending += [resubmit(f) for f in again]
+        if pending:
+            watch.check()
 
 
-def _check_cluster(client: Any, since: float | None, timeout_s: float) -> float | None:
-    """Raise :class:`ClusterLost` when the scheduler is gone or workers stayed away too long.
+class _Watch:
+    """The bounded waits of :func:`wait_each`: a reconnecting client, a cluster without workers.
 
-    Returns the time the cluster has been without workers (None while it has some).
+    Each wait starts with one warning line on stderr (with its bound) and ends when
+    the client runs again (workers are back); :meth:`check` raises
+    :class:`ClusterLost` when the bound passes or the client is closed.
     """
-    if client.status != "running":
-        raise ClusterLost(f"lost the Dask scheduler (client {client.status})")
-    try:
-        n = _n_workers(client)
-    except Exception as exc:  # noqa: BLE001 - scheduler unreachable
-        raise ClusterLost(f"lost the Dask scheduler ({type(exc).__name__}: {exc})") from exc
-    if n:
-        return None
+
+    def __init__(self, client: Any, options: ClusterOptions) -> None:
+        self.client = client
+        self.options = options
+        self.connecting_since: float | None = None
+        self.no_worker_since: float | None = None
+
+    def finished(self, pending: Sequence[Any]) -> list[Any]:
+        """Wait up to ``poll_s`` for a future to finish; return the finished ones, in order.
+
+        A future cancelled by a reconnect counts as finished (``distributed.wait``
+        raises for it, this does not).
+        """
+        from distributed import wait
+
+        try:
+            wait(list(pending), timeout=self.options.poll_s, return_when="FIRST_COMPLETED")
+        except TimeoutError:
+            pass
+        except Exception as exc:  # noqa: BLE001 - cancelled futures, a closed client ...
+            if not any(f.cancelled() for f in pending) and self.client.status == "running":
+                msg = f"lost the Dask scheduler ({type(exc).__name__}: {exc})"
+                raise ClusterLost(msg) from exc
+        return [f for f in pending if f.done()]
+
+    def until_running(self) -> None:
+        """Return once the client runs (connected again); :class:`ClusterLost` on the bounds."""
+        while not self.check():
+            time.sleep(self.options.poll_s)
+
+    def check(self) -> bool:
+        """Raise :class:`ClusterLost` when a bound passed; return True when the client runs."""
+        status = self.client.status
+        if status in TRANSIENT_STATUSES:
+            bound = self.options.reconnect_timeout_s
+            self.connecting_since = _waited(
+                self.connecting_since,
+                bound,
+                f"warning: the Dask client is reconnecting to its scheduler; waiting up to "
+                f"{bound:g} s before the unfinished cases are marked failed",
+                f"lost the Dask scheduler (client still {status} after {bound:g} s)",
+            )
+            return False
+        if status != "running":
+            raise ClusterLost(f"lost the Dask scheduler (client {status})")
+        self.connecting_since = None
+        try:
+            n = _n_workers(self.client)
+        except Exception as exc:  # noqa: BLE001 - scheduler unreachable
+            if self.client.status in TRANSIENT_STATUSES:
+                return False  # it started reconnecting meanwhile: the next check waits
+            raise ClusterLost(f"lost the Dask scheduler ({type(exc).__name__}: {exc})") from exc
+        if n:
+            self.no_worker_since = None
+            return True
+        bound = self.options.worker_timeout_s
+        self.no_worker_since = _waited(
+            self.no_worker_since,
+            bound,
+            f"warning: no Dask worker is connected; waiting up to {bound:g} s for one "
+            "before the unfinished cases are marked failed",
+            f"no Dask worker connected for {bound:g} s",
+        )
+        return True
+
+
+def _waited(since: float | None, bound_s: float, start: str, lost: str) -> float:
+    """One step of a bounded wait: announce its start, raise ``ClusterLost(lost)`` past it.
+
+    Returns the time the wait started (``time.monotonic()``).
+    """
     now = time.monotonic()
     if since is None:
-        print(
-            f"warning: no Dask worker is connected; waiting up to {timeout_s:g} s for one "
-            "before the unfinished cases are marked failed",
-            file=sys.stderr,
-        )
+        print(start, file=sys.stderr)
         return now
-    if now - since > timeout_s:
-        raise ClusterLost(f"no Dask worker connected for {timeout_s:g} s")
+    if now - since > bound_s:
+        raise ClusterLost(lost)
     return since

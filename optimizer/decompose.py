@@ -462,7 +462,8 @@ def _open_blocks(
         yield _Blocks([ScenarioBlock(datasets, range(len(datasets)), universe, threads)], False)
         return
     with open_client(ClusterOptions(workers=max(workers, 1), scheduler=scheduler)) as client:
-        names = list(client.scheduler_info()["workers"])
+        # a fresh query: the client's cached scheduler_info() may lack the workers
+        names = list(client.nthreads())
         parts = np.array_split(np.arange(len(datasets)), min(len(names), len(datasets)))
         futures = [
             client.submit(

@@ -455,18 +455,33 @@ class SweepCase:
     overrides: tuple[Override, ...] = ()
     params: Mapping[str, float | str] = field(default_factory=dict)
 
-    def key(self, base_hash: str) -> str:
-        """Return the case's identity: sha256 of name, base dataset hash, base, overrides.
+    def key(self, base_hash: str, solve: Mapping[str, Any] | None = None) -> str:
+        """Return the case's identity: sha256 of name, data, base, overrides, solve options.
 
-        Two runs of the same case over the same data share the key; changing the data,
-        the base scenario or an override changes it (so ``capacity batch`` reruns it).
+        Parameters
+        ----------
+        base_hash : str
+            Hash of the sweep's base dataset.
+        solve : mapping, optional
+            The solve options the case runs with (``capacity batch`` passes
+            :func:`optimizer.batch.case_options`: solver, time limit, formulation,
+            integer units, clusters ...); None leaves them out of the key.
+
+        Returns
+        -------
+        str
+            Hex sha256. Two runs of the same case over the same data with the same
+            options share the key; changing the data, the base scenario, an override
+            or a solve option changes it (so ``capacity batch`` redoes the case).
         """
-        doc = {
+        doc: dict[str, Any] = {
             "name": self.name,
             "data": base_hash,
             "base": self.base,
             "overrides": [o.to_dict() for o in self.overrides],
         }
+        if solve is not None:
+            doc["solve"] = dict(solve)
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 

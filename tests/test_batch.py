@@ -105,7 +105,8 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
     assert set(man["scenarios"]) == set(serial)
     for name, res in serial.items():
         e = man["scenarios"][name]
-        assert e["state"] == "done"
+        # a plan is done; the infeasible answer is written and verified, but no plan
+        assert e["state"] == ("done" if res.objective_usd is not None else "no_plan")
         assert e["status"] == res.status.value
         if res.objective_usd is None:
             assert e["objective_usd"] is None
@@ -116,7 +117,7 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
         # the worker solved the same data: the case's dataset hash is the serial one
         summ = pq.read_table(out / f"scenario={name}" / "summary.parquet").to_pandas()
         assert summ["dataset_hash"].tolist() == [res.dataset_hash]
-    # the infeasible case is done (its answer is written) but counts as failed
+    # the infeasible case is written (its answer and explanation) but counts as failed
     assert man["scenarios"]["dry"]["status"] == "infeasible"
     assert r.n_failed == 1 and r.n_done == 5
     # the explainer's rows are written as they are (only the position column dropped)
@@ -180,15 +181,17 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
     )
     _no_temp_files(out)
 
-    # re-run: all six skipped, nothing rewritten
-    mtimes = {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")}
+    # re-run: the five plans skipped, nothing of theirs rewritten; the case without a
+    # plan ("dry", infeasible) is redone and fails again, so the re-run exits 1 too
+    plans = [p for p in out.rglob("*.parquet") if "scenario=dry" not in str(p)]
+    mtimes = {p: p.stat().st_mtime_ns for p in plans}
     r2 = run_batch(sweep_file, out, workers=2, progress=False)
-    assert r2.n_skipped == 6 and r2.n_done == 0 and r2.n_failed == 0
-    assert {p: p.stat().st_mtime_ns for p in out.rglob("*.parquet")} == mtimes
-    # a changed sweep (one level) reruns exactly the changed case
+    assert (r2.n_skipped, r2.n_done, r2.n_failed) == (5, 0, 1)
+    assert {p: p.stat().st_mtime_ns for p in plans} == mtimes
+    # a changed sweep (one level) reruns exactly the changed case (and "dry")
     sweep_file.write_text(SWEEP.replace("levels: [0.5, 1.2, 2.0]", "levels: [0.5, 1.2, 2.5]"))
     r3 = run_batch(sweep_file, out, workers=1, progress=False)
-    assert r3.n_skipped == 5 and r3.n_done == 1
+    assert (r3.n_skipped, r3.n_done, r3.n_failed) == (4, 1, 1)
     assert "grid_demand-2.5" in read_batch_manifest(out)["scenarios"]
     # the earlier sweep's case is kept, not dropped while its files stay on disk
     kept = read_batch_manifest(out)["scenarios"]["grid_demand-2"]
@@ -228,7 +231,8 @@ def test_killed_worker_is_recorded_and_rerun_completes(
     assert "KilledWorker" in e["error"] or "CommClosed" in e["error"]
     assert not (out / f"scenario={victim}").exists()
     others = [n for n in man["scenarios"] if n != victim]
-    assert len(others) == 5 and all(man["scenarios"][n]["state"] == "done" for n in others)
+    states = {n: man["scenarios"][n]["state"] for n in others}
+    assert len(others) == 5 and states == {n: "no_plan" if n == "dry" else "done" for n in others}
     for n in others:
         for f in man["scenarios"][n]["files"]:
             pq.read_table(out / f)  # every written file is whole
@@ -236,7 +240,8 @@ def test_killed_worker_is_recorded_and_rerun_completes(
     assert r.n_failed == 2  # the victim and the infeasible "dry"
     monkeypatch.delenv(CRASH_ENV)
     r2 = run_batch(sweep_file, out, workers=1, progress=False)
-    assert r2.n_skipped == 5 and r2.n_done == 1
+    # the victim is solved; the 4 plans are skipped; "dry" (no plan) is redone
+    assert (r2.n_skipped, r2.n_done, r2.n_failed) == (4, 1, 1)
     assert read_batch_manifest(out)["scenarios"][victim]["state"] == "done"
 
 
@@ -419,7 +424,8 @@ def test_cli_batch_on_an_external_scheduler(
     assert res.exit_code == 1, res.output
     assert "5 solved, 1 failed" in res.output
     man = json.loads((out / BATCH_MANIFEST).read_text())
-    assert sum(e["state"] == "done" for e in man["scenarios"].values()) == 6
+    assert sum(e["state"] == "done" for e in man["scenarios"].values()) == 5
+    assert man["scenarios"]["dry"]["state"] == "no_plan"
     serial = _serial(sweep_file)
     for name, res_ in serial.items():
         if res_.objective_usd is not None:

@@ -268,3 +268,104 @@ def test_local_clusters_do_not_take_a_fixed_port() -> None:
                 info = c.scheduler_info()
                 ports.add(info["services"].get("dashboard"))
             assert 8787 not in ports and len(ports) == 2
+
+
+# 3 cases on the tiny data; solved on one in-process cluster shared by the runs below
+IDENTITY_SWEEP = f"""
+data: {TINY}
+scenarios: [neutral, squeeze]
+grid:
+  base: neutral
+  axes:
+    - name: demand
+      override: {{op: scale, table: demand, column: demand_h100e}}
+      levels: [1.2]
+"""
+IDENTITY_CASES = {"neutral", "squeeze", "grid_demand-1.2"}
+
+
+@pytest.fixture(scope="module")
+def scheduler_address() -> Any:
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0"
+    ) as cluster:
+        yield cluster.scheduler_address
+
+
+def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
+    tmp_path: Path, scheduler_address: str
+) -> None:
+    """The reported run: a time-limited batch ended "0 solved, 10 failed" but marked its
+    cases done, and a re-run with a longer limit skipped them all (no plan anywhere).
+    A case without a plan is never done, and the solve options are part of its key."""
+    sweep = _write_sweep(tmp_path, IDENTITY_SWEEP)
+    out = tmp_path / "out"
+
+    def run(options: SolveOptions) -> Any:
+        return run_batch(sweep, out, scheduler=scheduler_address, options=options, progress=False)
+
+    limited = SolveOptions(time_limit_s=1e-6)  # no solve finishes in a microsecond
+    r = run(limited)
+    assert (r.n_done, r.n_failed, r.n_skipped) == (0, 3, 0)
+    man = read_batch_manifest(out)["scenarios"]
+    for n in IDENTITY_CASES:
+        e = man[n]
+        assert (e["state"], e["status"], e["objective_usd"]) == (
+            "no_plan",
+            "time_limit_no_solution",
+            None,
+        )
+        assert e["options"]["time_limit_s"] == 1e-6 and e["options"]["solver"] == "highs"
+    # the same options again: nothing is skipped, the cases are tried again
+    r = run(limited)
+    assert (r.n_done, r.n_failed, r.n_skipped) == (0, 3, 0)
+    # no time limit: every case is solved (before the fix: "0 solved, 0 failed,
+    # 3 skipped (already done)", exit 0, and no plan)
+    r = run(SolveOptions())
+    assert (r.n_done, r.n_failed, r.n_skipped) == (3, 0, 0)
+    _assert_all_done_verify(out, IDENTITY_CASES)
+    want = {n: e["objective_usd"] for n, e in read_batch_manifest(out)["scenarios"].items()}
+    ds = load_dataset(TINY)
+    assert want["neutral"] == pytest.approx(solve(ds).objective_usd, rel=1e-9)
+    # same options and an optimal plan: skipped
+    r = run(SolveOptions(time_limit_s=None))
+    assert (r.n_done, r.n_failed, r.n_skipped) == (0, 0, 3)
+    # another formulation, or a time limit that is met: a new case each, redone
+    r = run(SolveOptions(formulation="reference"))
+    assert (r.n_done, r.n_failed, r.n_skipped) == (3, 0, 0)
+    r = run(SolveOptions(time_limit_s=600))
+    assert (r.n_done, r.n_failed, r.n_skipped) == (3, 0, 0)
+    man = read_batch_manifest(out)["scenarios"]
+    assert {n: man[n]["objective_usd"] for n in IDENTITY_CASES} == pytest.approx(want, rel=1e-6)
+    assert {man[n]["options"]["time_limit_s"] for n in IDENTITY_CASES} == {600.0}
+    # 600 and 600.0 are one case
+    r = run(SolveOptions(time_limit_s=600.0))
+    assert r.n_skipped == 3
+
+
+def test_case_key_changes_with_each_solve_option() -> None:
+    from optimizer.batch import case_options
+    from optimizer.sweep import SweepCase
+
+    case = SweepCase("neutral", "scenario", base="neutral")
+    base = case.key("h", case_options(SolveOptions()))
+    assert base == case.key("h", case_options(SolveOptions(time_limit_s=None)))
+    assert case.key("h", case_options(SolveOptions(time_limit_s=60))) == case.key(
+        "h", case_options(SolveOptions(time_limit_s=60.0))
+    )
+    changed = [
+        SolveOptions(solver="PULP_CBC_CMD"),
+        SolveOptions(time_limit_s=60),
+        SolveOptions(threads=2),
+        SolveOptions(integer_units=True),
+        SolveOptions(clusters=True),
+        SolveOptions(mip_gap=1e-3),
+        SolveOptions(mip_start=False),
+        SolveOptions(explain_infeasible=False),
+        SolveOptions(check_tolerance=1e-5),
+        SolveOptions(formulation="reference"),
+    ]
+    keys = {case.key("h", case_options(o)) for o in changed}
+    assert len(keys) == len(changed) and base not in keys

@@ -91,6 +91,39 @@ def test_blocks_run_as_dask_actors_on_a_local_cluster() -> None:
     assert p.peak_mb["workers"] > 0
 
 
+def test_blocks_find_their_workers_when_the_cached_worker_list_is_empty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The client's periodic refresh caches scheduler_info() without per-worker entries;
+    on a loaded machine the blocks read that cache, found no worker and failed
+    ("number sections must be larger than 0"). They ask the scheduler instead."""
+    import contextlib
+
+    from optimizer import decompose
+
+    real_open = decompose.open_client
+
+    class StaleInfo:
+        def __init__(self, client: object) -> None:
+            self._client = client
+
+        def scheduler_info(self, *a: object, **k: object) -> dict[str, object]:
+            return {"n_workers": 1, "workers": {}}  # what the periodic refresh caches
+
+        def __getattr__(self, name: str) -> object:
+            return getattr(self._client, name)
+
+    @contextlib.contextmanager
+    def stale(options: object):  # type: ignore[no-untyped-def]
+        with real_open(options) as client:
+            yield StaleInfo(client)
+
+    monkeypatch.setattr(decompose, "open_client", stale)
+    low, high = newsvendor(100), newsvendor(300)
+    p = hedge_decomposed([low, high], [1, 1], ["low", "high"], workers=1, tol=1e-8)
+    assert p.expected_cost_usd == pytest.approx(100 * CHIP + 0.5 * 1500 * 200, rel=1e-8)
+
+
 def test_bad_weights_are_refused() -> None:
     with pytest.raises(ValueError, match="weight"):
         hedge_decomposed([newsvendor(100)], [-1.0], workers=0)
