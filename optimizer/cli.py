@@ -635,7 +635,8 @@ _WorkerTimeoutOption = Annotated[
         "--worker-timeout",
         callback=wait_seconds_option,
         help="Seconds to wait while no Dask worker is connected before the unfinished "
-        "cases are marked failed (a lost scheduler fails them at once).",
+        "cases are marked failed. A reconnecting client is waited for (up to 120 s, said on "
+        "stderr) and its cancelled cases resubmitted; only a scheduler that is gone fails them.",
     ),
 ]
 
