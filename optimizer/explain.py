@@ -17,15 +17,17 @@ Which rows give: tiers, then relative shortfall
 -----------------------------------------------
 Rows are relaxed in tiers (:func:`relax_tier`), lexicographically: first as little as
 possible of the bookkeeping rows (energy balance, chip inventory, fleet assignment,
-region and pool balances, hosting, clusters; tier 2) while every limit may give
-freely, then as little as possible of the physical and supply limits (tier 1) while
-the policy limits may give, and last the policy limits the user set (carbon caps,
-tier 0). One LP per tier present, each holding the tiers before it at what they had
-to give. So a carbon cap of 0 t is explained as "carbon cap over the horizon
-exceeded by 1.2e+07 t CO2" (the least the plan emits), never as an energy shortfall
-at a site. Inside a tier each slack is weighted by 1 / max(1, |rhs|, typical |rhs|
-of its family in that scenario) (a relative shortfall): a row whose limit is 0 or
-tiny weighs like the other rows of its family instead of being the dearest to relax.
+region and pool balances, hosting, the cluster link; tier 2) while every limit may give
+freely, then as little as possible of the physical and supply limits (tier 1) while the
+policy limits may give, and last the policy limits the user set (carbon caps and the
+training-cluster rules, tier 0). One LP per tier present, each holding the tiers before
+it at what they had to give. So a carbon cap of 0 t is explained as "carbon cap over the
+horizon exceeded by 1.2e+07 t CO2" (the least the plan emits), never as an energy
+shortfall at a site, and a training cluster forced where the fleet is too small as the
+cluster below its minimum size, not as a fleet shortfall. Inside a tier each slack is
+weighted by 1 / max(1, |rhs|, typical |rhs| of its family in that scenario) (a relative
+shortfall): a row whose limit is 0 or tiny weighs like the other rows of its family
+instead of being the dearest to relax.
 """
 
 from __future__ import annotations
@@ -203,7 +205,8 @@ def relax_tier(family: str) -> int:
     Returns
     -------
     int
-        0 for a policy limit the user sets (``ConstraintFamily.policy``: carbon caps),
+        0 for a policy limit the user sets (``ConstraintFamily.policy``: carbon caps,
+        training-cluster rules),
         1 for a physical or supply limit (``ConstraintFamily.limit``: grid, water,
         wafers ...), 2 for bookkeeping rows (balances, inventory, hosting, clusters)
         and unknown families. Lower tiers give first (see the module docstring).

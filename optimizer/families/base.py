@@ -888,8 +888,9 @@ class ConstraintFamily:
         Monte Carlo binding shares. Bookkeeping rows (inventory, fleet assignment) and
         rows with their own summary section (demand, commitments) are not limits.
     policy : bool
-        A limit the user sets as a policy choice (a carbon cap), not a physical or
-        supply fact. When the model is infeasible the explanation lets policy rows
+        A limit the user sets as a policy choice (a carbon cap, a training-cluster rule:
+        minimum size, most sites, minimum duration), not a physical or supply fact.
+        When the model is infeasible the explanation lets policy rows
         give before physical limits, and both before bookkeeping rows
         (:func:`optimizer.explain.relax_tier`), so it names the limit the user set.
     """

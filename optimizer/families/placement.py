@@ -459,6 +459,7 @@ FAMILIES = (
         "MW",
         ("k", "s"),
         summary_words="minimum training-cluster MW of {0} at {1}",
+        policy=True,  # the user's cluster rule gives before the fleet it cannot fit
     ),
     ConstraintFamily(
         "cluster_min_h100e",
@@ -469,6 +470,7 @@ FAMILIES = (
         "H100e",
         ("k", "s"),
         summary_words="minimum training-cluster H100e of {0} at {1}",
+        policy=True,  # the user's cluster rule gives before the fleet it cannot fit
     ),
     ConstraintFamily(
         "cluster_max_sites",
@@ -479,6 +481,7 @@ FAMILIES = (
         "sites",
         ("k",),
         summary_words="most training sites of {0}",
+        policy=True,  # the user's cluster rule gives before the fleet it cannot fit
     ),
     ConstraintFamily(
         "cluster_switch",
@@ -502,5 +505,6 @@ FAMILIES = (
         "clusters",
         ("k", "s"),
         summary_words="minimum cluster duration of {0} at {1}",
+        policy=True,  # the user's cluster rule gives before the fleet it cannot fit
     ),
 )
