@@ -533,7 +533,8 @@ def generic_status(
         Integer columns were solved; a time limit was given.
     note : str
         Solver-specific status text; ``"INTEGER NON-OPTIMAL"`` (glpsol stopped by its
-        limit with an incumbent, read by PuLP as optimal) gives ``time_limit_feasible``.
+        limit with an incumbent, read by PuLP as optimal) gives ``time_limit_feasible``;
+        :data:`SCIP_GAP_REACHED` (SCIP at the requested MIP gap) gives ``optimal``.
 
     Returns
     -------
@@ -542,6 +543,8 @@ def generic_status(
     """
     if "NON-OPTIMAL" in note.upper() and is_mip:
         return Status.time_limit_feasible, True
+    if note == SCIP_GAP_REACHED and is_mip and sol_status == pulp.LpSolutionIntegerFeasible:
+        return Status.optimal, True  # stopped at the requested MIP gap, as HiGHS and CBC do
     if lp_status == pulp.LpStatusOptimal:
         if sol_status == pulp.LpSolutionIntegerFeasible and is_mip:
             return Status.time_limit_feasible, True
@@ -730,6 +733,22 @@ def _mip_bound(name: str, prob: pulp.LpProblem, folder: str) -> float | None:
     return raw + float(prob.objective.constant or 0.0)
 
 
+#: Note of a SCIP_PY MIP that stopped because it reached the requested relative gap
+#: (SCIP status ``gaplimit``), which PuLP reports as merely integer feasible.
+SCIP_GAP_REACHED = "SCIP stopped at the requested MIP gap"
+
+
+def _scip_note(name: str, prob: Any) -> str:
+    """:data:`SCIP_GAP_REACHED` when SCIP_PY ended with status ``gaplimit``, else ''."""
+    model = getattr(prob, "solverModel", None)
+    if name != "SCIP_PY" or model is None:
+        return ""
+    try:
+        return SCIP_GAP_REACHED if model.getStatus() == "gaplimit" else ""
+    except (AttributeError, ValueError):
+        return ""
+
+
 def _glpk_note(folder: str) -> str:
     for out in Path(folder).glob("*.out"):
         m = re.search(r"^Status:\s*(.+)$", out.read_text(), flags=re.MULTILINE)
@@ -771,7 +790,7 @@ def _status_of(
             has_sol,
             line.split(" - objective")[0] if line else pulp.LpStatus[b.prob.status],
         )
-    note = _glpk_note(folder) if name == "GLPK_CMD" else ""
+    note = _glpk_note(folder) if name == "GLPK_CMD" else _scip_note(name, b.prob)
     status, has_sol = generic_status(
         int(b.prob.status), int(b.prob.sol_status), is_mip=is_mip, time_limited=limited, note=note
     )

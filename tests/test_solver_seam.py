@@ -372,3 +372,26 @@ def test_a_pulp_incumbent_at_the_time_limit_is_not_called_optimal() -> None:
         True,
         "stopped at the time limit with a feasible plan, not proven optimal",
     )
+
+
+# ------------------------------------------------------------ SCIP at its MIP gap
+def test_scip_stopped_at_the_requested_gap_is_optimal_not_time_limited() -> None:
+    assert solvers.generic_status(
+        pulp.LpStatusOptimal,
+        pulp.LpSolutionIntegerFeasible,
+        is_mip=True,
+        time_limited=False,
+        note=solvers.SCIP_GAP_REACHED,
+    ) == (Status.optimal, True)
+    # without that note an incumbent PuLP calls "integer feasible" stays time-limited
+    assert solvers.generic_status(
+        pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible, is_mip=True, time_limited=True
+    ) == (Status.time_limit_feasible, True)
+    if "SCIP_PY" not in solvers.solver_names():
+        pytest.skip("pyscipopt not installed")
+    ds = load_dataset(TINY)
+    r = solve(ds, SolveOptions(solver="SCIP_PY", integer_units=True))
+    h = solve(ds, SolveOptions(solver="highs", integer_units=True))
+    # SCIP ends this MIP with status gaplimit (PuLP: integer feasible), no time limit given
+    assert r.status == Status.optimal and solvers.SCIP_GAP_REACHED in r.message
+    assert r.objective_usd == pytest.approx(h.objective_usd, rel=1e-4)
