@@ -1304,6 +1304,13 @@ def solve_model(
     deadline = start_deadline(options) if deadline is None else deadline
     # the report names the solver that ran, by its listed name ("cbc" -> PULP_CBC_CMD)
     options = replace(options, solver=resolve_solver(options.solver))
+    if time_left(deadline) <= 0:  # a solver given no time may still finish a tiny LP
+        msg = f"{options.solver}: the time limit ran out before the solver started"
+        timings = {"build": build_s, "solve": 0.0}
+        return [
+            _unsolved(ds, options, Status.time_limit_no_solution, msg, timings, model)
+            for ds in model.datasets
+        ]
     if session is not None and options.solver == "highs":
         raw, warm = session.run(model)
     else:

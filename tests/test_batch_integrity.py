@@ -318,18 +318,9 @@ def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
             None,
         )
         assert e["options"]["time_limit_s"] == 1e-6 and e["options"]["solver"] == "highs"
-    # the same options again: nothing is skipped, the cases are tried again. The worker
-    # keeps its HiGHS session, so a retry may now finish inside the limit: then it is
-    # done with a plan, otherwise it is again a case without one.
+    # the same options again: nothing is skipped, the cases are tried again
     r = run(limited)
-    assert r.n_skipped == 0 and r.n_done + r.n_failed == 3
-    man = read_batch_manifest(out)["scenarios"]
-    for n in IDENTITY_CASES:
-        e = man[n]
-        if e["state"] == "done":
-            assert e["status"] == "optimal" and e["objective_usd"] is not None
-        else:
-            assert (e["state"], e["objective_usd"]) == ("no_plan", None)
+    assert (r.n_done, r.n_failed, r.n_skipped) == (0, 3, 0)
     # no time limit: every case is solved (before the fix: "0 solved, 0 failed,
     # 3 skipped (already done)", exit 0, and no plan)
     r = run(SolveOptions())

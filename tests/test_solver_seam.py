@@ -395,3 +395,19 @@ def test_scip_stopped_at_the_requested_gap_is_optimal_not_time_limited() -> None
     # SCIP ends this MIP with status gaplimit (PuLP: integer feasible), no time limit given
     assert r.status == Status.optimal and solvers.SCIP_GAP_REACHED in r.message
     assert r.objective_usd == pytest.approx(h.objective_usd, rel=1e-4)
+
+
+def test_a_solve_given_no_time_is_not_run_even_when_the_model_is_built() -> None:
+    """A batch solves built (or patched) models: a deadline already passed at the
+    solver's start is the time limit, never a plan HiGHS happened to finish in its
+    shortest stage (a tiny LP can be solved before HiGHS first looks at the clock)."""
+    ds = load_dataset(LP_DATA / "lp_base")
+    model = build_model(ds)
+    past = time.monotonic() - 1.0
+    for session in (None, SOLVE_MODULE.HighsSession(SolveOptions(time_limit_s=1e-6))):
+        (r,) = SOLVE_MODULE.solve_model(model, SolveOptions(), session=session, deadline=past)
+        assert r.status == Status.time_limit_no_solution and r.objective_usd is None
+        assert "ran out before the solver started" in r.message
+    (ok,) = SOLVE_MODULE.solve_model(model, SolveOptions(time_limit_s=60.0))
+    assert ok.status == Status.optimal
+    assert ok.objective_usd == pytest.approx(solve(ds).objective_usd, rel=1e-9)
