@@ -462,11 +462,13 @@ def solve(
             codes.append(_solve_one(console, name, sds, options, run, deadline))
             started = time.monotonic()
     except KeyboardInterrupt:
-        where = "none was written" if run is None or run.path is None else f"in {run.path}"
-        console.print(
-            f"interrupted; the scenarios finished so far are {where}; "
-            "re-run the same command to solve again."
-        )
+        if run is None:
+            where = "no report is written with --no-report"
+        elif run.path is None:
+            where = "no scenario had finished, so no report was written"
+        else:
+            where = f"the scenarios finished so far are in {run.path}"
+        console.print(f"interrupted; {where}; re-run the same command to solve again.")
         raise typer.Exit(130) from None
     raise typer.Exit(max(codes))
 

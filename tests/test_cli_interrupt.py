@@ -114,3 +114,23 @@ def test_sigint_soon_after_start_is_exit_130_without_traceback() -> None:
     assert proc.returncode == 130, (out, err)
     assert "Traceback" not in out + err
     assert "interrupted" in err
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--no-report"], "interrupted; no report is written with --no-report; re-run"),
+        (["--out", "{tmp}/r"], "interrupted; no scenario had finished, so no report was written"),
+    ],
+)
+def test_ctrl_c_during_solve_says_where_the_report_is(
+    extra: list[str], words: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import optimizer
+
+    monkeypatch.setattr(optimizer, "solve", _interrupt)  # the solve of the first scenario
+    args = ["solve", str(TINY), *[a.replace("{tmp}", str(tmp_path)) for a in extra]]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 130 and "Traceback" not in res.output
+    assert words in " ".join(res.output.split())
+    assert "are none" not in res.output and not (tmp_path / "r").exists()
