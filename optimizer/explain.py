@@ -208,7 +208,7 @@ def relax_tier(family: str) -> int:
         0 for a policy limit the user sets (``ConstraintFamily.policy``: carbon caps,
         training-cluster rules),
         1 for a physical or supply limit (``ConstraintFamily.limit``: grid, water,
-        wafers ...), 2 for bookkeeping rows (balances, inventory, hosting, clusters)
+        wafers ...), 2 for bookkeeping rows (balances, inventory, hosting, cluster link)
         and unknown families. Lower tiers give first (see the module docstring).
 
     Examples
