@@ -16,7 +16,7 @@ The LP's size is dominated by ``assign[c, s, k, w, p]`` (chips x eligible sites 
 customers x 2 workloads x periods where the chip can be in the fleet), so
 ``n_variables`` grows roughly as ``customers * chips * sites * eligibility *
 periods``. :data:`SIZES` holds the named sizes, calibrated against the real model
-builder (``optimizer.model.build_model``); ``benchmarks/RESULTS.md`` records the
+builder (``optimizer.plan.model.build_model``); ``benchmarks/RESULTS.md`` records the
 measured counts.
 """
 

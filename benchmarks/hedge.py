@@ -8,18 +8,18 @@ Run from the repository root::
 ``--time-limit`` is one value for every N or one per entry of ``--samples``.
 
 For each number of scenarios N the scenarios are drawn by
-:func:`optimizer.decompose.sample_scenarios` (default dataset ``data``, base
+:func:`optimizer.analysis.decompose.sample_scenarios` (default dataset ``data``, base
 ``neutral``, seed 0: every default tornado parameter uniform in its range), and both
 methods solve the same two-stage problem (``--first-stage``: ``capacity``, the default,
 shares build, liquid and retrofit; ``full`` also shares installs and production, see
-:data:`optimizer.model.FIRST_STAGE_SETS`). Each method runs in a fresh subprocess, so
+:data:`optimizer.plan.model.FIRST_STAGE_SETS`). Each method runs in a fresh subprocess, so
 its peak memory is its own:
 
-* ``extensive``: :func:`optimizer.decompose.extensive_form_objective` (build the
-  extensive form, solve it with :mod:`optimizer.solve`'s HiGHS options: dual simplex up
+* ``extensive``: :func:`optimizer.analysis.decompose.extensive_form_objective` (build the
+  extensive form, solve it with :mod:`optimizer.plan.solve`'s HiGHS options: dual simplex up
   to 50,000 columns, interior point + crossover above) under the HiGHS time limit;
   peak memory is the subprocess's ``ru_maxrss``.
-* ``lshaped``: :func:`optimizer.decompose.hedge_decomposed` on a local Dask cluster of
+* ``lshaped``: :func:`optimizer.analysis.decompose.hedge_decomposed` on a local Dask cluster of
   2 single-threaded workers (``tol`` relative gap, stopped at the time limit); it also
   computes WS, EEV, VSS and EVPI, which the extensive-form figure does not include.
   Peak memory is the client's ``ru_maxrss`` plus the sum of the workers'.
@@ -47,7 +47,7 @@ def _load() -> float:
 
 def _datasets(n: int, seed: int) -> tuple[list[str], list[Any]]:
     from capacity.dataset import load_dataset
-    from optimizer.decompose import sample_scenarios
+    from optimizer.analysis.decompose import sample_scenarios
 
     names, dsets, _ = sample_scenarios(load_dataset("data"), n, seed)
     return names, dsets
@@ -57,8 +57,8 @@ def worker(
     method: str, n: int, seed: int, time_limit_s: float, tol: float, first_stage: str = "capacity"
 ) -> dict[str, Any]:
     """Run one method on N scenarios in this process; return its figures."""
-    from optimizer.decompose import extensive_form_objective, hedge_decomposed
-    from optimizer.solve import SolveOptions
+    from optimizer.analysis.decompose import extensive_form_objective, hedge_decomposed
+    from optimizer.plan.solve import SolveOptions
 
     names, dsets = _datasets(n, seed)
     out: dict[str, Any] = {"method": method, "samples": n, "first_stage": first_stage}

@@ -1,4 +1,4 @@
-"""The planning LP of ``optimizer/model.py`` written a second time, with linopy.
+"""The planning LP of ``optimizer/plan/model.py`` written a second time, with linopy.
 
 This is the benchmark's peer: the same decisions, constraint families, bounds and
 objective terms, built from the same :class:`capacity.dataset.Dataset` in the
@@ -9,7 +9,7 @@ imports nothing from :mod:`optimizer`; it re-derives every index set and
 coefficient from the tables, so an equal optimum is evidence that both codes state
 the same LP (``benchmarks/run.py`` checks objective and column count).
 
-Maths (see ``optimizer/model.py`` for the full statement):
+Maths (see ``optimizer/plan/model.py`` for the full statement):
 
 * fleet[c,s,t] columns (installs still alive) with fleet_definition rows
   fleet[t] - fleet[t-1] - install[t] + install[t-life_c] == 0; the initial fleet
@@ -40,7 +40,7 @@ from linopy.config import LinopySemanticsWarning
 from benchmarks.solver_options import highs_options
 from capacity.schema import period_index
 
-FACILITY_LIFE_PERIODS = 60  # same assumption as optimizer.model
+FACILITY_LIFE_PERIODS = 60  # same assumption as optimizer.plan.model
 PRODUCE_TIE_BREAK_USD_PER_CHIP = 1e-3
 
 

@@ -15,9 +15,9 @@ Python and native memory alike, imports included):
 * ``compact``: our pipeline with the compact formulation (per-site busy chips and
   per-region service linked by region balances; skipped when this checkout has no
   ``formulation`` option): load (read CSV) -> validate (``Dataset.from_tables``
-  checks) -> ``optimizer.solve`` (build, hand-over to highspy, solve, results tables,
+  checks) -> ``optimizer.plan.solve`` (build, hand-over to highspy, solve, results tables,
   checker, timed by ``PlanResult.timings_s``) -> report write
-  (``optimizer.report.write_report``).
+  (``optimizer.output.report.write_report``).
 * ``reference``: the same pipeline with the reference formulation (per-site,
   per-customer ``assign`` columns). It then exports the model's arrays (untimed) for
   the floor.
@@ -27,7 +27,7 @@ Python and native memory alike, imports included):
 * ``linopy``: :mod:`benchmarks.linopy_peer` builds the reference LP from the same
   Dataset and solves it through linopy's direct highspy interface.
 
-All use HiGHS with ``optimizer.solve``'s options (:mod:`benchmarks.solver_options`)
+All use HiGHS with ``optimizer.plan.solve``'s options (:mod:`benchmarks.solver_options`)
 and the same time limit. Sizes not in ``--peer-solve-sizes`` (xl by default: one
 floor or linopy solve there costs up to the whole time limit) run the floor only when
 the reference solved and build linopy's model without solving it.
@@ -42,7 +42,7 @@ it builds no result tables and runs no checker); floor = the solve alone. Load,
 validate and report write are shown per stage. The 1-minute load average is recorded
 before and after every worker (the machine is shared).
 
-A batch section times ``optimizer.batch.solve_many`` over a 20-scenario sweep at the
+A batch section times ``optimizer.analysis.batch.solve_many`` over a 20-scenario sweep at the
 default size with and without model reuse. The hedged-plan target reads the JSON lines
 of ``python -m benchmarks.hedge`` (``--hedge``); without them it says so and points at
 the hand-run rows. RESULTS.md text below the line :data:`KEEP_MARKER` (hand-written
@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.solver_options import highs_options
-from optimizer.solve import highs_ok, highs_refusal_reason
+from optimizer.plan.solve import highs_ok, highs_refusal_reason
 
 #: Ours (reference), the floor and linopy must agree this closely (relative): same LP.
 REL_TOL = 1e-6
@@ -92,7 +92,7 @@ TARGET_XL_S = 600.0
 def formulations() -> tuple[str, ...]:
     """Formulations this checkout can build (``("reference",)`` before the compact one)."""
     try:
-        from optimizer.model import FORMULATIONS
+        from optimizer.plan.model import FORMULATIONS
     except ImportError:
         return ("reference",)
     return tuple(FORMULATIONS)
@@ -111,8 +111,8 @@ def solve_options(formulation: str, time_limit_s: float | None = None) -> Any:
 
 
 def build(ds: Any, formulation: str = "reference") -> Any:
-    """``optimizer.model.build_model`` of one formulation (reference by default)."""
-    from optimizer.model import build_model
+    """``optimizer.plan.model.build_model`` of one formulation (reference by default)."""
+    from optimizer.plan.model import build_model
 
     if len(formulations()) > 1:
         return build_model(ds, formulation=formulation)
@@ -153,7 +153,7 @@ def export_arrays(model: Any) -> dict[str, np.ndarray]:
 
     Parameters
     ----------
-    model : optimizer.model.PlanningModel
+    model : optimizer.plan.model.PlanningModel
 
     Returns
     -------
@@ -258,7 +258,7 @@ def worker_ours(
 ) -> dict[str, Any]:
     """Our pipeline on one dataset folder; the reference exports its LP arrays for the floor."""
     from optimizer import solve
-    from optimizer.report import write_report
+    from optimizer.output.report import write_report
 
     _warm_up(formulation)
     base_mb = peak_rss_mb()
@@ -393,7 +393,7 @@ def worker_batch(size: str, n: int) -> dict[str, Any]:
     base = generate(size)
     items = sweep_overrides(n)
     try:
-        from optimizer.batch import solve_many
+        from optimizer.analysis.batch import solve_many
     except ImportError:
         solve_many = None
     opts = SolveOptions(solver="highs")
@@ -431,15 +431,15 @@ def _warm_start_floor(base: Any, items: list[Any], ref: list[float]) -> dict[str
     """What a solver-level warm start could give: one retained ``Highs`` object.
 
     The base model is passed to HiGHS once and solved; each case's patched costs and
-    row bounds (:func:`optimizer.batch.patch_model`) are then changed in place
+    row bounds (:func:`optimizer.analysis.batch.patch_model`) are then changed in place
     (``changeColsCost``, ``changeRowsBounds``) and HiGHS re-solves from the previous
     basis. Timed per case: patch + change + run (no result tables, no checker).
     """
     import highspy
 
     from capacity.scenarios import apply_overrides
-    from optimizer.batch import patch_model
-    from optimizer.model import build_model
+    from optimizer.analysis.batch import patch_model
+    from optimizer.plan.model import build_model
 
     model = build_model(base)
     arr = export_arrays(model)
@@ -1028,7 +1028,7 @@ def render(
         f"{', batch' if batch else ''}; run started {info.get('run_started_utc', '?')}).",
         "Method: see the docstring of `benchmarks/run.py`; instances from "
         "`benchmarks/generate.py`; HiGHS options from `benchmarks/solver_options.py` "
-        "(= `optimizer.solve`'s).",
+        "(= `optimizer.plan.solve`'s).",
         "",
         "## Targets",
         "",

@@ -908,14 +908,14 @@ TABLES: tuple[TableSpec, ...] = (
     TableSpec(
         "public_record",
         "One publicly reported figure the plan is held against (calibration; see "
-        "optimizer.calibration for the metric formulas).",
+        "optimizer.plan.calibration for the metric formulas).",
         (
             Column(
                 "metric",
                 "str",
                 "",
                 "Metric name (chips_in_service, site_it_capacity_mw, fleet_pue ...); its "
-                "formula over the result tables is in optimizer/calibration.py.",
+                "formula over the result tables is in optimizer/plan/calibration.py.",
             ),
             Column(
                 "scope",

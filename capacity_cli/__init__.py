@@ -4,8 +4,8 @@ Starting the command imports the model stack (numpy, pandas, PuLP, HiGHS), which
 takes seconds; an interrupt then would arrive before any command runs and would
 print a traceback of the imports. This launcher imports nothing of the project
 until it is called, turns such an interrupt into one line and exit code 130, and
-then hands over to :func:`optimizer.cli.main`, where every command ends an
-interrupt the same way (:func:`optimizer.cli_checks.exit_on_interrupt`).
+then hands over to :func:`optimizer.cli.commands.main`, where every command ends an
+interrupt the same way (:func:`optimizer.cli.checks.exit_on_interrupt`).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ STARTING_INTERRUPTED = "interrupted while starting; nothing was run."
 
 
 def main() -> None:
-    """Start the ``capacity`` command line (:func:`optimizer.cli.main`).
+    """Start the ``capacity`` command line (:func:`optimizer.cli.commands.main`).
 
     Raises
     ------
@@ -28,7 +28,7 @@ def main() -> None:
         while the command line is being imported; otherwise the command's own code.
     """
     try:
-        from optimizer.cli import main as run
+        from optimizer.cli.commands import main as run
     except KeyboardInterrupt:
         print(STARTING_INTERRUPTED, file=sys.stderr)
         raise SystemExit(130) from None

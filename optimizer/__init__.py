@@ -5,38 +5,24 @@ Public API::
     from optimizer import solve, SolveOptions, PlanResult, Status
     result = solve(load_dataset("data"), SolveOptions(solver="highs"))
 
-Module map
-----------
-Grouped by kind, lowest layer first; a module imports only modules above it in this
-list or beside it in its group, never below (``tests/test_architecture.py`` reads
-every import, lazy ones included, and enforces this order and the absence of cycles).
-The package imports :mod:`capacity` (schema, data, scenarios) and never :mod:`ui`.
+Layers
+------
+Sub-packages, lowest layer first; a module imports only modules of its own layer or
+a lower one, never a higher one, and no import cycle forms
+(``tests/test_architecture.py`` reads every import, lazy ones included). The package
+imports :mod:`capacity` (schema, data, scenarios) and never :mod:`ui`. Each
+sub-package's docstring lists its modules.
 
-The LP
-    ``families``     the constraint-family registry: one unit per family with its
-                     define, check, explain and result rows (``families/*.py``).
-    ``model``        build the LP: index sets, variables, the registered families,
-                     objective.
-    ``reuse_cache``  index work cached per model structure (a sweep's patched models
-                     share their base's: row lookups, result-table joins).
-    ``results``      read a solution back into the result tables.
-    ``check``        independent re-check of a plan against the input data.
-    ``explain``      infeasibility wording (which limits conflict, and by how much).
-    ``calibration``  the plan held against the public record (``public_record.csv``).
-    ``solve``        run HiGHS/CBC, statuses, duals, :class:`PlanResult`; stochastic.
-Output
-    ``report``       Parquet report writer: result-table schema with units, manifest.
-    ``summary``      the ten-second summary of a plan and its rich rendering.
-Scenario analysis
-    ``sweep``        sweep specs (scenarios, grid, Monte Carlo) read from YAML.
-    ``outcomes``     the headline outcomes of one plan and their statistics.
-    ``batch``        many solves: model patching, Dask batch with resume.
-    ``risk``         tornado, Monte Carlo, hedged (two-stage) plan with VSS and EVPI.
-The command line
-    ``cli``          ``capacity validate | diff | solve | batch | bench | app``.
+``lp``          the LP's generic machinery (frames, group sums, caches, tidy numbers).
+``components``  one module per part of the plan: its columns, constraint families,
+                costs and result rows, and the registry of them.
+``plan``        the centre: build -> solve -> check -> tables -> :class:`PlanResult`.
+``output``      report writer and plan summary.
+``analysis``    sweeps, batches on Dask, risk views, the hedged plan.
+``cli``         the ``capacity`` command line.
 """
 
-from optimizer.model import (
+from optimizer.plan.model import (
     FACILITY_LIFE_PERIODS,
     FAMILIES,
     PlanningModel,
@@ -44,9 +30,9 @@ from optimizer.model import (
     build_stochastic_model,
     fix_first_stage,
 )
-from optimizer.pulp_io import PulpNames, pulp_names, to_pulp, write_problem
-from optimizer.results import TABLE_COLUMNS, empty_tables
-from optimizer.solve import (
+from optimizer.plan.pulp_io import PulpNames, pulp_names, to_pulp, write_problem
+from optimizer.plan.results import TABLE_COLUMNS, empty_tables
+from optimizer.plan.solve import (
     PlanResult,
     SolveOptions,
     Status,

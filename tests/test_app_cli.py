@@ -37,7 +37,7 @@ def _capacity_cmd() -> list[str]:
     found = shutil.which("capacity")
     if found:
         return [found]
-    return [sys.executable, "-c", "from optimizer.cli import app; app()"]
+    return [sys.executable, "-c", "from optimizer.cli.commands import app; app()"]
 
 
 @pytest.mark.slow

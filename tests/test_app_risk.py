@@ -1,4 +1,6 @@
-"""AppTest tests of the Risk page's optimizer.risk sections (tornado, Monte Carlo, hedged plan)."""
+"""AppTest tests of the Risk page's optimizer.analysis.risk sections.
+
+Tornado, Monte Carlo, hedged plan."""
 
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 
 from capacity.dataset import load_dataset
 
-risk = pytest.importorskip("optimizer.risk")
+risk = pytest.importorskip("optimizer.analysis.risk")
 
 from ui.risk_view import monte_carlo_spec, tornado_figure  # noqa: E402
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.solvers import solver_names
+from optimizer.plan.solvers import solver_names
 from tests.apptest_helpers import goto, open_app, rerun
 
 
@@ -54,7 +54,7 @@ def test_a_solver_beyond_highs_and_cbc_is_offered_and_solves(
 def test_the_pulp_highs_choice_runs_pulp_highs_not_the_bulk_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import optimizer.solvers as solvers
+    import optimizer.plan.solvers as solvers
 
     if "HiGHS" not in solver_names():
         pytest.skip("PuLP's HiGHS is not available here")

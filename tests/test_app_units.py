@@ -193,7 +193,7 @@ def test_capacity_app_starts_streamlit_on_the_app(
 ) -> None:
     import os
 
-    from optimizer.cli import app
+    from optimizer.cli.commands import app
 
     seen: dict[str, object] = {}
 

@@ -25,7 +25,7 @@ import pytest
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides
 from capacity.validation import Finding
-from optimizer.batch import (
+from optimizer.analysis.batch import (
     BATCH_MANIFEST,
     CRASH_ENV,
     patch_model,
@@ -37,10 +37,10 @@ from optimizer.batch import (
     solve_many,
     validate_cases,
 )
-from optimizer.model import build_model
-from optimizer.report import RESULT_SCHEMAS, open_table_dataset
-from optimizer.solve import PlanResult, SolveOptions, solve
-from optimizer.sweep import cases_dataset, expand_sweep, load_sweep
+from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
+from optimizer.output.report import RESULT_SCHEMAS, open_table_dataset
+from optimizer.plan.model import build_model
+from optimizer.plan.solve import PlanResult, SolveOptions, solve
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 
@@ -329,7 +329,7 @@ def test_validate_cases_and_run_case_report_data_errors_without_traceback(
     cr = run_case(base, cases["grid_pue-0.5"], SolveOptions(), True, "k")
     assert (cr.status, cr.error, cr.result) == ("invalid_data", PUE_TEXT, None)
     # an unexpected exception keeps its traceback
-    from optimizer import batch
+    from optimizer.analysis import batch
 
     def boom(*args: object) -> None:
         raise RuntimeError("solver exploded")
@@ -413,7 +413,7 @@ def test_cli_batch_on_an_external_scheduler(
 ) -> None:
     from typer.testing import CliRunner
 
-    from optimizer.cli import app
+    from optimizer.cli.commands import app
 
     assert re.match(r"tcp://127\.0\.0\.1:\d+", dask_cluster)
     out = tmp_path / "out"
@@ -524,7 +524,7 @@ WARM_SWEEP: list[list[dict]] = [
 
 
 def test_warm_started_sweep_equals_cold_solves_case_by_case() -> None:
-    from optimizer import batch
+    from optimizer.analysis import batch
 
     ds = load_dataset(TINY)
     batch._SESSION_CACHE.clear()
@@ -551,7 +551,7 @@ def test_warm_started_sweep_equals_cold_solves_case_by_case() -> None:
 
 
 def test_highs_session_pushes_only_changes_and_matches_a_cold_solve() -> None:
-    from optimizer.solve import HighsSession, Status, run_solver
+    from optimizer.plan.solve import HighsSession, Status, run_solver
 
     ds = load_dataset(TINY)
     base = build_model(ds)
@@ -588,7 +588,7 @@ def test_solve_many_keeps_the_base_out_of_collections_then_returns_it(monkeypatc
     """During a sweep the objects that outlive its cases are frozen; afterwards not."""
     import gc
 
-    from optimizer import batch
+    from optimizer.analysis import batch
 
     ds = load_dataset(TINY)
     seen: list[int] = []

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.batch import BATCH_MANIFEST, run_batch
+from optimizer.analysis.batch import BATCH_MANIFEST, run_batch
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 
@@ -102,7 +102,13 @@ def test_batch_exits_1_when_its_scheduler_dies_and_a_rerun_resumes(
     sweep.write_text(MANY)
     out = tmp_path / "out"
     batch = subprocess.Popen(
-        [sys.executable, "-c", "from optimizer.cli import main; main()", "batch", str(sweep)]
+        [
+            sys.executable,
+            "-c",
+            "from optimizer.cli.commands import main; main()",
+            "batch",
+            str(sweep),
+        ]
         + ["--scheduler", address]
         + ["--out", str(out), "--worker-timeout", "30"],
         stdout=subprocess.PIPE,
@@ -139,7 +145,7 @@ def test_batch_exits_1_when_its_scheduler_dies_and_a_rerun_resumes(
 def test_wait_each_gives_up_when_no_worker_connects() -> None:
     from distributed import Client, LocalCluster
 
-    from optimizer.cluster import ClusterLost, ClusterOptions, wait_each
+    from optimizer.analysis.dask_cluster import ClusterLost, ClusterOptions, wait_each
 
     with (
         LocalCluster(n_workers=0, processes=False, dashboard_address="127.0.0.1:0") as cluster,
@@ -157,7 +163,7 @@ def test_local_cluster_speaks_tls_and_serves_no_http_routes() -> None:
     import urllib.error
     import urllib.request
 
-    from optimizer.cluster import ClusterOptions, open_client
+    from optimizer.analysis.dask_cluster import ClusterOptions, open_client
 
     with open_client(ClusterOptions(workers=1, security="tls")) as client:
         assert client.scheduler.address.startswith("tls://127.0.0.1:")
@@ -179,7 +185,7 @@ def test_local_cluster_speaks_tls_and_serves_no_http_routes() -> None:
 def test_tls_options_need_a_scheduler() -> None:
     from typer.testing import CliRunner
 
-    from optimizer.cli import app
+    from optimizer.cli.commands import app
 
     res = CliRunner().invoke(app, ["batch", "x.yaml", "--tls-ca-file", "ca.pem"])
     assert res.exit_code == 2

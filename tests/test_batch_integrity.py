@@ -19,11 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.batch import read_batch_manifest, run_batch, solve_many
-from optimizer.case_check import case_problem
-from optimizer.model import build_model
-from optimizer.report import RESULT_SCHEMAS, scenario_dir
-from optimizer.solve import HighsSession, SolveOptions, Status, solve
+from optimizer.analysis.batch import read_batch_manifest, run_batch, solve_many
+from optimizer.analysis.case_check import case_problem
+from optimizer.output.report import RESULT_SCHEMAS, scenario_dir
+from optimizer.plan.model import build_model
+from optimizer.plan.solve import HighsSession, SolveOptions, Status, solve
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 
@@ -78,8 +78,8 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
     """Root cause of the empty 'done, optimal' case: a warm HiGHS run that says optimal
     but has no primal solution was accepted as optimal with no values (objective null,
     0-row tables). It must be re-solved cold and give the cold objective."""
-    solve_mod = importlib.import_module("optimizer.solve")
-    from optimizer import batch
+    solve_mod = importlib.import_module("optimizer.plan.solve")
+    from optimizer.analysis import batch
 
     ds = load_dataset(TINY)
     items = [
@@ -111,7 +111,7 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
 def test_highs_optimal_without_values_is_an_error_not_optimal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    solve_mod = importlib.import_module("optimizer.solve")
+    solve_mod = importlib.import_module("optimizer.plan.solve")
 
     real = solve_mod._read_highs
     monkeypatch.setattr(
@@ -257,7 +257,7 @@ def test_local_clusters_do_not_take_a_fixed_port() -> None:
     """Dask's HTTP server must not bind the fixed port 8787 (two runs would collide)."""
     import warnings
 
-    from optimizer.cluster import ClusterOptions, open_client
+    from optimizer.analysis.dask_cluster import ClusterOptions, open_client
 
     opts = ClusterOptions(workers=1, security="none")
     with warnings.catch_warnings():
@@ -346,8 +346,8 @@ def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
 
 
 def test_case_key_changes_with_each_solve_option() -> None:
-    from optimizer.batch import case_options
-    from optimizer.sweep import SweepCase
+    from optimizer.analysis.batch import case_options
+    from optimizer.analysis.sweep import SweepCase
 
     case = SweepCase("neutral", "scenario", base="neutral")
     base = case.key("h", case_options(SolveOptions()))

@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from optimizer.batch import read_batch_manifest
-from optimizer.case_check import case_problem
-from optimizer.report import RESULT_SCHEMAS
+from optimizer.analysis.batch import read_batch_manifest
+from optimizer.analysis.case_check import case_problem
+from optimizer.output.report import RESULT_SCHEMAS
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN_S = 600  # each burner stops itself after this, whatever happens to the test
@@ -101,8 +101,8 @@ def test_example_sweep_under_a_cpu_burn_solves_every_case(
 
 def _assert_idle_objectives(sweep: Path, man: dict[str, dict[str, object]]) -> None:
     from capacity.dataset import load_dataset
-    from optimizer.solve import solve
-    from optimizer.sweep import cases_dataset, expand_sweep, load_sweep
+    from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
+    from optimizer.plan.solve import solve
 
     spec = load_sweep(sweep)
     base = load_dataset(spec.data)

@@ -1,4 +1,6 @@
-"""A slow machine costs time, never results: the batch's wait on Dask (optimizer.cluster).
+"""A slow machine costs time, never results: the batch's wait on Dask.
+
+See optimizer.analysis.dask_cluster.
 
 A client that is reconnecting to its scheduler (``status == "connecting"``) is waited
 for, with a bound announced on stderr, and the futures the reconnect cancelled are
@@ -18,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from optimizer.cluster import (
+from optimizer.analysis.dask_cluster import (
     ClusterLost,
     ClusterOptions,
     _is_teardown_noise,
@@ -245,9 +247,9 @@ def test_a_batch_whose_client_reconnects_solves_every_case(
     failed "lost the Dask scheduler (client connecting)"; now each is solved, with the
     objective of a serial solve."""
     from capacity.dataset import load_dataset
-    from optimizer import batch
-    from optimizer.solve import solve
-    from optimizer.sweep import cases_dataset, expand_sweep, load_sweep
+    from optimizer.analysis import batch
+    from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
+    from optimizer.plan.solve import solve
 
     clients: list[Any] = []
     real_open = batch.open_client

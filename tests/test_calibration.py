@@ -18,15 +18,15 @@ from capacity import load_dataset
 from capacity.dataset import Dataset
 from capacity.validation import DataValidationError
 from optimizer import Status, solve
-from optimizer.calibration import (
+from optimizer.output.report import RESULT_SCHEMAS, write_report
+from optimizer.output.summary import calibration_headline, summarize
+from optimizer.plan.calibration import (
     CALIBRATION_COLUMNS,
     METRICS,
     calibration_table,
     parse_scope,
     worst_rows,
 )
-from optimizer.report import RESULT_SCHEMAS, write_report
-from optimizer.summary import calibration_headline, summarize
 from tests.conftest import DEFAULT_DATA
 from tests.lp_helpers import LP_DATA
 

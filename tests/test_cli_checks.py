@@ -17,12 +17,12 @@ import pytest
 from typer.testing import CliRunner, Result
 
 import capacity.dataset
-import optimizer.decompose
+import optimizer.analysis.decompose
 from capacity.dataset import load_dataset
 from capacity.scenarios import UnknownScenarioError, apply_scenario
 from optimizer import solve
-from optimizer.cli import BENCH_SIZES, app
-from optimizer.cli_checks import check_out_file
+from optimizer.cli.checks import check_out_file
+from optimizer.cli.commands import BENCH_SIZES, app
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -64,9 +64,9 @@ def no_compute(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch,
         (subprocess, "call"),
         (capacity.dataset, "load_dataset"),
-        (optimizer.decompose, "sample_scenarios"),
-        (optimizer.decompose, "hedge_decomposed"),
-        (optimizer.decompose, "extensive_form_objective"),
+        (optimizer.analysis.decompose, "sample_scenarios"),
+        (optimizer.analysis.decompose, "hedge_decomposed"),
+        (optimizer.analysis.decompose, "extensive_form_objective"),
     )
 
 
@@ -101,7 +101,7 @@ def test_hedge_refuses_a_negative_seed_and_base_all(no_compute: None) -> None:
 def test_hedge_misspelt_base_says_did_you_mean_before_sampling(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _forbid(monkeypatch, (optimizer.decompose, "sample_scenarios"))
+    _forbid(monkeypatch, (optimizer.analysis.decompose, "sample_scenarios"))
     res, text = _run(["hedge", str(ROOT / "data"), "--base", "negatvie"])
     assert res.exit_code == 1
     assert "unknown scenario 'negatvie'" in text
@@ -120,7 +120,7 @@ def test_hedge_out_under_a_regular_file_is_refused_first(tmp_path: Path, no_comp
 def _first_draw_explanation(data: Path) -> list[str]:
     """The elastic explanation of the hedge's first draw, as ``capacity solve`` finds it."""
     start = apply_scenario(load_dataset(data), "dark")
-    _, dsets, _ = optimizer.decompose.sample_scenarios(start, 2, 0, base=None)
+    _, dsets, _ = optimizer.analysis.decompose.sample_scenarios(start, 2, 0, base=None)
     result = solve(dsets[0])
     assert result.status.value == "infeasible"
     assert result.infeasibility is not None
@@ -153,8 +153,10 @@ def test_hedge_extensive_says_why_there_is_no_rp(dark_dir: Path) -> None:
 
 def test_hedge_extensive_prints_rp_in_usd() -> None:
     start = apply_scenario(load_dataset(TINY), "neutral")
-    _, dsets, _ = optimizer.decompose.sample_scenarios(start, 2, 0, base=None)
-    rp, status, _ = optimizer.decompose.extensive_form_objective(dsets, first_stage="capacity")
+    _, dsets, _ = optimizer.analysis.decompose.sample_scenarios(start, 2, 0, base=None)
+    rp, status, _ = optimizer.analysis.decompose.extensive_form_objective(
+        dsets, first_stage="capacity"
+    )
     assert status == "optimal" and rp is not None
     res, text = _run(["hedge", str(TINY), "-n", "2", "--method", "extensive"])
     assert res.exit_code == 0, text
@@ -164,9 +166,9 @@ def test_hedge_extensive_prints_rp_in_usd() -> None:
 def test_sample_scenarios_refuses_an_unknown_base_and_a_negative_seed() -> None:
     ds = load_dataset(TINY)
     with pytest.raises(UnknownScenarioError, match="unknown scenario 'neutrl'"):
-        optimizer.decompose.sample_scenarios(ds, 1, base="neutrl")
+        optimizer.analysis.decompose.sample_scenarios(ds, 1, base="neutrl")
     with pytest.raises(ValueError, match="seed must be >= 0, got -3"):
-        optimizer.decompose.sample_scenarios(ds, 1, seed=-3)
+        optimizer.analysis.decompose.sample_scenarios(ds, 1, seed=-3)
 
 
 # --- solve, batch, bench, export-lp --------------------------------------------------
@@ -266,7 +268,7 @@ def test_check_out_file_says_what_is_wrong(tmp_path: Path) -> None:
         ),
         (OSError("address in use"), 1, "error: cannot run the hedge on Dask: address in use"),
         (
-            optimizer.decompose.ScenarioInfeasibleError("mc_000", 0, "Infeasible"),
+            optimizer.analysis.decompose.ScenarioInfeasibleError("mc_000", 0, "Infeasible"),
             1,
             "solved alone as 'capacity solve' solves it, mc_000 has a plan: the "
             "decomposition's subproblem failed numerically",
@@ -279,7 +281,7 @@ def test_hedge_failures_are_one_message_and_an_exit_code(
     def fail(*_a: Any, **_k: Any) -> Any:
         raise error
 
-    monkeypatch.setattr(optimizer.decompose, "hedge_decomposed", fail)
+    monkeypatch.setattr(optimizer.analysis.decompose, "hedge_decomposed", fail)
     res, text = _run(["hedge", str(TINY), "-n", "2", "--workers", "0"])
     assert res.exit_code == code
     assert message in text

@@ -1,7 +1,7 @@
 """Ctrl-C ends every ``capacity`` command with one line and exit code 130, never a traceback.
 
 The command group runs each command inside one handler
-(:func:`optimizer.cli_checks.exit_on_interrupt`); the console script's launcher
+(:func:`optimizer.cli.checks.exit_on_interrupt`); the console script's launcher
 (:mod:`capacity_cli`) covers the seconds spent importing the model stack before any
 command runs.
 """
@@ -22,10 +22,10 @@ from typer.testing import CliRunner
 
 import capacity.dataset
 import capacity_cli
-import optimizer.pulp_io
-import optimizer.solvers
-from optimizer.cli import app
-from optimizer.cli_checks import INTERRUPTED
+import optimizer.plan.pulp_io
+import optimizer.plan.solvers
+from optimizer.cli.checks import INTERRUPTED
+from optimizer.cli.commands import app
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -41,7 +41,7 @@ def _interrupt(*_a: Any, **_k: Any) -> Any:
         (["validate", str(TINY)], (capacity.dataset, "validate_directory")),
         (["diff", str(TINY), "base", "neutral"], (capacity.dataset, "load_dataset")),
         (["export-lp", str(TINY), "--lp", "{tmp}/m.lp"], (capacity.dataset, "load_dataset")),
-        (["solvers"], (optimizer.solvers, "available_solvers")),
+        (["solvers"], (optimizer.plan.solvers, "available_solvers")),
     ],
 )
 def test_ctrl_c_in_a_command_is_one_line_and_exit_130(
@@ -61,7 +61,7 @@ def test_ctrl_c_while_writing_the_lp_leaves_no_half_file(
         Path(lp).write_text("\\* half an LP")
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(optimizer.pulp_io, "write_problem", half_then_interrupt)
+    monkeypatch.setattr(optimizer.plan.pulp_io, "write_problem", half_then_interrupt)
     target = tmp_path / "model.lp"
     res = CliRunner().invoke(app, ["export-lp", str(TINY), "--lp", str(target)])
     assert res.exit_code == 130
@@ -87,7 +87,9 @@ class _ImportInterrupted(types.ModuleType):
 def test_launcher_turns_ctrl_c_during_the_imports_into_one_line(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setitem(sys.modules, "optimizer.cli", _ImportInterrupted("optimizer.cli"))
+    monkeypatch.setitem(
+        sys.modules, "optimizer.cli.commands", _ImportInterrupted("optimizer.cli.commands")
+    )
     with pytest.raises(SystemExit) as exc:
         capacity_cli.main()
     assert exc.value.code == 130

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.cli import app, check_out_dir, scenario_names
-from optimizer.report import read_manifest
+from optimizer.cli.commands import app, check_out_dir, scenario_names
+from optimizer.output.report import read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -77,7 +77,7 @@ def test_out_under_proc_is_refused_before_solving(tmp_path: Path) -> None:
 def test_sweep_data_is_resolved_against_the_sweep_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from optimizer.sweep import check_data_dir, load_sweep
+    from optimizer.analysis.sweep import check_data_dir, load_sweep
 
     sweeps = tmp_path / "sweeps"
     sweeps.mkdir()

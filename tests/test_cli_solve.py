@@ -1,4 +1,4 @@
-"""Tests of ``capacity solve`` (CLI) and optimizer.summary.
+"""Tests of ``capacity solve`` (CLI) and optimizer.output.summary.
 
 Most tests replace the LP by a fake result (tests/test_report.py) so they pin the
 summary's numbers by hand; the end-to-end tests run the real LP on the bundled data.
@@ -20,9 +20,9 @@ from test_report import fake_result
 from typer.testing import CliRunner
 
 import optimizer
-from optimizer.cli import app
-from optimizer.report import read_metadata, read_report
-from optimizer.summary import describe_limit, exit_code, fmt_qty, fmt_usd, summarize
+from optimizer.cli.commands import app
+from optimizer.output.report import read_metadata, read_report
+from optimizer.output.summary import describe_limit, exit_code, fmt_qty, fmt_usd, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -47,7 +47,7 @@ class _Options:
 
 @pytest.fixture
 def fake_solve(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Replace optimizer.solve by a fake; the dict sets the result and records calls."""
+    """Replace optimizer.plan.solve by a fake; the dict sets the result and records calls."""
     box: dict[str, Any] = {"result": fake_result(), "calls": []}
 
     def solve(ds: Any, options: Any, **kw: Any) -> Any:
@@ -406,7 +406,7 @@ def test_cli_integer_units_small_shortfalls_and_dual_source(
     assert s.max_shortfall_mw == pytest.approx(0.02) and s.duals_from == "lp_with_integers_fixed"
     # a real breach (2 MW of a 2 MW floor) is not called small
     s = summarize(fake_result())
-    from optimizer.summary import commitments_title
+    from optimizer.output.summary import commitments_title
 
     assert commitments_title(s) == (
         "Commitments: 1 of 2 met in every period; largest shortfall 2.0 MW of a 2.0 MW floor "

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from capacity.dataset import Dataset, load_dataset
 from capacity.schema import SPECS, TABLES, units_markdown
 from capacity.validation import DataValidationError
-from optimizer.cli import app
+from optimizer.cli.commands import app
 from tests.conftest import ROOT, TINY
 
 

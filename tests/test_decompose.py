@@ -7,14 +7,14 @@ import numpy as np
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.decompose import (
+from optimizer.analysis.decompose import (
     extensive_form_objective,
     hedge_decomposed,
     induced_rows,
     sample_scenarios,
 )
-from optimizer.model import build_stochastic_model, first_stage_universe
-from optimizer.risk import hedged_plan
+from optimizer.analysis.risk import hedged_plan
+from optimizer.plan.model import build_stochastic_model, first_stage_universe
 from tests.test_risk import CHIP, TINY, newsvendor
 
 
@@ -99,7 +99,7 @@ def test_blocks_find_their_workers_when_the_cached_worker_list_is_empty(
     ("number sections must be larger than 0"). They ask the scheduler instead."""
     import contextlib
 
-    from optimizer import decompose
+    from optimizer.analysis import decompose
 
     real_open = decompose.open_client
 
@@ -132,7 +132,7 @@ def test_bad_weights_are_refused() -> None:
 def test_cli_hedge_matches_its_reference() -> None:
     from typer.testing import CliRunner
 
-    from optimizer.cli import app
+    from optimizer.cli.commands import app
 
     res = CliRunner().invoke(
         app, ["hedge", str(TINY), "--samples", "2", "--workers", "0", "--reference"]
@@ -205,7 +205,7 @@ def test_a_round_whose_halvings_all_fail_gives_no_upper_bound() -> None:
     # After the first full round only b, the failing scenario, is solved again.
     import math
 
-    from optimizer.decompose import Cut, _evaluate_operable, _State
+    from optimizer.analysis.decompose import Cut, _evaluate_operable, _State
 
     asked: list[tuple[float, list[int] | None]] = []
 
@@ -232,7 +232,7 @@ def test_a_round_whose_halvings_all_fail_gives_no_upper_bound() -> None:
 def test_halving_solves_the_failing_scenarios_first_then_the_rest_once() -> None:
     # Scenario b operates x <= 1 only, a everything: from x = 3 the round solves both
     # at 3, b at 1.5 and 0.75, then a at 0.75, and offers 0.75 with both cuts there.
-    from optimizer.decompose import Cut, _evaluate_operable, _State
+    from optimizer.analysis.decompose import Cut, _evaluate_operable, _State
 
     asked: list[tuple[float, list[int] | None]] = []
 
@@ -264,8 +264,8 @@ def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum
     # A block re-solves its scenarios in one HiGHS instance from stored bases: every
     # value must be that scenario's own optimum at the point, as a fresh cold solve of
     # the scenario model with the first stage fixed gives it.
-    from optimizer.decompose import ScenarioBlock
-    from optimizer.solve import SolveOptions, run_solver
+    from optimizer.analysis.decompose import ScenarioBlock
+    from optimizer.plan.solve import SolveOptions, run_solver
 
     ds = load_dataset(TINY)
     _, dsets, _ = sample_scenarios(ds, 3, seed=5)

@@ -2,7 +2,7 @@
 
 The elastic re-solve relaxes policy limits (carbon caps) before physical limits and
 both before balances, and weighs a row whose limit is 0 like the rest of its family
-(:mod:`optimizer.explain`). Before, a carbon cap of 0 t was the dearest row to relax
+(:mod:`optimizer.plan.explain`). Before, a carbon cap of 0 t was the dearest row to relax
 (weight 1 / max(1, |rhs|) = 1 per t) and the explanation blamed "energy supply"
 at the sites.
 
@@ -22,7 +22,7 @@ import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, solve
-from optimizer.explain import relax_tier
+from optimizer.plan.explain import relax_tier
 from tests.conftest import DEFAULT_DATA
 from tests.test_power import _dataset
 

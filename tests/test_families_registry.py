@@ -10,11 +10,11 @@ import pytest
 
 import optimizer
 from capacity.dataset import load_dataset
-from optimizer import model as model_module
-from optimizer.explain import elastic_model
-from optimizer.families import BY_NAME, FAMILIES, REGISTRY, SOFT_FAMILIES
-from optimizer.families.base import CODE_NAMES
-from optimizer.results import TABLE_COLUMNS, row_keys
+from optimizer.components import BY_NAME, FAMILIES, REGISTRY, SOFT_FAMILIES
+from optimizer.components.base import CODE_NAMES
+from optimizer.plan import model as model_module
+from optimizer.plan.explain import elastic_model
+from optimizer.plan.results import TABLE_COLUMNS, row_keys
 from tests.conftest import DEFAULT_DATA, TINY
 
 EXPECTED = (
@@ -146,7 +146,8 @@ def test_row_keys_and_elastic_wording_come_from_the_registry() -> None:
 
 
 def test_summary_words_and_limits_come_from_the_registry() -> None:
-    from optimizer import outcomes, summary
+    from optimizer.analysis import outcomes
+    from optimizer.output import summary
 
     for f in REGISTRY:
         if not f.definition:
@@ -187,7 +188,7 @@ def test_summary_words_and_limits_come_from_the_registry() -> None:
 
 
 def test_checker_tolerance_scales_with_the_family() -> None:
-    from optimizer.families.base import violations
+    from optimizer.components.base import violations
 
     keys = pd.Series(["big", "zero"])
     # a fleet-assignment family whose largest row is 1M chips: a row of rhs 0 that a

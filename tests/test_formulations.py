@@ -1,7 +1,7 @@
 """The compact formulation (busy + serve + region_balance) against the reference (assign).
 
 Both formulations state the same LP up to an exact change of variables
-(:mod:`optimizer.families.region`): the optimal objective must agree to 1e-7 relative
+(:mod:`optimizer.components.region`): the optimal objective must agree to 1e-7 relative
 on every dataset, the compact plan's split back to per-site, per-customer assignments
 must pass the independent checker, and the compact model must be smaller where
 regions hold several sites and customers.
@@ -16,10 +16,10 @@ import pytest
 from benchmarks.generate import generate
 from capacity import apply_scenario, load_dataset
 from optimizer import SolveOptions, Status, build_model, solve
-from optimizer.check import check_frames, check_solution
-from optimizer.families.region import split_region_service
-from optimizer.results import solution_frames
-from optimizer.solve import run_solver
+from optimizer.components.region import split_region_service
+from optimizer.plan.check import check_frames, check_solution
+from optimizer.plan.results import solution_frames
+from optimizer.plan.solve import run_solver
 from tests.conftest import DEFAULT_DATA, ROOT, TINY
 
 DATA = ROOT / "tests" / "data"

@@ -1,6 +1,6 @@
 """Group sums on integer codes equal pandas' answers bit for bit.
 
-The checker and the result tables sum by key with :mod:`optimizer.families.grouping`
+The checker and the result tables sum by key with :mod:`optimizer.lp.grouping`
 instead of pandas ``groupby`` / ``merge`` (a reused sweep case spent most of its time
 in that pandas overhead). The promise is the same numbers, not close ones: pandas adds
 a group's values with Kahan summation in row order, and so must these helpers. Inputs
@@ -14,7 +14,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from optimizer.families.grouping import (
+from optimizer.components.region import ASSIGN_COLUMNS, split_region_service
+from optimizer.lp.grouping import (
     Groups,
     by_key,
     group_cumsum,
@@ -26,7 +27,6 @@ from optimizer.families.grouping import (
     sums_at,
     value_at,
 )
-from optimizer.families.region import ASSIGN_COLUMNS, split_region_service
 
 
 def _frame(rng: np.random.Generator, n: int) -> pd.DataFrame:
@@ -208,7 +208,7 @@ def test_region_split_equals_the_pandas_reference(seed: int) -> None:
     got = split_region_service(busy, serve, sites)
     ref = _reference_split(busy, serve, sites)
     assert len(got) > 0
-    # keys stay object columns inside a solve (optimizer.families.frames); same cells
+    # keys stay object columns inside a solve (optimizer.lp.frames); same cells
     text = [c for c in ASSIGN_COLUMNS if c != "value"]
     assert all(got[c].dtype == object for c in text)
     got = got.astype({c: ref[c].dtype for c in text})

@@ -38,7 +38,7 @@ before the fix) would both exceed it.
 TIME_CAP_S = 90.0
 """Wall-clock cap of each child."""
 
-CLI = "from optimizer.cli import main; main()"
+CLI = "from optimizer.cli.commands import main; main()"
 
 
 def _cap_memory() -> None:

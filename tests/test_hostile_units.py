@@ -12,8 +12,8 @@ from capacity.dataset import load_dataset, validate_directory
 from capacity.safe_yaml import MAX_YAML_NODES, YamlLimitError, compose_yaml, load_yaml
 from capacity.schema import SOLVER_SAFE_MAX
 from capacity.validation import DataValidationError
-from optimizer.model import build_model
-from optimizer.solve import SolveOptions, Status, run_solver, solve
+from optimizer.plan.model import build_model
+from optimizer.plan.solve import SolveOptions, Status, run_solver, solve
 from tests.lp_helpers import LP_DATA
 
 BOMB = "\n".join(
@@ -47,7 +47,7 @@ def test_highs_refusing_a_model_is_an_error_with_its_reason() -> None:
 
 
 def test_highs_refusal_never_reads_as_optimal_in_a_plan() -> None:
-    from optimizer.solve import solve_model
+    from optimizer.plan.solve import solve_model
 
     (res,) = solve_model(_model_with_rhs(1e20), SolveOptions())
     assert res.status == Status.error
@@ -56,7 +56,7 @@ def test_highs_refusal_never_reads_as_optimal_in_a_plan() -> None:
 
 
 def test_highs_refusal_through_a_retained_session() -> None:
-    from optimizer.solve import HighsSession
+    from optimizer.plan.solve import HighsSession
 
     session = HighsSession(SolveOptions())
     raw, warm = session.run(_model_with_rhs(1e20))
@@ -132,7 +132,7 @@ def test_alias_bomb_in_a_dataset_yaml_is_a_finding(tiny_dir: Path, file: str) ->
 
 
 def test_alias_bomb_in_a_sweep_file_is_a_finding(tmp_path: Path) -> None:
-    from optimizer.sweep import SweepSpecError, load_sweep
+    from optimizer.analysis.sweep import SweepSpecError, load_sweep
 
     p = tmp_path / "sweep.yaml"
     p.write_text(BOMB)
@@ -141,7 +141,7 @@ def test_alias_bomb_in_a_sweep_file_is_a_finding(tmp_path: Path) -> None:
 
 
 def test_non_utf8_sweep_file_is_a_finding(tmp_path: Path) -> None:
-    from optimizer.sweep import SweepSpecError, load_sweep
+    from optimizer.analysis.sweep import SweepSpecError, load_sweep
 
     p = tmp_path / "sweep.yaml"
     p.write_bytes(b"data: \xff\xfe\n")
@@ -291,7 +291,7 @@ def test_parquet_that_unpacks_beyond_the_limit_is_refused(tmp_path: Path) -> Non
 
 def test_app_server_carries_files_up_to_the_transport_cap_above_the_app_limit() -> None:
     from capacity.limits import MAX_TRANSPORT_MB, MAX_UPLOAD_MB
-    from optimizer.cli import app_command
+    from optimizer.cli.commands import app_command
 
     cmd = app_command(8501, "localhost", True)
     i = cmd.index("--server.maxUploadSize")
@@ -306,7 +306,7 @@ def test_two_reports_in_the_same_second_get_distinct_run_ids(
 ) -> None:
     from datetime import UTC, datetime
 
-    from optimizer import report
+    from optimizer.output import report
     from tests.test_report import fake_result
 
     monkeypatch.setattr(report, "_utc_now", lambda: datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
@@ -362,7 +362,7 @@ EVIL_SCENARIOS = """scenarios:
 
 
 def test_batch_summary_escapes_formula_cells(tiny_dir: Path, tmp_path: Path) -> None:
-    from optimizer.batch import run_batch
+    from optimizer.analysis.batch import run_batch
 
     (tiny_dir / "scenarios.yaml").write_text(EVIL_SCENARIOS)
     sweep = tmp_path / "sweep.yaml"
@@ -419,7 +419,7 @@ def test_case_variant_duplicate_still_names_the_first_spelling(tiny_dir: Path) -
 def test_cli_validate_caps_its_listing_and_counts_the_rest(tiny_dir: Path) -> None:
     from typer.testing import CliRunner
 
-    from optimizer.cli import app
+    from optimizer.cli.commands import app
 
     _duplicate_demand(tiny_dir, 20_000)
     res = CliRunner().invoke(app, ["validate", str(tiny_dir), "--max-findings", "50"])

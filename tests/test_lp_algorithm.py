@@ -17,10 +17,10 @@ import pytest
 from benchmarks.generate import generate
 from benchmarks.solver_options import highs_options
 from optimizer import SolveOptions, Status, solve
-from optimizer.solve import IPM_THRESHOLD_COLUMNS, lp_algorithm_options
+from optimizer.plan.solve import IPM_THRESHOLD_COLUMNS, lp_algorithm_options
 
-# the module, not the function ``optimizer.solve`` that the package exports
-solve_mod = importlib.import_module("optimizer.solve")
+# the module, not the function ``optimizer.plan.solve`` that the package exports
+solve_mod = importlib.import_module("optimizer.plan.solve")
 
 
 def test_algorithm_options_by_size():

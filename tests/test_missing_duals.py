@@ -19,12 +19,12 @@ from streamlit.testing.v1 import AppTest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, solve
-from optimizer import risk as risk_mod
-from optimizer import solvers as solvers_mod
-from optimizer.batch import _binding_shares_table
-from optimizer.outcomes import binding_families, binding_limits, binding_shares
-from optimizer.solvers import dual_solver_names, solver_names
-from optimizer.summary import missing_duals, no_duals_text, render_summary, summarize
+from optimizer.analysis import risk as risk_mod
+from optimizer.analysis.batch import _binding_shares_table
+from optimizer.analysis.outcomes import binding_families, binding_limits, binding_shares
+from optimizer.output.summary import missing_duals, no_duals_text, render_summary, summarize
+from optimizer.plan import solvers as solvers_mod
+from optimizer.plan.solvers import dual_solver_names, solver_names
 from tests.apptest_helpers import goto, open_app, rerun
 from tests.conftest import TINY
 

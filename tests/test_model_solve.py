@@ -24,13 +24,13 @@ from optimizer import (
     solve,
     solve_stochastic,
 )
-from optimizer.check import check_solution
-from optimizer.explain import explain_missing
+from optimizer.plan.check import check_solution
+from optimizer.plan.explain import explain_missing
 from tests.lp_helpers import LP_DATA, edit
 
 # the package exports the function `solve`, which hides the submodule attribute
-solve_mod = importlib.import_module("optimizer.solve")
-solvers_mod = importlib.import_module("optimizer.solvers")
+solve_mod = importlib.import_module("optimizer.plan.solve")
+solvers_mod = importlib.import_module("optimizer.plan.solvers")
 
 DATA = LP_DATA
 ROOT = Path(__file__).resolve().parents[1]

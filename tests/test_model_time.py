@@ -15,8 +15,8 @@ import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, Status, build_model, solve
-from optimizer.check import check_frames
-from optimizer.explain import explain_missing
+from optimizer.plan.check import check_frames
+from optimizer.plan.explain import explain_missing
 from tests.lp_helpers import LP_DATA, edit
 
 TIE = 1e-3

@@ -284,7 +284,7 @@ def test_a_horizon_carbon_cap_binds_at_its_hand_price(tmp_path: Path) -> None:
     assert ps.loc[ps["source"] == "grid", "carbon_t"].sum() == pytest.approx(30000.0)
     assert _price(res, "carbon_cap_horizon") == pytest.approx(-20.0, abs=1e-6)
     # a carbon cap is a limit of the plan: the summary lists it among the binding limits
-    from optimizer.summary import summarize
+    from optimizer.output.summary import summarize
 
     b = summarize(res).binding.set_index("family")
     assert b.loc["carbon_cap_horizon", "limit"] == "carbon cap over the horizon"
@@ -306,7 +306,7 @@ def test_grid_upgrade_rate_and_total_bind(tmp_path: Path) -> None:
 
 
 def test_explanation_words_a_power_shortfall(tmp_path: Path) -> None:
-    from optimizer.families import BY_NAME
+    from optimizer.components import BY_NAME
 
     text = BY_NAME["onsite_energy"].explain_template.format(
         key="s1/onsite:gen", period="2026Q2", amount="5"
@@ -319,9 +319,9 @@ def test_explanation_words_a_power_shortfall(tmp_path: Path) -> None:
 
 
 def _frames(path: Path) -> tuple[object, dict[str, pd.DataFrame]]:
-    from optimizer.model import build_model
-    from optimizer.results import solution_frames
-    from optimizer.solve import run_solver
+    from optimizer.plan.model import build_model
+    from optimizer.plan.results import solution_frames
+    from optimizer.plan.solve import run_solver
 
     ds = load_dataset(path)
     model = build_model(ds)
@@ -338,7 +338,7 @@ def _shift(fr: dict[str, pd.DataFrame], kind: str, source: str, period: str, mwh
 
 
 def test_checker_flags_an_energy_balance_broken_by_hand(tmp_path: Path) -> None:
-    from optimizer.check import check_frames
+    from optimizer.plan.check import check_frames
 
     # the bridging plan of the first test: 20 MW on-site online from 2026Q2, grid 30 MW
     ds, fr = _frames(_dataset(tmp_path))
@@ -367,7 +367,7 @@ def test_checker_flags_an_energy_balance_broken_by_hand(tmp_path: Path) -> None:
 
 
 def test_checker_flags_a_grid_upgrade_request_above_its_rate(tmp_path: Path) -> None:
-    from optimizer.check import check_frames
+    from optimizer.plan.check import check_frames
 
     # the upgrade plan: 5 MW requested in 2026Q1 (rate 5), 3 MW in 2026Q2 (total 8)
     ds, fr = _frames(_dataset(tmp_path, upgrade=True))
@@ -383,7 +383,7 @@ def test_checker_flags_a_grid_upgrade_request_above_its_rate(tmp_path: Path) -> 
 
 
 def test_tornado_moves_the_carbon_price_from_zero_to_the_social_cost(tmp_path: Path) -> None:
-    from optimizer.risk import (
+    from optimizer.analysis.risk import (
         SOCIAL_COST_OF_CARBON_USD_PER_T,
         carbon_price_parameter,
         default_tornado_parameters,

@@ -18,11 +18,11 @@ from typer.testing import CliRunner
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
 from optimizer import SolveOptions, Status, build_model, pulp_names, solve, to_pulp
-from optimizer.cli import app
-from optimizer.pulp_io import clean_token, unique_tokens, write_problem
-from optimizer.solve import HighsSession
-from optimizer.solvers import SolverUnavailableError, resolve_solver, solver_names
-from optimizer.summary import status_line, summarize
+from optimizer.cli.commands import app
+from optimizer.output.summary import status_line, summarize
+from optimizer.plan.pulp_io import clean_token, unique_tokens, write_problem
+from optimizer.plan.solve import HighsSession
+from optimizer.plan.solvers import SolverUnavailableError, resolve_solver, solver_names
 from tests.lp_helpers import LP_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -260,7 +260,7 @@ def test_pulp_solves_leave_no_temp_folder(monkeypatch):
 
 # --------------------------------------------------------------- MIP and time limits
 def test_mip_gap_in_status_line_summary_table_and_metadata():
-    from optimizer.report import file_metadata, summary_frame
+    from optimizer.output.report import file_metadata, summary_frame
 
     ds = load_dataset(LP_DATA / "lp_base")
     r = solve(ds, SolveOptions(solver="highs", integer_units=True))

@@ -6,7 +6,7 @@ import re
 
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
-from optimizer.model import build_model
+from optimizer.plan.model import build_model
 from tests.conftest import ROOT
 
 

@@ -21,7 +21,7 @@ import pyarrow as pa
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.cli import app
+from optimizer.cli.commands import app
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")

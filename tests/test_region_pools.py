@@ -4,7 +4,7 @@ Two regions of two sites each and four customers who may be served anywhere: per
 region the assign columns are a product (2 sites x 4 customers), so the compact
 formulation has busy and serve columns; the serve columns are again a product
 (4 customers x 2 regions) and become 4 pool_serve + 2 pool_draw columns and one
-pool_balance row (:mod:`optimizer.families.pool`).
+pool_balance row (:mod:`optimizer.components.pool`).
 """
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ import pandas as pd
 import pytest
 
 from optimizer import SolveOptions, Status, build_model, solve
-from optimizer.check import check_frames, check_solution
-from optimizer.families.pool import pool_keys, spread_pool_service
-from optimizer.results import solution_frames
-from optimizer.solve import run_solver
+from optimizer.components.pool import pool_keys, spread_pool_service
+from optimizer.plan.check import check_frames, check_solution
+from optimizer.plan.results import solution_frames
+from optimizer.plan.solve import run_solver
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"

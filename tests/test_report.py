@@ -1,4 +1,4 @@
-"""Tests of optimizer.report (Parquet reports), with a fake PlanResult.
+"""Tests of optimizer.output.report (Parquet reports), with a fake PlanResult.
 
 The fake (also imported by test_cli_solve) has every result table.
 
@@ -213,8 +213,8 @@ import pyarrow.dataset as pads  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import pytest  # noqa: E402
 
-from optimizer import report as rpt  # noqa: E402
-from optimizer.report import (  # noqa: E402
+from optimizer.output import report as rpt  # noqa: E402
+from optimizer.output.report import (  # noqa: E402
     RESULT_SCHEMAS,
     ReportError,
     read_manifest,
@@ -564,7 +564,7 @@ def test_to_arrow_text_and_flags_whatever_the_pandas_dtype() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from optimizer.report import to_arrow
+    from optimizer.output.report import to_arrow
 
     schema = pa.schema(
         [pa.field("t", pa.string()), pa.field("f", pa.bool_())], metadata={"table": "x"}

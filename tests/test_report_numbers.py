@@ -9,7 +9,7 @@ import pytest
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
 from optimizer import SolveOptions, solve
-from optimizer.tidy_numbers import snap_column, tidy_tables
+from optimizer.lp.tidy_numbers import snap_column, tidy_tables
 from tests.conftest import ROOT
 
 
@@ -42,7 +42,7 @@ def test_no_negative_zero_or_tiny_negative_quantity_in_a_plan(solver: str) -> No
 
 
 def test_summary_notes_degenerate_duals() -> None:
-    from optimizer.summary import degenerate_limits, degenerate_note
+    from optimizer.output.summary import degenerate_limits, degenerate_note
 
     sp = pd.DataFrame(
         {
@@ -59,10 +59,10 @@ def test_summary_notes_degenerate_duals() -> None:
 
 def test_tables_snapped_while_made_equal_tidy_tables_of_the_raw_tables() -> None:
     """make_tables(tolerance=...) snaps as tidy_tables does, in the same pass."""
-    from optimizer.model import build_model
-    from optimizer.results import make_tables
-    from optimizer.solve import SolveOptions as Options
-    from optimizer.solve import run_solver
+    from optimizer.plan.model import build_model
+    from optimizer.plan.results import make_tables
+    from optimizer.plan.solve import SolveOptions as Options
+    from optimizer.plan.solve import run_solver
 
     ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
     model = build_model(ds)
@@ -87,7 +87,7 @@ def test_tables_snapped_while_made_equal_tidy_tables_of_the_raw_tables() -> None
 
 def test_text_columns_reused_only_for_the_same_strings() -> None:
     """A sweep's cases share text key columns only when every cell is the same str."""
-    from optimizer.results import _text
+    from optimizer.plan.results import _text
 
     texts: dict = {}
     a = np.array(["s1", "s2"], dtype=object)
@@ -110,7 +110,7 @@ def test_result_structure_made_beside_the_solver_gives_the_same_tables(monkeypat
     import importlib
     import threading
 
-    solve_mod = importlib.import_module("optimizer.solve")
+    solve_mod = importlib.import_module("optimizer.plan.solve")
     ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
     plain = solve(ds, SolveOptions(solver="highs"))  # default size: below the threshold
     ran_on: list[str] = []

@@ -16,7 +16,7 @@ import pytest
 
 from capacity.dataset import Dataset, load_dataset
 from capacity.scenarios import apply_overrides, apply_scenario
-from optimizer.risk import (
+from optimizer.analysis.risk import (
     TornadoParameter,
     binding_families,
     default_tornado_parameters,
@@ -26,7 +26,7 @@ from optimizer.risk import (
     plan_outcomes,
     tornado,
 )
-from optimizer.solve import solve
+from optimizer.plan.solve import solve
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 CHIP = 1000.0 + 1e-3  # rent + production tie-break, USD per chip

@@ -2,7 +2,7 @@
 
 Two ``capacity solve`` runs into one ``--out`` in the same second used to print the
 same report path, the later one replacing the other's files (a HiGHS report replaced
-by a CBC one). The claim (:func:`optimizer.report.claim_run_dir`) is an exclusive
+by a CBC one). The claim (:func:`optimizer.output.report.claim_run_dir`) is an exclusive
 ``mkdir`` with a new ID on collision, and every run folder goes through it.
 """
 
@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from optimizer import report
-from optimizer.cli import app
-from optimizer.report import claim_run_dir, read_manifest, read_report, reserve_run_dir
+from optimizer.cli.commands import app
+from optimizer.output import report
+from optimizer.output.report import claim_run_dir, read_manifest, read_report, reserve_run_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -113,14 +113,16 @@ def _fake_hedge(cost_usd: float) -> object:
 def test_two_hedges_in_one_second_into_one_out_keep_both_tables(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import optimizer.decompose
+    import optimizer.analysis.decompose
 
     monkeypatch.setattr(report, "_utc_now", lambda: FIXED)  # the same second, for sure
     out = tmp_path / "hedges"
     printed = []
     for cost in (111.0, 222.0):
         monkeypatch.setattr(
-            optimizer.decompose, "hedge_decomposed", lambda *_a, _c=cost, **_k: _fake_hedge(_c)
+            optimizer.analysis.decompose,
+            "hedge_decomposed",
+            lambda *_a, _c=cost, **_k: _fake_hedge(_c),
         )
         args = ["hedge", str(TINY), "-n", "2", "--workers", "0", "--out", str(out)]
         res = CliRunner().invoke(app, args, env=ENV)

@@ -21,20 +21,20 @@ import pulp
 import pytest
 from typer.testing import CliRunner
 
-import optimizer.solvers as solvers
+import optimizer.plan.solvers as solvers
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
 from optimizer import SolveOptions, Status, build_model, solve
-from optimizer.cli import app
-from optimizer.report import read_metadata
-from optimizer.summary import fixed_integers_note
+from optimizer.cli.commands import app
+from optimizer.output.report import read_metadata
+from optimizer.output.summary import fixed_integers_note
 from tests.lp_helpers import LP_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 TINY = ROOT / "tests" / "data" / "tiny_valid"
 ENV = {"COLUMNS": "160", "NO_COLOR": "1", "TERM": "dumb"}
-SOLVE_MODULE = sys.modules["optimizer.solve"]
+SOLVE_MODULE = sys.modules["optimizer.plan.solve"]
 
 
 def _env(tmp: Path | None = None) -> dict[str, str]:
@@ -45,7 +45,7 @@ def _env(tmp: Path | None = None) -> dict[str, str]:
 
 
 def _capacity(*args: str) -> list[str]:
-    return [sys.executable, "-c", "from optimizer.cli import main; main()", *args]
+    return [sys.executable, "-c", "from optimizer.cli.commands import main; main()", *args]
 
 
 # ------------------------------------------------------------------ time limit

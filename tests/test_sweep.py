@@ -11,7 +11,7 @@ from scipy import stats
 
 from capacity.dataset import load_dataset
 from capacity.validation import Finding
-from optimizer.sweep import (
+from optimizer.analysis.sweep import (
     SweepSpecError,
     expand_sweep,
     fill_level,
@@ -205,7 +205,7 @@ def test_shipped_example_expands_over_default_data() -> None:
 
 
 def test_a_carbon_price_axis_sets_the_policy_price_per_case(tmp_path: Path) -> None:
-    from optimizer.sweep import cases_dataset
+    from optimizer.analysis.sweep import cases_dataset
 
     p = tmp_path / "carbon.yaml"
     p.write_text(

@@ -220,7 +220,7 @@ def infeasibility_view(inf: pd.DataFrame | None) -> pd.DataFrame:
     Parameters
     ----------
     inf : DataFrame or None
-        ``optimizer.explain.explain_infeasible`` rows: ``scenario, family, period, key,
+        ``optimizer.plan.explain.explain_infeasible`` rows: ``scenario, family, period, key,
         amount, unit, message``; ``scenario`` is the model's internal scenario position
         (always 0 for one plan) and means nothing to the user.
 

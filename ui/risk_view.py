@@ -1,4 +1,4 @@
-"""Risk sections of the Risk page, over :mod:`optimizer.risk`.
+"""Risk sections of the Risk page, over :mod:`optimizer.analysis.risk`.
 
 Kept apart from the page so the page renders (with an info box) when the risk module
 is missing. Every section stores its result in session state with the hash of the
@@ -47,7 +47,7 @@ def monte_carlo_spec(
 
     Parameters
     ----------
-    parameters : sequence of optimizer.risk.TornadoParameter
+    parameters : sequence of optimizer.analysis.risk.TornadoParameter
         Parameter groups (templates plus low and high levels).
     names : sequence of str
         Names of the groups to draw; the others stay at the data's value.
@@ -57,9 +57,9 @@ def monte_carlo_spec(
     Returns
     -------
     dict
-        A mapping accepted by ``optimizer.risk.monte_carlo``.
+        A mapping accepted by ``optimizer.analysis.risk.monte_carlo``.
     """
-    from optimizer.risk import uniform_monte_carlo
+    from optimizer.analysis.risk import uniform_monte_carlo
 
     chosen = [p for p in parameters if p.name in set(names)]
     return uniform_monte_carlo(chosen, samples, seed)
@@ -162,7 +162,7 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset, choice: S
     Parameters
     ----------
     risk : module
-        ``optimizer.risk``.
+        ``optimizer.analysis.risk``.
     ds : Dataset
         The active dataset (scenario applied): tornado and Monte Carlo vary it.
     base : Dataset

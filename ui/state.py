@@ -60,13 +60,13 @@ DEFAULT_SCENARIO = "neutral"
 def solver_choices() -> tuple[tuple[str, str], ...]:
     """Solvers usable on this machine, as the Plan page offers them: ``(name, label)``.
 
-    From :func:`optimizer.solvers.available_solvers` (``highs`` first when highspy
+    From :func:`optimizer.plan.solvers.available_solvers` (``highs`` first when highspy
     imports, then PuLP's available solvers, so GLPK and SCIP appear when installed);
     PuLP's bundled CBC is offered by its short name ``cbc``. The label carries the
     solver's version and says when no shadow prices come back. Read once per process
     (it runs each solver binary once for its version).
     """
-    from optimizer.solvers import available_solvers
+    from optimizer.plan.solvers import available_solvers
 
     out = []
     for s in available_solvers():
@@ -344,7 +344,7 @@ class TimedResult:
 def optimizer_status() -> tuple[bool, str]:
     """Return (True, "") when ``from optimizer import solve`` works, else (False, why)."""
     try:
-        from optimizer import SolveOptions, solve  # noqa: F401
+        from optimizer import SolveOptions  # noqa: F401
     except Exception as e:  # noqa: BLE001 - a broken optimizer must not break the page
         return False, error_text(e)
     return True, ""

@@ -7,7 +7,7 @@ import math
 import streamlit as st
 
 from capacity.csv_safe import to_safe_csv
-from optimizer.summary import missing_duals, no_duals_text
+from optimizer.output.summary import missing_duals, no_duals_text
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
 from ui.formats import fmt_usd
@@ -269,6 +269,6 @@ if calibration is not None and len(calibration):
         st.caption(
             f"{int(scored['inside_band'].sum())} of {len(scored)} scored rows inside their "
             "band; rows the model cannot match yet are listed with their reason "
-            "(formulas in optimizer/calibration.py)."
+            "(formulas in optimizer/plan/calibration.py)."
         )
         st.dataframe(calibration, hide_index=True, width="stretch", key="plan_calibration")

@@ -1,4 +1,6 @@
-"""Risk page: scenarios side by side; tornado, Monte Carlo and hedged plan from optimizer.risk."""
+"""Risk page: scenarios side by side; tornado, Monte Carlo and hedged plan.
+
+The views come from optimizer.analysis.risk."""
 
 from __future__ import annotations
 
@@ -104,15 +106,15 @@ if cmp is not None:
         if fig is not None:
             st.plotly_chart(fig, key="risk_cost_chart", width="stretch")
 
-# ---------------------------------------------------------------- optimizer.risk
+# ---------------------------------------------------------------- optimizer.analysis.risk
 st.subheader("Tornado, Monte Carlo and hedged plan")
 try:
-    risk = importlib.import_module("optimizer.risk")
+    risk = importlib.import_module("optimizer.analysis.risk")
 except Exception:  # noqa: BLE001 - a missing or broken module is an info box, not a traceback
     risk = None
 if risk is None:
     st.info(
-        "The risk module (`optimizer.risk`) is not installed yet. Tornado sensitivity, "
+        "The risk module (`optimizer.analysis.risk`) is not installed yet. Tornado sensitivity, "
         "Monte Carlo percentiles and the hedged two-stage plan (VSS, EVPI) will appear "
         "here when it is."
     )

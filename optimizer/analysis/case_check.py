@@ -1,0 +1,126 @@
+"""Is a written batch case really done? Re-read its files and recompute its figures.
+
+A batch case is recorded ``state: "done"`` only when this module finds nothing wrong
+with what is on disk; otherwise it is recorded ``failed`` and redone by the next run
+of the same command. The checks, in order:
+
+1. every table of :data:`optimizer.output.report.RESULT_SCHEMAS` has its file, and the files
+   listed in the manifest entry exist;
+2. ``summary.parquet`` holds one row whose status is the entry's status;
+3. a status with a plan (``optimal``, ``time_limit_feasible``) has a finite
+   objective, a non-empty ``costs`` table whose ``cost_usd`` sums to the objective
+   (relative tolerance :data:`REL_TOL`), and a ``demand`` table with as many rows
+   as the summary's demand says there are (non-empty when demand is positive);
+4. the outcomes recorded in the manifest (``total_cost_usd``, ``unmet_h100e``,
+   ``breach_mw``) recompute from the tables.
+
+A status without a plan (infeasible, unbounded, no solution at the time limit) must
+*not* carry an objective. This is what keeps an empty case (status "optimal",
+objective null, 0-row tables) from being recorded as done, whatever produced it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+__all__ = ["REL_TOL", "case_problem"]
+
+#: Relative tolerance of a recomputed figure against the recorded one.
+REL_TOL = 1e-6
+
+_PLAN_STATUSES = ("optimal", "time_limit_feasible")
+
+
+def _close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=REL_TOL, abs_tol=1e-6)
+
+
+def _column_sum(path: Path, column: str) -> tuple[float, int]:
+    """Return (sum of a numeric column, row count) of one Parquet file."""
+    table = pq.read_table(path, columns=[column])
+    total = pc.sum(table.column(column)).as_py()
+    return float(total or 0.0), table.num_rows
+
+
+def _missing_files(sdir: Path, out: Path, entry: Mapping[str, Any]) -> str | None:
+    from optimizer.output.report import RESULT_SCHEMAS
+
+    listed = [out / f for f in entry.get("files") or []]
+    absent = [p.name for p in listed if not p.is_file()]
+    absent += [f"{t}.parquet" for t in RESULT_SCHEMAS if not (sdir / f"{t}.parquet").is_file()]
+    if absent:
+        return "missing table file(s): " + ", ".join(sorted(set(absent)))
+    return None
+
+
+def _plan_problem(sdir: Path, entry: Mapping[str, Any], summary: Mapping[str, Any]) -> str | None:
+    """Run checks 3 and 4 for a status that has a plan."""
+    obj = entry.get("objective_usd")
+    if obj is None or not math.isfinite(float(obj)):
+        return f"status {entry.get('status')!r} but no objective"
+    cost, n_cost = _column_sum(sdir / "costs.parquet", "cost_usd")
+    if n_cost == 0:
+        return "costs table is empty"
+    if not _close(cost, float(obj)):
+        return f"costs sum to {cost:.9g} USD, objective says {float(obj):.9g}"
+    unmet, n_dem = _column_sum(sdir / "demand.parquet", "unmet_h100e")
+    if float(summary.get("demand_h100e") or 0.0) > 0 and n_dem == 0:
+        return "demand table is empty while the summary has demand"
+    breach, _ = _column_sum(sdir / "commitments.parquet", "breach_mw")
+    outcomes = entry.get("outcomes") or {}
+    for name, value in (("total_cost_usd", cost), ("unmet_h100e", unmet), ("breach_mw", breach)):
+        recorded = outcomes.get(name)
+        if recorded is None or not _close(float(recorded), value):
+            return f"outcome {name} {recorded!r} does not recompute ({value:.9g})"
+    return None
+
+
+def case_problem(out_dir: str | Path, case: str, entry: Mapping[str, Any] | None) -> str | None:
+    """Return why a batch case written under ``out_dir`` is not verifiably done, or None.
+
+    Parameters
+    ----------
+    out_dir : path
+        The batch output folder (``<out>/scenario=<case>/<table>.parquet``).
+    case : str
+        Case name.
+    entry : mapping or None
+        The case's manifest entry (``status``, ``objective_usd``, ``files``,
+        ``outcomes``).
+
+    Returns
+    -------
+    str or None
+        A one-line reason ("costs table is empty", "status 'optimal' but no
+        objective" ...), or None when every check of the module docstring passes.
+        Unreadable files are a reason, never an exception.
+    """
+    from optimizer.output.report import scenario_dir
+
+    if not entry:
+        return "no manifest entry"
+    out = Path(out_dir)
+    sdir = scenario_dir(out, case)
+    try:
+        problem = _missing_files(sdir, out, entry)
+        if problem:
+            return problem
+        rows = pq.read_table(sdir / "summary.parquet").to_pylist()
+        if len(rows) != 1:
+            return f"summary table has {len(rows)} rows, not 1"
+        summary = rows[0]
+        if summary.get("status") != entry.get("status"):
+            return f"summary status {summary.get('status')!r} != {entry.get('status')!r}"
+        if entry.get("status") in _PLAN_STATUSES:
+            return _plan_problem(sdir, entry, summary)
+        if entry.get("objective_usd") is not None:
+            return f"status {entry.get('status')!r} carries an objective"
+    except (OSError, ValueError, KeyError) as exc:  # pyarrow errors are OSError/ValueError
+        return f"unreadable: {type(exc).__name__}: {exc}"
+    return None

@@ -1,0 +1,169 @@
+"""Chip families: inventory (installs never exceed production) and the sale window."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from capacity.schema import period_index
+from optimizer.components.base import (
+    CheckInputs,
+    ConstraintFamily,
+    ModelBuilder,
+    ScenarioColumns,
+    cumulative,
+    expand,
+    flagged,
+    violations,
+)
+from optimizer.lp.grouping import (
+    by_key,
+    group_cumsum,
+    group_sum,
+    positions,
+    reindexed,
+    value_at,
+)
+
+
+def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Chip inventory: sum_{s,p'<=p} install[c,s,p'] - sum_{p'<=p-lag_c} produce[c,p'] <= open_c.
+
+    Chips produced in p are delivered (installable) from p + ``delivery_lag_periods``;
+    ``opening_inventory_chips`` (produced before the horizon, in transit) are
+    installable from the first period.
+    """
+    scenario, install = columns.scenario, columns.install
+    if install.empty:
+        return
+    n_periods = scenario.n_periods
+    first = install.groupby("c", as_index=False)["t"].min()
+    keys = expand(first[["c"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t")
+    c = keys["c"].to_numpy()
+    opening = (
+        scenario.chip_attr(c, "opening_inventory_chips").astype(float)
+        if "opening_inventory_chips" in scenario.chips
+        else np.zeros(len(keys))
+    )
+    rows = builder.add_rows("chip_inventory", scenario.index, keys, "<=", np.nan_to_num(opening))
+    row_of = keys.assign(row=rows)
+    installed = cumulative(install, n_periods).merge(row_of, on=["c", "t"])
+    builder.add_terms(installed["row"], installed["col"], 1.0)
+    produce = columns.produce
+    delivered = produce.assign(t=produce["t"] + scenario.delivery_lag(produce["c"].to_numpy()))
+    delivered = delivered[delivered["t"] < n_periods]
+    produced = cumulative(delivered, n_periods).merge(row_of, on=["c", "t"])
+    builder.add_terms(produced["row"], produced["col"], -1.0)
+
+
+def define_chip_window(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Chip window: produce[c,p] <= 0 outside first..last - lag_c (rows only for shared columns)."""
+    scenario, produce = columns.scenario, columns.produce
+    if produce.empty:
+        return
+    lag = scenario.delivery_lag(produce["c"].to_numpy())
+    t_first = scenario.chip_attr(produce["c"].to_numpy(), "t_first") - lag
+    t_last = scenario.chip_attr(produce["c"].to_numpy(), "t_last") - lag
+    t = produce["t"].to_numpy()
+    outside = produce[~((t >= t_first) & (t <= t_last))]
+    if outside.empty:
+        return
+    rows = builder.add_rows("chip_window", scenario.index, outside, "<=", np.zeros(len(outside)))
+    builder.add_terms(rows, outside["col"], 1.0)
+
+
+def _column(chips: pd.DataFrame, name: str, default: float) -> pd.Series:
+    """Chip column ``name`` (``default`` when absent or empty)."""
+    if name not in chips:
+        return pd.Series(default, index=chips.index, dtype=float)
+    return chips[name].fillna(default).astype(float)
+
+
+def check_chip_inventory(inputs: CheckInputs) -> pd.DataFrame:
+    """Cumulative installs <= opening inventory + production delivered (produced lag earlier).
+
+    One row per (chip of the chips table, period); sums and running sums as pandas'
+    ``groupby`` gives them (:mod:`optimizer.lp.grouping`).
+    """
+    periods, produce = inputs.periods, inputs.frames["produce"]
+    install = inputs.frames["install"]
+    names = inputs.chips.index.astype(str)
+    C, T = len(names), len(periods)
+
+    def flat(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        c = positions(names, frame["chip"])
+        t = positions(pd.Index(periods), frame["period"])
+        ok = (c >= 0) & (t >= 0)
+        return c[ok] * T + t[ok], frame["value"].to_numpy(dtype=float)[ok]
+
+    ids, v = flat(install)
+    ins = group_sum(ids, v, C * T)
+    ids, v = flat(produce)
+    made = value_at([np.arange(C * T)], [ids], v).reshape(C, T)
+    made = np.where(np.isnan(made), 0.0, made)
+    lag = _column(inputs.chips, "delivery_lag_periods", 0).to_numpy().astype(np.int64)
+    src = np.arange(T)[None, :] - lag[:, None]  # produced lag periods earlier: delivered
+    ok = (src >= 0) & (src < T)
+    prod = np.where(ok, np.take_along_axis(made, np.clip(src, 0, max(T - 1, 0)), axis=1), 0.0)
+    by_chip = np.repeat(np.arange(C), T)
+    installed = group_cumsum(by_chip, ins)
+    opening = np.repeat(_column(inputs.chips, "opening_inventory_chips", 0.0).to_numpy(), T)
+    produced = group_cumsum(by_chip, prod.ravel()) + opening
+
+    def keys(bad: np.ndarray) -> np.ndarray:
+        chip = np.repeat(np.asarray(names, dtype=object), T)[bad]
+        period = np.tile(np.asarray(periods, dtype=object), C)[bad]
+        out: np.ndarray = chip + "," + period
+        return out
+
+    return violations("chip_inventory", keys, installed, produced, "<=", inputs.tolerance)
+
+
+def check_chip_window(inputs: CheckInputs) -> pd.DataFrame:
+    """No production outside the sale window moved ahead by the delivery lag."""
+    produce, chips = inputs.frames["produce"], inputs.chips
+    t = (
+        produce["period"].map(period_index).to_numpy(dtype=np.int64)
+        if len(produce)
+        else np.zeros(0, dtype=np.int64)
+    )
+    lag = reindexed(_column(chips, "delivery_lag_periods", 0), produce["chip"])
+    first, at = by_key(chips["first_period"], produce["chip"])  # each chip once
+    last = by_key(chips["last_period"], produce["chip"])[0]
+    t_first = first.astype(str).map(period_index).to_numpy(dtype=np.int64)[at]
+    t_last = last.astype(str).map(period_index).to_numpy(dtype=np.int64)[at]
+    t_first, t_last = t_first - lag.astype(np.int64), t_last - lag.astype(np.int64)
+    outside = (t < t_first) | (t > t_last)
+    return flagged(
+        "chip_window",
+        produce,
+        outside,
+        "value",
+        lambda b: b["chip"] + "," + b["period"],
+        inputs.tolerance,
+    )
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "chip_inventory",
+        "chips",
+        define_chip_inventory,
+        check_chip_inventory,
+        "chip {key} production up to {period} short by {amount} chips",
+        "chips",
+        ("c",),
+        summary_words="inventory of {0} chips",
+    ),
+    ConstraintFamily(
+        "chip_window",
+        "chips",
+        define_chip_window,
+        check_chip_window,
+        "chip {key} produced outside its sale window in {period}: {amount} chips",
+        "chips",
+        ("c",),
+        summary_words="sale window of {0}",
+        limit=True,
+    ),
+)

@@ -1,0 +1,185 @@
+"""Construction timing and air-to-liquid retrofit.
+
+Maths (``L_s`` = ``sites.lead_time_periods``, ``pipe[s,p]`` = pipeline IT MW coming
+online in p, ``pipe_liq`` its liquid part, ``retrofit[s,p]`` air MW converted to
+liquid in p):
+
+* online IT capacity ``it_capacity[s,p] = initial_it_mw_s + sum_{p'<=p} pipe[s,p']
+  + sum_{p' <= p - L_s} build[s,p']`` (a build decided in p is usable from p + L_s;
+  decisions that would come online after the horizon get no column);
+* online liquid capacity ``liquid_capacity[s,p] = initial_liquid_mw_s + sum_{p'<=p}
+  pipe_liq[s,p'] + sum_{p' <= p - L_s} liquid[s,p'] + sum_{p'<=p} retrofit[s,p']``;
+* ``site_max`` limits what is *decided*: ``initial + sum_p pipe + sum_{p'<=p} build
+  <= max_it_mw`` (the pipeline counts from the start, under construction or not);
+* ``site_retrofit_rate``: ``retrofit[s,p] <= retrofit_mw_per_period_s``            (MW)
+* ``site_retrofit_pool``: ``sum_{p'<=p} retrofit[s,p'] <= initial air MW_s + sum_{p'<=p}
+  (pipe - pipe_liq)[s,p'] + sum_{p' <= p - L_s} (build - liquid)[s,p']``            (MW):
+  only air-cooled halls already online can be converted;
+* downtime: in its retrofit period a converted MW is out of service for
+  ``retrofit_downtime_share_s`` of the quarter, so ``site_it_power`` counts
+  ``retrofit_downtime_share_s * retrofit[s,p]`` as used.
+
+Cost: a retrofit costs ``retrofit_capex_usd_per_mw`` charged like a build (straight-line
+rent over ``FACILITY_LIFE_PERIODS`` inside the horizon) in the objective and in full
+in its period in the cash view. The pipeline's capex is sunk (decided before the
+horizon).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from optimizer.components.base import (
+    CheckInputs,
+    ConstraintFamily,
+    ModelBuilder,
+    ScenarioColumns,
+    ScenarioData,
+    cumulative,
+    expand,
+    site_period_keys,
+    violations,
+)
+from optimizer.lp.grouping import reindexed
+
+
+def online_cumulative(columns: pd.DataFrame, scenario: ScenarioData) -> pd.DataFrame:
+    """Pairs (s, t, col): ``col`` is a build-like column decided in a period <= t - L_s.
+
+    Parameters
+    ----------
+    columns : DataFrame
+        ``s, t, col`` (decision period ``t``).
+    scenario : ScenarioData
+
+    Returns
+    -------
+    DataFrame
+        ``s, t, col`` for every horizon period t at which the decision is online.
+    """
+    online = columns.assign(t=columns["t"].to_numpy() + scenario.lead(columns["s"].to_numpy()))
+    online = online[online["t"] < scenario.n_periods]
+    return cumulative(online, scenario.n_periods)
+
+
+def pipeline_online(scenario: ScenarioData, keys: pd.DataFrame, column: str) -> np.ndarray:
+    """Pipeline MW (``it_mw`` or ``liquid_mw``) online by each (s, t) of ``keys``."""
+    pipe = scenario.pipeline
+    if pipe.empty or keys.empty:
+        return np.zeros(len(keys))
+    pipe = pipe[pipe["t"] < scenario.n_periods]
+    start = pipe["t"].to_numpy()
+    grid = expand(pipe[["s", column]], start, scenario.n_periods - start, "t")
+    total = grid.groupby(["s", "t"])[column].sum()
+    index = pd.MultiIndex.from_frame(keys[["s", "t"]].astype(np.int64))
+    return total.reindex(index).fillna(0.0).to_numpy(dtype=float)
+
+
+def pipeline_total(scenario: ScenarioData, s: np.ndarray) -> np.ndarray:
+    """Whole pipeline IT MW per site code (whatever its online period)."""
+    total = scenario.pipeline.groupby("s")["it_mw"].sum()
+    return total.reindex(s).fillna(0.0).to_numpy(dtype=float)
+
+
+def downtime_terms(columns: ScenarioColumns, row_of: pd.DataFrame) -> pd.DataFrame:
+    """Retrofit columns merged on site_it_power rows (s, t, row) with their downtime share."""
+    retrofit = columns.retrofit
+    if retrofit.empty:
+        return retrofit.assign(row=[], share=[])
+    share = columns.scenario.site_attr(retrofit["s"].to_numpy(), "retrofit_downtime_share")
+    m = retrofit.assign(share=np.asarray(share, dtype=float)).merge(row_of, on=["s", "t"])
+    return m[m["share"] > 0]
+
+
+# ----------------------------------------------------------------------------- define
+def define_site_retrofit_rate(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Retrofit rate: retrofit[s,p] <= retrofit_mw_per_period_s."""
+    scenario, retrofit = columns.scenario, columns.retrofit
+    if retrofit.empty:
+        return
+    limit = scenario.site_attr(retrofit["s"].to_numpy(), "retrofit_mw_per_period")
+    rows = builder.add_rows("site_retrofit_rate", scenario.index, retrofit, "<=", limit)
+    builder.add_terms(rows, retrofit["col"], 1.0)
+
+
+def define_site_retrofit_pool(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Retrofit pool: cum retrofit[s,p] - cum online (build - liquid) <= initial air + pipe air."""
+    scenario, retrofit = columns.scenario, columns.retrofit
+    if retrofit.empty:
+        return
+    keys = retrofit[["s", "t"]]
+    s = keys["s"].to_numpy()
+    initial_air = scenario.site_attr(s, "initial_it_mw") - scenario.site_attr(
+        s, "initial_liquid_mw"
+    )
+    pipe_air = pipeline_online(scenario, keys, "it_mw") - pipeline_online(
+        scenario, keys, "liquid_mw"
+    )
+    rows = builder.add_rows(
+        "site_retrofit_pool", scenario.index, keys, "<=", initial_air.astype(float) + pipe_air
+    )
+    row_of = keys.assign(row=rows)
+    done = cumulative(retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
+    builder.add_terms(done["row"], done["col"], 1.0)
+    for frame, sign in ((columns.build, -1.0), (columns.liquid, 1.0)):
+        online = online_cumulative(frame, scenario).merge(row_of, on=["s", "t"])
+        builder.add_terms(online["row"], online["col"], sign)
+
+
+# ------------------------------------------------------------------------------ check
+def check_site_retrofit_rate(inputs: CheckInputs) -> pd.DataFrame:
+    """Air MW converted per period <= retrofit_mw_per_period."""
+    cap = inputs.capacity
+    limit = (
+        reindexed(inputs.sites["retrofit_mw_per_period"], cap["site"], float)
+        if "retrofit_mw_per_period" in inputs.sites
+        else np.zeros(len(cap))
+    )
+    return violations(
+        "site_retrofit_rate",
+        site_period_keys(cap),
+        cap["retrofit_mw"],
+        limit,
+        "<=",
+        inputs.tolerance,
+    )
+
+
+def check_site_retrofit_pool(inputs: CheckInputs) -> pd.DataFrame:
+    """Cumulative retrofit <= air-cooled MW online (initial air + pipeline air + air builds)."""
+    cap = inputs.capacity
+    return violations(
+        "site_retrofit_pool",
+        site_period_keys(cap),
+        cap["retrofit_cum_mw"],
+        cap["air_pool_mw"],
+        "<=",
+        inputs.tolerance,
+    )
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "site_retrofit_rate",
+        "MW",
+        define_site_retrofit_rate,
+        check_site_retrofit_rate,
+        "site {key} air-to-liquid retrofit rate in {period} short by {amount} MW",
+        "MW",
+        ("s",),
+        summary_words="air-to-liquid retrofit rate at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "site_retrofit_pool",
+        "MW",
+        define_site_retrofit_pool,
+        check_site_retrofit_pool,
+        "site {key} air-cooled MW left to retrofit by {period} short by {amount} MW",
+        "MW",
+        ("s",),
+        summary_words="air-cooled MW left to retrofit at {0}",
+        limit=True,
+    ),
+)

@@ -1,0 +1,218 @@
+"""Demand families: the demand balance and customer commitments.
+
+Both are soft (priced unmet and breach slack): they never make the model infeasible.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from capacity.schema import period_index
+from optimizer.components.base import (
+    CheckInputs,
+    ConstraintFamily,
+    ModelBuilder,
+    ResultRows,
+    ScenarioColumns,
+    flagged,
+    violations,
+)
+from optimizer.lp.frames import rows_frame
+from optimizer.lp.grouping import (
+    Groups,
+    by_key,
+    positions,
+    sums_at,
+    take,
+    value_at,
+    values_at,
+)
+
+
+def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Demand balance: sum assign * h100e[c,w] * derate[k,c] + unmet[k,w,g,p] >= demand[k,w,g,p].
+
+    ``g`` is the demand's region group: its assign columns exist only at sites of
+    those regions (regional inference), built in :func:`optimizer.plan.model._operating_keys`.
+    In the compact formulation the sum runs over ``serve[c,e,k,w,g,p]`` (per region,
+    :attr:`~optimizer.components.base.ScenarioColumns.customer_work`).
+    """
+    scenario, unmet = columns.scenario, columns.unmet
+    if unmet.empty:
+        return
+    demand = unmet["demand_h100e"].to_numpy()
+    rows = builder.add_rows("demand_balance", scenario.index, unmet, ">=", demand)
+    builder.add_terms(rows, unmet["col"], 1.0)
+    row_of = unmet[["k", "w", "g", "t"]].assign(row=rows)
+    m = columns.customer_work.merge(row_of, on=["k", "w", "g", "t"])
+    workload = np.asarray(scenario.workload_names, dtype=object)[m["w"].to_numpy()]
+    c = m["c"].to_numpy()
+    training = scenario.chip_attr(c, "training_h100e").astype(float)
+    inference = scenario.chip_attr(c, "inference_h100e").astype(float)
+    h100e = np.where(workload == "training", training, inference)
+    builder.add_terms(m["row"], m["col"], h100e * m["derate"].to_numpy())
+
+
+def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Commit IT MW: sum_{c in f, s, w} assign[c,s,k,w,p] * kw/1000 + breach[j,p] >= min_it_mw.
+
+    Compact formulation: the sum runs over ``serve[c,e,k,w,g,p]`` (regions ``e``).
+    """
+    scenario, breach = columns.scenario, columns.breach
+    if breach.empty:
+        return
+    rows = builder.add_rows(
+        "commitment", scenario.index, breach, ">=", breach["min_it_mw"].to_numpy()
+    )
+    builder.add_terms(rows, breach["col"], 1.0)
+    row_of = breach[["j", "k", "f", "t"]].assign(row=rows)
+    assign = columns.customer_work
+    assign = assign.assign(f=scenario.chip_attr(assign["c"].to_numpy(), "f").astype(np.int64))
+    m = assign.merge(row_of, on=["k", "f", "t"])
+    builder.add_terms(m["row"], m["col"], scenario.it_mw_per_chip(m["c"].to_numpy()))
+
+
+def _served(inputs: CheckInputs) -> pd.DataFrame:
+    """Eligible-merged assignments with ``h`` (H100e after derate)."""
+    a, chips = inputs.assigned, inputs.chips
+    c = positions(chips.index, a["chip"])
+    training = take(chips["training_h100e"].to_numpy(dtype=float), c)
+    inference = take(chips["inference_h100e"].to_numpy(dtype=float), c)
+    h100e = np.where(a["workload"] == "training", training, inference)
+    return a.assign(h=a["value"].to_numpy() * h100e * a["derate"].fillna(0.0).to_numpy())
+
+
+def check_demand_balance(inputs: CheckInputs) -> pd.DataFrame:
+    """H100e served (chips * H100e * derate) + unmet >= demand, per demand row (regions too).
+
+    Assignments are matched to demand rows by customer, workload, period and the
+    region group; whether a site may serve a group is checked separately
+    (:func:`check_demand_regions`). Sums by key as pandas gives them
+    (:mod:`optimizer.lp.grouping`).
+    """
+    keys = ["customer", "workload", "period", "demand_regions"]
+    served = _served(inputs)
+    dm = inputs.dataset.table("demand")
+    dm = dm.assign(demand_regions=_regions_text(dm))
+    dm = dm[dm["demand_h100e"].to_numpy() > 0].reset_index(drop=True)
+    target = [dm[k] for k in keys]
+    h = sums_at(target, [served[k] for k in keys], served["h"].to_numpy())
+    unmet = inputs.frames["unmet"]
+    u = value_at(target, [unmet[k] for k in keys], unmet["value"].to_numpy())
+    u = np.where(np.isnan(u), 0.0, u)
+
+    def text(bad: np.ndarray) -> np.ndarray:
+        d = dm[bad]
+        k = d["customer"] + "/" + d["workload"] + _suffix(d["demand_regions"]) + "," + d["period"]
+        out: np.ndarray = k.astype(str).to_numpy()
+        return out
+
+    return violations("demand_balance", text, h + u, dm["demand_h100e"], ">=", inputs.tolerance)
+
+
+def _regions_text(demand: pd.DataFrame) -> pd.Series:
+    """Return the stripped ``regions`` text of demand rows ("" when absent)."""
+    if "regions" not in demand:
+        return pd.Series("", index=demand.index, dtype=object)
+    return demand["regions"].fillna("").astype(str).str.strip()
+
+
+def _suffix(regions: pd.Series) -> pd.Series:
+    """``"/<regions>"`` for regional rows, "" for demand served anywhere."""
+    return regions.map(lambda r: f"/{r}" if r else "")
+
+
+def check_demand_regions(inputs: CheckInputs) -> pd.DataFrame:
+    """Chips serving a regional demand sit at sites of its regions (violation in chips)."""
+    a = inputs.assigned
+    reg = a["demand_regions"].astype(str).to_numpy()
+    small, at = by_key(inputs.sites["region"], a["site"])
+    site_region = small.astype(str).str.strip().to_numpy()[at]
+    pairs = Groups([reg, site_region])  # each (group, region) pair tested once
+    first = np.unique(pairs.ids, return_index=True)[1]
+    tested = zip(reg[first], site_region[first], strict=True)
+    ok_pair = np.array([not g or r in {x.strip() for x in g.split(";")} for g, r in tested])
+    ok = ok_pair.astype(bool)[pairs.ids] if len(reg) else np.zeros(0, dtype=bool)
+    return flagged(
+        "demand_regions",
+        a,
+        ~ok,
+        "value",
+        lambda b: (
+            b["customer"]
+            + "/"
+            + b["workload"]
+            + "/"
+            + b["demand_regions"]
+            + "@"
+            + b["site"]
+            + ","
+            + b["period"]
+        ),
+        inputs.tolerance,
+    )
+
+
+def check_commitment(inputs: CheckInputs) -> pd.DataFrame:
+    """Nameplate IT MW assigned to the customer on the family + breach >= min_it_mw.
+
+    Sums per (customer, family, period) as pandas' ``groupby`` gives them
+    (:mod:`optimizer.lp.grouping`).
+    """
+    com = inputs.dataset.table("commitments").reset_index(drop=True)
+    if not len(com):
+        return violations("commitment", pd.Series([], dtype=str), [], [], ">=", 0.0)
+    a, chips, periods = inputs.assigned, inputs.chips, inputs.periods
+    c = positions(chips.index, a["chip"])
+    family = take(chips["family"].astype(str).to_numpy(), c)
+    mw = a["value"].to_numpy() * take(chips["it_kw_per_chip"].to_numpy(dtype=float), c) / 1e3
+    p0 = period_index(periods[0])
+    rows = []
+    for j, r in enumerate(com.itertuples(index=False)):
+        lo = max(period_index(str(r.from_period)), p0)
+        hi = min(period_index(str(r.to_period)), p0 + len(periods) - 1)
+        for pi in range(lo, hi + 1):
+            label = f"{r.customer}/{r.family}/{r.from_period},{periods[pi - p0]}"
+            rows.append((j, str(r.customer), str(r.family), periods[pi - p0], label))
+    text = dict.fromkeys(("customer", "family", "period", "k"), object)
+    cf = rows_frame(rows, {"j": np.int64, **text})
+    target = [cf[k] for k in ("customer", "family", "period")]
+    delivered = sums_at(target, [a["customer"], family, a["period"]], mw)
+    br = inputs.frames["breach"]
+    got = values_at(
+        [cf["j"], cf["period"]],
+        [br["j"], br["period"]],
+        {"value": br["value"].to_numpy(), "found": np.ones(len(br))},
+    )
+    breach = np.where(np.isnan(got["found"]), 0.0, got["value"])
+    rhs = com["min_it_mw"].to_numpy(dtype=float)[cf["j"].to_numpy(dtype=np.int64)]
+    return violations("commitment", cf["k"], delivered + breach, rhs, ">=", inputs.tolerance)
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "demand_balance",
+        "H100e",
+        define_demand_balance,
+        check_demand_balance,
+        "",
+        "H100e",
+        ("k", "w", "g"),
+        soft=True,
+        result=ResultRows("demand", "shadow_price_usd_per_h100e", ("k", "w", "g", "t")),
+        summary_words="{0} {1} demand",
+    ),
+    ConstraintFamily(
+        "commitment",
+        "MW",
+        define_commitment,
+        check_commitment,
+        "",
+        "MW",
+        ("j",),
+        soft=True,
+        result=ResultRows("commitments", "shadow_price_usd_per_mw", ("j", "t")),
+        summary_words="{0} commitment on {1}",
+    ),
+)

@@ -1,0 +1,132 @@
+"""Fleet families: the fleet definition (auxiliary fleet columns) and fleet assignment."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from optimizer.components.base import (
+    CheckInputs,
+    ConstraintFamily,
+    ModelBuilder,
+    ScenarioColumns,
+    expand,
+    violations,
+)
+from optimizer.lp.grouping import Groups, value_at
+
+_FLEET_COLUMNS = ["c", "s", "t", "col"]
+
+
+def define_fleet_definition(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Fleet columns ``fleet[c,s,p]`` = installs still alive, defined recursively.
+
+    fleet_definition rows: fleet[c,s,p] - fleet[c,s,p-1] - install[c,s,p]
+    + install[c,s,p-lifetime] == 0. The recursion keeps each install in two rows
+    instead of ``lifetime`` rows per family, which keeps the matrix sparse (the
+    normal equations of a lifetime-window sum fill in badly). Sets
+    ``columns.fleet_columns`` (c, s, t, col) and ``columns.fleet_keys`` (c, s, t,
+    init: every (chip, site, period) with a fleet, initial chips alive).
+    """
+    scenario, install = columns.scenario, columns.install
+    if len(install):
+        n_periods = scenario.n_periods
+        first = install.groupby(["c", "s"], as_index=False)["t"].min()
+        fleet = expand(
+            first[["c", "s"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t"
+        ).astype(np.int64)
+        fleet["col"] = builder.add_vars("fleet", scenario.index, fleet)
+        rows = builder.add_rows(
+            "fleet_definition", scenario.index, fleet, "==", np.zeros(len(fleet))
+        )
+        builder.add_terms(rows, fleet["col"], 1.0)
+        row_of = fleet[["c", "s", "t"]].assign(row=rows)
+        previous = fleet.assign(t=fleet["t"] + 1).merge(row_of, on=["c", "s", "t"])
+        builder.add_terms(previous["row"], previous["col"], -1.0)
+        m = install.merge(row_of, on=["c", "s", "t"])
+        builder.add_terms(m["row"], m["col"], -1.0)
+        life = scenario.chip_attr(install["c"].to_numpy(), "lifetime_periods").astype(np.int64)
+        m = install.assign(t=install["t"].to_numpy() + life).merge(row_of, on=["c", "s", "t"])
+        builder.add_terms(m["row"], m["col"], 1.0)
+        fleet_columns = fleet[_FLEET_COLUMNS]
+    else:
+        fleet_columns = pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in _FLEET_COLUMNS})
+    columns.fleet_columns = fleet_columns
+    initial = scenario.initial_fleet
+    keys = pd.concat([fleet_columns[["c", "s", "t"]], initial[["c", "s", "t"]]]).drop_duplicates()
+    keys = keys.astype(np.int64).merge(initial, on=["c", "s", "t"], how="left")
+    keys["init"] = keys["chips"].fillna(0.0)
+    keys = keys.drop(columns="chips").sort_values(["c", "s", "t"]).reset_index(drop=True)
+    columns.fleet_keys = keys
+
+
+def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Fleet assignment: sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] (initial + installs alive).
+
+    In the compact formulation the lhs is sum_w busy[c,s,w,p] (the same chips,
+    :attr:`~optimizer.components.base.ScenarioColumns.site_work`).
+    """
+    scenario, assign = columns.scenario, columns.site_work
+    if assign.empty:
+        return
+    keys = assign[["c", "s", "t"]].drop_duplicates().merge(columns.fleet_keys, on=["c", "s", "t"])
+    keys = keys.sort_values(["c", "s", "t"]).reset_index(drop=True)
+    rows = builder.add_rows("fleet_assignment", scenario.index, keys, "<=", keys["init"].to_numpy())
+    row_of = keys[["c", "s", "t"]].assign(row=rows)
+    m = assign.merge(row_of, on=["c", "s", "t"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+    m = columns.fleet_columns.merge(row_of, on=["c", "s", "t"])
+    builder.add_terms(m["row"], m["col"], -1.0)
+
+
+def check_fleet_assignment(inputs: CheckInputs) -> pd.DataFrame:
+    """Chips assigned per (chip, site, period) <= fleet recomputed from installs and lifetimes.
+
+    Sums per (chip, site, period) as pandas' ``groupby`` gives them, in its order
+    (:mod:`optimizer.lp.grouping`).
+    """
+    asg, fleet = inputs.frames["assign"], inputs.fleet
+    cols = ("chip", "site", "period")
+    g = Groups([asg[c] for c in cols])
+    keys = [g.key(i) for i in range(3)]
+    have = value_at(
+        keys,
+        [fleet[c] for c in cols],
+        fleet["fleet_chips"].to_numpy(dtype=float),
+    )
+
+    def text(bad: np.ndarray) -> np.ndarray:
+        chip, site, period = (k[bad].astype(object) for k in keys)
+        out: np.ndarray = chip + "/" + site + "," + period
+        return out
+
+    assigned = g.sum(asg["value"].to_numpy(dtype=float))
+    fleet_chips = np.where(np.isnan(have), 0.0, have)
+    return violations("fleet_assignment", text, assigned, fleet_chips, "<=", inputs.tolerance)
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "fleet_definition",
+        "chips",
+        define_fleet_definition,
+        # No check of its own: the checker never reads the fleet columns; it recomputes
+        # the fleet from installs and lifetimes (fleet_values), which is this definition.
+        None,
+        "",
+        "chips",
+        (),
+        definition=True,
+        builds_columns=True,
+    ),
+    ConstraintFamily(
+        "fleet_assignment",
+        "chips",
+        define_fleet_assignment,
+        check_fleet_assignment,
+        "fleet {key} in {period} short by {amount} chips",
+        "chips",
+        ("c", "s"),
+        summary_words="fleet of {0} at {1}",
+    ),
+)

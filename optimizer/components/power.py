@@ -1,0 +1,604 @@
+"""Power families (issue 12): grid upgrades, on-site generation, PPAs, carbon.
+
+Power becomes a decision when a dataset holds any of the optional tables
+``grid_upgrades``, ``onsite_generation``, ``ppas`` or ``carbon_policy``
+(:func:`power_modelled`); without them the model is the grid-only model and its
+energy is priced at the site's grid price, as before.
+
+Decisions (all >= 0, per scenario; ``o`` codes a power source, named
+``grid``, ``upgrade:<option>``, ``onsite:<technology>``, ``ppa:<contract>``)
+-------------------------------------------------------------------------------
+``grid_upgrade[s,o,d]`` MW of interconnection requested in decision period d,
+energised from d + lead_o; ``onsite_build[s,o,d]`` MW of on-site generation
+decided in d, online from d + lead_o; ``power_energy[s,o,p]`` MWh of the site's
+facility energy bought from source o in period p. Decisions whose capacity would come
+online after the horizon are not created.
+
+Expressions: ``upgrades[s,p]`` = sum_{o, d + lead_o <= p} grid_upgrade[s,o,d];
+``onsite[s,o,p]`` = initial_mw + sum_{d + lead_o <= p} onsite_build[s,o,d];
+``facility_mwh[s,p]`` = sum_c IT MWh[c,s,p] * PUE(c,s) (the expression the grid-only
+model prices, :func:`optimizer.components.base.energy_coefficients`).
+
+Families (row ``family``; unit of the rhs)
+------------------------------------------
+* ``site_grid`` (extended, :mod:`optimizer.components.site`): facility MW <= grid_mw +
+  upgrades + sum_o availability_o * onsite[s,o,p] + firm PPA MW x availability (MW)
+* ``power_energy_balance``: sum_o power_energy[s,o,p] == facility_mwh[s,p]   (MWh)
+* ``grid_energy``: power_energy[s,grid,p] + sum_{non-firm ppa} power_energy <=
+  (grid_mw + upgrades[s,p]) * hours[p]                                      (MWh)
+  (grid-delivered energy needs grid capacity; rows only at sites with on-site or firm
+  sources, elsewhere site_grid already implies it)
+* ``onsite_energy``: power_energy[s,o,p] <= availability_o * onsite[s,o,p] * hours (MWh)
+* ``onsite_cap``: initial_mw + sum_d onsite_build[s,o,d] <= max_mw           (MW)
+* ``ppa_energy``: sum_s power_energy[s,o,p] <= mw_o(p) * availability_o * hours (MWh)
+* ``grid_upgrade_rate``: grid_upgrade[s,o,d] <= max_mw_per_period           (MW)
+* ``grid_upgrade_total``: sum_d grid_upgrade[s,o,d] <= max_mw_total          (MW)
+* ``carbon_cap_period``: sum_{s,o} carbon_o * power_energy[s,o,p] <= cap_p   (t)
+* ``carbon_cap_horizon``: sum_{s,o,p} carbon_o * power_energy[s,o,p] <= cap  (t)
+
+Costs (discounted like every term): ``grid_upgrade`` cost_usd_per_mw /
+lifetime_periods per MW per online period inside the horizon (straight-line rent as
+for facilities); ``onsite_power`` capex / lifetime_periods + fixed cost * hours / 8760
+per online MW and period, plus (variable cost + fuel price * heat rate) per MWh;
+``energy`` grid MWh at the site price and PPA MWh at the contract price; ``carbon``
+carbon price * t CO2 (grid at the site's ``carbon_t_per_mwh``).
+
+A PPA is a right to buy up to its MW at its price (no take-or-pay). A firm
+(behind-the-meter) PPA step adds its MW x availability to the site's facility power
+in its periods. In a two-stage
+stochastic model the power decisions are per scenario (not shared).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from optimizer.components.base import (
+    ModelBuilder,
+    ScenarioColumns,
+    ScenarioData,
+    energy_coefficients,
+    expand,
+)
+
+POWER_TABLES = ("grid_upgrades", "onsite_generation", "ppas", "carbon_policy")
+POWER_KINDS = ("grid_upgrade", "onsite_build", "power_energy")
+GRID = "grid"
+#: Source-name prefix of a PPA (:func:`source_names`): its energy is priced at the contract.
+PPA_PREFIX = "ppa:"
+HOURS_PER_YEAR = 8760.0
+_PUE = ("pue_air", "pue_liquid")
+
+
+def _table(ds: Any, name: str) -> pd.DataFrame:
+    try:
+        return ds.table(name)
+    except KeyError:
+        return pd.DataFrame()
+
+
+def power_modelled(ds: Any) -> bool:
+    """Tell whether the dataset holds a power table with rows (power is then a decision)."""
+    return any(len(_table(ds, t)) for t in POWER_TABLES)
+
+
+def source_names(ds: Any) -> tuple[str, ...]:
+    """Power source names of a dataset: ``grid``, ``upgrade:``, ``onsite:``, ``ppa:`` IDs."""
+    names: dict[str, None] = {GRID: None}
+    for table, col, prefix in (
+        ("grid_upgrades", "option", "upgrade:"),
+        ("onsite_generation", "technology", "onsite:"),
+        ("ppas", "contract", PPA_PREFIX),
+    ):
+        for v in _table(ds, table).get(col, pd.Series([], dtype=object)).astype(str):
+            names.setdefault(prefix + v, None)
+    return tuple(names)
+
+
+@dataclass
+class PowerData:
+    """One scenario's power tables, coded (``s`` site, ``o`` source, ``t`` period)."""
+
+    upgrades: pd.DataFrame  # s, o, cost, lead, per_period, total, life
+    onsite: pd.DataFrame  # s, o, capex, fixed, var_cost, carbon, lead, avail, max_mw, init, life
+    ppa: pd.DataFrame  # o, s, t, firm, price, carbon, mwh_cap (per contract and period)
+    carbon_price: np.ndarray  # (T,) USD/t
+    period_caps: pd.DataFrame  # t, cap
+    horizon_cap: float
+
+
+def _coded(scenario: ScenarioData, names: pd.Series, prefix: str) -> np.ndarray:
+    lookup = pd.Index(list(scenario.source_names))
+    return lookup.get_indexer((prefix + names.astype(str)).to_numpy()).astype(np.int64)
+
+
+def _site_codes(scenario: ScenarioData, names: pd.Series) -> np.ndarray:
+    lookup = pd.Index(scenario.sites["site"].astype(str).to_numpy())
+    codes = scenario.sites.index.to_numpy()
+    pos = lookup.get_indexer(names.astype(str).to_numpy())
+    return np.where(pos >= 0, codes[np.maximum(pos, 0)], -1).astype(np.int64)
+
+
+def _positions(scenario: ScenarioData, labels: pd.Series) -> np.ndarray:
+    from capacity.schema import period_index
+
+    p0 = period_index(scenario.dataset.periods[0])
+    return np.array([period_index(str(x)) - p0 for x in labels], dtype=np.int64)
+
+
+def _to_periods(ppas: pd.DataFrame, last: str) -> pd.Series:
+    """Return each step's last period (the horizon's last where empty)."""
+    text = ppas["to_period"].astype(str)
+    return text.where(text.str.match(r"^\d{4}Q[1-4]$"), last)
+
+
+def _ppa_periods(scenario: ScenarioData, ppas: pd.DataFrame) -> pd.DataFrame:
+    """Contract steps expanded to (o, s, t) with the MWh each period allows."""
+    cols = ["o", "s", "t", "firm", "price", "carbon", "mwh_cap"]
+    if ppas.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=float) for c in cols}).astype(
+            {"o": np.int64, "s": np.int64, "t": np.int64, "firm": bool}
+        )
+    T = scenario.n_periods
+    st = pd.DataFrame(
+        {
+            "o": _coded(scenario, ppas["contract"], PPA_PREFIX),
+            "t0": _positions(scenario, ppas["from_period"]),
+            "t1": _positions(scenario, _to_periods(ppas, scenario.dataset.periods[-1])),
+            "site": ppas["site"].astype(str).to_numpy(),
+            "region": ppas["region"].astype(str).to_numpy(),
+            "firm": (ppas["firm"].astype(str) == "yes").to_numpy(),
+            "price": ppas["price_usd_per_mwh"].to_numpy(dtype=float),
+            "carbon": ppas["carbon_t_per_mwh"].to_numpy(dtype=float),
+            "mw": ppas["mw"].to_numpy(dtype=float) * ppas["availability"].to_numpy(dtype=float),
+        }
+    )
+    t0 = np.maximum(st["t0"].to_numpy(), 0)
+    t1 = np.minimum(st["t1"].to_numpy(), T - 1)
+    per = expand(st, t0, t1 - t0 + 1, "t")
+    per["mwh_cap"] = per["mw"].to_numpy() * scenario.hours[per["t"].to_numpy()]
+    sites = pd.DataFrame(
+        {
+            "s": scenario.sites.index.to_numpy(dtype=np.int64),
+            "site_name": scenario.sites["site"].astype(str).to_numpy(),
+            "site_region": scenario.sites["region"].astype(str).to_numpy(),
+        }
+    )
+    m = per.merge(sites, how="cross")
+    named = m["site"].isin(["", "nan", "None"])
+    ok = np.where(named, m["region"] == m["site_region"], m["site"] == m["site_name"])
+    return m[ok][cols].reset_index(drop=True)
+
+
+def power_data(scenario: ScenarioData) -> PowerData:
+    """Code the power tables of one scenario (see the module docstring)."""
+    ds = scenario.dataset
+    T = scenario.n_periods
+    up = _table(ds, "grid_upgrades")
+    upgrades = pd.DataFrame(
+        {
+            "s": _site_codes(scenario, up.get("site", pd.Series([], dtype=object))),
+            "o": _coded(scenario, up.get("option", pd.Series([], dtype=object)), "upgrade:"),
+        }
+    )
+    if len(up):
+        upgrades["cost"] = up["cost_usd_per_mw"].to_numpy(dtype=float)
+        upgrades["lead"] = up["lead_periods"].to_numpy(dtype=np.int64)
+        upgrades["per_period"] = up["max_mw_per_period"].to_numpy(dtype=float)
+        upgrades["total"] = up["max_mw_total"].to_numpy(dtype=float)
+        upgrades["life"] = up["lifetime_periods"].to_numpy(dtype=np.int64)
+    g = _table(ds, "onsite_generation")
+    onsite = pd.DataFrame(
+        {
+            "s": _site_codes(scenario, g.get("site", pd.Series([], dtype=object))),
+            "o": _coded(scenario, g.get("technology", pd.Series([], dtype=object)), "onsite:"),
+        }
+    )
+    if len(g):
+        onsite["capex"] = g["capex_usd_per_mw"].to_numpy(dtype=float)
+        onsite["fixed"] = g["fixed_cost_usd_per_mw_year"].to_numpy(dtype=float)
+        onsite["var_cost"] = g["variable_cost_usd_per_mwh"].to_numpy(dtype=float) + g[
+            "fuel_price_usd_per_mmbtu"
+        ].to_numpy(dtype=float) * g["heat_rate_mmbtu_per_mwh"].to_numpy(dtype=float)
+        onsite["carbon"] = g["carbon_t_per_mwh"].to_numpy(dtype=float)
+        onsite["lead"] = g["lead_periods"].to_numpy(dtype=np.int64)
+        onsite["avail"] = g["availability"].to_numpy(dtype=float)
+        onsite["max_mw"] = g["max_mw"].to_numpy(dtype=float)
+        onsite["init"] = g["initial_mw"].to_numpy(dtype=float)
+        onsite["life"] = g["lifetime_periods"].to_numpy(dtype=np.int64)
+    for frame, names in (
+        (upgrades, ("cost", "lead", "per_period", "total", "life")),
+        (
+            onsite,
+            ("capex", "fixed", "var_cost", "carbon", "lead", "avail", "max_mw", "init", "life"),
+        ),
+    ):
+        for name in names:
+            if name not in frame:
+                dtype = np.int64 if name in ("lead", "life") else float
+                frame[name] = pd.Series([], dtype=dtype)
+    cp = _table(ds, "carbon_policy")
+    price = np.zeros(T)
+    caps = pd.DataFrame({"t": pd.Series([], dtype=np.int64), "cap": pd.Series([], dtype=float)})
+    horizon_cap = float("nan")
+    if len(cp):
+        blank = cp["period"].astype(str).isin(["", "nan", "None"]).to_numpy()
+        for _, row in cp[blank].iterrows():
+            price[:] = float(row["carbon_price_usd_per_t"])
+            horizon_cap = float(row["carbon_cap_t"])
+        rows = cp[~blank]
+        t = _positions(scenario, rows["period"])
+        inside = (t >= 0) & (t < T)
+        price[t[inside]] = rows["carbon_price_usd_per_t"].to_numpy(dtype=float)[inside]
+        cap = rows["carbon_cap_t"].to_numpy(dtype=float)[inside]
+        caps = pd.DataFrame({"t": t[inside], "cap": cap})
+        caps = caps[np.isfinite(caps["cap"].to_numpy())].reset_index(drop=True)
+    return PowerData(
+        upgrades, onsite, _ppa_periods(scenario, _table(ds, "ppas")), price, caps, horizon_cap
+    )
+
+
+# ----------------------------------------------------------------------------- columns
+def _decisions(options: pd.DataFrame, n_periods: int) -> pd.DataFrame:
+    """Decision keys (s, o, t) whose capacity comes online inside the horizon."""
+    if options.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in ("s", "o", "t")})
+    count = np.maximum(n_periods - options["lead"].to_numpy(), 0)
+    keys = expand(options[["s", "o"]], np.zeros(len(options), dtype=np.int64), count, "t")
+    return keys.astype(np.int64)
+
+
+def online(decisions: pd.DataFrame, lead: np.ndarray, n_periods: int) -> pd.DataFrame:
+    """Pairs (s, o, t, col, t_var): decision column ``col`` is online in period t."""
+    start = decisions["t"].to_numpy() + lead
+    v = decisions.assign(t_var=decisions["t"].to_numpy())
+    return expand(v.drop(columns="t"), start, n_periods - start, "t")
+
+
+def _energy_keys(columns: ScenarioColumns, pw: PowerData) -> pd.DataFrame:
+    """Energy column keys (s, o, t): grid, on-site and PPA sources at loaded site-periods."""
+    scenario = columns.scenario
+    load = columns.fleet_keys[["s", "t"]].drop_duplicates().astype(np.int64)
+    grid = load.assign(o=scenario.source_names.index(GRID))
+    parts = [grid]
+    if len(pw.onsite):
+        on = load.merge(pw.onsite[["s", "o", "lead", "init"]], on="s")
+        parts.append(on[(on["t"] >= on["lead"]) | (on["init"] > 0)][["s", "t", "o"]])
+    if len(pw.ppa):
+        parts.append(load.merge(pw.ppa[["o", "s", "t"]], on=["s", "t"]))
+    keys = pd.concat(parts, ignore_index=True)[["s", "o", "t"]].astype(np.int64)
+    return keys.drop_duplicates().sort_values(["s", "o", "t"]).reset_index(drop=True)
+
+
+def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -> None:
+    scenario = columns.scenario
+    i, T, hours = scenario.index, scenario.n_periods, scenario.hours
+    power = columns.power
+    up = power["grid_upgrade"].merge(pw.upgrades, on=["s", "o"])
+    if len(up):
+        on = online(up[["s", "o", "t", "col"]], up["lead"].to_numpy(), T)
+        on = on.merge(pw.upgrades[["s", "o", "cost", "life", "lead"]], on=["s", "o"])
+        on = on[on["t"] < on["t_var"] + on["lead"] + on["life"]]
+        rent = on["cost"].to_numpy() / on["life"].to_numpy()
+        builder.add_cost(i, "grid_upgrade", on["col"], on["t"], rent)
+    gb = power["onsite_build"].merge(pw.onsite, on=["s", "o"])
+    if len(gb):
+        on = online(gb[["s", "o", "t", "col"]], gb["lead"].to_numpy(), T)
+        on = on.merge(pw.onsite[["s", "o", "capex", "life", "fixed", "lead"]], on=["s", "o"])
+        on = on[on["t"] < on["t_var"] + on["lead"] + on["life"]]
+        t = on["t"].to_numpy()
+        per_mw = on["capex"].to_numpy() / on["life"].to_numpy()
+        per_mw = per_mw + on["fixed"].to_numpy() * hours[t] / HOURS_PER_YEAR
+        builder.add_cost(i, "onsite_power", on["col"], t, per_mw)
+    en = power["power_energy"]
+    usd, carbon, term = energy_unit_costs(scenario, pw, en)
+    t = en["t"].to_numpy()
+    for name in ("energy", "onsite_power"):
+        m = term == name
+        builder.add_cost(i, name, en["col"].to_numpy()[m], t[m], usd[m])
+    builder.add_cost(i, "carbon", en["col"], t, carbon * pw.carbon_price[t])
+
+
+def energy_unit_costs(
+    scenario: ScenarioData, pw: PowerData, keys: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """USD/MWh, t CO2/MWh and cost term of energy keys ``s, o, t``.
+
+    Returns
+    -------
+    (ndarray, ndarray, ndarray)
+        Price per MWh (grid: site price; PPA: contract price; on-site: variable cost +
+        fuel x heat rate), carbon per MWh, and the cost term (``energy`` or
+        ``onsite_power``), each of shape (len(keys),).
+    """
+    s = keys["s"].to_numpy()
+    usd = scenario.site_attr(s, "energy_price_usd_per_mwh").astype(float)
+    carbon = scenario.site_attr(s, "carbon_t_per_mwh").astype(float)
+    term = np.full(len(keys), "energy", dtype=object)
+    if len(pw.onsite):
+        m = keys[["s", "o"]].merge(pw.onsite, on=["s", "o"], how="left")
+        hit = m["var_cost"].notna().to_numpy()
+        usd = np.where(hit, m["var_cost"].to_numpy(dtype=float), usd)
+        carbon = np.where(hit, m["carbon"].to_numpy(dtype=float), carbon)
+        term = np.where(hit, "onsite_power", term)
+    if len(pw.ppa):
+        ppa = pw.ppa.drop_duplicates(["o", "s", "t"])
+        m = keys[["s", "o", "t"]].merge(ppa, on=["s", "o", "t"], how="left")
+        hit = m["price"].notna().to_numpy()
+        usd = np.where(hit, m["price"].to_numpy(dtype=float), usd)
+        carbon = np.where(hit, m["carbon"].to_numpy(dtype=float), carbon)
+    return usd, carbon, term
+
+
+def define_grid_upgrade_rate(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Upgrade rate: grid_upgrade[s,o,d] <= max_mw_per_period; also creates the power columns.
+
+    Runs in the column phase (after the fleet definition): ``columns.power`` gets the
+    frames ``grid_upgrade``, ``onsite_build`` (s, o, t, col) and ``power_energy``
+    (s, o, t, col); it stays empty when the dataset has no power table.
+    """
+    scenario = columns.scenario
+    if not power_modelled(scenario.dataset):
+        return
+    pw = power_data(scenario)
+    T = scenario.n_periods
+    i = scenario.index
+    up = _decisions(pw.upgrades, T)
+    gb = _decisions(pw.onsite, T)
+    en = _energy_keys(columns, pw)
+    columns.power = {
+        "grid_upgrade": up.assign(col=builder.add_vars("grid_upgrade", i, up)),
+        "onsite_build": gb.assign(col=builder.add_vars("onsite_build", i, gb)),
+        "power_energy": en.assign(col=builder.add_vars("power_energy", i, en)),
+        "data": pw,
+    }
+    _add_costs(builder, columns, pw)
+    cols = columns.power["grid_upgrade"]
+    if cols.empty:
+        return
+    limit = cols[["s", "o"]].merge(pw.upgrades, on=["s", "o"])["per_period"].to_numpy()
+    rows = builder.add_rows("grid_upgrade_rate", i, cols, "<=", limit)
+    builder.add_terms(rows, cols["col"], 1.0)
+
+
+def _power(columns: ScenarioColumns) -> tuple[dict[str, Any], PowerData] | None:
+    power = columns.power
+    if not power:
+        return None
+    data = power["data"]
+    assert isinstance(data, PowerData)
+    return power, data
+
+
+def define_grid_upgrade_total(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Upgrade total: sum_d grid_upgrade[s,o,d] <= max_mw_total (row at the last decision)."""
+    got = _power(columns)
+    if got is None or got[0]["grid_upgrade"].empty:
+        return
+    power, pw = got
+    cols = power["grid_upgrade"]
+    keys = cols.groupby(["s", "o"], as_index=False)["t"].max()
+    keys = keys.merge(pw.upgrades[["s", "o", "total"]], on=["s", "o"])
+    rows = builder.add_rows(
+        "grid_upgrade_total", columns.scenario.index, keys, "<=", keys["total"].to_numpy()
+    )
+    m = cols.merge(keys[["s", "o"]].assign(row=rows), on=["s", "o"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+
+
+def define_onsite_cap(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """On-site cap: initial_mw + sum_d onsite_build[s,o,d] <= max_mw (row at the last decision)."""
+    got = _power(columns)
+    if got is None or got[0]["onsite_build"].empty:
+        return
+    power, pw = got
+    cols = power["onsite_build"]
+    keys = cols.groupby(["s", "o"], as_index=False)["t"].max()
+    keys = keys.merge(pw.onsite[["s", "o", "max_mw", "init"]], on=["s", "o"])
+    rhs = keys["max_mw"].to_numpy() - keys["init"].to_numpy()
+    rows = builder.add_rows("onsite_cap", columns.scenario.index, keys, "<=", rhs)
+    m = cols.merge(keys[["s", "o"]].assign(row=rows), on=["s", "o"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+
+
+def facility_terms(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Facility MWh per unit of fleet/assign column (``s, t, col, mwh``), constants ``s, t, mwh``.
+
+    The constants are the initial fleet's facility MWh.
+    """
+    scenario = columns.scenario
+    fleet_it, assign_it, initial_it = energy_coefficients(columns)
+    parts = []
+    for f in (fleet_it, assign_it):
+        pue = scenario.cooling_split(f["c"].to_numpy(), f["s"].to_numpy(), *_PUE)
+        parts.append(f[["s", "t", "col"]].assign(mwh=f["it"].to_numpy() * pue))
+    pue = scenario.cooling_split(initial_it["c"].to_numpy(), initial_it["s"].to_numpy(), *_PUE)
+    const = initial_it[["s", "t"]].assign(mwh=initial_it["it"].to_numpy() * pue)
+    const = const.groupby(["s", "t"], as_index=False)["mwh"].sum()
+    return pd.concat(parts, ignore_index=True), const
+
+
+def define_power_energy_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Energy by source: sum_o power_energy[s,o,p] == facility_mwh[s,p] (MWh)."""
+    got = _power(columns)
+    if got is None:
+        return
+    power, _ = got
+    en = power["power_energy"]
+    keys = en[["s", "t"]].drop_duplicates().sort_values(["s", "t"]).reset_index(drop=True)
+    per_unit, const = facility_terms(columns)
+    keys = keys.merge(const, on=["s", "t"], how="left").fillna({"mwh": 0.0})
+    rows = builder.add_rows(
+        "power_energy_balance", columns.scenario.index, keys, "==", keys["mwh"].to_numpy()
+    )
+    row_of = keys[["s", "t"]].assign(row=rows)
+    m = en.merge(row_of, on=["s", "t"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+    m = per_unit.merge(row_of, on=["s", "t"])
+    builder.add_terms(m["row"], m["col"], -m["mwh"].to_numpy())
+
+
+def _online_upgrades(power: dict[str, Any], pw: PowerData, n_periods: int) -> pd.DataFrame:
+    up = power["grid_upgrade"].merge(pw.upgrades[["s", "o", "lead"]], on=["s", "o"])
+    if up.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in ("s", "o", "t", "col")})
+    return online(up[["s", "o", "t", "col"]], up["lead"].to_numpy(), n_periods)
+
+
+def _online_onsite(power: dict[str, Any], pw: PowerData, n_periods: int) -> pd.DataFrame:
+    gb = power["onsite_build"].merge(pw.onsite[["s", "o", "lead"]], on=["s", "o"])
+    if gb.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in ("s", "o", "t", "col")})
+    return online(gb[["s", "o", "t", "col"]], gb["lead"].to_numpy(), n_periods)
+
+
+def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Facility-power supply beyond granted grid, for the site_grid rows.
+
+    Returns
+    -------
+    (DataFrame, DataFrame)
+        Constants ``s, t, mw`` (initial on-site MW x availability, firm PPA MW x
+        availability) and terms ``s, t, col, mw`` (MW per unit of column: online
+        upgrades 1, online on-site builds availability). Empty when power is not
+        modelled.
+    """
+    empty = pd.DataFrame({"s": [], "t": [], "col": [], "mw": []}).astype(
+        {"s": np.int64, "t": np.int64, "col": np.int64}
+    )
+    got = _power(columns)
+    if got is None:
+        return empty[["s", "t", "mw"]], empty
+    power, pw = got
+    scenario = columns.scenario
+    T = scenario.n_periods
+    parts = [_online_upgrades(power, pw, T)[["s", "t", "col"]].assign(mw=1.0)]
+    on = _online_onsite(power, pw, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
+    parts.append(on[["s", "t", "col"]].assign(mw=on["avail"].to_numpy()))
+    terms = pd.concat(parts, ignore_index=True)
+    consts = [empty[["s", "t", "mw"]]]
+    init = pw.onsite[pw.onsite["init"] > 0] if len(pw.onsite) else pw.onsite
+    if len(init):
+        zero = np.zeros(len(init), dtype=np.int64)
+        c = expand(init[["s", "init", "avail"]], zero, np.full(len(init), T), "t")
+        consts.append(c.assign(mw=c["init"].to_numpy() * c["avail"].to_numpy())[["s", "t", "mw"]])
+    if len(pw.ppa):
+        firm = pw.ppa[pw.ppa["firm"]].drop_duplicates(["o", "s", "t"])
+        mw = firm["mwh_cap"].to_numpy() / scenario.hours[firm["t"].to_numpy()]
+        consts.append(firm[["s", "t"]].assign(mw=mw))
+    const = pd.concat(consts, ignore_index=True).groupby(["s", "t"], as_index=False)["mw"].sum()
+    return const, terms
+
+
+def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Grid energy: grid + non-firm PPA MWh <= (grid_mw + upgrades[s,p]) * hours (MWh)."""
+    got = _power(columns)
+    if got is None:
+        return
+    power, pw = got
+    scenario = columns.scenario
+    en = power["power_energy"]
+    firm_sites = set(pw.onsite["s"].tolist()) if len(pw.onsite) else set()
+    if len(pw.ppa):
+        firm_sites |= set(pw.ppa[pw.ppa["firm"]]["s"].tolist())
+    keys = en[en["s"].isin(sorted(firm_sites))][["s", "t"]].drop_duplicates()
+    keys = keys.merge(scenario.grid, on=["s", "t"], how="left").sort_values(["s", "t"])
+    keys = keys[np.isfinite(keys["grid_mw"].to_numpy(dtype=float))].reset_index(drop=True)
+    if keys.empty:
+        return
+    rhs = keys["grid_mw"].to_numpy(dtype=float) * scenario.hours[keys["t"].to_numpy()]
+    rows = builder.add_rows("grid_energy", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    grid_o = scenario.source_names.index(GRID)
+    through_grid = en[en["o"] == grid_o]
+    if len(pw.ppa):
+        nonfirm = pw.ppa[~pw.ppa["firm"]][["o", "s", "t"]].drop_duplicates()
+        through_grid = pd.concat([through_grid, en.merge(nonfirm, on=["s", "o", "t"])])
+    m = through_grid.merge(row_of, on=["s", "t"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+    up = _online_upgrades(power, pw, scenario.n_periods).merge(row_of, on=["s", "t"])
+    builder.add_terms(up["row"], up["col"], -scenario.hours[up["t"].to_numpy()])
+
+
+def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """On-site energy: power_energy[s,o,p] <= availability * (initial + online builds) * hours."""
+    got = _power(columns)
+    if got is None or pw_empty(got[1].onsite):
+        return
+    power, pw = got
+    scenario = columns.scenario
+    keys = power["power_energy"].merge(pw.onsite[["s", "o", "avail", "init"]], on=["s", "o"])
+    if keys.empty:
+        return
+    keys = keys.sort_values(["s", "o", "t"]).reset_index(drop=True)
+    h = scenario.hours[keys["t"].to_numpy()]
+    rhs = keys["avail"].to_numpy() * keys["init"].to_numpy() * h
+    rows = builder.add_rows("onsite_energy", scenario.index, keys, "<=", rhs)
+    builder.add_terms(rows, keys["col"], 1.0)
+    row_of = keys[["s", "o", "t", "avail"]].assign(row=rows)
+    on = _online_onsite(power, pw, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
+    coef = -on["avail"].to_numpy() * scenario.hours[on["t"].to_numpy()]
+    builder.add_terms(on["row"], on["col"], coef)
+
+
+def pw_empty(frame: pd.DataFrame) -> bool:
+    """Tell whether a power frame has no rows."""
+    return len(frame) == 0
+
+
+def define_ppa_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """PPA energy: sum_s power_energy[s,o,p] <= mw * availability * hours (MWh)."""
+    got = _power(columns)
+    if got is None or pw_empty(got[1].ppa):
+        return
+    power, pw = got
+    caps = pw.ppa.groupby(["o", "t"], as_index=False)["mwh_cap"].max()
+    used = power["power_energy"].merge(caps[["o", "t"]], on=["o", "t"])
+    keys = caps.merge(used[["o", "t"]].drop_duplicates(), on=["o", "t"])
+    keys = keys.sort_values(["o", "t"]).reset_index(drop=True)
+    if keys.empty:
+        return
+    rows = builder.add_rows(
+        "ppa_energy", columns.scenario.index, keys, "<=", keys["mwh_cap"].to_numpy()
+    )
+    m = used.merge(keys[["o", "t"]].assign(row=rows), on=["o", "t"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+
+
+def _carbon_per_mwh(columns: ScenarioColumns, pw: PowerData) -> pd.DataFrame:
+    en = columns.power["power_energy"]
+    _, carbon, _ = energy_unit_costs(columns.scenario, pw, en)
+    return en.assign(carbon=carbon)
+
+
+def define_carbon_cap_period(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Carbon cap per period: sum_{s,o} carbon_o * power_energy[s,o,p] <= cap_p (t CO2)."""
+    got = _power(columns)
+    if got is None or pw_empty(got[1].period_caps):
+        return
+    _, pw = got
+    keys = pw.period_caps.sort_values("t").reset_index(drop=True)
+    rows = builder.add_rows(
+        "carbon_cap_period", columns.scenario.index, keys, "<=", keys["cap"].to_numpy()
+    )
+    m = _carbon_per_mwh(columns, pw).merge(keys[["t"]].assign(row=rows), on="t")
+    builder.add_terms(m["row"], m["col"], m["carbon"].to_numpy())
+
+
+def define_carbon_cap_horizon(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Carbon cap over the horizon: sum_{s,o,p} carbon_o * power_energy[s,o,p] <= cap (t CO2)."""
+    got = _power(columns)
+    if got is None or not np.isfinite(got[1].horizon_cap):
+        return
+    _, pw = got
+    T = columns.scenario.n_periods
+    keys = pd.DataFrame({"t": [T - 1]})
+    rows = builder.add_rows(
+        "carbon_cap_horizon", columns.scenario.index, keys, "<=", np.array([pw.horizon_cap])
+    )
+    m = _carbon_per_mwh(columns, pw)
+    builder.add_terms(np.full(len(m), rows[0]), m["col"], m["carbon"].to_numpy())

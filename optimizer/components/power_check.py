@@ -1,0 +1,447 @@
+"""Independent checks and registry records of the power families (issue 12).
+
+Every check recomputes its limit from the decision frames (``grid_upgrade``,
+``onsite_build``, ``power_energy``: ``site, source, period, value``) and the dataset
+with plain pandas, never from the LP rows. The maths is in
+:mod:`optimizer.components.power`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from optimizer.components.base import CheckInputs, ConstraintFamily, violations
+from optimizer.components.power import (
+    GRID,
+    define_carbon_cap_horizon,
+    define_carbon_cap_period,
+    define_grid_energy,
+    define_grid_upgrade_rate,
+    define_grid_upgrade_total,
+    define_onsite_cap,
+    define_onsite_energy,
+    define_power_energy_balance,
+    define_ppa_energy,
+    power_modelled,
+)
+
+_EMPTY = pd.DataFrame(
+    {
+        "site": pd.Series([], dtype=object),
+        "source": pd.Series([], dtype=object),
+        "period": pd.Series([], dtype=object),
+        "value": pd.Series([], dtype=float),
+    }
+)
+
+
+def _frame(inputs: CheckInputs, kind: str) -> pd.DataFrame:
+    f = inputs.frames.get(kind)
+    return _EMPTY.copy() if f is None else f
+
+
+def _none() -> pd.DataFrame:
+    return violations("power", pd.Series([], dtype=str), [], [], "<=", 0.0)
+
+
+def _upgrades(ds: Any) -> pd.DataFrame:
+    up = ds.table("grid_upgrades").copy()
+    up["source"] = "upgrade:" + up["option"].astype(str)
+    return up
+
+
+def _onsite(ds: Any) -> pd.DataFrame:
+    g = ds.table("onsite_generation").copy()
+    g["source"] = "onsite:" + g["technology"].astype(str)
+    return g
+
+
+def online_mw(inputs: CheckInputs, kind: str, options: pd.DataFrame) -> pd.DataFrame:
+    """MW online per (site, source, period): decisions of ``kind`` energised after their lead."""
+    periods = inputs.periods
+    pos = {p: i for i, p in enumerate(periods)}
+    dec = _frame(inputs, kind)
+    dec = dec[dec["value"].abs() > 0].merge(
+        options[["site", "source", "lead_periods"]], on=["site", "source"]
+    )
+    t_on = dec["period"].map(pos).to_numpy(dtype=np.int64) + dec["lead_periods"].to_numpy()
+    keys = options[["site", "source"]].merge(pd.DataFrame({"period": periods}), how="cross")
+    keys["t"] = keys["period"].map(pos)
+    if dec.empty:
+        return keys.assign(mw=0.0)
+    on = dec.assign(t_on=t_on)[["site", "source", "t_on", "value"]]
+    m = keys.merge(on, on=["site", "source"], how="left")
+    m["mw"] = np.where(m["t"] >= m["t_on"], m["value"], 0.0)
+    return m.groupby(["site", "source", "period", "t"], as_index=False)["mw"].sum()
+
+
+def _facility_mwh(inputs: CheckInputs) -> pd.DataFrame:
+    """Facility MWh per (site, period) recomputed from the fleet and the assignments."""
+    ds, chips, sites, fleet = inputs.dataset, inputs.chips, inputs.sites, inputs.fleet
+    assign = inputs.frames["assign"]
+    power_factor = ds.table("workloads").set_index("workload")["power_factor"]
+    hours = ds.table("periods").set_index("period")["hours"]
+    pf = power_factor.reindex(assign["workload"]).to_numpy(dtype=float)
+    ax = assign.assign(pfx=assign["value"] * pf)
+    ax = ax.groupby(["chip", "site", "period"], as_index=False)[["value", "pfx"]].sum()
+    e = fleet.merge(ax, on=["chip", "site", "period"], how="outer").fillna(
+        {"fleet_chips": 0.0, "value": 0.0, "pfx": 0.0}
+    )
+    kw = chips["it_kw_per_chip"].reindex(e["chip"]).to_numpy(dtype=float)
+    idle = chips["idle_power_factor"].reindex(e["chip"]).to_numpy(dtype=float)
+    liq = (chips["cooling"].reindex(e["chip"]) == "liquid").to_numpy()
+    pue = np.where(
+        liq, sites["pue_liquid"].reindex(e["site"]), sites["pue_air"].reindex(e["site"])
+    ).astype(float)
+    h = hours.reindex(e["period"]).to_numpy(dtype=float)
+    e["mwh"] = h / 1e3 * kw * (e["pfx"] + idle * (e["fleet_chips"] - e["value"])) * pue
+    return e.groupby(["site", "period"], as_index=False)["mwh"].sum()
+
+
+def _ppa_periods(inputs: CheckInputs) -> pd.DataFrame:
+    """Contract steps per period: ``source, site, period, firm, mwh_cap`` (sites allowed)."""
+    ds = inputs.dataset
+    ppas = ds.table("ppas")
+    periods = inputs.periods
+    hours = ds.table("periods").set_index("period")["hours"]
+    rows = []
+    sites = ds.table("sites")
+    for _, r in ppas.iterrows():
+        start = str(r["from_period"])
+        end = (
+            str(r["to_period"])
+            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
+            else periods[-1]
+        )
+        inside = [p for p in periods if start <= p <= end]
+        if str(r["site"]) not in ("", "nan", "None", "NaT"):
+            allowed = [str(r["site"])]
+        else:
+            allowed = sites.loc[sites["region"].astype(str) == str(r["region"]), "site"].tolist()
+        for p in inside:
+            for s in allowed:
+                rows.append(
+                    (
+                        "ppa:" + str(r["contract"]),
+                        str(s),
+                        p,
+                        str(r["firm"]) == "yes",
+                        float(r["mw"]) * float(r["availability"]) * float(hours[p]),
+                    )
+                )
+    return pd.DataFrame(rows, columns=["source", "site", "period", "firm", "mwh_cap"])
+
+
+def check_grid_upgrade_rate(inputs: CheckInputs) -> pd.DataFrame:
+    """MW requested per option and decision period <= max_mw_per_period."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    dec = _frame(inputs, "grid_upgrade").merge(_upgrades(inputs.dataset), on=["site", "source"])
+    keys = dec["site"] + "/" + dec["source"] + "," + dec["period"]
+    return violations(
+        "grid_upgrade_rate", keys, dec["value"], dec["max_mw_per_period"], "<=", inputs.tolerance
+    )
+
+
+def check_grid_upgrade_total(inputs: CheckInputs) -> pd.DataFrame:
+    """MW requested per option over the horizon <= max_mw_total."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    dec = _frame(inputs, "grid_upgrade").groupby(["site", "source"], as_index=False)["value"].sum()
+    dec = dec.merge(_upgrades(inputs.dataset), on=["site", "source"])
+    return violations(
+        "grid_upgrade_total",
+        dec["site"] + "/" + dec["source"],
+        dec["value"],
+        dec["max_mw_total"],
+        "<=",
+        inputs.tolerance,
+    )
+
+
+def check_onsite_cap(inputs: CheckInputs) -> pd.DataFrame:
+    """Check initial + built on-site MW per site and technology <= max_mw."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    dec = _frame(inputs, "onsite_build").groupby(["site", "source"], as_index=False)["value"].sum()
+    g = _onsite(inputs.dataset).merge(dec, on=["site", "source"], how="left").fillna({"value": 0.0})
+    return violations(
+        "onsite_cap",
+        g["site"] + "/" + g["source"],
+        g["initial_mw"] + g["value"],
+        g["max_mw"],
+        "<=",
+        inputs.tolerance,
+    )
+
+
+def check_power_energy_balance(inputs: CheckInputs) -> pd.DataFrame:
+    """Energy bought from every source per site and period == facility MWh (both ways)."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    fac = _facility_mwh(inputs)
+    got = _frame(inputs, "power_energy").groupby(["site", "period"], as_index=False)["value"].sum()
+    m = fac.merge(got, on=["site", "period"], how="outer").fillna({"mwh": 0.0, "value": 0.0})
+    keys = m["site"] + "," + m["period"]
+    tol = inputs.tolerance
+    short = violations("power_energy_balance", keys, m["value"], m["mwh"], ">=", tol)
+    spill = violations("power_energy_balance", keys, m["value"], m["mwh"], "<=", tol)
+    return pd.concat([short, spill], ignore_index=True)
+
+
+def _grid_mw(inputs: CheckInputs) -> pd.DataFrame:
+    grid = inputs.dataset.table("site_grid")[["site", "period", "grid_mw"]]
+    up = online_mw(inputs, "grid_upgrade", _upgrades(inputs.dataset))
+    up = up.groupby(["site", "period"], as_index=False)["mw"].sum()
+    m = grid.merge(up, on=["site", "period"], how="left").fillna({"mw": 0.0})
+    m["grid_mw"] = m["grid_mw"] + m["mw"]
+    return m[["site", "period", "grid_mw"]]
+
+
+def check_grid_energy(inputs: CheckInputs) -> pd.DataFrame:
+    """Grid + non-firm PPA MWh <= (granted grid + online upgrades) MW x hours."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    en = _frame(inputs, "power_energy")
+    ppa = _ppa_periods(inputs)
+    nonfirm = set(ppa.loc[~ppa["firm"], "source"]) if len(ppa) else set()
+    firm_rows = ppa.loc[ppa["firm"], ["source", "site", "period"]] if len(ppa) else ppa
+    through = en[(en["source"] == GRID) | en["source"].isin(nonfirm)]
+    through = through.merge(firm_rows, on=["source", "site", "period"], how="left", indicator=True)
+    through = through[through["_merge"] == "left_only"]
+    used = through.groupby(["site", "period"], as_index=False)["value"].sum()
+    cap = _grid_mw(inputs).merge(used, on=["site", "period"])
+    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    cap["mwh"] = cap["grid_mw"] * hours.reindex(cap["period"]).to_numpy(dtype=float)
+    return violations(
+        "grid_energy",
+        cap["site"] + "," + cap["period"],
+        cap["value"],
+        cap["mwh"],
+        "<=",
+        inputs.tolerance,
+    )
+
+
+def check_onsite_energy(inputs: CheckInputs) -> pd.DataFrame:
+    """On-site MWh <= availability x (initial + online built MW) x hours."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    g = _onsite(inputs.dataset)
+    on = online_mw(inputs, "onsite_build", g).merge(g, on=["site", "source"])
+    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    on["cap"] = (
+        on["availability"]
+        * (on["initial_mw"] + on["mw"])
+        * hours.reindex(on["period"]).to_numpy(dtype=float)
+    )
+    m = _frame(inputs, "power_energy").merge(on, on=["site", "source", "period"])
+    keys = m["site"] + "/" + m["source"] + "," + m["period"]
+    return violations("onsite_energy", keys, m["value"], m["cap"], "<=", inputs.tolerance)
+
+
+def check_ppa_energy(inputs: CheckInputs) -> pd.DataFrame:
+    """MWh taken per contract and period (all sites) <= MW x availability x hours."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    ppa = _ppa_periods(inputs)
+    en = _frame(inputs, "power_energy")
+    en = en[en["source"].str.startswith("ppa:")]
+    used = en.groupby(["source", "period"], as_index=False)["value"].sum()
+    cap = ppa.groupby(["source", "period"], as_index=False)["mwh_cap"].max()
+    m = used.merge(cap, on=["source", "period"], how="left").fillna({"mwh_cap": 0.0})
+    keys = m["source"] + "," + m["period"]
+    return violations("ppa_energy", keys, m["value"], m["mwh_cap"], "<=", inputs.tolerance)
+
+
+def carbon_by_source(inputs: CheckInputs) -> pd.DataFrame:
+    """``site, source, period, value, carbon_t`` recomputed from the tables."""
+    ds = inputs.dataset
+    en = _frame(inputs, "power_energy").copy()
+    grid_c = ds.table("sites").set_index("site")["carbon_t_per_mwh"]
+    per = grid_c.reindex(en["site"]).to_numpy(dtype=float)
+    g = _onsite(ds).set_index(["site", "source"])["carbon_t_per_mwh"]
+    on = g.reindex(pd.MultiIndex.from_frame(en[["site", "source"]])).to_numpy(dtype=float)
+    ppa = ds.table("ppas")
+    pc = dict(zip("ppa:" + ppa["contract"].astype(str), ppa["carbon_t_per_mwh"], strict=True))
+    pp = en["source"].map(pc).to_numpy(dtype=float)
+    per = np.where(np.isfinite(on), on, np.where(np.isfinite(pp), pp, per))
+    return en.assign(carbon_t=en["value"].to_numpy(dtype=float) * per)
+
+
+def _caps(inputs: CheckInputs) -> pd.DataFrame:
+    cp = inputs.dataset.table("carbon_policy")
+    return cp.assign(blank=cp["period"].astype(str).isin(["", "nan", "None"]))
+
+
+def check_carbon_cap_period(inputs: CheckInputs) -> pd.DataFrame:
+    """CO2 per period <= that period's cap."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    cp = _caps(inputs)
+    cp = cp[~cp["blank"] & np.isfinite(cp["carbon_cap_t"].to_numpy(dtype=float))]
+    by = carbon_by_source(inputs).groupby("period", as_index=False)["carbon_t"].sum()
+    m = cp.merge(by, on="period", how="left").fillna({"carbon_t": 0.0})
+    return violations(
+        "carbon_cap_period", m["period"], m["carbon_t"], m["carbon_cap_t"], "<=", inputs.tolerance
+    )
+
+
+def check_carbon_cap_horizon(inputs: CheckInputs) -> pd.DataFrame:
+    """CO2 over the horizon <= the horizon cap."""
+    if not power_modelled(inputs.dataset):
+        return _none()
+    cp = _caps(inputs)
+    cp = cp[cp["blank"] & np.isfinite(cp["carbon_cap_t"].to_numpy(dtype=float))]
+    if cp.empty:
+        return _none()
+    total = float(carbon_by_source(inputs)["carbon_t"].sum())
+    return violations(
+        "carbon_cap_horizon",
+        pd.Series(["horizon"]),
+        [total],
+        [float(cp["carbon_cap_t"].iloc[0])],
+        "<=",
+        inputs.tolerance,
+    )
+
+
+def extra_grid_mw(inputs: CheckInputs) -> pd.DataFrame:
+    """Facility MW beyond the granted grid per (site, period): upgrades, firm on-site, firm PPAs.
+
+    Used by the site_grid check; zero rows when power is not modelled.
+    """
+    if not power_modelled(inputs.dataset):
+        return pd.DataFrame(
+            {
+                "site": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "mw": pd.Series([], dtype=float),
+            }
+        )
+    ds = inputs.dataset
+    up = online_mw(inputs, "grid_upgrade", _upgrades(ds))[["site", "period", "mw"]]
+    g = _onsite(ds)
+    on = online_mw(inputs, "onsite_build", g).merge(g, on=["site", "source"])
+    on["mw"] = on["availability"] * (on["initial_mw"] + on["mw"])
+    parts = [up, on[["site", "period", "mw"]]]
+    ppa = _ppa_periods(inputs)
+    if len(ppa):
+        firm = ppa[ppa["firm"]].drop_duplicates(["source", "site", "period"])
+        hours = ds.table("periods").set_index("period")["hours"]
+        h = hours.reindex(firm["period"]).to_numpy(dtype=float)
+        firm = firm.assign(mw=firm["mwh_cap"] / h)
+        parts.append(firm[["site", "period", "mw"]])
+    return (
+        pd.concat(parts, ignore_index=True).groupby(["site", "period"], as_index=False)["mw"].sum()
+    )
+
+
+_SITE_SOURCE = ("s", "o")
+
+FAMILIES: tuple[ConstraintFamily, ...] = (
+    ConstraintFamily(
+        "grid_upgrade_rate",
+        "MW",
+        define_grid_upgrade_rate,
+        check_grid_upgrade_rate,
+        "grid upgrade {key} requested in {period} exceeds its per-request limit by {amount} MW",
+        "MW",
+        _SITE_SOURCE,
+        builds_columns=True,
+        summary_words="grid upgrade request limit for {1} at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "grid_upgrade_total",
+        "MW",
+        define_grid_upgrade_total,
+        check_grid_upgrade_total,
+        "grid upgrade {key} (requests up to {period}) needs {amount} MW more than its total limit",
+        "MW",
+        _SITE_SOURCE,
+        summary_words="grid upgrade total for {1} at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "onsite_cap",
+        "MW",
+        define_onsite_cap,
+        check_onsite_cap,
+        "on-site generation {key} (built up to {period}) needs {amount} MW more than its site cap",
+        "MW",
+        _SITE_SOURCE,
+        summary_words="{1} permit cap at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "power_energy_balance",
+        "MWh",
+        define_power_energy_balance,
+        check_power_energy_balance,
+        "site {key} energy supply in {period} short by {amount} MWh",
+        "MWh",
+        ("s",),
+        summary_words="facility energy at {0}",
+    ),
+    ConstraintFamily(
+        "grid_energy",
+        "MWh",
+        define_grid_energy,
+        check_grid_energy,
+        "site {key} grid energy (grid capacity x hours) in {period} short by {amount} MWh",
+        "MWh",
+        ("s",),
+        summary_words="grid energy (interconnect x hours) at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "onsite_energy",
+        "MWh",
+        define_onsite_energy,
+        check_onsite_energy,
+        "on-site generation {key} in {period} short by {amount} MWh",
+        "MWh",
+        _SITE_SOURCE,
+        summary_words="on-site {1} energy at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "ppa_energy",
+        "MWh",
+        define_ppa_energy,
+        check_ppa_energy,
+        "power purchase agreement {key} in {period} short by {amount} MWh",
+        "MWh",
+        ("o",),
+        summary_words="contract {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "carbon_cap_period",
+        "t",
+        define_carbon_cap_period,
+        check_carbon_cap_period,
+        "carbon cap{key} in {period} exceeded by {amount} t CO2",
+        "t",
+        (),
+        summary_words="carbon cap",
+        limit=True,
+        policy=True,
+    ),
+    ConstraintFamily(
+        "carbon_cap_horizon",
+        "t",
+        define_carbon_cap_horizon,
+        check_carbon_cap_horizon,
+        "carbon cap over the horizon{key} (to {period}) exceeded by {amount} t CO2",
+        "t",
+        (),
+        summary_words="carbon cap over the horizon",
+        limit=True,
+        policy=True,
+    ),
+)

@@ -1,0 +1,412 @@
+"""Site families: IT power, liquid cooling, grid, build rate, maximum size, water.
+
+Maths (index letters as in :mod:`optimizer.plan.model`): ``fleet[c,s,p]`` chips alive,
+``it_capacity[s,p]`` = initial IT MW + pipeline online + builds online (decided
+``lead_time_periods`` earlier), ``liquid_capacity[s,p]`` = initial liquid MW +
+pipeline liquid + liquid builds online + cumulative retrofit (see
+:mod:`optimizer.components.construction`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from optimizer.components.base import (
+    CheckInputs,
+    ChipSiteWork,
+    ConstraintFamily,
+    ModelBuilder,
+    ResultRows,
+    ScenarioColumns,
+    cumulative,
+    energy_coefficients,
+    site_period_keys,
+    violations,
+)
+from optimizer.components.construction import (
+    downtime_terms,
+    online_cumulative,
+    pipeline_online,
+    pipeline_total,
+)
+from optimizer.components.power import site_supply
+from optimizer.components.power_check import extra_grid_mw
+from optimizer.lp.grouping import reindexed, take, value_at
+
+_PUE = ("pue_air", "pue_liquid")
+_WUE = ("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
+
+
+def _site_rows(
+    fleet_keys: pd.DataFrame, mw_per_chip: np.ndarray
+) -> tuple[pd.DataFrame, np.ndarray]:
+    """Keys (s, t) of a fleet-load row per site and period, with the initial fleet's MW."""
+    keys = fleet_keys.assign(mw0=fleet_keys["init"] * mw_per_chip)
+    keys = keys.groupby(["s", "t"], as_index=False)["mw0"].sum()
+    return keys, keys["mw0"].to_numpy()
+
+
+# ----------------------------------------------------------------------------- define
+def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Site IT power: sum_c fleet*it_kw/1000 + down_s*retrofit[s,p] <= it_capacity[s,p].
+
+    ``it_capacity`` = initial + pipeline online + builds decided L_s periods earlier
+    (:mod:`optimizer.components.construction`).
+    """
+    scenario, fleet_keys = columns.scenario, columns.fleet_keys
+    if fleet_keys.empty:
+        return
+    mw = scenario.it_mw_per_chip(fleet_keys["c"].to_numpy())
+    keys, mw0 = _site_rows(fleet_keys, mw)
+    rhs = scenario.site_attr(keys["s"].to_numpy(), "initial_it_mw") - mw0
+    rhs = rhs + pipeline_online(scenario, keys, "it_mw")
+    rows = builder.add_rows("site_it_power", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
+    builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
+    built = online_cumulative(columns.build, scenario).merge(row_of, on=["s", "t"])
+    builder.add_terms(built["row"], built["col"], -1.0)
+    down = downtime_terms(columns, row_of)
+    builder.add_terms(down["row"], down["col"], down["share"].to_numpy(dtype=float))
+
+
+def define_site_liquid_share(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Liquid share of new build: liquid[s,p] <= liquid_share_max_s * build[s,p]."""
+    scenario = columns.scenario
+    if not len(columns.liquid):
+        return
+    liquid = columns.liquid.merge(
+        columns.build[["s", "t", "col"]], on=["s", "t"], suffixes=("", "_b")
+    )
+    rows = builder.add_rows(
+        "site_liquid_share", scenario.index, liquid, "<=", np.zeros(len(liquid))
+    )
+    builder.add_terms(rows, liquid["col"], 1.0)
+    share = scenario.site_attr(liquid["s"].to_numpy(), "liquid_share_max")
+    builder.add_terms(rows, liquid["col_b"], -share)
+
+
+def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Liquid cooling: sum_{c liquid-only} fleet * it_kw / 1000 <= liquid_capacity[s,p].
+
+    ``liquid_capacity`` = initial liquid + pipeline liquid online + liquid builds
+    decided L_s periods earlier + cumulative retrofit.
+    """
+    scenario = columns.scenario
+    fleet_keys = columns.fleet_keys
+    fleet_keys = fleet_keys[scenario.chip_attr(fleet_keys["c"].to_numpy(), "cooling") == "liquid"]
+    if fleet_keys.empty:
+        return
+    mw = scenario.it_mw_per_chip(fleet_keys["c"].to_numpy())
+    keys, mw0 = _site_rows(fleet_keys, mw)
+    rhs = scenario.site_attr(keys["s"].to_numpy(), "initial_liquid_mw") - mw0
+    rhs = rhs + pipeline_online(scenario, keys, "liquid_mw")
+    rows = builder.add_rows("site_liquid", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    fleet = columns.fleet_columns
+    liquid_only = scenario.chip_attr(fleet["c"].to_numpy(), "cooling") == "liquid"
+    fleet = fleet[liquid_only].merge(row_of, on=["s", "t"])
+    builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
+    built = online_cumulative(columns.liquid, scenario).merge(row_of, on=["s", "t"])
+    builder.add_terms(built["row"], built["col"], -1.0)
+    converted = cumulative(columns.retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
+    builder.add_terms(converted["row"], converted["col"], -1.0)
+
+
+def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Site grid: sum_c fleet*it_kw/1000 * PUE(c,s) <= grid_mw[s,p] (liquid chips: pue_liquid)."""
+    scenario, fleet_keys = columns.scenario, columns.fleet_keys
+    if fleet_keys.empty:
+        return
+
+    def facility_mw(frame: pd.DataFrame) -> np.ndarray:
+        c, s = frame["c"].to_numpy(), frame["s"].to_numpy()
+        return scenario.it_mw_per_chip(c) * scenario.cooling_split(c, s, *_PUE)
+
+    keys, mw0 = _site_rows(fleet_keys, facility_mw(fleet_keys))
+    keys = keys.merge(scenario.grid, on=["s", "t"], how="left")
+    supply_const, supply_terms = site_supply(columns)  # power decisions (issue 12)
+    keys = keys.merge(supply_const, on=["s", "t"], how="left").fillna({"mw": 0.0})
+    rhs = keys["grid_mw"].fillna(np.inf).to_numpy() - keys["mw0"].to_numpy() + keys["mw"].to_numpy()
+    keep = np.isfinite(rhs)
+    keys, rhs = keys[keep], rhs[keep]
+    rows = builder.add_rows("site_grid", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
+    builder.add_terms(fleet["row"], fleet["col"], facility_mw(fleet))
+    extra = supply_terms.merge(row_of, on=["s", "t"])
+    builder.add_terms(extra["row"], extra["col"], -extra["mw"].to_numpy())
+
+
+def define_site_build_rate(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Build rate: build[s,p] <= max_build_mw_per_period_s."""
+    scenario, build = columns.scenario, columns.build
+    if build.empty:
+        return
+    limit = scenario.site_attr(build["s"].to_numpy(), "max_build_mw_per_period")
+    rows = builder.add_rows("site_build_rate", scenario.index, build, "<=", limit)
+    builder.add_terms(rows, build["col"], 1.0)
+
+
+def define_site_max(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Site size: cum build decided[s,p] <= max_it_mw_s - initial_it_mw_s - pipeline_s."""
+    scenario, build = columns.scenario, columns.build
+    if build.empty:
+        return
+    s = build["s"].to_numpy()
+    room = scenario.site_attr(s, "max_it_mw") - scenario.site_attr(s, "initial_it_mw")
+    room = room - pipeline_total(scenario, s)
+    rows = builder.add_rows("site_max", scenario.index, build[["s", "t"]], "<=", room)
+    row_of = build[["s", "t"]].assign(row=rows)
+    built = cumulative(build, scenario.n_periods).merge(row_of, on=["s", "t"])
+    builder.add_terms(built["row"], built["col"], 1.0)
+
+
+def define_site_water(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Site water: sum IT MWh(c,s,p) * WUE(c,s) <= water_permit_m3[s,p] (WUE split by cooling)."""
+    scenario = columns.scenario
+    if columns.fleet_keys.empty:
+        return
+    fleet_it, assign_it, initial_it = energy_coefficients(columns)
+    initial_m3 = initial_it.assign(
+        m3=initial_it["it"]
+        * scenario.cooling_split(initial_it["c"].to_numpy(), initial_it["s"].to_numpy(), *_WUE)
+    )
+    keys = columns.fleet_keys[["s", "t"]].drop_duplicates()
+    keys = keys.merge(
+        initial_m3.groupby(["s", "t"], as_index=False)["m3"].sum(), on=["s", "t"], how="left"
+    )
+    keys = keys.merge(scenario.water, on=["s", "t"], how="left").sort_values(["s", "t"])
+    rhs = keys["permit"].fillna(np.inf).to_numpy() - keys["m3"].fillna(0.0).to_numpy()
+    keep = np.isfinite(rhs)
+    keys, rhs = keys[keep], rhs[keep]
+    rows = builder.add_rows("site_water", scenario.index, keys, "<=", rhs)
+    row_of = keys[["s", "t"]].assign(row=rows)
+    for per_unit in (fleet_it, assign_it):
+        m = per_unit.merge(row_of, on=["s", "t"])
+        wue = scenario.cooling_split(m["c"].to_numpy(), m["s"].to_numpy(), *_WUE)
+        builder.add_terms(m["row"], m["col"], m["it"].to_numpy() * wue)
+
+
+# ------------------------------------------------------------------------------ check
+def _by_site_period(values: pd.Series, frame: pd.DataFrame, on: pd.DataFrame) -> pd.Series:
+    """``values`` (aligned with ``frame``'s site, period) reindexed on ``on``'s pairs."""
+    vals = values.to_numpy() if isinstance(values, pd.Series) else np.asarray(values)
+    if len(frame) == len(on) and all(
+        bool((frame[c].to_numpy() == on[c].to_numpy()).all()) for c in ("site", "period")
+    ):
+        return pd.Series(vals)  # the same pairs in the same order: nothing to move
+    indexed = pd.Series(
+        values.to_numpy() if isinstance(values, pd.Series) else values,
+        index=pd.MultiIndex.from_frame(frame[["site", "period"]]),
+    )
+    return indexed.reindex(pd.MultiIndex.from_frame(on[["site", "period"]]))
+
+
+def check_site_it_power(inputs: CheckInputs) -> pd.DataFrame:
+    """Fleet IT MW + retrofit downtime per site and period <= online IT capacity."""
+    load = inputs.site_load
+    capacity = _by_site_period(inputs.build["capacity"], inputs.build, load)
+    cap = inputs.capacity
+    share = (
+        reindexed(inputs.sites["retrofit_downtime_share"], cap["site"], float)
+        if "retrofit_downtime_share" in inputs.sites
+        else np.zeros(len(cap))
+    )
+    down = _by_site_period(cap["retrofit_mw"] * share, cap, load).fillna(0.0)
+    used = load["mw"].to_numpy() + down.to_numpy()
+    return violations(
+        "site_it_power", site_period_keys(load), used, capacity, "<=", inputs.tolerance
+    )
+
+
+def check_site_liquid_share(inputs: CheckInputs) -> pd.DataFrame:
+    """Liquid MW built <= liquid_share_max * MW built, per site and period."""
+    build, liquid = inputs.build, inputs.liquid
+    share = reindexed(inputs.sites["liquid_share_max"], build["site"])
+    return violations(
+        "site_liquid_share",
+        site_period_keys(build),
+        liquid["value"],
+        build["value"].to_numpy() * share,
+        "<=",
+        inputs.tolerance,
+    )
+
+
+def check_site_liquid(inputs: CheckInputs) -> pd.DataFrame:
+    """Liquid-only fleet IT MW <= initial liquid MW + cumulative liquid build."""
+    load = inputs.site_load
+    capacity = _by_site_period(inputs.liquid["capacity"], inputs.liquid, load)
+    return violations(
+        "site_liquid", site_period_keys(load), load["liq_mw"], capacity, "<=", inputs.tolerance
+    )
+
+
+def check_site_grid(inputs: CheckInputs) -> pd.DataFrame:
+    """Fleet facility MW (IT MW * PUE by cooling) <= grid_mw (no row: no limit)."""
+    load = inputs.site_load
+    table = inputs.dataset.table("site_grid")
+    keys = [load["site"].to_numpy(), load["period"].to_numpy()]
+    grid = value_at(
+        keys,
+        [table["site"].to_numpy(), table["period"].to_numpy()],
+        table["grid_mw"].to_numpy(dtype=float),
+    )
+    extra = extra_grid_mw(inputs)
+    grid = grid + 0.0  # as adding no extra MW does (-0.0 reads 0.0)
+    if len(extra):
+        add = value_at(
+            keys,
+            [extra["site"].to_numpy(), extra["period"].to_numpy()],
+            extra["mw"].to_numpy(dtype=float),
+        )
+        grid = grid + np.where(np.isnan(add), 0.0, add)
+    return violations(
+        "site_grid", site_period_keys(load), load["fac_mw"], grid, "<=", inputs.tolerance
+    )
+
+
+def check_site_build_rate(inputs: CheckInputs) -> pd.DataFrame:
+    """MW built per period <= max_build_mw_per_period."""
+    build = inputs.build
+    limit = reindexed(inputs.sites["max_build_mw_per_period"], build["site"])
+    return violations(
+        "site_build_rate", site_period_keys(build), build["value"], limit, "<=", inputs.tolerance
+    )
+
+
+def check_site_max(inputs: CheckInputs) -> pd.DataFrame:
+    """Check decided IT capacity (initial + whole pipeline + cumulative build) <= max_it_mw."""
+    build = inputs.build
+    limit = reindexed(inputs.sites["max_it_mw"], build["site"])
+    return violations(
+        "site_max", site_period_keys(build), build["decided"], limit, "<=", inputs.tolerance
+    )
+
+
+def check_site_water(inputs: CheckInputs) -> pd.DataFrame:
+    """Check water m3 <= water_permit_m3 (no row: no limit).
+
+    Water m3 = IT MWh (assigned chips at the workload's power factor, idle chips at
+    the idle factor) * WUE by cooling.
+    """
+    ds, chips, sites = inputs.dataset, inputs.chips, inputs.sites
+    power_factor = ds.table("workloads").set_index("workload")["power_factor"]
+    hours = ds.table("periods").set_index("period")["hours"]
+    e = ChipSiteWork(inputs.fleet, inputs.frames["assign"], power_factor)
+    c, s = e.groups.positions(0, chips.index), e.groups.positions(1, sites.index)
+    kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
+    idle = take(chips["idle_power_factor"].to_numpy(dtype=float), c)
+    liq = take(chips["cooling"].to_numpy(), c) == "liquid"
+    idle_chips = e.fleet_chips - e.assigned
+    h = take(hours.to_numpy(dtype=float), e.groups.positions(2, hours.index))
+    it_mwh = h / 1e3 * kw * (e.pfx + idle * idle_chips)
+    wue = np.where(
+        liq,
+        take(sites["wue_l_per_kwh_liquid"].to_numpy(dtype=float), s),
+        take(sites["wue_l_per_kwh_air"].to_numpy(dtype=float), s),
+    )
+    w = e.by_site_period({"m3": it_mwh * wue})
+    table = ds.table("site_water")
+    permit = value_at(
+        [w["site"], w["period"]],
+        [table["site"], table["period"]],
+        table["water_permit_m3"].to_numpy(dtype=float),
+    )
+    return violations("site_water", site_period_keys(w), w["m3"], permit, "<=", inputs.tolerance)
+
+
+# --------------------------------------------------------------------------- registry
+_SITE = ("s",)
+
+
+def _site_limit(limit: str, used: str, capacity: str) -> ResultRows:
+    return ResultRows(
+        "site_utilisation", "shadow_price_usd_per_unit", ("s", "t"), limit, used, capacity
+    )
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "site_it_power",
+        "MW",
+        define_site_it_power,
+        check_site_it_power,
+        "site {key} IT power capacity in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        result=_site_limit("power", "it_mw", "it_capacity_mw"),
+        summary_words="IT power capacity at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "site_liquid_share",
+        "MW",
+        define_site_liquid_share,
+        check_site_liquid_share,
+        "site {key} liquid share of new build in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        summary_words="liquid share of new build at {0}",
+    ),
+    ConstraintFamily(
+        "site_liquid",
+        "MW",
+        define_site_liquid,
+        check_site_liquid,
+        "site {key} liquid-cooled capacity in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        result=_site_limit("liquid", "liq_mw", "liquid_capacity_mw"),
+        summary_words="liquid-cooled capacity at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "site_grid",
+        "MW",
+        define_site_grid,
+        check_site_grid,
+        "site {key} grid in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        result=_site_limit("grid", "fac_mw", "grid_mw"),
+        summary_words="grid interconnect at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "site_build_rate",
+        "MW",
+        define_site_build_rate,
+        check_site_build_rate,
+        "site {key} build rate in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        summary_words="construction rate at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "site_max",
+        "MW",
+        define_site_max,
+        check_site_max,
+        "site {key} maximum IT capacity in {period} short by {amount} MW",
+        "MW",
+        _SITE,
+        summary_words="campus maximum IT MW at {0}",
+        limit=True,
+    ),
+    ConstraintFamily(
+        "site_water",
+        "m3",
+        define_site_water,
+        check_site_water,
+        "site {key} water permit in {period} short by {amount} m3",
+        "m3",
+        _SITE,
+        result=_site_limit("water", "water_m3", "water_permit_m3"),
+        summary_words="water permit at {0}",
+        limit=True,
+    ),
+)

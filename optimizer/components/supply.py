@@ -1,0 +1,74 @@
+"""Supply family: chip production limited by upstream resources (wafers, CoWoS, HBM)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from optimizer.components.base import (
+    CheckInputs,
+    ConstraintFamily,
+    ModelBuilder,
+    ResultRows,
+    ScenarioColumns,
+    violations,
+)
+from optimizer.lp.grouping import Groups, inner_pairs, value_at
+
+
+def define_supply_resource(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Supply resource: sum_c produce[c,p] * per_chip[c,r] <= capacity[r,p]."""
+    scenario = columns.scenario
+    produce = columns.produce.merge(scenario.bill_of_materials, on="c")
+    if produce.empty:
+        return
+    keys = produce[["r", "t"]].drop_duplicates().merge(scenario.supply, on=["r", "t"], how="left")
+    keys = keys.sort_values(["r", "t"]).reset_index(drop=True)
+    capacity = keys["capacity"].fillna(0.0).to_numpy()
+    rows = builder.add_rows("supply_resource", scenario.index, keys, "<=", capacity)
+    m = produce.merge(keys[["r", "t"]].assign(row=rows), on=["r", "t"])
+    builder.add_terms(m["row"], m["col"], m["per_chip"].to_numpy())
+
+
+def check_supply_resource(inputs: CheckInputs) -> pd.DataFrame:
+    """Resource use of the chips produced <= capacity (no row: capacity 0).
+
+    Use per (resource, period) summed as pandas' ``groupby`` sums it
+    (:mod:`optimizer.lp.grouping`).
+    """
+    ds = inputs.dataset
+    bom = ds.table("chip_bill_of_materials")
+    produce = inputs.frames["produce"]
+    pi, bi = inner_pairs([produce["chip"].to_numpy()], [bom["chip"].to_numpy()])
+    used = produce["value"].to_numpy(dtype=float)[pi] * bom["per_chip"].to_numpy(dtype=float)[bi]
+    g = Groups([bom["resource"].to_numpy()[bi], produce["period"].to_numpy()[pi]])
+    resource, period = g.key(0), g.key(1)
+    su = ds.table("supply_resources")
+    capacity = value_at(
+        [resource, period],
+        [su["resource"].to_numpy(), su["period"].to_numpy()],
+        su["capacity"].to_numpy(dtype=float),
+    )
+
+    def keys(bad: np.ndarray) -> np.ndarray:
+        out: np.ndarray = resource[bad].astype(object) + "," + period[bad].astype(object)
+        return out
+
+    capacity = np.where(np.isnan(capacity), 0.0, capacity)
+    return violations("supply_resource", keys, g.sum(used), capacity, "<=", inputs.tolerance)
+
+
+FAMILIES = (
+    ConstraintFamily(
+        "supply_resource",
+        "resource unit",
+        define_supply_resource,
+        check_supply_resource,
+        "resource {key} in {period} short by {amount} units",
+        "units",
+        ("r",),
+        result=ResultRows("supply_utilisation", "shadow_price_usd_per_unit", ("r", "t")),
+        summary_words="supply of {0}",
+        limit=True,
+    ),
+)

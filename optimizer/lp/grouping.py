@@ -1,0 +1,515 @@
+"""Group sums on integer codes that give pandas' answers, bit for bit.
+
+The checker and the result tables sum decision values by text keys (chip, site,
+period ...). A pandas ``groupby`` or ``merge`` on frames of a few hundred rows costs
+most of its time in building indexes and factorizing text, not in adding; done for
+every case of a sweep, that overhead is what a reused model's case spends most of its
+time on. Here the keys are factorized once per call (``pandas.factorize`` with
+``sort=True``, so group numbers follow the lexicographic order of the keys, the order
+a sorted ``groupby`` or an outer ``merge`` lists them in) and the sums are numpy.
+
+pandas adds the values of a group with Kahan (compensated) summation, in row order;
+:func:`group_sum` and :func:`group_cumsum` do the same, vectorised across groups (one
+step per row position inside a group, on contiguous slices), so the sums equal
+pandas' to the last bit.
+NaN values are skipped as pandas does (``skipna``); an empty or all-NaN group sums to 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "Groups",
+    "key_text",
+    "as_target",
+    "by_key",
+    "group_cumsum",
+    "group_sum",
+    "inner_pairs",
+    "positions",
+    "positions_in_group",
+    "reindexed",
+    "rows_at",
+    "sorted_codes",
+    "sums_at",
+    "take",
+    "value_at",
+    "values_at",
+]
+
+
+def positions_in_group(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Return rows ordered by group (stable) and each such row's position in its group.
+
+    Parameters
+    ----------
+    ids : ndarray of int, shape (n,)
+        Group number of each row (>= 0).
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        ``order`` (row numbers, grouped, row order kept inside a group) and ``pos``
+        (position of ``order[i]`` inside its group, 0-based).
+    """
+    order = _stable_order(ids)
+    sid = ids[order]
+    n = len(sid)
+    if not n:
+        return order, np.zeros(0, dtype=np.int64)
+    new = np.ones(n, dtype=bool)
+    new[1:] = sid[1:] != sid[:-1]
+    starts = np.flatnonzero(new)
+    first = np.repeat(starts, np.diff(np.append(starts, n)))
+    return order, np.arange(n) - first
+
+
+def _stable_order(ids: np.ndarray) -> np.ndarray:
+    """Stable argsort of group numbers (a radix sort when they fit in 16 bits)."""
+    if len(ids) and 0 <= int(ids.min()) and int(ids.max()) < 2**16:
+        ids = ids.astype(np.uint16)  # numpy sorts 16-bit integers by radix: O(n)
+    out: np.ndarray = np.argsort(ids, kind="stable")
+    return out
+
+
+def _kahan(ids: np.ndarray, values: np.ndarray, n_groups: int, running: bool) -> np.ndarray:
+    """Kahan sums per group in row order (``running``: the running sum of every row).
+
+    The non-NaN rows are laid out step by step: step ``j`` holds the ``j``-th row of
+    every group with more than ``j`` rows, groups largest first, so each step is one
+    contiguous slice and the groups still adding are a prefix of the accumulators
+    (one vectorised Kahan step per row position, no gathers inside the loop).
+    """
+    values = np.asarray(values, dtype=float)
+    ids = np.asarray(ids, dtype=np.int64)
+    out = np.full(len(values), np.nan) if running else np.zeros(n_groups)
+    live = np.flatnonzero(~np.isnan(values))  # NaN rows add nothing (skipna)
+    if not len(live):
+        return out
+    gid = ids[live]
+    size = np.bincount(gid, minlength=n_groups)
+    by_size = np.argsort(-size, kind="stable")  # groups largest first
+    rank = np.empty(n_groups, dtype=np.int64)
+    rank[by_size] = np.arange(n_groups)
+    active = n_groups - np.cumsum(np.bincount(size))[: int(size.max())]  # groups at step j
+    order, pos = positions_in_group(gid)  # row order kept inside a group
+    at = np.empty(len(gid), dtype=np.int64)  # place of each row: its step, its group rank
+    at[order] = (np.cumsum(active) - active)[pos] + rank[gid[order]]
+    rows = np.empty(len(gid), dtype=np.int64)
+    rows[at] = live
+    x = values[rows]
+    total, comp = np.zeros(int(active[0])), np.zeros(int(active[0]))
+    steps = np.empty(len(x)) if running else x
+    start = 0
+    for k in active.tolist():
+        y = x[start : start + k] - comp[:k]
+        t = total[:k] + y
+        c = t - total[:k] - y
+        comp[:k] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation
+        total[:k] = t
+        if running:
+            steps[start : start + k] = t
+        start += k
+    if running:
+        out[rows] = steps
+    else:
+        out[by_size[: len(total)]] = total
+    return out
+
+
+def group_sum(ids: np.ndarray, values: Any, n_groups: int) -> np.ndarray:
+    """Sum ``values`` per group as ``pandas`` ``groupby(...).sum()`` does (Kahan, skipna).
+
+    Parameters
+    ----------
+    ids : ndarray of int, shape (n,)
+        Group number of each row, in ``0 .. n_groups - 1``.
+    values : array-like of float, shape (n,)
+    n_groups : int
+
+    Returns
+    -------
+    ndarray, shape (n_groups,)
+        The sum of each group (0.0 for a group with no non-NaN value).
+    """
+    return _kahan(ids, values, n_groups, running=False)
+
+
+def group_cumsum(ids: np.ndarray, values: Any) -> np.ndarray:
+    """Return the running sum per group in row order, as ``groupby(...).cumsum()``.
+
+    NaN rows stay NaN and add nothing; the sums are Kahan sums as in pandas.
+    """
+    ids = np.asarray(ids, dtype=np.int64)
+    n = int(ids.max()) + 1 if len(ids) else 0
+    return _kahan(ids, values, n, running=True)
+
+
+def _local_codes(col: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Codes (first-seen order) and uniques of one key column; ValueError on a missing value.
+
+    A pandas column is factorized on its own array (an Arrow text column by Arrow's
+    dictionary encoding, without turning every row into a Python object first); a
+    ``(codes, values)`` pair is taken as factorized already.
+    """
+    if isinstance(col, tuple):
+        c = np.asarray(col[0], dtype=np.int64)
+        distinct, u = pd.factorize(np.asarray(col[1]))  # values may repeat or be missing
+        c = distinct[c] if len(c) else c
+    else:
+        if isinstance(col, pd.Series | pd.Index):
+            col = col.array
+        elif not isinstance(col, np.ndarray | pd.api.extensions.ExtensionArray):
+            col = np.asarray(col)
+        c, u = pd.factorize(col)
+    if len(c) and int(c.min()) < 0:
+        raise ValueError("Groups: a key column has a missing value")
+    uniques = u if isinstance(u, np.ndarray) else np.asarray(u, dtype=object)
+    return np.asarray(c, dtype=np.int64), uniques
+
+
+#: Rows up to which the pieces of a key column are joined and factorized at once (for
+#: short columns one ``factorize`` costs less than one per piece and a merge).
+_JOIN_ROWS = 2000
+
+
+def _array(part: Any) -> np.ndarray:
+    """One piece of a key column as a numpy array (a Series by ``to_numpy``, the cheaper)."""
+    if isinstance(part, tuple):
+        return np.asarray(part[1])[np.asarray(part[0], dtype=np.int64)]
+    if isinstance(part, pd.Series | pd.Index):
+        out: np.ndarray = part.to_numpy()
+        return out
+    return np.asarray(part)
+
+
+def _joined_codes(parts: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray]:
+    """:func:`sorted_codes` by one ``factorize`` of the pieces joined (short columns)."""
+    arrays = [_array(p) for p in parts]
+    if not arrays:
+        return [], np.zeros(0)
+    joined = np.concatenate(arrays) if len(arrays) > 1 else arrays[0]
+    codes, values = pd.factorize(joined, sort=True)
+    if len(codes) and int(codes.min()) < 0:
+        raise ValueError("Groups: a key column has a missing value")
+    codes = np.asarray(codes, dtype=np.int64)
+    return np.split(codes, np.cumsum([len(a) for a in arrays])[:-1]), np.asarray(values)
+
+
+def sorted_codes(parts: Sequence[Any]) -> tuple[list[np.ndarray], np.ndarray]:
+    """Codes of several pieces of one key column on one sorted vocabulary.
+
+    What ``pandas.factorize(np.concatenate(parts), sort=True)`` gives, cut back into
+    the pieces: each piece is factorized on its own and only the (few) distinct
+    values are merged and sorted.
+
+    Parameters
+    ----------
+    parts : sequence of array-like or (ndarray, ndarray)
+        Pieces of a key column (numpy arrays, pandas Series or extension arrays),
+        text or integers, no missing value (ValueError); or a piece factorized
+        already, as (codes, values): the row's value is ``values[code]``.
+
+    Returns
+    -------
+    (list of ndarray, ndarray)
+        Codes of each piece (int64, the rank of the row's value) and the sorted
+        distinct values.
+    """
+    if sum(len(p[0]) if isinstance(p, tuple) else len(p) for p in parts) <= _JOIN_ROWS:
+        return _joined_codes(parts)
+    local = [_local_codes(p) for p in parts]
+    if len(local) == 1 and not len(local[0][1]):
+        return [local[0][0]], local[0][1]
+    every = np.concatenate([u for _, u in local]) if local else np.zeros(0)
+    rank, values = pd.factorize(every, sort=True)
+    out, start = [], 0
+    for c, u in local:
+        out.append(np.asarray(rank[start : start + len(u)], dtype=np.int64)[c])
+        start += len(u)
+    return out, np.asarray(values)
+
+
+def _dense(flat: np.ndarray, size: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(flat, return_inverse=True)`` of codes in ``0 .. size - 1``.
+
+    Without sorting (a table of the codes present) when ``size`` is not much larger
+    than the number of rows.
+    """
+    if size > max(8 * len(flat), 1 << 16):
+        present, ids = np.unique(flat, return_inverse=True)
+        return present, ids.astype(np.int64).ravel()
+    seen = np.zeros(size, dtype=bool)
+    seen[flat] = True
+    number = np.cumsum(seen) - 1
+    return np.flatnonzero(seen), number[flat].astype(np.int64)
+
+
+class Groups:
+    """Rows grouped by key columns, groups numbered in the lexicographic order of the keys.
+
+    Parameters
+    ----------
+    columns : sequence of array-like
+        Key columns of equal length (text or integers; no missing values).
+    coded : sequence of (ndarray, array-like), optional
+        Key columns already factorized: each a pair of codes and the sorted values
+        they index (``pandas.factorize(..., sort=True)``); they come first.
+
+    Attributes
+    ----------
+    ids : ndarray of int, shape (n,)
+        Group number of each row; group ``i`` sorts before group ``i + 1`` (by the
+        first column, then the second ...), the order of a sorted ``groupby``.
+    n : int
+        Number of groups.
+    """
+
+    def __init__(self, columns: Sequence[Any], *, coded: Sequence[Any] | None = None) -> None:
+        codes, self._uniques = [], []
+        if coded is not None:  # (sorted codes, sorted values) pairs, factorized already
+            for c, u in coded:
+                codes.append(np.asarray(c, dtype=np.int64))
+                self._uniques.append(u)
+        for col in columns:
+            (c,), u = sorted_codes([col])
+            codes.append(c)
+            self._uniques.append(u)
+        self._dims = [max(len(u), 1) for u in self._uniques]
+        flat = np.zeros(len(codes[0]) if codes else 0, dtype=np.int64)
+        for c, d in zip(codes, self._dims, strict=True):
+            flat = flat * d + c
+        self._flat, self.ids = _dense(flat, int(np.prod(self._dims, dtype=np.int64)))
+        self.n = len(self._flat)
+        self._codes = codes
+
+    def code(self, i: int) -> np.ndarray:
+        """Sorted code of key column ``i`` of each group (rank of its value)."""
+        stride = int(np.prod(self._dims[i + 1 :], dtype=np.int64))
+        out: np.ndarray = (self._flat // stride) % self._dims[i]
+        return out
+
+    def key(self, i: int) -> np.ndarray:
+        """Value of key column ``i`` of each group (an object array for text)."""
+        u = self._uniques[i]
+        values = np.asarray(u, dtype=object) if not isinstance(u, np.ndarray) else u
+        out: np.ndarray = values[self.code(i)]
+        return out
+
+    def positions(self, i: int, index: pd.Index) -> np.ndarray:
+        """Position in ``index`` of each group's key column ``i`` (-1 where absent).
+
+        What ``index.get_indexer(self.key(i))`` gives, looked up once per distinct value.
+        """
+        u = self._uniques[i]
+        distinct = np.asarray(u, dtype=object) if not isinstance(u, np.ndarray) else u
+        out: np.ndarray = (
+            index.get_indexer(distinct)[self.code(i)]
+            if len(distinct)
+            else (np.full(self.n, -1, dtype=np.int64))
+        )
+        return out
+
+    def coded(self, i: int) -> tuple[np.ndarray, Any]:
+        """Key column ``i`` of each group as (sorted codes, sorted values), for ``coded=``."""
+        return self.code(i), self._uniques[i]
+
+    def sum(self, values: Any) -> np.ndarray:
+        """Kahan sum of ``values`` per group (:func:`group_sum`)."""
+        return group_sum(self.ids, values, self.n)
+
+
+def _joint(target: Sequence[Any], source: Sequence[Any]) -> tuple[Groups, int]:
+    """Return groups over the target rows followed by the source rows, and the target count."""
+    if len(target) != len(source):
+        raise ValueError("target and source need the same key columns")
+    n = len(target[0]) if len(target) else 0
+    coded = []
+    for t, s in zip(target, source, strict=True):
+        (ct, cs), values = sorted_codes([t, s])
+        coded.append((np.concatenate([ct, cs]), values))
+    return Groups([], coded=coded), n
+
+
+def sums_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.ndarray:
+    """Sum of ``values`` of the source rows with each target row's key (0.0 where none).
+
+    What ``target.merge(source.groupby(keys).sum(), how="left").fillna(0.0)`` gives for
+    the summed column, in target order.
+
+    Parameters
+    ----------
+    target, source : sequence of array-like
+        The same key columns, of the target rows and of the source rows.
+    values : array-like of float
+        One value per source row.
+    """
+    g, n = _joint(target, source)
+    total = group_sum(g.ids[n:], values, g.n)
+    out = total[g.ids[:n]]
+    return np.where(np.isnan(out), 0.0, out)
+
+
+def value_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.ndarray:
+    """Value of the source row with each target row's key (NaN where none).
+
+    What a left ``merge`` on unique source keys gives; raises ValueError when a key
+    repeats in ``source`` (the merge would then repeat target rows).
+    """
+    return values_at(target, source, {"v": values})["v"]
+
+
+def values_at(
+    target: Sequence[Any], source: Sequence[Any], values: dict[str, Any]
+) -> dict[str, np.ndarray]:
+    """:func:`value_at` of several source columns (one key match for all)."""
+    where = rows_at(target, source)
+    found = where >= 0
+    out = {}
+    for name, v in values.items():
+        a = np.asarray(v, dtype=float)
+        out[name] = np.where(found, a[np.maximum(where, 0)] if len(a) else np.nan, np.nan)
+    return out
+
+
+def as_target(index: pd.Index, keys: Any) -> Any:
+    """Keys to look up in ``index`` (``get_indexer``, ``reindex``), as the same matches.
+
+    Text keys for an object index go in as an object ``Index``: given a bare array,
+    pandas first infers its dtype (text: its string dtype) and converts, which costs
+    more than the lookup of a few keys.
+    """
+    arr = np.asarray(keys)
+    if index.dtype == object and arr.dtype == object:
+        return pd.Index(arr, dtype=object)
+    return arr
+
+
+def _factorized_keys(keys: Any) -> tuple[Any, np.ndarray, Any]:
+    """``keys`` as an array (a Series' or Index's own array), its codes and distinct keys."""
+    if isinstance(keys, pd.Series | pd.Index):
+        keys = keys.array
+    elif not isinstance(keys, np.ndarray | pd.api.extensions.ExtensionArray):
+        keys = np.asarray(keys)
+    codes, distinct = pd.factorize(keys)
+    return keys, codes, distinct
+
+
+def positions(index: pd.Index, keys: Any) -> np.ndarray:
+    """Position of each key in ``index`` (-1 where absent), as ``reindex`` matches them.
+
+    The keys are factorized first and each distinct key looked up once.
+    """
+    keys, codes, distinct = _factorized_keys(keys)
+    if len(codes) and int(codes.min()) < 0:  # a missing key: matched as reindex does
+        found: np.ndarray = index.get_indexer(np.asarray(keys))
+        return found
+    at = index.get_indexer(as_target(index, distinct))
+    out: np.ndarray = at[codes] if len(codes) else np.zeros(0, dtype=np.int64)
+    return out
+
+
+def by_key(values: pd.Series, keys: Any) -> tuple[pd.Series, np.ndarray]:
+    """``values`` reindexed on the distinct ``keys``, and the number of each key.
+
+    ``values.reindex(keys).to_numpy()`` is ``small.to_numpy()[codes]``, with ``small,
+    codes = by_key(values, keys)``: each distinct key is looked up (and anything done
+    to ``small``, done) once rather than once per row.
+
+    Parameters
+    ----------
+    values : Series
+        Indexed by key (unique).
+    keys : array-like
+        One key per row (a key missing from ``values`` gives NaN, as ``reindex`` does).
+
+    Returns
+    -------
+    (Series, ndarray of int)
+    """
+    keys, codes, distinct = _factorized_keys(keys)
+    if len(codes) and int(codes.min()) < 0:  # a missing key: every row looked up
+        return values.reindex(np.asarray(keys)), np.arange(len(codes))
+    return values.reindex(as_target(values.index, distinct)), np.asarray(codes, dtype=np.int64)
+
+
+def reindexed(values: pd.Series, keys: Any, dtype: Any = None) -> np.ndarray:
+    """``values.reindex(keys).to_numpy(dtype)``, each distinct key looked up once.
+
+    See :func:`by_key`.
+    """
+    small, codes = by_key(values, keys)
+    out: np.ndarray = small.to_numpy(dtype=dtype)[codes]
+    return out
+
+
+def take(values: Any, pos: np.ndarray) -> np.ndarray:
+    """``values[pos]`` with NaN where ``pos`` is -1 (``reindex`` on positions)."""
+    a = np.asarray(values)
+    if not len(a):
+        return np.full(len(pos), np.nan)
+    got = a[np.maximum(pos, 0)]
+    if (pos < 0).any():
+        got = got.astype(float if got.dtype.kind in "fiub" else object)
+        got[pos < 0] = np.nan
+    return got
+
+
+def inner_pairs(left: Sequence[Any], right: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Row pairs of an inner ``merge`` of left and right on the key columns, in its order.
+
+    Returns
+    -------
+    (ndarray, ndarray)
+        Left and right row numbers of each pair: left rows in their order, and for
+        each left row its matching right rows in their order.
+    """
+    g, n = _joint(left, right)
+    lid, rid = g.ids[:n], g.ids[n:]
+    r_order = np.argsort(rid, kind="stable")
+    counts = np.bincount(rid, minlength=g.n)
+    starts = np.cumsum(counts) - counts
+    li = np.repeat(np.arange(n), counts[lid])
+    first = np.repeat(starts[lid], counts[lid])
+    within = np.arange(len(li)) - np.repeat(np.cumsum(counts[lid]) - counts[lid], counts[lid])
+    return li, r_order[first + within]
+
+
+def rows_at(target: Sequence[Any], source: Sequence[Any]) -> np.ndarray:
+    """Source row with each target row's key (-1 where none): a left merge's pairing.
+
+    Raises ValueError when a key repeats in ``source`` (a left merge would then
+    repeat target rows).
+    """
+    g, n = _joint(target, source)
+    sid = g.ids[n:]
+    if len(np.unique(sid)) != len(sid):
+        raise ValueError("value_at: the source repeats a key")
+    pos = np.full(g.n, -1, dtype=np.int64)
+    pos[sid] = np.arange(len(sid))
+    out: np.ndarray = pos[g.ids[:n]]
+    return out
+
+
+def key_text(groups: Groups, n_keys: int, prefix: str = "") -> Any:
+    """Row-key text of the groups selected by a mask: ``prefix + k1/k2/...,last``.
+
+    Returns a function of the boolean mask over the groups (what
+    :func:`~optimizer.components.base.violations` takes as ``keys``), so text is made for
+    violated groups only; the last key column (the period) follows a comma.
+    """
+
+    def text(bad: np.ndarray) -> np.ndarray:
+        parts = [groups.key(i)[bad].astype(str).astype(object) for i in range(n_keys)]
+        out = parts[0]
+        for p in parts[1:-1]:
+            out = out + "/" + p
+        joined: np.ndarray = prefix + out + "," + parts[-1]
+        return joined
+
+    return text

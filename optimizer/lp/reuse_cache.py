@@ -1,0 +1,74 @@
+"""What stays the same between the cases of one sweep, computed once per model structure.
+
+A batch with model reuse (:mod:`optimizer.analysis.batch`) patches one base model per case:
+the patched models share the base's columns, rows and codes; only bounds, costs,
+matrix values and data values change. Index work that depends on that structure
+alone (which rows a table row feeds, where each decision lands in a result table)
+is cached here under the base model, and :func:`patched_from` makes a patched model
+find its base's cache.
+
+Only structure goes in: a cached value must not depend on rhs, costs, matrix values,
+decision values or duals. Values that also depend on a data table are keyed by that
+table too (:func:`cached_for`), and a patched dataset keeps the very frame of every
+table it did not change (:meth:`capacity.dataset.Dataset.replace`).
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable
+from typing import Any, TypeVar
+
+__all__ = ["cached", "cached_for", "patched_from", "structure_of"]
+
+T = TypeVar("T")
+
+_OWNER: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+_CACHE: weakref.WeakKeyDictionary[Any, dict[Hashable, Any]] = weakref.WeakKeyDictionary()
+
+
+def patched_from(patched: Any, base: Any) -> None:
+    """Record that ``patched`` has the structure (columns, rows, codes) of ``base``."""
+    _OWNER[patched] = structure_of(base)
+
+
+def structure_of(model: Any) -> Any:
+    """Return the model whose cache ``model`` shares (itself unless patched)."""
+    return _OWNER.get(model, model)
+
+
+def cached(model: Any, key: Hashable, make: Callable[[], T]) -> T:
+    """Return ``make()`` computed once per model structure and ``key``.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        The model (a patched one shares its base's cache).
+    key : hashable
+        What is cached (e.g. ``("rows", "demand_balance")``).
+    make : callable
+        Computes the value from the model's structure only.
+    """
+    store = _CACHE.setdefault(structure_of(model), {})
+    if key not in store:
+        store[key] = make()
+    value: T = store[key]
+    return value
+
+
+def cached_for(model: Any, key: Hashable, tables: tuple[Any, ...], make: Callable[[], T]) -> T:
+    """Like :func:`cached`, but recomputed when any of ``tables`` is another object.
+
+    ``tables`` are the data frames the value is computed from besides the model's
+    structure; frames are compared by identity (an unchanged table of a patched
+    dataset is the same object).
+    """
+    store = _CACHE.setdefault(structure_of(model), {})
+    hit = store.get(key)
+    if hit is not None and len(hit[0]) == len(tables):
+        if all(a is b for a, b in zip(hit[0], tables, strict=True)):
+            value: T = hit[1]
+            return value
+    made = make()
+    store[key] = (tables, made)
+    return made

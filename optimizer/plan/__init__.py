@@ -1,0 +1,17 @@
+"""The centre: build one plan's LP, solve it, check it and read it back into tables.
+
+The pipe is ``model`` (build) -> ``solve`` (solver seam, statuses, duals) -> ``check``
+(independent re-check) -> ``results`` (result tables) -> :class:`PlanResult`.
+
+Modules
+-------
+``model``          build the LP from the components: index sets, columns, rows, objective.
+``pulp_io``        the model as a PuLP problem: readable names, LP/MPS files.
+``solvers``        the solver registry and the PuLP solve path.
+``results``        read a solution back into the result tables.
+``power_results``  the power tables (power_sources, power_decisions).
+``check``          independent re-check of a plan against the input data.
+``explain``        infeasibility wording (which limits conflict, and by how much).
+``calibration``    the plan held against the public record (``public_record.csv``).
+``solve``          run the solver, statuses, duals, :class:`PlanResult`; stochastic.
+"""

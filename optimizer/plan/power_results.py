@@ -1,0 +1,331 @@
+"""Power result tables (issue 12): ``power_sources`` and ``power_decisions``.
+
+Computed from the decision frames (``grid_upgrade``, ``onsite_build``,
+``power_energy``: ``site, source, period, value``) and the dataset, like every result
+table; the dual of each power row is in ``shadow_prices``.
+
+* power_sources: site, period, source (``grid``, ``onsite:<technology>``,
+  ``ppa:<contract>``), capacity_mw (grid: granted + energised upgrades; on-site:
+  nameplate online; PPA: contracted MW in the period), energy_mwh, cost_usd
+  (undiscounted: energy at its price, plus upgrade rent on the grid row and capex
+  rent and fixed cost on on-site rows), carbon_t. Without power tables the plan buys
+  all facility energy from the grid and the table holds one grid row per site-period.
+* power_decisions: site, kind (grid_upgrade | onsite | ppa), option, decision_period,
+  online_period, mw, capex_usd_per_mw, energy_usd_per_mwh, grid_price_usd_per_mwh
+  (the site's grid price, for comparison), carbon_t_per_mwh. PPA rows: one per
+  contract and site taken, decided and online in the first period with energy, mw =
+  the largest average MW taken.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from optimizer.components.power import HOURS_PER_YEAR, power_modelled
+
+POWER_SOURCES_COLUMNS = (
+    "site",
+    "period",
+    "source",
+    "capacity_mw",
+    "energy_mwh",
+    "cost_usd",
+    "carbon_t",
+)
+POWER_DECISIONS_COLUMNS = (
+    "site",
+    "kind",
+    "option",
+    "decision_period",
+    "online_period",
+    "mw",
+    "capex_usd_per_mw",
+    "energy_usd_per_mwh",
+    "grid_price_usd_per_mwh",
+    "carbon_t_per_mwh",
+)
+_ZERO = 1e-6
+
+
+def _frame(frames: Mapping[str, pd.DataFrame], kind: str) -> pd.DataFrame:
+    f = frames.get(kind)
+    if f is None:
+        return pd.DataFrame(
+            {
+                "site": pd.Series([], dtype=object),
+                "source": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "value": pd.Series([], dtype=float),
+            }
+        )
+    return f
+
+
+def _online(dec: pd.DataFrame, options: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
+    """Online MW per (site, source, period), with the rent-bearing decisions' columns."""
+    pos = {p: i for i, p in enumerate(periods)}
+    d = dec[dec["value"].abs() > _ZERO].merge(options, on=["site", "source"])
+    if d.empty:
+        return pd.DataFrame(
+            {
+                "site": pd.Series([], dtype=object),
+                "source": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "mw": pd.Series([], dtype=float),
+                "rent": pd.Series([], dtype=float),
+            }
+        )
+    d = d.assign(t_on=d["period"].map(pos) + d["lead_periods"])
+    grid = pd.DataFrame({"t": range(len(periods)), "p": periods})
+    m = d.drop(columns="period").merge(grid, how="cross")
+    alive = (m["t"] >= m["t_on"]).to_numpy()
+    in_life = (m["t"] < m["t_on"] + m["lifetime_periods"]).to_numpy()
+    m["mw"] = np.where(alive, m["value"], 0.0)
+    m["rent"] = np.where(alive & in_life, m["value"] * m["rent_per_mw"], 0.0)
+    m = m.rename(columns={"p": "period"})
+    return m.groupby(["site", "source", "period"], as_index=False)[["mw", "rent"]].sum()
+
+
+def _options(ds: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
+    up = ds.table("grid_upgrades").copy()
+    up["source"] = "upgrade:" + up["option"].astype(str)
+    up["rent_per_mw"] = up["cost_usd_per_mw"] / up["lifetime_periods"]
+    g = ds.table("onsite_generation").copy()
+    g["source"] = "onsite:" + g["technology"].astype(str)
+    g["rent_per_mw"] = g["capex_usd_per_mw"] / g["lifetime_periods"]
+    g["energy_usd_per_mwh"] = (
+        g["variable_cost_usd_per_mwh"]
+        + g["fuel_price_usd_per_mmbtu"] * g["heat_rate_mmbtu_per_mwh"]
+    )
+    return up, g
+
+
+def _unit_prices(ds: Any, en: pd.DataFrame, onsite: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    sites = ds.table("sites").set_index("site")
+    price = sites["energy_price_usd_per_mwh"].reindex(en["site"]).to_numpy(dtype=float)
+    carbon = sites["carbon_t_per_mwh"].reindex(en["site"]).to_numpy(dtype=float)
+    key = pd.MultiIndex.from_frame(en[["site", "source"]])
+    g = onsite.set_index(["site", "source"])
+    op = g["energy_usd_per_mwh"].reindex(key).to_numpy(dtype=float)
+    oc = g["carbon_t_per_mwh"].reindex(key).to_numpy(dtype=float)
+    ppa = ds.table("ppas")
+    steps = ppa.assign(source="ppa:" + ppa["contract"].astype(str))
+    pp = np.full(len(en), np.nan)
+    pc = np.full(len(en), np.nan)
+    for _, r in steps.iterrows():
+        end = (
+            str(r["to_period"])
+            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
+            else "9999Q4"
+        )
+        m = (
+            (en["source"] == r["source"])
+            & (en["period"] >= str(r["from_period"]))
+            & (en["period"] <= end)
+        ).to_numpy()
+        pp[m] = float(r["price_usd_per_mwh"])
+        pc[m] = float(r["carbon_t_per_mwh"])
+    price = np.where(np.isfinite(op), op, np.where(np.isfinite(pp), pp, price))
+    carbon = np.where(np.isfinite(oc), oc, np.where(np.isfinite(pc), pc, carbon))
+    return price, carbon
+
+
+def _ppa_mw(ds: Any, periods: list[str]) -> pd.DataFrame:
+    ppa = ds.table("ppas")
+    rows = []
+    for _, r in ppa.iterrows():
+        end = (
+            str(r["to_period"])
+            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
+            else periods[-1]
+        )
+        for p in periods:
+            if str(r["from_period"]) <= p <= end:
+                rows.append(("ppa:" + str(r["contract"]), p, float(r["mw"])))
+    return pd.DataFrame(rows, columns=["source", "period", "contract_mw"])
+
+
+def power_sources(
+    ds: Any, frames: Mapping[str, pd.DataFrame], energy: pd.DataFrame
+) -> pd.DataFrame:
+    """Build the power_sources table (columns :data:`POWER_SOURCES_COLUMNS`).
+
+    Parameters
+    ----------
+    ds : Dataset
+    frames : dict of DataFrame
+        Decision values (``power_energy`` etc.; absent when power is not modelled).
+    energy : DataFrame
+        The ``energy`` result table (site, period, facility_mwh, energy_cost_usd,
+        carbon_t), used when power is not modelled.
+    """
+    periods = list(ds.periods)
+    grid = ds.table("site_grid")[["site", "period", "grid_mw"]]
+    if not power_modelled(ds):
+        f = energy[["site", "period", "facility_mwh", "energy_cost_usd", "carbon_t"]]
+        f = f.merge(grid, on=["site", "period"], how="left")
+        return pd.DataFrame(
+            {
+                "site": f["site"],
+                "period": f["period"],
+                "source": "grid",
+                "capacity_mw": f["grid_mw"].fillna(0.0),
+                "energy_mwh": f["facility_mwh"],
+                "cost_usd": f["energy_cost_usd"],
+                "carbon_t": f["carbon_t"],
+            }
+        )
+    up, g = _options(ds)
+    en = _frame(frames, "power_energy")
+    en = en[en["value"].abs() > _ZERO].copy()
+    price, carbon = _unit_prices(ds, en, g)
+    en["energy_mwh"] = en["value"]
+    en["cost_usd"] = en["value"] * price
+    en["carbon_t"] = en["value"] * carbon
+    hours = ds.table("periods").set_index("period")["hours"]
+    ups = _online(_frame(frames, "grid_upgrade"), up, periods)
+    ups = ups.groupby(["site", "period"], as_index=False)[["mw", "rent"]].sum()
+    gr = grid.merge(ups, on=["site", "period"], how="left").fillna({"mw": 0.0, "rent": 0.0})
+    gr = gr.assign(source="grid", capacity_mw=gr["grid_mw"] + gr["mw"], extra_cost=gr["rent"])
+    on = _online(_frame(frames, "onsite_build"), g, periods).merge(
+        g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]], on=["site", "source"]
+    )
+    on["capacity_mw"] = on["mw"] + on["initial_mw"]
+    h = hours.reindex(on["period"]).to_numpy(dtype=float)
+    on["extra_cost"] = (
+        on["rent"] + on["capacity_mw"] * on["fixed_cost_usd_per_mw_year"] * h / HOURS_PER_YEAR
+    )
+    pm = _ppa_mw(ds, periods).merge(en[["site", "source", "period"]], on=["source", "period"])
+    pm = pm.rename(columns={"contract_mw": "capacity_mw"}).assign(extra_cost=0.0)
+    cap = pd.concat(
+        [
+            gr[["site", "period", "source", "capacity_mw", "extra_cost"]],
+            on[["site", "period", "source", "capacity_mw", "extra_cost"]],
+            pm[["site", "period", "source", "capacity_mw", "extra_cost"]],
+        ],
+        ignore_index=True,
+    )
+    m = cap.merge(
+        en[["site", "period", "source", "energy_mwh", "cost_usd", "carbon_t"]],
+        on=["site", "period", "source"],
+        how="outer",
+    )
+    m = m.fillna({"capacity_mw": 0.0, "extra_cost": 0.0, "energy_mwh": 0.0, "cost_usd": 0.0})
+    m = m.fillna({"carbon_t": 0.0})
+    m["cost_usd"] = m["cost_usd"] + m["extra_cost"]
+    keep = (m["source"] == "grid") | (m["capacity_mw"].abs() > _ZERO) | (m["energy_mwh"] > _ZERO)
+    pos = {p: i for i, p in enumerate(periods)}
+    m = m[keep].assign(_t=m["period"].map(pos)).sort_values(["site", "source", "_t"])
+    return m[list(POWER_SOURCES_COLUMNS)].reset_index(drop=True)
+
+
+def power_decisions(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
+    """Build the power_decisions table (columns :data:`POWER_DECISIONS_COLUMNS`)."""
+    if not power_modelled(ds):
+        return pd.DataFrame({c: [] for c in POWER_DECISIONS_COLUMNS})
+    periods = list(ds.periods)
+    pos = {p: i for i, p in enumerate(periods)}
+    up, g = _options(ds)
+    grid_price = ds.table("sites").set_index("site")["energy_price_usd_per_mwh"]
+    parts = []
+    for kind, frame, opts in (("grid_upgrade", "grid_upgrade", up), ("onsite", "onsite_build", g)):
+        d = _frame(frames, frame)
+        d = d[d["value"] > _ZERO].merge(opts, on=["site", "source"])
+        if d.empty:
+            continue
+        t_on = d["period"].map(pos).to_numpy() + d["lead_periods"].to_numpy()
+        capex = d["cost_usd_per_mw"] if kind == "grid_upgrade" else d["capex_usd_per_mw"]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "site": d["site"],
+                    "kind": kind,
+                    "option": d["source"].str.split(":", n=1).str[1],
+                    "decision_period": d["period"],
+                    "online_period": [periods[t] if t < len(periods) else "" for t in t_on],
+                    "mw": d["value"],
+                    "capex_usd_per_mw": capex.to_numpy(dtype=float),
+                    "energy_usd_per_mwh": (
+                        np.nan if kind == "grid_upgrade" else d["energy_usd_per_mwh"]
+                    ),
+                    "grid_price_usd_per_mwh": grid_price.reindex(d["site"]).to_numpy(),
+                    "carbon_t_per_mwh": (
+                        np.nan if kind == "grid_upgrade" else d["carbon_t_per_mwh"]
+                    ),
+                }
+            )
+        )
+    parts.append(_ppa_decisions(ds, frames, grid_price, pos))
+    out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    return out.reindex(columns=list(POWER_DECISIONS_COLUMNS)).reset_index(drop=True)
+
+
+def _ppa_decisions(
+    ds: Any, frames: Mapping[str, pd.DataFrame], grid_price: pd.Series, pos: dict[str, int]
+) -> pd.DataFrame:
+    en = _frame(frames, "power_energy")
+    en = en[en["source"].str.startswith("ppa:") & (en["value"] > _ZERO)].copy()
+    if en.empty:
+        return pd.DataFrame({c: [] for c in POWER_DECISIONS_COLUMNS})
+    hours = ds.table("periods").set_index("period")["hours"]
+    en["mw"] = en["value"] / hours.reindex(en["period"]).to_numpy(dtype=float)
+    en["_t"] = en["period"].map(pos)
+    price, carbon = _unit_prices(ds, en, _options(ds)[1])
+    en["price"], en["carbon"] = price, carbon
+    first = en.sort_values("_t").groupby(["site", "source"], as_index=False).first()
+    peak = en.groupby(["site", "source"], as_index=False)["mw"].max()
+    f = first.drop(columns="mw").merge(peak, on=["site", "source"])
+    return pd.DataFrame(
+        {
+            "site": f["site"],
+            "kind": "ppa",
+            "option": f["source"].str.split(":", n=1).str[1],
+            "decision_period": f["period"],
+            "online_period": f["period"],
+            "mw": f["mw"],
+            "capex_usd_per_mw": 0.0,
+            "energy_usd_per_mwh": f["price"],
+            "grid_price_usd_per_mwh": grid_price.reindex(f["site"]).to_numpy(),
+            "carbon_t_per_mwh": f["carbon"],
+        }
+    )
+
+
+def extra_facility_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
+    """Facility MW beyond the granted grid per (site, period), for site_utilisation.
+
+    Energised upgrades, on-site nameplate x availability and firm PPA average MW.
+    """
+    if not power_modelled(ds) or sources.empty:
+        return pd.DataFrame(
+            {
+                "site": pd.Series([], dtype=object),
+                "period": pd.Series([], dtype=object),
+                "extra_mw": pd.Series([], dtype=float),
+            }
+        )
+    grid = ds.table("site_grid").set_index(["site", "period"])["grid_mw"]
+    g = sources[sources["source"] == "grid"]
+    key = pd.MultiIndex.from_frame(g[["site", "period"]])
+    parts = [
+        g.assign(extra_mw=g["capacity_mw"].to_numpy() - grid.reindex(key).fillna(0.0).to_numpy())
+    ]
+    _, onsite = _options(ds)
+    on = sources.merge(onsite[["site", "source", "availability"]], on=["site", "source"])
+    parts.append(on.assign(extra_mw=on["capacity_mw"] * on["availability"]))
+    ppa = ds.table("ppas")
+    for _, r in ppa[ppa["firm"].astype(str) == "yes"].iterrows():
+        end = (
+            str(r["to_period"])
+            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
+            else "9999Q4"
+        )
+        inside = [p for p in ds.periods if str(r["from_period"]) <= p <= end]
+        mw = float(r["mw"]) * float(r["availability"])
+        parts.append(pd.DataFrame({"site": str(r["site"]), "period": inside, "extra_mw": mw}))
+    out = pd.concat([p[["site", "period", "extra_mw"]] for p in parts], ignore_index=True)
+    return out.groupby(["site", "period"], as_index=False)["extra_mw"].sum()
