@@ -13,11 +13,10 @@ a lower one, never a higher one, and no import cycle forms
 imports :mod:`capacity` (schema, data, scenarios) and never :mod:`ui`. Each
 sub-package's docstring lists its modules.
 
-``lp``          the LP's generic machinery (frames, group sums, caches, tidy numbers).
-``components``  one module per part of the plan: its columns, constraint families,
-                costs and result rows, and the registry of them.
-``plan``        the centre: build -> solve -> check -> tables -> :class:`PlanResult`.
-``output``      report writer and plan summary.
+``lp``          the LP's generic machinery: dimensions, builder, group sums, caches.
+``components``  one module per part of the plan: columns, families, costs, tables.
+``plan``        the pipe of one plan: build, solve, check, tables, result.
+``output``      the report writer and the plan summary.
 ``analysis``    sweeps, batches on Dask, risk views, the hedged plan.
 ``cli``         the ``capacity`` command line.
 """
