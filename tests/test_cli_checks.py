@@ -21,8 +21,9 @@ import optimizer.analysis.decompose
 from capacity.dataset import load_dataset
 from capacity.scenarios import UnknownScenarioError, apply_scenario
 from optimizer import solve
+from optimizer.cli.bench import BENCH_SIZES
 from optimizer.cli.checks import check_out_file
-from optimizer.cli.commands import BENCH_SIZES, app
+from optimizer.cli.commands import app
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
