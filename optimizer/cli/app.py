@@ -16,7 +16,7 @@ def app_command(port: int, address: str, headless: bool) -> list[str]:
 
     from capacity.limits import MAX_TRANSPORT_MB
 
-    script = Path(__file__).resolve().parents[1] / "ui" / "app.py"
+    script = Path(__file__).resolve().parents[2] / "ui" / "app.py"
     cmd = [sys.executable, "-m", "streamlit", "run", str(script)]
     cmd += ["--server.port", str(port), "--server.address", address]
     cmd += ["--server.headless", "true" if headless else "false"]

@@ -106,7 +106,7 @@ def _checkout_root() -> Path:
     """Return the checkout that holds benchmarks/; exit 2 without it or without linopy."""
     import importlib.util
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     if not (root / "benchmarks" / "run.py").exists():
         typer.echo(f"error: no benchmarks/ folder next to {root} (needs a checkout)", err=True)
         raise typer.Exit(2)
