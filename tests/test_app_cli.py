@@ -40,6 +40,14 @@ def _capacity_cmd() -> list[str]:
     return [sys.executable, "-c", "from optimizer.cli.commands import app; app()"]
 
 
+def test_capacity_app_runs_the_checkouts_streamlit_script() -> None:
+    from optimizer.cli.app import app_command
+
+    cmd = app_command(8501, "localhost", True)
+    assert cmd[1:4] == ["-m", "streamlit", "run"]
+    assert Path(cmd[4]) == ROOT / "ui" / "app.py"
+
+
 @pytest.mark.slow
 @pytest.mark.skipif(os.name != "posix", reason="POSIX signals")
 def test_sigterm_to_capacity_app_closes_the_port(tmp_path: Path) -> None:

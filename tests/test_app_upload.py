@@ -17,7 +17,7 @@ from streamlit.testing.v1 import AppTest
 from capacity.dataset import load_dataset
 from capacity.limits import MAX_TRANSPORT_MB, MAX_UPLOAD_BYTES, MAX_UPLOAD_MB
 from capacity.schema import SPECS, TABLE_NAMES
-from optimizer.cli.commands import app_command
+from optimizer.cli.app import app_command
 from tests.apptest_helpers import open_app, rerun
 from tests.conftest import TINY
 

@@ -21,8 +21,9 @@ import optimizer.analysis.decompose
 from capacity.dataset import load_dataset
 from capacity.scenarios import UnknownScenarioError, apply_scenario
 from optimizer import solve
+from optimizer.cli.bench import BENCH_SIZES
 from optimizer.cli.checks import check_out_file
-from optimizer.cli.commands import BENCH_SIZES, app
+from optimizer.cli.commands import app
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -286,3 +287,16 @@ def test_hedge_failures_are_one_message_and_an_exit_code(
     assert res.exit_code == code
     assert message in text
     assert "Traceback" not in res.output
+
+
+def test_bench_runs_the_checkouts_benchmarks_there(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import subprocess
+
+    calls: list[tuple[list[str], Any]] = []
+    monkeypatch.setattr(subprocess, "call", lambda cmd, cwd=None: calls.append((cmd, cwd)) or 0)
+    res, text = _run(["bench", "--sizes", "small", "--out", str(tmp_path / "R.md")])
+    assert res.exit_code == 0, text
+    ((cmd, cwd),) = calls
+    assert cmd[1:3] == ["-m", "benchmarks.run"] and Path(cwd) == ROOT

@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from optimizer.cli.commands import app, check_out_dir, scenario_names
+from optimizer.cli.checks import check_out_dir
+from optimizer.cli.commands import app
+from optimizer.cli.scenarios import scenario_names
 from optimizer.output.report import read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -291,7 +291,7 @@ def test_parquet_that_unpacks_beyond_the_limit_is_refused(tmp_path: Path) -> Non
 
 def test_app_server_carries_files_up_to_the_transport_cap_above_the_app_limit() -> None:
     from capacity.limits import MAX_TRANSPORT_MB, MAX_UPLOAD_MB
-    from optimizer.cli.commands import app_command
+    from optimizer.cli.app import app_command
 
     cmd = app_command(8501, "localhost", True)
     i = cmd.index("--server.maxUploadSize")

@@ -2,7 +2,16 @@
 
 Modules
 -------
-``commands``  ``capacity validate | diff | solve | batch | hedge | bench | app``.
-``checks``    option and output checks shared by every command.
-``pulp``      ``capacity solvers`` and ``capacity export-lp``.
+``commands``   the Typer app: every command registered in help order, ``main``.
+``app``        ``capacity app`` (the Streamlit server).
+``validate``   ``capacity validate`` and ``capacity diff``.
+``solve``      ``capacity solve`` and its run folder.
+``batch``      ``capacity batch`` (a sweep on Dask) and its cluster options.
+``bench``      ``capacity bench`` (the checkout's benchmarks).
+``hedge``      ``capacity hedge`` (the hedged plan, VSS and EVPI).
+``pulp``       ``capacity solvers`` and ``capacity export-lp``.
+``scenarios``  loading a dataset and applying the scenarios a command asks for.
+``options``    options more than one command takes (``--solver``, ``--formulation``).
+``printing``   the findings table printed for data that does not validate.
+``checks``     option, solver and output checks shared by every command.
 """

@@ -2,7 +2,8 @@
 
 Option checks are typer callbacks (a bad value is a usage error: exit 2, the option
 and its valid range named); output checks find an unusable folder or file in a
-second (exit 1) instead of after a long solve.
+second (exit 1) instead of after a long solve; solver checks find a solver that is
+not installed (exit 1) before any data is loaded.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ __all__ = [
     "exit_on_interrupt",
     "refuse_bad_files",
     "refuse_bad_out",
+    "require_highs",
+    "require_solver",
     "seconds_option",
     "tolerance_option",
     "wait_seconds_option",
@@ -96,6 +99,28 @@ def refuse_bad_files(console: Console, files: dict[str, Path | None]) -> None:
         if problem is not None:
             console.print(f"[red]error: {option} {path}:[/red] {problem}; nothing was written.")
             raise typer.Exit(1)
+
+
+def require_solver(solver: str) -> str:
+    """Return the canonical solver name, or print one line and exit 1 when unusable."""
+    from optimizer.plan.solvers import SolverUnavailableError, resolve_solver
+
+    try:
+        return resolve_solver(solver)
+    except SolverUnavailableError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
+
+
+def require_highs(purpose: str) -> None:
+    """Print one line naming ``pip install highspy`` and exit 1 when highspy cannot be imported."""
+    from optimizer.plan.solvers import SolverUnavailableError, require_highspy
+
+    try:
+        require_highspy(purpose)
+    except SolverUnavailableError as e:
+        typer.echo(f"error: {e}", err=True)
+        raise typer.Exit(1) from None
 
 
 # --- option checks shared by every command (typer callbacks: exit 2, the option named)

@@ -1,8 +1,7 @@
 """``capacity solvers`` and ``capacity export-lp``: the PuLP face of the command line.
 
-Registered on the ``capacity`` Typer app by :mod:`optimizer.cli.commands`; the bodies live
-here so the PuLP-facing commands stay out of the main CLI module. Imports of pandas
-and the model are deferred so ``--help`` stays fast.
+Registered on the ``capacity`` Typer app by :mod:`optimizer.cli.commands`. Imports of
+pandas and the model are deferred so ``--help`` stays fast.
 """
 
 from __future__ import annotations

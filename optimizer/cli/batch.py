@@ -1,0 +1,180 @@
+"""``capacity batch``: solve every case of a sweep on Dask, its cluster and TLS options."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from optimizer.analysis.dask_cluster import NO_WORKER_TIMEOUT_S, ClusterOptions, TlsFiles
+from optimizer.cli.checks import refuse_bad_out, require_solver, seconds_option, wait_seconds_option
+from optimizer.cli.options import Formulation, FormulationOpt, SolverOpt
+from optimizer.cli.printing import print_findings
+
+if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from rich.console import Console
+
+    from optimizer.analysis.sweep import SweepSpecError
+
+__all__ = ["batch", "other_sweeps_note"]
+
+#: ``capacity batch`` arguments and options (Typer reads the annotations).
+_SweepArg = Annotated[Path, typer.Argument(help="Sweep YAML: data, scenarios, grid, monte_carlo.")]
+_WorkersOpt = Annotated[
+    int,
+    typer.Option("--workers", "-w", min=1, help="Worker processes of the local Dask cluster."),
+]
+_SchedulerOpt = Annotated[
+    str | None,
+    typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://host:port)."),
+]
+_OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
+_CaseTimeLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        callback=seconds_option,
+        help="Solver time limit per case, seconds (finite, > 0).",
+    ),
+]
+_ReuseOpt = Annotated[
+    bool,
+    typer.Option("--reuse/--no-reuse", help="Patch the base model per case instead of rebuilding."),
+]
+_SecureOption = Annotated[
+    bool | None,
+    typer.Option(
+        "--secure/--insecure",
+        help="Local cluster over TLS with a temporary certificate (default: on when "
+        "'cryptography' is installed; --secure requires it, --insecure turns it off).",
+    ),
+]
+_TlsCaOption = Annotated[
+    str | None,
+    typer.Option("--tls-ca-file", help="With --scheduler: CA file of a TLS Dask cluster."),
+]
+_TlsCertOption = Annotated[
+    str | None, typer.Option("--tls-cert", help="With --scheduler: client certificate.")
+]
+_TlsKeyOption = Annotated[
+    str | None, typer.Option("--tls-key", help="With --scheduler: client private key.")
+]
+_WorkerTimeoutOption = Annotated[
+    float,
+    typer.Option(
+        "--worker-timeout",
+        callback=wait_seconds_option,
+        help="Seconds to wait while no Dask worker is connected before the unfinished "
+        "cases are marked failed. A reconnecting client is waited for (up to 120 s, said on "
+        "stderr) and its cancelled cases resubmitted; only a scheduler that is gone fails them.",
+    ),
+]
+
+
+def _tls_files(
+    scheduler: str | None, ca_file: str | None, cert: str | None, key: str | None
+) -> TlsFiles | None:
+    """TLS files of ``--scheduler`` (None: use the Dask configuration); exit 2 on misuse."""
+    if ca_file is None and cert is None and key is None:
+        return None
+    if not scheduler:
+        typer.echo("error: --tls-ca-file/--tls-cert/--tls-key need --scheduler", err=True)
+        raise typer.Exit(2)
+    if ca_file is None:
+        typer.echo("error: --tls-cert/--tls-key need --tls-ca-file", err=True)
+        raise typer.Exit(2)
+    return TlsFiles(ca_file, cert, key)
+
+
+def _print_sweep_error(console: Console, e: SweepSpecError) -> None:
+    """Print an invalid sweep's findings: file, line, field, message."""
+    from rich.markup import escape
+
+    console.print(f"[red]error:[/red] invalid sweep {escape(e.file)}")
+    for f in e.findings:
+        where = f.file + ("" if f.row is None else f" line {f.row}")
+        field = f"{f.column}: " if f.column else ""
+        console.print(f"  {escape(where)}: {escape(field + f.message)}")
+
+
+def other_sweeps_note(out: Path, names: list[str]) -> str:
+    """Return the note printed when a batch folder also holds other sweeps' cases."""
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    return (
+        f"[yellow]note:[/yellow] {out} also holds {len(names)} case(s) of another sweep "
+        f"({shown}); they are kept in the manifest and summary, and globs over the folder "
+        "read them too. Use another --out to keep sweeps apart."
+    )
+
+
+def _cluster_options(secure: bool | None, tls: Any, worker_timeout: float) -> ClusterOptions:
+    """Dask cluster options of ``capacity batch`` (``--secure/--insecure`` unset: auto)."""
+    return ClusterOptions(
+        security="auto" if secure is None else ("tls" if secure else "none"),
+        tls=tls,
+        worker_timeout_s=worker_timeout,
+    )
+
+
+def batch(
+    sweep: _SweepArg,
+    workers: _WorkersOpt = 2,
+    scheduler: _SchedulerOpt = None,
+    out: _OutOpt = Path("batch_out"),
+    solver: SolverOpt = "highs",
+    time_limit: _CaseTimeLimitOpt = None,
+    reuse: _ReuseOpt = True,
+    formulation: FormulationOpt = Formulation.compact,
+    secure: _SecureOption = None,
+    tls_ca_file: _TlsCaOption = None,
+    tls_cert: _TlsCertOption = None,
+    tls_key: _TlsKeyOption = None,
+    worker_timeout: _WorkerTimeoutOption = NO_WORKER_TIMEOUT_S,
+) -> None:
+    """Solve every case of a sweep on Dask; write <out>/scenario=<case>/<table>.parquet.
+
+    Finished cases are skipped on a re-run. Every case's data is validated before any
+    solve: cases whose overrides make the data invalid are listed (file, row, column,
+    value, message), recorded as failed, and the valid cases still run. Exits 0 when
+    every case has a plan, 1 when some case failed or the sweep/data is invalid.
+    """
+    from rich.console import Console
+    from rich.markup import escape
+
+    from capacity.validation import DataValidationError
+    from optimizer import SolveOptions
+    from optimizer.analysis.batch import render_batch, render_invalid, run_batch
+    from optimizer.analysis.sweep import SweepSpecError, check_data_dir, load_sweep
+
+    console = Console(width=max(120, Console().width))
+    tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
+    refuse_bad_out(console, out)
+    try:
+        spec = check_data_dir(load_sweep(sweep))
+        result = run_batch(
+            spec,
+            out,
+            workers=workers,
+            scheduler=scheduler,
+            options=SolveOptions(require_solver(solver), time_limit, formulation=formulation),
+            reuse=reuse,
+            on_invalid=lambda bad: render_invalid(bad, console),
+            cluster=_cluster_options(secure, tls, worker_timeout),
+            on_other_sweeps=lambda names: console.print(other_sweeps_note(out, names)),
+        )
+    except (OSError, TimeoutError, RuntimeError) as e:
+        target = f"the Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"
+        console.print(f"[red]error:[/red] cannot start the batch on {escape(target)}: {e}")
+        raise typer.Exit(1) from None
+    except SweepSpecError as e:
+        _print_sweep_error(console, e)
+        raise typer.Exit(1) from None
+    except DataValidationError as e:
+        print_findings(list(e.findings))
+        raise typer.Exit(1) from None
+    except KeyboardInterrupt:
+        console.print("interrupted; re-run the same command to resume.")
+        raise typer.Exit(130) from None
+    render_batch(result, console)
+    raise typer.Exit(0 if result.n_failed == 0 else 1)

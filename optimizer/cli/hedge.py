@@ -1,0 +1,285 @@
+"""``capacity hedge``: the hedged (two-stage) plan over sampled scenarios, VSS and EVPI."""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs, tolerance_option
+from optimizer.cli.scenarios import load_scenarios
+
+if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from rich.console import Console
+
+    from capacity.dataset import Dataset
+
+__all__ = ["HEDGE_HELP", "hedge"]
+
+
+class _HedgeMethod(StrEnum):
+    lshaped = "lshaped"
+    extensive = "extensive"
+
+
+class _FirstStage(StrEnum):
+    capacity = "capacity"
+    full = "full"
+
+
+HEDGE_HELP = (
+    "Hedged (two-stage) plan over N Monte Carlo scenarios, with VSS and EVPI.\n\n"
+    "Scenarios: every default tornado parameter (supply, grid delay, demand, PUE, WUE, "
+    "energy price, migration derate) drawn uniformly in its range on top of BASE.\n\n"
+    "--method lshaped (default) solves it by an L-shaped decomposition whose scenario "
+    "subproblems run on Dask (a local cluster of --workers processes, or --scheduler); "
+    "--method extensive solves the one extensive-form LP (memory grows with N). "
+    "--reference also solves the extensive form and prints the difference.\n\n"
+    "--first-stage capacity (default) shares only the facility decisions (build, liquid, "
+    "retrofit) across the scenarios: chip production and installs are recourse, chosen per "
+    "scenario. --first-stage full also shares production and installs (the plan of "
+    "optimizer.analysis.risk.hedged_plan); at the default size it does not converge in useful "
+    "time.\n\n"
+    "Options and --out are checked before anything is solved. A sampled scenario with no "
+    "plan on its own is explained as 'capacity solve' explains an infeasible plan.\n\n"
+    "Exit 0 when the plan is found (and within --tol of the reference), 1 otherwise, 2 "
+    "for a bad option."
+)
+"""The help ``capacity hedge --help`` prints."""
+
+#: ``capacity hedge`` arguments and options (Typer reads the annotations).
+_DataArg = Annotated[Path, typer.Argument(help="Dataset directory.")]
+_SamplesOpt = Annotated[int, typer.Option("--samples", "-n", min=1, help="Scenarios.")]
+_SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the draws.")]
+_BaseOpt = Annotated[str, typer.Option(help="Named scenario the draws start from.")]
+_MethodOpt = Annotated[_HedgeMethod, typer.Option(help="Solution method.")]
+_WorkersOpt = Annotated[
+    int, typer.Option("--workers", "-w", min=0, help="Local Dask workers (0: no Dask).")
+]
+_SchedulerOpt = Annotated[
+    str | None, typer.Option("--scheduler", help="Existing Dask scheduler (tcp://host:port).")
+]
+_FirstStageOpt = Annotated[
+    _FirstStage, typer.Option("--first-stage", help="Decisions shared by the scenarios.")
+]
+_TolOpt = Annotated[
+    float,
+    typer.Option(callback=tolerance_option, help="Relative gap to stop at (L-shaped), in (0, 1)."),
+]
+_MaxIterOpt = Annotated[int, typer.Option("--max-iter", min=1, help="Iteration limit.")]
+_ReferenceOpt = Annotated[
+    bool, typer.Option("--reference/--no-reference", help="Also solve the extensive form.")
+]
+_OutOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--out",
+        help="Root folder of the CSV tables (iterations, per-scenario, first-stage), "
+        "written to a new OUT/hedge-<run_id>/ per run, so runs never overwrite each other.",
+    ),
+]
+
+
+def hedge(
+    data: _DataArg = Path("data"),
+    samples: _SamplesOpt = 10,
+    seed: _SeedOpt = 0,
+    base: _BaseOpt = "neutral",
+    method: _MethodOpt = _HedgeMethod.lshaped,
+    workers: _WorkersOpt = 2,
+    scheduler: _SchedulerOpt = None,
+    first_stage: _FirstStageOpt = _FirstStage.capacity,
+    tol: _TolOpt = 1e-4,
+    max_iter: _MaxIterOpt = 300,
+    reference: _ReferenceOpt = False,
+    out: _OutOpt = None,
+) -> None:
+    """Solve the hedged plan (see HEDGE_HELP)."""
+    from rich.console import Console
+
+    require_highs("capacity hedge")
+
+    console = Console()
+    if out is not None:
+        refuse_bad_out(console, out)
+    with exit_on_interrupt(console):
+        names, dsets = _hedge_scenarios(console, data, base, samples, seed)
+        if method == _HedgeMethod.extensive:
+            rp = _extensive_rp(console, names, dsets, first_stage.value)
+            raise typer.Exit(0 if rp is not None else 1)
+        p = _hedge_plan(
+            console,
+            names,
+            dsets,
+            workers=workers,
+            scheduler=scheduler,
+            tol=tol,
+            max_iter=max_iter,
+            progress=True,
+            first_stage=first_stage.value,
+        )
+        ok = _print_hedge(console, p, tol)
+        if reference:
+            rp = _extensive_rp(console, names, dsets, first_stage.value, p.expected_cost_usd)
+            ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
+    code = 0 if ok else 1
+    if out is not None:
+        code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash))
+    raise typer.Exit(code)
+
+
+def _hedge_scenarios(
+    console: Console, data: Path, base: str, samples: int, seed: int
+) -> tuple[list[str], list[Dataset]]:
+    """Load ``data``, apply ``--base`` as ``capacity solve`` applies ``--scenario``, draw.
+
+    An unknown ``--base`` stops with the solve command's "unknown scenario, did you
+    mean" message (exit 1); bad data prints its findings (exit 1); ``--base all``
+    is a usage error (exit 2).
+    """
+    from optimizer.analysis.decompose import sample_scenarios
+
+    if base == "all":
+        raise typer.BadParameter("takes one scenario name, not 'all'", param_hint="'--base'")
+    ((_, start),) = load_scenarios(console, data, [base])
+    names, dsets, notes = sample_scenarios(start, samples, seed, base=None)
+    for n in notes:
+        console.print(f"[yellow]note:[/yellow] {n}")
+    if not dsets:
+        console.print("[red]error:[/red] every draw made the data invalid; nothing was solved.")
+        raise typer.Exit(1)
+    return names, dsets
+
+
+def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: Any) -> Any:
+    """Run :func:`optimizer.analysis.decompose.hedge_decomposed`; exit 1 with a message on failure.
+
+    A scenario with no plan even on its own is explained as ``capacity solve``
+    explains an infeasible plan (its own solve and elastic re-solve); a Dask cluster
+    that cannot start, or a decomposition that finds no operable plan, is one line.
+    """
+    from rich.markup import escape
+
+    from optimizer.analysis.decompose import ScenarioInfeasibleError, hedge_decomposed
+
+    try:
+        return hedge_decomposed(dsets, names=names, **kw)
+    except ScenarioInfeasibleError as e:
+        console.print(
+            f"[red]error:[/red] scenario {e.scenario} has no plan even on its own "
+            f"({e.status}), so no plan can hedge it. Its own solve:"
+        )
+        if not _explain_alone(console, e.scenario, dsets[e.position]):
+            console.print(
+                f"solved alone as 'capacity solve' solves it, {e.scenario} has a plan: the "
+                "decomposition's subproblem failed numerically; try --method extensive."
+            )
+    except (OSError, TimeoutError) as e:
+        target = f"the Dask scheduler {kw.get('scheduler')}" if kw.get("scheduler") else "Dask"
+        console.print(f"[red]error:[/red] cannot run the hedge on {escape(target)}: {e}")
+    except RuntimeError as e:
+        console.print(f"[red]error:[/red] no hedged plan was found: {escape(str(e))}")
+    raise typer.Exit(1)
+
+
+def _explain_alone(console: Console, name: str, ds: Dataset) -> bool:
+    """Solve one scenario as ``capacity solve`` does and print its summary when it fails.
+
+    Returns True when the scenario has no acceptable plan on its own (its summary,
+    with the elastic re-solve's "limits that had to give", was printed).
+    """
+    from optimizer import SolveOptions
+    from optimizer import solve as solve_plan
+    from optimizer.output.summary import exit_code, render_summary, summarize
+
+    with console.status(f"Solving scenario {name!r} alone ..."):
+        result = solve_plan(ds, SolveOptions())
+    summary = summarize(result, scenario=name, periods=ds.periods)
+    if exit_code(summary) == 0:
+        return False
+    render_summary(summary, console)
+    return True
+
+
+def _extensive_rp(
+    console: Console,
+    names: list[str],
+    dsets: list[Dataset],
+    first_stage: str,
+    lshaped_usd: float | None = None,
+) -> float | None:
+    """Solve the extensive form and print RP (or why there is none); return RP in USD.
+
+    With ``lshaped_usd`` (``--reference``) the relative difference to it is printed.
+    When the extensive form is infeasible, the first scenario with no plan on its own
+    is explained as ``capacity solve`` explains it; if each has one, the message says
+    that no single first stage operates them all.
+    """
+    from optimizer.analysis.decompose import extensive_form_objective
+
+    with console.status("Solving the extensive form ..."):
+        obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage)
+    took = f"build {tm['build']:.1f} s, solve {tm['solve']:.1f} s"
+    if obj is not None and math.isfinite(obj):
+        console.print(f"extensive form: {status}, RP = {obj:,.0f} USD, {took}")
+        if lshaped_usd is not None:
+            diff = (lshaped_usd - obj) / max(abs(obj), 1.0)
+            console.print(f"{'relative diff to L-shaped':>32}: {diff:.2e}")
+        return obj
+    console.print(
+        f"[red]extensive form: {status}, no RP (expected cost): no plan found[/red], {took}"
+    )
+    if status == "infeasible":
+        for name, ds in zip(names, dsets, strict=True):
+            if _explain_alone(console, name, ds):
+                console.print(f"[red]scenario {name} has no plan even on its own.[/red]")
+                return None
+        console.print(
+            f"every scenario has a plan on its own, but no one first stage ({first_stage}) "
+            "operates them all."
+        )
+    return None
+
+
+def _print_hedge(console: Console, p: Any, tol: float) -> bool:
+    """Print the hedged plan's bounds, VSS, EVPI and gap; return whether it converged."""
+    rows = [
+        ("expected cost RP (upper bound)", p.expected_cost_usd),
+        ("lower bound", p.lower_bound_usd),
+        ("wait-and-see WS", p.wait_and_see_usd),
+        (f"EEV ({p.ev_problem} plan)", p.eev_usd),
+        ("VSS = EEV - RP", p.vss_usd),
+        ("EVPI = RP - WS", p.evpi_usd),
+    ]
+    for label, v in rows:
+        console.print(f"{label:>32}: {v:,.0f} USD")
+    console.print(
+        f"{'gap':>32}: {p.gap_rel:.2e} ({'converged' if p.converged else 'NOT converged'} "
+        f"at tol {tol:g}, {len(p.iterations) - 1} iterations, {p.timings_s['total']:.1f} s)"
+    )
+    return bool(p.converged)
+
+
+def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> int:
+    """Write the hedge's three CSV tables into a new run folder under ``out``.
+
+    The folder ``<out>/hedge-<run_id>`` is claimed exclusively
+    (:func:`optimizer.output.report.claim_run_dir`: a new ID when another run holds it) and
+    each table is written to a temporary name and renamed, so two hedges into one
+    ``--out`` keep both results and a crash leaves no half file. Returns 1 (with a
+    message) when the folder or a table cannot be written, else 0.
+    """
+    from optimizer.output.report import ReportError, claim_run_dir, default_run_id, write_csv_atomic
+
+    try:
+        run_dir = claim_run_dir(out, "hedge-" + default_run_id(dataset_hash))
+        for name in ("iterations", "per_scenario", "first_stage"):
+            write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
+        return 1
+    console.print(f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv)")
+    return 0

@@ -1,0 +1,39 @@
+"""Options more than one ``capacity`` command takes: ``--solver`` and ``--formulation``."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+__all__ = ["SOLVER_HELP", "Formulation", "FormulationOpt", "SolverOpt"]
+
+SOLVER_HELP = (
+    "highs (bulk highspy), or any solver PuLP reports available here by PuLP's name "
+    "(cbc = PULP_CBC_CMD); 'capacity solvers' lists them."
+)
+"""Help text of ``--solver`` (``capacity solve`` and ``capacity batch``)."""
+
+
+class Formulation(StrEnum):
+    """LP formulation of the operating columns (:class:`optimizer.SolveOptions`)."""
+
+    compact = "compact"
+    reference = "reference"
+
+
+#: ``--solver`` (Typer reads the annotation).
+SolverOpt = Annotated[str, typer.Option(help=SOLVER_HELP)]
+
+#: ``--formulation`` (Typer reads the annotation).
+FormulationOpt = Annotated[
+    Formulation,
+    typer.Option(
+        "--formulation",
+        help="compact: per-site busy chips and per-region service linked by region "
+        "balances (exact: same objective and report tables, fewer columns); reference: "
+        "per-site, per-customer assign columns. --clusters / --integer-units always "
+        "use the reference.",
+    ),
+]

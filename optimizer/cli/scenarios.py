@@ -1,0 +1,96 @@
+"""Loading a dataset and applying the scenarios a command asks for (``solve``, ``hedge``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import typer
+
+from optimizer.cli.printing import print_findings
+
+if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from rich.console import Console
+
+    from capacity.dataset import Dataset
+
+__all__ = ["load_scenarios", "scenario_names"]
+
+
+def scenario_names(known: list[str], requested: list[str]) -> list[str]:
+    """Return the scenarios to solve: ``all`` expands to every known one, in file order.
+
+    Duplicates are dropped (first kept). The default ``["neutral"]`` on a dataset with
+    no scenarios means the base data (``"base"``).
+
+    Examples
+    --------
+    >>> scenario_names(["optimistic", "neutral"], ["all", "neutral"])
+    ['optimistic', 'neutral']
+    >>> scenario_names([], ["neutral"])
+    ['base']
+    """
+    if requested == ["neutral"] and not known:
+        return ["base"]
+    names: list[str] = []
+    for name in requested:
+        for n in known if name == "all" else [name]:
+            if n not in names:
+                names.append(n)
+    return names
+
+
+def load_scenarios(
+    console: Console, data_dir: Path, requested: list[str]
+) -> list[tuple[str, Dataset]]:
+    """Load ``data_dir`` and apply each requested scenario (exit 1 on bad data or a name).
+
+    Every scenario is applied before anything is solved, so an unknown name or a
+    scenario whose data does not validate stops the command in seconds. A dataset
+    without scenarios is solved as its base data when the default ``neutral`` was
+    asked for.
+
+    Parameters
+    ----------
+    console : rich.console.Console
+        Where the progress, the warnings count and an unknown name are printed.
+    data_dir : Path
+        Dataset directory.
+    requested : list of str
+        Scenario names as given (``all`` = every one, see :func:`scenario_names`).
+
+    Returns
+    -------
+    list of (str, Dataset)
+        Each scenario's name and its dataset with the scenario applied, in order.
+
+    Raises
+    ------
+    typer.Exit
+        Code 1, after the findings or the message, on bad data or an unknown name.
+    """
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import UnknownScenarioError, apply_scenario
+    from capacity.validation import DataValidationError
+
+    try:
+        with console.status(f"Loading {data_dir} ..."):
+            ds = load_dataset(data_dir)
+        if ds.warnings:
+            console.print(
+                f"[yellow]{len(ds.warnings)} data warning(s); run "
+                f"'capacity validate {data_dir}' to see them.[/yellow]"
+            )
+        if requested == ["neutral"] and not ds.scenarios:
+            console.print(f"[yellow]{data_dir} defines no scenarios: solving its base data.")
+        out = []
+        for name in scenario_names(list(ds.scenarios), requested):
+            with console.status(f"Applying scenario {name!r} ..."):
+                out.append((name, apply_scenario(ds, name)))
+    except DataValidationError as e:
+        print_findings(list(e.findings), title=f"Data errors in {data_dir}")
+        raise typer.Exit(1) from None
+    except UnknownScenarioError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(1) from None
+    return out

@@ -1,0 +1,294 @@
+"""``capacity solve``: solve scenarios, print their summaries, write one run folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from optimizer.cli.checks import (
+    exit_on_interrupt,
+    refuse_bad_files,
+    refuse_bad_out,
+    require_solver,
+    seconds_option,
+)
+from optimizer.cli.options import Formulation, FormulationOpt, SolverOpt
+from optimizer.cli.scenarios import load_scenarios
+
+if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from rich.console import Console
+
+    from capacity.dataset import Dataset
+    from optimizer.plan.solve import PlanResult
+
+__all__ = ["SOLVE_HELP", "RunFolder", "solve"]
+
+# Typer prints a paragraph's line breaks as they are in rich mode, so each
+# paragraph of the help is one logical line, wrapped by the terminal.
+SOLVE_HELP = (
+    "Solve one or more scenarios, print a ten-second summary of each and write the "
+    "Parquet report to OUT/<run_id>/scenario=<name>/ (one run folder for all of them).\n\n"
+    "Exit code 0 for an optimal plan (or a feasible plan at the time limit, with a "
+    "warning); 1 for bad data, an unknown scenario, an infeasible or unbounded model, "
+    "no solution within the time limit, a plan that fails the independent check, a "
+    "solver error or an unusable --out directory (checked before solving)."
+)
+"""The help ``capacity solve --help`` prints."""
+
+
+#: ``capacity solve`` arguments and options (Typer reads the annotations).
+_DataDirArg = Annotated[
+    Path,
+    typer.Argument(
+        metavar="DATA_DIR", help="Dataset directory of CSV/Parquet tables plus scenarios.yaml."
+    ),
+]
+_ScenarioOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--scenario",
+        "-s",
+        metavar="NAME",
+        help="Scenario of scenarios.yaml to apply (repeatable, or 'all'); the scenarios "
+        "go into one run folder.",
+        show_default="neutral",
+    ),
+]
+_WriteLpOpt = Annotated[
+    Path | None,
+    typer.Option("--write-lp", metavar="FILE", help="Also write the LP (readable names)."),
+]
+_WriteMpsOpt = Annotated[
+    Path | None,
+    typer.Option("--write-mps", metavar="FILE", help="Also write the MPS (readable names)."),
+]
+_TimeLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        callback=seconds_option,
+        metavar="SECONDS",
+        help="Wall-clock budget (finite, > 0) of each scenario's solve, counted from the "
+        "command's start for the first: build, cluster warm start, LP or MIP, the LP with the "
+        "integers fixed for shadow prices and the elastic re-solve of an infeasible model all "
+        "fit in it (checks and tables add a few seconds). The best feasible plan so far is "
+        "reported.",
+        show_default="none",
+    ),
+]
+_ThreadsOpt = Annotated[
+    int | None,
+    typer.Option(min=1, metavar="N", help="Solver threads.", show_default="solver's"),
+]
+_IntegerUnitsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--integer-units",
+        metavar="",
+        help="Install whole deployment units (8-GPU servers, racks; MIP, slower). "
+        "Shadow prices then come from the LP with the integers fixed.",
+    ),
+]
+_ClustersOpt = Annotated[
+    bool,
+    typer.Option(
+        "--clusters",
+        metavar="",
+        help="Exact training clusters (training_clusters.csv): binary 'site hosts the "
+        "customer's training' per period, minimum cluster size, most sites, switch cost "
+        "and minimum duration (MIP; give --time-limit, the gap is reported). Without it "
+        "(and without --integer-units) the rule is only reported (fragmented training).",
+    ),
+]
+_UnitsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--units",
+        metavar="",
+        help="Also write the data dictionary units.csv (table, column, type, unit) "
+        "with the report. Units are always in the Parquet field metadata.",
+    ),
+]
+_OutOpt = Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Report root directory.")]
+_ReportOpt = Annotated[
+    bool,
+    typer.Option(
+        "--report/--no-report",
+        metavar="",
+        help="Write the Parquet report (default) or only print the summary.",
+        show_default=False,
+    ),
+]
+
+
+def solve(
+    data_dir: _DataDirArg = Path("data"),
+    scenario: _ScenarioOpt = None,
+    solver: SolverOpt = "highs",
+    time_limit: _TimeLimitOpt = None,
+    threads: _ThreadsOpt = None,
+    integer_units: _IntegerUnitsOpt = False,
+    clusters: _ClustersOpt = False,
+    formulation: FormulationOpt = Formulation.compact,
+    units: _UnitsOpt = False,
+    out: _OutOpt = Path("reports"),
+    report: _ReportOpt = True,
+    write_lp: _WriteLpOpt = None,
+    write_mps: _WriteMpsOpt = None,
+) -> None:
+    """Solve scenarios, print their summaries and write the Parquet report (one run).
+
+    The help shown by ``capacity solve --help`` is :data:`SOLVE_HELP`.
+    """
+    import sys
+
+    from rich.console import Console
+
+    from optimizer import SolveOptions
+    from optimizer.plan.solvers import process_started
+
+    started = process_started()  # the first scenario's --time-limit counts from here
+    console = Console() if sys.stdout.isatty() else Console(width=140)
+    solver = require_solver(solver)
+    if report:
+        refuse_bad_out(console, out)
+    refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
+    with exit_on_interrupt(console):
+        prepared = load_scenarios(console, data_dir, list(scenario or ["neutral"]))
+        if write_lp is not None or write_mps is not None:
+            _write_model_files(
+                console, prepared[0][1], write_lp, write_mps, integer_units, formulation
+            )
+    options = SolveOptions(
+        solver=solver,
+        time_limit_s=time_limit,
+        threads=threads,
+        integer_units=integer_units,
+        clusters=clusters,
+        formulation=formulation.value,
+    )
+    run = RunFolder(out, units) if report else None
+    raise typer.Exit(_solve_all(console, prepared, options, run, started, time_limit))
+
+
+def _write_model_files(
+    console: Console,
+    sds: Dataset,
+    write_lp: Path | None,
+    write_mps: Path | None,
+    integer_units: bool,
+    formulation: Formulation,
+) -> None:
+    """Write ``--write-lp`` / ``--write-mps``: the files hold one LP, the first scenario's."""
+    from optimizer.cli.pulp import export_files
+
+    export_files(
+        sds,
+        write_lp,
+        write_mps,
+        integer_units=integer_units,
+        console=console,
+        formulation=formulation.value,
+    )
+
+
+def _solve_all(
+    console: Console,
+    prepared: list[tuple[str, Dataset]],
+    options: Any,
+    run: RunFolder | None,
+    started: float,
+    time_limit: float | None,
+) -> int:
+    """Solve each scenario in turn; return the worst exit code (exit 130 on Ctrl-C).
+
+    Each scenario's ``--time-limit`` counts from ``started`` for the first and from
+    the end of the one before for the others. An interrupt says where the scenarios
+    finished so far are.
+    """
+    import time
+
+    codes = [0]
+    try:
+        for name, sds in prepared:
+            deadline = None if time_limit is None else started + time_limit
+            codes.append(_solve_one(console, name, sds, options, run, deadline))
+            started = time.monotonic()
+    except KeyboardInterrupt:
+        if run is None:
+            where = "no report is written with --no-report"
+        elif run.path is None:
+            where = "no scenario had finished, so no report was written"
+        else:
+            where = f"the scenarios finished so far are in {run.path}"
+        console.print(f"interrupted; {where}; re-run the same command to solve again.")
+        raise typer.Exit(130) from None
+    return max(codes)
+
+
+class RunFolder:
+    """The one run folder of a ``capacity solve``: claimed at its first report write.
+
+    The first scenario's write claims ``<out>/<run_id>`` exclusively
+    (:func:`optimizer.output.report.reserve_run_dir`: a new ID when another run holds it),
+    and the run's other scenarios join that folder, so two solves into one ``--out``
+    never share a folder, however close together they start.
+
+    Parameters
+    ----------
+    out : Path
+        Report root (``--out``).
+    units : bool
+        Also write ``units.csv`` (``--units``).
+    """
+
+    def __init__(self, out: Path, units: bool) -> None:
+        self.out, self.units = out, units
+        self.path: Path | None = None
+
+    def write(self, console: Console, result: PlanResult, scenario: str) -> int:
+        """Write one scenario into the run (claiming it first); return 1 on failure, else 0."""
+        from optimizer.output.report import ReportError, scenario_dir, write_report
+
+        run_id = None if self.path is None else self.path.name
+        try:
+            with console.status("Writing the Parquet report ..."):
+                run_dir = write_report(
+                    result, self.out, scenario=scenario, run_id=run_id, units=self.units
+                )
+        except (ReportError, ValueError) as e:
+            console.print(f"[red]error: report not written:[/red] {e}")
+            return 1
+        self.path = run_dir
+        sdir = scenario_dir(run_dir, scenario)
+        console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
+        if self.units:
+            console.print(f"Units: {run_dir / 'units.csv'}")
+        return 0
+
+
+def _solve_one(
+    console: Console,
+    name: str,
+    sds: Dataset,
+    options: Any,
+    run: RunFolder | None,
+    deadline: float | None = None,
+) -> int:
+    """Solve one scenario, print its summary, write it into the run; return its exit code.
+
+    ``deadline`` is the ``time.monotonic()`` reading by which the solve ends.
+    """
+    from optimizer import solve as solve_plan
+    from optimizer.output.summary import exit_code, render_summary, summarize
+
+    with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
+        result = solve_plan(sds, options, deadline=deadline)
+    summary = summarize(result, scenario=name, periods=sds.periods)
+    render_summary(summary, console)
+    code = exit_code(summary)
+    if run is not None:
+        code = max(code, run.write(console, result, name))
+    return code
