@@ -8,14 +8,14 @@ Run from the repository root::
 ``--time-limit`` is one value for every N or one per entry of ``--samples``.
 
 For each number of scenarios N the scenarios are drawn by
-:func:`optimizer.analysis.decompose.sample_scenarios` (default dataset ``data``, base
+:func:`optimizer.analysis.monte_carlo.sample_scenarios` (default dataset ``data``, base
 ``neutral``, seed 0: every default tornado parameter uniform in its range), and both
 methods solve the same two-stage problem (``--first-stage``: ``capacity``, the default,
 shares build, liquid and retrofit; ``full`` also shares installs and production, see
 :data:`optimizer.plan.model.FIRST_STAGE_SETS`). Each method runs in a fresh subprocess, so
 its peak memory is its own:
 
-* ``extensive``: :func:`optimizer.analysis.decompose.extensive_form_objective` (build the
+* ``extensive``: :func:`optimizer.analysis.hedge.extensive_form_objective` (build the
   extensive form, solve it with :mod:`optimizer.plan.solve`'s HiGHS options: dual simplex up
   to 50,000 columns, interior point + crossover above) under the HiGHS time limit;
   peak memory is the subprocess's ``ru_maxrss``.
@@ -47,7 +47,7 @@ def _load() -> float:
 
 def _datasets(n: int, seed: int) -> tuple[list[str], list[Any]]:
     from capacity.dataset import load_dataset
-    from optimizer.analysis.decompose import sample_scenarios
+    from optimizer.analysis.monte_carlo import sample_scenarios
 
     names, dsets, _ = sample_scenarios(load_dataset("data"), n, seed)
     return names, dsets
@@ -57,7 +57,8 @@ def worker(
     method: str, n: int, seed: int, time_limit_s: float, tol: float, first_stage: str = "capacity"
 ) -> dict[str, Any]:
     """Run one method on N scenarios in this process; return its figures."""
-    from optimizer.analysis.decompose import extensive_form_objective, hedge_decomposed
+    from optimizer.analysis.decompose import hedge_decomposed
+    from optimizer.analysis.hedge import extensive_form_objective
     from optimizer.plan.solve import SolveOptions
 
     names, dsets = _datasets(n, seed)

@@ -1,4 +1,5 @@
-"""AppTest tests of the Risk page's optimizer.analysis.risk sections.
+"""AppTest tests of the Risk page's optimizer.analysis.tornado, .monte_carlo and .hedge
+sections.
 
 Tornado, Monte Carlo, hedged plan."""
 
@@ -12,7 +13,9 @@ from streamlit.testing.v1 import AppTest
 
 from capacity.dataset import load_dataset
 
-risk = pytest.importorskip("optimizer.analysis.risk")
+tornado = pytest.importorskip("optimizer.analysis.tornado")
+monte_carlo = pytest.importorskip("optimizer.analysis.monte_carlo")
+hedge = pytest.importorskip("optimizer.analysis.hedge")
 
 from ui.risk_view import monte_carlo_spec, tornado_figure  # noqa: E402
 
@@ -33,12 +36,12 @@ def risk_page(monkeypatch: pytest.MonkeyPatch) -> AppTest:
 
 
 def _param(ds, name: str):  # noqa: ANN001, ANN202
-    return next(p for p in risk.default_tornado_parameters(ds) if p.name == name)
+    return next(p for p in tornado.default_tornado_parameters(ds) if p.name == name)
 
 
 def test_monte_carlo_spec_draws_uniform_between_the_tornado_levels() -> None:
     ds = load_dataset(TINY)
-    params = risk.default_tornado_parameters(ds)
+    params = tornado.default_tornado_parameters(ds)
     spec = monte_carlo_spec(params, ["cowos", "grid_delay"], samples=7, seed=4)
     assert spec["samples"] == 7 and spec["seed"] == 4
     by = {p["name"]: p for p in spec["parameters"]}
@@ -58,7 +61,7 @@ def test_tornado_section_matches_a_direct_tornado(risk_page: AppTest) -> None:
     assert not at.error, [e.value for e in at.error]
     got = at.session_state["risk_results"]["tornado"]["value"]
     ds = load_dataset(TINY)
-    want = risk.tornado(ds, None, [_param(ds, "cowos"), _param(ds, "demand_acme")])
+    want = tornado.tornado(ds, None, [_param(ds, "cowos"), _param(ds, "demand_acme")])
     key = ["parameter", "side", "outcome"]
     g = got.set_index(key).sort_index()
     w = want.set_index(key).sort_index()
@@ -82,7 +85,7 @@ def test_monte_carlo_section_matches_a_direct_run(risk_page: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     mc = at.session_state["risk_results"]["mc"]["value"]
     ds = load_dataset(TINY)
-    want = risk.monte_carlo(ds, monte_carlo_spec([_param(ds, "cowos")], ["cowos"], 3, 5))
+    want = monte_carlo.monte_carlo(ds, monte_carlo_spec([_param(ds, "cowos")], ["cowos"], 3, 5))
     np.testing.assert_allclose(
         mc.samples["total_cost_usd"].to_numpy(float),
         want.samples["total_cost_usd"].to_numpy(float),
@@ -111,7 +114,7 @@ def test_hedged_plan_section_shows_vss_and_evpi(risk_page: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     h = at.session_state["risk_results"]["hedge"]["value"]
-    want = risk.hedged_plan(load_dataset(TINY), ["neutral", "squeeze"], [1.0, 1.0], ev="neutral")
+    want = hedge.hedged_plan(load_dataset(TINY), ["neutral", "squeeze"], [1.0, 1.0], ev="neutral")
     assert h.expected_cost_usd == pytest.approx(want.expected_cost_usd, rel=1e-9)
     assert h.evpi_usd == pytest.approx(h.expected_cost_usd - h.wait_and_see_usd, rel=1e-9)
     assert h.evpi_usd >= -1e-6
@@ -125,7 +128,7 @@ def test_a_failing_hedged_plan_shows_its_words_not_the_exception_class(
     def no_solution(*_a: object, **_k: object) -> None:
         raise RuntimeError("stochastic plan has no solution: Infeasible")
 
-    monkeypatch.setattr(risk, "hedged_plan", no_solution)
+    monkeypatch.setattr(hedge, "hedged_plan", no_solution)
     at = risk_page
     at.button(key="hedge_run").click()
     at.run()
@@ -140,7 +143,7 @@ def test_a_failing_tornado_names_no_exception_class(
     def broken(*_a: object, **_k: object) -> None:
         raise KeyError("cowos_wafers")
 
-    monkeypatch.setattr(risk, "tornado", broken)
+    monkeypatch.setattr(tornado, "tornado", broken)
     at = risk_page
     at.button(key="tornado_run").click()
     at.run()
@@ -183,9 +186,9 @@ def test_risk_solves_use_the_plan_pages_solver_settings(
 
         return run
 
-    monkeypatch.setattr(risk, "tornado", record("tornado"))
-    monkeypatch.setattr(risk, "monte_carlo", record("monte_carlo"))
-    monkeypatch.setattr(risk, "hedged_plan", record("hedged_plan"))
+    monkeypatch.setattr(tornado, "tornado", record("tornado"))
+    monkeypatch.setattr(monte_carlo, "monte_carlo", record("monte_carlo"))
+    monkeypatch.setattr(hedge, "hedged_plan", record("hedged_plan"))
     real_solve_timed = ui.state.solve_timed
 
     def solve_timed(ds, **kw):  # noqa: ANN001, ANN003, ANN202

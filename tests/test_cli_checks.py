@@ -18,6 +18,9 @@ from typer.testing import CliRunner, Result
 
 import capacity.dataset
 import optimizer.analysis.decompose
+import optimizer.analysis.decompose_cuts
+import optimizer.analysis.hedge
+import optimizer.analysis.monte_carlo
 from capacity.dataset import load_dataset
 from capacity.scenarios import UnknownScenarioError, apply_scenario
 from optimizer import solve
@@ -65,9 +68,9 @@ def no_compute(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch,
         (subprocess, "call"),
         (capacity.dataset, "load_dataset"),
-        (optimizer.analysis.decompose, "sample_scenarios"),
+        (optimizer.analysis.monte_carlo, "sample_scenarios"),
         (optimizer.analysis.decompose, "hedge_decomposed"),
-        (optimizer.analysis.decompose, "extensive_form_objective"),
+        (optimizer.analysis.hedge, "extensive_form_objective"),
     )
 
 
@@ -102,7 +105,7 @@ def test_hedge_refuses_a_negative_seed_and_base_all(no_compute: None) -> None:
 def test_hedge_misspelt_base_says_did_you_mean_before_sampling(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    _forbid(monkeypatch, (optimizer.analysis.decompose, "sample_scenarios"))
+    _forbid(monkeypatch, (optimizer.analysis.monte_carlo, "sample_scenarios"))
     res, text = _run(["hedge", str(ROOT / "data"), "--base", "negatvie"])
     assert res.exit_code == 1
     assert "unknown scenario 'negatvie'" in text
@@ -121,7 +124,7 @@ def test_hedge_out_under_a_regular_file_is_refused_first(tmp_path: Path, no_comp
 def _first_draw_explanation(data: Path) -> list[str]:
     """The elastic explanation of the hedge's first draw, as ``capacity solve`` finds it."""
     start = apply_scenario(load_dataset(data), "dark")
-    _, dsets, _ = optimizer.analysis.decompose.sample_scenarios(start, 2, 0, base=None)
+    _, dsets, _ = optimizer.analysis.monte_carlo.sample_scenarios(start, 2, 0, base=None)
     result = solve(dsets[0])
     assert result.status.value == "infeasible"
     assert result.infeasibility is not None
@@ -154,10 +157,8 @@ def test_hedge_extensive_says_why_there_is_no_rp(dark_dir: Path) -> None:
 
 def test_hedge_extensive_prints_rp_in_usd() -> None:
     start = apply_scenario(load_dataset(TINY), "neutral")
-    _, dsets, _ = optimizer.analysis.decompose.sample_scenarios(start, 2, 0, base=None)
-    rp, status, _ = optimizer.analysis.decompose.extensive_form_objective(
-        dsets, first_stage="capacity"
-    )
+    _, dsets, _ = optimizer.analysis.monte_carlo.sample_scenarios(start, 2, 0, base=None)
+    rp, status, _ = optimizer.analysis.hedge.extensive_form_objective(dsets, first_stage="capacity")
     assert status == "optimal" and rp is not None
     res, text = _run(["hedge", str(TINY), "-n", "2", "--method", "extensive"])
     assert res.exit_code == 0, text
@@ -167,9 +168,9 @@ def test_hedge_extensive_prints_rp_in_usd() -> None:
 def test_sample_scenarios_refuses_an_unknown_base_and_a_negative_seed() -> None:
     ds = load_dataset(TINY)
     with pytest.raises(UnknownScenarioError, match="unknown scenario 'neutrl'"):
-        optimizer.analysis.decompose.sample_scenarios(ds, 1, base="neutrl")
+        optimizer.analysis.monte_carlo.sample_scenarios(ds, 1, base="neutrl")
     with pytest.raises(ValueError, match="seed must be >= 0, got -3"):
-        optimizer.analysis.decompose.sample_scenarios(ds, 1, seed=-3)
+        optimizer.analysis.monte_carlo.sample_scenarios(ds, 1, seed=-3)
 
 
 # --- solve, batch, bench, export-lp --------------------------------------------------
@@ -269,7 +270,7 @@ def test_check_out_file_says_what_is_wrong(tmp_path: Path) -> None:
         ),
         (OSError("address in use"), 1, "error: cannot run the hedge on Dask: address in use"),
         (
-            optimizer.analysis.decompose.ScenarioInfeasibleError("mc_000", 0, "Infeasible"),
+            optimizer.analysis.decompose_cuts.ScenarioInfeasibleError("mc_000", 0, "Infeasible"),
             1,
             "solved alone as 'capacity solve' solves it, mc_000 has a plan: the "
             "decomposition's subproblem failed numerically",

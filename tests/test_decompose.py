@@ -7,13 +7,10 @@ import numpy as np
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.analysis.decompose import (
-    extensive_form_objective,
-    hedge_decomposed,
-    induced_rows,
-    sample_scenarios,
-)
-from optimizer.analysis.risk import hedged_plan
+from optimizer.analysis.decompose import hedge_decomposed
+from optimizer.analysis.decompose_cuts import induced_rows
+from optimizer.analysis.hedge import extensive_form_objective, hedged_plan
+from optimizer.analysis.monte_carlo import sample_scenarios
 from optimizer.plan.model import build_stochastic_model, first_stage_universe
 from tests.test_risk import CHIP, TINY, newsvendor
 
@@ -75,7 +72,7 @@ def test_decomposition_matches_the_extensive_form_on_sampled_scenarios() -> None
     assert p.converged
     assert p.lower_bound_usd <= ef * (1 + 1e-9)
     assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
-    # VSS and EVPI agree with risk.hedged_plan (extensive form, mean-value EV problem)
+    # VSS and EVPI agree with hedge.hedged_plan (extensive form, mean-value EV problem)
     ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)))
     assert p.wait_and_see_usd == pytest.approx(ref.wait_and_see_usd, rel=1e-6)
     assert p.eev_usd == pytest.approx(ref.eev_usd, rel=1e-6)
@@ -99,9 +96,9 @@ def test_blocks_find_their_workers_when_the_cached_worker_list_is_empty(
     ("number sections must be larger than 0"). They ask the scheduler instead."""
     import contextlib
 
-    from optimizer.analysis import decompose
+    from optimizer.analysis import decompose_blocks
 
-    real_open = decompose.open_client
+    real_open = decompose_blocks.open_client
 
     class StaleInfo:
         def __init__(self, client: object) -> None:
@@ -118,7 +115,7 @@ def test_blocks_find_their_workers_when_the_cached_worker_list_is_empty(
         with real_open(options) as client:
             yield StaleInfo(client)
 
-    monkeypatch.setattr(decompose, "open_client", stale)
+    monkeypatch.setattr(decompose_blocks, "open_client", stale)
     low, high = newsvendor(100), newsvendor(300)
     p = hedge_decomposed([low, high], [1, 1], ["low", "high"], workers=1, tol=1e-8)
     assert p.expected_cost_usd == pytest.approx(100 * CHIP + 0.5 * 1500 * 200, rel=1e-8)
@@ -205,7 +202,8 @@ def test_a_round_whose_halvings_all_fail_gives_no_upper_bound() -> None:
     # After the first full round only b, the failing scenario, is solved again.
     import math
 
-    from optimizer.analysis.decompose import Cut, _evaluate_operable, _State
+    from optimizer.analysis.decompose import _evaluate_operable, _State
+    from optimizer.analysis.decompose_cuts import Cut
 
     asked: list[tuple[float, list[int] | None]] = []
 
@@ -232,7 +230,8 @@ def test_a_round_whose_halvings_all_fail_gives_no_upper_bound() -> None:
 def test_halving_solves_the_failing_scenarios_first_then_the_rest_once() -> None:
     # Scenario b operates x <= 1 only, a everything: from x = 3 the round solves both
     # at 3, b at 1.5 and 0.75, then a at 0.75, and offers 0.75 with both cuts there.
-    from optimizer.analysis.decompose import Cut, _evaluate_operable, _State
+    from optimizer.analysis.decompose import _evaluate_operable, _State
+    from optimizer.analysis.decompose_cuts import Cut
 
     asked: list[tuple[float, list[int] | None]] = []
 
@@ -264,7 +263,7 @@ def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum
     # A block re-solves its scenarios in one HiGHS instance from stored bases: every
     # value must be that scenario's own optimum at the point, as a fresh cold solve of
     # the scenario model with the first stage fixed gives it.
-    from optimizer.analysis.decompose import ScenarioBlock
+    from optimizer.analysis.decompose_blocks import ScenarioBlock
     from optimizer.plan.solve import SolveOptions, run_solver
 
     ds = load_dataset(TINY)

@@ -19,9 +19,10 @@ from streamlit.testing.v1 import AppTest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, solve
-from optimizer.analysis import risk as risk_mod
 from optimizer.analysis.batch import _binding_shares_table
+from optimizer.analysis.monte_carlo import monte_carlo, uniform_monte_carlo
 from optimizer.analysis.outcomes import binding_families, binding_limits, binding_shares
+from optimizer.analysis.tornado import default_tornado_parameters
 from optimizer.output.summary import missing_duals, no_duals_text, render_summary, summarize
 from optimizer.plan import solvers as solvers_mod
 from optimizer.plan.solvers import dual_solver_names, solver_names
@@ -114,9 +115,9 @@ def test_binding_shares_leave_samples_without_duals_out_of_the_priced_share() ->
 @cache
 def _mc(solver: str) -> Any:
     ds = load_dataset(TINY)
-    cowos = [p for p in risk_mod.default_tornado_parameters(ds) if p.name == "cowos"]
-    spec = risk_mod.uniform_monte_carlo(cowos, 2, 3)
-    return risk_mod.monte_carlo(ds, spec, SolveOptions(solver=solver))
+    cowos = [p for p in default_tornado_parameters(ds) if p.name == "cowos"]
+    spec = uniform_monte_carlo(cowos, 2, 3)
+    return monte_carlo(ds, spec, SolveOptions(solver=solver))
 
 
 @needs_scip

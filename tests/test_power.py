@@ -383,7 +383,7 @@ def test_checker_flags_a_grid_upgrade_request_above_its_rate(tmp_path: Path) -> 
 
 
 def test_tornado_moves_the_carbon_price_from_zero_to_the_social_cost(tmp_path: Path) -> None:
-    from optimizer.analysis.risk import (
+    from optimizer.analysis.tornado import (
         SOCIAL_COST_OF_CARBON_USD_PER_T,
         carbon_price_parameter,
         default_tornado_parameters,

@@ -16,16 +16,10 @@ import pytest
 
 from capacity.dataset import Dataset, load_dataset
 from capacity.scenarios import apply_overrides, apply_scenario
-from optimizer.analysis.risk import (
-    TornadoParameter,
-    binding_families,
-    default_tornado_parameters,
-    hedged_plan,
-    mean_value_dataset,
-    monte_carlo,
-    plan_outcomes,
-    tornado,
-)
+from optimizer.analysis.hedge import hedged_plan, mean_value_dataset
+from optimizer.analysis.monte_carlo import monte_carlo
+from optimizer.analysis.outcomes import binding_families, plan_outcomes
+from optimizer.analysis.tornado import TornadoParameter, default_tornado_parameters, tornado
 from optimizer.plan.solve import solve
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"

@@ -1,9 +1,11 @@
-"""Risk sections of the Risk page, over :mod:`optimizer.analysis.risk`.
+"""Risk sections of the Risk page: tornado, Monte Carlo and the hedged plan.
 
-Kept apart from the page so the page renders (with an info box) when the risk module
-is missing. Every section stores its result in session state with the hash of the
-dataset it was computed on, and shows it only while that hash is still current, so
-an edit never shows a stale risk view. Errors become messages, never tracebacks.
+Over :mod:`optimizer.analysis.tornado`, :mod:`optimizer.analysis.monte_carlo` and
+:mod:`optimizer.analysis.hedge`; kept apart from the page so the page renders (with an
+info box) when a risk module is missing. Every section stores its result in session
+state with the hash of the dataset it was computed on, and shows it only while that
+hash is still current, so an edit never shows a stale risk view. Errors become
+messages, never tracebacks.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def monte_carlo_spec(
 
     Parameters
     ----------
-    parameters : sequence of optimizer.analysis.risk.TornadoParameter
+    parameters : sequence of optimizer.analysis.tornado.TornadoParameter
         Parameter groups (templates plus low and high levels).
     names : sequence of str
         Names of the groups to draw; the others stay at the data's value.
@@ -57,9 +59,9 @@ def monte_carlo_spec(
     Returns
     -------
     dict
-        A mapping accepted by ``optimizer.analysis.risk.monte_carlo``.
+        A mapping accepted by ``optimizer.analysis.monte_carlo.monte_carlo``.
     """
-    from optimizer.analysis.risk import uniform_monte_carlo
+    from optimizer.analysis.monte_carlo import uniform_monte_carlo
 
     chosen = [p for p in parameters if p.name in set(names)]
     return uniform_monte_carlo(chosen, samples, seed)
@@ -156,13 +158,21 @@ def _store(key: str, ds_hash: str, settings: Any, value: Any) -> None:
 
 
 # ---------------------------------------------------------------------- sections
-def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset, choice: SolveChoice) -> None:
+def render_risk_sections(
+    tornado: ModuleType,
+    monte_carlo: ModuleType,
+    hedge: ModuleType,
+    ds: Dataset,
+    base: Dataset,
+    choice: SolveChoice,
+) -> None:
     """Render tornado, Monte Carlo and hedged plan sections.
 
     Parameters
     ----------
-    risk : module
-        ``optimizer.analysis.risk``.
+    tornado, monte_carlo, hedge : module
+        ``optimizer.analysis.tornado``, ``optimizer.analysis.monte_carlo`` and
+        ``optimizer.analysis.hedge``.
     ds : Dataset
         The active dataset (scenario applied): tornado and Monte Carlo vary it.
     base : Dataset
@@ -178,20 +188,20 @@ def render_risk_sections(risk: ModuleType, ds: Dataset, base: Dataset, choice: S
     )
     tab_t, tab_mc, tab_h = st.tabs(["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"])
     try:
-        params = list(risk.default_tornado_parameters(ds))
+        params = list(tornado.default_tornado_parameters(ds))
     except Exception as e:  # noqa: BLE001
         st.error(f"Could not build the risk parameters: {error_text(e)}")
         return
 
     with tab_t:
-        _tornado_tab(risk, ds, params, opts)
+        _tornado_tab(tornado, ds, params, opts)
     with tab_mc:
-        _monte_carlo_tab(risk, ds, params, opts)
+        _monte_carlo_tab(monte_carlo, ds, params, opts)
     with tab_h:
-        _hedged_tab(risk, base, opts)
+        _hedged_tab(hedge, base, opts)
 
 
-def _tornado_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
+def _tornado_tab(tornado: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
     """Tornado tab: pick groups and outcome, run, show the chart and table."""
     all_p = [p.name for p in params]
     picked = st.multiselect(
@@ -213,7 +223,7 @@ def _tornado_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any) ->
     if st.button("Run tornado", key="tornado_run", disabled=not tparams):
         with st.spinner(f"Solving {2 * len(tparams) + 1} variants…"):
             try:
-                _store("tornado", ds.hash, tsettings, risk.tornado(ds, opts, tparams))
+                _store("tornado", ds.hash, tsettings, tornado.tornado(ds, opts, tparams))
             except Exception as e:  # noqa: BLE001
                 st.error(f"The tornado failed: {error_text(e)}")
     t = _fresh("tornado", ds.hash, tsettings)
@@ -236,7 +246,7 @@ def _tornado_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any) ->
             )
 
 
-def _monte_carlo_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
+def _monte_carlo_tab(monte_carlo: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
     """Monte Carlo tab: pick parameters, samples and seed, run, show the results."""
     names = [p.name for p in params]
     default = [n for n in names if not n.startswith("demand_")][:6]
@@ -265,7 +275,7 @@ def _monte_carlo_tab(risk: ModuleType, ds: Dataset, params: list[Any], opts: Any
         spec = monte_carlo_spec(params, chosen, int(samples), int(seed))
         with st.spinner(f"Solving {int(samples)} samples…"):
             try:
-                _store("mc", ds.hash, settings, risk.monte_carlo(ds, spec, opts))
+                _store("mc", ds.hash, settings, monte_carlo.monte_carlo(ds, spec, opts))
             except Exception as e:  # noqa: BLE001
                 st.error(f"The Monte Carlo failed: {error_text(e)}")
     mc = _fresh("mc", ds.hash, settings)
@@ -301,7 +311,7 @@ def _monte_carlo_results(mc: Any) -> None:
         st.dataframe(samples_view, hide_index=True, width="stretch", column_config=money_cfg)
 
 
-def _hedged_tab(risk: ModuleType, base: Dataset, opts: Any) -> None:
+def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
     """Hedged-plan tab: pick scenarios, weights and EV problem, solve, show the results."""
     all_names = [n for n in scenario_names(base) if n != "base"]
     pref = [n for n in ("optimistic", "neutral", "negative") if n in all_names]
@@ -338,7 +348,7 @@ def _hedged_tab(risk: ModuleType, base: Dataset, opts: Any) -> None:
     if st.button("Solve the hedged plan", key="hedge_run", disabled=not ok):
         with st.spinner("Solving the two-stage plan and its EV and wait-and-see plans…"):
             try:
-                h = risk.hedged_plan(base, list(chosen_s), list(weights), opts, ev=ev)
+                h = hedge.hedged_plan(base, list(chosen_s), list(weights), opts, ev=ev)
                 _store("hedge", base.hash, settings_h, h)
             except Exception as e:  # noqa: BLE001
                 st.error(f"The hedged plan failed: {error_text(e)}")

@@ -41,7 +41,7 @@ HEDGE_HELP = (
     "--first-stage capacity (default) shares only the facility decisions (build, liquid, "
     "retrofit) across the scenarios: chip production and installs are recourse, chosen per "
     "scenario. --first-stage full also shares production and installs (the plan of "
-    "optimizer.analysis.risk.hedged_plan); at the default size it does not converge in useful "
+    "optimizer.analysis.hedge.hedged_plan); at the default size it does not converge in useful "
     "time.\n\n"
     "Options and --out are checked before anything is solved. A sampled scenario with no "
     "plan on its own is explained as 'capacity solve' explains an infeasible plan.\n\n"
@@ -140,7 +140,7 @@ def _hedge_scenarios(
     mean" message (exit 1); bad data prints its findings (exit 1); ``--base all``
     is a usage error (exit 2).
     """
-    from optimizer.analysis.decompose import sample_scenarios
+    from optimizer.analysis.monte_carlo import sample_scenarios
 
     if base == "all":
         raise typer.BadParameter("takes one scenario name, not 'all'", param_hint="'--base'")
@@ -163,7 +163,8 @@ def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: 
     """
     from rich.markup import escape
 
-    from optimizer.analysis.decompose import ScenarioInfeasibleError, hedge_decomposed
+    from optimizer.analysis.decompose import hedge_decomposed
+    from optimizer.analysis.decompose_cuts import ScenarioInfeasibleError
 
     try:
         return hedge_decomposed(dsets, names=names, **kw)
@@ -218,7 +219,7 @@ def _extensive_rp(
     is explained as ``capacity solve`` explains it; if each has one, the message says
     that no single first stage operates them all.
     """
-    from optimizer.analysis.decompose import extensive_form_objective
+    from optimizer.analysis.hedge import extensive_form_objective
 
     with console.status("Solving the extensive form ..."):
         obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage)

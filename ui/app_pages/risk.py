@@ -1,6 +1,6 @@
 """Risk page: scenarios side by side; tornado, Monte Carlo and hedged plan.
 
-The views come from optimizer.analysis.risk."""
+The views come from optimizer.analysis.tornado, .monte_carlo and .hedge."""
 
 from __future__ import annotations
 
@@ -106,17 +106,20 @@ if cmp is not None:
         if fig is not None:
             st.plotly_chart(fig, key="risk_cost_chart", width="stretch")
 
-# ---------------------------------------------------------------- optimizer.analysis.risk
+# ------------------------------------- optimizer.analysis.tornado, .monte_carlo and .hedge
 st.subheader("Tornado, Monte Carlo and hedged plan")
 try:
-    risk = importlib.import_module("optimizer.analysis.risk")
+    risk = [
+        importlib.import_module(f"optimizer.analysis.{name}")
+        for name in ("tornado", "monte_carlo", "hedge")
+    ]
 except Exception:  # noqa: BLE001 - a missing or broken module is an info box, not a traceback
     risk = None
 if risk is None:
     st.info(
-        "The risk module (`optimizer.analysis.risk`) is not installed yet. Tornado sensitivity, "
-        "Monte Carlo percentiles and the hedged two-stage plan (VSS, EVPI) will appear "
-        "here when it is."
+        "The risk modules (`optimizer.analysis.tornado`, `.monte_carlo`, `.hedge`) are not "
+        "installed yet. Tornado sensitivity, Monte Carlo percentiles and the hedged "
+        "two-stage plan (VSS, EVPI) will appear here when they are."
     )
 else:
     if not ok:
@@ -124,4 +127,4 @@ else:
     else:
         from ui.risk_view import render_risk_sections
 
-        render_risk_sections(risk, active_dataset() or base, base, choice)
+        render_risk_sections(*risk, active_dataset() or base, base, choice)

@@ -1,0 +1,357 @@
+"""The hedged plan: the two-stage stochastic LP in extensive form, with its VSS and EVPI.
+
+The recourse problem (RP) is one two-stage stochastic LP
+(:func:`optimizer.plan.solve.solve_stochastic`): build, liquid, install and produce are
+shared; assign, unmet and breach are per scenario; the objective is the
+probability-weighted cost. With the scenario optima ``z_s`` (wait-and-see, each
+scenario solved alone) and the *expected-value problem* EV:
+
+* ``WS = sum_s w_s z_s``;                       ``EVPI = RP - WS  (>= 0)``
+* ``EEV = sum_s w_s z_s(first stage fixed to the EV plan)``; ``VSS = EEV - RP (>= 0)``
+
+The EV problem used here is the **mean-value scenario**: every decimal input
+averaged over the scenarios with their weights (``ev="mean"``), possible when all
+scenario datasets have the same rows and the same non-decimal cells (a shift of a
+period label, or an added row, breaks that). Otherwise, or with ``ev="neutral"``,
+the EV plan is the plan of the scenario named ``neutral`` (or the heaviest one).
+If the EV plan's first stage cannot be operated in some scenario (e.g. it installs
+more than a delayed grid can power), EEV and VSS are infinite and the scenario is
+named in ``HedgedPlan.notes``.
+
+:func:`extensive_form_objective` builds and solves the extensive form alone, the
+reference of the L-shaped decomposition (:mod:`optimizer.analysis.decompose`).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from optimizer.analysis.outcomes import plan_outcomes, plan_status
+from optimizer.plan.model import build_stochastic_model, first_stage_kinds
+
+__all__ = [
+    "HedgedPlan",
+    "extensive_form_objective",
+    "hedged_plan",
+    "mean_value_dataset",
+]
+
+
+def mean_value_dataset(datasets: Sequence[Any], weights: Sequence[float]) -> Any | None:
+    """Return the mean-value dataset of scenarios, or None when it is not defined.
+
+    Every decimal (float) column is replaced by its weighted mean over the scenarios.
+    Defined only when all datasets have the same rows (same keys in the same order)
+    and the same non-decimal cells.
+
+    Returns
+    -------
+    Dataset or None
+    """
+    from capacity.schema import TABLE_NAMES
+
+    first = datasets[0]
+    w = np.asarray(weights, dtype=float)
+    tables = {}
+    for t in TABLE_NAMES:
+        frames = [d.table(t) for d in datasets]
+        f0 = frames[0]
+        if any(len(f) != len(f0) or list(f.columns) != list(f0.columns) for f in frames):
+            return None
+        out = f0.copy()
+        for c in f0.columns:
+            if f0[c].dtype.kind == "f":
+                stack = np.vstack([f[c].to_numpy(dtype=float) for f in frames])
+                same = (stack == stack[0]) | (np.isnan(stack) & np.isnan(stack[0]))
+                # a column no scenario changes keeps its values exactly (a weighted
+                # mean of 100 equal shares can round to 1.0000000000000007 > 1)
+                if not same.all():
+                    out[c] = (w[:, None] * stack).sum(axis=0)
+            elif any(
+                not (f[c].astype(str).to_numpy() == f0[c].astype(str).to_numpy()).all()
+                for f in frames[1:]
+            ):
+                return None
+        tables[t] = out
+    from capacity.dataset import Dataset
+
+    return Dataset.from_tables(
+        tables, name=first.name, scenarios=first.scenarios, scenario="mean_value"
+    )
+
+
+@dataclass(frozen=True)
+class HedgedPlan:
+    """The two-stage stochastic (hedged) plan with its VSS and EVPI.
+
+    Attributes
+    ----------
+    scenarios : tuple of str
+    weights : tuple of float
+    status : str
+        Status of the stochastic solve.
+    expected_cost_usd : float
+        RP: optimum of the two-stage LP (probability-weighted discounted cost).
+    wait_and_see_usd : float
+        WS = sum_s w_s z_s (each scenario solved alone).
+    eev_usd : float
+        Expected cost of the EV plan's first stage, re-solved per scenario
+        (inf when it cannot be operated in some scenario).
+    vss_usd, evpi_usd : float
+        EEV - RP and RP - WS.
+    ev_problem : str
+        ``"mean_value"`` or the name of the scenario whose plan served as EV plan.
+    per_scenario : DataFrame
+        ``scenario, weight, hedged_cost_usd, ev_fixed_cost_usd, ev_fixed_status,
+        wait_and_see_cost_usd`` plus the hedged plan's outcomes per scenario.
+    first_stage : Mapping[str, DataFrame]
+        The hedged plan's shared decisions: ``build_out``, ``fleet`` (installs) and
+        ``production`` tables (from the first scenario's result; identical in all);
+        ``build_out`` only with the ``capacity`` first stage.
+    results : StochasticResult
+        The stochastic solve (per-scenario PlanResults).
+    notes : tuple of str
+    """
+
+    scenarios: tuple[str, ...]
+    weights: tuple[float, ...]
+    status: str
+    expected_cost_usd: float
+    wait_and_see_usd: float
+    eev_usd: float
+    vss_usd: float
+    evpi_usd: float
+    ev_problem: str
+    per_scenario: pd.DataFrame
+    first_stage: Mapping[str, pd.DataFrame]
+    results: Any = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+
+#: Result tables of the shared decisions and the first-stage kind each one needs.
+_SHARED_TABLES = (("build_out", "build"), ("fleet", "install"), ("production", "produce"))
+
+
+def hedged_plan(
+    ds: Any | None = None,
+    scenarios: Sequence[str] | Mapping[str, Any] = ("optimistic", "neutral", "negative"),
+    weights: Sequence[float] | None = None,
+    options: Any = None,
+    *,
+    ev: str = "mean",
+    first_stage: str | Sequence[str] = "full",
+) -> HedgedPlan:
+    """Solve the hedged (two-stage stochastic) plan and its VSS and EVPI.
+
+    Parameters
+    ----------
+    ds : Dataset, optional
+        Base dataset whose named scenarios are used (needed when ``scenarios`` are
+        names).
+    scenarios : sequence of str or mapping of str to Dataset
+        Scenario names of ``ds`` (default the three named ones), or datasets by name.
+    weights : sequence of float, optional
+        Probabilities (default equal); normalised to sum 1.
+    options : SolveOptions, optional
+    ev : {"mean", "neutral"}
+        Expected-value problem: the mean-value scenario (falls back to the neutral
+        plan when the scenarios' rows differ) or directly the ``neutral`` scenario
+        (the heaviest one when there is no ``neutral``). See the module docstring.
+    first_stage : str or sequence of str
+        The decisions shared by the scenarios (and imposed when the EV plan is
+        re-operated): ``full`` (build, liquid, install, produce, retrofit; default)
+        or ``capacity`` (build, liquid, retrofit; chips are recourse), see
+        :data:`optimizer.plan.model.FIRST_STAGE_SETS`.
+
+    Returns
+    -------
+    HedgedPlan
+
+    Raises
+    ------
+    RuntimeError
+        When the stochastic problem or a wait-and-see problem has no solution.
+    ValueError
+        For bad weights or an unknown ``ev``.
+    """
+    from optimizer.plan.solve import SolveOptions, solve, solve_stochastic
+
+    options = options or SolveOptions()
+    names, dsets = _scenario_datasets(ds, scenarios)
+    w = _probabilities(weights, len(names))
+    if ev not in ("mean", "neutral"):
+        raise ValueError(f"ev must be 'mean' or 'neutral', not {ev!r}")
+    notes: list[str] = []
+
+    kinds = first_stage_kinds(first_stage)
+    sto = solve_stochastic(dsets, list(w), options, first_stage=kinds)
+    if sto.expected_objective_usd is None:
+        raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
+    rp = float(sto.expected_objective_usd)
+    ws_res = _wait_and_see(names, dsets, options)
+    ws = float(sum(wi * r.objective_usd for wi, r in zip(w, ws_res, strict=True)))
+
+    ev_plan, ev_name = _ev_plan(ev, names, dsets, w, ws_res, options, notes)
+    eev_res = [solve(d, options, fixed_first_stage=ev_plan, first_stage=kinds) for d in dsets]
+    eev_parts = _fixed_plan_costs(names, eev_res, ev_name, notes)
+    eev = float(sum(wi * c for wi, c in zip(w, eev_parts, strict=True)))
+    first = sto.scenarios[0].tables
+    fs = {t: first.get(t, pd.DataFrame()) for t, kind in _SHARED_TABLES if kind in kinds}
+    return HedgedPlan(
+        scenarios=names,
+        weights=tuple(float(x) for x in w),
+        status=plan_status(sto),
+        expected_cost_usd=rp,
+        wait_and_see_usd=ws,
+        eev_usd=eev,
+        vss_usd=eev - rp,
+        evpi_usd=rp - ws,
+        ev_problem=ev_name,
+        per_scenario=_per_scenario_frame(names, dsets, w, sto, ws_res, eev_res, eev_parts),
+        first_stage=fs,
+        results=sto,
+        notes=tuple(notes),
+    )
+
+
+def _scenario_datasets(
+    ds: Any | None, scenarios: Sequence[str] | Mapping[str, Any]
+) -> tuple[tuple[str, ...], list[Any]]:
+    """Scenario names and their datasets (named scenarios of ``ds`` applied)."""
+    from capacity.scenarios import apply_scenario
+
+    if isinstance(scenarios, Mapping):
+        names = tuple(str(n) for n in scenarios)
+        return names, [scenarios[n] for n in names]
+    if ds is None:
+        raise ValueError("pass a dataset when scenarios are given by name")
+    names = tuple(scenarios)
+    return names, [apply_scenario(ds, n) for n in names]
+
+
+def _probabilities(weights: Sequence[float] | None, n: int) -> np.ndarray:
+    """Scenario weights normalised to sum 1 (equal by default); ValueError when bad."""
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    if len(w) != n or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(f"need one non-negative weight per scenario, got {list(w)}")
+    return np.asarray(w / w.sum(), dtype=float)
+
+
+def _ev_plan(
+    ev: str,
+    names: Sequence[str],
+    dsets: Sequence[Any],
+    w: np.ndarray,
+    ws_res: Sequence[Any],
+    options: Any,
+    notes: list[str],
+) -> tuple[Any, str]:
+    """Return the expected-value plan and its name (mean-value problem, else neutral)."""
+    from optimizer.plan.solve import solve
+
+    if ev == "mean":
+        mv = mean_value_dataset(dsets, list(w))
+        if mv is None:
+            notes.append(
+                "scenario rows differ: the mean-value problem is undefined; used the neutral plan"
+            )
+        else:
+            ev_plan = solve(mv, options)
+            if ev_plan.objective_usd is None:
+                raise RuntimeError(f"mean-value problem has no solution: {ev_plan.message}")
+            return ev_plan, "mean_value"
+    i = names.index("neutral") if "neutral" in names else int(np.argmax(w))
+    return ws_res[i], names[i]
+
+
+def _fixed_plan_costs(
+    names: Sequence[str], results: Sequence[Any], ev_name: str, notes: list[str]
+) -> list[float]:
+    """Cost per scenario of the fixed EV plan (inf, with a note, where it cannot run)."""
+    costs = []
+    for n, r in zip(names, results, strict=True):
+        if r.objective_usd is None:
+            costs.append(math.inf)
+            notes.append(f"the {ev_name} plan cannot be operated in scenario {n}: {r.message}")
+        else:
+            costs.append(float(r.objective_usd))
+    return costs
+
+
+def _wait_and_see(names: Sequence[str], dsets: Sequence[Any], options: Any) -> list[Any]:
+    """Each scenario solved alone; RuntimeError when one has no solution."""
+    from optimizer.plan.solve import solve
+
+    results = [solve(d, options) for d in dsets]
+    for n, r in zip(names, results, strict=True):
+        if r.objective_usd is None:
+            raise RuntimeError(f"scenario {n} alone has no solution: {r.message}")
+    return results
+
+
+def _per_scenario_frame(
+    names: Sequence[str],
+    dsets: Sequence[Any],
+    w: np.ndarray,
+    sto: Any,
+    ws_res: Sequence[Any],
+    eev_res: Sequence[Any],
+    eev_parts: Sequence[float],
+) -> pd.DataFrame:
+    """One row per scenario: hedged, EV-fixed and wait-and-see costs, hedged outcomes."""
+    rows = [
+        {
+            "scenario": n,
+            "weight": float(w[i]),
+            "hedged_cost_usd": sto.scenarios[i].objective_usd,
+            "ev_fixed_cost_usd": eev_parts[i],
+            "ev_fixed_status": plan_status(eev_res[i]),
+            "wait_and_see_cost_usd": ws_res[i].objective_usd,
+            **{
+                f"hedged_{k}": v
+                for k, v in plan_outcomes(sto.scenarios[i], dsets[i]).items()
+                if k != "total_cost_usd"
+            },
+        }
+        for i, n in enumerate(names)
+    ]
+    return pd.DataFrame(rows)
+
+
+def extensive_form_objective(
+    datasets: Sequence[Any],
+    weights: Sequence[float] | None = None,
+    options: Any = None,
+    first_stage: str | Sequence[str] = "full",
+) -> tuple[float | None, str, dict[str, float]]:
+    """Build and solve the extensive form only (the reference; no result tables).
+
+    ``first_stage`` is the shared decisions' definition, as in :func:`hedge_decomposed`.
+
+    Returns
+    -------
+    (objective USD or None, status, timings)
+        Timings ``build`` and ``solve`` (s); the solver options are
+        :mod:`optimizer.plan.solve`'s (dual simplex, interior point above 50,000 columns).
+    """
+    from optimizer.plan.solve import SolveOptions, run_solver
+
+    n = len(datasets)
+    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
+    w = w / w.sum()
+    options = options or SolveOptions()
+    t0 = time.perf_counter()
+    model = build_stochastic_model(
+        datasets, list(w), formulation=options.formulation, first_stage=first_stage
+    )
+    t1 = time.perf_counter()
+    raw = run_solver(model, options, lp_only=True)
+    t2 = time.perf_counter()
+    return raw.solver_objective, raw.status.value, {"build": t1 - t0, "solve": t2 - t1}
