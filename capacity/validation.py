@@ -29,10 +29,9 @@ from capacity.schema import (
     PERIOD_RE,
     SOLVER_SAFE_MAX,
     SPECS,
-    Column,
-    TableSpec,
     period_index,
 )
+from capacity.spec_types import Column, TableSpec
 
 Severity = Literal["error", "warning"]
 

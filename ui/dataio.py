@@ -25,7 +25,8 @@ from capacity.dataset import Dataset, load_dataset, read_table_file
 from capacity.limits import MAX_TRANSPORT_MB as MAX_TRANSPORT_MB
 from capacity.limits import MAX_UPLOAD_BYTES as MAX_UPLOAD_BYTES  # re-exported for the pages
 from capacity.limits import MAX_UPLOAD_MB as MAX_UPLOAD_MB
-from capacity.schema import SPECS, TABLE_NAMES, Column, TableSpec
+from capacity.schema import SPECS, TABLE_NAMES
+from capacity.spec_types import Column, TableSpec
 from capacity.validation import DataValidationError, Finding
 
 TABLE_SUFFIXES = (".csv", ".parquet")
