@@ -5,7 +5,8 @@ bounds, default and meaning (the spec types are in :mod:`capacity.spec_types`, t
 specs grouped by domain in ``capacity.tables_sites``, ``tables_chips``,
 ``tables_demand`` and ``tables_record``). The same spec drives
 
-* parsing and validation (:mod:`capacity.dataset`, :mod:`capacity.validation`),
+* parsing and validation (:mod:`capacity.dataset`, :mod:`capacity.parsing`,
+  :mod:`capacity.table_checks`),
 * the units table in the README (:func:`units_markdown`),
 * the Streamlit app's column configuration.
 

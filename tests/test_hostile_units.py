@@ -385,8 +385,9 @@ def test_20k_duplicate_rows_are_checked_fast_and_each_names_its_first_row(
     import time
 
     from capacity.dataset import read_table_file
+    from capacity.parsing import parse_table
     from capacity.schema import SPECS
-    from capacity.validation import check_keys, parse_table
+    from capacity.table_checks import check_keys
 
     _duplicate_demand(tiny_dir, 20_000)
     raw = read_table_file(tiny_dir / "demand.csv")
@@ -403,8 +404,9 @@ def test_20k_duplicate_rows_are_checked_fast_and_each_names_its_first_row(
 
 def test_case_variant_duplicate_still_names_the_first_spelling(tiny_dir: Path) -> None:
     from capacity.dataset import read_table_file
+    from capacity.parsing import parse_table
     from capacity.schema import SPECS
-    from capacity.validation import check_keys, parse_table
+    from capacity.table_checks import check_keys
 
     lines = (tiny_dir / "demand.csv").read_text().splitlines()
     (tiny_dir / "demand.csv").write_text(
