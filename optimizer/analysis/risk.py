@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from capacity.scenarios import Override
+from capacity.scenario_spec import Override
 from optimizer.analysis.outcomes import (
     LIMIT_FAMILIES,
     OUTCOMES,
