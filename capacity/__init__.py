@@ -1,6 +1,30 @@
 """Domain layer of the planner: schema specs, dataset I/O, validation and scenarios.
 
 Imports neither PuLP nor Streamlit.
+
+Modules
+-------
+``spec_types``       the Column and TableSpec records and the column builders.
+``tables_record``    specs of periods, public_record and sources.
+``tables_sites``     specs of sites and their pipeline, grid, water and power tables.
+``tables_chips``     specs of chips, supply resources, bill of materials, initial fleet.
+``tables_demand``    specs of customers, workloads, demand, eligibility, commitments, clusters.
+``schema``           every spec in canonical order, quarter labels, the units table.
+``validation``       the Finding record, DataValidationError and the finding helpers.
+``parsing``          one table's cells, read as text, into typed columns.
+``period_order``     the order of the periods table (one cause, one finding).
+``table_checks``     cross-table rules: duplicate keys, references, semantics, placement.
+``source_checks``    provenance rules: sources and the public record.
+``plausibility``     plausibility warnings for penalty columns.
+``revalidate``       validation by parts: a change re-checks only what it touches.
+``scenario_spec``    the Override and Scenario records and the reading of scenarios.yaml.
+``scenarios``        applying overrides and scenarios, diffing datasets.
+``override_checks``  an override whose ``where`` matches no row is a finding.
+``safe_yaml``        the one YAML reader (alias-expansion cap).
+``yaml_keys``        YAML mapping keys: duplicates refused, merge keys applied.
+``dataset``          the immutable Dataset, load_dataset, validate_directory.
+``limits``           size limits on accepted input (uploads).
+``csv_safe``         CSV output with formula-like text cells escaped.
 """
 
 from capacity.dataset import Dataset, load_dataset

@@ -2,7 +2,7 @@
 
 A dataset directory holds one ``<table>.csv`` (or ``<table>.parquet``) per input
 table of :mod:`capacity.schema`, an optional ``scenarios.yaml`` (named lists of
-overrides, see :mod:`capacity.scenarios`) and an optional ``dataset.yaml`` (name and
+overrides, see :mod:`capacity.scenario_spec`) and an optional ``dataset.yaml`` (name and
 description). Loading validates everything at once and raises
 :class:`capacity.validation.DataValidationError` listing every error.
 
@@ -27,7 +27,7 @@ from capacity.csv_safe import to_safe_csv, unescape_formula_cells
 from capacity.override_checks import scenario_match_findings
 from capacity.revalidate import Validation, revalidate, table_digest, validate_parts
 from capacity.safe_yaml import YamlLimitError, load_yaml
-from capacity.scenarios import Scenario, override_lines, parse_scenarios
+from capacity.scenario_spec import Scenario, override_lines, parse_scenarios
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError, Finding, merge_findings
 

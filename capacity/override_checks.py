@@ -19,7 +19,8 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from capacity.scenarios import Override, Scenario, unmatched_override
+from capacity.scenario_spec import Override, Scenario
+from capacity.scenarios import unmatched_override
 from capacity.schema import SPECS
 from capacity.validation import Finding
 
@@ -44,7 +45,7 @@ def scenario_match_findings(
     file : str
         File name used in findings.
     lines : Mapping, optional
-        From :func:`capacity.scenarios.override_lines`: the line of each override's
+        From :func:`capacity.scenario_spec.override_lines`: the line of each override's
         ``where`` key (or of the override) becomes the finding's row.
 
     Returns

@@ -1,6 +1,6 @@
 """The order of the periods table: one cause, one finding.
 
-Kept free of project imports (``capacity.validation`` calls it and builds the
+Kept free of project imports (``capacity.table_checks`` calls it and builds the
 findings).
 
 A periods table that holds every quarter of its horizon once but in the wrong order

@@ -7,7 +7,7 @@ dataset's typed tables, that record and some replaced tables (a scenario's
 overrides), and re-runs
 
 * the parse of only the columns whose values changed (a column is parsed from its
-  own cells, :func:`capacity.validation.typed_columns`), or of the whole table when
+  own cells, :func:`capacity.parsing.typed_columns`), or of the whole table when
   its rows, columns, dtypes, keys or references changed;
 * the duplicate-key check of a table whose key columns changed;
 * each cross-table check that reads a changed column (:data:`CHECK_READS`), and every
@@ -29,19 +29,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from capacity.parsing import parse_table, typed_columns
 from capacity.plausibility import penalty_warnings
 from capacity.schema import SPECS, TABLE_NAMES
-from capacity.validation import (
-    Finding,
-    check_keys,
-    check_placement,
-    check_public_record,
-    check_references,
-    check_semantics,
-    check_sources,
-    parse_table,
-    typed_columns,
-)
+from capacity.source_checks import check_public_record, check_sources
+from capacity.table_checks import check_keys, check_placement, check_references, check_semantics
+from capacity.validation import Finding
 
 CheckFn = Callable[[Mapping[str, pd.DataFrame], Mapping[str, str]], list[Finding]]
 

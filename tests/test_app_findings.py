@@ -15,7 +15,7 @@ from capacity.scenarios import apply_overrides
 from capacity.validation import Finding
 from optimizer import solve
 from tests.apptest_helpers import open_app, rerun
-from ui.dataio import (
+from ui.findings_view import (
     EDITOR_ROW_LABEL,
     ROW_LABEL,
     ROW_NUMBERING,

@@ -14,7 +14,7 @@ from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides, apply_scenario
 from optimizer import SolveOptions, solve
 from tests.apptest_helpers import goto, open_app
-from ui import dataio
+from ui import upload
 from ui.dataio import dataset_zip_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -270,7 +270,7 @@ def test_bad_upload_findings_name_the_cell(monkeypatch: pytest.MonkeyPatch) -> N
 def test_an_upload_over_the_size_limit_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     at = open_app(monkeypatch)
     before = at.session_state["base_ds"].hash
-    monkeypatch.setattr(dataio, "MAX_UPLOAD_BYTES", 100)
+    monkeypatch.setattr(upload, "MAX_UPLOAD_BYTES", 100)
     _upload(at, "demand.csv", b"customer,workload,period,demand_h100e\n" + b"x" * 200)
     assert any("the limit is 50 MB" in t for t in _texts(at.error)), _texts(at.error)
     assert at.session_state["base_ds"].hash == before

@@ -16,17 +16,11 @@ from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides, diff_datasets
 from capacity.validation import DataValidationError, Finding
 from optimizer import SolveOptions, solve
-from ui import charts, dataio
+from ui import charts, upload
 from ui.compose import compose_overrides, plan_metrics, served_by_customer, trainium_chips
-from ui.dataio import (
-    UploadedFile,
-    UploadError,
-    column_config,
-    dataset_from_upload,
-    dataset_zip_bytes,
-    findings_table,
-    highlight_rows,
-)
+from ui.dataio import column_config, dataset_zip_bytes
+from ui.findings_view import findings_table, highlight_rows
+from ui.upload import UploadedFile, UploadError, dataset_from_upload
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -68,7 +62,7 @@ def test_zip_that_unpacks_over_the_limit_is_refused(monkeypatch: pytest.MonkeyPa
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("sites.csv", b"0" * 5000)  # compresses to a few bytes
-    monkeypatch.setattr(dataio, "MAX_UPLOAD_BYTES", 1000)
+    monkeypatch.setattr(upload, "MAX_UPLOAD_BYTES", 1000)
     with pytest.raises(UploadError, match="unpacks to"):
         dataset_from_upload([UploadedFile("bomb.zip", buf.getvalue())], None)
 

@@ -195,7 +195,7 @@ def test_a_misspelt_file_in_a_zip_is_refused_with_the_name_it_meant(
 
 # ----------------------------------------------------------------- without the app
 def test_every_file_over_the_limit_is_named_with_its_size() -> None:
-    from ui.dataio import UploadError, check_upload_sizes
+    from ui.upload import UploadError, check_upload_sizes
 
     sizes = [("a.csv", 10), ("b.csv", MAX_UPLOAD_BYTES + 1), ("c.zip", 3 * MAX_UPLOAD_BYTES)]
     with pytest.raises(UploadError) as e:
@@ -208,7 +208,7 @@ def test_every_file_over_the_limit_is_named_with_its_size() -> None:
 
 
 def test_a_zip_with_one_table_as_csv_and_parquet_is_refused() -> None:
-    from ui.dataio import UploadedFile, UploadError, upload_dataset
+    from ui.upload import UploadedFile, UploadError, upload_dataset
 
     buf = io.BytesIO()
     pd.read_csv(TINY / "sites.csv").to_parquet(buf, index=False)

@@ -212,7 +212,7 @@ def test_hostile_input_is_refused_clearly(case: Case, tmp_path: Path) -> None:
 # ------------------------------------------------------------------------ app uploads
 UPLOAD = """
 import io, pathlib, struct, sys, zipfile
-from ui.dataio import UploadedFile, UploadError, dataset_from_upload
+from ui.upload import UploadedFile, UploadError, dataset_from_upload
 
 def understated(actual, declared=1000):
     buf = io.BytesIO()

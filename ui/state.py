@@ -577,7 +577,7 @@ def show_findings(findings: list[Finding], *, title: str = "") -> None:
     spreadsheet row (header = 1) that the messages use.
     """
     from capacity.validation import left_out_text
-    from ui.dataio import FILE_ROWS, findings_column_config, findings_table, order_findings
+    from ui.findings_view import FILE_ROWS, findings_column_config, findings_table, order_findings
 
     errors = [f for f in findings if f.severity == "error"]
     if title:

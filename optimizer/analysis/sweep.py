@@ -83,7 +83,7 @@ from pydantic import (
 from scipy import stats
 
 from capacity.safe_yaml import YamlLimitError, compose_yaml, load_yaml
-from capacity.scenarios import Override
+from capacity.scenario_spec import Override
 from capacity.validation import Finding, suggest
 
 __all__ = [

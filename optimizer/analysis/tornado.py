@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from capacity.scenarios import Override
+from capacity.scenario_spec import Override
 from optimizer.analysis.outcomes import OUTCOMES, plan_outcomes, plan_status
 from optimizer.analysis.sweep import fill_level
 from optimizer.output.summary import OK_STATUSES

@@ -5,30 +5,20 @@ from __future__ import annotations
 import streamlit as st
 
 from capacity.dataset import Dataset
+from capacity.limits import MAX_TRANSPORT_MB, MAX_UPLOAD_MB
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
-from ui.dataio import (
-    MAX_TRANSPORT_MB,
-    MAX_UPLOAD_MB,
-    REFUSED_WHOLE,
+from ui.dataio import column_config, dataset_zip_bytes, editor_frame, frames_equal
+from ui.findings_view import (
     ROW_NUMBERING,
-    UploadedFile,
-    UploadError,
-    check_upload_sizes,
-    column_config,
-    dataset_zip_bytes,
-    editor_frame,
     errors_by_file,
     findings_column_config,
     findings_for_table,
     findings_table,
-    frames_equal,
     highlight_rows,
     knock_on_summary,
     order_findings,
-    release_memory,
     table_of_file,
-    upload_dataset,
 )
 from ui.formats import error_text
 from ui.state import (
@@ -40,6 +30,14 @@ from ui.state import (
     show_flash,
     submit_draft,
     table_findings,
+)
+from ui.upload import (
+    REFUSED_WHOLE,
+    UploadedFile,
+    UploadError,
+    check_upload_sizes,
+    release_memory,
+    upload_dataset,
 )
 
 ss = st.session_state

@@ -1,0 +1,344 @@
+"""The scenario spec: Override and Scenario records and the reading of ``scenarios.yaml``.
+
+A scenario is a named list of small overrides applied to a base dataset (applying
+and diffing are in :mod:`capacity.scenarios`).
+
+``scenarios.yaml`` maps a scenario name to a description and a list of overrides::
+
+    scenarios:
+      negative:
+        description: OpenAI ramp halved and delayed; N3 supply cut
+        overrides:
+          - {op: scale, table: demand, column: demand_h100e,
+             where: {customer: openai}, factor: 0.5, source: assumption}
+          - {op: shift, table: site_grid, column: grid_mw,
+             where: {site: [northern_virginia]}, periods: 4, source: assumption}
+          - {op: set, table: eligibility, column: derate,
+             where: {chip: trainium3}, value: 0.8, source: assumption}
+
+Operations
+----------
+scale
+    Multiply a numeric column by ``factor`` on the rows matching ``where`` (and
+    ``from_period``..``to_period`` for tables with a ``period`` column).
+shift
+    Move a schedule by ``periods`` quarters (positive = later). For a value column of
+    a table with a ``period`` column: the value at p becomes the value at p - n
+    within each group of the other key columns; the vacated periods take the first
+    value (``fill: hold``, e.g. the grid that already exists) or zero (``fill: zero``).
+    For a period column (``commitments.from_period``, ``chips.first_period``) the
+    labels themselves move by n quarters.
+set
+    Replace the values of a column by ``value`` on the matching rows.
+
+YAML is read with every scalar as text, then each field is converted to its type
+here: ``1e3`` is the number 1000 and the region code ``NO`` stays the string "NO".
+Unknown keys are rejected. The pseudo-scenario ``base`` (no overrides) always exists.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from capacity.schema import PERIOD_RE, SOLVER_SAFE_MAX, SPECS
+from capacity.validation import Finding, suggest
+
+MAX_SHIFT_PERIODS = 400
+"""Largest shift of a schedule, in quarters (100 years), either way."""
+
+
+def _finite(v: float, what: str) -> float:
+    """Return ``v`` when it is a finite number within the solver-safe range, else raise.
+
+    Raises
+    ------
+    ValueError
+        For NaN, +-inf or a magnitude above :data:`capacity.schema.SOLVER_SAFE_MAX`.
+    """
+    if not math.isfinite(v):
+        raise ValueError(f"{what} must be a finite number, got {v}")
+    if abs(v) > SOLVER_SAFE_MAX:
+        raise ValueError(f"{what} must be at most {SOLVER_SAFE_MAX:g} in magnitude, got {v:g}")
+    return v
+
+
+class Override(BaseModel):
+    """One small patch of the data (see the module docstring for the operations)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    op: Literal["scale", "shift", "set"]
+    table: str
+    column: str
+    where: dict[str, tuple[str, ...]] = Field(default_factory=dict)
+    from_period: str | None = None
+    to_period: str | None = None
+    factor: float | None = None
+    periods: int | None = None
+    fill: Literal["hold", "zero"] = "hold"
+    value: str | None = None
+    source: str = ""
+    note: str = ""
+
+    @field_validator("where", mode="before")
+    @classmethod
+    def _where_lists(cls, v: Any) -> Any:
+        if v is None or v == "":
+            return {}
+        if not isinstance(v, Mapping):
+            raise ValueError("where must map column names to a value or a list of values")
+        return {
+            str(k): tuple(str(x) for x in (val if isinstance(val, list | tuple) else [val]))
+            for k, val in v.items()
+        }
+
+    @field_validator("factor")
+    @classmethod
+    def _finite_factor(cls, v: float | None) -> float | None:
+        return None if v is None else _finite(v, "factor")
+
+    @field_validator("periods")
+    @classmethod
+    def _few_periods(cls, v: int | None) -> int | None:
+        if v is not None and abs(v) > MAX_SHIFT_PERIODS:
+            raise ValueError(
+                f"periods must be within ±{MAX_SHIFT_PERIODS} quarters (a shift of "
+                f"{MAX_SHIFT_PERIODS // 4} years), got {v}"
+            )
+        return v
+
+    @field_validator("from_period", "to_period")
+    @classmethod
+    def _period(cls, v: str | None) -> str | None:
+        if v is not None and not PERIOD_RE.match(v):
+            raise ValueError(f"{v!r} is not a quarter like 2026Q3")
+        return v
+
+    @model_validator(mode="after")
+    def _check(self) -> Override:
+        if self.table not in SPECS:
+            raise ValueError(f"unknown table {self.table!r}." + suggest(self.table, SPECS))
+        spec = SPECS[self.table]
+        if not spec.has_column(self.column):
+            raise ValueError(
+                f"unknown column {self.column!r} in {self.table}."
+                + suggest(self.column, spec.column_names)
+            )
+        for k in self.where:
+            if not spec.has_column(k):
+                raise ValueError(
+                    f"where: unknown column {k!r} in {self.table}." + suggest(k, spec.column_names)
+                )
+        col = spec.column(self.column)
+        if self.op == "scale":
+            if self.factor is None:
+                raise ValueError("scale needs a factor")
+            if self.factor < 0:
+                raise ValueError(f"factor must not be negative, got {self.factor:g}")
+            if col.dtype != "float":
+                raise ValueError(
+                    f"scale needs a decimal number column; {self.column} is {col.dtype}"
+                )
+        if self.op == "shift":
+            if self.periods is None:
+                raise ValueError("shift needs periods (quarters, positive = later)")
+            if col.dtype != "period" and (not col.is_numeric or not spec.has_column("period")):
+                raise ValueError(
+                    f"shift moves a numeric column of a table with a period column, or a "
+                    f"period column; {self.table}.{self.column} is neither"
+                )
+        if self.op == "set" and self.value is None:
+            raise ValueError("set needs a value")
+        if self.op == "set" and col.is_numeric:
+            try:
+                number = float(str(self.value))
+            except ValueError:
+                raise ValueError(
+                    f"set: {self.value!r} is not a number ({self.column} is {col.dtype})"
+                ) from None
+            _finite(number, "set: value")
+        if (self.from_period or self.to_period) and not spec.has_column("period"):
+            raise ValueError(
+                f"from_period/to_period need a table with a period column, not {self.table}"
+            )
+        return self
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for YAML and hashing), without empty fields."""
+        d = self.model_dump(exclude_none=True)
+        d["where"] = {k: list(v) for k, v in self.where.items()}
+        return {k: v for k, v in d.items() if v not in ({}, "")}
+
+
+class Scenario(BaseModel):
+    """A named list of overrides."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str
+    description: str = ""
+    overrides: tuple[Override, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain-data form (for YAML and hashing)."""
+        return {"description": self.description, "overrides": [o.to_dict() for o in self.overrides]}
+
+
+def override_lines(text: str) -> dict[tuple[Any, ...], int]:
+    """Map (scenario, override index[, key]) to 1-based lines of ``scenarios.yaml``.
+
+    ``(scenario, i)`` gives the line where override ``i`` starts and
+    ``(scenario, i, key)`` the line of one of its keys.
+
+    Used so that findings about ``scenarios.yaml`` name a line an editor can jump to.
+    Returns an empty mapping when the text is not a mapping of the expected shape.
+    """
+    import yaml
+
+    from capacity.safe_yaml import compose_yaml
+
+    out: dict[tuple[Any, ...], int] = {}
+    try:
+        root = compose_yaml(text)
+    except yaml.YAMLError:
+        return out
+    if not isinstance(root, yaml.MappingNode):
+        return out
+    for k, v in root.value:
+        if k.value != "scenarios" or not isinstance(v, yaml.MappingNode):
+            continue
+        for name_node, body in v.value:
+            if not isinstance(body, yaml.MappingNode):
+                continue
+            for key_node, ovs in body.value:
+                if key_node.value == "overrides" and isinstance(ovs, yaml.SequenceNode):
+                    for i, node in enumerate(ovs.value):
+                        out[(str(name_node.value), i)] = node.start_mark.line + 1
+                        if isinstance(node, yaml.MappingNode):
+                            for field_node, _ in node.value:
+                                line = field_node.start_mark.line + 1
+                                out[(str(name_node.value), i, str(field_node.value))] = line
+    return out
+
+
+def _line(lines: Mapping[Any, int] | None, name: str, i: int, loc: tuple[Any, ...]) -> int | None:
+    if not lines:
+        return None
+    if loc and (name, i, str(loc[0])) in lines:
+        return lines[(name, i, str(loc[0]))]
+    return lines.get((name, i))
+
+
+def override_error_message(err: Mapping[str, Any], loc: str) -> str:
+    """Return the finding message of one pydantic error of an override at ``loc``.
+
+    An unknown key gets a "did you mean" hint; a validator's message loses pydantic's
+    "Value error, " prefix.
+    """
+    if err.get("type") == "extra_forbidden":
+        return f"unknown key {loc!r}." + suggest(loc, list(Override.model_fields))
+    return str(err["msg"]).removeprefix("Value error, ")
+
+
+def parse_scenarios(
+    doc: Any, file: str = "scenarios.yaml", lines: Mapping[Any, int] | None = None
+) -> tuple[dict[str, Scenario], list[Finding]]:
+    """Parse a scenarios document (as loaded from YAML) into Scenario objects.
+
+    Parameters
+    ----------
+    doc : Any
+        The YAML document: ``{"scenarios": {name: {description, overrides}}}``.
+    file : str
+        File name used in findings.
+    lines : Mapping, optional
+        Line of each override (from :func:`override_lines`), reported as the
+        finding's row.
+
+    Returns
+    -------
+    (dict of Scenario, list of Finding)
+        Valid scenarios by name and an error finding for each invalid one, naming
+        the scenario, the override's position, line and field; an unknown key gets
+        a "did you mean" hint.
+    """
+    findings: list[Finding] = []
+    out: dict[str, Scenario] = {}
+    if doc is None or doc == "":
+        return out, findings
+    if not isinstance(doc, Mapping) or not isinstance(doc.get("scenarios", {}), Mapping):
+        findings.append(
+            Finding("error", file, None, None, None, "expected a mapping 'scenarios: {name: ...}'")
+        )
+        return out, findings
+    extra = set(doc) - {"scenarios"}
+    if extra:
+        findings.append(
+            Finding(
+                "error",
+                file,
+                None,
+                None,
+                ", ".join(sorted(extra)),
+                "unknown top-level key(s); only 'scenarios' is allowed",
+            )
+        )
+    for name, body in (doc.get("scenarios") or {}).items():
+        body = body if isinstance(body, Mapping) else {}
+        ovs = body.get("overrides") or []
+        if not isinstance(ovs, list):
+            findings.append(
+                Finding("error", file, None, f"{name}.overrides", None, "must be a list")
+            )
+            continue
+        parsed = _parse_overrides(str(name), ovs, file, lines, findings)
+        extra_keys = set(body) - {"description", "overrides"}
+        if extra_keys:
+            findings.append(
+                Finding(
+                    "error",
+                    file,
+                    None,
+                    f"scenarios.{name}",
+                    ", ".join(sorted(extra_keys)),
+                    "unknown key(s); a scenario has 'description' and 'overrides'",
+                )
+            )
+        out[str(name)] = Scenario(
+            name=str(name), description=str(body.get("description", "")), overrides=tuple(parsed)
+        )
+    return out, findings
+
+
+def _parse_overrides(
+    name: str,
+    ovs: list[Any],
+    file: str,
+    lines: Mapping[Any, int] | None,
+    findings: list[Finding],
+) -> list[Override]:
+    """Validate one scenario's overrides; append a finding per error (file, line, field)."""
+    parsed: list[Override] = []
+    for i, ov in enumerate(ovs):
+        try:
+            parsed.append(Override.model_validate(ov))
+        except ValidationError as e:
+            for err in e.errors():
+                loc = ".".join(str(x) for x in err["loc"])
+                where = f"scenarios.{name}.overrides[{i}]" + (f".{loc}" if loc else "")
+                val = err.get("input")
+                findings.append(
+                    Finding(
+                        "error",
+                        file,
+                        _line(lines, name, i, err["loc"]),
+                        where,
+                        None if isinstance(val, dict | list) else str(val),
+                        override_error_message(err, loc),
+                    )
+                )
+    return parsed

@@ -1,0 +1,139 @@
+"""Provenance rules: every figure is traced in sources, and the public record cites its figures."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import pandas as pd
+
+from capacity.schema import SPECS
+from capacity.validation import Finding
+
+
+def check_sources(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Every figure of the dataset must be traced in the sources table.
+
+    A sources row covers the cells of ``table`` whose key (key values joined by
+    "/") matches its ``key`` pattern (``*`` matches anything, so ``openai/*`` covers
+    every row of customer openai and ``*`` a whole column) in ``column`` (or every
+    column with ``*``). Its ``source`` is a public address (http...) or starts with
+    the word ``assumption``.
+
+    Returns
+    -------
+    list of Finding
+        A warning per (table, column) with uncovered figures (naming the first
+        uncovered row), and a warning per sources row whose source is neither an
+        address nor an assumption. The sources table itself and display names are
+        exempt.
+    """
+    from fnmatch import fnmatchcase
+
+    src = tables.get("sources")
+    if src is None or src.empty:
+        return []
+    out: list[Finding] = []
+    for i, s in enumerate(src["source"].astype(str)):
+        text = s.strip().lower()
+        if not (text.startswith(("http://", "https://")) or text.startswith("assumption")):
+            out.append(
+                Finding(
+                    "warning",
+                    files["sources"],
+                    i + 2,
+                    "source",
+                    s,
+                    "a source is a public address (https://...) or the word 'assumption'",
+                )
+            )
+    patterns: dict[str, list[tuple[str, str]]] = {}
+    for t, k, c in zip(
+        src["table"].astype(str), src["key"].astype(str), src["column"].astype(str), strict=True
+    ):
+        patterns.setdefault(t, []).append((k, c))
+    for name, df in tables.items():
+        if name in ("sources", "public_record") or df.empty:
+            # public_record carries its own source column (check_public_record)
+            continue
+        table = SPECS[name]
+        pats = patterns.get(name, [])
+        keys = ["/".join(map(str, r)) for r in df[list(table.key)].itertuples(index=False)]
+        for col in table.columns:
+            if col.name in table.key or col.name == "display_name":
+                continue
+            cpats = [k for k, c in pats if c in (col.name, "*")]
+            for i, key in enumerate(keys):
+                if not any(p == key or fnmatchcase(key, p) for p in cpats):
+                    out.append(
+                        Finding(
+                            "warning",
+                            files[name],
+                            i + 2,
+                            col.name,
+                            key,
+                            f"figure {name}.{col.name} for {key!r} has no row in "
+                            "sources.csv (give a public address or 'assumption')",
+                        )
+                    )
+                    break
+    return out
+
+
+def check_public_record(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Rules of the public-record table (the figures the plan is calibrated against).
+
+    Every row cites a public address (``https://...``; neither an assumption nor a
+    file of this repository), its band holds its value (``low <= value <= high``) and
+    a row marked ``matchable = no`` says why in ``reason``.
+
+    Returns
+    -------
+    list of Finding
+        One error per broken rule, naming the row, column and value.
+    """
+    df = tables.get("public_record")
+    if df is None or df.empty:
+        return []
+    f = files["public_record"]
+    out: list[Finding] = []
+    for i, r in enumerate(df.itertuples(index=False)):
+        row = i + 2
+        src = str(r.source).strip()
+        if not src.lower().startswith(("https://", "http://")):
+            out.append(
+                Finding(
+                    "error",
+                    f,
+                    row,
+                    "source",
+                    src,
+                    "a public-record figure needs a public address (https://...) that "
+                    "supports it; assumptions belong in sources.csv",
+                )
+            )
+        lo, val, hi = float(r.low), float(r.value), float(r.high)
+        if not lo <= val <= hi:
+            out.append(
+                Finding(
+                    "error",
+                    f,
+                    row,
+                    "low" if val < lo else "high",
+                    f"{lo:g}..{hi:g}",
+                    f"the band low..high must hold the value {val:g}",
+                )
+            )
+        if str(r.matchable) == "no" and not str(r.reason).strip():
+            out.append(
+                Finding(
+                    "error",
+                    f,
+                    row,
+                    "reason",
+                    "",
+                    "a row marked matchable = no must say why in 'reason'",
+                )
+            )
+    return out

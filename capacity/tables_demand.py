@@ -1,0 +1,195 @@
+"""Input tables of customers and their demand: demand, eligibility, commitments, clusters."""
+
+from __future__ import annotations
+
+from capacity.spec_types import (
+    CHIP_REF,
+    CUSTOMER_REF,
+    WORKLOAD_REF,
+    Column,
+    TableSpec,
+    id_col,
+    num_col,
+    period_col,
+)
+
+CUSTOMERS = TableSpec(
+    "customers",
+    "A customer served from the fleet.",
+    (
+        id_col("customer", "Customer ID."),
+        Column("display_name", "str", "", "Name shown to people.", required=False, default=""),
+        num_col(
+            "price_training_usd_per_h100e_period",
+            "USD/(H100e·quarter)",
+            "Price the customer pays for one H100e of training for a quarter (revenue, reported).",
+        ),
+        num_col(
+            "price_inference_usd_per_h100e_period",
+            "USD/(H100e·quarter)",
+            "Price for one H100e of inference for a quarter.",
+        ),
+        num_col(
+            "unmet_penalty_usd_per_h100e_period",
+            "USD/(H100e·quarter)",
+            "Cost of one H100e of demand left unserved for a quarter.",
+        ),
+    ),
+    key=("customer",),
+)
+
+WORKLOADS = TableSpec(
+    "workloads",
+    "A kind of work and how hard it drives the chips.",
+    (
+        Column("workload", "choice", "", "Workload.", choices=("training", "inference")),
+        num_col(
+            "power_factor",
+            "",
+            "Average draw while serving, as a share of all-in IT kW.",
+            max=1.0,
+            min_exclusive=True,
+        ),
+    ),
+    key=("workload",),
+)
+
+DEMAND = TableSpec(
+    "demand",
+    "Compute a customer wants in a period.",
+    (
+        id_col("customer", "Customer ID.", CUSTOMER_REF),
+        Column(
+            "workload",
+            "choice",
+            "",
+            "Workload.",
+            choices=("training", "inference"),
+            references=WORKLOAD_REF,
+        ),
+        period_col("period", "Period."),
+        num_col("demand_h100e", "H100e", "Compute wanted, in H100-equivalents."),
+        Column(
+            "regions",
+            "str",
+            "",
+            "Site regions that may serve this demand, separated by ';' (empty: any "
+            "region). Rows of one customer, workload and period with different regions "
+            "are separate demands (e.g. US and European inference).",
+            required=False,
+            default="",
+        ),
+    ),
+    key=("customer", "workload", "period", "regions"),
+)
+
+ELIGIBILITY = TableSpec(
+    "eligibility",
+    "A chip a customer may run on, with the migration derate (absent row: not allowed).",
+    (
+        id_col("customer", "Customer ID.", CUSTOMER_REF),
+        id_col("chip", "Chip ID.", CHIP_REF),
+        num_col(
+            "derate",
+            "",
+            "Effective performance after migration (1 = full H100e rating).",
+            max=1.0,
+            min_exclusive=True,
+        ),
+        Column(
+            "regions",
+            "str",
+            "",
+            "Regions the customer may use for this chip, separated by ';' (empty: any region).",
+            required=False,
+            default="",
+        ),
+    ),
+    key=("customer", "chip"),
+)
+
+COMMITMENTS = TableSpec(
+    "commitments",
+    "Contracted minimum IT power a customer must get on a chip family.",
+    (
+        id_col("customer", "Customer ID.", CUSTOMER_REF),
+        Column("family", "str", "", "Chip family (matches chips.family)."),
+        period_col("from_period", "First period the commitment applies."),
+        period_col(
+            "to_period",
+            "Last period it applies (empty: end of horizon).",
+            in_horizon=False,
+            required=False,
+        ),
+        num_col("min_it_mw", "MW", "IT MW that must serve the customer on the family."),
+        num_col(
+            "breach_penalty_usd_per_mw",
+            "USD/(MW·quarter)",
+            "Cost of each MW short for a quarter.",
+        ),
+    ),
+    key=("customer", "family", "from_period"),
+    required=False,
+)
+
+TRAINING_CLUSTERS = TableSpec(
+    "training_clusters",
+    "Cluster rule of a customer's training from a period on: the minimum size of "
+    "the training cluster at each site that hosts it, the most sites it may span, "
+    "and what keeps a cluster at the same site over time (exact with --clusters or "
+    "--integer-units; reported as fragmentation in LP mode).",
+    (
+        id_col("customer", "Customer ID.", CUSTOMER_REF),
+        period_col("from_period", "First period the rule applies."),
+        period_col(
+            "to_period",
+            "Last period it applies (empty: end of horizon).",
+            in_horizon=False,
+            required=False,
+        ),
+        num_col(
+            "min_cluster_mw",
+            "MW",
+            "Least nameplate IT MW of the customer's training chips at a site that "
+            "hosts its training (0: no MW minimum).",
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "min_cluster_h100e",
+            "H100e",
+            "Least training H100e (after derate) at a site that hosts the customer's "
+            "training (0: no H100e minimum).",
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "max_sites",
+            "sites",
+            "Most sites the customer's training may span in a period (0: no limit).",
+            dtype="int",
+            required=False,
+            default=0,
+        ),
+        num_col(
+            "switch_cost_usd",
+            "USD per cluster start",
+            "Cost of starting the customer's training at a site that did not host it "
+            "the period before (migration, re-validation, idle time).",
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "min_duration_periods",
+            "quarters",
+            "A cluster that starts at a site stays there at least this many periods "
+            "(1: no minimum).",
+            dtype="int",
+            min=1.0,
+            required=False,
+            default=1,
+        ),
+    ),
+    key=("customer", "from_period"),
+    required=False,
+)

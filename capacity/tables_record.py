@@ -1,0 +1,117 @@
+"""Input tables of the horizon and its evidence: periods, the public record, sources."""
+
+from __future__ import annotations
+
+from capacity.spec_types import Column, TableSpec, num_col, period_col
+
+PERIODS = TableSpec(
+    "periods",
+    "One planning period (a calendar quarter) of the horizon, in time order.",
+    (
+        Column("period", "period", "quarter", "Quarter label, YYYYQn (e.g. 2026Q3)."),
+        num_col(
+            "hours",
+            "h",
+            "Hours in the period.",
+            min=0.0,
+            min_exclusive=True,
+            warn_min=2100.0,
+            warn_max=2300.0,
+        ),
+        num_col(
+            "discount_factor",
+            "",
+            "Present-value factor applied to every cost of "
+            "the period: 1 / (1 + r)^(years from the start).",
+            min=0.0,
+            max=1.0,
+            min_exclusive=True,
+        ),
+    ),
+    key=("period",),
+)
+
+PUBLIC_RECORD = TableSpec(
+    "public_record",
+    "One publicly reported figure the plan is held against (calibration; see "
+    "optimizer.plan.calibration for the metric formulas).",
+    (
+        Column(
+            "metric",
+            "str",
+            "",
+            "Metric name (chips_in_service, site_it_capacity_mw, fleet_pue ...); its "
+            "formula over the result tables is in optimizer/plan/calibration.py.",
+        ),
+        Column(
+            "scope",
+            "str",
+            "",
+            "What the figure covers: 'fleet', or filters joined by '/' such as "
+            "'family:trainium', 'customer:anthropic/chip:trainium2', 'site:new_carlisle'.",
+        ),
+        period_col(
+            "period",
+            "Quarter the figure refers to (annual metrics: the last quarter of the year).",
+            in_horizon=False,
+        ),
+        num_col("value", "column 'unit'", "The figure as reported.", min=None),
+        Column("unit", "str", "", "Unit of value, low and high (must be the metric's unit)."),
+        num_col("low", "column 'unit'", "Lowest plan value counted as agreeing.", min=None),
+        num_col("high", "column 'unit'", "Highest plan value counted as agreeing.", min=None),
+        Column("source", "str", "", "Public address (https://...) supporting the figure."),
+        Column(
+            "note",
+            "str",
+            "",
+            "What the source says and how the band was set.",
+            required=False,
+            default="",
+        ),
+        num_col(
+            "plan_share",
+            "",
+            "Share of the reported figure the planner covers (e.g. 0.1: the planner "
+            "holds 10% of world CoWoS); the plan value is divided by it.",
+            min=0.0,
+            max=1.0,
+            min_exclusive=True,
+            required=False,
+            default=1.0,
+        ),
+        Column(
+            "matchable",
+            "choice",
+            "",
+            "'yes' when the model can be expected to match the figure; 'no' keeps the "
+            "row in the calibration table, unscored, with its reason.",
+            required=False,
+            default="yes",
+            choices=("yes", "no"),
+        ),
+        Column(
+            "reason",
+            "str",
+            "",
+            "Why the model cannot match the figure yet (required when matchable is 'no').",
+            required=False,
+            default="",
+        ),
+    ),
+    key=("metric", "scope", "period"),
+    required=False,
+)
+
+SOURCES = TableSpec(
+    "sources",
+    "Where a figure of the dataset comes from.",
+    (
+        Column("table", "str", "", "Table the figure belongs to."),
+        Column("key", "str", "", "Row key of the figure ('*' for a whole column)."),
+        Column("column", "str", "", "Column of the figure."),
+        Column("value", "str", "", "The figure as used.", required=False, default=""),
+        Column("source", "str", "", "Public address, or the word 'assumption'."),
+        Column("note", "str", "", "How the figure was derived.", required=False, default=""),
+    ),
+    key=("table", "key", "column"),
+)
