@@ -38,7 +38,7 @@ from optimizer.analysis.batch import (
     validate_cases,
 )
 from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
-from optimizer.output.report import RESULT_SCHEMAS, open_table_dataset
+from optimizer.output.parquet_tables import RESULT_SCHEMAS, open_table_dataset
 from optimizer.plan.model import build_model
 from optimizer.plan.solve import PlanResult, SolveOptions, solve
 

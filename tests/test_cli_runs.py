@@ -15,7 +15,7 @@ import pytest
 from typer.testing import CliRunner
 
 from optimizer.cli.commands import app, check_out_dir, scenario_names
-from optimizer.output.report import read_manifest
+from optimizer.output.manifest import read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 import optimizer
 from optimizer.cli.commands import app
-from optimizer.output.report import read_metadata, read_report
+from optimizer.output.parquet_tables import read_metadata, read_report
 from optimizer.output.summary import describe_limit, exit_code, fmt_qty, fmt_usd, summarize
 
 ROOT = Path(__file__).resolve().parents[1]

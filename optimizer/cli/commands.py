@@ -477,7 +477,7 @@ class RunFolder:
     """The one run folder of a ``capacity solve``: claimed at its first report write.
 
     The first scenario's write claims ``<out>/<run_id>`` exclusively
-    (:func:`optimizer.output.report.reserve_run_dir`: a new ID when another run holds it),
+    (:func:`optimizer.output.run_folder.reserve_run_dir`: a new ID when another run holds it),
     and the run's other scenarios join that folder, so two solves into one ``--out``
     never share a folder, however close together they start.
 
@@ -495,7 +495,9 @@ class RunFolder:
 
     def write(self, console: Console, result: PlanResult, scenario: str) -> int:
         """Write one scenario into the run (claiming it first); return 1 on failure, else 0."""
-        from optimizer.output.report import ReportError, scenario_dir, write_report
+        from optimizer.output.atomic import ReportError
+        from optimizer.output.report import write_report
+        from optimizer.output.run_folder import scenario_dir
 
         run_id = None if self.path is None else self.path.name
         try:
@@ -1114,12 +1116,13 @@ def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> 
     """Write the hedge's three CSV tables into a new run folder under ``out``.
 
     The folder ``<out>/hedge-<run_id>`` is claimed exclusively
-    (:func:`optimizer.output.report.claim_run_dir`: a new ID when another run holds it) and
+    (:func:`optimizer.output.run_folder.claim_run_dir`: a new ID when another run holds it) and
     each table is written to a temporary name and renamed, so two hedges into one
     ``--out`` keep both results and a crash leaves no half file. Returns 1 (with a
     message) when the folder or a table cannot be written, else 0.
     """
-    from optimizer.output.report import ReportError, claim_run_dir, default_run_id, write_csv_atomic
+    from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.run_folder import claim_run_dir, default_run_id
 
     try:
         run_dir = claim_run_dir(out, "hedge-" + default_run_id(dataset_hash))
