@@ -22,7 +22,9 @@ from optimizer import SolveOptions, solve
 from optimizer.analysis import risk as risk_mod
 from optimizer.analysis.batch import _binding_shares_table
 from optimizer.analysis.outcomes import binding_families, binding_limits, binding_shares
-from optimizer.output.summary import missing_duals, no_duals_text, render_summary, summarize
+from optimizer.output.binding_limits import missing_duals, no_duals_text
+from optimizer.output.summary import summarize
+from optimizer.output.summary_render import render_summary
 from optimizer.plan import solvers as solvers_mod
 from optimizer.plan.solvers import dual_solver_names, solver_names
 from tests.apptest_helpers import goto, open_app, rerun

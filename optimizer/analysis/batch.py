@@ -1411,7 +1411,7 @@ def _binding_shares_table(mc: pd.DataFrame, solver: str = "") -> Any | None:
     from rich.table import Table
 
     from optimizer.analysis.outcomes import binding_shares
-    from optimizer.output.summary import no_duals_text
+    from optimizer.output.binding_limits import no_duals_text
 
     ok = mc[mc["status"].isin(OK_STATUSES)]
 

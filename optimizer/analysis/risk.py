@@ -51,7 +51,8 @@ from optimizer.analysis.outcomes import (
     plan_status,
 )
 from optimizer.analysis.sweep import MonteCarloSpec, fill_level
-from optimizer.output.summary import OK_STATUSES, missing_duals, no_duals_text
+from optimizer.output.binding_limits import missing_duals, no_duals_text
+from optimizer.output.summary import OK_STATUSES
 from optimizer.plan.model import first_stage_kinds
 
 __all__ = [

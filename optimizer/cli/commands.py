@@ -589,7 +589,8 @@ def _solve_one(
     ``deadline`` is the ``time.monotonic()`` reading by which the solve ends.
     """
     from optimizer import solve as solve_plan
-    from optimizer.output.summary import exit_code, render_summary, summarize
+    from optimizer.output.summary import exit_code, summarize
+    from optimizer.output.summary_render import render_summary
 
     with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
         result = solve_plan(sds, options, deadline=deadline)
@@ -1042,7 +1043,8 @@ def _explain_alone(console: Console, name: str, ds: Dataset) -> bool:
     """
     from optimizer import SolveOptions
     from optimizer import solve as solve_plan
-    from optimizer.output.summary import exit_code, render_summary, summarize
+    from optimizer.output.summary import exit_code, summarize
+    from optimizer.output.summary_render import render_summary
 
     with console.status(f"Solving scenario {name!r} alone ..."):
         result = solve_plan(ds, SolveOptions())

@@ -9,5 +9,10 @@ Modules
 ``parquet_tables``  Arrow schemas of the result tables, Parquet table writer and reader.
 ``units``           units of the result tables: file metadata and the units.csv dictionary.
 ``report``          Parquet report writer: a plan result as its tables plus the manifest.
-``summary``         the ten-second summary of a plan and its rich rendering.
+``formatting``      compact number formats: USD, quantities, energy, water, MW.
+``summary_frames``  the summary's section frames computed from the result tables.
+``binding_limits``  binding limits in domain words, and the notes on missing or odd duals.
+``summary``         the ten-second summary of a plan: PlanSummary and summarize.
+``summary_text``    the summary in words: commitments, clusters, calibration, cash lines.
+``summary_render``  rich rendering of the summary (what ``capacity solve`` prints).
 """
