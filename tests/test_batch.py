@@ -29,7 +29,6 @@ from optimizer.analysis.batch import (
     BATCH_MANIFEST,
     CRASH_ENV,
     patch_model,
-    read_batch_manifest,
     render_batch,
     render_invalid,
     run_batch,
@@ -37,8 +36,9 @@ from optimizer.analysis.batch import (
     solve_many,
     validate_cases,
 )
+from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
-from optimizer.output.report import RESULT_SCHEMAS, open_table_dataset
+from optimizer.output.parquet_tables import RESULT_SCHEMAS, open_table_dataset
 from optimizer.plan.model import build_model
 from optimizer.plan.solve import PlanResult, SolveOptions, solve
 

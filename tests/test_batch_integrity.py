@@ -19,9 +19,11 @@ import pyarrow.parquet as pq
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.analysis.batch import read_batch_manifest, run_batch, solve_many
+from optimizer.analysis.batch import run_batch, solve_many
+from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.case_check import case_problem
-from optimizer.output.report import RESULT_SCHEMAS, scenario_dir
+from optimizer.output.parquet_tables import RESULT_SCHEMAS
+from optimizer.output.run_folder import scenario_dir
 from optimizer.plan.model import build_model
 from optimizer.plan.solve import HighsSession, SolveOptions, Status, solve
 

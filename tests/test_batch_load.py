@@ -21,9 +21,9 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from optimizer.analysis.batch import read_batch_manifest
+from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.case_check import case_problem
-from optimizer.output.report import RESULT_SCHEMAS
+from optimizer.output.parquet_tables import RESULT_SCHEMAS
 
 ROOT = Path(__file__).resolve().parents[1]
 BURN_S = 600  # each burner stops itself after this, whatever happens to the test

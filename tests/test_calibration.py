@@ -18,8 +18,10 @@ from capacity import load_dataset
 from capacity.dataset import Dataset
 from capacity.validation import DataValidationError
 from optimizer import Status, solve
-from optimizer.output.report import RESULT_SCHEMAS, write_report
-from optimizer.output.summary import calibration_headline, summarize
+from optimizer.output.parquet_tables import RESULT_SCHEMAS
+from optimizer.output.report import write_report
+from optimizer.output.summary import summarize
+from optimizer.output.summary_text import calibration_headline
 from optimizer.plan.calibration import (
     CALIBRATION_COLUMNS,
     METRICS,

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 from optimizer.cli.checks import check_out_dir
 from optimizer.cli.commands import app
 from optimizer.cli.scenarios import scenario_names
-from optimizer.output.report import read_manifest
+from optimizer.output.manifest import read_manifest
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"

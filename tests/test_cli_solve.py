@@ -21,8 +21,10 @@ from typer.testing import CliRunner
 
 import optimizer
 from optimizer.cli.commands import app
-from optimizer.output.report import read_metadata, read_report
-from optimizer.output.summary import describe_limit, exit_code, fmt_qty, fmt_usd, summarize
+from optimizer.output.binding_limits import describe_limit
+from optimizer.output.formatting import fmt_qty, fmt_usd
+from optimizer.output.parquet_tables import read_metadata, read_report
+from optimizer.output.summary import exit_code, summarize
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -406,7 +408,7 @@ def test_cli_integer_units_small_shortfalls_and_dual_source(
     assert s.max_shortfall_mw == pytest.approx(0.02) and s.duals_from == "lp_with_integers_fixed"
     # a real breach (2 MW of a 2 MW floor) is not called small
     s = summarize(fake_result())
-    from optimizer.output.summary import commitments_title
+    from optimizer.output.summary_text import commitments_title
 
     assert commitments_title(s) == (
         "Commitments: 1 of 2 met in every period; largest shortfall 2.0 MW of a 2.0 MW floor "

@@ -147,18 +147,18 @@ def test_row_keys_and_elastic_wording_come_from_the_registry() -> None:
 
 def test_summary_words_and_limits_come_from_the_registry() -> None:
     from optimizer.analysis import outcomes
-    from optimizer.output import summary
+    from optimizer.output import binding_limits
 
     for f in REGISTRY:
         if not f.definition:
             assert f.summary_words, f"{f.name}: summary_words missing"
             fallback = f"{f.name.replace('_', ' ')} a/b/c"
-            assert summary.describe_limit(f.name, "a/b/c") != fallback, f.name
-    assert summary.describe_limit("site_grid", "new_carlisle") == (
+            assert binding_limits.describe_limit(f.name, "a/b/c") != fallback, f.name
+    assert binding_limits.describe_limit("site_grid", "new_carlisle") == (
         "grid interconnect at new_carlisle"
     )
     # the physical and supply limits the summary lists, as before the registry held them
-    assert summary.LIMIT_FAMILIES == {
+    assert binding_limits.LIMIT_FAMILIES == {
         "site_it_power",
         "site_liquid",
         "site_grid",
@@ -180,8 +180,8 @@ def test_summary_words_and_limits_come_from_the_registry() -> None:
         "carbon_cap_period",
         "carbon_cap_horizon",
     }
-    assert "power_energy_balance" not in summary.LIMIT_FAMILIES
-    assert set(outcomes.LIMIT_FAMILIES) == (summary.LIMIT_FAMILIES - {"chip_window"}) | {
+    assert "power_energy_balance" not in binding_limits.LIMIT_FAMILIES
+    assert set(outcomes.LIMIT_FAMILIES) == (binding_limits.LIMIT_FAMILIES - {"chip_window"}) | {
         "site_liquid_share",
         "commitment",
     }

@@ -306,16 +306,17 @@ def test_two_reports_in_the_same_second_get_distinct_run_ids(
 ) -> None:
     from datetime import UTC, datetime
 
-    from optimizer.output import report
+    from optimizer.output import report, run_folder
+    from optimizer.output.manifest import read_manifest
     from tests.test_report import fake_result
 
-    monkeypatch.setattr(report, "_utc_now", lambda: datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    monkeypatch.setattr(run_folder, "_utc_now", lambda: datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
     first = report.write_report(fake_result(objective_usd=1.0), tmp_path, scenario="neutral")
     second = report.write_report(fake_result(objective_usd=2.0), tmp_path, scenario="neutral")
     assert first.name == "20260102T030405Z-01234567"
     assert second.name == "20260102T030405Z-01234567-2"
-    assert report.read_manifest(first)["scenarios"]["neutral"]["objective_usd"] == 1.0
-    assert report.read_manifest(second)["scenarios"]["neutral"]["objective_usd"] == 2.0
+    assert read_manifest(first)["scenarios"]["neutral"]["objective_usd"] == 1.0
+    assert read_manifest(second)["scenarios"]["neutral"]["objective_usd"] == 2.0
 
 
 # ------------------------------------------------------------------- formula injection

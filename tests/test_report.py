@@ -1,4 +1,4 @@
-"""Tests of optimizer.output.report (Parquet reports), with a fake PlanResult.
+"""Tests of the Parquet reports (optimizer.output), with a fake PlanResult.
 
 The fake (also imported by test_cli_solve) has every result table.
 
@@ -213,17 +213,20 @@ import pyarrow.dataset as pads  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import pytest  # noqa: E402
 
-from optimizer.output import report as rpt  # noqa: E402
-from optimizer.output.report import (  # noqa: E402
-    RESULT_SCHEMAS,
-    ReportError,
+from optimizer.output.atomic import ReportError  # noqa: E402
+from optimizer.output.manifest import (  # noqa: E402
+    package_version,
     read_manifest,
+    scenario_is_complete,
+)
+from optimizer.output.parquet_tables import (  # noqa: E402
+    RESULT_SCHEMAS,
+    open_table_dataset,
     read_metadata,
     read_report,
-    scenario_is_complete,
-    write_report,
     write_table_atomic,
 )
+from optimizer.output.report import write_report  # noqa: E402
 
 RESULT_TABLE_NAMES = [
     "build_out",
@@ -339,7 +342,7 @@ def test_file_metadata_and_manifest(tmp_path: Path) -> None:
     assert meta["solver"] == "highs"
     assert meta["dataset_hash"] == "0123456789abcdef" * 4
     assert meta["table"] == "costs"
-    assert meta["package_version"] == rpt.package_version() != ""
+    assert meta["package_version"] == package_version() != ""
     assert json.loads(meta["units"])["cost_usd"] == "USD"
     assert "pandas" not in meta  # Arrow types are the truth, not a pandas dtype guess
     neg = read_metadata(run / "scenario=negative" / "demand.parquet")
@@ -348,7 +351,7 @@ def test_file_metadata_and_manifest(tmp_path: Path) -> None:
     man = json.loads((run / "manifest.json").read_text())
     assert man["run_id"] == "run1"
     assert man["dataset_hash"] == "0123456789abcdef" * 4
-    assert man["package_version"] == rpt.package_version()
+    assert man["package_version"] == package_version()
     assert man["created_utc"].endswith("Z")
     neutral = man["scenarios"]["neutral"]
     assert neutral["state"] == "complete"
@@ -425,12 +428,12 @@ def test_crash_midway_keeps_previous_file_and_no_partial(
             raise OSError(28, "No space left on device")
         real_write(table, where, **kw)
 
-    monkeypatch.setattr(rpt.pq, "write_table", crashing_write)
+    monkeypatch.setattr(pq, "write_table", crashing_write)
     changed = fake_result(status="optimal", objective_usd=1.0)
     changed.tables["demand"] = changed.tables["demand"].assign(served_h100e=0.0)
     with pytest.raises(ReportError, match=r"demand\.parquet.*No space left"):
         write_report(changed, tmp_path, scenario="neutral", run_id="r")
-    monkeypatch.setattr(rpt.pq, "write_table", real_write)
+    monkeypatch.setattr(pq, "write_table", real_write)
     assert any(".demand.parquet.tmp-" in c for c in calls)  # temp name in the same dir
     assert (sdir / "demand.parquet").read_bytes() == old_bytes
     assert pq.read_table(sdir / "demand.parquet").column("served_h100e").to_pylist() == [
@@ -541,7 +544,7 @@ def test_real_plan_two_scenarios_read_together(tmp_path: Path) -> None:
 
 
 def open_table(run: Path, name: str) -> pa.Table:
-    return rpt.open_table_dataset(run, name).to_table()
+    return open_table_dataset(run, name).to_table()
 
 
 def test_metadata_says_where_shadow_prices_come_from(tmp_path: Path) -> None:
@@ -564,7 +567,7 @@ def test_to_arrow_text_and_flags_whatever_the_pandas_dtype() -> None:
     import numpy as np
     import pyarrow as pa
 
-    from optimizer.output.report import to_arrow
+    from optimizer.output.parquet_tables import to_arrow
 
     schema = pa.schema(
         [pa.field("t", pa.string()), pa.field("f", pa.bool_())], metadata={"table": "x"}

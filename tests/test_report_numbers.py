@@ -42,7 +42,7 @@ def test_no_negative_zero_or_tiny_negative_quantity_in_a_plan(solver: str) -> No
 
 
 def test_summary_notes_degenerate_duals() -> None:
-    from optimizer.output.summary import degenerate_limits, degenerate_note
+    from optimizer.output.binding_limits import degenerate_limits, degenerate_note
 
     sp = pd.DataFrame(
         {

@@ -2,7 +2,7 @@
 
 Two ``capacity solve`` runs into one ``--out`` in the same second used to print the
 same report path, the later one replacing the other's files (a HiGHS report replaced
-by a CBC one). The claim (:func:`optimizer.output.report.claim_run_dir`) is an exclusive
+by a CBC one). The claim (:func:`optimizer.output.run_folder.claim_run_dir`) is an exclusive
 ``mkdir`` with a new ID on collision, and every run folder goes through it.
 """
 
@@ -16,8 +16,11 @@ import pytest
 from typer.testing import CliRunner
 
 from optimizer.cli.commands import app
-from optimizer.output import report
-from optimizer.output.report import claim_run_dir, read_manifest, read_report, reserve_run_dir
+from optimizer.output import run_folder
+from optimizer.output.atomic import ReportError
+from optimizer.output.manifest import read_manifest
+from optimizer.output.parquet_tables import read_report
+from optimizer.output.run_folder import claim_run_dir, reserve_run_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -58,14 +61,14 @@ def test_threads_racing_for_one_id_each_get_their_own_folder(tmp_path: Path) -> 
 def test_claim_under_a_regular_file_names_it(tmp_path: Path) -> None:
     blocker = tmp_path / "file"
     blocker.write_text("x")
-    with pytest.raises(report.ReportError, match=r"file exists and is not a directory"):
+    with pytest.raises(ReportError, match=r"file exists and is not a directory"):
         claim_run_dir(blocker / "out", "run")
 
 
 def test_two_solves_in_one_second_into_one_out_keep_both_reports(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(report, "_utc_now", lambda: FIXED)  # the same second, for sure
+    monkeypatch.setattr(run_folder, "_utc_now", lambda: FIXED)  # the same second, for sure
     out = tmp_path / "reports"
     paths = []
     for solver in ("highs", "cbc"):
@@ -115,7 +118,7 @@ def test_two_hedges_in_one_second_into_one_out_keep_both_tables(
 ) -> None:
     import optimizer.analysis.decompose
 
-    monkeypatch.setattr(report, "_utc_now", lambda: FIXED)  # the same second, for sure
+    monkeypatch.setattr(run_folder, "_utc_now", lambda: FIXED)  # the same second, for sure
     out = tmp_path / "hedges"
     printed = []
     for cost in (111.0, 222.0):

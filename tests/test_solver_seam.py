@@ -26,8 +26,8 @@ from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
 from optimizer import SolveOptions, Status, build_model, solve
 from optimizer.cli.commands import app
-from optimizer.output.report import read_metadata
-from optimizer.output.summary import fixed_integers_note
+from optimizer.output.binding_limits import fixed_integers_note
+from optimizer.output.parquet_tables import read_metadata
 from tests.lp_helpers import LP_DATA
 
 ROOT = Path(__file__).resolve().parents[1]

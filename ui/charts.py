@@ -316,11 +316,11 @@ def training_clusters_timeline(
     """Timeline: each customer's training clusters per site (bars span the quarters hosted).
 
     One bar per run of consecutive quarters in which a site hosts a customer's
-    training (:func:`optimizer.output.summary.cluster_spans`), one row per customer and site,
+    training (:func:`optimizer.output.summary_frames.cluster_spans`), one row per customer and site,
     coloured by whether every quarter of the run meets the customer's minimum cluster
     size; hover shows the mean and peak training IT MW of the run.
     """
-    from optimizer.output.summary import cluster_spans
+    from optimizer.output.summary_frames import cluster_spans
 
     t = _get(tables, "training_clusters")
     if t is None:

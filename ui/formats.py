@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from optimizer.output.summary import fmt_usd as summary_fmt_usd
+from optimizer.output.formatting import fmt_usd as summary_fmt_usd
 
 USD_BN_FORMAT = "$%.2fB"
 """printf format of a column holding USD billions (Streamlit NumberColumn)."""
@@ -54,7 +54,7 @@ def error_text(exc: BaseException) -> str:
 def fmt_usd(x: float | None, digits: int = 2) -> str:
     """Format a USD amount as ``$123.72B`` (the CLI summary's formatter, two digits).
 
-    See :func:`optimizer.output.summary.fmt_usd`: "n/a" for None/NaN, "∞" when infinite.
+    See :func:`optimizer.output.formatting.fmt_usd`: "n/a" for None/NaN, "∞" when infinite.
     """
     return summary_fmt_usd(x, digits)
 

@@ -8,7 +8,7 @@ case's tables as soon as it finishes (:func:`optimizer.analysis.dask_cluster.wai
 
     <out>/batch_manifest.json                    (rewritten atomically after each case)
     <out>/batch_summary.csv                      (one row per case: outcomes)
-    <out>/scenario=<case>/<table>.parquet        (every table of report.RESULT_SCHEMAS)
+    <out>/scenario=<case>/<table>.parquet        (every table of parquet_tables.RESULT_SCHEMAS)
 
 Tables are written by :func:`optimizer.output.report.write_scenario_tables` (one explicit
 schema per table, temporary name then rename), so a case that serves nobody still
@@ -1192,7 +1192,8 @@ class _BatchRecorder:
         self, case: SweepCase, cr: CaseResult, entry: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Write the tables of a solved case; the entry fields ``state``, ``files``/``error``."""
-        from optimizer.output.report import file_metadata, scenario_dir, write_scenario_tables
+        from optimizer.output.report import file_metadata, write_scenario_tables
+        from optimizer.output.run_folder import scenario_dir
 
         sdir = scenario_dir(self.out, case.name)
         merge_case(self.out, case.name, {**entry, "state": "writing"}, _iso_now())
@@ -1410,7 +1411,7 @@ def _binding_shares_table(mc: pd.DataFrame, solver: str = "") -> Any | None:
     from rich.table import Table
 
     from optimizer.analysis.outcomes import binding_shares
-    from optimizer.output.summary import no_duals_text
+    from optimizer.output.binding_limits import no_duals_text
 
     ok = mc[mc["status"].isin(OK_STATUSES)]
 

@@ -83,7 +83,7 @@ def _read(out: Path) -> dict[str, Any]:
 
 
 def _write(out: Path, doc: Mapping[str, Any]) -> None:
-    from optimizer.output.report import write_json_atomic
+    from optimizer.output.atomic import write_json_atomic
 
     write_json_atomic(out / BATCH_MANIFEST, doc)
 

@@ -4,8 +4,8 @@ A batch case is recorded ``state: "done"`` only when this module finds nothing w
 with what is on disk; otherwise it is recorded ``failed`` and redone by the next run
 of the same command. The checks, in order:
 
-1. every table of :data:`optimizer.output.report.RESULT_SCHEMAS` has its file, and the files
-   listed in the manifest entry exist;
+1. every table of :data:`optimizer.output.parquet_tables.RESULT_SCHEMAS` has its file, and
+   the files listed in the manifest entry exist;
 2. ``summary.parquet`` holds one row whose status is the entry's status;
 3. a status with a plan (``optimal``, ``time_limit_feasible``) has a finite
    objective, a non-empty ``costs`` table whose ``cost_usd`` sums to the objective
@@ -49,7 +49,7 @@ def _column_sum(path: Path, column: str) -> tuple[float, int]:
 
 
 def _missing_files(sdir: Path, out: Path, entry: Mapping[str, Any]) -> str | None:
-    from optimizer.output.report import RESULT_SCHEMAS
+    from optimizer.output.parquet_tables import RESULT_SCHEMAS
 
     listed = [out / f for f in entry.get("files") or []]
     absent = [p.name for p in listed if not p.is_file()]
@@ -101,7 +101,7 @@ def case_problem(out_dir: str | Path, case: str, entry: Mapping[str, Any] | None
         objective" ...), or None when every check of the module docstring passes.
         Unreadable files are a reason, never an exception.
     """
-    from optimizer.output.report import scenario_dir
+    from optimizer.output.run_folder import scenario_dir
 
     if not entry:
         return "no manifest entry"

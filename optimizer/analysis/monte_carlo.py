@@ -27,7 +27,8 @@ from optimizer.analysis.outcomes import (
 )
 from optimizer.analysis.sweep import MonteCarloSpec
 from optimizer.analysis.tornado import TornadoParameter, default_tornado_parameters
-from optimizer.output.summary import OK_STATUSES, missing_duals, no_duals_text
+from optimizer.output.binding_limits import missing_duals, no_duals_text
+from optimizer.output.summary import OK_STATUSES
 
 __all__ = [
     "MonteCarloResult",

@@ -12,7 +12,7 @@ other:
 * ``breach_mw``: sum of ``commitments.breach_mw`` (MW-quarters).
 
 Binding families and limits are read from the ``shadow_prices`` result table. A plan
-whose solver returned no duals (:func:`optimizer.output.summary.missing_duals`) has no known
+whose solver returned no duals (:func:`optimizer.output.binding_limits.missing_duals`) has no known
 priced families or limits: the functions that read prices return None for it, never
 an empty set (which would read as "nothing binds").
 """
@@ -27,7 +27,8 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components import REGISTRY
-from optimizer.output.summary import OK_STATUSES, missing_duals
+from optimizer.output.binding_limits import missing_duals
+from optimizer.output.summary import OK_STATUSES
 
 __all__ = [
     "LIMIT_FAMILIES",

@@ -194,7 +194,8 @@ def _explain_alone(console: Console, name: str, ds: Dataset) -> bool:
     """
     from optimizer import SolveOptions
     from optimizer import solve as solve_plan
-    from optimizer.output.summary import exit_code, render_summary, summarize
+    from optimizer.output.summary import exit_code, summarize
+    from optimizer.output.summary_render import render_summary
 
     with console.status(f"Solving scenario {name!r} alone ..."):
         result = solve_plan(ds, SolveOptions())
@@ -273,7 +274,8 @@ def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> 
     ``--out`` keep both results and a crash leaves no half file. Returns 1 (with a
     message) when the folder or a table cannot be written, else 0.
     """
-    from optimizer.output.report import ReportError, claim_run_dir, default_run_id, write_csv_atomic
+    from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.run_folder import claim_run_dir, default_run_id
 
     try:
         run_dir = claim_run_dir(out, "hedge-" + default_run_id(dataset_hash))

@@ -250,7 +250,9 @@ class RunFolder:
 
     def write(self, console: Console, result: PlanResult, scenario: str) -> int:
         """Write one scenario into the run (claiming it first); return 1 on failure, else 0."""
-        from optimizer.output.report import ReportError, scenario_dir, write_report
+        from optimizer.output.atomic import ReportError
+        from optimizer.output.report import write_report
+        from optimizer.output.run_folder import scenario_dir
 
         run_id = None if self.path is None else self.path.name
         try:
@@ -282,7 +284,8 @@ def _solve_one(
     ``deadline`` is the ``time.monotonic()`` reading by which the solve ends.
     """
     from optimizer import solve as solve_plan
-    from optimizer.output.summary import exit_code, render_summary, summarize
+    from optimizer.output.summary import exit_code, summarize
+    from optimizer.output.summary_render import render_summary
 
     with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
         result = solve_plan(sds, options, deadline=deadline)

@@ -7,7 +7,7 @@ import math
 import streamlit as st
 
 from capacity.csv_safe import to_safe_csv
-from optimizer.output.summary import missing_duals, no_duals_text
+from optimizer.output.binding_limits import missing_duals, no_duals_text
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
 from ui.formats import fmt_usd

@@ -34,7 +34,8 @@ else:
     zips: dict[str, bytes | str] = ss["report_zips"]
     if plan.run_id not in zips:
         try:
-            from optimizer.output.report import claim_run_dir, write_report
+            from optimizer.output.report import write_report
+            from optimizer.output.run_folder import claim_run_dir
 
             with tempfile.TemporaryDirectory(prefix="capacity_report_") as tmp:
                 run_id = claim_run_dir(tmp, plan.run_id).name  # the one run-folder claim

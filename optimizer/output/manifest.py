@@ -1,0 +1,145 @@
+"""The run manifest: its path, reading it, merging entries under a lock, the completeness test.
+
+The manifest is rewritten atomically, under an exclusive lock, so concurrent writers
+(``capacity batch``) never lose each other's entries. A scenario's manifest entry is set
+to ``state: "writing"`` before its tables are written and to ``state: "complete"``
+after; :func:`scenario_is_complete` is the test a batch re-run uses to skip finished
+scenarios.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Mapping
+from importlib import metadata as importlib_metadata
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+from optimizer.output.atomic import ReportError, write_json_atomic
+from optimizer.output.run_folder import utc_stamp
+
+__all__ = [
+    "MANIFEST_NAME",
+    "REPORT_FORMAT",
+    "manifest_path",
+    "package_version",
+    "read_manifest",
+    "scenario_is_complete",
+    "update_manifest",
+]
+
+MANIFEST_NAME = "manifest.json"
+REPORT_FORMAT = "capacity-report/1"
+PACKAGE_NAME = "capacity-planner"
+
+
+def package_version() -> str:
+    """Return the installed version of ``capacity-planner`` ("0+unknown" if absent)."""
+    try:
+        return importlib_metadata.version(PACKAGE_NAME)
+    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - editable install
+        return "0+unknown"
+
+
+def manifest_path(run_dir: str | os.PathLike[str]) -> Path:
+    """Return the path of a run's manifest (``<run_dir>/manifest.json``)."""
+    return Path(run_dir) / MANIFEST_NAME
+
+
+@contextlib.contextmanager
+def _locked(run_dir: Path) -> Iterator[None]:
+    """Hold the run's manifest lock (``.manifest.lock``, an OS file lock via filelock)."""
+    with FileLock(run_dir / ".manifest.lock"):
+        yield
+
+
+def read_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:
+    """Return a run's manifest as a dict (empty dict when there is none yet).
+
+    Raises
+    ------
+    ReportError
+        When the manifest exists but is not valid JSON.
+    """
+    path = manifest_path(run_dir)
+    if not path.exists():
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReportError(f"cannot read manifest {path}: {exc}") from exc
+    if not isinstance(data, dict):
+        raise ReportError(f"manifest {path} is not a JSON object")
+    return data
+
+
+def update_manifest(
+    run_dir: str | os.PathLike[str],
+    *,
+    run_fields: Mapping[str, Any] | None = None,
+    scenario: str | None = None,
+    entry: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """Merge fields into ``<run_dir>/manifest.json`` atomically and under a lock.
+
+    Parameters
+    ----------
+    run_dir : path-like
+        Run directory (must exist).
+    run_fields : mapping, optional
+        Top-level fields to set if absent (``run_id``, ``created_utc`` ...) — the first
+        writer wins, so a re-run keeps the original creation time. Keys in
+        ``run_fields["overwrite"]`` (a list) are always set.
+    scenario : str, optional
+        Scenario whose entry to replace under ``"scenarios"``.
+    entry : mapping, optional
+        The scenario's entry (JSON-serialisable; numpy scalars and Enums are converted).
+
+    Returns
+    -------
+    dict
+        The manifest as written.
+
+    Raises
+    ------
+    ReportError
+        When the manifest cannot be read or written.
+    """
+    run_dir = Path(run_dir)
+    try:
+        with _locked(run_dir):
+            data = read_manifest(run_dir)
+            fields = dict(run_fields or {})
+            overwrite = set(fields.pop("overwrite", ()))
+            for key, value in fields.items():
+                if key in overwrite or key not in data:
+                    data[key] = value
+            data.setdefault("format", REPORT_FORMAT)
+            data.setdefault("scenarios", {})
+            if scenario is not None:
+                data["scenarios"][scenario] = dict(entry or {})
+            data["updated_utc"] = utc_stamp()
+            write_json_atomic(manifest_path(run_dir), data)
+    except OSError as exc:
+        raise ReportError(
+            f"cannot update manifest {manifest_path(run_dir)}: {exc.strerror or exc}"
+        ) from exc
+    return data
+
+
+def scenario_is_complete(run_dir: str | os.PathLike[str], scenario: str) -> bool:
+    """Return True when the manifest marks ``scenario`` complete and its files exist.
+
+    This is the test ``capacity batch`` uses to skip finished scenarios on a re-run.
+    """
+    try:
+        entry = read_manifest(run_dir).get("scenarios", {}).get(scenario)
+    except ReportError:
+        return False
+    if not entry or entry.get("state") != "complete":
+        return False
+    return all((Path(run_dir) / f).is_file() for f in entry.get("files", []))

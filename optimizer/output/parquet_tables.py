@@ -1,0 +1,286 @@
+"""Parquet result tables: their Arrow schemas, exact-schema conversion, atomic files, reading back.
+
+Every result table of :data:`RESULT_SCHEMAS` is written for every scenario, even when
+empty, always with the same Arrow types, so the files of all scenarios read together
+(``pyarrow.dataset``, DuckDB ``read_parquet('<run>/*/<table>.parquet',
+hive_partitioning=true)``, pandas). The partition column ``scenario`` lives only in the
+directory name; it is never stored as a data column.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.dataset as pads
+import pyarrow.parquet as pq
+
+from optimizer.output.atomic import ReportError, atomic_write
+from optimizer.output.table_schema import RESULT_TABLES, ResultColumn
+
+__all__ = [
+    "RESULT_SCHEMAS",
+    "open_table_dataset",
+    "read_metadata",
+    "read_report",
+    "to_arrow",
+    "write_arrow_atomic",
+    "write_table_atomic",
+]
+
+
+def _schema(table: str, columns: Sequence[ResultColumn]) -> pa.Schema:
+    fields = [
+        pa.field(
+            c.name,
+            c.type,
+            nullable=True,
+            metadata={"unit": c.unit, "description": c.description},
+        )
+        for c in columns
+    ]
+    return pa.schema(fields, metadata={"table": table})
+
+
+RESULT_SCHEMAS: dict[str, pa.Schema] = {t: _schema(t, cols) for t, cols in RESULT_TABLES.items()}
+"""Arrow schema of every table written per scenario (field metadata: unit, description)."""
+
+
+def to_arrow(
+    df: pd.DataFrame, schema: pa.Schema, metadata: Mapping[str, str] | None = None
+) -> pa.Table:
+    """Convert a frame to an Arrow table of exactly ``schema``.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        Must hold every column of ``schema`` (any order, any index; the index is
+        dropped). Numbers are cast to the schema type (int -> float64 is exact;
+        an unsafe cast raises).
+    schema : pyarrow.Schema
+        Target schema; its field metadata (units) is kept.
+    metadata : mapping of str to str, optional
+        Key-value metadata of the table, merged over the schema's own.
+
+    Returns
+    -------
+    pyarrow.Table
+        Columns in schema order; no pandas metadata (so every reader sees the Arrow
+        types, not a pandas dtype guess).
+
+    Raises
+    ------
+    ValueError
+        When a schema column is missing, an extra column is present, or a value
+        cannot be cast.
+    """
+    table_name = (schema.metadata or {}).get(b"table", b"?").decode()
+    names = list(schema.names)
+    missing = [n for n in names if n not in df.columns]
+    extra = [str(c) for c in df.columns if c not in names]
+    if missing or extra:
+        raise ValueError(
+            f"result table {table_name!r} does not match its schema: "
+            f"missing columns {missing}, unexpected columns {extra}"
+        )
+    arrays = []
+    for field in schema:
+        col = df[field.name]
+        try:
+            if pa.types.is_string(field.type):
+                arrays.append(_text_array(col, field.type))
+            elif pa.types.is_boolean(field.type):
+                arrays.append(_flag_array(col, field.type))
+            elif pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(
+                col.dtype
+            ):
+                # NaN -> null (from_pandas), then an exact cast (int -> float64 ...)
+                arrays.append(pa.array(col.to_numpy(), from_pandas=True).cast(field.type))
+            else:
+                arr = pa.array(col.to_numpy(dtype=object, na_value=None), from_pandas=True)
+                arrays.append(arr.cast(field.type, safe=True))
+        except (pa.ArrowInvalid, pa.ArrowTypeError, TypeError, ValueError) as exc:
+            raise ValueError(
+                f"result table {table_name!r}, column {field.name!r}: cannot write as "
+                f"{field.type}: {exc}"
+            ) from exc
+    meta = {k.decode(): v.decode() for k, v in (schema.metadata or {}).items()}
+    meta.update({str(k): str(v) for k, v in (metadata or {}).items()})
+    return pa.Table.from_arrays(arrays, schema=schema.with_metadata(meta))
+
+
+def _text_array(col: pd.Series, type_: pa.DataType) -> pa.Array | pa.ChunkedArray:
+    """Text column as Arrow ``type_``: missing cells null, every other cell ``str(v)``.
+
+    pandas' text dtype is held by Arrow already and is handed over without a copy;
+    an object column of ``str`` cells (missing: None or NaN) is converted by Arrow
+    in one call; any other column cell by cell.
+    """
+    if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
+        return pa.chunked_array(pa.array(col.array)).cast(type_)
+    if col.dtype == object:
+        try:
+            return pa.array(col.to_numpy(), type=type_, from_pandas=True)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            pass  # a cell that is not text: str() of it, below
+    return pa.array([None if _isna(v) else str(v) for v in col.tolist()], type=type_)
+
+
+def _flag_array(col: pd.Series, type_: pa.DataType) -> pa.Array:
+    """Flag column as Arrow ``type_``: missing cells null, every other cell ``bool(v)``."""
+    if col.dtype == bool:  # no missing value: the NumPy flags as they are
+        return pa.array(col.to_numpy(), type=type_)
+    return pa.array([None if _isna(v) else bool(v) for v in col.tolist()], type=type_)
+
+
+def _isna(v: Any) -> bool:
+    if v is None:
+        return True
+    try:
+        return bool(pd.isna(v))
+    except (TypeError, ValueError):
+        return False
+
+
+def write_table_atomic(
+    df: pd.DataFrame,
+    path: str | os.PathLike[str],
+    schema: pa.Schema,
+    metadata: Mapping[str, str] | None = None,
+) -> Path:
+    """Write one frame to Parquet atomically (temporary name, fsync, ``os.replace``).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The table; see :func:`to_arrow` for the column rules.
+    path : path-like
+        Final file path; its directory must exist.
+    schema : pyarrow.Schema
+        Explicit schema, e.g. ``RESULT_SCHEMAS["build_out"]``.
+    metadata : mapping of str to str, optional
+        Key-value metadata stored in the file footer.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``. Writing the same content twice gives the same file (idempotent).
+
+    Raises
+    ------
+    ValueError
+        When ``df`` does not fit ``schema`` (nothing is written).
+    ReportError
+        When the file cannot be written; ``path`` is unchanged and no temporary file
+        is left.
+    """
+    return write_arrow_atomic(to_arrow(df, schema, metadata), Path(path))
+
+
+def write_arrow_atomic(table: pa.Table, path: Path) -> Path:
+    """Write an Arrow table to one Parquet file (zstd) atomically.
+
+    Parameters
+    ----------
+    table : pyarrow.Table
+        The table as it is to be stored (schema and metadata included).
+    path : pathlib.Path
+        Final file path; its directory must exist.
+
+    Returns
+    -------
+    pathlib.Path
+        ``path``.
+
+    Raises
+    ------
+    ReportError
+        When the file cannot be written; ``path`` is unchanged and no temporary file
+        is left.
+    """
+
+    def write(tmp: Path) -> None:
+        pq.write_table(table, tmp, compression="zstd")
+
+    try:
+        return atomic_write(path, write)
+    except OSError as exc:
+        raise ReportError(f"cannot write report file {path}: {exc.strerror or exc}") from exc
+
+
+def read_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """Return the key-value metadata of one Parquet file (decoded to str)."""
+    meta = pq.read_schema(path).metadata or {}
+    return {k.decode(): v.decode() for k, v in meta.items()}
+
+
+def _partitioning() -> pads.Partitioning:
+    return pads.partitioning(pa.schema([("scenario", pa.string())]), flavor="hive")
+
+
+def open_table_dataset(run_dir: str | os.PathLike[str], table: str) -> pads.Dataset:
+    """Open one table across all scenarios of a run as a ``pyarrow.dataset``.
+
+    The ``scenario`` partition column is typed ``string``; the files' schema is
+    :data:`RESULT_SCHEMAS` ``[table]``.
+
+    Raises
+    ------
+    ReportError
+        When no scenario of the run holds the table.
+    """
+    run_dir = Path(run_dir)
+    files = sorted(str(p) for p in run_dir.glob(f"scenario=*/{table}.parquet"))
+    if not files:
+        raise ReportError(f"no {table}.parquet under {run_dir}/scenario=*/")
+    schema = RESULT_SCHEMAS.get(table)
+    if schema is not None:
+        schema = schema.append(pa.field("scenario", pa.string()))
+    return pads.dataset(
+        files,
+        format="parquet",
+        partitioning=_partitioning(),
+        partition_base_dir=str(run_dir),
+        schema=schema,
+    )
+
+
+def read_report(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read a report back into pandas frames.
+
+    Parameters
+    ----------
+    path : path-like
+        Either a scenario directory (``.../scenario=<name>``): returns its tables as
+        written; or a run directory: returns each table over all scenarios with an
+        extra last column ``scenario`` (str) taken from the partition.
+
+    Returns
+    -------
+    dict of str to pandas.DataFrame
+        Table name -> frame; text columns ``str``, numbers ``float64``/``int64``,
+        flags ``bool`` (nullable columns with nulls keep pandas' default mapping).
+
+    Raises
+    ------
+    ReportError
+        When ``path`` holds no report.
+    """
+    path = Path(path)
+    if not path.is_dir():
+        raise ReportError(f"no report directory at {path}")
+    own = sorted(path.glob("*.parquet"))
+    if own:
+        return {p.stem: pq.read_table(p).to_pandas() for p in own if not p.name.startswith(".")}
+    names = sorted({p.stem for p in path.glob("scenario=*/*.parquet")})
+    if not names:
+        raise ReportError(f"no Parquet report under {path}")
+    out: dict[str, pd.DataFrame] = {}
+    for name in names:
+        table = open_table_dataset(path, name).to_table()
+        out[name] = table.to_pandas()
+    return out

@@ -1,0 +1,155 @@
+"""Run folders: run IDs, the exclusive claim of a run directory, scenario partitions, UTC stamps.
+
+Layout of a run folder (Hive partitioning on ``scenario``)::
+
+    <out>/<run_id>/manifest.json
+    <out>/<run_id>/units.csv                     (only with ``units=True``)
+    <out>/<run_id>/scenario=<name>/<table>.parquet
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from urllib.parse import quote, unquote
+
+from optimizer.output.atomic import ReportError, ensure_dir
+
+__all__ = [
+    "claim_run_dir",
+    "default_run_id",
+    "reserve_run_dir",
+    "scenario_dir",
+    "scenario_name_from_dir",
+    "utc_stamp",
+]
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _iso(dt: datetime) -> str:
+    return dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def utc_stamp() -> str:
+    """Return the current UTC time as ``YYYY-MM-DDTHH:MM:SSZ`` (manifest time stamps).
+
+    Returns
+    -------
+    str
+        E.g. ``"2026-01-02T03:04:05Z"``.
+    """
+    return _iso(_utc_now())
+
+
+def default_run_id(dataset_hash: str | None, now: datetime | None = None) -> str:
+    """Return a run ID: UTC timestamp plus the first 8 hex digits of the dataset hash.
+
+    Examples
+    --------
+    >>> default_run_id("abcdef0123456789", datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC))
+    '20260102T030405Z-abcdef01'
+    """
+    stamp = (now or _utc_now()).strftime("%Y%m%dT%H%M%SZ")
+    short = (dataset_hash or "nohash")[:8]
+    return f"{stamp}-{short}"
+
+
+def claim_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Path:
+    """Claim a new run directory ``<out_dir>/<run_id>`` (``-2``, ``-3`` ... when taken).
+
+    The claim is an exclusive ``os.mkdir`` (no ``exist_ok``): of two runs asking for the
+    same ID at the same moment, even in two processes sharing the folder, exactly one
+    gets ``<run_id>`` and the other gets a new ID, so no run ever writes into another
+    run's directory. Every run directory of the product (``capacity solve``,
+    :func:`write_report` without a ``run_id``, the app's download) is claimed here.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Report root; created (with its parents) when missing.
+    run_id : str
+        The ID wanted, e.g. :func:`default_run_id`.
+
+    Returns
+    -------
+    pathlib.Path
+        The new, empty directory this call created.
+
+    Raises
+    ------
+    ReportError
+        When ``out_dir`` is unusable, or ``<run_id>`` and 998 suffixed IDs are taken.
+    """
+    root = Path(out_dir)
+    ensure_dir(root)
+    for n in range(1, 1000):
+        path = root / (run_id if n == 1 else f"{run_id}-{n}")
+        try:
+            os.mkdir(path)
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ReportError(
+                f"cannot create report directory {path}: {exc.strerror or exc}"
+            ) from exc
+        return path
+    raise ReportError(f"cannot write report: 999 runs named {run_id}* already exist in {root}")
+
+
+def reserve_run_dir(
+    out_dir: str | os.PathLike[str], dataset_hash: str | None, now: datetime | None = None
+) -> Path:
+    """Claim a new run directory ``<out_dir>/<default_run_id>[-n]`` (see claim_run_dir).
+
+    Two runs in the same second with the same data share :func:`default_run_id`; the
+    exclusive claim gives the second ``<run_id>-2`` (then ``-3`` ...) instead of letting
+    it replace the first's files, even across processes sharing the folder.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Report root; created when missing.
+    dataset_hash : str or None
+        Hash of the dataset (its first 8 hex digits go into the ID).
+    now : datetime, optional
+        The UTC time of the ID (default: now).
+
+    Returns
+    -------
+    pathlib.Path
+        The new, empty run directory.
+
+    Raises
+    ------
+    ReportError
+        When ``out_dir`` is unusable, or 1000 run IDs of this second are taken.
+    """
+    return claim_run_dir(out_dir, default_run_id(dataset_hash, now))
+
+
+def scenario_dir(run_dir: str | os.PathLike[str], scenario: str) -> Path:
+    """Return ``<run_dir>/scenario=<name>``; the name is URI-escaped if it needs to be.
+
+    Hive readers (pyarrow, DuckDB) decode the escape, so the partition value read back
+    equals ``scenario``.
+
+    Raises
+    ------
+    ValueError
+        When ``scenario`` is empty.
+    """
+    if not scenario:
+        raise ValueError("scenario name must not be empty")
+    return Path(run_dir) / f"scenario={quote(scenario, safe='')}"
+
+
+def scenario_name_from_dir(path: str | os.PathLike[str]) -> str:
+    """Return the scenario of a ``scenario=<name>`` directory (URI escape decoded)."""
+    name = Path(path).name
+    if not name.startswith("scenario="):
+        raise ValueError(f"{path} is not a scenario=<name> directory")
+    return unquote(name.split("=", 1)[1])

@@ -1,0 +1,318 @@
+"""Rich rendering of a plan's summary: the ten-second report ``capacity solve`` prints."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from optimizer.output.binding_limits import no_duals_text
+from optimizer.output.formatting import fmt_energy, fmt_mw, fmt_qty, fmt_usd, fmt_water
+from optimizer.output.summary import PlanSummary, status_line
+from optimizer.output.summary_text import (
+    calibration_headline,
+    cash_line,
+    clusters_text,
+    commitments_title,
+    dual_notes,
+    small_shortfall,
+    violation_rows,
+    violations_by_family,
+)
+
+__all__ = ["render_summary"]
+
+_STATUS_STYLE = {
+    "optimal": "bold green",
+    "time_limit_feasible": "bold yellow",
+}
+
+
+def _solver_notes(s: PlanSummary, con: Console) -> None:
+    """Print the MIP best bound, when the solver reports one."""
+    if s.mip_bound_usd is not None:
+        con.print(f"MIP best bound: {fmt_usd(s.mip_bound_usd)}")
+
+
+def render_summary(summary: PlanSummary, console: Console | None = None) -> None:
+    """Print a summary with rich, readable in ten seconds.
+
+    Sections: status and objective, costs by term, demand served per customer and
+    workload, binding limits ranked by shadow price, energy and water, chips by
+    generation, commitments; for a plan without a usable solution, the reason and the
+    elastic re-solve's explanation rows instead.
+
+    Parameters
+    ----------
+    summary : PlanSummary
+        From :func:`optimizer.output.summary.summarize`.
+    console : rich.console.Console, optional
+        Where to print (default: a new console on stdout).
+    """
+    con = console or Console()
+    _print_head(con, summary)
+    _print_problems(con, summary)
+    if not summary.ok:
+        return
+    _print_costs(con, summary)
+    con.print(_served_table(summary))
+    _print_binding(con, summary)
+    _print_resources(con, summary)
+    _print_clusters_and_calibration(con, summary)
+
+
+def _print_head(con: Console, s: PlanSummary) -> None:
+    """Print the plan's title line, status and objective, solver notes and warnings."""
+    style = _STATUS_STYLE.get(s.status, "bold red")
+    title = f"Plan {s.scenario!r}" if s.scenario else "Plan"
+    horizon = f"{s.first_period}-{s.last_period}" if s.first_period else "no periods"
+    con.print(
+        f"[bold]{title}[/bold] on {s.dataset_name or 'dataset'} ({horizon}, "
+        f"{s.n_periods} quarters), solver {s.solver or '?'}"
+        + (f", {sum(s.timings_s.values()):.1f} s" if s.timings_s else "")
+    )
+    objective = fmt_usd(s.objective_usd)
+    if s.n_violations:
+        objective = "n/a — the solution failed the independent check"
+    con.print(
+        f"Status: [{style}]{status_line(s)}[/{style}]   "
+        f"Objective (discounted): [bold]{objective}[/bold]"
+    )
+    _solver_notes(s, con)
+    if s.status == "time_limit_feasible":
+        con.print("[yellow]Warning: time limit reached; the plan is feasible, not proven optimal.")
+    if s.status == "time_limit_no_solution":
+        con.print("[red]The time limit was reached before any feasible plan was found.")
+    if s.message and not s.ok:
+        con.print(f"[red]{s.message}")
+
+
+def _print_problems(con: Console, s: PlanSummary) -> None:
+    """Print the checker's violations and the infeasibility explanation, when there are any."""
+    if s.n_violations:
+        con.print(
+            f"[bold red]{s.n_violations} constraint violation(s) found by the independent "
+            "check: the plan is not trusted."
+        )
+        if s.violations is not None:
+            con.print(_violations_table(s.violations))
+            con.print(violations_by_family(s.violations))
+    if s.infeasibility is not None:
+        con.print(_infeasibility_table(s.infeasibility))
+
+
+def _print_costs(con: Console, s: PlanSummary) -> None:
+    """Print the discounted cost terms and the cash line (nothing without costs)."""
+    if not s.costs.empty:
+        parts = ", ".join(
+            f"{t.replace('_', ' ')} {fmt_usd(v)}"
+            for t, v in zip(s.costs["term"], s.costs["cost_usd"], strict=True)
+        )
+        con.print(f"Costs (discounted; capex as in-horizon rent, the objective): {parts}")
+        con.print(cash_line(s.costs, s.facility_twh, s.n_periods))
+
+
+def _print_binding(con: Console, s: PlanSummary) -> None:
+    """Print the binding limits (or why they are unknown) and the notes on the duals."""
+    if s.duals_note:
+        con.print(f"[yellow]Binding limits: unknown, {no_duals_text(s.solver, s.duals_note)}.")
+    elif s.binding.empty:
+        con.print("Binding limits: no plant or supply limit binds with a non-zero shadow price")
+    else:
+        con.print(_binding_table(s))
+    for note in dual_notes(s):
+        con.print(note)
+
+
+def _print_resources(con: Console, s: PlanSummary) -> None:
+    """Print energy, water and carbon, the chips table and the commitments."""
+    con.print(
+        f"Energy: [bold]{fmt_energy(s.facility_twh * 1e6)}[/bold] facility "
+        f"({fmt_energy(s.it_twh * 1e6)} IT)   Water: [bold]{fmt_water(s.water_million_m3 * 1e6)}"
+        f"[/bold]   Carbon: {fmt_qty(s.carbon_mt * 1e6)} t CO2   (over the horizon)"
+    )
+    con.print(_chips_table(s))
+    if s.commitments.empty:
+        con.print("Commitments: none in this dataset")
+    else:
+        con.print(_commitments_table(s))
+
+
+def _print_clusters_and_calibration(con: Console, s: PlanSummary) -> None:
+    """Print the training-cluster lines, then the calibration section."""
+    for line in clusters_text(s):
+        con.print(line)
+    _print_calibration(con, s.calibration)
+
+
+def _cal_num(x: float) -> str:
+    v = float(x)
+    return fmt_qty(v, 2) if math.isnan(v) or abs(v) >= 1000 else f"{v:.3g}"
+
+
+def _print_calibration(con: Console, cal: pd.DataFrame) -> None:
+    from optimizer.plan.calibration import worst_rows
+
+    line = calibration_headline(cal)
+    if not line:
+        return
+    con.print(line)
+    worst = worst_rows(cal, 3)
+    worst = worst[~worst["inside_band"].astype(bool)]
+    if worst.empty:
+        return
+    t = Table(title="Furthest outside their band (worst three)", title_justify="left")
+    for c in ("metric", "scope", "period", "record (low-high)", "plan", "unit"):
+        t.add_column(c, justify="right" if c in ("plan", "record (low-high)") else "left")
+    for r in worst.itertuples(index=False):
+        t.add_row(
+            str(r.metric),
+            str(r.scope),
+            str(r.period),
+            f"{_cal_num(r.record_value)} ({_cal_num(r.record_low)}-{_cal_num(r.record_high)})",
+            _cal_num(r.plan_value),
+            str(r.unit),
+        )
+    con.print(t)
+
+
+def _pct(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
+
+
+def _served_table(s: PlanSummary) -> Table:
+    t = Table(
+        title=f"Demand served over the horizon: {_pct(s.served_share)} of H100e demand",
+        title_justify="left",
+    )
+    t.add_column("customer")
+    t.add_column("workload")
+    t.add_column("demand (H100e, avg/quarter)", justify="right")
+    t.add_column("served (H100e, avg/quarter)", justify="right")
+    t.add_column("served share", justify="right")
+    for r in s.served.itertuples(index=False):
+        share = float(r.served_share)
+        colour = "green" if share >= 1 - 1e-6 else ("yellow" if share >= 0.9 else "red")
+        t.add_row(
+            str(r.customer),
+            str(r.workload),
+            fmt_qty(float(r.demand_h100e)),
+            fmt_qty(float(r.served_h100e)),
+            f"[{colour}]{_pct(share)}[/{colour}]",
+        )
+    return t
+
+
+def _singular(unit: str) -> str:
+    """'wafers' -> 'wafer', 'stacks' -> 'stack'; units like 'MW' or 'm3' unchanged."""
+    if len(unit) > 3 and unit.isalpha() and unit.islower() and unit.endswith("s"):
+        return unit[:-1]
+    return unit
+
+
+def _price(value: float, unit: str) -> str:
+    """``(534137.2, "USD/MW") -> "$534.1k/MW"``; ``"USD/wafers"`` -> ``"/wafer"``."""
+    per = unit[4:] if unit.startswith("USD/") else unit
+    return f"{fmt_usd(value)}/{_singular(per)}"
+
+
+def _binding_table(s: PlanSummary) -> Table:
+    t = Table(
+        title=f"Binding limits, by |shadow price| (top {len(s.binding)}; shadow price = "
+        "d(discounted cost)/d(limit) in USD per unit, as in the reports: negative when "
+        "one more unit of the limit lowers the cost)",
+        title_justify="left",
+    )
+    t.add_column("#", justify="right")
+    t.add_column("limit")
+    t.add_column("binding quarters", justify="right")
+    t.add_column("from")
+    t.add_column("shadow price, d(cost)/d(limit) (peak quarter)", justify="right")
+    t.add_column("cost change, +1 unit in every binding quarter", justify="right")
+    for i, r in enumerate(s.binding.itertuples(index=False), start=1):
+        t.add_row(
+            str(i),
+            str(r.limit),
+            str(r.periods),
+            str(r.first_period),
+            _price(float(r.shadow_price), str(r.unit)),
+            fmt_usd(float(r.shadow_price_sum)),
+        )
+    return t
+
+
+def _chips_table(s: PlanSummary) -> Table:
+    t = Table(title=f"Chips by generation (fleet at end of {s.last_period})", title_justify="left")
+    t.add_column("chip")
+    t.add_column("installed over horizon (chips)", justify="right")
+    t.add_column("fleet at end (chips)", justify="right")
+    t.add_column("assigned at end (chips)", justify="right")
+    t.add_column("IT at end (MW)", justify="right")
+    for r in s.chips.itertuples(index=False):
+        t.add_row(
+            str(r.chip),
+            fmt_qty(float(r.installed_chips)),
+            fmt_qty(float(r.fleet_chips_end)),
+            fmt_qty(float(r.assigned_chips_end)),
+            f"{float(r.it_mw_end):,.0f}",
+        )
+    return t
+
+
+def _commitments_table(s: PlanSummary) -> Table:
+    t = Table(title=commitments_title(s), title_justify="left")
+    t.add_column("customer")
+    t.add_column("family")
+    t.add_column("min IT (MW)", justify="right")
+    t.add_column("result")
+    for r in s.commitments.itertuples(index=False):
+        if r.met:
+            result = f"[green]met in all {r.periods} periods[/green]"
+        else:
+            colour = (
+                "yellow" if small_shortfall(float(r.max_breach_mw), float(r.min_it_mw)) else "red"
+            )
+            result = (
+                f"[{colour}]breached in {r.breached_periods} of {r.periods} periods "
+                f"(up to {fmt_mw(float(r.max_breach_mw))} MW short)[/{colour}]"
+            )
+        t.add_row(str(r.customer), str(r.family), f"{float(r.min_it_mw):,.0f}", result)
+    return t
+
+
+def _infeasibility_table(df: pd.DataFrame) -> Table:
+    t = Table(title="Infeasible: limits that had to give (elastic re-solve)", title_justify="left")
+    if "message" in df.columns:
+        t.add_column("what had to give")
+        for m in df["message"]:
+            t.add_row(str(m))
+        return t
+    return _frame_table(df, "Infeasible: limits that had to give")
+
+
+def _violations_table(df: pd.DataFrame, top: int = 10) -> Table:
+    rows = violation_rows(df, top)
+    t = Table(
+        title=f"Violations: the {len(rows)} largest of {len(df)} (row value vs its limit)",
+        title_justify="left",
+    )
+    t.add_column("#", justify="right")
+    t.add_column("constraint")
+    t.add_column("period")
+    t.add_column("value", justify="right")
+    t.add_column("limit", justify="right")
+    t.add_column("violated by", justify="right")
+    for i, r in enumerate(rows.itertuples(index=False), start=1):
+        t.add_row(str(i), r.constraint, r.period, r.value, r.limit, r.violated_by)
+    return t
+
+
+def _frame_table(df: pd.DataFrame, title: str) -> Table:
+    t = Table(title=title, title_justify="left")
+    for c in df.columns:
+        t.add_column(str(c), overflow="fold")
+    for row in df.itertuples(index=False):
+        t.add_row(*[str(v) for v in row])
+    return t

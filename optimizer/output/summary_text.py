@@ -1,0 +1,233 @@
+"""The summary in words: commitments title, cluster and calibration lines, cash, duals notes.
+
+Plain text (rich markup at most) that the rich rendering prints and the app can show;
+:func:`violation_rows` puts the checker's violations in domain words.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from optimizer.output.binding_limits import degenerate_note, describe_limit, fixed_integers_note
+from optimizer.output.formatting import fmt_mw, fmt_qty, fmt_usd
+from optimizer.output.summary import PlanSummary
+
+__all__ = [
+    "SMALL_SHORTFALL_SHARE",
+    "calibration_headline",
+    "cash_line",
+    "clusters_text",
+    "commitments_title",
+    "dual_notes",
+    "small_shortfall",
+    "violation_rows",
+    "violations_by_family",
+]
+
+#: A commitment breach of at most this share of its MW floor reads as "met except
+#: a small shortfall" (whole deployment units cannot hit a MW floor exactly).
+SMALL_SHORTFALL_SHARE = 0.01
+
+
+def small_shortfall(max_breach_mw: float, min_it_mw: float) -> bool:
+    """Return True when a breach is at most :data:`SMALL_SHORTFALL_SHARE` of its MW floor.
+
+    Parameters
+    ----------
+    max_breach_mw : float
+        Largest breach of the commitment, MW.
+    min_it_mw : float
+        Its floor, MW (floors under 1 MW count as 1 MW).
+    """
+    return max_breach_mw <= SMALL_SHORTFALL_SHARE * max(min_it_mw, 1.0)
+
+
+def commitments_title(s: PlanSummary) -> str:
+    """Return the title of the commitments section, naming the largest shortfall.
+
+    ``"Commitments: all 2 met in every period"``; when the breached ones fall short
+    only by small amounts (at most :data:`SMALL_SHORTFALL_SHARE` of their MW floor,
+    e.g. whole deployment units in ``--integer-units`` mode) ``"Commitments: all 2
+    met to within 0.2 MW (0.01% of the floor)"``; otherwise ``"Commitments: 1 of 2
+    met in every period; largest shortfall 120 MW of a 2,000 MW floor (6.0% short)"``.
+    """
+    c = s.commitments
+    n = len(c)
+    met = int(c["met"].sum()) if n else 0
+    if met == n:
+        return f"Commitments: all {n} met in every period"
+    unmet = c[~c["met"].astype(bool)]
+    breach = pd.to_numeric(unmet["max_breach_mw"]).astype(float)
+    floor = pd.to_numeric(unmet["min_it_mw"]).astype(float).clip(lower=1.0)
+    pct = 100 * float((breach / floor).max())
+    share = f"{pct:.0f}% of the floor" if pct >= 10 else f"{pct:.2g}% of the floor"
+    short = fmt_mw(s.max_shortfall_mw)
+    if all(small_shortfall(b, m) for b, m in zip(breach, floor, strict=True)):
+        title = f"Commitments: all {n} met to within {short} MW ({share})"
+        if s.integer_units:
+            title += ": whole deployment units cannot hit a MW floor exactly"
+        return title
+    worst = int(np.argmax(breach.to_numpy()))  # the largest shortfall, with its own floor
+    of = fmt_mw(float(pd.to_numeric(unmet["min_it_mw"]).astype(float).iloc[worst]))
+    gap = 100 * float(breach.iloc[worst] / floor.iloc[worst])
+    gap_text = f"{gap:.0f}%" if gap >= 10 else f"{gap:.2g}%"
+    return (
+        f"Commitments: {met} of {n} met in every period; largest shortfall {short} MW "
+        f"of a {of} MW floor ({gap_text} short)"
+    )
+
+
+def clusters_text(s: PlanSummary) -> list[str]:
+    """Lines on the training clusters: runs per customer, or the LP-mode fragmentation.
+
+    E.g. ``"Training clusters (exact, MIP gap 1.2%): openai: west_texas 2025Q4-2030Q4
+    (mean 812 MW), ..."``; in LP mode the rule is not enforced and the lines say how
+    many site-periods are below the minimum. Empty when no customer has a rule.
+    """
+    runs = s.training_clusters
+    if runs is None or runs.empty:
+        return []
+    if s.clusters_enforced:
+        gap = "" if s.mip_gap is None else f", MIP gap {s.mip_gap:.2%}"
+        head = f"Training clusters (exact rule{gap}):"
+    else:
+        bad = runs[~runs["meets_minimum"].astype(bool)]
+        head = (
+            "Training clusters (LP mode: rule reported, not enforced; "
+            f"{len(bad)} run(s) below the minimum size; solve with --clusters):"
+        )
+    lines = [head]
+    for customer, g in runs.groupby("customer", sort=True):
+        parts = [
+            f"{r.site} {r.first_period}-{r.last_period} ({fmt_qty(float(r.mean_it_mw))} MW"
+            + ("" if r.meets_minimum else ", below minimum")
+            + ")"
+            for r in g.itertuples(index=False)
+        ]
+        lines.append(f"  {customer}: " + ", ".join(parts))
+    return lines
+
+
+def calibration_headline(cal: pd.DataFrame) -> str:
+    """One line: how many scored public-record rows the plan matches.
+
+    E.g. ``"Calibration: 14 of 16 scored rows inside their band (3 more not matchable
+    yet)"``; "" when the dataset has no public record.
+    """
+    if cal is None or cal.empty or "matchable" not in cal.columns:
+        return ""
+    scored = cal[cal["matchable"].astype(bool)]
+    inside = int(scored["inside_band"].astype(bool).sum())
+    rest = len(cal) - len(scored)
+    extra = f" ({rest} more not matchable yet)" if rest else ""
+    return f"Calibration: {inside} of {len(scored)} scored rows inside their band{extra}"
+
+
+def cash_line(costs: pd.DataFrame, facility_twh: float, n_periods: int) -> str:
+    """Cash view line: undiscounted capex when spent and opex, plus the plan's energy a year."""
+    if "cash_usd" not in costs:
+        return ""
+    cash = costs.set_index("term")["cash_usd"]
+
+    def term(name: str) -> float:
+        return float(cash.get(name, 0.0))
+
+    capex = term("chip_capex") + term("build_capex") + term("retrofit_capex")
+    years = n_periods / 4 if n_periods else 0.0
+    per_year = (
+        f"; the plan's computed facility energy {facility_twh / years:,.1f} TWh a year"
+        if years
+        else ""
+    )
+    return (
+        f"Cash (undiscounted, when spent): capex {fmt_usd(capex)} (chips at full price when "
+        f"installed {fmt_usd(term('chip_capex'))}, buildings when decided "
+        f"{fmt_usd(term('build_capex'))}, retrofits {fmt_usd(term('retrofit_capex'))}), opex "
+        f"energy {fmt_usd(term('energy'))}{per_year}"
+    )
+
+
+def dual_notes(s: PlanSummary) -> list[str]:
+    """Return the notes under the binding limits: degenerate duals, duals of a fixed MIP."""
+    if s.duals_note:
+        return []  # no shadow prices: the binding line already says so
+    notes = [degenerate_note(s.degenerate_limits)] if s.degenerate_limits else []
+    if s.duals_from == "lp_with_integers_fixed":
+        notes.append(fixed_integers_note(s.integer_units))
+    return notes
+
+
+_PERIOD = re.compile(r"^\d{4}Q[1-4]$")
+
+
+def _num(x: Any) -> str:
+    """Round a checker number for reading: ``655.5801399 -> "655.6"``, ``0.01234 -> "0.0123"``."""
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return str(x)
+    if math.isnan(v):
+        return "n/a"
+    if abs(v) >= 1 or v == 0:
+        return f"{v:,.1f}"
+    return f"{v:.3g}"
+
+
+def violation_rows(df: pd.DataFrame, top: int = 10) -> pd.DataFrame:
+    """Return the ``top`` largest checker violations in domain words, rounded.
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        ``family, constraint, keys, lhs, rhs, violation`` (:mod:`optimizer.plan.check`;
+        keys such as ``"new_carlisle,2025Q4"``).
+    top : int
+        Rows to keep, largest ``violation`` first.
+
+    Returns
+    -------
+    pandas.DataFrame
+        Columns ``constraint`` (e.g. "IT power capacity at new_carlisle"), ``period``,
+        ``value`` (the row's left-hand side), ``limit`` (right-hand side) and
+        ``violated_by``, all strings.
+    """
+    d = df.copy()
+    if "violation" in d.columns:
+        d["_v"] = pd.to_numeric(d["violation"], errors="coerce").fillna(0.0)
+        d = d.sort_values("_v", ascending=False, kind="stable")
+    rows = []
+    for r in d.head(top).to_dict(orient="records"):
+        parts = [p for p in re.split(r"[,/|]", str(r.get("keys", ""))) if p]
+        period = ",".join(p for p in parts if _PERIOD.match(p))
+        key = "/".join(p for p in parts if not _PERIOD.match(p))
+        rows.append(
+            {
+                "constraint": describe_limit(str(r.get("family", "")), key),
+                "period": period,
+                "value": _num(r.get("lhs")),
+                "limit": _num(r.get("rhs")),
+                "violated_by": _num(r.get("violation")),
+            }
+        )
+    return pd.DataFrame(rows, columns=["constraint", "period", "value", "limit", "violated_by"])
+
+
+def violations_by_family(df: pd.DataFrame) -> str:
+    """Return ``"Violations by family: site grid 3, ..."`` ("" without violations).
+
+    Parameters
+    ----------
+    df : pandas.DataFrame
+        The checker's violations (``family`` is read).
+    """
+    if "family" not in df.columns or df.empty:
+        return ""
+    counts = df["family"].astype(str).value_counts()
+    return "Violations by family: " + ", ".join(
+        f"{f.replace('_', ' ')} {n}" for f, n in counts.items()
+    )
