@@ -22,8 +22,9 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components import REGISTRY
-from optimizer.components.base import VIOLATION_COLUMNS, CheckInputs, flagged, violations
+from optimizer.components.base import VIOLATION_COLUMNS, flagged, violations
 from optimizer.components.demand import check_demand_regions
+from optimizer.components.plan_context import CheckInputs
 from optimizer.lp.grouping import Groups, by_key
 from optimizer.plan.model import PlanningModel
 from optimizer.plan.results import fleet_values, solution_frames

@@ -62,13 +62,10 @@ import pandas as pd
 
 from capacity.schema import period_index
 from optimizer.components import REGISTRY
-from optimizer.components.base import (
-    CODE_NAMES,
-    ChipSiteWork,
-    ConstraintFamily,
-    site_capacity_table,
-)
+from optimizer.components.base import CODE_NAMES, ConstraintFamily
+from optimizer.components.capacity_online import site_capacity_table
 from optimizer.components.placement import cluster_rules
+from optimizer.components.plan_context import ChipSiteWork
 from optimizer.components.region import split_region_service
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.frames import object_column, rows_frame

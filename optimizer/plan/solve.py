@@ -74,7 +74,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import site_capacity_table
+from optimizer.components.capacity_online import site_capacity_table
 from optimizer.plan.calibration import calibration_table, empty_calibration
 from optimizer.plan.check import check_frames, empty_violations
 from optimizer.plan.explain import explain_infeasible, explain_missing
