@@ -1,27 +1,49 @@
 """The plan context: one scenario's decision values in domain keys and what derives from them.
 
-:class:`PlanContext` holds the dataset, the decision frames, the fleet, the capacity
-online and the site loads and energy, each computed once; the result tables and the
-independent checker both read them (the checker never reads LP rows).
+:class:`PlanContext` holds the dataset, the decision frames and the quantities derived
+from them (:mod:`optimizer.components.quantities`: fleet, chips at work, capacity
+online, site loads, IT and facility energy), each computed once; the result tables
+and the independent checker both read them (the checker never reads LP rows).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
 
 from optimizer.components.capacity_online import site_capacity_table
+from optimizer.components.quantities import ChipSiteWork, fleet_values, site_energy
 from optimizer.lp.frames import frame as object_frame
-from optimizer.lp.grouping import Groups, group_sum, positions, rows_at, sorted_codes, take
+from optimizer.lp.grouping import rows_at, take
+from optimizer.lp.reuse_cache import cached_for
 
-__all__ = ["CheckInputs", "ChipSiteWork", "site_period_keys"]
+__all__ = ["CheckInputs", "Duals", "PlanContext", "TableBuilder", "site_period_keys"]
+
+#: ``build(context)`` fills one result table from the plan context.
+TableBuilder = Callable[["PlanContext"], pd.DataFrame]
 
 
-def _with_demand_regions(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
+class Duals(Protocol):
+    """The LP's row duals as the result tables read them (the plan side provides it)."""
+
+    def merge(self, frame: pd.DataFrame, table: str) -> pd.DataFrame:
+        """Return ``frame`` with the dual column of every family routed to ``table``."""
+
+    def routed(self, table: str) -> list[Any]:
+        """Return the constraint families whose dual lands in ``table``, in registry order."""
+
+    def family(self, family: Any) -> pd.DataFrame:
+        """Return one family's conditional duals keyed by domain names."""
+
+    def attach(self, rows: pd.DataFrame, block: dict[str, Any], family: Any) -> dict[str, Any]:
+        """Return ``block`` (columns on ``rows``) with the family's shadow price added."""
+
+
+def _with_demand_regions(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:
     """Frames with a ``demand_regions`` column on assign and unmet ("" when absent).
 
     Frames built by hand (tests, other tools) may predate demand region groups; their
@@ -35,8 +57,8 @@ def _with_demand_regions(frames: dict[str, pd.DataFrame]) -> dict[str, pd.DataFr
     return out
 
 
-class CheckInputs:
-    """Decision values of one scenario in domain keys, with the pieces several checks share.
+class PlanContext:
+    """One scenario's plan: the dataset, the decision values and the quantities derived.
 
     Parameters
     ----------
@@ -44,31 +66,81 @@ class CheckInputs:
         The scenario's dataset.
     frames : dict of DataFrame
         Decision values by kind (:func:`optimizer.plan.results.solution_frames`).
-    fleet : DataFrame
-        Fleet recomputed from installs and the initial fleet
-        (:func:`optimizer.plan.results.fleet_values`).
+    fleet : DataFrame, optional
+        Fleet from installs and the initial fleet
+        (:func:`optimizer.components.quantities.fleet_values`; computed when None).
     tolerance : float
         Relative tolerance of every check.
+    capacity : DataFrame, optional
+        :func:`optimizer.components.capacity_online.site_capacity_table` of the frames
+        when the caller already has it (read only).
+    cache : object, optional
+        The planning model: per-structure work (the site-period keys) is kept in its
+        reuse cache (:mod:`optimizer.lp.reuse_cache`).
+    duals : Duals, optional
+        The row duals, for the shadow-price columns of the result tables.
+    commitments : DataFrame, optional
+        The scenario's commitment rows (row j = position; the dataset's when None).
+    scenario : int
+        The scenario's position in the model (a key of its reuse cache).
+    exact_clusters : bool
+        The solve had exact training-cluster binaries.
+    builders : mapping of str to callable, optional
+        ``build(context)`` of each result table :meth:`table` may be asked for.
     """
 
     def __init__(
-        self, dataset: Any, frames: dict[str, pd.DataFrame], fleet: pd.DataFrame, tolerance: float
+        self,
+        dataset: Any,
+        frames: Mapping[str, pd.DataFrame],
+        fleet: pd.DataFrame | None = None,
+        tolerance: float = 1e-6,
+        *,
+        capacity: pd.DataFrame | None = None,
+        cache: Any = None,
+        duals: Duals | None = None,
+        commitments: pd.DataFrame | None = None,
+        scenario: int = 0,
+        exact_clusters: bool = False,
+        builders: Mapping[str, TableBuilder] | None = None,
     ) -> None:
         self.dataset = dataset
         self.frames = _with_demand_regions(frames)
-        self.fleet = fleet
+        self.fleet = fleet_values(dataset, self.frames) if fleet is None else fleet
         self.tolerance = tolerance
+        if capacity is not None:
+            self.capacity = capacity  # the cached property, set from the caller's copy
+        self.cache, self.duals, self.scenario = cache, duals, scenario
+        self.exact_clusters = exact_clusters
+        self.commitments = dataset.table("commitments") if commitments is None else commitments
         self.periods = list(dataset.periods)
         self.sites = dataset.table("sites").set_index("site")
         self.chips = dataset.table("chips").set_index("chip")
+        self._builders = dict(builders or {})
+        self._once: dict[Any, Any] = {}
+
+    def table(self, name: str) -> pd.DataFrame:
+        """Return result table ``name``, built once (before its typing to the schema)."""
+        return self.once(("table", name), lambda: self._builders[name](self))
+
+    def once(self, key: Any, make: Callable[[], Any]) -> Any:
+        """Return ``make()``, computed once per context and ``key``."""
+        if key not in self._once:
+            self._once[key] = make()
+        return self._once[key]
+
+    def with_duals(self, frame: pd.DataFrame, table: str) -> pd.DataFrame:
+        """Return ``frame`` with the shadow prices of the families routed to ``table``."""
+        return frame if self.duals is None else self.duals.merge(frame, table)
 
     @cached_property
     def site_periods(self) -> pd.DataFrame:
-        """Every (site, period) pair, site-major."""
-        sites = np.asarray(self.sites.index.astype(str), dtype=object)
-        periods = np.asarray(self.periods, dtype=object)
-        return object_frame(
-            {"site": np.repeat(sites, len(periods)), "period": np.tile(periods, len(sites))}
+        """Every (site, period) pair, site-major (once per model structure and sites table)."""
+        sites = self.dataset.table("sites")
+        if self.cache is None:
+            return _site_periods(sites, self.periods)
+        return cached_for(
+            self.cache, ("site_periods",), (sites,), lambda: _site_periods(sites, self.periods)
         )
 
     @cached_property
@@ -92,31 +164,35 @@ class CheckInputs:
         return self._built("liquid_build_mw", "liquid_capacity_mw")
 
     @cached_property
+    def work(self) -> ChipSiteWork:
+        """Fleet and assigned chips per (chip, site, period), at the workload's power factor."""
+        power_factor = self.dataset.table("workloads").set_index("workload")["power_factor"]
+        return ChipSiteWork(self.fleet, self.frames["assign"], power_factor)
+
+    @cached_property
+    def site_energy(self) -> pd.DataFrame:
+        """Loads, IT / facility MWh, water, grid cost and carbon per (site, period) pair.
+
+        See :func:`optimizer.components.quantities.site_energy`.
+        """
+        return site_energy(self.dataset, self.work, self.site_periods)
+
+    @cached_property
     def site_load(self) -> pd.DataFrame:
         """Fleet load per (site, period): ``mw`` IT, ``liq_mw`` liquid-only, ``fac_mw`` grid.
 
-        Sums per (site, period) as pandas' ``groupby`` gives them, on every pair (0 where
-        no fleet).
+        Every pair, site-major, 0 where no fleet (from :attr:`site_energy`).
         """
-        fl, chips, sites = self.fleet, self.chips, self.sites
-        c = positions(chips.index, fl["chip"])
-        s = positions(sites.index, fl["site"])
-        kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
-        liq = take(chips["cooling"].to_numpy(), c) == "liquid"
-        pue = np.where(
-            liq, take(sites["pue_liquid"].to_numpy(), s), take(sites["pue_air"].to_numpy(), s)
+        e = self.site_energy
+        return object_frame(
+            {
+                "site": e["site"].to_numpy(),
+                "period": e["period"].to_numpy(),
+                "mw": e["it_mw"].to_numpy(),
+                "liq_mw": e["liq_mw"].to_numpy(),
+                "fac_mw": e["fac_mw"].to_numpy(),
+            }
         )
-        mw = fl["fleet_chips"].to_numpy(dtype=float) * kw / 1e3
-        loads = {"mw": mw, "liq_mw": np.where(liq, mw, 0.0), "fac_mw": mw * pue}
-        # the group of each fleet row is its (site, period) pair's row, site-major
-        names, periods = pd.Index(sites.index.astype(str)), pd.Index(self.periods)
-        si, ti = positions(names, fl["site"]), positions(periods, fl["period"])
-        ok = (si >= 0) & (ti >= 0)  # a pair outside the table has no row to add to
-        pair = si[ok] * len(periods) + ti[ok]
-        out = self.site_periods.copy(deep=False)
-        for k, v in loads.items():
-            out[k] = group_sum(pair, v[ok], len(out))  # 0.0 where no fleet
-        return out
 
     @cached_property
     def assigned(self) -> pd.DataFrame:
@@ -133,61 +209,6 @@ class CheckInputs:
         return a.assign(**extra)
 
 
-class ChipSiteWork:
-    """Fleet and assigned chips per (chip, site, period), on integer group codes.
-
-    The rows are the union of the fleet's and the assignment's (chip, site, period)
-    keys in sorted order, as an outer ``merge`` of the fleet with the assignment's
-    ``groupby`` sums lists them; sums are pandas' (:mod:`optimizer.lp.grouping`).
-
-    Parameters
-    ----------
-    fleet : DataFrame
-        ``chip, site, period, fleet_chips`` (one row per key).
-    assign : DataFrame
-        ``chip, site, workload, period, value`` (chips).
-    power_factor : Series
-        Power factor per workload.
-
-    Attributes
-    ----------
-    chip, site, period : ndarray of object
-        Keys of each row.
-    fleet_chips, assigned, pfx : ndarray of float
-        Fleet chips (0 where the fleet has no row), assigned chips, and assigned chips
-        times their workload's power factor (0 where nothing is assigned).
-    """
-
-    def __init__(self, fleet: pd.DataFrame, assign: pd.DataFrame, power_factor: pd.Series) -> None:
-        keys = ("chip", "site", "period")
-        nf = len(fleet)
-        coded = []
-        for k in keys:
-            (cf, ca), values = sorted_codes([fleet[k], assign[k]])
-            coded.append((np.concatenate([cf, ca]), values))
-        groups = self.groups = Groups([], coded=coded)
-        fid, aid = groups.ids[:nf], groups.ids[nf:]
-        self.chip, self.site, self.period = (groups.key(i) for i in range(3))
-        self.fleet_chips = np.zeros(groups.n)
-        self.fleet_chips[fid] = fleet["fleet_chips"].to_numpy(dtype=float)
-        value = assign["value"].to_numpy(dtype=float)
-        pf = take(
-            power_factor.to_numpy(dtype=float), positions(power_factor.index, assign["workload"])
-        )
-        self.assigned = group_sum(aid, value, groups.n)
-        self.pfx = group_sum(aid, value * pf, groups.n)
-        self.has_fleet = np.zeros(groups.n, bool)
-        self.has_fleet[fid] = True
-
-    def by_site_period(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
-        """Return the sums of per-row ``values`` per (site, period) present, sorted."""
-        g = Groups([], coded=[self.groups.coded(1), self.groups.coded(2)])
-        out = object_frame({"site": g.key(0), "period": g.key(1)})
-        for name, v in values.items():
-            out[name] = g.sum(v)
-        return out
-
-
 def site_period_keys(frame: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:
     """``"site,period"`` key text of the rows a mask selects (for :func:`violations`).
 
@@ -200,3 +221,12 @@ def site_period_keys(frame: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:
         return out
 
     return keys
+
+
+#: The checker's name for the plan context (every family's ``check(inputs)`` takes one).
+CheckInputs = PlanContext
+
+
+def _site_periods(sites: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
+    """Every (site, period) pair of ``sites`` x ``periods``, site-major."""
+    return sites[["site"]].merge(object_frame({"period": periods}), how="cross")

@@ -27,9 +27,10 @@ from optimizer.components.construction import (
     pipeline_online,
     pipeline_total,
 )
-from optimizer.components.plan_context import CheckInputs, ChipSiteWork, site_period_keys
+from optimizer.components.plan_context import CheckInputs, site_period_keys
 from optimizer.components.power import site_supply
 from optimizer.components.power_check import extra_grid_mw
+from optimizer.components.quantities import ChipSiteWork
 from optimizer.lp.grouping import reindexed, take, value_at
 
 _PUE = ("pue_air", "pue_liquid")

@@ -24,10 +24,10 @@ import pandas as pd
 from optimizer.components import REGISTRY
 from optimizer.components.base import VIOLATION_COLUMNS, flagged, violations
 from optimizer.components.demand import check_demand_regions
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import CheckInputs, PlanContext
 from optimizer.lp.grouping import Groups, by_key
 from optimizer.plan.model import PlanningModel
-from optimizer.plan.results import fleet_values, solution_frames
+from optimizer.plan.results import solution_frames
 
 __all__ = ["VIOLATION_COLUMNS", "check_frames", "check_solution", "empty_violations"]
 
@@ -113,10 +113,12 @@ def check_frames(
         Relative tolerance (violation > tolerance * (1 + scale) is reported; see
         :func:`optimizer.components.base.violations`).
     fleet : DataFrame, optional
-        ``fleet_values(ds, fr)`` when the caller already has it (the result tables of
+        ``fleet_values(ds, fr)`` (:func:`optimizer.components.quantities.fleet_values`)
+        when the caller already has it (the result tables of
         the same solve); computed from ``fr`` when None.
     capacity : DataFrame, optional
-        ``site_capacity_table(ds, fr)`` (:func:`optimizer.components.base.site_capacity_table`)
+        ``site_capacity_table(ds, fr)``
+        (:func:`optimizer.components.capacity_online.site_capacity_table`)
         when the caller already has it; computed from ``fr`` when None.
 
     Returns
@@ -124,9 +126,7 @@ def check_frames(
     DataFrame
         ``family, constraint, keys, lhs, rhs, violation`` (empty when feasible).
     """
-    inputs = CheckInputs(ds, fr, fleet_values(ds, fr) if fleet is None else fleet, tolerance)
-    if capacity is not None:
-        inputs.capacity = capacity  # the cached property, set from the caller's copy
+    inputs = PlanContext(ds, fr, fleet, tolerance, capacity=capacity)
     out = _check_bounds(inputs)
     out.extend(family.check(inputs) for family in REGISTRY if family.check is not None)
     out.append(_check_eligibility(inputs))
