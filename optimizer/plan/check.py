@@ -95,6 +95,7 @@ def check_frames(
     *,
     fleet: pd.DataFrame | None = None,
     capacity: pd.DataFrame | None = None,
+    context: PlanContext | None = None,
 ) -> pd.DataFrame:
     """Check domain decision values of one scenario against the dataset.
 
@@ -121,12 +122,21 @@ def check_frames(
         (:func:`optimizer.components.capacity_online.site_capacity_table`)
         when the caller already has it; computed from ``fr`` when None.
 
+    context : PlanContext, optional
+        The plan context of ``fr`` when the caller already has it (the result tables of
+        the same solve, :func:`optimizer.plan.results.plan_context`): its derived
+        quantities are reused and its tolerance set to ``tolerance``; ``fleet`` and
+        ``capacity`` are then not used.
+
     Returns
     -------
     DataFrame
         ``family, constraint, keys, lhs, rhs, violation`` (empty when feasible).
     """
-    inputs = PlanContext(ds, fr, fleet, tolerance, capacity=capacity)
+    if context is None:
+        inputs = PlanContext(ds, fr, fleet, tolerance, capacity=capacity)
+    else:
+        inputs, inputs.tolerance = context, tolerance
     out = _check_bounds(inputs)
     out.extend(family.check(inputs) for family in REGISTRY if family.check is not None)
     out.append(_check_eligibility(inputs))

@@ -343,6 +343,7 @@ def make_tables(
     fleet: pd.DataFrame | None = None,
     capacity: pd.DataFrame | None = None,
     tolerance: float | None = None,
+    context: PlanContext | None = None,
 ) -> dict[str, pd.DataFrame]:
     """Build every result table of one scenario.
 
@@ -367,17 +368,63 @@ def make_tables(
         When given, every quantity column is snapped as
         :func:`optimizer.lp.tidy_numbers.tidy_tables` does with this tolerance (the
         same values, without a second pass over the tables).
+    context : PlanContext, optional
+        :func:`plan_context` of the same arguments when the caller already has it (the
+        checker of the same solve reads it too: the derived quantities are made once);
+        ``frames``, ``fleet`` and ``capacity`` are then not used.
 
     Returns
     -------
     dict of DataFrame
-        The tables listed in the module docstring.
+        The tables of :data:`optimizer.components.tables.SOLUTION_TABLES`, in order.
+    """
+    ctx = context or plan_context(
+        model, x, row_dual, scenario, frames, fleet=fleet, capacity=capacity
+    )
+    texts: dict[tuple[str, str], tuple[np.ndarray, Any]] = cached(model, ("texts", scenario), dict)
+    return {t.name: _typed(t.name, ctx.table(t.name), tolerance, texts) for t in SOLUTION_TABLES}
+
+
+def plan_context(
+    model: PlanningModel,
+    x: np.ndarray,
+    row_dual: np.ndarray | None,
+    scenario: int = 0,
+    frames: Mapping[str, pd.DataFrame] | None = None,
+    *,
+    fleet: pd.DataFrame | None = None,
+    capacity: pd.DataFrame | None = None,
+    tolerance: float = 1e-6,
+) -> PlanContext:
+    """Return the plan context of one scenario's solution: what the tables and checker read.
+
+    Parameters
+    ----------
+    model : PlanningModel
+    x : ndarray, shape (n_variables,)
+        Column values.
+    row_dual : ndarray, shape (n_constraints,), or None
+        d objective / d rhs per row (zeros used when None).
+    scenario : int
+    frames : Mapping[str, DataFrame], optional
+        ``solution_frames(model, x, scenario)`` when the caller already has them.
+    fleet, capacity : DataFrame, optional
+        The fleet and the capacity online of ``frames`` when the caller has them.
+    tolerance : float
+        Relative tolerance of the checks
+        (:func:`optimizer.plan.check.check_frames`).
+
+    Returns
+    -------
+    PlanContext
+        With the row duals and the builders of every result table.
     """
     fr = solution_frames(model, x, scenario) if frames is None else frames
-    ctx = PlanContext(
+    return PlanContext(
         model.datasets[scenario],
         fr,
         fleet,
+        tolerance,
         capacity=capacity,
         cache=model,
         duals=RowDuals(model, row_dual, scenario),
@@ -386,8 +433,6 @@ def make_tables(
         exact_clusters=model.clusters,
         builders={**_BUILDERS, **_centre_builders(model, x, row_dual, scenario)},
     )
-    texts: dict[tuple[str, str], tuple[np.ndarray, Any]] = cached(model, ("texts", scenario), dict)
-    return {t.name: _typed(t.name, ctx.table(t.name), tolerance, texts) for t in SOLUTION_TABLES}
 
 
 #: ``build(context)`` of each table a component fills from the plan context.
