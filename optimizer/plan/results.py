@@ -9,15 +9,9 @@ come from the row duals (sign convention: :mod:`optimizer.plan.solve`).
 Tables and columns (contract with the report writer)
 ----------------------------------------------------
 Each table is declared once, with every column's dtype, unit and meaning, by the part
-of the plan that owns it (:data:`optimizer.components.tables.SOLUTION_TABLES`:
-:mod:`~optimizer.components.site_tables` build_out, site_utilisation, energy;
-:mod:`~optimizer.components.fleet_tables` fleet, assignment;
-:mod:`~optimizer.components.supply_tables` production, supply_utilisation;
-:mod:`~optimizer.components.demand_tables` demand, commitments;
-:mod:`~optimizer.components.power_tables` power_sources, power_decisions;
-:mod:`~optimizer.components.placement_tables` training_clusters;
-:mod:`~optimizer.components.plan_tables` costs, shadow_prices). A table whose record
-has a ``build`` is filled from the plan context
+of the plan that owns it (:data:`optimizer.components.tables.SOLUTION_TABLES`; the list
+at the end of this docstring is made from those records). A table whose record has a
+``build`` is filled from the plan context
 (:class:`~optimizer.components.plan_context.PlanContext`, the quantities the checker
 reads too); costs (:mod:`optimizer.plan.cost_tables`) and shadow_prices
 (:mod:`optimizer.plan.shadow_prices`) are read from the LP's cost rows and row duals.
@@ -55,6 +49,19 @@ from optimizer.plan.shadow_prices import shadow_prices, warm_shadow_prices
 #: Columns of each result table, in order (the schemas of
 #: :data:`optimizer.components.tables.SOLUTION_TABLES`).
 TABLE_COLUMNS: dict[str, tuple[str, ...]] = {t.name: column_names(t) for t in SOLUTION_TABLES}
+
+
+def _table_list() -> str:
+    """Return the docstring list of the tables: name, owning module, columns (unit)."""
+    lines = []
+    for table in SOLUTION_TABLES:
+        owner = table.build.__module__ if table.build else "optimizer.components.plan_tables"
+        cols = ", ".join(f"{c.name} ({c.unit})" if c.unit else c.name for c in table.columns)
+        lines.append(f"* {table.name} (:mod:`{owner}`): {cols}")
+    return "\n\nThe tables\n----------\n" + "\n".join(lines) + "\n"
+
+
+__doc__ = (__doc__ or "") + _table_list()
 
 #: Kind of each table's columns: "text", "flag" or "number" (float64).
 _KINDS: dict[str, tuple[str, ...]] = {
