@@ -17,7 +17,6 @@ from optimizer.lp.grouping import (
     take,
     value_at,
 )
-from optimizer.lp.reuse_cache import cached_for
 
 __all__ = ["DEMAND", "COMMITMENTS", "TABLES"]
 
@@ -49,8 +48,7 @@ def _commitment_periods(ctx: PlanContext) -> pd.DataFrame:
     and commitments table (a patched ``min_it_mw`` is another table).
     """
     com = ctx.commitments
-    return cached_for(
-        ctx.cache,
+    return ctx.reuse(
         ("commitment_periods", ctx.scenario),
         (com,),
         lambda: _make_commitment_periods(com.reset_index(drop=True), ctx.periods),

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from functools import cached_property
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -22,6 +22,8 @@ from optimizer.lp.grouping import rows_at, take
 from optimizer.lp.reuse_cache import cached_for
 
 __all__ = ["CheckInputs", "Duals", "PlanContext", "TableBuilder", "site_period_keys"]
+
+T = TypeVar("T")
 
 #: ``build(context)`` fills one result table from the plan context.
 TableBuilder = Callable[["PlanContext"], pd.DataFrame]
@@ -129,6 +131,14 @@ class PlanContext:
             self._once[key] = make()
         return self._once[key]
 
+    def reuse(self, key: Any, tables: tuple[Any, ...], make: Callable[[], T]) -> T:
+        """Return ``make()``, kept per model structure while ``tables`` are the same objects.
+
+        A sweep's cases share the work (:func:`optimizer.lp.reuse_cache.cached_for`);
+        without a model (the checker on hand-made frames) it is made each time.
+        """
+        return make() if self.cache is None else cached_for(self.cache, key, tables, make)
+
     def with_duals(self, frame: pd.DataFrame, table: str) -> pd.DataFrame:
         """Return ``frame`` with the shadow prices of the families routed to ``table``."""
         return frame if self.duals is None else self.duals.merge(frame, table)
@@ -137,11 +147,7 @@ class PlanContext:
     def site_periods(self) -> pd.DataFrame:
         """Every (site, period) pair, site-major (once per model structure and sites table)."""
         sites = self.dataset.table("sites")
-        if self.cache is None:
-            return _site_periods(sites, self.periods)
-        return cached_for(
-            self.cache, ("site_periods",), (sites,), lambda: _site_periods(sites, self.periods)
-        )
+        return self.reuse(("site_periods",), (sites,), lambda: _site_periods(sites, self.periods))
 
     @cached_property
     def capacity(self) -> pd.DataFrame:
