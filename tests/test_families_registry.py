@@ -14,7 +14,8 @@ from optimizer.components import BY_NAME, FAMILIES, REGISTRY, SOFT_FAMILIES
 from optimizer.components.base import CODE_NAMES
 from optimizer.plan import model as model_module
 from optimizer.plan.explain import elastic_model
-from optimizer.plan.results import TABLE_COLUMNS, row_keys
+from optimizer.plan.results import TABLE_COLUMNS
+from optimizer.plan.shadow_prices import row_keys
 from tests.conftest import DEFAULT_DATA, TINY
 
 EXPECTED = (

@@ -87,7 +87,7 @@ def test_tables_snapped_while_made_equal_tidy_tables_of_the_raw_tables() -> None
 
 def test_text_columns_reused_only_for_the_same_strings() -> None:
     """A sweep's cases share text key columns only when every cell is the same str."""
-    from optimizer.plan.results import _text
+    from optimizer.components.key_match import reused_text as _text
 
     texts: dict = {}
     a = np.array(["s1", "s2"], dtype=object)

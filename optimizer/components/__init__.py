@@ -44,6 +44,24 @@ integer codes (used by the checks and the result tables) in
 columns (not pandas' Arrow text, which every read as NumPy converts back) in
 :mod:`~optimizer.lp.frames`.
 
+Result tables and the plan context: each part declares its result tables once
+(:class:`~optimizer.components.component.ResultTable`, column dtype, unit, meaning) with
+the builder that fills them, in :mod:`~optimizer.components.site_tables`,
+:mod:`~optimizer.components.fleet_tables`, :mod:`~optimizer.components.supply_tables`,
+:mod:`~optimizer.components.demand_tables`, :mod:`~optimizer.components.power_tables`,
+:mod:`~optimizer.components.placement_tables` and
+:mod:`~optimizer.components.plan_tables` (costs, shadow prices, violations,
+calibration, infeasibility, summary), listed in report order in
+:mod:`~optimizer.components.tables` (shared columns in
+:mod:`~optimizer.components.table_columns`). The builders and the checks read one
+:class:`~optimizer.components.plan_context.PlanContext` (alias ``CheckInputs``) whose
+derived quantities (fleet, chips at work, site loads, IT and facility energy) are in
+:mod:`~optimizer.components.quantities` and the capacity online in
+:mod:`~optimizer.components.capacity_online`; key matching and text reuse across a
+sweep's cases in :mod:`~optimizer.components.key_match`; PPA steps per period in
+:mod:`~optimizer.components.power_steps`; the blank-cell test and the demand regions
+text in :mod:`~optimizer.components.cells`.
+
 How to add a constraint family
 ------------------------------
 Write one module (or add to the module of its group) with a

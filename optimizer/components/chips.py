@@ -7,7 +7,6 @@ import pandas as pd
 
 from capacity.schema import period_index
 from optimizer.components.base import (
-    CheckInputs,
     ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
@@ -16,6 +15,7 @@ from optimizer.components.base import (
     flagged,
     violations,
 )
+from optimizer.components.plan_context import CheckInputs
 from optimizer.lp.grouping import (
     by_key,
     group_cumsum,

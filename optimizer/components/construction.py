@@ -31,16 +31,15 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.base import (
-    CheckInputs,
     ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
     ScenarioData,
     cumulative,
     expand,
-    site_period_keys,
     violations,
 )
+from optimizer.components.plan_context import CheckInputs, site_period_keys
 from optimizer.lp.grouping import reindexed
 
 

@@ -10,7 +10,6 @@ import pandas as pd
 
 from capacity.schema import period_index
 from optimizer.components.base import (
-    CheckInputs,
     ConstraintFamily,
     ModelBuilder,
     ResultRows,
@@ -18,6 +17,7 @@ from optimizer.components.base import (
     flagged,
     violations,
 )
+from optimizer.components.plan_context import CheckInputs
 from optimizer.lp.frames import rows_frame
 from optimizer.lp.grouping import (
     Groups,

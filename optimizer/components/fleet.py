@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.base import (
-    CheckInputs,
     ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
     expand,
     violations,
 )
+from optimizer.components.plan_context import CheckInputs
 from optimizer.lp.grouping import Groups, value_at
 
 _FLEET_COLUMNS = ["c", "s", "t", "col"]

@@ -21,13 +21,13 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.base import (
-    CheckInputs,
     ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
     ScenarioData,
     flagged,
 )
+from optimizer.components.plan_context import CheckInputs
 from optimizer.lp.grouping import Groups, as_target
 
 

@@ -56,13 +56,13 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.base import (
-    CheckInputs,
     ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
     expand,
     violations,
 )
+from optimizer.components.plan_context import CheckInputs
 
 _KST = ["k", "s", "t"]
 

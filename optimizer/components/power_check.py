@@ -13,7 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import CheckInputs, ConstraintFamily, violations
+from optimizer.components.base import ConstraintFamily, violations
+from optimizer.components.plan_context import CheckInputs
 from optimizer.components.power import (
     GRID,
     define_carbon_cap_horizon,

@@ -49,13 +49,13 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.base import (
-    CheckInputs,
     ConstraintFamily,
     ModelBuilder,
     ScenarioColumns,
     equal_violations,
     violations,
 )
+from optimizer.components.plan_context import CheckInputs
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import (
     Groups,

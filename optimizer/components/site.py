@@ -13,15 +13,12 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.base import (
-    CheckInputs,
-    ChipSiteWork,
     ConstraintFamily,
     ModelBuilder,
     ResultRows,
     ScenarioColumns,
     cumulative,
     energy_coefficients,
-    site_period_keys,
     violations,
 )
 from optimizer.components.construction import (
@@ -30,8 +27,10 @@ from optimizer.components.construction import (
     pipeline_online,
     pipeline_total,
 )
+from optimizer.components.plan_context import CheckInputs, site_period_keys
 from optimizer.components.power import site_supply
 from optimizer.components.power_check import extra_grid_mw
+from optimizer.components.quantities import ChipSiteWork
 from optimizer.lp.grouping import reindexed, take, value_at
 
 _PUE = ("pue_air", "pue_liquid")

@@ -6,13 +6,13 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.base import (
-    CheckInputs,
     ConstraintFamily,
     ModelBuilder,
     ResultRows,
     ScenarioColumns,
     violations,
 )
+from optimizer.components.plan_context import CheckInputs
 from optimizer.lp.grouping import Groups, inner_pairs, value_at
 
 

@@ -19,8 +19,9 @@ import pyarrow as pa
 import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
+from optimizer.components.component import TableColumn
 from optimizer.output.atomic import ReportError, atomic_write
-from optimizer.output.table_schema import RESULT_TABLES, ResultColumn
+from optimizer.output.table_schema import RESULT_TABLES
 
 __all__ = [
     "RESULT_SCHEMAS",
@@ -33,7 +34,7 @@ __all__ = [
 ]
 
 
-def _schema(table: str, columns: Sequence[ResultColumn]) -> pa.Schema:
+def _schema(table: str, columns: Sequence[TableColumn]) -> pa.Schema:
     fields = [
         pa.field(
             c.name,

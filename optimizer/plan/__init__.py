@@ -9,7 +9,9 @@ Modules
 ``pulp_io``        the model as a PuLP problem: readable names, LP/MPS files.
 ``solvers``        the solver registry and the PuLP solve path.
 ``results``        read a solution back into the result tables.
-``power_results``  the power tables (power_sources, power_decisions).
+``row_duals``      row duals on the result tables' keys (each family's shadow price).
+``cost_tables``    the costs table: each objective term per period, and as cash.
+``shadow_prices``  the shadow_prices table: every limit row's dual, slack, binding.
 ``check``          independent re-check of a plan against the input data.
 ``explain``        infeasibility wording (which limits conflict, and by how much).
 ``calibration``    the plan held against the public record (``public_record.csv``).

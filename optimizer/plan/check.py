@@ -22,11 +22,12 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components import REGISTRY
-from optimizer.components.base import VIOLATION_COLUMNS, CheckInputs, flagged, violations
+from optimizer.components.base import VIOLATION_COLUMNS, flagged, violations
 from optimizer.components.demand import check_demand_regions
+from optimizer.components.plan_context import CheckInputs, PlanContext
 from optimizer.lp.grouping import Groups, by_key
 from optimizer.plan.model import PlanningModel
-from optimizer.plan.results import fleet_values, solution_frames
+from optimizer.plan.results import solution_frames
 
 __all__ = ["VIOLATION_COLUMNS", "check_frames", "check_solution", "empty_violations"]
 
@@ -94,6 +95,7 @@ def check_frames(
     *,
     fleet: pd.DataFrame | None = None,
     capacity: pd.DataFrame | None = None,
+    context: PlanContext | None = None,
 ) -> pd.DataFrame:
     """Check domain decision values of one scenario against the dataset.
 
@@ -112,20 +114,29 @@ def check_frames(
         Relative tolerance (violation > tolerance * (1 + scale) is reported; see
         :func:`optimizer.components.base.violations`).
     fleet : DataFrame, optional
-        ``fleet_values(ds, fr)`` when the caller already has it (the result tables of
+        ``fleet_values(ds, fr)`` (:func:`optimizer.components.quantities.fleet_values`)
+        when the caller already has it (the result tables of
         the same solve); computed from ``fr`` when None.
     capacity : DataFrame, optional
-        ``site_capacity_table(ds, fr)`` (:func:`optimizer.components.base.site_capacity_table`)
+        ``site_capacity_table(ds, fr)``
+        (:func:`optimizer.components.capacity_online.site_capacity_table`)
         when the caller already has it; computed from ``fr`` when None.
+
+    context : PlanContext, optional
+        The plan context of ``fr`` when the caller already has it (the result tables of
+        the same solve, :func:`optimizer.plan.results.plan_context`): its derived
+        quantities are reused and its tolerance set to ``tolerance``; ``fleet`` and
+        ``capacity`` are then not used.
 
     Returns
     -------
     DataFrame
         ``family, constraint, keys, lhs, rhs, violation`` (empty when feasible).
     """
-    inputs = CheckInputs(ds, fr, fleet_values(ds, fr) if fleet is None else fleet, tolerance)
-    if capacity is not None:
-        inputs.capacity = capacity  # the cached property, set from the caller's copy
+    if context is None:
+        inputs = PlanContext(ds, fr, fleet, tolerance, capacity=capacity)
+    else:
+        inputs, inputs.tolerance = context, tolerance
     out = _check_bounds(inputs)
     out.extend(family.check(inputs) for family in REGISTRY if family.check is not None)
     out.append(_check_eligibility(inputs))

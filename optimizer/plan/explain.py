@@ -44,7 +44,7 @@ from optimizer.components import BY_NAME, SOFT_FAMILIES
 from optimizer.components.hosting import hosting_exclusions
 from optimizer.lp.reuse_cache import cached_for
 from optimizer.plan.model import DEFINITION_FAMILIES, PlanningModel
-from optimizer.plan.results import row_keys
+from optimizer.plan.shadow_prices import row_keys
 
 __all__ = [
     "EXPLAIN_COLUMNS",

@@ -156,8 +156,8 @@ from optimizer.components.base import (
     ScenarioData,
     energy_coefficients,
     expand,
-    pipeline_by_period,
 )
+from optimizer.components.capacity_online import pipeline_by_period
 from optimizer.components.hosting import hosted_pairs
 from optimizer.components.pool import pool_keys
 from optimizer.components.power import POWER_KINDS, source_names

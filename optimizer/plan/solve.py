@@ -74,7 +74,9 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import site_capacity_table
+from optimizer.components.capacity_online import site_capacity_table
+from optimizer.components.placement_tables import fragmentation_message
+from optimizer.components.quantities import fleet_values
 from optimizer.plan.calibration import calibration_table, empty_calibration
 from optimizer.plan.check import check_frames, empty_violations
 from optimizer.plan.explain import explain_infeasible, explain_missing
@@ -84,14 +86,7 @@ from optimizer.plan.model import (
     build_stochastic_model,
     fix_first_stage,
 )
-from optimizer.plan.results import (
-    empty_tables,
-    fleet_values,
-    fragmentation_message,
-    make_tables,
-    solution_frames,
-    warm_structure,
-)
+from optimizer.plan.results import empty_tables, make_tables, solution_frames, warm_structure
 
 
 class Status(StrEnum):

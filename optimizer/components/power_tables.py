@@ -1,20 +1,11 @@
-"""Power result tables (issue 12): ``power_sources`` and ``power_decisions``.
+"""Power result tables: power_sources (energy per source) and power_decisions.
 
-Computed from the decision frames (``grid_upgrade``, ``onsite_build``,
-``power_energy``: ``site, source, period, value``) and the dataset, like every result
-table; the dual of each power row is in ``shadow_prices``.
-
-* power_sources: site, period, source (``grid``, ``onsite:<technology>``,
-  ``ppa:<contract>``), capacity_mw (grid: granted + energised upgrades; on-site:
-  nameplate online; PPA: contracted MW in the period), energy_mwh, cost_usd
-  (undiscounted: energy at its price, plus upgrade rent on the grid row and capex
-  rent and fixed cost on on-site rows), carbon_t. Without power tables the plan buys
-  all facility energy from the grid and the table holds one grid row per site-period.
-* power_decisions: site, kind (grid_upgrade | onsite | ppa), option, decision_period,
-  online_period, mw, capex_usd_per_mw, energy_usd_per_mwh, grid_price_usd_per_mwh
-  (the site's grid price, for comparison), carbon_t_per_mwh. PPA rows: one per
-  contract and site taken, decided and online in the first period with energy, mw =
-  the largest average MW taken.
+Computed from the decision frames (``grid_upgrade``, ``onsite_build``, ``power_energy``:
+``site, source, period, value``) and the dataset, like every result table; the dual of
+each power row is in ``shadow_prices``. Without power as a decision the plan buys all
+facility energy from the grid and power_sources holds one grid row per site-period.
+PPA rows of power_decisions: one per contract and site taken, decided and online in the
+first period with energy, mw = the largest average MW taken.
 """
 
 from __future__ import annotations
@@ -25,29 +16,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.components.component import ResultTable
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.power import HOURS_PER_YEAR, power_modelled
+from optimizer.components.power_steps import ppa_steps
+from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
 
-POWER_SOURCES_COLUMNS = (
-    "site",
-    "period",
-    "source",
-    "capacity_mw",
-    "energy_mwh",
-    "cost_usd",
-    "carbon_t",
-)
-POWER_DECISIONS_COLUMNS = (
-    "site",
-    "kind",
-    "option",
-    "decision_period",
-    "online_period",
-    "mw",
-    "capex_usd_per_mw",
-    "energy_usd_per_mwh",
-    "grid_price_usd_per_mwh",
-    "carbon_t_per_mwh",
-)
+__all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw"]
+
 _ZERO = 1e-6
 
 
@@ -112,57 +88,29 @@ def _unit_prices(ds: Any, en: pd.DataFrame, onsite: pd.DataFrame) -> tuple[np.nd
     g = onsite.set_index(["site", "source"])
     op = g["energy_usd_per_mwh"].reindex(key).to_numpy(dtype=float)
     oc = g["carbon_t_per_mwh"].reindex(key).to_numpy(dtype=float)
-    ppa = ds.table("ppas")
-    steps = ppa.assign(source="ppa:" + ppa["contract"].astype(str))
-    pp = np.full(len(en), np.nan)
-    pc = np.full(len(en), np.nan)
-    for _, r in steps.iterrows():
-        end = (
-            str(r["to_period"])
-            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
-            else "9999Q4"
-        )
-        m = (
-            (en["source"] == r["source"])
-            & (en["period"] >= str(r["from_period"]))
-            & (en["period"] <= end)
-        ).to_numpy()
-        pp[m] = float(r["price_usd_per_mwh"])
-        pc[m] = float(r["carbon_t_per_mwh"])
+    step = ppa_steps(ds, list(ds.periods)).drop_duplicates(["source", "period"], keep="last")
+    at = pd.MultiIndex.from_frame(en[["source", "period"]])
+    by = step.set_index(["source", "period"])
+    pp = by["price_usd_per_mwh"].reindex(at).to_numpy(dtype=float)
+    pc = by["carbon_t_per_mwh"].reindex(at).to_numpy(dtype=float)
     price = np.where(np.isfinite(op), op, np.where(np.isfinite(pp), pp, price))
     carbon = np.where(np.isfinite(oc), oc, np.where(np.isfinite(pc), pc, carbon))
     return price, carbon
 
 
 def _ppa_mw(ds: Any, periods: list[str]) -> pd.DataFrame:
-    ppa = ds.table("ppas")
-    rows = []
-    for _, r in ppa.iterrows():
-        end = (
-            str(r["to_period"])
-            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
-            else periods[-1]
-        )
-        for p in periods:
-            if str(r["from_period"]) <= p <= end:
-                rows.append(("ppa:" + str(r["contract"]), p, float(r["mw"])))
-    return pd.DataFrame(rows, columns=["source", "period", "contract_mw"])
+    """Contracted MW per (PPA source, period) of every active step."""
+    steps = ppa_steps(ds, periods)
+    return steps[["source", "period", "mw"]].rename(columns={"mw": "contract_mw"})
 
 
-def power_sources(
-    ds: Any, frames: Mapping[str, pd.DataFrame], energy: pd.DataFrame
-) -> pd.DataFrame:
-    """Build the power_sources table (columns :data:`POWER_SOURCES_COLUMNS`).
+def _power_sources(ctx: PlanContext) -> pd.DataFrame:
+    """Build power_sources: capacity, energy, cost and carbon per site, period and source.
 
-    Parameters
-    ----------
-    ds : Dataset
-    frames : dict of DataFrame
-        Decision values (``power_energy`` etc.; absent when power is not modelled).
-    energy : DataFrame
-        The ``energy`` result table (site, period, facility_mwh, energy_cost_usd,
-        carbon_t), used when power is not modelled.
+    Without power as a decision all facility energy comes from the grid
+    (:attr:`PlanContext.site_energy`).
     """
+    ds, frames, energy = ctx.dataset, ctx.frames, ctx.site_energy
     periods = list(ds.periods)
     grid = ds.table("site_grid")[["site", "period", "grid_mw"]]
     if not power_modelled(ds):
@@ -220,13 +168,14 @@ def power_sources(
     keep = (m["source"] == "grid") | (m["capacity_mw"].abs() > _ZERO) | (m["energy_mwh"] > _ZERO)
     pos = {p: i for i, p in enumerate(periods)}
     m = m[keep].assign(_t=m["period"].map(pos)).sort_values(["site", "source", "_t"])
-    return m[list(POWER_SOURCES_COLUMNS)].reset_index(drop=True)
+    return m[list(_SOURCES)].reset_index(drop=True)
 
 
-def power_decisions(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
-    """Build the power_decisions table (columns :data:`POWER_DECISIONS_COLUMNS`)."""
+def _power_decisions(ctx: PlanContext) -> pd.DataFrame:
+    """Build power_decisions: each upgrade, on-site build and PPA taken, with its prices."""
+    ds, frames = ctx.dataset, ctx.frames
     if not power_modelled(ds):
-        return pd.DataFrame({c: [] for c in POWER_DECISIONS_COLUMNS})
+        return pd.DataFrame({c: [] for c in _DECISIONS})
     periods = list(ds.periods)
     pos = {p: i for i, p in enumerate(periods)}
     up, g = _options(ds)
@@ -261,7 +210,7 @@ def power_decisions(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame
         )
     parts.append(_ppa_decisions(ds, frames, grid_price, pos))
     out = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    return out.reindex(columns=list(POWER_DECISIONS_COLUMNS)).reset_index(drop=True)
+    return out.reindex(columns=list(_DECISIONS)).reset_index(drop=True)
 
 
 def _ppa_decisions(
@@ -270,7 +219,7 @@ def _ppa_decisions(
     en = _frame(frames, "power_energy")
     en = en[en["source"].str.startswith("ppa:") & (en["value"] > _ZERO)].copy()
     if en.empty:
-        return pd.DataFrame({c: [] for c in POWER_DECISIONS_COLUMNS})
+        return pd.DataFrame({c: [] for c in _DECISIONS})
     hours = ds.table("periods").set_index("period")["hours"]
     en["mw"] = en["value"] / hours.reindex(en["period"]).to_numpy(dtype=float)
     en["_t"] = en["period"].map(pos)
@@ -295,11 +244,31 @@ def _ppa_decisions(
     )
 
 
-def extra_facility_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
-    """Facility MW beyond the granted grid per (site, period), for site_utilisation.
+def extra_facility_mw(ctx: PlanContext) -> pd.DataFrame:
+    """Return the facility MW beyond the granted grid per (site, period), for site_utilisation.
 
-    Energised upgrades, on-site nameplate x availability and firm PPA average MW.
+    Energised upgrades, on-site nameplate x availability and firm PPA average MW (once
+    per context; empty when power is not a decision).
+
+    Parameters
+    ----------
+    ctx : PlanContext
+
+    Returns
+    -------
+    DataFrame
+        ``site, period, extra_mw``.
     """
+    out: pd.DataFrame = ctx.once("extra_facility_mw", lambda: _extra_mw(ctx.dataset, _sources(ctx)))
+    return out
+
+
+def _sources(ctx: PlanContext) -> pd.DataFrame:
+    return ctx.table("power_sources")
+
+
+def _extra_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
+    """Compute :func:`extra_facility_mw` from the power_sources table."""
     if not power_modelled(ds) or sources.empty:
         return pd.DataFrame(
             {
@@ -317,15 +286,64 @@ def extra_facility_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
     _, onsite = _options(ds)
     on = sources.merge(onsite[["site", "source", "availability"]], on=["site", "source"])
     parts.append(on.assign(extra_mw=on["capacity_mw"] * on["availability"]))
-    ppa = ds.table("ppas")
-    for _, r in ppa[ppa["firm"].astype(str) == "yes"].iterrows():
-        end = (
-            str(r["to_period"])
-            if str(r["to_period"]) not in ("", "nan", "None", "NaT")
-            else "9999Q4"
-        )
-        inside = [p for p in ds.periods if str(r["from_period"]) <= p <= end]
-        mw = float(r["mw"]) * float(r["availability"])
-        parts.append(pd.DataFrame({"site": str(r["site"]), "period": inside, "extra_mw": mw}))
+    firm = ppa_steps(ds, list(ds.periods))
+    firm = firm[firm["firm"].to_numpy()]
+    if len(firm):
+        mw = firm["mw"].to_numpy() * firm["availability"].to_numpy()
+        parts.append(pd.DataFrame({"site": firm["site"], "period": firm["period"], "extra_mw": mw}))
     out = pd.concat([p[["site", "period", "extra_mw"]] for p in parts], ignore_index=True)
     return out.groupby(["site", "period"], as_index=False)["extra_mw"].sum()
+
+
+POWER_SOURCES = ResultTable(
+    "power_sources",
+    (
+        SITE,
+        PERIOD,
+        col("source", STR, "", "Power source: grid, onsite:<technology> or ppa:<contract>."),
+        col(
+            "capacity_mw",
+            F64,
+            "MW",
+            "Grid: granted + energised upgrades; on-site: nameplate online; PPA: contracted.",
+        ),
+        col("energy_mwh", F64, "MWh", "Facility energy bought from the source."),
+        col(
+            "cost_usd",
+            F64,
+            "USD",
+            "Undiscounted cost: energy at its price plus upgrade rent (grid) or capex rent "
+            "and fixed cost (on-site).",
+        ),
+        col("carbon_t", F64, "t CO2", "Emissions of the energy."),
+    ),
+    build=_power_sources,
+)
+
+POWER_DECISIONS = ResultTable(
+    "power_decisions",
+    (
+        SITE,
+        col("kind", STR, "", "grid_upgrade | onsite | ppa."),
+        col("option", STR, "", "Upgrade option, technology or contract ID."),
+        col("decision_period", STR, "quarter", "Quarter the request, order or contract is made."),
+        col("online_period", STR, "quarter", "First quarter the MW are available."),
+        col("mw", F64, "MW", "MW requested or built; PPA: largest average MW taken."),
+        col("capex_usd_per_mw", F64, "USD/MW", "Upgrade cost or on-site capex per MW."),
+        col(
+            "energy_usd_per_mwh",
+            F64,
+            "USD/MWh",
+            "Energy cost of the source (fuel + O&M, or PPA price).",
+        ),
+        col("grid_price_usd_per_mwh", F64, "USD/MWh", "The site's grid price, for comparison."),
+        col("carbon_t_per_mwh", F64, "t CO2/MWh", "Emissions per MWh of the source."),
+    ),
+    build=_power_decisions,
+)
+
+_SOURCES = column_names(POWER_SOURCES)
+_DECISIONS = column_names(POWER_DECISIONS)
+
+#: The tables of this part of the plan.
+TABLES: tuple[ResultTable, ...] = (POWER_SOURCES, POWER_DECISIONS)
