@@ -37,7 +37,8 @@ from optimizer.analysis.batch import (
     solve_many,
     validate_cases,
 )
-from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
+from optimizer.analysis.sweep_cases import cases_dataset, expand_sweep
+from optimizer.analysis.sweep_read import load_sweep
 from optimizer.output.report import RESULT_SCHEMAS, open_table_dataset
 from optimizer.plan.model import build_model
 from optimizer.plan.solve import PlanResult, SolveOptions, solve

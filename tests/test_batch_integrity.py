@@ -347,7 +347,7 @@ def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
 
 def test_case_key_changes_with_each_solve_option() -> None:
     from optimizer.analysis.batch import case_options
-    from optimizer.analysis.sweep import SweepCase
+    from optimizer.analysis.sweep_cases import SweepCase
 
     case = SweepCase("neutral", "scenario", base="neutral")
     base = case.key("h", case_options(SolveOptions()))

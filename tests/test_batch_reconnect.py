@@ -248,7 +248,8 @@ def test_a_batch_whose_client_reconnects_solves_every_case(
     objective of a serial solve."""
     from capacity.dataset import load_dataset
     from optimizer.analysis import batch
-    from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
+    from optimizer.analysis.sweep_cases import cases_dataset, expand_sweep
+    from optimizer.analysis.sweep_read import load_sweep
     from optimizer.plan.solve import solve
 
     clients: list[Any] = []

@@ -142,7 +142,9 @@ from optimizer.analysis.batch_folder import (
 )
 from optimizer.analysis.case_check import case_problem
 from optimizer.analysis.dask_cluster import ClusterLost, ClusterOptions, open_client, wait_each
-from optimizer.analysis.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
+from optimizer.analysis.sweep import SweepSpec
+from optimizer.analysis.sweep_cases import SweepCase, expand_sweep
+from optimizer.analysis.sweep_read import load_sweep
 from optimizer.components.power import PPA_PREFIX
 from optimizer.lp.reuse_cache import cached, patched_from
 from optimizer.output.summary import OK_STATUSES

@@ -33,7 +33,7 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
 
     from capacity.dataset import Dataset
     from capacity.validation import Finding
-    from optimizer.analysis.sweep import SweepSpecError
+    from optimizer.analysis.sweep_errors import SweepSpecError
     from optimizer.plan.solve import PlanResult
 
 
@@ -740,7 +740,8 @@ def batch(
     from capacity.validation import DataValidationError
     from optimizer import SolveOptions
     from optimizer.analysis.batch import render_batch, render_invalid, run_batch
-    from optimizer.analysis.sweep import SweepSpecError, check_data_dir, load_sweep
+    from optimizer.analysis.sweep_errors import SweepSpecError
+    from optimizer.analysis.sweep_read import check_data_dir, load_sweep
 
     console = Console(width=max(120, Console().width))
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
