@@ -19,7 +19,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.analysis.batch import read_batch_manifest, run_batch, solve_many
+from optimizer.analysis.batch import run_batch
+from optimizer.analysis.batch_case import solve_many
+from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.case_check import case_problem
 from optimizer.output.report import RESULT_SCHEMAS, scenario_dir
 from optimizer.plan.model import build_model
@@ -79,7 +81,7 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
     but has no primal solution was accepted as optimal with no values (objective null,
     0-row tables). It must be re-solved cold and give the cold objective."""
     solve_mod = importlib.import_module("optimizer.plan.solve")
-    from optimizer.analysis import batch
+    from optimizer.analysis import batch_case
 
     ds = load_dataset(TINY)
     items = [
@@ -96,7 +98,7 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
         return real(h, ms, *a, **k)
 
     monkeypatch.setattr(solve_mod, "_read_highs", flaky)
-    batch._SESSION_CACHE.clear()
+    batch_case._SESSION_CACHE.clear()
     got = solve_many(ds, items, reuse=True)
     from capacity.scenarios import apply_overrides
 
@@ -346,7 +348,7 @@ def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
 
 
 def test_case_key_changes_with_each_solve_option() -> None:
-    from optimizer.analysis.batch import case_options
+    from optimizer.analysis.batch_resume import case_options
     from optimizer.analysis.sweep_cases import SweepCase
 
     case = SweepCase("neutral", "scenario", base="neutral")

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 import pytest
 import yaml
 
-from optimizer.analysis.batch import read_batch_manifest
+from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.case_check import case_problem
 from optimizer.output.report import RESULT_SCHEMAS
 

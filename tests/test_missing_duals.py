@@ -20,7 +20,7 @@ from streamlit.testing.v1 import AppTest
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, solve
 from optimizer.analysis import risk as risk_mod
-from optimizer.analysis.batch import _binding_shares_table
+from optimizer.analysis.batch_render import _binding_shares_table
 from optimizer.analysis.outcomes import binding_families, binding_limits, binding_shares
 from optimizer.output.summary import missing_duals, no_duals_text, render_summary, summarize
 from optimizer.plan import solvers as solvers_mod

@@ -11,7 +11,15 @@ Modules
 ``dask_cluster``  the Dask client: local cluster security, bounded wait on reconnects.
 ``case_check``    is a written batch case really done (reads report files).
 ``batch_folder``  the batch folder's manifest, merged under a lock.
-``batch``         many solves: model patching, Dask batch with resume.
+``batch_invalid``  cases whose data does not validate, found before solving.
+``batch_resume``  which cases a re-run skips: case identity (options) and verified plans.
+``batch_patch``   model patching for reuse: data-change detection and the patchers.
+``batch_case``    one case in a process: caches, retained HiGHS session, run_case, solve_many.
+``batch_progress``  the batch's rich progress bar.
+``batch_record``  recording each finished case: its tables, then its manifest entry.
+``batch_dask``    solving the cases on Dask: bounded wait, one lone retry of a lost case.
+``batch``         the batch driver: ``capacity batch``, a sweep's cases into one folder.
+``batch_render``  printing a batch's findings and its invalid cases with rich.
 ``risk``          tornado, Monte Carlo, hedged (two-stage) plan with VSS and EVPI.
 ``decompose``     the hedged plan by L-shaped decomposition on Dask.
 """

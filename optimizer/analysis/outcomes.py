@@ -1,6 +1,6 @@
 """Outcomes of one plan and their statistics over many plans.
 
-The figures every scenario analysis reports (:mod:`optimizer.analysis.batch` per case,
+The figures every scenario analysis reports (:mod:`optimizer.analysis.batch_case` per case,
 :mod:`optimizer.analysis.risk` per sample), kept below both so neither imports the other:
 
 * ``total_cost_usd``: the discounted objective (``PlanResult.objective_usd``);

@@ -360,7 +360,7 @@ def _solve_variants(
     """
     from capacity.scenarios import apply_overrides
     from capacity.validation import DataValidationError
-    from optimizer.analysis.batch import solve_many
+    from optimizer.analysis.batch_case import solve_many
 
     ok_idx: list[int] = []
     errors: dict[int, str] = {}
@@ -458,7 +458,7 @@ def monte_carlo(
     """
     from capacity.scenarios import apply_overrides, apply_scenario
     from capacity.validation import DataValidationError
-    from optimizer.analysis.batch import solve_many
+    from optimizer.analysis.batch_case import solve_many
 
     mc = spec if isinstance(spec, MonteCarloSpec) else MonteCarloSpec.model_validate(dict(spec))
     base = apply_scenario(ds, mc.base)

@@ -739,7 +739,8 @@ def batch(
 
     from capacity.validation import DataValidationError
     from optimizer import SolveOptions
-    from optimizer.analysis.batch import render_batch, render_invalid, run_batch
+    from optimizer.analysis.batch import run_batch
+    from optimizer.analysis.batch_render import render_batch, render_invalid
     from optimizer.analysis.sweep_errors import SweepSpecError
     from optimizer.analysis.sweep_read import check_data_dir, load_sweep
 
