@@ -42,8 +42,8 @@ it builds no result tables and runs no checker); floor = the solve alone. Load,
 validate and report write are shown per stage. The 1-minute load average is recorded
 before and after every worker (the machine is shared).
 
-A batch section times ``optimizer.analysis.batch.solve_many`` over a 20-scenario sweep at the
-default size with and without model reuse. The hedged-plan target reads the JSON lines
+A batch section times ``optimizer.analysis.batch_case.solve_many`` over a 20-scenario sweep at
+the default size with and without model reuse. The hedged-plan target reads the JSON lines
 of ``python -m benchmarks.hedge`` (``--hedge``); without them it says so and points at
 the hand-run rows. RESULTS.md text below the line :data:`KEEP_MARKER` (hand-written
 readings) is kept when the file is rewritten.
@@ -393,7 +393,7 @@ def worker_batch(size: str, n: int) -> dict[str, Any]:
     base = generate(size)
     items = sweep_overrides(n)
     try:
-        from optimizer.analysis.batch import solve_many
+        from optimizer.analysis.batch_case import solve_many
     except ImportError:
         solve_many = None
     opts = SolveOptions(solver="highs")
@@ -431,14 +431,14 @@ def _warm_start_floor(base: Any, items: list[Any], ref: list[float]) -> dict[str
     """What a solver-level warm start could give: one retained ``Highs`` object.
 
     The base model is passed to HiGHS once and solved; each case's patched costs and
-    row bounds (:func:`optimizer.analysis.batch.patch_model`) are then changed in place
+    row bounds (:func:`optimizer.analysis.batch_patch.patch_model`) are then changed in place
     (``changeColsCost``, ``changeRowsBounds``) and HiGHS re-solves from the previous
     basis. Timed per case: patch + change + run (no result tables, no checker).
     """
     import highspy
 
     from capacity.scenarios import apply_overrides
-    from optimizer.analysis.batch import patch_model
+    from optimizer.analysis.batch_patch import patch_model
     from optimizer.plan.model import build_model
 
     model = build_model(base)

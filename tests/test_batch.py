@@ -25,19 +25,14 @@ import pytest
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides
 from capacity.validation import Finding
-from optimizer.analysis.batch import (
-    BATCH_MANIFEST,
-    CRASH_ENV,
-    patch_model,
-    render_batch,
-    render_invalid,
-    run_batch,
-    run_case,
-    solve_many,
-    validate_cases,
-)
-from optimizer.analysis.batch_folder import read_batch_manifest
-from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
+from optimizer.analysis.batch import run_batch
+from optimizer.analysis.batch_case import CRASH_ENV, run_case, solve_many
+from optimizer.analysis.batch_folder import BATCH_MANIFEST, read_batch_manifest
+from optimizer.analysis.batch_invalid import validate_cases
+from optimizer.analysis.batch_patch import patch_model
+from optimizer.analysis.batch_render import render_batch, render_invalid
+from optimizer.analysis.sweep_cases import cases_dataset, expand_sweep
+from optimizer.analysis.sweep_read import load_sweep
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, open_table_dataset
 from optimizer.plan.model import build_model
 from optimizer.plan.solve import PlanResult, SolveOptions, solve
@@ -329,12 +324,12 @@ def test_validate_cases_and_run_case_report_data_errors_without_traceback(
     cr = run_case(base, cases["grid_pue-0.5"], SolveOptions(), True, "k")
     assert (cr.status, cr.error, cr.result) == ("invalid_data", PUE_TEXT, None)
     # an unexpected exception keeps its traceback
-    from optimizer.analysis import batch
+    from optimizer.analysis import batch_case
 
     def boom(*args: object) -> None:
         raise RuntimeError("solver exploded")
 
-    monkeypatch.setattr(batch, "_solve_reusing", boom)
+    monkeypatch.setattr(batch_case, "_solve_reusing", boom)
     cr = run_case(base, cases["neutral"], SolveOptions(), True, "k")
     assert cr.status == "failed" and "Traceback" in cr.error
     assert cr.error.startswith("RuntimeError: solver exploded\n")
@@ -524,10 +519,10 @@ WARM_SWEEP: list[list[dict]] = [
 
 
 def test_warm_started_sweep_equals_cold_solves_case_by_case() -> None:
-    from optimizer.analysis import batch
+    from optimizer.analysis import batch_case
 
     ds = load_dataset(TINY)
-    batch._SESSION_CACHE.clear()
+    batch_case._SESSION_CACHE.clear()
     warm = solve_many(ds, WARM_SWEEP, reuse=True)
     flags = [r.timings_s.get("warm_start") for r in warm]
     # first case loads the model (cold); PUE is rebuilt (no session); the dry case's
@@ -546,7 +541,7 @@ def test_warm_started_sweep_equals_cold_solves_case_by_case() -> None:
             pd.testing.assert_frame_equal(w.tables[t], cold.tables[t], rtol=1e-7, atol=1e-6)
     # the infeasible case is really infeasible on its own
     assert solve(apply_overrides(ds, WARM_SWEEP[4])).status == "infeasible"
-    session = next(iter(batch._SESSION_CACHE.values()))
+    session = next(iter(batch_case._SESSION_CACHE.values()))
     assert (session.n_warm, session.n_cold) == (4, 2)
 
 
@@ -588,17 +583,17 @@ def test_solve_many_keeps_the_base_out_of_collections_then_returns_it(monkeypatc
     """During a sweep the objects that outlive its cases are frozen; afterwards not."""
     import gc
 
-    from optimizer.analysis import batch
+    from optimizer.analysis import batch_case
 
     ds = load_dataset(TINY)
     seen: list[int] = []
-    real = batch._solve_reusing
+    real = batch_case._solve_reusing
 
     def recording(*args, **kwargs):  # type: ignore[no-untyped-def]
         seen.append(gc.get_freeze_count())
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(batch, "_solve_reusing", recording)
+    monkeypatch.setattr(batch_case, "_solve_reusing", recording)
     before = gc.get_freeze_count()
     out = solve_many(ds, [[ov] for ov in PATCHABLE[:3]], reuse=True)
     assert [r.status for r in out] == ["optimal"] * 3

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from optimizer.analysis.batch import BATCH_MANIFEST, run_batch
+from optimizer.analysis.batch import run_batch
+from optimizer.analysis.batch_folder import BATCH_MANIFEST
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 

@@ -19,7 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.analysis.batch import run_batch, solve_many
+from optimizer.analysis.batch import run_batch
+from optimizer.analysis.batch_case import solve_many
 from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.case_check import case_problem
 from optimizer.output.parquet_tables import RESULT_SCHEMAS
@@ -81,7 +82,7 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
     but has no primal solution was accepted as optimal with no values (objective null,
     0-row tables). It must be re-solved cold and give the cold objective."""
     solve_mod = importlib.import_module("optimizer.plan.solve")
-    from optimizer.analysis import batch
+    from optimizer.analysis import batch_case
 
     ds = load_dataset(TINY)
     items = [
@@ -98,7 +99,7 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
         return real(h, ms, *a, **k)
 
     monkeypatch.setattr(solve_mod, "_read_highs", flaky)
-    batch._SESSION_CACHE.clear()
+    batch_case._SESSION_CACHE.clear()
     got = solve_many(ds, items, reuse=True)
     from capacity.scenarios import apply_overrides
 
@@ -348,8 +349,8 @@ def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
 
 
 def test_case_key_changes_with_each_solve_option() -> None:
-    from optimizer.analysis.batch import case_options
-    from optimizer.analysis.sweep import SweepCase
+    from optimizer.analysis.batch_resume import case_options
+    from optimizer.analysis.sweep_cases import SweepCase
 
     case = SweepCase("neutral", "scenario", base="neutral")
     base = case.key("h", case_options(SolveOptions()))

@@ -101,7 +101,8 @@ def test_example_sweep_under_a_cpu_burn_solves_every_case(
 
 def _assert_idle_objectives(sweep: Path, man: dict[str, dict[str, object]]) -> None:
     from capacity.dataset import load_dataset
-    from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
+    from optimizer.analysis.sweep_cases import cases_dataset, expand_sweep
+    from optimizer.analysis.sweep_read import load_sweep
     from optimizer.plan.solve import solve
 
     spec = load_sweep(sweep)

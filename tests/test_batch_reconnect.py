@@ -247,12 +247,13 @@ def test_a_batch_whose_client_reconnects_solves_every_case(
     failed "lost the Dask scheduler (client connecting)"; now each is solved, with the
     objective of a serial solve."""
     from capacity.dataset import load_dataset
-    from optimizer.analysis import batch
-    from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
+    from optimizer.analysis import batch, batch_dask, batch_folder
+    from optimizer.analysis.sweep_cases import cases_dataset, expand_sweep
+    from optimizer.analysis.sweep_read import load_sweep
     from optimizer.plan.solve import solve
 
     clients: list[Any] = []
-    real_open = batch.open_client
+    real_open = batch_dask.open_client
 
     @contextlib.contextmanager
     def capturing(options: ClusterOptions) -> Iterator[Any]:
@@ -260,7 +261,7 @@ def test_a_batch_whose_client_reconnects_solves_every_case(
             clients.append(c)
             yield c
 
-    monkeypatch.setattr(batch, "open_client", capturing)
+    monkeypatch.setattr(batch_dask, "open_client", capturing)
     dropped: list[str] = []
 
     def on_case(cr: Any) -> None:
@@ -275,7 +276,7 @@ def test_a_batch_whose_client_reconnects_solves_every_case(
     assert dropped and (r.n_done, r.n_failed, r.n_skipped) == (8, 0, 0)
     spec = load_sweep(sweep)
     base = load_dataset(spec.data)
-    man = batch.read_batch_manifest(out)["scenarios"]
+    man = batch_folder.read_batch_manifest(out)["scenarios"]
     for c in expand_sweep(spec, list(base.scenarios)):
         e = man[c.name]
         assert (e["state"], e["status"]) == ("done", "optimal"), (c.name, e.get("error"))

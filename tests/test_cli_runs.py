@@ -79,7 +79,7 @@ def test_out_under_proc_is_refused_before_solving(tmp_path: Path) -> None:
 def test_sweep_data_is_resolved_against_the_sweep_file(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from optimizer.analysis.sweep import check_data_dir, load_sweep
+    from optimizer.analysis.sweep_read import check_data_dir, load_sweep
 
     sweeps = tmp_path / "sweeps"
     sweeps.mkdir()

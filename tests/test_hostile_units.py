@@ -132,7 +132,8 @@ def test_alias_bomb_in_a_dataset_yaml_is_a_finding(tiny_dir: Path, file: str) ->
 
 
 def test_alias_bomb_in_a_sweep_file_is_a_finding(tmp_path: Path) -> None:
-    from optimizer.analysis.sweep import SweepSpecError, load_sweep
+    from optimizer.analysis.sweep_errors import SweepSpecError
+    from optimizer.analysis.sweep_read import load_sweep
 
     p = tmp_path / "sweep.yaml"
     p.write_text(BOMB)
@@ -141,7 +142,8 @@ def test_alias_bomb_in_a_sweep_file_is_a_finding(tmp_path: Path) -> None:
 
 
 def test_non_utf8_sweep_file_is_a_finding(tmp_path: Path) -> None:
-    from optimizer.analysis.sweep import SweepSpecError, load_sweep
+    from optimizer.analysis.sweep_errors import SweepSpecError
+    from optimizer.analysis.sweep_read import load_sweep
 
     p = tmp_path / "sweep.yaml"
     p.write_bytes(b"data: \xff\xfe\n")

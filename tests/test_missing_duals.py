@@ -18,8 +18,8 @@ from rich.console import Console
 from streamlit.testing.v1 import AppTest
 
 from capacity.dataset import load_dataset
-from optimizer import solve
-from optimizer.analysis.batch import _binding_shares_table
+from optimizer import SolveOptions, solve
+from optimizer.analysis.batch_render import _binding_shares_table
 from optimizer.analysis.monte_carlo import monte_carlo, uniform_monte_carlo
 from optimizer.analysis.outcomes import binding_families, binding_limits, binding_shares
 from optimizer.analysis.tornado import default_tornado_parameters
@@ -27,7 +27,6 @@ from optimizer.output.binding_limits import missing_duals, no_duals_text
 from optimizer.output.summary import summarize
 from optimizer.output.summary_render import render_summary
 from optimizer.plan import solvers as solvers_mod
-from optimizer.plan.solve import SolveOptions
 from optimizer.plan.solvers import dual_solver_names, solver_names
 from tests.apptest_helpers import goto, open_app, rerun
 from tests.conftest import TINY

@@ -30,7 +30,7 @@ import pytest
 from capacity.dataset import load_dataset
 from capacity.validation import DataValidationError
 from optimizer import SolveOptions, Status, solve
-from optimizer.analysis.batch import patch_model
+from optimizer.analysis.batch_patch import patch_model
 from optimizer.plan.check import check_frames
 from optimizer.plan.model import build_model
 from optimizer.plan.results import solution_frames

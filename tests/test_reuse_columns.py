@@ -2,16 +2,16 @@
 
 A batch with reuse keeps its base model across a case when the case changes only
 columns the LP never reads (:data:`optimizer.plan.model.LP_UNREAD_COLUMNS`), and patches it
-when they have a patcher (:data:`optimizer.analysis.batch._PATCHERS`); any other change is a
-rebuild. Three checks hold that true without a hand list to trust:
+when they have a patcher (:data:`optimizer.analysis.batch_patch._PATCHERS`); any other change is
+a rebuild. Three checks hold that true without a hand list to trust:
 
 * the recorder (:mod:`tests.column_reads`) sees what builds read on the bundled data
   and the test datasets, in both formulations: no declared-unread column is read, and
   every non-key column not declared unread is read by some build;
 * for every numeric column of every input table (from :data:`capacity.schema.SPECS`),
   a perturbed copy of the bundled data (at a carbon price, so carbon columns are
-  priced) solved through :func:`optimizer.analysis.batch.patch_model` gives the objective and
-  every result table of a rebuild; the text columns declared unread, and a row
+  priced) solved through :func:`optimizer.analysis.batch_patch.patch_model` gives the objective
+  and every result table of a rebuild; the text columns declared unread, and a row
   dropped from a table the LP never reads, likewise;
 * the reported case: halving the grid carbon intensity at USD 210/t.
 """
@@ -28,7 +28,8 @@ from capacity.dataset import Dataset, load_dataset
 from capacity.scenarios import apply_overrides
 from capacity.schema import SPECS
 from capacity.validation import DataValidationError
-from optimizer.analysis.batch import _PATCHABLE, patch_model, solve_many
+from optimizer.analysis.batch_case import solve_many
+from optimizer.analysis.batch_patch import _PATCHABLE, patch_model
 from optimizer.plan.model import FORMULATIONS, LP_UNREAD_COLUMNS, LP_UNREAD_TABLES, build_model
 from optimizer.plan.solve import SolveOptions, _scenario_result, run_solver, solve_model
 from tests.column_reads import recording

@@ -1,6 +1,6 @@
 """Result tables and checker of a patched (reused) model equal those of a fresh build.
 
-With model reuse (:mod:`optimizer.analysis.batch`) the result tables and the checker of each
+With model reuse (:mod:`optimizer.analysis.batch_patch`) the result tables and the checker of each
 case read index work cached under the base model (:mod:`optimizer.lp.reuse_cache`): dual
 joins, decision keys, shadow-price rows, the missing-row test. The reference is the
 same column vector read through the same model under a new identity (every cache
@@ -21,7 +21,7 @@ import pytest
 
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides
-from optimizer.analysis.batch import patch_model
+from optimizer.analysis.batch_patch import patch_model
 from optimizer.plan.model import build_model
 from optimizer.plan.solve import SolveOptions, _scenario_result, run_solver
 from tests.conftest import DEFAULT_DATA

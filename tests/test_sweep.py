@@ -11,13 +11,10 @@ from scipy import stats
 
 from capacity.dataset import load_dataset
 from capacity.validation import Finding
-from optimizer.analysis.sweep import (
-    SweepSpecError,
-    expand_sweep,
-    fill_level,
-    load_sweep,
-    parse_sweep,
-)
+from optimizer.analysis.sweep import fill_level
+from optimizer.analysis.sweep_cases import expand_sweep
+from optimizer.analysis.sweep_errors import SweepSpecError
+from optimizer.analysis.sweep_read import load_sweep, parse_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -205,7 +202,7 @@ def test_shipped_example_expands_over_default_data() -> None:
 
 
 def test_a_carbon_price_axis_sets_the_policy_price_per_case(tmp_path: Path) -> None:
-    from optimizer.analysis.sweep import cases_dataset
+    from optimizer.analysis.sweep_cases import cases_dataset
 
     p = tmp_path / "carbon.yaml"
     p.write_text(

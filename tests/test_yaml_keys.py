@@ -11,7 +11,8 @@ from capacity.dataset import load_dataset
 from capacity.safe_yaml import load_yaml
 from capacity.validation import DataValidationError
 from capacity.yaml_keys import DuplicateKeyError
-from optimizer.analysis.sweep import SweepSpecError, load_sweep
+from optimizer.analysis.sweep_errors import SweepSpecError
+from optimizer.analysis.sweep_read import load_sweep
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"

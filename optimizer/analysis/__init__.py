@@ -2,12 +2,24 @@
 
 Modules
 -------
-``sweep``         sweep specs (scenarios, grid, Monte Carlo) read from YAML.
+``sweep``         the sweep spec models (scenarios, grid, Monte Carlo, distributions).
+``sweep_errors``  a sweep file's errors: SweepSpecError, pydantic errors as text.
+``sweep_lines``   YAML line maps of a sweep file (key path -> line).
+``sweep_read``    reading a sweep file: YAML to a validated spec, errors with lines.
+``sweep_cases``   a sweep's cases: SweepCase and its key, expansion, a case's dataset.
 ``outcomes``      the headline outcomes of one plan and their statistics.
 ``dask_cluster``  the Dask client: local cluster security, bounded wait on reconnects.
 ``case_check``    is a written batch case really done (reads report files).
 ``batch_folder``  the batch folder's manifest, merged under a lock.
-``batch``         many solves: model patching, Dask batch with resume.
+``batch_invalid``  cases whose data does not validate, found before solving.
+``batch_resume``  which cases a re-run skips: case identity (options) and verified plans.
+``batch_patch``   model patching for reuse: data-change detection and the patchers.
+``batch_case``    one case in a process: caches, retained HiGHS session, run_case, solve_many.
+``batch_progress``  the batch's rich progress bar.
+``batch_record``  recording each finished case: its tables, then its manifest entry.
+``batch_dask``    solving the cases on Dask: bounded wait, one lone retry of a lost case.
+``batch``         the batch driver: ``capacity batch``, a sweep's cases into one folder.
+``batch_render``  printing a batch's findings and its invalid cases with rich.
 ``tornado``           one-at-a-time sensitivity: parameter groups at low and high levels.
 ``monte_carlo``       seeded Monte Carlo re-solves, binding shares, sampled scenarios.
 ``hedge``             the hedged (two-stage) plan in extensive form with VSS and EVPI.

@@ -137,7 +137,7 @@ def monte_carlo(
     """
     from capacity.scenarios import apply_overrides, apply_scenario
     from capacity.validation import DataValidationError
-    from optimizer.analysis.batch import solve_many
+    from optimizer.analysis.batch_case import solve_many
 
     mc = spec if isinstance(spec, MonteCarloSpec) else MonteCarloSpec.model_validate(dict(spec))
     base = apply_scenario(ds, mc.base)

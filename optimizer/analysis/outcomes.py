@@ -1,8 +1,8 @@
 """Outcomes of one plan and their statistics over many plans.
 
-The figures every scenario analysis reports (:mod:`optimizer.analysis.batch` per case,
-:mod:`optimizer.analysis.monte_carlo` per sample), kept below both so neither imports the
-other:
+The figures every scenario analysis reports (:mod:`optimizer.analysis.batch_case` per case,
+:mod:`optimizer.analysis.monte_carlo` per sample), kept below both so neither imports
+the other:
 
 * ``total_cost_usd``: the discounted objective (``PlanResult.objective_usd``);
 * ``unmet_h100e``: sum of ``demand.unmet_h100e`` over customers, workloads and

@@ -276,7 +276,7 @@ def _solve_variants(
     """
     from capacity.scenarios import apply_overrides
     from capacity.validation import DataValidationError
-    from optimizer.analysis.batch import solve_many
+    from optimizer.analysis.batch_case import solve_many
 
     ok_idx: list[int] = []
     errors: dict[int, str] = {}

@@ -15,7 +15,7 @@ from optimizer.cli.printing import print_findings
 if TYPE_CHECKING:  # pandas stays unloaded for --help
     from rich.console import Console
 
-    from optimizer.analysis.sweep import SweepSpecError
+    from optimizer.analysis.sweep_errors import SweepSpecError
 
 __all__ = ["batch", "other_sweeps_note"]
 
@@ -144,8 +144,10 @@ def batch(
 
     from capacity.validation import DataValidationError
     from optimizer import SolveOptions
-    from optimizer.analysis.batch import render_batch, render_invalid, run_batch
-    from optimizer.analysis.sweep import SweepSpecError, check_data_dir, load_sweep
+    from optimizer.analysis.batch import run_batch
+    from optimizer.analysis.batch_render import render_batch, render_invalid
+    from optimizer.analysis.sweep_errors import SweepSpecError
+    from optimizer.analysis.sweep_read import check_data_dir, load_sweep
 
     console = Console(width=max(120, Console().width))
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)

@@ -1,0 +1,123 @@
+"""Recording each finished case: its tables, then its manifest entry under the folder lock.
+
+A case is recorded ``state: "done"`` only when its written files re-read and verify
+(:func:`optimizer.analysis.batch_resume.verify_or_fail`) and it has a plan; an
+infeasible case is written with its explanation table, recorded ``no_plan`` and
+counted as failed; a case without a result (an exception, a worker killed, invalid
+data) is recorded ``failed`` with its error, and the batch goes on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from capacity.validation import Finding
+from optimizer.analysis.batch_case import CaseResult
+from optimizer.analysis.batch_folder import BATCH_MANIFEST, merge_case, sweep_id
+from optimizer.analysis.batch_invalid import INVALID_DATA, finding_text
+from optimizer.analysis.batch_progress import BatchProgress
+from optimizer.analysis.batch_resume import NO_PLAN, verify_or_fail
+from optimizer.analysis.sweep_cases import SweepCase
+from optimizer.output.summary import OK_STATUSES
+
+__all__ = ["BatchRecorder", "iso_now"]
+
+
+def iso_now() -> str:
+    """Return the time now in UTC as ``YYYY-MM-DDTHH:MM:SSZ``."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+class BatchRecorder:
+    """Writes each finished case (tables, then its manifest entry) and counts them."""
+
+    def __init__(
+        self,
+        out: Path,
+        manifest: dict[str, Any],
+        keys: Mapping[str, str],
+        on_case: Callable[[CaseResult], None] | None,
+        solve_doc: Mapping[str, Any] | None = None,
+    ) -> None:
+        self.out = out
+        self.solve_doc = dict(solve_doc or {})
+        self.manifest = manifest
+        self.manifest_path = out / BATCH_MANIFEST
+        self.keys = keys
+        self.sweep = sweep_id(keys)
+        self.on_case = on_case
+        self.counts = {"done": 0, "failed": 0}
+
+    def record(
+        self,
+        case: SweepCase,
+        cr: CaseResult,
+        bar: BatchProgress | None,
+        *,
+        retried: bool,
+        findings: Sequence[Finding] = (),
+    ) -> None:
+        """Write a case's tables and manifest entry; advance the bar; call ``on_case``."""
+        entry: dict[str, Any] = {
+            "key": self.keys[case.name],
+            "sweep": self.sweep,
+            "kind": case.kind,
+            "base": case.base,
+            "params": dict(case.params),
+            "options": self.solve_doc,
+            "finished_utc": iso_now(),
+            "retried": retried,
+        }
+        if cr.result is not None:
+            entry.update(self._write_tables(case, cr, entry))
+        else:
+            entry["state"] = "failed"
+        entry.update(
+            status=cr.status,
+            objective_usd=cr.objective_usd,
+            time_s=round(cr.elapsed_s, 4),
+            reused_model=cr.reused,
+            error=entry.get("error") or cr.error,
+            outcomes=cr.outcomes,
+        )
+        if findings:
+            entry["findings"] = [dataclasses.asdict(f) for f in findings]
+        if entry["state"] == "done":
+            verify_or_fail(self.out, case.name, entry)
+        if entry["state"] == "done" and cr.status not in OK_STATUSES:
+            entry["state"] = NO_PLAN  # written and verified, but no plan: redone by a re-run
+        # merged under the folder's lock: entries of concurrent batches are kept
+        self.manifest = merge_case(self.out, case.name, entry, iso_now())
+        ok = entry["state"] == "done" and cr.status in OK_STATUSES
+        self.counts["done" if ok else "failed"] += 1
+        if bar is not None:
+            bar.advance(ok)
+        if self.on_case is not None:
+            self.on_case(cr)
+
+    def record_invalid(self, case: SweepCase, found: Sequence[Finding]) -> None:
+        """Record a case whose data does not validate (not solved) with its findings."""
+        text = "\n".join(finding_text(f) for f in found)
+        cr = CaseResult(case.name, self.keys[case.name], INVALID_DATA, None, None, error=text)
+        self.record(case, cr, None, retried=False, findings=found)
+
+    def _write_tables(
+        self, case: SweepCase, cr: CaseResult, entry: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        """Write the tables of a solved case; the entry fields ``state``, ``files``/``error``."""
+        from optimizer.output.report import file_metadata, write_scenario_tables
+        from optimizer.output.run_folder import scenario_dir
+
+        sdir = scenario_dir(self.out, case.name)
+        merge_case(self.out, case.name, {**entry, "state": "writing"}, iso_now())
+        try:
+            meta = file_metadata(cr.result, scenario=case.name, run_id=self.out.name)
+            written = write_scenario_tables(cr.result, sdir, meta)
+        except Exception as exc:  # noqa: BLE001 - recorded; the batch goes on
+            return {"state": "failed", "error": f"writing tables: {exc}"}
+        files = sorted(p.relative_to(self.out).as_posix() for p in written.values())
+        return {"state": "done", "files": files}

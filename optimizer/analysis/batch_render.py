@@ -1,0 +1,184 @@
+"""Printing a batch with rich: scenario and grid cases, Monte Carlo percentiles, invalid cases."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from capacity.validation import Finding
+from optimizer.output.summary import OK_STATUSES
+
+if TYPE_CHECKING:
+    from optimizer.analysis.batch import BatchResult
+
+__all__ = ["render_batch", "render_invalid"]
+
+
+def render_batch(result: BatchResult, console: Any = None) -> None:
+    """Print a batch's findings with rich: scenarios, grid, Monte Carlo percentiles.
+
+    Parameters
+    ----------
+    result : BatchResult
+    console : rich.console.Console, optional
+    """
+    from rich.console import Console
+
+    console = console or Console(width=140)
+    s = result.summary
+    fixed = s[s["kind"].isin(["scenario", "grid"])]
+    if len(fixed):
+        console.print(_fixed_cases_table(fixed))
+    mc = s[s["kind"] == "monte_carlo"]
+    if len(mc):
+        console.print(_monte_carlo_table(mc))
+        binding = _binding_shares_table(mc, str(result.manifest.get("solver") or ""))
+        if binding is not None:
+            console.print(binding)
+    n_bad = len(result.invalid)
+    console.print(
+        f"{result.n_done} solved, {result.n_failed} failed or not optimal"
+        + (f" ({n_bad} with invalid data)" if n_bad else "")
+        + f", {result.n_skipped} skipped (already done). Output: {result.out_dir}"
+    )
+    bad = s[(s["state"] != "done") | (~s["status"].isin(OK_STATUSES))]
+    for r in bad.itertuples(index=False):
+        console.print(f"[red]{r.scenario}[/red]: {r.status or r.state} {r.error}")
+
+
+def _money_bn(x: Any) -> str:
+    return "" if x is None or pd.isna(x) else f"{float(x) / 1e9:,.3f}"
+
+
+def _num(x: Any, f: str = ",.0f") -> str:
+    return "" if x is None or pd.isna(x) else format(float(x), f)
+
+
+def _fixed_cases_table(fixed: pd.DataFrame) -> Any:
+    """Rich table of the scenario and grid cases (cost in USD bn, discounted)."""
+    from rich.table import Table
+
+    t = Table(title="Scenarios and grid (cost in USD bn, discounted)")
+    for c in (
+        "scenario",
+        "status",
+        "cost_bn_usd",
+        "unmet_h100e",
+        "trainium_share",
+        "breach_mw",
+        "time_s",
+    ):
+        t.add_column(c, justify="left" if c in ("scenario", "status") else "right")
+    for r in fixed.itertuples(index=False):
+        t.add_row(
+            r.scenario,
+            str(r.status or r.state),
+            _money_bn(r.total_cost_usd),
+            _num(r.unmet_h100e),
+            _num(r.trainium_share, ".1%"),
+            _num(r.breach_mw),
+            _num(r.time_s, ".2f"),
+        )
+    return t
+
+
+def _monte_carlo_table(mc: pd.DataFrame) -> Any:
+    """Rich table of the P10/P50/P90/mean of each outcome over the Monte Carlo samples."""
+    from rich.table import Table
+
+    from optimizer.analysis.outcomes import OUTCOMES, outcome_percentiles
+
+    pct = outcome_percentiles(mc, OUTCOMES)
+    n_ok = int(mc["status"].isin(OK_STATUSES).sum())
+    t = Table(title=f"Monte Carlo: {len(mc)} samples, {n_ok} with a plan")
+    for c in ("outcome", "P10", "P50", "P90", "mean"):
+        t.add_column(c, justify="left" if c == "outcome" else "right")
+    for r in pct.itertuples(index=False):
+        f = (
+            (lambda x: _money_bn(x) + " bn")
+            if r.outcome == "total_cost_usd"
+            else ((lambda x: _num(x, ".1%")) if r.outcome == "trainium_share" else _num)
+        )
+        t.add_row(r.outcome, f(r.p10), f(r.p50), f(r.p90), f(r.mean))
+    return t
+
+
+def _binding_shares_table(mc: pd.DataFrame, solver: str = "") -> Any | None:
+    """Rich table of how often each family and limit binds (None without a plan).
+
+    A sample whose solver returned no duals (null ``binding_families``) counts as
+    unknown, never as "binds nowhere"; the caption says so and names solvers with duals.
+    """
+    from rich.table import Table
+
+    from optimizer.analysis.outcomes import binding_shares
+    from optimizer.output.binding_limits import no_duals_text
+
+    ok = mc[mc["status"].isin(OK_STATUSES)]
+
+    def sets(col: str) -> list[set[str] | None]:
+        return [None if pd.isna(b) else set(filter(None, str(b).split(";"))) for b in ok[col]]
+
+    fams, lims = sets("binding_families"), sets("binding_limits")
+    if not fams:
+        return None
+    bs = binding_shares(fams)
+    ls = binding_shares(lims)  # one set per sample, like fams
+    unknown = sum(f is None for f in fams)
+    t = Table(
+        title="How often each constraint binds (non-zero shadow price, share of samples)",
+        caption=f"{no_duals_text(solver)}: unknown for {unknown} of {len(fams)} samples"
+        if unknown
+        else None,
+    )
+    t.add_column("family")
+    t.add_column("any row", justify="right")
+    t.add_column("limits that bind (share of samples)", overflow="fold")
+    for r in bs.itertuples(index=False):
+        mine = ls[ls["family"].str.startswith(r.family + ":")].head(6)
+        txt = ", ".join(
+            f"{f.split(':', 1)[1]} {v:.0%}"
+            for f, v in zip(mine["family"], mine["share_priced"], strict=True)
+        )
+        t.add_row(r.family, "unknown" if pd.isna(r.share_priced) else f"{r.share_priced:.0%}", txt)
+    return t
+
+
+def render_invalid(
+    invalid: Mapping[str, Sequence[Finding]], console: Any = None, *, per_case: int = 5
+) -> None:
+    """Print the cases whose data does not validate as one rich table.
+
+    Parameters
+    ----------
+    invalid : mapping of str to sequence of Finding
+        From :func:`optimizer.analysis.batch_invalid.validate_cases` (or
+        :attr:`optimizer.analysis.batch.BatchResult.invalid`).
+    console : rich.console.Console, optional
+    per_case : int
+        Findings shown per case; the rest are counted (all are in the manifest).
+    """
+    from rich.console import Console
+    from rich.table import Table
+
+    if not invalid:
+        return
+    console = console or Console(width=140)
+    t = Table(title=f"{len(invalid)} case(s) with invalid data: not solved")
+    for c in ("case", "file", "row", "column", "value", "message"):
+        t.add_column(c, overflow="fold", justify="right" if c == "row" else "left")
+    for name, found in invalid.items():
+        for f in list(found)[:per_case]:
+            t.add_row(
+                name,
+                f.file,
+                "" if f.row is None else str(f.row),
+                f.column or "",
+                "" if f.value is None else str(f.value),
+                f.message,
+            )
+        if len(found) > per_case:
+            t.add_row(name, "", "", "", "", f"... and {len(found) - per_case} more (see manifest)")
+    console.print(t)

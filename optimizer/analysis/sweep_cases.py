@@ -1,0 +1,211 @@
+"""A sweep's cases: SweepCase and its key, the expansion in a fixed order, a case's dataset.
+
+Case names are stable and Hive-safe: the named scenario itself, ``grid_<axis>-<level>
+_<axis>-<level>`` and ``mc_<nnn>``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from capacity.scenario_spec import Override
+from capacity.validation import Finding, suggest
+from optimizer.analysis.sweep import GridSpec, MonteCarloSpec, SweepSpec, format_level
+from optimizer.analysis.sweep_errors import SweepSpecError
+from optimizer.analysis.sweep_lines import field_text
+
+__all__ = ["SweepCase", "cases_dataset", "expand_sweep"]
+
+
+@dataclass(frozen=True)
+class SweepCase:
+    """One scenario of a sweep, ready to be applied to the base dataset.
+
+    Attributes
+    ----------
+    name : str
+        Case name (Hive partition value).
+    kind : {"scenario", "grid", "monte_carlo"}
+        Where the case comes from.
+    base : str or None
+        Named scenario of the dataset applied first (None: the data as is).
+    overrides : tuple of Override
+        Applied after ``base``.
+    params : dict
+        Axis or parameter name -> level (grid and Monte Carlo cases).
+    """
+
+    name: str
+    kind: Literal["scenario", "grid", "monte_carlo"]
+    base: str | None = None
+    overrides: tuple[Override, ...] = ()
+    params: Mapping[str, float | str] = field(default_factory=dict)
+
+    def key(self, base_hash: str, solve: Mapping[str, Any] | None = None) -> str:
+        """Return the case's identity: sha256 of name, data, base, overrides, solve options.
+
+        Parameters
+        ----------
+        base_hash : str
+            Hash of the sweep's base dataset.
+        solve : mapping, optional
+            The solve options the case runs with (``capacity batch`` passes
+            :func:`optimizer.analysis.batch_resume.case_options`: solver, time limit, formulation,
+            integer units, clusters ...); None leaves them out of the key.
+
+        Returns
+        -------
+        str
+            Hex sha256. Two runs of the same case over the same data with the same
+            options share the key; changing the data, the base scenario, an override
+            or a solve option changes it (so ``capacity batch`` redoes the case).
+        """
+        doc: dict[str, Any] = {
+            "name": self.name,
+            "data": base_hash,
+            "base": self.base,
+            "overrides": [o.to_dict() for o in self.overrides],
+        }
+        if solve is not None:
+            doc["solve"] = dict(solve)
+        return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) -> list[SweepCase]:
+    """List the cases of a sweep in a fixed order (scenarios, grid, Monte Carlo).
+
+    Parameters
+    ----------
+    spec : SweepSpec
+        The validated sweep.
+    known_scenarios : sequence of str, optional
+        Scenario names of the dataset; when given, unknown names raise.
+
+    Returns
+    -------
+    list of SweepCase
+
+    Raises
+    ------
+    SweepSpecError
+        For an unknown scenario name (with the names the dataset defines and a "did you
+        mean" hint) or two cases with the same name; findings name the sweep file and
+        line.
+    """
+    cases: list[SweepCase] = []
+    errors: list[Finding] = []
+    known = (
+        None if known_scenarios is None else ["base", *(n for n in known_scenarios if n != "base")]
+    )
+
+    def fail(path: tuple[str | int, ...], value: str | None, msg: str) -> None:
+        errors.append(Finding("error", spec.file, spec.line(*path), field_text(path), value, msg))
+
+    def check(name: str | None, *path: str | int) -> None:
+        if known is not None and name is not None and name not in known:
+            fail(
+                path,
+                name,
+                f"unknown scenario {name!r}; the dataset defines: {', '.join(known)}."
+                + suggest(name, known),
+            )
+
+    for i, s in enumerate(spec.scenarios):
+        if isinstance(s, str):
+            check(s, "scenarios", i)
+            cases.append(SweepCase(name=s, kind="scenario", base=s))
+        else:
+            check(s.base, "scenarios", i, "base")
+            cases.append(
+                SweepCase(name=s.name, kind="scenario", base=s.base, overrides=s.overrides)
+            )
+    if spec.grid is not None:
+        check(spec.grid.base, "grid", "base")
+        cases += _grid_cases(spec.grid)
+    if spec.monte_carlo is not None:
+        check(spec.monte_carlo.base, "monte_carlo", "base")
+        cases += _monte_carlo_cases(spec.monte_carlo)
+    seen: set[str] = set()
+    for i, c in enumerate(cases):
+        if c.name in seen:
+            at: tuple[str | int, ...] = ("scenarios", i) if c.kind == "scenario" else (c.kind,)
+            fail(at, c.name, f"two cases are named {c.name!r}")
+        seen.add(c.name)
+    if errors:
+        raise SweepSpecError(errors)
+    return cases
+
+
+def _grid_cases(g: GridSpec) -> list[SweepCase]:
+    """One case per combination of the axes' levels, named ``grid_<axis>-<level>_...``."""
+    cases = []
+    for combo in itertools.product(*(a.levels for a in g.axes)):
+        ovs: list[Override] = []
+        for a, lv in zip(g.axes, combo, strict=True):
+            ovs.extend(a.fill(lv))
+        name = "grid_" + "_".join(
+            f"{a.name}-{format_level(lv)}" for a, lv in zip(g.axes, combo, strict=True)
+        )
+        params: dict[str, float | str] = {a.name: lv for a, lv in zip(g.axes, combo, strict=True)}
+        cases.append(
+            SweepCase(name=name, kind="grid", base=g.base, overrides=tuple(ovs), params=params)
+        )
+    return cases
+
+
+def _monte_carlo_cases(mc: MonteCarloSpec) -> list[SweepCase]:
+    """One case per seeded sample, named ``mc_000``, ``mc_001`` ..."""
+    draws = mc.draw()
+    width = max(3, len(str(mc.samples - 1)))
+    cases = []
+    for k in range(mc.samples):
+        ovs: list[Override] = []
+        params: dict[str, float | str] = {}
+        for p in mc.parameters:
+            lv = float(draws[p.name][k])
+            ovs.extend(p.fill(lv))
+            params[p.name] = lv
+        cases.append(
+            SweepCase(
+                name=f"mc_{k:0{width}d}",
+                kind="monte_carlo",
+                base=mc.base,
+                overrides=tuple(ovs),
+                params=params,
+            )
+        )
+    return cases
+
+
+def cases_dataset(base: Any, case: SweepCase) -> Any:
+    """Return the dataset of one case: ``base`` with the case's scenario and overrides.
+
+    Parameters
+    ----------
+    base : capacity.dataset.Dataset
+        The dataset named by the sweep's ``data``.
+    case : SweepCase
+
+    Returns
+    -------
+    capacity.dataset.Dataset
+        Labelled with the case name as its scenario.
+
+    Raises
+    ------
+    capacity.scenarios.UnknownScenarioError, capacity.validation.DataValidationError
+    """
+    import dataclasses
+
+    from capacity.scenarios import apply_overrides, apply_scenario
+
+    ds = apply_scenario(base, case.base)
+    if case.overrides:
+        return apply_overrides(ds, case.overrides, scenario=case.name)
+    # relabel without re-validating (the tables are unchanged)
+    return dataclasses.replace(ds, scenario=case.name) if ds.scenario != case.name else ds
