@@ -1,7 +1,7 @@
 """Constraint-family registry: one entry per family, holding everything about it.
 
 :data:`REGISTRY` lists every constraint family of the planning LP as a
-:class:`~optimizer.components.base.ConstraintFamily` record, in build order. From one
+:class:`~optimizer.components.records.ConstraintFamily` record, in build order. From one
 entry you reach the family's
 
 * ``define(builder, columns)``: the vectorised function that adds its rows for one
@@ -61,7 +61,7 @@ shares). Then add that record to
 :data:`REGISTRY` below at the place it should be built. Nothing else changes: the
 model builds it, the checker checks it, the explanation words it, the shadow-price
 table keys and prices it (``tests/test_families_registry.py`` checks that every
-record is complete). Give ``result`` a :class:`~optimizer.components.base.ResultRows`
+record is complete). Give ``result`` a :class:`~optimizer.components.records.ResultRows`
 only when the dual belongs in a domain table as well (a new ``site_utilisation``
 limit needs its ``used`` and ``capacity`` columns in :mod:`optimizer.plan.results`). A new
 decision variable kind is a change to :mod:`optimizer.plan.model` (``VAR_KINDS`` and the
@@ -83,7 +83,7 @@ from optimizer.components import (
     site,
     supply,
 )
-from optimizer.components.base import ConstraintFamily, ResultRows
+from optimizer.components.records import ConstraintFamily, ResultRows
 
 __all__ = [
     "BY_NAME",

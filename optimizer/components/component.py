@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from optimizer.components.base import ConstraintFamily
+from optimizer.components.records import ConstraintFamily
 
 __all__ = ["CashKind", "ColumnKind", "Component", "CostTerm", "ResultTable", "TableColumn"]
 

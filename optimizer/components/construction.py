@@ -30,18 +30,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    CheckInputs,
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    ScenarioData,
-    cumulative,
-    expand,
-    site_period_keys,
-    violations,
-)
+from optimizer.components.base import CheckInputs, site_period_keys
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns, ScenarioData
+from optimizer.lp.builder import ModelBuilder, cumulative, expand
 from optimizer.lp.grouping import reindexed
+from optimizer.lp.violations import violations
 
 
 def online_cumulative(columns: pd.DataFrame, scenario: ScenarioData) -> pd.DataFrame:

@@ -9,15 +9,10 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.components.base import (
-    CheckInputs,
-    ConstraintFamily,
-    ModelBuilder,
-    ResultRows,
-    ScenarioColumns,
-    flagged,
-    violations,
-)
+from optimizer.components.base import CheckInputs
+from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import rows_frame
 from optimizer.lp.grouping import (
     Groups,
@@ -28,6 +23,7 @@ from optimizer.lp.grouping import (
     value_at,
     values_at,
 )
+from optimizer.lp.violations import flagged, violations
 
 
 def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -36,7 +32,7 @@ def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> No
     ``g`` is the demand's region group: its assign columns exist only at sites of
     those regions (regional inference), built in :func:`optimizer.plan.model._operating_keys`.
     In the compact formulation the sum runs over ``serve[c,e,k,w,g,p]`` (per region,
-    :attr:`~optimizer.components.base.ScenarioColumns.customer_work`).
+    :attr:`~optimizer.components.scenario.ScenarioColumns.customer_work`).
     """
     scenario, unmet = columns.scenario, columns.unmet
     if unmet.empty:

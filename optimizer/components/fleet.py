@@ -5,15 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    CheckInputs,
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    expand,
-    violations,
-)
+from optimizer.components.base import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder, expand
 from optimizer.lp.grouping import Groups, value_at
+from optimizer.lp.violations import violations
 
 _FLEET_COLUMNS = ["c", "s", "t", "col"]
 
@@ -64,7 +61,7 @@ def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> 
     """Fleet assignment: sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] (initial + installs alive).
 
     In the compact formulation the lhs is sum_w busy[c,s,w,p] (the same chips,
-    :attr:`~optimizer.components.base.ScenarioColumns.site_work`).
+    :attr:`~optimizer.components.scenario.ScenarioColumns.site_work`).
     """
     scenario, assign = columns.scenario, columns.site_work
     if assign.empty:

@@ -20,15 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    CheckInputs,
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    ScenarioData,
-    flagged,
-)
+from optimizer.components.base import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns, ScenarioData
+from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.grouping import Groups, as_target
+from optimizer.lp.violations import flagged
 
 
 def parse_hosts(text: Any) -> frozenset[str]:

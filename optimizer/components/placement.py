@@ -55,14 +55,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    CheckInputs,
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    expand,
-    violations,
-)
+from optimizer.components.base import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.violations import violations
 
 _KST = ["k", "s", "t"]
 

@@ -17,7 +17,7 @@ online after the horizon are not created.
 Expressions: ``upgrades[s,p]`` = sum_{o, d + lead_o <= p} grid_upgrade[s,o,d];
 ``onsite[s,o,p]`` = initial_mw + sum_{d + lead_o <= p} onsite_build[s,o,d];
 ``facility_mwh[s,p]`` = sum_c IT MWh[c,s,p] * PUE(c,s) (the expression the grid-only
-model prices, :func:`optimizer.components.base.energy_coefficients`).
+model prices, :func:`optimizer.components.scenario.energy_coefficients`).
 
 Families (row ``family``; unit of the rhs)
 ------------------------------------------
@@ -57,13 +57,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ModelBuilder,
-    ScenarioColumns,
-    ScenarioData,
-    energy_coefficients,
-    expand,
-)
+from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
+from optimizer.lp.builder import ModelBuilder, expand
 
 POWER_TABLES = ("grid_upgrades", "onsite_generation", "ppas", "carbon_policy")
 POWER_KINDS = ("grid_upgrade", "onsite_build", "power_energy")

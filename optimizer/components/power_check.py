@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import CheckInputs, ConstraintFamily, violations
+from optimizer.components.base import CheckInputs
 from optimizer.components.power import (
     GRID,
     define_carbon_cap_horizon,
@@ -27,6 +27,8 @@ from optimizer.components.power import (
     define_ppa_energy,
     power_modelled,
 )
+from optimizer.components.records import ConstraintFamily
+from optimizer.lp.violations import violations
 
 _EMPTY = pd.DataFrame(
     {

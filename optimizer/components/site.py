@@ -12,18 +12,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    CheckInputs,
-    ChipSiteWork,
-    ConstraintFamily,
-    ModelBuilder,
-    ResultRows,
-    ScenarioColumns,
-    cumulative,
-    energy_coefficients,
-    site_period_keys,
-    violations,
-)
+from optimizer.components.base import CheckInputs, ChipSiteWork, site_period_keys
 from optimizer.components.construction import (
     downtime_terms,
     online_cumulative,
@@ -32,7 +21,11 @@ from optimizer.components.construction import (
 )
 from optimizer.components.power import site_supply
 from optimizer.components.power_check import extra_grid_mw
+from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.scenario import ScenarioColumns, energy_coefficients
+from optimizer.lp.builder import ModelBuilder, cumulative
 from optimizer.lp.grouping import reindexed, take, value_at
+from optimizer.lp.violations import violations
 
 _PUE = ("pue_air", "pue_liquid")
 _WUE = ("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")

@@ -5,15 +5,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    CheckInputs,
-    ConstraintFamily,
-    ModelBuilder,
-    ResultRows,
-    ScenarioColumns,
-    violations,
-)
+from optimizer.components.base import CheckInputs
+from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.grouping import Groups, inner_pairs, value_at
+from optimizer.lp.violations import violations
 
 
 def define_supply_resource(builder: ModelBuilder, columns: ScenarioColumns) -> None:

@@ -73,7 +73,7 @@ assign columns):
 
 * ``busy[c,s,w,p]`` chips at work per site: fleet assignment (sum_w busy <= fleet),
   energy, water and power terms (the assign terms of
-  :func:`~optimizer.components.base.energy_coefficients`);
+  :func:`~optimizer.components.scenario.energy_coefficients`);
 * ``serve[c,e,k,w,g,p]`` chips of region e serving customer k: demand balance
   (x h100e x derate) and commitments (x it_kw / 1000);
 * 12. ``region_balance``: sum_{k,g} serve[c,e,k,w,g,p] + sum_q pool_draw[c,e,q,w,p] =
@@ -149,19 +149,14 @@ import scipy.sparse as sp
 
 from capacity.schema import SPECS, period_index
 from optimizer.components import REGISTRY
-from optimizer.components.base import (
-    ROW_CODE_COLUMNS,
-    ModelBuilder,
-    ScenarioColumns,
-    ScenarioData,
-    energy_coefficients,
-    expand,
-    pipeline_by_period,
-)
+from optimizer.components.base import pipeline_by_period
 from optimizer.components.hosting import hosted_pairs
 from optimizer.components.pool import pool_keys
 from optimizer.components.power import POWER_KINDS, source_names
 from optimizer.components.region import compact_keys
+from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
+from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.dimensions import ROW_CODE_COLUMNS
 
 #: Assumed facility life in quarters (15 years) for annualising build capex. Data-center
 #: shells, power and cooling plant are commonly depreciated over 15-20 years (e.g.

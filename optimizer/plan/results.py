@@ -62,14 +62,11 @@ import pandas as pd
 
 from capacity.schema import period_index
 from optimizer.components import REGISTRY
-from optimizer.components.base import (
-    CODE_NAMES,
-    ChipSiteWork,
-    ConstraintFamily,
-    site_capacity_table,
-)
+from optimizer.components.base import ChipSiteWork, site_capacity_table
 from optimizer.components.placement import cluster_rules
+from optimizer.components.records import ConstraintFamily
 from optimizer.components.region import split_region_service
+from optimizer.lp.dimensions import CODE_NAMES
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.frames import object_column, rows_frame
 from optimizer.lp.grouping import (
