@@ -22,13 +22,13 @@ sub-package's docstring lists its modules.
 ``cli``         the ``capacity`` command line.
 """
 
+from optimizer.components import FAMILIES
+from optimizer.components.construction import FACILITY_LIFE_PERIODS
+from optimizer.plan.fixing import fix_first_stage
 from optimizer.plan.model import (
-    FACILITY_LIFE_PERIODS,
-    FAMILIES,
     PlanningModel,
     build_model,
     build_stochastic_model,
-    fix_first_stage,
 )
 from optimizer.plan.pulp_io import PulpNames, pulp_names, to_pulp, write_problem
 from optimizer.plan.results import TABLE_COLUMNS, empty_tables

@@ -81,7 +81,7 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
     assert model_module.FAMILIES == FAMILIES and optimizer.FAMILIES == FAMILIES
     assert FAMILIES["site_water"] == "m3" and FAMILIES["demand_balance"] == "H100e"
     assert SOFT_FAMILIES == ("demand_balance", "commitment")
-    assert model_module.DEFINITION_FAMILIES == ("cluster_switch", "fleet_definition")
+    assert model_module.DEFINITION_FAMILIES == ("fleet_definition", "cluster_switch")
 
 
 def test_result_routing_names_real_tables_and_columns() -> None:

@@ -143,7 +143,7 @@ from optimizer.analysis.batch_folder import (
 from optimizer.analysis.case_check import case_problem
 from optimizer.analysis.dask_cluster import ClusterLost, ClusterOptions, open_client, wait_each
 from optimizer.analysis.sweep import SweepCase, SweepSpec, expand_sweep, load_sweep
-from optimizer.components.power import PPA_PREFIX
+from optimizer.components.power_inputs import PPA_PREFIX
 from optimizer.lp.reuse_cache import cached, patched_from
 from optimizer.output.summary import OK_STATUSES
 

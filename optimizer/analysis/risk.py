@@ -52,7 +52,7 @@ from optimizer.analysis.outcomes import (
 )
 from optimizer.analysis.sweep import MonteCarloSpec, fill_level
 from optimizer.output.summary import OK_STATUSES, missing_duals, no_duals_text
-from optimizer.plan.model import first_stage_kinds
+from optimizer.plan.columns import first_stage_kinds
 
 __all__ = [
     "LIMIT_FAMILIES",

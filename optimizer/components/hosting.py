@@ -4,7 +4,7 @@ Maths: a chip c may be installed at site s only if ``hosts_s`` is empty or names
 the chip's ``family`` or ``vendor`` (case-insensitive, ``;``-separated):
 ``install[c,s,p] = 0`` (no column) and so ``fleet[c,s,p] = 0`` for every other
 (c, s). The rule is a mask on the install columns (:func:`hosted_pairs`, used by
-:mod:`optimizer.plan.model`), so ``site_hosting`` has no LP rows and no dual; the
+:mod:`optimizer.plan.columns`), so ``site_hosting`` has no LP rows and no dual; the
 checker recomputes it from the fleet (initial fleet included), and
 :func:`hosting_exclusions` words the demand a hosting rule leaves with nowhere to go
 in the infeasibility / unserved explanation.

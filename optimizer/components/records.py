@@ -69,7 +69,8 @@ class ConstraintFamily:
     check : callable or None
         ``check(inputs)`` recomputes lhs and rhs from the decision frames with plain
         pandas and returns the violated rows
-        (:func:`optimizer.lp.violations.violations`); None only for definition rows whose meaning the checker recomputes from the inputs.
+        (:func:`optimizer.lp.violations.violations`); None only for definition rows
+        whose meaning the checker recomputes from the inputs.
     explain_template : str
         Infeasibility wording of a relaxed row, with ``{key}``, ``{period}``,
         ``{amount}`` placeholders ("" for soft and definition families, which are

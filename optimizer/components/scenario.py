@@ -145,7 +145,7 @@ class ScenarioColumns:
             {k: pd.Series([], dtype=np.int64) for k in "stc"}
         ).rename(columns={"c": "col"})
     )
-    power: dict[str, Any] = field(default_factory=dict)  # power columns (families.power)
+    power: dict[str, Any] = field(default_factory=dict)  # power columns (components.power)
     cluster: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, s, t, col (binary)
     cluster_start: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, s, t, col
     busy: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, w, t, e, col (compact)

@@ -25,7 +25,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.power import HOURS_PER_YEAR, power_modelled
+from optimizer.components.power import HOURS_PER_YEAR
+from optimizer.components.power_inputs import power_modelled
 
 POWER_SOURCES_COLUMNS = (
     "site",
