@@ -13,7 +13,7 @@ a lower one, never a higher one, and no import cycle forms
 imports :mod:`capacity` (schema, data, scenarios) and never :mod:`ui`. Each
 sub-package's docstring lists its modules.
 
-``lp``          the LP's generic machinery (frames, group sums, caches, tidy numbers).
+``lp``          the LP's generic machinery (builder, index letters, violations, group sums).
 ``components``  one module per part of the plan: its columns, constraint families,
                 costs and result rows, and the registry of them.
 ``plan``        the centre: build -> solve -> check -> tables -> :class:`PlanResult`.

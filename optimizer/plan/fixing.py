@@ -33,7 +33,8 @@ def fix_first_stage(
         (produced_chips). Columns absent from the plan are fixed at 0.
     first_stage : str or sequence of str
         Which kinds to fix: ``full`` (default), ``capacity`` (build, liquid,
-        retrofit; chips stay free) or a list of kinds (see :data:`FIRST_STAGE_SETS`).
+        retrofit; chips stay free) or a list of kinds
+        (see :data:`~optimizer.plan.columns.FIRST_STAGE_SETS`).
 
     Returns
     -------

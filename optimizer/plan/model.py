@@ -58,7 +58,8 @@ Two-stage stochastic use
 or the facility kinds only) are shared; every other column is copied per scenario;
 every scenario contributes all its rows and its whole cost, weighted by its
 probability. A deterministic model is the one-scenario case with weight 1.
-First-stage decisions can be fixed to a plan's values with :func:`fix_first_stage`.
+First-stage decisions can be fixed to a plan's values with
+:func:`optimizer.plan.fixing.fix_first_stage`.
 
 With ``integer_units=True`` each install column counts deployment units (integer)
 and carries the scale ``chips_per_unit``: install chips = scale * column value.
@@ -316,7 +317,8 @@ def first_stage_universe(
 ) -> FirstStageUniverse:
     """Return the codes and first-stage keys of the extensive form over ``datasets``.
 
-    ``first_stage`` names the shared decisions (see :data:`FIRST_STAGE_SETS`).
+    ``first_stage`` names the shared decisions
+    (see :data:`~optimizer.plan.columns.FIRST_STAGE_SETS`).
     """
     kinds = first_stage_kinds(first_stage)
     codes = dataset_codes(datasets)
@@ -363,7 +365,7 @@ def build_stochastic_model(
         reference whatever is asked (``formulation_note`` says so).
     first_stage : str or sequence of str
         ``full`` (default), ``capacity`` (build, liquid and retrofit only; see
-        :data:`FIRST_STAGE_SETS`) or a list of first-stage kinds.
+        :data:`~optimizer.plan.columns.FIRST_STAGE_SETS`) or a list of first-stage kinds.
 
     Returns
     -------
