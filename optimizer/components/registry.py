@@ -32,7 +32,8 @@ class Registry:
     Raises
     ------
     ValueError
-        When two components register a family of the same name.
+        When two components register a family, a cost term or a column kind of the
+        same name.
     """
 
     def __init__(self, components: Sequence[Component]) -> None:
@@ -44,6 +45,9 @@ class Registry:
         self.units = {f.name: f.unit for f in self.families}
         self.costs: tuple[CostTerm, ...] = tuple(t for c in self.components for t in c.costs)
         self.kinds = tuple(k.name for c in self.components for k in c.columns)
+        for what, names in (("cost term", [t.name for t in self.costs]), ("kind", self.kinds)):
+            if len(set(names)) != len(names):
+                raise ValueError(f"a {what} is registered twice: {sorted(names)}")
 
 
 _STACK: list[Registry] = []
@@ -62,6 +66,9 @@ def active() -> Registry:
 @contextmanager
 def registered(*extra: Component) -> Iterator[Registry]:
     """Register ``extra`` components after the active ones for the ``with`` block.
+
+    The registry is the process's: a Dask worker in another process builds with the
+    default one.
 
     Examples
     --------
