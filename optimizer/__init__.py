@@ -13,7 +13,7 @@ a lower one, never a higher one, and no import cycle forms
 imports :mod:`capacity` (schema, data, scenarios) and never :mod:`ui`. Each
 sub-package's docstring lists its modules.
 
-``lp``          the LP's generic machinery: dimensions, builder, group sums, caches.
+``lp``          the LP's generic machinery: index letters, builder, violations, group sums.
 ``components``  one module per part of the plan: columns, families, costs, tables.
 ``plan``        the pipe of one plan: build, solve, check, tables, result.
 ``output``      the report writer and the plan summary.
@@ -21,13 +21,13 @@ sub-package's docstring lists its modules.
 ``cli``         the ``capacity`` command line.
 """
 
+from optimizer.components import FAMILIES
+from optimizer.components.construction import FACILITY_LIFE_PERIODS
+from optimizer.plan.fixing import fix_first_stage
 from optimizer.plan.model import (
-    FACILITY_LIFE_PERIODS,
-    FAMILIES,
     PlanningModel,
     build_model,
     build_stochastic_model,
-    fix_first_stage,
 )
 from optimizer.plan.pulp_io import PulpNames, pulp_names, to_pulp, write_problem
 from optimizer.plan.results import TABLE_COLUMNS, empty_tables

@@ -11,7 +11,7 @@ import pytest
 import optimizer
 from capacity.dataset import load_dataset
 from optimizer.components import BY_NAME, FAMILIES, REGISTRY, SOFT_FAMILIES
-from optimizer.components.base import CODE_NAMES
+from optimizer.lp.dimensions import CODE_NAMES
 from optimizer.plan import model as model_module
 from optimizer.plan.explain import elastic_model
 from optimizer.plan.results import TABLE_COLUMNS
@@ -82,7 +82,7 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
     assert model_module.FAMILIES == FAMILIES and optimizer.FAMILIES == FAMILIES
     assert FAMILIES["site_water"] == "m3" and FAMILIES["demand_balance"] == "H100e"
     assert SOFT_FAMILIES == ("demand_balance", "commitment")
-    assert model_module.DEFINITION_FAMILIES == ("cluster_switch", "fleet_definition")
+    assert model_module.DEFINITION_FAMILIES == ("fleet_definition", "cluster_switch")
 
 
 def test_result_routing_names_real_tables_and_columns() -> None:
@@ -189,7 +189,7 @@ def test_summary_words_and_limits_come_from_the_registry() -> None:
 
 
 def test_checker_tolerance_scales_with_the_family() -> None:
-    from optimizer.components.base import violations
+    from optimizer.lp.violations import violations
 
     keys = pd.Series(["big", "zero"])
     # a fleet-assignment family whose largest row is 1M chips: a row of rhs 0 that a

@@ -51,7 +51,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from capacity.schema import SPECS, TABLE_NAMES
-from optimizer.components.power import PPA_PREFIX
+from optimizer.components.power_inputs import PPA_PREFIX
 from optimizer.lp.reuse_cache import cached, patched_from
 
 __all__ = ["patch_model"]

@@ -34,7 +34,8 @@ import numpy as np
 import pandas as pd
 
 from optimizer.analysis.outcomes import plan_outcomes, plan_status
-from optimizer.plan.model import build_stochastic_model, first_stage_kinds
+from optimizer.plan.columns import first_stage_kinds
+from optimizer.plan.model import build_stochastic_model
 
 __all__ = [
     "HedgedPlan",

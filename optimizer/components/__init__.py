@@ -1,150 +1,133 @@
-"""Constraint-family registry: one entry per family, holding everything about it.
+"""The components: one module per part of the plan, and the registry of them.
 
-:data:`REGISTRY` lists every constraint family of the planning LP as a
-:class:`~optimizer.components.base.ConstraintFamily` record, in build order. From one
-entry you reach the family's
+A :class:`~optimizer.components.component.Component` bundles what one part of the
+plan owns: its decision column kinds, its constraint families (each a
+:class:`~optimizer.components.records.ConstraintFamily`: the vectorised ``define``
+with its maths in one docstring line, the independent ``check``, the infeasibility
+wording, the unit, the result routing) and its cost terms with their cash kind.
+:data:`COMPONENTS` registers them, one line each, in build order; the centre
+(:mod:`optimizer.plan`) loops over them: the model builds each family and prices each
+cost term, the checker checks each family, the explanation words it, the
+shadow-price table keys and prices it. ``docs/families.md`` lists every family
+(:mod:`optimizer.components.docs`). :func:`registered` adds components for a ``with``
+block (a temporary registry).
 
-* ``define(builder, columns)``: the vectorised function that adds its rows for one
-  scenario (maths in its docstring; see also :mod:`optimizer.plan.model`);
-* ``check(inputs)``: the independent check that recomputes lhs and rhs from the
-  decision frames and the dataset with pandas and numpy, never from the LP
-  (:mod:`optimizer.plan.check` runs them all; sums by key on integer group codes,
-  :mod:`optimizer.lp.grouping`, give pandas' sums bit for bit);
-* ``explain_template`` / ``explain_unit``: the wording of an infeasibility
-  explanation when the elastic re-solve relaxes one of its rows
-  (:mod:`optimizer.plan.explain`);
-* ``unit``: the rhs unit (shadow prices are USD per this unit; :data:`FAMILIES`);
-* ``key_codes``: the code letters naming a row ("site", "chip/site", ...);
-* ``result``: where its dual lands besides ``shadow_prices`` (e.g. the
-  ``site_utilisation`` limit it prices; :mod:`optimizer.plan.results`);
-* ``soft`` / ``definition`` flags: priced-slack families are never relaxed by the
-  explanation; definition rows carry no shadow price.
+Modules
+-------
+``component``     the Component record (column kinds, families, cost terms, tables).
+``records``       the constraint-family record and where its dual lands.
+``registry``      the active registry and the views the centre reads it through.
+``scenario``      one scenario's coded data and decision columns.
+``plan_context``  the plan context the result tables and the checker share.
+``quantities``    derived plan quantities: fleet, chips at work, site loads, IT and facility MWh.
+``capacity_online``  capacity online per site and period (initial, pipeline, build, retrofit).
+``key_match``     key matching and text reuse across a sweep's cases.
+``cells``         the blank-cell test and the demand regions text.
+``table_columns`` shared result-table columns (site, period, chip, ...) and helpers.
+``tables``        the result tables in report order (each declared by its part).
+``site_tables``   build_out, site_utilisation and energy tables.
+``supply_tables`` production and supply_utilisation tables.
+``fleet_tables``  fleet and assignment tables.
+``demand_tables`` demand and commitments tables.
+``placement_tables``  the training_clusters table.
+``plan_tables``   plan-wide tables: costs, shadow prices, violations, calibration, summary.
+``power_steps``   PPA steps per period.
+``power_tables``  power_sources and power_decisions tables.
+``site``          sites: IT power, liquid, grid, build rate, maximum, water (component).
+``construction``  lead time, pipeline, retrofit rate and pool; build and retrofit capex.
+``supply``        the supply chain: resource limits on production (component).
+``hosting``       which chip families or vendors a site may host.
+``chips``         chip inventory with the delivery lag, the sale window.
+``fleet``         fleet definition and assignment, chip capex (component).
+``demand``        demand balance, commitments, the penalties (component).
+``region``        the region balance and the split of a compact plan to sites.
+``pool``          region pools and their proportional split.
+``service``       the compact service: region and pool balances (component).
+``placement``     exact training clusters, the switch cost (component).
+``power``         power families: grid upgrades, on-site generation, PPAs, carbon.
+``power_inputs``  the power tables of one scenario, coded.
+``power_check``   the power checks and records, grid-price energy (component).
+``docs``          the generated table of every family (``docs/families.md``).
 
-Modules: :mod:`~optimizer.components.site` (site_it_power, site_liquid_share,
-site_liquid, site_grid, site_build_rate, site_max, site_water),
-:mod:`~optimizer.components.supply` (supply_resource), :mod:`~optimizer.components.chips`
-(chip_inventory with the delivery lag, chip_window),
-:mod:`~optimizer.components.construction` (lead time and pipeline helpers,
-site_retrofit_rate, site_retrofit_pool), :mod:`~optimizer.components.hosting`
-(site_hosting: an install mask with a checker row),
-:mod:`~optimizer.components.fleet` (fleet_definition,
-fleet_assignment), :mod:`~optimizer.components.demand` (demand_balance, commitment),
-:mod:`~optimizer.components.region` (region_balance: the link of the compact
-formulation's per-site busy chips and per-region service, and the split of a compact
-plan back to per-site, per-customer assignments), :mod:`~optimizer.components.pool`
-(pool_balance: the compact formulation's service pooled over the regions a group of
-customers shares, and its proportional split back to per-region service),
-:mod:`~optimizer.components.placement` (cluster_link, cluster_min_mw, cluster_min_h100e,
-cluster_max_sites, cluster_switch, cluster_min_duration: exact training clusters,
-built only in cluster mode);
-shared pieces (coded scenario data, the row builder, the checker's inputs, the
-record types) in :mod:`~optimizer.components.base`; group sums and key lookups on
-integer codes (used by the checks and the result tables) in
-:mod:`~optimizer.lp.grouping`; internal frames whose text keys stay NumPy object
-columns (not pandas' Arrow text, which every read as NumPy converts back) in
-:mod:`~optimizer.lp.frames`.
+How to add a part of the plan
+-----------------------------
+Write one module ending with its ``COMPONENT = Component(name, columns=...,
+families=..., costs=...)`` record and add one line to :data:`COMPONENTS`:
 
-Result tables and the plan context: each part declares its result tables once
-(:class:`~optimizer.components.component.ResultTable`, column dtype, unit, meaning) with
-the builder that fills them, in :mod:`~optimizer.components.site_tables`,
-:mod:`~optimizer.components.fleet_tables`, :mod:`~optimizer.components.supply_tables`,
-:mod:`~optimizer.components.demand_tables`, :mod:`~optimizer.components.power_tables`,
-:mod:`~optimizer.components.placement_tables` and
-:mod:`~optimizer.components.plan_tables` (costs, shadow prices, violations,
-calibration, infeasibility, summary), listed in report order in
-:mod:`~optimizer.components.tables` (shared columns in
-:mod:`~optimizer.components.table_columns`). The builders and the checks read one
-:class:`~optimizer.components.plan_context.PlanContext` (alias ``CheckInputs``) whose
-derived quantities (fleet, chips at work, site loads, IT and facility energy) are in
-:mod:`~optimizer.components.quantities` and the capacity online in
-:mod:`~optimizer.components.capacity_online`; key matching and text reuse across a
-sweep's cases in :mod:`~optimizer.components.key_match`; PPA steps per period in
-:mod:`~optimizer.components.power_steps`; the blank-cell test and the demand regions
-text in :mod:`~optimizer.components.cells`.
+* a family: ``define_<name>(builder, columns)`` adds rows with
+  ``builder.add_rows("<name>", scenario.index, keys, sense, rhs)`` and coefficients
+  with ``builder.add_terms`` (merges on code frames, no per-row loops); a
+  ``check_<name>(inputs)`` recomputes the limit from ``inputs.frames`` and the dataset
+  and returns ``violations("<name>", keys, lhs, rhs, sense, inputs.tolerance)``
+  (:mod:`optimizer.lp.violations`); the record names its unit, wording and key codes
+  (``tests/test_families_registry.py`` checks that it is complete);
+* a column kind: ``ColumnKind(name, keys, unit, description, add=...)`` whose ``add``
+  hook adds the columns with ``builder.add_vars`` and keeps the frame in
+  ``columns.extra[name]``;
+* a cost term: ``CostTerm(name, cash, define, description)`` whose ``define`` calls
+  ``builder.add_cost(scenario.index, name, col, t, coef)``.
 
-How to add a constraint family
-------------------------------
-Write one module (or add to the module of its group) with a
-``define_<name>(builder, columns)`` function that adds rows with
-``builder.add_rows("<name>", scenario.index, keys, sense, rhs)`` and coefficients with
-``builder.add_terms`` (merges on code frames, no per-row loops; return early when
-nothing applies), a ``check_<name>(inputs)`` function that recomputes the same limit
-from ``inputs.frames`` / ``inputs.fleet`` and the dataset and returns
-``violations("<name>", keys, lhs, rhs, sense, inputs.tolerance)``, and a
-``ConstraintFamily("<name>", unit, define_<name>, check_<name>, explain_template,
-explain_unit, key_codes, result=..., summary_words="...", limit=...)`` record
-(``summary_words`` names one row in the plan summary and risk views; ``limit=True``
-lists the family among the summary's binding limits and the Monte Carlo binding
-shares). Then add that record to
-:data:`REGISTRY` below at the place it should be built. Nothing else changes: the
-model builds it, the checker checks it, the explanation words it, the shadow-price
-table keys and prices it (``tests/test_families_registry.py`` checks that every
-record is complete). Give ``result`` a :class:`~optimizer.components.base.ResultRows`
-only when the dual belongs in a domain table as well (a new ``site_utilisation``
-limit needs its ``used`` and ``capacity`` columns in :mod:`optimizer.plan.results`). A new
-decision variable kind is a change to :mod:`optimizer.plan.model` (``VAR_KINDS`` and the
-column phase), not to the registry.
+Nothing else changes (``tests/test_components.py`` adds a toy component this way).
 """
 
 from __future__ import annotations
 
 from optimizer.components import (
-    chips,
-    construction,
     demand,
     fleet,
-    hosting,
     placement,
-    pool,
     power_check,
-    region,
+    service,
     site,
     supply,
 )
-from optimizer.components.base import ConstraintFamily, ResultRows
+from optimizer.components.component import Component
+from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.registry import MappingView, SequenceView, activate, registered
 
 __all__ = [
     "BY_NAME",
+    "COMPONENTS",
     "ConstraintFamily",
     "DEFINITION_FAMILIES",
     "FAMILIES",
     "REGISTRY",
     "ResultRows",
     "SOFT_FAMILIES",
+    "registered",
 ]
 
-
-def _ordered(*groups: tuple[ConstraintFamily, ...]) -> tuple[ConstraintFamily, ...]:
-    return tuple(f for group in groups for f in group)
-
-
-_FLEET_DEFINITION, _FLEET_ASSIGNMENT = fleet.FAMILIES
-
-#: Every constraint family, in build order. Families with ``builds_columns`` (the fleet
-#: definition) run in the column phase, before every row family, whatever their place.
-REGISTRY: tuple[ConstraintFamily, ...] = _ordered(
-    site.FAMILIES,
-    construction.FAMILIES,
-    hosting.FAMILIES,
-    supply.FAMILIES,
-    chips.FAMILIES,
-    (_FLEET_ASSIGNMENT,),
-    demand.FAMILIES,
-    region.FAMILIES,
-    pool.FAMILIES,
-    placement.FAMILIES,
-    (_FLEET_DEFINITION,),
-    power_check.FAMILIES,
+#: The parts of the plan, one registration line each, in build order: their families
+#: are built in this order, their column hooks run in it and their cost terms are added
+#: to the objective in it (``tests/test_components.py`` checks the order).
+COMPONENTS: tuple[Component, ...] = (
+    site.COMPONENT,
+    supply.COMPONENT,
+    fleet.COMPONENT,
+    demand.COMPONENT,
+    service.COMPONENT,
+    placement.COMPONENT,
+    power_check.COMPONENT,
 )
+activate(COMPONENTS)
+
+#: Every constraint family of the active components, in build order. Families with
+#: ``builds_columns`` (the fleet definition, the power columns) run in the column
+#: phase, before every row family, in this order.
+REGISTRY: SequenceView[ConstraintFamily] = SequenceView(lambda r: r.families)
 
 #: Family record by name.
-BY_NAME: dict[str, ConstraintFamily] = {f.name: f for f in REGISTRY}
+BY_NAME: MappingView[ConstraintFamily] = MappingView(lambda r: r.by_name)
 
 #: Constraint families with the unit of their rhs, in registry order.
-FAMILIES: dict[str, str] = {f.name: f.unit for f in REGISTRY}
+FAMILIES: MappingView[str] = MappingView(lambda r: r.units)
 
 #: Definition rows (equalities of auxiliary columns); not limits, no shadow price shown.
-DEFINITION_FAMILIES: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.definition)
+DEFINITION_FAMILIES: SequenceView[str] = SequenceView(
+    lambda r: tuple(f.name for f in r.families if f.definition)
+)
 
 #: Families with a priced slack (unmet, breach): never relaxed by the explanation.
-SOFT_FAMILIES: tuple[str, ...] = tuple(f.name for f in REGISTRY if f.soft)
+SOFT_FAMILIES: SequenceView[str] = SequenceView(
+    lambda r: tuple(f.name for f in r.families if f.soft)
+)

@@ -6,16 +6,10 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    cumulative,
-    expand,
-    flagged,
-    violations,
-)
 from optimizer.components.plan_context import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder, cumulative, expand
 from optimizer.lp.grouping import (
     by_key,
     group_cumsum,
@@ -24,6 +18,7 @@ from optimizer.lp.grouping import (
     reindexed,
     value_at,
 )
+from optimizer.lp.violations import flagged, violations
 
 
 def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:

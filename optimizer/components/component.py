@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from optimizer.components.base import ConstraintFamily
+from optimizer.components.records import ConstraintFamily
 
 __all__ = ["CashKind", "ColumnKind", "Component", "CostTerm", "ResultTable", "TableColumn"]
 
@@ -105,8 +105,10 @@ class ColumnKind:
     description : str
         One sentence: what the decision is.
     add : callable or None
-        ``add(builder, columns)`` adds the kind's columns of one scenario; ``None``
-        when the centre's column phase adds them.
+        ``add(builder, columns)`` adds the kind's columns of one scenario (after the
+        operating columns; a new kind keeps its frame in ``columns.extra[name]``);
+        ``None`` when the centre's column phase, a family that builds columns or
+        another kind's hook adds them.
     """
 
     name: str

@@ -30,17 +30,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    ScenarioData,
-    cumulative,
-    expand,
-    violations,
-)
 from optimizer.components.plan_context import CheckInputs, site_period_keys
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns, ScenarioData
+from optimizer.lp.builder import ModelBuilder, cumulative, expand
 from optimizer.lp.grouping import reindexed
+from optimizer.lp.violations import violations
 
 
 def online_cumulative(columns: pd.DataFrame, scenario: ScenarioData) -> pd.DataFrame:
@@ -182,3 +177,37 @@ FAMILIES = (
         limit=True,
     ),
 )
+
+
+# ------------------------------------------------------------------------- cost terms
+#: Assumed facility life in quarters (15 years) for annualising build capex. Data-center
+#: shells, power and cooling plant are commonly depreciated over 15-20 years (e.g.
+#: Equinix 10-40-year building lives, hyperscaler 15-year facility assumptions);
+#: 15 years is an assumption at the conservative end.
+FACILITY_LIFE_PERIODS = 60
+
+
+def _rent_periods(frame: pd.DataFrame, scenario: ScenarioData) -> pd.DataFrame:
+    """Pairs (s, col, t): every period from the decision to the horizon end (at most a life)."""
+    count = np.minimum(FACILITY_LIFE_PERIODS, scenario.n_periods - frame["t"].to_numpy())
+    return expand(frame[["s", "col"]], frame["t"].to_numpy(), count, "t")
+
+
+def price_build_capex(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """build_capex: build_capex_usd_per_mw / FACILITY_LIFE_PERIODS per MW built, per period."""
+    scenario, build = columns.scenario, columns.build
+    if len(build):
+        e = _rent_periods(build, scenario)
+        capex = scenario.site_attr(e["s"].to_numpy(), "build_capex_usd_per_mw")
+        rent = capex / FACILITY_LIFE_PERIODS
+        builder.add_cost(scenario.index, "build_capex", e["col"], e["t"], rent.astype(float))
+
+
+def price_retrofit_capex(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """retrofit_capex: retrofit_capex_usd_per_mw / FACILITY_LIFE_PERIODS per MW, per period."""
+    scenario, retrofit = columns.scenario, columns.retrofit
+    if len(retrofit):
+        e = _rent_periods(retrofit, scenario)
+        capex = scenario.site_attr(e["s"].to_numpy(), "retrofit_capex_usd_per_mw")
+        rent = capex.astype(float) / FACILITY_LIFE_PERIODS
+        builder.add_cost(scenario.index, "retrofit_capex", e["col"], e["t"], rent)

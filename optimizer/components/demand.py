@@ -1,6 +1,20 @@
-"""Demand families: the demand balance and customer commitments.
+"""Demand: the demand balance and customer commitments, with their priced slack.
 
-Both are soft (priced unmet and breach slack): they never make the model infeasible.
+Families (both soft: the priced unmet and breach slack never make the model
+infeasible):
+
+* ``demand_balance``: sum_{c,s} assign[c,s,k,w,g,p] * h100e[c,w] * derate[k,c] +
+  unmet[k,w,g,p] >= demand[k,w,g,p]                                          (H100e)
+* ``commitment``: sum_{c in f,s,w} assign * it_kw / 1000 + breach[j,p] >= min_it_mw_j,
+  one row per commitment row j and period in from_period..to_period           (MW)
+
+Cost terms (penalties, no cash): ``unmet_penalty`` unmet H100e x
+``unmet_penalty_usd_per_h100e_period``; ``breach_penalty`` MW short x
+``breach_penalty_usd_per_mw``.
+
+The operating columns' keys (:func:`operating_keys`): ``assign`` where a customer's
+demand or commitment may use an eligible chip at a site of its region group,
+``unmet`` per demand row, ``breach`` per active commitment period.
 """
 
 from __future__ import annotations
@@ -9,15 +23,11 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ResultRows,
-    ScenarioColumns,
-    flagged,
-    violations,
-)
+from optimizer.components.component import ColumnKind, Component, CostTerm
 from optimizer.components.plan_context import CheckInputs
+from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import rows_frame
 from optimizer.lp.grouping import (
     Groups,
@@ -28,15 +38,16 @@ from optimizer.lp.grouping import (
     value_at,
     values_at,
 )
+from optimizer.lp.violations import flagged, violations
 
 
 def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Demand balance: sum assign * h100e[c,w] * derate[k,c] + unmet[k,w,g,p] >= demand[k,w,g,p].
 
     ``g`` is the demand's region group: its assign columns exist only at sites of
-    those regions (regional inference), built in :func:`optimizer.plan.model._operating_keys`.
+    those regions (regional inference), built in :func:`operating_keys`.
     In the compact formulation the sum runs over ``serve[c,e,k,w,g,p]`` (per region,
-    :attr:`~optimizer.components.base.ScenarioColumns.customer_work`).
+    :attr:`~optimizer.components.scenario.ScenarioColumns.customer_work`).
     """
     scenario, unmet = columns.scenario, columns.unmet
     if unmet.empty:
@@ -214,5 +225,82 @@ FAMILIES = (
         soft=True,
         result=ResultRows("commitments", "shadow_price_usd_per_mw", ("j", "t")),
         summary_words="{0} commitment on {1}",
+    ),
+)
+
+
+def operating_keys(columns: ScenarioColumns) -> dict[str, pd.DataFrame]:
+    """Keys of the scenario's assign, unmet and breach columns."""
+    scenario = columns.scenario
+    el = scenario.eligibility
+    # demand-driven assignment, at the sites of the demand's region group
+    assign = el.merge(scenario.demand[["k", "w", "g", "t"]], on="k")
+    assign = assign.merge(scenario.group_sites, on=["g", "s"])
+    # commitment-driven assignment (customer/family/period with no demand there)
+    if len(scenario.commitment_periods):
+        assign = pd.concat([assign, _committed_assign(columns)], ignore_index=True)
+    assign = assign.merge(columns.fleet_keys[["c", "s", "t"]], on=["c", "s", "t"])
+    keys = ["c", "s", "k", "w", "g", "t"]
+    assign = assign[[*keys, "derate"]].drop_duplicates(keys)
+    assign = assign.sort_values(keys).reset_index(drop=True)
+    unmet = scenario.demand[["k", "w", "g", "t", "demand_h100e"]].reset_index(drop=True)
+    breach = scenario.commitment_periods[["j", "k", "f", "t", "min_it_mw", "penalty"]]
+    return {"assign": assign, "unmet": unmet, "breach": breach.reset_index(drop=True)}
+
+
+def _committed_assign(columns: ScenarioColumns) -> pd.DataFrame:
+    """Assign keys of committed (customer, family, period) with no demand there.
+
+    They run the workload with the lowest power factor, in region group 0 (anywhere).
+    """
+    scenario = columns.scenario
+    el = scenario.eligibility
+    committed = scenario.commitment_periods[["k", "f", "t"]].drop_duplicates()
+    demanded = scenario.demand[["k", "t"]].drop_duplicates()
+    committed = committed.merge(demanded, on=["k", "t"], how="left", indicator=True)
+    committed = committed[committed["_merge"] == "left_only"][["k", "f", "t"]]
+    pf = scenario.power_factor
+    w_min = int(np.nanargmin(np.where(np.isnan(pf), np.inf, pf)))
+    el_family = el.assign(f=scenario.chip_attr(el["c"].to_numpy(), "f").astype(np.int64))
+    by_commitment = el_family.merge(committed, on=["k", "f"]).drop(columns="f")
+    by_commitment["w"] = w_min
+    by_commitment["g"] = 0
+    return by_commitment
+
+
+def price_unmet(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """unmet_penalty: unmet[k,w,g,p] x unmet_penalty_usd_per_h100e_period of the customer."""
+    scenario, unmet = columns.scenario, columns.unmet
+    penalty = scenario.customers["unmet_penalty_usd_per_h100e_period"].reindex(unmet["k"])
+    builder.add_cost(
+        scenario.index, "unmet_penalty", unmet["col"], unmet["t"], penalty.to_numpy(dtype=float)
+    )
+
+
+def price_breach(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """breach_penalty: breach[j,p] x breach_penalty_usd_per_mw of the commitment row."""
+    scenario, breach = columns.scenario, columns.breach
+    penalty = breach["penalty"].to_numpy(dtype=float)
+    builder.add_cost(scenario.index, "breach_penalty", breach["col"], breach["t"], penalty)
+
+
+COMPONENT = Component(
+    "demand",
+    columns=(
+        ColumnKind("assign", "c/s/k/w/g/t", "chips", "chips at a site serving a customer"),
+        ColumnKind("unmet", "k/w/g/t", "H100e", "demand left unserved"),
+        ColumnKind("breach", "j/t", "MW", "MW short on a commitment row"),
+    ),
+    families=FAMILIES,
+    costs=(
+        CostTerm(
+            "unmet_penalty",
+            "penalty",
+            price_unmet,
+            "unmet H100e x unmet_penalty_usd_per_h100e_period",
+        ),
+        CostTerm(
+            "breach_penalty", "penalty", price_breach, "breach MW x breach_penalty_usd_per_mw"
+        ),
     ),
 )

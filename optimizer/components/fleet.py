@@ -1,19 +1,36 @@
-"""Fleet families: the fleet definition (auxiliary fleet columns) and fleet assignment."""
+"""The fleet: chips produced and installed, the hosting rules, the fleet they make.
+
+Families: ``site_hosting`` (:mod:`optimizer.components.hosting`: a site hosts only
+the chip families and vendors it lists; an install mask with a checker row),
+``chip_inventory`` and ``chip_window`` (:mod:`optimizer.components.chips`: cumulative
+installs <= cumulative production shifted by the delivery lag, plus opening inventory;
+production only inside the sale window), ``fleet_definition`` (fleet[c,s,p] =
+fleet[c,s,p-1] + install[c,s,p] - install[c,s,p-lifetime]) and ``fleet_assignment``
+(sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] + initial fleet alive).
+
+Cost term ``chip_capex`` (capex): capex_usd_per_chip / lifetime_periods per fleet chip
+and period alive inside the horizon (straight-line rent; no salvage), plus
+:data:`PRODUCE_TIE_BREAK_USD_PER_CHIP` per chip produced.
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    expand,
-    violations,
-)
+from optimizer.components.chips import FAMILIES as chip_families
+from optimizer.components.component import ColumnKind, Component, CostTerm
+from optimizer.components.hosting import FAMILIES as hosting_families
 from optimizer.components.plan_context import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder, expand
 from optimizer.lp.grouping import Groups, value_at
+from optimizer.lp.violations import violations
+
+#: Tie-break cost per chip produced (USD), booked as chip capex; negligible against
+#: chip prices (1e4-1e5 USD) and only stops idle production.
+PRODUCE_TIE_BREAK_USD_PER_CHIP = 1e-3
 
 _FLEET_COLUMNS = ["c", "s", "t", "col"]
 
@@ -64,7 +81,7 @@ def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> 
     """Fleet assignment: sum_{k,w} assign[c,s,k,w,p] <= fleet[c,s,p] (initial + installs alive).
 
     In the compact formulation the lhs is sum_w busy[c,s,w,p] (the same chips,
-    :attr:`~optimizer.components.base.ScenarioColumns.site_work`).
+    :attr:`~optimizer.components.scenario.ScenarioColumns.site_work`).
     """
     scenario, assign = columns.scenario, columns.site_work
     if assign.empty:
@@ -128,5 +145,37 @@ FAMILIES = (
         "chips",
         ("c", "s"),
         summary_words="fleet of {0} at {1}",
+    ),
+)
+
+
+def price_chip_capex(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """chip_capex: capex_usd_per_chip / lifetime_periods per chip alive, and the tie-break."""
+    scenario = columns.scenario
+    fleet = columns.fleet_columns
+    c = fleet["c"].to_numpy()
+    rent = scenario.chip_attr(c, "capex_usd_per_chip") / scenario.chip_attr(c, "lifetime_periods")
+    builder.add_cost(scenario.index, "chip_capex", fleet["col"], fleet["t"], rent.astype(float))
+    produce = columns.produce
+    tie_break = PRODUCE_TIE_BREAK_USD_PER_CHIP
+    builder.add_cost(scenario.index, "chip_capex", produce["col"], produce["t"], tie_break)
+
+
+COMPONENT = Component(
+    "fleet",
+    columns=(
+        ColumnKind("install", "c/s/t", "chips", "chips installed at a site in period t"),
+        ColumnKind("produce", "c/t", "chips", "chips produced in period t"),
+        ColumnKind("fleet", "c/s/t", "chips", "installed chips alive (fleet_definition)"),
+    ),
+    families=hosting_families + chip_families + FAMILIES,
+    costs=(
+        CostTerm(
+            "chip_capex",
+            "capex",
+            price_chip_capex,
+            "capex_usd_per_chip / lifetime_periods per chip alive in the horizon, plus "
+            "a tie-break per chip produced",
+        ),
     ),
 )

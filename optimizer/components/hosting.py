@@ -4,7 +4,7 @@ Maths: a chip c may be installed at site s only if ``hosts_s`` is empty or names
 the chip's ``family`` or ``vendor`` (case-insensitive, ``;``-separated):
 ``install[c,s,p] = 0`` (no column) and so ``fleet[c,s,p] = 0`` for every other
 (c, s). The rule is a mask on the install columns (:func:`hosted_pairs`, used by
-:mod:`optimizer.plan.model`), so ``site_hosting`` has no LP rows and no dual; the
+:mod:`optimizer.plan.columns`), so ``site_hosting`` has no LP rows and no dual; the
 checker recomputes it from the fleet (initial fleet included), and
 :func:`hosting_exclusions` words the demand a hosting rule leaves with nowhere to go
 in the infeasibility / unserved explanation.
@@ -20,15 +20,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    ScenarioData,
-    flagged,
-)
 from optimizer.components.plan_context import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns, ScenarioData
+from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.grouping import Groups, as_target
+from optimizer.lp.violations import flagged
 
 
 def parse_hosts(text: Any) -> frozenset[str]:

@@ -1,4 +1,4 @@
-"""Placement families: exact training clusters per customer, site and period (issue 14).
+"""Placement: exact training clusters per customer, site and period.
 
 A frontier training run needs its chips co-located: the ``training_clusters`` table
 gives, per customer and period, the least size of the training cluster at each site
@@ -55,14 +55,12 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    expand,
-    violations,
-)
+from optimizer.components.component import ColumnKind, Component, CostTerm
 from optimizer.components.plan_context import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.violations import violations
 
 _KST = ["k", "s", "t"]
 
@@ -506,5 +504,74 @@ FAMILIES = (
         ("k", "s"),
         summary_words="minimum cluster duration of {0} at {1}",
         policy=True,  # the user's cluster rule gives before the fleet it cannot fit
+    ),
+)
+
+
+def _cluster_keys(columns: ScenarioColumns) -> pd.DataFrame:
+    """``k, s, t, first``: a cluster column's keys, where a rule meets training assign columns."""
+    scenario = columns.scenario
+    rules = scenario.clusters
+    training = [i for i, w in enumerate(scenario.workload_names) if w == "training"]
+    a = columns.assign
+    keys = a.loc[a["w"].isin(training).to_numpy(), ["k", "s", "t"]].drop_duplicates()
+    keys = keys.merge(rules[["k", "t", "first"]], on=["k", "t"]).sort_values(["k", "s", "t"])
+    return keys.reset_index(drop=True)
+
+
+def add_cluster_columns(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Add ``cluster[k,s,p]`` (binary) and ``cluster_start[k,s,p]`` columns (cluster mode).
+
+    A cluster column exists where the customer has a cluster rule in the period and
+    training assign columns at the site; a start column where the cluster column
+    exists and the period is not the first of the customer's rule periods.
+    """
+    scenario = columns.scenario
+    if not scenario.cluster_mode:
+        return
+    keys = _cluster_keys(columns)
+    cluster = keys[["k", "s", "t"]].astype(np.int64)
+    columns.cluster = cluster.assign(col=builder.add_vars("cluster", scenario.index, cluster))
+    start = keys.loc[~keys["first"].to_numpy(dtype=bool), ["k", "s", "t"]].astype(np.int64)
+    start = start.reset_index(drop=True)
+    columns.cluster_start = start.assign(
+        col=builder.add_vars("cluster_start", scenario.index, start)
+    )
+
+
+def price_cluster_switch(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """cluster_switch: switch_cost_usd of the customer's rule per cluster start."""
+    scenario, start = columns.scenario, columns.cluster_start
+    if len(start):
+        cost = start.merge(scenario.clusters[["k", "t", "switch_cost_usd"]], on=["k", "t"])
+        builder.add_cost(
+            scenario.index,
+            "cluster_switch",
+            cost["col"],
+            cost["t"],
+            cost["switch_cost_usd"].to_numpy(float),
+        )
+
+
+COMPONENT = Component(
+    "placement",
+    columns=(
+        ColumnKind(
+            "cluster",
+            "k/s/t",
+            "clusters",
+            "site hosts the customer's training cluster (binary)",
+            add=add_cluster_columns,
+        ),
+        ColumnKind("cluster_start", "k/s/t", "clusters", "the cluster is new in the period"),
+    ),
+    families=FAMILIES,
+    costs=(
+        CostTerm(
+            "cluster_switch",
+            "opex",
+            price_cluster_switch,
+            "switch_cost_usd per cluster start (a training cluster moved to a new site)",
+        ),
     ),
 )

@@ -12,7 +12,7 @@ replaced by its margins where that saves columns:
 
 * ``pool_serve[c,q,k,w,g,p]`` chips of region pool q (the set S) serving customer k's
   demand group g: demand balance and commitments read these like ``serve``
-  (:attr:`~optimizer.components.base.ScenarioColumns.customer_work`);
+  (:attr:`~optimizer.components.scenario.ScenarioColumns.customer_work`);
 * ``pool_draw[c,e,q,w,p]`` chips of region e (a member of q) at work for the pool: the
   region balance reads these like ``serve``
   (sum_{k,g} serve + sum_q pool_draw = sum_{s in e} busy);
@@ -42,16 +42,13 @@ from collections.abc import MutableMapping
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    equal_violations,
-    violations,
-)
 from optimizer.components.plan_context import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import Groups, group_sum, key_text
+from optimizer.lp.violations import equal_violations, violations
 
 #: Keys of one pool balance row: chip, pool, workload, period.
 POOL_KEYS = ["c", "q", "w", "t"]

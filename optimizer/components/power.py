@@ -1,9 +1,9 @@
-"""Power families (issue 12): grid upgrades, on-site generation, PPAs, carbon.
+"""Power families: grid upgrades, on-site generation, PPAs, carbon.
 
 Power becomes a decision when a dataset holds any of the optional tables
 ``grid_upgrades``, ``onsite_generation``, ``ppas`` or ``carbon_policy``
-(:func:`power_modelled`); without them the model is the grid-only model and its
-energy is priced at the site's grid price, as before.
+(:func:`~optimizer.components.power_inputs.power_modelled`); without them the model
+is the grid-only model and its energy is priced at the site's grid price.
 
 Decisions (all >= 0, per scenario; ``o`` codes a power source, named
 ``grid``, ``upgrade:<option>``, ``onsite:<technology>``, ``ppa:<contract>``)
@@ -17,7 +17,7 @@ online after the horizon are not created.
 Expressions: ``upgrades[s,p]`` = sum_{o, d + lead_o <= p} grid_upgrade[s,o,d];
 ``onsite[s,o,p]`` = initial_mw + sum_{d + lead_o <= p} onsite_build[s,o,d];
 ``facility_mwh[s,p]`` = sum_c IT MWh[c,s,p] * PUE(c,s) (the expression the grid-only
-model prices, :func:`optimizer.components.base.energy_coefficients`).
+model prices, :func:`optimizer.components.scenario.energy_coefficients`).
 
 Families (row ``family``; unit of the rhs)
 ------------------------------------------
@@ -51,195 +51,18 @@ stochastic model the power decisions are per scenario (not shared).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ModelBuilder,
-    ScenarioColumns,
-    ScenarioData,
-    energy_coefficients,
-    expand,
-)
+from optimizer.components.power_inputs import GRID, PowerData, power_data, power_modelled
+from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
+from optimizer.lp.builder import ModelBuilder, expand
 
-POWER_TABLES = ("grid_upgrades", "onsite_generation", "ppas", "carbon_policy")
 POWER_KINDS = ("grid_upgrade", "onsite_build", "power_energy")
-GRID = "grid"
-#: Source-name prefix of a PPA (:func:`source_names`): its energy is priced at the contract.
-PPA_PREFIX = "ppa:"
 HOURS_PER_YEAR = 8760.0
 _PUE = ("pue_air", "pue_liquid")
-
-
-def _table(ds: Any, name: str) -> pd.DataFrame:
-    try:
-        return ds.table(name)
-    except KeyError:
-        return pd.DataFrame()
-
-
-def power_modelled(ds: Any) -> bool:
-    """Tell whether the dataset holds a power table with rows (power is then a decision)."""
-    return any(len(_table(ds, t)) for t in POWER_TABLES)
-
-
-def source_names(ds: Any) -> tuple[str, ...]:
-    """Power source names of a dataset: ``grid``, ``upgrade:``, ``onsite:``, ``ppa:`` IDs."""
-    names: dict[str, None] = {GRID: None}
-    for table, col, prefix in (
-        ("grid_upgrades", "option", "upgrade:"),
-        ("onsite_generation", "technology", "onsite:"),
-        ("ppas", "contract", PPA_PREFIX),
-    ):
-        for v in _table(ds, table).get(col, pd.Series([], dtype=object)).astype(str):
-            names.setdefault(prefix + v, None)
-    return tuple(names)
-
-
-@dataclass
-class PowerData:
-    """One scenario's power tables, coded (``s`` site, ``o`` source, ``t`` period)."""
-
-    upgrades: pd.DataFrame  # s, o, cost, lead, per_period, total, life
-    onsite: pd.DataFrame  # s, o, capex, fixed, var_cost, carbon, lead, avail, max_mw, init, life
-    ppa: pd.DataFrame  # o, s, t, firm, price, carbon, mwh_cap (per contract and period)
-    carbon_price: np.ndarray  # (T,) USD/t
-    period_caps: pd.DataFrame  # t, cap
-    horizon_cap: float
-
-
-def _coded(scenario: ScenarioData, names: pd.Series, prefix: str) -> np.ndarray:
-    lookup = pd.Index(list(scenario.source_names))
-    return lookup.get_indexer((prefix + names.astype(str)).to_numpy()).astype(np.int64)
-
-
-def _site_codes(scenario: ScenarioData, names: pd.Series) -> np.ndarray:
-    lookup = pd.Index(scenario.sites["site"].astype(str).to_numpy())
-    codes = scenario.sites.index.to_numpy()
-    pos = lookup.get_indexer(names.astype(str).to_numpy())
-    return np.where(pos >= 0, codes[np.maximum(pos, 0)], -1).astype(np.int64)
-
-
-def _positions(scenario: ScenarioData, labels: pd.Series) -> np.ndarray:
-    from capacity.schema import period_index
-
-    p0 = period_index(scenario.dataset.periods[0])
-    return np.array([period_index(str(x)) - p0 for x in labels], dtype=np.int64)
-
-
-def _to_periods(ppas: pd.DataFrame, last: str) -> pd.Series:
-    """Return each step's last period (the horizon's last where empty)."""
-    text = ppas["to_period"].astype(str)
-    return text.where(text.str.match(r"^\d{4}Q[1-4]$"), last)
-
-
-def _ppa_periods(scenario: ScenarioData, ppas: pd.DataFrame) -> pd.DataFrame:
-    """Contract steps expanded to (o, s, t) with the MWh each period allows."""
-    cols = ["o", "s", "t", "firm", "price", "carbon", "mwh_cap"]
-    if ppas.empty:
-        return pd.DataFrame({c: pd.Series([], dtype=float) for c in cols}).astype(
-            {"o": np.int64, "s": np.int64, "t": np.int64, "firm": bool}
-        )
-    T = scenario.n_periods
-    st = pd.DataFrame(
-        {
-            "o": _coded(scenario, ppas["contract"], PPA_PREFIX),
-            "t0": _positions(scenario, ppas["from_period"]),
-            "t1": _positions(scenario, _to_periods(ppas, scenario.dataset.periods[-1])),
-            "site": ppas["site"].astype(str).to_numpy(),
-            "region": ppas["region"].astype(str).to_numpy(),
-            "firm": (ppas["firm"].astype(str) == "yes").to_numpy(),
-            "price": ppas["price_usd_per_mwh"].to_numpy(dtype=float),
-            "carbon": ppas["carbon_t_per_mwh"].to_numpy(dtype=float),
-            "mw": ppas["mw"].to_numpy(dtype=float) * ppas["availability"].to_numpy(dtype=float),
-        }
-    )
-    t0 = np.maximum(st["t0"].to_numpy(), 0)
-    t1 = np.minimum(st["t1"].to_numpy(), T - 1)
-    per = expand(st, t0, t1 - t0 + 1, "t")
-    per["mwh_cap"] = per["mw"].to_numpy() * scenario.hours[per["t"].to_numpy()]
-    sites = pd.DataFrame(
-        {
-            "s": scenario.sites.index.to_numpy(dtype=np.int64),
-            "site_name": scenario.sites["site"].astype(str).to_numpy(),
-            "site_region": scenario.sites["region"].astype(str).to_numpy(),
-        }
-    )
-    m = per.merge(sites, how="cross")
-    named = m["site"].isin(["", "nan", "None"])
-    ok = np.where(named, m["region"] == m["site_region"], m["site"] == m["site_name"])
-    return m[ok][cols].reset_index(drop=True)
-
-
-def power_data(scenario: ScenarioData) -> PowerData:
-    """Code the power tables of one scenario (see the module docstring)."""
-    ds = scenario.dataset
-    T = scenario.n_periods
-    up = _table(ds, "grid_upgrades")
-    upgrades = pd.DataFrame(
-        {
-            "s": _site_codes(scenario, up.get("site", pd.Series([], dtype=object))),
-            "o": _coded(scenario, up.get("option", pd.Series([], dtype=object)), "upgrade:"),
-        }
-    )
-    if len(up):
-        upgrades["cost"] = up["cost_usd_per_mw"].to_numpy(dtype=float)
-        upgrades["lead"] = up["lead_periods"].to_numpy(dtype=np.int64)
-        upgrades["per_period"] = up["max_mw_per_period"].to_numpy(dtype=float)
-        upgrades["total"] = up["max_mw_total"].to_numpy(dtype=float)
-        upgrades["life"] = up["lifetime_periods"].to_numpy(dtype=np.int64)
-    g = _table(ds, "onsite_generation")
-    onsite = pd.DataFrame(
-        {
-            "s": _site_codes(scenario, g.get("site", pd.Series([], dtype=object))),
-            "o": _coded(scenario, g.get("technology", pd.Series([], dtype=object)), "onsite:"),
-        }
-    )
-    if len(g):
-        onsite["capex"] = g["capex_usd_per_mw"].to_numpy(dtype=float)
-        onsite["fixed"] = g["fixed_cost_usd_per_mw_year"].to_numpy(dtype=float)
-        onsite["var_cost"] = g["variable_cost_usd_per_mwh"].to_numpy(dtype=float) + g[
-            "fuel_price_usd_per_mmbtu"
-        ].to_numpy(dtype=float) * g["heat_rate_mmbtu_per_mwh"].to_numpy(dtype=float)
-        onsite["carbon"] = g["carbon_t_per_mwh"].to_numpy(dtype=float)
-        onsite["lead"] = g["lead_periods"].to_numpy(dtype=np.int64)
-        onsite["avail"] = g["availability"].to_numpy(dtype=float)
-        onsite["max_mw"] = g["max_mw"].to_numpy(dtype=float)
-        onsite["init"] = g["initial_mw"].to_numpy(dtype=float)
-        onsite["life"] = g["lifetime_periods"].to_numpy(dtype=np.int64)
-    for frame, names in (
-        (upgrades, ("cost", "lead", "per_period", "total", "life")),
-        (
-            onsite,
-            ("capex", "fixed", "var_cost", "carbon", "lead", "avail", "max_mw", "init", "life"),
-        ),
-    ):
-        for name in names:
-            if name not in frame:
-                dtype = np.int64 if name in ("lead", "life") else float
-                frame[name] = pd.Series([], dtype=dtype)
-    cp = _table(ds, "carbon_policy")
-    price = np.zeros(T)
-    caps = pd.DataFrame({"t": pd.Series([], dtype=np.int64), "cap": pd.Series([], dtype=float)})
-    horizon_cap = float("nan")
-    if len(cp):
-        blank = cp["period"].astype(str).isin(["", "nan", "None"]).to_numpy()
-        for _, row in cp[blank].iterrows():
-            price[:] = float(row["carbon_price_usd_per_t"])
-            horizon_cap = float(row["carbon_cap_t"])
-        rows = cp[~blank]
-        t = _positions(scenario, rows["period"])
-        inside = (t >= 0) & (t < T)
-        price[t[inside]] = rows["carbon_price_usd_per_t"].to_numpy(dtype=float)[inside]
-        cap = rows["carbon_cap_t"].to_numpy(dtype=float)[inside]
-        caps = pd.DataFrame({"t": t[inside], "cap": cap})
-        caps = caps[np.isfinite(caps["cap"].to_numpy())].reset_index(drop=True)
-    return PowerData(
-        upgrades, onsite, _ppa_periods(scenario, _table(ds, "ppas")), price, caps, horizon_cap
-    )
 
 
 # ----------------------------------------------------------------------------- columns

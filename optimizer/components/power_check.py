@@ -1,9 +1,14 @@
-"""Independent checks and registry records of the power families (issue 12).
+"""Power: the independent checks and records of the power families, and the component.
 
 Every check recomputes its limit from the decision frames (``grid_upgrade``,
 ``onsite_build``, ``power_energy``: ``site, source, period, value``) and the dataset
-with plain pandas, never from the LP rows. The maths is in
-:mod:`optimizer.components.power`.
+with plain pandas, never from the LP rows. The maths of the families and of their
+cost terms (``grid_upgrade``, ``onsite_power``, ``carbon`` and ``energy`` by source)
+is in :mod:`optimizer.components.power`; without power tables the ``energy`` term is
+the grid-only one, :func:`price_grid_energy`: facility MWh x the site's
+``energy_price_usd_per_mwh`` (IT MWh[c,s,p] = hours/1000 x (sum_{k,w} assign x it_kw x
+power_factor[w] + (fleet - sum assign) x it_kw x idle_power_factor); facility MWh =
+IT MWh x PUE(c,s); the initial fleet's energy is a constant).
 """
 
 from __future__ import annotations
@@ -13,10 +18,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import ConstraintFamily, violations
+from optimizer.components.component import ColumnKind, Component, CostTerm
 from optimizer.components.plan_context import CheckInputs
 from optimizer.components.power import (
-    GRID,
     define_carbon_cap_horizon,
     define_carbon_cap_period,
     define_grid_energy,
@@ -26,8 +30,12 @@ from optimizer.components.power import (
     define_onsite_energy,
     define_power_energy_balance,
     define_ppa_energy,
-    power_modelled,
 )
+from optimizer.components.power_inputs import GRID, power_modelled
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
+from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.violations import violations
 
 _EMPTY = pd.DataFrame(
     {
@@ -444,5 +452,69 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
         summary_words="carbon cap over the horizon",
         limit=True,
         policy=True,
+    ),
+)
+
+
+def _energy_usd(scenario: ScenarioData, per_unit: pd.DataFrame) -> np.ndarray:
+    """USD per unit of an energy term: IT MWh x PUE(c,s) x the site's energy price."""
+    c, s = per_unit["c"].to_numpy(), per_unit["s"].to_numpy()
+    pue = scenario.cooling_split(c, s, "pue_air", "pue_liquid")
+    price = scenario.site_attr(s, "energy_price_usd_per_mwh").astype(float)
+    return np.asarray(per_unit["it"].to_numpy() * pue * price)
+
+
+def price_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Energy (grid-only model): facility MWh x energy_price_usd_per_mwh, initial fleet a constant.
+
+    With power tables the power families price energy by source instead.
+    """
+    if columns.power:
+        return
+    scenario = columns.scenario
+    fleet_it, assign_it, initial_it = energy_coefficients(columns)
+    for per_unit in (fleet_it, assign_it):
+        usd = _energy_usd(scenario, per_unit)
+        builder.add_cost(scenario.index, "energy", per_unit["col"], per_unit["t"], usd)
+    if len(initial_it):
+        builder.add_const(
+            scenario.index, "energy", initial_it["t"], _energy_usd(scenario, initial_it)
+        )
+
+
+COMPONENT = Component(
+    "power",
+    columns=(
+        ColumnKind("grid_upgrade", "s/o/t", "MW", "interconnection requested in period t"),
+        ColumnKind("onsite_build", "s/o/t", "MW", "on-site generation decided in period t"),
+        ColumnKind("power_energy", "s/o/t", "MWh", "facility energy bought from a source"),
+    ),
+    families=FAMILIES,
+    costs=(
+        CostTerm(
+            "energy",
+            "opex",
+            price_grid_energy,
+            "facility MWh x the site's energy price (by source with power tables)",
+        ),
+        CostTerm(
+            "grid_upgrade",
+            "capex",
+            None,
+            "cost_usd_per_mw / lifetime_periods per MW online (priced by the power families)",
+        ),
+        CostTerm(
+            "onsite_power",
+            "capex",
+            None,
+            "capex / lifetime_periods + fixed cost per online MW, variable and fuel cost "
+            "per MWh (priced by the power families)",
+        ),
+        CostTerm(
+            "carbon",
+            "opex",
+            None,
+            "carbon price x t CO2 of the energy bought (priced by the power families)",
+        ),
     ),
 )

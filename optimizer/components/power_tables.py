@@ -18,7 +18,8 @@ import pandas as pd
 
 from optimizer.components.component import ResultTable
 from optimizer.components.plan_context import PlanContext
-from optimizer.components.power import HOURS_PER_YEAR, power_modelled
+from optimizer.components.power import HOURS_PER_YEAR
+from optimizer.components.power_inputs import power_modelled
 from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
 

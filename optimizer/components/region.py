@@ -13,10 +13,10 @@ with a fleet} x {(customer, group) pairs that may be served there}. The compact
 formulation replaces that product by its two margins:
 
 * ``busy[c,s,w,p]`` chips at work at site s (fleet assignment, energy, water, power
-  and the grid read these: :attr:`~optimizer.components.base.ScenarioColumns.site_work`);
+  and the grid read these: :attr:`~optimizer.components.scenario.ScenarioColumns.site_work`);
 * ``serve[c,e,k,w,g,p]`` chips of region e serving customer k's demand group g
   (demand balance and commitments read these:
-  :attr:`~optimizer.components.base.ScenarioColumns.customer_work`);
+  :attr:`~optimizer.components.scenario.ScenarioColumns.customer_work`);
 * ``region_balance[c,e,w,p]``: sum_{k,g} serve[c,e,k,w,g,p] = sum_{s in e} busy[c,s,w,p]
   (chips).
 
@@ -48,14 +48,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ScenarioColumns,
-    equal_violations,
-    violations,
-)
 from optimizer.components.plan_context import CheckInputs
+from optimizer.components.records import ConstraintFamily
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import (
     Groups,
@@ -65,6 +61,7 @@ from optimizer.lp.grouping import (
     key_text,
     sorted_codes,
 )
+from optimizer.lp.violations import equal_violations, violations
 
 #: Keys of one region balance row: chip, region, workload, period.
 BALANCE_KEYS = ["c", "e", "w", "t"]

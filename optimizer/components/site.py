@@ -1,10 +1,29 @@
-"""Site families: IT power, liquid cooling, grid, build rate, maximum size, water.
+"""Sites: build, liquid cooling, retrofit, grid, water; the site component.
 
-Maths (index letters as in :mod:`optimizer.plan.model`): ``fleet[c,s,p]`` chips alive,
-``it_capacity[s,p]`` = initial IT MW + pipeline online + builds online (decided
-``lead_time_periods`` earlier), ``liquid_capacity[s,p]`` = initial liquid MW +
-pipeline liquid + liquid builds online + cumulative retrofit (see
-:mod:`optimizer.components.construction`).
+Maths (index letters in :mod:`optimizer.lp.dimensions`, ``p`` the period):
+``fleet[c,s,p]`` chips alive, ``it_capacity[s,p]`` = initial IT MW + pipeline online +
+builds online (decided ``lead_time_periods`` earlier), ``liquid_capacity[s,p]`` =
+initial liquid MW + pipeline liquid + liquid builds online + cumulative retrofit (see
+:mod:`optimizer.components.construction`). Facility power is counted on the installed
+fleet's nameplate IT MW split by cooling: liquid-only chips at ``pue_liquid``, air and
+either chips at ``pue_air`` (an "either" chip may sit in an air hall); empty halls draw
+nothing, so the grid limits what is installed, not what is built.
+
+* ``site_it_power``: sum_c fleet*it_kw/1000 (+ retrofit downtime) <= it_capacity  (MW)
+* ``site_liquid_share``: liquid[s,p] <= liquid_share_max * build[s,p]            (MW)
+* ``site_liquid``: sum_{c liquid-only} fleet*it_kw/1000 <= liquid_capacity      (MW)
+* ``site_grid``: sum_c fleet*it_kw/1000 * PUE(c,s) <= grid_mw[s,p] (+ the power
+  component's upgrades, on-site and firm PPA MW)                                (MW)
+* ``site_build_rate``: build[s,p] <= max_build_mw_per_period                    (MW)
+* ``site_max``: initial + pipeline + cumulative build <= max_it_mw              (MW)
+* ``site_water``: sum IT MWh(c,s,p) * WUE(c,s) <= water_permit_m3 (m3; WUE split by
+  cooling like PUE, L/kWh == m3/MWh)
+* ``site_retrofit_rate``, ``site_retrofit_pool``: :mod:`optimizer.components.construction`
+
+Cost terms (capex, a straight-line rent per period of use inside the horizon, no
+salvage): ``build_capex`` build_capex_usd_per_mw / ``FACILITY_LIFE_PERIODS`` per MW
+built, every period from its decision to the horizon end; ``retrofit_capex`` likewise
+with retrofit_capex_usd_per_mw. Initial and pipeline capacity are sunk.
 """
 
 from __future__ import annotations
@@ -12,26 +31,25 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ResultRows,
-    ScenarioColumns,
-    cumulative,
-    energy_coefficients,
-    violations,
-)
+from optimizer.components.component import ColumnKind, Component, CostTerm
+from optimizer.components.construction import FAMILIES as construction_families
 from optimizer.components.construction import (
     downtime_terms,
     online_cumulative,
     pipeline_online,
     pipeline_total,
+    price_build_capex,
+    price_retrofit_capex,
 )
 from optimizer.components.plan_context import CheckInputs, site_period_keys
 from optimizer.components.power import site_supply
 from optimizer.components.power_check import extra_grid_mw
 from optimizer.components.quantities import ChipSiteWork
+from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.scenario import ScenarioColumns, energy_coefficients
+from optimizer.lp.builder import ModelBuilder, cumulative
 from optimizer.lp.grouping import reindexed, take, value_at
+from optimizer.lp.violations import violations
 
 _PUE = ("pue_air", "pue_liquid")
 _WUE = ("wue_l_per_kwh_air", "wue_l_per_kwh_liquid")
@@ -125,7 +143,7 @@ def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 
     keys, mw0 = _site_rows(fleet_keys, facility_mw(fleet_keys))
     keys = keys.merge(scenario.grid, on=["s", "t"], how="left")
-    supply_const, supply_terms = site_supply(columns)  # power decisions (issue 12)
+    supply_const, supply_terms = site_supply(columns)  # the power decisions
     keys = keys.merge(supply_const, on=["s", "t"], how="left").fillna({"mw": 0.0})
     rhs = keys["grid_mw"].fillna(np.inf).to_numpy() - keys["mw0"].to_numpy() + keys["mw"].to_numpy()
     keep = np.isfinite(rhs)
@@ -407,5 +425,32 @@ FAMILIES = (
         result=_site_limit("water", "water_m3", "water_permit_m3"),
         summary_words="water permit at {0}",
         limit=True,
+    ),
+)
+
+
+COMPONENT = Component(
+    "site",
+    columns=(
+        ColumnKind("build", "s/t", "MW", "new IT capacity decided in period t"),
+        ColumnKind("liquid", "s/t", "MW", "part of the build fitted for liquid cooling"),
+        ColumnKind("retrofit", "s/t", "MW", "air-cooled MW converted to liquid in period t"),
+    ),
+    families=FAMILIES + construction_families,
+    costs=(
+        CostTerm(
+            "build_capex",
+            "capex",
+            price_build_capex,
+            "build_capex_usd_per_mw / FACILITY_LIFE_PERIODS per MW built, every period "
+            "from its decision to the horizon end",
+        ),
+        CostTerm(
+            "retrofit_capex",
+            "capex",
+            price_retrofit_capex,
+            "retrofit_capex_usd_per_mw / FACILITY_LIFE_PERIODS per MW converted, charged "
+            "like a build",
+        ),
     ),
 )

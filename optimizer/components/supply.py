@@ -1,19 +1,22 @@
-"""Supply family: chip production limited by upstream resources (wafers, CoWoS, HBM)."""
+"""The supply chain: chip production limited by upstream resources (wafers, CoWoS, HBM).
+
+Family ``supply_resource``: sum_c produce[c,p] * per_chip[c,r] <= capacity[r,p]
+(resource unit). No columns or cost terms of its own (it limits ``produce``, a fleet
+column).
+"""
 
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from optimizer.components.base import (
-    ConstraintFamily,
-    ModelBuilder,
-    ResultRows,
-    ScenarioColumns,
-    violations,
-)
+from optimizer.components.component import Component
 from optimizer.components.plan_context import CheckInputs
+from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.scenario import ScenarioColumns
+from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.grouping import Groups, inner_pairs, value_at
+from optimizer.lp.violations import violations
 
 
 def define_supply_resource(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -72,3 +75,5 @@ FAMILIES = (
         limit=True,
     ),
 )
+
+COMPONENT = Component("supply", families=FAMILIES)

@@ -7,7 +7,7 @@ and the independent checker read their key columns back as NumPy arrays hundreds
 times (grouping, matching by key, masks), and each such read of an Arrow column
 converts every cell to a Python object again; each construction converts the other
 way. On the default dataset that round trip was about 40% of the per-case time of a
-batch with model reuse (issue 13; ``python -m benchmarks.run``).
+batch with model reuse (``python -m benchmarks.run``).
 
 The dataset's tables already hold text as object columns
 (:func:`capacity.validation.parse_table`). The helpers here keep derived frames the

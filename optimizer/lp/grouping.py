@@ -500,7 +500,7 @@ def key_text(groups: Groups, n_keys: int, prefix: str = "") -> Any:
     """Row-key text of the groups selected by a mask: ``prefix + k1/k2/...,last``.
 
     Returns a function of the boolean mask over the groups (what
-    :func:`~optimizer.components.base.violations` takes as ``keys``), so text is made for
+    :func:`~optimizer.lp.violations.violations` takes as ``keys``), so text is made for
     violated groups only; the last key column (the period) follows a comma.
     """
 

@@ -5,7 +5,10 @@ The pipe is ``model`` (build) -> ``solve`` (solver seam, statuses, duals) -> ``c
 
 Modules
 -------
-``model``          build the LP from the components: index sets, columns, rows, objective.
+``model``          build the LP from the components: columns, rows, objective, matrix.
+``coding``         input coding: every ID to an integer code, periods to positions.
+``columns``        the column phase: first-stage keys, operating columns, component hooks.
+``fixing``         first-stage columns fixed to a plan's values (VSS, EVPI).
 ``pulp_io``        the model as a PuLP problem: readable names, LP/MPS files.
 ``solvers``        the solver registry and the PuLP solve path.
 ``results``        read a solution back into the result tables.

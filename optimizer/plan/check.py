@@ -7,7 +7,7 @@ numpy (each family's ``check``, registered in :data:`optimizer.components.REGIST
 sums by key on integer group codes, :mod:`optimizer.lp.grouping`),
 and reports every row violated by more than ``tolerance * (1 + scale)`` (scale: the
 row's ``|rhs|``, at least 1e-3 of the family's largest side, see
-:func:`optimizer.components.base.violations`), plus
+:func:`optimizer.lp.violations.violations`), plus
 negative decisions (``bounds``) and assignments a customer is not eligible for
 (``eligibility``), and chips serving a regional demand outside its regions
 (``demand_regions``). :func:`optimizer.plan.solve.solve` turns any violation into
@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components import REGISTRY
-from optimizer.components.base import VIOLATION_COLUMNS, flagged, violations
 from optimizer.components.demand import check_demand_regions
 from optimizer.components.plan_context import CheckInputs, PlanContext
 from optimizer.lp.grouping import Groups, by_key
+from optimizer.lp.violations import VIOLATION_COLUMNS, flagged, violations
 from optimizer.plan.model import PlanningModel
 from optimizer.plan.results import solution_frames
 
@@ -112,7 +112,7 @@ def check_frames(
         :func:`optimizer.plan.results.solution_frames`.
     tolerance : float
         Relative tolerance (violation > tolerance * (1 + scale) is reported; see
-        :func:`optimizer.components.base.violations`).
+        :func:`optimizer.lp.violations.violations`).
     fleet : DataFrame, optional
         ``fleet_values(ds, fr)`` (:func:`optimizer.components.quantities.fleet_values`)
         when the caller already has it (the result tables of

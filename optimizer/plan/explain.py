@@ -42,6 +42,7 @@ import scipy.sparse as sp
 
 from optimizer.components import BY_NAME, SOFT_FAMILIES
 from optimizer.components.hosting import hosting_exclusions
+from optimizer.lp.dimensions import VARIABLE_CODE_COLUMNS
 from optimizer.lp.reuse_cache import cached_for
 from optimizer.plan.model import DEFINITION_FAMILIES, PlanningModel
 from optimizer.plan.shadow_prices import row_keys
@@ -265,15 +266,8 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
                 ["elastic"] * len(rows), categories=[*var["kind"].cat.categories, "elastic"]
             ),
             "scenario": con["scenario"].to_numpy()[rows],
-            "s": -1,
-            "c": -1,
-            "k": -1,
-            "w": -1,
-            "o": -1,
+            **dict.fromkeys(VARIABLE_CODE_COLUMNS, -1),
             "j": rows,
-            "g": -1,
-            "e": -1,
-            "q": -1,
             "t": con["t"].to_numpy()[rows],
             "lb": 0.0,
             "ub": np.inf,

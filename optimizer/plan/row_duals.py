@@ -2,7 +2,7 @@
 
 Sign convention: :mod:`optimizer.plan.solve`; duals are divided by the scenario's
 probability (conditional duals). A family with ``result`` routing
-(:class:`~optimizer.components.base.ResultRows`) gets its dual in a domain table besides
+(:class:`~optimizer.components.records.ResultRows`) gets its dual in a domain table besides
 ``shadow_prices``; the row ids of each family are found once per model structure.
 """
 
@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components import REGISTRY
-from optimizer.components.base import CODE_NAMES, ConstraintFamily
 from optimizer.components.key_match import row_of, zero_where_no_row
+from optimizer.components.records import ConstraintFamily
+from optimizer.lp.dimensions import CODE_NAMES
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.reuse_cache import cached
 from optimizer.plan.model import PlanningModel

@@ -80,12 +80,8 @@ from optimizer.components.quantities import fleet_values
 from optimizer.plan.calibration import calibration_table, empty_calibration
 from optimizer.plan.check import check_frames, empty_violations
 from optimizer.plan.explain import explain_infeasible, explain_missing
-from optimizer.plan.model import (
-    PlanningModel,
-    build_model,
-    build_stochastic_model,
-    fix_first_stage,
-)
+from optimizer.plan.fixing import fix_first_stage
+from optimizer.plan.model import PlanningModel, build_model, build_stochastic_model
 from optimizer.plan.results import empty_tables, make_tables, solution_frames, warm_structure
 
 
