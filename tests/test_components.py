@@ -1,28 +1,40 @@
 """The component registry: a part of the plan is one module plus one registration line.
 
-A toy component (a new column kind, one family with its check, one cost term) is
-added in a temporary registry and is built, checked and priced with no other module
-edited; the registry keeps today's build order, and ``docs/families.md`` is the table
-the registry generates.
+A toy component (a new column kind, one family with its check, one cost term, one
+result table) is added in a temporary registry and is built, checked, priced and
+reported with no other module edited; the registry keeps today's build order, and
+``docs/families.md`` is the table the registry generates.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import solve
 from optimizer.components import COMPONENTS, REGISTRY, registered
-from optimizer.components.component import ColumnKind, Component, CostTerm
+from optimizer.components.component import (
+    ColumnKind,
+    Component,
+    CostTerm,
+    ResultTable,
+    TableColumn,
+)
 from optimizer.components.docs import FAMILIES_DOC, families_table
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import CheckInputs, PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.registry import active
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.violations import violations
+from optimizer.output.report import write_report
+from optimizer.output.table_schema import RESULT_TABLES
 from optimizer.plan.check import check_frames
 from optimizer.plan.model import COST_TERMS, VAR_KINDS, build_model
 from optimizer.plan.results import solution_frames
@@ -68,6 +80,21 @@ def price_toy_reserve(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     builder.add_cost(index, "toy_reserve", reserve["col"], reserve["t"], RESERVE_USD_PER_MW)
 
 
+def toy_reserve_table(ctx: PlanContext) -> pd.DataFrame:
+    """The toy_reserve table: MW held per period, from the plan's decision frame."""
+    frame = ctx.frames["toy_reserve"]
+    return pd.DataFrame({"period": frame["period"], "reserve_mw": frame["value"]})
+
+
+TOY_TABLE = ResultTable(
+    "toy_reserve",
+    (
+        TableColumn("period", pa.string(), "quarter", "Period (YYYYQn)."),
+        TableColumn("reserve_mw", pa.float64(), "MW", "MW held in reserve."),
+    ),
+    build=toy_reserve_table,
+)
+
 TOY = Component(
     "toy",
     columns=(ColumnKind("toy_reserve", "t", "MW", "MW held in reserve", add=add_reserve),),
@@ -85,17 +112,11 @@ TOY = Component(
         ),
     ),
     costs=(CostTerm("toy_reserve", "opex", price_toy_reserve, "reserve MW x its price"),),
+    tables=(TOY_TABLE,),
 )
 
 
 # ------------------------------------------------------------------------------ tests
-def _reserve_frame(model, x: np.ndarray) -> pd.DataFrame:  # type: ignore[no-untyped-def]
-    var = model.variables
-    sel = (var["kind"] == "toy_reserve").to_numpy()
-    period = np.asarray(model.periods, dtype=object)[var.loc[sel, "t"].to_numpy()]
-    return pd.DataFrame({"period": period, "value": np.asarray(x)[sel]})
-
-
 def test_the_toy_is_built_in_a_temporary_registry_only() -> None:
     ds = load_dataset(TINY)
     T = len(ds.periods)
@@ -131,8 +152,9 @@ def test_the_toy_is_priced_and_checked() -> None:
     # the independent checker runs the toy's check on the toy's decision frame
     x = np.zeros(model.n_variables)
     x[(model.variables["kind"] == "toy_reserve").to_numpy()] = RESERVE_MW
-    frames = solution_frames(model, x)
-    frames["toy_reserve"] = _reserve_frame(model, x)
+    with registered(TOY):
+        frames = solution_frames(model, x)  # the toy's kind has its decision frame
+    assert frames["toy_reserve"]["value"].tolist() == [RESERVE_MW] * len(ds.periods)
     with registered(TOY):
         clean = check_frames(ds, frames)
         frames["toy_reserve"].loc[0, "value"] = RESERVE_MW - 0.5
@@ -141,6 +163,30 @@ def test_the_toy_is_priced_and_checked() -> None:
     found = short[short["family"] == "toy_reserve_floor"]
     assert len(found) == 1 and found["violation"].iloc[0] == pytest.approx(0.5)
     assert found["keys"].iloc[0] == ds.periods[0]
+
+
+def test_the_toy_is_reported(tmp_path: Path) -> None:
+    ds = load_dataset(TINY)
+    discount = ds.table("periods")["discount_factor"].to_numpy(dtype=float)
+    with registered(TOY):
+        result = solve(ds)
+        run = write_report(result, tmp_path, scenario="toy", run_id="toy")
+    table = result.tables["toy_reserve"]
+    assert table["period"].tolist() == list(ds.periods)
+    assert table["reserve_mw"].tolist() == pytest.approx([RESERVE_MW] * len(ds.periods))
+    # the cost term's cash kind comes from its record: opex, paid as billed
+    costs = result.tables["costs"]
+    toy = costs[costs["term"] == "toy_reserve"]
+    assert set(toy["cash_kind"]) == {"opex"}
+    assert toy["cash_usd"].sum() == pytest.approx(RESERVE_MW * RESERVE_USD_PER_MW * len(discount))
+    # the report writes the toy's table with its schema and units, like any other
+    path = run / "scenario=toy" / "toy_reserve.parquet"
+    written = pq.read_table(path)
+    assert written.column_names == ["period", "reserve_mw"]
+    assert written.schema.field("reserve_mw").metadata[b"unit"] == b"MW"
+    assert written.column("reserve_mw").to_pylist() == pytest.approx([RESERVE_MW] * len(ds.periods))
+    # outside the block the report's tables are today's again
+    assert "toy_reserve" not in RESULT_TABLES
 
 
 def test_the_registry_keeps_the_build_order() -> None:

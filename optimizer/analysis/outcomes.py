@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components import REGISTRY
+from optimizer.components.registry import Registry, SequenceView
 from optimizer.output.binding_limits import missing_duals
 from optimizer.output.summary import OK_STATUSES
 
@@ -135,11 +135,14 @@ def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[s
 #: registry's plant and supply limits (``ConstraintFamily.limit``) plus the liquid share
 #: of new build and the commitments, whose prices a risk view wants to see per row;
 #: demand, fleet and inventory rows are bookkeeping.
-LIMIT_FAMILIES = tuple(
-    f.name
-    for f in REGISTRY
-    if (f.limit and f.name != "chip_window") or f.name in ("site_liquid_share", "commitment")
-)
+def _risk_limits(r: Registry) -> tuple[str, ...]:
+    extra = ("site_liquid_share", "commitment")
+    return tuple(
+        f.name for f in r.families if (f.limit and f.name != "chip_window") or f.name in extra
+    )
+
+
+LIMIT_FAMILIES: SequenceView[str] = SequenceView(lambda r: r.memo("risk_limits", _risk_limits))
 
 
 def binding_limits(res: Any, tol: float = 1e-9) -> set[str] | None:

@@ -72,14 +72,22 @@ Nothing else changes (``tests/test_components.py`` adds a toy component this way
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from optimizer.components import (
     demand,
+    demand_tables,
     fleet,
+    fleet_tables,
     placement,
+    placement_tables,
     power_check,
+    power_tables,
     service,
     site,
+    site_tables,
     supply,
+    supply_tables,
 )
 from optimizer.components.component import Component
 from optimizer.components.records import ConstraintFamily, ResultRows
@@ -100,14 +108,17 @@ __all__ = [
 #: The parts of the plan, one registration line each, in build order: their families
 #: are built in this order, their column hooks run in it and their cost terms are added
 #: to the objective in it (``tests/test_components.py`` checks the order).
+#: The registered parts of the plan, one line each, in build order. The table modules of
+#: the built-in parts import their part's module (a table reads its part's inputs), so
+#: their records take their tables here.
 COMPONENTS: tuple[Component, ...] = (
-    site.COMPONENT,
-    supply.COMPONENT,
-    fleet.COMPONENT,
-    demand.COMPONENT,
+    replace(site.COMPONENT, tables=site_tables.TABLES),
+    replace(supply.COMPONENT, tables=supply_tables.TABLES),
+    replace(fleet.COMPONENT, tables=fleet_tables.TABLES),
+    replace(demand.COMPONENT, tables=demand_tables.TABLES),
     service.COMPONENT,
-    placement.COMPONENT,
-    power_check.COMPONENT,
+    replace(placement.COMPONENT, tables=placement_tables.TABLES),
+    replace(power_check.COMPONENT, tables=power_tables.TABLES),
 )
 activate(COMPONENTS)
 

@@ -21,7 +21,9 @@ from optimizer.components.records import ConstraintFamily
 __all__ = ["CashKind", "ColumnKind", "Component", "CostTerm", "ResultTable", "TableColumn"]
 
 #: How a cost term is paid: capital (spent when built, charged as rent per period of
-#: use), operating (paid per period), or a penalty (a priced slack, no cash).
+#: use), operating (paid per period, its cash the undiscounted cost), or a penalty (a
+#: priced slack or a modelling cost such as a cluster switch: no cash, ``cash_kind``
+#: ``none`` in the costs table).
 CashKind = Literal["capex", "opex", "penalty"]
 
 

@@ -569,7 +569,7 @@ COMPONENT = Component(
     costs=(
         CostTerm(
             "cluster_switch",
-            "opex",
+            "penalty",
             price_cluster_switch,
             "switch_cost_usd per cluster start (a training cluster moved to a new site)",
         ),

@@ -505,7 +505,7 @@ COMPONENT = Component(
         ),
         CostTerm(
             "onsite_power",
-            "capex",
+            "opex",
             None,
             "capex / lifetime_periods + fixed cost per online MW, variable and fuel cost "
             "per MWh (priced by the power families)",

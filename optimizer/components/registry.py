@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import TypeVar, overload
 
-from optimizer.components.component import Component, CostTerm
+from optimizer.components.component import Component, CostTerm, ResultTable
 
 __all__ = ["MappingView", "Registry", "SequenceView", "activate", "active", "registered"]
 
@@ -32,8 +32,8 @@ class Registry:
     Raises
     ------
     ValueError
-        When two components register a family, a cost term or a column kind of the
-        same name.
+        When two components register a family, a cost term, a column kind or a result
+        table of the same name.
     """
 
     def __init__(self, components: Sequence[Component]) -> None:
@@ -45,9 +45,22 @@ class Registry:
         self.units = {f.name: f.unit for f in self.families}
         self.costs: tuple[CostTerm, ...] = tuple(t for c in self.components for t in c.costs)
         self.kinds = tuple(k.name for c in self.components for k in c.columns)
-        for what, names in (("cost term", [t.name for t in self.costs]), ("kind", self.kinds)):
+        self.tables: tuple[ResultTable, ...] = tuple(t for c in self.components for t in c.tables)
+        self._memo: dict[str, object] = {}
+        checks = (
+            ("cost term", [t.name for t in self.costs]),
+            ("kind", self.kinds),
+            ("result table", [t.name for t in self.tables]),
+        )
+        for what, names in checks:
             if len(set(names)) != len(names):
                 raise ValueError(f"a {what} is registered twice: {sorted(names)}")
+
+    def memo(self, key: str, make: Callable[[Registry], T]) -> T:
+        """Return ``make(self)``, computed once per registry under ``key``."""
+        if key not in self._memo:
+            self._memo[key] = make(self)
+        return self._memo[key]  # type: ignore[return-value]
 
 
 _STACK: list[Registry] = []

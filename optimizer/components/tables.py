@@ -3,52 +3,42 @@
 :data:`SOLUTION_TABLES` are the tables read from a solved plan
 (:func:`optimizer.plan.results.make_tables`); :data:`REPORT_TABLES` adds the tables the
 checker, the calibration, the infeasibility explanation and the report writer fill.
-Adding a table is one :class:`~optimizer.components.component.ResultTable` in its
-part's module and one entry here.
+Each part lists its tables in its component record (``Component.tables``); adding a
+table is one :class:`~optimizer.components.component.ResultTable` there.
 """
 
 from __future__ import annotations
 
-from optimizer.components import (
-    demand_tables,
-    fleet_tables,
-    placement_tables,
-    plan_tables,
-    power_tables,
-    site_tables,
-    supply_tables,
-)
+from optimizer.components import plan_tables
 from optimizer.components.component import ResultTable
+from optimizer.components.registry import MappingView, Registry, SequenceView
 
 __all__ = ["REPORT_TABLES", "SOLUTION_TABLES", "TABLES_BY_NAME"]
 
-#: Tables of a solved plan, in the order the result and the report list them.
-SOLUTION_TABLES: tuple[ResultTable, ...] = (
-    site_tables.BUILD_OUT,
-    fleet_tables.FLEET,
-    supply_tables.PRODUCTION,
-    supply_tables.SUPPLY_UTILISATION,
-    fleet_tables.ASSIGNMENT,
-    demand_tables.DEMAND,
-    site_tables.SITE_UTILISATION,
-    demand_tables.COMMITMENTS,
-    plan_tables.COSTS,
-    site_tables.ENERGY,
-    plan_tables.SHADOW_PRICES,
-    power_tables.POWER_SOURCES,
-    power_tables.POWER_DECISIONS,
-    placement_tables.TRAINING_CLUSTERS,
-)
+
+def _solution(r: Registry) -> tuple[ResultTable, ...]:
+    return (*r.tables, plan_tables.COSTS, plan_tables.SHADOW_PRICES)
+
+
+def _report(r: Registry) -> tuple[ResultTable, ...]:
+    return (
+        *_solution(r),
+        plan_tables.VIOLATIONS,
+        plan_tables.CALIBRATION,
+        plan_tables.INFEASIBILITY,
+        plan_tables.SUMMARY,
+    )
+
+
+#: Tables of a solved plan: every registered component's, in registration order, then
+#: the plan-wide costs and shadow prices.
+SOLUTION_TABLES: SequenceView[ResultTable] = SequenceView(_solution)
 
 #: Every table written per scenario: the plan's, then the checker's violations, the
 #: calibration, the infeasibility explanation and the summary row.
-REPORT_TABLES: tuple[ResultTable, ...] = (
-    *SOLUTION_TABLES,
-    plan_tables.VIOLATIONS,
-    plan_tables.CALIBRATION,
-    plan_tables.INFEASIBILITY,
-    plan_tables.SUMMARY,
-)
+REPORT_TABLES: SequenceView[ResultTable] = SequenceView(_report)
 
 #: Table record by name.
-TABLES_BY_NAME: dict[str, ResultTable] = {t.name: t for t in REPORT_TABLES}
+TABLES_BY_NAME: MappingView[ResultTable] = MappingView(
+    lambda r: r.memo("tables_by_name", lambda r: {t.name: t for t in _report(r)})
+)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 
-from optimizer.components import REGISTRY
+from optimizer.components.registry import MappingView, SequenceView
 from optimizer.output.summary_frames import TOL, table_or_empty
 
 __all__ = [
@@ -31,13 +31,19 @@ __all__ = [
 #: inventory, fleet assignment) price a MW of new capacity or one chip rather than a
 #: limit, and demand and commitments have their own sections; all of them stay in
 #: ``shadow_prices.parquet``.
-LIMIT_FAMILIES = frozenset(f.name for f in REGISTRY if f.limit)
+LIMIT_FAMILIES: SequenceView[str] = SequenceView(
+    lambda r: r.memo("limit_families", lambda r: tuple(f.name for f in r.families if f.limit))
+)
 
 
 #: Domain words for each constraint family, from the registry
 #: (``ConstraintFamily.summary_words``); ``{0}``, ``{1}`` ... are the parts of the row
 #: key (``chip/site``), ``{key}`` the whole key.
-FAMILY_WORDS: dict[str, str] = {f.name: f.summary_words for f in REGISTRY if f.summary_words}
+FAMILY_WORDS: MappingView[str] = MappingView(
+    lambda r: r.memo(
+        "family_words", lambda r: {f.name: f.summary_words for f in r.families if f.summary_words}
+    )
+)
 
 
 def describe_limit(family: str, key: str) -> str:

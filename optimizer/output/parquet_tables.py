@@ -20,6 +20,7 @@ import pyarrow.dataset as pads
 import pyarrow.parquet as pq
 
 from optimizer.components.component import TableColumn
+from optimizer.components.registry import MappingView
 from optimizer.output.atomic import ReportError, atomic_write
 from optimizer.output.table_schema import RESULT_TABLES
 
@@ -47,7 +48,11 @@ def _schema(table: str, columns: Sequence[TableColumn]) -> pa.Schema:
     return pa.schema(fields, metadata={"table": table})
 
 
-RESULT_SCHEMAS: dict[str, pa.Schema] = {t: _schema(t, cols) for t, cols in RESULT_TABLES.items()}
+RESULT_SCHEMAS: MappingView[pa.Schema] = MappingView(
+    lambda r: r.memo(
+        "result_schemas", lambda _: {t: _schema(t, cols) for t, cols in RESULT_TABLES.items()}
+    )
+)
 """Arrow schema of every table written per scenario (field metadata: unit, description)."""
 
 

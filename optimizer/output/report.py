@@ -27,6 +27,7 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from optimizer.components.registry import SequenceView
 from optimizer.output.atomic import ensure_dir, write_text_atomic
 from optimizer.output.manifest import REPORT_FORMAT, package_version, update_manifest
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, to_arrow, write_arrow_atomic
@@ -44,7 +45,9 @@ __all__ = [
     "write_scenario_tables",
 ]
 
-PLAN_TABLES: tuple[str, ...] = tuple(t for t in RESULT_TABLES if t not in ("summary",))
+PLAN_TABLES: SequenceView[str] = SequenceView(
+    lambda r: r.memo("plan_tables", lambda _: tuple(t for t in RESULT_TABLES if t != "summary"))
+)
 """Tables taken from the result (``summary`` is computed by the writer)."""
 
 

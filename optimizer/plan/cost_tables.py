@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.plan_context import PlanContext
+from optimizer.components.registry import MappingView, Registry
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import group_sum, positions, take
 from optimizer.lp.reuse_cache import cached
@@ -20,18 +21,13 @@ from optimizer.plan.model import COST_TERMS, PlanningModel
 __all__ = ["CASH_KIND", "cost_rows", "costs_table"]
 
 
-#: Cash kind of each cost term: capex and opex are cash out; penalties are not cash.
-CASH_KIND = {
-    "chip_capex": "capex",
-    "build_capex": "capex",
-    "retrofit_capex": "capex",
-    "energy": "opex",
-    "unmet_penalty": "none",
-    "breach_penalty": "none",
-    "grid_upgrade": "capex",
-    "onsite_power": "opex",
-    "carbon": "opex",
-}
+def _cash_kinds(r: Registry) -> dict[str, str]:
+    return {term.name: "none" if term.cash == "penalty" else term.cash for term in r.costs}
+
+
+#: Cash kind of each cost term of the active registry (its record's ``cash``): capex and
+#: opex are cash out; penalties are not cash (``none``).
+CASH_KIND: MappingView[str] = MappingView(lambda r: r.memo("cash_kinds", _cash_kinds))
 
 
 def costs_table(
@@ -113,7 +109,7 @@ def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
         sel = term == "grid_upgrade"
         cash[sel] = upgrade.reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
     # on-site power counts as billed (capex rent + fixed + fuel and O&M) and carbon as paid
-    opex = np.isin(term, ["energy", "onsite_power", "carbon"])
+    opex = np.isin(term, [name for name, kind in CASH_KIND.items() if kind == "opex"])
     cash[opex] = costs["undiscounted_cost_usd"].to_numpy()[opex]
     kind = np.array([CASH_KIND.get(str(x), "none") for x in term], dtype=object)
     return costs.assign(cash_usd=cash, cash_kind=kind)

@@ -35,8 +35,10 @@ from optimizer.components.key_match import (
 )
 from optimizer.components.plan_context import PlanContext, TableBuilder
 from optimizer.components.region import split_region_service
+from optimizer.components.registry import MappingView, Registry, active
 from optimizer.components.table_columns import TEXT_DTYPE, column_names, is_flag, is_text
 from optimizer.components.tables import SOLUTION_TABLES
+from optimizer.lp.dimensions import CODE_NAMES
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.frames import object_column
 from optimizer.lp.reuse_cache import cached
@@ -48,7 +50,9 @@ from optimizer.plan.shadow_prices import shadow_prices, warm_shadow_prices
 
 #: Columns of each result table, in order (the schemas of
 #: :data:`optimizer.components.tables.SOLUTION_TABLES`).
-TABLE_COLUMNS: dict[str, tuple[str, ...]] = {t.name: column_names(t) for t in SOLUTION_TABLES}
+TABLE_COLUMNS: MappingView[tuple[str, ...]] = MappingView(
+    lambda r: r.memo("table_columns", lambda _: {t.name: column_names(t) for t in SOLUTION_TABLES})
+)
 
 
 def _table_list() -> str:
@@ -63,11 +67,18 @@ def _table_list() -> str:
 
 __doc__ = (__doc__ or "") + _table_list()
 
+
 #: Kind of each table's columns: "text", "flag" or "number" (float64).
-_KINDS: dict[str, tuple[str, ...]] = {
-    t.name: tuple("text" if is_text(c) else "flag" if is_flag(c) else "number" for c in t.columns)
-    for t in SOLUTION_TABLES
-}
+def _column_kinds(r: Registry) -> dict[str, tuple[str, ...]]:
+    return {
+        t.name: tuple(
+            "text" if is_text(c) else "flag" if is_flag(c) else "number" for c in t.columns
+        )
+        for t in SOLUTION_TABLES
+    }
+
+
+_KINDS: MappingView[tuple[str, ...]] = MappingView(lambda r: r.memo("column_kinds", _column_kinds))
 
 _ZERO = 1e-9
 
@@ -195,6 +206,7 @@ def _make_frame_keys(
         "cluster": (("customer", "k"), ("site", "s")),
         "cluster_start": (("customer", "k"), ("site", "s")),
     }
+    spec.update(_added_kinds(spec))
     for k, cols in spec.items():
         sel = (kind == k) & ((sc == -1) | (sc == scenario))
         v = var.loc[sel]
@@ -216,6 +228,20 @@ def _make_frame_keys(
         },
     )
     return out
+
+
+def _added_kinds(spec: Mapping[str, object]) -> dict[str, tuple[tuple[str, str], ...]]:
+    """Key columns of every registered kind a component adds with its own hook.
+
+    A kind's ``keys`` (``"c/s/t"``) name its index letters; each becomes its domain
+    column (:data:`optimizer.lp.dimensions.CODE_NAMES`) and ``t`` the ``period``.
+    """
+    return {
+        kind.name: tuple((CODE_NAMES[c], c) for c in kind.keys.split("/") if c != "t")
+        for component in active().components
+        for kind in component.columns
+        if kind.add is not None and kind.name not in spec
+    }
 
 
 def _add_compact_frames(
@@ -443,7 +469,11 @@ def plan_context(
 
 
 #: ``build(context)`` of each table a component fills from the plan context.
-_BUILDERS: dict[str, TableBuilder] = {t.name: t.build for t in SOLUTION_TABLES if t.build}
+_BUILDERS: MappingView[TableBuilder] = MappingView(
+    lambda r: r.memo(
+        "table_builders", lambda _: {t.name: t.build for t in SOLUTION_TABLES if t.build}
+    )
+)
 
 
 def _centre_builders(
