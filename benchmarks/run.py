@@ -81,7 +81,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: RESULTS.md text below this line is hand-written and kept when the file is rewritten.
 KEEP_MARKER = "<!-- hand-written below this line: kept by benchmarks.run -->"
 
-#: Targets (printed, not asserted; issue 13).
+#: Targets (printed, not asserted).
 TARGET_LINOPY_RATIO = 0.25
 TARGET_BUILD_SLOPE = 1.1
 TARGET_PEAK_MB = 2048.0
@@ -787,7 +787,7 @@ def targets(
     batch: dict[str, Any] | None,
     hedge: list[dict[str, Any]] | None = None,
 ) -> list[tuple[str, str, str]]:
-    """PASS/MISS per target of issue 13: (target, verdict, numbers)."""
+    """PASS/MISS per benchmark target: (target, verdict, numbers)."""
     out: list[tuple[str, str, str]] = []
     by = {r["size"]: r for r in recs}
     if "large" in by:

@@ -105,3 +105,20 @@ def test_the_readme_layout_block_shows_the_tree() -> None:
 def test_the_section_reader_stops_at_the_next_section() -> None:
     doc = "Head.\n\nModules\n-------\n``a``  one\n``b``  two\n\nOther\n-----\n``c``  x\n"
     assert _section(doc, "Modules") == [("a", "one"), ("b", "two")]
+
+
+_TRACKER = re.compile(r"\b[Ii]ssues? #?\d+\b|\(#\d+\)")
+
+
+def test_product_text_cites_no_tracker_numbers() -> None:
+    """Docstrings, comments and the README say what a feature is, not its ticket."""
+    paths = [ROOT / "README.md"]
+    for package in ("capacity", "optimizer", "ui", "capacity_cli", "benchmarks"):
+        paths += sorted((ROOT / package).rglob("*.py"))
+    found = [
+        f"{p.relative_to(ROOT)}:{i}: {line.strip()}"
+        for p in paths
+        for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1)
+        if _TRACKER.search(line)
+    ]
+    assert found == [], "tracker numbers in product text:\n" + "\n".join(found)
