@@ -249,7 +249,7 @@ def test_a_batch_whose_client_reconnects_solves_every_case(
     from capacity.dataset import load_dataset
     from optimizer.analysis import batch
     from optimizer.analysis.sweep import cases_dataset, expand_sweep, load_sweep
-    from optimizer.plan.solve import solve
+    from optimizer.plan.pipeline import solve
 
     clients: list[Any] = []
     real_open = batch.open_client

@@ -26,7 +26,7 @@ from optimizer.analysis.risk import (
     plan_outcomes,
     tornado,
 )
-from optimizer.plan.solve import solve
+from optimizer.plan.pipeline import solve
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 CHIP = 1000.0 + 1e-3  # rent + production tie-break, USD per chip

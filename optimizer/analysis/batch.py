@@ -577,8 +577,9 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
     and HiGHS restarts from the previous optimal basis; a warm run that is not optimal
     is re-solved cold. A rebuilt model (unpatchable change) is solved cold.
     """
+    from optimizer.plan.highs_session import HighsSession
     from optimizer.plan.model import build_model
-    from optimizer.plan.solve import HighsSession, solve_model
+    from optimizer.plan.pipeline import solve_model
 
     t0 = time.perf_counter()
     model = None
@@ -631,7 +632,7 @@ def solve_many(
         In the order of ``items``.
     """
     from capacity.scenarios import apply_overrides
-    from optimizer.plan.solve import SolveOptions
+    from optimizer.plan.options import SolveOptions
 
     options = options or SolveOptions()
     out = []
@@ -1031,7 +1032,7 @@ def run_batch(
         When the base dataset does not validate (an invalid case is recorded failed).
     """
     from capacity.dataset import load_dataset
-    from optimizer.plan.solve import SolveOptions
+    from optimizer.plan.options import SolveOptions
 
     spec = load_sweep(sweep) if isinstance(sweep, str | Path) else sweep
     options, out = options or SolveOptions(), Path(out_dir)

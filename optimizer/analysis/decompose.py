@@ -100,13 +100,14 @@ from optimizer.analysis.risk import (
     uniform_monte_carlo,
 )
 from optimizer.analysis.sweep import MonteCarloSpec
+from optimizer.plan.highs import _highs_lp, _highs_pass, highs_ok, new_highs
 from optimizer.plan.model import (
     FirstStageUniverse,
     PlanningModel,
     build_stochastic_model,
     first_stage_universe,
 )
-from optimizer.plan.solve import SolveOptions, _highs_lp, _highs_pass, highs_ok, new_highs
+from optimizer.plan.options import SolveOptions
 
 __all__ = [
     "Cut",
@@ -1277,7 +1278,7 @@ def extensive_form_objective(
         Timings ``build`` and ``solve`` (s); the solver options are
         :mod:`optimizer.plan.solve`'s (dual simplex, interior point above 50,000 columns).
     """
-    from optimizer.plan.solve import run_solver
+    from optimizer.plan.raw_solve import run_solver
 
     n = len(datasets)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)

@@ -681,7 +681,9 @@ def hedged_plan(
     ValueError
         For bad weights or an unknown ``ev``.
     """
-    from optimizer.plan.solve import SolveOptions, solve, solve_stochastic
+    from optimizer.plan.options import SolveOptions
+    from optimizer.plan.pipeline import solve
+    from optimizer.plan.stochastic import solve_stochastic
 
     options = options or SolveOptions()
     names, dsets = _scenario_datasets(ds, scenarios)
@@ -754,7 +756,7 @@ def _ev_plan(
     notes: list[str],
 ) -> tuple[Any, str]:
     """Return the expected-value plan and its name (mean-value problem, else neutral)."""
-    from optimizer.plan.solve import solve
+    from optimizer.plan.pipeline import solve
 
     if ev == "mean":
         mv = mean_value_dataset(dsets, list(w))
@@ -787,7 +789,7 @@ def _fixed_plan_costs(
 
 def _wait_and_see(names: Sequence[str], dsets: Sequence[Any], options: Any) -> list[Any]:
     """Each scenario solved alone; RuntimeError when one has no solution."""
-    from optimizer.plan.solve import solve
+    from optimizer.plan.pipeline import solve
 
     results = [solve(d, options) for d in dsets]
     for n, r in zip(names, results, strict=True):

@@ -34,7 +34,7 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
     from capacity.dataset import Dataset
     from capacity.validation import Finding
     from optimizer.analysis.sweep import SweepSpecError
-    from optimizer.plan.solve import PlanResult
+    from optimizer.plan.plan_result import PlanResult
 
 
 class _Commands(TyperGroup):
@@ -424,7 +424,7 @@ def solve(
     from rich.console import Console
 
     from optimizer import SolveOptions
-    from optimizer.plan.solvers import process_started
+    from optimizer.plan.deadline import process_started
 
     started = process_started()  # the first scenario's --time-limit counts from here
     console = Console() if sys.stdout.isatty() else Console(width=140)
