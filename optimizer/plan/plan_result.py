@@ -185,6 +185,18 @@ def _plan_tables(
     return tables
 
 
+@dataclass
+class _Verdict:
+    """What a scenario's result says beside its identity: status, message, tables, checks."""
+
+    status: Status
+    message: str
+    tables: dict[str, pd.DataFrame]
+    violations: pd.DataFrame
+    objective_usd: float | None
+    infeasibility: pd.DataFrame | None
+
+
 def _scenario_result(
     model: PlanningModel,
     raw: RawSolution,
@@ -195,59 +207,24 @@ def _scenario_result(
 ) -> PlanResult:
     """Tables, checker verdict and explanations of scenario ``i`` of a solved model."""
     ds = model.datasets[i]
-    status, msg = raw.status, _head_message(model, raw, options)
+    msg = _head_message(model, raw, options)
     gaps = explain_missing(model, i)
     if len(gaps):
         msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
     if raw.x is None:
-        status, msg = _without_values(status, msg)
-        tables = {**empty_tables(), "calibration": empty_calibration()}
-        viol, obj = empty_violations(), None
-        timings.update(check=0.0, results=0.0)
-        inf_i = None
-        if infeasible is not None:
-            inf_i = infeasible[infeasible["scenario"] == i].reset_index(drop=True)
-            if len(inf_i):
-                msg += "; " + "; ".join(inf_i["message"].head(5))
-        if len(gaps):
-            gp = gaps.assign(scenario=i)
-            inf_i = gp if inf_i is None else pd.concat([inf_i, gp], ignore_index=True)
+        verdict = _without_plan(raw, i, msg, infeasible, gaps, timings)
     else:
-        t = time.perf_counter()
-        frames = solution_frames(model, raw.x, i)
-        # fleet and site capacity from the decision values: shared by tables and checker
-        fleet, cap = fleet_values(ds, frames), site_capacity_table(ds, frames)
-        tables = _plan_tables(model, raw, i, options, frames, fleet, cap)
-        timings["results"] = time.perf_counter() - t
-        t = time.perf_counter()
-        viol = check_frames(ds, frames, options.check_tolerance, fleet=fleet, capacity=cap)
-        timings["check"] = time.perf_counter() - t
-        obj = float(tables["costs"]["cost_usd"].sum())
-        inf_i = gaps.assign(scenario=i) if len(gaps) else None
-        if len(viol):
-            status = Status.error
-            first = "; ".join(
-                f"{r.family} {r.keys}: lhs {r.lhs:.6g} vs rhs {r.rhs:.6g}"
-                for r in viol.head(3).itertuples()
-            )
-            msg += f"; checker found {len(viol)} violated constraint(s): {first}"
-        gap_share = mip_gap(raw.solver_objective, raw.mip_bound)
-        if gap_share is not None:
-            msg += f"; MIP gap {gap_share:.3%}"
-        fragments = fragmentation_message(tables["training_clusters"], exact=model.clusters)
-        if fragments:
-            msg += "; " + fragments
-        msg += _objective_note(model, raw, obj)
+        verdict = _with_plan(model, raw, i, options, msg, gaps, timings)
     duals_from: Literal["lp", "lp_with_integers_fixed"] = (
         "lp_with_integers_fixed" if bool(model.variables["integer"].any()) else "lp"
     )
     return PlanResult(
-        status=status,
-        objective_usd=obj,
-        tables=tables,
-        violations=viol,
-        infeasibility=inf_i,
-        message=msg,
+        status=verdict.status,
+        objective_usd=verdict.objective_usd,
+        tables=verdict.tables,
+        violations=verdict.violations,
+        infeasibility=verdict.infeasibility,
+        message=verdict.message,
         solver=options.solver,
         dataset_hash=ds.hash,
         dataset_name=ds.name,
@@ -261,6 +238,93 @@ def _scenario_result(
         clusters=model.clusters,
         formulation=model.formulation,
     )
+
+
+def _without_plan(
+    raw: RawSolution,
+    i: int,
+    msg: str,
+    infeasible: pd.DataFrame | None,
+    gaps: pd.DataFrame,
+    timings: dict[str, float],
+) -> _Verdict:
+    """Scenario ``i`` without values: empty tables, the explanation rows, why in the message."""
+    status, msg = _without_values(raw.status, msg)
+    tables = {**empty_tables(), "calibration": empty_calibration()}
+    timings.update(check=0.0, results=0.0)
+    inf_i = None
+    if infeasible is not None:
+        inf_i = infeasible[infeasible["scenario"] == i].reset_index(drop=True)
+        if len(inf_i):
+            msg += "; " + "; ".join(inf_i["message"].head(5))
+    if len(gaps):
+        gp = gaps.assign(scenario=i)
+        inf_i = gp if inf_i is None else pd.concat([inf_i, gp], ignore_index=True)
+    return _Verdict(status, msg, tables, empty_violations(), None, inf_i)
+
+
+def _with_plan(
+    model: PlanningModel,
+    raw: RawSolution,
+    i: int,
+    options: SolveOptions,
+    msg: str,
+    gaps: pd.DataFrame,
+    timings: dict[str, float],
+) -> _Verdict:
+    """Scenario ``i`` with values: its tables, the checker's verdict and the plan's notes."""
+    tables, viol = _checked_tables(model, raw, i, options, timings)
+    obj = float(tables["costs"]["cost_usd"].sum())
+    status = Status.error if len(viol) else raw.status
+    msg += _plan_notes(model, raw, tables, viol, obj)
+    inf_i = gaps.assign(scenario=i) if len(gaps) else None
+    return _Verdict(status, msg, tables, viol, obj, inf_i)
+
+
+def _checked_tables(
+    model: PlanningModel,
+    raw: RawSolution,
+    i: int,
+    options: SolveOptions,
+    timings: dict[str, float],
+) -> tuple[dict[str, pd.DataFrame], pd.DataFrame]:
+    """Return the result tables and checker violations of scenario ``i``, timed."""
+    assert raw.x is not None  # called for a solve with values only
+    ds = model.datasets[i]
+    t = time.perf_counter()
+    frames = solution_frames(model, raw.x, i)
+    # fleet and site capacity from the decision values: shared by tables and checker
+    fleet, cap = fleet_values(ds, frames), site_capacity_table(ds, frames)
+    tables = _plan_tables(model, raw, i, options, frames, fleet, cap)
+    timings["results"] = time.perf_counter() - t
+    t = time.perf_counter()
+    viol = check_frames(ds, frames, options.check_tolerance, fleet=fleet, capacity=cap)
+    timings["check"] = time.perf_counter() - t
+    return tables, viol
+
+
+def _plan_notes(
+    model: PlanningModel,
+    raw: RawSolution,
+    tables: dict[str, pd.DataFrame],
+    viol: pd.DataFrame,
+    obj: float,
+) -> str:
+    """Message tail of a plan: checker violations, MIP gap, cluster fragments, objective."""
+    msg = ""
+    if len(viol):
+        first = "; ".join(
+            f"{r.family} {r.keys}: lhs {r.lhs:.6g} vs rhs {r.rhs:.6g}"
+            for r in viol.head(3).itertuples()
+        )
+        msg += f"; checker found {len(viol)} violated constraint(s): {first}"
+    gap_share = mip_gap(raw.solver_objective, raw.mip_bound)
+    if gap_share is not None:
+        msg += f"; MIP gap {gap_share:.3%}"
+    fragments = fragmentation_message(tables["training_clusters"], exact=model.clusters)
+    if fragments:
+        msg += "; " + fragments
+    return msg + _objective_note(model, raw, obj)
 
 
 def _objective_note(model: PlanningModel, raw: RawSolution, obj: float) -> str:
