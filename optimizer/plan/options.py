@@ -36,12 +36,13 @@ class SolveOptions:
         here, by PuLP's name (``PULP_CBC_CMD``, ``GLPK_CMD``, ``SCIP_PY``, ``HiGHS``
         ...; ``"cbc"`` = ``PULP_CBC_CMD``): see :mod:`optimizer.plan.solvers`.
     time_limit_s : float, optional
-        Wall-clock budget of the whole solve (s), from :func:`solve`'s call (or the
-        ``deadline`` given to it): the build, the cluster warm start (at most
-        :data:`WARM_START_SHARE` of it), the LP or MIP, the LP with the integers fixed
-        for shadow prices and the elastic re-solve of an infeasible model each get
-        what remains; the checker and the tables come after (seconds). A solver
-        program (CBC, GLPK) still running at the end is stopped.
+        Wall-clock budget of the whole solve (s), from
+        :func:`optimizer.plan.pipeline.solve`'s call (or the ``deadline`` given to
+        it): the build, the cluster warm start (at most
+        :data:`optimizer.plan.deadline.WARM_START_SHARE` of it), the LP or MIP, the LP
+        with the integers fixed for shadow prices and the elastic re-solve of an
+        infeasible model each get what remains; the checker and the tables come after
+        (seconds). A solver program (CBC, GLPK) still running at the end is stopped.
     threads : int, optional
         Solver threads.
     integer_units : bool
@@ -54,7 +55,8 @@ class SolveOptions:
         Relative MIP gap.
     mip_start : bool
         Cluster mode with HiGHS: hand the MIP a warm start built from its LP
-        relaxation (:func:`cluster_warm_start`) before the branch and bound.
+        relaxation (:func:`optimizer.plan.warm_start.cluster_warm_start`) before the
+        branch and bound.
     explain_infeasible : bool
         Run the elastic re-solve when the model is infeasible.
     check_tolerance : float
