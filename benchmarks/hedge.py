@@ -16,7 +16,7 @@ shares build, liquid and retrofit; ``full`` also shares installs and production,
 its peak memory is its own:
 
 * ``extensive``: :func:`optimizer.analysis.hedge.extensive_form_objective` (build the
-  extensive form, solve it with :mod:`optimizer.plan.solve`'s HiGHS options: dual simplex up
+  extensive form, solve it with :mod:`optimizer.plan.highs`'s HiGHS options: dual simplex up
   to 50,000 columns, interior point + crossover above) under the HiGHS time limit;
   peak memory is the subprocess's ``ru_maxrss``.
 * ``lshaped``: :func:`optimizer.analysis.decompose.hedge_decomposed` on a local Dask cluster of
@@ -59,7 +59,7 @@ def worker(
     """Run one method on N scenarios in this process; return its figures."""
     from optimizer.analysis.decompose import hedge_decomposed
     from optimizer.analysis.hedge import extensive_form_objective
-    from optimizer.plan.solve import SolveOptions
+    from optimizer.plan.options import SolveOptions
 
     names, dsets = _datasets(n, seed)
     out: dict[str, Any] = {"method": method, "samples": n, "first_stage": first_stage}

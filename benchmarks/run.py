@@ -15,7 +15,7 @@ Python and native memory alike, imports included):
 * ``compact``: our pipeline with the compact formulation (per-site busy chips and
   per-region service linked by region balances; skipped when this checkout has no
   ``formulation`` option): load (read CSV) -> validate (``Dataset.from_tables``
-  checks) -> ``optimizer.plan.solve`` (build, hand-over to highspy, solve, results tables,
+  checks) -> ``optimizer.solve`` (build, hand-over to highspy, solve, results tables,
   checker, timed by ``PlanResult.timings_s``) -> report write
   (``optimizer.output.report.write_report``).
 * ``reference``: the same pipeline with the reference formulation (per-site,
@@ -27,7 +27,7 @@ Python and native memory alike, imports included):
 * ``linopy``: :mod:`benchmarks.linopy_peer` builds the reference LP from the same
   Dataset and solves it through linopy's direct highspy interface.
 
-All use HiGHS with ``optimizer.plan.solve``'s options (:mod:`benchmarks.solver_options`)
+All use HiGHS with ``optimizer.plan.highs``'s options (:mod:`benchmarks.solver_options`)
 and the same time limit. Sizes not in ``--peer-solve-sizes`` (xl by default: one
 floor or linopy solve there costs up to the whole time limit) run the floor only when
 the reference solved and build linopy's model without solving it.
@@ -71,7 +71,7 @@ from typing import Any
 import numpy as np
 
 from benchmarks.solver_options import highs_options
-from optimizer.plan.solve import highs_ok, highs_refusal_reason
+from optimizer.plan.highs import highs_ok, highs_refusal_reason
 
 #: Ours (reference), the floor and linopy must agree this closely (relative): same LP.
 REL_TOL = 1e-6
@@ -1028,7 +1028,7 @@ def render(
         f"{', batch' if batch else ''}; run started {info.get('run_started_utc', '?')}).",
         "Method: see the docstring of `benchmarks/run.py`; instances from "
         "`benchmarks/generate.py`; HiGHS options from `benchmarks/solver_options.py` "
-        "(= `optimizer.plan.solve`'s).",
+        "(= `optimizer.plan.highs`'s).",
         "",
         "## Targets",
         "",

@@ -10,15 +10,15 @@ from typing import Any
 
 
 def highs_options(n_columns: int, time_limit_s: float | None = None) -> dict[str, Any]:
-    """The HiGHS options ``optimizer.plan.solve`` sets for an LP of ``n_columns`` columns.
+    """The HiGHS options ``optimizer.plan.highs`` sets for an LP of ``n_columns`` columns.
 
-    Mirrors ``optimizer.plan.solve._configure_highs`` (``lp_algorithm_options``: interior
+    Mirrors ``optimizer.plan.highs._configure_highs`` (``lp_algorithm_options``: interior
     point above ``IPM_THRESHOLD_COLUMNS``, crossover only when its result is
     imprecise; HiGHS defaults, the dual simplex, below); the floor and the linopy
     peer use the same options so all of them run the same algorithm.
     """
     try:
-        from optimizer.plan.solve import lp_algorithm_options
+        from optimizer.plan.highs import lp_algorithm_options
     except ImportError:  # older solve.py: HiGHS defaults throughout
         opts: dict[str, Any] = {}
     else:

@@ -29,17 +29,12 @@ from optimizer.plan.model import (
     build_model,
     build_stochastic_model,
 )
+from optimizer.plan.options import SolveOptions, Status
+from optimizer.plan.pipeline import solve, solve_model
+from optimizer.plan.plan_result import PlanResult
 from optimizer.plan.pulp_io import PulpNames, pulp_names, to_pulp, write_problem
 from optimizer.plan.results import TABLE_COLUMNS, empty_tables
-from optimizer.plan.solve import (
-    PlanResult,
-    SolveOptions,
-    Status,
-    StochasticResult,
-    solve,
-    solve_model,
-    solve_stochastic,
-)
+from optimizer.plan.stochastic import StochasticResult, solve_stochastic
 
 __all__ = [
     "FACILITY_LIFE_PERIODS",

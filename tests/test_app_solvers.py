@@ -54,18 +54,18 @@ def test_a_solver_beyond_highs_and_cbc_is_offered_and_solves(
 def test_the_pulp_highs_choice_runs_pulp_highs_not_the_bulk_path(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    import optimizer.plan.solvers as solvers
+    import optimizer.plan.pulp_solve as pulp_solve
 
     if "HiGHS" not in solver_names():
         pytest.skip("PuLP's HiGHS is not available here")
     ran: list[str] = []
-    real = solvers.run_pulp
+    real = pulp_solve.run_pulp
 
     def spy(model: object, options: object, **kw: object) -> object:
         ran.append(str(getattr(options, "solver", "")))
         return real(model, options, **kw)  # type: ignore[arg-type]
 
-    monkeypatch.setattr(solvers, "run_pulp", spy)
+    monkeypatch.setattr(pulp_solve, "run_pulp", spy)
     at = open_app(monkeypatch)
     goto(at, "plan")
     at.selectbox(key="solve_solver").set_value("HiGHS")

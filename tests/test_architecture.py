@@ -169,13 +169,13 @@ def test_the_import_reader_sees_lazy_and_relative_imports(tmp_path: Path) -> Non
         "import capacity.schema\n"
         "from typing import TYPE_CHECKING\n"
         "if TYPE_CHECKING:\n    from optimizer.plan.model import PlanningModel\n"
-        "def f():\n    from optimizer.plan.solve import solve\n    from . import summary\n"
+        "def f():\n    from optimizer.plan.pipeline import solve\n    from . import summary\n"
     )
     found = {_project_module(d) for d in _imported_names("optimizer.output.x", src)}
     assert found == {
         "capacity.schema",
         "optimizer.plan.model",
-        "optimizer.plan.solve",
+        "optimizer.plan.pipeline",
         "optimizer.output.summary",
         None,  # typing.TYPE_CHECKING: third party
     }

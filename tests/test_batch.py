@@ -35,7 +35,9 @@ from optimizer.analysis.sweep_cases import cases_dataset, expand_sweep
 from optimizer.analysis.sweep_read import load_sweep
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, open_table_dataset
 from optimizer.plan.model import build_model
-from optimizer.plan.solve import PlanResult, SolveOptions, solve
+from optimizer.plan.options import SolveOptions
+from optimizer.plan.pipeline import solve
+from optimizer.plan.plan_result import PlanResult
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 
@@ -546,7 +548,9 @@ def test_warm_started_sweep_equals_cold_solves_case_by_case() -> None:
 
 
 def test_highs_session_pushes_only_changes_and_matches_a_cold_solve() -> None:
-    from optimizer.plan.solve import HighsSession, Status, run_solver
+    from optimizer.plan.highs_session import HighsSession
+    from optimizer.plan.options import Status
+    from optimizer.plan.raw_solve import run_solver
 
     ds = load_dataset(TINY)
     base = build_model(ds)

@@ -4,7 +4,6 @@ sweeps in one folder are both kept, and local clusters never share a fixed port.
 
 from __future__ import annotations
 
-import importlib
 import json
 import os
 import signal
@@ -25,8 +24,11 @@ from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.case_check import case_problem
 from optimizer.output.parquet_tables import RESULT_SCHEMAS
 from optimizer.output.run_folder import scenario_dir
+from optimizer.plan import highs, highs_session
+from optimizer.plan.highs_session import HighsSession
 from optimizer.plan.model import build_model
-from optimizer.plan.solve import HighsSession, SolveOptions, Status, solve
+from optimizer.plan.options import SolveOptions, Status
+from optimizer.plan.pipeline import solve
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 
@@ -81,7 +83,6 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
     """Root cause of the empty 'done, optimal' case: a warm HiGHS run that says optimal
     but has no primal solution was accepted as optimal with no values (objective null,
     0-row tables). It must be re-solved cold and give the cold objective."""
-    solve_mod = importlib.import_module("optimizer.plan.solve")
     from optimizer.analysis import batch_case
 
     ds = load_dataset(TINY)
@@ -89,7 +90,7 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
         [{"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 1.1}],
         [{"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 0.9}],
     ]
-    real = solve_mod._read_highs
+    real = highs._read_highs
     calls = {"n": 0}
 
     def flaky(h: Any, ms: Any, *a: Any, **k: Any) -> Any:
@@ -98,7 +99,8 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
             h = _OptimalWithoutSolution(h)
         return real(h, ms, *a, **k)
 
-    monkeypatch.setattr(solve_mod, "_read_highs", flaky)
+    monkeypatch.setattr(highs_session, "_read_highs", flaky)  # the session's runs
+    monkeypatch.setattr(highs, "_read_highs", flaky)  # the cold solves
     batch_case._SESSION_CACHE.clear()
     got = solve_many(ds, items, reuse=True)
     from capacity.scenarios import apply_overrides
@@ -114,14 +116,13 @@ def test_warm_run_reported_optimal_without_values_is_solved_again_cold(
 def test_highs_optimal_without_values_is_an_error_not_optimal(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    solve_mod = importlib.import_module("optimizer.plan.solve")
+    real = highs._read_highs
 
-    real = solve_mod._read_highs
-    monkeypatch.setattr(
-        solve_mod,
-        "_read_highs",
-        lambda h, ms, *a, **k: real(_OptimalWithoutSolution(h), ms, *a, **k),
-    )
+    def without_solution(h: Any, ms: Any, *a: Any, **k: Any) -> Any:
+        return real(_OptimalWithoutSolution(h), ms, *a, **k)
+
+    monkeypatch.setattr(highs, "_read_highs", without_solution)  # a solve
+    monkeypatch.setattr(highs_session, "_read_highs", without_solution)  # a session's run
     res = solve(load_dataset(TINY))
     assert res.status == Status.error and res.objective_usd is None
     assert "without a primal solution" in res.message

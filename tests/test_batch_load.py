@@ -100,10 +100,11 @@ def test_example_sweep_under_a_cpu_burn_solves_every_case(
 
 
 def _assert_idle_objectives(sweep: Path, man: dict[str, dict[str, object]]) -> None:
+
     from capacity.dataset import load_dataset
     from optimizer.analysis.sweep_cases import cases_dataset, expand_sweep
     from optimizer.analysis.sweep_read import load_sweep
-    from optimizer.plan.solve import solve
+    from optimizer.plan.pipeline import solve
 
     spec = load_sweep(sweep)
     base = load_dataset(spec.data)

@@ -246,11 +246,12 @@ def test_a_batch_whose_client_reconnects_solves_every_case(
     the first case (as under load) and reconnects. Before the fix every unfinished case
     failed "lost the Dask scheduler (client connecting)"; now each is solved, with the
     objective of a serial solve."""
+
     from capacity.dataset import load_dataset
     from optimizer.analysis import batch, batch_dask, batch_folder
     from optimizer.analysis.sweep_cases import cases_dataset, expand_sweep
     from optimizer.analysis.sweep_read import load_sweep
-    from optimizer.plan.solve import solve
+    from optimizer.plan.pipeline import solve
 
     clients: list[Any] = []
     real_open = batch_dask.open_client

@@ -49,7 +49,7 @@ class _Options:
 
 @pytest.fixture
 def fake_solve(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Replace optimizer.plan.solve by a fake; the dict sets the result and records calls."""
+    """Replace optimizer.solve by a fake; the dict sets the result and records calls."""
     box: dict[str, Any] = {"result": fake_result(), "calls": []}
 
     def solve(ds: Any, options: Any, **kw: Any) -> Any:

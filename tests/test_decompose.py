@@ -264,7 +264,8 @@ def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum
     # value must be that scenario's own optimum at the point, as a fresh cold solve of
     # the scenario model with the first stage fixed gives it.
     from optimizer.analysis.decompose_blocks import ScenarioBlock
-    from optimizer.plan.solve import SolveOptions, run_solver
+    from optimizer.plan.options import SolveOptions
+    from optimizer.plan.raw_solve import run_solver
 
     ds = load_dataset(TINY)
     _, dsets, _ = sample_scenarios(ds, 3, seed=5)

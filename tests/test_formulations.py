@@ -18,8 +18,8 @@ from capacity import apply_scenario, load_dataset
 from optimizer import SolveOptions, Status, build_model, solve
 from optimizer.components.region import split_region_service
 from optimizer.plan.check import check_frames, check_solution
+from optimizer.plan.raw_solve import run_solver
 from optimizer.plan.results import solution_frames
-from optimizer.plan.solve import run_solver
 from tests.conftest import DEFAULT_DATA, ROOT, TINY
 
 DATA = ROOT / "tests" / "data"

@@ -13,7 +13,9 @@ from capacity.safe_yaml import MAX_YAML_NODES, YamlLimitError, compose_yaml, loa
 from capacity.schema import SOLVER_SAFE_MAX
 from capacity.validation import DataValidationError
 from optimizer.plan.model import build_model
-from optimizer.plan.solve import SolveOptions, Status, run_solver, solve
+from optimizer.plan.options import SolveOptions, Status
+from optimizer.plan.pipeline import solve
+from optimizer.plan.raw_solve import run_solver
 from tests.lp_helpers import LP_DATA
 
 BOMB = "\n".join(
@@ -47,7 +49,7 @@ def test_highs_refusing_a_model_is_an_error_with_its_reason() -> None:
 
 
 def test_highs_refusal_never_reads_as_optimal_in_a_plan() -> None:
-    from optimizer.plan.solve import solve_model
+    from optimizer.plan.pipeline import solve_model
 
     (res,) = solve_model(_model_with_rhs(1e20), SolveOptions())
     assert res.status == Status.error
@@ -56,7 +58,7 @@ def test_highs_refusal_never_reads_as_optimal_in_a_plan() -> None:
 
 
 def test_highs_refusal_through_a_retained_session() -> None:
-    from optimizer.plan.solve import HighsSession
+    from optimizer.plan.highs_session import HighsSession
 
     session = HighsSession(SolveOptions())
     raw, warm = session.run(_model_with_rhs(1e20))

@@ -17,10 +17,10 @@ import pytest
 from benchmarks.generate import generate
 from benchmarks.solver_options import highs_options
 from optimizer import SolveOptions, Status, solve
-from optimizer.plan.solve import IPM_THRESHOLD_COLUMNS, lp_algorithm_options
+from optimizer.plan.highs import IPM_THRESHOLD_COLUMNS, lp_algorithm_options
 
-# the module, not the function ``optimizer.plan.solve`` that the package exports
-solve_mod = importlib.import_module("optimizer.plan.solve")
+# the module whose IPM_THRESHOLD_COLUMNS lp_algorithm_options reads
+highs_mod = importlib.import_module("optimizer.plan.highs")
 
 
 def test_algorithm_options_by_size():
@@ -40,7 +40,7 @@ def test_algorithm_options_by_size():
 def test_interior_point_without_crossover_gives_the_simplex_optimum(monkeypatch):
     ds = generate("small")
     simplex = solve(ds, SolveOptions(solver="highs"))
-    monkeypatch.setattr(solve_mod, "IPM_THRESHOLD_COLUMNS", 0)
+    monkeypatch.setattr(highs_mod, "IPM_THRESHOLD_COLUMNS", 0)
     ipm = solve(ds, SolveOptions(solver="highs"))
     assert simplex.status == ipm.status == Status.optimal
     assert ipm.objective_usd == pytest.approx(simplex.objective_usd, rel=1e-7)

@@ -26,11 +26,13 @@ from optimizer import (
 )
 from optimizer.plan.check import check_solution
 from optimizer.plan.explain import explain_missing
+from optimizer.plan.options import RawSolution
 from tests.lp_helpers import LP_DATA, edit
 
-# the package exports the function `solve`, which hides the submodule attribute
-solve_mod = importlib.import_module("optimizer.plan.solve")
-solvers_mod = importlib.import_module("optimizer.plan.solvers")
+# the modules whose functions these tests call or patch
+pipeline_mod = importlib.import_module("optimizer.plan.pipeline")
+raw_solve_mod = importlib.import_module("optimizer.plan.raw_solve")
+pulp_status_mod = importlib.import_module("optimizer.plan.pulp_status")
 
 DATA = LP_DATA
 ROOT = Path(__file__).resolve().parents[1]
@@ -154,7 +156,7 @@ def test_fixed_first_stage(one):
 
 def test_checker_catches_corruption(one, monkeypatch):
     m = build_model(one, formulation="reference")
-    raw = solve_mod.run_solver(m, SolveOptions())
+    raw = raw_solve_mod.run_solver(m, SolveOptions())
     assert check_solution(m, raw.x).empty
     x = raw.x.copy()
     col = int(np.flatnonzero((m.variables["kind"] == "assign").to_numpy())[0])
@@ -165,17 +167,17 @@ def test_checker_catches_corruption(one, monkeypatch):
     assert fa["keys"] == "g1/s1,2026Q1"
     assert fa["violation"] == pytest.approx(100.0)
 
-    real = solve_mod.run_solver
+    real = raw_solve_mod.run_solver
 
     def corrupt(model, options, **kw):
         r = real(model, options, **kw)
         y = r.x.copy()
         y[col] += 100.0
-        return solve_mod.RawSolution(
+        return RawSolution(
             r.status, y, r.row_dual, r.solver_objective, r.message, r.handover_s, r.solve_s
         )
 
-    monkeypatch.setattr(solve_mod, "run_solver", corrupt)
+    monkeypatch.setattr(pipeline_mod, "run_solver", corrupt)
     res = solve(one, SolveOptions(formulation="reference"))
     assert res.status == Status.error
     assert "fleet_assignment" in res.message
@@ -250,12 +252,12 @@ def test_default_dataset_neutral_optimal():
 def test_pulp_reads_a_stopped_lp_as_optimal_and_we_do_not(tmp_path):
     sol = tmp_path / "s.sol"
     sol.write_text("Stopped on iterations - objective value -52091892363.01149750\n")
-    cmd = solvers_mod.cbc_solver(SolveOptions(time_limit_s=0.001), mip=False)
+    cmd = pulp_status_mod.cbc_solver(SolveOptions(time_limit_s=0.001), mip=False)
     st, sst = cmd.get_status(str(sol))
     # what PuLP itself says: "Optimal" with an integer-feasible solution
     assert (st, sst) == (pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible)
     assert cmd.status_line.startswith("Stopped on iterations")
-    status, has_sol = solvers_mod.cbc_status(
+    status, has_sol = pulp_status_mod.cbc_status(
         st, sst, cmd.status_line, is_mip=False, time_limited=True
     )
     assert (status, has_sol) == (Status.time_limit_no_solution, False)
@@ -282,9 +284,9 @@ def test_pulp_reads_a_stopped_lp_as_optimal_and_we_do_not(tmp_path):
 def test_cbc_status_line_mapping(tmp_path, line, is_mip, expected):
     sol = tmp_path / "s.sol"
     sol.write_text(line + "\n")
-    cmd = solvers_mod.cbc_solver(SolveOptions(time_limit_s=1.0), mip=is_mip)
+    cmd = pulp_status_mod.cbc_solver(SolveOptions(time_limit_s=1.0), mip=is_mip)
     st, sst = cmd.get_status(str(sol))  # PuLP's own reading, as in a real solve
-    got = solvers_mod.cbc_status(st, sst, cmd.status_line, is_mip=is_mip, time_limited=True)
+    got = pulp_status_mod.cbc_status(st, sst, cmd.status_line, is_mip=is_mip, time_limited=True)
     assert got == expected
 
 

@@ -33,8 +33,9 @@ from optimizer import SolveOptions, Status, solve
 from optimizer.analysis.batch_patch import patch_model
 from optimizer.plan.check import check_frames
 from optimizer.plan.model import build_model
+from optimizer.plan.pipeline import solve_model
+from optimizer.plan.raw_solve import run_solver
 from optimizer.plan.results import solution_frames
-from optimizer.plan.solve import run_solver, solve_model
 from tests.conftest import DEFAULT_DATA
 from tests.lp_helpers import LP_DATA, edit
 
@@ -311,7 +312,7 @@ def test_plan_page_shows_fragments_then_the_exact_cluster_timeline(
     [({}, 2_225_000), ({"max_sites": 1}, 3_600_000), ({"min_duration_periods": 1}, 2_175_000)],
 )
 def test_warm_started_mip_reaches_the_hand_optimum(ds, rule, optimum_usd) -> None:
-    from optimizer.plan.solve import cluster_warm_start
+    from optimizer.plan.warm_start import cluster_warm_start
 
     data = _rule(ds, **rule) if rule else ds
     model = build_model(data, clusters=True)

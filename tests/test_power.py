@@ -320,8 +320,8 @@ def test_explanation_words_a_power_shortfall(tmp_path: Path) -> None:
 
 def _frames(path: Path) -> tuple[object, dict[str, pd.DataFrame]]:
     from optimizer.plan.model import build_model
+    from optimizer.plan.raw_solve import run_solver
     from optimizer.plan.results import solution_frames
-    from optimizer.plan.solve import run_solver
 
     ds = load_dataset(path)
     model = build_model(ds)

@@ -20,8 +20,8 @@ from capacity.scenarios import apply_scenario
 from optimizer import SolveOptions, Status, build_model, pulp_names, solve, to_pulp
 from optimizer.cli.commands import app
 from optimizer.output.summary import status_line, summarize
+from optimizer.plan.highs_session import HighsSession
 from optimizer.plan.pulp_io import clean_token, unique_tokens, write_problem
-from optimizer.plan.solve import HighsSession
 from optimizer.plan.solvers import SolverUnavailableError, resolve_solver, solver_names
 from tests.lp_helpers import LP_DATA
 

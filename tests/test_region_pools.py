@@ -18,8 +18,8 @@ import pytest
 from optimizer import SolveOptions, Status, build_model, solve
 from optimizer.components.pool import pool_keys, spread_pool_service
 from optimizer.plan.check import check_frames, check_solution
+from optimizer.plan.raw_solve import run_solver
 from optimizer.plan.results import solution_frames
-from optimizer.plan.solve import run_solver
 from tests.conftest import ROOT
 
 DATA = ROOT / "tests" / "data"

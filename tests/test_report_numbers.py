@@ -60,9 +60,9 @@ def test_summary_notes_degenerate_duals() -> None:
 def test_tables_snapped_while_made_equal_tidy_tables_of_the_raw_tables() -> None:
     """make_tables(tolerance=...) snaps as tidy_tables does, in the same pass."""
     from optimizer.plan.model import build_model
+    from optimizer.plan.options import SolveOptions as Options
+    from optimizer.plan.raw_solve import run_solver
     from optimizer.plan.results import make_tables
-    from optimizer.plan.solve import SolveOptions as Options
-    from optimizer.plan.solve import run_solver
 
     ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
     model = build_model(ds)
@@ -110,19 +110,19 @@ def test_result_structure_made_beside_the_solver_gives_the_same_tables(monkeypat
     import importlib
     import threading
 
-    solve_mod = importlib.import_module("optimizer.plan.solve")
+    pipeline_mod = importlib.import_module("optimizer.plan.pipeline")
     ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
     plain = solve(ds, SolveOptions(solver="highs"))  # default size: below the threshold
     ran_on: list[str] = []
-    real = solve_mod.warm_structure
+    real = pipeline_mod.warm_structure
 
     def recording(model):  # type: ignore[no-untyped-def]
         ran_on.append(threading.current_thread().name)
         real(model)
 
-    monkeypatch.setattr(solve_mod, "warm_structure", recording)
-    monkeypatch.setattr(solve_mod, "ALONGSIDE_COLUMNS", 0)
-    monkeypatch.setattr(solve_mod.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(pipeline_mod, "warm_structure", recording)
+    monkeypatch.setattr(pipeline_mod, "ALONGSIDE_COLUMNS", 0)
+    monkeypatch.setattr(pipeline_mod.os, "cpu_count", lambda: 2)
     beside = solve(ds, SolveOptions(solver="highs"))
     assert ran_on == ["results-structure"]
     assert beside.status == plain.status == "optimal"

@@ -31,7 +31,10 @@ from capacity.validation import DataValidationError
 from optimizer.analysis.batch_case import solve_many
 from optimizer.analysis.batch_patch import _PATCHABLE, patch_model
 from optimizer.plan.model import FORMULATIONS, LP_UNREAD_COLUMNS, LP_UNREAD_TABLES, build_model
-from optimizer.plan.solve import SolveOptions, _scenario_result, run_solver, solve_model
+from optimizer.plan.options import SolveOptions
+from optimizer.plan.pipeline import solve_model
+from optimizer.plan.plan_result import _scenario_result
+from optimizer.plan.raw_solve import run_solver
 from tests.column_reads import recording
 from tests.conftest import DEFAULT_DATA, ROOT
 

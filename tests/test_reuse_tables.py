@@ -23,7 +23,9 @@ from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides
 from optimizer.analysis.batch_patch import patch_model
 from optimizer.plan.model import build_model
-from optimizer.plan.solve import SolveOptions, _scenario_result, run_solver
+from optimizer.plan.options import SolveOptions
+from optimizer.plan.plan_result import _scenario_result
+from optimizer.plan.raw_solve import run_solver
 from tests.conftest import DEFAULT_DATA
 
 SRC = "assumption: test sweep"

@@ -20,7 +20,7 @@ from optimizer.analysis.hedge import hedged_plan, mean_value_dataset
 from optimizer.analysis.monte_carlo import monte_carlo
 from optimizer.analysis.outcomes import binding_families, plan_outcomes
 from optimizer.analysis.tornado import TornadoParameter, default_tornado_parameters, tornado
-from optimizer.plan.solve import solve
+from optimizer.plan.pipeline import solve
 
 TINY = Path(__file__).resolve().parents[1] / "tests" / "data" / "tiny_valid"
 CHIP = 1000.0 + 1e-3  # rent + production tie-break, USD per chip

@@ -21,20 +21,27 @@ import pulp
 import pytest
 from typer.testing import CliRunner
 
+import optimizer.plan.highs_session as highs_session
+import optimizer.plan.pipeline as pipeline
+import optimizer.plan.pulp_solve as pulp_solve
+import optimizer.plan.pulp_status as pulp_status
+import optimizer.plan.raw_solve as raw_solve
+import optimizer.plan.solver_watch as solver_watch
 import optimizer.plan.solvers as solvers
+import optimizer.plan.warm_start as warm_start
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
 from optimizer import SolveOptions, Status, build_model, solve
 from optimizer.cli.commands import app
 from optimizer.output.binding_limits import fixed_integers_note
 from optimizer.output.parquet_tables import read_metadata
+from optimizer.plan.options import RawSolution
 from tests.lp_helpers import LP_DATA
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "data"
 TINY = ROOT / "tests" / "data" / "tiny_valid"
 ENV = {"COLUMNS": "160", "NO_COLOR": "1", "TERM": "dumb"}
-SOLVE_MODULE = sys.modules["optimizer.plan.solve"]
 
 
 def _env(tmp: Path | None = None) -> dict[str, str]:
@@ -90,13 +97,14 @@ def test_time_limit_is_the_wall_clock_of_the_whole_command(
 def limits_seen(monkeypatch: pytest.MonkeyPatch) -> list[float | None]:
     """Record the time limit (s) of every bulk HiGHS call, in call order."""
     seen: list[float | None] = []
-    real = SOLVE_MODULE._run_highs
+    real = raw_solve._run_highs
 
     def spy(model: Any, options: Any, **kw: Any) -> Any:
         seen.append(options.time_limit_s)
         return real(model, options, **kw)
 
-    monkeypatch.setattr(SOLVE_MODULE, "_run_highs", spy)
+    monkeypatch.setattr(raw_solve, "_run_highs", spy)  # the LP or MIP, the fixed LP
+    monkeypatch.setattr(warm_start, "_run_highs", spy)  # the two LPs of the warm start
     return seen
 
 
@@ -121,16 +129,16 @@ def test_the_elastic_re_solve_of_an_infeasible_model_has_the_deadline(
     ds = load_dataset(LP_DATA / "lp_base")
     ds = edit(ds, "demand", demand_h100e=1e12)  # unmet is priced: still feasible
     seen: list[float | None] = []
-    real = SOLVE_MODULE.run_solver
+    real = raw_solve.run_solver
 
     def spy(model: Any, options: Any, **kw: Any) -> Any:
         seen.append(options.time_limit_s)
         raw = real(model, options, **kw)
         if len(seen) == 1:  # the plan itself: pretend the solver proved it infeasible
-            return SOLVE_MODULE.RawSolution(Status.infeasible, None, None, None, "x", 0.0, 0.0)
+            return RawSolution(Status.infeasible, None, None, None, "x", 0.0, 0.0)
         return raw
 
-    monkeypatch.setattr(SOLVE_MODULE, "run_solver", spy)
+    monkeypatch.setattr(pipeline, "run_solver", spy)
     r = solve(ds, SolveOptions(time_limit_s=30.0))
     assert r.status == Status.infeasible
     # the plan, then one elastic LP per relax tier present: each gets what remains
@@ -148,13 +156,13 @@ def test_a_deadline_passed_before_the_build_reports_the_time_limit() -> None:
 
 
 def test_cbc_infeasible_after_its_time_limit_is_no_proof() -> None:
-    watch = solvers.SolverWatch("/nonexistent", None)
-    late = solvers._after_limit(Status.infeasible, "Integer infeasible", watch, 9.0, 8.0)
+    watch = solver_watch.SolverWatch("/nonexistent", None)
+    late = pulp_solve._after_limit(Status.infeasible, "Integer infeasible", watch, 9.0, 8.0)
     assert late == (
         Status.time_limit_no_solution,
         "Integer infeasible, after the time limit: no proof of infeasibility",
     )
-    early = solvers._after_limit(Status.infeasible, "Integer infeasible", watch, 1.0, 8.0)
+    early = pulp_solve._after_limit(Status.infeasible, "Integer infeasible", watch, 1.0, 8.0)
     assert early == (Status.infeasible, "Integer infeasible")
 
 
@@ -177,7 +185,7 @@ def test_the_report_names_the_solver_that_ran(
     name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     ran: list[str] = []
-    real_pulp, real_highs = solvers.run_pulp, SOLVE_MODULE._run_highs
+    real_pulp, real_highs = pulp_solve.run_pulp, raw_solve._run_highs
 
     def via_pulp(model: Any, options: Any, **kw: Any) -> Any:
         ran.append(f"pulp:{options.solver}")
@@ -187,8 +195,8 @@ def test_the_report_names_the_solver_that_ran(
         ran.append("bulk")
         return real_highs(model, options, **kw)
 
-    monkeypatch.setattr(solvers, "run_pulp", via_pulp)
-    monkeypatch.setattr(SOLVE_MODULE, "_run_highs", via_bulk)
+    monkeypatch.setattr(pulp_solve, "run_pulp", via_pulp)
+    monkeypatch.setattr(raw_solve, "_run_highs", via_bulk)
     out = tmp_path / "r"
     r = CliRunner().invoke(app, ["solve", str(TINY), "--solver", name, "--out", str(out)], env=ENV)
     assert r.exit_code == 0, r.output
@@ -260,7 +268,7 @@ def test_sigint_to_this_process_stops_cbc_and_raises_keyboardinterrupt(
 
     t0 = time.monotonic()
     with pytest.raises(KeyboardInterrupt), _when_cbc_runs(interrupt):
-        solvers.run_pulp(default_model, SolveOptions(solver="PULP_CBC_CMD"))
+        pulp_solve.run_pulp(default_model, SolveOptions(solver="PULP_CBC_CMD"))
     assert cbc and (not cbc[0].is_running() or cbc[0].status() == "zombie")
     assert time.monotonic() - t0 < 60
     assert _pulp_folders(tmp_path) == []
@@ -366,7 +374,7 @@ def test_a_pulp_incumbent_at_the_time_limit_is_not_called_optimal() -> None:
     class Built:
         prob = Prob()
 
-    got = solvers._status_of("HiGHS", Built(), None, "/nonexistent", is_mip=True, limited=True)
+    got = pulp_status._status_of("HiGHS", Built(), None, "/nonexistent", is_mip=True, limited=True)
     assert got == (
         Status.time_limit_feasible,
         True,
@@ -376,15 +384,15 @@ def test_a_pulp_incumbent_at_the_time_limit_is_not_called_optimal() -> None:
 
 # ------------------------------------------------------------ SCIP at its MIP gap
 def test_scip_stopped_at_the_requested_gap_is_optimal_not_time_limited() -> None:
-    assert solvers.generic_status(
+    assert pulp_status.generic_status(
         pulp.LpStatusOptimal,
         pulp.LpSolutionIntegerFeasible,
         is_mip=True,
         time_limited=False,
-        note=solvers.SCIP_GAP_REACHED,
+        note=pulp_status.SCIP_GAP_REACHED,
     ) == (Status.optimal, True)
     # without that note an incumbent PuLP calls "integer feasible" stays time-limited
-    assert solvers.generic_status(
+    assert pulp_status.generic_status(
         pulp.LpStatusOptimal, pulp.LpSolutionIntegerFeasible, is_mip=True, time_limited=True
     ) == (Status.time_limit_feasible, True)
     if "SCIP_PY" not in solvers.solver_names():
@@ -393,7 +401,7 @@ def test_scip_stopped_at_the_requested_gap_is_optimal_not_time_limited() -> None
     r = solve(ds, SolveOptions(solver="SCIP_PY", integer_units=True))
     h = solve(ds, SolveOptions(solver="highs", integer_units=True))
     # SCIP ends this MIP with status gaplimit (PuLP: integer feasible), no time limit given
-    assert r.status == Status.optimal and solvers.SCIP_GAP_REACHED in r.message
+    assert r.status == Status.optimal and pulp_status.SCIP_GAP_REACHED in r.message
     assert r.objective_usd == pytest.approx(h.objective_usd, rel=1e-4)
 
 
@@ -404,10 +412,10 @@ def test_a_solve_given_no_time_is_not_run_even_when_the_model_is_built() -> None
     ds = load_dataset(LP_DATA / "lp_base")
     model = build_model(ds)
     past = time.monotonic() - 1.0
-    for session in (None, SOLVE_MODULE.HighsSession(SolveOptions(time_limit_s=1e-6))):
-        (r,) = SOLVE_MODULE.solve_model(model, SolveOptions(), session=session, deadline=past)
+    for session in (None, highs_session.HighsSession(SolveOptions(time_limit_s=1e-6))):
+        (r,) = pipeline.solve_model(model, SolveOptions(), session=session, deadline=past)
         assert r.status == Status.time_limit_no_solution and r.objective_usd is None
         assert "ran out before the solver started" in r.message
-    (ok,) = SOLVE_MODULE.solve_model(model, SolveOptions(time_limit_s=60.0))
+    (ok,) = pipeline.solve_model(model, SolveOptions(time_limit_s=60.0))
     assert ok.status == Status.optimal
     assert ok.objective_usd == pytest.approx(solve(ds).objective_usd, rel=1e-9)

@@ -143,7 +143,7 @@ def run_batch(
         When the base dataset does not validate (an invalid case is recorded failed).
     """
     from capacity.dataset import load_dataset
-    from optimizer.plan.solve import SolveOptions
+    from optimizer.plan.options import SolveOptions
 
     spec = load_sweep(sweep) if isinstance(sweep, str | Path) else sweep
     options, out = options or SolveOptions(), Path(out_dir)

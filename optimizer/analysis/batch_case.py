@@ -5,7 +5,7 @@ variants of one dataset in this process (the risk views use it). With reuse a ca
 model is the cached base model patched (:func:`optimizer.analysis.batch_patch.patch_model`).
 
 A patched model is then solved on one retained HiGHS instance per worker process and
-base (:class:`optimizer.plan.solve.HighsSession`, cached by base dataset hash and options):
+base (:class:`optimizer.plan.highs_session.HighsSession`, cached by base dataset hash and options):
 only the changed costs, bounds, objective constant and matrix entries are pushed and
 the dual simplex restarts from the previous optimal basis. A rebuilt model is solved
 cold; a warm run that does not end optimal is repeated cold so statuses stay those of
@@ -49,7 +49,7 @@ class CaseResult:
     status : str
         Solve status, or ``"failed"`` when an exception was raised.
     objective_usd : float or None
-    result : optimizer.plan.solve.PlanResult or None
+    result : optimizer.plan.plan_result.PlanResult or None
         The plan (tables included); None on failure.
     error : str
         Exception text (empty when none).
@@ -75,7 +75,7 @@ class CaseResult:
 # Per-process caches, keyed by dataset hash. Small: a batch has few bases.
 _MODEL_CACHE: dict[tuple[str, str], Any] = {}  # (hash, formulation) -> PlanningModel (LP)
 _REF_CACHE: dict[tuple[str, str | None], Any] = {}  # (hash, scenario) -> Dataset
-#: (base hash, options) -> optimizer.plan.solve.HighsSession holding a patched base model
+#: (base hash, options) -> optimizer.plan.highs_session.HighsSession holding a patched base model
 _SESSION_CACHE: dict[tuple[str, Any], Any] = {}
 _CACHE_MAX = 8
 
@@ -93,12 +93,13 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
     """Solve ``ds``, patching ``base_ds``'s cached model when possible.
 
     A patched model is solved on the process's retained HiGHS instance for this base
-    (:class:`optimizer.plan.solve.HighsSession`): only changed costs and bounds are pushed
+    (:class:`optimizer.plan.highs_session.HighsSession`): only changed costs and bounds are pushed
     and HiGHS restarts from the previous optimal basis; a warm run that is not optimal
     is re-solved cold. A rebuilt model (unpatchable change) is solved cold.
     """
+    from optimizer.plan.highs_session import HighsSession
     from optimizer.plan.model import build_model
-    from optimizer.plan.solve import HighsSession, solve_model
+    from optimizer.plan.pipeline import solve_model
 
     t0 = time.perf_counter()
     model = None
@@ -152,7 +153,7 @@ def solve_many(
         In the order of ``items``.
     """
     from capacity.scenarios import apply_overrides
-    from optimizer.plan.solve import SolveOptions
+    from optimizer.plan.options import SolveOptions
 
     options = options or SolveOptions()
     out = []

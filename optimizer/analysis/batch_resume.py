@@ -42,7 +42,7 @@ log = logging.getLogger(__name__)
 def case_options(options: Any) -> dict[str, Any]:
     """Return the solve options that are part of a batch case's identity (and its entry).
 
-    Every field of :class:`optimizer.plan.solve.SolveOptions`: the solver, the time limit,
+    Every field of :class:`optimizer.plan.options.SolveOptions`: the solver, the time limit,
     threads, integer units, clusters, the MIP gap and start, the infeasibility
     explanation, the checker's tolerance and the formulation. Each can change the
     written plan, its status or its verification (threads and the formulation only

@@ -1,6 +1,6 @@
 """Hedged plan at scale: the two-stage plan by an L-shaped (Benders) decomposition on Dask.
 
-The extensive form of :func:`optimizer.plan.solve.solve_stochastic` holds one copy of the
+The extensive form of :func:`optimizer.plan.stochastic.solve_stochastic` holds one copy of the
 operating columns per scenario, so it grows with the number of scenarios. Here the
 same two-stage LP is solved by a multi-cut L-shaped method whose scenario
 subproblems are solved by Dask actors (one per worker; each holds its scenarios' LPs

@@ -21,8 +21,8 @@ import scipy.sparse as sp
 
 from optimizer.analysis.dask_cluster import ClusterOptions, open_client
 from optimizer.analysis.decompose_cuts import Cut, induced_rows
+from optimizer.plan.highs import _highs_lp, _highs_pass, highs_ok, new_highs
 from optimizer.plan.model import FirstStageUniverse, build_stochastic_model
-from optimizer.plan.solve import _highs_lp, _highs_pass, highs_ok, new_highs
 
 __all__ = ["ScenarioBlock", "ScenarioBlocks", "open_blocks"]
 

@@ -39,7 +39,7 @@ class ScenarioInfeasibleError(RuntimeError):
     """A scenario of the hedge has no plan even on its own (its first stage free).
 
     No shared first stage can operate it, so the hedged plan does not exist; the
-    scenario's own solve (:func:`optimizer.plan.solve`) explains which limits cannot hold.
+    scenario's own solve (:func:`optimizer.plan.pipeline.solve`) explains which limits cannot hold.
 
     Parameters
     ----------

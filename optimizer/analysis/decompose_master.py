@@ -26,8 +26,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from optimizer.analysis.decompose_cuts import Cut
+from optimizer.plan.highs import highs_ok, new_highs
 from optimizer.plan.model import PlanningModel
-from optimizer.plan.solve import highs_ok, new_highs
 
 __all__ = ["MasterProblem"]
 

@@ -1,7 +1,7 @@
 """The hedged plan: the two-stage stochastic LP in extensive form, with its VSS and EVPI.
 
 The recourse problem (RP) is one two-stage stochastic LP
-(:func:`optimizer.plan.solve.solve_stochastic`): build, liquid, install and produce are
+(:func:`optimizer.plan.stochastic.solve_stochastic`): build, liquid, install and produce are
 shared; assign, unmet and breach are per scenario; the objective is the
 probability-weighted cost. With the scenario optima ``z_s`` (wait-and-see, each
 scenario solved alone) and the *expected-value problem* EV:
@@ -182,7 +182,9 @@ def hedged_plan(
     ValueError
         For bad weights or an unknown ``ev``.
     """
-    from optimizer.plan.solve import SolveOptions, solve, solve_stochastic
+    from optimizer.plan.options import SolveOptions
+    from optimizer.plan.pipeline import solve
+    from optimizer.plan.stochastic import solve_stochastic
 
     options = options or SolveOptions()
     names, dsets = _scenario_datasets(ds, scenarios)
@@ -255,7 +257,7 @@ def _ev_plan(
     notes: list[str],
 ) -> tuple[Any, str]:
     """Return the expected-value plan and its name (mean-value problem, else neutral)."""
-    from optimizer.plan.solve import solve
+    from optimizer.plan.pipeline import solve
 
     if ev == "mean":
         mv = mean_value_dataset(dsets, list(w))
@@ -288,7 +290,7 @@ def _fixed_plan_costs(
 
 def _wait_and_see(names: Sequence[str], dsets: Sequence[Any], options: Any) -> list[Any]:
     """Each scenario solved alone; RuntimeError when one has no solution."""
-    from optimizer.plan.solve import solve
+    from optimizer.plan.pipeline import solve
 
     results = [solve(d, options) for d in dsets]
     for n, r in zip(names, results, strict=True):
@@ -340,9 +342,10 @@ def extensive_form_objective(
     -------
     (objective USD or None, status, timings)
         Timings ``build`` and ``solve`` (s); the solver options are
-        :mod:`optimizer.plan.solve`'s (dual simplex, interior point above 50,000 columns).
+        :mod:`optimizer.plan.highs`'s (dual simplex, interior point above 50,000 columns).
     """
-    from optimizer.plan.solve import SolveOptions, run_solver
+    from optimizer.plan.options import SolveOptions
+    from optimizer.plan.raw_solve import run_solver
 
     n = len(datasets)
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)

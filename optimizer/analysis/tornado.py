@@ -1,6 +1,6 @@
 """Tornado: one-at-a-time sensitivity of a plan to parameter groups at two levels.
 
-Every function here is pure: a Dataset and :class:`optimizer.plan.solve.SolveOptions` in,
+Every function here is pure: a Dataset and :class:`optimizer.plan.options.SolveOptions` in,
 frames and numbers out; every number comes from a real re-solve. The outcomes of one
 plan are :func:`optimizer.analysis.outcomes.plan_outcomes` (``total_cost_usd``,
 ``unmet_h100e``, ``trainium_share``, ``breach_mw``).

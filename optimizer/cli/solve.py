@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
     from rich.console import Console
 
     from capacity.dataset import Dataset
-    from optimizer.plan.solve import PlanResult
+    from optimizer.plan.plan_result import PlanResult
 
 __all__ = ["SOLVE_HELP", "RunFolder", "solve"]
 
@@ -147,7 +147,7 @@ def solve(
     from rich.console import Console
 
     from optimizer import SolveOptions
-    from optimizer.plan.solvers import process_started
+    from optimizer.plan.deadline import process_started
 
     started = process_started()  # the first scenario's --time-limit counts from here
     console = Console() if sys.stdout.isatty() else Console(width=140)

@@ -10,7 +10,7 @@ row's ``|rhs|``, at least 1e-3 of the family's largest side, see
 :func:`optimizer.lp.violations.violations`), plus
 negative decisions (``bounds``) and assignments a customer is not eligible for
 (``eligibility``), and chips serving a regional demand outside its regions
-(``demand_regions``). :func:`optimizer.plan.solve.solve` turns any violation into
+(``demand_regions``). :func:`optimizer.plan.pipeline.solve` turns any violation into
 ``Status.error``.
 """
 

@@ -304,7 +304,7 @@ def explain_infeasible(
         ``solve_lp(elastic_model) -> x or None``: solves an LP and returns the
         column values (None when it does not solve); called once per relax tier
         present (at most three times, see the module docstring). Passed in by
-        :func:`optimizer.plan.solve.solve_model` so this module does not import the
+        :func:`optimizer.plan.pipeline.solve_model` so this module does not import the
         solver layer above it.
 
     Returns

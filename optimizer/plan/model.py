@@ -3,7 +3,7 @@
 The model is built column-and-row-wise from pandas index tables (one row per column,
 one row per constraint) and a sparse matrix, never from per-row Python loops, so a
 1.5M-column model builds in seconds. :func:`optimizer.plan.pulp_io.to_pulp` turns the
-same arrays into a PuLP problem; the HiGHS path of :mod:`optimizer.plan.solve` passes
+same arrays into a PuLP problem; the HiGHS path of :mod:`optimizer.plan.highs` passes
 them to ``highspy`` in bulk. The index tables map every column and row back to its
 domain keys (the letters of :mod:`optimizer.lp.dimensions`).
 

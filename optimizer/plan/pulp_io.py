@@ -52,7 +52,7 @@ _VAR_DIMS = (
     ("s", "site", "s"),
     ("k", "customer", "k"),
     ("w", "workload", "w"),
-    ("o", "source", "o"),  # power source (issue 12)
+    ("o", "source", "o"),  # power source
     ("e", "region", "e"),  # site region (serve columns, region_balance rows)
     ("q", "pool", "q"),  # region pool (pool columns, pool_balance rows)
 )
@@ -394,7 +394,7 @@ def write_problem(
     PuLP drops the objective's constant (initial fleet energy, USD) when it writes
     LP and MPS files, so it is written as a column ``objective_constant`` fixed at 1
     whose cost is the constant: any solver reading the file back reports the same
-    objective in USD as :func:`optimizer.plan.solve.solve`.
+    objective in USD as :func:`optimizer.plan.pipeline.solve`.
     """
     b = build_pulp(model, names="readable", relax_integers=relax_integers)
     const = float(b.prob.objective.constant or 0.0)

@@ -4,7 +4,7 @@ Every table is long and tidy; text columns are ``str``, numbers ``float64`` (chi
 too, as the LP is continuous), ``binding`` is bool. Tables always carry their columns,
 even when empty. The tables are computed from the decision values mapped to domain
 keys (:func:`solution_frames`) and the dataset, not from the LP rows; shadow prices
-come from the row duals (sign convention: :mod:`optimizer.plan.solve`).
+come from the row duals (sign convention: :mod:`optimizer.plan.pipeline`).
 
 Tables and columns (contract with the report writer)
 ----------------------------------------------------
@@ -492,7 +492,7 @@ def warm_structure(model: PlanningModel) -> None:
     The key frames of every decision kind, the rows, matrix, text and units of the
     shadow_prices table, the cost-term rows and the rows of every family whose dual
     lands in a table depend on the model's columns, rows and data only, not on the
-    solution (:mod:`optimizer.lp.reuse_cache`): :func:`optimizer.plan.solve.solve_model` runs
+    solution (:mod:`optimizer.lp.reuse_cache`): :func:`optimizer.plan.pipeline.solve_model` runs
     this on a second thread while HiGHS (which releases the GIL) solves a large model,
     and :func:`make_tables` then finds them made.
 

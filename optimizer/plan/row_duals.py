@@ -1,6 +1,6 @@
 """Row duals of a solved plan on the result tables' keys (each family's shadow price).
 
-Sign convention: :mod:`optimizer.plan.solve`; duals are divided by the scenario's
+Sign convention: :mod:`optimizer.plan.pipeline`; duals are divided by the scenario's
 probability (conditional duals). A family with ``result`` routing
 (:class:`~optimizer.components.records.ResultRows`) gets its dual in a domain table besides
 ``shadow_prices``; the row ids of each family are found once per model structure.

@@ -1,0 +1,223 @@
+"""A retained HiGHS instance that re-solves variants of one LP from the previous basis."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from optimizer.plan.highs import (
+    IPM_THRESHOLD_COLUMNS,
+    HighsRefusedError,
+    _configure_highs,
+    _highs_lp,
+    _highs_pass,
+    _highs_run,
+    _read_highs,
+    highs_ok,
+    new_highs,
+)
+from optimizer.plan.model import PlanningModel
+from optimizer.plan.options import RawSolution, SolveOptions, Status
+from optimizer.plan.raw_solve import run_solver
+
+
+class HighsSession:
+    """One retained ``highspy.Highs`` object that re-solves variants of one LP warm.
+
+    Used by :mod:`optimizer.analysis.batch` for scenario sweeps: the first :meth:`run` passes
+    the whole model to HiGHS (as :func:`run_solver` does) and solves it cold; each
+    later :meth:`run` with a model of the same shape (same number of columns and
+    rows, an LP, typically :func:`optimizer.analysis.batch.patch_model`'s output) pushes only
+    the column costs, column bounds, row bounds, objective constant and matrix
+    entries that differ from the model HiGHS holds (``changeColsCost``,
+    ``changeColsBounds``, ``changeRowsBounds``, ``changeObjectiveOffset``,
+    ``changeCoeff``) and re-runs the dual simplex from the previous optimal basis.
+
+    Status honesty: a warm run that does not end optimal is repeated cold on a
+    fresh HiGHS instance (:func:`run_solver`), so infeasible / unbounded / time
+    limit statuses are exactly those of a cold solve; the session then restores
+    its last optimal basis for the next case. A warm start may land on a different
+    optimal vertex than a cold solve when the optimum is not unique (same objective,
+    other tied plan); on a unique optimum both are equal to solver tolerance.
+
+    Parameters
+    ----------
+    options : SolveOptions
+        Solver options of every run (``solver`` must be ``"highs"``; an integer
+        model is always solved cold through :func:`run_solver`).
+
+    Attributes
+    ----------
+    model : PlanningModel or None
+        The model whose data HiGHS currently holds.
+    n_warm, n_cold : int
+        Runs started from the previous basis, and cold solves (first load,
+        incompatible shape, or the re-solve of a non-optimal warm run).
+    """
+
+    #: Above this share of changed matrix entries (and more than
+    #: ``MIN_COEFF_CHANGES`` of them) the model is passed again: a fresh hand-over
+    #: is then cheaper than many ``changeCoeff`` calls.
+    MAX_COEFF_CHANGES = 0.05
+    MIN_COEFF_CHANGES = 1000
+
+    def __init__(self, options: SolveOptions | None = None) -> None:
+        self.options = options or SolveOptions()
+        if self.options.solver != "highs":
+            raise ValueError("HighsSession needs options.solver == 'highs'")
+        self.model: PlanningModel | None = None
+        self.highs: Any = None
+        self.n_warm = 0
+        self.n_cold = 0
+        self._arrays: dict[str, np.ndarray] = {}
+        self._offset = 0.0
+        self._basis: Any = None
+
+    @staticmethod
+    def _bounds(model: PlanningModel) -> dict[str, np.ndarray]:
+        import highspy
+
+        inf = highspy.kHighsInf
+        var = model.variables
+        lo, hi = model.row_bounds()
+        ub = var["ub"].to_numpy(dtype=float)
+        return {
+            "cost": var["cost"].to_numpy(dtype=float),
+            "col_lo": var["lb"].to_numpy(dtype=float),
+            "col_hi": np.where(np.isfinite(ub), ub, inf),
+            "row_lo": np.where(np.isfinite(lo), lo, -inf),
+            "row_hi": np.where(np.isfinite(hi), hi, inf),
+        }
+
+    def _load(self, model: PlanningModel) -> float:
+        """Pass the whole model to a fresh HiGHS instance; return the hand-over time."""
+        t0 = time.perf_counter()
+        lp, _ = _highs_lp(model, lp_only=True)
+        h = new_highs()
+        self.highs, self.model = None, None
+        _configure_highs(h, self.options, is_mip=False, n=model.n_variables, basis=True)
+        _highs_pass(h, lp)
+        self.highs, self.model = h, model
+        self._arrays = self._bounds(model)
+        self._offset = float(lp.offset_)
+        self._basis = None
+        return time.perf_counter() - t0
+
+    def _push(self, model: PlanningModel) -> bool:
+        """Change the data HiGHS holds into ``model``'s; False when a reload is needed."""
+        old = self.model
+        if (
+            old is None
+            or model.n_variables != old.n_variables
+            or model.n_constraints != old.n_constraints
+        ):
+            return False
+        h = self.highs
+        coeffs: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        if model.matrix is not old.matrix:
+            diff = (model.matrix - old.matrix).tocoo()
+            nz = diff.data != 0
+            limit = max(self.MAX_COEFF_CHANGES * old.matrix.nnz, self.MIN_COEFF_CHANGES)
+            if nz.sum() > limit:
+                return False
+            r, c = diff.row[nz], diff.col[nz]
+            coeffs = (r, c, np.asarray(model.matrix[r, c], dtype=float).ravel())
+        new = self._bounds(model)
+        cur = self._arrays
+        i = np.flatnonzero(new["cost"] != cur["cost"]).astype(np.int32)
+        if len(i):
+            highs_ok(h.changeColsCost(len(i), i, new["cost"][i]), "changeColsCost")
+        i = np.flatnonzero(
+            (new["col_lo"] != cur["col_lo"]) | (new["col_hi"] != cur["col_hi"])
+        ).astype(np.int32)
+        if len(i):
+            highs_ok(
+                h.changeColsBounds(len(i), i, new["col_lo"][i], new["col_hi"][i]),
+                "changeColsBounds",
+            )
+        i = np.flatnonzero(
+            (new["row_lo"] != cur["row_lo"]) | (new["row_hi"] != cur["row_hi"])
+        ).astype(np.int32)
+        if len(i):
+            highs_ok(
+                h.changeRowsBounds(len(i), i, new["row_lo"][i], new["row_hi"][i]),
+                "changeRowsBounds",
+            )
+        offset = float(model.objective_constant)
+        if offset != self._offset:
+            highs_ok(h.changeObjectiveOffset(offset), "changeObjectiveOffset")
+        if coeffs is not None:
+            for r, c, v in zip(*coeffs, strict=True):
+                highs_ok(h.changeCoeff(int(r), int(c), float(v)), "changeCoeff")
+        if model.n_variables > IPM_THRESHOLD_COLUMNS:
+            # warm starts need the simplex
+            highs_ok(h.setOptionValue("solver", "simplex"), "option solver='simplex'")
+        self.model, self._arrays, self._offset = model, new, offset
+        return True
+
+    def _own_time_limit(self) -> None:
+        """Give the next run its own time limit.
+
+        HiGHS compares ``time_limit`` with the run clock of the ``Highs`` object,
+        which keeps counting over every ``run()`` of the session (measured: after a
+        few warm cases each new run stopped at once with "Time limit reached"). The
+        limit is therefore set to the clock's current reading plus the per-case limit.
+        """
+        if self.options.time_limit_s is not None:
+            elapsed = float(self.highs.getRunTime())
+            self.highs.setOptionValue("time_limit", elapsed + float(self.options.time_limit_s))
+
+    def run(self, model: PlanningModel) -> tuple[RawSolution, bool]:
+        """Solve ``model``, from the previous basis when the session holds a compatible LP.
+
+        Parameters
+        ----------
+        model : PlanningModel
+            Deterministic or stochastic LP; integer models go to :func:`run_solver`.
+
+        Returns
+        -------
+        (RawSolution, bool)
+            The solution (values read only when one exists; ``handover_s`` is the
+            time spent pushing changes, ``solve_s`` the HiGHS run) and True when
+            it came from a warm-started run.
+        """
+        import highspy
+
+        if bool(model.variables["integer"].any()):
+            self.n_cold += 1
+            return run_solver(model, self.options), False
+        n, m = model.n_variables, model.n_constraints
+        t0 = time.perf_counter()
+        try:
+            warm = self._push(model)
+            handover = time.perf_counter() - t0 if warm else self._load(model)
+            self._own_time_limit()
+            t1 = time.perf_counter()
+            ms = _highs_run(self.highs)
+        except HighsRefusedError:
+            # a refused change or run: drop the session's state and solve cold, which
+            # reports the refusal with its reason when the model itself is refused
+            self.model, self.highs, self._basis = None, None, None
+            self.n_cold += 1
+            return run_solver(model, self.options), False
+        t2 = time.perf_counter()
+        raw = _read_highs(self.highs, ms, n, m, is_mip=False, handover_s=handover, solve_s=t2 - t1)
+        if ms == highspy.HighsModelStatus.kOptimal:
+            self._basis = self.highs.getBasis()
+        elif self._basis is not None:
+            # next case starts from the last optimum; a refused basis means a cold start
+            if self.highs.setBasis(self._basis) == highspy.HighsStatus.kError:
+                self._basis = None
+        if warm and (raw.status != Status.optimal or raw.x is None):
+            cold = run_solver(model, self.options)
+            raw = replace(cold, solve_s=raw.solve_s + cold.solve_s)
+            warm = False
+        if warm:
+            self.n_warm += 1
+        else:
+            self.n_cold += 1
+        return raw, warm
