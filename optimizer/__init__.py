@@ -18,7 +18,7 @@ sub-package's docstring lists its modules.
 ``plan``        the pipe of one plan: build, solve, check, tables, result.
 ``output``      the report writer and the plan summary.
 ``analysis``    sweeps, batches on Dask, risk views, the hedged plan.
-``cli``         the ``capacity`` command line.
+``cli``         the capacity command line.
 """
 
 from optimizer.components import FAMILIES
