@@ -24,7 +24,7 @@ is no proof, and it is reported as ``time_limit_no_solution``. See ``docs/solver
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,43 +32,10 @@ import numpy as np
 import pulp
 
 from optimizer.plan.model import PlanningModel
-from optimizer.plan.options import SolveOptions, Status
+from optimizer.plan.options import RawSolution, SolveOptions, Status
 from optimizer.plan.pulp_status import _mip_bound, _status_of, cbc_solver
 from optimizer.plan.solver_watch import STOP_GRACE_S, SolverWatch, solve_folder, watch_solver
 from optimizer.plan.solvers import _NO_DUALS, _binary_path, resolve_solver
-
-
-@dataclass(frozen=True)
-class PulpOutcome:
-    """What a PuLP solver returned, in column/row order of the model.
-
-    Attributes
-    ----------
-    status : Status
-    x : ndarray or None
-        Column values, only when a solution exists.
-    row_dual : ndarray or None
-        Row duals (d objective / d rhs) where the solver returns them.
-    solver_objective : float or None
-        Objective of the solution (USD, constant included).
-    message : str
-    handover_s, solve_s : float
-        Build of the PuLP problem, and the solver call (s).
-    mip_bound : float or None
-        MIP best bound where the solver reports one (USD).
-    dual_note : str
-        Why ``row_dual`` is None although a solution exists.
-    """
-
-    status: Status
-    x: np.ndarray | None
-    row_dual: np.ndarray | None
-    solver_objective: float | None
-    message: str
-    handover_s: float
-    solve_s: float
-    mip_bound: float | None = None
-    dual_note: str = ""
 
 
 def _pulp_solver(name: str, options: SolveOptions, *, mip: bool, folder: str) -> pulp.LpSolver:
@@ -121,7 +88,7 @@ def _after_limit(
     return status, message
 
 
-def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> PulpOutcome:
+def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
     """Solve a model through PuLP with ``options.solver`` (a PuLP name or ``cbc``).
 
     Parameters
@@ -136,7 +103,7 @@ def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
 
     Returns
     -------
-    PulpOutcome
+    RawSolution
         Values only when the solver has a solution; row duals (d objective / d rhs)
         where the solver returns them, else None with ``dual_note`` saying why;
         ``mip_bound`` where the solver reports it.
@@ -173,7 +140,7 @@ def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
                 how = f"killed {STOP_GRACE_S:g} s after" if watch.killed else "stopped at"
                 status = Status.time_limit_no_solution
                 message = f"{name} {how} the time limit, without a feasible point to report"
-            return PulpOutcome(status, None, None, None, message, t1 - t0, t2 - t1)
+            return RawSolution(status, None, None, None, message, t1 - t0, t2 - t1)
         status, has_sol, message = _status_of(
             name, b, solver, folder, is_mip=is_mip, limited=limit is not None
         )
@@ -189,7 +156,7 @@ def run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = Fal
         if not is_mip:
             dual, dual_note = _read_duals(name, b.constraints)
         obj = float(pulp.value(b.prob.objective))
-    return PulpOutcome(
+    return RawSolution(
         status, x, dual, obj, message, t1 - t0, t2 - t1, mip_bound=bound, dual_note=dual_note
     )
 

@@ -38,18 +38,7 @@ from optimizer.plan.warm_start import WarmStart, _fix_columns, cluster_warm_star
 def _run_pulp(model: PlanningModel, options: SolveOptions, *, lp_only: bool = False) -> RawSolution:
     from optimizer.plan.pulp_solve import run_pulp
 
-    o = run_pulp(model, options, lp_only=lp_only)
-    return RawSolution(
-        Status(o.status),
-        o.x,
-        o.row_dual,
-        o.solver_objective,
-        o.message,
-        o.handover_s,
-        o.solve_s,
-        mip_bound=o.mip_bound,
-        dual_note=o.dual_note,
-    )
+    return run_pulp(model, options, lp_only=lp_only)
 
 
 def _duals_reserve(deadline: float | None, warm: WarmStart | None) -> float:
