@@ -17,15 +17,14 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from optimizer.components.capacity_online import site_capacity_table
 from optimizer.components.placement_tables import fragmentation_message
-from optimizer.components.quantities import fleet_values
+from optimizer.components.plan_context import PlanContext
 from optimizer.plan.calibration import calibration_table, empty_calibration
 from optimizer.plan.check import check_frames, empty_violations
 from optimizer.plan.explain import explain_missing
 from optimizer.plan.model import PlanningModel
 from optimizer.plan.options import RawSolution, SolveOptions, Status
-from optimizer.plan.results import empty_tables, make_tables, solution_frames
+from optimizer.plan.results import empty_tables, make_tables, plan_context, solution_frames
 
 
 @dataclass(frozen=True)
@@ -161,22 +160,12 @@ def _plan_tables(
     raw: RawSolution,
     i: int,
     options: SolveOptions,
-    frames: dict[str, pd.DataFrame],
-    fleet: pd.DataFrame,
-    cap: pd.DataFrame,
+    context: PlanContext,
 ) -> dict[str, pd.DataFrame]:
     """Return the result tables of scenario ``i``, quantities snapped (no -0.0 chips)."""
     assert raw.x is not None  # called for a solve with values only
-    tables = make_tables(
-        model,
-        raw.x,
-        _duals(raw, model),
-        i,
-        frames=frames,
-        fleet=fleet,
-        capacity=cap,
-        tolerance=options.check_tolerance,
-    )
+    # the context carries the row duals: make_tables reads them from it
+    tables = make_tables(model, raw.x, None, i, tolerance=options.check_tolerance, context=context)
     tables["calibration"] = calibration_table(tables, model.datasets[i])
     return tables
 
@@ -289,12 +278,14 @@ def _checked_tables(
     ds = model.datasets[i]
     t = time.perf_counter()
     frames = solution_frames(model, raw.x, i)
-    # fleet and site capacity from the decision values: shared by tables and checker
-    fleet, cap = fleet_values(ds, frames), site_capacity_table(ds, frames)
-    tables = _plan_tables(model, raw, i, options, frames, fleet, cap)
+    # one plan context (fleet, capacity online, site loads, energy) for tables and checker
+    context = plan_context(
+        model, raw.x, _duals(raw, model), i, frames, tolerance=options.check_tolerance
+    )
+    tables = _plan_tables(model, raw, i, options, context)
     timings["results"] = time.perf_counter() - t
     t = time.perf_counter()
-    viol = check_frames(ds, frames, options.check_tolerance, fleet=fleet, capacity=cap)
+    viol = check_frames(ds, frames, options.check_tolerance, context=context)
     timings["check"] = time.perf_counter() - t
     return tables, viol
 
