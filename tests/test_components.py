@@ -27,7 +27,7 @@ from optimizer.components.component import (
     TableColumn,
 )
 from optimizer.components.docs import FAMILIES_DOC, families_table
-from optimizer.components.plan_context import CheckInputs, PlanContext
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.registry import active
 from optimizer.components.scenario import ScenarioColumns
@@ -62,7 +62,7 @@ def define_toy_reserve_floor(builder: ModelBuilder, columns: ScenarioColumns) ->
     builder.add_terms(rows, reserve["col"], 1.0)
 
 
-def check_toy_reserve_floor(inputs: CheckInputs) -> pd.DataFrame:
+def check_toy_reserve_floor(inputs: PlanContext) -> pd.DataFrame:
     """Reserve held per period >= RESERVE_MW (recomputed from the decision frame)."""
     frame = inputs.frames.get("toy_reserve")
     if frame is None:

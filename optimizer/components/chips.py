@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, cumulative, expand
@@ -74,7 +74,7 @@ def _column(chips: pd.DataFrame, name: str, default: float) -> pd.Series:
     return chips[name].fillna(default).astype(float)
 
 
-def check_chip_inventory(inputs: CheckInputs) -> pd.DataFrame:
+def check_chip_inventory(inputs: PlanContext) -> pd.DataFrame:
     """Cumulative installs <= opening inventory + production delivered (produced lag earlier).
 
     One row per (chip of the chips table, period); sums and running sums as pandas'
@@ -114,7 +114,7 @@ def check_chip_inventory(inputs: CheckInputs) -> pd.DataFrame:
     return violations("chip_inventory", keys, installed, produced, "<=", inputs.tolerance)
 
 
-def check_chip_window(inputs: CheckInputs) -> pd.DataFrame:
+def check_chip_window(inputs: PlanContext) -> pd.DataFrame:
     """No production outside the sale window moved ahead by the delivery lag."""
     produce, chips = inputs.frames["produce"], inputs.chips
     t = (

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.plan_context import CheckInputs, site_period_keys
+from optimizer.components.plan_context import PlanContext, site_period_keys
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, cumulative, expand
@@ -122,7 +122,7 @@ def define_site_retrofit_pool(builder: ModelBuilder, columns: ScenarioColumns) -
 
 
 # ------------------------------------------------------------------------------ check
-def check_site_retrofit_rate(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_retrofit_rate(inputs: PlanContext) -> pd.DataFrame:
     """Air MW converted per period <= retrofit_mw_per_period."""
     cap = inputs.capacity
     limit = (
@@ -140,7 +140,7 @@ def check_site_retrofit_rate(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_site_retrofit_pool(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_retrofit_pool(inputs: PlanContext) -> pd.DataFrame:
     """Cumulative retrofit <= air-cooled MW online (initial air + pipeline air + air builds)."""
     cap = inputs.capacity
     return violations(

@@ -24,7 +24,7 @@ import pandas as pd
 
 from capacity.schema import period_index
 from optimizer.components.component import ColumnKind, Component, CostTerm
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
@@ -84,7 +84,7 @@ def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     builder.add_terms(m["row"], m["col"], scenario.it_mw_per_chip(m["c"].to_numpy()))
 
 
-def _served(inputs: CheckInputs) -> pd.DataFrame:
+def _served(inputs: PlanContext) -> pd.DataFrame:
     """Eligible-merged assignments with ``h`` (H100e after derate)."""
     a, chips = inputs.assigned, inputs.chips
     c = positions(chips.index, a["chip"])
@@ -94,7 +94,7 @@ def _served(inputs: CheckInputs) -> pd.DataFrame:
     return a.assign(h=a["value"].to_numpy() * h100e * a["derate"].fillna(0.0).to_numpy())
 
 
-def check_demand_balance(inputs: CheckInputs) -> pd.DataFrame:
+def check_demand_balance(inputs: PlanContext) -> pd.DataFrame:
     """H100e served (chips * H100e * derate) + unmet >= demand, per demand row (regions too).
 
     Assignments are matched to demand rows by customer, workload, period and the
@@ -134,7 +134,7 @@ def _suffix(regions: pd.Series) -> pd.Series:
     return regions.map(lambda r: f"/{r}" if r else "")
 
 
-def check_demand_regions(inputs: CheckInputs) -> pd.DataFrame:
+def check_demand_regions(inputs: PlanContext) -> pd.DataFrame:
     """Chips serving a regional demand sit at sites of its regions (violation in chips)."""
     a = inputs.assigned
     reg = a["demand_regions"].astype(str).to_numpy()
@@ -165,7 +165,7 @@ def check_demand_regions(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_commitment(inputs: CheckInputs) -> pd.DataFrame:
+def check_commitment(inputs: PlanContext) -> pd.DataFrame:
     """Nameplate IT MW assigned to the customer on the family + breach >= min_it_mw.
 
     Sums per (customer, family, period) as pandas' ``groupby`` gives them

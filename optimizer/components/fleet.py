@@ -21,7 +21,7 @@ import pandas as pd
 from optimizer.components.chips import FAMILIES as chip_families
 from optimizer.components.component import ColumnKind, Component, CostTerm
 from optimizer.components.hosting import FAMILIES as hosting_families
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
@@ -96,7 +96,7 @@ def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> 
     builder.add_terms(m["row"], m["col"], -1.0)
 
 
-def check_fleet_assignment(inputs: CheckInputs) -> pd.DataFrame:
+def check_fleet_assignment(inputs: PlanContext) -> pd.DataFrame:
     """Chips assigned per (chip, site, period) <= fleet recomputed from installs and lifetimes.
 
     Sums per (chip, site, period) as pandas' ``groupby`` gives them, in its order

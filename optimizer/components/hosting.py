@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder
@@ -83,7 +83,7 @@ def define_site_hosting(builder: ModelBuilder, columns: ScenarioColumns) -> None
     return None
 
 
-def check_site_hosting(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_hosting(inputs: PlanContext) -> pd.DataFrame:
     """No fleet (initial or installed) of a chip at a site that may not host it."""
     fleet = inputs.fleet
     fleet = fleet[fleet["fleet_chips"].abs().to_numpy() > inputs.tolerance]

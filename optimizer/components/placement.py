@@ -56,7 +56,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import ColumnKind, Component, CostTerm
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
@@ -327,7 +327,7 @@ def training_by_site(assign: pd.DataFrame, dataset: object) -> pd.DataFrame:
     return a.groupby(keys, as_index=False)[["it_mw", "h100e", "chips"]].sum()
 
 
-def _occupancy(inputs: CheckInputs) -> pd.DataFrame | None:
+def _occupancy(inputs: PlanContext) -> pd.DataFrame | None:
     """Per (customer, site, period) under a rule: training, cluster value, ``occupied``.
 
     None when the solution has no cluster values (LP mode: nothing to check).
@@ -354,7 +354,7 @@ def _key(f: pd.DataFrame) -> pd.Series:
     return f["customer"] + "/" + f["site"] + "," + f["period"]
 
 
-def check_cluster_link(inputs: CheckInputs) -> pd.DataFrame:
+def check_cluster_link(inputs: PlanContext) -> pd.DataFrame:
     """Training H100e at a site <= min(training demand, site's most H100e) * cluster value.
 
     The site's most H100e is recomputed from the dataset: max(max_it_mw,
@@ -384,7 +384,7 @@ def check_cluster_link(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def _check_minimum(inputs: CheckInputs, family: str, used: str, minimum: str) -> pd.DataFrame:
+def _check_minimum(inputs: PlanContext, family: str, used: str, minimum: str) -> pd.DataFrame:
     f = _occupancy(inputs)
     if f is None:
         return violations(family, pd.Series([], dtype=str), [], [], ">=", 0.0)
@@ -392,17 +392,17 @@ def _check_minimum(inputs: CheckInputs, family: str, used: str, minimum: str) ->
     return violations(family, _key(f), f[used], f[minimum], ">=", inputs.tolerance)
 
 
-def check_cluster_min_mw(inputs: CheckInputs) -> pd.DataFrame:
+def check_cluster_min_mw(inputs: PlanContext) -> pd.DataFrame:
     """Every site hosting the customer's training holds at least min_cluster_mw of it."""
     return _check_minimum(inputs, "cluster_min_mw", "it_mw", "min_cluster_mw")
 
 
-def check_cluster_min_h100e(inputs: CheckInputs) -> pd.DataFrame:
+def check_cluster_min_h100e(inputs: PlanContext) -> pd.DataFrame:
     """Every site hosting the customer's training holds at least min_cluster_h100e of it."""
     return _check_minimum(inputs, "cluster_min_h100e", "h100e", "min_cluster_h100e")
 
 
-def check_cluster_max_sites(inputs: CheckInputs) -> pd.DataFrame:
+def check_cluster_max_sites(inputs: PlanContext) -> pd.DataFrame:
     """Sites hosting a customer's training in a period <= max_sites."""
     f = _occupancy(inputs)
     if f is None:
@@ -415,7 +415,7 @@ def check_cluster_max_sites(inputs: CheckInputs) -> pd.DataFrame:
     return violations("cluster_max_sites", key, g["n"], g["max_sites"], "<=", inputs.tolerance)
 
 
-def check_cluster_min_duration(inputs: CheckInputs) -> pd.DataFrame:
+def check_cluster_min_duration(inputs: PlanContext) -> pd.DataFrame:
     """Check that a cluster starting at a site stays occupied min_duration_periods periods."""
     f = _occupancy(inputs)
     if f is None:

@@ -21,7 +21,7 @@ from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import rows_at, take
 from optimizer.lp.reuse_cache import cached_for
 
-__all__ = ["CheckInputs", "Duals", "PlanContext", "TableBuilder", "site_period_keys"]
+__all__ = ["Duals", "PlanContext", "TableBuilder", "site_period_keys"]
 
 T = TypeVar("T")
 
@@ -227,10 +227,6 @@ def site_period_keys(frame: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:
         return out
 
     return keys
-
-
-#: The checker's name for the plan context (every family's ``check(inputs)`` takes one).
-CheckInputs = PlanContext
 
 
 def _site_periods(sites: pd.DataFrame, periods: list[str]) -> pd.DataFrame:

@@ -42,7 +42,7 @@ from collections.abc import MutableMapping
 import numpy as np
 import pandas as pd
 
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
@@ -206,7 +206,7 @@ def _side_by_side(
     return equal_violations(family, key_text(groups, len(keys), prefix), lhs, rhs, tol)
 
 
-def check_pool_balance(inputs: CheckInputs) -> pd.DataFrame:
+def check_pool_balance(inputs: PlanContext) -> pd.DataFrame:
     """Check that a pool draws what it serves and that its split to regions has both margins.
 
     Per (chip, pool, workload, period): sum pool_draw == sum pool_serve. Per pooled

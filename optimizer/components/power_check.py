@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import ColumnKind, Component, CostTerm
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.power import (
     define_carbon_cap_horizon,
     define_carbon_cap_period,
@@ -47,7 +47,7 @@ _EMPTY = pd.DataFrame(
 )
 
 
-def _frame(inputs: CheckInputs, kind: str) -> pd.DataFrame:
+def _frame(inputs: PlanContext, kind: str) -> pd.DataFrame:
     f = inputs.frames.get(kind)
     return _EMPTY.copy() if f is None else f
 
@@ -68,7 +68,7 @@ def _onsite(ds: Any) -> pd.DataFrame:
     return g
 
 
-def online_mw(inputs: CheckInputs, kind: str, options: pd.DataFrame) -> pd.DataFrame:
+def online_mw(inputs: PlanContext, kind: str, options: pd.DataFrame) -> pd.DataFrame:
     """MW online per (site, source, period): decisions of ``kind`` energised after their lead."""
     periods = inputs.periods
     pos = {p: i for i, p in enumerate(periods)}
@@ -87,7 +87,7 @@ def online_mw(inputs: CheckInputs, kind: str, options: pd.DataFrame) -> pd.DataF
     return m.groupby(["site", "source", "period", "t"], as_index=False)["mw"].sum()
 
 
-def _facility_mwh(inputs: CheckInputs) -> pd.DataFrame:
+def _facility_mwh(inputs: PlanContext) -> pd.DataFrame:
     """Facility MWh per (site, period) recomputed from the fleet and the assignments."""
     ds, chips, sites, fleet = inputs.dataset, inputs.chips, inputs.sites, inputs.fleet
     assign = inputs.frames["assign"]
@@ -110,7 +110,7 @@ def _facility_mwh(inputs: CheckInputs) -> pd.DataFrame:
     return e.groupby(["site", "period"], as_index=False)["mwh"].sum()
 
 
-def _ppa_periods(inputs: CheckInputs) -> pd.DataFrame:
+def _ppa_periods(inputs: PlanContext) -> pd.DataFrame:
     """Contract steps per period: ``source, site, period, firm, mwh_cap`` (sites allowed)."""
     ds = inputs.dataset
     ppas = ds.table("ppas")
@@ -144,7 +144,7 @@ def _ppa_periods(inputs: CheckInputs) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["source", "site", "period", "firm", "mwh_cap"])
 
 
-def check_grid_upgrade_rate(inputs: CheckInputs) -> pd.DataFrame:
+def check_grid_upgrade_rate(inputs: PlanContext) -> pd.DataFrame:
     """MW requested per option and decision period <= max_mw_per_period."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -155,7 +155,7 @@ def check_grid_upgrade_rate(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_grid_upgrade_total(inputs: CheckInputs) -> pd.DataFrame:
+def check_grid_upgrade_total(inputs: PlanContext) -> pd.DataFrame:
     """MW requested per option over the horizon <= max_mw_total."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -171,7 +171,7 @@ def check_grid_upgrade_total(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_onsite_cap(inputs: CheckInputs) -> pd.DataFrame:
+def check_onsite_cap(inputs: PlanContext) -> pd.DataFrame:
     """Check initial + built on-site MW per site and technology <= max_mw."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -187,7 +187,7 @@ def check_onsite_cap(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_power_energy_balance(inputs: CheckInputs) -> pd.DataFrame:
+def check_power_energy_balance(inputs: PlanContext) -> pd.DataFrame:
     """Energy bought from every source per site and period == facility MWh (both ways)."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -201,7 +201,7 @@ def check_power_energy_balance(inputs: CheckInputs) -> pd.DataFrame:
     return pd.concat([short, spill], ignore_index=True)
 
 
-def _grid_mw(inputs: CheckInputs) -> pd.DataFrame:
+def _grid_mw(inputs: PlanContext) -> pd.DataFrame:
     grid = inputs.dataset.table("site_grid")[["site", "period", "grid_mw"]]
     up = online_mw(inputs, "grid_upgrade", _upgrades(inputs.dataset))
     up = up.groupby(["site", "period"], as_index=False)["mw"].sum()
@@ -210,7 +210,7 @@ def _grid_mw(inputs: CheckInputs) -> pd.DataFrame:
     return m[["site", "period", "grid_mw"]]
 
 
-def check_grid_energy(inputs: CheckInputs) -> pd.DataFrame:
+def check_grid_energy(inputs: PlanContext) -> pd.DataFrame:
     """Grid + non-firm PPA MWh <= (granted grid + online upgrades) MW x hours."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -235,7 +235,7 @@ def check_grid_energy(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_onsite_energy(inputs: CheckInputs) -> pd.DataFrame:
+def check_onsite_energy(inputs: PlanContext) -> pd.DataFrame:
     """On-site MWh <= availability x (initial + online built MW) x hours."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -252,7 +252,7 @@ def check_onsite_energy(inputs: CheckInputs) -> pd.DataFrame:
     return violations("onsite_energy", keys, m["value"], m["cap"], "<=", inputs.tolerance)
 
 
-def check_ppa_energy(inputs: CheckInputs) -> pd.DataFrame:
+def check_ppa_energy(inputs: PlanContext) -> pd.DataFrame:
     """MWh taken per contract and period (all sites) <= MW x availability x hours."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -266,7 +266,7 @@ def check_ppa_energy(inputs: CheckInputs) -> pd.DataFrame:
     return violations("ppa_energy", keys, m["value"], m["mwh_cap"], "<=", inputs.tolerance)
 
 
-def carbon_by_source(inputs: CheckInputs) -> pd.DataFrame:
+def carbon_by_source(inputs: PlanContext) -> pd.DataFrame:
     """``site, source, period, value, carbon_t`` recomputed from the tables."""
     ds = inputs.dataset
     en = _frame(inputs, "power_energy").copy()
@@ -281,12 +281,12 @@ def carbon_by_source(inputs: CheckInputs) -> pd.DataFrame:
     return en.assign(carbon_t=en["value"].to_numpy(dtype=float) * per)
 
 
-def _caps(inputs: CheckInputs) -> pd.DataFrame:
+def _caps(inputs: PlanContext) -> pd.DataFrame:
     cp = inputs.dataset.table("carbon_policy")
     return cp.assign(blank=cp["period"].astype(str).isin(["", "nan", "None"]))
 
 
-def check_carbon_cap_period(inputs: CheckInputs) -> pd.DataFrame:
+def check_carbon_cap_period(inputs: PlanContext) -> pd.DataFrame:
     """CO2 per period <= that period's cap."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -299,7 +299,7 @@ def check_carbon_cap_period(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_carbon_cap_horizon(inputs: CheckInputs) -> pd.DataFrame:
+def check_carbon_cap_horizon(inputs: PlanContext) -> pd.DataFrame:
     """CO2 over the horizon <= the horizon cap."""
     if not power_modelled(inputs.dataset):
         return _none()
@@ -318,7 +318,7 @@ def check_carbon_cap_horizon(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def extra_grid_mw(inputs: CheckInputs) -> pd.DataFrame:
+def extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
     """Facility MW beyond the granted grid per (site, period): upgrades, firm on-site, firm PPAs.
 
     Used by the site_grid check; zero rows when power is not modelled.

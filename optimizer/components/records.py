@@ -16,7 +16,7 @@ __all__ = ["CheckFn", "ConstraintFamily", "DefineFn", "ResultRows"]
 #: ``define(builder, columns)``: adds a family's rows of one scenario.
 DefineFn = Callable[[ModelBuilder, ScenarioColumns], None]
 #: ``check(inputs)``: the violated rows, from the checker's inputs of one scenario
-#: (:class:`~optimizer.components.plan_context.CheckInputs`).
+#: (:class:`~optimizer.components.plan_context.PlanContext`).
 CheckFn = Callable[[Any], pd.DataFrame]
 
 

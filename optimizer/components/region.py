@@ -48,7 +48,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
@@ -273,7 +273,7 @@ def _cut(
 
 
 # ------------------------------------------------------------------------- the checker
-def check_region_balance(inputs: CheckInputs) -> pd.DataFrame:
+def check_region_balance(inputs: PlanContext) -> pd.DataFrame:
     """Service of a region = its sites' busy chips, and the split assign has both margins.
 
     Per (chip, region, workload, period): sum serve == sum busy over the region's

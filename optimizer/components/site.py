@@ -41,7 +41,7 @@ from optimizer.components.construction import (
     price_build_capex,
     price_retrofit_capex,
 )
-from optimizer.components.plan_context import CheckInputs, site_period_keys
+from optimizer.components.plan_context import PlanContext, site_period_keys
 from optimizer.components.power import site_supply
 from optimizer.components.power_check import extra_grid_mw
 from optimizer.components.quantities import ChipSiteWork
@@ -221,7 +221,7 @@ def _by_site_period(values: pd.Series, frame: pd.DataFrame, on: pd.DataFrame) ->
     return indexed.reindex(pd.MultiIndex.from_frame(on[["site", "period"]]))
 
 
-def check_site_it_power(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_it_power(inputs: PlanContext) -> pd.DataFrame:
     """Fleet IT MW + retrofit downtime per site and period <= online IT capacity."""
     load = inputs.site_load
     capacity = _by_site_period(inputs.build["capacity"], inputs.build, load)
@@ -238,7 +238,7 @@ def check_site_it_power(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_site_liquid_share(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_liquid_share(inputs: PlanContext) -> pd.DataFrame:
     """Liquid MW built <= liquid_share_max * MW built, per site and period."""
     build, liquid = inputs.build, inputs.liquid
     share = reindexed(inputs.sites["liquid_share_max"], build["site"])
@@ -252,7 +252,7 @@ def check_site_liquid_share(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_site_liquid(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_liquid(inputs: PlanContext) -> pd.DataFrame:
     """Liquid-only fleet IT MW <= initial liquid MW + cumulative liquid build."""
     load = inputs.site_load
     capacity = _by_site_period(inputs.liquid["capacity"], inputs.liquid, load)
@@ -261,7 +261,7 @@ def check_site_liquid(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_site_grid(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_grid(inputs: PlanContext) -> pd.DataFrame:
     """Fleet facility MW (IT MW * PUE by cooling) <= grid_mw (no row: no limit)."""
     load = inputs.site_load
     table = inputs.dataset.table("site_grid")
@@ -285,7 +285,7 @@ def check_site_grid(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_site_build_rate(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_build_rate(inputs: PlanContext) -> pd.DataFrame:
     """MW built per period <= max_build_mw_per_period."""
     build = inputs.build
     limit = reindexed(inputs.sites["max_build_mw_per_period"], build["site"])
@@ -294,7 +294,7 @@ def check_site_build_rate(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_site_max(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_max(inputs: PlanContext) -> pd.DataFrame:
     """Check decided IT capacity (initial + whole pipeline + cumulative build) <= max_it_mw."""
     build = inputs.build
     limit = reindexed(inputs.sites["max_it_mw"], build["site"])
@@ -303,7 +303,7 @@ def check_site_max(inputs: CheckInputs) -> pd.DataFrame:
     )
 
 
-def check_site_water(inputs: CheckInputs) -> pd.DataFrame:
+def check_site_water(inputs: PlanContext) -> pd.DataFrame:
     """Check water m3 <= water_permit_m3 (no row: no limit).
 
     Water m3 = IT MWh (assigned chips at the workload's power factor, idle chips at

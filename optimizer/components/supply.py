@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import Component
-from optimizer.components.plan_context import CheckInputs
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
@@ -33,7 +33,7 @@ def define_supply_resource(builder: ModelBuilder, columns: ScenarioColumns) -> N
     builder.add_terms(m["row"], m["col"], m["per_chip"].to_numpy())
 
 
-def check_supply_resource(inputs: CheckInputs) -> pd.DataFrame:
+def check_supply_resource(inputs: PlanContext) -> pd.DataFrame:
     """Resource use of the chips produced <= capacity (no row: capacity 0).
 
     Use per (resource, period) summed as pandas' ``groupby`` sums it

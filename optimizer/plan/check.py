@@ -23,7 +23,7 @@ import pandas as pd
 
 from optimizer.components import REGISTRY
 from optimizer.components.demand import check_demand_regions
-from optimizer.components.plan_context import CheckInputs, PlanContext
+from optimizer.components.plan_context import PlanContext
 from optimizer.lp.grouping import Groups, by_key
 from optimizer.lp.violations import VIOLATION_COLUMNS, flagged, violations
 from optimizer.plan.model import PlanningModel
@@ -46,7 +46,7 @@ _EMPTY = pd.DataFrame(
 )
 
 
-def _check_bounds(inputs: CheckInputs) -> list[pd.DataFrame]:
+def _check_bounds(inputs: PlanContext) -> list[pd.DataFrame]:
     """Every decision value >= 0 (within the tolerance)."""
     out = []
     tol = inputs.tolerance
@@ -60,7 +60,7 @@ def _check_bounds(inputs: CheckInputs) -> list[pd.DataFrame]:
     return out
 
 
-def _check_eligibility(inputs: CheckInputs) -> pd.DataFrame:
+def _check_eligibility(inputs: PlanContext) -> pd.DataFrame:
     """Chips assigned only to eligible customers, at sites in the allowed regions."""
     a = inputs.assigned
     small, at = by_key(inputs.sites["region"], a["site"])
