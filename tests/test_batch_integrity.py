@@ -274,6 +274,65 @@ def test_local_clusters_do_not_take_a_fixed_port() -> None:
             assert 8787 not in ports and len(ports) == 2
 
 
+def test_clusters_started_at_once_each_get_the_local_configuration(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two threads start local clusters at the same time (two batches from one notebook):
+    the starts do not overlap, each scheduler runs with the local configuration (no
+    retried case) rather than the defaults the other thread's ``dask.config.set``
+    restored, and the process's configuration is the same afterwards as before."""
+    import dask
+    import distributed
+
+    from optimizer.analysis.dask_cluster import LOCAL_CLUSTER_CONFIG, ClusterOptions, open_client
+
+    key = "distributed.scheduler.allowed-failures"
+    before = dask.config.get(key)
+    starting: list[int] = []
+    overlap: list[int] = []
+    config_at_start: list[int] = []
+    real = distributed.LocalCluster
+
+    class SlowStart(real):  # type: ignore[misc, valid-type]
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            starting.append(1)
+            overlap.append(len(starting))
+            time.sleep(0.5)  # a loaded machine: the other thread gets in meanwhile
+            config_at_start.append(dask.config.get(key))
+            try:
+                super().__init__(*args, **kwargs)
+            finally:
+                starting.pop()
+
+    monkeypatch.setattr(distributed, "LocalCluster", SlowStart)
+    opts = ClusterOptions(workers=1, security="none")
+    seen: list[int] = []
+    errors: list[BaseException] = []
+    barrier = threading.Barrier(2)
+
+    def go() -> None:
+        try:
+            barrier.wait(timeout=30)
+            with open_client(opts) as client:
+                seen.append(
+                    client.run_on_scheduler(lambda dask_scheduler: dask_scheduler.allowed_failures)
+                )
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
+            errors.append(exc)
+
+    threads = [threading.Thread(target=go) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    want = LOCAL_CLUSTER_CONFIG[key]
+    assert max(overlap) == 1
+    assert config_at_start == [want, want]
+    assert seen == [want, want]
+    assert dask.config.get(key) == before
+
+
 # 3 cases on the tiny data; solved on one in-process cluster shared by the runs below
 IDENTITY_SWEEP = f"""
 data: {TINY}
@@ -373,3 +432,25 @@ def test_case_key_changes_with_each_solve_option() -> None:
     ]
     keys = {case.key("h", case_options(o)) for o in changed}
     assert len(keys) == len(changed) and base not in keys
+
+
+def test_overlapping_quiet_log_windows_restore_the_levels() -> None:
+    """Two runs silence Dask's client logs and end in the other order: the levels are
+    silent while either runs and are the user's own once both have ended."""
+    import logging
+
+    from optimizer.analysis.dask_cluster import _quiet_dask_logs
+
+    log = logging.getLogger("distributed.client")
+    old = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        a, b = _quiet_dask_logs(), _quiet_dask_logs()
+        a.__enter__()
+        b.__enter__()
+        a.__exit__(None, None, None)
+        assert log.level == logging.CRITICAL  # b still runs
+        b.__exit__(None, None, None)
+        assert log.level == logging.WARNING
+    finally:
+        log.setLevel(old)

@@ -55,6 +55,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -90,7 +91,20 @@ TRANSIENT_STATUSES = frozenset({"connecting", "newly-created"})
 #: Reasons of a cancelled future that mean "the client's connection was re-opened".
 RECONNECT_REASONS = frozenset({"scheduler-connection-lost", "scheduler-restart"})
 
-#: Dask configuration of the local cluster (set while it runs).
+_CLUSTER_START_LOCK = threading.Lock()
+"""Serialises the start of local clusters within one process.
+
+``dask.config.set`` changes the process's global configuration and restores it on
+exit, so two threads starting clusters at once (two batches from one notebook, the app
+and a script) could start one scheduler with the other's restored defaults (a retried
+case, HTTP routes served); both starts also import Dask's dashboard modules, and a
+concurrent first import was seen to fail (``module 'distributed.dashboard' has no
+attribute 'scheduler'``). Held while the configuration is set and the cluster starts;
+running clusters do not hold it.
+"""
+
+#: Dask configuration of the local cluster (set while it starts: the scheduler and the
+#: workers read it then).
 LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.scheduler.allowed-failures": 0,
     "distributed.scheduler.worker-saturation": 1.0,
@@ -221,7 +235,7 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
         return
     sec = local_security(options.security)
     workers = options.workers
-    with dask.config.set(LOCAL_CLUSTER_CONFIG):
+    with _CLUSTER_START_LOCK, dask.config.set(LOCAL_CLUSTER_CONFIG):
         with _sigint_blocked():
             cluster = LocalCluster(
                 n_workers=workers,
@@ -273,21 +287,36 @@ def _sigint_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
+_QUIET_LOCK = threading.Lock()
+_quiet_depth = 0
+_quiet_saved: list[int] = []
+
+
 @contextlib.contextmanager
 def _quiet_dask_logs() -> Iterator[None]:
     """Silence the client's own Dask logs (tracebacks of a lost connection) for a while.
 
-    The batch reports a lost scheduler itself, in one line per unfinished case.
+    The batch reports a lost scheduler itself, in one line per unfinished case. Logger
+    levels are process-global: concurrent runs (threads) share one silence, the first
+    saves the levels and the last restores them, so an overlap never leaves Dask
+    silenced after every run has ended.
     """
+    global _quiet_depth
     logs = [logging.getLogger(n) for n in ("distributed", "distributed.client")]
-    levels = [log.level for log in logs]
-    for log in logs:  # Dask gives the client logger its own level and handler
-        log.setLevel(logging.CRITICAL)
+    with _QUIET_LOCK:
+        if _quiet_depth == 0:
+            _quiet_saved[:] = [log.level for log in logs]
+            for log in logs:  # Dask gives the client logger its own level and handler
+                log.setLevel(logging.CRITICAL)
+        _quiet_depth += 1
     try:
         yield
     finally:
-        for log, level in zip(logs, levels, strict=True):
-            log.setLevel(level)
+        with _QUIET_LOCK:
+            _quiet_depth -= 1
+            if _quiet_depth == 0:
+                for log, level in zip(logs, _quiet_saved, strict=True):
+                    log.setLevel(level)
 
 
 def _is_teardown_noise(context: Mapping[str, Any]) -> bool:
