@@ -92,19 +92,52 @@ TRANSIENT_STATUSES = frozenset({"connecting", "newly-created"})
 RECONNECT_REASONS = frozenset({"scheduler-connection-lost", "scheduler-restart"})
 
 _CLUSTER_START_LOCK = threading.Lock()
-"""Serialises the start of local clusters within one process.
+"""Serialises the construction of local clusters within one process.
 
-``dask.config.set`` changes the process's global configuration and restores it on
-exit, so two threads starting clusters at once (two batches from one notebook, the app
-and a script) could start one scheduler with the other's restored defaults (a retried
-case, HTTP routes served); both starts also import Dask's dashboard modules, and a
-concurrent first import was seen to fail (``module 'distributed.dashboard' has no
-attribute 'scheduler'``). Held while the configuration is set and the cluster starts;
-running clusters do not hold it.
+Two threads starting clusters at once (two batches from one notebook, the app and a
+script) both import Dask's dashboard modules, and a concurrent first import was seen
+to fail (``module 'distributed.dashboard' has no attribute 'scheduler'``). Held only
+while ``LocalCluster`` starts; running clusters do not hold it.
 """
 
-#: Dask configuration of the local cluster (set while it starts: the scheduler and the
-#: workers read it then).
+
+class _SharedWindow:
+    """A process-global setting applied while at least one run needs it.
+
+    ``dask.config.set`` and logger levels belong to the process, so two overlapping
+    runs (threads) that each set and restore them would leave the second run with the
+    first's restored defaults, or leave the setting on after both ended. Here the first
+    run to enter applies the setting and the last to leave undoes it.
+
+    Parameters
+    ----------
+    apply : callable
+        Applies the setting; returns the callable that undoes it.
+    """
+
+    def __init__(self, apply: Callable[[], Callable[[], None]]) -> None:
+        self._apply = apply
+        self._lock = threading.Lock()
+        self._depth = 0
+        self._undo: Callable[[], None] | None = None
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        with self._lock:
+            if self._depth == 0:
+                self._undo = self._apply()
+            self._depth += 1
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._depth -= 1
+                if self._depth == 0 and self._undo is not None:
+                    self._undo()
+                    self._undo = None
+
+
+#: Dask configuration of the local cluster (set while any local cluster runs).
 LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.scheduler.allowed-failures": 0,
     "distributed.scheduler.worker-saturation": 1.0,
@@ -221,7 +254,6 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
     RuntimeError
         For ``security="tls"`` without ``cryptography``.
     """
-    import dask
     from distributed import Client, LocalCluster
 
     if options.scheduler:
@@ -235,8 +267,8 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
         return
     sec = local_security(options.security)
     workers = options.workers
-    with _CLUSTER_START_LOCK, dask.config.set(LOCAL_CLUSTER_CONFIG):
-        with _sigint_blocked():
+    with _local_cluster_config():
+        with _CLUSTER_START_LOCK, _sigint_blocked():
             cluster = LocalCluster(
                 n_workers=workers,
                 threads_per_worker=1,
@@ -264,6 +296,18 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
             cluster.close()
 
 
+def _set_local_cluster_config() -> Callable[[], None]:
+    """Set :data:`LOCAL_CLUSTER_CONFIG`; return the undo."""
+    import dask
+
+    ctx = dask.config.set(LOCAL_CLUSTER_CONFIG)
+    return lambda: ctx.__exit__(None, None, None)
+
+
+_local_cluster_config = _SharedWindow(_set_local_cluster_config)
+"""Context manager: the local cluster's configuration while any local cluster runs."""
+
+
 @contextlib.contextmanager
 def _sigint_blocked() -> Iterator[None]:
     """Block SIGINT while the local cluster starts, so its processes never see Ctrl-C.
@@ -287,36 +331,25 @@ def _sigint_blocked() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
-_QUIET_LOCK = threading.Lock()
-_quiet_depth = 0
-_quiet_saved: list[int] = []
+def _silence_client_logs() -> Callable[[], None]:
+    """Silence the client's own Dask logs; return the undo.
 
-
-@contextlib.contextmanager
-def _quiet_dask_logs() -> Iterator[None]:
-    """Silence the client's own Dask logs (tracebacks of a lost connection) for a while.
-
-    The batch reports a lost scheduler itself, in one line per unfinished case. Logger
-    levels are process-global: concurrent runs (threads) share one silence, the first
-    saves the levels and the last restores them, so an overlap never leaves Dask
-    silenced after every run has ended.
+    The batch reports a lost scheduler itself, in one line per unfinished case.
     """
-    global _quiet_depth
     logs = [logging.getLogger(n) for n in ("distributed", "distributed.client")]
-    with _QUIET_LOCK:
-        if _quiet_depth == 0:
-            _quiet_saved[:] = [log.level for log in logs]
-            for log in logs:  # Dask gives the client logger its own level and handler
-                log.setLevel(logging.CRITICAL)
-        _quiet_depth += 1
-    try:
-        yield
-    finally:
-        with _QUIET_LOCK:
-            _quiet_depth -= 1
-            if _quiet_depth == 0:
-                for log, level in zip(logs, _quiet_saved, strict=True):
-                    log.setLevel(level)
+    levels = [log.level for log in logs]
+    for log in logs:  # Dask gives the client logger its own level and handler
+        log.setLevel(logging.CRITICAL)
+
+    def undo() -> None:
+        for log, level in zip(logs, levels, strict=True):
+            log.setLevel(level)
+
+    return undo
+
+
+_quiet_dask_logs = _SharedWindow(_silence_client_logs)
+"""Context manager: the client's Dask logs silenced while any external run needs it."""
 
 
 def _is_teardown_noise(context: Mapping[str, Any]) -> bool:
