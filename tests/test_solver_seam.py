@@ -419,3 +419,18 @@ def test_a_solve_given_no_time_is_not_run_even_when_the_model_is_built() -> None
     (ok,) = pipeline.solve_model(model, SolveOptions(time_limit_s=60.0))
     assert ok.status == Status.optimal
     assert ok.objective_usd == pytest.approx(solve(ds).objective_usd, rel=1e-9)
+
+
+def test_a_ctrl_c_after_the_solver_ended_is_not_swallowed(tmp_path: Path) -> None:
+    """Ctrl-C lands after the solver program ended but before the solve's handler is
+    restored (a loaded machine): the solve still raises KeyboardInterrupt."""
+    from optimizer.plan.solver_watch import watch_solver
+
+    with pytest.raises(KeyboardInterrupt):
+        with watch_solver(str(tmp_path), None, signals=True) as watch:
+            # the program has ended; the solve's own check of interrupted has passed
+            assert not watch.interrupted
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.2)  # the handler runs on the main thread and records it
+            assert watch.interrupted
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

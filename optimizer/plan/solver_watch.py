@@ -154,6 +154,13 @@ def watch_solver(
     SolverWatch
         Says afterwards whether the solve was interrupted, stopped or killed. A
         program still running when the block ends (an exception) is killed.
+
+    Raises
+    ------
+    KeyboardInterrupt
+        When a Ctrl-C reached the handler at any time in the block, also after the
+        program had ended (the block's own check of ``interrupted`` may have run
+        before it): a Ctrl-C is never swallowed.
     """
     watch = SolverWatch(folder, stop_at)
     thread = threading.Thread(target=watch.run, name="solver-watch", daemon=True)
@@ -166,3 +173,5 @@ def watch_solver(
         restore()
         thread.join()
         watch.kill()
+    if watch.interrupted:  # the block ended normally (or returned) after a Ctrl-C
+        raise KeyboardInterrupt
