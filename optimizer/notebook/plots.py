@@ -72,8 +72,9 @@ def draw(
     Returns
     -------
     plotly.graph_objects.Figure
-        ``area``/``bar``/``line``: one trace per colour group (one trace when the
-        frame has no colour key); ``heatmap``: one ``Heatmap`` trace.
+        ``area``/``bar``/``line``: one trace per colour group with a non-zero value
+        (one trace when the frame has no colour key); ``heatmap``: one ``Heatmap``
+        trace, colour groups down and x across.
 
     Raises
     ------
@@ -95,14 +96,21 @@ def draw(
     if colours:
         colour = " · ".join(colours)
         df[colour] = df[colours].astype(str).agg(" · ".join, axis=1)
+        if kind != "heatmap":  # a colour group that is zero throughout draws nothing
+            drawn = df.groupby(colour)[value].transform(lambda v: bool((v.abs() > 0).any()))
+            df = df[drawn.astype(bool)]
     xs = [str(v) for v in order] if order and x == "period" else sorted(df[x].unique())
     xs = [v for v in xs if v in set(df[x])]
+    if colour is None and kind == "heatmap":
+        colour = "total"
+        df[colour] = value
     label = _label(frame, value)
     fig = _figure(df, kind, x, value, colour, xs, label)
     name = frame.attrs.get("statistic", "")
     fig.update_layout(
         title=title or f"{name}: {label}", height=HEIGHT, margin=MARGIN, legend_title_text=""
     )
+    fig.update_xaxes(categoryorder="array", categoryarray=xs)
     return fig
 
 
@@ -136,7 +144,7 @@ def _figure(
         return px.area(df, category_orders=order, **common)
     if kind == "bar":
         fig = px.bar(df, category_orders=order, **common)
-        fig.update_layout(barmode="relative")
+        fig.update_layout(barmode="stack")
         return fig
     return px.line(df, markers=True, category_orders=order, **common)
 
