@@ -12,7 +12,8 @@ Flows and stocks
 Capex, cash, costs, opex, energy, water and carbon are *flows*: grouping by ``year``
 sums the year's quarters. Fleet, H100e in service, demand and utilisation are
 *stocks* (what stands in a quarter): grouping by ``year`` takes the year's last
-quarter of the horizon, as the public record counts chips at year end.
+quarter of the horizon, as the public record counts chips at year end. A stock grouped
+by neither ``period`` nor ``year`` sums over the quarters (H100e-quarters).
 
 Returned frames
 ---------------
