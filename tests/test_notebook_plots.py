@@ -77,3 +77,12 @@ def test_every_statistic_draws_on_the_default_data() -> None:
     cash_capex = costs.loc[costs["cash_kind"] == "capex", "cash_usd"].sum()
     drawn = sum(np.nansum(np.asarray(t.y, dtype=float)) for t in fig.data)
     assert drawn == pytest.approx(cash_capex, rel=1e-9)
+    # every (period, term) of the costs table's cash capex, grid upgrades split by site
+    want = costs[costs["cash_kind"] == "capex"].set_index(["period", "term"])["cash_usd"]
+    got = plan.statistics.capex().set_index(["period", "term"])["capex_usd"]
+    np.testing.assert_allclose(got.sort_index(), want.sort_index(), rtol=1e-12, atol=1e-3)
+    decisions = plan.tables["power_decisions"]
+    up = decisions[decisions["kind"] == "grid_upgrade"]
+    by_site = plan.statistics.capex(["site"], where={"term": "grid_upgrade"}).set_index("site")
+    for site, cash in (up["mw"] * up["capex_usd_per_mw"]).groupby(up["site"]).sum().items():
+        assert by_site.loc[site, "capex_usd"] == pytest.approx(cash, rel=1e-12)

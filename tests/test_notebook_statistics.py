@@ -10,13 +10,16 @@ inference in 2026Q2. The optimum installs trn2 only: 961.54 chips in 2026Q1 and
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import capacity_planner as cp
 from optimizer.notebook import STATISTICS, Plan, Statistics
-from tests.conftest import TINY
+from optimizer.notebook.keys import REPORT_KEYS
+from tests.conftest import ROOT, TINY
 
 TRN2_CHIPS = 1000 / 0.9  # 1,111.11 trn2 in service in 2026Q2 (1 MW of Trainium at 0.9 kW)
 
@@ -134,6 +137,19 @@ def test_where_keeps_rows_before_grouping(plan: Plan) -> None:
 def test_every_statistic_has_a_method_and_a_spec() -> None:
     methods = {n for n in dir(Statistics) if not n.startswith("_")} - {"names"}
     assert methods == {*STATISTICS, "shadow_prices", "calibration"}
+
+
+def test_the_readme_lists_every_statistic_and_key() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## Python and notebooks", 1)[1].split("\n## ", 1)[0]
+    listed = section.split("`plan.statistics` has", 1)[1].split("; each sums", 1)[0]
+    assert set(re.findall(r"`(\w+)`", listed)) - {"n/a", "unit"} == {
+        *STATISTICS,
+        "shadow_prices",
+        "calibration",
+    }
+    keys = section.split("`groupby=` takes `", 1)[1].split("`", 1)[0]
+    assert keys.split(", ") == [*REPORT_KEYS, "year"]
 
 
 def test_every_statistic_is_labelled_with_units(plan: Plan) -> None:

@@ -75,17 +75,18 @@ def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
 
 
 def _capex_rows(tables: Mapping[str, pd.DataFrame], keys: PlanKeys) -> pd.DataFrame:
-    """Cash capex rows: chips by chip and site, buildings and retrofits by site, the rest.
+    """Cash capex rows: chips by chip and site, buildings, retrofits, upgrades by site.
 
     Chips at ``capex_usd_per_chip`` when installed (``fleet.installed_chips``),
     buildings at ``build_capex_usd_per_mw`` when decided (``build_out.build_mw``),
-    retrofits at ``retrofit_capex_usd_per_mw`` (``build_out.retrofit_mw``), as the
-    costs table's ``cash_usd`` counts them; other capex terms (grid upgrades) come
-    from the costs table by period only.
+    retrofits at ``retrofit_capex_usd_per_mw`` (``build_out.retrofit_mw``) and grid
+    upgrades at their ``capex_usd_per_mw`` when requested (``power_decisions``), as the
+    costs table's ``cash_usd`` counts them; any other capex term comes from the costs
+    table by period only.
     """
     costs = _table(tables, "costs")
     fleet, build = _table(tables, "fleet"), _table(tables, "build_out")
-    split = {"chip_capex", "build_capex", "retrofit_capex"}
+    split = {"chip_capex", "build_capex", "retrofit_capex", "grid_upgrade"}
     if (len(fleet) or len(build)) and not keys.known:
         raise ValueError(
             "capex by chip and site needs the dataset's unit capex (chips.capex_usd_per_chip, "
@@ -107,17 +108,38 @@ def _capex_rows(tables: Mapping[str, pd.DataFrame], keys: PlanKeys) -> pd.DataFr
                     chip=NONE_LABEL, term=term, capex_usd=build[column].to_numpy() * per_mw
                 )
             )
-    if len(costs):
-        rest = costs[(costs["cash_kind"] == "capex") & ~costs["term"].isin(split)]
-        parts.append(
-            rest[["period", "term"]].assign(
-                site=NONE_LABEL, chip=NONE_LABEL, capex_usd=rest["cash_usd"].to_numpy()
-            )
-        )
+    parts.append(_upgrade_rows(_table(tables, "power_decisions")))
     columns = ["term", "site", "chip", "period", "capex_usd"]
-    if not parts:
+    rows = pd.concat([p[columns] for p in parts if len(p)] or [pd.DataFrame(columns=columns)])
+    if len(costs):
+        # other capex terms by period; a (period, term) of the costs table without a
+        # row above gets a zero row, so every pair of the costs table is present
+        capex = costs[costs["cash_kind"] == "capex"]
+        seen = pd.MultiIndex.from_frame(rows[["period", "term"]].astype(str))
+        pairs = pd.MultiIndex.from_frame(capex[["period", "term"]].astype(str))
+        rest = capex[~capex["term"].isin(split) | ~pairs.isin(seen)]
+        value = np.where(rest["term"].isin(split), 0.0, rest["cash_usd"].to_numpy(dtype=float))
+        rest = rest[["period", "term"]].assign(site=NONE_LABEL, chip=NONE_LABEL, capex_usd=value)
+        rows = pd.concat([rows, rest[columns]])
+    return rows.reset_index(drop=True)
+
+
+def _upgrade_rows(decisions: pd.DataFrame) -> pd.DataFrame:
+    """Grid upgrade requests in cash: MW x USD/MW in the period decided, by site."""
+    columns = ["term", "site", "chip", "period", "capex_usd"]
+    if len(decisions) == 0:
         return pd.DataFrame(columns=columns)
-    return pd.concat([p[columns] for p in parts], ignore_index=True)
+    up = decisions[decisions["kind"] == "grid_upgrade"]
+    return pd.DataFrame(
+        {
+            "term": "grid_upgrade",
+            "site": up["site"].to_numpy(),
+            "chip": NONE_LABEL,
+            "period": up["decision_period"].to_numpy(),
+            "capex_usd": up["mw"].to_numpy(dtype=float)
+            * up["capex_usd_per_mw"].to_numpy(dtype=float),
+        }
+    )
 
 
 def _cost_rows(
@@ -450,8 +472,8 @@ class Statistics:
         """Capital spent, cash (USD, undiscounted, when spent); default by period, term.
 
         Chips count at ``capex_usd_per_chip`` when installed, buildings at
-        ``build_capex_usd_per_mw`` when decided, retrofits when done; other capex terms
-        (grid upgrades) by period only (their ``site`` and ``chip`` read ``n/a``).
+        ``build_capex_usd_per_mw`` when decided, retrofits when done, grid upgrades when
+        requested (their ``chip`` reads ``n/a``).
         Grouped by period and term it equals the costs table's ``cash_usd`` of the
         capex terms.
         """
