@@ -86,3 +86,20 @@ def test_every_statistic_draws_on_the_default_data() -> None:
     by_site = plan.statistics.capex(["site"], where={"term": "grid_upgrade"}).set_index("site")
     for site, cash in (up["mw"] * up["capex_usd_per_mw"]).groupby(up["site"]).sum().items():
         assert by_site.loc[site, "capex_usd"] == pytest.approx(cash, rel=1e-12)
+
+
+def test_a_plan_without_values_has_empty_statistics_and_says_why_it_draws_nothing() -> None:
+    from optimizer import empty_tables
+
+    empty = Plan(empty_tables(), name="x", status="infeasible")
+    for name in STATISTICS:
+        frame = empty.statistics(name)
+        assert len(frame) == 0 and list(frame.attrs["units"]) == list(STATISTICS[name].units)
+    with pytest.raises(ValueError, match="statistics.capex has no rows to draw"):
+        empty.plot.capex(kind="bar")
+
+
+def test_plot_methods_are_named_and_documented(plan: Plan) -> None:
+    draw_capex = plan.plot.capex
+    assert draw_capex.__name__ == "capex" and "statistics.capex" in (draw_capex.__doc__ or "")
+    assert set(STATISTICS) <= set(dir(plan.plot))

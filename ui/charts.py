@@ -62,30 +62,25 @@ def site_utilisation(
     periods: Sequence[str] | None = None,
     limits: Sequence[str] = ("power", "grid"),
 ) -> go.Figure | None:
-    """Heatmap of site utilisation (used / capacity) for power and grid limits."""
+    """Heatmap of site utilisation (used / capacity) for power and grid limits.
+
+    ``plan.plot.utilisation(groupby=["site", "limit", "period"], kind="heatmap")`` of the
+    notebook API for these limits, coloured 0-100% on one scale.
+    """
     s = _get(tables, "site_utilisation")
-    if s is None:
+    if s is None or not s["limit"].isin(list(limits)).any():
         return None
-    s = s[s["limit"].isin(list(limits))].copy()
-    if s.empty:
-        return None
-    s["row"] = s["site"].astype(str) + " · " + s["limit"].astype(str)
-    piv = s.pivot_table(index="row", columns="period", values="utilisation", aggfunc="max")
-    if periods:
-        piv = piv.reindex(columns=[p for p in periods if p in piv.columns])
-    fig = px.imshow(
-        piv.to_numpy(dtype=float) * 100.0,
-        x=list(piv.columns),
-        y=list(piv.index),
-        color_continuous_scale="YlOrRd",
-        zmin=0,
-        zmax=100,
-        aspect="auto",
-        labels={"color": "utilisation [%]", "x": "period", "y": ""},
-        text_auto=".0f" if piv.shape[1] <= 12 else False,
+    fig = _plan(tables, periods).plot.utilisation(
+        ["site", "limit", "period"],
+        "heatmap",
+        where={"limit": list(limits)},
+        title="Site power and grid utilisation [%]",
     )
-    fig = _layout(fig, "Site power and grid utilisation [%]")
-    fig.update_layout(height=max(HEIGHT, 120 + 22 * piv.shape[0]))
+    heat = fig.data[0]
+    fig.update_traces(colorscale="YlOrRd", zmin=0.0, zmax=1.0, colorbar={"tickformat": ".0%"})
+    if len(heat.x) <= 12:
+        fig.update_traces(texttemplate="%{z:.0%}")
+    fig.update_layout(height=max(HEIGHT, 120 + 22 * len(heat.y)))
     return fig
 
 

@@ -11,7 +11,6 @@ call these functions, so a chart is drawn by one piece of code.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import Any, Literal
 
 import pandas as pd
@@ -79,7 +78,7 @@ def draw(
     Raises
     ------
     ValueError
-        When ``kind`` or ``value`` is not known.
+        When ``kind`` or ``value`` is not known, or the frame has no rows.
     """
     units = frame.attrs.get("units", {})
     value = value or next(iter(units), None)
@@ -87,6 +86,11 @@ def draw(
         raise ValueError(f"value {value!r} is not a value column of {list(units)}")
     if kind not in KINDS:
         raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
+    if frame.empty:
+        raise ValueError(
+            f"statistics.{frame.attrs.get('statistic', '')} has no rows to draw (a plan "
+            "without values, or a where= that keeps none)"
+        )
     x, colours = _axes(frame, value)
     df = frame.copy()
     if x is None:
@@ -181,7 +185,23 @@ class Plotter:
     def __getattr__(self, name: str) -> Callable[..., go.Figure]:
         if name.startswith("_") or name not in self._names:
             raise AttributeError(f"plot has no statistic {name!r}; statistics: {self._names}")
-        return partial(self.statistic, name)
+
+        def plot(
+            groupby: GroupBy = None,
+            kind: Kind = "area",
+            *,
+            where: Where = None,
+            value: str | None = None,
+            title: str | None = None,
+        ) -> go.Figure:
+            return self.statistic(name, groupby, kind, where=where, value=value, title=title)
+
+        plot.__name__ = plot.__qualname__ = name
+        plot.__doc__ = (
+            f"Draw ``statistics.{name}(groupby, where)`` as ``kind`` (area, bar, line or "
+            "heatmap); see :meth:`Plotter.statistic`."
+        )
+        return plot
 
     def statistic(
         self,
