@@ -222,7 +222,7 @@ class _CollectionStatistics:
 
 
 def _combine(rows: pd.DataFrame, keys: list[str], values: list[str]) -> pd.DataFrame:
-    """Sum values over plans per key (largest |price| for prices; ratios recomputed)."""
+    """Sum values over plans per key (largest price magnitude for prices; ratios recomputed)."""
     how = {v: "max" if v == "shadow_price_abs_max" else "sum" for v in values}
     if keys:
         out = rows.groupby(keys, as_index=False, sort=False, dropna=False).agg(how)

@@ -405,7 +405,7 @@ def _aggregate(rows: pd.DataFrame, wanted: list[str], spec: StatSpec) -> pd.Data
 def shadow_price_frame(
     tables: Mapping[str, pd.DataFrame], groupby: GroupBy, where: Where = None
 ) -> pd.DataFrame:
-    """Return the largest |shadow price| per group, one unit per row.
+    """Return the largest magnitude of the shadow price per group, one unit per row.
 
     Parameters
     ----------
@@ -527,7 +527,7 @@ class Statistics:
         return statistic_frame("utilisation", self._tables, self._keys, groupby, where)
 
     def shadow_prices(self, groupby: GroupBy = None, where: Where = None) -> pd.DataFrame:
-        """Largest |shadow price| per family and period (see :func:`shadow_price_frame`)."""
+        """Return the largest shadow price magnitude per group (:func:`shadow_price_frame`)."""
         return shadow_price_frame(self._tables, groupby, where)
 
     def calibration(self) -> pd.DataFrame:
