@@ -31,6 +31,8 @@ def test_the_docs_site_builds_without_warnings(tmp_path: Path) -> None:
     done = _build(DOCS, tmp_path / "html")
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "html" / "api.html").read_text(encoding="utf-8").count("statistics") > 5
+    layout = (tmp_path / "html" / "layout.html").read_text(encoding="utf-8")
+    assert "keys.py statistics.py plots.py plan.py" in layout  # the README's checked map
 
 
 def test_a_broken_link_fails_the_build(tmp_path: Path) -> None:
