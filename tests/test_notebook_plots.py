@@ -103,3 +103,11 @@ def test_plot_methods_are_named_and_documented(plan: Plan) -> None:
     draw_capex = plan.plot.capex
     assert draw_capex.__name__ == "capex" and "statistics.capex" in (draw_capex.__doc__ or "")
     assert set(STATISTICS) <= set(dir(plan.plot))
+
+
+def test_a_share_reads_as_a_percentage(plan: Plan) -> None:
+    lines = plan.plot.utilisation(kind="line")
+    assert lines.layout.yaxis.tickformat == ".0%"
+    heat = plan.plot.utilisation(kind="heatmap")
+    assert heat.data[0].colorbar.tickformat == ".0%"
+    assert plan.plot.energy(kind="line").layout.yaxis.tickformat is None  # MWh: as is

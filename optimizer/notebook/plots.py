@@ -115,6 +115,11 @@ def draw(
         title=title or f"{name}: {label}", height=HEIGHT, margin=MARGIN, legend_title_text=""
     )
     fig.update_xaxes(categoryorder="array", categoryarray=xs)
+    if frame.attrs.get("units", {}).get(value) == "share":  # a ratio reads as a percentage
+        if kind == "heatmap":
+            fig.update_traces(colorbar={"tickformat": ".0%"})
+        else:
+            fig.update_yaxes(tickformat=".0%")
     return fig
 
 
