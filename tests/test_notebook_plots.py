@@ -111,3 +111,9 @@ def test_a_share_reads_as_a_percentage(plan: Plan) -> None:
     heat = plan.plot.utilisation(kind="heatmap")
     assert heat.data[0].colorbar.tickformat == ".0%"
     assert plan.plot.energy(kind="line").layout.yaxis.tickformat is None  # MWh: as is
+
+
+def test_calibration_is_a_table_not_a_chart(plan: Plan) -> None:
+    assert "calibration" not in dir(plan.plot)
+    with pytest.raises(AttributeError, match="no statistic 'calibration'"):
+        _ = plan.plot.calibration

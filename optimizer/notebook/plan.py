@@ -66,7 +66,7 @@ class Plan:
         self.objective_usd = objective_usd
         self.result = result
         self.statistics = Statistics(self.tables, self.keys)
-        self.plot = Plotter(self.statistics, self.statistics.names(), self.keys.periods)
+        self.plot = Plotter(self.statistics, _drawable(self.statistics), self.keys.periods)
 
     def __repr__(self) -> str:
         obj = "none" if self.objective_usd is None else f"{self.objective_usd:,.0f} USD"
@@ -118,6 +118,11 @@ class Plan:
         )
 
 
+def _drawable(statistics: Statistics) -> list[str]:
+    """Return the statistics ``plot`` draws: all but calibration (record vs plan table)."""
+    return [name for name in statistics.names() if name != "calibration"]
+
+
 class PlanCollection(Mapping[str, Plan]):
     """Several named plans (scenarios, batch cases) with one statistics face.
 
@@ -135,7 +140,7 @@ class PlanCollection(Mapping[str, Plan]):
         self.statistics = _CollectionStatistics(self._plans)
         first = next(iter(self._plans.values()), None)
         periods = first.keys.periods if first is not None else ()
-        names = first.statistics.names() if first is not None else []
+        names = _drawable(first.statistics) if first is not None else []
         self.plot = Plotter(self.statistics, names, periods)
 
     def __getitem__(self, name: str) -> Plan:
