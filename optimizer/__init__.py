@@ -18,6 +18,7 @@ sub-package's docstring lists its modules.
 ``plan``        the pipe of one plan: build, solve, check, tables, result.
 ``output``      the report writer and the plan summary.
 ``analysis``    sweeps, batches on Dask, risk views, the hedged plan.
+``notebook``    a plan's statistics and figures, plans read back from reports.
 ``cli``         the capacity command line.
 """
 

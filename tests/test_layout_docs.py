@@ -113,7 +113,14 @@ _TRACKER = re.compile(r"\b[Ii]ssues? #?\d+\b|\(#\d+\)")
 def test_product_text_cites_no_tracker_numbers() -> None:
     """Docstrings, comments and the README say what a feature is, not its ticket."""
     paths = [ROOT / "README.md"]
-    for package in ("capacity", "optimizer", "ui", "capacity_cli", "benchmarks"):
+    for package in (
+        "capacity",
+        "optimizer",
+        "ui",
+        "capacity_cli",
+        "capacity_planner",
+        "benchmarks",
+    ):
         paths += sorted((ROOT / package).rglob("*.py"))
     found = [
         f"{p.relative_to(ROOT)}:{i}: {line.strip()}"

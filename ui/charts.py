@@ -2,7 +2,10 @@
 
 Each function takes the result tables of :mod:`optimizer` (see the table contract in
 ``optimizer.plan.results``) and returns a ``plotly.graph_objects.Figure``, or None when the
-table it needs is missing or empty, so a page can show an info line instead.
+table it needs is missing or empty, so a page can show an info line instead. A chart of a
+statistic the notebook API has (installed IT MW, supply utilisation, energy by power
+source) is that API's figure (``plan.plot``, :mod:`optimizer.notebook.plots`), so the app
+and a notebook draw it with the same code; the others are drawn here.
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
+
+from optimizer.notebook import Plan, PlanKeys
 
 HEIGHT = 340
 MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
@@ -33,25 +38,23 @@ def _layout(fig: go.Figure, title: str, periods: Sequence[str] | None = None) ->
     return fig
 
 
+def _plan(tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None) -> Plan:
+    """Return the notebook API's plan of these tables (no dataset: site, chip, period)."""
+    return Plan(tables, PlanKeys(periods=tuple(periods or ())))
+
+
 def installed_it_mw(
     tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
 ) -> go.Figure | None:
-    """Stacked area: installed IT MW (fleet ``it_mw``) by chip generation over time."""
-    f = _get(tables, "fleet")
-    if f is None:
+    """Stacked area: installed IT MW (fleet ``it_mw``) by chip generation over time.
+
+    ``plan.plot.fleet(groupby=["period", "chip"], value="it_mw")`` of the notebook API.
+    """
+    if _get(tables, "fleet") is None:
         return None
-    g = f.groupby(["period", "chip"], as_index=False)["it_mw"].sum()
-    order = list(periods) if periods else sorted(g["period"].unique())
-    g["period"] = pd.Categorical(g["period"], categories=order, ordered=True)
-    g = g.sort_values(["chip", "period"])
-    fig = px.area(
-        g,
-        x="period",
-        y="it_mw",
-        color="chip",
-        labels={"it_mw": "installed IT power [MW]", "period": "period"},
+    return _plan(tables, periods).plot.fleet(
+        ["period", "chip"], "area", value="it_mw", title="Installed IT MW by chip generation"
     )
-    return _layout(fig, "Installed IT MW by chip generation", order)
 
 
 def site_utilisation(
@@ -59,53 +62,43 @@ def site_utilisation(
     periods: Sequence[str] | None = None,
     limits: Sequence[str] = ("power", "grid"),
 ) -> go.Figure | None:
-    """Heatmap of site utilisation (used / capacity) for power and grid limits."""
+    """Heatmap of site utilisation (used / capacity) for power and grid limits.
+
+    ``plan.plot.utilisation(groupby=["site", "limit", "period"], kind="heatmap")`` of the
+    notebook API for these limits, coloured 0-100% on one scale.
+    """
     s = _get(tables, "site_utilisation")
-    if s is None:
+    if s is None or not s["limit"].isin(list(limits)).any():
         return None
-    s = s[s["limit"].isin(list(limits))].copy()
-    if s.empty:
-        return None
-    s["row"] = s["site"].astype(str) + " · " + s["limit"].astype(str)
-    piv = s.pivot_table(index="row", columns="period", values="utilisation", aggfunc="max")
-    if periods:
-        piv = piv.reindex(columns=[p for p in periods if p in piv.columns])
-    fig = px.imshow(
-        piv.to_numpy(dtype=float) * 100.0,
-        x=list(piv.columns),
-        y=list(piv.index),
-        color_continuous_scale="YlOrRd",
-        zmin=0,
-        zmax=100,
-        aspect="auto",
-        labels={"color": "utilisation [%]", "x": "period", "y": ""},
-        text_auto=".0f" if piv.shape[1] <= 12 else False,
+    fig = _plan(tables, periods).plot.utilisation(
+        ["site", "limit", "period"],
+        "heatmap",
+        where={"limit": list(limits)},
+        title="Site power and grid utilisation [%]",
     )
-    fig = _layout(fig, "Site power and grid utilisation [%]")
-    fig.update_layout(height=max(HEIGHT, 120 + 22 * piv.shape[0]))
+    heat = fig.data[0]
+    fig.update_traces(colorscale="YlOrRd", zmin=0.0, zmax=1.0, colorbar={"tickformat": ".0%"})
+    if len(heat.x) <= 12:
+        fig.update_traces(texttemplate="%{z:.0%}")
+    fig.update_layout(height=max(HEIGHT, 120 + 22 * len(heat.y)))
     return fig
 
 
 def supply_utilisation(
     tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
 ) -> go.Figure | None:
-    """Lines: utilisation of each supply resource (wafers, CoWoS, HBM) over time."""
-    s = _get(tables, "supply_utilisation")
-    if s is None:
+    """Lines: utilisation (used / capacity) of each supply resource over time.
+
+    ``plan.plot.utilisation(groupby=["period", "limit"], kind="line")`` of the notebook
+    API, restricted to the supply resources (wafers, CoWoS, HBM: no site).
+    """
+    if _get(tables, "supply_utilisation") is None:
         return None
-    g = s.groupby(["period", "resource"], as_index=False)[["used", "capacity"]].sum()
-    g["utilisation_pct"] = 100.0 * g["used"] / g["capacity"].where(g["capacity"] > 0)
-    fig = px.line(
-        g,
-        x="period",
-        y="utilisation_pct",
-        color="resource",
-        markers=True,
-        hover_data={"used": ":,.0f", "capacity": ":,.0f"},
-        labels={"utilisation_pct": "used / capacity [%]"},
+    fig = _plan(tables, periods).plot.utilisation(
+        ["period", "limit"], "line", where={"site": "n/a"}, title="Supply-chain utilisation"
     )
     fig.update_yaxes(rangemode="tozero")
-    return _layout(fig, "Supply-chain utilisation", periods)
+    return fig
 
 
 def demand_served(
@@ -263,29 +256,20 @@ def power_sources(
     Returns
     -------
     plotly Figure or None
-        Bars in MWh per quarter, one colour per source (``grid``, ``ppa:<contract>``,
-        ``onsite:<technology>``); None when the table is missing or the site has no
-        energy.
+        ``plan.plot.energy(groupby=["period", "source"], kind="bar", where={"site":
+        site})`` of the notebook API: bars in MWh per quarter, one colour per source
+        (``grid``, ``ppa:<contract>``, ``onsite:<technology>``); None when the table is
+        missing or the site has no energy.
     """
-    p = _get(tables, "power_sources")
     sites = power_sites(tables)
-    if p is None or not sites:
+    if not sites:
         return None
     site = site or sites[0]
-    g = p[(p["site"].astype(str) == site) & (p["energy_mwh"].abs() > 0)]
-    if g.empty:
+    if site not in sites:
         return None
-    g = g.groupby(["period", "source"], as_index=False)["energy_mwh"].sum()
-    order = list(periods) if periods else sorted(g["period"].unique())
-    fig = px.bar(
-        g,
-        x="period",
-        y="energy_mwh",
-        color="source",
-        labels={"energy_mwh": "energy [MWh per quarter]", "period": "period"},
+    return _plan(tables, periods).plot.energy(
+        ["period", "source"], "bar", where={"site": site}, title=f"Energy by power source at {site}"
     )
-    fig.update_layout(barmode="stack")
-    return _layout(fig, f"Energy by power source at {site}", order)
 
 
 def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:

@@ -1,0 +1,138 @@
+"""The planner's Python API for notebooks: load, solve, statistics, plots, reports.
+
+Why a package of its own: ``capacity`` is the domain layer (schema, data, scenarios)
+and must not depend on the model above it, not even through a lazy import
+(``tests/test_architecture.py`` reads every import); the distribution is called
+``capacity-planner``, so its import name is ``capacity_planner``. It sits on top,
+beside the app and the command line, and only re-exports and joins their parts::
+
+    import capacity_planner as cp
+
+    plan = cp.solve("data", scenario="neutral")
+    plan.statistics.capex(groupby=["year", "family"])
+    plan.plot.capex(groupby=["year", "family"], kind="bar")
+
+Entry points
+------------
+``load``             a validated dataset (a scenario applied).
+``solve``            one plan (:class:`Plan`: its tables, ``statistics``, ``plot``).
+``solve_scenarios``  several named scenarios as a :class:`PlanCollection`.
+``read_report``      one scenario of a Parquet report back as a :class:`Plan`.
+``read_run``         every scenario of a run or batch folder as a :class:`PlanCollection`.
+``run_batch``        a sweep file's cases on Dask, into a folder (``read_run`` reads it).
+``hedged_plan``      the two-stage hedged plan with VSS and EVPI.
+``tornado``          one-at-a-time sensitivity; ``monte_carlo``: seeded re-solves.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from capacity.dataset import Dataset, load_dataset
+from capacity.scenarios import apply_scenario, diff_datasets
+from optimizer.analysis.batch import run_batch
+from optimizer.analysis.hedge import hedged_plan
+from optimizer.analysis.monte_carlo import monte_carlo
+from optimizer.analysis.tornado import tornado
+from optimizer.notebook.plan import Plan, PlanCollection, read_report, read_run
+from optimizer.plan.options import SolveOptions
+from optimizer.plan.pipeline import solve as solve_result
+
+__all__ = [
+    "Dataset",
+    "Plan",
+    "PlanCollection",
+    "SolveOptions",
+    "apply_scenario",
+    "diff_datasets",
+    "hedged_plan",
+    "load",
+    "monte_carlo",
+    "read_report",
+    "read_run",
+    "run_batch",
+    "solve",
+    "solve_scenarios",
+    "tornado",
+]
+
+DataArg = Dataset | str | os.PathLike[str]
+
+
+def load(data: DataArg = "data", scenario: str | None = None) -> Dataset:
+    """Return a validated dataset, with a named scenario applied.
+
+    Parameters
+    ----------
+    data : Dataset or path-like
+        A dataset folder (CSV tables, ``scenarios.yaml``) or a loaded dataset.
+    scenario : str, optional
+        A scenario of the data (``neutral``, ``negative`` ...); None keeps the tables
+        as they are (``base``).
+
+    Returns
+    -------
+    capacity.Dataset
+
+    Raises
+    ------
+    capacity.DataValidationError
+        When the data has errors (every finding names file, row, column and value).
+    KeyError
+        When ``scenario`` is not defined by the data.
+    """
+    ds = data if isinstance(data, Dataset) else load_dataset(Path(data))
+    return apply_scenario(ds, scenario) if scenario else ds
+
+
+def solve(
+    data: DataArg = "data",
+    scenario: str | None = None,
+    options: SolveOptions | None = None,
+) -> Plan:
+    """Solve one plan and return it with its statistics and figures.
+
+    Parameters
+    ----------
+    data : Dataset or path-like
+        As for :func:`load`.
+    scenario : str, optional
+        A scenario of the data; None solves ``data`` as it is.
+    options : SolveOptions, optional
+        Solver, time limit, formulation ... (default HiGHS, compact LP).
+
+    Returns
+    -------
+    Plan
+        ``plan.status``, ``plan.objective_usd`` (discounted USD), ``plan.tables``,
+        ``plan.statistics``, ``plan.plot``; ``plan.result`` is the full
+        :class:`optimizer.PlanResult` (message, violations, timings).
+    """
+    ds = load(data, scenario)
+    return Plan.from_result(solve_result(ds, options), ds, name=scenario or ds.scenario)
+
+
+def solve_scenarios(
+    data: DataArg = "data",
+    scenarios: Sequence[str] = ("optimistic", "neutral", "negative"),
+    options: SolveOptions | None = None,
+) -> PlanCollection:
+    """Solve several named scenarios of one dataset, one plan each.
+
+    Parameters
+    ----------
+    data : Dataset or path-like
+        As for :func:`load`.
+    scenarios : sequence of str
+        Scenario names of the data, in display order.
+    options : SolveOptions, optional
+
+    Returns
+    -------
+    PlanCollection
+        Scenario name -> plan; ``plans.statistics.capex(groupby="scenario")``.
+    """
+    base = load(data)
+    return PlanCollection({name: solve(base, name, options) for name in scenarios})

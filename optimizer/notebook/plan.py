@@ -1,0 +1,329 @@
+"""A plan as analysts use it in a notebook: :class:`Plan`, :class:`PlanCollection`.
+
+A :class:`Plan` wraps the result tables of one scenario (a fresh
+:class:`~optimizer.plan.plan_result.PlanResult`, or a report folder read back with
+:func:`read_report`) with the key maps of its dataset, and gives
+``plan.statistics.<statistic>(groupby=...)`` and ``plan.plot.<statistic>(kind=...)``.
+A :class:`PlanCollection` holds several named plans (scenarios, a batch's cases):
+its statistics add a ``scenario`` key, so ``plans.statistics.capex(groupby="scenario")``
+compares them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from capacity.dataset import load_dataset
+from capacity.scenarios import apply_scenario
+from optimizer.notebook.keys import PlanKeys
+from optimizer.notebook.plots import Plotter
+from optimizer.notebook.statistics import GroupBy, Statistics, Where
+from optimizer.output.atomic import ReportError
+from optimizer.output.parquet_tables import read_report as read_tables
+
+__all__ = ["Plan", "PlanCollection", "read_report", "read_run"]
+
+
+class Plan:
+    """One plan: its result tables, statistics and figures.
+
+    Parameters
+    ----------
+    tables : Mapping of str to DataFrame
+        The result tables (``PlanResult.tables``, or the tables of a report folder).
+    keys : PlanKeys, optional
+        The dataset's key maps (region, family, vendor, unit capex); without them,
+        grouping by a derived key or splitting capex raises ``ValueError``.
+    name : str
+        The scenario's name.
+    status : str
+        The plan's status (``optimal`` ...).
+    objective_usd : float or None
+        Discounted total cost (USD).
+    result : PlanResult, optional
+        The solver's full result when the plan was just solved (None when read back).
+    """
+
+    def __init__(
+        self,
+        tables: Mapping[str, pd.DataFrame],
+        keys: PlanKeys | None = None,
+        *,
+        name: str = "",
+        status: str = "",
+        objective_usd: float | None = None,
+        result: Any = None,
+    ) -> None:
+        self.tables: Mapping[str, pd.DataFrame] = dict(tables)
+        self.keys = keys or PlanKeys()
+        self.name = name
+        self.status = status
+        self.objective_usd = objective_usd
+        self.result = result
+        self.statistics = Statistics(self.tables, self.keys)
+        self.plot = Plotter(self.statistics, _drawable(self.statistics), self.keys.periods)
+
+    def __repr__(self) -> str:
+        obj = "none" if self.objective_usd is None else f"{self.objective_usd:,.0f} USD"
+        return f"Plan({self.name!r}, status={self.status!r}, objective={obj})"
+
+    @classmethod
+    def from_result(cls, result: Any, ds: Any, name: str = "") -> Plan:
+        """Return the plan of a solve (``optimizer.solve(ds)``) with ``ds``'s key maps.
+
+        Parameters
+        ----------
+        result : PlanResult
+        ds : capacity.Dataset
+            The dataset solved (after its scenario).
+        name : str
+            Scenario name (default: the dataset's scenario).
+        """
+        return cls(
+            result.tables,
+            PlanKeys.from_dataset(ds),
+            name=name or str(getattr(ds, "scenario", "")),
+            status=str(getattr(result.status, "value", result.status)),
+            objective_usd=result.objective_usd,
+            result=result,
+        )
+
+    def compare(
+        self, other: Plan, statistic: str = "costs", groupby: GroupBy = None
+    ) -> pd.DataFrame:
+        """Return one statistic of both plans side by side, with the difference.
+
+        Parameters
+        ----------
+        other : Plan
+        statistic : str
+            A statistic name (``costs``, ``capex``, ``energy`` ...).
+        groupby : str or sequence of str, optional
+            As for the statistic.
+
+        Returns
+        -------
+        DataFrame
+            The keys, then per value column ``<value>`` of this plan, of the other
+            (suffixed with the plans' names, ``a`` and ``b`` when unnamed or equal)
+            and ``<value>_change`` (other minus this).
+        """
+        return PlanCollection({"a": self, "b": other}).compare(
+            statistic, groupby, first="a", second="b", names=(self.name, other.name)
+        )
+
+
+def _drawable(statistics: Statistics) -> list[str]:
+    """Return the statistics ``plot`` draws: all but calibration (record vs plan table)."""
+    return [name for name in statistics.names() if name != "calibration"]
+
+
+class PlanCollection(Mapping[str, Plan]):
+    """Several named plans (scenarios, batch cases) with one statistics face.
+
+    ``plans.statistics.<statistic>(groupby=...)`` computes the statistic of every plan
+    and adds the ``scenario`` key: leave it out of ``groupby`` to sum over the plans.
+
+    Parameters
+    ----------
+    plans : Mapping of str to Plan
+        Scenario name -> plan, in display order.
+    """
+
+    def __init__(self, plans: Mapping[str, Plan]) -> None:
+        self._plans = dict(plans)
+        self.statistics = _CollectionStatistics(self._plans)
+        first = next(iter(self._plans.values()), None)
+        periods = first.keys.periods if first is not None else ()
+        names = _drawable(first.statistics) if first is not None else []
+        self.plot = Plotter(self.statistics, names, periods)
+
+    def __getitem__(self, name: str) -> Plan:
+        return self._plans[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._plans)
+
+    def __len__(self) -> int:
+        return len(self._plans)
+
+    def __repr__(self) -> str:
+        return f"PlanCollection({list(self._plans)})"
+
+    def compare(
+        self,
+        statistic: str,
+        groupby: GroupBy = None,
+        *,
+        first: str,
+        second: str,
+        names: Sequence[str] = (),
+    ) -> pd.DataFrame:
+        """Return ``statistic`` of plans ``first`` and ``second`` side by side.
+
+        See :meth:`Plan.compare`; ``names`` label the two plans' columns.
+        """
+        a = self._plans[first].statistics(statistic, groupby)
+        b = self._plans[second].statistics(statistic, groupby)
+        units = a.attrs.get("units", {})
+        keys = [c for c in a.columns if c not in units]
+        la, lb = (list(names) if len(set(names)) == 2 and all(names) else [first, second])[:2]
+        merged = a.merge(b, on=keys, how="outer", suffixes=(f"_{la}", f"_{lb}"))
+        for v in units:
+            for label in (la, lb):
+                merged[f"{v}_{label}"] = merged[f"{v}_{label}"].fillna(0.0)
+            merged[f"{v}_change"] = merged[f"{v}_{lb}"] - merged[f"{v}_{la}"]
+        out = merged.sort_values(keys).reset_index(drop=True) if keys else merged
+        out.attrs["statistic"] = statistic
+        out.attrs["units"] = {f"{v}_{s}": u for v, u in units.items() for s in (la, lb, "change")}
+        return out
+
+
+class _CollectionStatistics:
+    """The statistics of a collection: each plan's, with its ``scenario`` key."""
+
+    def __init__(self, plans: Mapping[str, Plan]) -> None:
+        self._plans = plans
+
+    def __call__(self, name: str, groupby: GroupBy = None, where: Where = None) -> pd.DataFrame:
+        wanted = [groupby] if isinstance(groupby, str) else groupby
+        per_plan = None if wanted is None else [k for k in wanted if k != "scenario"]
+        inner = {k: v for k, v in (where or {}).items() if k != "scenario"}
+        frames = []
+        for scenario, plan in self._plans.items():
+            frame = plan.statistics(name, per_plan, inner or None)
+            units = frame.attrs.get("units", {})
+            frames.append(frame.assign(scenario=scenario))
+        if not frames:
+            raise ValueError("the collection holds no plan")
+        out = pd.concat(frames, ignore_index=True)
+        keys = [c for c in out.columns if c not in units and c != "scenario"]
+        if wanted is None:
+            keys = ["scenario", *keys]
+        else:
+            keys = list(wanted)
+        if where and "scenario" in where:
+            value = where["scenario"]
+            out = out[out["scenario"].isin([value] if isinstance(value, str | int) else value)]
+        out = _combine(out, keys, list(units))
+        out.attrs["statistic"] = name
+        out.attrs["units"] = dict(units)
+        return out.reset_index(drop=True)
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+
+        def statistic(groupby: GroupBy = None, where: Where = None) -> pd.DataFrame:
+            return self(name, groupby, where)
+
+        statistic.__name__ = name
+        return statistic
+
+
+def _combine(rows: pd.DataFrame, keys: list[str], values: list[str]) -> pd.DataFrame:
+    """Sum values over plans per key (largest price magnitude for prices; ratios recomputed)."""
+    how = {v: "max" if v == "shadow_price_abs_max" else "sum" for v in values}
+    if keys:
+        out = rows.groupby(keys, as_index=False, sort=False, dropna=False).agg(how)
+    else:
+        out = pd.DataFrame([rows[values].agg(how)])
+    if "utilisation" in values:
+        cap = out["capacity"].astype(float)
+        out["utilisation"] = (out["used"].astype(float) / cap.where(cap > 0)).fillna(0.0)
+    return out[[*keys, *values]]
+
+
+def _data_keys(data: Any, scenario: str) -> PlanKeys:
+    """Key maps from ``data`` (a Dataset or a dataset folder), scenario applied if known."""
+    if data is None:
+        return PlanKeys()
+    ds = load_dataset(Path(data)) if isinstance(data, str | os.PathLike) else data
+    if scenario in getattr(ds, "scenarios", {}) and getattr(ds, "scenario", "base") == "base":
+        ds = apply_scenario(ds, scenario)
+    return PlanKeys.from_dataset(ds)
+
+
+def _plan_of(tables: Mapping[str, pd.DataFrame], name: str, data: Any) -> Plan:
+    summary = tables.get("summary")
+    status, objective = "", None
+    if summary is not None and len(summary):
+        status = str(summary["status"].iloc[0])
+        value = summary["objective_usd"].iloc[0]
+        objective = None if pd.isna(value) else float(value)
+    keys = _data_keys(data, name)
+    if not keys.periods and "costs" in tables and len(tables["costs"]):
+        keys = PlanKeys(keys.sites, keys.chips, tuple(pd.unique(tables["costs"]["period"])))
+    return Plan(tables, keys, name=name, status=status, objective_usd=objective)
+
+
+def read_report(path: str | os.PathLike[str], data: Any = None) -> Plan:
+    """Read one scenario of a Parquet report back as a :class:`Plan`.
+
+    Parameters
+    ----------
+    path : path-like
+        A scenario folder (``<run>/scenario=<name>``), or a run or batch folder that
+        holds exactly one scenario.
+    data : capacity.Dataset or path-like, optional
+        The dataset the report was solved from: it names each site's region and each
+        chip's family and vendor and gives the unit capex that splits capex by chip
+        and site. A folder is loaded and the report's scenario applied when the data
+        defines it. Without it those statistics raise ``ValueError``.
+
+    Returns
+    -------
+    Plan
+
+    Raises
+    ------
+    ReportError
+        When ``path`` holds no report, or a run folder holds several scenarios (read
+        those with :func:`read_run`).
+    """
+    path = Path(path)
+    scenarios = sorted(p for p in path.glob("scenario=*") if p.is_dir())
+    if scenarios and not list(path.glob("*.parquet")):
+        if len(scenarios) != 1:
+            names = ", ".join(p.name.split("=", 1)[1] for p in scenarios)
+            raise ReportError(f"{path} holds {len(scenarios)} scenarios ({names}): use read_run")
+        path = scenarios[0]
+    name = path.name.split("=", 1)[1] if path.name.startswith("scenario=") else path.name
+    return _plan_of(read_tables(path), name, data)
+
+
+def read_run(path: str | os.PathLike[str], data: Any = None) -> PlanCollection:
+    """Read every scenario of a run or batch folder as a :class:`PlanCollection`.
+
+    Parameters
+    ----------
+    path : path-like
+        A run folder (``reports/<run_id>``) or a batch ``--out`` folder: its
+        ``scenario=<name>`` sub-folders.
+    data : capacity.Dataset or path-like, optional
+        As for :func:`read_report` (one dataset for every scenario; each scenario it
+        defines is applied to it).
+
+    Returns
+    -------
+    PlanCollection
+        Scenario name -> plan, in the folders' sorted order.
+
+    Raises
+    ------
+    ReportError
+        When the folder holds no scenario.
+    """
+    folders = sorted(p for p in Path(path).glob("scenario=*") if p.is_dir())
+    if not folders:
+        raise ReportError(f"no scenario=<name> folder with a report under {path}")
+    plans = {}
+    for folder in folders:
+        name = folder.name.split("=", 1)[1]
+        plans[name] = _plan_of(read_tables(folder), name, data)
+    return PlanCollection(plans)
