@@ -13,6 +13,7 @@ validated one with a new content hash, so the hash can key caches and reports.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import yaml
 
@@ -305,18 +307,40 @@ def validate_tables(
     return typed, record.findings()
 
 
-def read_table_file(path: Path) -> pd.DataFrame:
+def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFrame:
     """Read one table file as raw cells (CSV: all text; Parquet: native values).
+
+    A CSV file is read the way a spreadsheet saves it: UTF-8 (with or without a byte
+    order mark), UTF-16 with its byte order mark (Excel's "Unicode Text"), or, when
+    it is not UTF-8, Windows-1252 (Excel's plain "CSV (Comma delimited)" on Windows;
+    a warning says so). Rows left blank at the end of the file and unnamed empty
+    columns (what Excel writes for cells that were once touched) are dropped.
+
+    Parameters
+    ----------
+    path : Path
+        A ``.csv`` or ``.parquet`` file.
+    notes : list of Finding, optional
+        Appended to: a warning when the file was read as Windows-1252.
+
+    Returns
+    -------
+    DataFrame
+        One row per data row, in file order (row 2 of the file is the first).
 
     Raises
     ------
     DataValidationError
-        When the file cannot be read or parsed as a table.
+        When the file cannot be read or parsed as a table (one finding naming the
+        file and what to change).
     """
     try:
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
+        text, encoding_note = _decode_csv(path)
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
+    except DataValidationError:
+        raise
     except Exception as exc:  # noqa: BLE001 - every reader failure becomes a finding
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataValidationError(
@@ -325,7 +349,70 @@ def read_table_file(path: Path) -> pd.DataFrame:
     wrong = _wrong_separator(df)
     if wrong is not None:
         raise DataValidationError([Finding("error", path.name, 1, None, df.columns[0], wrong)])
-    return unescape_formula_cells(df)
+    if encoding_note is not None and notes is not None:
+        notes.append(Finding("warning", path.name, None, None, None, encoding_note))
+    return unescape_formula_cells(_drop_blank_edges(df))
+
+
+SAVE_AS_UTF8 = 'save it as "CSV UTF-8 (Comma delimited)" (in Excel: File > Save As)'
+"""The advice given with every encoding finding: the one format read without doubt."""
+
+
+def _decode_csv(path: Path) -> tuple[str, str | None]:
+    """Return the text of a CSV file and a note when it was not UTF-8.
+
+    Raises
+    ------
+    DataValidationError
+        When the bytes are neither UTF-8, UTF-16 with a byte order mark nor
+        Windows-1252 text (one finding with the line of the first bad byte).
+    """
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16"), None
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        first = f"byte 0x{data[exc.start]:02x} on line {line}"
+    if b"\x00" not in data:
+        try:
+            text = data.decode("cp1252")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return text, (
+                f"not UTF-8 ({first}); read as Windows-1252, the encoding of Excel's "
+                f"plain CSV; check the accented names, or {SAVE_AS_UTF8}"
+            )
+    raise DataValidationError(
+        [
+            Finding(
+                "error",
+                path.name,
+                line,
+                None,
+                None,
+                f"cannot read the file: not UTF-8 or Windows-1252 text ({first}); {SAVE_AS_UTF8}",
+            )
+        ]
+    )
+
+
+def _drop_blank_edges(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop the blank rows at the end and the unnamed, empty columns of a CSV's cells.
+
+    Blank rows inside the table are kept, so every row keeps the number a
+    spreadsheet shows (and a blank required cell there is still an error).
+    """
+    blank = df.apply(lambda c: c.str.strip() == "").all(axis=1) if df.shape[1] else None
+    if blank is not None and len(df) and blank.iloc[-1]:
+        keep = int(np.flatnonzero(~blank.to_numpy())[-1]) + 1 if (~blank).any() else 0
+        df = df.iloc[:keep]
+    unnamed = [
+        c for c in df.columns if str(c).startswith("Unnamed: ") and (df[c].str.strip() == "").all()
+    ]
+    return df.drop(columns=unnamed) if unnamed else df
 
 
 def _wrong_separator(df: pd.DataFrame) -> str | None:
@@ -364,6 +451,26 @@ def _read_yaml(path: Path) -> Any:
         ) from exc
 
 
+def _not_a_dataset_folder(d: Path) -> str | None:
+    """Say why ``d`` cannot be a dataset folder (None when it is a folder).
+
+    The message names the absolute path looked at, and for a table file given in
+    place of its folder, the folder to give instead.
+    """
+    if d.is_dir():
+        return None
+    where = d.absolute()
+    if d.is_file():
+        return (
+            f"this is a file ({where}); give its folder, {d.absolute().parent}, "
+            "which holds every table of the dataset"
+        )
+    return (
+        f"dataset directory not found: {where} does not exist; "
+        "give a folder of CSV tables such as data/"
+    )
+
+
 def load_dataset(directory: str | Path = "data") -> Dataset:
     """Load and validate a dataset directory.
 
@@ -384,19 +491,9 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
         unknown references, bad scenarios. Each finding names file, row, column, value.
     """
     d = Path(directory)
-    if not d.is_dir():
-        raise DataValidationError(
-            [
-                Finding(
-                    "error",
-                    str(d),
-                    None,
-                    None,
-                    None,
-                    "dataset directory not found; pass a folder of CSV tables such as data/",
-                )
-            ]
-        )
+    problem = _not_a_dataset_folder(d)
+    if problem is not None:
+        raise DataValidationError([Finding("error", str(d), None, None, None, problem)])
     raw: dict[str, pd.DataFrame] = {}
     files: dict[str, str] = {}
     findings: list[Finding] = []
@@ -406,7 +503,7 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
             if p.exists():
                 files[name] = p.name
                 try:
-                    raw[name] = read_table_file(p)
+                    raw[name] = read_table_file(p, findings)
                 except DataValidationError as e:
                     findings.extend(e.findings)
                 break
