@@ -40,10 +40,9 @@ def app_(
 ) -> None:
     """Start the Streamlit app (data editor, scenarios, plan, risk, reports).
 
-    Prints the address, then replaces this process with the Streamlit server
-    (``os.execve``), so the process id that started the app is the server's: a
-    SIGTERM or Ctrl+C to it stops the server. Exits 1 when ``--data`` is not a
-    directory.
+    Prints the address, then becomes the Streamlit server (the same process),
+    so a SIGTERM or Ctrl+C to the process that started the app stops the server.
+    Exits 1 when --data is not a directory.
     """
     import os
     import sys

@@ -74,7 +74,7 @@ def bench(
     """Benchmark ours vs a highspy floor vs a linopy peer; write RESULTS.md.
 
     Needs a source checkout (the benchmarks/ folder). Exits 0 after writing the file
-    (targets are printed, not asserted), 1 when ``--out`` cannot be written (checked
+    (targets are printed, not asserted), 1 when --out cannot be written (checked
     first), 2 for a bad option or when benchmarks/ cannot be found.
     """
     from rich.console import Console

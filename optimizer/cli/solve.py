@@ -111,6 +111,17 @@ _UnitsOpt = Annotated[
         "with the report. Units are always in the Parquet field metadata.",
     ),
 ]
+_VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        metavar="",
+        help="Print the summary in full: every customer and workload, the top 10 binding "
+        "limits, the chips, commitments, training-cluster runs and the calibration's worst "
+        "rows. Without it the summary fits a screen.",
+    ),
+]
 _OutOpt = Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Report root directory.")]
 _ReportOpt = Annotated[
     bool,
@@ -137,6 +148,7 @@ def solve(
     report: _ReportOpt = True,
     write_lp: _WriteLpOpt = None,
     write_mps: _WriteMpsOpt = None,
+    verbose: _VerboseOpt = False,
 ) -> None:
     """Solve scenarios, print their summaries and write the Parquet report (one run).
 
@@ -170,7 +182,9 @@ def solve(
         formulation=formulation.value,
     )
     run = RunFolder(out, units) if report else None
-    raise typer.Exit(_solve_all(console, prepared, options, run, started, time_limit))
+    raise typer.Exit(
+        _solve_all(console, prepared, options, run, started, time_limit, verbose=verbose)
+    )
 
 
 def _write_model_files(
@@ -201,6 +215,8 @@ def _solve_all(
     run: RunFolder | None,
     started: float,
     time_limit: float | None,
+    *,
+    verbose: bool = False,
 ) -> int:
     """Solve each scenario in turn; return the worst exit code (exit 130 on Ctrl-C).
 
@@ -214,7 +230,7 @@ def _solve_all(
     try:
         for name, sds in prepared:
             deadline = None if time_limit is None else started + time_limit
-            codes.append(_solve_one(console, name, sds, options, run, deadline))
+            codes.append(_solve_one(console, name, sds, options, run, deadline, verbose))
             started = time.monotonic()
     except KeyboardInterrupt:
         if run is None:
@@ -278,10 +294,12 @@ def _solve_one(
     options: Any,
     run: RunFolder | None,
     deadline: float | None = None,
+    verbose: bool = False,
 ) -> int:
     """Solve one scenario, print its summary, write it into the run; return its exit code.
 
-    ``deadline`` is the ``time.monotonic()`` reading by which the solve ends.
+    ``deadline`` is the ``time.monotonic()`` reading by which the solve ends; ``verbose``
+    prints the summary in full (else the brief form that fits a screen).
     """
     from optimizer import solve as solve_plan
     from optimizer.output.summary import exit_code, summarize
@@ -290,7 +308,7 @@ def _solve_one(
     with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
         result = solve_plan(sds, options, deadline=deadline)
     summary = summarize(result, scenario=name, periods=sds.periods)
-    render_summary(summary, console)
+    render_summary(summary, console, verbose=verbose)
     code = exit_code(summary)
     if run is not None:
         code = max(code, run.write(console, result, name))
