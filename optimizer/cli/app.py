@@ -24,6 +24,9 @@ def app_command(port: int, address: str, headless: bool) -> list[str]:
     # above the app's own limit), so a file over the app's limit reaches the app and is
     # refused by name with the whole upload, instead of being dropped unseen
     cmd += ["--server.maxUploadSize", str(MAX_TRANSPORT_MB)]
+    # a local planning tool: no Deploy button, no developer menu (the same setting as
+    # .streamlit/config.toml, which only a run started in the checkout's root reads)
+    cmd += ["--client.toolbarMode", "minimal"]
     return cmd + ["--browser.gatherUsageStats", "false"]
 
 
