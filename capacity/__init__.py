@@ -22,7 +22,9 @@ Modules
 ``override_checks``  an override whose ``where`` matches no row is a finding.
 ``safe_yaml``        the one YAML reader (alias-expansion cap).
 ``yaml_keys``        YAML mapping keys: duplicates refused, merge keys applied.
+``csv_read``         one table file read as raw cells, as a spreadsheet saves it.
 ``dataset``          the immutable Dataset, load_dataset, validate_directory.
+``recorded_inputs``  a report's inputs.yaml: the overrides of a solved scenario.
 ``limits``           size limits on accepted input (uploads).
 ``csv_safe``         CSV output with formula-like text cells escaped.
 """

@@ -111,6 +111,15 @@ _UnitsOpt = Annotated[
         "with the report. Units are always in the Parquet field metadata.",
     ),
 ]
+_ScenariosFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--scenarios-file",
+        metavar="FILE",
+        help="Take the scenarios from FILE instead of DATA_DIR/scenarios.yaml: e.g. a "
+        "report's scenario=<name>/inputs.yaml, which solves that report's inputs again.",
+    ),
+]
 _VerboseOpt = Annotated[
     bool,
     typer.Option(
@@ -148,6 +157,7 @@ def solve(
     report: _ReportOpt = True,
     write_lp: _WriteLpOpt = None,
     write_mps: _WriteMpsOpt = None,
+    scenarios_file: _ScenariosFileOpt = None,
     verbose: _VerboseOpt = False,
 ) -> None:
     """Solve scenarios, print their summaries and write the Parquet report (one run).
@@ -168,7 +178,7 @@ def solve(
         refuse_bad_out(console, out)
     refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
     with exit_on_interrupt(console):
-        prepared = load_scenarios(console, data_dir, list(scenario or ["neutral"]))
+        prepared = load_scenarios(console, data_dir, list(scenario or ["neutral"]), scenarios_file)
         if write_lp is not None or write_mps is not None:
             _write_model_files(
                 console, prepared[0][1], write_lp, write_mps, integer_units, formulation
@@ -264,9 +274,13 @@ class RunFolder:
         self.out, self.units = out, units
         self.path: Path | None = None
 
-    def write(self, console: Console, result: PlanResult, scenario: str) -> int:
-        """Write one scenario into the run (claiming it first); return 1 on failure, else 0."""
+    def write(self, console: Console, result: PlanResult, scenario: str, solved: Dataset) -> int:
+        """Write one scenario into the run (claiming it first); return 1 on failure, else 0.
+
+        ``solved`` is the scenario's dataset: its overrides are recorded with the report.
+        """
         from optimizer.output.atomic import ReportError
+        from optimizer.output.inputs_record import solved_inputs
         from optimizer.output.report import write_report
         from optimizer.output.run_folder import scenario_dir
 
@@ -274,7 +288,12 @@ class RunFolder:
         try:
             with console.status("Writing the Parquet report ..."):
                 run_dir = write_report(
-                    result, self.out, scenario=scenario, run_id=run_id, units=self.units
+                    result,
+                    self.out,
+                    scenario=scenario,
+                    run_id=run_id,
+                    units=self.units,
+                    inputs=solved_inputs(solved, scenario),
                 )
         except (ReportError, ValueError) as e:
             console.print(f"[red]error: report not written:[/red] {e}")
@@ -311,5 +330,5 @@ def _solve_one(
     render_summary(summary, console, verbose=verbose)
     code = exit_code(summary)
     if run is not None:
-        code = max(code, run.write(console, result, name))
+        code = max(code, run.write(console, result, name, sds))
     return code

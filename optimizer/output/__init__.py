@@ -8,6 +8,7 @@ Modules
 ``manifest``        the run manifest: read, merged under a lock, completeness of a scenario.
 ``parquet_tables``  Arrow schemas of the result tables, Parquet table writer and reader.
 ``units``           units of the result tables: file metadata and the units.csv dictionary.
+``inputs_record``   the solved inputs of a scenario: inputs.yaml and its manifest fields.
 ``report``          Parquet report writer: a plan result as its tables plus the manifest.
 ``formatting``      compact number formats: USD, quantities, energy, water, MW.
 ``summary_frames``  the summary's section frames computed from the result tables.
