@@ -98,7 +98,7 @@ class BatchRecorder:
         ok = entry["state"] == "done" and cr.status in OK_STATUSES
         self.counts["done" if ok else "failed"] += 1
         if bar is not None:
-            bar.advance(ok)
+            bar.advance(ok, last=case.name)
         if self.on_case is not None:
             self.on_case(cr)
 

@@ -236,12 +236,20 @@ def _solve_all(
     """
     import time
 
+    from optimizer.output.progress import Progress
+
     codes = [0]
     try:
-        for name, sds in prepared:
-            deadline = None if time_limit is None else started + time_limit
-            codes.append(_solve_one(console, name, sds, options, run, deadline, verbose))
-            started = time.monotonic()
+        # several scenarios: a progress line after each (count, next one, time left)
+        with Progress("solve", len(prepared), enabled=len(prepared) > 1, bar=False) as progress:
+            for i, (name, sds) in enumerate(prepared):
+                progress.now(name)
+                deadline = None if time_limit is None else started + time_limit
+                code = _solve_one(console, name, sds, options, run, deadline, verbose)
+                codes.append(code)
+                later = [n for n, _ in prepared[i + 1 :]]
+                progress.advance(code == 0, current=later[0] if later else "")
+                started = time.monotonic()
     except KeyboardInterrupt:
         if run is None:
             where = "no report is written with --no-report"
