@@ -149,3 +149,14 @@ def test_cli_says_give_its_folder(tiny: Path, command: str) -> None:
     text = re.sub(r"\s+", " ", r.output)
     assert "this is a file" in text and f"give its folder, {tiny}" in text
     assert "Traceback" not in text
+
+
+def test_an_app_upload_of_a_windows_1252_table_keeps_the_warning(tiny: Path) -> None:
+    from ui.upload import UploadedFile, upload_dataset
+
+    current = load_dataset(TINY)
+    data = (TINY / "sites.csv").read_text(encoding="utf-8").encode("cp1252")
+    report = upload_dataset([UploadedFile("sites.csv", data)], current)
+    assert report.dataset.hash == current.hash  # the same cells as the UTF-8 file
+    (note,) = [w for w in report.dataset.warnings if "Windows-1252" in w.message]
+    assert note.file == "sites.csv" and note.severity == "warning"
