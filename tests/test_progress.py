@@ -139,12 +139,12 @@ def test_a_batch_writes_progress_lines_to_a_file(tmp_path: Path) -> None:
 
 def test_an_early_end_prints_its_count_once_more(fake_time: _Clock) -> None:
     out = io.StringIO()
-    with Progress("L-shaped iterations", 50, stream=out, every_s=60) as p:
+    with Progress("L-shaped iterations", 50, stream=out, every_s=60, limit=True) as p:
         for gap in ("1.00e-01", "5.00e-05"):
             fake_time.t += 30
             p.advance(last=f"gap {gap}")
     assert out.getvalue().splitlines() == [
-        "L-shaped iterations: 50 to do",
-        "L-shaped iterations: 1/50 done, last gap 1.00e-01, elapsed 0:00:30, about 0:24:30 left",
+        "L-shaped iterations: at most 50 to do",
+        "L-shaped iterations: 1/50 done, last gap 1.00e-01, elapsed 0:00:30, at most 0:24:30 left",
         "L-shaped iterations: 2/50 done, last gap 5.00e-05, elapsed 0:01:00, ended",
     ]

@@ -416,7 +416,7 @@ def _solve_with_progress(
     from optimizer.output.formatting import fmt_usd
     from optimizer.output.progress import Progress
 
-    with Progress("L-shaped iterations", max_iter, enabled=progress) as bar:
+    with Progress("L-shaped iterations", max_iter, enabled=progress, limit=True) as bar:
 
         def report(row: Mapping[str, float]) -> None:
             gap, ub = row["gap_rel"], row["upper_bound_usd"]

@@ -45,6 +45,9 @@ class Progress:
         other stream plain lines.
     every_s : float
         Least seconds between plain lines (:data:`LINE_EVERY_S`).
+    limit : bool
+        ``total`` is a most, not a count (iterations that stop on convergence): the
+        lines say "at most" for the total and the time left.
     bar : bool
         False: plain lines on a terminal too (for a command that prints its own
         output between the items, as ``capacity solve`` prints each summary).
@@ -58,6 +61,7 @@ class Progress:
         enabled: bool = True,
         stream: IO[str] | None = None,
         every_s: float = LINE_EVERY_S,
+        limit: bool = False,
         bar: bool = True,
     ) -> None:
         self.label, self.total = label, total
@@ -65,6 +69,7 @@ class Progress:
         self.stream = stream if stream is not None else sys.stdout
         self.every_s = every_s
         self.bar = bar
+        self.limit = limit
         self.done = self.failed = 0
         self.current = ""
         self.last = ""
@@ -107,7 +112,8 @@ class Progress:
             self._bar.__enter__()
             self._task = self._bar.add_task(self.label, total=self.total, stats=self._stats())
         elif self.enabled:
-            self._line(f"{self.label}: {self.total} to do", force=True)
+            most = "at most " if self.limit else ""
+            self._line(f"{self.label}: {most}{self.total} to do", force=True)
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -168,7 +174,8 @@ class Progress:
         """Return the plain progress line: count, failures, current item, elapsed, left."""
         left = self.remaining_s()
         elapsed = clock(time.monotonic() - self.started)
-        tail = "" if left is None else f", about {clock(left)} left"
+        most = "at most" if self.limit else "about"
+        tail = "" if left is None else f", {most} {clock(left)} left"
         if self.finished >= self.total:
             tail = ", finished"
         elif self._bar is None and self._exiting:
