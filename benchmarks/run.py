@@ -3,7 +3,7 @@
 Run from the repository root (``benchmarks/`` is a plain folder next to the
 installed packages, not an installed package)::
 
-    python -m benchmarks.run [--sizes default,medium,large,xl] [--out benchmarks/RESULTS.md]
+    python -m benchmarks.run [--sizes default,medium,large,xl] [--out bench_out/RESULTS.md]
     capacity bench [--sizes ...] [--out ...]       # the same, through the CLI
 
 For each size (:data:`benchmarks.generate.SIZES`) the parent process writes a
@@ -1199,7 +1199,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument(
         "--sizes", default="default,medium,large,xl", help="comma-separated names of SIZES"
     )
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS.md"))
+    # the tracked benchmarks/RESULTS.md is rewritten only when given as --out
+    ap.add_argument("--out", default=str(ROOT / "bench_out" / "RESULTS.md"))
     ap.add_argument("--json", default=None, help="also write the raw records here")
     ap.add_argument(
         "--time-limit", type=float, default=900.0, help="HiGHS time limit per solve (s)"
@@ -1302,6 +1303,7 @@ def _write(
     verdicts = targets(recs, batch, hedge)
     text = render(recs, batch, info, verdicts, _notes(recs), hedge)
     kept = kept_text(Path(a.out))
+    Path(a.out).parent.mkdir(parents=True, exist_ok=True)
     Path(a.out).write_text(text + ("\n" + kept if kept else ""))
     if a.json:
         Path(a.json).write_text(

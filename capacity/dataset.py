@@ -23,7 +23,8 @@ from typing import Any
 import pandas as pd
 import yaml
 
-from capacity.csv_safe import to_safe_csv, unescape_formula_cells
+from capacity.csv_read import read_table_file
+from capacity.csv_safe import to_safe_csv
 from capacity.override_checks import scenario_match_findings
 from capacity.revalidate import Validation, revalidate, table_digest, validate_parts
 from capacity.safe_yaml import YamlLimitError, load_yaml
@@ -207,6 +208,34 @@ class Dataset:
             _validation=record,
         )
 
+    def with_scenarios(self, scenarios: Mapping[str, Scenario], file: str) -> Dataset:
+        """Return this dataset with other named scenarios (the tables stay as validated).
+
+        Parameters
+        ----------
+        scenarios : Mapping[str, Scenario]
+            Replaces ``scenarios`` (e.g. read from a report's ``inputs.yaml``).
+        file : str
+            Name of the file they came from, for findings.
+
+        Raises
+        ------
+        DataValidationError
+            When an override's ``where`` matches no row of these tables.
+        """
+        found = scenario_match_findings(self._tables, scenarios, file)
+        if any(f.severity == "error" for f in found):
+            raise DataValidationError(found)
+        return Dataset(
+            self._tables,
+            name=self.name,
+            scenarios=scenarios,
+            warnings=self.warnings,
+            scenario=self.scenario,
+            meta=self.meta,
+            _validation=self._validation,
+        )
+
     def _record(self) -> Validation:
         """Return this dataset's validation by parts (made once, from its typed tables)."""
         if self._validation is None or len(self._validation.reusable) < len(TABLE_NAMES):
@@ -305,46 +334,16 @@ def validate_tables(
     return typed, record.findings()
 
 
-def read_table_file(path: Path) -> pd.DataFrame:
-    """Read one table file as raw cells (CSV: all text; Parquet: native values).
+def read_yaml_file(path: Path) -> Any:
+    """Read a YAML file of the dataset (scenarios, metadata) as text scalars.
 
     Raises
     ------
     DataValidationError
-        When the file cannot be read or parsed as a table.
+        When the file is not valid YAML or exceeds the alias-expansion cap (one
+        finding naming the file and the line).
     """
-    try:
-        if path.suffix == ".parquet":
-            return pd.read_parquet(path)
-        df = pd.read_csv(path, dtype=str, keep_default_na=False, na_filter=False, encoding="utf-8")
-    except Exception as exc:  # noqa: BLE001 - every reader failure becomes a finding
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise DataValidationError(
-            [Finding("error", path.name, None, None, None, f"cannot read the file: {msg}")]
-        ) from exc
-    wrong = _wrong_separator(df)
-    if wrong is not None:
-        raise DataValidationError([Finding("error", path.name, 1, None, df.columns[0], wrong)])
-    return unescape_formula_cells(df)
-
-
-def _wrong_separator(df: pd.DataFrame) -> str | None:
-    """Say so when a CSV was saved with another separator (one cause, one finding).
-
-    A file saved by a spreadsheet with a ';' (or tab, '|') separator reads as a single
-    column whose header holds every column name; every later check would fail row by
-    row for that one cause.
-    """
-    if df.shape[1] != 1:
-        return None
-    header = str(df.columns[0])
-    for sep, name in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
-        if sep in header:
-            return (
-                f"the columns are separated by {name}, not ','; save the file as "
-                "comma-separated CSV (in a spreadsheet: CSV with comma as the separator)"
-            )
-    return None
+    return _read_yaml(path)
 
 
 def _read_yaml(path: Path) -> Any:
@@ -362,6 +361,26 @@ def _read_yaml(path: Path) -> Any:
         raise DataValidationError(
             [Finding("error", path.name, line, None, None, f"not valid YAML: {exc}")]
         ) from exc
+
+
+def _not_a_dataset_folder(d: Path) -> str | None:
+    """Say why ``d`` cannot be a dataset folder (None when it is a folder).
+
+    The message names the absolute path looked at, and for a table file given in
+    place of its folder, the folder to give instead.
+    """
+    if d.is_dir():
+        return None
+    where = d.absolute()
+    if d.is_file():
+        return (
+            f"this is a file ({where}); give its folder, {d.absolute().parent}, "
+            "which holds every table of the dataset"
+        )
+    return (
+        f"dataset directory not found: {where} does not exist; "
+        "give a folder of CSV tables such as data/"
+    )
 
 
 def load_dataset(directory: str | Path = "data") -> Dataset:
@@ -384,19 +403,9 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
         unknown references, bad scenarios. Each finding names file, row, column, value.
     """
     d = Path(directory)
-    if not d.is_dir():
-        raise DataValidationError(
-            [
-                Finding(
-                    "error",
-                    str(d),
-                    None,
-                    None,
-                    None,
-                    "dataset directory not found; pass a folder of CSV tables such as data/",
-                )
-            ]
-        )
+    problem = _not_a_dataset_folder(d)
+    if problem is not None:
+        raise DataValidationError([Finding("error", str(d), None, None, None, problem)])
     raw: dict[str, pd.DataFrame] = {}
     files: dict[str, str] = {}
     findings: list[Finding] = []
@@ -406,7 +415,7 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
             if p.exists():
                 files[name] = p.name
                 try:
-                    raw[name] = read_table_file(p)
+                    raw[name] = read_table_file(p, findings)
                 except DataValidationError as e:
                     findings.extend(e.findings)
                 break

@@ -6,6 +6,7 @@ the dtype, bounds and default its cells are checked against.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 from typing import Any
@@ -219,6 +220,10 @@ def _parse_numbers(
             pd.Series([t.strip() for t in texts], dtype=object), errors="coerce"
         ).to_numpy(dtype="float64", copy=True)
     bad = ~empty & ~np.isfinite(nums)
+    grouped = [int(i) for i in np.flatnonzero(bad) if THOUSANDS_RE.match(texts[i].strip())]
+    if grouped:
+        findings.append(_thousands_finding(col, texts, grouped, rownum, file))
+        bad[grouped] = False
     for i in np.flatnonzero(bad):
         findings.append(
             _cell_error(
@@ -240,6 +245,33 @@ def _parse_numbers(
     _check_magnitude(col, nums, texts, rownum, file, findings)
     _check_bounds(col, nums, texts, rownum, file, findings)
     return pd.Series(nums, dtype="float64")
+
+
+THOUSANDS_RE = re.compile(r"^[+-]?\d{1,3}([,\u00a0\u202f' ]\d{3})+(\.\d+)?$")
+"""A number written with thousands separators (``1,092`` ``1 092`` ``1'092``), as a
+spreadsheet saves a cell formatted with them."""
+
+
+def _thousands_finding(
+    col: Column, texts: list[str], rows: list[int], rownum: np.ndarray, file: str
+) -> Finding:
+    """Return the one finding for a column's cells written with thousands separators.
+
+    Such a cell is not read as a number: ``1,092`` is 1092 in one locale and 1.092
+    in another. One finding per column names the first cell and counts the others,
+    since they share one cause and one fix.
+    """
+    first = texts[rows[0]].strip()
+    plain = re.sub(r"[,\u00a0\u202f' ]", "", first)
+    more = "" if len(rows) == 1 else f" (and {len(rows) - 1} more rows of this column)"
+    return _cell_error(
+        file,
+        rownum[rows[0]],
+        col.name,
+        first,
+        f"written with thousands separators{more}; write plain numbers ({plain}): in a "
+        "spreadsheet, format the column as Number without the 1000 separator, then save",
+    )
 
 
 def _parse_text(

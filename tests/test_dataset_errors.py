@@ -199,7 +199,7 @@ def test_names_with_spaces_slashes_parentheses_and_non_ascii_are_kept(tiny_dir: 
 
 
 def test_unreadable_csv_is_a_finding_not_a_crash(tiny_dir: Path) -> None:
-    (tiny_dir / "workloads.csv").write_bytes(b"workload,power_factor\n\xff\xfe,0.5\n")
+    (tiny_dir / "workloads.csv").write_bytes(b"workload,power_factor\n\x81\x8d,0.5\n")
     f = only(errors(tiny_dir))
     assert f.file == "workloads.csv"
     assert "cannot read" in f.message

@@ -165,7 +165,7 @@ CASES = [
         "too deeply",
     ),
     Case("20k duplicate rows", _dup_rows, "more finding(s) not shown"),
-    Case("not UTF-8", _bytes("workloads", b"workload,power_factor\n\xff\xfe,0.5\n"), "cannot read"),
+    Case("not UTF-8", _bytes("workloads", b"workload,power_factor\n\x81\x8d,0.5\n"), "cannot read"),
     Case("binary garbage", _bytes("sites", bytes(range(256)) * 64), "sites.csv"),
     Case("empty file", _bytes("demand", b""), "cannot read"),
     Case(

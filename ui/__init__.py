@@ -8,6 +8,7 @@ Modules
 ``dataio``         downloads and the table editor's schema helpers.
 ``findings_view``  findings as the pages show them (row numberings, knock-on errors).
 ``compose``        the scenario composer and plan metrics.
+``report_inputs``  what a downloaded report records about its inputs (edits, overrides).
 ``charts``         Plotly figures of a plan's result tables.
 ``risk_view``      the Risk page's sections (tornado, Monte Carlo, hedged plan).
 ``formats``        display formats (USD billions, tornado levels, column configs).

@@ -323,6 +323,7 @@ class PlanRun:
     seconds: float
     metrics: dict[str, Any]
     cached: bool = False
+    inputs: Any = None  # SolvedInputs: the edits and overrides that made the data solved
 
     def timing_text(self) -> str:
         """``in 2.3 s`` or ``(cached result, solved in 2.3 s at 10:04)``."""
@@ -488,6 +489,8 @@ def record_run(
     cached: bool = False,
 ) -> PlanRun:
     """Store a solve as the current plan and append it to the session's run list."""
+    from ui.report_inputs import solved_app_inputs
+
     run = PlanRun(
         run_id=datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + uuid.uuid4().hex[:6],
         scenario=ds.scenario,
@@ -499,6 +502,7 @@ def record_run(
         seconds=seconds,
         metrics=plan_metrics(result, ds),
         cached=cached,
+        inputs=solved_app_inputs(st.session_state, ds),
     )
     st.session_state["plan"] = run
     st.session_state["runs"] = [*st.session_state["runs"], run]

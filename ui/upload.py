@@ -23,6 +23,7 @@ import pandas as pd
 from capacity.dataset import Dataset, load_dataset, read_table_file
 from capacity.limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_MB
 from capacity.schema import SPECS, TABLE_NAMES
+from capacity.validation import Finding
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 
@@ -367,6 +368,7 @@ def _load_tables(files: Sequence[UploadedFile], d: Path, current: Dataset | None
         raise UploadError("No dataset is loaded yet: upload a zip holding every table first.")
     new: dict[str, pd.DataFrame] = {}
     files_by_table: dict[str, str] = {}
+    notes: list[Finding] = []  # e.g. a file read as Windows-1252
     for f in files:
         table = _table_of(f.name)
         if table is None:
@@ -384,7 +386,7 @@ def _load_tables(files: Sequence[UploadedFile], d: Path, current: Dataset | None
         path.write_bytes(f.data)
         if path.suffix == ".parquet":
             _check_parquet(path, f.name)
-        new[table] = read_table_file(path)
+        new[table] = read_table_file(path, notes)
         files_by_table[table] = PurePosixPath(f.name).name
     ds = Dataset.from_tables(
         {**current.tables, **new},
@@ -393,6 +395,12 @@ def _load_tables(files: Sequence[UploadedFile], d: Path, current: Dataset | None
         meta=current.meta,
         files=files_by_table,
     )
+    if notes:
+        named = [
+            dataclasses.replace(n, file=files_by_table.get(_table_of(n.file) or "", n.file))
+            for n in notes
+        ]
+        ds = dataclasses.replace(ds, warnings=(*named, *ds.warnings))
     return UploadReport(
         dataset=ds,
         received=tuple((f.name, len(f.data)) for f in files),

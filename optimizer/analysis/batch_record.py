@@ -22,6 +22,7 @@ from optimizer.analysis.batch_invalid import INVALID_DATA, finding_text
 from optimizer.analysis.batch_progress import BatchProgress
 from optimizer.analysis.batch_resume import NO_PLAN, verify_or_fail
 from optimizer.analysis.sweep_cases import SweepCase
+from optimizer.output.inputs_record import SolvedInputs, write_inputs
 from optimizer.output.summary import OK_STATUSES
 
 __all__ = ["BatchRecorder", "iso_now"]
@@ -42,8 +43,10 @@ class BatchRecorder:
         keys: Mapping[str, str],
         on_case: Callable[[CaseResult], None] | None,
         solve_doc: Mapping[str, Any] | None = None,
+        scenarios: Mapping[str, Any] | None = None,
     ) -> None:
         self.out = out
+        self.scenarios = dict(scenarios or {})  # the base data's named scenarios
         self.solve_doc = dict(solve_doc or {})
         self.manifest = manifest
         self.manifest_path = out / BATCH_MANIFEST
@@ -95,7 +98,7 @@ class BatchRecorder:
         ok = entry["state"] == "done" and cr.status in OK_STATUSES
         self.counts["done" if ok else "failed"] += 1
         if bar is not None:
-            bar.advance(ok)
+            bar.advance(ok, last=case.name)
         if self.on_case is not None:
             self.on_case(cr)
 
@@ -120,4 +123,20 @@ class BatchRecorder:
         except Exception as exc:  # noqa: BLE001 - recorded; the batch goes on
             return {"state": "failed", "error": f"writing tables: {exc}"}
         files = sorted(p.relative_to(self.out).as_posix() for p in written.values())
-        return {"state": "done", "files": files}
+        try:
+            inputs = write_inputs(self._inputs(case, cr), sdir, self.out)
+        except OSError as exc:  # recorded; the batch goes on
+            return {"state": "failed", "error": f"writing inputs.yaml: {exc}"}
+        return {"state": "done", "files": files, "inputs": inputs}
+
+    def _inputs(self, case: SweepCase, cr: CaseResult) -> SolvedInputs:
+        """Return a case's solved inputs: its base scenario's overrides, then its own."""
+        named = self.scenarios.get(case.base) if case.base else None
+        own = tuple(named.overrides) if named is not None else ()
+        return SolvedInputs(
+            scenario=case.name,
+            overrides=own + tuple(case.overrides),
+            description=f"{case.kind} case of a sweep, on {case.base or 'the base data'}",
+            dataset_name=str(getattr(cr.result, "dataset_name", "") or ""),
+            dataset_hash=str(getattr(cr.result, "dataset_hash", "") or ""),
+        )

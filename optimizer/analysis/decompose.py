@@ -116,21 +116,6 @@ def _mean_value_point(
     return None
 
 
-def _progress(enabled: bool) -> Any:
-    """Return a rich progress bar (or a silent stand-in) for the iterations."""
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-
-    if not enabled:
-        return contextlib.nullcontext(None)
-    return Progress(
-        TextColumn("[bold]L-shaped[/bold] {task.description}"),
-        BarColumn(),
-        TextColumn("iter {task.completed:.0f}/{task.total:.0f}"),
-        TimeElapsedColumn(),
-        transient=False,
-    )
-
-
 def _evaluate_operable(
     blocks: ScenarioBlocks, state: _State, x: np.ndarray, it: int
 ) -> tuple[np.ndarray | None, list[Cut], list[Cut], int]:
@@ -422,14 +407,20 @@ def _solve_with_progress(
     on_iteration: Callable[[Mapping[str, float]], None] | None,
     deadline: float = math.inf,
 ) -> float:
-    """Iterate with a progress bar showing the gap and the upper bound."""
-    with _progress(progress) as bar:
-        task = bar.add_task("", total=max_iter) if bar is not None else None
+    """Iterate with a progress report: iterations, the last gap and upper bound, times.
+
+    A rich bar on a terminal, plain lines to a file or pipe
+    (:class:`optimizer.output.progress.Progress`); the time left is at ``max_iter``
+    iterations, an upper bound (the run stops at ``tol``).
+    """
+    from optimizer.output.formatting import fmt_usd
+    from optimizer.output.progress import Progress
+
+    with Progress("L-shaped iterations", max_iter, enabled=progress, limit=True) as bar:
 
         def report(row: Mapping[str, float]) -> None:
-            if bar is not None:
-                desc = f"gap {row['gap_rel']:.2e}  UB {row['upper_bound_usd']:.6e} USD"
-                bar.update(task, advance=1, description=desc)
+            gap, ub = row["gap_rel"], row["upper_bound_usd"]
+            bar.advance(last=f"gap {gap:.2e} upper bound {fmt_usd(ub)}")
             if on_iteration is not None:
                 on_iteration(row)
 

@@ -24,6 +24,9 @@ def app_command(port: int, address: str, headless: bool) -> list[str]:
     # above the app's own limit), so a file over the app's limit reaches the app and is
     # refused by name with the whole upload, instead of being dropped unseen
     cmd += ["--server.maxUploadSize", str(MAX_TRANSPORT_MB)]
+    # a local planning tool: no Deploy button, no developer menu (the same setting as
+    # .streamlit/config.toml, which only a run started in the checkout's root reads)
+    cmd += ["--client.toolbarMode", "minimal"]
     return cmd + ["--browser.gatherUsageStats", "false"]
 
 
@@ -40,10 +43,9 @@ def app_(
 ) -> None:
     """Start the Streamlit app (data editor, scenarios, plan, risk, reports).
 
-    Prints the address, then replaces this process with the Streamlit server
-    (``os.execve``), so the process id that started the app is the server's: a
-    SIGTERM or Ctrl+C to it stops the server. Exits 1 when ``--data`` is not a
-    directory.
+    Prints the address, then becomes the Streamlit server (the same process),
+    so a SIGTERM or Ctrl+C to the process that started the app stops the server.
+    Exits 1 when --data is not a directory.
     """
     import os
     import sys

@@ -13,7 +13,7 @@ import typer
 
 from optimizer.cli.checks import refuse_bad_files, seconds_option
 
-__all__ = ["BENCH_SIZES", "bench", "sizes_option"]
+__all__ = ["BENCH_OUT", "BENCH_SIZES", "bench", "sizes_option"]
 
 BENCH_SIZES = ("small", "default", "medium", "large", "xl")
 """Size names of ``capacity bench --sizes`` (the keys of ``benchmarks.generate.SIZES``)."""
@@ -50,7 +50,18 @@ _SizesOpt = Annotated[
         help="Comma-separated sizes: small, default, medium, large, xl.",
     ),
 ]
-_OutOpt = Annotated[Path, typer.Option("--out", help="Markdown results file.")]
+BENCH_OUT = Path("bench_out/RESULTS.md")
+"""Default ``capacity bench --out``: an ignored folder, so a run never rewrites the
+tracked benchmarks/RESULTS.md unless that file is given (``--out benchmarks/RESULTS.md``)."""
+
+_OutOpt = Annotated[
+    Path,
+    typer.Option(
+        "--out",
+        help="Markdown results file. Give benchmarks/RESULTS.md to update the checkout's "
+        "recorded results.",
+    ),
+]
 _BatchOpt = Annotated[
     int, typer.Option("--batch", min=0, help="Sweep size for the reuse test (0 = skip).")
 ]
@@ -66,15 +77,15 @@ _XlTimeLimitOpt = Annotated[
 
 def bench(
     sizes: _SizesOpt = "default,medium,large,xl",
-    out: _OutOpt = Path("benchmarks/RESULTS.md"),
+    out: _OutOpt = BENCH_OUT,
     batch_n: _BatchOpt = 20,
     time_limit: _TimeLimitOpt = 900.0,
     xl_time_limit: _XlTimeLimitOpt = 600.0,
 ) -> None:
-    """Benchmark ours vs a highspy floor vs a linopy peer; write RESULTS.md.
+    """Benchmark ours vs a highspy floor vs a linopy peer; write the results file.
 
     Needs a source checkout (the benchmarks/ folder). Exits 0 after writing the file
-    (targets are printed, not asserted), 1 when ``--out`` cannot be written (checked
+    (targets are printed, not asserted), 1 when --out cannot be written (checked
     first), 2 for a bad option or when benchmarks/ cannot be found.
     """
     from rich.console import Console

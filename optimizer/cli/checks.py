@@ -21,6 +21,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INTERRUPTED",
+    "SIGTERM_EXIT",
+    "Terminated",
     "check_out_dir",
     "check_out_file",
     "exit_on_interrupt",
@@ -29,6 +31,7 @@ __all__ = [
     "require_highs",
     "require_solver",
     "seconds_option",
+    "sigterm_as_interrupt",
     "tolerance_option",
     "wait_seconds_option",
 ]
@@ -175,6 +178,42 @@ def tolerance_option(value: float) -> float:
 
 INTERRUPTED = "interrupted; nothing was written."
 """The line a command prints when Ctrl-C stops it (exit code 130)."""
+
+SIGTERM_EXIT = 143
+"""Exit code of a command ended by SIGTERM (128 + 15, as the shell reports it)."""
+
+
+class Terminated(KeyboardInterrupt):
+    """Raised on the main thread when SIGTERM arrives inside :func:`sigterm_as_interrupt`.
+
+    A ``KeyboardInterrupt``, so every clean-up that Ctrl-C runs (the Dask cluster
+    closed, the finished cases kept, partial files removed) runs for SIGTERM too.
+    """
+
+
+@contextmanager
+def sigterm_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` on the main thread while the block runs.
+
+    Without it SIGTERM kills the process at once: no message, no clean-up (a local
+    Dask cluster's semaphores leak). Off the main thread (no signal handlers there)
+    the block runs unchanged; the previous handler is restored at its end.
+    """
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def on_term(signum: int, frame: object) -> None:
+        raise Terminated
+
+    old = signal.signal(signal.SIGTERM, on_term)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 @contextmanager

@@ -11,13 +11,38 @@ from __future__ import annotations
 from typing import Any
 
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from optimizer.cli import app as app_cmd
 from optimizer.cli import batch, bench, hedge, pulp, solve, validate
 from optimizer.cli.checks import exit_on_interrupt
 
 __all__ = ["app", "main"]
+
+
+def _no_type(ctx: Any) -> None:
+    """Show no value type for a flag in ``--help`` (a flag takes no value)."""
+    return None
+
+
+def _plain_flags(params: list[Any]) -> list[Any]:
+    """Return ``params`` with the value type of every flag hidden in ``--help``.
+
+    Typer prints ``<bool>`` after every flag (``--help <bool>``), as if it took a
+    value; a flag takes none, so its type column is left empty.
+    """
+    for param in params:
+        if getattr(param, "is_flag", False):
+            setattr(param, "display_type_rich", _no_type)  # noqa: B010 - an instance's own
+    return params
+
+
+class _Command(TyperCommand):
+    """A ``capacity`` command: flags are listed without a value type in ``--help``."""
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """Return the command's parameters (flags with no type shown, see ``_plain_flags``)."""
+        return _plain_flags(super().get_params(ctx))
 
 
 class _Commands(TyperGroup):
@@ -27,6 +52,10 @@ class _Commands(TyperGroup):
         """Run the chosen command inside :func:`optimizer.cli.checks.exit_on_interrupt`."""
         with exit_on_interrupt():
             return super().invoke(ctx)
+
+    def get_params(self, ctx: Any) -> list[Any]:
+        """Return the group's parameters (flags with no type shown, see ``_plain_flags``)."""
+        return _plain_flags(super().get_params(ctx))
 
 
 app = typer.Typer(
@@ -38,15 +67,15 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 
-app.command("app")(app_cmd.app_)
-app.command()(validate.validate)
-app.command()(validate.diff)
-app.command(help=solve.SOLVE_HELP)(solve.solve)
-app.command("solvers")(pulp.solvers)
-app.command("export-lp")(pulp.export_lp)
-app.command()(batch.batch)
-app.command()(bench.bench)
-app.command(help=hedge.HEDGE_HELP)(hedge.hedge)
+app.command("app", cls=_Command)(app_cmd.app_)
+app.command(cls=_Command)(validate.validate)
+app.command(cls=_Command)(validate.diff)
+app.command(help=solve.SOLVE_HELP, cls=_Command)(solve.solve)
+app.command("solvers", cls=_Command)(pulp.solvers)
+app.command("export-lp", cls=_Command)(pulp.export_lp)
+app.command(cls=_Command)(batch.batch)
+app.command(cls=_Command)(bench.bench)
+app.command(help=hedge.HEDGE_HELP, cls=_Command)(hedge.hedge)
 
 
 def main() -> None:

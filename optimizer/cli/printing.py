@@ -22,9 +22,11 @@ def print_findings(
     """Print findings as a table: severity, file, row, column, value, message.
 
     At most ``limit`` rows (errors first; 0 = no limit), then a line counting what was
-    left out, and the totals.
+    left out, and the totals. A lone finding about a whole file or path (a folder
+    that does not exist) is one line instead of a table.
     """
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from capacity.validation import left_out_text
@@ -32,6 +34,17 @@ def print_findings(
     console = Console(width=max(120, Console().width))
     if not findings:
         console.print("[green]No findings: the data is valid.[/green]")
+        return
+    if len(findings) == 1 and findings[0].row is None and findings[0].column is None:
+        # one finding about a whole file or path (a wrong folder): one line, no table
+        only = findings[0]
+        colour = "red" if only.severity == "error" else "yellow"
+        console.print(
+            f"[{colour}]{only.severity}[/{colour}]: {escape(only.file)}: {escape(only.message)}",
+            markup=True,
+            highlight=False,
+            soft_wrap=True,
+        )
         return
     table = Table(title=title, show_lines=False)
     for col in ("severity", "file", "row", "column", "value", "message"):

@@ -15,7 +15,7 @@ import typer
 def solvers() -> None:
     """List every solver --solver accepts here (highs bulk + PuLP's available ones) with version.
 
-    Exits 0. PuLP's names come from ``pulp.listSolvers(onlyAvailable=True)``.
+    Exits 0. PuLP's names are the solvers PuLP finds installed and usable.
     """
     from rich.console import Console
     from rich.table import Table
@@ -119,8 +119,8 @@ def export_lp(
 ) -> None:
     """Write the plan's LP and/or MPS file with readable names, without solving.
 
-    Names come from the domain keys (``build(new_carlisle,2027Q2)``); the objective
-    constant (initial fleet energy) is a column ``objective_constant`` fixed at 1,
+    Names come from the domain keys, e.g. build(new_carlisle,2027Q2); the objective
+    constant (initial fleet energy) is a column objective_constant fixed at 1,
     so any solver reading the file reports the objective in USD. Exits 1 on bad
     data, an unknown scenario or a file that cannot be written (checked before the
     build), 2 when neither --lp nor --mps is given.

@@ -41,7 +41,10 @@ def scenario_names(known: list[str], requested: list[str]) -> list[str]:
 
 
 def load_scenarios(
-    console: Console, data_dir: Path, requested: list[str]
+    console: Console,
+    data_dir: Path,
+    requested: list[str],
+    scenarios_file: Path | None = None,
 ) -> list[tuple[str, Dataset]]:
     """Load ``data_dir`` and apply each requested scenario (exit 1 on bad data or a name).
 
@@ -58,6 +61,9 @@ def load_scenarios(
         Dataset directory.
     requested : list of str
         Scenario names as given (``all`` = every one, see :func:`scenario_names`).
+    scenarios_file : Path, optional
+        Take the scenarios from this file instead of the dataset's ``scenarios.yaml``
+        (a report's ``inputs.yaml``, see :mod:`capacity.recorded_inputs`).
 
     Returns
     -------
@@ -70,12 +76,15 @@ def load_scenarios(
         Code 1, after the findings or the message, on bad data or an unknown name.
     """
     from capacity.dataset import load_dataset
+    from capacity.recorded_inputs import read_scenarios_file
     from capacity.scenarios import UnknownScenarioError, apply_scenario
     from capacity.validation import DataValidationError
 
     try:
         with console.status(f"Loading {data_dir} ..."):
             ds = load_dataset(data_dir)
+        if scenarios_file is not None:
+            ds = ds.with_scenarios(read_scenarios_file(scenarios_file), scenarios_file.name)
         if ds.warnings:
             console.print(
                 f"[yellow]{len(ds.warnings)} data warning(s); run "

@@ -111,6 +111,26 @@ _UnitsOpt = Annotated[
         "with the report. Units are always in the Parquet field metadata.",
     ),
 ]
+_ScenariosFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--scenarios-file",
+        metavar="FILE",
+        help="Take the scenarios from FILE instead of DATA_DIR/scenarios.yaml: e.g. a "
+        "report's scenario=<name>/inputs.yaml, which solves that report's inputs again.",
+    ),
+]
+_VerboseOpt = Annotated[
+    bool,
+    typer.Option(
+        "--verbose",
+        "-v",
+        metavar="",
+        help="Print the summary in full: every customer and workload, the top 10 binding "
+        "limits, the chips, commitments, training-cluster runs and the calibration's worst "
+        "rows. Without it the summary fits a screen.",
+    ),
+]
 _OutOpt = Annotated[Path, typer.Option("--out", "-o", metavar="DIR", help="Report root directory.")]
 _ReportOpt = Annotated[
     bool,
@@ -137,6 +157,8 @@ def solve(
     report: _ReportOpt = True,
     write_lp: _WriteLpOpt = None,
     write_mps: _WriteMpsOpt = None,
+    scenarios_file: _ScenariosFileOpt = None,
+    verbose: _VerboseOpt = False,
 ) -> None:
     """Solve scenarios, print their summaries and write the Parquet report (one run).
 
@@ -156,7 +178,7 @@ def solve(
         refuse_bad_out(console, out)
     refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
     with exit_on_interrupt(console):
-        prepared = load_scenarios(console, data_dir, list(scenario or ["neutral"]))
+        prepared = load_scenarios(console, data_dir, list(scenario or ["neutral"]), scenarios_file)
         if write_lp is not None or write_mps is not None:
             _write_model_files(
                 console, prepared[0][1], write_lp, write_mps, integer_units, formulation
@@ -170,7 +192,9 @@ def solve(
         formulation=formulation.value,
     )
     run = RunFolder(out, units) if report else None
-    raise typer.Exit(_solve_all(console, prepared, options, run, started, time_limit))
+    raise typer.Exit(
+        _solve_all(console, prepared, options, run, started, time_limit, verbose=verbose)
+    )
 
 
 def _write_model_files(
@@ -201,6 +225,8 @@ def _solve_all(
     run: RunFolder | None,
     started: float,
     time_limit: float | None,
+    *,
+    verbose: bool = False,
 ) -> int:
     """Solve each scenario in turn; return the worst exit code (exit 130 on Ctrl-C).
 
@@ -210,12 +236,20 @@ def _solve_all(
     """
     import time
 
+    from optimizer.output.progress import Progress
+
     codes = [0]
     try:
-        for name, sds in prepared:
-            deadline = None if time_limit is None else started + time_limit
-            codes.append(_solve_one(console, name, sds, options, run, deadline))
-            started = time.monotonic()
+        # several scenarios: a progress line after each (count, next one, time left)
+        with Progress("solve", len(prepared), enabled=len(prepared) > 1, bar=False) as progress:
+            for i, (name, sds) in enumerate(prepared):
+                progress.now(name)
+                deadline = None if time_limit is None else started + time_limit
+                code = _solve_one(console, name, sds, options, run, deadline, verbose)
+                codes.append(code)
+                later = [n for n, _ in prepared[i + 1 :]]
+                progress.advance(code == 0, current=later[0] if later else "")
+                started = time.monotonic()
     except KeyboardInterrupt:
         if run is None:
             where = "no report is written with --no-report"
@@ -248,9 +282,13 @@ class RunFolder:
         self.out, self.units = out, units
         self.path: Path | None = None
 
-    def write(self, console: Console, result: PlanResult, scenario: str) -> int:
-        """Write one scenario into the run (claiming it first); return 1 on failure, else 0."""
+    def write(self, console: Console, result: PlanResult, scenario: str, solved: Dataset) -> int:
+        """Write one scenario into the run (claiming it first); return 1 on failure, else 0.
+
+        ``solved`` is the scenario's dataset: its overrides are recorded with the report.
+        """
         from optimizer.output.atomic import ReportError
+        from optimizer.output.inputs_record import solved_inputs
         from optimizer.output.report import write_report
         from optimizer.output.run_folder import scenario_dir
 
@@ -258,7 +296,12 @@ class RunFolder:
         try:
             with console.status("Writing the Parquet report ..."):
                 run_dir = write_report(
-                    result, self.out, scenario=scenario, run_id=run_id, units=self.units
+                    result,
+                    self.out,
+                    scenario=scenario,
+                    run_id=run_id,
+                    units=self.units,
+                    inputs=solved_inputs(solved, scenario),
                 )
         except (ReportError, ValueError) as e:
             console.print(f"[red]error: report not written:[/red] {e}")
@@ -278,10 +321,12 @@ def _solve_one(
     options: Any,
     run: RunFolder | None,
     deadline: float | None = None,
+    verbose: bool = False,
 ) -> int:
     """Solve one scenario, print its summary, write it into the run; return its exit code.
 
-    ``deadline`` is the ``time.monotonic()`` reading by which the solve ends.
+    ``deadline`` is the ``time.monotonic()`` reading by which the solve ends; ``verbose``
+    prints the summary in full (else the brief form that fits a screen).
     """
     from optimizer import solve as solve_plan
     from optimizer.output.summary import exit_code, summarize
@@ -290,8 +335,8 @@ def _solve_one(
     with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
         result = solve_plan(sds, options, deadline=deadline)
     summary = summarize(result, scenario=name, periods=sds.periods)
-    render_summary(summary, console)
+    render_summary(summary, console, verbose=verbose)
     code = exit_code(summary)
     if run is not None:
-        code = max(code, run.write(console, result, name))
+        code = max(code, run.write(console, result, name, sds))
     return code

@@ -8,8 +8,10 @@ Modules
 ``manifest``        the run manifest: read, merged under a lock, completeness of a scenario.
 ``parquet_tables``  Arrow schemas of the result tables, Parquet table writer and reader.
 ``units``           units of the result tables: file metadata and the units.csv dictionary.
+``inputs_record``   the solved inputs of a scenario: inputs.yaml and its manifest fields.
 ``report``          Parquet report writer: a plan result as its tables plus the manifest.
 ``formatting``      compact number formats: USD, quantities, energy, water, MW.
+``progress``        one progress report for long commands: count, current item, times.
 ``summary_frames``  the summary's section frames computed from the result tables.
 ``binding_limits``  binding limits in domain words, and the notes on missing or odd duals.
 ``summary``         the ten-second summary of a plan: PlanSummary and summarize.

@@ -6,6 +6,7 @@ Layout of a report (Hive partitioning on ``scenario``; see
     <out>/<run_id>/manifest.json
     <out>/<run_id>/units.csv                     (only with ``units=True``)
     <out>/<run_id>/scenario=<name>/<table>.parquet
+    <out>/<run_id>/scenario=<name>/inputs.yaml   (when the writer is given the inputs)
 
 Every table of :data:`optimizer.output.parquet_tables.RESULT_SCHEMAS` is written for
 every scenario, even when empty, with the same Arrow types (see
@@ -29,6 +30,7 @@ import pyarrow as pa
 
 from optimizer.components.registry import SequenceView
 from optimizer.output.atomic import ensure_dir, write_text_atomic
+from optimizer.output.inputs_record import SolvedInputs, write_inputs
 from optimizer.output.manifest import REPORT_FORMAT, package_version, update_manifest
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, to_arrow, write_arrow_atomic
 from optimizer.output.run_folder import reserve_run_dir, scenario_dir, utc_stamp
@@ -272,6 +274,7 @@ def write_report(
     scenario: str,
     run_id: str | None = None,
     units: bool = False,
+    inputs: SolvedInputs | None = None,
 ) -> Path:
     """Write a plan result as Parquet files plus the run manifest.
 
@@ -297,6 +300,10 @@ def write_report(
     units : bool
         Also write the data dictionary ``<run>/units.csv`` (table, column, type, unit,
         description). Units are always in the Parquet field metadata.
+    inputs : SolvedInputs, optional
+        The overrides (and edits) that made the data solved: written as
+        ``scenario=<name>/inputs.yaml`` and as the entry's ``inputs`` field
+        (:mod:`optimizer.output.inputs_record`).
 
     Returns
     -------
@@ -342,7 +349,10 @@ def write_report(
     written = _write_arrow_tables(arrow, sdir)
     if units:
         write_text_atomic(run_dir / UNITS_CSV_NAME, columns_frame().to_csv(index=False))
-    update_manifest(run_dir, scenario=scenario, entry=scenario_entry(result, run_dir, written))
+    entry = scenario_entry(result, run_dir, written)
+    if inputs is not None:
+        entry["inputs"] = write_inputs(inputs, sdir, run_dir)
+    update_manifest(run_dir, scenario=scenario, entry=entry)
     return run_dir
 
 

@@ -17,6 +17,7 @@ from optimizer.output.summary_text import (
     clusters_text,
     commitments_title,
     dual_notes,
+    fleet_line,
     small_shortfall,
     violation_rows,
     violations_by_family,
@@ -36,7 +37,19 @@ def _solver_notes(s: PlanSummary, con: Console) -> None:
         con.print(f"MIP best bound: {fmt_usd(s.mip_bound_usd)}")
 
 
-def render_summary(summary: PlanSummary, console: Console | None = None) -> None:
+BRIEF_LIMITS = 5
+"""Binding limits the brief summary lists (``--verbose`` lists the summary's ``top``)."""
+
+VERBOSE_HINT = (
+    "More: --verbose lists every customer and workload, the top 10 limits, the chips, "
+    "commitments and cluster runs in full; the report holds every table."
+)
+"""The last line of the brief summary: what ``--verbose`` adds."""
+
+
+def render_summary(
+    summary: PlanSummary, console: Console | None = None, *, verbose: bool = True
+) -> None:
     """Print a summary with rich, readable in ten seconds.
 
     Sections: status and objective, costs by term, demand served per customer and
@@ -50,6 +63,13 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
         From :func:`optimizer.output.summary.summarize`.
     console : rich.console.Console, optional
         Where to print (default: a new console on stdout).
+    verbose : bool
+        Every section in full (the default). False prints the brief form that fits a
+        screen (about 40 lines on the default data): demand rows only where some is
+        unmet, the top :data:`BRIEF_LIMITS` limits, the fleet in one line, the
+        commitments table only when one is breached, the cluster and calibration
+        headlines, then :data:`VERBOSE_HINT`. Problems (violations, infeasibility)
+        are printed in full either way.
     """
     con = console or Console()
     _print_head(con, summary)
@@ -57,10 +77,12 @@ def render_summary(summary: PlanSummary, console: Console | None = None) -> None
     if not summary.ok:
         return
     _print_costs(con, summary)
-    con.print(_served_table(summary))
-    _print_binding(con, summary)
-    _print_resources(con, summary)
-    _print_clusters_and_calibration(con, summary)
+    con.print(_served_table(summary, short=not verbose))
+    _print_binding(con, summary, None if verbose else BRIEF_LIMITS)
+    _print_resources(con, summary, verbose)
+    _print_clusters_and_calibration(con, summary, verbose)
+    if not verbose:
+        con.print(VERBOSE_HINT, style="dim")
 
 
 def _print_head(con: Console, s: PlanSummary) -> None:
@@ -114,37 +136,45 @@ def _print_costs(con: Console, s: PlanSummary) -> None:
         con.print(cash_line(s.costs, s.facility_twh, s.n_periods))
 
 
-def _print_binding(con: Console, s: PlanSummary) -> None:
-    """Print the binding limits (or why they are unknown) and the notes on the duals."""
+def _print_binding(con: Console, s: PlanSummary, top: int | None = None) -> None:
+    """Print the binding limits (the first ``top``, default all) and the notes on the duals."""
     if s.duals_note:
         con.print(f"[yellow]Binding limits: unknown, {no_duals_text(s.solver, s.duals_note)}.")
     elif s.binding.empty:
         con.print("Binding limits: no plant or supply limit binds with a non-zero shadow price")
     else:
-        con.print(_binding_table(s))
+        con.print(_binding_table(s, top))
     for note in dual_notes(s):
         con.print(note)
 
 
-def _print_resources(con: Console, s: PlanSummary) -> None:
-    """Print energy, water and carbon, the chips table and the commitments."""
+def _print_resources(con: Console, s: PlanSummary, verbose: bool = True) -> None:
+    """Print energy, water and carbon, the chips and the commitments (brief: in lines)."""
     con.print(
         f"Energy: [bold]{fmt_energy(s.facility_twh * 1e6)}[/bold] facility "
         f"({fmt_energy(s.it_twh * 1e6)} IT)   Water: [bold]{fmt_water(s.water_million_m3 * 1e6)}"
         f"[/bold]   Carbon: {fmt_qty(s.carbon_mt * 1e6)} t CO2   (over the horizon)"
     )
-    con.print(_chips_table(s))
+    con.print(_chips_table(s) if verbose else fleet_line(s.chips, s.last_period))
     if s.commitments.empty:
         con.print("Commitments: none in this dataset")
-    else:
+    elif verbose or not s.commitments["met"].astype(bool).all():
         con.print(_commitments_table(s))
+    else:
+        con.print(commitments_title(s))
 
 
-def _print_clusters_and_calibration(con: Console, s: PlanSummary) -> None:
-    """Print the training-cluster lines, then the calibration section."""
-    for line in clusters_text(s):
+def _print_clusters_and_calibration(con: Console, s: PlanSummary, verbose: bool = True) -> None:
+    """Print the training-cluster lines, then the calibration section (brief: headlines)."""
+    lines = clusters_text(s)
+    if not verbose:  # the headline only
+        lines = [lines[0].rstrip(":") + "; --verbose lists the runs"] if lines else []
+    for line in lines:
         con.print(line)
-    _print_calibration(con, s.calibration)
+    if verbose:
+        _print_calibration(con, s.calibration)
+    elif line := calibration_headline(s.calibration):
+        con.print(line)
 
 
 def _cal_num(x: float) -> str:
@@ -182,17 +212,22 @@ def _pct(x: float) -> str:
     return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
 
 
-def _served_table(s: PlanSummary) -> Table:
-    t = Table(
-        title=f"Demand served over the horizon: {_pct(s.served_share)} of H100e demand",
-        title_justify="left",
-    )
+def _served_table(s: PlanSummary, short: bool = False) -> Table | str:
+    """Return the demand table; ``short``: only the rows with unmet demand (a line if none)."""
+    title = f"Demand served over the horizon: {_pct(s.served_share)} of H100e demand"
+    rows = s.served
+    if short:
+        rows = rows[rows["served_share"].astype(float) < 1 - 1e-6]
+        if rows.empty:
+            return title + " (every customer and workload in full)"
+        title += " (rows with unmet demand)"
+    t = Table(title=title, title_justify="left")
     t.add_column("customer")
     t.add_column("workload")
     t.add_column("demand (H100e, avg/quarter)", justify="right")
     t.add_column("served (H100e, avg/quarter)", justify="right")
     t.add_column("served share", justify="right")
-    for r in s.served.itertuples(index=False):
+    for r in rows.itertuples(index=False):
         share = float(r.served_share)
         colour = "green" if share >= 1 - 1e-6 else ("yellow" if share >= 0.9 else "red")
         t.add_row(
@@ -218,9 +253,10 @@ def _price(value: float, unit: str) -> str:
     return f"{fmt_usd(value)}/{_singular(per)}"
 
 
-def _binding_table(s: PlanSummary) -> Table:
+def _binding_table(s: PlanSummary, top: int | None = None) -> Table:
+    binding = s.binding if top is None else s.binding.head(top)
     t = Table(
-        title=f"Binding limits, by |shadow price| (top {len(s.binding)}; shadow price = "
+        title=f"Binding limits, by |shadow price| (top {len(binding)}; shadow price = "
         "d(discounted cost)/d(limit) in USD per unit, as in the reports: negative when "
         "one more unit of the limit lowers the cost)",
         title_justify="left",
@@ -231,7 +267,7 @@ def _binding_table(s: PlanSummary) -> Table:
     t.add_column("from")
     t.add_column("shadow price, d(cost)/d(limit) (peak quarter)", justify="right")
     t.add_column("cost change, +1 unit in every binding quarter", justify="right")
-    for i, r in enumerate(s.binding.itertuples(index=False), start=1):
+    for i, r in enumerate(binding.itertuples(index=False), start=1):
         t.add_row(
             str(i),
             str(r.limit),

@@ -24,6 +24,7 @@ __all__ = [
     "clusters_text",
     "commitments_title",
     "dual_notes",
+    "fleet_line",
     "small_shortfall",
     "violation_rows",
     "violations_by_family",
@@ -126,6 +127,26 @@ def calibration_headline(cal: pd.DataFrame) -> str:
     rest = len(cal) - len(scored)
     extra = f" ({rest} more not matchable yet)" if rest else ""
     return f"Calibration: {inside} of {len(scored)} scored rows inside their band{extra}"
+
+
+def fleet_line(chips: pd.DataFrame, last_period: str, most: int = 5) -> str:
+    """One line on the fleet at the end of the horizon, largest generations first.
+
+    E.g. ``"Fleet at end of 2030Q4: 3.6M chips, 7,727 MW IT (trainium4 1.4M,
+    trainium3 1.1M, rubin 606.6k, and 2 more generations)"``; the brief summary's
+    stand-in for the chips table (``chips``: the PlanSummary's ``chips`` frame).
+    """
+    if chips is None or chips.empty:
+        return "Fleet: no chips in this plan"
+    live = chips[chips["fleet_chips_end"].astype(float) > 0]
+    live = live.sort_values("fleet_chips_end", ascending=False, kind="stable")
+    total = float(live["fleet_chips_end"].astype(float).sum())
+    it_mw = float(live["it_mw_end"].astype(float).sum())
+    parts = [f"{r.chip} {fmt_qty(float(r.fleet_chips_end))}" for r in live.head(most).itertuples()]
+    if len(live) > most:
+        parts.append(f"and {len(live) - most} more generations")
+    detail = f" ({', '.join(parts)})" if parts else ""
+    return f"Fleet at end of {last_period}: {fmt_qty(total)} chips, {it_mw:,.0f} MW IT{detail}"
 
 
 def cash_line(costs: pd.DataFrame, facility_twh: float, n_periods: int) -> str:

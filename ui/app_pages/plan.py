@@ -30,13 +30,17 @@ if ds is None:
     st.stop()
 
 ok, why = optimizer_status()
-c1, c2, c3, c6, c5, c4 = st.columns([2, 1, 1, 1, 1, 1], vertical_alignment="bottom")
+# the solver box is wide enough for its labels (name, version, how it is called)
+c1, c2, c3, c6, c5, c4 = st.columns([2, 2, 1, 1, 1, 1], vertical_alignment="bottom")
 c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
 solver_labels = dict(solver_choices())
 solver = c2.selectbox(
     "Solver",
     list(solver_labels),
     format_func=solver_labels.__getitem__,
+    help="highs: HiGHS called directly (bulk, the fastest); HiGHS: the same solver "
+    "through PuLP; cbc, GLPK, SCIP: through PuLP. The label gives the version and says "
+    "when a solver returns no shadow prices.",
     key="solve_solver",
     persist_state="session",
 )

@@ -39,7 +39,9 @@ else:
 
             with tempfile.TemporaryDirectory(prefix="capacity_report_") as tmp:
                 run_id = claim_run_dir(tmp, plan.run_id).name  # the one run-folder claim
-                run_dir = write_report(plan.result, tmp, scenario=plan.scenario, run_id=run_id)
+                run_dir = write_report(
+                    plan.result, tmp, scenario=plan.scenario, run_id=run_id, inputs=plan.inputs
+                )
                 zips[plan.run_id] = directory_zip_bytes(run_dir)
         except Exception as e:  # noqa: BLE001 - message, never a traceback
             zips[plan.run_id] = error_text(e)
@@ -57,7 +59,10 @@ else:
         )
         st.caption(
             f"{len(data) / 1024:.0f} kB: `<run_id>/scenario=<name>/<table>.parquet` plus "
-            "`manifest.json`; reads with pandas, pyarrow.dataset and DuckDB."
+            "`manifest.json`; reads with pandas, pyarrow.dataset and DuckDB. "
+            "`scenario=<name>/inputs.yaml` lists your cell edits and the scenario's "
+            "overrides: `capacity solve DATA --scenarios-file inputs.yaml --scenario NAME` "
+            "solves it again."
         )
         m = plan.metrics
         c1, c2 = st.columns(2)

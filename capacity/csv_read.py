@@ -1,0 +1,147 @@
+"""Reading one table file of a dataset as raw cells, the way a spreadsheet saves it.
+
+CSV files are decoded as UTF-8 (with or without a byte order mark), UTF-16 with its
+byte order mark, or Windows-1252 (with a warning); the blank rows and unnamed empty
+columns Excel leaves at the edges are dropped; a file saved with another separator is
+one finding naming it. Parquet files are read as they are.
+"""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from capacity.csv_safe import unescape_formula_cells
+from capacity.validation import DataValidationError, Finding
+
+__all__ = ["SAVE_AS_UTF8", "read_table_file"]
+
+
+def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFrame:
+    """Read one table file as raw cells (CSV: all text; Parquet: native values).
+
+    A CSV file is read the way a spreadsheet saves it: UTF-8 (with or without a byte
+    order mark), UTF-16 with its byte order mark (Excel's "Unicode Text"), or, when
+    it is not UTF-8, Windows-1252 (Excel's plain "CSV (Comma delimited)" on Windows;
+    a warning says so). Rows left blank at the end of the file and unnamed empty
+    columns (what Excel writes for cells that were once touched) are dropped.
+
+    Parameters
+    ----------
+    path : Path
+        A ``.csv`` or ``.parquet`` file.
+    notes : list of Finding, optional
+        Appended to: a warning when the file was read as Windows-1252.
+
+    Returns
+    -------
+    DataFrame
+        One row per data row, in file order (row 2 of the file is the first).
+
+    Raises
+    ------
+    DataValidationError
+        When the file cannot be read or parsed as a table (one finding naming the
+        file and what to change).
+    """
+    try:
+        if path.suffix == ".parquet":
+            return pd.read_parquet(path)
+        text, encoding_note = _decode_csv(path)
+        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
+    except DataValidationError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - every reader failure becomes a finding
+        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise DataValidationError(
+            [Finding("error", path.name, None, None, None, f"cannot read the file: {msg}")]
+        ) from exc
+    wrong = _wrong_separator(df)
+    if wrong is not None:
+        raise DataValidationError([Finding("error", path.name, 1, None, df.columns[0], wrong)])
+    if encoding_note is not None and notes is not None:
+        notes.append(Finding("warning", path.name, None, None, None, encoding_note))
+    return unescape_formula_cells(_drop_blank_edges(df))
+
+
+SAVE_AS_UTF8 = 'save it as "CSV UTF-8 (Comma delimited)" (in Excel: File > Save As)'
+"""The advice given with every encoding finding: the one format read without doubt."""
+
+
+def _decode_csv(path: Path) -> tuple[str, str | None]:
+    """Return the text of a CSV file and a note when it was not UTF-8.
+
+    Raises
+    ------
+    DataValidationError
+        When the bytes are neither UTF-8, UTF-16 with a byte order mark nor
+        Windows-1252 text (one finding with the line of the first bad byte).
+    """
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return data.decode("utf-16"), None
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        first = f"byte 0x{data[exc.start]:02x} on line {line}"
+    if b"\x00" not in data:
+        try:
+            text = data.decode("cp1252")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return text, (
+                f"not UTF-8 ({first}); read as Windows-1252, the encoding of Excel's "
+                f"plain CSV; check the accented names, or {SAVE_AS_UTF8}"
+            )
+    raise DataValidationError(
+        [
+            Finding(
+                "error",
+                path.name,
+                line,
+                None,
+                None,
+                f"cannot read the file: not UTF-8 or Windows-1252 text ({first}); {SAVE_AS_UTF8}",
+            )
+        ]
+    )
+
+
+def _drop_blank_edges(df: pd.DataFrame) -> pd.DataFrame:
+    """Drop the blank rows at the end and the unnamed, empty columns of a CSV's cells.
+
+    Blank rows inside the table are kept, so every row keeps the number a
+    spreadsheet shows (and a blank required cell there is still an error).
+    """
+    blank = df.apply(lambda c: c.str.strip() == "").all(axis=1) if df.shape[1] else None
+    if blank is not None and len(df) and blank.iloc[-1]:
+        keep = int(np.flatnonzero(~blank.to_numpy())[-1]) + 1 if (~blank).any() else 0
+        df = df.iloc[:keep]
+    unnamed = [
+        c for c in df.columns if str(c).startswith("Unnamed: ") and (df[c].str.strip() == "").all()
+    ]
+    return df.drop(columns=unnamed) if unnamed else df
+
+
+def _wrong_separator(df: pd.DataFrame) -> str | None:
+    """Say so when a CSV was saved with another separator (one cause, one finding).
+
+    A file saved by a spreadsheet with a ';' (or tab, '|') separator reads as a single
+    column whose header holds every column name; every later check would fail row by
+    row for that one cause.
+    """
+    if df.shape[1] != 1:
+        return None
+    header = str(df.columns[0])
+    for sep, name in ((";", "';'"), ("\t", "a tab"), ("|", "'|'")):
+        if sep in header:
+            return (
+                f"the columns are separated by {name}, not ','; save the file as "
+                "comma-separated CSV (in a spreadsheet: CSV with comma as the separator)"
+            )
+    return None

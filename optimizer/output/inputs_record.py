@@ -1,0 +1,99 @@
+"""The solved inputs of each report scenario: ``inputs.yaml`` and its manifest fields.
+
+Every report (``capacity solve``, ``capacity batch``, the app's download) records, per
+scenario, the overrides that turned the base data into the data solved (composed
+scenarios in order, the app's cell edits as ``set`` overrides): in the manifest entry
+(``inputs``) and as ``scenario=<name>/inputs.yaml``, a scenarios document that
+``capacity solve DATA --scenarios-file inputs.yaml --scenario NAME`` solves again
+(:mod:`capacity.recorded_inputs`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from capacity.recorded_inputs import INPUTS_FILE, inputs_document, inputs_yaml
+from capacity.scenario_spec import Override
+from optimizer.output.atomic import write_text_atomic
+
+__all__ = ["SolvedInputs", "solved_inputs", "write_inputs"]
+
+
+@dataclass(frozen=True)
+class SolvedInputs:
+    """What a report records about the data of one solved scenario.
+
+    Attributes
+    ----------
+    scenario : str
+        The name the scenario is reported under.
+    overrides : tuple of Override
+        Every override applied to the base data, in order (edits last).
+    description : str
+        The scenario's description.
+    dataset_name, dataset_hash : str
+        The solved dataset's name and content hash (SHA-256 hex).
+    edits : tuple of dict
+        The cell edits among ``overrides``, as ``{table, key, column, old, new}`` rows
+        (the app's edits; empty for a command-line run).
+    """
+
+    scenario: str
+    overrides: tuple[Override, ...]
+    description: str = ""
+    dataset_name: str = ""
+    dataset_hash: str = ""
+    edits: tuple[dict[str, str], ...] = field(default_factory=tuple)
+
+    def manifest_fields(self, run_dir: Path, file: Path) -> dict[str, Any]:
+        """Return the ``inputs`` entry of the manifest: the file, overrides and edits."""
+        return {
+            "file": file.relative_to(run_dir).as_posix(),
+            "scenario": self.scenario,
+            "overrides": [o.to_dict() for o in self.overrides],
+            "edits": [dict(e) for e in self.edits],
+        }
+
+
+def solved_inputs(
+    ds: Any,
+    scenario: str,
+    extra: Sequence[Override] = (),
+    edits: Sequence[dict[str, str]] = (),
+) -> SolvedInputs:
+    """Return the recorded inputs of a scenario solved from ``ds``'s named scenarios.
+
+    Parameters
+    ----------
+    ds : Dataset
+        The solved dataset; its ``scenarios`` hold ``scenario`` (absent for the base
+        data, which has no overrides).
+    scenario : str
+        The scenario's name as reported.
+    extra : sequence of Override
+        Overrides applied after the named scenario's own (composed ones, edits).
+    edits : sequence of dict
+        The cell edits among ``extra`` (``table, key, column, old, new``).
+    """
+    named = ds.scenarios.get(scenario)
+    own = tuple(named.overrides) if named is not None else ()
+    return SolvedInputs(
+        scenario=scenario,
+        overrides=own + tuple(extra),
+        description="" if named is None else named.description,
+        dataset_name=str(ds.name),
+        dataset_hash=str(ds.hash),
+        edits=tuple(dict(e) for e in edits),
+    )
+
+
+def write_inputs(inputs: SolvedInputs, scenario_path: Path, run_dir: Path) -> dict[str, Any]:
+    """Write ``<scenario_path>/inputs.yaml`` atomically; return its manifest fields."""
+    doc = inputs_document(inputs.scenario, inputs.overrides, inputs.description)
+    text = inputs_yaml(doc, dataset_name=inputs.dataset_name, dataset_hash=inputs.dataset_hash)
+    path = scenario_path / INPUTS_FILE
+    write_text_atomic(path, text)
+    return inputs.manifest_fields(run_dir, path)

@@ -1,0 +1,67 @@
+"""AppTest: the app's report download records the edits and overrides, and re-solves."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+import yaml
+from apptest_helpers import TINY, goto, open_app
+
+from capacity.dataset import load_dataset
+from capacity.recorded_inputs import EDIT_SOURCE, read_scenarios_file
+from capacity.scenarios import apply_scenario
+from optimizer import SolveOptions, solve
+
+
+def test_the_downloaded_report_re_solves_to_the_same_objective(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    at = open_app(monkeypatch)
+    at.selectbox(key="data_table").set_value("sites")
+    at.run()
+    at.session_state["editor_sites"] = {
+        "edited_rows": {0: {"energy_price_usd_per_mwh": 80.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    goto(at, "scenarios")
+    at.number_input(key="cmp_demand_acme").set_value(1.5)  # composed on top of neutral
+    at.run()
+    goto(at, "plan")
+    at.button(key="solve").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    plan = at.session_state["plan"]
+    assert plan.scenario == "neutral+custom" and plan.metrics["status"] == "optimal"
+    goto(at, "reports")
+    assert not at.exception and not at.error
+    data = at.session_state["report_zips"][plan.run_id]
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        member = next(n for n in zf.namelist() if n.endswith("inputs.yaml"))
+        (tmp_path / "inputs.yaml").write_bytes(zf.read(member))
+        manifest = yaml.safe_load(
+            zf.read(next(n for n in zf.namelist() if n.endswith("manifest.json")))
+        )
+    entry = manifest["scenarios"]["neutral+custom"]["inputs"]
+    assert entry["edits"] == [
+        {
+            "table": "sites",
+            "key": "dc-1",
+            "column": "energy_price_usd_per_mwh",
+            "old": "50.0",
+            "new": "80.0",
+        }
+    ]
+    ops = [(o["op"], o["table"], o.get("source")) for o in entry["overrides"]]
+    assert ops[0] == ("set", "sites", EDIT_SOURCE) and ops[-1][:2] == ("scale", "demand")
+    # the data as loaded plus the recorded file, solved outside the app: the same plan
+    base = load_dataset(TINY).with_scenarios(read_scenarios_file(tmp_path / "inputs.yaml"), "x")
+    again = solve(apply_scenario(base, "neutral+custom"), SolveOptions(solver="highs"))
+    assert float(again.objective_usd) == pytest.approx(float(plan.result.objective_usd), rel=1e-9)
+    assert float(again.objective_usd) != pytest.approx(
+        float(solve(load_dataset(TINY)).objective_usd), rel=1e-6
+    )

@@ -1,0 +1,136 @@
+"""A fast, readable command line: light imports for help, plain help text, a brief summary."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import typer
+from rich.console import Console
+from test_report import fake_result
+from typer.testing import CliRunner
+
+from optimizer.cli.commands import app
+from optimizer.output.summary import summarize
+from optimizer.output.summary_render import BRIEF_LIMITS, VERBOSE_HINT, render_summary
+
+ROOT = Path(__file__).resolve().parents[1]
+ENV = {"COLUMNS": "100", "NO_COLOR": "1", "TERM": "dumb"}
+HEAVY = ("highspy", "pandas", "numpy", "pulp", "dask", "distributed", "streamlit", "pyarrow")
+
+_PROBE = """
+import contextlib, io, json, sys
+sys.argv = ["capacity", *json.loads(sys.argv[1])]
+from capacity_cli import main
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    try:
+        main()
+    except SystemExit as e:
+        code = e.code
+print(json.dumps({"code": code, "out": out.getvalue(), "modules": sorted(sys.modules)}))
+"""
+
+
+def _probe(argv: list[str]) -> dict[str, object]:
+    run = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(argv)],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        env={"PATH": "/usr/bin:/bin", "COLUMNS": "100", "TERM": "dumb"},
+    )
+    assert run.returncode == 0, run.stderr
+    result: dict[str, object] = json.loads(run.stdout)
+    return result
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["validate", "--help"], ["solve", "--help"]])
+def test_help_imports_no_solver_dataframe_cluster_or_app(argv: list[str]) -> None:
+    found = _probe(argv)
+    assert found["code"] == 0
+    assert "Usage: capacity" in str(found["out"])
+    modules = set(found["modules"])  # type: ignore[call-overload]
+    assert not [m for m in HEAVY if m in modules]
+    # the probe sees the real stack: importing the package's public names loads it
+    assert "optimizer" in modules and "optimizer.plan" not in modules
+
+
+def test_the_package_names_still_load_on_first_use() -> None:
+    import capacity
+    import optimizer
+
+    assert optimizer.solve.__module__ == "optimizer.plan.pipeline"
+    assert optimizer.SolveOptions.__name__ == "SolveOptions"
+    for name in optimizer.__all__:
+        assert getattr(optimizer, name) is not None
+    for name in capacity.__all__:
+        assert getattr(capacity, name) is not None
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        _ = optimizer.nope  # type: ignore[attr-defined]
+
+
+def _command_names() -> list[str]:
+    group = typer.main.get_command(app)
+    return ["", *sorted(group.commands)]  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", _command_names())
+def test_help_has_no_type_after_flags_markup_or_internal_names(command: str) -> None:
+    argv = [command, "--help"] if command else ["--help"]
+    r = CliRunner().invoke(app, argv, env=ENV)
+    assert r.exit_code == 0, r.output
+    text = r.output
+    assert "<bool>" not in text
+    assert "``" not in text and ":func:" not in text and ":class:" not in text
+    assert "os.execve" not in text and "optimizer." not in text
+    assert "--help" in text and "Show this message and exit." in text
+
+
+def test_the_value_type_of_an_option_that_takes_one_is_still_shown() -> None:
+    r = CliRunner().invoke(app, ["validate", "--help"], env=ENV)
+    assert "<int range>" in r.output or "INTEGER" in r.output
+
+
+def _rendered(verbose: bool) -> list[str]:
+    con = Console(record=True, width=120, color_system=None)
+    render_summary(summarize(fake_result(), scenario="neutral"), con, verbose=verbose)
+    return con.export_text().splitlines()
+
+
+def test_the_brief_summary_fits_a_screen_and_says_what_verbose_adds() -> None:
+    brief, full = _rendered(False), _rendered(True)
+    assert len(brief) <= 40 and len(brief) < len(full)
+    text = "\n".join(brief)
+    assert VERBOSE_HINT.split(";")[0] in " ".join(brief[-3:])
+    # acme is 90% served, beta 75%: both rows with unmet demand stay in the brief form
+    assert "90.0%" in text and "75.0%" in text and "(rows with unmet demand)" in text
+    assert "Fleet at end of" in text and "Chips by generation" not in text
+    assert "Chips by generation" in "\n".join(full) and VERBOSE_HINT not in "\n".join(full)
+
+
+def test_the_brief_summary_lists_only_the_top_binding_limits() -> None:
+    s = summarize(fake_result(), scenario="neutral")
+    copies = BRIEF_LIMITS // len(s.binding) + 1  # more limits than the brief form lists
+    many = pd.concat([s.binding] * copies, ignore_index=True)
+    s = replace(s, binding=many)
+    con = Console(record=True, width=160, color_system=None)
+    render_summary(s, con, verbose=False)
+    text = con.export_text()
+    assert f"(top {BRIEF_LIMITS};" in text
+    con = Console(record=True, width=160, color_system=None)
+    render_summary(s, con, verbose=True)
+    assert f"(top {len(many)};" in con.export_text()
+
+
+def test_each_public_name_has_one_home_and_is_exported() -> None:
+    import capacity
+    import optimizer
+
+    for pkg in (capacity, optimizer):
+        assert pkg.__all__ == sorted(pkg._HOMES)  # type: ignore[attr-defined]

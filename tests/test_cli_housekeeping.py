@@ -1,0 +1,88 @@
+"""Housekeeping: example output ignored by git, the benchmark's record kept, SIGTERM
+stops a batch as Ctrl-C does, the app shows no Deploy button."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import tomllib
+from pathlib import Path
+
+import pytest
+import typer
+
+from optimizer.cli.app import app_command
+from optimizer.cli.bench import BENCH_OUT
+from optimizer.cli.checks import Terminated, sigterm_as_interrupt
+from optimizer.cli.commands import app
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _ignored() -> set[str]:
+    lines = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    return {ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")}
+
+
+def test_the_readme_example_output_folders_are_ignored_by_git() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "--out batch_out" in readme
+    assert "batch_out/" in _ignored()
+
+
+def test_capacity_bench_writes_outside_the_tracked_results_by_default() -> None:
+    bench = typer.main.get_command(app).commands["bench"]  # type: ignore[attr-defined]
+    (out,) = [p for p in bench.params if p.name == "out"]
+    assert Path(out.default) == BENCH_OUT
+    assert BENCH_OUT != Path("benchmarks/RESULTS.md")
+    assert f"{BENCH_OUT.parts[0]}/" in _ignored()
+    run = (ROOT / "benchmarks" / "run.py").read_text(encoding="utf-8")
+    assert '"bench_out" / "RESULTS.md"' in run  # python -m benchmarks.run agrees
+
+
+def test_sigterm_inside_the_block_is_a_keyboard_interrupt_and_the_handler_is_restored() -> None:
+    before = signal.getsignal(signal.SIGTERM)
+    with pytest.raises(Terminated) as caught, sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)  # the handler raises before this ends
+    assert isinstance(caught.value, KeyboardInterrupt)
+    assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_the_app_hides_streamlit_s_deploy_button() -> None:
+    cmd = app_command(8501, "localhost", True)
+    i = cmd.index("--client.toolbarMode")
+    assert cmd[i + 1] in ("minimal", "viewer")
+    config = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text(encoding="utf-8"))
+    assert config["client"]["toolbarMode"] == cmd[i + 1]
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_batch_with_a_message_and_it_resumes(tmp_path: Path) -> None:
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"data: {ROOT / 'data'}\nscenarios: [neutral, negative, optimistic]\n")
+    exe = str(Path(sys.executable).parent / "capacity")
+    argv = [exe, "batch", str(sweep), "-w", "1", "-o", str(tmp_path / "o")]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    man = tmp_path / "o" / "batch_manifest.json"
+    deadline = time.time() + 300
+    while time.time() < deadline and '"state": "done"' not in (
+        man.read_text() if man.exists() else ""
+    ):
+        time.sleep(0.05)  # the first case is written, the others are being solved
+    p.send_signal(signal.SIGTERM)  # the batch process only, as a service manager sends it
+    out, err = p.communicate(timeout=180)
+    assert p.returncode == 143, out + err
+    assert "terminated (SIGTERM); re-run the same command to resume" in out
+    assert "Traceback" not in out + err and "leaked semaphore" not in err
+    done = [k for k, v in json.loads(man.read_text())["scenarios"].items() if v["state"] == "done"]
+    assert done
+    again = subprocess.run(argv, capture_output=True, text=True, env=env, timeout=600)
+    assert again.returncode == 0, again.stdout + again.stderr
+    cases = json.loads(man.read_text())["scenarios"]
+    assert all(v["state"] == "done" for v in cases.values()) and len(cases) == 3

@@ -1,0 +1,163 @@
+"""Reproducible reports: each scenario's overrides are recorded and solve again to the same plan."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pandas as pd
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from capacity.dataset import load_dataset
+from capacity.recorded_inputs import INPUTS_FILE, read_scenarios_file
+from capacity.validation import DataValidationError
+from optimizer.cli.commands import app
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ROOT / "tests" / "data" / "tiny_valid"
+ENV = {"COLUMNS": "160", "NO_COLOR": "1", "TERM": "dumb"}
+
+PRICEY = """
+  pricey:
+    description: dearer chips and a later grid, composed
+    overrides:
+      - op: scale
+        table: chips
+        column: capex_usd_per_chip
+        factor: 1.5
+        source: assumption
+      - op: shift
+        table: site_grid
+        column: grid_mw
+        where: {site: dc-1}
+        periods: 1
+        source: assumption
+"""
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    d = tmp_path / "data"
+    shutil.copytree(TINY, d)
+    with (d / "scenarios.yaml").open("a", encoding="utf-8") as f:
+        f.write(PRICEY)
+    return d
+
+
+def _solve(*args: str) -> dict[str, dict[str, object]]:
+    r = CliRunner().invoke(app, ["solve", *args], env=ENV)
+    assert r.exit_code == 0, r.output
+    out = Path(args[args.index("--out") + 1])
+    (run,) = out.iterdir()
+    scenarios: dict[str, dict[str, object]] = json.loads((run / "manifest.json").read_text())[
+        "scenarios"
+    ]
+    for name, entry in scenarios.items():
+        entry["dir"] = run / f"scenario={name}"
+    return scenarios
+
+
+def test_a_report_re_solves_from_its_recorded_inputs_to_the_same_objective(
+    data: Path, tmp_path: Path
+) -> None:
+    first = _solve(str(data), "-s", "pricey", "-s", "neutral", "--out", str(tmp_path / "a"))
+    pricey, neutral = first["pricey"], first["neutral"]
+    assert pricey["objective_usd"] != pytest.approx(neutral["objective_usd"], rel=1e-6)
+    recorded = pricey["inputs"]
+    defined = load_dataset(data).scenarios["pricey"]
+    assert recorded["file"] == f"scenario=pricey/{INPUTS_FILE}"  # type: ignore[index]
+    assert recorded["overrides"] == [o.to_dict() for o in defined.overrides]  # type: ignore[index]
+    assert recorded["edits"] == [] and neutral["inputs"]["overrides"] == []  # type: ignore[index]
+    inputs = Path(str(pricey["dir"])) / INPUTS_FILE
+    assert read_scenarios_file(inputs)["pricey"] == defined
+    # the recorded file alone (the data folder's scenarios.yaml gone) solves the same plan
+    (data / "scenarios.yaml").unlink()
+    again = _solve(
+        str(data), "--scenarios-file", str(inputs), "-s", "pricey", "--out", str(tmp_path / "b")
+    )
+    assert again["pricey"]["objective_usd"] == pytest.approx(pricey["objective_usd"], rel=1e-9)
+    assert again["pricey"]["dataset_hash"] != ""
+    text = inputs.read_text(encoding="utf-8")
+    assert text.startswith("# Inputs of scenario 'pricey'")
+    assert "capacity solve DATA --scenarios-file inputs.yaml --scenario pricey" in text
+    assert yaml.safe_load(text)["scenarios"]["pricey"]["overrides"][0]["factor"] == 1.5
+
+
+def test_a_scenarios_file_that_does_not_fit_the_data_is_one_clear_error(
+    data: Path, tmp_path: Path
+) -> None:
+    bad = tmp_path / "inputs.yaml"
+    bad.write_text(
+        "scenarios:\n  x:\n    overrides:\n      - op: scale\n        table: chips\n"
+        "        column: capex_usd_per_chip\n        where: {chip: nope}\n"
+        "        factor: 2\n        source: assumption\n"
+    )
+    r = CliRunner().invoke(app, ["solve", str(data), "--scenarios-file", str(bad), "-s", "x"])
+    assert r.exit_code == 1
+    assert "nope" in r.output and "Traceback" not in r.output
+    with pytest.raises(DataValidationError, match="not found"):
+        read_scenarios_file(tmp_path / "missing.yaml")
+
+
+@pytest.mark.slow
+def test_each_batch_case_records_its_inputs_and_re_solves_to_its_objective(
+    tmp_path: Path,
+) -> None:
+    from capacity.scenarios import apply_scenario
+    from optimizer import solve
+    from optimizer.analysis.batch import run_batch
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"data: {TINY}\nscenarios: [squeeze]\ngrid:\n  base: squeeze\n  axes:\n"
+        "    - name: demand\n      override: {op: scale, table: demand, column: demand_h100e}\n"
+        "      levels: [0.5, 2.0]\n"
+    )
+    out = tmp_path / "out"
+    r = run_batch(sweep, out, workers=1, progress=False)
+    assert r.n_failed == 0
+    base = load_dataset(TINY)
+    squeeze = [o.to_dict() for o in base.scenarios["squeeze"].overrides]
+    objectives = set()
+    for name, entry in r.manifest["scenarios"].items():
+        inputs = out / entry["inputs"]["file"]
+        recorded = entry["inputs"]["overrides"]
+        assert recorded[: len(squeeze)] == squeeze  # the base scenario's own, first
+        assert len(recorded) == len(squeeze) + (name != "squeeze")
+        again = solve(apply_scenario(base.with_scenarios(read_scenarios_file(inputs), "x"), name))
+        assert float(again.objective_usd) == pytest.approx(entry["objective_usd"], rel=1e-9)
+        objectives.add(round(entry["objective_usd"]))
+    assert len(objectives) == 3  # three different plans, each reproduced
+
+
+def test_cell_edits_become_set_overrides_that_re_create_the_edited_tables() -> None:
+    from capacity.recorded_inputs import edits_as_overrides
+    from capacity.scenarios import apply_overrides
+
+    origin = load_dataset(TINY)
+    sites = origin.table("sites").copy()
+    sites.loc[0, "pue_air"] = 1.2345678901234567
+    chips = origin.table("chips").copy()
+    chips.loc[1, "capex_usd_per_chip"] = 17_500.0
+    edited = origin.replace(sites=sites, chips=chips)
+    overrides, rows = edits_as_overrides(origin, edited)
+    assert {(o.table, o.column, tuple(o.where.items())) for o in overrides} == {
+        ("sites", "pue_air", (("site", ("dc-1",)),)),
+        ("chips", "capex_usd_per_chip", (("chip", ("trn2",)),)),
+    }
+    assert {r["new"] for r in rows} == {"1.2345678901234567", "17500.0"}
+    applied = apply_overrides(origin, overrides)
+    for t in ("sites", "chips"):
+        pd.testing.assert_frame_equal(applied.table(t), edited.table(t))
+    added = edited.replace(chips=pd.concat([chips, chips.iloc[[0]].assign(chip="new")]))
+    _, rows = edits_as_overrides(origin, added)
+    assert {
+        "table": "chips",
+        "key": "new",
+        "column": "(row)",
+        "old": "(no row)",
+        "new": "added",
+    } in rows
