@@ -235,7 +235,11 @@ def _parse_numbers(
             )
         )
     if col.dtype == "int":
-        frac = ~empty & np.isfinite(nums) & (np.abs(nums - np.round(nums)) > 1e-9)
+        finite = ~empty & np.isfinite(nums)
+        # inf - round(inf) is nan: compare only finite cells (an infinite one is its own finding)
+        frac = finite & (
+            np.abs(np.where(finite, nums - np.round(np.where(finite, nums, 0)), 0)) > 1e-9
+        )
         for i in np.flatnonzero(frac):
             findings.append(
                 _cell_error(file, rownum[i], col.name, texts[i], "expected a whole number")
