@@ -9,7 +9,7 @@ import typer
 
 from optimizer.analysis.dask_cluster import NO_WORKER_TIMEOUT_S, ClusterOptions, TlsFiles
 from optimizer.cli.checks import refuse_bad_out, require_solver, seconds_option, wait_seconds_option
-from optimizer.cli.options import Formulation, FormulationOpt, SolverOpt
+from optimizer.cli.options import Formulation, FormulationOpt, Objective, ObjectiveOpt, SolverOpt
 from optimizer.cli.printing import print_findings
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -126,6 +126,7 @@ def batch(
     time_limit: _CaseTimeLimitOpt = None,
     reuse: _ReuseOpt = True,
     formulation: FormulationOpt = Formulation.compact,
+    objective: ObjectiveOpt = Objective.cost,
     secure: _SecureOption = None,
     tls_ca_file: _TlsCaOption = None,
     tls_cert: _TlsCertOption = None,
@@ -159,7 +160,12 @@ def batch(
             out,
             workers=workers,
             scheduler=scheduler,
-            options=SolveOptions(require_solver(solver), time_limit, formulation=formulation),
+            options=SolveOptions(
+                require_solver(solver),
+                time_limit,
+                formulation=formulation,
+                objective=objective.value,
+            ),
             reuse=reuse,
             on_invalid=lambda bad: render_invalid(bad, console),
             cluster=_cluster_options(secure, tls, worker_timeout),

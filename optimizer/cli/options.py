@@ -1,4 +1,4 @@
-"""Options more than one ``capacity`` command takes: ``--solver``, ``--formulation``, ``--objective``."""
+"""Options several ``capacity`` commands take: ``--solver``, ``--formulation``, ``--objective``."""
 
 from __future__ import annotations
 

@@ -40,6 +40,7 @@ Modules
 ``chips``         chip inventory with the delivery lag, the sale window.
 ``fleet``         fleet definition and assignment, chip capex (component).
 ``demand``        demand balance, commitments, the penalties (component).
+``revenue``       revenue at customer prices for the margin objective (component).
 ``region``        the region balance and the split of a compact plan to sites.
 ``pool``          region pools and their proportional split.
 ``service``       the compact service: region and pool balances (component).

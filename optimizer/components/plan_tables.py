@@ -52,13 +52,6 @@ SHADOW_PRICES = ResultTable(
         PERIOD,
         col("key", STR, "", "Row of the family, parts joined by '/' (site, chip/site ...)."),
         col("shadow_price", F64, "column 'unit'", DUAL + "in USD per unit of the row."),
-        col(
-            "marginal_margin",
-            F64,
-            "column 'unit'",
-            "Margin mode: d(margin)/d(rhs) = -shadow_price, USD of discounted margin per "
-            "unit of the row (>= 0 for a binding limit); null in the cost mode.",
-        ),
         col("unit", STR, "", "Unit of shadow_price (USD/MW, USD/m3, USD/wafers ...)."),
         col(
             "slack",

@@ -23,8 +23,7 @@ are unchanged.
 Shadow prices keep the one convention of :mod:`optimizer.plan.pipeline`:
 ``shadow_price = d(objective)/d(rhs)``; in margin mode the objective is -margin, so
 the marginal margin of a limit is ``-shadow_price`` (USD of margin per unit of the
-limit; >= 0 for a binding ``<=`` limit). The ``marginal_margin_usd`` column of the
-shadow_prices table states it. A demand row's derivative includes the revenue
+limit; >= 0 for a binding ``<=`` limit). A demand row's derivative includes the revenue
 constant (:func:`revenue_dual_shift`): one more H100e of unserved demand changes
 nothing, one more H100e served earns its price less its cost.
 """
@@ -89,7 +88,7 @@ def _row_prices(scenario: ScenarioData, rows: pd.DataFrame) -> np.ndarray:
 
 
 def define_revenue(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """revenue (margin mode): -price[k,w] * (demand[k,w,g,p] - unmet[k,w,g,p]).
+    """Revenue (margin mode): -price[k,w] * (demand[k,w,g,p] - unmet[k,w,g,p]).
 
     Nothing in the cost mode. Constant ``-price * demand`` per demand row and
     coefficient ``+price`` on its unmet column, both undiscounted (the objective

@@ -70,9 +70,9 @@ def shadow_prices(
     Returns
     -------
     DataFrame
-        ``family, period, key, shadow_price, marginal_margin, unit, slack,
-        binding`` (``marginal_margin`` = -shadow_price in the margin mode, NaN in the
-        cost mode).
+        ``family, period, key, shadow_price, unit, slack, binding``. In the margin
+        mode the objective is cost - revenue, so ``-shadow_price`` is the marginal
+        margin (:mod:`optimizer.components.revenue`).
     """
     con = model.constraints
     rows, fixed = _shadow_rows(model, scenario)
@@ -89,7 +89,6 @@ def shadow_prices(
             "period": fixed["period_text"],
             "key": fixed["key_text"],
             "shadow_price": dual,
-            "marginal_margin": -dual + 0.0 if model.objective == "margin" else np.nan * dual,
             "unit": unit,
             "slack": slack,
             "binding": slack <= 1e-6 * (1 + np.abs(rhs)),

@@ -1,0 +1,189 @@
+"""The margin objective: revenue at customer prices minus cost, on hand-sized data.
+
+One-quarter data (tests/data/lp_one): a serving chip (1 H100e) costs 1,300 USD (rent
+1,000 + energy 300); customer ``a`` pays 6,000 USD per H100e-quarter of training and
+its unmet penalty is 5,000. In margin mode each served H100e earns 6,000 - 1,300 =
+4,700 USD, so one more unit of a binding limit is worth (marginal margin,
+d margin / d rhs; the shadow_prices table keeps d(objective)/d(rhs) with the
+objective cost - revenue = -margin, so shadow_price = -marginal margin):
+
+* site_it_power at 0.3 MW: 1,000 chips/MW -> +4.7e6 USD/MW
+* site_grid at 0.6 MW facility, PUE 1.5: 666.7 chips/MW -> +3.1333e6 USD/MW
+* site_water at 1,200 m3: 0.25 chip/m3 -> +1,175 USD/m3
+* supply_resource at 300 wafers: 1 chip/wafer -> +4,700 USD/wafer
+* demand_balance, room to spare: one more H100e served -> +4,700 USD/H100e
+* commitment 0.6 MW (0.1 MW above the demand's 0.5 MW) at 2e6 USD/MW: the extra
+  1,000 chips/MW earn nothing and cost 1,300 each -> -1.3e6 USD/MW
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from capacity.dataset import load_dataset
+from optimizer import SolveOptions, Status, solve
+from tests.lp_helpers import LP_DATA, edit
+
+MARGIN = SolveOptions(objective="margin")
+
+
+@pytest.fixture(scope="module")
+def one():
+    return load_dataset(LP_DATA / "lp_one")
+
+
+def with_commitment(ds, mw):
+    com = pd.DataFrame(
+        {
+            "customer": ["a"],
+            "family": ["nv"],
+            "from_period": ["2026Q1"],
+            "to_period": ["2026Q1"],
+            "min_it_mw": [mw],
+            "breach_penalty_usd_per_mw": [2e6],
+        }
+    )
+    return ds.replace(commitments=com)
+
+
+def served(r):
+    return float(r.tables["demand"]["served_h100e"].sum())
+
+
+def test_margin_is_revenue_minus_cost_by_hand(one):
+    r = solve(one, MARGIN)
+    assert r.status == Status.optimal
+    assert r.objective == "margin"
+    assert served(r) == pytest.approx(500.0)
+    assert r.revenue_usd == pytest.approx(500 * 6000.0, rel=1e-9)
+    assert r.cost_usd == pytest.approx(500 * 1300.0, rel=1e-6)
+    assert r.margin_usd == pytest.approx(500 * 4700.0, rel=1e-6)
+    assert r.margin_usd == pytest.approx(r.revenue_usd - r.cost_usd, rel=1e-12)
+    costs = r.tables["costs"]
+    rev = costs[costs["term"] == "revenue"]
+    assert rev["cash_kind"].tolist() == ["revenue"]
+    assert rev["cash_usd"].sum() == pytest.approx(-3e6, rel=1e-9)
+    # no unmet penalty in margin mode
+    assert costs.loc[costs["term"] == "unmet_penalty", "cost_usd"].sum() == 0.0
+
+
+def test_cost_mode_has_no_revenue_and_keeps_its_objective(one):
+    r = solve(one, SolveOptions())
+    assert r.objective == "cost"
+    assert r.revenue_usd is None and r.margin_usd is None
+    assert r.cost_usd == r.objective_usd == pytest.approx(500 * 1300.0, rel=1e-6)
+    costs = r.tables["costs"]
+    assert (costs.loc[costs["term"] == "revenue", "cost_usd"] == 0.0).all()
+
+
+def test_price_below_marginal_cost_is_served_only_in_cost_mode(one):
+    # 1,000 USD per H100e-quarter < the 1,300 a serving chip costs; penalty 5,000
+    cheap = edit(one, "customers", price_training_usd_per_h100e_period=1000.0)
+    cost = solve(cheap, SolveOptions())
+    margin = solve(cheap, MARGIN)
+    assert cost.status == margin.status == Status.optimal
+    assert served(cost) == pytest.approx(500.0)
+    assert served(margin) == pytest.approx(0.0, abs=1e-6)
+    assert margin.tables["demand"]["unmet_h100e"].sum() == pytest.approx(500.0)
+    assert margin.margin_usd == pytest.approx(0.0, abs=1e-3)
+    # just above the marginal cost it is served again
+    dear = edit(one, "customers", price_training_usd_per_h100e_period=1301.0)
+    assert served(solve(dear, MARGIN)) == pytest.approx(500.0)
+
+
+def test_uncapped_site_margin_is_bounded_by_demand(one):
+    # no limit on build, grid, water or supply: revenue stops at the demand
+    big = edit(one, "sites", max_it_mw=1e9, max_build_mw_per_period=1e9)
+    big = edit(big, "site_grid", grid_mw=1e9)
+    big = edit(big, "supply_resources", capacity=1e12)
+    r = solve(big, MARGIN)
+    assert r.status == Status.optimal
+    assert served(r) == pytest.approx(500.0)
+    assert r.margin_usd == pytest.approx(500 * 4700.0, rel=1e-6)
+
+
+# (name, family, key, dataset builder taking the rhs value, rhs, step, marginal margin)
+CASES = [
+    (
+        "power",
+        "site_it_power",
+        "s1",
+        lambda ds, v: edit(ds, "sites", initial_it_mw=v, max_build_mw_per_period=0.0),
+        0.3,
+        0.01,
+        4.7e6,
+    ),
+    (
+        "grid",
+        "site_grid",
+        "s1",
+        lambda ds, v: edit(ds, "site_grid", grid_mw=v),
+        0.6,
+        0.01,
+        4700 * 1000 / 1.5,
+    ),
+    (
+        "water",
+        "site_water",
+        "s1",
+        lambda ds, v: edit(ds, "site_water", water_permit_m3=v),
+        1200.0,
+        1.0,
+        1175.0,
+    ),
+    (
+        "supply",
+        "supply_resource",
+        "wafers",
+        lambda ds, v: edit(ds, "supply_resources", capacity=v),
+        300.0,
+        1.0,
+        4700.0,
+    ),
+    (
+        "demand",
+        "demand_balance",
+        "a/training",
+        lambda ds, v: edit(ds, "demand", demand_h100e=v),
+        500.0,
+        1.0,
+        4700.0,
+    ),
+    ("commitment", "commitment", "a/nv/2026Q1", with_commitment, 0.6, 0.01, -1.3e6),
+]
+
+
+def row(r, family, key):
+    sp = r.tables["shadow_prices"]
+    out = sp[(sp["family"] == family) & (sp["key"] == key)]
+    assert len(out) == 1
+    return out.iloc[0]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_marginal_margin_equals_finite_difference(one, case):
+    _, family, key, make, rhs, step, expected = case
+    for solver in ("highs", "cbc"):
+        options = SolveOptions(solver=solver, objective="margin")
+        r0, r1 = solve(make(one, rhs), options), solve(make(one, rhs + step), options)
+        assert r0.status == r1.status == Status.optimal
+        fd = (r1.margin_usd - r0.margin_usd) / step
+        # one convention: shadow_price = d(objective)/d(rhs), objective = -margin
+        assert row(r0, family, key)["shadow_price"] == pytest.approx(-expected, rel=1e-6)
+        assert fd == pytest.approx(expected, rel=1e-5)
+
+
+def test_unserved_demand_is_worth_nothing_more(one):
+    # with only 0.3 MW the marginal H100e of demand is unserved: margin unchanged
+    ds = edit(one, "sites", initial_it_mw=0.3, max_build_mw_per_period=0.0)
+    r = solve(ds, MARGIN)
+    assert row(r, "demand_balance", "a/training")["shadow_price"] == pytest.approx(0.0, abs=1e-6)
+    assert r.tables["demand"]["shadow_price_usd_per_h100e"].tolist() == pytest.approx(
+        [0.0], abs=1e-6
+    )
+
+
+def test_unknown_objective_is_refused(one):
+    with pytest.raises(ValueError, match="objective must be one of"):
+        solve(one, SolveOptions(objective="profit"))
