@@ -362,13 +362,18 @@ def _solve_cached(
     _ds: Dataset,
     clusters: bool = False,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> tuple[Any, float, str]:
     from optimizer import SolveOptions, solve
 
     _CACHE_MISS.ran = True  # the body runs only on a cache miss
     t0 = time.perf_counter()
     options = SolveOptions(
-        solver=solver, time_limit_s=time_limit_s, clusters=clusters, formulation=formulation
+        solver=solver,
+        time_limit_s=time_limit_s,
+        clusters=clusters,
+        formulation=formulation,
+        objective=objective,
     )
     res = solve(_ds, options)
     return res, time.perf_counter() - t0, datetime.now().strftime("%H:%M:%S")
@@ -381,12 +386,14 @@ def solve_timed(
     time_limit_s: float | None = None,
     clusters: bool = False,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> TimedResult:
     """Solve ``ds`` (cached on its content hash, scenario and options); never raises.
 
     ``clusters`` solves the exact training-cluster MIP (``--clusters``); ``formulation``
     is ``compact`` (the default) or ``reference`` (``--formulation``: the same optimum,
-    per-site, per-customer columns).
+    per-site, per-customer columns); ``objective`` is ``cost`` (the default) or
+    ``margin`` (``--objective``: revenue at the customers' prices minus cost).
 
     Returns
     -------
@@ -404,7 +411,7 @@ def solve_timed(
     t0 = time.perf_counter()
     try:
         res, seconds, solved_at = _solve_cached(
-            ds.hash, ds.scenario, solver, time_limit_s, ds, clusters, formulation
+            ds.hash, ds.scenario, solver, time_limit_s, ds, clusters, formulation, objective
         )
     except Exception as e:  # noqa: BLE001 - shown as an error status, never a traceback
         err = ErrorResult(
@@ -423,9 +430,16 @@ def solve_dataset(
     solver: str = "highs",
     time_limit_s: float | None = None,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> Any:
     """Solve ``ds`` (cached); return only the result. See :func:`solve_timed`."""
-    return solve_timed(ds, solver=solver, time_limit_s=time_limit_s, formulation=formulation).result
+    return solve_timed(
+        ds,
+        solver=solver,
+        time_limit_s=time_limit_s,
+        formulation=formulation,
+        objective=objective,
+    ).result
 
 
 @dataclass(frozen=True)
@@ -440,32 +454,39 @@ class SolveChoice:
         Time limit of each solve, seconds (None: none).
     formulation : str
         ``compact`` or ``reference``.
+    objective : str
+        ``cost`` or ``margin``.
     """
 
     solver: str = "highs"
     time_limit_s: float | None = None
     formulation: str = "compact"
+    objective: str = "cost"
 
     def options(self) -> Any:
         """Return these settings as :class:`optimizer.SolveOptions` (an LP, no clusters)."""
         from optimizer import SolveOptions
 
         return SolveOptions(
-            solver=self.solver, time_limit_s=self.time_limit_s, formulation=self.formulation
+            solver=self.solver,
+            time_limit_s=self.time_limit_s,
+            formulation=self.formulation,
+            objective=self.objective,
         )
 
     def text(self) -> str:
         """Return the settings in words, e.g. ``highs, no time limit, compact formulation``."""
         limit = "no time limit" if self.time_limit_s is None else f"{self.time_limit_s:g} s limit"
-        return f"{self.solver}, {limit}, {self.formulation} formulation"
+        text = f"{self.solver}, {limit}, {self.formulation} formulation"
+        return text if self.objective == "cost" else f"{text}, {self.objective} objective"
 
 
 def plan_solve_choice() -> SolveChoice:
-    """Return the Plan page's solver, time limit and formulation (defaults until it is set).
+    """Return the Plan page's solver, time limit, formulation and objective (or defaults).
 
     Read from the Plan page's widgets in session state (``solve_solver``,
-    ``solve_time_limit``, ``solve_formulation``); a solver no longer available falls
-    back to the first one offered (``highs``).
+    ``solve_time_limit``, ``solve_formulation``, ``solve_objective``); a solver no
+    longer available falls back to the first one offered (``highs``).
     """
     ss = st.session_state
     names = [n for n, _ in solver_choices()] or ["highs"]
@@ -475,6 +496,7 @@ def plan_solve_choice() -> SolveChoice:
         solver=solver if solver in names else names[0],
         time_limit_s=limit if limit > 0 else None,
         formulation=str(ss.get("solve_formulation") or "compact"),
+        objective=str(ss.get("solve_objective") or "cost"),
     )
 
 
@@ -512,10 +534,16 @@ def solve_and_record(
     time_limit_s: float | None = None,
     clusters: bool = False,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> PlanRun:
     """Solve ``ds`` (cached) and record it; see :func:`solve_timed`."""
     t = solve_timed(
-        ds, solver=solver, time_limit_s=time_limit_s, clusters=clusters, formulation=formulation
+        ds,
+        solver=solver,
+        time_limit_s=time_limit_s,
+        clusters=clusters,
+        formulation=formulation,
+        objective=objective,
     )
     return record_run(ds, t.result, solver, t.seconds, solved_at=t.solved_at, cached=t.cached)
 

@@ -30,7 +30,7 @@ if ds is None:
     st.stop()
 
 ok, why = optimizer_status()
-c1, c2, c3, c6, c5, c4 = st.columns([2, 1, 1, 1, 1, 1], vertical_alignment="bottom")
+c1, c2, c3, c6, c7, c5, c4 = st.columns([2, 1, 1, 1, 1, 1, 1], vertical_alignment="bottom")
 c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
 solver_labels = dict(solver_choices())
 solver = c2.selectbox(
@@ -65,6 +65,15 @@ formulation = c6.selectbox(
     "Both reach the same optimal cost; where the optimum is not unique they may report "
     "different, equally optimal plans. Exact clusters always use the reference.",
 )
+objective = c7.selectbox(
+    "Objective",
+    ["cost", "margin"],
+    key="solve_objective",
+    persist_state="session",
+    help="cost (default): minimum discounted cost; unserved demand pays each customer's "
+    "unmet penalty. margin: maximum discounted margin = revenue of served H100e at the "
+    "customers' prices minus every cost and breach penalty; unserved demand earns nothing.",
+)
 clicked = c4.button("Solve", type="primary", key="solve", disabled=not ok)
 if not ok:
     st.info(f"The optimizer is not installed yet, so plans cannot be solved ({why}).")
@@ -78,6 +87,7 @@ if clicked:
             time_limit_s=float(limit) or None,
             clusters=bool(clusters),
             formulation=str(formulation),
+            objective=str(objective),
         )
         state = (
             "complete" if run.metrics["status"] in ("optimal", "time_limit_feasible") else "error"
@@ -105,11 +115,20 @@ if plan is None:
 
 res = plan.result
 m = plan.metrics
+margin = getattr(res, "margin_usd", None)
+if margin is not None:  # the margin objective: margin, revenue and cost side by side
+    g1, g2, g3 = st.columns(3)
+    g1.metric("Discounted margin", fmt_usd(margin, 3))
+    g2.metric("Discounted revenue", fmt_usd(getattr(res, "revenue_usd", None), 3))
+    g3.metric("Discounted cost", fmt_usd(getattr(res, "cost_usd", None), 3))
 k1, k2, k3, k4 = st.columns(4)
 k1.metric("Status", m["status"])
 obj = m["objective_usd"]
 has_obj = obj is not None and math.isfinite(obj)
-k2.metric("Discounted cost", fmt_usd(obj, 3) if has_obj else "n/a")
+k2.metric(
+    "Objective: cost - revenue" if margin is not None else "Discounted cost",
+    fmt_usd(obj, 3) if has_obj else "n/a",
+)
 share = m["served_share"]
 k3.metric("Demand served", "–" if math.isnan(share) else f"{share:.1%}")
 trn = m["trainium_share"]
