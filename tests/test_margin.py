@@ -18,6 +18,8 @@ objective cost - revenue = -margin, so shadow_price = -marginal margin):
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -187,3 +189,40 @@ def test_unserved_demand_is_worth_nothing_more(one):
 def test_unknown_objective_is_refused(one):
     with pytest.raises(ValueError, match="objective must be one of"):
         solve(one, SolveOptions(objective="profit"))
+
+
+def test_customer_revenue_table_sums_to_the_revenue_term(one):
+    r = solve(one, MARGIN)
+    rev = r.tables["customer_revenue"]
+    assert rev[["customer", "workload", "period"]].values.tolist() == [["a", "training", "2026Q1"]]
+    assert rev["price_usd_per_h100e_period"].tolist() == [6000.0]
+    assert rev["billed_h100e"].tolist() == pytest.approx([500.0])
+    assert rev["revenue_usd"].sum() == pytest.approx(r.revenue_usd, rel=1e-12)
+    assert rev["unserved_revenue_usd"].tolist() == pytest.approx([0.0], abs=1e-6)
+
+
+def test_customer_revenue_counts_what_a_cheap_customer_leaves_unearned(one):
+    cheap = edit(one, "customers", price_training_usd_per_h100e_period=1000.0)
+    margin = solve(cheap, MARGIN).tables["customer_revenue"]
+    assert margin["revenue_usd"].tolist() == pytest.approx([0.0], abs=1e-3)
+    assert margin["unserved_revenue_usd"].tolist() == pytest.approx([500 * 1000.0])
+    # the cost mode reports the same table at the same prices: it serves, so it bills
+    cost = solve(cheap, SolveOptions()).tables["customer_revenue"]
+    assert cost["revenue_usd"].tolist() == pytest.approx([500 * 1000.0])
+
+
+def test_customer_revenue_reaches_the_parquet_report(one, tmp_path):
+    import pyarrow.parquet as pq
+
+    from optimizer.output.report import write_report
+
+    r = solve(one, MARGIN)
+    path = write_report(r, tmp_path, scenario="base", run_id="run1")
+    files = list(Path(path).rglob("customer_revenue.parquet"))
+    assert len(files) == 1
+    table = pq.read_table(files[0])
+    assert table.column("revenue_usd").to_pylist() == pytest.approx([3e6])
+    assert table.schema.field("revenue_usd").metadata[b"unit"] == b"USD"
+    meta = table.schema.metadata
+    assert meta[b"objective_mode"] == b"margin"
+    assert float(meta[b"margin_usd"]) == pytest.approx(r.margin_usd, rel=1e-12)

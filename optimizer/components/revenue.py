@@ -35,12 +35,15 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.components.component import Component, CostTerm
+from optimizer.components.component import Component, CostTerm, ResultTable
+from optimizer.components.plan_context import PlanContext
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
+from optimizer.components.table_columns import CUSTOMER, F64, PERIOD, STR, WORKLOAD, col
 from optimizer.lp.builder import ModelBuilder
 
 __all__ = [
     "COMPONENT",
+    "CUSTOMER_REVENUE",
     "PRICE_COLUMNS",
     "customer_prices",
     "define_revenue",
@@ -106,6 +109,65 @@ def define_revenue(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     builder.add_const(scenario.index, "revenue", t, -price * demand)
 
 
+def _customer_revenue(ctx: PlanContext) -> pd.DataFrame:
+    """Build customer_revenue: each demand row's billed H100e at its price, discounted.
+
+    Billed H100e = demand - unmet (what the margin objective's revenue term counts; H100e
+    served beyond the demand earn nothing). Reported in both modes; in the margin mode
+    ``revenue_usd`` sums to minus the costs table's ``revenue`` rows.
+    """
+    dm = ctx.table("demand")
+    keys = ["customer", "workload", "period", "regions"]
+    out = dm[keys].copy()
+    customers = ctx.dataset.table("customers").set_index("customer")
+    price = customer_prices(customers, dm["customer"].to_numpy(), dm["workload"].to_numpy())
+    price = np.where(np.isnan(price), 0.0, price)
+    periods = ctx.dataset.table("periods").set_index("period")["discount_factor"]
+    disc = periods.reindex(dm["period"]).to_numpy(dtype=float)
+    demand = dm["demand_h100e"].to_numpy(dtype=float)
+    unmet = dm["unmet_h100e"].to_numpy(dtype=float)
+    billed = np.maximum(demand - unmet, 0.0)
+    out["price_usd_per_h100e_period"] = price
+    out["billed_h100e"] = billed
+    out["undiscounted_revenue_usd"] = billed * price
+    out["revenue_usd"] = billed * price * disc
+    out["unserved_revenue_usd"] = unmet * price * disc
+    return out
+
+
+#: The customer_revenue result table (one row per demand row).
+CUSTOMER_REVENUE = ResultTable(
+    "customer_revenue",
+    (
+        CUSTOMER,
+        WORKLOAD,
+        PERIOD,
+        col("regions", STR, "", "Site regions of the demand row, ';'-separated ('' = anywhere)."),
+        col(
+            "price_usd_per_h100e_period",
+            F64,
+            "USD/(H100e·quarter)",
+            "The customer's price for the workload (customers table).",
+        ),
+        col("billed_h100e", F64, "H100e", "Demand - unmet: the H100e that earn the price."),
+        col("undiscounted_revenue_usd", F64, "USD", "billed_h100e x price, undiscounted."),
+        col(
+            "revenue_usd",
+            F64,
+            "USD",
+            "billed_h100e x price x discount factor (the margin objective's revenue).",
+        ),
+        col(
+            "unserved_revenue_usd",
+            F64,
+            "USD",
+            "unmet H100e x price x discount factor: revenue the plan leaves unearned.",
+        ),
+    ),
+    build=_customer_revenue,
+)
+
+
 COMPONENT = Component(
     "revenue",
     costs=(
@@ -117,6 +179,7 @@ COMPONENT = Component(
             "_usd_per_h100e_period (negative: revenue lowers cost - revenue)",
         ),
     ),
+    tables=(CUSTOMER_REVENUE,),
 )
 
 
