@@ -28,7 +28,7 @@ import os
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -368,14 +368,8 @@ def _solve_cached(
 
     _CACHE_MISS.ran = True  # the body runs only on a cache miss
     t0 = time.perf_counter()
-    options = SolveOptions(
-        solver=solver,
-        time_limit_s=time_limit_s,
-        clusters=clusters,
-        formulation=formulation,
-        objective=objective,
-    )
-    res = solve(_ds, options)
+    settings = dict[str, Any](clusters=clusters, formulation=formulation, objective=objective)
+    res = solve(_ds, SolveOptions(solver=solver, time_limit_s=time_limit_s, **settings))
     return res, time.perf_counter() - t0, datetime.now().strftime("%H:%M:%S")
 
 
@@ -433,13 +427,8 @@ def solve_dataset(
     objective: str = "cost",
 ) -> Any:
     """Solve ``ds`` (cached); return only the result. See :func:`solve_timed`."""
-    return solve_timed(
-        ds,
-        solver=solver,
-        time_limit_s=time_limit_s,
-        formulation=formulation,
-        objective=objective,
-    ).result
+    settings = dict[str, Any](formulation=formulation, objective=objective)
+    return solve_timed(ds, solver=solver, time_limit_s=time_limit_s, **settings).result
 
 
 @dataclass(frozen=True)
@@ -452,10 +441,8 @@ class SolveChoice:
         Solver name as the Plan page offers it (``highs``, ``cbc``, ``GLPK_CMD`` ...).
     time_limit_s : float or None
         Time limit of each solve, seconds (None: none).
-    formulation : str
-        ``compact`` or ``reference``.
-    objective : str
-        ``cost`` or ``margin``.
+    formulation, objective : str
+        ``compact`` or ``reference``; ``cost`` or ``margin``.
     """
 
     solver: str = "highs"
@@ -467,12 +454,7 @@ class SolveChoice:
         """Return these settings as :class:`optimizer.SolveOptions` (an LP, no clusters)."""
         from optimizer import SolveOptions
 
-        return SolveOptions(
-            solver=self.solver,
-            time_limit_s=self.time_limit_s,
-            formulation=self.formulation,
-            objective=self.objective,
-        )
+        return SolveOptions(**asdict(self))  # the fields are SolveOptions' own
 
     def text(self) -> str:
         """Return the settings in words, e.g. ``highs, no time limit, compact formulation``."""
@@ -537,14 +519,8 @@ def solve_and_record(
     objective: str = "cost",
 ) -> PlanRun:
     """Solve ``ds`` (cached) and record it; see :func:`solve_timed`."""
-    t = solve_timed(
-        ds,
-        solver=solver,
-        time_limit_s=time_limit_s,
-        clusters=clusters,
-        formulation=formulation,
-        objective=objective,
-    )
+    settings = dict[str, Any](clusters=clusters, formulation=formulation, objective=objective)
+    t = solve_timed(ds, solver=solver, time_limit_s=time_limit_s, **settings)
     return record_run(ds, t.result, solver, t.seconds, solved_at=t.solved_at, cached=t.cached)
 
 

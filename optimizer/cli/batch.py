@@ -153,6 +153,7 @@ def batch(
     console = Console(width=max(120, Console().width))
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
     refuse_bad_out(console, out)
+    settings = dict[str, Any](formulation=formulation, objective=objective.value)
     try:
         spec = check_data_dir(load_sweep(sweep))
         result = run_batch(
@@ -160,12 +161,7 @@ def batch(
             out,
             workers=workers,
             scheduler=scheduler,
-            options=SolveOptions(
-                require_solver(solver),
-                time_limit,
-                formulation=formulation,
-                objective=objective.value,
-            ),
+            options=SolveOptions(require_solver(solver), time_limit, **settings),
             reuse=reuse,
             on_invalid=lambda bad: render_invalid(bad, console),
             cluster=_cluster_options(secure, tls, worker_timeout),
