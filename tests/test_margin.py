@@ -226,3 +226,26 @@ def test_customer_revenue_reaches_the_parquet_report(one, tmp_path):
     meta = table.schema.metadata
     assert meta[b"objective_mode"] == b"margin"
     assert float(meta[b"margin_usd"]) == pytest.approx(r.margin_usd, rel=1e-12)
+
+
+def test_margin_sweep_cases_match_fresh_solves(one):
+    # a sweep in margin mode (the in-process batch path) never reuses a base model
+    # across a price or demand change: each case equals its own fresh solve
+    from optimizer.analysis.batch_case import solve_many
+    from optimizer.analysis.batch_patch import patch_model
+    from optimizer.plan.model import build_model
+
+    price = {"op": "scale", "table": "customers", "column": "price_training_usd_per_h100e_period"}
+    demand = {"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 1.5}
+    items = [[{**price, "factor": 0.2}], [demand], []]
+    got = solve_many(one, items, MARGIN, reuse=True)
+    cheap = edit(one, "customers", price_training_usd_per_h100e_period=1200.0)
+    more = edit(one, "demand", demand_h100e=750.0)
+    for res, ds in zip(got, (cheap, more, one), strict=True):
+        assert res.objective == "margin"
+        assert res.margin_usd == pytest.approx(solve(ds, MARGIN).margin_usd, rel=1e-9, abs=1e-3)
+    assert got[0].margin_usd == pytest.approx(0.0, abs=1e-3)  # 1,200 < 1,300: not served
+    assert got[1].margin_usd == pytest.approx(750 * 4700.0, rel=1e-6)
+    base = build_model(one, objective="margin")
+    assert patch_model(base, one, more) is None
+    assert patch_model(build_model(one), one, more) is not None  # the cost mode patches
