@@ -249,3 +249,23 @@ def test_margin_sweep_cases_match_fresh_solves(one):
     base = build_model(one, objective="margin")
     assert patch_model(base, one, more) is None
     assert patch_model(build_model(one), one, more) is not None  # the cost mode patches
+
+
+@pytest.mark.parametrize("data", ["lp_base", "tiny_valid"])
+def test_both_formulations_reach_the_same_margin(data):
+    ds = load_dataset(LP_DATA / data)
+    compact = solve(ds, SolveOptions(objective="margin", formulation="compact"))
+    reference = solve(ds, SolveOptions(objective="margin", formulation="reference"))
+    assert compact.status == reference.status == Status.optimal
+    assert len(compact.violations) == len(reference.violations) == 0
+    assert compact.margin_usd == pytest.approx(reference.margin_usd, rel=1e-7)
+    assert compact.margin_usd == pytest.approx(compact.revenue_usd - compact.cost_usd, rel=1e-12)
+    # margin mode earns at least what the cost mode's plan earns at the same prices
+    cost_plan = solve(ds, SolveOptions())
+    cost_plan_margin = (
+        cost_plan.tables["customer_revenue"]["revenue_usd"].sum()
+        - cost_plan.tables["costs"]
+        .query("term not in ['unmet_penalty', 'revenue']")["cost_usd"]
+        .sum()
+    )
+    assert compact.margin_usd >= cost_plan_margin - 1e-6 * abs(cost_plan_margin)
