@@ -265,6 +265,8 @@ if costs is not None and len(costs) and "cash_usd" in costs:
             },
         )
         cash = costs[costs["cash_kind"] != "none"]  # penalties are not cash
+        if margin is None:  # revenue is cash only in the margin objective
+            cash = cash[cash["cash_kind"] != "revenue"]
         per_year = cash.assign(year=cash["period"].astype(str).str[:4])
         per_year = per_year.pivot_table(
             index="year", columns="cash_kind", values="cash_usd", aggfunc="sum"
