@@ -269,3 +269,36 @@ def test_both_formulations_reach_the_same_margin(data):
         .sum()
     )
     assert compact.margin_usd >= cost_plan_margin - 1e-6 * abs(cost_plan_margin)
+
+
+def test_unit_economics_by_hand(one):
+    # 500 chips of g1 (1 H100e each) train for 2,000 h: rent 1,000 USD per chip-quarter,
+    # energy 0.5 MW x 2,000 h = 1,000 IT MWh at 150 USD per IT MWh (PUE 1.5 x 100 USD)
+    ue = solve(one, SolveOptions()).tables["unit_economics"]
+    assert ue[["chip", "workload", "period"]].values.tolist() == [["g1", "training", "2026Q1"]]
+    row = ue.iloc[0]
+    assert row["served_h100e_hours"] == pytest.approx(500 * 2000.0)
+    assert row["chip_capex_usd"] == pytest.approx(500 * 1000.0, rel=1e-9)
+    assert row["energy_usd"] == pytest.approx(150_000.0, rel=1e-9)
+    assert row["cost_usd_per_h100e_hour"] == pytest.approx(1300.0 / 2000.0, rel=1e-9)
+
+
+def test_margin_mode_breaches_when_cheaper_than_idle_chips(one):
+    # a commitment of 0.6 MW (100 chips above the demand's 500) keeps chips busy for
+    # nothing in the cost mode's plan; the margin mode's plan breaches instead when the
+    # breach is cheaper than the 130,000 USD those chips cost, serving 500 chips only
+    com = pd.DataFrame(
+        {
+            "customer": ["a"],
+            "family": ["nv"],
+            "from_period": ["2026Q1"],
+            "to_period": ["2026Q1"],
+            "min_it_mw": [0.6],
+            "breach_penalty_usd_per_mw": [1e5],
+        }
+    )
+    r = solve(one.replace(commitments=com), MARGIN)
+    assert r.tables["commitments"]["breach_mw"].tolist() == pytest.approx([0.1])
+    ue = r.tables["unit_economics"]
+    assert ue["served_h100e_hours"].tolist() == pytest.approx([1e6])
+    assert ue["cost_usd_per_h100e_hour"].tolist() == pytest.approx([0.65], rel=1e-9)

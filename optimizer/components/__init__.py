@@ -41,6 +41,7 @@ Modules
 ``fleet``         fleet definition and assignment, chip capex (component).
 ``demand``        demand balance, commitments, the penalties (component).
 ``revenue``       revenue at customer prices for the margin objective (component).
+``unit_economics`` delivered cost per H100e-hour by chip generation and workload.
 ``region``        the region balance and the split of a compact plan to sites.
 ``pool``          region pools and their proportional split.
 ``service``       the compact service: region and pool balances (component).

@@ -39,6 +39,7 @@ from optimizer.components.component import Component, CostTerm, ResultTable
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.components.table_columns import CUSTOMER, F64, PERIOD, STR, WORKLOAD, col
+from optimizer.components.unit_economics import UNIT_ECONOMICS
 from optimizer.lp.builder import ModelBuilder
 
 __all__ = [
@@ -179,7 +180,7 @@ COMPONENT = Component(
             "_usd_per_h100e_period (negative: revenue lowers cost - revenue)",
         ),
     ),
-    tables=(CUSTOMER_REVENUE,),
+    tables=(CUSTOMER_REVENUE, UNIT_ECONOMICS),
 )
 
 
