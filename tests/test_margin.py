@@ -302,3 +302,17 @@ def test_margin_mode_breaches_when_cheaper_than_idle_chips(one):
     ue = r.tables["unit_economics"]
     assert ue["served_h100e_hours"].tolist() == pytest.approx([1e6])
     assert ue["cost_usd_per_h100e_hour"].tolist() == pytest.approx([0.65], rel=1e-9)
+
+
+def test_two_stage_plan_in_margin_mode_by_hand(one):
+    # demand 500 or 300 H100e with equal weight; installs are shared. Installing 500
+    # chips earns 500 x 4,700 in the first scenario; in the second 300 x 4,700, less the
+    # rent of 200 idle chips (200 x 1,000) and their idle draw (200 x 1 kW x 0.5 idle
+    # factor x 2,000 h = 200 MWh IT x PUE 1.5 x 100 USD/MWh = 30,000 USD). Installing
+    # 300 would earn 300 x 4,700 in both, less.
+    from optimizer.plan.stochastic import solve_stochastic
+
+    low = edit(one, "demand", demand_h100e=300.0)
+    sto = solve_stochastic([one, low], [0.5, 0.5], MARGIN)
+    expected_margin = 0.5 * 500 * 4700 + 0.5 * (300 * 4700 - 200 * 1000 - 30_000)
+    assert -sto.expected_objective_usd == pytest.approx(expected_margin, rel=1e-6)
