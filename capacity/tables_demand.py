@@ -22,12 +22,13 @@ CUSTOMERS = TableSpec(
         num_col(
             "price_training_usd_per_h100e_period",
             "USD/(H100e·quarter)",
-            "Price the customer pays for one H100e of training for a quarter (revenue, reported).",
+            "Price the customer pays for one H100e of training for a quarter (the margin "
+            "objective's revenue; no effect in the cost objective).",
         ),
         num_col(
             "price_inference_usd_per_h100e_period",
             "USD/(H100e·quarter)",
-            "Price for one H100e of inference for a quarter.",
+            "Price for one H100e of inference for a quarter (margin objective only).",
         ),
         num_col(
             "unmet_penalty_usd_per_h100e_period",

@@ -129,6 +129,27 @@ def test_the_formulation_selector_reaches_the_solve(monkeypatch: pytest.MonkeyPa
     assert reference == pytest.approx(direct.objective_usd, rel=1e-9)
 
 
+def test_the_objective_selector_reaches_the_solve_and_leads_with_margin(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at = open_app(monkeypatch)
+    goto(at, "plan")
+    assert at.selectbox(key="solve_objective").value == "cost"  # the default
+    _solve_in_app(at)
+    assert at.session_state["plan"].result.objective == "cost"
+    assert "Discounted margin" not in [m.label for m in at.metric]
+    at.selectbox(key="solve_objective").set_value("margin")
+    at.run()
+    _solve_in_app(at)
+    result = at.session_state["plan"].result
+    direct = solve(load_dataset(TINY), SolveOptions(objective="margin"))
+    assert result.objective == "margin"
+    assert result.margin_usd == pytest.approx(direct.margin_usd, rel=1e-9)
+    labels = [m.label for m in at.metric]
+    assert labels[:3] == ["Discounted margin", "Discounted revenue", "Discounted cost"]
+    assert not at.exception
+
+
 def test_missing_dataset_shows_a_message_not_a_traceback(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:

@@ -45,6 +45,7 @@ class _Options:
     integer_units: bool = False
     clusters: bool = False
     formulation: str = "compact"
+    objective: str = "cost"
 
 
 @pytest.fixture
@@ -177,6 +178,26 @@ def test_cli_no_report(fake_solve: dict[str, Any], tmp_path: Path) -> None:
     assert r.exit_code == 0, r.output
     assert not out.exists()
     assert fake_solve["calls"][0][0].scenario == "neutral"
+
+
+def test_cli_objective_reaches_the_solve(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+    args = ["solve", str(TINY), "--no-report"]
+    assert runner.invoke(app, args, env=ENV).exit_code == 0
+    assert fake_solve["calls"][-1][1].objective == "cost"  # the default
+    r = runner.invoke(app, [*args, "--objective", "margin"], env=ENV)
+    assert r.exit_code == 0, r.output
+    assert fake_solve["calls"][-1][1].objective == "margin"
+    bad = runner.invoke(app, [*args, "--objective", "profit"], env=ENV)
+    assert bad.exit_code == 2  # usage error: not a choice
+
+
+def test_cli_margin_summary_leads_with_margin_revenue_and_cost(tmp_path: Path) -> None:
+    # a real solve of the one-quarter LP: 500 H100e at 6,000 USD, 1,300 USD each to serve
+    lp_one = Path(__file__).resolve().parent / "data" / "lp_one"
+    args = ["solve", str(lp_one), "--objective", "margin", "--no-report"]
+    r = runner.invoke(app, args, env=ENV)
+    assert r.exit_code == 0, r.output
+    assert "Margin (discounted): $2.3M = revenue $3.0M - cost $650.0k" in _plain(r.output)
 
 
 def test_cli_unknown_scenario_lists_known(fake_solve: dict[str, Any], tmp_path: Path) -> None:

@@ -200,6 +200,7 @@ def test_the_registry_keeps_the_build_order() -> None:
         "supply",
         "fleet",
         "demand",
+        "revenue",
         "service",
         "placement",
         "power",

@@ -233,3 +233,14 @@ def test_hosts_entry_naming_no_family_or_vendor_is_a_warning_with_did_you_mean(
     (w,) = [f for f in ds.warnings if f.column == "hosts"]
     assert (w.severity, w.file, w.row, w.value) == ("warning", "sites.csv", 2, "trainum;nvidia")
     assert "'trainum'" in w.message and "trainium" in w.message
+
+
+@pytest.mark.parametrize(
+    "column", ["price_training_usd_per_h100e_period", "price_inference_usd_per_h100e_period"]
+)
+def test_negative_customer_price(tiny_dir: Path, column: str) -> None:
+    # the margin objective earns these prices: a negative one is an error, not a cost
+    edit(tiny_dir, "customers", 0, column, "-1")
+    f = only(errors(tiny_dir))
+    assert (f.file, f.row, f.column, f.value) == ("customers.csv", 2, column, "-1")
+    assert "negative" in f.message

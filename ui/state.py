@@ -28,7 +28,7 @@ import os
 import threading
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -363,15 +363,14 @@ def _solve_cached(
     _ds: Dataset,
     clusters: bool = False,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> tuple[Any, float, str]:
     from optimizer import SolveOptions, solve
 
     _CACHE_MISS.ran = True  # the body runs only on a cache miss
     t0 = time.perf_counter()
-    options = SolveOptions(
-        solver=solver, time_limit_s=time_limit_s, clusters=clusters, formulation=formulation
-    )
-    res = solve(_ds, options)
+    settings = dict[str, Any](clusters=clusters, formulation=formulation, objective=objective)
+    res = solve(_ds, SolveOptions(solver=solver, time_limit_s=time_limit_s, **settings))
     return res, time.perf_counter() - t0, datetime.now().strftime("%H:%M:%S")
 
 
@@ -382,12 +381,14 @@ def solve_timed(
     time_limit_s: float | None = None,
     clusters: bool = False,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> TimedResult:
     """Solve ``ds`` (cached on its content hash, scenario and options); never raises.
 
     ``clusters`` solves the exact training-cluster MIP (``--clusters``); ``formulation``
     is ``compact`` (the default) or ``reference`` (``--formulation``: the same optimum,
-    per-site, per-customer columns).
+    per-site, per-customer columns); ``objective`` is ``cost`` (the default) or
+    ``margin`` (``--objective``: revenue at the customers' prices minus cost).
 
     Returns
     -------
@@ -405,7 +406,7 @@ def solve_timed(
     t0 = time.perf_counter()
     try:
         res, seconds, solved_at = _solve_cached(
-            ds.hash, ds.scenario, solver, time_limit_s, ds, clusters, formulation
+            ds.hash, ds.scenario, solver, time_limit_s, ds, clusters, formulation, objective
         )
     except Exception as e:  # noqa: BLE001 - shown as an error status, never a traceback
         err = ErrorResult(
@@ -424,9 +425,11 @@ def solve_dataset(
     solver: str = "highs",
     time_limit_s: float | None = None,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> Any:
     """Solve ``ds`` (cached); return only the result. See :func:`solve_timed`."""
-    return solve_timed(ds, solver=solver, time_limit_s=time_limit_s, formulation=formulation).result
+    settings = dict[str, Any](formulation=formulation, objective=objective)
+    return solve_timed(ds, solver=solver, time_limit_s=time_limit_s, **settings).result
 
 
 @dataclass(frozen=True)
@@ -439,34 +442,34 @@ class SolveChoice:
         Solver name as the Plan page offers it (``highs``, ``cbc``, ``GLPK_CMD`` ...).
     time_limit_s : float or None
         Time limit of each solve, seconds (None: none).
-    formulation : str
-        ``compact`` or ``reference``.
+    formulation, objective : str
+        ``compact`` or ``reference``; ``cost`` or ``margin``.
     """
 
     solver: str = "highs"
     time_limit_s: float | None = None
     formulation: str = "compact"
+    objective: str = "cost"
 
     def options(self) -> Any:
         """Return these settings as :class:`optimizer.SolveOptions` (an LP, no clusters)."""
         from optimizer import SolveOptions
 
-        return SolveOptions(
-            solver=self.solver, time_limit_s=self.time_limit_s, formulation=self.formulation
-        )
+        return SolveOptions(**asdict(self))  # the fields are SolveOptions' own
 
     def text(self) -> str:
         """Return the settings in words, e.g. ``highs, no time limit, compact formulation``."""
         limit = "no time limit" if self.time_limit_s is None else f"{self.time_limit_s:g} s limit"
-        return f"{self.solver}, {limit}, {self.formulation} formulation"
+        text = f"{self.solver}, {limit}, {self.formulation} formulation"
+        return text if self.objective == "cost" else f"{text}, {self.objective} objective"
 
 
 def plan_solve_choice() -> SolveChoice:
-    """Return the Plan page's solver, time limit and formulation (defaults until it is set).
+    """Return the Plan page's solver, time limit, formulation and objective (or defaults).
 
     Read from the Plan page's widgets in session state (``solve_solver``,
-    ``solve_time_limit``, ``solve_formulation``); a solver no longer available falls
-    back to the first one offered (``highs``).
+    ``solve_time_limit``, ``solve_formulation``, ``solve_objective``); a solver no
+    longer available falls back to the first one offered (``highs``).
     """
     ss = st.session_state
     names = [n for n, _ in solver_choices()] or ["highs"]
@@ -476,6 +479,7 @@ def plan_solve_choice() -> SolveChoice:
         solver=solver if solver in names else names[0],
         time_limit_s=limit if limit > 0 else None,
         formulation=str(ss.get("solve_formulation") or "compact"),
+        objective=str(ss.get("solve_objective") or "cost"),
     )
 
 
@@ -516,11 +520,11 @@ def solve_and_record(
     time_limit_s: float | None = None,
     clusters: bool = False,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> PlanRun:
     """Solve ``ds`` (cached) and record it; see :func:`solve_timed`."""
-    t = solve_timed(
-        ds, solver=solver, time_limit_s=time_limit_s, clusters=clusters, formulation=formulation
-    )
+    settings = dict[str, Any](clusters=clusters, formulation=formulation, objective=objective)
+    t = solve_timed(ds, solver=solver, time_limit_s=time_limit_s, **settings)
     return record_run(ds, t.result, solver, t.seconds, solved_at=t.solved_at, cached=t.cached)
 
 

@@ -105,15 +105,22 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
     model = None
     exact_clusters = bool(getattr(options, "clusters", False))
     form = getattr(options, "formulation", "compact")
+    goal = getattr(options, "objective", "cost")
     if reuse and not options.integer_units and not exact_clusters:
         base_model = _memo(
-            _MODEL_CACHE, (base_ds.hash, form), lambda: build_model(base_ds, formulation=form)
+            _MODEL_CACHE,
+            (base_ds.hash, form, goal),
+            lambda: build_model(base_ds, formulation=form, objective=goal),
         )
         model = patch_model(base_model, base_ds, ds)
     reused = model is not None
     if model is None:
         model = build_model(
-            ds, integer_units=options.integer_units, clusters=exact_clusters, formulation=form
+            ds,
+            integer_units=options.integer_units,
+            clusters=exact_clusters,
+            formulation=form,
+            objective=goal,
         )
     build_s = time.perf_counter() - t0
     session = None

@@ -111,8 +111,12 @@ def patch_model(model: Any, base_ds: Any, ds: Any) -> Any | None:
     PlanningModel or None
         A new model whose rhs, costs and matrix equal ``build_model(ds)``'s; None when
         the change is not one this function can patch (see the module docstring) —
-        the caller then rebuilds.
+        the caller then rebuilds. A margin-mode model is patched only when the data
+        are unchanged (its revenue reads prices and demand, which no patcher updates).
     """
+    margin = getattr(model, "objective", "cost") == "margin"
+    if margin and base_ds.hash != ds.hash:
+        return None
     if (
         len(model.datasets) != 1
         or model.integer_units

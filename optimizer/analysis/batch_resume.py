@@ -44,7 +44,7 @@ def case_options(options: Any) -> dict[str, Any]:
 
     Every field of :class:`optimizer.plan.options.SolveOptions`: the solver, the time limit,
     threads, integer units, clusters, the MIP gap and start, the infeasibility
-    explanation, the checker's tolerance and the formulation. Each can change the
+    explanation, the checker's tolerance, the formulation and the objective. Each can change the
     written plan, its status or its verification (threads and the formulation only
     among tied optima), so a re-run with any of them changed redoes the case.
     Numbers are written as floats (a time limit of 60 and 60.0 are one case).

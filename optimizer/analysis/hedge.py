@@ -353,7 +353,11 @@ def extensive_form_objective(
     options = options or SolveOptions()
     t0 = time.perf_counter()
     model = build_stochastic_model(
-        datasets, list(w), formulation=options.formulation, first_stage=first_stage
+        datasets,
+        list(w),
+        formulation=options.formulation,
+        first_stage=first_stage,
+        objective=options.objective,
     )
     t1 = time.perf_counter()
     raw = run_solver(model, options, lp_only=True)

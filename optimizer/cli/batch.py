@@ -17,7 +17,7 @@ from optimizer.cli.checks import (
     sigterm_as_interrupt,
     wait_seconds_option,
 )
-from optimizer.cli.options import Formulation, FormulationOpt, SolverOpt
+from optimizer.cli.options import Formulation, FormulationOpt, Objective, ObjectiveOpt, SolverOpt
 from optimizer.cli.printing import print_findings
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -134,6 +134,7 @@ def batch(
     time_limit: _CaseTimeLimitOpt = None,
     reuse: _ReuseOpt = True,
     formulation: FormulationOpt = Formulation.compact,
+    objective: ObjectiveOpt = Objective.cost,
     secure: _SecureOption = None,
     tls_ca_file: _TlsCaOption = None,
     tls_cert: _TlsCertOption = None,
@@ -160,6 +161,7 @@ def batch(
     console = Console(width=max(120, Console().width))
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
     refuse_bad_out(console, out)
+    settings = dict[str, Any](formulation=formulation, objective=objective.value)
     try:
         with sigterm_as_interrupt():  # SIGTERM stops the batch as Ctrl-C does
             spec = check_data_dir(load_sweep(sweep))
@@ -168,7 +170,7 @@ def batch(
                 out,
                 workers=workers,
                 scheduler=scheduler,
-                options=SolveOptions(require_solver(solver), time_limit, formulation=formulation),
+                options=SolveOptions(require_solver(solver), time_limit, **settings),
                 reuse=reuse,
                 on_invalid=lambda bad: render_invalid(bad, console),
                 cluster=_cluster_options(secure, tls, worker_timeout),

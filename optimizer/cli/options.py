@@ -1,4 +1,4 @@
-"""Options more than one ``capacity`` command takes: ``--solver`` and ``--formulation``."""
+"""Options several ``capacity`` commands take: ``--solver``, ``--formulation``, ``--objective``."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ from typing import Annotated
 
 import typer
 
-__all__ = ["SOLVER_HELP", "Formulation", "FormulationOpt", "SolverOpt"]
+__all__ = [
+    "SOLVER_HELP",
+    "Formulation",
+    "FormulationOpt",
+    "Objective",
+    "ObjectiveOpt",
+    "SolverOpt",
+]
 
 SOLVER_HELP = (
     "highs (bulk highspy), or any solver PuLP reports available here by PuLP's name "
@@ -23,6 +30,13 @@ class Formulation(StrEnum):
     reference = "reference"
 
 
+class Objective(StrEnum):
+    """Objective mode of the plan (:class:`optimizer.SolveOptions`)."""
+
+    cost = "cost"
+    margin = "margin"
+
+
 #: ``--solver`` (Typer reads the annotation).
 SolverOpt = Annotated[str, typer.Option(help=SOLVER_HELP)]
 
@@ -35,5 +49,17 @@ FormulationOpt = Annotated[
         "balances (exact: same objective and report tables, fewer columns); reference: "
         "per-site, per-customer assign columns. --clusters / --integer-units always "
         "use the reference.",
+    ),
+]
+
+#: ``--objective`` (Typer reads the annotation).
+ObjectiveOpt = Annotated[
+    Objective,
+    typer.Option(
+        "--objective",
+        help="cost: minimum discounted cost, unserved demand priced by the customers' "
+        "unmet penalty; margin: maximum discounted margin (revenue of served H100e at "
+        "the customers' prices minus every cost and breach penalty; unserved demand "
+        "earns nothing).",
     ),
 ]

@@ -14,7 +14,7 @@ from optimizer.cli.checks import (
     require_solver,
     seconds_option,
 )
-from optimizer.cli.options import Formulation, FormulationOpt, SolverOpt
+from optimizer.cli.options import Formulation, FormulationOpt, Objective, ObjectiveOpt, SolverOpt
 from optimizer.cli.scenarios import load_scenarios
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -152,6 +152,7 @@ def solve(
     integer_units: _IntegerUnitsOpt = False,
     clusters: _ClustersOpt = False,
     formulation: FormulationOpt = Formulation.compact,
+    objective: ObjectiveOpt = Objective.cost,
     units: _UnitsOpt = False,
     out: _OutOpt = Path("reports"),
     report: _ReportOpt = True,
@@ -190,6 +191,7 @@ def solve(
         integer_units=integer_units,
         clusters=clusters,
         formulation=formulation.value,
+        objective=objective.value,
     )
     run = RunFolder(out, units) if report else None
     raise typer.Exit(

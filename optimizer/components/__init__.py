@@ -40,6 +40,8 @@ Modules
 ``chips``         chip inventory with the delivery lag, the sale window.
 ``fleet``         fleet definition and assignment, chip capex (component).
 ``demand``        demand balance, commitments, the penalties (component).
+``revenue``       revenue at customer prices for the margin objective (component).
+``unit_economics`` delivered cost per H100e-hour by chip generation and workload.
 ``region``        the region balance and the split of a compact plan to sites.
 ``pool``          region pools and their proportional split.
 ``service``       the compact service: region and pool balances (component).
@@ -83,6 +85,7 @@ from optimizer.components import (
     placement_tables,
     power_check,
     power_tables,
+    revenue,
     service,
     site,
     site_tables,
@@ -116,6 +119,7 @@ COMPONENTS: tuple[Component, ...] = (
     replace(supply.COMPONENT, tables=supply_tables.TABLES),
     replace(fleet.COMPONENT, tables=fleet_tables.TABLES),
     replace(demand.COMPONENT, tables=demand_tables.TABLES),
+    revenue.COMPONENT,
     service.COMPONENT,
     replace(placement.COMPONENT, tables=placement_tables.TABLES),
     replace(power_check.COMPONENT, tables=power_tables.TABLES),

@@ -23,8 +23,8 @@ __all__ = ["CashKind", "ColumnKind", "Component", "CostTerm", "ResultTable", "Ta
 #: How a cost term is paid: capital (spent when built, charged as rent per period of
 #: use), operating (paid per period, its cash the undiscounted cost), or a penalty (a
 #: priced slack or a modelling cost such as a cluster switch: no cash, ``cash_kind``
-#: ``none`` in the costs table).
-CashKind = Literal["capex", "opex", "penalty"]
+#: ``none`` in the costs table), or revenue (a negative cost, cash in when earned).
+CashKind = Literal["capex", "opex", "penalty", "revenue"]
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ infeasible):
   one row per commitment row j and period in from_period..to_period           (MW)
 
 Cost terms (penalties, no cash): ``unmet_penalty`` unmet H100e x
-``unmet_penalty_usd_per_h100e_period``; ``breach_penalty`` MW short x
+``unmet_penalty_usd_per_h100e_period`` (cost mode only; the margin mode prices unmet
+demand as lost revenue, :mod:`optimizer.components.revenue`); ``breach_penalty`` MW short x
 ``breach_penalty_usd_per_mw``.
 
 The operating columns' keys (:func:`operating_keys`): ``assign`` where a customer's
@@ -269,7 +270,13 @@ def _committed_assign(columns: ScenarioColumns) -> pd.DataFrame:
 
 
 def price_unmet(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """unmet_penalty: unmet[k,w,g,p] x unmet_penalty_usd_per_h100e_period of the customer."""
+    """unmet_penalty: unmet[k,w,g,p] x unmet_penalty_usd_per_h100e_period of the customer.
+
+    Cost mode only: in the margin mode unserved demand earns nothing instead
+    (:mod:`optimizer.components.revenue`).
+    """
+    if builder.objective == "margin":
+        return
     scenario, unmet = columns.scenario, columns.unmet
     penalty = scenario.customers["unmet_penalty_usd_per_h100e_period"].reindex(unmet["k"])
     builder.add_cost(

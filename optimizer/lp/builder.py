@@ -56,6 +56,8 @@ class ModelBuilder:
         self.consts: list[pd.DataFrame] = []
         #: Region pool name -> code ``q`` (:func:`optimizer.components.pool.pool_keys`).
         self.pools: dict[str, int] = {}
+        #: Objective mode (``cost`` or ``margin``) the cost terms are defined for.
+        self.objective = "cost"
 
     def add_vars(self, kind: str, scenario: int, keys: pd.DataFrame) -> np.ndarray:
         """Add one column per row of ``keys`` (code columns); return column ids."""

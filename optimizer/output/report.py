@@ -153,7 +153,10 @@ def file_metadata(
     was requested), ``integer_units`` ("true"/"false") and ``duals_from`` (``"lp"``
     or ``"lp_with_integers_fixed"``: where the shadow prices come from),
     ``mip_bound_usd`` and ``mip_gap`` (repr of the float, "" for an LP or when the
-    solver reports no bound) and ``duals_note`` (why shadow prices are null). The writer
+    solver reports no bound), ``duals_note`` (why shadow prices are null),
+    ``objective_mode`` (``cost`` or ``margin``) and, in the margin mode, ``margin_usd``
+    and ``revenue_usd`` (repr of the float; "" in the cost mode: ``objective_usd`` is
+    then cost - revenue). The writer
     adds ``table`` and ``units`` (JSON ``{column: unit}``) per file.
     """
     obj = _jsonable_float(getattr(result, "objective_usd", None))
@@ -173,6 +176,9 @@ def file_metadata(
         "mip_bound_usd": _meta_float(getattr(result, "mip_bound_usd", None)),
         "mip_gap": _meta_float(getattr(result, "mip_gap", None)),
         "duals_note": str(getattr(result, "duals_note", "") or ""),
+        "objective_mode": str(getattr(result, "objective", "cost") or "cost"),
+        "margin_usd": _meta_float(getattr(result, "margin_usd", None)),
+        "revenue_usd": _meta_float(getattr(result, "revenue_usd", None)),
     }
 
 

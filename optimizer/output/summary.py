@@ -122,6 +122,11 @@ class PlanSummary:
         ``training_clusters`` table, customers with a cluster rule only).
     clusters_enforced : bool
         The cluster rule was exact (``--clusters`` / ``--integer-units``).
+    objective : {"cost", "margin"}
+        The plan's objective mode (``SolveOptions.objective``).
+    margin_usd, revenue_usd, cost_usd : float or None
+        Margin mode: discounted margin = revenue - cost, revenue of served demand and
+        cost (every term but revenue), USD; None in the cost mode or without a plan.
     """
 
     scenario: str | None
@@ -159,6 +164,10 @@ class PlanSummary:
     training_clusters: pd.DataFrame = field(default_factory=pd.DataFrame)
     clusters_enforced: bool = False
     degenerate_limits: int = 0
+    objective: str = "cost"
+    margin_usd: float | None = None
+    revenue_usd: float | None = None
+    cost_usd: float | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """Return the summary as plain Python (frames as lists of records)."""
@@ -252,7 +261,19 @@ def summarize(
         training_clusters=cluster_runs(tables, horizon),
         clusters_enforced=bool(getattr(result, "clusters", False)),
         degenerate_limits=0 if no_duals else degenerate_limits(tables),
+        **_margin_fields(result),
     )
+
+
+def _margin_fields(result: Any) -> dict[str, Any]:
+    """``objective`` and, in the margin mode, ``margin_usd``, ``revenue_usd``, ``cost_usd``."""
+    mode = str(getattr(result, "objective", "cost") or "cost")
+    out: dict[str, Any] = {"objective": mode}
+    if mode == "margin" and getattr(result, "objective_usd", None) is not None:
+        for name in ("margin_usd", "revenue_usd", "cost_usd"):
+            value = getattr(result, name, None)
+            out[name] = None if value is None else float(value)
+    return out
 
 
 def status_line(s: PlanSummary) -> str:

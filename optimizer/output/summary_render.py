@@ -98,10 +98,17 @@ def _print_head(con: Console, s: PlanSummary) -> None:
     objective = fmt_usd(s.objective_usd)
     if s.n_violations:
         objective = "n/a — the solution failed the independent check"
-    con.print(
-        f"Status: [{style}]{status_line(s)}[/{style}]   "
-        f"Objective (discounted): [bold]{objective}[/bold]"
-    )
+    if s.objective == "margin" and s.margin_usd is not None and not s.n_violations:
+        con.print(
+            f"Status: [{style}]{status_line(s)}[/{style}]   "
+            f"Margin (discounted): [bold]{fmt_usd(s.margin_usd)}[/bold] = "
+            f"revenue {fmt_usd(s.revenue_usd)} - cost {fmt_usd(s.cost_usd)}"
+        )
+    else:
+        con.print(
+            f"Status: [{style}]{status_line(s)}[/{style}]   "
+            f"Objective (discounted): [bold]{objective}[/bold]"
+        )
     _solver_notes(s, con)
     if s.status == "time_limit_feasible":
         con.print("[yellow]Warning: time limit reached; the plan is feasible, not proven optimal.")

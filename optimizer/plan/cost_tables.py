@@ -26,7 +26,7 @@ def _cash_kinds(r: Registry) -> dict[str, str]:
 
 
 #: Cash kind of each cost term of the active registry (its record's ``cash``): capex and
-#: opex are cash out; penalties are not cash (``none``).
+#: opex are cash out; revenue is cash in (negative); penalties are not cash (``none``).
 CASH_KIND: MappingView[str] = MappingView(lambda r: r.memo("cash_kinds", _cash_kinds))
 
 
@@ -60,7 +60,8 @@ def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
     the period they are installed; buildings at ``build_capex_usd_per_mw`` in the
     period they are decided (construction lead time or not); retrofits at
     ``retrofit_capex_usd_per_mw`` in the period they are done; energy as billed
-    (undiscounted, initial fleet included); penalties are not cash (0). Initial
+    (undiscounted, initial fleet included); revenue as earned (negative); penalties
+    are not cash (0). Initial
     fleet, initial capacity and the pipeline are sunk (no cash).
     """
     chips, sites = ctx.chips, ctx.sites
@@ -108,8 +109,10 @@ def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
         )
         sel = term == "grid_upgrade"
         cash[sel] = upgrade.reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
-    # on-site power counts as billed (capex rent + fixed + fuel and O&M) and carbon as paid
-    opex = np.isin(term, [name for name, kind in CASH_KIND.items() if kind == "opex"])
+    # on-site power counts as billed (capex rent + fixed + fuel and O&M) and carbon as
+    # paid; revenue as earned (negative cash out)
+    billed = [name for name, kind in CASH_KIND.items() if kind in ("opex", "revenue")]
+    opex = np.isin(term, billed)
     cash[opex] = costs["undiscounted_cost_usd"].to_numpy()[opex]
     kind = np.array([CASH_KIND.get(str(x), "none") for x in term], dtype=object)
     return costs.assign(cash_usd=cash, cash_kind=kind)

@@ -89,6 +89,9 @@ from optimizer.plan.columns import FIRST_STAGE, add_columns, first_stage_keys, f
 #: Formulations of the operating columns (module docstring, "Formulations").
 FORMULATIONS = ("compact", "reference")
 
+#: Objective modes: minimum cost (penalties) or maximum margin (revenue minus cost).
+OBJECTIVES = ("cost", "margin")
+
 #: Why a compact request keeps the reference columns in cluster mode.
 CLUSTER_REFERENCE_NOTE = (
     "reference formulation: exact training clusters (--clusters / --integer-units) "
@@ -112,7 +115,8 @@ DEFINITION_FAMILIES = _DEFINITION_FAMILIES
 LP_UNREAD_TABLES: tuple[str, ...] = ("public_record", "sources")
 
 #: Input columns a linear build never reads, as ``(table, column)``: display text, a
-#: resource's unit label, customer prices (no objective reads them yet), the chips'
+#: resource's unit label, customer prices (read by a margin-mode build only: see
+#: :data:`MARGIN_READ_COLUMNS`), the chips'
 #: HBM size and deployment-unit size (``chips_per_unit`` is read in integer-unit mode
 #: only, which is never reused), and every column of :data:`LP_UNREAD_TABLES`. Result
 #: tables may read them, from the dataset the model carries. A batch keeps its base
@@ -133,6 +137,15 @@ LP_UNREAD_COLUMNS: frozenset[tuple[str, str]] = frozenset(
         ("supply_resources", "unit"),
     }
     | {(t, c.name) for t in LP_UNREAD_TABLES for c in SPECS[t].columns}
+)
+
+#: Columns of :data:`LP_UNREAD_COLUMNS` a margin-mode build reads (the revenue term): a
+#: margin-mode batch does not keep its base model across a change to them.
+MARGIN_READ_COLUMNS: frozenset[tuple[str, str]] = frozenset(
+    {
+        ("customers", "price_training_usd_per_h100e_period"),
+        ("customers", "price_inference_usd_per_h100e_period"),
+    }
 )
 
 #: Objective terms of the active components (the ``term`` of the cost breakdown).
@@ -197,6 +210,9 @@ class PlanningModel:
         ``assign`` (module docstring, "Formulations").
     formulation_note : str
         Why a requested compact formulation was not (fully) built, else "".
+    objective : {"cost", "margin"}
+        The objective mode the cost terms were built for (``margin``: the objective
+        is cost - revenue, see :mod:`optimizer.components.revenue`).
     unmatched_fixed : DataFrame
         Fixed first-stage values that have no column in this model (non-zero means
         the fixed plan cannot be applied: the solve reports infeasible).
@@ -217,6 +233,7 @@ class PlanningModel:
     clusters: bool = False
     formulation: str = "reference"
     formulation_note: str = ""
+    objective: str = "cost"
 
     @property
     def n_variables(self) -> int:
@@ -263,6 +280,7 @@ def build_model(
     integer_units: bool = False,
     clusters: bool = False,
     formulation: str = "compact",
+    objective: str = "cost",
 ) -> PlanningModel:
     """Build the deterministic planning LP of one dataset.
 
@@ -278,6 +296,8 @@ def build_model(
         Operating columns: per-site busy chips and per-region service linked by
         region balances (exact, fewer columns; the default), or today's per-site,
         per-customer assign columns. Cluster mode always builds the reference.
+    objective : {"cost", "margin"}
+        Minimum cost (default) or maximum margin (:data:`OBJECTIVES`).
 
     Returns
     -------
@@ -286,7 +306,12 @@ def build_model(
         docstring for the maths.
     """
     return build_stochastic_model(
-        [ds], [1.0], integer_units=integer_units, clusters=clusters, formulation=formulation
+        [ds],
+        [1.0],
+        integer_units=integer_units,
+        clusters=clusters,
+        formulation=formulation,
+        objective=objective,
     )
 
 
@@ -335,6 +360,7 @@ def build_stochastic_model(
     universe: FirstStageUniverse | None = None,
     formulation: str = "compact",
     first_stage: str | Sequence[str] = "full",
+    objective: str = "cost",
 ) -> PlanningModel:
     """Build a two-stage stochastic planning LP over weighted scenario datasets.
 
@@ -366,6 +392,8 @@ def build_stochastic_model(
     first_stage : str or sequence of str
         ``full`` (default), ``capacity`` (build, liquid and retrofit only; see
         :data:`~optimizer.plan.columns.FIRST_STAGE_SETS`) or a list of first-stage kinds.
+    objective : {"cost", "margin"}
+        Minimum expected cost (default) or maximum expected margin.
 
     Returns
     -------
@@ -375,10 +403,12 @@ def build_stochastic_model(
     ------
     ValueError
         When the lists differ in length, the weights are not a distribution, the
-        horizons differ or the formulation is unknown.
+        horizons differ, or the formulation or the objective is unknown.
     """
     if formulation not in FORMULATIONS:
         raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
+    if objective not in OBJECTIVES:
+        raise ValueError(f"objective must be one of {OBJECTIVES}, got {objective!r}")
     if len(datasets) == 0 or len(datasets) != len(weights):
         raise ValueError("need one weight per dataset and at least one dataset")
     probabilities = tuple(float(w) for w in weights)
@@ -392,6 +422,7 @@ def build_stochastic_model(
     exact = clusters or integer_units
     scenarios = [scenario_data(i, ds, codes, exact) for i, ds in enumerate(datasets)]
     builder = ModelBuilder()
+    builder.objective = objective
     kinds = first_stage_kinds(first_stage) if universe is None else universe.first_stage
     keys: Mapping[str, pd.DataFrame] = (
         first_stage_keys(scenarios, kinds) if universe is None else universe.keys
@@ -405,7 +436,9 @@ def build_stochastic_model(
         define_objective(builder, columns)
     model = _assemble(builder, scenarios, codes, probabilities, periods, integer_units)
     built, note = _formulation_built(formulation, exact, all_columns)
-    return replace(model, clusters=exact, formulation=built, formulation_note=note)
+    return replace(
+        model, clusters=exact, formulation=built, formulation_note=note, objective=objective
+    )
 
 
 def _formulation_built(

@@ -67,6 +67,13 @@ class SolveOptions:
         ``reference`` (per-site, per-customer assign columns). Same optimal
         objective and the same report tables; cluster mode always uses the
         reference (:mod:`optimizer.components.region`).
+    objective : {"cost", "margin"}
+        What the plan optimises: ``cost`` (the default) minimises discounted cost,
+        unserved demand priced by ``unmet_penalty_usd_per_h100e_period``; ``margin``
+        maximises discounted revenue of served H100e at each customer's price per
+        workload minus every cost term (breach penalties included), unserved demand
+        earning nothing (:mod:`optimizer.components.revenue`). The LP stays a
+        minimisation of ``cost - revenue``; ``PlanResult.margin_usd`` is its negative.
     """
 
     solver: str = "highs"
@@ -79,6 +86,7 @@ class SolveOptions:
     explain_infeasible: bool = True
     check_tolerance: float = 1e-6
     formulation: str = "compact"
+    objective: str = "cost"
 
 
 @dataclass(frozen=True)

@@ -116,6 +116,7 @@ def solve(
         integer_units=options.integer_units,
         clusters=options.clusters,
         formulation=options.formulation,
+        objective=options.objective,
     )
     if fixed_first_stage is not None:
         model = fix_first_stage(model, fixed_first_stage, first_stage)

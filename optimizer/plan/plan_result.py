@@ -19,6 +19,7 @@ import pandas as pd
 
 from optimizer.components.placement_tables import fragmentation_message
 from optimizer.components.plan_context import PlanContext
+from optimizer.components.revenue import revenue_dual_shift
 from optimizer.plan.calibration import calibration_table, empty_calibration
 from optimizer.plan.check import check_frames, empty_violations
 from optimizer.plan.explain import explain_missing
@@ -36,7 +37,8 @@ class PlanResult:
     status : Status
     objective_usd : float or None
         Discounted total cost (equals ``tables["costs"].cost_usd.sum()``); None when
-        no solution exists.
+        no solution exists. In the margin mode it is cost - revenue (the minimised
+        objective, = -``margin_usd``).
     tables : Mapping[str, DataFrame]
         Result tables, see :mod:`optimizer.plan.results` (empty frames with their
         columns when no solution exists).
@@ -69,6 +71,8 @@ class PlanResult:
     formulation : {"compact", "reference"}
         The formulation the model was built with (``SolveOptions.formulation``,
         except cluster mode: always the reference).
+    objective : {"cost", "margin"}
+        The objective mode (``SolveOptions.objective``).
     """
 
     status: Status
@@ -91,6 +95,36 @@ class PlanResult:
     duals_note: str = ""
     clusters: bool = False
     formulation: str = "reference"
+    objective: str = "cost"
+
+    @property
+    def revenue_usd(self) -> float | None:
+        """Discounted revenue of served demand in the margin mode (USD, >= 0).
+
+        Minus the ``revenue`` rows of the costs table; None in the cost mode or when
+        no solution exists.
+        """
+        if self.objective_usd is None or self.objective != "margin":
+            return None
+        costs = self.tables["costs"]
+        return -float(costs.loc[costs["term"] == "revenue", "cost_usd"].sum())
+
+    @property
+    def cost_usd(self) -> float | None:
+        """Discounted cost: every term but revenue (USD; penalties included)."""
+        if self.objective_usd is None:
+            return None
+        return self.objective_usd + (self.revenue_usd or 0.0)
+
+    @property
+    def margin_usd(self) -> float | None:
+        """Discounted margin = revenue - cost (USD) in the margin mode, which maximises it.
+
+        None in the cost mode (no revenue in its objective) or without a solution.
+        """
+        if self.objective_usd is None or self.objective != "margin":
+            return None
+        return -self.objective_usd
 
 
 def _unsolved(
@@ -119,6 +153,7 @@ def _unsolved(
         "lp",
         tuple(ds.periods),
         formulation=options.formulation if model is None else model.formulation,
+        objective=options.objective,
     )
 
 
@@ -142,10 +177,17 @@ def mip_gap(objective: float | None, bound: float | None) -> float | None:
 
 
 def _duals(raw: RawSolution, model: PlanningModel) -> np.ndarray | None:
-    """Row duals; NaN (null shadow prices) when the solver returned none (``dual_note``)."""
+    """Row duals; NaN (null shadow prices) when the solver returned none (``dual_note``).
+
+    In the margin mode a demand row's dual gains the revenue constant's derivative
+    (:func:`~optimizer.components.revenue.revenue_dual_shift`), so every shadow price
+    is the full d(objective)/d(rhs).
+    """
     if raw.row_dual is None and raw.dual_note:
         return np.full(model.n_constraints, np.nan)
-    return raw.row_dual
+    if raw.row_dual is None or model.objective != "margin":
+        return raw.row_dual
+    return np.asarray(raw.row_dual, dtype=float) + revenue_dual_shift(model)
 
 
 def _without_values(status: Status, msg: str) -> tuple[Status, str]:
@@ -222,6 +264,7 @@ def _scenario_result(
         **_mip_fields(raw),
         clusters=model.clusters,
         formulation=model.formulation,
+        objective=model.objective,
     )
 
 

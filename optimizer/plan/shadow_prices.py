@@ -70,7 +70,9 @@ def shadow_prices(
     Returns
     -------
     DataFrame
-        ``family, period, key, shadow_price, unit, slack, binding``.
+        ``family, period, key, shadow_price, unit, slack, binding``. In the margin
+        mode the objective is cost - revenue, so ``-shadow_price`` is the marginal
+        margin (:mod:`optimizer.components.revenue`).
     """
     con = model.constraints
     rows, fixed = _shadow_rows(model, scenario)

@@ -72,6 +72,7 @@ def solve_stochastic(
         integer_units=options.integer_units,
         clusters=options.clusters,
         formulation=options.formulation,
+        objective=options.objective,
         first_stage=first_stage,
     )
     build_s = time.perf_counter() - t0

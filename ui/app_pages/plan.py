@@ -31,7 +31,7 @@ if ds is None:
 
 ok, why = optimizer_status()
 # the solver box is wide enough for its labels (name, version, how it is called)
-c1, c2, c3, c6, c5, c4 = st.columns([2, 2, 1, 1, 1, 1], vertical_alignment="bottom")
+c1, c2, c3, c6, c7, c5, c4 = st.columns([2, 2, 1, 1, 1, 1, 1], vertical_alignment="bottom")
 c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
 solver_labels = dict(solver_choices())
 solver = c2.selectbox(
@@ -69,6 +69,15 @@ formulation = c6.selectbox(
     "Both reach the same optimal cost; where the optimum is not unique they may report "
     "different, equally optimal plans. Exact clusters always use the reference.",
 )
+objective = c7.selectbox(
+    "Objective",
+    ["cost", "margin"],
+    key="solve_objective",
+    persist_state="session",
+    help="cost (default): minimum discounted cost; unserved demand pays each customer's "
+    "unmet penalty. margin: maximum discounted margin = revenue of served H100e at the "
+    "customers' prices minus every cost and breach penalty; unserved demand earns nothing.",
+)
 clicked = c4.button("Solve", type="primary", key="solve", disabled=not ok)
 if not ok:
     st.info(f"The optimizer is not installed yet, so plans cannot be solved ({why}).")
@@ -82,6 +91,7 @@ if clicked:
             time_limit_s=float(limit) or None,
             clusters=bool(clusters),
             formulation=str(formulation),
+            objective=str(objective),
         )
         state = (
             "complete" if run.metrics["status"] in ("optimal", "time_limit_feasible") else "error"
@@ -109,11 +119,20 @@ if plan is None:
 
 res = plan.result
 m = plan.metrics
+margin = getattr(res, "margin_usd", None)
+if margin is not None:  # the margin objective: margin, revenue and cost side by side
+    g1, g2, g3 = st.columns(3)
+    g1.metric("Discounted margin", fmt_usd(margin, 3))
+    g2.metric("Discounted revenue", fmt_usd(getattr(res, "revenue_usd", None), 3))
+    g3.metric("Discounted cost", fmt_usd(getattr(res, "cost_usd", None), 3))
 k1, k2, k3, k4 = st.columns(4)
 k1.metric("Status", m["status"])
 obj = m["objective_usd"]
 has_obj = obj is not None and math.isfinite(obj)
-k2.metric("Discounted cost", fmt_usd(obj, 3) if has_obj else "n/a")
+k2.metric(
+    "Objective: cost - revenue" if margin is not None else "Discounted cost",
+    fmt_usd(obj, 3) if has_obj else "n/a",
+)
 share = m["served_share"]
 k3.metric("Demand served", "–" if math.isnan(share) else f"{share:.1%}")
 trn = m["trainium_share"]
@@ -250,6 +269,8 @@ if costs is not None and len(costs) and "cash_usd" in costs:
             },
         )
         cash = costs[costs["cash_kind"] != "none"]  # penalties are not cash
+        if margin is None:  # revenue is cash only in the margin objective
+            cash = cash[cash["cash_kind"] != "revenue"]
         per_year = cash.assign(year=cash["period"].astype(str).str[:4])
         per_year = per_year.pivot_table(
             index="year", columns="cash_kind", values="cash_usd", aggfunc="sum"

@@ -30,7 +30,7 @@ if base is None:
     st.error("No valid dataset loaded. Open **Data** to upload one.")
     st.stop()
 ok, why = optimizer_status()
-choice = plan_solve_choice()  # the Plan page's solver, time limit and formulation
+choice = plan_solve_choice()  # the Plan page's solver, time limit, formulation, objective
 
 # ------------------------------------------------------------- scenario comparison
 st.subheader("Scenario comparison")
@@ -58,6 +58,7 @@ if st.button("Solve and compare", key="risk_compare_btn", disabled=not (ok and c
             solver=choice.solver,
             time_limit_s=choice.time_limit_s,
             formulation=choice.formulation,
+            objective=choice.objective,
         )
         rows.append(
             {
