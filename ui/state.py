@@ -557,21 +557,8 @@ def runs_frame() -> pd.DataFrame:
         }
         for r in st.session_state.get("runs", [])
     ]
-    return pd.DataFrame(
-        rows,
-        columns=[
-            "run_id",
-            "scenario",
-            "status",
-            "objective_usd",
-            "served_share",
-            "solver",
-            "solved_at",
-            "solve_s",
-            "cached",
-            "dataset_hash",
-        ],
-    )
+    columns = "run_id scenario status objective_usd served_share solver solved_at solve_s"
+    return pd.DataFrame(rows, columns=[*columns.split(), "cached", "dataset_hash"])
 
 
 MAX_FINDINGS_SHOWN = 500
