@@ -159,3 +159,22 @@ def test_every_statistic_is_labelled_with_units(plan: Plan) -> None:
         assert list(units) == list(STATISTICS[name].units)
         assert set(units) <= set(frame.columns)
         assert frame.attrs["statistic"] == name
+
+
+def test_revenue_is_price_times_served_and_the_margin_objectives_term() -> None:
+    """Margin objective on the tiny data: acme pays 5,000 USD per H100e-quarter of
+    training (1,500 in 2026Q1, discount 1.0) and 6,000 of inference (800 in 2026Q2,
+    discount 0.98); both are served in full, so revenue = 7,500,000 + 4,704,000."""
+    plan = cp.solve(TINY, options=cp.SolveOptions(objective="margin"))
+    assert plan.status == "optimal"
+    by_row = plan.statistics.revenue(groupby=["customer", "workload", "period"])
+    got = by_row.set_index("workload")
+    assert got.loc["training", "undiscounted_revenue_usd"] == pytest.approx(1500 * 5000.0)
+    assert got.loc["inference", "undiscounted_revenue_usd"] == pytest.approx(800 * 6000.0)
+    assert got.loc["inference", "revenue_usd"] == pytest.approx(800 * 6000.0 * 0.98)
+    assert by_row["unserved_revenue_usd"].sum() == pytest.approx(0.0, abs=1e-6)
+    total = plan.statistics.revenue(groupby=[])["revenue_usd"].iloc[0]
+    assert total == pytest.approx(1500 * 5000.0 + 800 * 6000.0 * 0.98, rel=1e-9)
+    term = plan.statistics.costs(groupby="term").set_index("term")["cost_usd"]["revenue"]
+    assert term == pytest.approx(-total, rel=1e-9)
+    assert plan.result.revenue_usd == pytest.approx(total, rel=1e-9)

@@ -206,6 +206,17 @@ ROWS: dict[str, Callable[[Mapping[str, pd.DataFrame], PlanKeys], pd.DataFrame]] 
         ["customer", "workload", "period", "demand_h100e", "served_h100e", "unmet_h100e"],
     ),
     "utilisation": lambda t, k: _utilisation_rows(t),
+    "revenue": lambda t, k: _columns(
+        _table(t, "customer_revenue"),
+        [
+            "customer",
+            "workload",
+            "period",
+            "revenue_usd",
+            "undiscounted_revenue_usd",
+            "unserved_revenue_usd",
+        ],
+    ),
 }
 """Statistic -> the function giving its rows (before grouping) from the result tables."""
 
@@ -292,6 +303,18 @@ STATISTICS: dict[str, StatSpec] = {
             always=("unit",),
             meaning="use of every site and supply limit: used / capacity "
             "(site_utilisation, supply_utilisation)",
+        ),
+        StatSpec(
+            "revenue",
+            {
+                "revenue_usd": "USD",
+                "undiscounted_revenue_usd": "USD",
+                "unserved_revenue_usd": "USD",
+            },
+            ("period", "customer"),
+            stock=False,
+            meaning="what served demand earns at the customers' prices, discounted and "
+            "not, and what unserved demand would have earned (customer_revenue)",
         ),
     )
 }
@@ -480,7 +503,10 @@ class Statistics:
         return statistic_frame("capex", self._tables, self._keys, groupby, where)
 
     def cash(self, groupby: GroupBy = None, where: Where = None) -> pd.DataFrame:
-        """Cash out, undiscounted (USD): ``costs.cash_usd``; default by period, cash_kind."""
+        """Cash out, undiscounted (USD): ``costs.cash_usd``; default by period, cash_kind.
+
+        In the margin objective the ``revenue`` rows are cash in, so they are negative.
+        """
         return statistic_frame("cash", self._tables, self._keys, groupby, where)
 
     def costs(self, groupby: GroupBy = None, where: Where = None) -> pd.DataFrame:
@@ -525,6 +551,17 @@ class Statistics:
         (``limit`` is the resource, ``site`` reads ``n/a``); ``unit`` is always a key.
         """
         return statistic_frame("utilisation", self._tables, self._keys, groupby, where)
+
+    def revenue(self, groupby: GroupBy = None, where: Where = None) -> pd.DataFrame:
+        """Revenue of served H100e at the customers' prices (USD); default by period, customer.
+
+        ``revenue_usd`` is discounted (in the margin objective it is minus the costs
+        table's ``revenue`` term), ``undiscounted_revenue_usd`` is billed in the quarter,
+        ``unserved_revenue_usd`` is what the unmet demand would have earned (discounted).
+        Margin = ``revenue_usd`` total - the other cost terms (``plan.result.margin_usd``
+        in the margin objective).
+        """
+        return statistic_frame("revenue", self._tables, self._keys, groupby, where)
 
     def shadow_prices(self, groupby: GroupBy = None, where: Where = None) -> pd.DataFrame:
         """Return the largest shadow price magnitude per group (:func:`shadow_price_frame`)."""
