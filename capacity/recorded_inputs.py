@@ -58,7 +58,9 @@ def inputs_document(
     return {"scenarios": {scenario: body}}
 
 
-def inputs_yaml(doc: Mapping[str, Any], *, dataset_name: str, dataset_hash: str) -> str:
+def inputs_yaml(
+    doc: Mapping[str, Any], *, dataset_name: str, dataset_hash: str, flags: str = ""
+) -> str:
     """Return the text of ``inputs.yaml``: a header naming the data, then the document.
 
     Parameters
@@ -67,13 +69,16 @@ def inputs_yaml(doc: Mapping[str, Any], *, dataset_name: str, dataset_hash: str)
         From :func:`inputs_document`.
     dataset_name, dataset_hash : str
         The base dataset's name and content hash (SHA-256 hex), for the header.
+    flags : str
+        The solve options the plan was made with that differ from the defaults, as
+        command-line flags (``--objective margin``); added to the header's command.
     """
     (name,) = doc["scenarios"]
+    again = f"capacity solve DATA --scenarios-file {INPUTS_FILE} --scenario {_quoted(name)}"
     header = (
         f"# Inputs of scenario {name!r} as solved: the base data {dataset_name!r} with\n"
         f"# these overrides applied in order (data as solved: content hash {dataset_hash}).\n"
-        f"# Solve it again: capacity solve DATA --scenarios-file {INPUTS_FILE} "
-        f"--scenario {_quoted(name)}\n"
+        f"# Solve it again: {again}{' ' + flags if flags else ''}\n"
     )
     return header + yaml.safe_dump(dict(doc), sort_keys=False, allow_unicode=True)
 

@@ -161,3 +161,30 @@ def test_cell_edits_become_set_overrides_that_re_create_the_edited_tables() -> N
         "old": "(no row)",
         "new": "added",
     } in rows
+
+
+def test_the_recorded_command_keeps_the_objective_and_re_solves_to_the_same_margin(
+    data: Path, tmp_path: Path
+) -> None:
+    """A margin-objective report: the header's command carries --objective margin, and
+    running it (DATA replaced by the folder) gives the same objective; the cost mode
+    would give another one."""
+    import shlex
+
+    first = _solve(str(data), "-s", "pricey", "--objective", "margin", "--out", str(tmp_path / "a"))
+    entry = first["pricey"]
+    assert entry["inputs"]["solve_flags"] == "--objective margin"  # type: ignore[index]
+    inputs = Path(str(entry["dir"])) / INPUTS_FILE
+    (command,) = [
+        line.split("Solve it again: ", 1)[1]
+        for line in inputs.read_text(encoding="utf-8").splitlines()
+        if "Solve it again: " in line
+    ]
+    words = shlex.split(command)
+    assert words[:3] == ["capacity", "solve", "DATA"]
+    args = [str(data), *words[3:]]
+    args[args.index(INPUTS_FILE)] = str(inputs)
+    again = _solve(*args, "--out", str(tmp_path / "b"))["pricey"]
+    assert again["objective_usd"] == pytest.approx(entry["objective_usd"], rel=1e-9)
+    cost = _solve(str(data), "-s", "pricey", "--out", str(tmp_path / "c"))["pricey"]
+    assert cost["objective_usd"] != pytest.approx(entry["objective_usd"], rel=1e-3)

@@ -22,7 +22,7 @@ from optimizer.analysis.batch_invalid import INVALID_DATA, finding_text
 from optimizer.analysis.batch_progress import BatchProgress
 from optimizer.analysis.batch_resume import NO_PLAN, verify_or_fail
 from optimizer.analysis.sweep_cases import SweepCase
-from optimizer.output.inputs_record import SolvedInputs, write_inputs
+from optimizer.output.inputs_record import SolvedInputs, solve_flags, write_inputs
 from optimizer.output.summary import OK_STATUSES
 
 __all__ = ["BatchRecorder", "iso_now"]
@@ -124,7 +124,7 @@ class BatchRecorder:
             return {"state": "failed", "error": f"writing tables: {exc}"}
         files = sorted(p.relative_to(self.out).as_posix() for p in written.values())
         try:
-            inputs = write_inputs(self._inputs(case, cr), sdir, self.out)
+            inputs = write_inputs(self._inputs(case, cr), sdir, self.out, solve_flags(cr.result))
         except OSError as exc:  # recorded; the batch goes on
             return {"state": "failed", "error": f"writing inputs.yaml: {exc}"}
         return {"state": "done", "files": files, "inputs": inputs}

@@ -19,7 +19,7 @@ from capacity.recorded_inputs import INPUTS_FILE, inputs_document, inputs_yaml
 from capacity.scenario_spec import Override
 from optimizer.output.atomic import write_text_atomic
 
-__all__ = ["SolvedInputs", "solved_inputs", "write_inputs"]
+__all__ = ["SolvedInputs", "solve_flags", "solved_inputs", "write_inputs"]
 
 
 @dataclass(frozen=True)
@@ -90,10 +90,39 @@ def solved_inputs(
     )
 
 
-def write_inputs(inputs: SolvedInputs, scenario_path: Path, run_dir: Path) -> dict[str, Any]:
-    """Write ``<scenario_path>/inputs.yaml`` atomically; return its manifest fields."""
+def solve_flags(result: Any) -> str:
+    """Return the command-line flags of the solve options a plan was made with.
+
+    Only options that differ from ``capacity solve``'s defaults and shape the plan:
+    ``--objective``, ``--integer-units``, ``--clusters``, ``--formulation reference``
+    (the same optimum, other columns). ``result`` is a :class:`PlanResult` (or any
+    object with those attributes; missing ones count as defaults).
+    """
+    flags = []
+    objective = str(getattr(result, "objective", "cost") or "cost")
+    if objective != "cost":
+        flags.append(f"--objective {objective}")
+    if getattr(result, "integer_units", False):
+        flags.append("--integer-units")
+    if getattr(result, "clusters", False):
+        flags.append("--clusters")
+    if getattr(result, "formulation", "compact") == "reference":
+        flags.append("--formulation reference")
+    return " ".join(flags)
+
+
+def write_inputs(
+    inputs: SolvedInputs, scenario_path: Path, run_dir: Path, flags: str = ""
+) -> dict[str, Any]:
+    """Write ``<scenario_path>/inputs.yaml`` atomically; return its manifest fields.
+
+    ``flags`` (:func:`solve_flags`) completes the header's command that solves it again
+    and is kept in the manifest entry as ``solve_flags``.
+    """
     doc = inputs_document(inputs.scenario, inputs.overrides, inputs.description)
-    text = inputs_yaml(doc, dataset_name=inputs.dataset_name, dataset_hash=inputs.dataset_hash)
+    text = inputs_yaml(
+        doc, dataset_name=inputs.dataset_name, dataset_hash=inputs.dataset_hash, flags=flags
+    )
     path = scenario_path / INPUTS_FILE
     write_text_atomic(path, text)
-    return inputs.manifest_fields(run_dir, path)
+    return {**inputs.manifest_fields(run_dir, path), "solve_flags": flags}

@@ -30,7 +30,7 @@ import pyarrow as pa
 
 from optimizer.components.registry import SequenceView
 from optimizer.output.atomic import ensure_dir, write_text_atomic
-from optimizer.output.inputs_record import SolvedInputs, write_inputs
+from optimizer.output.inputs_record import SolvedInputs, solve_flags, write_inputs
 from optimizer.output.manifest import REPORT_FORMAT, package_version, update_manifest
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, to_arrow, write_arrow_atomic
 from optimizer.output.run_folder import reserve_run_dir, scenario_dir, utc_stamp
@@ -357,7 +357,7 @@ def write_report(
         write_text_atomic(run_dir / UNITS_CSV_NAME, columns_frame().to_csv(index=False))
     entry = scenario_entry(result, run_dir, written)
     if inputs is not None:
-        entry["inputs"] = write_inputs(inputs, sdir, run_dir)
+        entry["inputs"] = write_inputs(inputs, sdir, run_dir, solve_flags(result))
     update_manifest(run_dir, scenario=scenario, entry=entry)
     return run_dir
 
