@@ -175,7 +175,7 @@ def test_edit_solve_chart_and_report_download(app_url: str, tmp_path: Path) -> N
 
             # solve on the Plan page and see the charts
             page.get_by_role("link", name="Plan").click()
-            page.get_by_role("button", name="Solve").click()
+            page.get_by_role("button", name="Solve", exact=True).click()
             expect(page.get_by_test_id("stMetricValue").first).to_have_text("optimal")
             charts = page.locator(".js-plotly-plot")
             expect(charts.first).to_be_visible()
@@ -227,7 +227,7 @@ def save_plan_screenshot(out: Path = ROOT / "docs" / "plan_page.png") -> Path:
                 page.goto(url)
                 expect(page.get_by_text("Table", exact=True)).to_be_visible()
                 page.get_by_role("link", name="Plan").click()
-                page.get_by_role("button", name="Solve").click()
+                page.get_by_role("button", name="Solve", exact=True).click()
                 expect(page.get_by_test_id("stMetricValue").first).to_have_text("optimal")
                 expect(page.locator(".js-plotly-plot").nth(5)).to_be_visible()
                 page.wait_for_timeout(1500)  # let plotly finish its transitions
