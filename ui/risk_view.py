@@ -28,9 +28,10 @@ from ui.formats import (
     levels_caption,
     parameter_ops,
     percentiles_view,
-    usd_billions,
+    show_table,
     with_level_text,
 )
+from ui.progress_view import AppProgress
 from ui.state import SolveChoice
 
 OUTCOME_LABELS = {
@@ -117,6 +118,39 @@ def tornado_figure(
         legend_title_text="level",
     )
     return fig
+
+
+def tornado_table(df: pd.DataFrame, outcome: str, ops: Mapping[str, str]) -> pd.DataFrame:
+    """Return the tornado rows of one outcome, its values named by the outcome's unit.
+
+    Parameters
+    ----------
+    df : DataFrame
+        :func:`optimizer.analysis.tornado.tornado` (one row per parameter, side and
+        outcome; each outcome has its own unit).
+    outcome : str
+        The outcome shown (``total_cost_usd``, ``unmet_h100e`` ...).
+    ops : mapping
+        Parameter name to override op (for the level's meaning, :func:`level_text`).
+
+    Returns
+    -------
+    DataFrame
+        ``rank, parameter, side, level, level_text, base <outcome>, <outcome>, change
+        <outcome>, swing_total_cost_usd, status``: the value columns carry the
+        outcome's name, so its unit suffix gives their unit and format.
+    """
+    d = with_level_text(df[df["outcome"] == outcome], ops)
+    d = d.rename(
+        columns={
+            "base_value": f"base_{outcome}",
+            "value": outcome,
+            "change": f"change_{outcome}",
+        }
+    )
+    first = ["rank", "parameter", "side", "level", "level_text"]
+    values = [f"base_{outcome}", outcome, f"change_{outcome}", "swing_total_cost_usd", "status"]
+    return d[[c for c in first + values if c in d.columns]].reset_index(drop=True)
 
 
 def _by_swing(d: pd.DataFrame) -> list[Any]:
@@ -231,12 +265,15 @@ def _tornado_tab(tornado: ModuleType, ds: Dataset, params: list[Any], opts: Any)
         persist_state="session",
     )
     tsettings = (tuple(picked), opts)
-    if st.button("Run tornado", key="tornado_run", disabled=not tparams):
-        with st.spinner(f"Solving {2 * len(tparams) + 1} variants…"):
-            try:
-                _store("tornado", ds.hash, tsettings, tornado.tornado(ds, opts, tparams))
-            except Exception as e:  # noqa: BLE001
-                st.error(f"The tornado failed: {error_text(e)}")
+    clicked = st.button("Run tornado", key="tornado_run", disabled=not tparams)
+    slot = st.empty()  # the bar's place, kept on every run: the section is drawn once
+    if clicked:
+        try:
+            with AppProgress("Tornado", 2 * len(tparams) + 1, slot) as bar:
+                t = tornado.tornado(ds, opts, tparams, progress=bar)
+            _store("tornado", ds.hash, tsettings, t)
+        except Exception as e:  # noqa: BLE001
+            st.error(f"The tornado failed: {error_text(e)}")
     t = _fresh("tornado", ds.hash, tsettings)
     if t is None:
         st.info("Press **Run tornado** to compute the sensitivities of the active data.")
@@ -246,15 +283,8 @@ def _tornado_tab(tornado: ModuleType, ds: Dataset, params: list[Any], opts: Any)
         if fig is not None:
             st.plotly_chart(fig, key="tornado_chart", width="stretch")
         with st.expander("Tornado table"):
-            st.dataframe(
-                with_level_text(t, ops),
-                hide_index=True,
-                width="stretch",
-                column_config={
-                    c: st.column_config.NumberColumn(c, format="%.6g")
-                    for c in ("base_value", "value", "change")
-                },
-            )
+            st.caption(f"Rows of the outcome chosen above: {OUTCOME_LABELS[outcome]}.")
+            show_table(tornado_table(t, outcome, ops), key="tornado_table")
 
 
 def _monte_carlo_tab(monte_carlo: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
@@ -282,13 +312,16 @@ def _monte_carlo_tab(monte_carlo: ModuleType, ds: Dataset, params: list[Any], op
         "Seed", min_value=0, step=1, value=0, key="mc_seed", persist_state="session"
     )
     settings = (tuple(chosen), int(samples), int(seed), opts)
-    if st.button("Run Monte Carlo", key="mc_run", disabled=not chosen):
+    clicked = st.button("Run Monte Carlo", key="mc_run", disabled=not chosen)
+    slot = st.empty()  # the bar's place, kept on every run
+    if clicked:
         spec = monte_carlo_spec(params, chosen, int(samples), int(seed))
-        with st.spinner(f"Solving {int(samples)} samples…"):
-            try:
-                _store("mc", ds.hash, settings, monte_carlo.monte_carlo(ds, spec, opts))
-            except Exception as e:  # noqa: BLE001
-                st.error(f"The Monte Carlo failed: {error_text(e)}")
+        try:
+            with AppProgress("Monte Carlo", int(samples), slot, unit="sample") as bar:
+                mc = monte_carlo.monte_carlo(ds, spec, opts, progress=bar)
+            _store("mc", ds.hash, settings, mc)
+        except Exception as e:  # noqa: BLE001
+            st.error(f"The Monte Carlo failed: {error_text(e)}")
     mc = _fresh("mc", ds.hash, settings)
     if mc is None:
         st.info("Choose parameters and press **Run Monte Carlo**.")
@@ -316,10 +349,9 @@ def _monte_carlo_results(mc: Any) -> None:
     note = str(getattr(mc, "duals_note", "") or "")
     if note:
         st.warning(f"Priced shares unknown: {note}.", icon=":material/info:")
-    st.dataframe(mc.binding, hide_index=True, width="stretch")
+    show_table(mc.binding, key="mc_binding")
     with st.expander("Samples"):
-        samples_view, money_cfg = usd_billions(s)
-        st.dataframe(samples_view, hide_index=True, width="stretch", column_config=money_cfg)
+        show_table(s, key="mc_samples_table")
 
 
 def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
@@ -356,13 +388,18 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
     )
     settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev, opts)
     ok = len(chosen_s) >= 2 and sum(weights) > 0
-    if st.button("Solve the hedged plan", key="hedge_run", disabled=not ok):
-        with st.spinner("Solving the two-stage plan and its EV and wait-and-see plans…"):
-            try:
-                h = hedge.hedged_plan(base, list(chosen_s), list(weights), opts, ev=ev)
-                _store("hedge", base.hash, settings_h, h)
-            except Exception as e:  # noqa: BLE001
-                st.error(f"The hedged plan failed: {error_text(e)}")
+    clicked = st.button("Solve the hedged plan", key="hedge_run", disabled=not ok)
+    slot = st.empty()  # the bar's place, kept on every run
+    if clicked:
+        total = hedge.solve_count(len(chosen_s), ev)
+        try:
+            with AppProgress("Hedged plan", total, slot, unit="solve") as bar:
+                h = hedge.hedged_plan(
+                    base, list(chosen_s), list(weights), opts, ev=ev, progress=bar
+                )
+            _store("hedge", base.hash, settings_h, h)
+        except Exception as e:  # noqa: BLE001
+            st.error(f"The hedged plan failed: {error_text(e)}")
     h = _fresh("hedge", base.hash, settings_h)
     if h is None:
         st.info("Pick at least two scenarios with weights and press **Solve the hedged plan**.")
@@ -381,8 +418,7 @@ def _hedged_results(h: Any) -> None:
     st.caption(f"Status {h.status}; EV problem: {h.ev_problem}.")
     for note in h.notes:
         st.warning(note)
-    per_s, money_cfg = usd_billions(h.per_scenario)
-    st.dataframe(per_s, hide_index=True, width="stretch", column_config=money_cfg)
+    show_table(h.per_scenario, key="hedge_per_scenario")
     b = h.first_stage.get("build_out") if h.first_stage else None
     if b is not None and len(b):
         fig = px.bar(

@@ -10,7 +10,7 @@ from capacity.csv_safe import to_safe_csv
 from optimizer.output.binding_limits import missing_duals, no_duals_text
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
-from ui.formats import fmt_usd
+from ui.formats import MISSING, calibration_view, fmt_usd, show_table
 from ui.state import (
     active_dataset,
     current_plan,
@@ -197,7 +197,7 @@ if tc is not None and len(tc):
             "solve again to enforce the rule."
         )
     with st.expander("Training clusters per customer, site and quarter"):
-        st.dataframe(tc, hide_index=True, width="stretch")
+        show_table(tc, key="plan_training_clusters")
 
 periods = list(ds.periods)
 no_duals = missing_duals(res)
@@ -275,4 +275,12 @@ if calibration is not None and len(calibration):
             "band; rows the model cannot match yet are listed with their reason "
             "(formulas in optimizer/plan/calibration.py)."
         )
-        st.dataframe(calibration, hide_index=True, width="stretch", key="plan_calibration")
+        cal_view, cal_cfg = calibration_view(calibration)
+        st.dataframe(
+            cal_view,
+            hide_index=True,
+            width="stretch",
+            key="plan_calibration",
+            column_config=cal_cfg,
+            placeholder=MISSING,
+        )
