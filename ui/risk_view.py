@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
@@ -407,15 +408,49 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
         _hedged_results(h)
 
 
+def infinite_eev_text(h: Any) -> str:
+    """Say why EEV and VSS are infinite ("" when they are finite).
+
+    Parameters
+    ----------
+    h : HedgedPlan
+        :func:`optimizer.analysis.hedge.hedged_plan`; its ``per_scenario`` table holds the
+        EV plan's cost and status in each scenario (``inf`` where it cannot be operated).
+
+    Returns
+    -------
+    str
+        E.g. ``"EEV and VSS are infinite: the neutral plan's first stage (what it builds
+        and installs), fixed, cannot be operated in scenario negative (infeasible). The
+        hedged plan (RP), WS and EVPI are finite; the notes below give each scenario's
+        reason."``
+    """
+    eev = h.eev_usd
+    if eev is None or np.isfinite(eev):
+        return ""
+    ps = h.per_scenario
+    bad = ps[~np.isfinite(ps["ev_fixed_cost_usd"].astype(float))]
+    where = ", ".join(f"{r.scenario} ({r.ev_fixed_status})" for r in bad.itertuples())
+    plural = "s" if len(bad) != 1 else ""
+    return (
+        f"EEV and VSS are infinite: the {h.ev_problem} plan's first stage (what it builds "
+        f"and installs), fixed, cannot be operated in scenario{plural} {where}. The hedged "
+        "plan (RP), WS and EVPI are finite; the notes below give each scenario's reason."
+    )
+
+
 def _hedged_results(h: Any) -> None:
     """Metrics (RP, WS, EEV, VSS, EVPI), notes, per-scenario table and build-out chart."""
     m = st.columns(5)
     m[0].metric("Hedged expected cost (RP)", fmt_usd(h.expected_cost_usd))
     m[1].metric("Wait-and-see (WS)", fmt_usd(h.wait_and_see_usd))
-    m[2].metric("EV plan's expected cost (EEV)", fmt_usd(h.eev_usd))
-    m[3].metric("VSS = EEV − RP", fmt_usd(h.vss_usd))
+    why = infinite_eev_text(h)
+    m[2].metric("EV plan's expected cost (EEV)", fmt_usd(h.eev_usd) if not why else "infinite")
+    m[3].metric("VSS = EEV − RP", fmt_usd(h.vss_usd) if not why else "infinite")
     m[4].metric("EVPI = RP − WS", fmt_usd(h.evpi_usd))
     st.caption(f"Status {h.status}; EV problem: {h.ev_problem}.")
+    if why:
+        st.warning(why)
     for note in h.notes:
         st.warning(note)
     show_table(h.per_scenario, key="hedge_per_scenario")

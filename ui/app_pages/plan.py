@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import streamlit as st
 
@@ -13,6 +14,7 @@ from ui.compose import demand_summary, infeasibility_view
 from ui.formats import MISSING, calibration_view, fmt_usd, show_table
 from ui.state import (
     active_dataset,
+    click_to_result_text,
     current_plan,
     flash,
     optimizer_status,
@@ -74,6 +76,7 @@ if not ok:
     st.info(f"The optimizer is not installed yet, so plans cannot be solved ({why}).")
 
 if clicked:
+    ss["plan_click"] = time.perf_counter()  # the click: the metrics below say how long since
     with st.status(f"Solving {ds.scenario} with {solver}…", expanded=True) as status:
         st.write("Building and solving the linear program (cached on the data's hash)…")
         run = solve_and_record(
@@ -124,7 +127,10 @@ solved = (
     else f"solved at {plan.solved_at} in {plan.seconds:.2f} s"
 )
 obj_text = f"{obj:,.2f} USD (discounted)" if has_obj else f"n/a (status {m['status']})"
-st.caption(f"Objective {obj_text} · solver {plan.solver} · {solved} · run `{plan.run_id}`")
+st.caption(
+    f"Objective {obj_text} · solver {plan.solver} · {solved} · "
+    f"{click_to_result_text(plan, ss)} · run `{plan.run_id}`"
+)
 msg = str(getattr(res, "message", "") or "")
 if m["status"] not in ("optimal",):
     (st.warning if m["status"] == "time_limit_feasible" else st.error)(
