@@ -120,6 +120,9 @@ def test_every_long_risk_operation_shows_a_bar_with_its_count(
 def test_the_plan_page_states_the_wait_from_the_click_beside_the_solve_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    import streamlit as st
+
+    st.cache_data.clear()  # a solve of the tiny data by an earlier test would be reused
     at = open_app(monkeypatch, TINY)
     goto(at, "plan")
     at.button(key="solve").click()

@@ -380,14 +380,28 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
     ]
     ev = st.radio(
         "Expected-value problem",
-        ["mean", "neutral"],
+        ["neutral", "mean"],  # neutral first: the mean is undefined on the bundled data
         horizontal=True,
         key="hedge_ev",
         persist_state="session",
-        help="mean: every decimal input averaged over the scenarios; neutral: the plan "
-        "of the scenario named neutral.",
+        help="neutral: the plan of the scenario named neutral (the heaviest scenario "
+        "when none is). mean: every decimal input averaged over the scenarios, defined "
+        "only when the scenarios have the same rows (the bundled ones shift quarters, so "
+        "it falls back to neutral there).",
     )
-    settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev, opts)
+    first = st.radio(
+        "First stage (decided before the scenario is known)",
+        ["capacity", "full"],  # as capacity hedge: its EEV is finite on the bundled data
+        horizontal=True,
+        key="hedge_first_stage",
+        persist_state="session",
+        help="capacity: MW built, liquid-cooled share and retrofits are shared; chips are "
+        "bought and installed per scenario (the default of capacity hedge). full: chip "
+        "production and installs are shared too, so one fleet serves every scenario; on "
+        "the bundled data the neutral plan's fleet cannot run in the negative scenario, "
+        "so EEV and VSS are infinite there.",
+    )
+    settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev, first, opts)
     ok = len(chosen_s) >= 2 and sum(weights) > 0
     clicked = st.button("Solve the hedged plan", key="hedge_run", disabled=not ok)
     slot = st.empty()  # the bar's place, kept on every run
@@ -396,7 +410,13 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
         try:
             with AppProgress("Hedged plan", total, slot, unit="solve") as bar:
                 h = hedge.hedged_plan(
-                    base, list(chosen_s), list(weights), opts, ev=ev, progress=bar
+                    base,
+                    list(chosen_s),
+                    list(weights),
+                    opts,
+                    ev=ev,
+                    first_stage=first,
+                    progress=bar,
                 )
             _store("hedge", base.hash, settings_h, h)
         except Exception as e:  # noqa: BLE001
@@ -420,10 +440,9 @@ def infinite_eev_text(h: Any) -> str:
     Returns
     -------
     str
-        E.g. ``"EEV and VSS are infinite: the neutral plan's first stage (what it builds
-        and installs), fixed, cannot be operated in scenario negative (infeasible). The
-        hedged plan (RP), WS and EVPI are finite; the notes below give each scenario's
-        reason."``
+        E.g. ``"EEV and VSS are infinite: the neutral plan's first stage (what it decides
+        before the scenario is known), fixed, cannot be operated in scenario negative
+        (infeasible). ..."``
     """
     eev = h.eev_usd
     if eev is None or np.isfinite(eev):
@@ -433,9 +452,10 @@ def infinite_eev_text(h: Any) -> str:
     where = ", ".join(f"{r.scenario} ({r.ev_fixed_status})" for r in bad.itertuples())
     plural = "s" if len(bad) != 1 else ""
     return (
-        f"EEV and VSS are infinite: the {h.ev_problem} plan's first stage (what it builds "
-        f"and installs), fixed, cannot be operated in scenario{plural} {where}. The hedged "
-        "plan (RP), WS and EVPI are finite; the notes below give each scenario's reason."
+        f"EEV and VSS are infinite: the {h.ev_problem} plan's first stage (what it decides "
+        f"before the scenario is known), fixed, cannot be operated in scenario{plural} "
+        f"{where}. The hedged plan (RP), WS and EVPI are finite; the notes below give each "
+        "scenario's reason. With the full first stage, try the capacity one."
     )
 
 
