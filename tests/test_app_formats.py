@@ -3,8 +3,8 @@
 The AppTest scan solves the tiny dataset (with a public record, so the calibration table
 shows), runs the scenario comparison, tornado, Monte Carlo and hedged plan, visits every
 page and fails on any rendered table with an unformatted float (no format and digits
-after the point), a long decimal written into a text cell, or a column whose name
-carries a unit while its header does not.
+after the point), a long decimal written into a text cell, a column whose name
+carries a unit while its header does not, or missing cells that would read ``None``.
 """
 
 from __future__ import annotations
@@ -114,6 +114,8 @@ def unformatted(element) -> list[str]:  # noqa: ANN001 - a streamlit.testing Dat
     value: pd.DataFrame = element.value
     cfg = json.loads(element.proto.columns) if element.proto.columns else {}
     problems = []
+    if value.isna().any().any() and element.proto.placeholder != "–":
+        problems.append(f"{element.key or '?'}: missing cells read 'None' (no placeholder)")
     for c in value.columns:
         conf = cfg.get(str(c), {})
         label = conf.get("label") or str(c)
@@ -185,3 +187,18 @@ def test_no_table_on_any_page_shows_an_unformatted_number(
         "run_id",  # the session's runs
     ):
         assert column in shown, column
+
+
+def test_an_upload_error_never_shows_none_as_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_app(monkeypatch, TINY)
+    # an empty table file: a finding about the whole file, with no row
+    at.file_uploader(key="upload_files").set_value([("demand.csv", b"", "text/csv")])
+    rerun(at)
+    at.button(key="upload_load").click()
+    rerun(at)
+    frames = [d for d in at.dataframe if "message" in d.value.columns]
+    assert frames, [e.value for e in at.error]
+    rows = frames[0].value["row"]
+    assert rows.isna().any()  # a finding without a row ...
+    assert frames[0].proto.placeholder == "–"  # ... reads "–", not "None"
+    assert unformatted(frames[0]) == []
