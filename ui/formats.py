@@ -163,8 +163,11 @@ def table_view(
                 view[c] = [fmt_number(v, unit) for v in values]
                 cfg[c] = st.column_config.TextColumn(column_header(name))
                 continue
+            fmt = number_format(name, _whole(values))
             cfg[c] = st.column_config.NumberColumn(
-                column_header(name), format=number_format(name, _whole(values))
+                column_header(name),
+                format=fmt,
+                step=0.001 if fmt == "percent" else None,  # percent: one decimal, 52.6%
             )
         elif column_unit(name):
             cfg[c] = st.column_config.TextColumn(column_header(name))

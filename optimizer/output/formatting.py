@@ -165,8 +165,12 @@ def column_header(name: str, unit: str | None = None) -> str:
     --------
     >>> column_header("objective_usd"), column_header("served_share"), column_header("site")
     ('objective [USD]', 'served share [%]', 'site')
+    >>> column_header("h100e"), column_header("chips")
+    ('H100e', 'chips')
     """
     unit = column_unit(name) if unit is None else unit
+    if unit and any(name == suffix[1:] for suffix, _ in UNIT_SUFFIXES):
+        return unit  # a column named by its unit (chips, h100e): the unit is the header
     words = name
     for suffix, u in UNIT_SUFFIXES:
         if u == unit and name.endswith(suffix) and name != suffix[1:]:
