@@ -1,4 +1,4 @@
-"""The app's progress report: ``st.progress`` fed by the CLI's progress mechanism.
+"""The app's waits: ``st.progress`` fed by the CLI's progress mechanism; the click-to-result time.
 
 :class:`AppProgress` is an :class:`optimizer.output.progress.Progress` (the same count,
 current case, elapsed and remaining time as ``capacity batch`` prints) drawn as a
@@ -10,13 +10,16 @@ comparison pass it to their solves.
 from __future__ import annotations
 
 import time
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import streamlit as st
 
 from optimizer.output.progress import Progress, clock
 
-__all__ = ["AppProgress"]
+if TYPE_CHECKING:
+    from ui.state import PlanRun
+
+__all__ = ["AppProgress", "click_to_result_text"]
 
 
 class AppProgress(Progress):
@@ -84,3 +87,35 @@ class AppProgress(Progress):
         self.texts.append(text)
         if self._el is not None:
             self._el.progress(min(1.0, self.finished / max(self.total, 1)), text=text)
+
+
+def click_to_result_text(plan: PlanRun, ss: Any) -> str:
+    """Say how long the user waited from the Solve click to the plan's numbers on the page.
+
+    The first time the Plan page draws a plan after a click (``ss["plan_click"]``, a
+    ``time.perf_counter()`` set by the click), the time since is stored with the run's
+    id in ``ss["plan_waits"]``; later draws repeat it.
+
+    Parameters
+    ----------
+    plan : PlanRun
+        The plan shown.
+    ss : mapping
+        ``st.session_state``.
+
+    Returns
+    -------
+    str
+        ``"12.3 s from the click to these numbers (the solve took 9.2 s of it)"``
+        (``a cached result`` when the solve was reused);
+        ``"solve time only (no click measured)"`` for a plan not solved by a click here.
+    """
+    waits: dict[str, float] = ss.setdefault("plan_waits", {})
+    click = ss.pop("plan_click", None) if "plan_click" in ss else None
+    if click is not None and plan.run_id not in waits:
+        waits[plan.run_id] = time.perf_counter() - float(click)
+    wait = waits.get(plan.run_id)
+    if wait is None:
+        return "solve time only (no click measured)"
+    of_it = "a cached result" if plan.cached else f"the solve took {plan.seconds:.1f} s of it"
+    return f"{wait:.1f} s from the click to these numbers ({of_it})"

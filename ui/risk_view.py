@@ -355,29 +355,8 @@ def _monte_carlo_results(mc: Any) -> None:
         show_table(s, key="mc_samples_table")
 
 
-def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
-    """Hedged-plan tab: pick scenarios, weights and EV problem, solve, show the results."""
-    all_names = [n for n in scenario_names(base) if n != "base"]
-    pref = [n for n in ("optimistic", "neutral", "negative") if n in all_names]
-    chosen_s = st.multiselect(
-        "Scenarios",
-        all_names,
-        default=pref if len(pref) >= 2 else all_names,
-        key="hedge_scenarios",
-        persist_state="session",
-    )
-    cols = st.columns(max(1, len(chosen_s)))
-    weights = [
-        col.number_input(
-            f"weight {n}",
-            min_value=0.0,
-            step=0.05,
-            value=1.0,
-            key=f"hedge_w_{n}",
-            persist_state="session",
-        )
-        for col, n in zip(cols, chosen_s, strict=False)
-    ]
+def _hedge_method() -> tuple[str, str]:
+    """Show the EV problem and first-stage radios; return their choices."""
     ev = st.radio(
         "Expected-value problem",
         ["neutral", "mean"],  # neutral first: the mean is undefined on the bundled data
@@ -401,6 +380,33 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
         "the bundled data the neutral plan's fleet cannot run in the negative scenario, "
         "so EEV and VSS are infinite there.",
     )
+    return str(ev), str(first)
+
+
+def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
+    """Hedged-plan tab: pick scenarios, weights and EV problem, solve, show the results."""
+    all_names = [n for n in scenario_names(base) if n != "base"]
+    pref = [n for n in ("optimistic", "neutral", "negative") if n in all_names]
+    chosen_s = st.multiselect(
+        "Scenarios",
+        all_names,
+        default=pref if len(pref) >= 2 else all_names,
+        key="hedge_scenarios",
+        persist_state="session",
+    )
+    cols = st.columns(max(1, len(chosen_s)))
+    weights = [
+        col.number_input(
+            f"weight {n}",
+            min_value=0.0,
+            step=0.05,
+            value=1.0,
+            key=f"hedge_w_{n}",
+            persist_state="session",
+        )
+        for col, n in zip(cols, chosen_s, strict=False)
+    ]
+    ev, first = _hedge_method()
     settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev, first, opts)
     ok = len(chosen_s) >= 2 and sum(weights) > 0
     clicked = st.button("Solve the hedged plan", key="hedge_run", disabled=not ok)

@@ -524,38 +524,6 @@ def solve_and_record(
     return record_run(ds, t.result, solver, t.seconds, solved_at=t.solved_at, cached=t.cached)
 
 
-def click_to_result_text(plan: PlanRun, ss: Any) -> str:
-    """Say how long the user waited from the Solve click to the plan's numbers on the page.
-
-    The first time the Plan page draws a plan after a click (``ss["plan_click"]``, a
-    ``time.perf_counter()`` set by the click), the time since is stored with the run's
-    id in ``ss["plan_waits"]``; later draws repeat it.
-
-    Parameters
-    ----------
-    plan : PlanRun
-        The plan shown.
-    ss : mapping
-        ``st.session_state``.
-
-    Returns
-    -------
-    str
-        ``"12.3 s from the click to these numbers (the solve took 9.2 s of it)"``
-        (``a cached result`` when the solve was reused);
-        ``"solve time only (no click measured)"`` for a plan not solved by a click here.
-    """
-    waits: dict[str, float] = ss.setdefault("plan_waits", {})
-    click = ss.pop("plan_click", None) if "plan_click" in ss else None
-    if click is not None and plan.run_id not in waits:
-        waits[plan.run_id] = time.perf_counter() - float(click)
-    wait = waits.get(plan.run_id)
-    if wait is None:
-        return "solve time only (no click measured)"
-    of_it = "a cached result" if plan.cached else f"the solve took {plan.seconds:.1f} s of it"
-    return f"{wait:.1f} s from the click to these numbers ({of_it})"
-
-
 def current_plan(ds: Dataset | None) -> PlanRun | None:
     """Return the latest plan when it was solved on exactly ``ds`` (same hash), else None."""
     plan: PlanRun | None = st.session_state.get("plan")

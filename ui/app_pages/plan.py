@@ -12,9 +12,9 @@ from optimizer.output.binding_limits import missing_duals, no_duals_text
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
 from ui.formats import MISSING, calibration_view, fmt_usd, show_table
+from ui.progress_view import click_to_result_text
 from ui.state import (
     active_dataset,
-    click_to_result_text,
     current_plan,
     flash,
     optimizer_status,
