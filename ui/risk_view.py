@@ -232,7 +232,10 @@ def render_risk_sections(
         f"Every solve below uses the Plan page's settings: **{choice.text()}** "
         "(change them on the Plan page)."
     )
-    tab_t, tab_mc, tab_h = st.tabs(["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"])
+    # keyed: the chosen tab stays chosen when a run adds or removes elements above it
+    tab_t, tab_mc, tab_h = st.tabs(
+        ["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"], key="risk_tabs"
+    )
     try:
         params = list(tornado.default_tornado_parameters(ds))
     except Exception as e:  # noqa: BLE001

@@ -44,9 +44,14 @@ chosen = st.multiselect(
     key="risk_scenarios",
     persist_state="session",
 )
-if st.button("Solve and compare", key="risk_compare_btn", disabled=not (ok and chosen)):
+compare_clicked = st.button(
+    "Solve and compare", key="risk_compare_btn", disabled=not (ok and chosen)
+)
+compare_slot = st.empty()  # the bar's place on every run: what follows keeps its position
+if compare_clicked:
     rows = []
-    bar = AppProgress("Scenario comparison", len(chosen), unit="scenario").__enter__()
+    bar = AppProgress("Scenario comparison", len(chosen), compare_slot, unit="scenario")
+    bar.__enter__()
     for n in chosen:
         bar.now(n)
         try:
