@@ -243,11 +243,20 @@ def test_every_page_opens_in_the_browser_with_a_screenshot(app_url: str, tmp_pat
                         page.get_by_text(re.compile(r"s from the click to these"))
                     ).to_be_visible()
                 if name == "Risk":
+                    page.get_by_role("button", name="Solve and compare").click()
+                    expect(page.get_by_text("Scenario comparison: 1 of 1")).to_be_visible()
                     page.get_by_role("tab", name="Tornado").click()
                     page.get_by_role("button", name="Run tornado").click()
                     expect(
                         page.get_by_text(re.compile(r"Tornado: \d+ of \d+ cases done"))
                     ).to_be_visible()
+                    # the tab stays chosen through the run (it once jumped back to Tornado)
+                    page.get_by_role("tab", name="Monte Carlo").click()
+                    page.get_by_label("Samples").fill("2")
+                    page.keyboard.press("Enter")
+                    _settle(page)
+                    page.get_by_role("button", name="Run Monte Carlo").click()
+                    expect(page.get_by_text("Monte Carlo: 2 of 2 samples done")).to_be_visible()
                 _settle(page)
                 assert page.get_by_test_id("stException").count() == 0, name
                 shot = tmp_path / f"{name.lower()}.png"
