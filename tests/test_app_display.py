@@ -36,7 +36,7 @@ def test_money_and_levels_are_formatted_by_meaning() -> None:
     view, cfg = usd_billions(pd.DataFrame({"scenario": ["a"], "objective_usd": [1.2372e11]}))
     assert list(view.columns) == ["scenario", "objective_usd_bn"]
     assert view.loc[0, "objective_usd_bn"] == pytest.approx(123.72)
-    assert cfg["objective_usd_bn"]["type_config"]["format"] == "$%.2fB"
+    assert cfg["objective_usd_bn"]["type_config"]["format"] == "$%,.2fB"
 
 
 def test_tornado_puts_the_largest_swing_on_top_and_names_levels() -> None:
@@ -167,7 +167,7 @@ def test_plan_demand_table_is_per_quarter_and_a_second_solve_says_cached(
     assert runs["cached"].tolist() == [True, False]  # newest first
     assert runs["solve_s"].tolist() == [round(first.seconds, 2)] * 2
     assert runs["objective_usd_bn"].iloc[0] == pytest.approx(first.result.objective_usd / 1e9)
-    assert _column_config(at.dataframe[0])["objective_usd_bn"]["type_config"]["format"] == "$%.2fB"
+    assert _column_config(at.dataframe[0])["objective_usd_bn"]["type_config"]["format"] == "$%,.2fB"
     assert at.metric[0].value == fmt_usd(first.result.objective_usd)
 
 
@@ -183,4 +183,4 @@ def test_risk_comparison_shows_cost_in_usd_billions(monkeypatch: pytest.MonkeyPa
     obj = solve(load_dataset(TINY), SolveOptions(solver="highs")).objective_usd
     assert shown.value.loc[0, "objective_usd_bn"] == pytest.approx(obj / 1e9, rel=1e-9)
     cfg = _column_config(shown)["objective_usd_bn"]
-    assert cfg["type_config"]["format"] == "$%.2fB" and cfg["label"] == "discounted cost [USD]"
+    assert cfg["type_config"]["format"] == "$%,.2fB" and cfg["label"] == "discounted cost [USD]"

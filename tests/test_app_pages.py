@@ -14,6 +14,7 @@ from capacity.dataset import load_dataset
 from capacity.scenarios import apply_overrides, apply_scenario
 from optimizer import SolveOptions, solve
 from tests.apptest_helpers import goto, open_app
+from tests.test_app_formats import unformatted
 from ui import upload
 from ui.dataio import dataset_zip_bytes
 
@@ -94,6 +95,9 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
     for page in PAGES:
         goto(at, page)
         assert not at.error, _texts(at.error)
+        # every number readable: formats, units in headers (tests/test_app_formats.py)
+        shown = [el for el in at.dataframe if el.editing_mode == "read_only"]
+        assert [p for el in shown for p in unformatted(el)] == [], page
     # the Reports page lists the run
     assert at.session_state["plan"].scenario == "neutral"  # the CLI's default scenario
 

@@ -114,7 +114,10 @@ def test_hedged_plan_section_shows_vss_and_evpi(risk_page: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
     assert not at.error, [e.value for e in at.error]
     h = at.session_state["risk_results"]["hedge"]["value"]
-    want = hedge.hedged_plan(load_dataset(TINY), ["neutral", "squeeze"], [1.0, 1.0], ev="neutral")
+    assert at.radio(key="hedge_first_stage").value == "capacity"  # the app's default
+    want = hedge.hedged_plan(
+        load_dataset(TINY), ["neutral", "squeeze"], [1.0, 1.0], ev="neutral", first_stage="capacity"
+    )
     assert h.expected_cost_usd == pytest.approx(want.expected_cost_usd, rel=1e-9)
     assert h.evpi_usd == pytest.approx(h.expected_cost_usd - h.wait_and_see_usd, rel=1e-9)
     assert h.evpi_usd >= -1e-6

@@ -207,6 +207,67 @@ def test_edit_solve_chart_and_report_download(app_url: str, tmp_path: Path) -> N
     assert got["served_h100e"].sum() + got["unmet_h100e"].sum() == pytest.approx(3300.0)
 
 
+PAGES = ("Data", "Scenarios", "Plan", "Risk", "Reports")
+
+
+def _settle(page) -> None:  # noqa: ANN001 - a Playwright page
+    """Wait until the script run ends (no running indicator) and plotly has drawn."""
+    page.wait_for_timeout(500)
+    page.wait_for_function(
+        "() => !document.querySelector('[data-testid=\"stStatusWidget\"]')", timeout=120_000
+    )
+    page.wait_for_timeout(1000)
+
+
+def test_every_page_opens_in_the_browser_with_a_screenshot(app_url: str, tmp_path: Path) -> None:
+    """Open each page, solve on Plan, run a tornado on Risk; screenshot every page."""
+    from playwright.sync_api import expect, sync_playwright
+
+    shots = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            # tall: Streamlit scrolls inside its own container, so a screenshot is one viewport
+            page = browser.new_page(viewport={"width": 1400, "height": 2400})
+            page.set_default_timeout(60_000)
+            expect.set_options(timeout=60_000)
+            page.goto(app_url)
+            expect(page.get_by_text("No findings for periods.csv")).to_be_visible()
+            for name in PAGES:
+                page.get_by_role("link", name=name).click()
+                expect(page.get_by_role("heading", name=name).first).to_be_visible()
+                if name == "Plan":
+                    page.get_by_role("button", name="Solve", exact=True).click()
+                    expect(page.get_by_test_id("stMetricValue").first).to_have_text("optimal")
+                    expect(
+                        page.get_by_text(re.compile(r"s from the click to these"))
+                    ).to_be_visible()
+                if name == "Risk":
+                    page.get_by_role("button", name="Solve and compare").click()
+                    expect(page.get_by_text("Scenario comparison: 1 of 1")).to_be_visible()
+                    page.get_by_role("tab", name="Tornado").click()
+                    page.get_by_role("button", name="Run tornado").click()
+                    expect(
+                        page.get_by_text(re.compile(r"Tornado: \d+ of \d+ cases done"))
+                    ).to_be_visible()
+                    # the tab stays chosen through the run (it once jumped back to Tornado)
+                    page.get_by_role("tab", name="Monte Carlo").click()
+                    page.get_by_label("Samples").fill("2")
+                    page.keyboard.press("Enter")
+                    _settle(page)
+                    page.get_by_role("button", name="Run Monte Carlo").click()
+                    expect(page.get_by_text("Monte Carlo: 2 of 2 samples done")).to_be_visible()
+                _settle(page)
+                assert page.get_by_test_id("stException").count() == 0, name
+                shot = tmp_path / f"{name.lower()}.png"
+                page.screenshot(path=str(shot), full_page=True)
+                shots.append(shot)
+        finally:
+            browser.close()
+    assert [s.name for s in shots] == [f"{n.lower()}.png" for n in PAGES]
+    assert all(s.stat().st_size > 20_000 for s in shots)  # a drawn page, not a blank one
+
+
 def save_plan_screenshot(out: Path = ROOT / "docs" / "plan_page.png") -> Path:
     """Solve the default data in the app and save a screenshot of the Plan page.
 

@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from capacity.dataset import Dataset
+from optimizer.output.formatting import clip_share
 
 SOURCE = "app composer"
 TRAINIUM_FAMILY = "trainium"
@@ -167,7 +168,8 @@ def demand_summary(result: Any, n_periods: int) -> pd.DataFrame:
         srv=("served_h100e", "sum"),
         unm=("unmet_h100e", "sum"),
     )
-    g["served_share"] = g["srv"] / g["dem"].where(g["dem"] > 0)
+    # clipped: served can exceed demand by float noise (1.0000000002 reads 100%)
+    g["served_share"] = (g["srv"] / g["dem"].where(g["dem"] > 0)).clip(0.0, 1.0)
     g["mean_demand_h100e"] = g["dem"] / n
     g["mean_served_h100e"] = g["srv"] / n
     g["mean_unmet_h100e"] = g["unm"] / n
@@ -183,7 +185,8 @@ def plan_metrics(result: Any, ds: Dataset | None = None) -> dict[str, Any]:
     -------
     dict
         ``status``; ``objective_usd`` (discounted total cost, USD); ``served_share``
-        (served / demanded H100e over the horizon); ``unmet_h100e`` (H100e-periods);
+        (served / demanded H100e over the horizon, clipped to [0, 1]); ``unmet_h100e``
+        (H100e-periods);
         ``trainium_share`` (share of served H100e delivered by Trainium-family chips,
         from the assignment table; NaN without a dataset or assignments).
     """
@@ -198,7 +201,8 @@ def plan_metrics(result: Any, ds: Dataset | None = None) -> dict[str, Any]:
     d = _table(result, "demand")
     if d is not None and not d.empty:
         dem = float(d["demand_h100e"].sum())
-        out["served_share"] = float(d["served_h100e"].sum()) / dem if dem > 0 else float("nan")
+        share = float(d["served_h100e"].sum()) / dem if dem > 0 else float("nan")
+        out["served_share"] = clip_share(share)  # float noise can put it above 1
         out["unmet_h100e"] = float(d["unmet_h100e"].sum())
     a = _table(result, "assignment")
     if ds is not None and a is not None and not a.empty:

@@ -2,7 +2,10 @@
 
 Tables keep their numbers (so a column still sorts numerically); only the column
 config and the column scale change for display. Money columns (suffix ``_usd``) are
-shown in billions of USD as ``$123.72B``.
+shown in billions of USD as ``$123.72B``. :func:`show_table` is the one way a page
+shows a result table: every numeric column gets a header with its unit and a format
+from :mod:`optimizer.output.formatting` (thousands separators, the unit's decimals,
+shares as a percent clipped to [0, 1]), missing cells read ``–``.
 """
 
 from __future__ import annotations
@@ -14,9 +17,17 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from optimizer.output.formatting import (
+    clip_share,
+    column_header,
+    column_unit,
+    fmt_number,
+    is_share,
+    number_format,
+)
 from optimizer.output.formatting import fmt_usd as summary_fmt_usd
 
-USD_BN_FORMAT = "$%.2fB"
+USD_BN_FORMAT = "$%,.2fB"
 """printf format of a column holding USD billions (Streamlit NumberColumn)."""
 
 
@@ -94,6 +105,145 @@ def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
             f"{str(c)[: -len('_usd')].replace('_', ' ')} [USD]", format=USD_BN_FORMAT
         )
     return out, config
+
+
+MISSING = "–"
+"""What a missing cell of a result table reads (Streamlit's own default is ``None``)."""
+
+
+def _whole(values: pd.Series) -> bool:
+    """Tell whether every finite value of a numeric column is a whole number."""
+    v = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    v = v[np.isfinite(v)]
+    return bool(pd.api.types.is_integer_dtype(values) or (len(v) and (v == np.round(v)).all()))
+
+
+def _noise_share(values: pd.Series) -> bool:
+    """Tell whether a share column lies in [0, 1] up to float noise (a change may be < 0)."""
+    v = values.to_numpy(dtype=float)
+    v = v[np.isfinite(v)]
+    return bool(len(v) and v.min() >= -1e-6 and v.max() <= 1 + 1e-6)
+
+
+def table_view(
+    df: pd.DataFrame, config: Mapping[str, Any] | None = None
+) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Return a result table ready to show and its column config, every number formatted.
+
+    Parameters
+    ----------
+    df : DataFrame
+        Any result table; units come from the column names' suffixes
+        (:func:`optimizer.output.formatting.column_unit`).
+    config : mapping, optional
+        Column configs of the caller; they win over the derived ones.
+
+    Returns
+    -------
+    (DataFrame, dict)
+        The frame with ``*_usd`` columns in USD billions (:func:`usd_billions`), share
+        columns clipped to [0, 1] (when they lie there up to float noise: a change of
+        a share may be negative), and numeric columns holding an infinity as text
+        (``∞``); and ``{column: config}`` giving each numeric column its header with
+        the unit (``build [MW]``) and its format
+        (:func:`optimizer.output.formatting.number_format`), and each text column with
+        a unit suffix its header with the unit.
+    """
+    view, cfg = usd_billions(df)
+    for c in view.columns:
+        name = str(c)
+        if c in cfg or pd.api.types.is_bool_dtype(view[c]):
+            continue
+        if pd.api.types.is_numeric_dtype(view[c]):
+            values = pd.to_numeric(view[c], errors="coerce")
+            if is_share(name) and _noise_share(values):
+                view[c] = values.map(clip_share)
+            if np.isinf(values.to_numpy(dtype=float)).any():
+                unit = column_unit(name)
+                view[c] = [fmt_number(v, unit) for v in values]
+                cfg[c] = st.column_config.TextColumn(column_header(name))
+                continue
+            fmt = number_format(name, _whole(values))
+            cfg[c] = st.column_config.NumberColumn(
+                column_header(name),
+                format=fmt,
+                step=0.001 if fmt == "percent" else None,  # percent: one decimal, 52.6%
+            )
+        elif column_unit(name):
+            cfg[c] = st.column_config.TextColumn(column_header(name))
+    cfg.update(config or {})
+    return view, cfg
+
+
+def show_table(
+    df: pd.DataFrame,
+    config: Mapping[str, Any] | None = None,
+    *,
+    key: str | None = None,
+    hide_index: bool = True,
+) -> None:
+    """Show a result table with :func:`table_view`'s formats; missing cells read ``–``.
+
+    Parameters
+    ----------
+    df : DataFrame
+        The table.
+    config : mapping, optional
+        Column configs that win over the derived ones (labels of the page).
+    key : str, optional
+        Element key.
+    hide_index : bool
+        Hide the frame's index (default).
+    """
+    view, cfg = table_view(df, config)
+    st.dataframe(
+        view,
+        hide_index=hide_index,
+        width="stretch",
+        column_config=cfg,
+        key=key,
+        placeholder=MISSING,
+    )
+
+
+CALIBRATION_VALUES = ("record_value", "record_low", "record_high", "plan_value")
+"""Columns of the calibration table whose unit is the row's ``unit``."""
+
+
+def calibration_view(cal: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Return the calibration table in one style and its column config.
+
+    Parameters
+    ----------
+    cal : DataFrame
+        :func:`optimizer.plan.calibration.calibration_table`: each row has its own unit
+        (column ``unit``: chips, MW, USD, share ...).
+
+    Returns
+    -------
+    (DataFrame, dict)
+        Record, band and plan values as text in the row's unit with thousands
+        separators (``1,400,000``, ``$25.0B``, ``52.6%``, ``n/a`` when the plan cannot
+        match the row), the ratio plan / record as a number with two decimals.
+    """
+    out = cal.copy()
+    units = out["unit"].astype(str) if "unit" in out else pd.Series("", index=out.index)
+    for c in CALIBRATION_VALUES:
+        if c not in out:
+            continue
+        out[c] = [
+            "n/a" if pd.isna(v) else f"{float(v):.1%}" if u == "share" else fmt_number(float(v), u)
+            for v, u in zip(out[c], units, strict=True)
+        ]
+    cfg: dict[str, Any] = {
+        "record_value": st.column_config.TextColumn("record [row's unit]"),
+        "record_low": st.column_config.TextColumn("band low [row's unit]"),
+        "record_high": st.column_config.TextColumn("band high [row's unit]"),
+        "plan_value": st.column_config.TextColumn("plan [row's unit]"),
+        "ratio": st.column_config.NumberColumn("plan / record", format="%.2f"),
+        "inside_band": st.column_config.CheckboxColumn("inside band"),
+    }
+    return out, cfg
 
 
 def level_text(op: str, level: float) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from types import ModuleType
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import plotly.express as px
 import plotly.graph_objects as go
@@ -28,9 +29,10 @@ from ui.formats import (
     levels_caption,
     parameter_ops,
     percentiles_view,
-    usd_billions,
+    show_table,
     with_level_text,
 )
+from ui.progress_view import AppProgress
 from ui.state import SolveChoice
 
 OUTCOME_LABELS = {
@@ -119,6 +121,39 @@ def tornado_figure(
     return fig
 
 
+def tornado_table(df: pd.DataFrame, outcome: str, ops: Mapping[str, str]) -> pd.DataFrame:
+    """Return the tornado rows of one outcome, its values named by the outcome's unit.
+
+    Parameters
+    ----------
+    df : DataFrame
+        :func:`optimizer.analysis.tornado.tornado` (one row per parameter, side and
+        outcome; each outcome has its own unit).
+    outcome : str
+        The outcome shown (``total_cost_usd``, ``unmet_h100e`` ...).
+    ops : mapping
+        Parameter name to override op (for the level's meaning, :func:`level_text`).
+
+    Returns
+    -------
+    DataFrame
+        ``rank, parameter, side, level, level_text, base <outcome>, <outcome>, change
+        <outcome>, swing_total_cost_usd, status``: the value columns carry the
+        outcome's name, so its unit suffix gives their unit and format.
+    """
+    d = with_level_text(df[df["outcome"] == outcome], ops)
+    d = d.rename(
+        columns={
+            "base_value": f"base_{outcome}",
+            "value": outcome,
+            "change": f"change_{outcome}",
+        }
+    )
+    first = ["rank", "parameter", "side", "level", "level_text"]
+    values = [f"base_{outcome}", outcome, f"change_{outcome}", "swing_total_cost_usd", "status"]
+    return d[[c for c in first + values if c in d.columns]].reset_index(drop=True)
+
+
 def _by_swing(d: pd.DataFrame) -> list[Any]:
     """Parameters of the tornado rows ``d`` by ascending swing (plotly's bottom first)."""
     # swing = the bar's span from the base: max(high, low, 0) - min(high, low, 0)
@@ -197,7 +232,10 @@ def render_risk_sections(
         f"Every solve below uses the Plan page's settings: **{choice.text()}** "
         "(change them on the Plan page)."
     )
-    tab_t, tab_mc, tab_h = st.tabs(["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"])
+    # keyed: the chosen tab stays chosen when a run adds or removes elements above it
+    tab_t, tab_mc, tab_h = st.tabs(
+        ["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"], key="risk_tabs"
+    )
     try:
         params = list(tornado.default_tornado_parameters(ds))
     except Exception as e:  # noqa: BLE001
@@ -231,12 +269,15 @@ def _tornado_tab(tornado: ModuleType, ds: Dataset, params: list[Any], opts: Any)
         persist_state="session",
     )
     tsettings = (tuple(picked), opts)
-    if st.button("Run tornado", key="tornado_run", disabled=not tparams):
-        with st.spinner(f"Solving {2 * len(tparams) + 1} variants…"):
-            try:
-                _store("tornado", ds.hash, tsettings, tornado.tornado(ds, opts, tparams))
-            except Exception as e:  # noqa: BLE001
-                st.error(f"The tornado failed: {error_text(e)}")
+    clicked = st.button("Run tornado", key="tornado_run", disabled=not tparams)
+    slot = st.empty()  # the bar's place, kept on every run: the section is drawn once
+    if clicked:
+        try:
+            with AppProgress("Tornado", 2 * len(tparams) + 1, slot) as bar:
+                t = tornado.tornado(ds, opts, tparams, progress=bar)
+            _store("tornado", ds.hash, tsettings, t)
+        except Exception as e:  # noqa: BLE001
+            st.error(f"The tornado failed: {error_text(e)}")
     t = _fresh("tornado", ds.hash, tsettings)
     if t is None:
         st.info("Press **Run tornado** to compute the sensitivities of the active data.")
@@ -246,15 +287,8 @@ def _tornado_tab(tornado: ModuleType, ds: Dataset, params: list[Any], opts: Any)
         if fig is not None:
             st.plotly_chart(fig, key="tornado_chart", width="stretch")
         with st.expander("Tornado table"):
-            st.dataframe(
-                with_level_text(t, ops),
-                hide_index=True,
-                width="stretch",
-                column_config={
-                    c: st.column_config.NumberColumn(c, format="%.6g")
-                    for c in ("base_value", "value", "change")
-                },
-            )
+            st.caption(f"Rows of the outcome chosen above: {OUTCOME_LABELS[outcome]}.")
+            show_table(tornado_table(t, outcome, ops), key="tornado_table")
 
 
 def _monte_carlo_tab(monte_carlo: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
@@ -282,13 +316,16 @@ def _monte_carlo_tab(monte_carlo: ModuleType, ds: Dataset, params: list[Any], op
         "Seed", min_value=0, step=1, value=0, key="mc_seed", persist_state="session"
     )
     settings = (tuple(chosen), int(samples), int(seed), opts)
-    if st.button("Run Monte Carlo", key="mc_run", disabled=not chosen):
+    clicked = st.button("Run Monte Carlo", key="mc_run", disabled=not chosen)
+    slot = st.empty()  # the bar's place, kept on every run
+    if clicked:
         spec = monte_carlo_spec(params, chosen, int(samples), int(seed))
-        with st.spinner(f"Solving {int(samples)} samples…"):
-            try:
-                _store("mc", ds.hash, settings, monte_carlo.monte_carlo(ds, spec, opts))
-            except Exception as e:  # noqa: BLE001
-                st.error(f"The Monte Carlo failed: {error_text(e)}")
+        try:
+            with AppProgress("Monte Carlo", int(samples), slot, unit="sample") as bar:
+                mc = monte_carlo.monte_carlo(ds, spec, opts, progress=bar)
+            _store("mc", ds.hash, settings, mc)
+        except Exception as e:  # noqa: BLE001
+            st.error(f"The Monte Carlo failed: {error_text(e)}")
     mc = _fresh("mc", ds.hash, settings)
     if mc is None:
         st.info("Choose parameters and press **Run Monte Carlo**.")
@@ -316,10 +353,37 @@ def _monte_carlo_results(mc: Any) -> None:
     note = str(getattr(mc, "duals_note", "") or "")
     if note:
         st.warning(f"Priced shares unknown: {note}.", icon=":material/info:")
-    st.dataframe(mc.binding, hide_index=True, width="stretch")
+    show_table(mc.binding, key="mc_binding")
     with st.expander("Samples"):
-        samples_view, money_cfg = usd_billions(s)
-        st.dataframe(samples_view, hide_index=True, width="stretch", column_config=money_cfg)
+        show_table(s, key="mc_samples_table")
+
+
+def _hedge_method() -> tuple[str, str]:
+    """Show the EV problem and first-stage radios; return their choices."""
+    ev = st.radio(
+        "Expected-value problem",
+        ["neutral", "mean"],  # neutral first: the mean is undefined on the bundled data
+        horizontal=True,
+        key="hedge_ev",
+        persist_state="session",
+        help="neutral: the plan of the scenario named neutral (the heaviest scenario "
+        "when none is). mean: every decimal input averaged over the scenarios, defined "
+        "only when the scenarios have the same rows (the bundled ones shift quarters, so "
+        "it falls back to neutral there).",
+    )
+    first = st.radio(
+        "First stage (decided before the scenario is known)",
+        ["capacity", "full"],  # as capacity hedge: its EEV is finite on the bundled data
+        horizontal=True,
+        key="hedge_first_stage",
+        persist_state="session",
+        help="capacity: MW built, liquid-cooled share and retrofits are shared; chips are "
+        "bought and installed per scenario (the default of capacity hedge). full: chip "
+        "production and installs are shared too, so one fleet serves every scenario; on "
+        "the bundled data the neutral plan's fleet cannot run in the negative scenario, "
+        "so EEV and VSS are infinite there.",
+    )
+    return str(ev), str(first)
 
 
 def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
@@ -345,24 +409,27 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
         )
         for col, n in zip(cols, chosen_s, strict=False)
     ]
-    ev = st.radio(
-        "Expected-value problem",
-        ["mean", "neutral"],
-        horizontal=True,
-        key="hedge_ev",
-        persist_state="session",
-        help="mean: every decimal input averaged over the scenarios; neutral: the plan "
-        "of the scenario named neutral.",
-    )
-    settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev, opts)
+    ev, first = _hedge_method()
+    settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev, first, opts)
     ok = len(chosen_s) >= 2 and sum(weights) > 0
-    if st.button("Solve the hedged plan", key="hedge_run", disabled=not ok):
-        with st.spinner("Solving the two-stage plan and its EV and wait-and-see plans…"):
-            try:
-                h = hedge.hedged_plan(base, list(chosen_s), list(weights), opts, ev=ev)
-                _store("hedge", base.hash, settings_h, h)
-            except Exception as e:  # noqa: BLE001
-                st.error(f"The hedged plan failed: {error_text(e)}")
+    clicked = st.button("Solve the hedged plan", key="hedge_run", disabled=not ok)
+    slot = st.empty()  # the bar's place, kept on every run
+    if clicked:
+        total = hedge.solve_count(len(chosen_s), ev)
+        try:
+            with AppProgress("Hedged plan", total, slot, unit="solve") as bar:
+                h = hedge.hedged_plan(
+                    base,
+                    list(chosen_s),
+                    list(weights),
+                    opts,
+                    ev=ev,
+                    first_stage=first,
+                    progress=bar,
+                )
+            _store("hedge", base.hash, settings_h, h)
+        except Exception as e:  # noqa: BLE001
+            st.error(f"The hedged plan failed: {error_text(e)}")
     h = _fresh("hedge", base.hash, settings_h)
     if h is None:
         st.info("Pick at least two scenarios with weights and press **Solve the hedged plan**.")
@@ -370,19 +437,52 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
         _hedged_results(h)
 
 
+def infinite_eev_text(h: Any) -> str:
+    """Say why EEV and VSS are infinite ("" when they are finite).
+
+    Parameters
+    ----------
+    h : HedgedPlan
+        :func:`optimizer.analysis.hedge.hedged_plan`; its ``per_scenario`` table holds the
+        EV plan's cost and status in each scenario (``inf`` where it cannot be operated).
+
+    Returns
+    -------
+    str
+        E.g. ``"EEV and VSS are infinite: the neutral plan's first stage (what it decides
+        before the scenario is known), fixed, cannot be operated in scenario negative
+        (infeasible). ..."``
+    """
+    eev = h.eev_usd
+    if eev is None or np.isfinite(eev):
+        return ""
+    ps = h.per_scenario
+    bad = ps[~np.isfinite(ps["ev_fixed_cost_usd"].astype(float))]
+    where = ", ".join(f"{r.scenario} ({r.ev_fixed_status})" for r in bad.itertuples())
+    plural = "s" if len(bad) != 1 else ""
+    return (
+        f"EEV and VSS are infinite: the {h.ev_problem} plan's first stage (what it decides "
+        f"before the scenario is known), fixed, cannot be operated in scenario{plural} "
+        f"{where}. The hedged plan (RP), WS and EVPI are finite; the notes below give each "
+        "scenario's reason. With the full first stage, try the capacity one."
+    )
+
+
 def _hedged_results(h: Any) -> None:
     """Metrics (RP, WS, EEV, VSS, EVPI), notes, per-scenario table and build-out chart."""
     m = st.columns(5)
     m[0].metric("Hedged expected cost (RP)", fmt_usd(h.expected_cost_usd))
     m[1].metric("Wait-and-see (WS)", fmt_usd(h.wait_and_see_usd))
-    m[2].metric("EV plan's expected cost (EEV)", fmt_usd(h.eev_usd))
-    m[3].metric("VSS = EEV − RP", fmt_usd(h.vss_usd))
+    why = infinite_eev_text(h)
+    m[2].metric("EV plan's expected cost (EEV)", fmt_usd(h.eev_usd) if not why else "infinite")
+    m[3].metric("VSS = EEV − RP", fmt_usd(h.vss_usd) if not why else "infinite")
     m[4].metric("EVPI = RP − WS", fmt_usd(h.evpi_usd))
     st.caption(f"Status {h.status}; EV problem: {h.ev_problem}.")
+    if why:
+        st.warning(why)
     for note in h.notes:
         st.warning(note)
-    per_s, money_cfg = usd_billions(h.per_scenario)
-    st.dataframe(per_s, hide_index=True, width="stretch", column_config=money_cfg)
+    show_table(h.per_scenario, key="hedge_per_scenario")
     b = h.first_stage.get("build_out") if h.first_stage else None
     if b is not None and len(b):
         fig = px.bar(

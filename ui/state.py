@@ -47,7 +47,7 @@ from capacity.schema import TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
 from ui.compose import plan_metrics
 from ui.dataio import validate_drafts
-from ui.formats import error_text
+from ui.formats import MISSING, error_text
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT / "data"
@@ -584,6 +584,7 @@ def show_findings(findings: list[Finding], *, title: str = "") -> None:
             hide_index=True,
             width="stretch",
             column_config=findings_column_config(),
+            placeholder=MISSING,  # a whole-file finding has no row: "–", never "None"
         )
         st.caption(FILE_ROWS)
         if len(ordered) > MAX_FINDINGS_SHOWN:

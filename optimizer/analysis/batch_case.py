@@ -30,6 +30,7 @@ from capacity.validation import DataValidationError
 from optimizer.analysis.batch_invalid import INVALID_DATA, error_text
 from optimizer.analysis.batch_patch import patch_model
 from optimizer.analysis.sweep_cases import SweepCase
+from optimizer.output.progress import ProgressLike
 
 __all__ = ["CRASH_ENV", "CaseResult", "run_case", "solve_many"]
 
@@ -134,6 +135,9 @@ def solve_many(
     items: Sequence[Any],
     options: Any = None,
     reuse: bool = True,
+    *,
+    progress: ProgressLike | None = None,
+    names: Sequence[str] | None = None,
 ) -> list[Any]:
     """Solve many variants of one dataset in this process, reusing the base model.
 
@@ -153,6 +157,11 @@ def solve_many(
         when the change is not patchable, and re-solve cold when a warm run is not
         optimal. False: build and solve every model from scratch
         (the reference for benchmarks).
+    progress : ProgressLike, optional
+        Told each case's name before its solve and counted after it (done when the
+        case has an objective), e.g. :class:`optimizer.output.progress.Progress`.
+    names : sequence of str, optional
+        The cases' names for ``progress`` (default ``case 1``, ``case 2`` ...).
 
     Returns
     -------
@@ -167,8 +176,12 @@ def solve_many(
     with _collector_skips_what_lasts() as frozen:
         for i, it in enumerate(items):
             ds = it if hasattr(it, "table") else apply_overrides(base_ds, list(it))
+            if progress is not None:
+                progress.now(names[i] if names is not None else f"case {i + 1}")
             res, _ = _solve_reusing(base_ds, ds, options, reuse)
             out.append(res)
+            if progress is not None:
+                progress.advance(getattr(res, "objective_usd", None) is not None)
             if i == 0 and frozen:
                 gc.freeze()  # the base model and HiGHS session the first case cached
     return out

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.analysis.outcomes import plan_outcomes, plan_status
+from optimizer.output.progress import ProgressLike, counted
 from optimizer.plan.columns import first_stage_kinds
 from optimizer.plan.model import build_stochastic_model
 
@@ -42,7 +43,23 @@ __all__ = [
     "extensive_form_objective",
     "hedged_plan",
     "mean_value_dataset",
+    "solve_count",
 ]
+
+
+def solve_count(n_scenarios: int, ev: str = "mean") -> int:
+    """Return the number of solves of :func:`hedged_plan`.
+
+    The two-stage plan, each scenario alone (WS), the EV plan (``mean`` only: the
+    ``neutral`` one is a WS solve) and each scenario with the EV plan's first stage
+    fixed (EEV).
+
+    Examples
+    --------
+    >>> solve_count(3, "mean"), solve_count(3, "neutral")
+    (8, 7)
+    """
+    return 1 + 2 * n_scenarios + (1 if ev == "mean" else 0)
 
 
 def mean_value_dataset(datasets: Sequence[Any], weights: Sequence[float]) -> Any | None:
@@ -148,6 +165,7 @@ def hedged_plan(
     *,
     ev: str = "mean",
     first_stage: str | Sequence[str] = "full",
+    progress: ProgressLike | None = None,
 ) -> HedgedPlan:
     """Solve the hedged (two-stage stochastic) plan and its VSS and EVPI.
 
@@ -170,6 +188,9 @@ def hedged_plan(
         re-operated): ``full`` (build, liquid, install, produce, retrofit; default)
         or ``capacity`` (build, liquid, retrofit; chips are recourse), see
         :data:`optimizer.plan.model.FIRST_STAGE_SETS`.
+    progress : ProgressLike, optional
+        Counts the :func:`solve_count` solves by name (``two-stage plan``,
+        ``neutral alone``, ``mean-value plan``, ``negative with the EV plan`` ...).
 
     Returns
     -------
@@ -194,15 +215,24 @@ def hedged_plan(
     notes: list[str] = []
 
     kinds = first_stage_kinds(first_stage)
-    sto = solve_stochastic(dsets, list(w), options, first_stage=kinds)
+    step = _Steps(progress)
+    sto = step(
+        "two-stage plan", lambda: solve_stochastic(dsets, list(w), options, first_stage=kinds)
+    )
     if sto.expected_objective_usd is None:
         raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
     rp = float(sto.expected_objective_usd)
-    ws_res = _wait_and_see(names, dsets, options)
+    ws_res = _wait_and_see(names, dsets, options, step)
     ws = float(sum(wi * r.objective_usd for wi, r in zip(w, ws_res, strict=True)))
 
-    ev_plan, ev_name = _ev_plan(ev, names, dsets, w, ws_res, options, notes)
-    eev_res = [solve(d, options, fixed_first_stage=ev_plan, first_stage=kinds) for d in dsets]
+    ev_plan, ev_name = _ev_plan(ev, names, dsets, w, ws_res, options, notes, step)
+    eev_res = [
+        step(
+            f"{n} with the EV plan",
+            lambda d=d: solve(d, options, fixed_first_stage=ev_plan, first_stage=kinds),
+        )
+        for n, d in zip(names, dsets, strict=True)
+    ]
     eev_parts = _fixed_plan_costs(names, eev_res, ev_name, notes)
     eev = float(sum(wi * c for wi, c in zip(w, eev_parts, strict=True)))
     first = sto.scenarios[0].tables
@@ -222,6 +252,26 @@ def hedged_plan(
         results=sto,
         notes=tuple(notes),
     )
+
+
+class _Steps:
+    """Run one named solve of the hedged plan and count it on a progress report."""
+
+    def __init__(self, progress: ProgressLike | None) -> None:
+        self.progress = progress
+
+    def __call__(self, name: str, solve: Any) -> Any:
+        if self.progress is not None:
+            self.progress.now(name)
+        res = solve()
+        if self.progress is not None:
+            ok = getattr(res, "objective_usd", getattr(res, "expected_objective_usd", None))
+            self.progress.advance(ok is not None)
+        return res
+
+    def skip(self, name: str) -> None:
+        """Count a solve that is not needed (the mean-value plan when it is undefined)."""
+        counted(self.progress, name)
 
 
 def _scenario_datasets(
@@ -255,6 +305,7 @@ def _ev_plan(
     ws_res: Sequence[Any],
     options: Any,
     notes: list[str],
+    step: _Steps | None = None,
 ) -> tuple[Any, str]:
     """Return the expected-value plan and its name (mean-value problem, else neutral)."""
     from optimizer.plan.pipeline import solve
@@ -265,8 +316,10 @@ def _ev_plan(
             notes.append(
                 "scenario rows differ: the mean-value problem is undefined; used the neutral plan"
             )
+            if step is not None:
+                step.skip("mean-value plan (undefined)")
         else:
-            ev_plan = solve(mv, options)
+            ev_plan = (step or _Steps(None))("mean-value plan", lambda: solve(mv, options))
             if ev_plan.objective_usd is None:
                 raise RuntimeError(f"mean-value problem has no solution: {ev_plan.message}")
             return ev_plan, "mean_value"
@@ -288,11 +341,16 @@ def _fixed_plan_costs(
     return costs
 
 
-def _wait_and_see(names: Sequence[str], dsets: Sequence[Any], options: Any) -> list[Any]:
+def _wait_and_see(
+    names: Sequence[str], dsets: Sequence[Any], options: Any, step: _Steps | None = None
+) -> list[Any]:
     """Each scenario solved alone; RuntimeError when one has no solution."""
     from optimizer.plan.pipeline import solve
 
-    results = [solve(d, options) for d in dsets]
+    run = step or _Steps(None)
+    results = [
+        run(f"{n} alone", lambda d=d: solve(d, options)) for n, d in zip(names, dsets, strict=True)
+    ]
     for n, r in zip(names, results, strict=True):
         if r.objective_usd is None:
             raise RuntimeError(f"scenario {n} alone has no solution: {r.message}")

@@ -28,6 +28,7 @@ from optimizer.analysis.outcomes import (
 from optimizer.analysis.sweep import MonteCarloSpec
 from optimizer.analysis.tornado import TornadoParameter, default_tornado_parameters
 from optimizer.output.binding_limits import missing_duals, no_duals_text
+from optimizer.output.progress import ProgressLike, counted
 from optimizer.output.summary import OK_STATUSES
 
 __all__ = [
@@ -117,6 +118,7 @@ def monte_carlo(
     options: Any = None,
     *,
     reuse: bool = True,
+    progress: ProgressLike | None = None,
 ) -> MonteCarloResult:
     """Seeded Monte Carlo: draw the parameters, re-solve each sample, summarise.
 
@@ -130,6 +132,9 @@ def monte_carlo(
     options : SolveOptions, optional
     reuse : bool
         Patch the base model per sample instead of rebuilding (same results).
+    progress : ProgressLike, optional
+        Counts the ``samples`` solves (``sample 0`` ...); a sample whose data does not
+        validate counts as failed.
 
     Returns
     -------
@@ -158,8 +163,10 @@ def monte_carlo(
             row["status"] = "pending"
         except DataValidationError as e:
             row["status"] = "invalid: " + "; ".join(f.message for f in e.findings[:2])
+            counted(progress, f"sample {k}", ok=False)
         rows.append(row)
-    results = solve_many(base, dsets, options, reuse=reuse)
+    names = [f"sample {k}" for k in idx]
+    results = solve_many(base, dsets, options, reuse=reuse, progress=progress, names=names)
     return _summarise_samples(rows, dict(zip(idx, zip(dsets, results, strict=True), strict=True)))
 
 

@@ -18,6 +18,7 @@ import pandas as pd
 from capacity.scenario_spec import Override
 from optimizer.analysis.outcomes import OUTCOMES, plan_outcomes, plan_status
 from optimizer.analysis.sweep import fill_level
+from optimizer.output.progress import ProgressLike, counted
 from optimizer.output.summary import OK_STATUSES
 
 __all__ = [
@@ -197,6 +198,7 @@ def tornado(
     parameters: Sequence[TornadoParameter] | None = None,
     *,
     outcomes: Sequence[str] = OUTCOMES,
+    progress: ProgressLike | None = None,
 ) -> pd.DataFrame:
     """One-at-a-time sensitivity: move each parameter group to its low and high level.
 
@@ -209,6 +211,9 @@ def tornado(
         Default :func:`default_tornado_parameters`.
     outcomes : sequence of str
         Outcomes reported (names of :func:`plan_outcomes`).
+    progress : ProgressLike, optional
+        Counts the ``1 + 2 * len(parameters)`` solves (``base``, ``cowos low`` ...);
+        a variant whose data does not validate counts as failed.
 
     Returns
     -------
@@ -225,9 +230,11 @@ def tornado(
     """
     params = list(parameters) if parameters is not None else default_tornado_parameters(ds)
     variants: list[list[Override]] = [[]]
+    names = ["base"]
     for p in params:
         variants += [p.overrides(p.low), p.overrides(p.high)]
-    results, datasets, errors = _solve_variants(ds, variants, options)
+        names += [f"{p.name} low", f"{p.name} high"]
+    results, datasets, errors = _solve_variants(ds, variants, options, progress, names)
     base = results[0]
     if base is None or base.objective_usd is None:
         raise RuntimeError(f"base plan has no solution: {getattr(base, 'message', errors.get(0))}")
@@ -267,7 +274,11 @@ def tornado(
 
 
 def _solve_variants(
-    ds: Any, variants: Sequence[Sequence[Override]], options: Any
+    ds: Any,
+    variants: Sequence[Sequence[Override]],
+    options: Any,
+    progress: ProgressLike | None = None,
+    names: Sequence[str] = (),
 ) -> tuple[list[Any], dict[int, Any], dict[int, str]]:
     """Solve ``ds`` under each list of overrides: (results, datasets, errors) by index.
 
@@ -287,9 +298,12 @@ def _solve_variants(
             ok_idx.append(i)
         except DataValidationError as e:
             errors[i] = "; ".join(f.message for f in e.findings[:2])
-    solved = dict(
-        zip(ok_idx, solve_many(ds, [datasets[i] for i in ok_idx], options, reuse=True), strict=True)
+            counted(progress, names[i] if names else f"case {i + 1}", ok=False)
+    ok_names = [names[i] for i in ok_idx] if names else None
+    plans = solve_many(
+        ds, [datasets[i] for i in ok_idx], options, reuse=True, progress=progress, names=ok_names
     )
+    solved = dict(zip(ok_idx, plans, strict=True))
     return [solved.get(i) for i in range(len(variants))], datasets, errors
 
 

@@ -1,10 +1,31 @@
-"""Compact number formats of the summary: USD, quantities with k/M/B/T, energy, water, MW."""
+"""Number formats: the summary's compact USD, k/M/B/T, energy, water, MW; the tables' units.
+
+The second half is the one formatter of every table the app shows: a column's unit
+comes from its name's suffix (``_mw`` -> MW, the units of
+:data:`optimizer.output.table_schema.RESULT_TABLES`, tested against them), its header
+carries that unit (``build [MW]``), its decimals follow the unit
+(:func:`number_format`), and a share is a percent clipped to [0, 1]
+(:func:`clip_share`).
+"""
 
 from __future__ import annotations
 
 import math
 
-__all__ = ["fmt_energy", "fmt_mw", "fmt_qty", "fmt_usd", "fmt_water"]
+__all__ = [
+    "UNIT_SUFFIXES",
+    "clip_share",
+    "column_header",
+    "column_unit",
+    "fmt_energy",
+    "fmt_mw",
+    "fmt_number",
+    "fmt_qty",
+    "fmt_usd",
+    "fmt_water",
+    "is_share",
+    "number_format",
+]
 
 
 def fmt_usd(x: float | None, digits: int = 1) -> str:
@@ -58,3 +79,154 @@ def fmt_mw(x: float) -> str:
     if a >= 1:
         return f"{x:,.1f}"
     return f"{x:.2g}"
+
+
+#: Unit of a column by its name's suffix (longest first), as the result tables' schemas
+#: state it (``tests/test_app_formats.py`` checks each against
+#: :data:`optimizer.output.table_schema.RESULT_TABLES`). A name equal to the suffix
+#: without its underscore (``chips``, ``h100e``) has the unit too.
+UNIT_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("_usd_per_h100e", "USD/H100e"),
+    ("_usd_per_mwh", "USD/MWh"),
+    ("_usd_per_mw", "USD/MW"),
+    ("_usd_per_t", "USD/t CO2"),
+    ("_t_per_mwh", "t CO2/MWh"),
+    ("_l_per_kwh", "L/kWh"),
+    ("_usd", "USD"),
+    ("_mwh", "MWh"),
+    ("_mw", "MW"),
+    ("_kw", "kW"),
+    ("_m3", "m3"),
+    ("_h100e", "H100e"),
+    ("_chips", "chips"),
+    ("_wafers", "wafers"),
+    ("_stacks", "stacks"),
+    ("_t", "t CO2"),
+    ("_s", "s"),
+)
+
+#: Columns that are shares (0-1) without ``share`` in their name.
+SHARE_COLUMNS = frozenset({"utilisation", "mip_gap", "weight"})
+
+#: printf format (Streamlit NumberColumn, sprintf-js) of a unit: whole numbers with
+#: thousands separators for large quantities, one or two decimals for small ones.
+UNIT_FORMATS = {
+    "USD/MWh": "%,.2f",
+    "USD/MW": "%,.0f",
+    "USD/H100e": "%,.2f",
+    "USD/t CO2": "%,.2f",
+    "t CO2/MWh": "%.3f",
+    "L/kWh": "%.2f",
+    "MWh": "%,.0f",
+    "MW": "%,.1f",
+    "kW": "%,.2f",
+    "m3": "%,.0f",
+    "H100e": "%,.0f",
+    "chips": "%,.0f",
+    "wafers": "%,.0f",
+    "stacks": "%,.0f",
+    "t CO2": "%,.0f",
+    "s": "%,.1f",
+}
+
+
+def column_unit(name: str) -> str:
+    """Return the unit of a column from its name's suffix (``""`` when it has none).
+
+    Examples
+    --------
+    >>> column_unit("build_mw"), column_unit("energy_usd_per_mwh"), column_unit("chips")
+    ('MW', 'USD/MWh', 'chips')
+    >>> column_unit("scenario")
+    ''
+    """
+    for suffix, unit in UNIT_SUFFIXES:
+        if name.endswith(suffix) or name == suffix[1:]:
+            return unit
+    return ""
+
+
+def is_share(name: str) -> bool:
+    """Tell whether a column is a share (0-1, shown as a percent): ``served_share``."""
+    return name.endswith("share") or name.startswith("share_") or name in SHARE_COLUMNS
+
+
+def column_header(name: str, unit: str | None = None) -> str:
+    """Return a column's header with its unit: ``build_mw -> "build [MW]"``.
+
+    Parameters
+    ----------
+    name : str
+        Column name; the unit suffix is dropped from the words.
+    unit : str, optional
+        The unit (default :func:`column_unit`); a share's header is ``[%]``.
+
+    Examples
+    --------
+    >>> column_header("objective_usd"), column_header("served_share"), column_header("site")
+    ('objective [USD]', 'served share [%]', 'site')
+    >>> column_header("h100e"), column_header("chips")
+    ('H100e', 'chips')
+    """
+    unit = column_unit(name) if unit is None else unit
+    if unit and any(name == suffix[1:] for suffix, _ in UNIT_SUFFIXES):
+        return unit  # a column named by its unit (chips, h100e): the unit is the header
+    words = name
+    for suffix, u in UNIT_SUFFIXES:
+        if u == unit and name.endswith(suffix) and name != suffix[1:]:
+            words = name[: -len(suffix)]
+            break
+    words = words.replace("_", " ")
+    if is_share(name):
+        return f"{words} [%]"
+    return f"{words} [{unit}]" if unit else words
+
+
+def number_format(name: str, integer: bool = False) -> str:
+    """Return the display format of a numeric column (Streamlit NumberColumn ``format``).
+
+    ``percent`` for a share; the unit's printf format of :data:`UNIT_FORMATS`;
+    ``"%,d"`` for whole numbers without a unit (counts); ``"%,.3g"`` for other
+    plain numbers (ratios, levels: three significant digits).
+
+    Examples
+    --------
+    >>> number_format("build_mw"), number_format("n", integer=True), number_format("ratio")
+    ('%,.1f', '%,d', '%,.3g')
+    """
+    if is_share(name):
+        return "percent"
+    unit = column_unit(name)
+    if unit in UNIT_FORMATS:
+        return UNIT_FORMATS[unit]
+    return "%,d" if integer else "%,.3g"
+
+
+def clip_share(x: float | None) -> float | None:
+    """Clip a share to [0, 1] (``1.0000000002`` from float noise reads 100%); NaN kept."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return x
+    return min(1.0, max(0.0, float(x)))
+
+
+def fmt_number(x: float | None, unit: str = "") -> str:
+    """Format one number as text with thousands separators and its unit's decimals.
+
+    For cells whose unit differs row by row (the calibration table): USD compactly
+    (:func:`fmt_usd`), a whole number with separators from 100 up, three significant
+    digits below; ``n/a`` for a missing value, ``∞`` for an infinite one.
+
+    Examples
+    --------
+    >>> fmt_number(687000.0), fmt_number(1.2345), fmt_number(2.5e10, "USD")
+    ('687,000', '1.23', '$25.0B')
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if unit == "USD":
+        return fmt_usd(x)
+    if abs(x) >= 100:
+        return f"{x:,.0f}"
+    return f"{x:.3g}"

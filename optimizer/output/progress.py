@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import IO, Any, Self
+from typing import IO, Any, Protocol, Self
 
-__all__ = ["LINE_EVERY_S", "Progress", "clock"]
+__all__ = ["LINE_EVERY_S", "Progress", "ProgressLike", "clock", "counted"]
 
 LINE_EVERY_S = 5.0
 """Least seconds between two plain progress lines (the first and last always print)."""
@@ -23,6 +23,27 @@ def clock(seconds: float) -> str:
     """Format seconds as ``H:MM:SS``: ``clock(3725.2) -> "1:02:05"``."""
     s = max(0, round(seconds))
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
+
+
+class ProgressLike(Protocol):
+    """What a long operation calls on its progress report (:class:`Progress` is one).
+
+    The app's ``st.progress`` report (``ui/progress_view.py``) is another: the tornado,
+    the Monte Carlo and the hedged plan take either.
+    """
+
+    def now(self, current: str) -> None:
+        """Name the item being worked on."""
+
+    def advance(self, ok: bool = True, *, last: str | None = None, current: str = "") -> None:
+        """Count one more item, done (``ok``) or failed."""
+
+
+def counted(progress: ProgressLike | None, name: str, ok: bool = True) -> None:
+    """Count one item that needed no work (``ok`` False: it failed before its solve)."""
+    if progress is not None:
+        progress.now(name)
+        progress.advance(ok)
 
 
 class Progress:

@@ -20,7 +20,7 @@ from ui.findings_view import (
     order_findings,
     table_of_file,
 )
-from ui.formats import error_text
+from ui.formats import MISSING, error_text
 from ui.state import (
     discard_drafts,
     editor_key,
@@ -180,6 +180,7 @@ def _findings_frame(fs: list[Finding]) -> None:
         hide_index=True,
         width="stretch",
         column_config=findings_column_config(),
+        placeholder=MISSING,  # a whole-file finding has no row: "–", never "None"
     )
 
 

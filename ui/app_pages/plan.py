@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 
 import streamlit as st
 
@@ -10,7 +11,8 @@ from capacity.csv_safe import to_safe_csv
 from optimizer.output.binding_limits import missing_duals, no_duals_text
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
-from ui.formats import fmt_usd
+from ui.formats import MISSING, calibration_view, fmt_usd, show_table
+from ui.progress_view import click_to_result_text
 from ui.state import (
     active_dataset,
     current_plan,
@@ -83,6 +85,7 @@ if not ok:
     st.info(f"The optimizer is not installed yet, so plans cannot be solved ({why}).")
 
 if clicked:
+    ss["plan_click"] = time.perf_counter()  # the click: the metrics below say how long since
     with st.status(f"Solving {ds.scenario} with {solver}…", expanded=True) as status:
         st.write("Building and solving the linear program (cached on the data's hash)…")
         run = solve_and_record(
@@ -143,7 +146,10 @@ solved = (
     else f"solved at {plan.solved_at} in {plan.seconds:.2f} s"
 )
 obj_text = f"{obj:,.2f} USD (discounted)" if has_obj else f"n/a (status {m['status']})"
-st.caption(f"Objective {obj_text} · solver {plan.solver} · {solved} · run `{plan.run_id}`")
+st.caption(
+    f"Objective {obj_text} · solver {plan.solver} · {solved} · "
+    f"{click_to_result_text(plan, ss)} · run `{plan.run_id}`"
+)
 msg = str(getattr(res, "message", "") or "")
 if m["status"] not in ("optimal",):
     (st.warning if m["status"] == "time_limit_feasible" else st.error)(
@@ -216,7 +222,7 @@ if tc is not None and len(tc):
             "solve again to enforce the rule."
         )
     with st.expander("Training clusters per customer, site and quarter"):
-        st.dataframe(tc, hide_index=True, width="stretch")
+        show_table(tc, key="plan_training_clusters")
 
 periods = list(ds.periods)
 no_duals = missing_duals(res)
@@ -296,4 +302,12 @@ if calibration is not None and len(calibration):
             "band; rows the model cannot match yet are listed with their reason "
             "(formulas in optimizer/plan/calibration.py)."
         )
-        st.dataframe(calibration, hide_index=True, width="stretch", key="plan_calibration")
+        cal_view, cal_cfg = calibration_view(calibration)
+        st.dataframe(
+            cal_view,
+            hide_index=True,
+            width="stretch",
+            key="plan_calibration",
+            column_config=cal_cfg,
+            placeholder=MISSING,
+        )

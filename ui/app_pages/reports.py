@@ -7,7 +7,7 @@ import tempfile
 import streamlit as st
 
 from ui.dataio import directory_zip_bytes
-from ui.formats import USD_BN_FORMAT, error_text, fmt_usd, usd_billions
+from ui.formats import USD_BN_FORMAT, error_text, fmt_usd, show_table
 from ui.state import active_dataset, current_plan, runs_frame, show_flash
 
 ss = st.session_state
@@ -74,17 +74,12 @@ runs = runs_frame()
 if runs.empty:
     st.caption("None yet.")
 else:
-    view, money_cfg = usd_billions(runs.iloc[::-1])
-    st.dataframe(
-        view,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            **money_cfg,
+    show_table(
+        runs.iloc[::-1],
+        {
             "objective_usd_bn": st.column_config.NumberColumn(
                 "discounted cost [USD]", format=USD_BN_FORMAT
             ),
-            "served_share": st.column_config.NumberColumn("served share", format="percent"),
             "solve_s": st.column_config.NumberColumn(
                 "solve time [s]", format="%.2f", help="Of the solve that computed the result."
             ),
@@ -92,4 +87,5 @@ else:
                 "cached", help="The result came from the cache of an earlier identical solve."
             ),
         },
+        key="report_runs",
     )

@@ -13,7 +13,8 @@ from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_na
 from capacity.validation import DataValidationError
 from ui import charts
 from ui.compose import plan_metrics
-from ui.formats import USD_BN_FORMAT, usd_billions
+from ui.formats import USD_BN_FORMAT, show_table
+from ui.progress_view import AppProgress
 from ui.state import (
     active_dataset,
     optimizer_status,
@@ -43,15 +44,21 @@ chosen = st.multiselect(
     key="risk_scenarios",
     persist_state="session",
 )
-if st.button("Solve and compare", key="risk_compare_btn", disabled=not (ok and chosen)):
+compare_clicked = st.button(
+    "Solve and compare", key="risk_compare_btn", disabled=not (ok and chosen)
+)
+compare_slot = st.empty()  # the bar's place on every run: what follows keeps its position
+if compare_clicked:
     rows = []
-    bar = st.progress(0.0, text="Solving scenarios…")
-    for i, n in enumerate(chosen):
-        bar.progress(i / len(chosen), text=f"Solving {n} ({i + 1}/{len(chosen)})…")
+    bar = AppProgress("Scenario comparison", len(chosen), compare_slot, unit="scenario")
+    bar.__enter__()
+    for n in chosen:
+        bar.now(n)
         try:
             sds = apply_scenario(base, n)
         except (DataValidationError, UnknownScenarioError) as e:
             rows.append({"scenario": n, "status": "invalid data", "message": str(e)[:300]})
+            bar.advance(False)
             continue
         res = solve_dataset(
             sds,
@@ -67,7 +74,7 @@ if st.button("Solve and compare", key="risk_compare_btn", disabled=not (ok and c
                 "message": str(getattr(res, "message", "") or ""),
             }
         )
-    bar.progress(1.0, text="Done")
+        bar.advance(getattr(res, "objective_usd", None) is not None)
     ss["risk_compare"] = {"hash": base.hash, "frame": pd.DataFrame(rows), "choice": choice}
 if not ok:
     st.info(f"The optimizer is not installed yet, so scenarios cannot be solved ({why}).")
@@ -84,22 +91,17 @@ if cmp is not None:
     else:
         st.caption(f"Solved with the Plan page's settings: **{choice.text()}**.")
         df = cmp["frame"]
-        view, money_cfg = usd_billions(df)
-        st.dataframe(
-            view,
-            hide_index=True,
-            width="stretch",
-            column_config={
-                **money_cfg,
+        show_table(
+            df,
+            {
                 "objective_usd_bn": st.column_config.NumberColumn(
                     "discounted cost [USD]", format=USD_BN_FORMAT
                 ),
-                "served_share": st.column_config.NumberColumn("served share", format="percent"),
                 "unmet_h100e": st.column_config.NumberColumn(
-                    "unmet [H100e·quarters]", format="localized"
+                    "unmet [H100e·quarters]", format="%,.0f"
                 ),
-                "trainium_share": st.column_config.NumberColumn("Trainium share", format="percent"),
             },
+            key="risk_compare_table",
         )
         fig = charts.scenario_costs(
             df.dropna(subset=["objective_usd"]) if "objective_usd" in df else df.iloc[0:0]

@@ -1,0 +1,205 @@
+"""One number formatter for every app table: units in headers, readable numbers, shares clipped.
+
+The AppTest scan solves the tiny dataset (with a public record, so the calibration table
+shows), runs the scenario comparison, tornado, Monte Carlo and hedged plan, visits every
+page and fails on any rendered table with an unformatted float (no format and digits
+after the point), a long decimal written into a text cell, a column whose name
+carries a unit while its header does not, or missing cells that would read ``None``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from optimizer.output.formatting import (
+    UNIT_SUFFIXES,
+    clip_share,
+    column_header,
+    column_unit,
+    fmt_number,
+    number_format,
+)
+from optimizer.output.table_schema import RESULT_TABLES
+from tests.apptest_helpers import goto, open_app, rerun
+from tests.conftest import TINY
+from ui.formats import calibration_view, table_view
+
+PAGES = ("data", "scenarios", "plan", "risk", "reports")
+LONG_DECIMAL = re.compile(r"\d\.\d{4,}")
+
+
+# ------------------------------------------------------------------ pure formatter
+def test_the_suffix_units_are_the_result_schemas_units() -> None:
+    checked = 0
+    for table, cols in RESULT_TABLES.items():
+        for c in cols:
+            unit = column_unit(c.name)
+            if unit and c.unit in {u for _, u in UNIT_SUFFIXES}:
+                assert unit == c.unit, (table, c.name, unit, c.unit)
+                checked += 1
+            elif unit:
+                # a suffix unit the schema words differently: it must name the same unit
+                assert unit.split("/")[0] in c.unit, (table, c.name, unit, c.unit)
+    assert checked > 30
+
+
+def test_headers_decimals_and_shares() -> None:
+    assert column_header("build_mw") == "build [MW]"
+    assert column_header("energy_usd_per_mwh") == "energy [USD/MWh]"
+    assert column_header("served_share") == "served share [%]"
+    assert column_header("scenario") == "scenario"
+    assert column_header("chips") == "chips" and column_header("h100e") == "H100e"
+    assert number_format("build_mw") == "%,.1f"
+    assert number_format("served_h100e") == "%,.0f"
+    assert number_format("served_share") == "percent"
+    assert number_format("n", integer=True) == "%,d"
+    assert clip_share(1.0000000002) == 1.0 and clip_share(-1e-12) == 0.0
+    assert math.isnan(clip_share(float("nan")))  # type: ignore[arg-type]
+    assert fmt_number(1_400_000.0) == "1,400,000" and fmt_number(1.1534) == "1.15"
+    assert fmt_number(float("inf")) == "∞" and fmt_number(None) == "n/a"
+
+
+def test_table_view_clips_noise_shares_keeps_changes_and_writes_infinity() -> None:
+    df = pd.DataFrame(
+        {
+            "scenario": ["a", "b"],
+            "served_share": [1.0000000002, 0.5],
+            "change_trainium_share": [-0.25, 0.1],
+            "breach_mw": [float("inf"), 2.0],
+            "cost_usd": [2.5e10, float("inf")],
+            "n": [3, 4],
+        }
+    )
+    view, cfg = table_view(df)
+    assert view["served_share"].tolist() == [1.0, 0.5]
+    assert view["change_trainium_share"].tolist() == [-0.25, 0.1]  # a change is not clipped
+    assert view["breach_mw"].tolist() == ["∞", "2"]
+    assert view["cost_usd_bn"].tolist() == ["$25.00B", "∞"]
+    assert cfg["served_share"]["label"] == "served share [%]"
+    assert cfg["served_share"]["type_config"]["format"] == "percent"
+    assert cfg["breach_mw"]["label"] == "breach [MW]"
+    assert cfg["n"]["type_config"]["format"] == "%,d"
+
+
+def test_calibration_view_writes_each_row_in_its_unit() -> None:
+    cal = pd.DataFrame(
+        {
+            "metric": ["chips_in_service", "capex_cash", "served_share", "pue"],
+            "unit": ["chips", "USD", "share", "ratio"],
+            "record_value": [1_400_000.0, 2.5e10, 0.5, 1.15],
+            "record_low": [1_250_000.0, 2.0e10, 0.4, 1.1],
+            "record_high": [1_650_000.0, 3.0e10, 0.6, 1.2],
+            "plan_value": [1_512_345.678, np.nan, 0.52631, 1.1234567],
+            "ratio": [1.0802469, np.nan, 1.05262, 0.9769],
+            "inside_band": [True, False, True, True],
+        }
+    )
+    view, cfg = calibration_view(cal)
+    assert view["plan_value"].tolist() == ["1,512,346", "n/a", "52.6%", "1.12"]
+    assert view["record_value"].tolist() == ["1,400,000", "$25.0B", "50.0%", "1.15"]
+    assert cfg["ratio"]["type_config"]["format"] == "%.2f"
+
+
+# ------------------------------------------------------------------- AppTest scan
+def unformatted(element) -> list[str]:  # noqa: ANN001 - a streamlit.testing Dataframe
+    """Problems of one rendered table: raw floats, long decimals in text, unitless headers."""
+    value: pd.DataFrame = element.value
+    cfg = json.loads(element.proto.columns) if element.proto.columns else {}
+    problems = []
+    if value.isna().any().any() and element.proto.placeholder != "–":
+        problems.append(f"{element.key or '?'}: missing cells read 'None' (no placeholder)")
+    for c in value.columns:
+        conf = cfg.get(str(c), {})
+        label = conf.get("label") or str(c)
+        col = value[c]
+        where = f"{element.key or '?'}.{c}"
+        if pd.api.types.is_float_dtype(col):
+            v = col.to_numpy(dtype=float)
+            v = v[np.isfinite(v)]
+            fmt = (conf.get("type_config") or {}).get("format")
+            if (v != np.round(v)).any() and not fmt:
+                problems.append(f"{where}: floats without a format")
+        elif col.dtype == object or pd.api.types.is_string_dtype(col):
+            long = [x for x in col.dropna().astype(str) if LONG_DECIMAL.search(x)]
+            if long:
+                problems.append(f"{where}: long decimals in text {long[:2]}")
+        unit = column_unit(str(c).removesuffix("_bn"))
+        if unit and "[" not in label and label != unit:
+            problems.append(f"{where}: header {label!r} without its unit {unit}")
+    return problems
+
+
+def _public_record(d: Path) -> None:
+    (d / "public_record.csv").write_text(
+        "metric,scope,period,value,unit,low,high,source,note,plan_share,matchable,reason\n"
+        "chips_in_service,chip:trn2,2026Q1,1200,chips,900,1500,https://example.org/a,test,1,yes,\n"
+        "it_mw_added,all,2026Q4,12.5,MW,10,15,https://example.org/b,test,1,yes,\n",
+        encoding="utf-8",
+    )
+
+
+def test_no_table_on_any_page_shows_an_unformatted_number(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    data = tmp_path / "tiny"
+    shutil.copytree(TINY, data)
+    _public_record(data)
+    at: AppTest = open_app(monkeypatch, data)
+    goto(at, "plan")
+    at.button(key="solve").click()
+    rerun(at)
+    assert at.metric[0].value == "optimal"
+    goto(at, "risk")
+    at.button(key="risk_compare_btn").click()
+    rerun(at)
+    at.multiselect(key="tornado_params").set_value(["cowos", "demand_acme"])
+    at.button(key="tornado_run").click()
+    rerun(at)
+    at.multiselect(key="mc_params").set_value(["cowos"])
+    at.number_input(key="mc_samples").set_value(3)
+    at.button(key="mc_run").click()
+    rerun(at)
+    at.button(key="hedge_run").click()
+    rerun(at)
+    shown: set[str] = set()
+    for page in PAGES:
+        goto(at, page)
+        for el in at.dataframe:
+            if el.editing_mode == "read_only":
+                shown |= {str(c) for c in el.value.columns}
+                assert unformatted(el) == [], page
+    # the tables of the issue, each known by a column of its own
+    for column in (
+        "inside_band",  # calibration
+        "meets_minimum",  # training clusters
+        "trainium_share",  # scenario comparison
+        "level_text",  # tornado
+        "share_binding",  # Monte Carlo binding
+        "ev_fixed_status",  # hedged plan per scenario
+        "run_id",  # the session's runs
+    ):
+        assert column in shown, column
+
+
+def test_an_upload_error_never_shows_none_as_a_row(monkeypatch: pytest.MonkeyPatch) -> None:
+    at = open_app(monkeypatch, TINY)
+    # an empty table file: a finding about the whole file, with no row
+    at.file_uploader(key="upload_files").set_value([("demand.csv", b"", "text/csv")])
+    rerun(at)
+    at.button(key="upload_load").click()
+    rerun(at)
+    frames = [d for d in at.dataframe if "message" in d.value.columns]
+    assert frames, [e.value for e in at.error]
+    rows = frames[0].value["row"]
+    assert rows.isna().any()  # a finding without a row ...
+    assert frames[0].proto.placeholder == "–"  # ... reads "–", not "None"
+    assert unformatted(frames[0]) == []
