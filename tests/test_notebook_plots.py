@@ -117,3 +117,11 @@ def test_calibration_is_a_table_not_a_chart(plan: Plan) -> None:
     assert "calibration" not in dir(plan.plot)
     with pytest.raises(AttributeError, match="no statistic 'calibration'"):
         _ = plan.plot.calibration
+
+
+def test_a_key_repeated_in_a_row_is_named_once_in_the_legend(plan: Plan) -> None:
+    """A supply limit's unit is its resource: its line reads 'cowos_wafers', not
+    'cowos_wafers · cowos_wafers'; a site limit keeps its unit ('grid · MW')."""
+    names = {t.name for t in plan.plot.utilisation(kind="line").data}
+    assert "cowos_wafers" in names and "cowos_wafers · cowos_wafers" not in names
+    assert "grid · MW" in names

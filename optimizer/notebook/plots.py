@@ -99,7 +99,8 @@ def draw(
     colour = None
     if colours:
         colour = " · ".join(colours)
-        df[colour] = df[colours].astype(str).agg(" · ".join, axis=1)
+        # a key repeated in a row (a supply limit whose unit is its resource) shows once
+        df[colour] = df[colours].astype(str).agg(lambda r: " · ".join(dict.fromkeys(r)), axis=1)
         if kind != "heatmap":  # a colour group that is zero throughout draws nothing
             drawn = df.groupby(colour)[value].transform(lambda v: bool((v.abs() > 0).any()))
             df = df[drawn.astype(bool)]
