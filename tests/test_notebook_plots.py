@@ -22,7 +22,8 @@ def _expected_groups(plan: Plan, name: str) -> list[str]:
     frame = plan.statistics(name)
     value = next(iter(frame.attrs["units"]))
     keys = [c for c in frame.columns if c not in frame.attrs["units"] and c != "period"]
-    label = frame[keys].astype(str).agg(" · ".join, axis=1)
+    # one name per distinct key value in the row (a supply limit's unit is its resource)
+    label = frame[keys].astype(str).agg(lambda r: " · ".join(dict.fromkeys(r)), axis=1)
     nonzero = frame.groupby(label)[value].apply(lambda v: bool((v.abs() > 0).any()))
     return sorted(nonzero[nonzero].index)
 
