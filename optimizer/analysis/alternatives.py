@@ -212,7 +212,7 @@ def near_optimal_ranges(
     focus: Sequence[str] = (),
     seed: int = 0,
     options: SolveOptions | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> AlternativesResult:
     """Solve the optimum, then the least and greatest value of each quantity within cost slacks.
 
@@ -234,7 +234,8 @@ def near_optimal_ranges(
     options : SolveOptions, optional
         HiGHS LP options (the default); integer or cluster modes are refused.
     progress : callable, optional
-        Called with the name of each alternative before it is solved.
+        Called as ``progress(name, i, total)`` before alternative ``i`` (from 0) of
+        ``total`` is solved.
 
     Returns
     -------
@@ -268,14 +269,16 @@ def near_optimal_ranges(
     at_opt = {q.name: quantity_value(q, raw.x) for q in quantities}
     goals = [(q, s) for q in quantities for s in ("min", "max")]
     goals += [(d, "min") for d in random_directions(quantities, directions, seed, raw.x)]
-    rows, alts = [], []
+    rows: list[tuple[Any, ...]] = []
+    alts: list[Alternative] = []
+    total = len(slacks) * len(goals)
     for slack in slacks:
         cap = cap_rhs(c_star, slack)
         found: dict[str, list[float]] = {}
         for q, sense in goals:
             name = f"{sense}_{q.name}@{slack:g}"
             if progress is not None:
-                progress(name)
+                progress(name, len(alts), total)
             alt = _alternative(session, (model, base), options, q, sense, slack, cap, name)
             alts.append(alt)
             found.setdefault(q.name, []).append(alt.value)
