@@ -1,4 +1,4 @@
-"""Risk sections of the Risk page: tornado, Monte Carlo and the hedged plan.
+"""Risk sections of the Risk page: tornado, Monte Carlo, the hedged plan, near-optimal ranges.
 
 Over :mod:`optimizer.analysis.tornado`, :mod:`optimizer.analysis.monte_carlo` and
 :mod:`optimizer.analysis.hedge`; kept apart from the page so the page renders (with an
@@ -197,7 +197,9 @@ def render_risk_sections(
         f"Every solve below uses the Plan page's settings: **{choice.text()}** "
         "(change them on the Plan page)."
     )
-    tab_t, tab_mc, tab_h = st.tabs(["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"])
+    tab_t, tab_mc, tab_h, tab_a = st.tabs(
+        ["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)", "Near-optimal ranges"]
+    )
     try:
         params = list(tornado.default_tornado_parameters(ds))
     except Exception as e:  # noqa: BLE001
@@ -210,6 +212,10 @@ def render_risk_sections(
         _monte_carlo_tab(monte_carlo, ds, params, opts)
     with tab_h:
         _hedged_tab(hedge, base, opts)
+    with tab_a:
+        from ui.alternatives_view import alternatives_tab
+
+        alternatives_tab(ds, opts)
 
 
 def _tornado_tab(tornado: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:
