@@ -8,10 +8,12 @@ import pytest
 
 from capacity.dataset import Dataset, load_dataset
 from optimizer.analysis.alternatives import (
+    RANGE_COLUMNS,
     AlternativesError,
     cap_rhs,
     near_optimal_ranges,
     parse_slacks,
+    range_notes,
 )
 from optimizer.plan.options import SolveOptions
 from tests.lp_helpers import LP_DATA, edit
@@ -129,3 +131,19 @@ def test_a_base_that_is_not_optimal_stops_and_says_so() -> None:
     ds = load_dataset(LP_DATA.parents[1] / "data")
     with pytest.raises(AlternativesError, match=r"base plan is not optimal \(status time_limit"):
         near_optimal_ranges(ds, [0.01], options=SolveOptions(time_limit_s=0.05))
+
+
+def test_range_notes_name_a_range_a_known_plan_contradicts() -> None:
+    rows = [
+        ("share", "share", 0.01, 0.46, 0.49, 0.47, 1.0),
+        ("share", "share", 0.05, 0.48, 0.53, 0.47, 1.0),  # min above the optimum's
+        ("mw", "mw", 0.01, 0.0, 10.0, 5.0, 1.0),
+        ("mw", "mw", 0.05, 0.0, 9.0, 5.0, 1.0),  # narrower than at 0.01
+    ]
+    notes = range_notes(pd.DataFrame(rows, columns=list(RANGE_COLUMNS)))
+    assert len(notes) == 3
+    assert notes[0].startswith("share at slack 0.05: range 0.48..0.53 misses the optimum's 0.47")
+    assert "narrower than at a smaller slack (0.46..0.49)" in notes[1]
+    assert notes[2].startswith("mw at slack 0.05") and "(0..10)" in notes[2]
+    res = near_optimal_ranges(_base(), [0.0, 0.05])
+    assert res.notes == ()

@@ -63,8 +63,10 @@ __all__ = [
     "AlternativesResult",
     "cap_rhs",
     "cap_violation",
+    "objective_vector",
     "near_optimal_ranges",
     "parse_slacks",
+    "range_notes",
     "with_cost_cap",
 ]
 
@@ -130,6 +132,9 @@ class AlternativesResult:
         Every alternative plan, in solve order.
     elapsed_s : float
         Wall time of the whole run.
+    notes : tuple of str
+        :func:`range_notes` of the ranges (empty when every range holds the optimum
+        and widens with the slack).
     """
 
     optimum: PlanResult
@@ -137,6 +142,7 @@ class AlternativesResult:
     ranges: pd.DataFrame
     alternatives: tuple[Alternative, ...]
     elapsed_s: float
+    notes: tuple[str, ...] = ()
 
 
 def parse_slacks(text: str | Sequence[float], option: str = "--slack") -> tuple[float, ...]:
@@ -196,6 +202,56 @@ def _at(capped: PlanningModel, objective: np.ndarray, cap_usd: float) -> Plannin
     cons.loc[len(cons) - 1, "rhs"] = cap_usd - capped.objective_constant
     const = capped.const_terms.iloc[0:0]
     return replace(capped, variables=var, constraints=cons, const_terms=const)
+
+
+def objective_vector(q: Quantity, n: int, sense: str) -> np.ndarray:
+    """Column costs that minimise (``"min"``) or maximise ``q``, largest magnitude 1.
+
+    A quantity such as a share has coefficients near 1e-8; HiGHS judges optimality with
+    absolute tolerances (1e-7), so such an objective would stop early. Scaling by a
+    positive number changes no optimal plan.
+    """
+    obj = q.dense(n) * (1.0 if sense == "min" else -1.0)
+    top = float(np.abs(obj).max()) if n else 0.0
+    return obj / top if top > 0 else obj
+
+
+def range_notes(ranges: pd.DataFrame, rel: float = 1e-5) -> tuple[str, ...]:
+    """Ranges that a known plan contradicts: a solver answer that is not the optimum.
+
+    The optimum is within every cap, so each range must hold its ``at_optimum`` value,
+    and a plan within a smaller slack is within a larger one, so ranges widen with the
+    slack. A range that breaks either by more than ``rel * (1 + |value|)`` is named.
+
+    Parameters
+    ----------
+    ranges : DataFrame
+        :data:`RANGE_COLUMNS` rows.
+    rel : float
+        Relative tolerance.
+
+    Returns
+    -------
+    tuple of str
+        One sentence per broken range.
+    """
+    out = []
+    for q, g in ranges.sort_values("slack", kind="stable").groupby("quantity", sort=False):
+        lo_prev = hi_prev = None
+        for r in g.itertuples():
+            tol = rel * (1 + abs(r.at_optimum))
+            if r.min > r.at_optimum + tol or r.max < r.at_optimum - tol:
+                out.append(
+                    f"{q} at slack {r.slack:g}: range {r.min:.6g}..{r.max:.6g} misses the "
+                    f"optimum's {r.at_optimum:.6g} (the solver stopped short)"
+                )
+            if lo_prev is not None and (r.min > lo_prev + tol or r.max < hi_prev - tol):
+                out.append(
+                    f"{q} at slack {r.slack:g}: range {r.min:.6g}..{r.max:.6g} is narrower "
+                    f"than at a smaller slack ({lo_prev:.6g}..{hi_prev:.6g})"
+                )
+            lo_prev, hi_prev = r.min, r.max
+    return tuple(out)
 
 
 def cap_violation(cost_usd: float, cap_usd: float) -> float:
@@ -287,7 +343,9 @@ def near_optimal_ranges(
             for q in quantities
         ]
     ranges = pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
-    return AlternativesResult(optimum, c_star, ranges, tuple(alts), time.perf_counter() - t0)
+    notes = range_notes(ranges)
+    elapsed = time.perf_counter() - t0
+    return AlternativesResult(optimum, c_star, ranges, tuple(alts), elapsed, notes)
 
 
 def _alternative(
@@ -302,8 +360,7 @@ def _alternative(
 ) -> Alternative:
     """Solve one alternative; raise when it is not optimal or its cost breaks the cap."""
     model, base = models
-    sign = 1.0 if sense == "min" else -1.0
-    capped = _at(model, sign * q.dense(model.n_variables), cap)
+    capped = _at(model, objective_vector(q, model.n_variables, sense), cap)
     res, raw = _solve(session, capped, base, options)
     if res.status != Status.optimal or raw.x is None or res.objective_usd is None:
         raise AlternativesError(f"alternative {name}: status {res.status.value}: {res.message}")

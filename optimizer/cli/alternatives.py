@@ -159,6 +159,8 @@ def _print_ranges(console: Console, res: Any) -> None:
             f"{r.at_optimum:,.4g}",
         )
     console.print(table)
+    for note in res.notes:
+        console.print(f"[yellow]note:[/yellow] {note}")
 
 
 def _write(console: Console, res: Any, out: Path, scenario: str) -> int:
