@@ -25,7 +25,7 @@ from typing import Any
 
 def _cold(ds: Any, c_star: float, alt: Any, quantities: dict[str, Any]) -> tuple[float, float]:
     """Rebuild the model, add the cap, solve cold; return (seconds, quantity value)."""
-    from optimizer.analysis.alternatives import _at, cap_rhs, with_cost_cap
+    from optimizer.analysis.alternatives import _at, cap_rhs, objective_vector, with_cost_cap
     from optimizer.analysis.alternatives_quantities import quantity_value
     from optimizer.plan.model import build_model
     from optimizer.plan.options import SolveOptions
@@ -34,8 +34,8 @@ def _cold(ds: Any, c_star: float, alt: Any, quantities: dict[str, Any]) -> tuple
     t0 = time.perf_counter()
     model = with_cost_cap(build_model(ds))
     q = quantities[alt.quantity]
-    sign = 1.0 if alt.sense == "min" else -1.0
-    capped = _at(model, sign * q.dense(model.n_variables), cap_rhs(c_star, alt.slack))
+    objective = objective_vector(q, model.n_variables, alt.sense)
+    capped = _at(model, objective, cap_rhs(c_star, alt.slack))
     raw = run_solver(capped, SolveOptions())
     value = float("nan") if raw.x is None else quantity_value(q, raw.x)
     return time.perf_counter() - t0, value

@@ -322,6 +322,7 @@ def near_optimal_ranges(
             f"the base plan is not optimal (status {optimum.status.value}): {optimum.message}"
         )
     c_star = float(raw.solver_objective)
+    _primal_from_here(session)
     at_opt = {q.name: quantity_value(q, raw.x) for q in quantities}
     goals = [(q, s) for q in quantities for s in ("min", "max")]
     goals += [(d, "min") for d in random_directions(quantities, directions, seed, raw.x)]
@@ -372,6 +373,28 @@ def _alternative(
         )
     value = quantity_value(q, raw.x)
     return Alternative(name, slack, q.name, sense, value, res.objective_usd, res)
+
+
+#: HiGHS ``simplex_strategy`` of the primal simplex.
+PRIMAL_SIMPLEX = 4
+
+
+def _primal_from_here(session: HighsSession) -> None:
+    """Let the session's later runs use the primal simplex.
+
+    An alternative changes the objective and loosens (or keeps) the cap, so the previous
+    optimal basis stays primal feasible: the primal simplex continues from it, where the
+    dual simplex (HiGHS's default) must first repair a dual-infeasible basis. Measured on
+    the default data (onsite and Trainium share at 1 %, 4 alternatives): 0.4-2.4 s per
+    warm solve against 8-39 s with the dual simplex, same values.
+    """
+    from optimizer.plan.highs import highs_ok
+
+    if session.highs is not None:
+        highs_ok(
+            session.highs.setOptionValue("simplex_strategy", PRIMAL_SIMPLEX),
+            "option simplex_strategy=primal",
+        )
 
 
 def _solve(
