@@ -58,6 +58,7 @@ def test_alternatives_prints_ranges_and_writes_one_run_folder(tmp_path: Path) ->
         (["--slack", "a"], "'a' is not a number"),
         (["--focus", "gas"], "gas names no quantity"),
         (["--directions", "-2"], "-2 is not >= 0"),
+        (["--scenario", "all"], "takes one scenario name, not 'all'"),
     ],
 )
 def test_bad_options_are_usage_errors_naming_option_and_value(

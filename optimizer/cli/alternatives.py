@@ -90,6 +90,8 @@ def alternatives(
         raise typer.BadParameter(str(e).removeprefix("--slack: "), param_hint="'--slack'") from e
     if directions < 0:
         raise typer.BadParameter(f"{directions} is not >= 0", param_hint="'--directions'")
+    if scenario == "all":
+        raise typer.BadParameter("takes one scenario name, not 'all'", param_hint="'--scenario'")
     refuse_bad_out(console, out)
     with exit_on_interrupt(console):
         ((name, ds),) = load_scenarios(console, data, [scenario])
