@@ -147,3 +147,20 @@ def test_range_notes_name_a_range_a_known_plan_contradicts() -> None:
     assert notes[2].startswith("mw at slack 0.05") and "(0..10)" in notes[2]
     res = near_optimal_ranges(_base(), [0.0, 0.05])
     assert res.notes == ()
+
+
+def test_on_dask_the_ranges_are_those_of_one_process() -> None:
+    from optimizer.analysis.alternatives_dask import ranges_on_dask
+    from optimizer.analysis.dask_cluster import ClusterOptions
+
+    ds = _two_sites()
+    one = near_optimal_ranges(ds, [0.0, 0.05], directions=2, seed=3)
+    got = ranges_on_dask(
+        ds, [0.0, 0.05], ClusterOptions(workers=2, security="none"), directions=2, seed=3
+    )
+    assert list(got.ranges["quantity"]) == list(one.ranges["quantity"])
+    assert list(got.ranges["slack"]) == list(one.ranges["slack"])
+    cols = ["min", "max", "at_optimum"]
+    np.testing.assert_allclose(got.ranges[cols].to_numpy(), one.ranges[cols].to_numpy(), atol=1e-7)
+    assert sorted(a.name for a in got.alternatives) == sorted(a.name for a in one.alternatives)
+    assert got.optimum_usd == pytest.approx(one.optimum_usd, rel=1e-9)

@@ -67,3 +67,17 @@ def test_bad_options_are_usage_errors_naming_option_and_value(
     code, out = _run(["alternatives", BASE, *args, "--out", str(tmp_path)])
     assert code == 2
     assert text in " ".join(out.split())
+
+
+def test_workers_split_the_quantities_over_dask_with_the_same_ranges(tmp_path: Path) -> None:
+    args = ["alternatives", BASE, "--slack", "0,0.05"]
+    assert _run([*args, "--out", str(tmp_path / "one")])[0] == 0
+    code, text = _run([*args, "--workers", "2", "--out", str(tmp_path / "dask")])
+    assert code == 0, text
+    one, dask = (
+        pd.read_parquet(next((tmp_path / d).glob(f"*/{RANGES_FILE}.parquet")))
+        for d in ("one", "dask")
+    )
+    pd.testing.assert_frame_equal(
+        one.drop(columns="cost_cap_usd"), dask.drop(columns="cost_cap_usd"), atol=1e-7
+    )

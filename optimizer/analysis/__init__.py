@@ -30,4 +30,5 @@ Modules
 ``decompose_result``  the decomposed plan's result record and its first-stage table.
 ``alternatives_quantities``  the plan quantities of the alternatives as linear forms.
 ``alternatives``      near-optimal alternatives (MGA): ranges under a cost cap, their plans.
+``alternatives_dask``  the alternatives on Dask: the quantities split over workers.
 """

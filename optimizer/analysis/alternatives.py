@@ -269,6 +269,7 @@ def near_optimal_ranges(
     seed: int = 0,
     options: SolveOptions | None = None,
     progress: Callable[[str, int, int], None] | None = None,
+    extremes: bool = True,
 ) -> AlternativesResult:
     """Solve the optimum, then the least and greatest value of each quantity within cost slacks.
 
@@ -292,6 +293,10 @@ def near_optimal_ranges(
     progress : callable, optional
         Called as ``progress(name, i, total)`` before alternative ``i`` (from 0) of
         ``total`` is solved.
+    extremes : bool
+        False: only the random directions are solved (no per-quantity minimum and
+        maximum, so the ranges table is empty); the Dask runner
+        (:mod:`optimizer.analysis.alternatives_dask`) uses it.
 
     Returns
     -------
@@ -324,7 +329,7 @@ def near_optimal_ranges(
     c_star = float(raw.solver_objective)
     _primal_from_here(session)
     at_opt = {q.name: quantity_value(q, raw.x) for q in quantities}
-    goals = [(q, s) for q in quantities for s in ("min", "max")]
+    goals = [(q, s) for q in quantities for s in ("min", "max")] if extremes else []
     goals += [(d, "min") for d in random_directions(quantities, directions, seed, raw.x)]
     rows: list[tuple[Any, ...]] = []
     alts: list[Alternative] = []
@@ -342,6 +347,7 @@ def near_optimal_ranges(
         rows += [
             (q.name, q.unit, slack, min(found[q.name]), max(found[q.name]), at_opt[q.name], cap)
             for q in quantities
+            if q.name in found
         ]
     ranges = pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
     notes = range_notes(ranges)

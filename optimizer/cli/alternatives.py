@@ -22,6 +22,9 @@ ALTERNATIVES_HELP = (
     "MW, on-site generation (TWh) and the Trainium share of demand served; plus --directions "
     "seeded random directions over them. One model is built; each alternative changes only "
     "the objective and the cap row and restarts HiGHS from the previous basis.\n\n"
+    "--workers N splits the quantities over N local Dask worker processes (each builds the "
+    "model and solves the optimum once); --scheduler sends them to an existing cluster. "
+    "Without either the run stays in this process, which is as fast on two cores.\n\n"
     "Prints the ranges table and writes a run folder under --out: the optimum and every "
     "alternative plan as scenarios (the tables of 'capacity solve'), and the ranges as "
     "alternatives_ranges.parquet and .csv.\n\n"
@@ -55,6 +58,15 @@ _FocusOpt = Annotated[
 ]
 _SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the random directions.")]
 _OutOpt = Annotated[Path, typer.Option("--out", help="Report root folder.")]
+_WorkersOpt = Annotated[
+    int,
+    typer.Option(
+        "--workers", "-w", min=0, help="Local Dask workers (0: in this process, the default)."
+    ),
+]
+_SchedulerOpt = Annotated[
+    str | None, typer.Option("--scheduler", help="Existing Dask scheduler (tcp://host:port).")
+]
 
 
 def report_scenario(name: str) -> str:
@@ -74,6 +86,8 @@ def alternatives(
     focus: _FocusOpt = None,
     seed: _SeedOpt = 0,
     out: _OutOpt = Path("reports"),
+    workers: _WorkersOpt = 0,
+    scheduler: _SchedulerOpt = None,
 ) -> None:
     """Print the near-optimal ranges and write the alternative plans (see ALTERNATIVES_HELP)."""
     import sys
@@ -95,7 +109,8 @@ def alternatives(
     refuse_bad_out(console, out)
     with exit_on_interrupt(console):
         ((name, ds),) = load_scenarios(console, data, [scenario])
-        res = _run(console, ds, slacks, directions, list(focus or ()), seed)
+        where = (workers, scheduler)
+        res = _run(console, ds, slacks, directions, list(focus or ()), seed, where)
         _print_ranges(console, res)
         code = _write(console, res, out, name)
     raise typer.Exit(code)
@@ -108,8 +123,13 @@ def _run(
     directions: int,
     focus: list[str],
     seed: int,
+    where: tuple[int, str | None] = (0, None),
 ) -> Any:
-    """Run :func:`near_optimal_ranges` with a progress report; exit 1 or 2 with one line."""
+    """Run :func:`near_optimal_ranges` with a progress report; exit 1 or 2 with one line.
+
+    ``where`` is ``(--workers, --scheduler)``: with either set the quantities are split
+    over Dask workers (:func:`optimizer.analysis.alternatives_dask.ranges_on_dask`).
+    """
     from rich.markup import escape
 
     from optimizer.analysis.alternatives import AlternativesError, near_optimal_ranges
@@ -128,9 +148,12 @@ def _run(
 
     console.print("Solving the optimum, then each alternative from its basis ...")
     try:
-        res = near_optimal_ranges(
-            ds, slacks, directions=directions, focus=focus, seed=seed, progress=progress
-        )
+        if where[0] or where[1]:
+            res = _on_dask(console, ds, slacks, directions, focus, seed, where)
+        else:
+            res = near_optimal_ranges(
+                ds, slacks, directions=directions, focus=focus, seed=seed, progress=progress
+            )
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="'--focus'") from e
     except AlternativesError as e:
@@ -140,6 +163,34 @@ def _run(
         if "bar" in state:
             state["bar"].__exit__(None, None, None)
     return res
+
+
+def _on_dask(
+    console: Console,
+    ds: Any,
+    slacks: tuple[float, ...],
+    directions: int,
+    focus: list[str],
+    seed: int,
+    where: tuple[int, str | None],
+) -> Any:
+    """Run the alternatives on Dask; a cluster that cannot be reached is one line, exit 1."""
+    from rich.markup import escape
+
+    from optimizer.analysis.alternatives_dask import ranges_on_dask
+    from optimizer.analysis.dask_cluster import ClusterOptions
+
+    workers, scheduler = where
+    cluster = ClusterOptions(workers=max(workers, 1), scheduler=scheduler)
+    target = f"the Dask scheduler {scheduler}" if scheduler else f"{cluster.workers} local workers"
+    try:
+        with console.status(f"Solving the alternatives on {escape(target)} ..."):
+            return ranges_on_dask(
+                ds, slacks, cluster, directions=directions, focus=focus, seed=seed
+            )
+    except (OSError, TimeoutError) as e:
+        console.print(f"[red]error:[/red] cannot run on {escape(target)}: {e}")
+        raise typer.Exit(1) from e
 
 
 def _print_ranges(console: Console, res: Any) -> None:
