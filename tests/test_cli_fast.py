@@ -50,7 +50,9 @@ def _probe(argv: list[str]) -> dict[str, object]:
     return result
 
 
-@pytest.mark.parametrize("argv", [["--help"], ["validate", "--help"], ["solve", "--help"]])
+@pytest.mark.parametrize(
+    "argv", [["--help"], ["validate", "--help"], ["solve", "--help"], ["alternatives", "--help"]]
+)
 def test_help_imports_no_solver_dataframe_cluster_or_app(argv: list[str]) -> None:
     found = _probe(argv)
     assert found["code"] == 0

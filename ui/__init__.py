@@ -12,4 +12,6 @@ Modules
 ``charts``         Plotly figures of a plan's result tables.
 ``risk_view``      the Risk page's sections (tornado, Monte Carlo, hedged plan).
 ``formats``        display formats (USD billions, tornado levels, column configs).
+``progress_view``  progress bars of long runs and the click-to-result time.
+``alternatives_view``  the Risk page's near-optimal ranges (range chart and table).
 """

@@ -1,4 +1,4 @@
-"""Risk sections of the Risk page: tornado, Monte Carlo and the hedged plan.
+"""Risk sections of the Risk page: tornado, Monte Carlo, the hedged plan, near-optimal ranges.
 
 Over :mod:`optimizer.analysis.tornado`, :mod:`optimizer.analysis.monte_carlo` and
 :mod:`optimizer.analysis.hedge`; kept apart from the page so the page renders (with an
@@ -233,8 +233,9 @@ def render_risk_sections(
         "(change them on the Plan page)."
     )
     # keyed: the chosen tab stays chosen when a run adds or removes elements above it
-    tab_t, tab_mc, tab_h = st.tabs(
-        ["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)"], key="risk_tabs"
+    tab_t, tab_mc, tab_h, tab_a = st.tabs(
+        ["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)", "Near-optimal ranges"],
+        key="risk_tabs",
     )
     try:
         params = list(tornado.default_tornado_parameters(ds))
@@ -248,6 +249,10 @@ def render_risk_sections(
         _monte_carlo_tab(monte_carlo, ds, params, opts)
     with tab_h:
         _hedged_tab(hedge, base, opts)
+    with tab_a:
+        from ui.alternatives_view import alternatives_tab
+
+        alternatives_tab(ds, opts)
 
 
 def _tornado_tab(tornado: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:

@@ -1,0 +1,425 @@
+"""Near-optimal alternatives (modelling to generate alternatives, MGA) of one plan.
+
+The optimum is one vertex of a cost surface that is often flat: many plans cost (nearly)
+the same. :func:`near_optimal_ranges` solves the optimum ``C*`` (its objective, whatever
+the objective vector of the model is), then adds one row, the cost cap,
+
+    mga_cost_cap:  sum_j cost_j * x_j + const <= C* + slack * |C*|
+
+(``cost_j`` the model's objective coefficients, ``const`` its constant; for a positive
+cost objective the right-hand side is ``(1 + slack) C*``) and minimises and maximises
+chosen plan quantities (:mod:`optimizer.analysis.alternatives_quantities`) inside it, plus
+``N`` seeded random directions over those quantities. The built model is solved once per
+alternative on one retained HiGHS instance
+(:class:`optimizer.plan.highs_session.HighsSession`): only the objective (column costs)
+and the cap row's bound change between alternatives, and the dual simplex restarts from
+the previous optimal basis.
+
+Result rows: the ranges table (:data:`RANGE_COLUMNS`: per quantity and slack, the least
+and greatest value any plan within the cap reaches, and the value at the optimum) and
+each alternative plan as a :class:`~optimizer.plan.plan_result.PlanResult` whose tables
+are those of any plan (the costs table is the true cost, not the MGA objective).
+
+Checker rows: every alternative is verified by the independent checker (a violation
+makes its status ``error``), and its cost recomputed from the costs table must not
+exceed the cap (:func:`cap_violation`); the cap is never relaxed.
+
+Shadow prices of an alternative are the derivatives of the chosen quantity, not of cost,
+so they are left out (null, with a note); the optimum keeps its own.
+
+Wording when it cannot run: a base plan that is not optimal stops with
+:class:`AlternativesError` naming its status; a negative slack, an unknown focus or a
+negative number of directions is a ``ValueError`` naming the option and the value.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import scipy.sparse as sp
+
+from optimizer.analysis.alternatives_quantities import (
+    Quantity,
+    default_quantities,
+    quantity_value,
+    random_directions,
+    select_quantities,
+)
+from optimizer.plan.highs_session import HighsSession
+from optimizer.plan.model import PlanningModel, build_model
+from optimizer.plan.options import RawSolution, SolveOptions, Status
+from optimizer.plan.plan_result import PlanResult, _scenario_result
+
+__all__ = [
+    "CAP_FAMILY",
+    "RANGE_COLUMNS",
+    "Alternative",
+    "AlternativesError",
+    "AlternativesResult",
+    "cap_rhs",
+    "cap_violation",
+    "objective_vector",
+    "near_optimal_ranges",
+    "parse_slacks",
+    "range_notes",
+    "with_cost_cap",
+]
+
+#: Family name of the cost-cap row.
+CAP_FAMILY = "mga_cost_cap"
+
+#: Columns of the ranges table.
+RANGE_COLUMNS = ("quantity", "unit", "slack", "min", "max", "at_optimum", "cost_cap_usd")
+
+#: Relative tolerance of the cap check on an alternative's tabulated cost.
+CAP_TOLERANCE = 1e-6
+
+_NO_DUALS = "alternative plan: the objective is a plan quantity, so shadow prices are not costs"
+
+
+class AlternativesError(RuntimeError):
+    """The alternatives cannot be computed (the base plan is not optimal)."""
+
+
+@dataclass(frozen=True)
+class Alternative:
+    """One near-optimal plan.
+
+    Attributes
+    ----------
+    name : str
+        ``"<sense>_<quantity>@<slack>"``, e.g. ``"max_build_mw:s1@0.05"``; a
+        folder-safe version names its report scenario.
+    slack : float
+        Relative cost slack of the cap.
+    quantity : str
+        The quantity or direction optimised.
+    sense : {"min", "max"}
+    value : float
+        The quantity's value in this plan (its unit).
+    cost_usd : float
+        The plan's cost from its costs table (USD, discounted).
+    result : PlanResult
+    """
+
+    name: str
+    slack: float
+    quantity: str
+    sense: str
+    value: float
+    cost_usd: float
+    result: PlanResult
+
+
+@dataclass(frozen=True)
+class AlternativesResult:
+    """What :func:`near_optimal_ranges` returns.
+
+    Attributes
+    ----------
+    optimum : PlanResult
+        The plan at ``C*`` (shadow prices included).
+    optimum_usd : float
+        ``C*``, the optimum's objective (USD).
+    ranges : DataFrame
+        :data:`RANGE_COLUMNS`, one row per (quantity, slack).
+    alternatives : tuple of Alternative
+        Every alternative plan, in solve order.
+    elapsed_s : float
+        Wall time of the whole run.
+    notes : tuple of str
+        :func:`range_notes` of the ranges (empty when every range holds the optimum
+        and widens with the slack).
+    """
+
+    optimum: PlanResult
+    optimum_usd: float
+    ranges: pd.DataFrame
+    alternatives: tuple[Alternative, ...]
+    elapsed_s: float
+    notes: tuple[str, ...] = ()
+
+
+def parse_slacks(text: str | Sequence[float], option: str = "--slack") -> tuple[float, ...]:
+    """Read slacks (``"0.01,0.05"`` or numbers); each must be a finite number >= 0.
+
+    Raises
+    ------
+    ValueError
+        Naming ``option`` and the value that is not a slack.
+    """
+    items = text.split(",") if isinstance(text, str) else list(text)
+    out = []
+    for item in items:
+        try:
+            v = float(item)
+        except ValueError:
+            raise ValueError(f"{option}: {str(item).strip()!r} is not a number") from None
+        if not np.isfinite(v) or v < 0:
+            raise ValueError(f"{option}: {v:g} is not a slack (a share of cost >= 0)")
+        out.append(v)
+    if not out:
+        raise ValueError(f"{option}: no slack given")
+    return tuple(sorted(set(out)))
+
+
+def cap_rhs(optimum_usd: float, slack: float) -> float:
+    """Cost cap ``C* + slack |C*|`` (``(1 + slack) C*`` for a positive cost), USD."""
+    return optimum_usd + slack * abs(optimum_usd)
+
+
+def with_cost_cap(model: PlanningModel) -> PlanningModel:
+    """Return ``model`` with the cost-cap row appended (bound open: ``+inf``).
+
+    The row's coefficients are the model's objective vector ``variables["cost"]``; its
+    right-hand side is ``cap - objective_constant`` once set (:func:`_at`).
+    """
+    cost = model.variables["cost"].to_numpy(dtype=float)
+    row: dict[str, Any] = {
+        c: -1 for c in model.constraints.columns if c not in ("family", "sense", "rhs")
+    }
+    row.update(family=CAP_FAMILY, scenario=0, sense="<=", rhs=np.inf)
+    base = model.constraints.copy()
+    if isinstance(base["family"].dtype, pd.CategoricalDtype):
+        base["family"] = base["family"].cat.add_categories([CAP_FAMILY])
+    new = pd.DataFrame([row]).astype(base.dtypes.to_dict())
+    cons = pd.concat([base, new], ignore_index=True)
+    cap = sp.csr_matrix(cost.reshape(1, -1))
+    matrix = sp.vstack([model.matrix, cap], format="csr")
+    return replace(model, constraints=cons, matrix=matrix)
+
+
+def _at(capped: PlanningModel, objective: np.ndarray, cap_usd: float) -> PlanningModel:
+    """Return the capped model with ``objective`` as column costs and the cap row at ``cap_usd``."""
+    var = capped.variables.copy()
+    var["cost"] = objective
+    cons = capped.constraints.copy()
+    cons.loc[len(cons) - 1, "rhs"] = cap_usd - capped.objective_constant
+    const = capped.const_terms.iloc[0:0]
+    return replace(capped, variables=var, constraints=cons, const_terms=const)
+
+
+def objective_vector(q: Quantity, n: int, sense: str) -> np.ndarray:
+    """Column costs that minimise (``"min"``) or maximise ``q``, largest magnitude 1.
+
+    A quantity such as a share has coefficients near 1e-8; HiGHS judges optimality with
+    absolute tolerances (1e-7), so such an objective would stop early. Scaling by a
+    positive number changes no optimal plan.
+    """
+    obj = q.dense(n) * (1.0 if sense == "min" else -1.0)
+    top = float(np.abs(obj).max()) if n else 0.0
+    return obj / top if top > 0 else obj
+
+
+def range_notes(ranges: pd.DataFrame, rel: float = 1e-5) -> tuple[str, ...]:
+    """Ranges that a known plan contradicts: a solver answer that is not the optimum.
+
+    The optimum is within every cap, so each range must hold its ``at_optimum`` value,
+    and a plan within a smaller slack is within a larger one, so ranges widen with the
+    slack. A range that breaks either by more than ``rel * (1 + |value|)`` is named.
+
+    Parameters
+    ----------
+    ranges : DataFrame
+        :data:`RANGE_COLUMNS` rows.
+    rel : float
+        Relative tolerance.
+
+    Returns
+    -------
+    tuple of str
+        One sentence per broken range.
+    """
+    out = []
+    for q, g in ranges.sort_values("slack", kind="stable").groupby("quantity", sort=False):
+        lo_prev = hi_prev = None
+        for r in g.itertuples():
+            tol = rel * (1 + abs(r.at_optimum))
+            if r.min > r.at_optimum + tol or r.max < r.at_optimum - tol:
+                out.append(
+                    f"{q} at slack {r.slack:g}: range {r.min:.6g}..{r.max:.6g} misses the "
+                    f"optimum's {r.at_optimum:.6g} (the solver stopped short)"
+                )
+            if lo_prev is not None and (r.min > lo_prev + tol or r.max < hi_prev - tol):
+                out.append(
+                    f"{q} at slack {r.slack:g}: range {r.min:.6g}..{r.max:.6g} is narrower "
+                    f"than at a smaller slack ({lo_prev:.6g}..{hi_prev:.6g})"
+                )
+            lo_prev, hi_prev = r.min, r.max
+    return tuple(out)
+
+
+def cap_violation(cost_usd: float, cap_usd: float) -> float:
+    """How far a plan's tabulated cost exceeds the cap beyond tolerance (0 when within), USD."""
+    over = cost_usd - cap_usd
+    return max(0.0, over - CAP_TOLERANCE * (1.0 + abs(cap_usd)))
+
+
+def near_optimal_ranges(
+    ds: Any,
+    slacks: Sequence[float] = (0.01, 0.05),
+    *,
+    directions: int = 0,
+    focus: Sequence[str] = (),
+    seed: int = 0,
+    options: SolveOptions | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
+    extremes: bool = True,
+) -> AlternativesResult:
+    """Solve the optimum, then the least and greatest value of each quantity within cost slacks.
+
+    Parameters
+    ----------
+    ds : Dataset
+        Validated dataset (scenario applied).
+    slacks : sequence of float
+        Relative cost slacks (``0.05`` = plans costing at most 5 % above ``C*``); each >= 0.
+    directions : int
+        Number of seeded random directions (a random weighting of the selected
+        quantities, each divided by its scale) minimised per slack, >= 0.
+    focus : sequence of str
+        Quantity groups (``fleet``, ``site_build``, ``onsite``, ``trainium_share``) or
+        quantity names to keep; empty = all defaults
+        (:func:`~optimizer.analysis.alternatives_quantities.default_quantities`).
+    seed : int
+        Seed of the random directions.
+    options : SolveOptions, optional
+        HiGHS LP options (the default); integer or cluster modes are refused.
+    progress : callable, optional
+        Called as ``progress(name, i, total)`` before alternative ``i`` (from 0) of
+        ``total`` is solved.
+    extremes : bool
+        False: only the random directions are solved (no per-quantity minimum and
+        maximum, so the ranges table is empty); the Dask runner
+        (:mod:`optimizer.analysis.alternatives_dask`) uses it.
+
+    Returns
+    -------
+    AlternativesResult
+
+    Raises
+    ------
+    ValueError
+        A negative slack or number of directions, a focus naming no quantity, or
+        options that are not a HiGHS LP.
+    AlternativesError
+        The base plan is not optimal (its status and message are named).
+    """
+    t0 = time.perf_counter()
+    options = options or SolveOptions()
+    if options.solver != "highs" or options.integer_units or options.clusters:
+        raise ValueError("alternatives: only the HiGHS LP is supported (no --integer-units)")
+    slacks = parse_slacks(slacks, "slack")
+    if directions < 0:
+        raise ValueError(f"directions: {directions} is not a number of directions (>= 0)")
+    base = build_model(ds, formulation=options.formulation)
+    model = with_cost_cap(base)
+    quantities = select_quantities(default_quantities(base), focus)
+    session = HighsSession(options)
+    optimum, raw = _solve(session, model, base, options, keep_duals=True)
+    if optimum.status != Status.optimal or raw.solver_objective is None or raw.x is None:
+        raise AlternativesError(
+            f"the base plan is not optimal (status {optimum.status.value}): {optimum.message}"
+        )
+    c_star = float(raw.solver_objective)
+    _primal_from_here(session)
+    at_opt = {q.name: quantity_value(q, raw.x) for q in quantities}
+    goals = [(q, s) for q in quantities for s in ("min", "max")] if extremes else []
+    goals += [(d, "min") for d in random_directions(quantities, directions, seed, raw.x)]
+    rows: list[tuple[Any, ...]] = []
+    alts: list[Alternative] = []
+    total = len(slacks) * len(goals)
+    for slack in slacks:
+        cap = cap_rhs(c_star, slack)
+        found: dict[str, list[float]] = {}
+        for q, sense in goals:
+            name = f"{sense}_{q.name}@{slack:g}"
+            if progress is not None:
+                progress(name, len(alts), total)
+            alt = _alternative(session, (model, base), options, q, sense, slack, cap, name)
+            alts.append(alt)
+            found.setdefault(q.name, []).append(alt.value)
+        rows += [
+            (q.name, q.unit, slack, min(found[q.name]), max(found[q.name]), at_opt[q.name], cap)
+            for q in quantities
+            if q.name in found
+        ]
+    ranges = pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
+    notes = range_notes(ranges)
+    elapsed = time.perf_counter() - t0
+    return AlternativesResult(optimum, c_star, ranges, tuple(alts), elapsed, notes)
+
+
+def _alternative(
+    session: HighsSession,
+    models: tuple[PlanningModel, PlanningModel],
+    options: SolveOptions,
+    q: Quantity,
+    sense: str,
+    slack: float,
+    cap: float,
+    name: str,
+) -> Alternative:
+    """Solve one alternative; raise when it is not optimal or its cost breaks the cap."""
+    model, base = models
+    capped = _at(model, objective_vector(q, model.n_variables, sense), cap)
+    res, raw = _solve(session, capped, base, options)
+    if res.status != Status.optimal or raw.x is None or res.objective_usd is None:
+        raise AlternativesError(f"alternative {name}: status {res.status.value}: {res.message}")
+    over = cap_violation(res.objective_usd, cap)
+    if over > 0:
+        raise AlternativesError(
+            f"alternative {name}: cost {res.objective_usd:.6g} USD exceeds the cap "
+            f"{cap:.6g} USD by {over:.6g} USD"
+        )
+    value = quantity_value(q, raw.x)
+    return Alternative(name, slack, q.name, sense, value, res.objective_usd, res)
+
+
+#: HiGHS ``simplex_strategy`` of the primal simplex.
+PRIMAL_SIMPLEX = 4
+
+
+def _primal_from_here(session: HighsSession) -> None:
+    """Let the session's later runs use the primal simplex.
+
+    An alternative changes the objective and loosens (or keeps) the cap, so the previous
+    optimal basis stays primal feasible: the primal simplex continues from it, where the
+    dual simplex (HiGHS's default) must first repair a dual-infeasible basis. Measured on
+    the default data (onsite and Trainium share at 1 %, 4 alternatives): 0.4-2.4 s per
+    warm solve against 8-39 s with the dual simplex, same values.
+    """
+    from optimizer.plan.highs import highs_ok
+
+    if session.highs is not None:
+        highs_ok(
+            session.highs.setOptionValue("simplex_strategy", PRIMAL_SIMPLEX),
+            "option simplex_strategy=primal",
+        )
+
+
+def _solve(
+    session: HighsSession,
+    model: PlanningModel,
+    base: PlanningModel,
+    options: SolveOptions,
+    keep_duals: bool = False,
+) -> tuple[PlanResult, RawSolution]:
+    """Run the session on the capped ``model``; tabulate and check the plan on ``base``.
+
+    ``base`` is the model without the cap row (same columns), so the result tables,
+    the checker and the shadow prices see the planning families only.
+    """
+    raw, warm = session.run(model)
+    timings = {"handover": raw.handover_s, "solve": raw.solve_s, "warm_start": float(warm)}
+    tab_raw = raw
+    if raw.row_dual is not None:
+        tab_raw = replace(raw, row_dual=raw.row_dual[: base.n_constraints])
+    if not keep_duals and raw.x is not None:
+        tab_raw = replace(raw, row_dual=None, solver_objective=None, dual_note=_NO_DUALS)
+    return _scenario_result(base, tab_raw, 0, options, None, timings), raw

@@ -1,0 +1,188 @@
+"""Plan quantities the near-optimal alternatives minimise and maximise, as linear forms.
+
+Each :class:`Quantity` is ``sum_j coef_j * x_j`` over columns of a built
+:class:`~optimizer.plan.model.PlanningModel`, derived from the model's own index tables
+(no hand-kept list of columns):
+
+=================================  =======  ============================================
+quantity (group)                   unit     linear form
+=================================  =======  ============================================
+``fleet_h100e:<family>`` (fleet)   h100e    sum_{c in family, s} fleet[c,s,T] * training_h100e[c]
+                                            (the family's fleet alive in the last period)
+``build_mw:<site>`` (site_build)   mw       sum_p build[s,p] (new IT MW over the horizon)
+``onsite_twh`` (onsite)            twh      sum_{s, on-site o, p} power_energy[s,o,p] / 1e6
+``trainium_share``                 share    H100e of demand served on Trainium chips
+(trainium_share)                            (``assign``/``serve`` columns' demand_balance
+                                            coefficients) / total demand H100e
+=================================  =======  ============================================
+
+A group without columns in the model (no on-site generation, no Trainium family) gives
+no quantity. Random directions weight the selected quantities with seeded normal
+weights, each quantity divided by its scale (its value at the optimum, at least 1), so
+that MW and H100e weigh alike.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+__all__ = [
+    "GROUPS",
+    "Quantity",
+    "default_quantities",
+    "quantity_value",
+    "random_directions",
+    "select_quantities",
+]
+
+#: Quantity groups, in report order.
+GROUPS = ("fleet", "site_build", "onsite", "trainium_share", "direction")
+
+
+@dataclass(frozen=True)
+class Quantity:
+    """A linear plan quantity ``sum_j coef_j * x_j``.
+
+    Attributes
+    ----------
+    name : str
+    group : str
+        One of :data:`GROUPS`.
+    unit : str
+    cols : ndarray of int
+        Column positions.
+    coef : ndarray of float
+        Coefficients, same length as ``cols`` (domain unit per column value).
+    """
+
+    name: str
+    group: str
+    unit: str
+    cols: np.ndarray
+    coef: np.ndarray
+
+    def dense(self, n: int) -> np.ndarray:
+        """Coefficients as a dense vector over ``n`` columns."""
+        out = np.zeros(n)
+        np.add.at(out, self.cols, self.coef)
+        return out
+
+
+def quantity_value(q: Quantity, x: np.ndarray) -> float:
+    """Value of ``q`` at the column values ``x`` (its unit)."""
+    return float(np.dot(q.coef, np.asarray(x, dtype=float)[q.cols]))
+
+
+def default_quantities(model: Any) -> list[Quantity]:
+    """Every default quantity of ``model`` (see the module table), in :data:`GROUPS` order.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        A deterministic model (one scenario).
+
+    Returns
+    -------
+    list of Quantity
+    """
+    ds = model.datasets[0]
+    v = model.variables
+    kind = v["kind"].to_numpy()
+    scale = v["scale"].to_numpy(dtype=float)
+    codes = model.codes
+    chips = ds.table("chips").set_index("chip")
+    c_family = chips["family"].reindex(list(codes["c"])).astype(str).to_numpy()
+    c_h100e = chips["training_h100e"].reindex(list(codes["c"])).to_numpy(dtype=float)
+    out: list[Quantity] = []
+    last = len(model.periods) - 1
+    fleet = np.flatnonzero((kind == "fleet") & (v["t"].to_numpy() == last))
+    fc = v["c"].to_numpy()[fleet]
+    for fam in sorted(set(c_family)):
+        cols = fleet[c_family[fc] == fam]
+        coef = scale[cols] * c_h100e[v["c"].to_numpy()[cols]]
+        out.append(Quantity(f"fleet_h100e:{fam}", "fleet", "h100e", cols, coef))
+    build = np.flatnonzero(kind == "build")
+    bs = v["s"].to_numpy()[build]
+    for i, site in enumerate(codes["s"]):
+        cols = build[bs == i]
+        out.append(Quantity(f"build_mw:{site}", "site_build", "mw", cols, scale[cols]))
+    onsite_o = [i for i, o in enumerate(codes.get("o", ())) if str(o).startswith("onsite:")]
+    cols = np.flatnonzero((kind == "power_energy") & np.isin(v["o"].to_numpy(), onsite_o))
+    if len(cols):
+        out.append(Quantity("onsite_twh", "onsite", "twh", cols, scale[cols] / 1e6))
+    share = _trainium_share(model, c_family)
+    if share is not None:
+        out.append(share)
+    return out
+
+
+def _trainium_share(model: Any, c_family: np.ndarray) -> Quantity | None:
+    """Share of the horizon's demand H100e served on Trainium chips (None without any)."""
+    cons = model.constraints
+    rows = np.flatnonzero((cons["family"] == "demand_balance").to_numpy())
+    total = float(cons["rhs"].to_numpy(dtype=float)[rows].sum())
+    if not len(rows) or total <= 0 or "trainium" not in set(c_family):
+        return None
+    sub = model.matrix[rows].tocsc()
+    v = model.variables
+    serving = np.isin(v["kind"].to_numpy(), ("assign", "serve"))
+    c = v["c"].to_numpy()
+    on_trn = serving & (c >= 0) & (c_family[np.clip(c, 0, None)] == "trainium")
+    cols = np.flatnonzero(on_trn & (np.diff(sub.indptr) > 0))
+    coef = np.asarray(sub[:, cols].sum(axis=0)).ravel() * v["scale"].to_numpy()[cols] / total
+    return Quantity("trainium_share", "trainium_share", "share", cols, coef)
+
+
+def select_quantities(quantities: Sequence[Quantity], focus: Sequence[str]) -> list[Quantity]:
+    """Keep the quantities whose group or name is in ``focus`` (all when empty).
+
+    Raises
+    ------
+    ValueError
+        Naming each focus entry that names no quantity, and the names there are.
+    """
+    if not focus:
+        return list(quantities)
+    names = {q.name for q in quantities} | {q.group for q in quantities}
+    unknown = [f for f in focus if f not in names]
+    if unknown:
+        known = ", ".join(sorted(names))
+        raise ValueError(f"focus: {', '.join(unknown)} names no quantity (known: {known})")
+    return [q for q in quantities if q.name in focus or q.group in focus]
+
+
+def random_directions(
+    quantities: Sequence[Quantity], n: int, seed: int, x: np.ndarray
+) -> list[Quantity]:
+    """``n`` seeded random directions over ``quantities`` (normal weights / scale).
+
+    Parameters
+    ----------
+    quantities : sequence of Quantity
+    n : int
+        Number of directions (0: none).
+    seed : int
+        Seed of ``numpy.random.default_rng``.
+    x : ndarray
+        Column values of the optimum; each quantity's scale is ``max(|value|, 1)`` there.
+
+    Returns
+    -------
+    list of Quantity
+        Named ``direction_1 .. direction_n``, unit ``"scaled"``.
+    """
+    if n <= 0 or not quantities:
+        return []
+    rng = np.random.default_rng(seed)
+    scales = np.array([max(abs(quantity_value(q, x)), 1.0) for q in quantities])
+    cols = np.concatenate([q.cols for q in quantities])
+    out = []
+    for i in range(n):
+        w = rng.standard_normal(len(quantities)) / scales
+        coef = np.concatenate([wi * q.coef for wi, q in zip(w, quantities, strict=True)])
+        out.append(Quantity(f"direction_{i + 1}", "direction", "scaled", cols, coef))
+    return out

@@ -1,0 +1,83 @@
+"""``capacity alternatives``: ranges printed, the run folder readable, bad options named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from optimizer.cli.alternatives import RANGES_FILE, report_scenario
+from optimizer.cli.commands import app
+from optimizer.output.parquet_tables import open_table_dataset
+from tests.lp_helpers import LP_DATA
+
+ENV = {"COLUMNS": "140", "NO_COLOR": "1", "TERM": "dumb"}
+BASE = str(LP_DATA / "lp_base")
+
+
+def _run(args: list[str]) -> tuple[int, str]:
+    res = CliRunner().invoke(app, args, env=ENV)
+    return res.exit_code, res.output
+
+
+def test_alternatives_prints_ranges_and_writes_one_run_folder(tmp_path: Path) -> None:
+    code, text = _run(["alternatives", BASE, "--slack", "0,0.05", "--out", str(tmp_path)])
+    assert code == 0, text
+    assert "build_mw:s1" in text and "fleet_h100e:nv" in text
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    ranges = pd.read_parquet(run / f"{RANGES_FILE}.parquet")
+    # lp_base: C* = 1,300,000.5 USD; at 5 % the build may reach 0.05 C* / 100,000 USD per MW
+    row = ranges[(ranges["quantity"] == "build_mw:s1") & (ranges["slack"] == 0.05)].iloc[0]
+    assert row["max"] == pytest.approx(0.05 * 1_300_000.5 / 100_000, rel=1e-6)
+    # the plan reaching that end is a scenario of the run, with the build in its tables
+    assert row["scenario_max"] == report_scenario("max_build_mw:s1@0.05")
+    build = open_table_dataset(run, "build_out").to_table().to_pandas()
+    assert build["scenario"].nunique() == 1 + 2 * 2 * 2  # one Hive dataset over the run
+    bo = pd.read_parquet(run / f"scenario={row['scenario_max']}" / "build_out.parquet")
+    assert bo["build_mw"].sum() == pytest.approx(row["max"], rel=1e-6)
+    scenarios = sorted(p.name for p in run.glob("scenario=*"))
+    assert len(scenarios) == 1 + 2 * 2 * 2  # the optimum, 2 quantities x min/max x 2 slacks
+    duckdb = pytest.importorskip("duckdb")
+    n = (
+        duckdb.connect()
+        .execute(
+            f"select count(distinct scenario) from read_parquet('{run}/*/costs.parquet', "
+            "hive_partitioning = true)"
+        )
+        .fetchall()
+    )
+    assert n == [(len(scenarios),)]
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (["--slack", "-0.01"], "-0.01 is not a slack"),
+        (["--slack", "a"], "'a' is not a number"),
+        (["--focus", "gas"], "gas names no quantity"),
+        (["--directions", "-2"], "-2 is not >= 0"),
+        (["--scenario", "all"], "takes one scenario name, not 'all'"),
+    ],
+)
+def test_bad_options_are_usage_errors_naming_option_and_value(
+    tmp_path: Path, args: list[str], text: str
+) -> None:
+    code, out = _run(["alternatives", BASE, *args, "--out", str(tmp_path)])
+    assert code == 2
+    assert text in " ".join(out.split())
+
+
+def test_workers_split_the_quantities_over_dask_with_the_same_ranges(tmp_path: Path) -> None:
+    args = ["alternatives", BASE, "--slack", "0,0.05"]
+    assert _run([*args, "--out", str(tmp_path / "one")])[0] == 0
+    code, text = _run([*args, "--workers", "2", "--out", str(tmp_path / "dask")])
+    assert code == 0, text
+    one, dask = (
+        pd.read_parquet(next((tmp_path / d).glob(f"*/{RANGES_FILE}.parquet")))
+        for d in ("one", "dask")
+    )
+    pd.testing.assert_frame_equal(
+        one.drop(columns="cost_cap_usd"), dask.drop(columns="cost_cap_usd"), atol=1e-7
+    )
