@@ -197,7 +197,13 @@ def test_cli_margin_summary_leads_with_margin_revenue_and_cost(tmp_path: Path) -
     args = ["solve", str(lp_one), "--objective", "margin", "--no-report"]
     r = runner.invoke(app, args, env=ENV)
     assert r.exit_code == 0, r.output
-    assert "Margin (discounted): $2.3M = revenue $3.0M - cost $650.0k" in _plain(r.output)
+    text = _plain(r.output)
+    assert "Margin (discounted): $2.3M = revenue $3.0M - cost $650.0k" in text
+    assert "revenue -$3.0M" in text  # the cost line's revenue term (minus the revenue)
+    # the cost mode has no revenue term: its cost line does not name one
+    cost = _plain(runner.invoke(app, ["solve", str(lp_one), "--no-report"], env=ENV).output)
+    line = cost.split("Costs (discounted", 1)[1].split("Cash (", 1)[0]  # may wrap
+    assert "revenue" not in line and "chip capex" in line
 
 
 def test_cli_unknown_scenario_lists_known(fake_solve: dict[str, Any], tmp_path: Path) -> None:

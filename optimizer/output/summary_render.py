@@ -138,6 +138,7 @@ def _print_costs(con: Console, s: PlanSummary) -> None:
         parts = ", ".join(
             f"{t.replace('_', ' ')} {fmt_usd(v)}"
             for t, v in zip(s.costs["term"], s.costs["cost_usd"], strict=True)
+            if t != "revenue" or s.objective == "margin"  # no revenue term in the cost mode
         )
         con.print(f"Costs (discounted; capex as in-horizon rent, the objective): {parts}")
         con.print(cash_line(s.costs, s.facility_twh, s.n_periods))
