@@ -41,6 +41,10 @@ def test_ranges_tab_shows_the_ranges_of_a_direct_run(monkeypatch: pytest.MonkeyP
         lo, hi = g.sort_values("slack")[["min", "max"]].to_numpy()
         assert hi[0] <= lo[0] + 1e-6 and hi[1] >= lo[1] - 1e-6, q
     assert at.get("plotly_chart")
+    # the bar counted every alternative: a minimum and a maximum per row of the ranges
+    texts = [el.proto.text for el in at.get("progress")]
+    n = 2 * len(want)
+    assert any(t.startswith(f"Alternatives: {n} of {n} cases done") for t in texts), texts
 
 
 def test_a_bad_slack_is_a_message_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:

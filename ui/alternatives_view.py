@@ -80,6 +80,8 @@ def ranges_figure(ranges: pd.DataFrame) -> go.Figure | None:
 def alternatives_tab(ds: Dataset, opts: Any) -> None:
     """Near-optimal ranges tab: slacks and directions, run, the range chart and table."""
     from optimizer.analysis.alternatives import near_optimal_ranges, parse_slacks
+    from optimizer.output.progress import step_callback
+    from ui.progress_view import AppProgress
 
     st.caption(
         "After the optimum C*, the plan may cost at most (1 + slack) C*: each quantity is "
@@ -96,13 +98,20 @@ def alternatives_tab(ds: Dataset, opts: Any) -> None:
         st.error(str(e))
         return
     settings = (slacks, int(directions), opts)
-    if st.button("Run alternatives", key="alt_run"):
-        with st.spinner("Solving the optimum and each alternative…"):
-            try:
-                res = near_optimal_ranges(ds, slacks, directions=int(directions), options=opts)
-                _store(ds.hash, settings, res.ranges)
-            except Exception as e:  # noqa: BLE001 - a failed run is a message
-                st.error(f"The alternatives failed: {error_text(e)}")
+    clicked = st.button("Run alternatives", key="alt_run")
+    slot = st.empty()  # the bar's place, kept on every run
+    if clicked:
+        try:
+            with (
+                st.spinner("Solving the optimum…"),
+                step_callback(lambda total: AppProgress("Alternatives", total, slot)) as progress,
+            ):
+                res = near_optimal_ranges(
+                    ds, slacks, directions=int(directions), options=opts, progress=progress
+                )
+            _store(ds.hash, settings, res.ranges)
+        except Exception as e:  # noqa: BLE001 - a failed run is a message
+            st.error(f"The alternatives failed: {error_text(e)}")
     entry = st.session_state["risk_results"].get(_KEY)
     if entry is None or entry["hash"] != ds.hash or entry["settings"] != settings:
         st.info("Press **Run alternatives** to compute the near-optimal ranges of the active data.")

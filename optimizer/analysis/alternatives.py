@@ -292,7 +292,8 @@ def near_optimal_ranges(
         HiGHS LP options (the default); integer or cluster modes are refused.
     progress : callable, optional
         Called as ``progress(name, i, total)`` before alternative ``i`` (from 0) of
-        ``total`` is solved.
+        ``total`` is solved, and once more as ``progress("", total, total)`` when the
+        last one is solved.
     extremes : bool
         False: only the random directions are solved (no per-quantity minimum and
         maximum, so the ranges table is empty); the Dask runner
@@ -349,6 +350,8 @@ def near_optimal_ranges(
             for q in quantities
             if q.name in found
         ]
+    if progress is not None and total:
+        progress("", total, total)  # the last alternative is solved
     ranges = pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
     notes = range_notes(ranges)
     elapsed = time.perf_counter() - t0

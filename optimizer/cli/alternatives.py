@@ -133,35 +133,22 @@ def _run(
     from rich.markup import escape
 
     from optimizer.analysis.alternatives import AlternativesError, near_optimal_ranges
-    from optimizer.output.progress import Progress
-
-    state: dict[str, Any] = {}
-
-    def progress(item: str, i: int, total: int) -> None:
-        if "bar" not in state:
-            state["bar"] = Progress("alternatives", total).__enter__()
-        bar = state["bar"]
-        if i:
-            bar.advance(True, current=item)
-        else:
-            bar.now(item)
+    from optimizer.output.progress import Progress, step_callback
 
     console.print("Solving the optimum, then each alternative from its basis ...")
     try:
-        if where[0] or where[1]:
-            res = _on_dask(console, ds, slacks, directions, focus, seed, where)
-        else:
-            res = near_optimal_ranges(
-                ds, slacks, directions=directions, focus=focus, seed=seed, progress=progress
-            )
+        with step_callback(lambda total: Progress("alternatives", total)) as progress:
+            if where[0] or where[1]:
+                res = _on_dask(console, ds, slacks, directions, focus, seed, where)
+            else:
+                res = near_optimal_ranges(
+                    ds, slacks, directions=directions, focus=focus, seed=seed, progress=progress
+                )
     except ValueError as e:
         raise typer.BadParameter(str(e), param_hint="'--focus'") from e
     except AlternativesError as e:
         console.print(f"[red]error:[/red] {escape(str(e))}")
         raise typer.Exit(1) from e
-    finally:
-        if "bar" in state:
-            state["bar"].__exit__(None, None, None)
     return res
 
 

@@ -9,11 +9,13 @@ left``.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
+from collections.abc import Callable, Iterator
 from typing import IO, Any, Protocol, Self
 
-__all__ = ["LINE_EVERY_S", "Progress", "ProgressLike", "clock", "counted"]
+__all__ = ["LINE_EVERY_S", "Progress", "ProgressLike", "clock", "counted", "step_callback"]
 
 LINE_EVERY_S = 5.0
 """Least seconds between two plain progress lines (the first and last always print)."""
@@ -213,3 +215,30 @@ class Progress:
         self._last_line = now
         print(text, file=self.stream, flush=True)
         return True
+
+
+@contextlib.contextmanager
+def step_callback(make: Callable[[int], Any]) -> Iterator[Callable[[str, int, int], None]]:
+    """Yield a ``progress(name, i, total)`` callback drawing on a report opened on first use.
+
+    For operations that learn their total only once they run (the near-optimal
+    alternatives build the model first): the first call opens ``make(total)`` (a
+    :class:`Progress` or the app's report, as a context manager); a call with ``i > 0``
+    counts item ``i - 1`` done and names the next, ``i == total`` counts the last. The
+    report is closed when the block ends.
+    """
+    opened: list[Any] = []
+
+    def progress(name: str, i: int, total: int) -> None:
+        if not opened:
+            opened.append(make(total).__enter__())
+        if i:
+            opened[0].advance(True, current=name)
+        else:
+            opened[0].now(name)
+
+    try:
+        yield progress
+    finally:
+        if opened:
+            opened[0].__exit__(None, None, None)
