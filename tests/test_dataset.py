@@ -88,6 +88,13 @@ def test_cli_diff_lists_changed_cells() -> None:
     assert re.search(r"grid_mw\s*│\s*40\s*│\s*30", res.output)
 
 
+def test_cli_diff_with_a_folder_and_one_scenario_says_two_are_needed() -> None:
+    res = CliRunner().invoke(app, ["diff", str(TINY), "squeeze"])
+    assert res.exit_code == 2
+    assert f"diff compares two: capacity diff {TINY} squeeze SCENARIO_B" in res.output
+    assert "unknown scenario" not in res.output
+
+
 def test_default_data_validates_for_all_scenarios() -> None:
     res = CliRunner().invoke(app, ["validate", str(ROOT / "data"), "--scenario", "all"])
     assert res.exit_code == 0, res.output

@@ -78,6 +78,14 @@ def diff(
     if len(args) not in (2, 3):
         typer.echo("usage: capacity diff [DATA_DIR] SCENARIO_A SCENARIO_B", err=True)
         raise typer.Exit(2)
+    if len(args) == 2 and Path(args[0]).is_dir():
+        # "capacity diff data neutral": a folder and one scenario, not two scenarios
+        typer.echo(
+            f"error: {args[0]} is a data folder and {args[1]!r} one scenario; diff compares "
+            f"two: capacity diff {args[0]} {args[1]} SCENARIO_B",
+            err=True,
+        )
+        raise typer.Exit(2)
     data_dir = Path(args[0]) if len(args) == 3 else Path("data")
     scenario_a, scenario_b = args[-2], args[-1]
     try:
