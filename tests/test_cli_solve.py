@@ -477,3 +477,18 @@ def test_solve_help_reads_well() -> None:
     assert "SECONDS" in r.output and "Usage: capacity solve [OPTIONS] [DATA_DIR]" in _plain(
         r.output
     )
+
+
+def test_margin_binding_limits_say_what_the_shadow_price_is_a_derivative_of() -> None:
+    """The margin objective keeps the reports' sign convention (d(objective)/d(limit),
+    objective = cost - revenue); its header says so, and the cost mode's says cost."""
+    data = Path(__file__).resolve().parents[1] / "data"
+    margin = _plain(
+        runner.invoke(
+            app, ["solve", str(data), "--objective", "margin", "--no-report"], env=ENV
+        ).output
+    )
+    assert "d(discounted cost - revenue)/d(limit)" in margin
+    assert "the marginal margin is minus it" in margin
+    cost = _plain(runner.invoke(app, ["solve", str(data), "--no-report"], env=ENV).output)
+    assert "d(discounted cost)/d(limit)" in cost and "revenue)/d(limit)" not in cost

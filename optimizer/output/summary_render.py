@@ -263,18 +263,23 @@ def _price(value: float, unit: str) -> str:
 
 def _binding_table(s: PlanSummary, top: int | None = None) -> Table:
     binding = s.binding if top is None else s.binding.head(top)
+    # the margin objective minimises cost - revenue: same sign convention, other words
+    obj, what = ("cost - revenue", "adds margin") if s.objective == "margin" else ("cost", "")
+    meaning = f"one more unit of the limit {what or 'lowers the cost'}" + (
+        "; the marginal margin is minus it" if what else ""
+    )
     t = Table(
         title=f"Binding limits, by |shadow price| (top {len(binding)}; shadow price = "
-        "d(discounted cost)/d(limit) in USD per unit, as in the reports: negative when "
-        "one more unit of the limit lowers the cost)",
+        f"d(discounted {obj})/d(limit) in USD per unit, as in the reports: negative when "
+        f"{meaning})",
         title_justify="left",
     )
     t.add_column("#", justify="right")
     t.add_column("limit")
     t.add_column("binding quarters", justify="right")
     t.add_column("from")
-    t.add_column("shadow price, d(cost)/d(limit) (peak quarter)", justify="right")
-    t.add_column("cost change, +1 unit in every binding quarter", justify="right")
+    t.add_column(f"shadow price, d({obj})/d(limit) (peak quarter)", justify="right")
+    t.add_column(f"{obj} change, +1 unit in every binding quarter", justify="right")
     for i, r in enumerate(binding.itertuples(index=False), start=1):
         t.add_row(
             str(i),
