@@ -90,6 +90,14 @@ def test_table_view_clips_noise_shares_keeps_changes_and_writes_infinity() -> No
     assert cfg["n"]["type_config"]["format"] == "%,d"
 
 
+def test_a_share_is_rounded_to_the_shown_tenth_of_a_percent() -> None:
+    """Streamlit's NumberColumn step cuts digits off (seen in a browser: 0.475972 read
+    47.5 % while the CLI says 47.6 %), so the view holds the share rounded to 0.1 %."""
+    view, cfg = table_view(pd.DataFrame({"trainium_share": [0.475972, 0.398954, 0.4759]}))
+    assert view["trainium_share"].tolist() == [0.476, 0.399, 0.476]
+    assert cfg["trainium_share"]["type_config"]["step"] == 0.001
+
+
 def test_calibration_view_writes_each_row_in_its_unit() -> None:
     cal = pd.DataFrame(
         {

@@ -164,6 +164,10 @@ def table_view(
                 cfg[c] = st.column_config.TextColumn(column_header(name))
                 continue
             fmt = number_format(name, _whole(values))
+            if fmt == "percent":
+                # shown to 0.1 %: Streamlit's step cuts digits off (0.475972 read 47.5 %),
+                # so the view holds the share rounded to that step (47.6 %)
+                view[c] = pd.to_numeric(view[c], errors="coerce").round(3)
             cfg[c] = st.column_config.NumberColumn(
                 column_header(name),
                 format=fmt,
