@@ -65,7 +65,8 @@ def test_unknown_scenario_among_several_stops_before_any_solve(tmp_path: Path) -
 
 @pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs /proc")
 def test_out_under_proc_is_refused_before_solving(tmp_path: Path) -> None:
-    assert check_out_dir(Path("/proc/capacity-reports")) is not None
+    why = check_out_dir(Path("/proc/capacity-reports"))
+    assert why is not None and "directory /proc does not accept a new folder" in why
     assert check_out_dir(tmp_path / "new" / "reports") is None
     res = CliRunner().invoke(app, ["solve", str(TINY), "--out", "/proc/capacity-reports"], env=ENV)
     assert res.exit_code == 1 and "nothing was solved" in res.output

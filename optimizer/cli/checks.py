@@ -59,7 +59,8 @@ def check_out_dir(out: Path) -> str | None:
         try:
             os.rmdir(tempfile.mkdtemp(prefix=".capacity-probe-", dir=existing))
         except OSError as exc:
-            problem = f"is not writable ({exc.strerror or exc})"
+            # the system's reason may read oddly (/proc says "No such file or directory")
+            problem = f"does not accept a new folder (creating one failed: {exc.strerror or exc})"
     if problem is None:
         return None
     if existing == path:
