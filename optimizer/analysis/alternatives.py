@@ -283,7 +283,7 @@ def near_optimal_ranges(
         Number of seeded random directions (a random weighting of the selected
         quantities, each divided by its scale) minimised per slack, >= 0.
     focus : sequence of str
-        Quantity groups (``fleet``, ``site_build``, ``onsite``, ``trainium_share``) or
+        Quantity groups (``fleet``, ``site_build``, ``onsite``, ``trainium_share_of_demand``) or
         quantity names to keep; empty = all defaults
         (:func:`~optimizer.analysis.alternatives_quantities.default_quantities`).
     seed : int

@@ -4,17 +4,20 @@ Each :class:`Quantity` is ``sum_j coef_j * x_j`` over columns of a built
 :class:`~optimizer.plan.model.PlanningModel`, derived from the model's own index tables
 (no hand-kept list of columns):
 
-=================================  =======  ============================================
-quantity (group)                   unit     linear form
-=================================  =======  ============================================
-``fleet_h100e:<family>`` (fleet)   h100e    sum_{c in family, s} fleet[c,s,T] * training_h100e[c]
-                                            (the family's fleet alive in the last period)
-``build_mw:<site>`` (site_build)   mw       sum_p build[s,p] (new IT MW over the horizon)
-``onsite_twh`` (onsite)            twh      sum_{s, on-site o, p} power_energy[s,o,p] / 1e6
-``trainium_share``                 share    H100e of demand served on Trainium chips
-(trainium_share)                            (``assign``/``serve`` columns' demand_balance
-                                            coefficients) / total demand H100e
-=================================  =======  ============================================
+====================================  =======  ============================================
+quantity (group)                      unit     linear form
+====================================  =======  ============================================
+``fleet_h100e:<family>`` (fleet)      h100e    sum_{c in family, s} fleet[c,s,T] * training_h100e[c]
+                                               (the family's fleet alive in the last period)
+``build_mw:<site>`` (site_build)      mw       sum_p build[s,p] (new IT MW over the horizon)
+``onsite_twh`` (onsite)               twh      sum_{s, on-site o, p} power_energy[s,o,p] / 1e6
+``trainium_share_of_demand``          share    H100e of demand served on Trainium chips
+(trainium_share_of_demand)                     (``assign``/``serve`` columns' demand_balance
+                                               coefficients) / total demand H100e (not of
+                                               the H100e served, which the summary's
+                                               Trainium share divides by: a ratio of two
+                                               decisions is not linear)
+====================================  =======  ============================================
 
 A group without columns in the model (no on-site generation, no Trainium family) gives
 no quantity. Random directions weight the selected quantities with seeded normal
@@ -40,7 +43,7 @@ __all__ = [
 ]
 
 #: Quantity groups, in report order.
-GROUPS = ("fleet", "site_build", "onsite", "trainium_share", "direction")
+GROUPS = ("fleet", "site_build", "onsite", "trainium_share_of_demand", "direction")
 
 
 @dataclass(frozen=True)
@@ -134,7 +137,7 @@ def _trainium_share(model: Any, c_family: np.ndarray) -> Quantity | None:
     on_trn = serving & (c >= 0) & (c_family[np.clip(c, 0, None)] == "trainium")
     cols = np.flatnonzero(on_trn & (np.diff(sub.indptr) > 0))
     coef = np.asarray(sub[:, cols].sum(axis=0)).ravel() * v["scale"].to_numpy()[cols] / total
-    return Quantity("trainium_share", "trainium_share", "share", cols, coef)
+    return Quantity("trainium_share_of_demand", "trainium_share_of_demand", "share", cols, coef)
 
 
 def select_quantities(quantities: Sequence[Quantity], focus: Sequence[str]) -> list[Quantity]:

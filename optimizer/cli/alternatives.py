@@ -51,7 +51,7 @@ _FocusOpt = Annotated[
     typer.Option(
         "--focus",
         metavar="NAME",
-        help="Quantity group (fleet, site_build, onsite, trainium_share) or quantity "
+        help="Quantity group (fleet, site_build, onsite, trainium_share_of_demand) or quantity "
         "name to keep (repeatable); default all.",
         show_default=False,
     ),
