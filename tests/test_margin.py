@@ -25,7 +25,7 @@ import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, Status, solve
-from tests.lp_helpers import LP_DATA, edit
+from tests.lp_helpers import LP_DATA, edit, with_commitment
 
 MARGIN = SolveOptions(objective="margin")
 
@@ -33,20 +33,6 @@ MARGIN = SolveOptions(objective="margin")
 @pytest.fixture(scope="module")
 def one():
     return load_dataset(LP_DATA / "lp_one")
-
-
-def with_commitment(ds, mw):
-    com = pd.DataFrame(
-        {
-            "customer": ["a"],
-            "family": ["nv"],
-            "from_period": ["2026Q1"],
-            "to_period": ["2026Q1"],
-            "min_it_mw": [mw],
-            "breach_penalty_usd_per_mw": [2e6],
-        }
-    )
-    return ds.replace(commitments=com)
 
 
 def served(r):

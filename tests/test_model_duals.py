@@ -14,12 +14,11 @@ energy 300) and saves 5,000 USD of unmet penalty, so each extra chip of room is 
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, Status, solve
-from tests.lp_helpers import LP_DATA, edit
+from tests.lp_helpers import LP_DATA, edit, with_commitment
 
 DATA = LP_DATA
 
@@ -27,20 +26,6 @@ DATA = LP_DATA
 @pytest.fixture(scope="module")
 def one():
     return load_dataset(DATA / "lp_one")
-
-
-def with_commitment(ds, mw):
-    com = pd.DataFrame(
-        {
-            "customer": ["a"],
-            "family": ["nv"],
-            "from_period": ["2026Q1"],
-            "to_period": ["2026Q1"],
-            "min_it_mw": [mw],
-            "breach_penalty_usd_per_mw": [2e6],
-        }
-    )
-    return ds.replace(commitments=com)
 
 
 # (name, family, key, dataset builder taking the rhs value, rhs, step, expected price)

@@ -13,12 +13,11 @@ Every objective below also carries the production tie-break of 0.001 USD per chi
 
 from __future__ import annotations
 
-import pandas as pd
 import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, Status, build_model, solve
-from tests.lp_helpers import LP_DATA, edit
+from tests.lp_helpers import LP_DATA, edit, with_commitment
 
 DATA = LP_DATA
 TIE = 1e-3
@@ -187,17 +186,7 @@ def test_demand_balance_penalty_cheaper(base):
 
 
 def commitment(ds, mw, penalty):
-    com = pd.DataFrame(
-        {
-            "customer": ["a"],
-            "family": ["nv"],
-            "from_period": ["2026Q1"],
-            "to_period": ["2026Q1"],
-            "min_it_mw": [mw],
-            "breach_penalty_usd_per_mw": [penalty],
-        }
-    )
-    return ds.replace(commitments=com)
+    return with_commitment(ds, mw, penalty)
 
 
 def test_commitment_binds(one):
