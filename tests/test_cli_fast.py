@@ -63,6 +63,15 @@ def test_help_imports_no_solver_dataframe_cluster_or_app(argv: list[str]) -> Non
     assert "optimizer" in modules and "optimizer.plan" not in modules
 
 
+def test_version_prints_the_installed_version_and_loads_nothing_heavy() -> None:
+    from importlib import metadata
+
+    found = _probe(["--version"])
+    assert found["code"] == 0
+    assert str(found["out"]).strip() == f"capacity-planner {metadata.version('capacity-planner')}"
+    assert not [m for m in HEAVY if m in set(found["modules"])]  # type: ignore[call-overload]
+
+
 def test_the_package_names_still_load_on_first_use() -> None:
     import capacity
     import optimizer

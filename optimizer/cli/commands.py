@@ -8,7 +8,7 @@ error, 2 usage error, 130 interrupted).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 from typer.core import TyperCommand, TyperGroup
@@ -66,6 +66,33 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+
+def _print_version(value: bool) -> None:
+    """Print ``capacity-planner <version>`` and exit (``--version``; loads nothing else)."""
+    if not value:
+        return
+    from importlib import metadata
+
+    try:
+        version = metadata.version("capacity-planner")
+    except metadata.PackageNotFoundError:  # run from a checkout without installing it
+        version = "0+unknown (not installed: pip install -e .)"
+    typer.echo(f"capacity-planner {version}")
+    raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_print_version, is_eager=True, help="Print the version and exit."
+        ),
+    ] = False,
+) -> None:
+    """Data-center capacity, power and supply-chain planner."""
+
 
 app.command("app", cls=_Command)(app_cmd.app_)
 app.command(cls=_Command)(validate.validate)
