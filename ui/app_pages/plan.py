@@ -32,9 +32,11 @@ if ds is None:
     st.stop()
 
 ok, why = optimizer_status()
-# the solver box is wide enough for its labels (name, version, how it is called)
-c1, c2, c3, c6, c7, c5, c4 = st.columns([2, 2, 1, 1, 1, 1, 1], vertical_alignment="bottom")
-c1.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
+st.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
+# two rows, so each box is wide enough for its label and value at a laptop's width (the
+# solver's label gives its name, version and how it is called)
+c2, c3, c6 = st.columns([3, 2, 2], vertical_alignment="bottom")
+c7, c5, c4 = st.columns([2, 2, 1], vertical_alignment="bottom")
 solver_labels = dict(solver_choices())
 solver = c2.selectbox(
     "Solver",
