@@ -1,9 +1,9 @@
-"""Regression: the default dataset's plans, as the README reports them.
+"""Regression: the default dataset's plans, as docs/guide/default-plan.md reports them.
 
 Pins each scenario's discounted objective to solver tolerance (GenX-style) and checks
-the README's headline facts, so neither the data, the model nor the README drifts
-silently. When a deliberate change moves these numbers, update the README table and
-the pinned values together.
+the page's headline facts, so neither the data, the model nor the page drifts
+silently. When a deliberate change moves these numbers, update the page and the
+pinned values together.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 
 from capacity import apply_scenario, load_dataset
 from optimizer import Status, solve
-from tests.conftest import DEFAULT_DATA, ROOT
+from tests.conftest import DEFAULT_DATA, DEFAULT_PLAN_PAGE
 
 PINNED_OBJECTIVE_USD = {
     "neutral": 108_586_729_000.95,
@@ -39,7 +39,7 @@ def test_objective_pinned(plans, name: str) -> None:
 
 
 def test_readme_headlines_hold(plans) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = DEFAULT_PLAN_PAGE.read_text(encoding="utf-8")
     ds, res = plans["neutral"]
     assert "| discounted cost | $108.6B | $116.6B | $118.8B |" in readme
     dem = res.tables["demand"]
@@ -84,12 +84,12 @@ def test_neutral_plan_inside_the_public_record(plans) -> None:
     assert len(cal) >= 15
     scored = cal[cal["matchable"]]
     outside = scored[~scored["inside_band"]]
-    # one documented miss (README): the sunk New Carlisle pipeline filled at once
+    # one documented miss (docs/guide/default-plan.md): the sunk New Carlisle pipeline filled at once
     assert outside[["metric", "scope", "period"]].values.tolist() == [
         ["chips_in_service", "family:trainium", "2026Q1"]
     ]
     assert outside["plan_value"].iloc[0] / outside["record_high"].iloc[0] < 1.02
     assert (cal.loc[~cal["matchable"], "reason"].str.len() > 20).all()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = DEFAULT_PLAN_PAGE.read_text(encoding="utf-8")
     for r in cal.itertuples():
         assert f"| {r.metric} | {r.scope} | {r.period} |" in readme
