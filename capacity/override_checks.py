@@ -28,7 +28,6 @@ from capacity.scenarios import unmatched_override
 from capacity.schema import SPECS
 from capacity.validation import Finding
 
-
 CONTRACT_WARNING = (
     "a scenario should not rewrite a signed contract: commitments are facts, and the risk "
     "is whether the plan can serve them; change supply, demand, delays, prices or "

@@ -147,8 +147,11 @@ def check_public_record(
 
 
 def _metric_findings(file: str, row: int, r: Any) -> list[Finding]:
-    """Errors for an unknown metric or a unit that is not the metric's; a warning for an
-    empty ``tests`` (the row is still computed, but nobody can tell what it checks)."""
+    """Return the findings about a record row's metric, unit and ``tests``.
+
+    Errors for an unknown metric or a unit that is not the metric's; a warning for an
+    empty ``tests`` (the row is still computed, but nobody can tell what it checks).
+    """
     metric = str(r.metric).strip()
     if metric not in RECORD_METRICS:
         return [

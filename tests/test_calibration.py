@@ -195,7 +195,11 @@ def test_parse_scope() -> None:
         ({"source": "assumption: a guess"}, "source", "public address"),
         ({"low": 2.0}, "low", "band low..high must hold the value 1"),
         ({"matchable": "no"}, "reason", "must say why"),
-        ({"metric": "chips_in_servce"}, "metric", "unknown metric. Did you mean 'chips_in_service'?"),
+        (
+            {"metric": "chips_in_servce"},
+            "metric",
+            "unknown metric. Did you mean 'chips_in_service'?",
+        ),
         ({"unit": "MW"}, "unit", "metric chips_in_service is measured in 'chips'"),
         ({"source": "data/chips.csv"}, "source", "public address"),
     ],

@@ -125,6 +125,7 @@ def story_figures(plans) -> dict[str, str]:
     short = dem["unmet_h100e"] / dem["demand_h100e"]
     fl = t["fleet"]
     t2 = fl[(fl["chip"] == "trainium2") & (fl["period"] == "2025Q4")]
+    nc_t2 = t2.loc[t2["site"] == "new_carlisle", "fleet_chips"].sum()
     end = fl[fl["period"] == "2030Q4"].groupby("chip")["it_mw"].sum().sort_values() / 1000
     a = t["assignment"]
     share = a.loc[a["chip"].map(chips["family"]) == "trainium", "h100e"].sum() / a["h100e"].sum()
@@ -154,8 +155,8 @@ def story_figures(plans) -> dict[str, str]:
     return {
         "ec2 short 2025Q1": f"{short[('ec2_gpu', 'training', '2025Q1')]:.0%} in 2025Q1",
         "ec2 short 2025Q2": f"{short[('ec2_gpu', 'training', '2025Q2')]:.0%} in 2025Q2",
-        "trainium2 2025Q4": f"Trainium2 reaches {t2['fleet_chips'].sum() / 1e6:.2f}M chips in 2025Q4",
-        "trainium2 at New Carlisle": f"{t2.loc[t2['site'] == 'new_carlisle', 'fleet_chips'].sum() / 1e3:.0f}k of them",
+        "trainium2 2025Q4": f"Trainium2 reaches {t2['fleet_chips'].sum() / 1e6:.2f}M chips",
+        "trainium2 at New Carlisle": f"{nc_t2 / 1e3:.0f}k of them",
         "retrofit": f"{bo['retrofit_mw'].sum():,.0f} MW of air halls",
         "retrofit NV": f"Northern Virginia converts {retro['northern_virginia']:,.0f} MW",
         "NV IT 2030Q4": f"uses {nv_it:,.0f} MW of IT in 2030Q4",
@@ -167,8 +168,13 @@ def story_figures(plans) -> dict[str, str]:
         "trainium share": f"Trainium serves {share:.1%} of the served H100e",
         "engines": f"{eng.sum():,.0f} MW of reciprocating engines",
         "combined cycle": f"a {cc['mw'].sum():,.0f} MW combined-cycle plant at West Texas",
-        "on-site neutral": f"{neutral_onsite:.1f} of {neutral_grid + neutral_onsite:.0f} TWh come from on-site gas",
-        "upgrades": f"add {up['oregon_umatilla']:.0f} MW at Oregon and {up['pennsylvania']:.0f} MW at Pennsylvania",
+        "on-site neutral": (
+            f"{neutral_onsite:.1f} of {neutral_grid + neutral_onsite:.0f} TWh come from on-site gas"
+        ),
+        "upgrades": (
+            f"add {up['oregon_umatilla']:.0f} MW at Oregon and "
+            f"{up['pennsylvania']:.0f} MW at Pennsylvania"
+        ),
         "carbon grid": f"grid {neutral_grid:.1f} -> {_twh(carbon, 'grid'):.1f} TWh",
         "carbon engines": f"on-site gas {neutral_onsite:.1f} -> {_twh(carbon, 'onsite'):.1f} TWh",
         "carbon ppa": f"PPAs 0 -> {_twh(carbon, 'ppa'):.1f} TWh",
@@ -177,8 +183,14 @@ def story_figures(plans) -> dict[str, str]:
         + " and ".join(f"{r.breach_mw:.0f} MW short in {r.period}" for r in oa.itertuples()),
         "negative breach penalty": f"breach penalty {_b(breach_usd)}",
         "negative share": f"Trainium share at {neg_share:.1%}",
-        "optimistic": f"{_b(opt.objective_usd - res.objective_usd)} more because more demand is served, {opt_end:.1f} GW",
-        "norway": f"{norway['2025Q1'] / 1e3:.1f}k H100e in 2025Q1, {norway['2027Q4'] / 1e3:.0f}k in 2027Q4 and {norway['2030Q4'] / 1e3:.0f}k in 2030Q4",
+        "optimistic": (
+            f"{_b(opt.objective_usd - res.objective_usd)} more because more demand is served, "
+            f"{opt_end:.1f} GW"
+        ),
+        "norway": (
+            f"{norway['2025Q1'] / 1e3:.1f}k H100e in 2025Q1, {norway['2027Q4'] / 1e3:.0f}k in "
+            f"2027Q4 and {norway['2030Q4'] / 1e3:.0f}k in 2030Q4"
+        ),
         "fragments": f"{int((~ruled['meets_minimum']).sum())} of {len(ruled)} site-quarters",
     }
 

@@ -36,7 +36,8 @@ def test_readme_counts_the_binaries_columns_and_rows_of_capacity_solve_clusters(
     )
     stated = (mip_cols, mip_rows, mip_nnz, lp_cols, lp_rows, compact_cols, compact_rows)
     assert stated == built, (
-        "docs/guide/default-plan.md's `--clusters` model size is stale; the models built from data/ now have "
+        "docs/guide/default-plan.md's `--clusters` model size is stale; the models built "
+        "from data/ now have "
         "{:,} columns, {:,} rows, {:,} non-zeros (reference LP: {:,} columns, {:,} rows; "
         "compact LP: {:,} columns, {:,} rows)".format(*built)
     )
