@@ -149,6 +149,9 @@ def test_an_input_check_is_shown_but_never_scored(one: Dataset, one_result) -> N
     assert cal["inside_band"].tolist() == [True, True]
     assert cal["reason"].iloc[0] == "input check, not scored: what the row tests"
     assert cal["tests"].tolist() == ["what the row tests"] * 2
+    assert calibration_headline(cal) == (
+        "Calibration: 1 of 1 scored rows inside their band (1 input check)"
+    )
 
 
 def test_annual_metrics_over_four_quarters() -> None:
