@@ -11,6 +11,10 @@ when the ID is ``openai``) used to be a silent no-op: ``validate`` was clean and
 
 Each message names the value that matches nothing and, when one is close, the ID the
 author probably meant.
+
+An override that edits ``commitments`` is a warning (:data:`CONTRACT_WARNING`): a signed
+contract is a fact, and a risk scenario changes what can serve it (supply, demand,
+delays, prices), so the breach is what the plan reports.
 """
 
 from __future__ import annotations
@@ -24,6 +28,13 @@ from capacity.scenarios import unmatched_override
 from capacity.schema import SPECS
 from capacity.validation import Finding
 
+CONTRACT_WARNING = (
+    "a scenario should not rewrite a signed contract: commitments are facts, and the risk "
+    "is whether the plan can serve them; change supply, demand, delays, prices or "
+    "derates instead and read the breach (MW, quarters, penalty) the plan reports"
+)
+"""Why an override of the ``commitments`` table is a warning."""
+
 
 def scenario_match_findings(
     tables: Mapping[str, pd.DataFrame],
@@ -32,6 +43,9 @@ def scenario_match_findings(
     lines: Mapping[tuple[object, ...], int] | None = None,
 ) -> list[Finding]:
     """Return an error for each scenario override whose ``where`` matches no base row.
+
+    Each override that touches ``commitments`` also gets a warning
+    (:data:`CONTRACT_WARNING`), at its ``table`` line.
 
     An override on a table whose period column an earlier override of the same
     scenario shifted is left to the check at apply time (its rows have moved).
@@ -56,6 +70,10 @@ def scenario_match_findings(
     for name, sc in scenarios.items():
         moved: set[str] = set()
         for i, ov in enumerate(sc.overrides):
+            if ov.table == "commitments":
+                line = lines.get((name, i, "table"), lines.get((name, i))) if lines else None
+                where = f"scenarios.{name}.overrides[{i}].table"
+                out.append(Finding("warning", file, line, where, ov.table, CONTRACT_WARNING))
             if ov.table in moved or ov.table not in tables:
                 continue
             msg = unmatched_override(tables[ov.table], ov)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 import pandas as pd
 
 from capacity.schema import SPECS
-from capacity.validation import Finding
+from capacity.tables_record import RECORD_METRICS
+from capacity.validation import Finding, suggest
 
 
 def check_sources(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
@@ -85,8 +87,12 @@ def check_public_record(
     """Rules of the public-record table (the figures the plan is calibrated against).
 
     Every row cites a public address (``https://...``; neither an assumption nor a
-    file of this repository), its band holds its value (``low <= value <= high``) and
-    a row marked ``matchable = no`` says why in ``reason``.
+    file of this repository), names a known metric
+    (:data:`capacity.tables_record.RECORD_METRICS`) in that metric's unit, its band
+    holds its value
+    (``low <= value <= high``) and a row marked ``matchable = no`` says why in
+    ``reason``. A row that does not say in ``tests`` what in the plan it tests is a
+    warning.
 
     Returns
     -------
@@ -113,6 +119,7 @@ def check_public_record(
                     "supports it; assumptions belong in sources.csv",
                 )
             )
+        out.extend(_metric_findings(f, row, r))
         lo, val, hi = float(r.low), float(r.value), float(r.high)
         if not lo <= val <= hi:
             out.append(
@@ -136,4 +143,49 @@ def check_public_record(
                     "a row marked matchable = no must say why in 'reason'",
                 )
             )
+    return out
+
+
+def _metric_findings(file: str, row: int, r: Any) -> list[Finding]:
+    """Return the findings about a record row's metric, unit and ``tests``.
+
+    Errors for an unknown metric or a unit that is not the metric's; a warning for an
+    empty ``tests`` (the row is still computed, but nobody can tell what it checks).
+    """
+    metric = str(r.metric).strip()
+    if metric not in RECORD_METRICS:
+        return [
+            Finding(
+                "error",
+                file,
+                row,
+                "metric",
+                metric,
+                f"unknown metric.{suggest(metric, RECORD_METRICS)} Metrics are "
+                + ", ".join(RECORD_METRICS),
+            )
+        ]
+    out: list[Finding] = []
+    if str(r.unit).strip() != RECORD_METRICS[metric]:
+        out.append(
+            Finding(
+                "error",
+                file,
+                row,
+                "unit",
+                str(r.unit),
+                f"metric {metric} is measured in {RECORD_METRICS[metric]!r}",
+            )
+        )
+    if not str(getattr(r, "tests", "")).strip():
+        out.append(
+            Finding(
+                "warning",
+                file,
+                row,
+                "tests",
+                "",
+                "say what in the plan the row tests (the decision or input that moves it)",
+            )
+        )
     return out

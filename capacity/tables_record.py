@@ -31,6 +31,30 @@ PERIODS = TableSpec(
     key=("period",),
 )
 
+RECORD_METRICS: dict[str, str] = {
+    "chips_in_service": "chips",
+    "chips_serving": "chips",
+    "chips_installed_two_years": "chips",
+    "assigned_share": "share",
+    "fleet_h100e": "H100e",
+    "site_it_capacity_mw": "MW",
+    "it_mw_in_use": "MW",
+    "it_mw_serving": "MW",
+    "it_mw_added_year": "MW",
+    "fleet_pue_year": "ratio",
+    "fleet_wue_year": "L/kWh",
+    "capex_cash_year_usd": "USD",
+    "served_share_on_family": "share",
+    "supply_used_share_year": "share",
+    "cowos_wafers_per_month": "wafers/month",
+}
+"""Every metric a public-record row may name, with its unit (the formulas live in
+``optimizer.plan.calibration.METRICS``; a test holds the two lists equal)."""
+
+RECORD_KINDS: tuple[str, ...] = ("plan", "input_check")
+"""``plan``: the row tests a decision of the plan and is scored; ``input_check``: the
+row restates an input (a first period, a supply capacity) and is shown, not scored."""
+
 PUBLIC_RECORD = TableSpec(
     "public_record",
     "One publicly reported figure the plan is held against (calibration; see "
@@ -94,6 +118,25 @@ PUBLIC_RECORD = TableSpec(
             "str",
             "",
             "Why the model cannot match the figure yet (required when matchable is 'no').",
+            required=False,
+            default="",
+        ),
+        Column(
+            "kind",
+            "choice",
+            "",
+            "'plan' when the row tests a decision of the plan (scored); 'input_check' "
+            "when it restates an input such as a first period or a supply capacity "
+            "(shown, never scored).",
+            required=False,
+            default="plan",
+            choices=RECORD_KINDS,
+        ),
+        Column(
+            "tests",
+            "str",
+            "",
+            "What in the plan the row tests (the decision or input that moves its value).",
             required=False,
             default="",
         ),

@@ -10,6 +10,8 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
 DEFAULT_DATA = ROOT / "data"
+DEFAULT_PLAN_PAGE = ROOT / "docs" / "guide" / "default-plan.md"
+"""The docs page that tells the default plan's story (figures pinned by tests)."""
 
 
 @pytest.fixture

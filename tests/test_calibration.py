@@ -36,7 +36,14 @@ URL = "https://example.org/report"
 
 
 def _record(rows: list[dict[str, object]]) -> pd.DataFrame:
-    base = {"source": URL, "note": "", "plan_share": 1.0, "matchable": "yes", "reason": ""}
+    base = {
+        "source": URL,
+        "note": "",
+        "plan_share": 1.0,
+        "matchable": "yes",
+        "reason": "",
+        "tests": "what the row tests",
+    }
     return pd.DataFrame([{**base, **r} for r in rows])
 
 
@@ -76,14 +83,23 @@ def test_hand_values_of_every_metric(one: Dataset, one_result) -> None:
             _row("it_mw_in_use", "vendor:v", 0.5, "MW", 0.4, 0.6),
             _row("served_share_on_family", "customer:a/family:nv", 1, "share", 0.9, 1),
             _row("cowos_wafers_per_month", "fleet", 0, "wafers/month", 0, 0),
+            # 500 chips of 1 kW serving customer a: 0.5 MW; all 500 installed in the
+            # eight quarters to 2026Q1 and all of them sold (assigned share 1)
+            _row("it_mw_serving", "customer:a/family:nv", 0.5, "MW", 0.5, 0.5),
+            _row("chips_installed_two_years", "chip:g1", 500, "chips", 500, 500),
+            _row("assigned_share", "fleet", 1, "share", 1, 1),
+            # a value may list alternatives joined by '|'
+            _row("chips_in_service", "site:s1|elsewhere", 500, "chips", 500, 500),
             # 500 chips but the record says 1,000: outside, ratio 0.5
             _row("chips_in_service", "fleet", 1000, "chips", 900, 1100),
         ]
     )
     cal = calibration_table(one_result.tables, one.replace(public_record=rec))
     assert list(cal.columns) == list(CALIBRATION_COLUMNS)
-    assert cal["plan_value"].tolist() == pytest.approx([500, 500, 500, 500, 1, 0.5, 1, 0, 500])
-    assert cal["inside_band"].tolist() == [True] * 8 + [False]
+    assert cal["plan_value"].tolist() == pytest.approx(
+        [500, 500, 500, 500, 1, 0.5, 1, 0, 0.5, 500, 1, 500, 500]
+    )
+    assert cal["inside_band"].tolist() == [True] * 12 + [False]
     assert cal["matchable"].all()
     assert cal["ratio"].iloc[-1] == pytest.approx(0.5)
     assert pd.isna(cal["ratio"].iloc[7])  # a zero record has no ratio
@@ -101,8 +117,6 @@ def test_plan_share_divides_the_metric(one: Dataset, one_result) -> None:
 def test_rows_the_model_cannot_match_say_why(one: Dataset, one_result) -> None:
     rec = _record(
         [
-            _row("chips_in_servce", "fleet", 1, "chips", 0, 2),
-            _row("chips_in_service", "fleet", 1, "MW", 0, 2),
             _row("chips_in_service", "family:nv", 1, "chips", 0, 2, period="2025Q1"),
             _row("fleet_pue_year", "fleet", 1.5, "ratio", 1, 2),
             _row("chips_in_service", "customer:a", 1, "chips", 0, 2),
@@ -113,15 +127,31 @@ def test_rows_the_model_cannot_match_say_why(one: Dataset, one_result) -> None:
     cal = calibration_table(one_result.tables, one.replace(public_record=rec))
     assert not cal["matchable"].any()
     reasons = cal["reason"].tolist()
-    assert "unknown metric 'chips_in_servce'" in reasons[0]
-    assert "unit 'MW' differs from the metric's unit 'chips'" in reasons[1]
-    assert "outside the plan's horizon" in reasons[2]
-    assert "starts before the plan's horizon" in reasons[3]
-    assert "takes no customer filter" in reasons[4]
-    assert "scope filter 'planet' is unknown" in reasons[5]
-    assert reasons[6] == "x"
+    assert "outside the plan's horizon" in reasons[0]
+    assert "starts before the plan's horizon" in reasons[1]
+    assert "takes no customer filter" in reasons[2]
+    assert "scope filter 'planet' is unknown" in reasons[3]
+    assert reasons[4] == "x"
     # a row marked not matchable still shows the plan's value
-    assert cal["plan_value"].iloc[6] == pytest.approx(500)
+    assert cal["plan_value"].iloc[4] == pytest.approx(500)
+
+
+def test_an_input_check_is_shown_but_never_scored(one: Dataset, one_result) -> None:
+    rec = _record(
+        [
+            _row("cowos_wafers_per_month", "fleet", 0, "wafers/month", 0, 0, kind="input_check"),
+            _row("chips_in_service", "fleet", 500, "chips", 500, 500, kind="plan"),
+        ]
+    )
+    cal = calibration_table(one_result.tables, one.replace(public_record=rec))
+    assert cal["kind"].tolist() == ["input_check", "plan"]
+    assert cal["matchable"].tolist() == [False, True]
+    assert cal["inside_band"].tolist() == [True, True]
+    assert cal["reason"].iloc[0] == "input check, not scored: what the row tests"
+    assert cal["tests"].tolist() == ["what the row tests"] * 2
+    assert calibration_headline(cal) == (
+        "Calibration: 1 of 1 scored rows inside their band (1 input check)"
+    )
 
 
 def test_annual_metrics_over_four_quarters() -> None:
@@ -134,9 +164,15 @@ def test_annual_metrics_over_four_quarters() -> None:
             _row("fleet_pue_year", "fleet", 1.2, "ratio", 1, 2, period="2025Q4"),
             _row("fleet_wue_year", "fleet", 0.2, "L/kWh", 0, 5, period="2025Q4"),
             _row("it_mw_added_year", "site:west_texas", 1, "MW", 0, 1e6, period="2025Q4"),
+            _row(
+                "supply_used_share_year", "resource:hbm_stacks", 1, "share", 0, 1, period="2025Q4"
+            ),
         ]
     )
     cal = calibration_table(res.tables, ds.replace(public_record=rec))
+    su = res.tables["supply_utilisation"]
+    hbm = su[(su["resource"] == "hbm_stacks") & su["period"].str.startswith("2025")]
+    assert cal["plan_value"].iloc[3] == pytest.approx(hbm["used"].sum() / hbm["capacity"].sum())
     assert cal["plan_value"].iloc[0] == pytest.approx(
         year["facility_mwh"].sum() / year["it_mwh"].sum()
     )
@@ -162,6 +198,13 @@ def test_parse_scope() -> None:
         ({"source": "assumption: a guess"}, "source", "public address"),
         ({"low": 2.0}, "low", "band low..high must hold the value 1"),
         ({"matchable": "no"}, "reason", "must say why"),
+        (
+            {"metric": "chips_in_servce"},
+            "metric",
+            "unknown metric. Did you mean 'chips_in_service'?",
+        ),
+        ({"unit": "MW"}, "unit", "metric chips_in_service is measured in 'chips'"),
+        ({"source": "data/chips.csv"}, "source", "public address"),
     ],
 )
 def test_bad_public_record_rows_are_errors(
@@ -175,11 +218,22 @@ def test_bad_public_record_rows_are_errors(
     assert message in found[0].message
 
 
+def test_the_record_metrics_are_the_calibration_metrics() -> None:
+    """capacity validates metric names and units against the formulas of the plan."""
+    from capacity.tables_record import RECORD_METRICS
+
+    assert RECORD_METRICS == {name: m.unit for name, m in METRICS.items()}
+
+
 def test_default_public_record_is_complete() -> None:
     ds = load_dataset(DEFAULT_DATA)
     rec = ds.table("public_record")
     assert len(rec) >= 15
     assert set(rec["metric"]) <= set(METRICS)
+    assert (rec["tests"].str.len() > 20).all()  # every row says what it tests
+    # a row that restates an input is marked so, and the zero rows are such rows
+    zero = rec[rec["value"].astype(float) == 0]
+    assert (zero["kind"] == "input_check").all()
     for r in rec.itertuples():
         assert r.unit == METRICS[r.metric].unit, r
         assert str(r.source).startswith("https://"), r

@@ -1,95 +1,275 @@
-"""Regression: the default dataset's plans, as the README reports them.
+"""Regression: the default dataset's plans, as docs/guide/default-plan.md reports them.
 
 Pins each scenario's discounted objective to solver tolerance (GenX-style) and checks
-the README's headline facts, so neither the data, the model nor the README drifts
-silently. When a deliberate change moves these numbers, update the README table and
-the pinned values together.
+every figure the page quotes against fresh solves, so neither the data, the model nor
+the page drifts silently. A failure prints the fresh figures (the page's lines as they
+should read), so a deliberate change to the data is refreshed mechanically: paste the
+printed lines into the page and the printed objectives into ``PINNED_OBJECTIVE_USD``.
 """
 
 from __future__ import annotations
 
+import pandas as pd
 import pytest
 
 from capacity import apply_scenario, load_dataset
+from capacity.scenarios import apply_overrides
 from optimizer import Status, solve
-from tests.conftest import DEFAULT_DATA, ROOT
+from tests.conftest import DEFAULT_DATA, DEFAULT_PLAN_PAGE
 
 PINNED_OBJECTIVE_USD = {
-    "neutral": 108_586_729_000.95,
-    "optimistic": 116_615_046_211.95,
-    "negative": 118_833_903_720.79,
+    "neutral": 137_961_762_605.23,
+    "optimistic": 147_277_943_038.09,
+    "negative": 173_365_493_916.81,
 }
+SCENARIOS = tuple(PINNED_OBJECTIVE_USD)
+CARBON_PRICE = "210"  # USD/t: EPA's 2025 social cost of carbon, the page's what-if
 
 
 @pytest.fixture(scope="module")
 def plans():
     ds = load_dataset(DEFAULT_DATA)
+    out = {name: (apply_scenario(ds, name), solve(apply_scenario(ds, name))) for name in SCENARIOS}
+    priced = apply_overrides(
+        apply_scenario(ds, "neutral"),
+        [
+            {
+                "op": "set",
+                "table": "carbon_policy",
+                "column": "carbon_price_usd_per_t",
+                "value": CARBON_PRICE,
+            }
+        ],
+    )
+    out["carbon"] = (priced, solve(priced))
+    return out
+
+
+@pytest.fixture(scope="module")
+def page() -> str:
+    return DEFAULT_PLAN_PAGE.read_text(encoding="utf-8")
+
+
+def _b(usd: float) -> str:
+    return f"${usd / 1e9:.1f}B"
+
+
+def _terms(res, column: str, terms: tuple[str, ...]) -> str:
+    c = res.tables["costs"].groupby("term")[column].sum()
+    return " / ".join(_b(float(c.get(t, 0.0))) for t in terms)
+
+
+def _twh(res, prefix: str) -> float:
+    ps = res.tables["power_sources"]
+    return float(ps.loc[ps["source"].str.startswith(prefix), "energy_mwh"].sum()) / 1e6
+
+
+def _scored(res) -> pd.DataFrame:
+    cal = res.tables["calibration"]
+    return cal[cal["matchable"]]
+
+
+def table_lines(plans) -> list[str]:
+    """The rows of the page's scenario table, from the solves."""
+    res = [plans[n][1] for n in SCENARIOS]
+
+    def row(label: str, cells: list[str]) -> str:
+        return f"| {label} | " + " | ".join(cells) + " |"
+
+    disc = ("chip_capex", "build_capex", "retrofit_capex", "energy", "onsite_power")
+    pen = ("unmet_penalty", "breach_penalty")
+    cash = ("chip_capex", "build_capex", "retrofit_capex", "energy", "onsite_power")
+    lines = [
+        row("status", [r.status.value for r in res]),
+        row("discounted cost", [_b(r.objective_usd) for r in res]),
+        row(
+            "chip capex / build capex / retrofit capex / energy / on-site power / unmet "
+            "penalty / breach penalty (discounted)",
+            [_terms(r, "cost_usd", disc + pen) for r in res],
+        ),
+        row(
+            "cash, undiscounted: chips when installed / buildings when decided / retrofits "
+            "/ energy / on-site power",
+            [_terms(r, "cash_usd", cash) for r in res],
+        ),
+    ]
+    served, energy, mix, cal = [], [], [], []
+    for r in res:
+        d = r.tables["demand"]
+        served.append(f"{d['served_h100e'].sum() / d['demand_h100e'].sum():.1%}")
+        e = r.tables["energy"]
+        energy.append(
+            f"{e['facility_mwh'].sum() / 1e6:.1f} TWh / {e['water_m3'].sum() / 1e6:.1f} million m3"
+        )
+        mix.append(
+            f"{_twh(r, 'grid'):.1f} / {_twh(r, 'onsite'):.1f} / {_twh(r, 'ppa'):.1f} TWh; "
+            f"{e['carbon_t'].sum() / 1e6:.1f} Mt"
+        )
+        s = _scored(r)
+        cal.append(f"{int(s['inside_band'].sum())} of {len(s)}")
+    lines += [
+        row("demand served (H100e over the horizon)", served),
+        row("facility energy / water over the horizon", energy),
+        row("energy by source: grid / on-site / PPAs; CO2", mix),
+        row("calibration rows inside their band (scored)", cal),
+    ]
+    return lines
+
+
+def story_figures(plans) -> dict[str, str]:
+    """Each figure the page's bullets quote, as the page writes it."""
+    ds, res = plans["neutral"]
+    t = res.tables
+    chips = ds.table("chips").set_index("chip")
+    dem = t["demand"].set_index(["customer", "workload", "period"])
+    short = dem["unmet_h100e"] / dem["demand_h100e"]
+    fl = t["fleet"]
+    t2 = fl[(fl["chip"] == "trainium2") & (fl["period"] == "2025Q4")]
+    nc_t2 = t2.loc[t2["site"] == "new_carlisle", "fleet_chips"].sum()
+    end = fl[fl["period"] == "2030Q4"].groupby("chip")["it_mw"].sum().sort_values() / 1000
+    a = t["assignment"]
+    share = a.loc[a["chip"].map(chips["family"]) == "trainium", "h100e"].sum() / a["h100e"].sum()
+    bo = t["build_out"]
+    retro = bo.groupby("site")["retrofit_mw"].sum()
+    nv_it = fl[(fl["site"] == "northern_virginia") & (fl["period"] == "2030Q4")]["it_mw"].sum()
+    pdc = t["power_decisions"]
+    up = pdc[pdc["kind"] == "grid_upgrade"].groupby("site")["mw"].sum()
+    eng = pdc[pdc["option"] == "recip_engine"].groupby("site")["mw"].sum()
+    cc = pdc[pdc["option"] == "combined_cycle"]
+    neg_ds, neg = plans["negative"]
+    com = neg.tables["commitments"]
+    oa = com[(com["customer"] == "openai") & (com["breach_mw"] > 1e-6)]
+    na = neg.tables["assignment"]
+    neg_share = (
+        na.loc[na["chip"].map(chips["family"]) == "trainium", "h100e"].sum() / na["h100e"].sum()
+    )
+    opt = plans["optimistic"][1]
+    opt_end = opt.tables["fleet"].query("period == '2030Q4'")["it_mw"].sum() / 1000
+    carbon = plans["carbon"][1]
+    neutral_grid, neutral_onsite = _twh(res, "grid"), _twh(res, "onsite")
+    breach_usd = neg.tables["costs"].query("term == 'breach_penalty'")["cost_usd"].sum()
+    inf = a[(a["workload"] == "inference") & (a["site"] == "norway")]
+    norway = inf.groupby("period")["h100e"].sum()
+    tc = t["training_clusters"]
+    ruled = tc[tc["min_cluster_mw"] > 0]
     return {
-        name: (apply_scenario(ds, name), solve(apply_scenario(ds, name)))
-        for name in PINNED_OBJECTIVE_USD
+        "ec2 short 2025Q1": f"{short[('ec2_gpu', 'training', '2025Q1')]:.0%} in 2025Q1",
+        "ec2 short 2025Q2": f"{short[('ec2_gpu', 'training', '2025Q2')]:.0%} in 2025Q2",
+        "trainium2 2025Q4": f"Trainium2 reaches {t2['fleet_chips'].sum() / 1e6:.2f}M chips",
+        "trainium2 at New Carlisle": f"{nc_t2 / 1e3:.0f}k of them",
+        "retrofit": f"{bo['retrofit_mw'].sum():,.0f} MW of air halls",
+        "retrofit NV": f"Northern Virginia converts {retro['northern_virginia']:,.0f} MW",
+        "NV IT 2030Q4": f"uses {nv_it:,.0f} MW of IT in 2030Q4",
+        "end IT": f"about {end.sum():.1f} GW of IT",
+        "end by chip": ", ".join(
+            f"{c.replace('trainium', 'Trainium').replace('rubin', 'Rubin')} {v:.1f} GW"
+            for c, v in end.sort_values(ascending=False).head(4).items()
+        ),
+        "trainium share": f"Trainium serves {share:.1%} of the served H100e",
+        "engines": f"{eng.sum():,.0f} MW of reciprocating engines",
+        "combined cycle": f"a {cc['mw'].sum():,.0f} MW combined-cycle plant at West Texas",
+        "on-site neutral": (
+            f"{neutral_onsite:.1f} of {neutral_grid + neutral_onsite:.0f} TWh come from on-site gas"
+        ),
+        "upgrades": (
+            f"add {up['oregon_umatilla']:.0f} MW at Oregon and "
+            f"{up['pennsylvania']:.0f} MW at Pennsylvania"
+        ),
+        "carbon grid": f"grid {neutral_grid:.1f} -> {_twh(carbon, 'grid'):.1f} TWh",
+        "carbon engines": f"on-site gas {neutral_onsite:.1f} -> {_twh(carbon, 'onsite'):.1f} TWh",
+        "carbon ppa": f"PPAs 0 -> {_twh(carbon, 'ppa'):.1f} TWh",
+        "negative cost": f"{_b(neg.objective_usd - res.objective_usd)} more",
+        "negative breach": "OpenAI "
+        + " and ".join(f"{r.breach_mw:.0f} MW short in {r.period}" for r in oa.itertuples()),
+        "negative breach penalty": f"breach penalty {_b(breach_usd)}",
+        "negative share": f"Trainium share at {neg_share:.1%}",
+        "optimistic": (
+            f"{_b(opt.objective_usd - res.objective_usd)} more because more demand is served, "
+            f"{opt_end:.1f} GW"
+        ),
+        "norway": (
+            f"{norway['2025Q1'] / 1e3:.1f}k H100e in 2025Q1, {norway['2027Q4'] / 1e3:.0f}k in "
+            f"2027Q4 and {norway['2030Q4'] / 1e3:.0f}k in 2030Q4"
+        ),
+        "fragments": f"{int((~ruled['meets_minimum']).sum())} of {len(ruled)} site-quarters",
     }
 
 
-@pytest.mark.parametrize("name", list(PINNED_OBJECTIVE_USD))
+@pytest.mark.parametrize("name", SCENARIOS)
 def test_objective_pinned(plans, name: str) -> None:
     _, res = plans[name]
     assert res.status == Status.optimal
-    assert res.objective_usd == pytest.approx(PINNED_OBJECTIVE_USD[name], rel=1e-6)
     assert len(res.violations) == 0
+    assert res.objective_usd == pytest.approx(PINNED_OBJECTIVE_USD[name], rel=1e-6), (
+        f"fresh objectives: { {n: round(plans[n][1].objective_usd, 2) for n in SCENARIOS} }"
+    )
 
 
-def test_readme_headlines_hold(plans) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    ds, res = plans["neutral"]
-    assert "| discounted cost | $108.6B | $116.6B | $118.8B |" in readme
-    dem = res.tables["demand"]
-    served = dem["served_h100e"].sum() / dem["demand_h100e"].sum()
-    assert f"{served:.1%}" == "99.6%"
-    chips = ds.table("chips").set_index("chip")["family"]
-    a = res.tables["assignment"]
-    share = a.loc[a["chip"].map(chips) == "trainium", "h100e"].sum() / a["h100e"].sum()
-    assert f"{share:.1%}" == "47.6%" and "47.6%" in readme
-    end_it_gw = res.tables["fleet"].query("period == '2030Q4'")["it_mw"].sum() / 1000
-    assert round(end_it_gw, 1) == 7.7 and "7.7 GW" in readme
-    unmet = dem[dem["unmet_h100e"] > 0].set_index(["customer", "workload", "period"])
-    short = unmet["unmet_h100e"] / unmet["demand_h100e"]
-    assert round(short[("ec2_gpu", "training", "2025Q1")], 2) == 0.50
-    assert round(short[("ec2_gpu", "training", "2025Q2")], 2) == 0.28
-    com = res.tables["commitments"]
-    assert (com["breach_mw"] <= 1e-6).all()
-    bo = res.tables["build_out"].set_index(["site", "period"])
-    assert bo.loc[("new_carlisle", "2026Q1"), "it_capacity_mw"] == pytest.approx(1092)
-    assert round(bo["retrofit_mw"].sum()) == 2275 and "2,275 MW" in readme
+def test_page_table_holds(plans, page: str) -> None:
+    lines = table_lines(plans)
+    missing = [line for line in lines if line not in page]
+    assert not missing, "the page's scenario table should read:\n" + "\n".join(lines)
+
+
+def test_page_story_holds(plans, page: str) -> None:
+    figs = story_figures(plans)
+    missing = {k: v for k, v in figs.items() if v not in page}
+    assert not missing, "the page's figures should read:\n" + "\n".join(
+        f"{k}: {v}" for k, v in figs.items()
+    )
+
+
+def test_contracts_stand_and_the_negative_plan_breaches_openai(plans) -> None:
+    """A scenario changes what can serve a contract, never the contract."""
+    base = plans["neutral"][0].table("commitments")
+    for name in SCENARIOS:
+        ds, res = plans[name]
+        pd.testing.assert_frame_equal(ds.table("commitments"), base)
+    com = plans["negative"][1].tables["commitments"]
+    openai = com[(com["customer"] == "openai") & (com["breach_mw"] > 1e-6)]
+    assert len(openai) >= 1
+    assert (openai["min_it_mw"] >= 1500).all()  # the signed ramp, not a halved one
+    neutral = plans["neutral"][1].tables["commitments"]
+    assert (neutral.loc[neutral["customer"] == "openai", "breach_mw"] <= 1e-6).all()
+
+
+def test_new_carlisle_is_trainium_only_and_european_inference_stays_in_norway(plans) -> None:
+    _, res = plans["neutral"]
     fleet = res.tables["fleet"]
-    nc = fleet[fleet["site"] == "new_carlisle"]
-    assert set(nc["chip"]) <= {"trainium2", "trainium3", "trainium4"}
-    # regional inference (issue 14): European inference served in full, only in Norway
+    assert set(fleet.loc[fleet["site"] == "new_carlisle", "chip"]) <= {
+        "trainium2",
+        "trainium3",
+        "trainium4",
+    }
+    dem = res.tables["demand"]
     eu = dem[dem["regions"] == "NO"]
     assert eu["served_h100e"].sum() == pytest.approx(eu["demand_h100e"].sum(), rel=1e-9)
-    inference = a[a["workload"] == "inference"]
-    no = inference[inference["site"] == "norway"].groupby("customer")["h100e"].sum()
-    assert no.get("ec2_gpu", 0.0) == 0.0  # ec2_gpu inference may run anywhere; it is not there
-    # LP mode reports, never hides, the training fragments below the 100 MW cluster rule
-    tc = res.tables["training_clusters"]
-    ruled = tc[tc["min_cluster_mw"] > 0]
-    # (the compact formulation's split; the reference vertex has 110 of 308)
-    assert int((~ruled["meets_minimum"]).sum()) == 136 and "136 of 327" in readme
-    assert len(ruled) == 327
+    a = res.tables["assignment"]
+    no = a[(a["workload"] == "inference") & (a["site"] == "norway")]
+    assert "ec2_gpu" not in set(no["customer"])  # ec2_gpu inference may run anywhere
 
 
-def test_neutral_plan_inside_the_public_record(plans) -> None:
-    """Every row the model can match is inside its band; the others say why."""
-    _, res = plans["neutral"]
-    cal = res.tables["calibration"]
-    assert len(cal) >= 15
-    scored = cal[cal["matchable"]]
-    outside = scored[~scored["inside_band"]]
-    # one documented miss (README): the sunk New Carlisle pipeline filled at once
-    assert outside[["metric", "scope", "period"]].values.tolist() == [
-        ["chips_in_service", "family:trainium", "2026Q1"]
-    ]
-    assert outside["plan_value"].iloc[0] / outside["record_high"].iloc[0] < 1.02
-    assert (cal.loc[~cal["matchable"], "reason"].str.len() > 20).all()
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_calibration_table_of_the_page(plans, page: str) -> None:
+    """At least 20 scored plan rows in every scenario; the page lists each neutral row,
+    and every scored row outside its band carries a 'why outside' line."""
+    for name in SCENARIOS:
+        assert len(_scored(plans[name][1])) >= 20, name
+    cal = plans["neutral"][1].tables["calibration"]
+    section = page.split("## Calibration against the public record", 1)[1]
+    fresh = []
     for r in cal.itertuples():
-        assert f"| {r.metric} | {r.scope} | {r.period} |" in readme
+        scope = str(r.scope).replace("|", "\\|")  # a table cell escapes its bars
+        key = f"| {r.metric} | {scope} | {r.period} |"
+        inside = "yes" if r.inside_band else "no"
+        fresh.append(f"{key} {r.plan_value:.4g} | {inside} |")
+        line = next((ln for ln in section.splitlines() if ln.startswith(key)), None)
+        assert line is not None, "missing row; fresh rows:\n" + "\n".join(fresh)
+        assert f"| {r.plan_value:.4g} | {inside} |" in line, (
+            f"{key}: plan {r.plan_value:.4g}, inside {inside}; fresh rows so far:\n"
+            + "\n".join(fresh)
+        )
+        if r.matchable and not r.inside_band:
+            assert "why outside:" in line, key
+    s = _scored(plans["neutral"][1])
+    claim = f"{int(s['inside_band'].sum())} of {len(s)} scored rows"
+    assert claim in section, f"the page should say: {claim}"

@@ -1,4 +1,4 @@
-"""The README's size of the exact-cluster MIP matches the model built from data/ (issue 10)."""
+"""The default-plan page's size of the exact-cluster MIP matches the model built from data/."""
 
 from __future__ import annotations
 
@@ -7,11 +7,11 @@ import re
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
 from optimizer.plan.model import build_model
-from tests.conftest import ROOT
+from tests.conftest import DEFAULT_PLAN_PAGE, ROOT
 
 
 def test_readme_counts_the_binaries_columns_and_rows_of_capacity_solve_clusters() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = DEFAULT_PLAN_PAGE.read_text(encoding="utf-8")
     text = readme[readme.index("**Exact clusters (`--clusters`)") :]
     sizes = re.findall(r"(\d[\d,]*)\s+(?:binaries|columns|rows|non-zeros)", text[:700])
     nums = [int(n.replace(",", "")) for n in sizes]
@@ -36,7 +36,8 @@ def test_readme_counts_the_binaries_columns_and_rows_of_capacity_solve_clusters(
     )
     stated = (mip_cols, mip_rows, mip_nnz, lp_cols, lp_rows, compact_cols, compact_rows)
     assert stated == built, (
-        "README's `--clusters` model size is stale; the models built from data/ now have "
+        "docs/guide/default-plan.md's `--clusters` model size is stale; the models built "
+        "from data/ now have "
         "{:,} columns, {:,} rows, {:,} non-zeros (reference LP: {:,} columns, {:,} rows; "
         "compact LP: {:,} columns, {:,} rows)".format(*built)
     )

@@ -210,3 +210,43 @@ def test_default_dataset_scenarios_all_validate() -> None:
         assert sc.scenario == name
     assert len(diff_datasets(ds, apply_scenario(ds, "negative"))) > 0
     assert len(diff_datasets(ds, apply_scenario(ds, "neutral"))) == 0
+
+
+def test_a_scenario_that_edits_a_contract_is_warned_at_its_line(tmp_path: Path) -> None:
+    """Contracts are facts: an override of commitments is a warning that says why."""
+    import shutil
+
+    shutil.copytree(TINY, tmp_path / "d")
+    (tmp_path / "d" / "scenarios.yaml").write_text(
+        "scenarios:\n"
+        "  halved:\n"
+        "    overrides:\n"
+        "      - op: scale\n"
+        "        table: commitments\n"
+        "        column: min_it_mw\n"
+        "        factor: 0.5\n"
+        "        source: 'assumption: a dispute'\n",
+        encoding="utf-8",
+    )
+    ds = load_dataset(tmp_path / "d")
+    found = [w for w in ds.warnings if w.file == "scenarios.yaml"]
+    assert len(found) == 1
+    w = found[0]
+    assert (w.severity, w.row, w.column, w.value) == (
+        "warning",
+        5,
+        "scenarios.halved.overrides[0].table",
+        "commitments",
+    )
+    assert "should not rewrite a signed contract" in w.message
+    assert "read the breach" in w.message
+
+
+def test_the_default_scenarios_leave_every_contract_alone() -> None:
+    from tests.conftest import DEFAULT_DATA
+
+    ds = load_dataset(DEFAULT_DATA)
+    assert not [w for w in ds.warnings if "signed contract" in w.message]
+    for name in ("neutral", "optimistic", "negative"):
+        sc = ds.scenarios[name]
+        assert all(ov.table != "commitments" for ov in sc.overrides), name

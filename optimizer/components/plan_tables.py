@@ -91,6 +91,8 @@ CALIBRATION = ResultTable(
         col("matchable", BOOL, "", "True when the row is scored (model can match it)."),
         col("reason", STR, "", "Why the row is not matchable (empty when it is)."),
         col("source", STR, "", "Public address of the figure."),
+        col("kind", STR, "", "'plan' (tests a decision, scored) or 'input_check' (not)."),
+        col("tests", STR, "", "What in the plan the row tests."),
     ),
 )
 

@@ -117,15 +117,19 @@ def clusters_text(s: PlanSummary) -> list[str]:
 def calibration_headline(cal: pd.DataFrame) -> str:
     """One line: how many scored public-record rows the plan matches.
 
-    E.g. ``"Calibration: 14 of 16 scored rows inside their band (3 more not matchable
-    yet)"``; "" when the dataset has no public record.
+    E.g. ``"Calibration: 14 of 20 scored rows inside their band (5 input checks and 2
+    more not matchable yet)"``; "" when the dataset has no public record. Input checks
+    (rows of kind ``input_check``: they restate an input) are counted apart.
     """
     if cal is None or cal.empty or "matchable" not in cal.columns:
         return ""
     scored = cal[cal["matchable"].astype(bool)]
     inside = int(scored["inside_band"].astype(bool).sum())
-    rest = len(cal) - len(scored)
-    extra = f" ({rest} more not matchable yet)" if rest else ""
+    checks = int((cal["kind"] == "input_check").sum()) if "kind" in cal.columns else 0
+    rest = len(cal) - len(scored) - checks
+    parts = [f"{checks} input check{'s' if checks != 1 else ''}"] if checks else []
+    parts += [f"{rest} more not matchable yet"] if rest else []
+    extra = f" ({' and '.join(parts)})" if parts else ""
     return f"Calibration: {inside} of {len(scored)} scored rows inside their band{extra}"
 
 

@@ -9,17 +9,25 @@ Scopes
 ------
 A scope is ``fleet`` (everything) or filters joined by ``/``, each ``name:value``
 with name one of ``chip``, ``family`` (``chips.family``), ``vendor``, ``site``,
-``customer`` and ``workload``; a metric accepts the filters its table has (e.g.
-``customer:anthropic/chip:trainium2`` for chips serving a customer). Annual metrics
-(suffix ``_year``) cover the four quarters ending at the record's period.
+``customer``, ``workload`` and ``resource``; a value may list alternatives joined by
+``|`` (``site:new_carlisle|pennsylvania|mississippi``: Project Rainier's campuses). A
+metric accepts the filters its table has (e.g. ``customer:anthropic/chip:trainium2``
+for chips serving a customer). Annual metrics (suffix ``_year``) cover the four
+quarters ending at the record's period, ``_two_years`` the eight.
 
 Metrics (plan value at period p for the rows matching the scope)
 ----------------------------------------------------------------
 * ``chips_in_service`` [chips] = sum fleet_chips of the fleet table at p
 * ``chips_serving`` [chips] = sum chips of the assignment table at p
+* ``chips_installed_two_years`` [chips] = sum installed_chips (fleet table) over the
+  eight quarters ending at p
+* ``assigned_share`` [share] = sum assigned_chips / sum fleet_chips (fleet table) at p
+  (1 = every chip in service is sold: "fully subscribed")
 * ``fleet_h100e`` [H100e] = sum fleet_chips x chips.training_h100e at p
 * ``site_it_capacity_mw`` [MW] = sum it_capacity_mw of the build_out table at p
 * ``it_mw_in_use`` [MW] = sum it_mw (nameplate all-in IT MW of installed chips) at p
+* ``it_mw_serving`` [MW] = sum chips x chips.it_kw_per_chip / 1000 of the assignment
+  table at p (the all-in IT MW serving the scope, e.g. a customer on a family)
 * ``it_mw_added_year`` [MW] = sum build_mw over the four quarters ending at p
 * ``fleet_pue_year`` [ratio] = sum facility_mwh / sum it_mwh over the four quarters
 * ``fleet_wue_year`` [L/kWh] = sum water_m3 / sum it_mwh over the four quarters
@@ -29,14 +37,21 @@ Metrics (plan value at period p for the rows matching the scope)
   cash when spent, chips at full price when installed)
 * ``served_share_on_family`` [share] = served H100e of the customer on chips of the
   scope's family / all served H100e of the customer at p
+* ``supply_used_share_year`` [share] = sum used / sum capacity of the scope's resources
+  (supply_utilisation table) over the four quarters ending at p (1 = sold out to the
+  planner; a year, because chips can wait in inventory, so a single quarter's share
+  is one of many equal-cost timings)
 * ``cowos_wafers_per_month`` [wafers/month] = capacity of resource ``cowos_wafers``
   at p / 3 (the planner's allocation; an input check rather than a decision)
 
 Comparison: ``plan_value = metric / plan_share`` (the share of the reported figure
 the planner covers, 1 by default); ``ratio = plan_value / record_value`` (NaN when the
 record is 0); ``inside_band = low <= plan_value <= high`` with a relative tolerance
-of 1e-6. A row is scored (``matchable``) when the record marks it so and the metric
-could be computed; otherwise ``reason`` says why.
+of 1e-6. A row is scored (``matchable``) when it is of kind ``plan``, the record marks
+it matchable and the metric could be computed; otherwise ``reason`` says why (an
+``input_check`` row restates an input, such as a first period or a supply capacity,
+and is shown but never scored). ``tests`` carries the record's statement of what in
+the plan the row tests.
 """
 
 from __future__ import annotations
@@ -75,10 +90,20 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
     "matchable",
     "reason",
     "source",
+    "kind",
+    "tests",
 )
 """Columns of the ``calibration`` result table, in order."""
 
-SCOPE_FILTERS: tuple[str, ...] = ("chip", "family", "vendor", "site", "customer", "workload")
+SCOPE_FILTERS: tuple[str, ...] = (
+    "chip",
+    "family",
+    "vendor",
+    "site",
+    "customer",
+    "workload",
+    "resource",
+)
 _TOL = 1e-6
 
 
@@ -152,13 +177,41 @@ def _select(df: pd.DataFrame, ds: Any, filters: Mapping[str, str]) -> pd.DataFra
             col = _chip_attr(ds, df["chip"], name).astype(str)
         else:
             col = df[name].astype(str)
-        mask &= col == value
+        mask &= col.isin(value.split("|"))
     return df[mask]
 
 
-def _year(period: str) -> list[str]:
+def _year(period: str, quarters: int = 4) -> list[str]:
     end = period_index(period)
-    return [period_label(i) for i in range(end - 3, end + 1)]
+    return [period_label(i) for i in range(end - quarters + 1, end + 1)]
+
+
+def _installed_two_years(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
+    df = tables["fleet"]
+    df = _select(df[df["period"].isin(_year(period, 8))], ds, filters)
+    return float(df["installed_chips"].sum())
+
+
+def _assigned_share(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
+    df = tables["fleet"]
+    df = _select(df[df["period"] == period], ds, filters)
+    total = float(df["fleet_chips"].sum())
+    return float(df["assigned_chips"].sum()) / total if total > 0 else float("nan")
+
+
+def _it_mw_serving(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
+    df = tables["assignment"]
+    df = _select(df[df["period"] == period], ds, filters)
+    return float((df["chips"] * _chip_attr(ds, df["chip"], "it_kw_per_chip")).sum()) / 1000.0
+
+
+def _supply_used_share(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
+    if "resource" not in filters:
+        raise ScopeError("supply_used_share_year needs a resource:... filter")
+    df = tables["supply_utilisation"]
+    df = _select(df[df["period"].isin(_year(period))], ds, filters)
+    cap = float(df["capacity"].sum())
+    return float(df["used"].sum()) / cap if cap > 0 else float("nan")
 
 
 def _sum_at(table: str, column: str) -> Compute:
@@ -240,6 +293,37 @@ METRICS: dict[str, Metric] = {
             "chips serving = sum of assigned chips (assignment table) at the period",
             _ASSIGN,
             _sum_at("assignment", "chips"),
+        ),
+        Metric(
+            "chips_installed_two_years",
+            "chips",
+            "chips installed = sum of installed_chips (fleet table) over the eight "
+            "quarters ending at the period",
+            _FLEET,
+            _installed_two_years,
+        ),
+        Metric(
+            "assigned_share",
+            "share",
+            "assigned share = sum assigned_chips / sum fleet_chips (fleet table) at the period",
+            _FLEET,
+            _assigned_share,
+        ),
+        Metric(
+            "it_mw_serving",
+            "MW",
+            "IT MW serving = sum of assigned chips x chips.it_kw_per_chip / 1000 "
+            "(assignment table) at the period",
+            _ASSIGN,
+            _it_mw_serving,
+        ),
+        Metric(
+            "supply_used_share_year",
+            "share",
+            "supply used = sum used / sum capacity of the scope's resources "
+            "(supply_utilisation table) over the four quarters ending at the period",
+            ("resource",),
+            _supply_used_share,
         ),
         Metric(
             "fleet_h100e",
@@ -372,8 +456,9 @@ def calibration_table(tables: Tables, ds: Any) -> pd.DataFrame:
         ``plan_value`` is the metric divided by ``plan_share``; ``ratio`` is
         plan / record (NaN for a zero record); ``inside_band`` is
         ``low <= plan_value <= high`` (relative tolerance 1e-6); ``matchable`` is
-        False when the record marks the row so or the metric cannot be computed,
-        and ``reason`` then says why. Empty when the dataset has no public record.
+        False when the record marks the row so, the row is an input check or the
+        metric cannot be computed, and ``reason`` then says why; ``kind`` and
+        ``tests`` repeat the record's. Empty when the dataset has no public record.
     """
     if "public_record" not in ds.tables:
         return empty_calibration()
@@ -388,10 +473,14 @@ def calibration_table(tables: Tables, ds: Any) -> pd.DataFrame:
         value, lo, hi = float(r.value), float(r.low), float(r.high)
         tol = _TOL * max(abs(lo), abs(hi), 1.0)
         inside = bool(np.isfinite(plan) and lo - tol <= plan <= hi + tol)
+        kind = str(getattr(r, "kind", "plan") or "plan")
+        tests = str(getattr(r, "tests", "") or "")
         marked = str(r.matchable) != "no"
         reason = str(r.reason).strip() if not marked else why
         if marked and why:
             reason = why
+        elif marked and kind != "plan":
+            reason = f"input check, not scored: {tests}".strip()
         rows.append(
             {
                 "metric": str(r.metric),
@@ -404,9 +493,11 @@ def calibration_table(tables: Tables, ds: Any) -> pd.DataFrame:
                 "unit": str(r.unit),
                 "ratio": plan / value if value != 0 and np.isfinite(plan) else float("nan"),
                 "inside_band": inside,
-                "matchable": marked and not why,
+                "matchable": marked and not why and kind == "plan",
                 "reason": reason,
                 "source": str(r.source),
+                "kind": kind,
+                "tests": tests,
             }
         )
     return _typed(pd.DataFrame(rows))

@@ -301,7 +301,8 @@ if calibration is not None and len(calibration):
         scored = calibration[calibration["matchable"].astype(bool)]
         st.caption(
             f"{int(scored['inside_band'].sum())} of {len(scored)} scored rows inside their "
-            "band; rows the model cannot match yet are listed with their reason "
+            "band; input checks (rows that restate an input) and rows the model cannot "
+            "match yet are listed with their reason; 'tests' says what each row tests "
             "(formulas in optimizer/plan/calibration.py)."
         )
         cal_view, cal_cfg = calibration_view(calibration)
