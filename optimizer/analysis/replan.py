@@ -269,6 +269,7 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
     fc = setup.revision.forecasts(params, truth, periods, epochs, path)
     pm = _PathModels(setup)
     locked = pd.DataFrame(columns=["kind", *_KEY_CODES, "value", "decided_in"])
+    drift = 0.0
     for r, tau in enumerate(epochs):
         f_ds = level_dataset(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}")
         ds = revealed_dataset(truth_ds, f_ds, tau + 1, f"path_{path:03d}_epoch_{r}")
@@ -276,6 +277,7 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
         raw = pm.solve_raw(model)
         if raw.x is None:
             break  # the locked plan has no continuation on this forecast
+        drift = max(drift, _lock_drift(model, np.asarray(raw.x), locked))
         until = {k: tau + setup.every + int(setup.locks.get(k, 0)) for k in LOCK_KINDS}
         due = _due(model, np.asarray(raw.x), until, locked).assign(decided_in=periods[tau])
         locked = pd.concat([locked, due], ignore_index=True) if len(locked) else due
@@ -283,6 +285,8 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
     pf = pm.solve_full(pm.model(truth_ds))
     summary = _summary(path, truth, params, realised, pf, truth_ds, len(epochs), pm.warm)
     summary["seconds"] = time.perf_counter() - t0
+    summary["process_peak_mb"] = _peak_mb()
+    summary["max_lock_drift"] = drift
     return PathOutcome(
         path,
         summary,
@@ -291,6 +295,22 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
         realised,
         pf,
     )
+
+
+def _lock_drift(model: Any, x: np.ndarray, locked: pd.DataFrame) -> float:
+    """Largest change of an already locked decision in a later replan's solution (MW, chips)."""
+    if locked.empty:
+        return 0.0
+    cols = _lockable(model).merge(locked, on=["kind", *_KEY_CODES], how="inner")
+    now = x[cols["col"].to_numpy(dtype=np.int64)] * cols["scale"].to_numpy(dtype=float)
+    return float(np.abs(now - cols["value"].to_numpy(dtype=float)).max(initial=0.0))
+
+
+def _peak_mb() -> float:
+    """Peak resident memory of this process so far (MB; ``ru_maxrss``, Linux kB)."""
+    import resource
+
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024.0
 
 
 def _fix_unlocked_to_zero(model: Any, locked: pd.DataFrame) -> Any:
