@@ -58,11 +58,12 @@ def _print_tree(console: Console, plan: Any) -> None:
     if plan.two_stage_cost_usd is not None:
         console.print(f"{'two-stage hedge, same leaves':>32}: {plan.two_stage_cost_usd:,.0f} USD")
         console.print(f"{'value of the tree':>32}: {plan.value_of_tree_usd:,.0f} USD")
-    t = Table(title="Investments per node (MW built, by stage)")
-    for c in ("stage", "node", "kind", "site", "MW / chips"):
+    t = Table(title="MW built per node (every kind: node_plan in --out)")
+    for c in ("stage", "node", "kind", "site", "MW"):
         t.add_column(c, justify="right")
     np_ = plan.node_plan
     g = np_.groupby(["stage", "node", "kind", "site"], as_index=False, sort=False)["value"].sum()
+    g = g[(g["kind"] == "build") & (g["value"].abs() >= 0.05)]  # MW shown to one decimal
     for r in g.itertuples():
         t.add_row(str(r.stage), r.node, r.kind, r.site, f"{r.value:,.1f}")
     console.print(t)
