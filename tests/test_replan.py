@@ -42,7 +42,9 @@ def hand_path(hand: object) -> object:
     return run_path(ReplanSetup(hand, params, rev, every=1), 0, _neutral_truth(params))
 
 
-def test_hand_case_builds_once_with_foresight_twice_replanned(hand: object, hand_path: object) -> None:
+def test_hand_case_builds_once_with_foresight_twice_replanned(
+    hand: object, hand_path: object
+) -> None:
     """Demand 10 H100e in Q2-Q3, lead 1: foresight builds 10 MW in Q1; told 7, the replanner
     builds 7 in Q1 and 3 in Q2, leaving 3 H100e unserved in Q2.
 
@@ -58,13 +60,17 @@ def test_hand_case_builds_once_with_foresight_twice_replanned(hand: object, hand
     assert list(builds["decided_in"]) == ["2026Q1", "2026Q2"]
     assert builds["value"].to_numpy() == pytest.approx([7.0, 3.0])
     penalty = float(hand.table("customers")["unmet_penalty_usd_per_h100e_period"].iloc[0])  # type: ignore[attr-defined]
-    build_rent = float(hand.table("sites")["build_capex_usd_per_mw"].iloc[0]) / FACILITY_LIFE_PERIODS  # type: ignore[attr-defined]
+    build_rent = (
+        float(hand.table("sites")["build_capex_usd_per_mw"].iloc[0]) / FACILITY_LIFE_PERIODS
+    )  # type: ignore[attr-defined]
     chips = hand.table("chips")  # type: ignore[attr-defined]
     chip_rent = float(chips["capex_usd_per_chip"].iloc[0] / chips["lifetime_periods"].iloc[0])
     hand_regret = 3 * penalty - 3 * build_rent - 3 * chip_rent
     assert hand_regret == pytest.approx(2.4e6)
     assert o.summary["regret_usd"] == pytest.approx(hand_regret, rel=1e-7)
-    assert o.summary["perfect_foresight_cost_usd"] == pytest.approx(10 * 3 * 1e5 + 10 * 2 * 1e5, rel=1e-8)
+    assert o.summary["perfect_foresight_cost_usd"] == pytest.approx(
+        10 * 3 * 1e5 + 10 * 2 * 1e5, rel=1e-8
+    )
     assert o.summary["served_share"] == pytest.approx(17 / 20)
 
 
@@ -134,7 +140,10 @@ def test_run_folder_reads_back_and_in_duckdb(hand: object, noisy: object, tmp_pa
     assert sorted(back["regret"]["path"]) == [0, 1, 2, 3]
     got = back["regret"].set_index("path")["regret_usd"].sort_index().to_numpy()
     assert got == pytest.approx(noisy.paths["regret_usd"].to_numpy())
-    q = f"SELECT path, regret_usd FROM read_parquet('{run}/replan/*/regret.parquet', hive_partitioning=true) ORDER BY path"
+    q = (
+        "SELECT path, regret_usd FROM read_parquet("
+        f"'{run}/replan/*/regret.parquet', hive_partitioning=true) ORDER BY path"
+    )
     df = duckdb.sql(q).df()
     assert df["regret_usd"].to_numpy() == pytest.approx(noisy.paths["regret_usd"].to_numpy())
     plans = cp.read_run(run)
@@ -149,7 +158,9 @@ def test_paths_below_one_is_named(hand: object) -> None:
 
 
 def test_lock_naming_no_decision_is_named() -> None:
-    with pytest.raises(ReplanInputError, match=r"--lock 'concrete:2': 'concrete' names no decision"):
+    with pytest.raises(
+        ReplanInputError, match=r"--lock 'concrete:2': 'concrete' names no decision"
+    ):
         parse_locks(["produce:1", "concrete:2"])
     with pytest.raises(ReplanInputError, match=r"'-1' is not a number of quarters"):
         parse_locks(["build:-1"])
@@ -159,7 +170,10 @@ def test_lock_naming_no_decision_is_named() -> None:
 @pytest.mark.parametrize(
     ("row", "message"),
     [
-        ("2031Q1,demand_a,0.9", r"line 3, column quarter: '2031Q1' is not a quarter of the horizon"),
+        (
+            "2031Q1,demand_a,0.9",
+            r"line 3, column quarter: '2031Q1' is not a quarter of the horizon",
+        ),
         ("2026Q2,demand_z,0.9", r"line 3, column parameter: 'demand_z' is not a revealed group"),
         ("2026Q2,demand_a,5", r"line 3, column level: '5' is not a level of demand_a"),
     ],
@@ -191,8 +205,18 @@ def test_cli_replan_runs_and_writes(tmp_path: Path) -> None:
 
     r = CliRunner().invoke(
         app,
-        ["replan", str(HAND), "--paths", "2", "--workers", "0", "--volatility", "0",
-         "--out", str(tmp_path)],
+        [
+            "replan",
+            str(HAND),
+            "--paths",
+            "2",
+            "--workers",
+            "0",
+            "--volatility",
+            "0",
+            "--out",
+            str(tmp_path),
+        ],
     )
     assert r.exit_code == 0, r.output
     assert "Regret per path" in r.output

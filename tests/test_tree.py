@@ -106,8 +106,13 @@ def test_bad_tree_names_file_line_value(tmp_path: Path, body: str, message: str)
 
 def test_stage_quarter_outside_horizon(tmp_path: Path) -> None:
     ds = load_dataset(HAND)
-    f = _write(tmp_path, "stages:\n  - 2026Q2\n  - 2031Q1\nnodes:\n  - {node: a, parent: root, probability: 1}\n")
-    with pytest.raises(TreeFileError, match=r"line 3: stage quarter '2031Q1' is outside the horizon"):
+    f = _write(
+        tmp_path,
+        "stages:\n  - 2026Q2\n  - 2031Q1\nnodes:\n  - {node: a, parent: root, probability: 1}\n",
+    )
+    with pytest.raises(
+        TreeFileError, match=r"line 3: stage quarter '2031Q1' is outside the horizon"
+    ):
         read_tree(f, ds.periods)
 
 

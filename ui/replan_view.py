@@ -53,8 +53,12 @@ def _replan_tab(ds: Any) -> None:
         try:
             with bar:
                 res = rolling_replan(
-                    ds, paths, seed=seed, every=every,
-                    revision=RandomWalkRevision(vol, seed), progress=bar,
+                    ds,
+                    paths,
+                    seed=seed,
+                    every=every,
+                    revision=RandomWalkRevision(vol, seed),
+                    progress=bar,
                 )
         except ReplanInputError as e:
             st.error(str(e))
@@ -70,8 +74,14 @@ def _replan_results(res: Any) -> None:
     from optimizer.analysis.replan_folder import replan_figure
 
     cols = [
-        "path", "status", "realised_cost_usd", "perfect_foresight_cost_usd", "regret_usd",
-        "regret_share", "served_share", "perfect_foresight_served_share",
+        "path",
+        "status",
+        "realised_cost_usd",
+        "perfect_foresight_cost_usd",
+        "regret_usd",
+        "regret_share",
+        "served_share",
+        "perfect_foresight_served_share",
     ]
     money = {
         c: st.column_config.NumberColumn(f"{c.removesuffix('_usd')} [USD]", format="%,.0f")

@@ -120,7 +120,7 @@ def level_dataset(
 
 
 def revealed_dataset(truth: Any, forecast: Any, reveal: int, name: str) -> Any:
-    """The data known at an epoch: ``truth`` rows for quarters < ``reveal``, else ``forecast``.
+    """Return the data known at an epoch: ``truth`` before quarter ``reveal``, then ``forecast``.
 
     Only tables with a ``period`` column whose rows match between the two (same
     keys, same order) are mixed; any other difference keeps the forecast's table.
@@ -161,7 +161,7 @@ class _PathModels:
         self.warm = 0
 
     def model(self, ds: Any) -> Any:
-        """The LP of ``ds``: the base model patched, else rebuilt."""
+        """Return the LP of ``ds``: the base model patched, else rebuilt."""
         from optimizer.analysis.batch_patch import patch_model
         from optimizer.plan.model import build_model
 
@@ -193,7 +193,7 @@ _BASE_MODELS: dict[tuple[str, str, str], Any] = {}
 
 
 def _base_model(base: Any, options: Any) -> Any:
-    """The base dataset's model, built once per process (paths on one worker share it)."""
+    """Return the base dataset's model, built once per process (paths on one worker share it)."""
     from optimizer.plan.model import build_model
 
     key = (base.hash, options.formulation, options.objective)
@@ -221,14 +221,18 @@ def _fix(model: Any, locked: pd.DataFrame) -> Any:
     lb = var["lb"].to_numpy(dtype=float, copy=True)
     ub = var["ub"].to_numpy(dtype=float, copy=True)
     idx = cols["col"].to_numpy(dtype=np.int64)
-    vals = np.maximum(cols["value"].to_numpy(dtype=float), 0.0) / cols["scale"].to_numpy(dtype=float)
+    vals = np.maximum(cols["value"].to_numpy(dtype=float), 0.0) / cols["scale"].to_numpy(
+        dtype=float
+    )
     band = LOCK_BAND_REL * vals + LOCK_BAND_ABS
     lb[idx], ub[idx] = np.maximum(vals - band, 0.0), vals + band
     var["lb"], var["ub"] = lb, ub
     return replace(model, variables=var)
 
 
-def _due(model: Any, x: np.ndarray, until: Mapping[str, int], already: pd.DataFrame) -> pd.DataFrame:
+def _due(
+    model: Any, x: np.ndarray, until: Mapping[str, int], already: pd.DataFrame
+) -> pd.DataFrame:
     """Decisions newly due: lockable columns with ``t < until[kind]`` not yet locked."""
     lk = _lockable(model)
     limit = lk["kind"].map(until).to_numpy(dtype=np.int64)
@@ -338,7 +342,7 @@ def _summary(
     replans: int,
     warm: int,
 ) -> dict[str, Any]:
-    """The path's row of the regret table (see :class:`PathOutcome`)."""
+    """Return the path's row of the regret table (see :class:`PathOutcome`)."""
     from optimizer.analysis.outcomes import plan_status
 
     rc = math.inf if realised.objective_usd is None else float(realised.objective_usd)

@@ -102,9 +102,11 @@ def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         if not files:
             out[name] = pd.DataFrame()
             continue
-        frame = pads.dataset(
-            files, format="parquet", partitioning=part, partition_base_dir=str(rdir)
-        ).to_table().to_pandas()
+        frame = (
+            pads.dataset(files, format="parquet", partitioning=part, partition_base_dir=str(rdir))
+            .to_table()
+            .to_pandas()
+        )
         out[name] = frame.sort_values("path", kind="stable").reset_index(drop=True)
     spread = rdir / "spread.parquet"
     out["spread"] = pd.read_parquet(spread) if spread.exists() else pd.DataFrame()
@@ -127,9 +129,7 @@ def replan_figure(paths: pd.DataFrame) -> Any:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(
-        rows=1, cols=2, subplot_titles=("Regret per path (USD bn)", "Served share")
-    )
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Regret per path (USD bn)", "Served share"))
     x = [f"path {int(p)}" for p in paths["path"]]
     fig.add_trace(
         go.Bar(x=x, y=paths["regret_usd"] / 1e9, name="regret", marker_color="#c0392b"),

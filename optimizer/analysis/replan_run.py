@@ -125,7 +125,11 @@ def rolling_replan(
     epochs = replan_epochs(len(ds.periods), every)
     revision = revision if revision is not None else RandomWalkRevision(0.05, seed)
     setup = ReplanSetup(
-        ds, params, revision, every, dict(locks or dict.fromkeys(LOCK_KINDS, 0)),
+        ds,
+        params,
+        revision,
+        every,
+        dict(locks or dict.fromkeys(LOCK_KINDS, 0)),
         options or SolveOptions(),
     )
     if workers > 0 or scheduler:

@@ -80,7 +80,7 @@ class ReplanInputError(ValueError):
 
 
 def revealed_parameters(ds: Any) -> tuple[TornadoParameter, ...]:
-    """The default tornado groups of ``ds`` that replanning draws (:data:`REVEALED_GROUPS`)."""
+    """Return the tornado groups of ``ds`` that replanning draws (:data:`REVEALED_GROUPS`)."""
     return tuple(
         p
         for p in default_tornado_parameters(ds)

@@ -154,7 +154,10 @@ def solve_tree(
 
     options = options or SolveOptions()
     model = build_stochastic_model(
-        datasets, list(weights), formulation=options.formulation, first_stage=(),
+        datasets,
+        list(weights),
+        formulation=options.formulation,
+        first_stage=(),
         objective=options.objective,
     )
     owner = _owner_nodes(tree, leaves, datasets[0].periods)
@@ -277,4 +280,6 @@ def _node_plan(
             "value": g["value"].to_numpy(dtype=float),
         }
     )
-    return out.sort_values(["stage", "node", "kind", "period"], kind="stable").reset_index(drop=True)
+    return out.sort_values(["stage", "node", "kind", "period"], kind="stable").reset_index(
+        drop=True
+    )

@@ -82,15 +82,15 @@ class ScenarioTree:
     source: str = ""
 
     def children(self, name: str) -> list[TreeNode]:
-        """The children of node ``name``, in file order."""
+        """Return the children of node ``name``, in file order."""
         return [n for n in self.nodes.values() if n.parent == name]
 
     def leaves(self) -> list[TreeNode]:
-        """The leaves (nodes without children), in file order."""
+        """Return the leaves (nodes without children), in file order."""
         return [n for n in self.nodes.values() if not self.children(n.name)]
 
     def ancestors(self, name: str) -> list[TreeNode]:
-        """The path from the root to ``name`` (both included)."""
+        """Return the path from the root to ``name`` (both included)."""
         out = []
         node: TreeNode | None = self.nodes[name]
         while node is not None:
