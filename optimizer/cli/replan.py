@@ -29,6 +29,8 @@ REPLAN_HELP = (
     "--lock KIND:N makes a decision kind firm N quarters ahead (kinds: build, liquid, "
     "retrofit, produce, install, grid_upgrade, onsite_build); decisions of passed quarters "
     "are always locked.\n\n"
+    "--every N > 1 replans less often but locks orders made on forecast supply and grid: when "
+    "the truth brings less, the path has no realised plan (reported infeasible).\n\n"
     "Exit 0 when every path has a realised plan, 1 otherwise (or bad data), 2 for a bad option."
 )
 """The help ``capacity replan --help`` prints."""
