@@ -31,4 +31,10 @@ Modules
 ``alternatives_quantities``  the plan quantities of the alternatives as linear forms.
 ``alternatives``      near-optimal alternatives (MGA): ranges under a cost cap, their plans.
 ``alternatives_dask``  the alternatives on Dask: the quantities split over workers.
+``replan_setup``      rolling replanning's inputs: truth draws, forecast revisions, locks.
+``replan``            replanning along one truth path: solve, lock, reveal, replan; regret.
+``replan_run``        rolling replanning over many paths, here or on Dask, and the spread.
+``replan_folder``     the replan run folder (one partition per path) and its chart.
+``tree_spec``         the scenario-tree file: stages, nodes, branch probabilities, errors.
+``tree``              the multi-stage plan over a tree: extensive form, plan per node.
 """

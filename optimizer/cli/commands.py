@@ -13,7 +13,7 @@ from typing import Annotated, Any
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from optimizer.cli import alternatives, batch, bench, hedge, pulp, solve, validate
+from optimizer.cli import alternatives, batch, bench, hedge, pulp, replan, solve, validate
 from optimizer.cli import app as app_cmd
 from optimizer.cli.checks import exit_on_interrupt
 
@@ -103,6 +103,7 @@ app.command("export-lp", cls=_Command)(pulp.export_lp)
 app.command(cls=_Command)(batch.batch)
 app.command(cls=_Command)(bench.bench)
 app.command(help=hedge.HEDGE_HELP, cls=_Command)(hedge.hedge)
+app.command(help=replan.REPLAN_HELP, cls=_Command)(replan.replan)
 app.command(help=alternatives.ALTERNATIVES_HELP, cls=_Command)(alternatives.alternatives)
 
 

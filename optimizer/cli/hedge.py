@@ -42,6 +42,9 @@ HEDGE_HELP = (
     "retrofit) across the scenarios: chip production and installs are recourse, chosen per "
     "scenario. --first-stage full also shares production and installs; at the default size it "
     "does not converge in useful time.\n\n"
+    "--tree TREE.yaml solves the multi-stage plan over a scenario tree (stages at chosen "
+    "quarters, branch probabilities, overrides per branch) as one extensive form with "
+    "non-anticipativity per node, and its value over the two-stage hedge on the same leaves.\n\n"
     "Options and --out are checked before anything is solved. A sampled scenario with no "
     "plan on its own is explained as 'capacity solve' explains an infeasible plan.\n\n"
     "Exit 0 when the plan is found (and within --tol of the reference), 1 otherwise, 2 "
@@ -72,6 +75,14 @@ _MaxIterOpt = Annotated[int, typer.Option("--max-iter", min=1, help="Iteration l
 _ReferenceOpt = Annotated[
     bool, typer.Option("--reference/--no-reference", help="Also solve the extensive form.")
 ]
+_TreeOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--tree",
+        help="Scenario-tree YAML file: solve the multi-stage plan over its leaves instead "
+        "(extensive form; --samples, --method and --reference are then not used).",
+    ),
+]
 _OutOpt = Annotated[
     Path | None,
     typer.Option(
@@ -95,6 +106,7 @@ def hedge(
     max_iter: _MaxIterOpt = 300,
     reference: _ReferenceOpt = False,
     out: _OutOpt = None,
+    tree: _TreeOpt = None,
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
     from rich.console import Console
@@ -104,6 +116,11 @@ def hedge(
     console = Console()
     if out is not None:
         refuse_bad_out(console, out)
+    if tree is not None:
+        from optimizer.cli.hedge_tree import hedge_tree
+
+        with exit_on_interrupt(console):
+            raise typer.Exit(hedge_tree(console, data, base, tree, first_stage.value, out))
     with exit_on_interrupt(console):
         names, dsets = _hedge_scenarios(console, data, base, samples, seed)
         if method == _HedgeMethod.extensive:

@@ -131,3 +131,12 @@ else:
         from ui.risk_view import render_risk_sections
 
         render_risk_sections(*risk, active_dataset() or base, base, choice)
+
+# ------------------------------- optimizer.analysis.replan_run and .tree (ui/replan_view)
+st.subheader("Rolling replanning and scenario tree")
+if not ok:
+    st.info(f"The optimizer is not available ({why}).")
+else:
+    from ui.replan_view import render_replan_sections
+
+    render_replan_sections(active_dataset() or base)

@@ -1,0 +1,402 @@
+"""Rolling replanning along one truth path: solve, lock what is due, advance, reveal, replan.
+
+At each replan epoch ``tau`` (every ``every`` quarters, :func:`replan_epochs`) the
+planner knows the outcomes of the quarters up to and including ``tau`` (the truth
+path's data there) and holds a forecast for the later quarters (the revision model of
+:mod:`optimizer.analysis.replan_setup`). It solves the whole horizon on that data with
+every decision already locked fixed, then locks the decisions of :data:`LOCK_KINDS`
+whose quarter ``t`` is due before the next epoch (``t < tau + every + window[kind]``:
+construction started, chips ordered, contracts signed). After the last epoch every
+such decision is locked; the *realised* plan is the truth path's plan with all of them
+fixed (operation, unmet demand and breaches optimised on the truth, quarter by quarter
+being the same as all at once because operation does not link quarters) and the
+*perfect-foresight* plan is the truth path solved with nothing fixed. ``regret =
+realised cost - perfect-foresight cost >= 0`` (discounted USD).
+
+Speed: the path's models are the base model with patched data
+(:func:`optimizer.analysis.batch_patch.patch_model`; a rebuild when the change is not
+patchable) and locked column bounds, solved on one retained HiGHS instance from the
+previous epoch's basis (:class:`optimizer.plan.highs_session.HighsSession`); the
+epochs read only the solution vector, and the full result tables are made for the
+realised and perfect-foresight plans only.
+
+A locked plan can be impossible on the truth (chips installed on a forecast grid date
+that slips further): that path's realised status is then ``infeasible`` and its
+regret is infinite, reported as such.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from optimizer.analysis.replan_setup import LOCK_KINDS, replan_epochs
+from optimizer.analysis.tornado import TornadoParameter
+
+__all__ = ["PathOutcome", "ReplanSetup", "level_dataset", "revealed_dataset", "run_path"]
+
+#: A locked value ``v`` (>= 0) is held in ``[v - band, v + band]`` with
+#: ``band = LOCK_BAND_REL * v + LOCK_BAND_ABS``: the solver's own feasibility
+#: tolerance (1e-7), so values read back from one solve (say -5e-8 chips) never make
+#: the next one infeasible by rounding alone. Locked decisions move by no more.
+LOCK_BAND_REL = 1e-9
+LOCK_BAND_ABS = 1e-7
+
+#: Code columns that key a decision column (kind plus these), ``-1`` where not used.
+_KEY_CODES = ("s", "c", "o", "t")
+
+
+@dataclass(frozen=True)
+class ReplanSetup:
+    """What every path of one replanning run shares.
+
+    Attributes
+    ----------
+    base : Dataset
+        The dataset the groups' overrides apply to.
+    parameters : tuple of TornadoParameter
+        The revealed groups.
+    revision : RandomWalkRevision or FileRevision
+        The forecast-revision model.
+    every : int
+        Quarters between two replans (1: quarterly).
+    locks : Mapping[str, int]
+        Firm window (quarters ahead) per lockable kind.
+    options : SolveOptions
+    """
+
+    base: Any
+    parameters: tuple[TornadoParameter, ...]
+    revision: Any
+    every: int = 1
+    locks: Mapping[str, int] = field(default_factory=lambda: dict.fromkeys(LOCK_KINDS, 0))
+    options: Any = None
+
+
+@dataclass(frozen=True)
+class PathOutcome:
+    """One path's replanning outcome.
+
+    Attributes
+    ----------
+    path : int
+    summary : dict
+        ``path``, the truth levels (``truth_<group>``), ``status`` (of the realised
+        plan), ``realised_cost_usd``, ``perfect_foresight_cost_usd``, ``regret_usd``,
+        ``regret_share`` (regret / perfect-foresight cost), ``served_share`` and
+        ``perfect_foresight_served_share`` (served / asked H100e), ``replans``,
+        ``warm_starts``, ``seconds``.
+    decisions : DataFrame
+        Decisions as they were taken: ``decided_in`` (the epoch's quarter), ``kind``,
+        ``site``, ``chip``, ``option``, ``period``, ``value`` (MW or chips; non-zero only).
+    forecasts : DataFrame
+        ``epoch``, ``quarter``, ``parameter``, ``forecast``, ``truth``.
+    realised, perfect_foresight : PlanResult or None
+        The two full plans (None when not kept).
+    """
+
+    path: int
+    summary: dict[str, Any]
+    decisions: pd.DataFrame
+    forecasts: pd.DataFrame
+    realised: Any = None
+    perfect_foresight: Any = None
+
+
+def level_dataset(
+    base: Any, parameters: Sequence[TornadoParameter], levels: Sequence[float], name: str
+) -> Any:
+    """Return ``base`` with every group's overrides at its level (a validated Dataset)."""
+    from capacity.scenarios import apply_overrides
+
+    ovs = [o for p, lv in zip(parameters, levels, strict=True) for o in p.overrides(float(lv))]
+    return apply_overrides(base, ovs, scenario=name)
+
+
+def revealed_dataset(truth: Any, forecast: Any, reveal: int, name: str) -> Any:
+    """Return the data known at an epoch: ``truth`` before quarter ``reveal``, then ``forecast``.
+
+    Only tables with a ``period`` column whose rows match between the two (same
+    keys, same order) are mixed; any other difference keeps the forecast's table.
+    """
+    periods = list(truth.periods)
+    known = set(periods[: max(0, reveal)])
+    if not known:
+        return forecast
+    if len(known) == len(periods):
+        return truth
+    changed: dict[str, pd.DataFrame] = {}
+    for t, ft in forecast.tables.items():
+        tt = truth.table(t)
+        if tt is ft or "period" not in ft.columns or len(tt) != len(ft):
+            continue
+        if not (tt["period"].astype(str).to_numpy() == ft["period"].astype(str).to_numpy()).all():
+            continue
+        past = ft["period"].astype(str).isin(known).to_numpy()
+        mixed = ft.copy()
+        for c in ft.columns:
+            if ft[c].dtype.kind == "f" and not ft[c].equals(tt[c]):
+                mixed[c] = np.where(past, tt[c].to_numpy(dtype=float), ft[c].to_numpy())
+        changed[t] = mixed
+    return forecast.replace(scenario=name, **changed) if changed else forecast
+
+
+class _PathModels:
+    """The path's models: the base model patched per dataset, locked, solved warm."""
+
+    def __init__(self, setup: ReplanSetup) -> None:
+        from optimizer.plan.highs_session import HighsSession
+        from optimizer.plan.options import SolveOptions
+
+        self.setup = setup
+        self.options = setup.options or SolveOptions()
+        self.base_model = _base_model(setup.base, self.options)
+        self.session = HighsSession(self.options) if self.options.solver == "highs" else None
+        self.warm = 0
+
+    def model(self, ds: Any) -> Any:
+        """Return the LP of ``ds``: the base model patched, else rebuilt."""
+        from optimizer.analysis.batch_patch import patch_model
+        from optimizer.plan.model import build_model
+
+        m = patch_model(self.base_model, self.setup.base, ds)
+        if m is None:
+            m = build_model(
+                ds, formulation=self.options.formulation, objective=self.options.objective
+            )
+        return m
+
+    def solve_raw(self, model: Any) -> Any:
+        """Solve for the solution vector only (warm on the retained session)."""
+        from optimizer.plan.raw_solve import run_solver
+
+        if self.session is None:
+            return run_solver(model, self.options)
+        raw, warm = self.session.run(model)
+        self.warm += int(warm)
+        return raw
+
+    def solve_full(self, model: Any) -> Any:
+        """Solve with the full result tables and the independent check."""
+        from optimizer.plan.pipeline import solve_model
+
+        return solve_model(model, self.options, session=self.session)[0]
+
+
+_BASE_MODELS: dict[tuple[str, str, str], Any] = {}
+
+
+def _base_model(base: Any, options: Any) -> Any:
+    """Return the base dataset's model, built once per process (paths on one worker share it)."""
+    from optimizer.plan.model import build_model
+
+    key = (base.hash, options.formulation, options.objective)
+    if key not in _BASE_MODELS:
+        _BASE_MODELS.clear()
+        _BASE_MODELS[key] = build_model(
+            base, formulation=options.formulation, objective=options.objective
+        )
+    return _BASE_MODELS[key]
+
+
+def _lockable(model: Any) -> pd.DataFrame:
+    """Columns of lockable kinds with their keys (``col``, ``kind``, codes)."""
+    var = model.variables
+    sel = var[var["kind"].isin(LOCK_KINDS)]
+    return sel[["kind", *_KEY_CODES, "scale"]].rename_axis("col").reset_index()
+
+
+def _fix(model: Any, locked: pd.DataFrame) -> Any:
+    """Return ``model`` with the locked decisions' columns fixed at their values."""
+    if locked.empty:
+        return model
+    cols = _lockable(model).merge(locked, on=["kind", *_KEY_CODES], how="inner")
+    var = model.variables.copy()
+    lb = var["lb"].to_numpy(dtype=float, copy=True)
+    ub = var["ub"].to_numpy(dtype=float, copy=True)
+    idx = cols["col"].to_numpy(dtype=np.int64)
+    vals = np.maximum(cols["value"].to_numpy(dtype=float), 0.0) / cols["scale"].to_numpy(
+        dtype=float
+    )
+    band = LOCK_BAND_REL * vals + LOCK_BAND_ABS
+    lb[idx], ub[idx] = np.maximum(vals - band, 0.0), vals + band
+    var["lb"], var["ub"] = lb, ub
+    return replace(model, variables=var)
+
+
+def _due(
+    model: Any, x: np.ndarray, until: Mapping[str, int], already: pd.DataFrame
+) -> pd.DataFrame:
+    """Decisions newly due: lockable columns with ``t < until[kind]`` not yet locked."""
+    lk = _lockable(model)
+    limit = lk["kind"].map(until).to_numpy(dtype=np.int64)
+    lk = lk[lk["t"].to_numpy() < limit]
+    lk = lk.assign(value=x[lk["col"].to_numpy()] * lk["scale"].to_numpy())
+    lk = lk[["kind", *_KEY_CODES, "value"]]
+    if not already.empty:
+        m = lk.merge(already[["kind", *_KEY_CODES]], how="left", indicator=True)
+        lk = lk[(m["_merge"] == "left_only").to_numpy()]
+    return lk.reset_index(drop=True)
+
+
+def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathOutcome:
+    """Replan along one truth path and compare with perfect foresight.
+
+    Parameters
+    ----------
+    setup : ReplanSetup
+    path : int
+        The path's number (names its datasets; seeds its forecast revisions).
+    truth : Mapping[str, float]
+        Level of every group of ``setup.parameters`` on this path.
+
+    Returns
+    -------
+    PathOutcome
+
+    Raises
+    ------
+    capacity.validation.DataValidationError
+        When a truth or forecast level makes the data invalid.
+    """
+    t0 = time.perf_counter()
+    base, params = setup.base, setup.parameters
+    periods = tuple(base.periods)
+    epochs = replan_epochs(len(periods), setup.every)
+    truth_ds = level_dataset(base, params, [truth[p.name] for p in params], f"path_{path:03d}")
+    fc = setup.revision.forecasts(params, truth, periods, epochs, path)
+    pm = _PathModels(setup)
+    locked = pd.DataFrame(columns=["kind", *_KEY_CODES, "value", "decided_in"])
+    drift = 0.0
+    for r, tau in enumerate(epochs):
+        f_ds = level_dataset(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}")
+        ds = revealed_dataset(truth_ds, f_ds, tau + 1, f"path_{path:03d}_epoch_{r}")
+        model = _fix(pm.model(ds), locked)
+        raw = pm.solve_raw(model)
+        if raw.x is None:
+            break  # the locked plan has no continuation on this forecast
+        drift = max(drift, _lock_drift(model, np.asarray(raw.x), locked))
+        until = {k: tau + setup.every + int(setup.locks.get(k, 0)) for k in LOCK_KINDS}
+        due = _due(model, np.asarray(raw.x), until, locked).assign(decided_in=periods[tau])
+        locked = pd.concat([locked, due], ignore_index=True) if len(locked) else due
+    realised = pm.solve_full(_fix(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked))
+    pf = pm.solve_full(pm.model(truth_ds))
+    summary = _summary(path, truth, params, realised, pf, truth_ds, len(epochs), pm.warm)
+    summary["seconds"] = time.perf_counter() - t0
+    summary["process_peak_mb"] = _peak_mb()
+    summary["max_lock_drift"] = drift
+    return PathOutcome(
+        path,
+        summary,
+        _decision_table(locked, pm.base_model, periods),
+        _forecast_table(fc, epochs, periods, params, truth),
+        realised,
+        pf,
+    )
+
+
+def _lock_drift(model: Any, x: np.ndarray, locked: pd.DataFrame) -> float:
+    """Largest change of an already locked decision in a later replan's solution (MW, chips)."""
+    if locked.empty:
+        return 0.0
+    cols = _lockable(model).merge(locked, on=["kind", *_KEY_CODES], how="inner")
+    now = x[cols["col"].to_numpy(dtype=np.int64)] * cols["scale"].to_numpy(dtype=float)
+    return float(np.abs(now - cols["value"].to_numpy(dtype=float)).max(initial=0.0))
+
+
+def _peak_mb() -> float:
+    """Peak resident memory of this process so far (MB; ``ru_maxrss``, Linux kB)."""
+    import resource
+
+    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) / 1024.0
+
+
+def _fix_unlocked_to_zero(model: Any, locked: pd.DataFrame) -> Any:
+    """Fix every lockable column at 0 (the locked ones are then fixed at their values)."""
+    lk = _lockable(model)
+    zero = lk[["kind", *_KEY_CODES]].assign(value=0.0)
+    return _fix(model, zero)
+
+
+def _served_share(res: Any) -> float:
+    dem = (getattr(res, "tables", None) or {}).get("demand")
+    if dem is None or not len(dem) or "demand_h100e" not in dem:
+        return math.nan
+    asked = float(dem["demand_h100e"].sum())
+    return 1.0 - float(dem["unmet_h100e"].sum()) / asked if asked > 0 else math.nan
+
+
+def _summary(
+    path: int,
+    truth: Mapping[str, float],
+    params: Sequence[TornadoParameter],
+    realised: Any,
+    pf: Any,
+    truth_ds: Any,
+    replans: int,
+    warm: int,
+) -> dict[str, Any]:
+    """Return the path's row of the regret table (see :class:`PathOutcome`)."""
+    from optimizer.analysis.outcomes import plan_status
+
+    rc = math.inf if realised.objective_usd is None else float(realised.objective_usd)
+    pc = math.nan if pf.objective_usd is None else float(pf.objective_usd)
+    regret = rc - pc
+    return {
+        "path": path,
+        **{f"truth_{p.name}": float(truth[p.name]) for p in params},
+        "status": plan_status(realised),
+        "realised_cost_usd": rc,
+        "perfect_foresight_cost_usd": pc,
+        "regret_usd": regret,
+        "regret_share": regret / pc if pc and math.isfinite(pc) else math.nan,
+        "served_share": _served_share(realised),
+        "perfect_foresight_served_share": _served_share(pf),
+        "replans": replans,
+        "warm_starts": warm,
+    }
+
+
+def _decision_table(locked: pd.DataFrame, model: Any, periods: Sequence[str]) -> pd.DataFrame:
+    """Locked decisions with domain names, non-zero values only."""
+    cols = ["decided_in", "kind", "site", "chip", "option", "period", "value"]
+    if locked.empty:
+        return pd.DataFrame(columns=cols)
+    d = locked[np.abs(locked["value"].to_numpy(dtype=float)) > 1e-9].copy()
+    codes = model.codes
+
+    def names(col: str, dim: str) -> list[str]:
+        ids = codes.get(dim, ())
+        return [ids[int(i)] if int(i) >= 0 else "" for i in d[col]]
+
+    d["site"], d["chip"], d["option"] = names("s", "s"), names("c", "c"), names("o", "o")
+    d["period"] = [periods[int(t)] for t in d["t"]]
+    d["value"] = d["value"].astype(float)
+    return d[cols].reset_index(drop=True)
+
+
+def _forecast_table(
+    fc: np.ndarray,
+    epochs: Sequence[int],
+    periods: Sequence[str],
+    params: Sequence[TornadoParameter],
+    truth: Mapping[str, float],
+) -> pd.DataFrame:
+    rows = [
+        {
+            "epoch": r,
+            "quarter": periods[tau],
+            "parameter": p.name,
+            "forecast": float(fc[r, j]),
+            "truth": float(truth[p.name]),
+        }
+        for r, tau in enumerate(epochs)
+        for j, p in enumerate(params)
+    ]
+    return pd.DataFrame(rows, columns=["epoch", "quarter", "parameter", "forecast", "truth"])

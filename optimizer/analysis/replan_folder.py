@@ -1,0 +1,149 @@
+"""The run folder of a rolling replan: one partition per path, readable by DuckDB.
+
+Layout of ``<out>/replan-<run_id>/`` (claimed exclusively, every file written to a
+temporary name and renamed, so a crash leaves no half file)::
+
+    manifest.json                       run and per-path entries (the report writer's)
+    scenario=path_000/<table>.parquet   the realised plan of path 0, every result table
+    replan/path=0/regret.parquet        the path's row of the regret table
+    replan/path=0/decisions.parquet     decisions as taken (decided_in, kind, ..., value)
+    replan/path=0/forecasts.parquet     forecasts per epoch (epoch, quarter, parameter ...)
+    replan/spread.parquet               p10/p50/p90/mean of the per-path figures
+    replan/settings.json                paths, seed, every, revision, volatility, locks
+    replan_regret.html                  the chart (:func:`replan_figure`)
+
+``capacity_planner.read_run(folder)`` reads the realised plans (one per path);
+:func:`read_replan` reads the replanning tables back; in DuckDB::
+
+    SELECT * FROM read_parquet('<run>/replan/*/regret.parquet', hive_partitioning=true)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pyarrow as pa
+
+from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_atomic
+from optimizer.output.parquet_tables import write_arrow_atomic
+from optimizer.output.report import write_report
+from optimizer.output.run_folder import claim_run_dir, default_run_id
+
+__all__ = ["read_replan", "replan_figure", "write_replan"]
+
+#: Tables written per path under ``replan/path=<k>/``.
+PATH_TABLES = ("regret", "decisions", "forecasts")
+
+
+def _arrow(df: pd.DataFrame, meta: Mapping[str, str]) -> pa.Table:
+    t = pa.Table.from_pandas(df.reset_index(drop=True), preserve_index=False)
+    return t.replace_schema_metadata({k: str(v) for k, v in meta.items()})
+
+
+def write_replan(result: Any, out: str | os.PathLike[str], dataset_hash: str) -> Path:
+    """Write a :class:`~optimizer.analysis.replan_run.ReplanResult` into a new run folder.
+
+    Parameters
+    ----------
+    result : ReplanResult
+    out : path-like
+        Report root; the run folder ``replan-<run_id>`` is claimed under it.
+    dataset_hash : str
+        Hash of the dataset solved (names the run and goes into the manifest).
+
+    Returns
+    -------
+    pathlib.Path
+        The run folder.
+
+    Raises
+    ------
+    optimizer.output.atomic.ReportError
+        When the folder or a file cannot be written.
+    """
+    run_dir = claim_run_dir(out, "replan-" + default_run_id(dataset_hash))
+    rdir = run_dir / "replan"
+    ensure_dir(rdir)
+    for o in result.outcomes:
+        write_report(o.realised, out, scenario=f"path_{o.path:03d}", run_id=run_dir.name)
+        pdir = rdir / f"path={o.path}"
+        ensure_dir(pdir)
+        meta = {"path": str(o.path), "dataset_hash": dataset_hash}
+        frames = {
+            "regret": pd.DataFrame([o.summary]).drop(columns="path"),
+            "decisions": o.decisions,
+            "forecasts": o.forecasts,
+        }
+        for name, df in frames.items():
+            write_arrow_atomic(_arrow(df, {**meta, "table": name}), pdir / f"{name}.parquet")
+    write_arrow_atomic(_arrow(result.spread, {"table": "spread"}), rdir / "spread.parquet")
+    write_json_atomic(rdir / "settings.json", dict(result.settings))
+    html = replan_figure(result.paths).to_html(include_plotlyjs=True, full_html=True)
+    write_text_atomic(run_dir / "replan_regret.html", html)
+    return run_dir
+
+
+def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+    """Read a replan run folder's tables: ``regret``, ``decisions``, ``forecasts``, ``spread``.
+
+    Each per-path table gets its ``path`` column from the folder name (hive partition).
+    """
+    import pyarrow.dataset as pads
+
+    rdir = Path(run_dir) / "replan"
+    part = pads.partitioning(pa.schema([("path", pa.int64())]), flavor="hive")
+    out: dict[str, pd.DataFrame] = {}
+    for name in PATH_TABLES:
+        files = sorted(str(p) for p in rdir.glob(f"path=*/{name}.parquet"))
+        if not files:
+            out[name] = pd.DataFrame()
+            continue
+        frame = (
+            pads.dataset(files, format="parquet", partitioning=part, partition_base_dir=str(rdir))
+            .to_table()
+            .to_pandas()
+        )
+        out[name] = frame.sort_values("path", kind="stable").reset_index(drop=True)
+    spread = rdir / "spread.parquet"
+    out["spread"] = pd.read_parquet(spread) if spread.exists() else pd.DataFrame()
+    return out
+
+
+def replan_figure(paths: pd.DataFrame) -> Any:
+    """Regret per path (bars, USD bn) and served share realised vs perfect foresight.
+
+    Parameters
+    ----------
+    paths : DataFrame
+        The regret table: ``path``, ``regret_usd``, ``served_share``,
+        ``perfect_foresight_served_share``.
+
+    Returns
+    -------
+    plotly.graph_objects.Figure
+    """
+    import plotly.graph_objects as go
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("Regret per path (USD bn)", "Served share"))
+    x = [f"path {int(p)}" for p in paths["path"]]
+    fig.add_trace(
+        go.Bar(x=x, y=paths["regret_usd"] / 1e9, name="regret", marker_color="#c0392b"),
+        row=1,
+        col=1,
+    )
+    for col, name, color in (
+        ("served_share", "replanned", "#2e86c1"),
+        ("perfect_foresight_served_share", "perfect foresight", "#7f8c8d"),
+    ):
+        fig.add_trace(
+            go.Scatter(x=x, y=paths[col], mode="markers", name=name, marker_color=color),
+            row=1,
+            col=2,
+        )
+    fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10})
+    return fig

@@ -1,0 +1,95 @@
+"""``capacity hedge --tree TREE``: the multi-stage plan over a scenario tree."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from optimizer.cli.scenarios import load_scenarios
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+__all__ = ["hedge_tree"]
+
+
+def hedge_tree(
+    console: Console, data: Path, base: str, tree_file: Path, first_stage: str, out: Path | None
+) -> int:
+    """Solve the tree plan, print its cost, value over the two-stage hedge and node plan.
+
+    Returns the exit code: 0 solved, 1 no plan or bad data; a bad tree file exits 2
+    with the file, line and value.
+    """
+    from rich.markup import escape
+
+    from capacity.validation import DataValidationError
+    from optimizer.analysis.tree import tree_plan
+    from optimizer.analysis.tree_spec import TreeFileError, read_tree
+
+    ((_, ds),) = load_scenarios(console, data, [base])
+    try:
+        tree = read_tree(tree_file, ds.periods)
+    except TreeFileError as e:
+        console.print(f"[red]error:[/red] {escape(str(e))}")
+        raise typer.Exit(2) from None
+    try:
+        with console.status("Solving the tree's extensive form ..."):
+            plan = tree_plan(ds, tree, first_stage=first_stage)
+    except DataValidationError as e:
+        msg = "; ".join(f.message for f in e.findings[:3])
+        console.print(f"[red]error:[/red] {tree_file}: a branch's overrides: {escape(msg)}")
+        return 1
+    except RuntimeError as e:
+        console.print(f"[red]error:[/red] {escape(str(e))}")
+        return 1
+    _print_tree(console, plan)
+    if out is not None:
+        return _write_tree(console, plan, out, ds.hash)
+    return 0
+
+
+def _print_tree(console: Console, plan: Any) -> None:
+    from rich.table import Table
+
+    console.print(f"{'tree plan (expected cost)':>32}: {plan.expected_cost_usd:,.0f} USD")
+    if plan.two_stage_cost_usd is not None:
+        console.print(f"{'two-stage hedge, same leaves':>32}: {plan.two_stage_cost_usd:,.0f} USD")
+        console.print(f"{'value of the tree':>32}: {plan.value_of_tree_usd:,.0f} USD")
+    t = Table(title="MW built per node (every kind: node_plan in --out)")
+    for c in ("stage", "node", "kind", "site", "MW"):
+        t.add_column(c, justify="right")
+    np_ = plan.node_plan
+    g = np_.groupby(["stage", "node", "kind", "site"], as_index=False, sort=False)["value"].sum()
+    g = g[(g["kind"] == "build") & (g["value"].abs() >= 0.05)]  # MW shown to one decimal
+    for r in g.itertuples():
+        t.add_row(str(r.stage), r.node, r.kind, r.site, f"{r.value:,.1f}")
+    console.print(t)
+
+
+def _write_tree(console: Console, plan: Any, out: Path, dataset_hash: str) -> int:
+    """Write ``leaves`` and ``node_plan`` Parquet files (``node=`` partitions) in a run folder."""
+    import pyarrow as pa
+
+    from optimizer.output.atomic import ReportError, ensure_dir, write_json_atomic
+    from optimizer.output.parquet_tables import write_arrow_atomic
+    from optimizer.output.run_folder import claim_run_dir, default_run_id
+
+    try:
+        run_dir = claim_run_dir(out, "tree-" + default_run_id(dataset_hash))
+        for node, part in plan.node_plan.groupby("node", sort=False):
+            d = run_dir / "node_plan" / f"node={node}"
+            ensure_dir(d)
+            t = pa.Table.from_pandas(part.drop(columns="node"), preserve_index=False)
+            write_arrow_atomic(t, d / "plan.parquet")
+        leaves = pa.Table.from_pandas(plan.leaves, preserve_index=False)
+        write_arrow_atomic(leaves, run_dir / "leaves.parquet")
+        fields = ("status", "expected_cost_usd", "two_stage_cost_usd", "value_of_tree_usd")
+        write_json_atomic(run_dir / "tree.json", {f: getattr(plan, f) for f in fields})
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
+        return 1
+    console.print(f"Run folder: {run_dir}/ (node_plan/node=*/plan.parquet, leaves.parquet)")
+    return 0

@@ -1,0 +1,211 @@
+"""``capacity replan``: rolling quarterly replanning along sampled truth paths, with regret."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from optimizer.cli.checks import refuse_bad_out, require_highs
+from optimizer.cli.scenarios import load_scenarios
+
+if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from rich.console import Console
+
+__all__ = ["REPLAN_HELP", "replan"]
+
+REPLAN_HELP = (
+    "Rolling replanning: for each of N sampled truth paths, replan every --every quarters "
+    "on the then-current forecast, lock the decisions that are due, reveal the next "
+    "quarter's outcomes and replan; report the realised cost and served share per path "
+    "against perfect foresight on the same path (regret) and its spread.\n\n"
+    "Truth paths: supply (wafers, CoWoS, HBM), grid dates and demand per customer drawn "
+    "uniformly in their Monte Carlo ranges on top of BASE (the hedge's draws).\n\n"
+    "--revision random-walk (default): each forecast is a random walk with --volatility "
+    "(share of the range per replan) that ends on the truth; 0 is perfect foresight. "
+    "--revision FILE.csv: your forecasts (columns quarter, parameter, level[, path]).\n\n"
+    "--lock KIND:N makes a decision kind firm N quarters ahead (kinds: build, liquid, "
+    "retrofit, produce, install, grid_upgrade, onsite_build); decisions of passed quarters "
+    "are always locked.\n\n"
+    "--every N > 1 replans less often but locks orders made on forecast supply and grid: when "
+    "the truth brings less, the path has no realised plan (reported infeasible).\n\n"
+    "Exit 0 when every path has a realised plan, 1 otherwise (or bad data), 2 for a bad option."
+)
+"""The help ``capacity replan --help`` prints."""
+
+_DataArg = Annotated[Path, typer.Argument(help="Dataset directory.")]
+_PathsOpt = Annotated[int, typer.Option("--paths", "-n", help="Truth paths (>= 1).")]
+_SeedOpt = Annotated[int, typer.Option(help="Seed of the truth draws and revisions.")]
+_BaseOpt = Annotated[str, typer.Option(help="Named scenario the draws start from.")]
+_RevisionOpt = Annotated[
+    str, typer.Option(help="Forecast revision: 'random-walk' or a forecast CSV file.")
+]
+_VolOpt = Annotated[
+    float, typer.Option(help="Random-walk volatility per replan (share of each range).")
+]
+_EveryOpt = Annotated[int, typer.Option(help="Quarters between replans (1: quarterly).")]
+_LockOpt = Annotated[
+    list[str] | None, typer.Option("--lock", help="KIND[:N] firm N quarters ahead (repeat).")
+]
+_WorkersOpt = Annotated[
+    int, typer.Option("--workers", "-w", min=0, help="Local Dask workers (0: no Dask).")
+]
+_SchedulerOpt = Annotated[
+    str | None, typer.Option("--scheduler", help="Existing Dask scheduler (tcp://host:port).")
+]
+_OutOpt = Annotated[
+    Path | None,
+    typer.Option("--out", help="Report root: the run folder OUT/replan-<run_id>/ is written."),
+]
+
+
+def replan(
+    data: _DataArg = Path("data"),
+    paths: _PathsOpt = 20,
+    seed: _SeedOpt = 0,
+    base: _BaseOpt = "neutral",
+    revision: _RevisionOpt = "random-walk",
+    volatility: _VolOpt = 0.05,
+    every: _EveryOpt = 1,
+    lock: _LockOpt = None,
+    workers: _WorkersOpt = 2,
+    scheduler: _SchedulerOpt = None,
+    out: _OutOpt = None,
+) -> None:
+    """Run the rolling replan (see REPLAN_HELP)."""
+    from rich.console import Console
+
+    from optimizer.analysis.replan_setup import ReplanInputError
+
+    require_highs("capacity replan")
+    console = Console()
+    if out is not None:
+        refuse_bad_out(console, out)
+    try:
+        kw = _settings(console, data, base, paths, seed, revision, volatility, every, lock)
+    except ReplanInputError as e:
+        console.print(f"[red]error:[/red] {e}")
+        raise typer.Exit(2) from None
+    result = _run(console, kw, workers, scheduler)
+    ok = _print(console, result)
+    code = 0 if ok else 1
+    if out is not None:
+        code = max(code, _write(console, result, out, kw["ds"].hash))
+    raise typer.Exit(code)
+
+
+def _settings(
+    console: Console,
+    data: Path,
+    base: str,
+    paths: int,
+    seed: int,
+    revision: str,
+    volatility: float,
+    every: int,
+    lock: list[str] | None,
+) -> dict[str, Any]:
+    """Check the options (ReplanInputError naming the bad one), load the data."""
+    from optimizer.analysis.replan_setup import (
+        RandomWalkRevision,
+        ReplanInputError,
+        draw_truths,
+        parse_locks,
+        read_forecast_file,
+        replan_epochs,
+        revealed_parameters,
+    )
+
+    if paths < 1:
+        raise ReplanInputError(f"--paths: {paths} is not a number of paths (need >= 1)")
+    replan_epochs(1, every)
+    locks = parse_locks(lock or [])
+    rw = RandomWalkRevision(volatility, seed)
+    if base == "all":
+        raise ReplanInputError("--base takes one scenario name, not 'all'")
+    ((_, ds),) = load_scenarios(console, data, [base])
+    draw_truths(revealed_parameters(ds), 1, seed)  # checks the seed
+    model: Any = rw
+    if revision != "random-walk":
+        model = read_forecast_file(revision, ds.periods, revealed_parameters(ds))
+    return {"ds": ds, "paths": paths, "seed": seed, "every": every, "locks": locks, "rev": model}
+
+
+def _run(console: Console, kw: dict[str, Any], workers: int, scheduler: str | None) -> Any:
+    """Run the paths with a progress report; exit 1 with one line when Dask fails."""
+    from rich.markup import escape
+
+    from optimizer.analysis.replan_run import rolling_replan
+    from optimizer.output.progress import Progress
+
+    try:
+        with Progress("replan", kw["paths"], enabled=True, bar=True) as bar:
+            return rolling_replan(
+                kw["ds"],
+                kw["paths"],
+                seed=kw["seed"],
+                every=kw["every"],
+                revision=kw["rev"],
+                locks=kw["locks"],
+                workers=workers,
+                scheduler=scheduler,
+                progress=bar,
+            )
+    except (OSError, TimeoutError) as e:
+        target = f"the Dask scheduler {scheduler}" if scheduler else "Dask"
+        console.print(f"[red]error:[/red] cannot run the paths on {escape(target)}: {e}")
+    raise typer.Exit(1)
+
+
+def _usd_bn(x: float) -> str:
+    return "inf" if not math.isfinite(x) else f"{x / 1e9:,.2f}"
+
+
+def _print(console: Console, result: Any) -> bool:
+    """Print the regret table and its spread; True when every path has a realised plan."""
+    from rich.table import Table
+
+    t = Table(title="Regret per path (discounted USD bn)")
+    for c in ("path", "status", "realised", "perfect foresight", "regret", "served", "PF served"):
+        t.add_column(c, justify="right")
+    for r in result.paths.itertuples():
+        t.add_row(
+            str(r.path),
+            str(r.status),
+            _usd_bn(r.realised_cost_usd),
+            _usd_bn(r.perfect_foresight_cost_usd),
+            _usd_bn(r.regret_usd),
+            f"{r.served_share:.1%}",
+            f"{r.perfect_foresight_served_share:.1%}",
+        )
+    console.print(t)
+    s = result.spread.set_index("outcome")
+    for o, label in (("regret_usd", "regret"), ("regret_share", "regret / PF cost")):
+        row = s.loc[o]
+        fmt = _usd_bn if o == "regret_usd" else (lambda v: f"{v:.2%}")
+        console.print(
+            f"{label:>18}: p10 {fmt(row.p10)}  p50 {fmt(row.p50)}  p90 {fmt(row.p90)}  "
+            f"mean {fmt(row['mean'])}  (n={int(row.n)})"
+        )
+    st = result.settings
+    console.print(
+        f"{st['epochs']} replans per path every {st['every']} quarter(s), revision "
+        f"{st['revision']}, {st['seconds']:.0f} s"
+    )
+    return bool((result.paths["status"] == "optimal").all())
+
+
+def _write(console: Console, result: Any, out: Path, dataset_hash: str) -> int:
+    """Write the run folder; 1 with a message when it cannot be written."""
+    from optimizer.analysis.replan_folder import write_replan
+    from optimizer.output.atomic import ReportError
+
+    try:
+        run_dir = write_replan(result, out, dataset_hash)
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
+        return 1
+    console.print(f"Run folder: {run_dir}/ (replan/path=*/regret.parquet, replan_regret.html)")
+    return 0

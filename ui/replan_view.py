@@ -1,0 +1,150 @@
+"""Risk page: rolling replanning (regret over truth paths) and the multi-stage scenario tree.
+
+Thin views over :func:`optimizer.analysis.replan_run.rolling_replan` and
+:func:`optimizer.analysis.tree.tree_plan`; the regret chart is
+:func:`optimizer.analysis.replan_folder.replan_figure`, the one the command line writes.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import streamlit as st
+
+from ui.formats import show_table
+from ui.progress_view import AppProgress
+
+__all__ = ["render_replan_sections"]
+
+_KEY = "replan_results"
+
+
+def render_replan_sections(ds: Any) -> None:
+    """Draw the two tabs (rolling replan, scenario tree) for dataset ``ds``."""
+    st.session_state.setdefault(_KEY, {})
+    paths_tab, tree_tab = st.tabs(["Rolling replan", "Scenario tree"])
+    with paths_tab:
+        _replan_tab(ds)
+    with tree_tab:
+        _tree_tab(ds)
+
+
+def _replan_tab(ds: Any) -> None:
+    from optimizer.analysis.replan_setup import RandomWalkRevision, ReplanInputError
+
+    st.caption(
+        "Each path draws supply, grid dates and demand in their Monte Carlo ranges; the "
+        "plan is re-solved every few quarters on a forecast that moves as a random walk "
+        "ending on the truth, with the decisions already due locked. Regret = realised "
+        "cost - perfect-foresight cost on the same path."
+    )
+    c1, c2, c3, c4 = st.columns(4)
+    paths = int(c1.number_input("paths", min_value=1, max_value=200, value=3, key="replan_paths"))
+    every = int(c2.selectbox("replan every (quarters)", [1, 2, 3, 4], index=3, key="replan_every"))
+    vol = float(c3.number_input("volatility", 0.0, 1.0, 0.05, 0.01, key="replan_vol"))
+    seed = int(c4.number_input("seed", min_value=0, value=0, key="replan_seed"))
+    slot = st.empty()
+    if st.button("Run the rolling replan", key="replan_run"):
+        from optimizer.analysis.replan_run import rolling_replan
+
+        bar = AppProgress("Rolling replan", paths, slot, unit="path")
+        try:
+            with bar:
+                res = rolling_replan(
+                    ds,
+                    paths,
+                    seed=seed,
+                    every=every,
+                    revision=RandomWalkRevision(vol, seed),
+                    progress=bar,
+                )
+        except ReplanInputError as e:
+            st.error(str(e))
+            return
+        st.session_state[_KEY] = {**st.session_state[_KEY], "paths": (ds.hash, res)}
+    entry = st.session_state[_KEY].get("paths")
+    if entry is None or entry[0] != ds.hash:
+        return
+    _replan_results(entry[1])
+
+
+def _replan_results(res: Any) -> None:
+    from optimizer.analysis.replan_folder import replan_figure
+
+    cols = [
+        "path",
+        "status",
+        "realised_cost_usd",
+        "perfect_foresight_cost_usd",
+        "regret_usd",
+        "regret_share",
+        "served_share",
+        "perfect_foresight_served_share",
+    ]
+    money = {
+        c: st.column_config.NumberColumn(f"{c.removesuffix('_usd')} [USD]", format="%,.0f")
+        for c in cols
+        if c.endswith("_usd")
+    }
+    show_table(res.paths[cols], money, key="replan_paths_table")
+    show_table(res.spread, {}, key="replan_spread_table")
+    st.plotly_chart(replan_figure(res.paths), key="replan_chart", width="stretch")
+    st.caption(
+        f"{res.settings['epochs']} replans per path every {res.settings['every']} quarter(s), "
+        f"{res.settings['seconds']:.0f} s."
+    )
+
+
+def _tree_tab(ds: Any) -> None:
+    from optimizer.analysis.tree_spec import TreeFileError, read_tree
+
+    st.caption(
+        "A tree file (YAML): stage quarters, and nodes with a parent, a branch probability "
+        "and overrides. Investments of the quarters before a stage are shared by every "
+        "branch below; the plan is one extensive form."
+    )
+    up = st.file_uploader("Tree file", type=["yaml", "yml"], key="tree_file")
+    if up is None:
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / Path(up.name).name
+        path.write_bytes(up.getvalue())
+        try:
+            tree = read_tree(path, ds.periods)
+        except TreeFileError as e:
+            st.error(str(e).replace(str(path), up.name))
+            return
+    if st.button("Solve the tree", key="tree_run"):
+        _solve_tree(ds, tree, up.name)
+    entry = st.session_state[_KEY].get("tree")
+    if entry is not None and entry[0] == (ds.hash, up.name):
+        _tree_results(entry[1])
+
+
+def _solve_tree(ds: Any, tree: Any, name: str) -> None:
+    from capacity.validation import DataValidationError
+    from optimizer.analysis.tree import tree_plan
+
+    try:
+        with st.spinner("Solving the tree's extensive form ..."):
+            plan = tree_plan(ds, tree)
+    except DataValidationError as e:
+        st.error(f"{name}: a branch's overrides: " + "; ".join(f.message for f in e.findings[:3]))
+        return
+    except RuntimeError as e:
+        st.error(str(e))
+        return
+    st.session_state[_KEY] = {**st.session_state[_KEY], "tree": ((ds.hash, name), plan)}
+
+
+def _tree_results(plan: Any) -> None:
+    a, b, c = st.columns(3)
+    a.metric("tree plan, expected cost", f"{plan.expected_cost_usd / 1e9:,.2f} bn USD")
+    if plan.two_stage_cost_usd is not None:
+        b.metric("two-stage hedge", f"{plan.two_stage_cost_usd / 1e9:,.2f} bn USD")
+        c.metric("value of the tree", f"{plan.value_of_tree_usd / 1e9:,.3f} bn USD")
+    show_table(plan.leaves, {}, key="tree_leaves_table")
+    built = plan.node_plan.groupby(["stage", "node", "kind", "site"], as_index=False)["value"].sum()
+    show_table(built, {}, key="tree_node_plan_table")
