@@ -41,6 +41,9 @@ Modules
 ``fleet``         fleet definition and assignment, chip capex (component).
 ``demand``        demand balance, commitments, the penalties (component).
 ``revenue``       revenue at customer prices for the margin objective (component).
+``contract_inputs``  contract terms per period, the escalated contract price.
+``contracts``     take-or-pay, reservations, service tiers (component).
+``contract_tables``  the contracts table.
 ``unit_economics`` delivered cost per H100e-hour by chip generation and workload.
 ``region``        the region balance and the split of a compact plan to sites.
 ``pool``          region pools and their proportional split.
@@ -77,6 +80,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from optimizer.components import (
+    contract_tables,
+    contracts,
     demand,
     demand_tables,
     fleet,
@@ -120,6 +125,7 @@ COMPONENTS: tuple[Component, ...] = (
     replace(fleet.COMPONENT, tables=fleet_tables.TABLES),
     replace(demand.COMPONENT, tables=demand_tables.TABLES),
     revenue.COMPONENT,
+    replace(contracts.COMPONENT, tables=contract_tables.TABLES),
     service.COMPONENT,
     replace(placement.COMPONENT, tables=placement_tables.TABLES),
     replace(power_check.COMPONENT, tables=power_tables.TABLES),
