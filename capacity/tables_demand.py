@@ -229,7 +229,9 @@ CONTRACT_TERMS = TableSpec(
             "price_escalator_per_period",
             "",
             "Price growth per quarter after the start: the price in period p is "
-            "price x (1 + escalator)^(quarters since from_period).",
+            "price x (1 + escalator)^(quarters since from_period); negative for a "
+            "price that falls.",
+            min=-0.5,
             max=1.0,
             required=False,
             default=0.0,

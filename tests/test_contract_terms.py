@@ -113,7 +113,9 @@ def test_sla_dual_equals_the_finite_difference(one):
     small = edit(one, "sites", initial_it_mw=0.4, max_build_mw_per_period=0.0)
 
     def run(tier):
-        ds = small.replace(contract_terms=terms(sla_served_share=tier, sla_credit_usd_per_h100e=900))
+        ds = small.replace(
+            contract_terms=terms(sla_served_share=tier, sla_credit_usd_per_h100e=900)
+        )
         return solve(ds, MARGIN)
 
     r0, r1 = run(0.9), run(0.902)  # tier x demand up by 1 H100e
@@ -163,12 +165,17 @@ def test_contract_start_and_end_bound_the_contract_price(two):
     )
 
 
-def test_cost_mode_counts_refunds_and_credits_but_no_billing(one):
+def test_cost_mode_keeps_its_penalty_plan_without_contract_rows(one):
     small = edit(one, "sites", initial_it_mw=0.4, max_build_mw_per_period=0.0)
     ds = small.replace(contract_terms=terms(sla_served_share=0.9, sla_credit_usd_per_h100e=900))
     r = solve(ds, SolveOptions())
-    assert term(r, "sla_credit") == pytest.approx(50 * 900.0)
-    assert term(r, "take_or_pay_billing") == term(r, "reservation_fee") == 0.0
+    plain = solve(small, SolveOptions())
+    assert r.objective_usd == pytest.approx(plain.objective_usd, rel=1e-12)
+    assert term(r, "sla_credit") == term(r, "take_or_pay_billing") == 0.0
+    # the contracts table still reports the terms against the cost mode's plan
+    row = quarter(r, "2026Q1")
+    assert row["served_share"] == pytest.approx(0.8)
+    assert row["sla_short_h100e"] == 0.0
 
 
 def _bad(tmp_path, **cells):

@@ -35,6 +35,9 @@ EXPECTED = (
     "fleet_assignment",
     "demand_balance",
     "commitment",
+    "take_or_pay",
+    "reservation",
+    "sla_tier",
     "region_balance",
     "pool_balance",
     "fleet_definition",
@@ -81,7 +84,13 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
     assert FAMILIES == {f.name: f.unit for f in REGISTRY}
     assert model_module.FAMILIES == FAMILIES and optimizer.FAMILIES == FAMILIES
     assert FAMILIES["site_water"] == "m3" and FAMILIES["demand_balance"] == "H100e"
-    assert SOFT_FAMILIES == ("demand_balance", "commitment")
+    assert SOFT_FAMILIES == (
+        "demand_balance",
+        "commitment",
+        "take_or_pay",
+        "reservation",
+        "sla_tier",
+    )
     assert model_module.DEFINITION_FAMILIES == ("fleet_definition", "cluster_switch")
 
 
@@ -95,6 +104,9 @@ def test_result_routing_names_real_tables_and_columns() -> None:
         "supply_resource",
         "demand_balance",
         "commitment",
+        "take_or_pay",
+        "reservation",
+        "sla_tier",
     }
     for name, result in routed.items():
         assert result is not None

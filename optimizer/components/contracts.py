@@ -21,9 +21,10 @@ three families are soft: a priced shortfall column keeps every model feasible.
   demand[k,w,p], i.e. served + sla_short >= tier * demand; each H100e served below the
   tier costs ``sla_credit_usd_per_h100e`` (term ``sla_credit``).
 
-Refunds and credits are revenue given back (cash kind ``revenue``) and count in both
-objective modes; the billing constants only in the margin mode, the cost mode's
-objective holding no revenue. One contract row per customer, workload and period
+Refunds, credits and billing are revenue (cash kind ``revenue``: given back or
+earned) and the families are built in the margin mode only: the cost mode keeps its
+penalty weights (unmet demand, commitment breach) and its plan is unchanged by the
+contract terms. One contract row per customer, workload and period
 (validation refuses overlapping windows).
 """
 
@@ -90,8 +91,13 @@ def _short_rows(cp: pd.DataFrame, kind: str) -> pd.DataFrame:
 
 
 def add_contract_columns(builder: ModelBuilder, columns: ScenarioColumns, kind: str) -> None:
-    """Add the ``kind`` shortfall columns [k,w,p] (H100e) where a contract term needs one."""
+    """Add the ``kind`` shortfall columns [k,w,p] (H100e) where a contract term needs one.
+
+    Margin mode only: the cost mode keeps today's penalty weights (no contract rows).
+    """
     rows = _short_rows(coded_contracts(columns), kind)
+    if builder.objective != "margin":
+        rows = rows.iloc[:0]
     cols = builder.add_vars(kind, columns.scenario.index, rows[_KEYS])
     columns.extra[kind] = rows.assign(col=cols)
 
@@ -173,7 +179,7 @@ def _price_short(
 
 
 def price_take_or_pay_refund(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """take_or_pay_refund: top_short[k,w,p] x price[k,w,p] (both modes)."""
+    """take_or_pay_refund: top_short[k,w,p] x price[k,w,p] (USD, a revenue given back)."""
     _price_short(
         builder, columns, "take_or_pay_short", "take_or_pay_refund", "price_usd_per_h100e_period"
     )
@@ -191,7 +197,7 @@ def price_reservation_refund(builder: ModelBuilder, columns: ScenarioColumns) ->
 
 
 def price_sla_credit(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """sla_credit: sla_short[k,w,p] x sla_credit_usd_per_h100e (both modes)."""
+    """sla_credit: sla_short[k,w,p] x sla_credit_usd_per_h100e (USD, a revenue given back)."""
     _price_short(builder, columns, "sla_short", "sla_credit", "sla_credit_usd_per_h100e")
 
 
