@@ -61,6 +61,9 @@ EXPECTED = (
 #: Families built only in cluster mode (--clusters / --integer-units).
 CLUSTER_FAMILIES = {f for f in EXPECTED if f.startswith("cluster_")}
 
+#: Families built only in the margin objective (contract terms).
+CONTRACT_FAMILIES = {"take_or_pay", "reservation", "sla_tier"}
+
 
 def test_every_family_is_registered_once_with_define_check_explain_and_unit() -> None:
     names = [f.name for f in REGISTRY]
@@ -126,7 +129,11 @@ def test_every_row_family_of_a_built_default_model_is_registered() -> None:
         if path == DEFAULT_DATA:
             # carbon caps: the default data prices carbon (at 0) but sets no cap
             no_rows = {"chip_window", "site_hosting", "carbon_cap_period", "carbon_cap_horizon"}
+            no_rows |= CONTRACT_FAMILIES  # margin-mode families, checked below
             assert built == set(EXPECTED) - no_rows - CLUSTER_FAMILIES
+            margin = model_module.build_model(load_dataset(path), objective="margin")
+            by_margin = set(margin.constraints["family"].astype(str).unique())
+            assert CONTRACT_FAMILIES <= by_margin  # each contract term has rows in the data
     # the reference formulation has no region or pool balance
     compact_only = {"region_balance", "pool_balance"}
     m = model_module.build_model(load_dataset(DEFAULT_DATA), formulation="reference")

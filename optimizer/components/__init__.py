@@ -125,10 +125,10 @@ COMPONENTS: tuple[Component, ...] = (
     replace(fleet.COMPONENT, tables=fleet_tables.TABLES),
     replace(demand.COMPONENT, tables=demand_tables.TABLES),
     revenue.COMPONENT,
-    replace(contracts.COMPONENT, tables=contract_tables.TABLES),
     service.COMPONENT,
     replace(placement.COMPONENT, tables=placement_tables.TABLES),
     replace(power_check.COMPONENT, tables=power_tables.TABLES),
+    replace(contracts.COMPONENT, tables=contract_tables.TABLES),
 )
 activate(COMPONENTS)
 
