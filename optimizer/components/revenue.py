@@ -37,6 +37,7 @@ import pandas as pd
 
 from optimizer.components.component import Component, CostTerm, ResultTable
 from optimizer.components.contract_inputs import period_prices
+from optimizer.components.net_revenue import NET_REVENUE
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.components.table_columns import CUSTOMER, F64, PERIOD, STR, WORKLOAD, col
@@ -182,7 +183,7 @@ COMPONENT = Component(
             "_usd_per_h100e_period (negative: revenue lowers cost - revenue)",
         ),
     ),
-    tables=(CUSTOMER_REVENUE, UNIT_ECONOMICS),
+    tables=(CUSTOMER_REVENUE, UNIT_ECONOMICS, NET_REVENUE),
 )
 
 
