@@ -70,3 +70,35 @@ def test_monte_carlo_margin_percentiles_by_hand(one):
         np.percentile(margin, [10, 50, 90]),
         rtol=1e-6,
     )
+
+
+def test_extensive_form_objective_holds_the_revenue_constant(one):
+    # demand 500 or 300 H100e, equal weights, installs shared (as in test_margin.py):
+    # the expected margin by hand; the reported objective is cost - revenue = -margin,
+    # so it includes the constant -price x demand of each scenario
+    from optimizer.analysis.hedge import extensive_form_objective
+    from tests.lp_helpers import edit
+
+    low = edit(one, "demand", demand_h100e=300.0)
+    expected_margin = 0.5 * 500 * 4700 + 0.5 * (300 * 4700 - 200 * 1000 - 30_000)
+    obj, status, _ = extensive_form_objective([one, low], [0.5, 0.5], MARGIN)
+    assert status == "optimal"
+    assert obj == pytest.approx(-expected_margin, rel=1e-6)
+
+
+def test_hedge_cli_margin_runs_the_extensive_form_and_refuses_l_shaped(tmp_path):
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+    from tests.conftest import TINY
+
+    runner = CliRunner(env={"COLUMNS": "200"})
+    res = runner.invoke(app, ["hedge", str(TINY), "--samples", "2", "--objective", "margin"])
+    assert res.exit_code == 2
+    assert "--method extensive" in res.output
+    res = runner.invoke(
+        app,
+        ["hedge", str(TINY), "--samples", "2", "--objective", "margin", "--method", "extensive"],
+    )
+    assert res.exit_code == 0, res.output
+    assert "expected margin =" in res.output
