@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.component import ResultTable
+from optimizer.components.component import ResultTable, TableColumn
 from optimizer.components.contracts import contract_quantities
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CUSTOMER, DUAL, F64, PERIOD, STR, WORKLOAD, col
@@ -44,7 +44,7 @@ def _contracts(ctx: PlanContext) -> pd.DataFrame:
     return ctx.with_duals(cp, "contracts")
 
 
-def _h(name: str, description: str) -> object:
+def _h(name: str, description: str) -> TableColumn:
     """Return an H100e column."""
     return col(name, F64, "H100e", description)
 

@@ -47,6 +47,8 @@ from optimizer.lp.violations import violations
 __all__ = ["COMPONENT", "FAMILIES", "coded_contracts", "held_h100e"]
 
 _KEYS = ["k", "w", "t"]
+#: Row keys of the contract families (the result table's customer, workload, period).
+_ROW_KEYS = ("k", "w", "t")
 #: (column kind, term column, family) of each shortfall.
 SHORTS = (
     ("take_or_pay_short", "take_or_pay_h100e", "take_or_pay"),
@@ -296,7 +298,7 @@ FAMILIES = (
         "H100e",
         ("k", "w"),
         soft=True,
-        result=ResultRows("contracts", "shadow_price_take_or_pay_usd_per_h100e", _KEYS),
+        result=ResultRows("contracts", "shadow_price_take_or_pay_usd_per_h100e", _ROW_KEYS),
         summary_words="take-or-pay floor of {0} {1}",
     ),
     ConstraintFamily(
@@ -308,7 +310,7 @@ FAMILIES = (
         "H100e",
         ("k", "w"),
         soft=True,
-        result=ResultRows("contracts", "shadow_price_reservation_usd_per_h100e", _KEYS),
+        result=ResultRows("contracts", "shadow_price_reservation_usd_per_h100e", _ROW_KEYS),
         summary_words="capacity reservation of {0} {1}",
     ),
     ConstraintFamily(
@@ -320,7 +322,7 @@ FAMILIES = (
         "H100e",
         ("k", "w"),
         soft=True,
-        result=ResultRows("contracts", "shadow_price_sla_usd_per_h100e", _KEYS),
+        result=ResultRows("contracts", "shadow_price_sla_usd_per_h100e", _ROW_KEYS),
         summary_words="service tier of {0} {1}",
     ),
 )

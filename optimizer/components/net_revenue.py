@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from optimizer.components.component import ResultTable
+from optimizer.components.component import ResultTable, TableColumn
 from optimizer.components.contract_inputs import period_prices
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CHIP, F64, PERIOD, SITE, col
@@ -122,7 +122,7 @@ def net_revenue(ctx: PlanContext) -> pd.DataFrame:
     return out[[c.name for c in NET_REVENUE.columns]]
 
 
-def _usd(name: str, description: str) -> object:
+def _usd(name: str, description: str) -> TableColumn:
     """Return a discounted USD column."""
     return col(name, F64, "USD", description + " Discounted.")
 
