@@ -26,6 +26,11 @@ earned) and the families are built in the margin mode only: the cost mode keeps 
 penalty weights (unmet demand, commitment breach) and its plan is unchanged by the
 contract terms. One contract row per customer, workload and period
 (validation refuses overlapping windows).
+
+Known limit: the demand balance's reported shadow price (d objective / d demand, with
+the revenue constant, :func:`~optimizer.components.revenue.revenue_dual_shift`) leaves
+out the take-or-pay billing constant, whose derivative is ``+price`` in a quarter
+whose demand is below its floor (one more H100e asked is one H100e less billed unused).
 """
 
 from __future__ import annotations
