@@ -17,7 +17,6 @@ import pandas as pd
 
 from capacity.scenario_spec import Override
 from optimizer.analysis.outcomes import (
-    ALL_OUTCOMES,
     OUTCOMES,
     binding_families,
     binding_limits,
@@ -173,10 +172,6 @@ def monte_carlo(
     return _summarise_samples(rows, by_k, mode_outcomes(options))
 
 
-#: The outcomes of a sample without a plan.
-NO_OUTCOMES = dict.fromkeys(ALL_OUTCOMES, math.nan)
-
-
 def _summarise_samples(
     rows: list[dict[str, Any]],
     by_k: Mapping[int, tuple[Any, Any]],
@@ -196,9 +191,7 @@ def _summarise_samples(
     no_duals: list[Any] = []
     for k, row in enumerate(rows):
         if k not in by_k:
-            row.update(
-                dict.fromkeys(ALL_OUTCOMES, math.nan), binding_families="", binding_limits=""
-            )
+            row.update(dict.fromkeys(outcomes, math.nan), binding_families="", binding_limits="")
             continue
         d, r = by_k[k]
         row["status"] = plan_status(r)
@@ -213,9 +206,7 @@ def _summarise_samples(
             if bp is None:
                 no_duals.append(r)
         else:
-            row.update(
-                dict.fromkeys(ALL_OUTCOMES, math.nan), binding_families="", binding_limits=""
-            )
+            row.update(dict.fromkeys(outcomes, math.nan), binding_families="", binding_limits="")
     samples = pd.DataFrame(rows)
     cols = ["limit", "share_priced", "n", "n_priced"]
     lim_df = binding_shares(limits).rename(columns={"family": "limit"})[cols]

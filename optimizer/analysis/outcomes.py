@@ -11,7 +11,8 @@ the other:
   compute (``assignment.h100e``, after derate; NaN when nothing is served);
 * ``breach_mw``: sum of ``commitments.breach_mw`` (MW-quarters);
 * ``margin_usd``, ``revenue_usd``: the margin objective's discounted margin and revenue
-  (``PlanResult.margin_usd``, ``revenue_usd``; NaN in the cost objective).
+  (``PlanResult.margin_usd``, ``revenue_usd``), for a plan solved in the margin
+  objective only.
 
 Binding families and limits are read from the ``shadow_prices`` result table. A plan
 whose solver returned no duals (:func:`optimizer.output.binding_limits.missing_duals`) has no known
@@ -83,8 +84,9 @@ def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, floa
     dict
         ``total_cost_usd`` (USD, discounted; NaN without a solution),
         ``unmet_h100e`` (H100e-quarters), ``trainium_share`` (0-1, NaN when nothing
-        is served), ``breach_mw`` (MW-quarters), ``margin_usd`` and ``revenue_usd``
-        (USD, discounted; NaN in the cost objective or without a solution).
+        is served), ``breach_mw`` (MW-quarters); for a plan of the margin objective
+        also ``margin_usd`` and ``revenue_usd`` (USD, discounted; NaN without a
+        solution).
     """
     obj = res.objective_usd
     dem = _tab(res, "demand")
@@ -105,14 +107,16 @@ def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, floa
         is_f = asg["chip"].astype(str).map(fam).eq(family).to_numpy()
         tot = h.sum()
         share = float(h[is_f].sum() / tot) if tot > 0 else float("nan")
-    return {
+    out = {
         "total_cost_usd": float("nan") if obj is None else float(obj),
         "unmet_h100e": unmet,
         "trainium_share": share,
         "breach_mw": breach,
-        "margin_usd": _usd(getattr(res, "margin_usd", None)),
-        "revenue_usd": _usd(getattr(res, "revenue_usd", None)),
     }
+    if getattr(res, "objective", "cost") == "margin":
+        out["margin_usd"] = _usd(getattr(res, "margin_usd", None))
+        out["revenue_usd"] = _usd(getattr(res, "revenue_usd", None))
+    return out
 
 
 def mode_outcomes(options: Any) -> tuple[str, ...]:

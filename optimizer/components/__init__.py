@@ -45,6 +45,7 @@ Modules
 ``contracts``     take-or-pay, reservations, service tiers (component).
 ``contract_tables``  the contracts table.
 ``unit_economics`` delivered cost per H100e-hour by chip generation and workload.
+``net_revenue``   revenue, cost and margin per chip generation, site and period.
 ``region``        the region balance and the split of a compact plan to sites.
 ``pool``          region pools and their proportional split.
 ``service``       the compact service: region and pool balances (component).

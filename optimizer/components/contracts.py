@@ -232,7 +232,9 @@ def contract_quantities(inputs: PlanContext) -> pd.DataFrame:
 
     ``held_h100e`` = assigned H100e after derate of the customer's workload (all sites,
     all region groups); ``unmet_h100e`` summed over region groups; the shortfall
-    columns read the plan's ``*_short`` values (0 where none).
+    columns read the plan's ``*_short`` values (0 where none) and ``*_short_built``
+    says whether the family has a row there (the checker checks only those: the cost
+    objective builds none).
     """
     cp = contract_periods(inputs.dataset)
     keys = ["customer", "workload", "period"]
@@ -255,6 +257,7 @@ def contract_quantities(inputs: PlanContext) -> pd.DataFrame:
         if f is not None and len(f):
             got = value_at(target, [f[k].to_numpy() for k in keys], f["value"].to_numpy())
         cp[kind + "_h100e"] = np.where(np.isnan(got), 0.0, got)
+        cp[kind + "_built"] = ~np.isnan(got)  # the family has a row here (margin mode)
     return cp
 
 
@@ -266,7 +269,7 @@ def _text(cp: pd.DataFrame) -> pd.Series:
 def check_take_or_pay(inputs: PlanContext) -> pd.DataFrame:
     """Held H100e + unmet + take-or-pay shortfall >= the floor, per contract period."""
     cp = contract_quantities(inputs)
-    cp = cp[cp["take_or_pay_h100e"].to_numpy(dtype=float) > 0].reset_index(drop=True)
+    cp = cp[cp["take_or_pay_short_built"].to_numpy(dtype=bool)].reset_index(drop=True)
     lhs = cp["held_h100e"] + cp["unmet_h100e"] + cp["take_or_pay_short_h100e"]
     return violations(
         "take_or_pay", _text(cp), lhs, cp["take_or_pay_h100e"], ">=", inputs.tolerance
@@ -276,7 +279,7 @@ def check_take_or_pay(inputs: PlanContext) -> pd.DataFrame:
 def check_reservation(inputs: PlanContext) -> pd.DataFrame:
     """Held H100e + reservation shortfall >= the reserved H100e, per contract period."""
     cp = contract_quantities(inputs)
-    cp = cp[cp["reservation_h100e"].to_numpy(dtype=float) > 0].reset_index(drop=True)
+    cp = cp[cp["reservation_short_built"].to_numpy(dtype=bool)].reset_index(drop=True)
     lhs = cp["held_h100e"] + cp["reservation_short_h100e"]
     return violations(
         "reservation", _text(cp), lhs, cp["reservation_h100e"], ">=", inputs.tolerance
@@ -286,8 +289,7 @@ def check_reservation(inputs: PlanContext) -> pd.DataFrame:
 def check_sla_tier(inputs: PlanContext) -> pd.DataFrame:
     """Demand - unmet + SLA shortfall >= tier x demand, per contract period with a tier."""
     cp = contract_quantities(inputs)
-    keep = (cp["sla_served_share"] > 0) & (cp["demand_h100e"] > 0)
-    cp = cp[keep.to_numpy(dtype=bool)].reset_index(drop=True)
+    cp = cp[cp["sla_short_built"].to_numpy(dtype=bool)].reset_index(drop=True)
     lhs = cp["demand_h100e"] - cp["unmet_h100e"] + cp["sla_short_h100e"]
     rhs = cp["sla_served_share"] * cp["demand_h100e"]
     return violations("sla_tier", _text(cp), lhs, rhs, ">=", inputs.tolerance)
