@@ -100,3 +100,15 @@ def test_hedge_cli_margin_runs_the_extensive_form_and_refuses_l_shaped(tmp_path)
     )
     assert res.exit_code == 0, res.output
     assert "expected margin =" in res.output
+
+
+def test_batch_summary_rows_carry_margin_only_for_margin_cases(one):
+    from optimizer.analysis.batch_folder import summary_row
+
+    margin = plan_outcomes(solve(one, MARGIN), one)
+    row = summary_row("c1", "grid", {}, {"state": "done", "outcomes": margin}, skipped=False)
+    assert row["margin_usd"] == pytest.approx(500 * 4700.0, rel=1e-6)
+    assert row["revenue_usd"] == pytest.approx(500 * 6000.0, rel=1e-9)
+    cost = plan_outcomes(solve(one, SolveOptions()), one)
+    row = summary_row("c1", "grid", {}, {"state": "done", "outcomes": cost}, skipped=False)
+    assert "margin_usd" not in row and "revenue_usd" not in row
