@@ -29,6 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from capacity.contract_checks import check_contracts
 from capacity.parsing import parse_table, typed_columns
 from capacity.plausibility import penalty_warnings
 from capacity.schema import SPECS, TABLE_NAMES
@@ -43,6 +44,7 @@ CHECKS: tuple[tuple[str, CheckFn], ...] = (
     ("references", check_references),
     ("semantics", check_semantics),
     ("placement", check_placement),
+    ("contracts", check_contracts),
     ("sources", check_sources),
     ("public_record", check_public_record),
     ("penalties", penalty_warnings),
@@ -90,6 +92,7 @@ CHECK_READS: dict[str, frozenset[tuple[str, str]]] = {
     "placement": frozenset(
         {("sites", "region"), ("demand", "regions"), ("training_clusters", "*")}
     ),
+    "contracts": frozenset({("contract_terms", "*"), ("demand", "demand_h100e")}),
     "sources": frozenset({("sources", "*")}),
     "public_record": frozenset({("public_record", "*")}),
     "penalties": frozenset({("customers", "*"), ("commitments", "*")}),

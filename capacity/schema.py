@@ -62,6 +62,7 @@ TABLES: tuple[TableSpec, ...] = (
     tables_demand.DEMAND,
     tables_demand.ELIGIBILITY,
     tables_demand.COMMITMENTS,
+    tables_demand.CONTRACT_TERMS,
     tables_sites.GRID_UPGRADES,
     tables_sites.ONSITE_GENERATION,
     tables_sites.PPAS,

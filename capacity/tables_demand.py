@@ -194,3 +194,89 @@ TRAINING_CLUSTERS = TableSpec(
     key=("customer", "from_period"),
     required=False,
 )
+
+CONTRACT_TERMS = TableSpec(
+    "contract_terms",
+    "Terms of a customer's contract for a workload from its start to its end: the "
+    "price and its escalator, a take-or-pay floor, a capacity reservation with its fee "
+    "and a service tier with its credit (terms absent outside every contract: the "
+    "customers table's price, no floor, no reservation, no tier).",
+    (
+        id_col("customer", "Customer ID.", CUSTOMER_REF),
+        Column(
+            "workload",
+            "choice",
+            "",
+            "Workload the terms price.",
+            choices=("training", "inference"),
+            references=WORKLOAD_REF,
+        ),
+        period_col("from_period", "Contract start: first period the terms apply."),
+        period_col(
+            "to_period",
+            "Contract end: last period the terms apply (empty: end of horizon).",
+            in_horizon=False,
+            required=False,
+        ),
+        num_col(
+            "price_usd_per_h100e_period",
+            "USD/(H100e·quarter)",
+            "Contract price in the start period (empty: the customers table's price "
+            "for the workload).",
+            required=False,
+        ),
+        num_col(
+            "price_escalator_per_period",
+            "",
+            "Price growth per quarter after the start: the price in period p is "
+            "price x (1 + escalator)^(quarters since from_period); negative for a "
+            "price that falls.",
+            min=-0.5,
+            max=1.0,
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "take_or_pay_h100e",
+            "H100e",
+            "Take-or-pay floor per quarter: the customer pays the price for at least "
+            "this many H100e whether it uses them or not; the provider holds them "
+            "(a floor not held is refunded at the price). At most the contract's "
+            "largest demand.",
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "reservation_h100e",
+            "H100e",
+            "Capacity reserved for the customer per quarter (held whether used or not).",
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "reservation_fee_usd_per_h100e_period",
+            "USD/(H100e·quarter)",
+            "Fee per reserved H100e-quarter, on top of the price of what is used "
+            "(refunded for reserved H100e not held).",
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "sla_served_share",
+            "share",
+            "Service tier: the share of the demand that must be served (0 = no tier).",
+            max=1.0,
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "sla_credit_usd_per_h100e",
+            "USD/H100e",
+            "Credit owed per H100e served below the tier in a quarter.",
+            required=False,
+            default=0.0,
+        ),
+    ),
+    key=("customer", "workload", "from_period"),
+    required=False,
+)

@@ -204,6 +204,7 @@ def test_the_registry_keeps_the_build_order() -> None:
         "service",
         "placement",
         "power",
+        "contracts",
     ]
 
 
@@ -249,4 +250,7 @@ BUILD_ORDER = (
     "ppa_energy",
     "carbon_cap_period",
     "carbon_cap_horizon",
+    "take_or_pay",
+    "reservation",
+    "sla_tier",
 )

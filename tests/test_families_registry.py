@@ -35,6 +35,9 @@ EXPECTED = (
     "fleet_assignment",
     "demand_balance",
     "commitment",
+    "take_or_pay",
+    "reservation",
+    "sla_tier",
     "region_balance",
     "pool_balance",
     "fleet_definition",
@@ -57,6 +60,9 @@ EXPECTED = (
 
 #: Families built only in cluster mode (--clusters / --integer-units).
 CLUSTER_FAMILIES = {f for f in EXPECTED if f.startswith("cluster_")}
+
+#: Families built only in the margin objective (contract terms).
+CONTRACT_FAMILIES = {"take_or_pay", "reservation", "sla_tier"}
 
 
 def test_every_family_is_registered_once_with_define_check_explain_and_unit() -> None:
@@ -81,7 +87,13 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
     assert FAMILIES == {f.name: f.unit for f in REGISTRY}
     assert model_module.FAMILIES == FAMILIES and optimizer.FAMILIES == FAMILIES
     assert FAMILIES["site_water"] == "m3" and FAMILIES["demand_balance"] == "H100e"
-    assert SOFT_FAMILIES == ("demand_balance", "commitment")
+    assert SOFT_FAMILIES == (
+        "demand_balance",
+        "commitment",
+        "take_or_pay",
+        "reservation",
+        "sla_tier",
+    )
     assert model_module.DEFINITION_FAMILIES == ("fleet_definition", "cluster_switch")
 
 
@@ -95,6 +107,9 @@ def test_result_routing_names_real_tables_and_columns() -> None:
         "supply_resource",
         "demand_balance",
         "commitment",
+        "take_or_pay",
+        "reservation",
+        "sla_tier",
     }
     for name, result in routed.items():
         assert result is not None
@@ -114,7 +129,11 @@ def test_every_row_family_of_a_built_default_model_is_registered() -> None:
         if path == DEFAULT_DATA:
             # carbon caps: the default data prices carbon (at 0) but sets no cap
             no_rows = {"chip_window", "site_hosting", "carbon_cap_period", "carbon_cap_horizon"}
+            no_rows |= CONTRACT_FAMILIES  # margin-mode families, checked below
             assert built == set(EXPECTED) - no_rows - CLUSTER_FAMILIES
+            margin = model_module.build_model(load_dataset(path), objective="margin")
+            by_margin = set(margin.constraints["family"].astype(str).unique())
+            assert CONTRACT_FAMILIES <= by_margin  # each contract term has rows in the data
     # the reference formulation has no region or pool balance
     compact_only = {"region_balance", "pool_balance"}
     m = model_module.build_model(load_dataset(DEFAULT_DATA), formulation="reference")

@@ -152,7 +152,8 @@ def summary_row(
 
     Keys: ``scenario, kind, param_<name>..., state, status, objective_usd, total_cost_usd,
     unmet_h100e, trainium_share, breach_mw, binding_families, binding_limits, time_s,
-    skipped, error`` (the error's first line).
+    skipped, error`` (the error's first line); ``margin_usd, revenue_usd`` after them
+    for a case solved in the margin objective.
     """
     e, o = entry, entry.get("outcomes") or {}
     row: dict[str, Any] = {"scenario": name, "kind": kind}
@@ -171,6 +172,8 @@ def summary_row(
         skipped=skipped,
         error=(e.get("error") or "").splitlines()[0] if e.get("error") else "",
     )
+    if "margin_usd" in o:  # a case solved in the margin objective
+        row.update(margin_usd=o.get("margin_usd"), revenue_usd=o.get("revenue_usd"))
     return row
 
 

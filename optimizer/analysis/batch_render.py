@@ -88,9 +88,9 @@ def _monte_carlo_table(mc: pd.DataFrame) -> Any:
     """Rich table of the P10/P50/P90/mean of each outcome over the Monte Carlo samples."""
     from rich.table import Table
 
-    from optimizer.analysis.outcomes import OUTCOMES, outcome_percentiles
+    from optimizer.analysis.outcomes import ALL_OUTCOMES, outcome_percentiles
 
-    pct = outcome_percentiles(mc, OUTCOMES)
+    pct = outcome_percentiles(mc, [o for o in ALL_OUTCOMES if o in mc])
     n_ok = int(mc["status"].isin(OK_STATUSES).sum())
     t = Table(title=f"Monte Carlo: {len(mc)} samples, {n_ok} with a plan")
     for c in ("outcome", "P10", "P50", "P90", "mean"):
@@ -98,7 +98,7 @@ def _monte_carlo_table(mc: pd.DataFrame) -> Any:
     for r in pct.itertuples(index=False):
         f = (
             (lambda x: _money_bn(x) + " bn")
-            if r.outcome == "total_cost_usd"
+            if r.outcome in ("total_cost_usd", "margin_usd", "revenue_usd")
             else ((lambda x: _num(x, ".1%")) if r.outcome == "trainium_share" else _num)
         )
         t.add_row(r.outcome, f(r.p10), f(r.p50), f(r.p90), f(r.mean))

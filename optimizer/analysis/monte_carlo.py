@@ -21,6 +21,7 @@ from optimizer.analysis.outcomes import (
     binding_families,
     binding_limits,
     binding_shares,
+    mode_outcomes,
     outcome_percentiles,
     plan_outcomes,
     plan_status,
@@ -167,13 +168,19 @@ def monte_carlo(
         rows.append(row)
     names = [f"sample {k}" for k in idx]
     results = solve_many(base, dsets, options, reuse=reuse, progress=progress, names=names)
-    return _summarise_samples(rows, dict(zip(idx, zip(dsets, results, strict=True), strict=True)))
+    by_k = dict(zip(idx, zip(dsets, results, strict=True), strict=True))
+    return _summarise_samples(rows, by_k, mode_outcomes(options))
 
 
 def _summarise_samples(
-    rows: list[dict[str, Any]], by_k: Mapping[int, tuple[Any, Any]]
+    rows: list[dict[str, Any]],
+    by_k: Mapping[int, tuple[Any, Any]],
+    outcomes: tuple[str, ...] = OUTCOMES,
 ) -> MonteCarloResult:
     """Fill each sample's row from its plan (``by_k``: sample -> (dataset, result)), summarise.
+
+    ``outcomes`` get percentiles (:func:`~optimizer.analysis.outcomes.mode_outcomes`: the
+    margin objective adds ``margin_usd`` and ``revenue_usd``).
 
     Samples without shadow prices count as unknown in the priced shares (see
     :class:`MonteCarloResult`).
@@ -184,7 +191,7 @@ def _summarise_samples(
     no_duals: list[Any] = []
     for k, row in enumerate(rows):
         if k not in by_k:
-            row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="", binding_limits="")
+            row.update(dict.fromkeys(outcomes, math.nan), binding_families="", binding_limits="")
             continue
         d, r = by_k[k]
         row["status"] = plan_status(r)
@@ -199,13 +206,13 @@ def _summarise_samples(
             if bp is None:
                 no_duals.append(r)
         else:
-            row.update(dict.fromkeys(OUTCOMES, math.nan), binding_families="", binding_limits="")
+            row.update(dict.fromkeys(outcomes, math.nan), binding_families="", binding_limits="")
     samples = pd.DataFrame(rows)
     cols = ["limit", "share_priced", "n", "n_priced"]
     lim_df = binding_shares(limits).rename(columns={"family": "limit"})[cols]
     return MonteCarloResult(
         samples,
-        outcome_percentiles(samples),
+        outcome_percentiles(samples, outcomes),
         binding_shares(priced, slack),
         lim_df,
         duals_note=_samples_duals_note(no_duals, len(priced)),

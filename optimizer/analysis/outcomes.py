@@ -9,7 +9,10 @@ the other:
   periods (H100e-quarters);
 * ``trainium_share``: served compute on chips of family ``trainium`` / all served
   compute (``assignment.h100e``, after derate; NaN when nothing is served);
-* ``breach_mw``: sum of ``commitments.breach_mw`` (MW-quarters).
+* ``breach_mw``: sum of ``commitments.breach_mw`` (MW-quarters);
+* ``margin_usd``, ``revenue_usd``: the margin objective's discounted margin and revenue
+  (``PlanResult.margin_usd``, ``revenue_usd``), for a plan solved in the margin
+  objective only.
 
 Binding families and limits are read from the ``shadow_prices`` result table. A plan
 whose solver returned no duals (:func:`optimizer.output.binding_limits.missing_duals`) has no known
@@ -31,17 +34,27 @@ from optimizer.output.binding_limits import missing_duals
 from optimizer.output.summary import OK_STATUSES
 
 __all__ = [
+    "ALL_OUTCOMES",
     "LIMIT_FAMILIES",
+    "MARGIN_OUTCOMES",
     "OUTCOMES",
     "binding_families",
     "binding_limits",
     "binding_shares",
+    "mode_outcomes",
     "outcome_percentiles",
     "plan_outcomes",
     "plan_status",
 ]
 
 OUTCOMES = ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw")
+
+#: Outcomes of the margin objective (NaN for a plan solved in the cost objective); the
+#: tornado and the Monte Carlo report them when asked (``outcomes=MARGIN_OUTCOMES``).
+MARGIN_OUTCOMES = ("margin_usd", "revenue_usd")
+
+#: Every outcome :func:`plan_outcomes` returns.
+ALL_OUTCOMES = OUTCOMES + MARGIN_OUTCOMES
 
 
 def plan_status(res: Any) -> str:
@@ -71,7 +84,9 @@ def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, floa
     dict
         ``total_cost_usd`` (USD, discounted; NaN without a solution),
         ``unmet_h100e`` (H100e-quarters), ``trainium_share`` (0-1, NaN when nothing
-        is served), ``breach_mw`` (MW-quarters).
+        is served), ``breach_mw`` (MW-quarters); for a plan of the margin objective
+        also ``margin_usd`` and ``revenue_usd`` (USD, discounted; NaN without a
+        solution).
     """
     obj = res.objective_usd
     dem = _tab(res, "demand")
@@ -92,12 +107,31 @@ def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, floa
         is_f = asg["chip"].astype(str).map(fam).eq(family).to_numpy()
         tot = h.sum()
         share = float(h[is_f].sum() / tot) if tot > 0 else float("nan")
-    return {
+    out = {
         "total_cost_usd": float("nan") if obj is None else float(obj),
         "unmet_h100e": unmet,
         "trainium_share": share,
         "breach_mw": breach,
     }
+    if getattr(res, "objective", "cost") == "margin":
+        out["margin_usd"] = _usd(getattr(res, "margin_usd", None))
+        out["revenue_usd"] = _usd(getattr(res, "revenue_usd", None))
+    return out
+
+
+def mode_outcomes(options: Any) -> tuple[str, ...]:
+    """Return the outcomes reported for plans solved with ``options``.
+
+    :data:`OUTCOMES`, and the :data:`MARGIN_OUTCOMES` after them in the margin objective.
+    """
+    if getattr(options, "objective", "cost") == "margin":
+        return ALL_OUTCOMES
+    return OUTCOMES
+
+
+def _usd(value: Any) -> float:
+    """Return ``value`` as a float (NaN when None)."""
+    return float("nan") if value is None else float(value)
 
 
 def binding_families(res: Any, tol: float = 1e-9, *, by: str = "price") -> set[str] | None:

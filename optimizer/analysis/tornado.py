@@ -16,7 +16,7 @@ from typing import Any
 import pandas as pd
 
 from capacity.scenario_spec import Override
-from optimizer.analysis.outcomes import OUTCOMES, plan_outcomes, plan_status
+from optimizer.analysis.outcomes import ALL_OUTCOMES, mode_outcomes, plan_outcomes, plan_status
 from optimizer.analysis.sweep import fill_level
 from optimizer.output.progress import ProgressLike, counted
 from optimizer.output.summary import OK_STATUSES
@@ -197,7 +197,7 @@ def tornado(
     options: Any = None,
     parameters: Sequence[TornadoParameter] | None = None,
     *,
-    outcomes: Sequence[str] = OUTCOMES,
+    outcomes: Sequence[str] | None = None,
     progress: ProgressLike | None = None,
 ) -> pd.DataFrame:
     """One-at-a-time sensitivity: move each parameter group to its low and high level.
@@ -209,8 +209,11 @@ def tornado(
     options : SolveOptions, optional
     parameters : sequence of TornadoParameter, optional
         Default :func:`default_tornado_parameters`.
-    outcomes : sequence of str
-        Outcomes reported (names of :func:`plan_outcomes`).
+    outcomes : sequence of str, optional
+        Outcomes reported (names of :func:`plan_outcomes`); default
+        :func:`~optimizer.analysis.outcomes.mode_outcomes` of ``options`` (the margin
+        objective adds ``margin_usd`` and ``revenue_usd``; the ranking key
+        ``swing_total_cost_usd`` is then the swing of cost - revenue = -margin).
     progress : ProgressLike, optional
         Counts the ``1 + 2 * len(parameters)`` solves (``base``, ``cowos low`` ...);
         a variant whose data does not validate counts as failed.
@@ -229,6 +232,7 @@ def tornado(
         When the base plan has no solution.
     """
     params = list(parameters) if parameters is not None else default_tornado_parameters(ds)
+    outcomes = mode_outcomes(options) if outcomes is None else tuple(outcomes)
     variants: list[list[Override]] = [[]]
     names = ["base"]
     for p in params:
@@ -248,11 +252,11 @@ def tornado(
             o = (
                 plan_outcomes(r, datasets[i])
                 if r is not None
-                else dict.fromkeys(OUTCOMES, math.nan)
+                else dict.fromkeys(ALL_OUTCOMES, math.nan)
             )
             st = plan_status(r) if r is not None else f"invalid: {errors.get(i, '')}"
             if r is not None and plan_status(r) not in OK_STATUSES:
-                o = dict.fromkeys(OUTCOMES, math.nan)
+                o = dict.fromkeys(ALL_OUTCOMES, math.nan)
             sides[side] = (level, o, st)
         swing = abs(sides["high"][1]["total_cost_usd"] - sides["low"][1]["total_cost_usd"])
         for side, (level, o, st) in sides.items():

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs, tolerance_option
+from optimizer.cli.options import Objective, ObjectiveOpt
 from optimizer.cli.scenarios import load_scenarios
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -107,6 +108,7 @@ def hedge(
     reference: _ReferenceOpt = False,
     out: _OutOpt = None,
     tree: _TreeOpt = None,
+    objective: ObjectiveOpt = Objective.cost,
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
     from rich.console import Console
@@ -119,13 +121,27 @@ def hedge(
     if tree is not None:
         from optimizer.cli.hedge_tree import hedge_tree
 
+        if objective == Objective.margin:
+            console.print(
+                "[red]--tree solves the cost objective only: drop --objective margin "
+                "or --tree.[/red]"
+            )
+            raise typer.Exit(2)
+
         with exit_on_interrupt(console):
             raise typer.Exit(hedge_tree(console, data, base, tree, first_stage.value, out))
     with exit_on_interrupt(console):
         names, dsets = _hedge_scenarios(console, data, base, samples, seed)
         if method == _HedgeMethod.extensive:
-            rp = _extensive_rp(console, names, dsets, first_stage.value)
+            rp = _extensive_rp(console, names, dsets, first_stage.value, objective=objective.value)
             raise typer.Exit(0 if rp is not None else 1)
+        if objective == Objective.margin:
+            console.print(
+                "[red]--objective margin is solved by the extensive form only: add "
+                "--method extensive (the L-shaped subproblems are built in the cost "
+                "objective).[/red]"
+            )
+            raise typer.Exit(2)
         p = _hedge_plan(
             console,
             names,
@@ -228,6 +244,7 @@ def _extensive_rp(
     dsets: list[Dataset],
     first_stage: str,
     lshaped_usd: float | None = None,
+    objective: str = "cost",
 ) -> float | None:
     """Solve the extensive form and print RP (or why there is none); return RP in USD.
 
@@ -237,10 +254,16 @@ def _extensive_rp(
     that no single first stage operates them all.
     """
     from optimizer.analysis.hedge import extensive_form_objective
+    from optimizer.plan.options import SolveOptions
 
+    options = SolveOptions(objective=objective)
     with console.status("Solving the extensive form ..."):
-        obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage)
+        obj, status, tm = extensive_form_objective(dsets, options=options, first_stage=first_stage)
     took = f"build {tm['build']:.1f} s, solve {tm['solve']:.1f} s"
+    if obj is not None and math.isfinite(obj) and objective == "margin":
+        # the objective is cost - revenue (the revenue constant included): margin = -obj
+        console.print(f"extensive form: {status}, expected margin = {-obj:,.0f} USD, {took}")
+        return obj
     if obj is not None and math.isfinite(obj):
         console.print(f"extensive form: {status}, RP = {obj:,.0f} USD, {took}")
         if lshaped_usd is not None:

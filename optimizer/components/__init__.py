@@ -41,7 +41,11 @@ Modules
 ``fleet``         fleet definition and assignment, chip capex (component).
 ``demand``        demand balance, commitments, the penalties (component).
 ``revenue``       revenue at customer prices for the margin objective (component).
+``contract_inputs``  contract terms per period, the escalated contract price.
+``contracts``     take-or-pay, reservations, service tiers (component).
+``contract_tables``  the contracts table.
 ``unit_economics`` delivered cost per H100e-hour by chip generation and workload.
+``net_revenue``   revenue, cost and margin per chip generation, site and period.
 ``region``        the region balance and the split of a compact plan to sites.
 ``pool``          region pools and their proportional split.
 ``service``       the compact service: region and pool balances (component).
@@ -77,6 +81,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from optimizer.components import (
+    contract_tables,
+    contracts,
     demand,
     demand_tables,
     fleet,
@@ -123,6 +129,7 @@ COMPONENTS: tuple[Component, ...] = (
     service.COMPONENT,
     replace(placement.COMPONENT, tables=placement_tables.TABLES),
     replace(power_check.COMPONENT, tables=power_tables.TABLES),
+    replace(contracts.COMPONENT, tables=contract_tables.TABLES),
 )
 activate(COMPONENTS)
 

@@ -36,6 +36,8 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import Component, CostTerm, ResultTable
+from optimizer.components.contract_inputs import period_prices
+from optimizer.components.net_revenue import NET_REVENUE
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.components.table_columns import CUSTOMER, F64, PERIOD, STR, WORKLOAD, col
@@ -85,10 +87,11 @@ def customer_prices(customers: pd.DataFrame, customer: object, workload: object)
 
 
 def _row_prices(scenario: ScenarioData, rows: pd.DataFrame) -> np.ndarray:
-    """Price per H100e-quarter of coded rows ``k, w`` (0 for a workload without a price)."""
+    """Price per H100e-quarter of coded rows ``k, w, t``: the contract's, else the spot price."""
     names = np.asarray(scenario.workload_names, dtype=object)[rows["w"].to_numpy()]
-    price = customer_prices(scenario.customers, rows["k"].to_numpy(), names)
-    return np.where(np.isnan(price), 0.0, price)
+    customers = scenario.customers["customer"].reindex(rows["k"].to_numpy()).to_numpy()
+    periods = np.asarray(scenario.dataset.periods, dtype=object)[rows["t"].to_numpy()]
+    return period_prices(scenario.dataset, customers, names, periods)
 
 
 def define_revenue(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -120,9 +123,9 @@ def _customer_revenue(ctx: PlanContext) -> pd.DataFrame:
     dm = ctx.table("demand")
     keys = ["customer", "workload", "period", "regions"]
     out = dm[keys].copy()
-    customers = ctx.dataset.table("customers").set_index("customer")
-    price = customer_prices(customers, dm["customer"].to_numpy(), dm["workload"].to_numpy())
-    price = np.where(np.isnan(price), 0.0, price)
+    price = period_prices(
+        ctx.dataset, dm["customer"].to_numpy(), dm["workload"].to_numpy(), dm["period"].to_numpy()
+    )
     periods = ctx.dataset.table("periods").set_index("period")["discount_factor"]
     disc = periods.reindex(dm["period"]).to_numpy(dtype=float)
     demand = dm["demand_h100e"].to_numpy(dtype=float)
@@ -180,7 +183,7 @@ COMPONENT = Component(
             "_usd_per_h100e_period (negative: revenue lowers cost - revenue)",
         ),
     ),
-    tables=(CUSTOMER_REVENUE, UNIT_ECONOMICS),
+    tables=(CUSTOMER_REVENUE, UNIT_ECONOMICS, NET_REVENUE),
 )
 
 
@@ -219,9 +222,9 @@ def revenue_dual_shift(model: Any) -> np.ndarray:
     t = rows["t"].to_numpy()
     for i, ds in enumerate(model.datasets):
         sel = scenario == i
-        table = ds.table("customers").set_index("customer")
-        price = customer_prices(table, customers[sel], workloads[sel])
+        labels = np.asarray(ds.periods, dtype=object)[t[sel]]
+        price = period_prices(ds, customers[sel], workloads[sel], labels)
         disc = ds.table("periods")["discount_factor"].to_numpy(dtype=float)[t[sel]]
-        out[sel] = -model.weights[i] * disc * np.where(np.isnan(price), 0.0, price)
+        out[sel] = -model.weights[i] * disc * price
     shift[demand] = out
     return shift

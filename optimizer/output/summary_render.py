@@ -135,10 +135,13 @@ def _print_problems(con: Console, s: PlanSummary) -> None:
 def _print_costs(con: Console, s: PlanSummary) -> None:
     """Print the discounted cost terms and the cash line (nothing without costs)."""
     if not s.costs.empty:
+        from optimizer.plan.cost_tables import CASH_KIND
+
+        # the cost mode has no revenue terms (revenue, contract billing, refunds, credits)
         parts = ", ".join(
             f"{t.replace('_', ' ')} {fmt_usd(v)}"
             for t, v in zip(s.costs["term"], s.costs["cost_usd"], strict=True)
-            if t != "revenue" or s.objective == "margin"  # no revenue term in the cost mode
+            if CASH_KIND.get(str(t)) != "revenue" or s.objective == "margin"
         )
         con.print(f"Costs (discounted; capex as in-horizon rent, the objective): {parts}")
         con.print(cash_line(s.costs, s.facility_twh, s.n_periods))

@@ -41,6 +41,10 @@ Metrics (plan value at period p for the rows matching the scope)
   (supply_utilisation table) over the four quarters ending at p (1 = sold out to the
   planner; a year, because chips can wait in inventory, so a single quarter's share
   is one of many equal-cost timings)
+* ``delivered_cost_ratio_vs_nvidia`` [ratio] = delivered cost per H100e-hour of the
+  scope's chips / that of the NVIDIA-vendor chips at p (unit_economics table: sum
+  cost_usd / sum served_h100e_hours, chip rent and energy); the record rows holding
+  it are vendor claims (price-performance), not measurements
 * ``cowos_wafers_per_month`` [wafers/month] = capacity of resource ``cowos_wafers``
   at p / 3 (the planner's allocation; an input check rather than a decision)
 
@@ -268,6 +272,20 @@ def _served_share_on_family(tables: Tables, ds: Any, filters: dict[str, str], pe
     return part / total if total > 0 else float("nan")
 
 
+def _cost_ratio_vs_nvidia(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
+    ue = tables.get("unit_economics")
+    if ue is None or not len(ue):
+        return float("nan")
+    ue = ue[ue["period"] == period]
+    nvidia = {k: v for k, v in filters.items() if k == "workload"} | {"vendor": "nvidia"}
+
+    def unit_cost(rows: pd.DataFrame) -> float:
+        hours = float(rows["served_h100e_hours"].sum())
+        return float(rows["cost_usd"].sum()) / hours if hours > 0 else float("nan")
+
+    return unit_cost(_select(ue, ds, filters)) / unit_cost(_select(ue, ds, nvidia))
+
+
 def _cowos_per_month(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
     su = tables["supply_utilisation"]
     row = su[(su["resource"] == "cowos_wafers") & (su["period"] == period)]
@@ -382,6 +400,14 @@ METRICS: dict[str, Metric] = {
             "the scope's customer at the period",
             _ASSIGN,
             _served_share_on_family,
+        ),
+        Metric(
+            "delivered_cost_ratio_vs_nvidia",
+            "ratio",
+            "delivered cost per H100e-hour (chip rent + energy, unit_economics) of the "
+            "scope's chips / that of the NVIDIA chips at the period",
+            ("chip", "family", "vendor", "workload"),
+            _cost_ratio_vs_nvidia,
         ),
         Metric(
             "cowos_wafers_per_month",

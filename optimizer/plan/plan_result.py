@@ -101,12 +101,15 @@ class PlanResult:
     def revenue_usd(self) -> float | None:
         """Discounted revenue of served demand in the margin mode (USD, >= 0).
 
-        Minus the ``revenue`` rows of the costs table; None in the cost mode or when
-        no solution exists.
+        Minus the rows of cash kind ``revenue`` of the costs table (the ``revenue``
+        term and the contract terms: take-or-pay billing and refunds, reservation fees
+        and refunds, SLA credits); None in the cost mode or when no solution exists.
         """
         if self.objective_usd is None or self.objective != "margin":
             return None
         costs = self.tables["costs"]
+        if "cash_kind" in costs:  # revenue and the contract terms (billing, refunds, credits)
+            return -float(costs.loc[costs["cash_kind"] == "revenue", "cost_usd"].sum())
         return -float(costs.loc[costs["term"] == "revenue", "cost_usd"].sum())
 
     @property

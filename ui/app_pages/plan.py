@@ -226,6 +226,24 @@ if tc is not None and len(tc):
     with st.expander("Training clusters per customer, site and quarter"):
         show_table(tc, key="plan_training_clusters")
 
+contracts = tables.get("contracts")
+if contracts is not None and len(contracts):
+    with st.expander("Contract terms per customer, workload and quarter"):
+        if margin is None:
+            st.caption(
+                "Cost objective: the terms are reported against this plan but not priced "
+                "in it; choose the margin objective to plan for take-or-pay floors, "
+                "reservations and service tiers."
+            )
+        else:
+            billed = float(contracts["billed_usd"].sum())
+            credits = float(contracts["credits_usd"].sum())
+            st.caption(
+                f"Billed under contract {fmt_usd(billed, 3)}; refunds and SLA credits "
+                f"{fmt_usd(credits, 3)} (discounted)."
+            )
+        show_table(contracts, key="plan_contracts")
+
 periods = list(ds.periods)
 no_duals = missing_duals(res)
 for row in charts.PLAN_CHARTS:

@@ -1,0 +1,88 @@
+"""Cross-table rules of the contract terms: windows, overlaps and the take-or-pay floor.
+
+Column bounds (a negative price, a tier outside 0-1) are the schema's
+(:data:`capacity.tables_demand.CONTRACT_TERMS`); the rules here read other rows and
+tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from capacity.schema import PERIOD_RE, period_index
+from capacity.validation import Finding
+
+__all__ = ["check_contracts"]
+
+_END = 10**9
+
+
+def _window(row: Any) -> tuple[int, int] | None:
+    """Return the (first, last) quarter ordinals of a contract row (None: unreadable)."""
+    start, end = str(row.from_period), str(row.to_period)
+    if not PERIOD_RE.match(start):
+        return None
+    return period_index(start), period_index(end) if PERIOD_RE.match(end) else _END
+
+
+def _peak_demand(demand: pd.DataFrame, customer: str, workload: str, lo: int, hi: int) -> float:
+    """Largest total demand (H100e, all region rows summed) of a customer's workload in lo..hi."""
+    d = demand[(demand["customer"].astype(str) == customer) & (demand["workload"] == workload)]
+    if d.empty:
+        return 0.0
+    at = d["period"].astype(str).map(period_index)
+    d = d[(at >= lo) & (at <= hi)]
+    if d.empty:
+        return 0.0
+    return float(d.groupby("period")["demand_h100e"].sum().max())
+
+
+def check_contracts(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Check contract rows: windows, overlaps and take-or-pay floors.
+
+    A contract must not end before it begins, two windows of one customer's workload
+    must not overlap, and a take-or-pay floor must not exceed the largest demand of
+    its window.
+
+    A floor above every quarter's demand of the contract is billed for compute the
+    customer never asks for: a data error, named at the row's ``take_or_pay_h100e``
+    cell with the demand it exceeds.
+
+    Returns
+    -------
+    list of Finding
+        Errors naming file, row, column and value.
+    """
+    terms = tables.get("contract_terms")
+    if terms is None or not len(terms):
+        return []
+    file, demand = files["contract_terms"], tables["demand"]
+    out: list[Finding] = []
+    seen: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
+    for i, row in enumerate(terms.itertuples(index=False)):
+        span = _window(row)
+        if span is None:
+            continue
+        lo, hi = span
+        key = (str(row.customer), str(row.workload))
+        if hi < lo:
+            msg = f"contract ends ({row.to_period}) before it begins ({row.from_period})"
+            out.append(Finding("error", file, i + 2, "to_period", str(row.to_period), msg))
+            continue
+        for j, a, b in seen.get(key, []):
+            if lo <= b and a <= hi:
+                msg = f"contract overlaps the contract of row {j} for {key[0]!r} {key[1]}"
+                out.append(Finding("error", file, i + 2, "from_period", str(row.from_period), msg))
+        seen.setdefault(key, []).append((i + 2, lo, hi))
+        floor = float(row.take_or_pay_h100e)
+        peak = _peak_demand(demand, *key, lo, hi)
+        if floor > peak * (1 + 1e-9):
+            msg = (
+                f"take-or-pay floor {floor:g} H100e is above the demand of {key[0]!r} "
+                f"{key[1]} in every quarter of the contract (largest {peak:g} H100e)"
+            )
+            out.append(Finding("error", file, i + 2, "take_or_pay_h100e", f"{floor:g}", msg))
+    return out

@@ -1,0 +1,141 @@
+"""Contract terms per period: the contract_terms table expanded over the horizon.
+
+A contract row of ``contract_terms`` (customer, workload, from_period..to_period)
+applies in each horizon period of its window. Its price in period ``p`` is::
+
+    price[k,w,p] = price0 * (1 + escalator) ** (index(p) - index(from_period))
+
+with ``price0`` the row's ``price_usd_per_h100e_period`` or, when blank, the customers
+table's price of the workload. Outside every contract window the customers table's
+price applies unescalated (spot). The dataset's validation keeps windows of one
+customer's workload from overlapping (:mod:`capacity.contract_checks`), so a period
+has at most one contract row.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from capacity.schema import period_index
+from optimizer.components.cells import is_blank
+
+__all__ = ["TERM_COLUMNS", "contract_periods", "period_prices"]
+
+#: Terms carried per contract period (besides the escalated price).
+TERM_COLUMNS = (
+    "take_or_pay_h100e",
+    "reservation_h100e",
+    "reservation_fee_usd_per_h100e_period",
+    "sla_served_share",
+    "sla_credit_usd_per_h100e",
+)
+
+_PRICE = {
+    "training": "price_training_usd_per_h100e_period",
+    "inference": "price_inference_usd_per_h100e_period",
+}
+
+_COLUMNS = [
+    "row",
+    "customer",
+    "workload",
+    "from_period",
+    "period",
+    "t",
+    "price_usd_per_h100e_period",
+]
+
+
+def _terms(dataset: Any) -> pd.DataFrame:
+    """Return the dataset's contract_terms table (empty when absent)."""
+    try:
+        return dataset.table("contract_terms")
+    except KeyError:
+        return pd.DataFrame()
+
+
+def contract_periods(dataset: Any) -> pd.DataFrame:
+    """Expand each contract row over the horizon periods of its window.
+
+    Parameters
+    ----------
+    dataset : Dataset
+        With ``periods``, ``customers`` and (optionally) ``contract_terms``.
+
+    Returns
+    -------
+    DataFrame
+        One row per contract row and period inside both the window and the horizon:
+        ``row`` (position in contract_terms), ``customer, workload, from_period,
+        period``, ``t`` (period position), ``price_usd_per_h100e_period`` (escalated,
+        USD per H100e-quarter) and the :data:`TERM_COLUMNS`.
+    """
+    terms = _terms(dataset)
+    periods = list(dataset.periods)
+    empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in _COLUMNS + list(TERM_COLUMNS)})
+    if not len(terms) or not periods:
+        return empty
+    p0, T = period_index(periods[0]), len(periods)
+    customers = dataset.table("customers").set_index("customer")
+    rows = []
+    for j, r in enumerate(terms.itertuples(index=False)):
+        start = period_index(str(r.from_period))
+        end = T - 1 + p0 if is_blank(r.to_period) else period_index(str(r.to_period))
+        base = r.price_usd_per_h100e_period
+        if is_blank(base) or pd.isna(base):
+            base = customers[_PRICE[str(r.workload)]].get(r.customer, np.nan)
+        esc = float(r.price_escalator_per_period)
+        for p in range(max(start, p0), min(end, p0 + T - 1) + 1):
+            price = float(base) * (1.0 + esc) ** (p - start)
+            terms_now = [float(getattr(r, c)) for c in TERM_COLUMNS]
+            rows.append(
+                [
+                    j,
+                    str(r.customer),
+                    str(r.workload),
+                    str(r.from_period),
+                    periods[p - p0],
+                    p - p0,
+                    price,
+                    *terms_now,
+                ]
+            )
+    if not rows:
+        return empty
+    out = pd.DataFrame(rows, columns=_COLUMNS + list(TERM_COLUMNS))
+    return out.astype({"row": np.int64, "t": np.int64})
+
+
+def period_prices(dataset: Any, customer: Any, workload: Any, period: Any) -> np.ndarray:
+    """Return the price of each (customer, workload, period): the contract's, else spot.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    customer, workload, period : array-like, shape (n,)
+        Customer IDs, workload names and period labels.
+
+    Returns
+    -------
+    ndarray, shape (n,)
+        USD per H100e-quarter, undiscounted (0 for an unknown customer or workload).
+    """
+    k = np.asarray(customer, dtype=object)
+    w = np.asarray(workload, dtype=object)
+    p = np.asarray(period, dtype=object)
+    customers = dataset.table("customers").set_index("customer")
+    out = np.zeros(len(k))
+    for name, column in _PRICE.items():
+        sel = w == name
+        if sel.any() and column in customers:
+            out[sel] = customers[column].reindex(k[sel]).fillna(0.0).to_numpy(dtype=float)
+    cp = contract_periods(dataset)
+    if len(cp) and len(k):
+        index = pd.MultiIndex.from_frame(cp[["customer", "workload", "period"]])
+        price = pd.Series(cp["price_usd_per_h100e_period"].to_numpy(dtype=float), index=index)
+        got = price.reindex(pd.MultiIndex.from_arrays([k, w, p])).to_numpy(dtype=float)
+        out = np.where(np.isnan(got), out, got)
+    return out

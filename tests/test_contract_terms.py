@@ -1,0 +1,215 @@
+"""Contract terms on hand-sized data: take-or-pay, reservations, SLA tiers, escalators.
+
+tests/data/lp_one: one quarter, customer ``a`` trains 500 H100e at 6,000 USD per
+H100e-quarter; a serving chip (1 H100e, 1 kW) costs 1,300 USD a quarter (rent 1,000 +
+energy 300), an idle one 1,150 (rent + 150 at the 0.5 idle factor). tests/data/lp_two
+adds 2026Q2 with 300 H100e of demand (discount factor 1 in both quarters).
+"""
+
+from __future__ import annotations
+
+import shutil
+
+import pandas as pd
+import pytest
+
+from capacity.dataset import load_dataset
+from capacity.validation import DataValidationError
+from optimizer import SolveOptions, Status, solve
+from tests.lp_helpers import LP_DATA, edit
+
+MARGIN = SolveOptions(objective="margin")
+
+
+def terms(**cells: object) -> pd.DataFrame:
+    """One contract row of customer a's training from 2026Q1 (defaults: no term)."""
+    row = {
+        "customer": "a",
+        "workload": "training",
+        "from_period": "2026Q1",
+        "to_period": "",
+        "price_usd_per_h100e_period": float("nan"),
+        "price_escalator_per_period": 0.0,
+        "take_or_pay_h100e": 0.0,
+        "reservation_h100e": 0.0,
+        "reservation_fee_usd_per_h100e_period": 0.0,
+        "sla_served_share": 0.0,
+        "sla_credit_usd_per_h100e": 0.0,
+    }
+    row.update(cells)
+    return pd.DataFrame([row])
+
+
+@pytest.fixture(scope="module")
+def one():
+    return load_dataset(LP_DATA / "lp_one")
+
+
+@pytest.fixture(scope="module")
+def two():
+    return load_dataset(LP_DATA / "lp_two")
+
+
+def term(r, name: str) -> float:
+    costs = r.tables["costs"]
+    return float(costs.loc[costs["term"] == name, "cost_usd"].sum())
+
+
+def quarter(r, period: str):
+    c = r.tables["contracts"]
+    return c[c["period"] == period].iloc[0]
+
+
+def test_take_or_pay_floor_is_billed_when_unused(two):
+    # floor 500 in both quarters; 2026Q2 asks 300: the customer pays 500 x 6,000 anyway.
+    # Holding the 200 unused H100e costs 150 USD each (full draw above idle on chips
+    # that are installed anyway), not holding them refunds 6,000: the plan holds them.
+    r = solve(two.replace(contract_terms=terms(take_or_pay_h100e=500.0)), MARGIN)
+    assert r.status == Status.optimal and not len(r.violations)
+    q2 = quarter(r, "2026Q2")
+    assert q2["take_or_pay_unused_h100e"] == pytest.approx(200.0)
+    assert q2["held_h100e"] == pytest.approx(500.0)
+    assert q2["take_or_pay_short_h100e"] == pytest.approx(0.0, abs=1e-6)
+    assert q2["billed_usd"] == pytest.approx(500 * 6000.0)
+    assert term(r, "take_or_pay_billing") == pytest.approx(-200 * 6000.0)
+    assert term(r, "take_or_pay_refund") == pytest.approx(0.0, abs=1e-6)
+    # margin by hand: each quarter bills 3.0M and costs 500 x 1,300
+    assert r.revenue_usd == pytest.approx(6e6, rel=1e-9)
+    assert r.margin_usd == pytest.approx(2 * (3e6 - 650_000.0), rel=1e-6)
+    base = solve(two, MARGIN)  # without the contract: 3.53M (2026Q2 bills 300 only)
+    assert base.margin_usd == pytest.approx(2.35e6 + 1.18e6, rel=1e-6)
+
+
+def test_take_or_pay_floor_not_held_is_refunded(two):
+    # 0.4 MW and no build: 400 chips. 2026Q1: 400 served + 100 unmet cover the floor;
+    # 2026Q2: 400 held of the 500 floor, the 100 not held are refunded at 6,000.
+    small = edit(two, "sites", initial_it_mw=0.4, max_build_mw_per_period=0.0)
+    r = solve(small.replace(contract_terms=terms(take_or_pay_h100e=500.0)), MARGIN)
+    assert r.status == Status.optimal and not len(r.violations)
+    assert quarter(r, "2026Q1")["take_or_pay_short_h100e"] == pytest.approx(0.0, abs=1e-6)
+    q2 = quarter(r, "2026Q2")
+    assert q2["take_or_pay_short_h100e"] == pytest.approx(100.0)
+    assert q2["credits_usd"] == pytest.approx(100 * 6000.0)
+    assert term(r, "take_or_pay_refund") == pytest.approx(100 * 6000.0)
+    # one more H100e of floor is one more H100e refunded: d(objective)/d(floor) = 6,000
+    assert q2["shadow_price_take_or_pay_usd_per_h100e"] == pytest.approx(6000.0, rel=1e-6)
+
+
+@pytest.mark.parametrize(("tier", "credit_h100e"), [(0.8, 0.0), (0.9, 50.0), (0.7, 0.0)])
+def test_sla_credit_appears_exactly_at_the_tier(one, tier, credit_h100e):
+    # 0.4 MW: 400 of 500 H100e served, a served share of exactly 0.8
+    small = edit(one, "sites", initial_it_mw=0.4, max_build_mw_per_period=0.0)
+    ds = small.replace(contract_terms=terms(sla_served_share=tier, sla_credit_usd_per_h100e=900.0))
+    r = solve(ds, MARGIN)
+    assert r.status == Status.optimal and not len(r.violations)
+    row = quarter(r, "2026Q1")
+    assert row["served_share"] == pytest.approx(0.8)
+    assert row["sla_short_h100e"] == pytest.approx(credit_h100e, abs=1e-6)
+    assert term(r, "sla_credit") == pytest.approx(900.0 * credit_h100e, abs=1e-6)
+    assert row["credits_usd"] == pytest.approx(900.0 * credit_h100e, abs=1e-6)
+
+
+def test_sla_dual_equals_the_finite_difference(one):
+    small = edit(one, "sites", initial_it_mw=0.4, max_build_mw_per_period=0.0)
+
+    def run(tier):
+        ds = small.replace(
+            contract_terms=terms(sla_served_share=tier, sla_credit_usd_per_h100e=900)
+        )
+        return solve(ds, MARGIN)
+
+    r0, r1 = run(0.9), run(0.902)  # tier x demand up by 1 H100e
+    assert r0.margin_usd - r1.margin_usd == pytest.approx(900.0, rel=1e-6)
+    row = quarter(r0, "2026Q1")
+    assert row["shadow_price_sla_usd_per_h100e"] == pytest.approx(900.0, rel=1e-6)
+
+
+@pytest.mark.parametrize(("fee", "held"), [(500.0, 500.0), (2000.0, 600.0)])
+def test_reservation_is_held_only_when_its_fee_beats_the_chip(one, fee, held):
+    # 600 H100e reserved, 500 asked: the 100 extra chips cost 1,300 each when held.
+    ds = one.replace(
+        contract_terms=terms(reservation_h100e=600.0, reservation_fee_usd_per_h100e_period=fee)
+    )
+    r = solve(ds, MARGIN)
+    assert r.status == Status.optimal and not len(r.violations)
+    row = quarter(r, "2026Q1")
+    assert row["held_h100e"] == pytest.approx(held)
+    assert row["reservation_short_h100e"] == pytest.approx(600.0 - held, abs=1e-6)
+    assert term(r, "reservation_fee") == pytest.approx(-600 * fee)
+    assert term(r, "reservation_refund") == pytest.approx((600.0 - held) * fee, abs=1e-6)
+    assert r.margin_usd == pytest.approx(
+        500 * 4700.0 + 600 * fee - (600.0 - held) * fee - (held - 500.0) * 1300.0, rel=1e-6
+    )
+
+
+def test_price_escalates_per_quarter_inside_the_contract(two):
+    ds = two.replace(contract_terms=terms(price_escalator_per_period=0.1))
+    r = solve(ds, MARGIN)
+    rev = r.tables["customer_revenue"].set_index("period")["price_usd_per_h100e_period"]
+    assert rev.to_dict() == pytest.approx({"2026Q1": 6000.0, "2026Q2": 6600.0})
+    assert term(r, "revenue") == pytest.approx(-(500 * 6000.0 + 300 * 6600.0))
+
+
+def test_contract_start_and_end_bound_the_contract_price(two):
+    # a contract price of 7,000 from 2026Q2: 2026Q1 keeps the customers table's 6,000
+    late = terms(from_period="2026Q2", price_usd_per_h100e_period=7000.0)
+    r = solve(two.replace(contract_terms=late), MARGIN)
+    rev = r.tables["customer_revenue"].set_index("period")["price_usd_per_h100e_period"]
+    assert rev.to_dict() == pytest.approx({"2026Q1": 6000.0, "2026Q2": 7000.0})
+    assert r.tables["contracts"]["period"].tolist() == ["2026Q2"]
+    # a contract that ended in 2026Q1 leaves 2026Q2 at the spot price
+    early = terms(to_period="2026Q1", price_usd_per_h100e_period=7000.0)
+    rev = solve(two.replace(contract_terms=early), MARGIN).tables["customer_revenue"]
+    assert rev.set_index("period")["price_usd_per_h100e_period"].to_dict() == pytest.approx(
+        {"2026Q1": 7000.0, "2026Q2": 6000.0}
+    )
+
+
+def test_cost_mode_keeps_its_penalty_plan_without_contract_rows(one):
+    small = edit(one, "sites", initial_it_mw=0.4, max_build_mw_per_period=0.0)
+    ds = small.replace(contract_terms=terms(sla_served_share=0.9, sla_credit_usd_per_h100e=900))
+    r = solve(ds, SolveOptions())
+    plain = solve(small, SolveOptions())
+    assert r.objective_usd == pytest.approx(plain.objective_usd, rel=1e-12)
+    assert term(r, "sla_credit") == term(r, "take_or_pay_billing") == 0.0
+    # the contracts table still reports the terms against the cost mode's plan
+    row = quarter(r, "2026Q1")
+    assert row["served_share"] == pytest.approx(0.8)
+    assert row["sla_short_h100e"] == 0.0
+
+
+def _bad(tmp_path, **cells):
+    d = tmp_path / "ds"
+    shutil.copytree(LP_DATA / "lp_one", d)
+    terms(**cells).to_csv(d / "contract_terms.csv", index=False)
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset(d)
+    return exc.value.errors
+
+
+@pytest.mark.parametrize(
+    ("cells", "column", "words"),
+    [
+        ({"price_usd_per_h100e_period": -1.0}, "price_usd_per_h100e_period", ""),
+        ({"take_or_pay_h100e": 600.0}, "take_or_pay_h100e", "above the demand"),
+        ({"sla_served_share": 1.2}, "sla_served_share", ""),
+        ({"sla_served_share": -0.1}, "sla_served_share", ""),
+        ({"to_period": "2025Q4"}, "to_period", "before it begins"),
+    ],
+)
+def test_bad_contract_terms_name_file_row_and_column(tmp_path, cells, column, words):
+    errs = _bad(tmp_path, **cells)
+    assert [(f.file, f.row, f.column) for f in errs] == [("contract_terms.csv", 2, column)]
+    assert words in errs[0].message
+
+
+def test_overlapping_contracts_are_refused(tmp_path):
+    d = tmp_path / "ds"
+    shutil.copytree(LP_DATA / "lp_two", d)
+    rows = pd.concat([terms(), terms(from_period="2026Q2")])
+    rows.to_csv(d / "contract_terms.csv", index=False)
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset(d)
+    (f,) = exc.value.errors
+    assert (f.file, f.row, f.column) == ("contract_terms.csv", 3, "from_period")
+    assert "overlaps the contract of row 2" in f.message
