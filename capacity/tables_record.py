@@ -47,6 +47,7 @@ RECORD_METRICS: dict[str, str] = {
     "served_share_on_family": "share",
     "supply_used_share_year": "share",
     "cowos_wafers_per_month": "wafers/month",
+    "delivered_cost_ratio_vs_nvidia": "ratio",
 }
 """Every metric a public-record row may name, with its unit (the formulas live in
 ``optimizer.plan.calibration.METRICS``; a test holds the two lists equal)."""
