@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 import pandas as pd
 import scipy.sparse as sp
 
@@ -85,7 +86,7 @@ class RiskSpec:
             raise ValueError(f"--weight: {self.weight!r} is not a risk weight >= 0")
 
 
-def value_at_risk(values: Sequence[float], weights: Sequence[float], alpha: float) -> float:
+def value_at_risk(values: ArrayLike, weights: ArrayLike, alpha: float) -> float:
     """Return ``VaR_alpha``: the least ``v`` with ``P(C <= v) >= alpha`` (USD).
 
     ``alpha = 0`` gives the smallest outcome with positive probability.
@@ -98,7 +99,7 @@ def value_at_risk(values: Sequence[float], weights: Sequence[float], alpha: floa
     return float(v[min(i, len(v) - 1)])
 
 
-def cvar(values: Sequence[float], weights: Sequence[float], alpha: float) -> float:
+def cvar(values: ArrayLike, weights: ArrayLike, alpha: float) -> float:
     """Return ``CVaR_alpha`` of a discrete distribution by sorting (not by an LP).
 
     The mean of the worst ``1 - alpha`` probability mass (a scenario on the boundary
@@ -125,7 +126,7 @@ def cvar(values: Sequence[float], weights: Sequence[float], alpha: float) -> flo
     return float((v[keep] * inside[keep]).sum() / tail)
 
 
-def _sorted(values: Sequence[float], weights: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _sorted(values: ArrayLike, weights: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     v = np.asarray(values, dtype=float)
     p = np.asarray(weights, dtype=float)
     p = p / p.sum()
@@ -133,7 +134,7 @@ def _sorted(values: Sequence[float], weights: Sequence[float]) -> tuple[np.ndarr
     return v[order], p[order]
 
 
-def risk_value(values: Sequence[float], weights: Sequence[float], spec: RiskSpec | None) -> float:
+def risk_value(values: ArrayLike, weights: ArrayLike, spec: RiskSpec | None) -> float:
     """Return ``rho = E[C] + L * CVaR_alpha(C)`` (the expectation when ``spec`` is None)."""
     p = np.asarray(weights, dtype=float)
     v = np.asarray(values, dtype=float)
@@ -146,9 +147,9 @@ def risk_value(values: Sequence[float], weights: Sequence[float], spec: RiskSpec
 
 
 def risk_summary(
-    values: Sequence[float], weights: Sequence[float], spec: RiskSpec | None
+    values: ArrayLike, weights: ArrayLike, spec: RiskSpec | None
 ) -> dict[str, float]:
-    """Result rows of a plan's risk: ``expected_cost_usd, var_usd, cvar_usd, risk_objective_usd``.
+    """Return a plan's risk rows: ``expected_cost_usd, var_usd, cvar_usd, risk_objective_usd``.
 
     ``alpha`` and ``risk_weight`` are the spec's (0.9 and 0 without one).
     """
@@ -258,7 +259,7 @@ def with_cvar(model: Any, spec: RiskSpec | None) -> Any:
         return model
     c, c0 = scenario_cost_rows(model)
     p = np.asarray(model.weights, dtype=float)
-    n_s, n = len(p), model.n_variables
+    n_s = len(p)
     cols = pd.DataFrame(
         {
             "kind": ["cvar_var"] + ["cvar_excess"] * n_s,
@@ -269,9 +270,7 @@ def with_cvar(model: Any, spec: RiskSpec | None) -> Any:
             "integer": False,
         }
     )
-    rows = pd.DataFrame(
-        {"family": CVAR_FAMILY, "scenario": range(n_s), "sense": "<=", "rhs": -c0}
-    )
+    rows = pd.DataFrame({"family": CVAR_FAMILY, "scenario": range(n_s), "sense": "<=", "rhs": -c0})
     extra = sp.hstack(
         [sp.csr_matrix(np.full((n_s, 1), -1.0)), -sp.identity(n_s, format="csr")], format="csr"
     )
@@ -279,11 +278,11 @@ def with_cvar(model: Any, spec: RiskSpec | None) -> Any:
 
 
 def check_cvar(
-    values: Sequence[float],
-    weights: Sequence[float],
+    values: ArrayLike,
+    weights: ArrayLike,
     spec: RiskSpec,
     var_usd: float,
-    excess_usd: Sequence[float],
+    excess_usd: ArrayLike,
     tolerance: float = 1e-6,
 ) -> pd.DataFrame:
     """Independent check of the CVaR rows: excess >= C_s - eta, >= 0, and the term exact.

@@ -7,12 +7,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from optimizer.plan.appended import solve_appended
 from optimizer.plan.deadline import start_deadline
-from optimizer.plan.model import build_stochastic_model
+from optimizer.plan.model import PlanningModel, build_stochastic_model
 from optimizer.plan.options import SolveOptions, Status
 from optimizer.plan.pipeline import solve_model
-from optimizer.plan.appended import solve_appended
-from optimizer.plan.model import PlanningModel
 from optimizer.plan.plan_result import PlanResult
 
 
