@@ -428,10 +428,12 @@ def extensive_form_objective(
     weights: Sequence[float] | None = None,
     options: Any = None,
     first_stage: str | Sequence[str] = "full",
+    risk: RiskSpec | None = None,
 ) -> tuple[float | None, str, dict[str, float]]:
     """Build and solve the extensive form only (the reference; no result tables).
 
-    ``first_stage`` is the shared decisions' definition, as in :func:`hedge_decomposed`.
+    ``first_stage`` is the shared decisions' definition, as in :func:`hedge_decomposed`;
+    with ``risk`` the objective is ``E + L * CVaR_alpha`` (:func:`with_cvar`).
 
     Returns
     -------
@@ -454,6 +456,7 @@ def extensive_form_objective(
         first_stage=first_stage,
         objective=options.objective,
     )
+    model = with_cvar(model, risk)
     t1 = time.perf_counter()
     raw = run_solver(model, options, lp_only=True)
     t2 = time.perf_counter()
