@@ -35,6 +35,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -223,7 +224,6 @@ def hedged_plan(
     """
     from optimizer.plan.options import SolveOptions
     from optimizer.plan.pipeline import solve
-    from optimizer.plan.stochastic import solve_stochastic
 
     options = options or SolveOptions()
     names, dsets = _scenario_datasets(ds, scenarios)
@@ -234,16 +234,8 @@ def hedged_plan(
 
     kinds = first_stage_kinds(first_stage)
     step = _Steps(progress)
-    extend = None if risk is None or risk.weight == 0 else (lambda m: with_cvar(m, risk))
-    sto = step(
-        "two-stage plan",
-        lambda: solve_stochastic(dsets, list(w), options, first_stage=kinds, extend=extend),
-    )
-    if sto.expected_objective_usd is None:
-        raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
-    hedged_costs = [float(r.objective_usd) for r in sto.scenarios]
+    sto, hedged_costs, checker = _two_stage(dsets, w, options, kinds, risk, step)
     rp = risk_value(hedged_costs, w, risk)
-    checker = _cvar_check_notes(hedged_costs, w, risk, sto.extra)
     notes += checker
     ws_res = _wait_and_see(names, dsets, options, step)
     ws = risk_value([float(r.objective_usd) for r in ws_res], w, risk)
@@ -276,6 +268,28 @@ def hedged_plan(
         notes=tuple(notes),
         risk=risk_summary(hedged_costs, w, risk),
     )
+
+
+def _two_stage(
+    dsets: Sequence[Any],
+    w: np.ndarray,
+    options: Any,
+    kinds: Sequence[str],
+    risk: RiskSpec | None,
+    step: _Steps,
+) -> tuple[Any, list[float], list[str]]:
+    """Solve the two-stage plan (with the CVaR rows when ``risk`` weighs); costs, checker notes."""
+    from optimizer.plan.stochastic import solve_stochastic
+
+    extend = None if risk is None or risk.weight == 0 else partial(with_cvar, spec=risk)
+    sto = step(
+        "two-stage plan",
+        lambda: solve_stochastic(dsets, list(w), options, first_stage=kinds, extend=extend),
+    )
+    if sto.expected_objective_usd is None:
+        raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
+    hedged_costs = [float(r.objective_usd) for r in sto.scenarios]
+    return sto, hedged_costs, _cvar_check_notes(hedged_costs, w, risk, sto.extra)
 
 
 def _cvar_check_notes(

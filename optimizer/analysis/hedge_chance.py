@@ -135,11 +135,7 @@ def chance_plan(
     )
     notes: list[str] = []
     if sto.expected_objective_usd is None:
-        notes.append(chance_wording(spec) + f" ({sto.message})")
-        empty = pd.DataFrame(columns=["scenario", "sample", "weight", "met", "cost_usd"])
-        return ChancePlan(
-            spec, sto.status.value, None, sto.mip_gap, 0.0, None, empty, {}, tuple(notes)
-        )
+        return _no_plan(spec, sto)
     met = met_by_scenario(sto.scenarios, spec)
     p_in = achieved_probability(met, w)
     status = sto.status.value
@@ -147,16 +143,7 @@ def chance_plan(
         status = "error"
         notes.append(f"checker: in-sample probability {p_in:.3f} below {spec.probability:.3f}")
     first = {t: sto.scenarios[0].tables.get(t, pd.DataFrame()) for t in _SHARED}
-    rows = [
-        {
-            "scenario": n_,
-            "sample": "in",
-            "weight": float(wi),
-            "met": bool(m),
-            "cost_usd": r.objective_usd,
-        }
-        for n_, wi, m, r in zip(labels, w, met, sto.scenarios, strict=True)
-    ]
+    rows = _rows(labels, "in", w, met, sto.scenarios)
     p_out = None
     if len(fresh):
         out_rows, p_out = _out_of_sample(fresh, fresh_names, spec, sto.scenarios[0], options, kinds)
@@ -175,6 +162,13 @@ def chance_plan(
     )
 
 
+def _no_plan(spec: ChanceSpec, sto: Any) -> ChancePlan:
+    """Return the chance-constrained plan that has no solution, with the wording why."""
+    empty = pd.DataFrame(columns=["scenario", "sample", "weight", "met", "cost_usd"])
+    note = chance_wording(spec) + f" ({sto.message})"
+    return ChancePlan(spec, sto.status.value, None, sto.mip_gap, 0.0, None, empty, {}, (note,))
+
+
 def _out_of_sample(
     fresh: Sequence[Any],
     names: Sequence[str] | None,
@@ -190,14 +184,20 @@ def _out_of_sample(
     met = met_by_scenario(results, spec)
     labels = list(names or [f"fresh{k}" for k in range(len(fresh))])
     w = np.full(len(fresh), 1.0 / len(fresh))
-    rows = [
+    return _rows(labels, "out", w, met, results), achieved_probability(met, w)
+
+
+def _rows(
+    labels: Sequence[str], sample: str, w: np.ndarray, met: np.ndarray, results: Sequence[Any]
+) -> list[dict[str, Any]]:
+    """``scenario, sample, weight, met, cost_usd`` per scenario."""
+    return [
         {
             "scenario": n,
-            "sample": "out",
+            "sample": sample,
             "weight": float(wi),
             "met": bool(m),
             "cost_usd": r.objective_usd,
         }
         for n, wi, m, r in zip(labels, w, met, results, strict=True)
     ]
-    return rows, achieved_probability(met, w)

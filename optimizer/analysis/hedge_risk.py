@@ -16,8 +16,8 @@ exchange argument); :func:`frontier_notes` says where a solve's tolerance broke 
 from __future__ import annotations
 
 import math
-from functools import partial
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np

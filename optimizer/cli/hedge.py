@@ -51,6 +51,10 @@ HEDGE_HELP = (
     "--weight L); VSS and EVPI are then differences of that risk objective. --frontier "
     "solves it for each of --weights and prints expected cost against CVaR (with --out, "
     "frontier.csv and the chart frontier.html).\n\n"
+    "--chance commitment:openai:0.9 asks that the customer's floors are met in at least "
+    "that share of the scenarios (--chance-method cvar: a convex approximation, an LP; "
+    "exact: one binary per scenario, a MIP with its gap), solved in the extensive form; "
+    "the achieved probability is reported in sample and over --fresh new draws.\n\n"
     "Options and --out are checked before anything is solved. A sampled scenario with no "
     "plan on its own is explained as 'capacity solve' explains an infeasible plan.\n\n"
     "Exit 0 when the plan is found (and within --tol of the reference), 1 otherwise, 2 "
@@ -126,6 +130,40 @@ _WeightsOpt = Annotated[
         callback=_weights_option, help="Risk weights of --frontier (default 0,0.1,0.25,0.5,1,2)."
     ),
 ]
+
+
+def _chance_option(value: str | None) -> str | None:
+    """Check ``--chance``: ``FAMILY:CUSTOMER:PROBABILITY`` with a probability in (0, 1]."""
+    from optimizer.plan.chance import parse_chance
+
+    if value is None:
+        return None
+    try:
+        parse_chance(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e).removeprefix("--chance: ")) from None
+    return value
+
+
+class _ChanceMethod(StrEnum):
+    cvar = "cvar"
+    exact = "exact"
+
+
+_ChanceOpt = Annotated[
+    str | None,
+    typer.Option(
+        callback=_chance_option,
+        help="Chance row FAMILY:CUSTOMER:PROBABILITY, e.g. commitment:openai:0.9 (extensive form).",
+    ),
+]
+_ChanceMethodOpt = Annotated[
+    _ChanceMethod,
+    typer.Option("--chance-method", help="cvar: convex approximation (LP); exact: MIP."),
+]
+_FreshOpt = Annotated[
+    int, typer.Option("--fresh", min=0, help="Out-of-sample scenarios for --chance.")
+]
 _OutOpt = Annotated[
     Path | None,
     typer.Option(
@@ -153,6 +191,9 @@ def hedge(
     weight: _WeightOpt = 1.0,
     frontier: _FrontierOpt = False,
     weights: _WeightsOpt = None,
+    chance: _ChanceOpt = None,
+    chance_method: _ChanceMethodOpt = _ChanceMethod.cvar,
+    fresh: _FreshOpt = 30,
     out: _OutOpt = None,
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
@@ -167,41 +208,20 @@ def hedge(
     console = Console()
     if out is not None:
         refuse_bad_out(console, out)
+    lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
+    lshaped["first_stage"] = first_stage.value
     with exit_on_interrupt(console):
         names, dsets = _hedge_scenarios(console, data, base, samples, seed)
+        if chance is not None:
+            spec_c = (chance, chance_method.value, fresh, first_stage.value)
+            raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, out))
         if frontier:
-            code = _frontier(
-                console,
-                dsets,
-                names,
-                method,
-                alpha,
-                weights,
-                out,
-                **dict(
-                    workers=workers,
-                    scheduler=scheduler,
-                    tol=tol,
-                    max_iter=max_iter,
-                    first_stage=first_stage.value,
-                ),
-            )
+            code = _frontier(console, dsets, names, method, alpha, weights, out, **lshaped)
             raise typer.Exit(code)
         if method == _HedgeMethod.extensive:
             rp = _extensive_rp(console, names, dsets, first_stage.value, risk=spec)
             raise typer.Exit(0 if rp is not None else 1)
-        p = _hedge_plan(
-            console,
-            names,
-            dsets,
-            workers=workers,
-            scheduler=scheduler,
-            tol=tol,
-            max_iter=max_iter,
-            progress=True,
-            first_stage=first_stage.value,
-            risk=spec,
-        )
+        p = _hedge_plan(console, names, dsets, progress=True, risk=spec, **lshaped)
         ok = _print_hedge(console, p, tol)
         if reference:
             rp = _extensive_rp(
@@ -445,4 +465,77 @@ def _write_frontier(console: Console, table: Any, out: Path, dataset_hash: str) 
         console.print(f"[red]error: --out {out}:[/red] the frontier was not written: {e}")
         return 1
     console.print(f"Tables: {run_dir}/ (frontier.csv, frontier.html)")
+    return 0
+
+
+def _chance(
+    console: Console,
+    data: Path,
+    base: str,
+    seed: int,
+    names: list[str],
+    dsets: list[Dataset],
+    spec_c: tuple[str, str, int, str],
+    out: Path | None,
+) -> int:
+    """Solve the chance-constrained plan; print its cost, gap and achieved probabilities."""
+    from rich.markup import escape
+
+    from optimizer.analysis.hedge_chance import chance_plan
+    from optimizer.plan.chance import parse_chance
+
+    text, method, n_fresh, first_stage = spec_c
+    spec = parse_chance(text, method)
+    fresh_names: list[str] = []
+    fresh: list[Dataset] = []
+    if n_fresh:
+        # other draws: a seed far from the plan's
+        fresh_names, fresh = _hedge_scenarios(console, data, base, n_fresh, seed + 1_000_003)
+    try:
+        with console.status(f"Solving the chance-constrained plan ({method}) ..."):
+            c = chance_plan(
+                dsets,
+                spec,
+                names=names,
+                fresh=fresh,
+                fresh_names=fresh_names,
+                first_stage=first_stage,
+            )
+    except ValueError as e:
+        console.print(f"[red]error:[/red] {escape(str(e))}")
+        return 2
+    for n in c.notes:
+        console.print(f"[yellow]note:[/yellow] {escape(n)}")
+    if c.expected_cost_usd is None:
+        return 1
+    gap = "-" if c.mip_gap is None else f"{c.mip_gap:.2e}"
+    oos = "-" if c.out_of_sample is None else f"{c.out_of_sample:.3f} over {len(fresh)} new draws"
+    rows = [
+        ("chance row", f"{spec.family} floors of {spec.customer} with p >= {spec.probability:g}"),
+        ("method", f"{method} (status {c.status}, MIP gap {gap})"),
+        ("expected cost", f"{c.expected_cost_usd:,.0f} USD"),
+        ("achieved in sample", f"{c.in_sample:.3f} over {len(dsets)} scenarios"),
+        ("achieved out of sample", oos),
+        ("time", f"{c.elapsed_s:.1f} s"),
+    ]
+    for label, v in rows:
+        console.print(f"{label:>32}: {v}")
+    code = 0 if c.status == "optimal" else 1
+    if out is not None:
+        code = max(code, _write_chance(console, c, out, dsets[0].hash))
+    return code
+
+
+def _write_chance(console: Console, c: Any, out: Path, dataset_hash: str) -> int:
+    """Write ``chance.csv`` (per scenario, in and out of sample) into a new run folder."""
+    from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.run_folder import claim_run_dir, default_run_id
+
+    try:
+        run_dir = claim_run_dir(out, "hedge-chance-" + default_run_id(dataset_hash))
+        write_csv_atomic(run_dir / "chance.csv", c.per_scenario)
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the table was not written: {e}")
+        return 1
+    console.print(f"Tables: {run_dir}/ (chance.csv)")
     return 0

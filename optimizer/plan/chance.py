@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 from optimizer.plan.risk import append_rows
 

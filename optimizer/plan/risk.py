@@ -28,14 +28,13 @@ excess. Result rows: :func:`risk_summary` (expected cost, VaR, CVaR, rho).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-from numpy.typing import ArrayLike
 import pandas as pd
 import scipy.sparse as sp
+from numpy.typing import ArrayLike
 
 __all__ = [
     "CVAR_FAMILY",
@@ -146,9 +145,7 @@ def risk_value(values: ArrayLike, weights: ArrayLike, spec: RiskSpec | None) -> 
     return mean + spec.weight * cvar(v, p, spec.alpha)
 
 
-def risk_summary(
-    values: ArrayLike, weights: ArrayLike, spec: RiskSpec | None
-) -> dict[str, float]:
+def risk_summary(values: ArrayLike, weights: ArrayLike, spec: RiskSpec | None) -> dict[str, float]:
     """Return a plan's risk rows: ``expected_cost_usd, var_usd, cvar_usd, risk_objective_usd``.
 
     ``alpha`` and ``risk_weight`` are the spec's (0.9 and 0 without one).
