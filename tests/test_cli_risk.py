@@ -45,3 +45,18 @@ def test_hedge_refuses_bad_risk_and_chance_values_before_any_solve(
     assert res.exit_code == 2, text
     assert f"Invalid value for '{option}'" in text, text
     assert words in text, text
+
+
+def test_hedge_with_cvar_matches_its_extensive_reference() -> None:
+    import re
+
+    res, text = _run(
+        ["hedge", str(TINY), "--samples", "2", "--risk", "cvar", "--workers", "0", "--reference"]
+    )
+    assert res.exit_code == 0, text
+    rho = float(re.search(r"rho = E \+ 1 CVaR \(RP\): ([\d,]+) USD", text)[1].replace(",", ""))
+    ef = float(re.search(r"extensive form: optimal, RP = ([\d,]+) USD", text)[1].replace(",", ""))
+    assert rho == pytest.approx(ef, rel=1e-4)
+    e = float(re.search(r"expected cost of the plan: ([\d,]+) USD", text)[1].replace(",", ""))
+    cv = float(re.search(r"CVaR 0.9: ([\d,]+) USD", text)[1].replace(",", ""))
+    assert rho == pytest.approx(e + cv, abs=2.0)  # printed to the dollar
