@@ -20,6 +20,10 @@ scenario, discounted, unweighted) and its constant moves to the right-hand side.
 binds at the hand value ``cvar_excess[s] = C_s - VaR`` for every scenario in the tail.
 With ``L = 0`` :func:`with_cvar` returns the model unchanged: today's expected-cost plan.
 
+Infeasibility: the CVaR rows can never make a plan infeasible (``eta`` is free and each
+excess unbounded above), so they need no wording in the explanation; a hedge without a
+plan fails for the reasons of its scenarios' own rows.
+
 Checker rows: :func:`check_cvar` recomputes CVaR from the scenario costs of the result
 tables by sorting (not by the LP) and flags an LP term that differs, or a negative
 excess. Result rows: :func:`risk_summary` (expected cost, VaR, CVaR, rho).
