@@ -14,4 +14,5 @@ Modules
 ``formats``        display formats (USD billions, tornado levels, column configs).
 ``progress_view``  progress bars of long runs and the click-to-result time.
 ``alternatives_view``  the Risk page's near-optimal ranges (range chart and table).
+``risk_aversion_view``  the Risk page's CVaR frontier and chance row (achieved probability).
 """

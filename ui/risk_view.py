@@ -233,8 +233,14 @@ def render_risk_sections(
         "(change them on the Plan page)."
     )
     # keyed: the chosen tab stays chosen when a run adds or removes elements above it
-    tab_t, tab_mc, tab_h, tab_a = st.tabs(
-        ["Tornado", "Monte Carlo", "Hedged plan (VSS, EVPI)", "Near-optimal ranges"],
+    tab_t, tab_mc, tab_h, tab_a, tab_r = st.tabs(
+        [
+            "Tornado",
+            "Monte Carlo",
+            "Hedged plan (VSS, EVPI)",
+            "Near-optimal ranges",
+            "Risk aversion (CVaR, chance)",
+        ],
         key="risk_tabs",
     )
     try:
@@ -253,6 +259,10 @@ def render_risk_sections(
         from ui.alternatives_view import alternatives_tab
 
         alternatives_tab(ds, opts)
+    with tab_r:
+        from ui.risk_aversion_view import risk_aversion_tab
+
+        risk_aversion_tab(base, opts)
 
 
 def _tornado_tab(tornado: ModuleType, ds: Dataset, params: list[Any], opts: Any) -> None:

@@ -28,6 +28,8 @@ Modules
 ``decompose_blocks``  L-shaped scenario subproblems: blocks of scenario LPs as Dask actors.
 ``decompose_master``  the L-shaped master LP: cuts, level projection, retained scenarios.
 ``decompose_result``  the decomposed plan's result record and its first-stage table.
+``hedge_risk``        the CVaR frontier: expected cost against CVaR per risk weight.
+``hedge_chance``      the chance-constrained hedged plan; achieved probability in and out of sample.
 ``alternatives_quantities``  the plan quantities of the alternatives as linear forms.
 ``alternatives``      near-optimal alternatives (MGA): ranges under a cost cap, their plans.
 ``alternatives_dask``  the alternatives on Dask: the quantities split over workers.

@@ -37,6 +37,15 @@ exceeds the extensive form's optimum by at most ``tol`` relative. When a master 
 is not operable in some scenario, the point is halved toward the best operable plan
 until every scenario operates it.
 
+Risk aversion (``risk=RiskSpec(alpha, L)``): the plan minimises
+``rho(V) = sum_s p_s V_s + L * CVaR_alpha(V)``; the cuts are unchanged and the master's
+objective is ``rho(theta)`` in Rockafellar-Uryasev form
+(:mod:`optimizer.analysis.decompose_master`); the upper bound is ``rho`` of an evaluated
+plan's scenario costs (computed by sorting, :func:`optimizer.plan.risk.risk_value`), and
+WS and EEV are ``rho`` of the wait-and-see and EV-plan costs, as in
+:func:`optimizer.analysis.hedge.hedged_plan`. :func:`hedge_frontier` sweeps ``L`` on one
+master: every cut, and every evaluated plan (a candidate incumbent), stays valid.
+
 VSS and EVPI come from the same solves: ``WS = sum_s p_s z_s``; the EV plan is the
 mean-value problem's first stage (:func:`optimizer.analysis.hedge.mean_value_dataset`; the
 heaviest scenario's plan when the mean is undefined); iteration 0 evaluates it in
@@ -69,8 +78,9 @@ from optimizer.plan.model import (
     build_stochastic_model,
     first_stage_universe,
 )
+from optimizer.plan.risk import RiskSpec, risk_summary, risk_value
 
-__all__ = ["DEFAULT_TOLERANCE", "hedge_decomposed"]
+__all__ = ["DEFAULT_TOLERANCE", "hedge_decomposed", "hedge_frontier"]
 
 #: Default relative gap (UB - LB) / |UB| at which the L-shaped method stops.
 DEFAULT_TOLERANCE = 1e-6
@@ -86,14 +96,27 @@ class _State:
     best_x: np.ndarray | None = None
     best_values: np.ndarray | None = None
     rows: list[dict[str, float]] = field(default_factory=list)
+    risk: RiskSpec | None = None
+    seen: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
 
     def offer(self, x: np.ndarray, cuts: Sequence[Cut]) -> float:
-        """Record the plan's expected cost; keep it when it is the best so far."""
+        """Record the plan's ``rho`` (expected cost without risk); keep the best so far."""
         values = np.array([c.value for c in cuts])
-        ub = float(self.w @ values) if all(c.ok for c in cuts) else math.inf
+        ub = risk_value(values, self.w, self.risk) if all(c.ok for c in cuts) else math.inf
+        if math.isfinite(ub):
+            self.seen.append((x, values))
         if ub < self.best_ub:
             self.best_ub, self.best_x, self.best_values = ub, x, values
         return ub
+
+    def rescore(self, risk: RiskSpec | None) -> None:
+        """Switch the risk measure; the incumbent is the best plan seen under it."""
+        self.risk, self.best_ub, self.best_x, self.best_values = risk, math.inf, None, None
+        self.rows = []
+        for x, values in self.seen:
+            ub = risk_value(values, self.w, risk)
+            if ub < self.best_ub:
+                self.best_ub, self.best_x, self.best_values = ub, x, values
 
 
 def _mean_value_point(
@@ -242,6 +265,7 @@ def hedge_decomposed(
     progress: bool = False,
     on_iteration: Callable[[Mapping[str, float]], None] | None = None,
     first_stage: str | Sequence[str] = "full",
+    risk: RiskSpec | None = None,
 ) -> DecomposedPlan:
     """Solve the hedged two-stage plan by the L-shaped method, subproblems on Dask.
 
@@ -280,6 +304,8 @@ def hedge_decomposed(
         The shared decisions: ``full`` (build, liquid, install, produce, retrofit;
         the default) or ``capacity`` (build, liquid, retrofit; chips are recourse),
         see :data:`optimizer.plan.model.FIRST_STAGE_SETS`.
+    risk : RiskSpec, optional
+        Minimise ``E + L * CVaR_alpha`` of the scenario costs (module docstring).
 
     Returns
     -------
@@ -288,25 +314,119 @@ def hedge_decomposed(
     Raises
     ------
     ValueError
-        For bad weights or names.
+        For bad weights or names, or ``retain`` with a risk weight.
     ScenarioInfeasibleError
         When a scenario alone has no optimum (a RuntimeError).
     RuntimeError
         When a master plan cannot be operated.
     """
+    return _run_risks(
+        datasets,
+        weights,
+        names,
+        [risk],
+        workers=workers,
+        scheduler=scheduler,
+        tol=tol,
+        max_iter=max_iter,
+        threads=threads,
+        retain=retain,
+        time_limit_s=time_limit_s,
+        progress=progress,
+        on_iteration=on_iteration,
+        first_stage=first_stage,
+    )[0]
+
+
+def hedge_frontier(
+    datasets: Sequence[Any],
+    risk_weights: Sequence[float],
+    alpha: float = 0.9,
+    weights: Sequence[float] | None = None,
+    names: Sequence[str] | None = None,
+    **kw: Any,
+) -> list[DecomposedPlan]:
+    """Solve the risk-averse hedged plan for each risk weight ``L``, on one master.
+
+    The scenario subproblems' cuts and every evaluated plan carry over from one ``L`` to
+    the next (module docstring), so later points start from a rich outer model.
+
+    Parameters
+    ----------
+    datasets : sequence of Dataset
+    risk_weights : sequence of float
+        The weights ``L >= 0`` of ``CVaR_alpha``, solved in this order.
+    alpha : float
+        CVaR level in [0, 1).
+    weights, names :
+        As :func:`hedge_decomposed`.
+    **kw :
+        The other keyword arguments of :func:`hedge_decomposed` (``retain`` must be 0).
+
+    Returns
+    -------
+    list of DecomposedPlan
+        One per weight, in order; each ``risk`` holds the expected cost and the CVaR.
+
+    Raises
+    ------
+    ValueError
+        For an alpha outside [0, 1) or a negative weight (naming ``--alpha`` or
+        ``--weight``), and as :func:`hedge_decomposed`.
+    """
+    risks = [RiskSpec(alpha, float(v)) for v in risk_weights]
+    return _run_risks(datasets, weights, names, risks, **kw)
+
+
+def _run_risks(
+    datasets: Sequence[Any],
+    weights: Sequence[float] | None,
+    names: Sequence[str] | None,
+    risks: Sequence[RiskSpec | None],
+    *,
+    workers: int = 2,
+    scheduler: str | None = None,
+    tol: float = DEFAULT_TOLERANCE,
+    max_iter: int = 200,
+    threads: int | None = None,
+    retain: int = 0,
+    time_limit_s: float | None = None,
+    progress: bool = False,
+    on_iteration: Callable[[Mapping[str, float]], None] | None = None,
+    first_stage: str | Sequence[str] = "full",
+) -> list[DecomposedPlan]:
+    """Run the L-shaped method once per risk measure on one set of blocks and one master."""
+    if retain and any(r is not None and r.weight > 0 for r in risks):
+        raise ValueError("--retain: scenarios held in the master cannot carry a risk weight")
     t_start = time.perf_counter()
     w, labels = _check_inputs(datasets, weights, names)
     notes: list[str] = []
     universe = first_stage_universe(datasets, first_stage)
+    out = []
     with open_blocks(datasets, universe, workers, scheduler, threads) as blocks:
         run = _start(blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)))
         run.timings["setup"] = run.timings["setup"] - t_start
-        t_ev = time.perf_counter()
         deadline = math.inf if time_limit_s is None else t_start + time_limit_s
-        lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration, deadline)
-        run.timings["iterations"] = time.perf_counter() - t_ev
-        worker_mb = float(sum(blocks.call("peak_rss_mb"))) if blocks.remote else 0.0
-    return _result(run, lb, tol, universe, datasets, notes, worker_mb, t_start)
+        for risk in risks:
+            t_ev = time.perf_counter()
+            _set_risk(run, risk)
+            lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration, deadline)
+            run.timings["iterations"] = time.perf_counter() - t_ev
+            worker_mb = float(sum(blocks.call("peak_rss_mb"))) if blocks.remote else 0.0
+            out.append(_result(run, lb, tol, universe, datasets, notes, worker_mb, t_start))
+    return out
+
+
+def _set_risk(run: _Run, risk: RiskSpec | None) -> None:
+    """Give the master and the bookkeeping ``risk``; iteration 0 row under it."""
+    weight, alpha = (0.0, 0.9) if risk is None else (risk.weight, risk.alpha)
+    run.master.set_risk(weight, alpha)
+    state = run.state
+    state.rescore(risk)
+    floors = np.array([c.value for c in run.ws])
+    row0 = {"iteration": 0.0, "lower_bound_usd": risk_value(floors, state.w, risk)}
+    row0["upper_bound_usd"] = state.best_ub
+    state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(run.master.n_cuts)})
 
 
 def _check_inputs(
@@ -382,8 +502,6 @@ def _start(
         if not c.ok:
             notes.append(f"the {ev_name} plan cannot be operated in {labels[c.scenario]}")
     master.add_cuts(ev_cuts)
-    row0 = {"iteration": 0.0, "lower_bound_usd": float(w @ floors), "upper_bound_usd": eev}
-    state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(master.n_cuts)})
     points = np.vstack([c.point for c in ws] + [x_ev])
     spread = points.max(axis=0) - points.min(axis=0)
     inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
@@ -444,7 +562,9 @@ def _result(
     if state.best_x is None or state.best_values is None:
         raise RuntimeError("no operable first stage was found")
     rp = state.best_ub
-    ws_usd = float(state.w @ np.array([c.value for c in run.ws]))
+    ws_usd = risk_value([c.value for c in run.ws], state.w, state.risk)
+    ev_values = [c.value if c.ok else math.inf for c in run.ev_cuts]
+    eev = risk_value(ev_values, state.w, state.risk)
     gap = (rp - lb) / max(abs(rp), 1.0)
     per = pd.DataFrame(
         {
@@ -465,8 +585,8 @@ def _result(
         gap_rel=gap,
         converged=gap <= tol,
         wait_and_see_usd=ws_usd,
-        eev_usd=run.eev,
-        vss_usd=run.eev - rp,
+        eev_usd=eev,
+        vss_usd=eev - rp,
         evpi_usd=rp - ws_usd,
         ev_problem=run.ev_name,
         iterations=pd.DataFrame(state.rows),
@@ -475,4 +595,5 @@ def _result(
         timings_s=timings,
         peak_mb={"client": client_mb, "workers": worker_mb},
         notes=tuple(notes),
+        risk=risk_summary(state.best_values, state.w, state.risk),
     )

@@ -15,6 +15,22 @@ gives the lower bound, the other the level projection. Each copy only gains cut
 rows and changes right-hand sides between iterations, so its last basis stays dual
 feasible and dual simplex restarts warm (one copy switching objectives twice per
 iteration spent about half of the run in the master at 10 scenarios).
+
+Risk aversion (:meth:`MasterProblem.set_risk`, ``E + L * CVaR_alpha``): the cuts do not
+change. Each cut bounds one scenario's whole cost ``V_s`` from below, and
+``rho(V) = sum_s p_s V_s + L * CVaR_alpha(V)`` is convex and non-decreasing in every
+``V_s``, so the multi-cut master stays a valid outer model once its objective is
+``rho(theta)``, written in the Rockafellar-Uryasev form with one free column ``eta``
+and one column ``v_s >= 0`` per scenario:
+
+    min  sum_s p_s theta_s + L * eta + L/(1 - alpha) * sum_s p_s v_s
+    s.t. v_s - theta_s + eta >= 0   (one row per scenario)      + cuts, induced rows
+
+and the level row bounds the same ``rho(theta)``. Because the cuts do not depend on
+``L``, a frontier over ``L`` keeps one master and all its cuts and only changes the
+objective (:func:`optimizer.analysis.decompose.hedge_frontier`). A single-cut master
+(one ``theta`` for the expectation) could not carry the CVaR: it needs each scenario's
+cost. Scenarios held exactly in the master (``retain``) are refused with a risk weight.
 """
 
 from __future__ import annotations
@@ -113,6 +129,7 @@ class MasterProblem:
         self.n_induced = int(a.shape[0])
         self.weights = weights.astype(float).copy()
         self._add_level_rows()
+        self._add_risk_columns()
         self.n_cuts = 0
         self.retained: set[int] = set()
         self.r_cost = np.zeros(self.n)
@@ -197,6 +214,41 @@ class MasterProblem:
         )
         self.level_row = self.first_level_row
 
+    def _add_risk_columns(self) -> None:
+        """``eta`` (free) and ``v_s >= 0`` with ``v_s - theta_s + eta >= 0``; cost 0 until set."""
+        import highspy
+
+        inf, k = highspy.kHighsInf, self.k
+        self.risk_base = self.h.getNumCol()
+        lo = np.concatenate([[-inf], np.zeros(k)])
+        highs_ok(
+            self.h.addCols(k + 1, np.zeros(k + 1), lo, np.full(k + 1, inf), 0, [], [], []), "v"
+        )
+        eta, v, theta = self.risk_base, self.risk_base + 1 + np.arange(k), self.n + np.arange(k)
+        index = np.column_stack([v, theta, np.full(k, eta)]).ravel().astype(np.int32)
+        value = np.tile([1.0, -1.0, 1.0], k)
+        starts = np.arange(0, 3 * k, 3, dtype=np.int32)
+        highs_ok(
+            self.h.addRows(k, np.zeros(k), np.full(k, inf), 3 * k, starts, index, value), "cvar"
+        )
+        self.risk_cost = np.zeros(k + 1)
+
+    def set_risk(self, weight: float, alpha: float) -> None:
+        """Minimise ``sum p theta + weight * CVaR_alpha(theta)`` (module docstring).
+
+        Raises
+        ------
+        ValueError
+            With a weight > 0 when scenarios are retained in the master.
+        """
+        if weight > 0 and self.retained:
+            raise ValueError("--retain: scenarios held in the master cannot carry a risk weight")
+        self.risk_cost = np.concatenate([[weight], weight * self.weights / (1.0 - alpha)])
+        cols = (self.risk_base + np.arange(self.k + 1)).astype(np.int32)
+        for c, v in zip(cols, self.risk_cost, strict=True):
+            highs_ok(self.h.changeCoeff(self.level_row, int(c), float(v)), "level")
+        self._set_objective(None)
+
     def _set_objective(self, project: tuple[np.ndarray, np.ndarray] | None) -> None:
         """Set ``hl``'s objective (``project`` None) or ``hp``'s (distance weights)."""
         n, k = self.n, self.k
@@ -205,6 +257,7 @@ class MasterProblem:
         cost = np.zeros(n_all)
         if project is None:
             cost[n : n + k] = self.weights
+            cost[self.risk_base : self.risk_base + k + 1] = self.risk_cost
             if self.retained:
                 cost[:n] = self.r_cost[:n]
                 cost[self.r_base :] = self.r_cost[n:]

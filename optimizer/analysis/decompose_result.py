@@ -49,6 +49,11 @@ class DecomposedPlan:
     peak_mb : Mapping[str, float]
         ``client`` and ``workers`` (sum over the block processes) ``ru_maxrss``.
     notes : tuple of str
+    risk : Mapping[str, float]
+        :func:`optimizer.plan.risk.risk_summary` of the plan's scenario costs (``alpha,
+        risk_weight, expected_cost_usd, var_usd, cvar_usd, risk_objective_usd``). With a
+        risk weight, ``expected_cost_usd`` above (RP), WS, EEV and the bounds are values
+        of ``rho = E + L * CVaR``; ``risk["expected_cost_usd"]`` is the plain expectation.
     """
 
     scenarios: tuple[str, ...]
@@ -68,6 +73,7 @@ class DecomposedPlan:
     timings_s: Mapping[str, float]
     peak_mb: Mapping[str, float]
     notes: tuple[str, ...] = field(default_factory=tuple)
+    risk: Mapping[str, float] = field(default_factory=dict)
 
 
 def first_stage_table(

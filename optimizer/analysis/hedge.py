@@ -20,6 +20,13 @@ named in ``HedgedPlan.notes``.
 
 :func:`extensive_form_objective` builds and solves the extensive form alone, the
 reference of the L-shaped decomposition (:mod:`optimizer.analysis.decompose`).
+
+Risk aversion (``risk=RiskSpec(alpha, L)``): the two-stage plan minimises
+``rho(C) = E[C] + L * CVaR_alpha(C)`` over the scenario costs ``C_s``
+(:mod:`optimizer.plan.risk`, the Rockafellar-Uryasev rows). RP, WS and EEV are then
+values of ``rho``: ``RP = rho(C(x_hedged))``, ``WS = rho(z)`` (each scenario alone),
+``EEV = rho(C(x_EV))``; ``VSS = EEV - RP`` and ``EVPI = RP - WS`` stay >= 0 (``rho`` is
+monotone). With ``L = 0`` every figure is today's expected-cost one.
 """
 
 from __future__ import annotations
@@ -28,6 +35,7 @@ import math
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -37,6 +45,7 @@ from optimizer.analysis.outcomes import plan_outcomes, plan_status
 from optimizer.output.progress import ProgressLike, counted
 from optimizer.plan.columns import first_stage_kinds
 from optimizer.plan.model import build_stochastic_model
+from optimizer.plan.risk import RiskSpec, check_cvar, risk_summary, risk_value, with_cvar
 
 __all__ = [
     "HedgedPlan",
@@ -116,14 +125,17 @@ class HedgedPlan:
     status : str
         Status of the stochastic solve.
     expected_cost_usd : float
-        RP: optimum of the two-stage LP (probability-weighted discounted cost).
+        RP: optimum of the two-stage LP (probability-weighted discounted cost); with a
+        risk weight, the hedged plan's expected cost (its ``rho``:
+        ``risk["risk_objective_usd"]``).
     wait_and_see_usd : float
-        WS = sum_s w_s z_s (each scenario solved alone).
+        WS = sum_s w_s z_s (each scenario solved alone); ``rho(z)`` with a risk weight.
     eev_usd : float
         Expected cost of the EV plan's first stage, re-solved per scenario
-        (inf when it cannot be operated in some scenario).
+        (inf when it cannot be operated in some scenario); ``rho`` of those costs with
+        a risk weight.
     vss_usd, evpi_usd : float
-        EEV - RP and RP - WS.
+        EEV - RP and RP - WS (RP the risk objective with a risk weight).
     ev_problem : str
         ``"mean_value"`` or the name of the scenario whose plan served as EV plan.
     per_scenario : DataFrame
@@ -136,6 +148,9 @@ class HedgedPlan:
     results : StochasticResult
         The stochastic solve (per-scenario PlanResults).
     notes : tuple of str
+    risk : dict
+        :func:`optimizer.plan.risk.risk_summary` of the hedged plan's scenario costs:
+        ``alpha, risk_weight, expected_cost_usd, var_usd, cvar_usd, risk_objective_usd``.
     """
 
     scenarios: tuple[str, ...]
@@ -151,6 +166,7 @@ class HedgedPlan:
     first_stage: Mapping[str, pd.DataFrame]
     results: Any = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    risk: Mapping[str, float] = field(default_factory=dict)
 
 
 #: Result tables of the shared decisions and the first-stage kind each one needs.
@@ -166,6 +182,7 @@ def hedged_plan(
     ev: str = "mean",
     first_stage: str | Sequence[str] = "full",
     progress: ProgressLike | None = None,
+    risk: RiskSpec | None = None,
 ) -> HedgedPlan:
     """Solve the hedged (two-stage stochastic) plan and its VSS and EVPI.
 
@@ -191,6 +208,8 @@ def hedged_plan(
     progress : ProgressLike, optional
         Counts the :func:`solve_count` solves by name (``two-stage plan``,
         ``neutral alone``, ``mean-value plan``, ``negative with the EV plan`` ...).
+    risk : RiskSpec, optional
+        Minimise ``E + L * CVaR_alpha`` of the scenario costs (module docstring).
 
     Returns
     -------
@@ -205,7 +224,6 @@ def hedged_plan(
     """
     from optimizer.plan.options import SolveOptions
     from optimizer.plan.pipeline import solve
-    from optimizer.plan.stochastic import solve_stochastic
 
     options = options or SolveOptions()
     names, dsets = _scenario_datasets(ds, scenarios)
@@ -216,14 +234,11 @@ def hedged_plan(
 
     kinds = first_stage_kinds(first_stage)
     step = _Steps(progress)
-    sto = step(
-        "two-stage plan", lambda: solve_stochastic(dsets, list(w), options, first_stage=kinds)
-    )
-    if sto.expected_objective_usd is None:
-        raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
-    rp = float(sto.expected_objective_usd)
+    sto, hedged_costs, checker = _two_stage(dsets, w, options, kinds, risk, step)
+    rp = risk_value(hedged_costs, w, risk)
+    notes += checker
     ws_res = _wait_and_see(names, dsets, options, step)
-    ws = float(sum(wi * r.objective_usd for wi, r in zip(w, ws_res, strict=True)))
+    ws = risk_value([float(r.objective_usd) for r in ws_res], w, risk)
 
     ev_plan, ev_name = _ev_plan(ev, names, dsets, w, ws_res, options, notes, step)
     eev_res = [
@@ -234,14 +249,14 @@ def hedged_plan(
         for n, d in zip(names, dsets, strict=True)
     ]
     eev_parts = _fixed_plan_costs(names, eev_res, ev_name, notes)
-    eev = float(sum(wi * c for wi, c in zip(w, eev_parts, strict=True)))
+    eev = risk_value(eev_parts, w, risk)
     first = sto.scenarios[0].tables
     fs = {t: first.get(t, pd.DataFrame()) for t, kind in _SHARED_TABLES if kind in kinds}
     return HedgedPlan(
         scenarios=names,
         weights=tuple(float(x) for x in w),
-        status=plan_status(sto),
-        expected_cost_usd=rp,
+        status="error" if checker else plan_status(sto),
+        expected_cost_usd=float(sto.expected_objective_usd),
         wait_and_see_usd=ws,
         eev_usd=eev,
         vss_usd=eev - rp,
@@ -251,7 +266,43 @@ def hedged_plan(
         first_stage=fs,
         results=sto,
         notes=tuple(notes),
+        risk=risk_summary(hedged_costs, w, risk),
     )
+
+
+def _two_stage(
+    dsets: Sequence[Any],
+    w: np.ndarray,
+    options: Any,
+    kinds: Sequence[str],
+    risk: RiskSpec | None,
+    step: _Steps,
+) -> tuple[Any, list[float], list[str]]:
+    """Solve the two-stage plan (with the CVaR rows when ``risk`` weighs); costs, checker notes."""
+    from optimizer.plan.stochastic import solve_stochastic
+
+    extend = None if risk is None or risk.weight == 0 else partial(with_cvar, spec=risk)
+    sto = step(
+        "two-stage plan",
+        lambda: solve_stochastic(dsets, list(w), options, first_stage=kinds, extend=extend),
+    )
+    if sto.expected_objective_usd is None:
+        raise RuntimeError(f"stochastic plan has no solution: {sto.message}")
+    hedged_costs = [float(r.objective_usd) for r in sto.scenarios]
+    return sto, hedged_costs, _cvar_check_notes(hedged_costs, w, risk, sto.extra)
+
+
+def _cvar_check_notes(
+    costs: Sequence[float], w: np.ndarray, risk: RiskSpec | None, extra: Any
+) -> list[str]:
+    """Checker rows of the CVaR term (:func:`optimizer.plan.risk.check_cvar`), as notes."""
+    if risk is None or risk.weight == 0 or extra is None:
+        return []
+    bad = check_cvar(costs, w, risk, float(extra[0]), extra[1 : 1 + len(costs)])
+    return [
+        f"checker: {r.family} {r.keys}: {r.lhs:,.0f} against {r.rhs:,.0f} USD"
+        for r in bad.itertuples()
+    ]
 
 
 class _Steps:
@@ -391,10 +442,12 @@ def extensive_form_objective(
     weights: Sequence[float] | None = None,
     options: Any = None,
     first_stage: str | Sequence[str] = "full",
+    risk: RiskSpec | None = None,
 ) -> tuple[float | None, str, dict[str, float]]:
     """Build and solve the extensive form only (the reference; no result tables).
 
-    ``first_stage`` is the shared decisions' definition, as in :func:`hedge_decomposed`.
+    ``first_stage`` is the shared decisions' definition, as in :func:`hedge_decomposed`;
+    with ``risk`` the objective is ``E + L * CVaR_alpha`` (:func:`with_cvar`).
 
     Returns
     -------
@@ -417,6 +470,7 @@ def extensive_form_objective(
         first_stage=first_stage,
         objective=options.objective,
     )
+    model = with_cvar(model, risk)
     t1 = time.perf_counter()
     raw = run_solver(model, options, lp_only=True)
     t2 = time.perf_counter()

@@ -26,6 +26,11 @@ class _HedgeMethod(StrEnum):
     extensive = "extensive"
 
 
+class _Risk(StrEnum):
+    none = "none"
+    cvar = "cvar"
+
+
 class _FirstStage(StrEnum):
     capacity = "capacity"
     full = "full"
@@ -46,6 +51,14 @@ HEDGE_HELP = (
     "--tree TREE.yaml solves the multi-stage plan over a scenario tree (stages at chosen "
     "quarters, branch probabilities, overrides per branch) as one extensive form with "
     "non-anticipativity per node, and its value over the two-stage hedge on the same leaves.\n\n"
+    "--risk cvar minimises E[cost] + L * CVaR_alpha(cost) over the scenarios (--alpha, "
+    "--weight L); VSS and EVPI are then differences of that risk objective. --frontier "
+    "solves it for each of --weights and prints expected cost against CVaR (with --out, "
+    "frontier.csv and the chart frontier.html).\n\n"
+    "--chance commitment:openai:0.9 asks that the customer's floors are met in at least "
+    "that share of the scenarios (--chance-method cvar: a convex approximation, an LP; "
+    "exact: one binary per scenario, a MIP with its gap), solved in the extensive form; "
+    "the achieved probability is reported in sample and over --fresh new draws.\n\n"
     "Options and --out are checked before anything is solved. A sampled scenario with no "
     "plan on its own is explained as 'capacity solve' explains an infeasible plan.\n\n"
     "Exit 0 when the plan is found (and within --tol of the reference), 1 otherwise, 2 "
@@ -84,6 +97,85 @@ _TreeOpt = Annotated[
         "(extensive form; --samples, --method and --reference are then not used).",
     ),
 ]
+
+
+def _alpha_option(value: float) -> float:
+    """Check ``--alpha``: a CVaR level in [0, 1)."""
+    if not (math.isfinite(value) and 0 <= value < 1):
+        raise typer.BadParameter(f"{value:g} is not a CVaR level: give a number in [0, 1)")
+    return value
+
+
+def _weight_option(value: float) -> float:
+    """Check ``--weight``: a risk weight >= 0."""
+    if not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"{value:g} is not a risk weight: give a number >= 0")
+    return value
+
+
+def _weights_option(value: str | None) -> str | None:
+    """Check ``--weights``: comma-separated risk weights >= 0."""
+    from optimizer.analysis.hedge_risk import parse_weights
+
+    if value is None:
+        return None
+    try:
+        parse_weights(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e).removeprefix("--weights: ")) from None
+    return value
+
+
+_RiskOpt = Annotated[_Risk, typer.Option("--risk", help="Risk measure of the plan's cost.")]
+_AlphaOpt = Annotated[
+    float, typer.Option(callback=_alpha_option, help="CVaR level in [0, 1) (--risk cvar).")
+]
+_WeightOpt = Annotated[
+    float, typer.Option(callback=_weight_option, help="Weight L >= 0 of the CVaR (--risk cvar).")
+]
+_FrontierOpt = Annotated[
+    bool, typer.Option("--frontier", help="Sweep --weights: expected cost against CVaR.")
+]
+_WeightsOpt = Annotated[
+    str | None,
+    typer.Option(
+        callback=_weights_option, help="Risk weights of --frontier (default 0,0.1,0.25,0.5,1,2)."
+    ),
+]
+
+
+def _chance_option(value: str | None) -> str | None:
+    """Check ``--chance``: ``FAMILY:CUSTOMER:PROBABILITY`` with a probability in (0, 1]."""
+    from optimizer.plan.chance import parse_chance
+
+    if value is None:
+        return None
+    try:
+        parse_chance(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e).removeprefix("--chance: ")) from None
+    return value
+
+
+class _ChanceMethod(StrEnum):
+    cvar = "cvar"
+    exact = "exact"
+
+
+_ChanceOpt = Annotated[
+    str | None,
+    typer.Option(
+        callback=_chance_option,
+        help="Chance row FAMILY:CUSTOMER:PROBABILITY, e.g. commitment:openai:0.9 (extensive form).",
+    ),
+]
+_ChanceMethodOpt = Annotated[
+    _ChanceMethod,
+    typer.Option("--chance-method", help="cvar: convex approximation (LP); exact: MIP."),
+]
+_FreshOpt = Annotated[
+    int, typer.Option("--fresh", min=0, help="Out-of-sample scenarios for --chance.")
+]
 _OutOpt = Annotated[
     Path | None,
     typer.Option(
@@ -106,6 +198,14 @@ def hedge(
     tol: _TolOpt = 1e-4,
     max_iter: _MaxIterOpt = 300,
     reference: _ReferenceOpt = False,
+    risk: _RiskOpt = _Risk.none,
+    alpha: _AlphaOpt = 0.9,
+    weight: _WeightOpt = 1.0,
+    frontier: _FrontierOpt = False,
+    weights: _WeightsOpt = None,
+    chance: _ChanceOpt = None,
+    chance_method: _ChanceMethodOpt = _ChanceMethod.cvar,
+    fresh: _FreshOpt = 30,
     out: _OutOpt = None,
     tree: _TreeOpt = None,
     objective: ObjectiveOpt = Objective.cost,
@@ -113,27 +213,46 @@ def hedge(
     """Solve the hedged plan (see HEDGE_HELP)."""
     from rich.console import Console
 
-    require_highs("capacity hedge")
+    from optimizer.plan.risk import RiskSpec
 
+    require_highs("capacity hedge")
+    if frontier and risk != _Risk.cvar:
+        raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
+    spec = RiskSpec(alpha, weight) if risk == _Risk.cvar else None
     console = Console()
     if out is not None:
         refuse_bad_out(console, out)
     if tree is not None:
         from optimizer.cli.hedge_tree import hedge_tree
 
-        if objective == Objective.margin:
+        if objective == Objective.margin or spec is not None or chance is not None:
             console.print(
-                "[red]--tree solves the cost objective only: drop --objective margin "
-                "or --tree.[/red]"
+                "[red]--tree solves the cost objective, risk neutral: drop --objective "
+                "margin, --risk and --chance, or --tree.[/red]"
             )
             raise typer.Exit(2)
-
         with exit_on_interrupt(console):
             raise typer.Exit(hedge_tree(console, data, base, tree, first_stage.value, out))
+    if objective == Objective.margin and (spec is not None or chance is not None):
+        console.print(
+            "[red]--risk and --chance hedge the cost objective: drop --objective margin "
+            "or them.[/red]"
+        )
+        raise typer.Exit(2)
+    lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
+    lshaped["first_stage"] = first_stage.value
     with exit_on_interrupt(console):
         names, dsets = _hedge_scenarios(console, data, base, samples, seed)
+        if chance is not None:
+            spec_c = (chance, chance_method.value, fresh, first_stage.value)
+            raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, out))
+        if frontier:
+            code = _frontier(console, dsets, names, method, alpha, weights, out, **lshaped)
+            raise typer.Exit(code)
         if method == _HedgeMethod.extensive:
-            rp = _extensive_rp(console, names, dsets, first_stage.value, objective=objective.value)
+            rp = _extensive_rp(
+                console, names, dsets, first_stage.value, risk=spec, objective=objective.value
+            )
             raise typer.Exit(0 if rp is not None else 1)
         if objective == Objective.margin:
             console.print(
@@ -142,20 +261,12 @@ def hedge(
                 "objective).[/red]"
             )
             raise typer.Exit(2)
-        p = _hedge_plan(
-            console,
-            names,
-            dsets,
-            workers=workers,
-            scheduler=scheduler,
-            tol=tol,
-            max_iter=max_iter,
-            progress=True,
-            first_stage=first_stage.value,
-        )
+        p = _hedge_plan(console, names, dsets, progress=True, risk=spec, **lshaped)
         ok = _print_hedge(console, p, tol)
         if reference:
-            rp = _extensive_rp(console, names, dsets, first_stage.value, p.expected_cost_usd)
+            rp = _extensive_rp(
+                console, names, dsets, first_stage.value, p.expected_cost_usd, risk=spec
+            )
             ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
     code = 0 if ok else 1
     if out is not None:
@@ -195,10 +306,12 @@ def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: 
     """
     from rich.markup import escape
 
-    from optimizer.analysis.decompose import hedge_decomposed
+    from optimizer.analysis.decompose import hedge_decomposed, hedge_frontier
     from optimizer.analysis.decompose_cuts import ScenarioInfeasibleError
 
     try:
+        if "risk_weights" in kw:
+            return hedge_frontier(dsets, names=names, **kw)
         return hedge_decomposed(dsets, names=names, **kw)
     except ScenarioInfeasibleError as e:
         console.print(
@@ -245,6 +358,7 @@ def _extensive_rp(
     first_stage: str,
     lshaped_usd: float | None = None,
     objective: str = "cost",
+    risk: Any = None,
 ) -> float | None:
     """Solve the extensive form and print RP (or why there is none); return RP in USD.
 
@@ -258,7 +372,9 @@ def _extensive_rp(
 
     options = SolveOptions(objective=objective)
     with console.status("Solving the extensive form ..."):
-        obj, status, tm = extensive_form_objective(dsets, options=options, first_stage=first_stage)
+        obj, status, tm = extensive_form_objective(
+            dsets, options=options, first_stage=first_stage, risk=risk
+        )
     took = f"build {tm['build']:.1f} s, solve {tm['solve']:.1f} s"
     if obj is not None and math.isfinite(obj) and objective == "margin":
         # the objective is cost - revenue (the revenue constant included): margin = -obj
@@ -295,6 +411,15 @@ def _print_hedge(console: Console, p: Any, tol: float) -> bool:
         ("VSS = EEV - RP", p.vss_usd),
         ("EVPI = RP - WS", p.evpi_usd),
     ]
+    if p.risk and p.risk.get("risk_weight", 0.0) > 0:
+        r = p.risk
+        rows = [
+            (f"rho = E + {r['risk_weight']:g} CVaR (RP)", p.expected_cost_usd),
+            ("expected cost of the plan", r["expected_cost_usd"]),
+            (f"VaR {r['alpha']:g}", r["var_usd"]),
+            (f"CVaR {r['alpha']:g}", r["cvar_usd"]),
+            *[(k.replace("RP", "rho"), v) for k, v in rows[1:]],
+        ]
     for label, v in rows:
         console.print(f"{label:>32}: {v:,.0f} USD")
     console.print(
@@ -324,4 +449,142 @@ def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> 
         console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1
     console.print(f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv)")
+    return 0
+
+
+def _frontier(
+    console: Console,
+    dsets: list[Dataset],
+    names: list[str],
+    method: _HedgeMethod,
+    alpha: float,
+    weights: str | None,
+    out: Path | None,
+    **kw: Any,
+) -> int:
+    """Solve and print the frontier (expected cost against CVaR); write it under ``--out``."""
+    from rich.table import Table
+
+    from optimizer.analysis.hedge_risk import (
+        DEFAULT_FRONTIER_WEIGHTS,
+        extensive_frontier,
+        frontier_notes,
+        frontier_table,
+        parse_weights,
+    )
+
+    lams = DEFAULT_FRONTIER_WEIGHTS if weights is None else parse_weights(weights)
+    if method == _HedgeMethod.extensive:
+        with console.status(f"Solving the extensive form at {len(lams)} risk weights ..."):
+            table = extensive_frontier(dsets, lams, alpha, first_stage=kw["first_stage"])
+    else:
+        plans = _hedge_plan(console, names, dsets, risk_weights=lams, alpha=alpha, **kw)
+        table = frontier_table(plans)
+    shown = Table(title=f"Frontier: expected cost against CVaR {alpha:g} (USD B)")
+    for c in ("L", "expected", "VaR", "CVaR", "E + L CVaR", "status"):
+        shown.add_column(c, justify="right")
+    for r in table.itertuples():
+        shown.add_row(
+            f"{r.risk_weight:g}",
+            *(f"{v / 1e9:,.3f}" for v in (r.expected_cost_usd, r.var_usd, r.cvar_usd)),
+            f"{r.risk_objective_usd / 1e9:,.3f}",
+            str(r.status),
+        )
+    console.print(shown)
+    for n in frontier_notes(table):
+        console.print(f"[yellow]note:[/yellow] {n}")
+    ok = bool(table["expected_cost_usd"].notna().all())
+    code = 0 if ok else 1
+    if out is not None:
+        code = max(code, _write_frontier(console, table, out, dsets[0].hash))
+    return code
+
+
+def _write_frontier(console: Console, table: Any, out: Path, dataset_hash: str) -> int:
+    """Write ``frontier.csv`` and the chart ``frontier.html`` into a new run folder."""
+    from optimizer.analysis.hedge_risk import frontier_figure
+    from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.run_folder import claim_run_dir, default_run_id
+
+    try:
+        run_dir = claim_run_dir(out, "hedge-frontier-" + default_run_id(dataset_hash))
+        write_csv_atomic(run_dir / "frontier.csv", table)
+        frontier_figure(table).write_html(run_dir / "frontier.html", include_plotlyjs=True)
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the frontier was not written: {e}")
+        return 1
+    console.print(f"Tables: {run_dir}/ (frontier.csv, frontier.html)")
+    return 0
+
+
+def _chance(
+    console: Console,
+    data: Path,
+    base: str,
+    seed: int,
+    names: list[str],
+    dsets: list[Dataset],
+    spec_c: tuple[str, str, int, str],
+    out: Path | None,
+) -> int:
+    """Solve the chance-constrained plan; print its cost, gap and achieved probabilities."""
+    from rich.markup import escape
+
+    from optimizer.analysis.hedge_chance import chance_plan
+    from optimizer.plan.chance import parse_chance
+
+    text, method, n_fresh, first_stage = spec_c
+    spec = parse_chance(text, method)
+    fresh_names: list[str] = []
+    fresh: list[Dataset] = []
+    if n_fresh:
+        # other draws: a seed far from the plan's
+        fresh_names, fresh = _hedge_scenarios(console, data, base, n_fresh, seed + 1_000_003)
+    try:
+        with console.status(f"Solving the chance-constrained plan ({method}) ..."):
+            c = chance_plan(
+                dsets,
+                spec,
+                names=names,
+                fresh=fresh,
+                fresh_names=fresh_names,
+                first_stage=first_stage,
+            )
+    except ValueError as e:
+        console.print(f"[red]error:[/red] {escape(str(e))}")
+        return 2
+    for n in c.notes:
+        console.print(f"[yellow]note:[/yellow] {escape(n)}")
+    if c.expected_cost_usd is None:
+        return 1
+    gap = "-" if c.mip_gap is None else f"{c.mip_gap:.2e}"
+    oos = "-" if c.out_of_sample is None else f"{c.out_of_sample:.3f} over {len(fresh)} new draws"
+    rows = [
+        ("chance row", f"{spec.family} floors of {spec.customer} with p >= {spec.probability:g}"),
+        ("method", f"{method} (status {c.status}, MIP gap {gap})"),
+        ("expected cost", f"{c.expected_cost_usd:,.0f} USD"),
+        ("achieved in sample", f"{c.in_sample:.3f} over {len(dsets)} scenarios"),
+        ("achieved out of sample", oos),
+        ("time", f"{c.elapsed_s:.1f} s"),
+    ]
+    for label, v in rows:
+        console.print(f"{label:>32}: {v}")
+    code = 0 if c.status == "optimal" else 1
+    if out is not None:
+        code = max(code, _write_chance(console, c, out, dsets[0].hash))
+    return code
+
+
+def _write_chance(console: Console, c: Any, out: Path, dataset_hash: str) -> int:
+    """Write ``chance.csv`` (per scenario, in and out of sample) into a new run folder."""
+    from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.run_folder import claim_run_dir, default_run_id
+
+    try:
+        run_dir = claim_run_dir(out, "hedge-chance-" + default_run_id(dataset_hash))
+        write_csv_atomic(run_dir / "chance.csv", c.per_scenario)
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the table was not written: {e}")
+        return 1
+    console.print(f"Tables: {run_dir}/ (chance.csv)")
     return 0

@@ -31,4 +31,7 @@ Modules
 ``plan_result``    :class:`PlanResult` and its assembly from a raw solution.
 ``pipeline``       the pipe: build -> solve -> check -> tables -> :class:`PlanResult`.
 ``stochastic``     the two-stage stochastic solve over weighted scenarios.
+``risk``           CVaR rows (Rockafellar-Uryasev) of E + L CVaR over the scenario costs.
+``chance``         chance rows: a floor met with a required probability (MIP or CVaR).
+``appended``       solve a model with cross-scenario rows appended; tables of the base.
 """

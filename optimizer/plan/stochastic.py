@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from optimizer.plan.appended import solve_appended
 from optimizer.plan.deadline import start_deadline
-from optimizer.plan.model import build_stochastic_model
+from optimizer.plan.model import PlanningModel, build_stochastic_model
 from optimizer.plan.options import SolveOptions, Status
 from optimizer.plan.pipeline import solve_model
 from optimizer.plan.plan_result import PlanResult
@@ -29,6 +30,10 @@ class StochasticResult:
         operation, its own (unweighted) costs and conditional shadow prices.
     message : str
     timings_s : Mapping[str, float]
+    extra : ndarray or None
+        Values of the columns ``extend`` appended (None without ``extend``).
+    mip_gap : float or None
+        Relative gap of an extended model with integer columns (chance rows, exact).
     """
 
     status: Status
@@ -37,6 +42,8 @@ class StochasticResult:
     scenarios: tuple[PlanResult, ...]
     message: str
     timings_s: Mapping[str, float] = field(default_factory=dict)
+    extra: Any = None
+    mip_gap: float | None = None
 
 
 def solve_stochastic(
@@ -44,6 +51,7 @@ def solve_stochastic(
     weights: Sequence[float],
     options: SolveOptions | None = None,
     first_stage: str | Sequence[str] = "full",
+    extend: Callable[[PlanningModel], PlanningModel] | None = None,
 ) -> StochasticResult:
     """Solve the two-stage stochastic plan over weighted scenario datasets.
 
@@ -57,6 +65,12 @@ def solve_stochastic(
     first_stage : str or sequence of str
         The decisions shared by the scenarios: ``full`` (default) or ``capacity``
         (see :data:`optimizer.plan.model.FIRST_STAGE_SETS`).
+    extend : callable, optional
+        ``extend(model) -> model`` appending rows and columns that span scenarios (the
+        CVaR rows of :func:`optimizer.plan.risk.with_cvar`, the chance rows of
+        :mod:`optimizer.plan.chance`); solved by
+        :func:`optimizer.plan.appended.solve_appended`. ``expected_objective_usd``
+        stays the expected cost; ``extra`` holds the appended columns' values.
 
     Returns
     -------
@@ -75,8 +89,15 @@ def solve_stochastic(
         objective=options.objective,
         first_stage=first_stage,
     )
+    extended = extend(model) if extend is not None else model
     build_s = time.perf_counter() - t0
-    res = solve_model(model, options, build_s=build_s, deadline=deadline)
+    extra = None
+    mip_gap = None
+    if extended is model:
+        res = solve_model(model, options, build_s=build_s, deadline=deadline)
+    else:
+        solved = solve_appended(model, extended, options, build_s=build_s, deadline=deadline)
+        res, extra, mip_gap = solved.results, solved.extra, solved.mip_gap
     exp = None
     objectives = [r.objective_usd for r in res]
     if all(o is not None for o in objectives):
@@ -88,5 +109,12 @@ def solve_stochastic(
         if r.status != Status.optimal:
             worst = r.status
     return StochasticResult(
-        worst, exp, model.weights, tuple(res), res[0].message, dict(res[0].timings_s)
+        worst,
+        exp,
+        model.weights,
+        tuple(res),
+        res[0].message,
+        dict(res[0].timings_s),
+        extra,
+        mip_gap,
     )
