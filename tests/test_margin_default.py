@@ -20,8 +20,9 @@ pytestmark = pytest.mark.slow  # one solve of the default data (about 15-20 s)
 PINNED_MARGIN_USD = 751_767_092_071.82
 PINNED_REVENUE_USD = 879_805_131_361.92
 PINNED_STORY = (
-    '| neutral | optimal | $751.8B | $879.8B | $128.0B | 99.2% |\n'
-    "unmet H100e-quarters: {'anthropic': 1151000.0, 'bedrock': 0.0, 'ec2_gpu': 84000.0, 'openai': 618000.0}\n"
+    "| neutral | optimal | $751.8B | $879.8B | $128.0B | 99.2% |\n"
+    "unmet H100e-quarters: {'anthropic': 1151000.0, 'bedrock': 0.0, "
+    "'ec2_gpu': 84000.0, 'openai': 618000.0}\n"
     "revenue USD B: {'anthropic': 263.1, 'bedrock': 115.6, 'ec2_gpu': 319.7, 'openai': 180.6}\n"
     "best MW (USD M): {'pennsylvania': 20.0, 'mississippi': 17.2, 'west_texas': 10.1}\n"
 ).rstrip()

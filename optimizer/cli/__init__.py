@@ -9,6 +9,7 @@ Modules
 ``batch``      ``capacity batch`` (a sweep on Dask) and its cluster options.
 ``bench``      ``capacity bench`` (the checkout's benchmarks).
 ``hedge``      ``capacity hedge`` (the hedged plan, VSS and EVPI).
+``hedge_options`` the risk options of ``capacity hedge`` (CVaR, chance rows).
 ``hedge_tree`` ``capacity hedge --tree`` (the multi-stage plan over a scenario tree).
 ``replan``     ``capacity replan`` (rolling replanning along truth paths, regret).
 ``alternatives`` ``capacity alternatives`` (near-optimal ranges and plans).

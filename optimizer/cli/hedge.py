@@ -10,6 +10,18 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs, tolerance_option
+from optimizer.cli.hedge_options import (
+    _AlphaOpt,
+    _ChanceMethod,
+    _ChanceMethodOpt,
+    _ChanceOpt,
+    _FreshOpt,
+    _FrontierOpt,
+    _Risk,
+    _RiskOpt,
+    _WeightOpt,
+    _WeightsOpt,
+)
 from optimizer.cli.options import Objective, ObjectiveOpt
 from optimizer.cli.scenarios import load_scenarios
 
@@ -24,11 +36,6 @@ __all__ = ["HEDGE_HELP", "hedge"]
 class _HedgeMethod(StrEnum):
     lshaped = "lshaped"
     extensive = "extensive"
-
-
-class _Risk(StrEnum):
-    none = "none"
-    cvar = "cvar"
 
 
 class _FirstStage(StrEnum):
@@ -99,83 +106,6 @@ _TreeOpt = Annotated[
 ]
 
 
-def _alpha_option(value: float) -> float:
-    """Check ``--alpha``: a CVaR level in [0, 1)."""
-    if not (math.isfinite(value) and 0 <= value < 1):
-        raise typer.BadParameter(f"{value:g} is not a CVaR level: give a number in [0, 1)")
-    return value
-
-
-def _weight_option(value: float) -> float:
-    """Check ``--weight``: a risk weight >= 0."""
-    if not (math.isfinite(value) and value >= 0):
-        raise typer.BadParameter(f"{value:g} is not a risk weight: give a number >= 0")
-    return value
-
-
-def _weights_option(value: str | None) -> str | None:
-    """Check ``--weights``: comma-separated risk weights >= 0."""
-    from optimizer.analysis.hedge_risk import parse_weights
-
-    if value is None:
-        return None
-    try:
-        parse_weights(value)
-    except ValueError as e:
-        raise typer.BadParameter(str(e).removeprefix("--weights: ")) from None
-    return value
-
-
-_RiskOpt = Annotated[_Risk, typer.Option("--risk", help="Risk measure of the plan's cost.")]
-_AlphaOpt = Annotated[
-    float, typer.Option(callback=_alpha_option, help="CVaR level in [0, 1) (--risk cvar).")
-]
-_WeightOpt = Annotated[
-    float, typer.Option(callback=_weight_option, help="Weight L >= 0 of the CVaR (--risk cvar).")
-]
-_FrontierOpt = Annotated[
-    bool, typer.Option("--frontier", help="Sweep --weights: expected cost against CVaR.")
-]
-_WeightsOpt = Annotated[
-    str | None,
-    typer.Option(
-        callback=_weights_option, help="Risk weights of --frontier (default 0,0.1,0.25,0.5,1,2)."
-    ),
-]
-
-
-def _chance_option(value: str | None) -> str | None:
-    """Check ``--chance``: ``FAMILY:CUSTOMER:PROBABILITY`` with a probability in (0, 1]."""
-    from optimizer.plan.chance import parse_chance
-
-    if value is None:
-        return None
-    try:
-        parse_chance(value)
-    except ValueError as e:
-        raise typer.BadParameter(str(e).removeprefix("--chance: ")) from None
-    return value
-
-
-class _ChanceMethod(StrEnum):
-    cvar = "cvar"
-    exact = "exact"
-
-
-_ChanceOpt = Annotated[
-    str | None,
-    typer.Option(
-        callback=_chance_option,
-        help="Chance row FAMILY:CUSTOMER:PROBABILITY, e.g. commitment:openai:0.9 (extensive form).",
-    ),
-]
-_ChanceMethodOpt = Annotated[
-    _ChanceMethod,
-    typer.Option("--chance-method", help="cvar: convex approximation (LP); exact: MIP."),
-]
-_FreshOpt = Annotated[
-    int, typer.Option("--fresh", min=0, help="Out-of-sample scenarios for --chance.")
-]
 _OutOpt = Annotated[
     Path | None,
     typer.Option(
@@ -222,23 +152,12 @@ def hedge(
     console = Console()
     if out is not None:
         refuse_bad_out(console, out)
+    _refuse_mixed_modes(console, tree, objective == Objective.margin, spec, chance, method)
     if tree is not None:
         from optimizer.cli.hedge_tree import hedge_tree
 
-        if objective == Objective.margin or spec is not None or chance is not None:
-            console.print(
-                "[red]--tree solves the cost objective, risk neutral: drop --objective "
-                "margin, --risk and --chance, or --tree.[/red]"
-            )
-            raise typer.Exit(2)
         with exit_on_interrupt(console):
             raise typer.Exit(hedge_tree(console, data, base, tree, first_stage.value, out))
-    if objective == Objective.margin and (spec is not None or chance is not None):
-        console.print(
-            "[red]--risk and --chance hedge the cost objective: drop --objective margin "
-            "or them.[/red]"
-        )
-        raise typer.Exit(2)
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped["first_stage"] = first_stage.value
     with exit_on_interrupt(console):
@@ -254,24 +173,59 @@ def hedge(
                 console, names, dsets, first_stage.value, risk=spec, objective=objective.value
             )
             raise typer.Exit(0 if rp is not None else 1)
-        if objective == Objective.margin:
-            console.print(
-                "[red]--objective margin is solved by the extensive form only: add "
-                "--method extensive (the L-shaped subproblems are built in the cost "
-                "objective).[/red]"
-            )
-            raise typer.Exit(2)
-        p = _hedge_plan(console, names, dsets, progress=True, risk=spec, **lshaped)
-        ok = _print_hedge(console, p, tol)
-        if reference:
-            rp = _extensive_rp(
-                console, names, dsets, first_stage.value, p.expected_cost_usd, risk=spec
-            )
-            ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
+        code = _run_lshaped(console, names, dsets, spec, lshaped, reference, out)
+    raise typer.Exit(code)
+
+
+def _run_lshaped(
+    console: Console,
+    names: list[str],
+    dsets: list[Dataset],
+    spec: Any,
+    lshaped: dict[str, Any],
+    reference: bool,
+    out: Path | None,
+) -> int:
+    """Solve the L-shaped hedge, print it (and the reference), write ``--out``; the exit code."""
+    tol = lshaped["tol"]
+    p = _hedge_plan(console, names, dsets, progress=True, risk=spec, **lshaped)
+    ok = _print_hedge(console, p, tol)
+    if reference:
+        rp = _extensive_rp(
+            console, names, dsets, lshaped["first_stage"], p.expected_cost_usd, risk=spec
+        )
+        ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
     code = 0 if ok else 1
     if out is not None:
         code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash))
-    raise typer.Exit(code)
+    return code
+
+
+def _refuse_mixed_modes(
+    console: Console,
+    tree: Path | None,
+    margin: bool,
+    risk: Any,
+    chance: str | None,
+    method: _HedgeMethod,
+) -> None:
+    """Exit 2, before anything is loaded, on a combination of modes that is not built."""
+    msg = None
+    if tree is not None and (margin or risk is not None or chance is not None):
+        msg = (
+            "--tree solves the cost objective, risk neutral: drop --objective margin, "
+            "--risk and --chance, or --tree."
+        )
+    elif margin and (risk is not None or chance is not None):
+        msg = "--risk and --chance hedge the cost objective: drop --objective margin or them."
+    elif tree is None and margin and method != _HedgeMethod.extensive:
+        msg = (
+            "--objective margin is solved by the extensive form only: add --method extensive "
+            "(the L-shaped subproblems are built in the cost objective)."
+        )
+    if msg is not None:
+        console.print(f"[red]{msg}[/red]")
+        raise typer.Exit(2)
 
 
 def _hedge_scenarios(

@@ -1,0 +1,99 @@
+"""The risk options of ``capacity hedge``, each checked before anything is loaded.
+
+CVaR: ``--risk``, ``--alpha``, ``--weight``, ``--frontier``, ``--weights``; chance rows:
+``--chance``, ``--chance-method``, ``--fresh``.
+"""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from typing import Annotated
+
+import typer
+
+__all__: list[str] = []
+
+
+class _Risk(StrEnum):
+    none = "none"
+    cvar = "cvar"
+
+
+def _alpha_option(value: float) -> float:
+    """Check ``--alpha``: a CVaR level in [0, 1)."""
+    if not (math.isfinite(value) and 0 <= value < 1):
+        raise typer.BadParameter(f"{value:g} is not a CVaR level: give a number in [0, 1)")
+    return value
+
+
+def _weight_option(value: float) -> float:
+    """Check ``--weight``: a risk weight >= 0."""
+    if not (math.isfinite(value) and value >= 0):
+        raise typer.BadParameter(f"{value:g} is not a risk weight: give a number >= 0")
+    return value
+
+
+def _weights_option(value: str | None) -> str | None:
+    """Check ``--weights``: comma-separated risk weights >= 0."""
+    from optimizer.analysis.hedge_risk import parse_weights
+
+    if value is None:
+        return None
+    try:
+        parse_weights(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e).removeprefix("--weights: ")) from None
+    return value
+
+
+_RiskOpt = Annotated[_Risk, typer.Option("--risk", help="Risk measure of the plan's cost.")]
+_AlphaOpt = Annotated[
+    float, typer.Option(callback=_alpha_option, help="CVaR level in [0, 1) (--risk cvar).")
+]
+_WeightOpt = Annotated[
+    float, typer.Option(callback=_weight_option, help="Weight L >= 0 of the CVaR (--risk cvar).")
+]
+_FrontierOpt = Annotated[
+    bool, typer.Option("--frontier", help="Sweep --weights: expected cost against CVaR.")
+]
+_WeightsOpt = Annotated[
+    str | None,
+    typer.Option(
+        callback=_weights_option, help="Risk weights of --frontier (default 0,0.1,0.25,0.5,1,2)."
+    ),
+]
+
+
+def _chance_option(value: str | None) -> str | None:
+    """Check ``--chance``: ``FAMILY:CUSTOMER:PROBABILITY`` with a probability in (0, 1]."""
+    from optimizer.plan.chance import parse_chance
+
+    if value is None:
+        return None
+    try:
+        parse_chance(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e).removeprefix("--chance: ")) from None
+    return value
+
+
+class _ChanceMethod(StrEnum):
+    cvar = "cvar"
+    exact = "exact"
+
+
+_ChanceOpt = Annotated[
+    str | None,
+    typer.Option(
+        callback=_chance_option,
+        help="Chance row FAMILY:CUSTOMER:PROBABILITY, e.g. commitment:openai:0.9 (extensive form).",
+    ),
+]
+_ChanceMethodOpt = Annotated[
+    _ChanceMethod,
+    typer.Option("--chance-method", help="cvar: convex approximation (LP); exact: MIP."),
+]
+_FreshOpt = Annotated[
+    int, typer.Option("--fresh", min=0, help="Out-of-sample scenarios for --chance.")
+]
