@@ -47,6 +47,8 @@ EXPECTED = (
     "ppa_energy",
     "carbon_cap_period",
     "carbon_cap_horizon",
+    "bridge_retire",
+    "equipment_order_book",
     "cluster_link",
     "cluster_min_mw",
     "cluster_min_h100e",
@@ -93,6 +95,7 @@ def test_result_routing_names_real_tables_and_columns() -> None:
         "site_grid",
         "site_water",
         "supply_resource",
+        "equipment_order_book",
         "demand_balance",
         "commitment",
     }

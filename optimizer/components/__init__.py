@@ -49,6 +49,8 @@ Modules
 ``power``         power families: grid upgrades, on-site generation, PPAs, carbon.
 ``power_inputs``  the power tables of one scenario, coded.
 ``power_check``   the power checks and records, grid-price energy (component).
+``power_bridge``  bridge power: bought, retired once the grid arrives, salvage back (component).
+``power_orders``  equipment order books: turbine, engine and transformer slots (component).
 ``docs``          the generated table of every family (``docs/families.md``).
 
 How to add a part of the plan
@@ -83,7 +85,9 @@ from optimizer.components import (
     fleet_tables,
     placement,
     placement_tables,
+    power_bridge,
     power_check,
+    power_orders,
     power_tables,
     revenue,
     service,
@@ -123,6 +127,8 @@ COMPONENTS: tuple[Component, ...] = (
     service.COMPONENT,
     replace(placement.COMPONENT, tables=placement_tables.TABLES),
     replace(power_check.COMPONENT, tables=power_tables.TABLES),
+    power_bridge.COMPONENT,
+    power_orders.COMPONENT,
 )
 activate(COMPONENTS)
 

@@ -12,7 +12,9 @@ Decisions (all >= 0, per scenario; ``o`` codes a power source, named
 energised from d + lead_o; ``onsite_build[s,o,d]`` MW of on-site generation
 decided in d, online from d + lead_o; ``power_energy[s,o,p]`` MWh of the site's
 facility energy bought from source o in period p. Decisions whose capacity would come
-online after the horizon are not created.
+online after the horizon are not created. Bridge power (``bridge = yes``: bought, retired
+with ``onsite_retire``, salvage back) is in :mod:`optimizer.components.power_bridge`;
+its retired MW leave ``onsite[s,o,p]`` below.
 
 Expressions: ``upgrades[s,p]`` = sum_{o, d + lead_o <= p} grid_upgrade[s,o,d];
 ``onsite[s,o,p]`` = initial_mw + sum_{d + lead_o <= p} onsite_build[s,o,d];
@@ -56,6 +58,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.components.power_bridge import add_bridge_columns, add_bridge_costs, retired_terms
 from optimizer.components.power_inputs import GRID, PowerData, power_data, power_modelled
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder, expand
@@ -89,7 +92,8 @@ def _energy_keys(columns: ScenarioColumns, pw: PowerData) -> pd.DataFrame:
     grid = load.assign(o=scenario.source_names.index(GRID))
     parts = [grid]
     if len(pw.onsite):
-        on = load.merge(pw.onsite[["s", "o", "lead", "init"]], on="s")
+        gen = pw.onsite[pw.onsite["storage"].to_numpy() <= 0]  # a battery makes no energy
+        on = load.merge(gen[["s", "o", "lead", "init"]], on="s")
         parts.append(on[(on["t"] >= on["lead"]) | (on["init"] > 0)][["s", "t", "o"]])
     if len(pw.ppa):
         parts.append(load.merge(pw.ppa[["o", "s", "t"]], on=["s", "t"]))
@@ -108,7 +112,8 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -
         on = on[on["t"] < on["t_var"] + on["lead"] + on["life"]]
         rent = on["cost"].to_numpy() / on["life"].to_numpy()
         builder.add_cost(i, "grid_upgrade", on["col"], on["t"], rent)
-    gb = power["onsite_build"].merge(pw.onsite, on=["s", "o"])
+    rented = pw.onsite[~pw.onsite["bridge"].to_numpy(dtype=bool)]
+    gb = power["onsite_build"].merge(rented, on=["s", "o"])
     if len(gb):
         on = online(gb[["s", "o", "t", "col"]], gb["lead"].to_numpy(), T)
         on = on.merge(pw.onsite[["s", "o", "capex", "life", "fixed", "lead"]], on=["s", "o"])
@@ -117,6 +122,7 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -
         per_mw = on["capex"].to_numpy() / on["life"].to_numpy()
         per_mw = per_mw + on["fixed"].to_numpy() * hours[t] / HOURS_PER_YEAR
         builder.add_cost(i, "onsite_power", on["col"], t, per_mw)
+    add_bridge_costs(builder, columns, pw)
     en = power["power_energy"]
     usd, carbon, term = energy_unit_costs(scenario, pw, en)
     t = en["t"].to_numpy()
@@ -179,6 +185,7 @@ def define_grid_upgrade_rate(builder: ModelBuilder, columns: ScenarioColumns) ->
         "power_energy": en.assign(col=builder.add_vars("power_energy", i, en)),
         "data": pw,
     }
+    add_bridge_columns(builder, columns, pw)
     _add_costs(builder, columns, pw)
     cols = columns.power["grid_upgrade"]
     if cols.empty:
@@ -302,6 +309,8 @@ def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
     parts = [_online_upgrades(power, pw, T)[["s", "t", "col"]].assign(mw=1.0)]
     on = _online_onsite(power, pw, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
     parts.append(on[["s", "t", "col"]].assign(mw=on["avail"].to_numpy()))
+    out = retired_terms(power, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
+    parts.append(out[["s", "t", "col"]].assign(mw=-out["avail"].to_numpy()))
     terms = pd.concat(parts, ignore_index=True)
     consts = [empty[["s", "t", "mw"]]]
     init = pw.onsite[pw.onsite["init"] > 0] if len(pw.onsite) else pw.onsite
@@ -366,6 +375,8 @@ def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     on = _online_onsite(power, pw, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
     coef = -on["avail"].to_numpy() * scenario.hours[on["t"].to_numpy()]
     builder.add_terms(on["row"], on["col"], coef)
+    out = retired_terms(power, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
+    builder.add_terms(out["row"], out["col"], out["avail"].to_numpy() * scenario.hours[out["t"].to_numpy()])
 
 
 def pw_empty(frame: pd.DataFrame) -> bool:

@@ -31,6 +31,7 @@ from optimizer.components.power import (
     define_power_energy_balance,
     define_ppa_energy,
 )
+from optimizer.components.power_bridge import retired_mw
 from optimizer.components.power_inputs import GRID, power_modelled
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
@@ -235,12 +236,22 @@ def check_grid_energy(inputs: PlanContext) -> pd.DataFrame:
     )
 
 
+def standing_mw(inputs: PlanContext, g: pd.DataFrame) -> pd.DataFrame:
+    """Built MW standing per (site, source, period): online builds less bridge MW retired."""
+    on = online_mw(inputs, "onsite_build", g)
+    ret = retired_mw(inputs)
+    if ret.empty:
+        return on
+    on = on.merge(ret, on=["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
+    return on.assign(mw=on["mw"] - on["retired_mw"]).drop(columns="retired_mw")
+
+
 def check_onsite_energy(inputs: PlanContext) -> pd.DataFrame:
-    """On-site MWh <= availability x (initial + online built MW) x hours."""
+    """On-site MWh <= availability x (initial + online built MW - retired MW) x hours."""
     if not power_modelled(inputs.dataset):
         return _none()
     g = _onsite(inputs.dataset)
-    on = online_mw(inputs, "onsite_build", g).merge(g, on=["site", "source"])
+    on = standing_mw(inputs, g).merge(g, on=["site", "source"])
     hours = inputs.dataset.table("periods").set_index("period")["hours"]
     on["cap"] = (
         on["availability"]
@@ -334,7 +345,7 @@ def extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
     ds = inputs.dataset
     up = online_mw(inputs, "grid_upgrade", _upgrades(ds))[["site", "period", "mw"]]
     g = _onsite(ds)
-    on = online_mw(inputs, "onsite_build", g).merge(g, on=["site", "source"])
+    on = standing_mw(inputs, g).merge(g, on=["site", "source"])
     on["mw"] = on["availability"] * (on["initial_mw"] + on["mw"])
     parts = [up, on[["site", "period", "mw"]]]
     ppa = _ppa_periods(inputs)
