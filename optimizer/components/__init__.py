@@ -50,6 +50,8 @@ Modules
 ``power_inputs``  the power tables of one scenario, coded.
 ``power_check``   the power checks and records, grid-price energy (component).
 ``power_bridge``  bridge power: bought, retired once the grid arrives, salvage back (component).
+``power_flex``    flexible interconnection: earlier grid MW for curtailable hours.
+``power_speed``   the inference SLA under curtailment, flexible and bridge results (component).
 ``power_orders``  equipment order books: turbine, engine and transformer slots (component).
 ``docs``          the generated table of every family (``docs/families.md``).
 
@@ -88,6 +90,7 @@ from optimizer.components import (
     power_bridge,
     power_check,
     power_orders,
+    power_speed,
     power_tables,
     revenue,
     service,
@@ -129,6 +132,7 @@ COMPONENTS: tuple[Component, ...] = (
     replace(power_check.COMPONENT, tables=power_tables.TABLES),
     power_bridge.COMPONENT,
     power_orders.COMPONENT,
+    power_speed.COMPONENT,
 )
 activate(COMPONENTS)
 

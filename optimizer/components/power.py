@@ -59,6 +59,11 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.power_bridge import add_bridge_columns, add_bridge_costs, retired_terms
+from optimizer.components.power_flex import (
+    add_flexible_columns,
+    flexible_energy_terms,
+    flexible_supply_terms,
+)
 from optimizer.components.power_inputs import GRID, PowerData, power_data, power_modelled
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder, expand
@@ -186,13 +191,26 @@ def define_grid_upgrade_rate(builder: ModelBuilder, columns: ScenarioColumns) ->
         "data": pw,
     }
     add_bridge_columns(builder, columns, pw)
+    add_flexible_columns(builder, columns, pw)
     _add_costs(builder, columns, pw)
-    cols = columns.power["grid_upgrade"]
+    cols = _requests(columns.power)
     if cols.empty:
         return
-    limit = cols[["s", "o"]].merge(pw.upgrades, on=["s", "o"])["per_period"].to_numpy()
-    rows = builder.add_rows("grid_upgrade_rate", i, cols, "<=", limit)
-    builder.add_terms(rows, cols["col"], 1.0)
+    keys = cols[["s", "o", "t"]].drop_duplicates().sort_values(["s", "o", "t"])
+    keys = keys.reset_index(drop=True)
+    limit = keys.merge(pw.upgrades, on=["s", "o"], how="left")["per_period"].to_numpy()
+    rows = builder.add_rows("grid_upgrade_rate", i, keys, "<=", limit)
+    m = cols.merge(keys.assign(row=rows), on=["s", "o", "t"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+
+
+def _requests(power: dict[str, Any]) -> pd.DataFrame:
+    """Grid upgrade requests, normal and flexible: ``s, o, t, col`` (one request queue)."""
+    parts = [power["grid_upgrade"][["s", "o", "t", "col"]]]
+    flex = power.get("flexible_upgrade")
+    if flex is not None and len(flex):
+        parts.append(flex[["s", "o", "t", "col"]])
+    return pd.concat(parts, ignore_index=True)
 
 
 def _power(columns: ScenarioColumns) -> tuple[dict[str, Any], PowerData] | None:
@@ -207,10 +225,12 @@ def _power(columns: ScenarioColumns) -> tuple[dict[str, Any], PowerData] | None:
 def define_grid_upgrade_total(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Upgrade total: sum_d grid_upgrade[s,o,d] <= max_mw_total (row at the last decision)."""
     got = _power(columns)
-    if got is None or got[0]["grid_upgrade"].empty:
+    if got is None:
         return
     power, pw = got
-    cols = power["grid_upgrade"]
+    cols = _requests(power)
+    if cols.empty:
+        return
     keys = cols.groupby(["s", "o"], as_index=False)["t"].max()
     keys = keys.merge(pw.upgrades[["s", "o", "total"]], on=["s", "o"])
     rows = builder.add_rows(
@@ -286,8 +306,13 @@ def _online_onsite(power: dict[str, Any], pw: PowerData, n_periods: int) -> pd.D
     return online(gb[["s", "o", "t", "col"]], gb["lead"].to_numpy(), n_periods)
 
 
-def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
+def site_supply(
+    columns: ScenarioColumns, *, firm: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Facility-power supply beyond granted grid, for the site_grid rows.
+
+    With ``firm`` flexible MW count only past their normal lead (the supply that is
+    never curtailed, :mod:`optimizer.components.power_flex`).
 
     Returns
     -------
@@ -311,6 +336,7 @@ def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
     parts.append(on[["s", "t", "col"]].assign(mw=on["avail"].to_numpy()))
     out = retired_terms(power, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
     parts.append(out[["s", "t", "col"]].assign(mw=-out["avail"].to_numpy()))
+    parts.append(flexible_supply_terms(power, T, firm=firm))
     terms = pd.concat(parts, ignore_index=True)
     consts = [empty[["s", "t", "mw"]]]
     init = pw.onsite[pw.onsite["init"] > 0] if len(pw.onsite) else pw.onsite
@@ -337,6 +363,9 @@ def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     firm_sites = set(pw.onsite["s"].tolist()) if len(pw.onsite) else set()
     if len(pw.ppa):
         firm_sites |= set(pw.ppa[pw.ppa["firm"]]["s"].tolist())
+    flex = power.get("flexible_upgrade")
+    if flex is not None and len(flex):
+        firm_sites |= set(flex["s"].tolist())
     keys = en[en["s"].isin(sorted(firm_sites))][["s", "t"]].drop_duplicates()
     keys = keys.merge(scenario.grid, on=["s", "t"], how="left").sort_values(["s", "t"])
     keys = keys[np.isfinite(keys["grid_mw"].to_numpy(dtype=float))].reset_index(drop=True)
@@ -354,6 +383,8 @@ def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     builder.add_terms(m["row"], m["col"], 1.0)
     up = _online_upgrades(power, pw, scenario.n_periods).merge(row_of, on=["s", "t"])
     builder.add_terms(up["row"], up["col"], -scenario.hours[up["t"].to_numpy()])
+    fx = flexible_energy_terms(power, scenario).merge(row_of, on=["s", "t"])
+    builder.add_terms(fx["row"], fx["col"], -fx["mwh"].to_numpy())
 
 
 def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -376,7 +407,9 @@ def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     coef = -on["avail"].to_numpy() * scenario.hours[on["t"].to_numpy()]
     builder.add_terms(on["row"], on["col"], coef)
     out = retired_terms(power, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
-    builder.add_terms(out["row"], out["col"], out["avail"].to_numpy() * scenario.hours[out["t"].to_numpy()])
+    builder.add_terms(
+        out["row"], out["col"], out["avail"].to_numpy() * scenario.hours[out["t"].to_numpy()]
+    )
 
 
 def pw_empty(frame: pd.DataFrame) -> bool:

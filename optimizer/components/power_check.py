@@ -33,6 +33,7 @@ from optimizer.components.power import (
 )
 from optimizer.components.power_bridge import retired_mw
 from optimizer.components.power_inputs import GRID, power_modelled
+from optimizer.components.power_speed import flexible_mw
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder
@@ -145,11 +146,19 @@ def _ppa_periods(inputs: PlanContext) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["source", "site", "period", "firm", "mwh_cap"])
 
 
+def _requests(inputs: PlanContext) -> pd.DataFrame:
+    """Grid upgrade requests, normal and flexible (one request queue per option)."""
+    return pd.concat(
+        [_frame(inputs, "grid_upgrade"), _frame(inputs, "flexible_upgrade")], ignore_index=True
+    )
+
+
 def check_grid_upgrade_rate(inputs: PlanContext) -> pd.DataFrame:
-    """MW requested per option and decision period <= max_mw_per_period."""
+    """MW requested per option and decision period (normal + flexible) <= max_mw_per_period."""
     if not power_modelled(inputs.dataset):
         return _none()
-    dec = _frame(inputs, "grid_upgrade").merge(_upgrades(inputs.dataset), on=["site", "source"])
+    dec = _requests(inputs).groupby(["site", "source", "period"], as_index=False)["value"].sum()
+    dec = dec.merge(_upgrades(inputs.dataset), on=["site", "source"])
     keys = dec["site"] + "/" + dec["source"] + "," + dec["period"]
     return violations(
         "grid_upgrade_rate", keys, dec["value"], dec["max_mw_per_period"], "<=", inputs.tolerance
@@ -160,7 +169,7 @@ def check_grid_upgrade_total(inputs: PlanContext) -> pd.DataFrame:
     """MW requested per option over the horizon <= max_mw_total."""
     if not power_modelled(inputs.dataset):
         return _none()
-    dec = _frame(inputs, "grid_upgrade").groupby(["site", "source"], as_index=False)["value"].sum()
+    dec = _requests(inputs).groupby(["site", "source"], as_index=False)["value"].sum()
     dec = dec.merge(_upgrades(inputs.dataset), on=["site", "source"])
     return violations(
         "grid_upgrade_total",
@@ -205,6 +214,9 @@ def check_power_energy_balance(inputs: PlanContext) -> pd.DataFrame:
 def _grid_mw(inputs: PlanContext) -> pd.DataFrame:
     grid = inputs.dataset.table("site_grid")[["site", "period", "grid_mw"]]
     up = online_mw(inputs, "grid_upgrade", _upgrades(inputs.dataset))
+    fx = flexible_mw(inputs)
+    fx = fx[["site", "period"]].assign(mw=fx["energy_mw"].to_numpy(dtype=float))
+    up = pd.concat([up[["site", "period", "mw"]], fx], ignore_index=True)
     up = up.groupby(["site", "period"], as_index=False)["mw"].sum()
     m = grid.merge(up, on=["site", "period"], how="left").fillna({"mw": 0.0})
     m["grid_mw"] = m["grid_mw"] + m["mw"]
@@ -347,7 +359,9 @@ def extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
     g = _onsite(ds)
     on = standing_mw(inputs, g).merge(g, on=["site", "source"])
     on["mw"] = on["availability"] * (on["initial_mw"] + on["mw"])
-    parts = [up, on[["site", "period", "mw"]]]
+    fx = flexible_mw(inputs)
+    fx = fx[["site", "period"]].assign(mw=fx["mw"].to_numpy(dtype=float))
+    parts = [up, on[["site", "period", "mw"]], fx]
     ppa = _ppa_periods(inputs)
     if len(ppa):
         firm = ppa[ppa["firm"]].drop_duplicates(["source", "site", "period"])

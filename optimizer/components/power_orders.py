@@ -230,7 +230,9 @@ def _equipment_orders(ctx: PlanContext) -> pd.DataFrame:
 EQUIPMENT_ORDERS = ResultTable(
     "equipment_orders",
     (
-        col("resource", STR, "", "Order-book ID (vendor class of turbines, engines, transformers)."),
+        col(
+            "resource", STR, "", "Order-book ID (vendor class of turbines, engines, transformers)."
+        ),
         PERIOD,
         col("unit", STR, "", "The order book's unit (MW, transformers)."),
         col("used", F64, "resource unit", "Units delivered for capacity coming online."),
