@@ -46,7 +46,10 @@ def check_power_equipment(
             zip(bom["technology"].astype(str), bom["resource"].astype(str), strict=True)
         ):
             if tech not in known:
-                msg = f"unknown technology {tech!r}: not an onsite_generation technology or a grid_upgrades option."
+                msg = (
+                    f"unknown technology {tech!r}: not an onsite_generation technology "
+                    "or a grid_upgrades option."
+                )
                 out.append(Finding("error", f, i + 2, "technology", tech, msg))
             if res not in have:
                 msg = f"unknown order book {res!r}: not in equipment_order_books."

@@ -7,9 +7,9 @@
 * ``flexible_interconnection``: a grid upgrade energised earlier when the site accepts
   curtailment of a share of hours.
 
-:func:`capacity.power_checks.check_power_equipment` holds the cross-table rules (a bill-of-materials row for
-an unknown technology, a curtailment share outside [0, 1), a flexible lead longer than
-the normal lead).
+:func:`capacity.power_checks.check_power_equipment` holds the cross-table rules (a
+bill-of-materials row for an unknown technology, a curtailment share outside [0, 1), a
+flexible lead longer than the normal lead).
 """
 
 from __future__ import annotations

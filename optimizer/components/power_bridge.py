@@ -62,7 +62,7 @@ def _empty(*names: str) -> pd.DataFrame:
 
 
 def bridges(pw: PowerData) -> pd.DataFrame:
-    """The bridge rows of the on-site options."""
+    """Return the bridge rows of the on-site options."""
     if pw.onsite.empty:
         return pw.onsite
     return pw.onsite[pw.onsite["bridge"].to_numpy(dtype=bool)]

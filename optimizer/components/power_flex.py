@@ -149,7 +149,7 @@ def flexible_supply_terms(power: dict[str, Any], n_periods: int, *, firm: bool) 
 
 
 def flexible_energy_terms(power: dict[str, Any], scenario: ScenarioData) -> pd.DataFrame:
-    """Grid MWh per flexible column and period: ``s, t, col, mwh`` ((1 - c) x hours in the window)."""
+    """Grid MWh per flexible column and period: ``s, t, col, mwh`` ((1 - c) x hours in window)."""
     frame = power.get("flexible_upgrade")
     if frame is None or frame.empty:
         return pd.DataFrame({"s": [], "t": [], "col": [], "mwh": []}).astype(
