@@ -206,7 +206,7 @@ def check_equipment_order_book(inputs: PlanContext) -> pd.DataFrame:
     m = m.fillna({"capacity": 0.0})
     return violations(
         "equipment_order_book",
-        m["resource"].astype(str),
+        m["resource"].astype(str) + "," + m["period"].astype(str),
         m["used"],
         m["capacity"],
         "<=",

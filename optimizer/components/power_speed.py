@@ -143,7 +143,7 @@ def check_flexible_inference_sla(inputs: Any) -> pd.DataFrame:
     firm = m["grid_mw"] + m["extra_mw"] - m["window_mw"]
     return violations(
         "flexible_inference_sla",
-        m["site"].astype(str),
+        m["site"].astype(str) + "," + m["period"].astype(str),
         m["sla"] * m["mw"],
         firm,
         "<=",
