@@ -287,3 +287,48 @@ def test_bad_speed_to_power_input_names_file_row_column_and_value(
     _edit(d, name, 1, column, value)
     found = _finding(d, f"{name}.csv")
     assert (f"{name}.csv", 3, column, value) in found, found
+
+
+@pytest.mark.parametrize("bridge", [False, True])
+def test_a_campus_short_of_power_is_told_whether_it_has_a_bridge_option(
+    tmp_path: Path, bridge: bool
+) -> None:
+    # 40,000 chips (40 MW) installed before the horizon against a 30 MW grid: site_grid
+    # cannot hold in 2026Q1 whatever the plan does (a bridge needs one quarter)
+    d = _dataset(tmp_path, onsite_cost_per_mwh=None)
+    _write(
+        d,
+        "initial_fleet",
+        [{"chip": "g1", "site": "s1", "chips": 40000, "install_period": "2025Q4"}],
+    )
+    if bridge:
+        _write(d, "onsite_generation", [dict(GEN, technology="fuel_cell", bridge="yes")])
+    res = solve(load_dataset(d), SolveOptions(solver="highs"))
+    assert res.status.value == "infeasible"
+    inf = res.infeasibility
+    grid = inf[(inf["family"] == "site_grid") & (inf["period"] == "2026Q1")]
+    assert grid["amount"].tolist() == pytest.approx([10.0])
+    note = (
+        "; bridge options here: fuel_cell"
+        if bridge
+        else "; no bridge power option at this campus (no bridge row in onsite_generation)"
+    )
+    assert grid["message"].iloc[0].endswith(note)
+
+
+def test_the_campus_table_and_summary_tell_how_a_grid_delay_is_met(tmp_path: Path) -> None:
+    from optimizer.output.summary import summarize
+
+    d = _dataset(tmp_path, onsite_cost_per_mwh=None)
+    res = _solve(_flexible(d, THRESHOLD * 0.5))
+    st = res.tables["speed_to_power"].set_index("site")
+    assert st.loc["s1", "flexible_mw"] == pytest.approx(20.0)
+    assert st.loc["s1", "quarters_gained"] == 1.0
+    assert st.loc["s1", "curtailed_mwh"] == pytest.approx(200.0)
+    assert st.loc["s1", "bridge_options"] == ""
+    notes = summarize(res).power_notes
+    assert len(notes) == 1 and notes[0].startswith("s1: grid interconnect binds in ")
+    assert "no bridge power option at this campus" in notes[0]
+    assert notes[0].endswith(
+        "flexible interconnection: 20 MW up to 1 quarters earlier, 200 MWh curtailed"
+    )

@@ -24,7 +24,7 @@ from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.violations import violations
 
-__all__ = ["COMPONENT", "flexible_mw"]
+__all__ = ["COMPONENT", "campus_note", "flexible_mw"]
 
 _PUE = ("pue_air", "pue_liquid")
 
@@ -195,6 +195,81 @@ def _bridge_table(ctx: Any) -> pd.DataFrame:
     return m[cols].reset_index(drop=True)
 
 
+def _grid_bound(ctx: Any) -> pd.DataFrame:
+    """``site, period`` where the grid interconnect (``site_grid``) binds (dual < 0)."""
+    from optimizer.components.site import FAMILIES as SITE_FAMILIES  # site imports power
+
+    empty = pd.DataFrame(
+        {"site": pd.Series([], dtype=object), "period": pd.Series([], dtype=object)}
+    )
+    if ctx.duals is None:
+        return empty
+    fam = next(f for f in SITE_FAMILIES if f.name == "site_grid")
+    assert fam.result is not None
+    d = ctx.duals.family(fam)
+    if d.empty:
+        return empty
+    return d[d[fam.result.dual_column].to_numpy(dtype=float) < -1e-6][["site", "period"]]
+
+
+def campus_note(row: Any) -> str:
+    """One sentence on how a campus gets power: grid-bound quarters, bridge, flexible MW."""
+    parts = []
+    if row.grid_bound_quarters:
+        parts.append(
+            f"grid interconnect binds in {row.grid_bound_quarters:g} quarters "
+            f"from {row.first_grid_bound_period}"
+        )
+    if row.bridge_mw > 1e-6:
+        parts.append(f"bridged with up to {row.bridge_mw:,.0f} MW of bridge power")
+    elif not row.bridge_options:
+        parts.append("no bridge power option at this campus (no bridge row in onsite_generation)")
+    elif row.grid_bound_quarters:
+        parts.append(f"bridge options ({row.bridge_options}) cost more than what they would serve")
+    if row.flexible_mw > 1e-6:
+        parts.append(
+            f"flexible interconnection: {row.flexible_mw:,.0f} MW up to "
+            f"{row.quarters_gained:g} quarters earlier, {row.curtailed_mwh:,.0f} MWh curtailed"
+        )
+    return "; ".join(parts)
+
+
+def _campus_table(ctx: Any) -> pd.DataFrame:
+    """Build speed_to_power: per campus, grid-bound quarters, bridge and flexible MW, a note."""
+    ds = ctx.dataset
+    cols = [c.name for c in CAMPUS.columns]
+    g = ds.table("onsite_generation")
+    g = g[g["bridge"].astype(str) == "yes"]
+    options = g.groupby("site")["technology"].agg(lambda x: ", ".join(sorted(map(str, x))))
+    bound = _grid_bound(ctx)
+    br, fx = _bridge_table(ctx), _flexible_table(ctx)
+    sites = sorted(set(bound["site"]) | set(br["site"]) | set(fx["site"]))
+    pos = {p: i for i, p in enumerate(ctx.periods)}
+    rows = []
+    for site in sites:
+        b = bound[bound["site"] == site]["period"].tolist()
+        f = fx[fx["site"] == site]
+        rows.append(
+            {
+                "site": site,
+                "grid_bound_quarters": float(len(b)),
+                "first_grid_bound_period": min(b, key=pos.__getitem__) if b else "",
+                "bridge_options": str(options.get(site, "")),
+                "bridge_mw": float(br.loc[br["site"] == site, "standing_mw"].max())
+                if (br["site"] == site).any()
+                else 0.0,
+                "flexible_mw": float(f["mw"].sum()),
+                "quarters_gained": float(f["quarters_gained"].max()) if len(f) else 0.0,
+                "curtailed_mwh": float(f["curtailed_mwh"].sum()),
+            }
+        )
+    out = pd.DataFrame(rows, columns=cols[:-1])
+    if out.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in cols})
+    out["note"] = [campus_note(r) for r in out.itertuples()]
+    return out[cols]
+
+
 FLEXIBLE = ResultTable(
     "flexible_interconnection",
     (
@@ -222,6 +297,22 @@ BRIDGE = ResultTable(
         col("storage_hours", F64, "hours", "Battery duration (0 for a generator)."),
     ),
     build=_bridge_table,
+)
+
+CAMPUS = ResultTable(
+    "speed_to_power",
+    (
+        SITE,
+        col("grid_bound_quarters", F64, "quarters", "Quarters the grid interconnect binds."),
+        col("first_grid_bound_period", STR, "quarter", 'First quarter it binds ("" if never).'),
+        col("bridge_options", STR, "", 'Bridge technologies the campus may place ("": none).'),
+        col("bridge_mw", F64, "MW", "Most bridge MW standing in any quarter."),
+        col("flexible_mw", F64, "MW", "MW taken under flexible interconnection offers."),
+        col("quarters_gained", F64, "quarters", "Most quarters a flexible request gained."),
+        col("curtailed_mwh", F64, "MWh", "Energy curtailed under flexible interconnection."),
+        col("note", STR, "", "How the campus gets power, in words."),
+    ),
+    build=_campus_table,
 )
 
 FAMILIES = (
@@ -259,5 +350,5 @@ COMPONENT = Component(
             "(priced by the power families)",
         ),
     ),
-    tables=(FLEXIBLE, BRIDGE),
+    tables=(CAMPUS, FLEXIBLE, BRIDGE),
 )
