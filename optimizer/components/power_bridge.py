@@ -49,6 +49,7 @@ __all__ = [
     "add_bridge_columns",
     "add_bridge_costs",
     "define_bridge_retire",
+    "online_mw",
     "retired_mw",
     "retired_terms",
 ]
@@ -143,6 +144,27 @@ def define_bridge_retire(builder: ModelBuilder, columns: ScenarioColumns) -> Non
 
 
 # ----------------------------------------------------------------------------- checks
+def online_mw(inputs: Any, kind: str, options: pd.DataFrame) -> pd.DataFrame:
+    """MW online per (site, source, period): decisions of ``kind`` energised after their lead."""
+    periods = inputs.periods
+    pos = {p: i for i, p in enumerate(periods)}
+    dec = inputs.frames.get(kind)
+    if dec is None:
+        dec = pd.DataFrame({"site": [], "source": [], "period": [], "value": []})
+    dec = dec[dec["value"].abs() > 0].merge(
+        options[["site", "source", "lead_periods"]], on=["site", "source"]
+    )
+    t_on = dec["period"].map(pos).to_numpy(dtype=np.int64) + dec["lead_periods"].to_numpy()
+    keys = options[["site", "source"]].merge(pd.DataFrame({"period": periods}), how="cross")
+    keys["t"] = keys["period"].map(pos)
+    if dec.empty:
+        return keys.assign(mw=0.0)
+    on = dec.assign(t_on=t_on)[["site", "source", "t_on", "value"]]
+    m = keys.merge(on, on=["site", "source"], how="left")
+    m["mw"] = np.where(m["t"] >= m["t_on"], m["value"], 0.0)
+    return m.groupby(["site", "source", "period", "t"], as_index=False)["mw"].sum()
+
+
 def retired_mw(inputs: Any) -> pd.DataFrame:
     """Cumulative MW retired per (site, source, period), recomputed from ``onsite_retire``.
 
@@ -167,8 +189,6 @@ def retired_mw(inputs: Any) -> pd.DataFrame:
 
 def check_bridge_retire(inputs: Any) -> pd.DataFrame:
     """MW retired up to each period <= initial MW + MW built and online by then."""
-    from optimizer.components.power_check import online_mw  # the on-site online MW
-
     ret = retired_mw(inputs)
     if ret.empty:
         return violations("bridge_retire", pd.Series([], dtype=str), [], [], "<=", 0.0)

@@ -31,9 +31,9 @@ from optimizer.components.power import (
     define_power_energy_balance,
     define_ppa_energy,
 )
-from optimizer.components.power_bridge import retired_mw
+from optimizer.components.power_bridge import online_mw, retired_mw
+from optimizer.components.power_flex import flexible_mw
 from optimizer.components.power_inputs import GRID, power_modelled
-from optimizer.components.power_speed import flexible_mw
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder
@@ -68,25 +68,6 @@ def _onsite(ds: Any) -> pd.DataFrame:
     g = ds.table("onsite_generation").copy()
     g["source"] = "onsite:" + g["technology"].astype(str)
     return g
-
-
-def online_mw(inputs: PlanContext, kind: str, options: pd.DataFrame) -> pd.DataFrame:
-    """MW online per (site, source, period): decisions of ``kind`` energised after their lead."""
-    periods = inputs.periods
-    pos = {p: i for i, p in enumerate(periods)}
-    dec = _frame(inputs, kind)
-    dec = dec[dec["value"].abs() > 0].merge(
-        options[["site", "source", "lead_periods"]], on=["site", "source"]
-    )
-    t_on = dec["period"].map(pos).to_numpy(dtype=np.int64) + dec["lead_periods"].to_numpy()
-    keys = options[["site", "source"]].merge(pd.DataFrame({"period": periods}), how="cross")
-    keys["t"] = keys["period"].map(pos)
-    if dec.empty:
-        return keys.assign(mw=0.0)
-    on = dec.assign(t_on=t_on)[["site", "source", "t_on", "value"]]
-    m = keys.merge(on, on=["site", "source"], how="left")
-    m["mw"] = np.where(m["t"] >= m["t_on"], m["value"], 0.0)
-    return m.groupby(["site", "source", "period", "t"], as_index=False)["mw"].sum()
 
 
 def _facility_mwh(inputs: PlanContext) -> pd.DataFrame:

@@ -48,6 +48,7 @@ from optimizer.lp.builder import ModelBuilder, expand
 
 __all__ = [
     "add_flexible_columns",
+    "flexible_mw",
     "flexible_energy_terms",
     "flexible_options",
     "flexible_supply_terms",
@@ -159,3 +160,48 @@ def flexible_energy_terms(power: dict[str, Any], scenario: ScenarioData) -> pd.D
     h = scenario.hours[on["t"].to_numpy()]
     share = np.where(on["window"].to_numpy(), on["share"].to_numpy(), 0.0)
     return on[["s", "t", "col"]].assign(mwh=(1.0 - share) * h)
+
+
+# ----------------------------------------------------------------------------- checker side
+def _offers(ds: Any) -> pd.DataFrame:
+    fx = ds.table("flexible_interconnection").copy()
+    fx["source"] = "upgrade:" + fx["option"].astype(str)
+    up = ds.table("grid_upgrades").copy()
+    up["source"] = "upgrade:" + up["option"].astype(str)
+    cols = ["site", "source", "lead_periods", "cost_usd_per_mw", "lifetime_periods"]
+    return fx.merge(up[cols], on=["site", "source"])
+
+
+def flexible_mw(inputs: Any) -> pd.DataFrame:
+    """Flexible MW per (site, source, decision, period) recomputed from the decisions.
+
+    Returns
+    -------
+    DataFrame
+        ``site, source, decision_period, period, mw, window`` (bool: still curtailable),
+        ``energy_mw`` (MW the grid delivers on average: (1 - c) x MW in the window,
+        MW after), ``curtailed_mwh`` (c x MW x hours in the window), ``sla``,
+        ``checkpoint_cost_usd_per_mwh``; periods from the flexible online period on.
+    """
+    periods = list(inputs.periods)
+    f = inputs.frames.get("flexible_upgrade")
+    names = ["site", "source", "decision_period", "period", "mw", "window", "energy_mw"]
+    if f is None or f.empty:
+        return pd.DataFrame({c: pd.Series([], dtype=object) for c in names})
+    d = f[f["value"].abs() > 0].merge(_offers(inputs.dataset), on=["site", "source"])
+    pos = {p: i for i, p in enumerate(periods)}
+    t0 = d["period"].map(pos).to_numpy(dtype=np.int64)
+    d = d.assign(t_on=t0 + d["flexible_lead_periods"], t_firm=t0 + d["lead_periods"])
+    d = d.rename(columns={"period": "decision_period"})
+    grid = pd.DataFrame({"period": periods, "t": np.arange(len(periods))})
+    m = d.merge(grid, how="cross")
+    m = m[m["t"] >= m["t_on"]].copy()
+    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    m["mw"] = m["value"]
+    m["window"] = (m["t"] < m["t_firm"]).to_numpy()
+    share = np.where(m["window"], m["curtailment_share"], 0.0)
+    m["energy_mw"] = m["mw"] * (1.0 - share)
+    m["curtailed_mwh"] = m["mw"] * share * hours.reindex(m["period"]).to_numpy(dtype=float)
+    m["sla"] = m["inference_sla_share"]
+    keep = [*names, "curtailed_mwh", "sla", "checkpoint_cost_usd_per_mwh"]
+    return m[keep].reset_index(drop=True)

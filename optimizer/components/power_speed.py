@@ -17,14 +17,16 @@ import pandas as pd
 
 from optimizer.components.component import ColumnKind, Component, CostTerm, ResultTable
 from optimizer.components.power import site_supply
-from optimizer.components.power_flex import _online
+from optimizer.components.power_bridge import online_mw, retired_mw
+from optimizer.components.power_check import extra_grid_mw
+from optimizer.components.power_flex import _online, flexible_mw
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.violations import violations
 
-__all__ = ["COMPONENT", "campus_note", "flexible_mw"]
+__all__ = ["COMPONENT", "campus_note"]
 
 _PUE = ("pue_air", "pue_liquid")
 
@@ -64,50 +66,6 @@ def define_flexible_inference_sla(builder: ModelBuilder, columns: ScenarioColumn
 
 
 # ----------------------------------------------------------------------------- checker side
-def _offers(ds: Any) -> pd.DataFrame:
-    fx = ds.table("flexible_interconnection").copy()
-    fx["source"] = "upgrade:" + fx["option"].astype(str)
-    up = ds.table("grid_upgrades").copy()
-    up["source"] = "upgrade:" + up["option"].astype(str)
-    cols = ["site", "source", "lead_periods", "cost_usd_per_mw", "lifetime_periods"]
-    return fx.merge(up[cols], on=["site", "source"])
-
-
-def flexible_mw(inputs: Any) -> pd.DataFrame:
-    """Flexible MW per (site, source, decision, period) recomputed from the decisions.
-
-    Returns
-    -------
-    DataFrame
-        ``site, source, decision_period, period, mw, window`` (bool: still curtailable),
-        ``energy_mw`` (MW the grid delivers on average: (1 - c) x MW in the window,
-        MW after), ``curtailed_mwh`` (c x MW x hours in the window), ``sla``,
-        ``checkpoint_cost_usd_per_mwh``; periods from the flexible online period on.
-    """
-    periods = list(inputs.periods)
-    f = inputs.frames.get("flexible_upgrade")
-    names = ["site", "source", "decision_period", "period", "mw", "window", "energy_mw"]
-    if f is None or f.empty:
-        return pd.DataFrame({c: pd.Series([], dtype=object) for c in names})
-    d = f[f["value"].abs() > 0].merge(_offers(inputs.dataset), on=["site", "source"])
-    pos = {p: i for i, p in enumerate(periods)}
-    t0 = d["period"].map(pos).to_numpy(dtype=np.int64)
-    d = d.assign(t_on=t0 + d["flexible_lead_periods"], t_firm=t0 + d["lead_periods"])
-    d = d.rename(columns={"period": "decision_period"})
-    grid = pd.DataFrame({"period": periods, "t": np.arange(len(periods))})
-    m = d.merge(grid, how="cross")
-    m = m[m["t"] >= m["t_on"]].copy()
-    hours = inputs.dataset.table("periods").set_index("period")["hours"]
-    m["mw"] = m["value"]
-    m["window"] = (m["t"] < m["t_firm"]).to_numpy()
-    share = np.where(m["window"], m["curtailment_share"], 0.0)
-    m["energy_mw"] = m["mw"] * (1.0 - share)
-    m["curtailed_mwh"] = m["mw"] * share * hours.reindex(m["period"]).to_numpy(dtype=float)
-    m["sla"] = m["inference_sla_share"]
-    keep = [*names, "curtailed_mwh", "sla", "checkpoint_cost_usd_per_mwh"]
-    return m[keep].reset_index(drop=True)
-
-
 def _inference_facility_mw(inputs: Any) -> pd.DataFrame:
     """Inference chips at work x it_kw / 1000 x PUE per (site, period)."""
     a = inputs.frames["assign"]
@@ -124,8 +82,6 @@ def _inference_facility_mw(inputs: Any) -> pd.DataFrame:
 
 def check_flexible_inference_sla(inputs: Any) -> pd.DataFrame:
     """SLA share x inference facility MW <= grid + firm extras (window flexible MW left out)."""
-    from optimizer.components.power_check import extra_grid_mw
-
     fm = flexible_mw(inputs)
     if fm.empty or not fm["window"].any():
         return violations("flexible_inference_sla", pd.Series([], dtype=str), [], [], "<=", 0.0)
@@ -173,9 +129,6 @@ def _flexible_table(ctx: Any) -> pd.DataFrame:
 
 def _bridge_table(ctx: Any) -> pd.DataFrame:
     """Build bridge_power: bridge MW built, retired and standing per site, source, period."""
-    from optimizer.components.power_bridge import retired_mw
-    from optimizer.components.power_check import online_mw
-
     ds = ctx.dataset
     cols = [c.name for c in BRIDGE.columns]
     g = ds.table("onsite_generation")
@@ -197,14 +150,12 @@ def _bridge_table(ctx: Any) -> pd.DataFrame:
 
 def _grid_bound(ctx: Any) -> pd.DataFrame:
     """``site, period`` where the grid interconnect (``site_grid``) binds (dual < 0)."""
-    from optimizer.components.site import FAMILIES as SITE_FAMILIES  # site imports power
-
     empty = pd.DataFrame(
         {"site": pd.Series([], dtype=object), "period": pd.Series([], dtype=object)}
     )
     if ctx.duals is None:
         return empty
-    fam = next(f for f in SITE_FAMILIES if f.name == "site_grid")
+    fam = next(f for f in ctx.duals.routed("site_utilisation") if f.name == "site_grid")
     assert fam.result is not None
     d = ctx.duals.family(fam)
     if d.empty:
