@@ -204,6 +204,9 @@ def test_the_registry_keeps_the_build_order() -> None:
         "service",
         "placement",
         "power",
+        "bridge",
+        "equipment",
+        "speed_to_power",
     ]
 
 
@@ -249,4 +252,8 @@ BUILD_ORDER = (
     "ppa_energy",
     "carbon_cap_period",
     "carbon_cap_horizon",
+    # speed to power: bridge retirement, equipment order books, the inference SLA
+    "bridge_retire",
+    "equipment_order_book",
+    "flexible_inference_sla",
 )

@@ -332,3 +332,27 @@ def test_the_campus_table_and_summary_tell_how_a_grid_delay_is_met(tmp_path: Pat
     assert notes[0].endswith(
         "flexible interconnection: 20 MW up to 1 quarters earlier, 200 MWh curtailed"
     )
+
+
+def test_a_scenario_override_tightens_an_order_book_and_the_plan_follows(tmp_path: Path) -> None:
+    from capacity.scenarios import apply_overrides
+
+    # halving the 2026Q2 engine slots (12 -> 6 MW) halves the engines the plan can place
+    ds = load_dataset(_order_book(_dataset(tmp_path), 12.0))
+    tight = apply_overrides(
+        ds,
+        [
+            {
+                "op": "scale",
+                "table": "equipment_order_books",
+                "column": "capacity",
+                "where": {"resource": "engines"},
+                "factor": 0.5,
+                "source": "assumption: a vendor pushes half its slots out",
+            }
+        ],
+    )
+    res = solve(tight, SolveOptions(solver="highs"))
+    eo = res.tables["equipment_orders"]
+    row = eo[eo["period"] == "2026Q2"].iloc[0]
+    assert (row["capacity"], row["used"]) == pytest.approx((6.0, 6.0))

@@ -13,6 +13,8 @@ MW taken out of service from period p on. Capacity standing::
     bridge[s,o,p] = initial_mw + sum_{d + lead <= p} onsite_build[s,o,d]
                     - sum_{p' <= p} onsite_retire[s,o,p']
 
+Retired MW do not free the site's permit cap (``onsite_cap`` counts MW built).
+
 Family ``bridge_retire`` (MW): sum_{p' <= p} onsite_retire[s,o,p'] <=
 initial_mw + sum_{d + lead <= p} onsite_build[s,o,d] (nothing is retired before it
 stands). Retired MW leave the site's facility power (``site_grid``) and its on-site
