@@ -24,10 +24,12 @@ model prices, :func:`optimizer.components.scenario.energy_coefficients`).
 Families (row ``family``; unit of the rhs)
 ------------------------------------------
 * ``site_grid`` (extended, :mod:`optimizer.components.site`): facility MW <= grid_mw +
-  upgrades + sum_o availability_o * onsite[s,o,p] + firm PPA MW x availability (MW)
+  upgrades + sum_o availability_o * onsite[s,o,p] + firm PPA MW x availability
+  + flexible MW online (MW; :mod:`optimizer.components.power_flex`)
 * ``power_energy_balance``: sum_o power_energy[s,o,p] == facility_mwh[s,p]   (MWh)
 * ``grid_energy``: power_energy[s,grid,p] + sum_{non-firm ppa} power_energy <=
-  (grid_mw + upgrades[s,p]) * hours[p]                                      (MWh)
+  (grid_mw + upgrades[s,p]) * hours[p] + sum (1 - c) * flexible MW * hours  (MWh)
+  (c = the curtailment share while the flexible MW are inside their window, else 0)
   (grid-delivered energy needs grid capacity; rows only at sites with on-site or firm
   sources, elsewhere site_grid already implies it)
 * ``onsite_energy``: power_energy[s,o,p] <= availability_o * onsite[s,o,p] * hours (MWh)
