@@ -11,8 +11,14 @@ from capacity.validation import Finding
 __all__ = ["check_power_equipment"]
 
 
+def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
+    """Table ``name``, or an empty frame when the dataset lacks it."""
+    df = tables.get(name)
+    return pd.DataFrame() if df is None else df
+
+
 def _blank(df: pd.DataFrame) -> bool:
-    return df is None or df.empty
+    return df.empty
 
 
 def check_power_equipment(
@@ -31,16 +37,16 @@ def check_power_equipment(
         Errors naming file, row (header = 1), column and value.
     """
     out: list[Finding] = []
-    bom = tables.get("power_bill_of_materials")
-    onsite = tables.get("onsite_generation")
-    upgrades = tables.get("grid_upgrades")
+    bom = _table(tables, "power_bill_of_materials")
+    onsite = _table(tables, "onsite_generation")
+    upgrades = _table(tables, "grid_upgrades")
     known = set()
     for df, col in ((onsite, "technology"), (upgrades, "option")):
         if not _blank(df) and col in df:
             known |= set(df[col].astype(str))
     if not _blank(bom):
         f = files.get("power_bill_of_materials", "power_bill_of_materials.csv")
-        books = tables.get("equipment_order_books")
+        books = _table(tables, "equipment_order_books")
         have = set() if _blank(books) else set(books["resource"].astype(str))
         for i, (tech, res) in enumerate(
             zip(bom["technology"].astype(str), bom["resource"].astype(str), strict=True)
@@ -59,12 +65,12 @@ def check_power_equipment(
 
 
 def _check_flexible(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
-    flex = tables.get("flexible_interconnection")
+    flex = _table(tables, "flexible_interconnection")
     if _blank(flex):
         return []
     out: list[Finding] = []
     f = files.get("flexible_interconnection", "flexible_interconnection.csv")
-    upgrades = tables.get("grid_upgrades")
+    upgrades = _table(tables, "grid_upgrades")
     lead: dict[tuple[str, str], float] = {}
     if not _blank(upgrades):
         for s, o, n in zip(

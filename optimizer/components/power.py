@@ -347,9 +347,9 @@ def site_supply(
         c = expand(init[["s", "init", "avail"]], zero, np.full(len(init), T), "t")
         consts.append(c.assign(mw=c["init"].to_numpy() * c["avail"].to_numpy())[["s", "t", "mw"]])
     if len(pw.ppa):
-        firm = pw.ppa[pw.ppa["firm"]].drop_duplicates(["o", "s", "t"])
-        mw = firm["mwh_cap"].to_numpy() / scenario.hours[firm["t"].to_numpy()]
-        consts.append(firm[["s", "t"]].assign(mw=mw))
+        firm_ppa = pw.ppa[pw.ppa["firm"]].drop_duplicates(["o", "s", "t"])
+        mw = firm_ppa["mwh_cap"].to_numpy() / scenario.hours[firm_ppa["t"].to_numpy()]
+        consts.append(firm_ppa[["s", "t"]].assign(mw=mw))
     const = pd.concat(consts, ignore_index=True).groupby(["s", "t"], as_index=False)["mw"].sum()
     return const, terms
 
