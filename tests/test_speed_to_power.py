@@ -52,14 +52,14 @@ def _order_book(folder: Path, q2_mw: float) -> Path:
         folder,
         "equipment_order_books",
         [
-            {"resource": "engines", "period": p, "capacity": c, "unit": "MW"}
+            {"resource": "turbine_slots", "period": p, "capacity": c, "unit": "MW"}
             for p, c in (("2026Q1", 0.0), ("2026Q2", q2_mw), ("2026Q3", 0.0))
         ],
     )
     _write(
         folder,
         "power_bill_of_materials",
-        [{"technology": "gen", "resource": "engines", "per_mw": 1.0}],
+        [{"technology": "gen", "resource": "turbine_slots", "per_mw": 1.0}],
     )
     return folder
 
@@ -68,10 +68,10 @@ def test_an_order_book_binds_at_exactly_its_slots_with_the_finite_difference_dua
     tmp_path: Path,
 ) -> None:
     # without the order book the plan builds 20 MW in 2026Q1, online 2026Q2; 12 MW of
-    # engine slots in 2026Q2 (none in 2026Q3) cap it at 12 MW
+    # turbine slots in 2026Q2 (none in 2026Q3) cap it at 12 MW
     res = _solve(_order_book(_dataset(_sub(tmp_path, "a")), 12.0))
     eo = res.tables["equipment_orders"]
-    row = eo[(eo["resource"] == "engines") & (eo["period"] == "2026Q2")].iloc[0]
+    row = eo[(eo["resource"] == "turbine_slots") & (eo["period"] == "2026Q2")].iloc[0]
     assert row["used"] == pytest.approx(12.0, abs=1e-6)
     assert row["utilisation"] == pytest.approx(1.0, abs=1e-9)
     # one more slot: 1 MW more on site in 2026Q2 and 2026Q3, each quarter 1,000 H100e served
@@ -237,13 +237,13 @@ def test_the_checker_flags_inference_above_the_firm_supply_and_orders_above_slot
     assert sla["keys"].tolist() == ["s1,2026Q2"]
     assert sla["lhs"].tolist() == pytest.approx([37.5])
     assert sla["rhs"].tolist() == pytest.approx([30.0])
-    # one MW of engines more than the 12 MW of slots in 2026Q2
+    # one MW of turbines more than the 12 MW of slots in 2026Q2
     ds, fr = _frames(_order_book(_dataset(_sub(tmp_path, "b")), 12.0))
     ob = fr["onsite_build"]
     ob.loc[(ob["period"] == "2026Q1").to_numpy(), "value"] += 1.0
     v = check_frames(ds, fr)
     eo = v[v["family"] == "equipment_order_book"]
-    assert eo["keys"].tolist() == ["engines,2026Q2"]
+    assert eo["keys"].tolist() == ["turbine_slots,2026Q2"]
     assert eo["lhs"].tolist() == pytest.approx([13.0])
     assert eo["rhs"].tolist() == pytest.approx([12.0])
 
@@ -337,7 +337,7 @@ def test_the_campus_table_and_summary_tell_how_a_grid_delay_is_met(tmp_path: Pat
 def test_a_scenario_override_tightens_an_order_book_and_the_plan_follows(tmp_path: Path) -> None:
     from capacity.scenarios import apply_overrides
 
-    # halving the 2026Q2 engine slots (12 -> 6 MW) halves the engines the plan can place
+    # halving the 2026Q2 turbine slots (12 -> 6 MW) halves the turbines the plan can place
     ds = load_dataset(_order_book(_dataset(tmp_path), 12.0))
     tight = apply_overrides(
         ds,
@@ -346,7 +346,7 @@ def test_a_scenario_override_tightens_an_order_book_and_the_plan_follows(tmp_pat
                 "op": "scale",
                 "table": "equipment_order_books",
                 "column": "capacity",
-                "where": {"resource": "engines"},
+                "where": {"resource": "turbine_slots"},
                 "factor": 0.5,
                 "source": "assumption: a vendor pushes half its slots out",
             }
