@@ -111,6 +111,21 @@ def _ppa_mw(ds: Any, periods: list[str]) -> pd.DataFrame:
     return steps[["source", "period", "mw"]].rename(columns={"mw": "contract_mw"})
 
 
+def _onsite_capacity(ctx: PlanContext, g: pd.DataFrame, hours: pd.Series) -> pd.DataFrame:
+    """On-site MW standing per (site, source, period) and its rent plus fixed cost."""
+    on = _online(_frame(ctx.frames, "onsite_build"), g, list(ctx.dataset.periods)).merge(
+        g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]], on=["site", "source"]
+    )
+    ret = retired_mw(ctx)
+    on = on.merge(ret, on=["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
+    on["capacity_mw"] = on["mw"] + on["initial_mw"] - on["retired_mw"]
+    h = hours.reindex(on["period"]).to_numpy(dtype=float)
+    on["extra_cost"] = (
+        on["rent"] + on["capacity_mw"] * on["fixed_cost_usd_per_mw_year"] * h / HOURS_PER_YEAR
+    )
+    return on
+
+
 def _power_sources(ctx: PlanContext) -> pd.DataFrame:
     """Build power_sources: capacity, energy, cost and carbon per site, period and source.
 
@@ -146,16 +161,7 @@ def _power_sources(ctx: PlanContext) -> pd.DataFrame:
     ups = ups.groupby(["site", "period"], as_index=False)[["mw", "rent"]].sum()
     gr = grid.merge(ups, on=["site", "period"], how="left").fillna({"mw": 0.0, "rent": 0.0})
     gr = gr.assign(source="grid", capacity_mw=gr["grid_mw"] + gr["mw"], extra_cost=gr["rent"])
-    on = _online(_frame(frames, "onsite_build"), g, periods).merge(
-        g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]], on=["site", "source"]
-    )
-    ret = retired_mw(ctx)
-    on = on.merge(ret, on=["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
-    on["capacity_mw"] = on["mw"] + on["initial_mw"] - on["retired_mw"]
-    h = hours.reindex(on["period"]).to_numpy(dtype=float)
-    on["extra_cost"] = (
-        on["rent"] + on["capacity_mw"] * on["fixed_cost_usd_per_mw_year"] * h / HOURS_PER_YEAR
-    )
+    on = _onsite_capacity(ctx, g, hours)
     pm = _ppa_mw(ds, periods).merge(en[["site", "source", "period"]], on=["source", "period"])
     pm = pm.rename(columns={"contract_mw": "capacity_mw"}).assign(extra_cost=0.0)
     cap = pd.concat(
