@@ -32,6 +32,7 @@ import pandas as pd
 from capacity.contract_checks import check_contracts
 from capacity.parsing import parse_table, typed_columns
 from capacity.plausibility import penalty_warnings
+from capacity.power_checks import check_power_equipment
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.source_checks import check_public_record, check_sources
 from capacity.table_checks import check_keys, check_placement, check_references, check_semantics
@@ -45,6 +46,7 @@ CHECKS: tuple[tuple[str, CheckFn], ...] = (
     ("semantics", check_semantics),
     ("placement", check_placement),
     ("contracts", check_contracts),
+    ("power_equipment", check_power_equipment),
     ("sources", check_sources),
     ("public_record", check_public_record),
     ("penalties", penalty_warnings),
@@ -93,6 +95,14 @@ CHECK_READS: dict[str, frozenset[tuple[str, str]]] = {
         {("sites", "region"), ("demand", "regions"), ("training_clusters", "*")}
     ),
     "contracts": frozenset({("contract_terms", "*"), ("demand", "demand_h100e")}),
+    "power_equipment": frozenset(
+        {
+            ("power_bill_of_materials", "*"),
+            ("equipment_order_books", "*"),
+            ("flexible_interconnection", "*"),
+            ("grid_upgrades", "lead_periods"),
+        }
+    ),
     "sources": frozenset({("sources", "*")}),
     "public_record": frozenset({("public_record", "*")}),
     "penalties": frozenset({("customers", "*"), ("commitments", "*")}),

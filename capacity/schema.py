@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from capacity import tables_chips, tables_demand, tables_record, tables_sites
+from capacity import tables_chips, tables_demand, tables_power, tables_record, tables_sites
 from capacity.spec_types import Column, TableSpec
 
 SOLVER_SAFE_MAX = 1e12
@@ -65,6 +65,9 @@ TABLES: tuple[TableSpec, ...] = (
     tables_demand.CONTRACT_TERMS,
     tables_sites.GRID_UPGRADES,
     tables_sites.ONSITE_GENERATION,
+    tables_power.EQUIPMENT_ORDER_BOOKS,
+    tables_power.POWER_BILL_OF_MATERIALS,
+    tables_power.FLEXIBLE_INTERCONNECTION,
     tables_sites.PPAS,
     tables_sites.CARBON_POLICY,
     tables_demand.TRAINING_CLUSTERS,

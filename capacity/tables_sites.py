@@ -265,6 +265,34 @@ ONSITE_GENERATION = TableSpec(
             required=False,
             default=80,
         ),
+        Column(
+            "bridge",
+            "choice",
+            "",
+            "'yes': bridge power (fuel cells, mobile turbines, batteries): capex paid when "
+            "built, salvage_usd_per_mw back when retired (or at the end of the horizon), "
+            "so the plan can retire it once the grid arrives; 'no': permanent plant, "
+            "capex charged as rent over lifetime_periods.",
+            required=False,
+            default="no",
+            choices=("yes", "no"),
+        ),
+        num_col(
+            "salvage_usd_per_mw",
+            "USD/MW",
+            "Bridge only: value recovered per MW retired (resale, lease return).",
+            required=False,
+            default=0.0,
+        ),
+        num_col(
+            "storage_hours",
+            "hours",
+            "Battery duration at full MW (0: a generator). A battery adds its MW to the "
+            "site's facility power but no energy: in the quarterly model it only covers "
+            "peaks, the energy still comes from the grid or generation.",
+            required=False,
+            default=0.0,
+        ),
     ),
     key=("site", "technology"),
     required=False,

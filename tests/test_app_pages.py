@@ -80,7 +80,15 @@ def test_every_page_renders_on_the_default_data_after_a_solve(
     expanders = [e.label for e in at.expander]
     assert "Money: discounted cost (the objective) and cash (when spent)" in expanders
     assert "Calibration against the public record" in expanders
+    assert "Speed to power: grid delays, bridge power, flexible interconnection" in expanders
     frames = [df.value for df in at.dataframe]
+    speed = [
+        f for f in frames if {"grid_bound_quarters", "bridge_options", "note"} <= set(f.columns)
+    ]
+    plan_speed = at.session_state["plan"].result.tables["speed_to_power"]
+    assert len(speed) == 1 and speed[0]["note"].tolist() == plan_speed["note"].tolist()
+    orders = [f for f in frames if {"resource", "utilisation", "unit"} <= set(f.columns)]
+    assert len(orders) == 1 and set(orders[0]["resource"]) >= {"recip_engine_mw"}
     money = [f for f in frames if {"cost_usd", "cash_usd", "cash_kind"} <= set(f.columns)]
     assert len(money) == 1 and (money[0]["cash_usd"] > 0).any()
     assert (money[0][["cost_usd", "cash_usd"]] % 1 == 0).all().all()  # whole dollars

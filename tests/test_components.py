@@ -205,6 +205,9 @@ def test_the_registry_keeps_the_build_order() -> None:
         "placement",
         "power",
         "contracts",
+        "bridge",
+        "equipment",
+        "speed_to_power",
     ]
 
 
@@ -253,4 +256,8 @@ BUILD_ORDER = (
     "take_or_pay",
     "reservation",
     "sla_tier",
+    # speed to power: bridge retirement, equipment order books, the inference SLA
+    "bridge_retire",
+    "equipment_order_book",
+    "flexible_inference_sla",
 )

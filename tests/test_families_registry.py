@@ -50,6 +50,9 @@ EXPECTED = (
     "ppa_energy",
     "carbon_cap_period",
     "carbon_cap_horizon",
+    "bridge_retire",
+    "equipment_order_book",
+    "flexible_inference_sla",
     "cluster_link",
     "cluster_min_mw",
     "cluster_min_h100e",
@@ -105,6 +108,7 @@ def test_result_routing_names_real_tables_and_columns() -> None:
         "site_grid",
         "site_water",
         "supply_resource",
+        "equipment_order_book",
         "demand_balance",
         "commitment",
         "take_or_pay",
@@ -199,6 +203,9 @@ def test_summary_words_and_limits_come_from_the_registry() -> None:
         "ppa_energy",
         "carbon_cap_period",
         "carbon_cap_horizon",
+        # speed to power: vendor slots, the inference SLA under curtailment
+        "equipment_order_book",
+        "flexible_inference_sla",
     }
     assert "power_energy_balance" not in binding_limits.LIMIT_FAMILIES
     assert set(outcomes.LIMIT_FAMILIES) == (

@@ -11,8 +11,9 @@ changed input                          patched
 =====================================  ============================================
 supply_resources.capacity              rhs of ``supply_resource`` rows
 demand.demand_h100e (same >0 pattern)  rhs of ``demand_balance`` rows
-site_grid.grid_mw                      rhs of ``site_grid`` rows (by the change) and
-                                       of the power families' ``grid_energy`` rows
+site_grid.grid_mw                      rhs of ``site_grid`` and
+                                       ``flexible_inference_sla`` rows (by the change)
+                                       and of the power families' ``grid_energy`` rows
 site_water.water_permit_m3             rhs of ``site_water`` rows (by the change)
 commitments.min_it_mw (same pattern)   rhs of ``commitment`` rows
 customers.unmet_penalty_usd_...        cost of ``unmet`` columns
@@ -258,7 +259,8 @@ class _ModelPatch:
         """``site_grid.grid_mw`` / ``site_water.water_permit_m3``: rhs moves by the change.
 
         A grid level also sets the rhs of the power families' ``grid_energy`` rows
-        (``grid_mw * hours``). A limit that is or becomes open (NaN, no row) rebuilds.
+        (``grid_mw * hours``) and moves the inference SLA's firm supply by the change. A
+        limit that is or becomes open (NaN, no row) rebuilds.
         """
         if not (np.isfinite(new[c].to_numpy(float)).all() and np.isfinite(old[c]).all()):
             return False
@@ -271,7 +273,8 @@ class _ModelPatch:
 
         d = new[c].to_numpy(float) - old[c].to_numpy(float)
         self._set_rows(fam, ["s", "t"], keys, d, True, fam)
-        if c == "grid_mw":
+        if c == "grid_mw":  # the firm supply of the inference SLA moves with the grid
+            self._set_rows("flexible_inference_sla", ["s", "t"], keys, d, True, fam)
             hours = self.model.datasets[0].table("periods")["hours"].to_numpy(float)
             t = np.clip(keys()["t"].to_numpy(), 0, len(hours) - 1)
             mwh = new[c].to_numpy(float) * hours[t]  # rows of periods outside: no match

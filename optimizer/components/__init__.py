@@ -53,6 +53,10 @@ Modules
 ``power``         power families: grid upgrades, on-site generation, PPAs, carbon.
 ``power_inputs``  the power tables of one scenario, coded.
 ``power_check``   the power checks and records, grid-price energy (component).
+``power_bridge``  bridge power: bought, retired once the grid arrives, salvage back (component).
+``power_flex``    flexible interconnection: earlier grid MW for curtailable hours.
+``power_speed``   the inference SLA under curtailment, flexible and bridge results (component).
+``power_orders``  equipment order books: turbine, engine and transformer slots (component).
 ``docs``          the generated table of every family (``docs/families.md``).
 
 How to add a part of the plan
@@ -89,7 +93,10 @@ from optimizer.components import (
     fleet_tables,
     placement,
     placement_tables,
+    power_bridge,
     power_check,
+    power_orders,
+    power_speed,
     power_tables,
     revenue,
     service,
@@ -130,6 +137,9 @@ COMPONENTS: tuple[Component, ...] = (
     replace(placement.COMPONENT, tables=placement_tables.TABLES),
     replace(power_check.COMPONENT, tables=power_tables.TABLES),
     replace(contracts.COMPONENT, tables=contract_tables.TABLES),
+    power_bridge.COMPONENT,
+    power_orders.COMPONENT,
+    power_speed.COMPONENT,
 )
 activate(COMPONENTS)
 

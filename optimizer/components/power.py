@@ -12,7 +12,9 @@ Decisions (all >= 0, per scenario; ``o`` codes a power source, named
 energised from d + lead_o; ``onsite_build[s,o,d]`` MW of on-site generation
 decided in d, online from d + lead_o; ``power_energy[s,o,p]`` MWh of the site's
 facility energy bought from source o in period p. Decisions whose capacity would come
-online after the horizon are not created.
+online after the horizon are not created. Bridge power (``bridge = yes``: bought, retired
+with ``onsite_retire``, salvage back) is in :mod:`optimizer.components.power_bridge`;
+its retired MW leave ``onsite[s,o,p]`` below.
 
 Expressions: ``upgrades[s,p]`` = sum_{o, d + lead_o <= p} grid_upgrade[s,o,d];
 ``onsite[s,o,p]`` = initial_mw + sum_{d + lead_o <= p} onsite_build[s,o,d];
@@ -22,10 +24,12 @@ model prices, :func:`optimizer.components.scenario.energy_coefficients`).
 Families (row ``family``; unit of the rhs)
 ------------------------------------------
 * ``site_grid`` (extended, :mod:`optimizer.components.site`): facility MW <= grid_mw +
-  upgrades + sum_o availability_o * onsite[s,o,p] + firm PPA MW x availability (MW)
+  upgrades + sum_o availability_o * onsite[s,o,p] + firm PPA MW x availability
+  + flexible MW online (MW; :mod:`optimizer.components.power_flex`)
 * ``power_energy_balance``: sum_o power_energy[s,o,p] == facility_mwh[s,p]   (MWh)
 * ``grid_energy``: power_energy[s,grid,p] + sum_{non-firm ppa} power_energy <=
-  (grid_mw + upgrades[s,p]) * hours[p]                                      (MWh)
+  (grid_mw + upgrades[s,p]) * hours[p] + sum (1 - c) * flexible MW * hours  (MWh)
+  (c = the curtailment share while the flexible MW are inside their window, else 0)
   (grid-delivered energy needs grid capacity; rows only at sites with on-site or firm
   sources, elsewhere site_grid already implies it)
 * ``onsite_energy``: power_energy[s,o,p] <= availability_o * onsite[s,o,p] * hours (MWh)
@@ -56,6 +60,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.components.power_bridge import add_bridge_columns, add_bridge_costs, retired_terms
+from optimizer.components.power_flex import (
+    add_flexible_columns,
+    flexible_energy_terms,
+    flexible_supply_terms,
+)
 from optimizer.components.power_inputs import GRID, PowerData, power_data, power_modelled
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder, expand
@@ -89,7 +99,8 @@ def _energy_keys(columns: ScenarioColumns, pw: PowerData) -> pd.DataFrame:
     grid = load.assign(o=scenario.source_names.index(GRID))
     parts = [grid]
     if len(pw.onsite):
-        on = load.merge(pw.onsite[["s", "o", "lead", "init"]], on="s")
+        gen = pw.onsite[pw.onsite["storage"].to_numpy() <= 0]  # a battery makes no energy
+        on = load.merge(gen[["s", "o", "lead", "init"]], on="s")
         parts.append(on[(on["t"] >= on["lead"]) | (on["init"] > 0)][["s", "t", "o"]])
     if len(pw.ppa):
         parts.append(load.merge(pw.ppa[["o", "s", "t"]], on=["s", "t"]))
@@ -108,7 +119,8 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -
         on = on[on["t"] < on["t_var"] + on["lead"] + on["life"]]
         rent = on["cost"].to_numpy() / on["life"].to_numpy()
         builder.add_cost(i, "grid_upgrade", on["col"], on["t"], rent)
-    gb = power["onsite_build"].merge(pw.onsite, on=["s", "o"])
+    rented = pw.onsite[~pw.onsite["bridge"].to_numpy(dtype=bool)]
+    gb = power["onsite_build"].merge(rented, on=["s", "o"])
     if len(gb):
         on = online(gb[["s", "o", "t", "col"]], gb["lead"].to_numpy(), T)
         on = on.merge(pw.onsite[["s", "o", "capex", "life", "fixed", "lead"]], on=["s", "o"])
@@ -117,6 +129,7 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -
         per_mw = on["capex"].to_numpy() / on["life"].to_numpy()
         per_mw = per_mw + on["fixed"].to_numpy() * hours[t] / HOURS_PER_YEAR
         builder.add_cost(i, "onsite_power", on["col"], t, per_mw)
+    add_bridge_costs(builder, columns, pw)
     en = power["power_energy"]
     usd, carbon, term = energy_unit_costs(scenario, pw, en)
     t = en["t"].to_numpy()
@@ -179,13 +192,27 @@ def define_grid_upgrade_rate(builder: ModelBuilder, columns: ScenarioColumns) ->
         "power_energy": en.assign(col=builder.add_vars("power_energy", i, en)),
         "data": pw,
     }
+    add_bridge_columns(builder, columns, pw)
+    add_flexible_columns(builder, columns, pw)
     _add_costs(builder, columns, pw)
-    cols = columns.power["grid_upgrade"]
+    cols = _requests(columns.power)
     if cols.empty:
         return
-    limit = cols[["s", "o"]].merge(pw.upgrades, on=["s", "o"])["per_period"].to_numpy()
-    rows = builder.add_rows("grid_upgrade_rate", i, cols, "<=", limit)
-    builder.add_terms(rows, cols["col"], 1.0)
+    keys = cols[["s", "o", "t"]].drop_duplicates().sort_values(["s", "o", "t"])
+    keys = keys.reset_index(drop=True)
+    limit = keys.merge(pw.upgrades, on=["s", "o"], how="left")["per_period"].to_numpy()
+    rows = builder.add_rows("grid_upgrade_rate", i, keys, "<=", limit)
+    m = cols.merge(keys.assign(row=rows), on=["s", "o", "t"])
+    builder.add_terms(m["row"], m["col"], 1.0)
+
+
+def _requests(power: dict[str, Any]) -> pd.DataFrame:
+    """Grid upgrade requests, normal and flexible: ``s, o, t, col`` (one request queue)."""
+    parts = [power["grid_upgrade"][["s", "o", "t", "col"]]]
+    flex = power.get("flexible_upgrade")
+    if flex is not None and len(flex):
+        parts.append(flex[["s", "o", "t", "col"]])
+    return pd.concat(parts, ignore_index=True)
 
 
 def _power(columns: ScenarioColumns) -> tuple[dict[str, Any], PowerData] | None:
@@ -200,10 +227,12 @@ def _power(columns: ScenarioColumns) -> tuple[dict[str, Any], PowerData] | None:
 def define_grid_upgrade_total(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Upgrade total: sum_d grid_upgrade[s,o,d] <= max_mw_total (row at the last decision)."""
     got = _power(columns)
-    if got is None or got[0]["grid_upgrade"].empty:
+    if got is None:
         return
     power, pw = got
-    cols = power["grid_upgrade"]
+    cols = _requests(power)
+    if cols.empty:
+        return
     keys = cols.groupby(["s", "o"], as_index=False)["t"].max()
     keys = keys.merge(pw.upgrades[["s", "o", "total"]], on=["s", "o"])
     rows = builder.add_rows(
@@ -279,8 +308,13 @@ def _online_onsite(power: dict[str, Any], pw: PowerData, n_periods: int) -> pd.D
     return online(gb[["s", "o", "t", "col"]], gb["lead"].to_numpy(), n_periods)
 
 
-def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
+def site_supply(
+    columns: ScenarioColumns, *, firm: bool = False
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Facility-power supply beyond granted grid, for the site_grid rows.
+
+    With ``firm`` flexible MW count only past their normal lead (the supply that is
+    never curtailed, :mod:`optimizer.components.power_flex`).
 
     Returns
     -------
@@ -302,6 +336,9 @@ def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
     parts = [_online_upgrades(power, pw, T)[["s", "t", "col"]].assign(mw=1.0)]
     on = _online_onsite(power, pw, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
     parts.append(on[["s", "t", "col"]].assign(mw=on["avail"].to_numpy()))
+    out = retired_terms(power, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
+    parts.append(out[["s", "t", "col"]].assign(mw=-out["avail"].to_numpy()))
+    parts.append(flexible_supply_terms(power, T, firm=firm))
     terms = pd.concat(parts, ignore_index=True)
     consts = [empty[["s", "t", "mw"]]]
     init = pw.onsite[pw.onsite["init"] > 0] if len(pw.onsite) else pw.onsite
@@ -310,9 +347,9 @@ def site_supply(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame]:
         c = expand(init[["s", "init", "avail"]], zero, np.full(len(init), T), "t")
         consts.append(c.assign(mw=c["init"].to_numpy() * c["avail"].to_numpy())[["s", "t", "mw"]])
     if len(pw.ppa):
-        firm = pw.ppa[pw.ppa["firm"]].drop_duplicates(["o", "s", "t"])
-        mw = firm["mwh_cap"].to_numpy() / scenario.hours[firm["t"].to_numpy()]
-        consts.append(firm[["s", "t"]].assign(mw=mw))
+        firm_ppa = pw.ppa[pw.ppa["firm"]].drop_duplicates(["o", "s", "t"])
+        mw = firm_ppa["mwh_cap"].to_numpy() / scenario.hours[firm_ppa["t"].to_numpy()]
+        consts.append(firm_ppa[["s", "t"]].assign(mw=mw))
     const = pd.concat(consts, ignore_index=True).groupby(["s", "t"], as_index=False)["mw"].sum()
     return const, terms
 
@@ -328,6 +365,9 @@ def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     firm_sites = set(pw.onsite["s"].tolist()) if len(pw.onsite) else set()
     if len(pw.ppa):
         firm_sites |= set(pw.ppa[pw.ppa["firm"]]["s"].tolist())
+    flex = power.get("flexible_upgrade")
+    if flex is not None and len(flex):
+        firm_sites |= set(flex["s"].tolist())
     keys = en[en["s"].isin(sorted(firm_sites))][["s", "t"]].drop_duplicates()
     keys = keys.merge(scenario.grid, on=["s", "t"], how="left").sort_values(["s", "t"])
     keys = keys[np.isfinite(keys["grid_mw"].to_numpy(dtype=float))].reset_index(drop=True)
@@ -345,6 +385,8 @@ def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     builder.add_terms(m["row"], m["col"], 1.0)
     up = _online_upgrades(power, pw, scenario.n_periods).merge(row_of, on=["s", "t"])
     builder.add_terms(up["row"], up["col"], -scenario.hours[up["t"].to_numpy()])
+    fx = flexible_energy_terms(power, scenario).merge(row_of, on=["s", "t"])
+    builder.add_terms(fx["row"], fx["col"], -fx["mwh"].to_numpy())
 
 
 def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -366,6 +408,10 @@ def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     on = _online_onsite(power, pw, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
     coef = -on["avail"].to_numpy() * scenario.hours[on["t"].to_numpy()]
     builder.add_terms(on["row"], on["col"], coef)
+    out = retired_terms(power, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
+    builder.add_terms(
+        out["row"], out["col"], out["avail"].to_numpy() * scenario.hours[out["t"].to_numpy()]
+    )
 
 
 def pw_empty(frame: pd.DataFrame) -> bool:

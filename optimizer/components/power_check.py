@@ -31,6 +31,8 @@ from optimizer.components.power import (
     define_power_energy_balance,
     define_ppa_energy,
 )
+from optimizer.components.power_bridge import online_mw, retired_mw
+from optimizer.components.power_flex import flexible_mw
 from optimizer.components.power_inputs import GRID, power_modelled
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
@@ -66,25 +68,6 @@ def _onsite(ds: Any) -> pd.DataFrame:
     g = ds.table("onsite_generation").copy()
     g["source"] = "onsite:" + g["technology"].astype(str)
     return g
-
-
-def online_mw(inputs: PlanContext, kind: str, options: pd.DataFrame) -> pd.DataFrame:
-    """MW online per (site, source, period): decisions of ``kind`` energised after their lead."""
-    periods = inputs.periods
-    pos = {p: i for i, p in enumerate(periods)}
-    dec = _frame(inputs, kind)
-    dec = dec[dec["value"].abs() > 0].merge(
-        options[["site", "source", "lead_periods"]], on=["site", "source"]
-    )
-    t_on = dec["period"].map(pos).to_numpy(dtype=np.int64) + dec["lead_periods"].to_numpy()
-    keys = options[["site", "source"]].merge(pd.DataFrame({"period": periods}), how="cross")
-    keys["t"] = keys["period"].map(pos)
-    if dec.empty:
-        return keys.assign(mw=0.0)
-    on = dec.assign(t_on=t_on)[["site", "source", "t_on", "value"]]
-    m = keys.merge(on, on=["site", "source"], how="left")
-    m["mw"] = np.where(m["t"] >= m["t_on"], m["value"], 0.0)
-    return m.groupby(["site", "source", "period", "t"], as_index=False)["mw"].sum()
 
 
 def _facility_mwh(inputs: PlanContext) -> pd.DataFrame:
@@ -144,11 +127,19 @@ def _ppa_periods(inputs: PlanContext) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["source", "site", "period", "firm", "mwh_cap"])
 
 
+def _requests(inputs: PlanContext) -> pd.DataFrame:
+    """Grid upgrade requests, normal and flexible (one request queue per option)."""
+    return pd.concat(
+        [_frame(inputs, "grid_upgrade"), _frame(inputs, "flexible_upgrade")], ignore_index=True
+    )
+
+
 def check_grid_upgrade_rate(inputs: PlanContext) -> pd.DataFrame:
-    """MW requested per option and decision period <= max_mw_per_period."""
+    """MW requested per option and decision period (normal + flexible) <= max_mw_per_period."""
     if not power_modelled(inputs.dataset):
         return _none()
-    dec = _frame(inputs, "grid_upgrade").merge(_upgrades(inputs.dataset), on=["site", "source"])
+    dec = _requests(inputs).groupby(["site", "source", "period"], as_index=False)["value"].sum()
+    dec = dec.merge(_upgrades(inputs.dataset), on=["site", "source"])
     keys = dec["site"] + "/" + dec["source"] + "," + dec["period"]
     return violations(
         "grid_upgrade_rate", keys, dec["value"], dec["max_mw_per_period"], "<=", inputs.tolerance
@@ -159,7 +150,7 @@ def check_grid_upgrade_total(inputs: PlanContext) -> pd.DataFrame:
     """MW requested per option over the horizon <= max_mw_total."""
     if not power_modelled(inputs.dataset):
         return _none()
-    dec = _frame(inputs, "grid_upgrade").groupby(["site", "source"], as_index=False)["value"].sum()
+    dec = _requests(inputs).groupby(["site", "source"], as_index=False)["value"].sum()
     dec = dec.merge(_upgrades(inputs.dataset), on=["site", "source"])
     return violations(
         "grid_upgrade_total",
@@ -204,6 +195,9 @@ def check_power_energy_balance(inputs: PlanContext) -> pd.DataFrame:
 def _grid_mw(inputs: PlanContext) -> pd.DataFrame:
     grid = inputs.dataset.table("site_grid")[["site", "period", "grid_mw"]]
     up = online_mw(inputs, "grid_upgrade", _upgrades(inputs.dataset))
+    fx = flexible_mw(inputs)
+    fx = fx[["site", "period"]].assign(mw=fx["energy_mw"].to_numpy(dtype=float))
+    up = pd.concat([up[["site", "period", "mw"]], fx], ignore_index=True)
     up = up.groupby(["site", "period"], as_index=False)["mw"].sum()
     m = grid.merge(up, on=["site", "period"], how="left").fillna({"mw": 0.0})
     m["grid_mw"] = m["grid_mw"] + m["mw"]
@@ -235,12 +229,22 @@ def check_grid_energy(inputs: PlanContext) -> pd.DataFrame:
     )
 
 
+def standing_mw(inputs: PlanContext, g: pd.DataFrame) -> pd.DataFrame:
+    """Built MW standing per (site, source, period): online builds less bridge MW retired."""
+    on = online_mw(inputs, "onsite_build", g)
+    ret = retired_mw(inputs)
+    if ret.empty:
+        return on
+    on = on.merge(ret, on=["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
+    return on.assign(mw=on["mw"] - on["retired_mw"]).drop(columns="retired_mw")
+
+
 def check_onsite_energy(inputs: PlanContext) -> pd.DataFrame:
-    """On-site MWh <= availability x (initial + online built MW) x hours."""
+    """On-site MWh <= availability x (initial + online built MW - retired MW) x hours."""
     if not power_modelled(inputs.dataset):
         return _none()
     g = _onsite(inputs.dataset)
-    on = online_mw(inputs, "onsite_build", g).merge(g, on=["site", "source"])
+    on = standing_mw(inputs, g).merge(g, on=["site", "source"])
     hours = inputs.dataset.table("periods").set_index("period")["hours"]
     on["cap"] = (
         on["availability"]
@@ -334,9 +338,11 @@ def extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
     ds = inputs.dataset
     up = online_mw(inputs, "grid_upgrade", _upgrades(ds))[["site", "period", "mw"]]
     g = _onsite(ds)
-    on = online_mw(inputs, "onsite_build", g).merge(g, on=["site", "source"])
+    on = standing_mw(inputs, g).merge(g, on=["site", "source"])
     on["mw"] = on["availability"] * (on["initial_mw"] + on["mw"])
-    parts = [up, on[["site", "period", "mw"]]]
+    fx = flexible_mw(inputs)
+    fx = fx[["site", "period"]].assign(mw=fx["mw"].to_numpy(dtype=float))
+    parts = [up, on[["site", "period", "mw"]], fx]
     ppa = _ppa_periods(inputs)
     if len(ppa):
         firm = ppa[ppa["firm"]].drop_duplicates(["source", "site", "period"])

@@ -53,7 +53,8 @@ class PowerData:
     """One scenario's power tables, coded (``s`` site, ``o`` source, ``t`` period)."""
 
     upgrades: pd.DataFrame  # s, o, cost, lead, per_period, total, life
-    onsite: pd.DataFrame  # s, o, capex, fixed, var_cost, carbon, lead, avail, max_mw, init, life
+    onsite: pd.DataFrame  # s, o, capex, fixed, var_cost, carbon, lead, avail, max_mw, init, life,
+    #                       bridge (bool), salvage (USD/MW), storage (hours; > 0: a battery)
     ppa: pd.DataFrame  # o, s, t, firm, price, carbon, mwh_cap (per contract and period)
     carbon_price: np.ndarray  # (T,) USD/t
     period_caps: pd.DataFrame  # t, cap
@@ -161,8 +162,21 @@ def _onsite_options(scenario: ScenarioData) -> pd.DataFrame:
         onsite["max_mw"] = g["max_mw"].to_numpy(dtype=float)
         onsite["init"] = g["initial_mw"].to_numpy(dtype=float)
         onsite["life"] = g["lifetime_periods"].to_numpy(dtype=np.int64)
+        onsite["bridge"] = _column(g, "bridge", "no").astype(str).eq("yes").to_numpy()
+        onsite["salvage"] = _column(g, "salvage_usd_per_mw", 0.0).to_numpy(dtype=float)
+        onsite["storage"] = _column(g, "storage_hours", 0.0).to_numpy(dtype=float)
     names = ("capex", "fixed", "var_cost", "carbon", "lead", "avail", "max_mw", "init", "life")
-    return _with_columns(onsite, names)
+    onsite = _with_columns(onsite, (*names, "salvage", "storage"))
+    if "bridge" not in onsite:
+        onsite["bridge"] = pd.Series([], dtype=bool)
+    return onsite
+
+
+def _column(frame: pd.DataFrame, name: str, default: Any) -> pd.Series:
+    """Column ``name`` of ``frame``, or ``default`` on every row when the table lacks it."""
+    if name in frame:
+        return frame[name]
+    return pd.Series([default] * len(frame), index=frame.index)
 
 
 def _with_columns(frame: pd.DataFrame, names: tuple[str, ...]) -> pd.DataFrame:

@@ -4,8 +4,11 @@ Computed from the decision frames (``grid_upgrade``, ``onsite_build``, ``power_e
 ``site, source, period, value``) and the dataset, like every result table; the dual of
 each power row is in ``shadow_prices``. Without power as a decision the plan buys all
 facility energy from the grid and power_sources holds one grid row per site-period.
-PPA rows of power_decisions: one per contract and site taken, decided and online in the
-first period with energy, mw = the largest average MW taken.
+Bridge power (``bridge = yes``) counts its standing MW (built less retired) and its fixed
+cost here; its capex and salvage are in the ``costs`` table (term ``onsite_power``) in
+the quarters they are paid and received. PPA rows of power_decisions: one per contract
+and site taken, decided and online in the first period with energy, mw = the largest
+average MW taken.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import pandas as pd
 from optimizer.components.component import ResultTable
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.power import HOURS_PER_YEAR
+from optimizer.components.power_bridge import retired_mw
 from optimizer.components.power_inputs import power_modelled
 from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
@@ -74,6 +78,8 @@ def _options(ds: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     g = ds.table("onsite_generation").copy()
     g["source"] = "onsite:" + g["technology"].astype(str)
     g["rent_per_mw"] = g["capex_usd_per_mw"] / g["lifetime_periods"]
+    if "bridge" in g:  # bridge power is bought and salvaged, not rented (costs: onsite_power)
+        g.loc[g["bridge"].astype(str) == "yes", "rent_per_mw"] = 0.0
     g["energy_usd_per_mwh"] = (
         g["variable_cost_usd_per_mwh"]
         + g["fuel_price_usd_per_mmbtu"] * g["heat_rate_mmbtu_per_mwh"]
@@ -103,6 +109,21 @@ def _ppa_mw(ds: Any, periods: list[str]) -> pd.DataFrame:
     """Contracted MW per (PPA source, period) of every active step."""
     steps = ppa_steps(ds, periods)
     return steps[["source", "period", "mw"]].rename(columns={"mw": "contract_mw"})
+
+
+def _onsite_capacity(ctx: PlanContext, g: pd.DataFrame, hours: pd.Series) -> pd.DataFrame:
+    """On-site MW standing per (site, source, period) and its rent plus fixed cost."""
+    on = _online(_frame(ctx.frames, "onsite_build"), g, list(ctx.dataset.periods)).merge(
+        g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]], on=["site", "source"]
+    )
+    ret = retired_mw(ctx)
+    on = on.merge(ret, on=["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
+    on["capacity_mw"] = on["mw"] + on["initial_mw"] - on["retired_mw"]
+    h = hours.reindex(on["period"]).to_numpy(dtype=float)
+    on["extra_cost"] = (
+        on["rent"] + on["capacity_mw"] * on["fixed_cost_usd_per_mw_year"] * h / HOURS_PER_YEAR
+    )
+    return on
 
 
 def _power_sources(ctx: PlanContext) -> pd.DataFrame:
@@ -140,14 +161,7 @@ def _power_sources(ctx: PlanContext) -> pd.DataFrame:
     ups = ups.groupby(["site", "period"], as_index=False)[["mw", "rent"]].sum()
     gr = grid.merge(ups, on=["site", "period"], how="left").fillna({"mw": 0.0, "rent": 0.0})
     gr = gr.assign(source="grid", capacity_mw=gr["grid_mw"] + gr["mw"], extra_cost=gr["rent"])
-    on = _online(_frame(frames, "onsite_build"), g, periods).merge(
-        g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]], on=["site", "source"]
-    )
-    on["capacity_mw"] = on["mw"] + on["initial_mw"]
-    h = hours.reindex(on["period"]).to_numpy(dtype=float)
-    on["extra_cost"] = (
-        on["rent"] + on["capacity_mw"] * on["fixed_cost_usd_per_mw_year"] * h / HOURS_PER_YEAR
-    )
+    on = _onsite_capacity(ctx, g, hours)
     pm = _ppa_mw(ds, periods).merge(en[["site", "source", "period"]], on=["source", "period"])
     pm = pm.rename(columns={"contract_mw": "capacity_mw"}).assign(extra_cost=0.0)
     cap = pd.concat(

@@ -107,6 +107,8 @@ class ScenarioData:
         return self.chips["delivery_lag_periods"].reindex(c).fillna(0).to_numpy(dtype=np.int64)
 
     source_names: tuple[str, ...] = ()
+    #: Supply resource and equipment order-book IDs by ``r`` code.
+    resource_names: tuple[str, ...] = ()
 
     def chip_attr(self, c: np.ndarray, column: str) -> np.ndarray:
         """Chip attribute ``column`` for chip codes ``c``."""

@@ -127,6 +127,9 @@ class PlanSummary:
     margin_usd, revenue_usd, cost_usd : float or None
         Margin mode: discounted margin = revenue - cost, revenue of served demand and
         cost (every term but revenue), USD; None in the cost mode or without a plan.
+    power_notes : tuple of str
+        ``site: note`` per campus of the ``speed_to_power`` table: quarters its grid
+        binds, bridge power placed or why none (no bridge option), flexible MW taken.
     """
 
     scenario: str | None
@@ -168,6 +171,8 @@ class PlanSummary:
     margin_usd: float | None = None
     revenue_usd: float | None = None
     cost_usd: float | None = None
+    #: One line per campus on how it gets power (the ``speed_to_power`` table's notes).
+    power_notes: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """Return the summary as plain Python (frames as lists of records)."""
@@ -258,6 +263,7 @@ def summarize(
         mip_bound_usd=getattr(result, "mip_bound_usd", None),
         mip_gap=getattr(result, "mip_gap", None),
         duals_note=no_duals,
+        power_notes=_power_notes(tables),
         training_clusters=cluster_runs(tables, horizon),
         clusters_enforced=bool(getattr(result, "clusters", False)),
         degenerate_limits=0 if no_duals else degenerate_limits(tables),
@@ -288,3 +294,11 @@ def status_line(s: PlanSummary) -> str:
 def exit_code(summary: PlanSummary) -> int:
     """Return the CLI exit code: 0 for a usable plan without violations, else 1."""
     return 0 if summary.ok and summary.n_violations == 0 else 1
+
+
+def _power_notes(tables: Mapping[str, Any]) -> tuple[str, ...]:
+    """``site: note`` per campus of the ``speed_to_power`` table (none: no lines)."""
+    t = tables.get("speed_to_power")
+    if t is None or len(t) == 0:
+        return ()
+    return tuple(f"{r.site}: {r.note}" for r in t.itertuples() if str(r.note))

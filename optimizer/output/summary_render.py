@@ -157,6 +157,10 @@ def _print_binding(con: Console, s: PlanSummary, top: int | None = None) -> None
         con.print(_binding_table(s, top))
     for note in dual_notes(s):
         con.print(note)
+    if s.power_notes:
+        con.print("Speed to power (grid, bridge power, flexible interconnection):")
+        for line in s.power_notes:
+            con.print(f"  {line}", markup=False)
 
 
 def _print_resources(con: Console, s: PlanSummary, verbose: bool = True) -> None:

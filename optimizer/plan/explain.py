@@ -88,6 +88,22 @@ def _hosting_note(model: PlanningModel, scenario: int, customer: str) -> str:
     return "; site hosting excludes " + ", ".join(excluded)
 
 
+#: Families whose shortfall is a campus short of power: the explanation says whether the
+#: campus has a bridge power option.
+_POWER_SHORT = ("site_grid", "grid_energy", "flexible_inference_sla")
+
+
+def _bridge_note(model: PlanningModel, scenario: int, family: str, site: str) -> str:
+    """Wording for a campus short of power: its bridge options, or that it has none."""
+    if family not in _POWER_SHORT:
+        return ""
+    g = model.datasets[scenario].table("onsite_generation")
+    mine = g[(g["site"].astype(str) == site) & (g["bridge"].astype(str) == "yes")]
+    if mine.empty:
+        return "; no bridge power option at this campus (no bridge row in onsite_generation)"
+    return "; bridge options here: " + ", ".join(sorted(mine["technology"].astype(str)))
+
+
 def _fmt(v: float) -> str:
     """``426851.2 -> "426,851"``, ``3478525.5 -> "3,478,526"`` (no exponent), ``0.25 -> "0.25"``."""
     return f"{v:,.0f}" if abs(v) >= 1e6 else f"{v:,.6g}"
@@ -338,6 +354,7 @@ def explain_infeasible(
             zip(cs["family"].astype(str), cs["t"], strict=True), keys, slack[m], strict=True
         ):
             text, unit = _wording(fam)
+            text += _bridge_note(model, int(scen), fam, str(key))
             p = model.periods[int(t)]
             out.append(
                 (

@@ -135,6 +135,7 @@ LP_UNREAD_COLUMNS: frozenset[tuple[str, str]] = frozenset(
         ("customers", "price_inference_usd_per_h100e_period"),
         ("sites", "display_name"),
         ("supply_resources", "unit"),
+        ("equipment_order_books", "unit"),
     }
     | {(t, c.name) for t in LP_UNREAD_TABLES for c in SPECS[t].columns}
 )

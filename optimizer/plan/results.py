@@ -202,6 +202,8 @@ def _make_frame_keys(
         "unmet": (("customer", "k"), ("workload", "w"), ("demand_regions", "g")),
         "grid_upgrade": (("site", "s"), ("source", "o")),
         "onsite_build": (("site", "s"), ("source", "o")),
+        "onsite_retire": (("site", "s"), ("source", "o")),
+        "flexible_upgrade": (("site", "s"), ("source", "o")),
         "power_energy": (("site", "s"), ("source", "o")),
         "cluster": (("customer", "k"), ("site", "s")),
         "cluster_start": (("customer", "k"), ("site", "s")),

@@ -268,6 +268,22 @@ if power_sites:
     if fig is not None:
         st.plotly_chart(fig, key="chart_power_sources", width="stretch")
 
+speed = tables.get("speed_to_power")
+if speed is not None and len(speed):
+    with st.expander("Speed to power: grid delays, bridge power, flexible interconnection"):
+        st.caption(
+            "Per campus: the quarters its grid interconnect binds, bridge power placed (or "
+            "that it has no bridge option), MW taken early under a flexible offer and the "
+            "energy curtailed for it; below, the equipment order books (turbine, engine "
+            "and transformer slots) with their use and shadow price."
+        )
+        show_table(speed, key="plan_speed_to_power")
+        for name in ("bridge_power", "flexible_interconnection", "equipment_orders"):
+            t = tables.get(name)
+            if t is not None and len(t):
+                st.markdown(f"**{name.replace('_', ' ')}**")
+                show_table(t, key=f"plan_{name}")
+
 costs = tables.get("costs")
 if costs is not None and len(costs) and "cash_usd" in costs:
     with st.expander("Money: discounted cost (the objective) and cash (when spent)", expanded=True):
