@@ -1,9 +1,10 @@
-"""Regression: the default dataset's neutral plan in the margin objective, as the README tells it.
+"""Regression: the default dataset's neutral plan in the margin objective, as the model guide
+(``docs/guide/model.md``) tells it.
 
-Pins the discounted margin, revenue and cost to solver tolerance and checks the README's
+Pins the discounted margin, revenue and cost to solver tolerance and checks the guide's
 margin story (who is left unserved, who earns what, which limits are worth most), so
-neither the data, the model nor the README drifts silently. When a deliberate change
-moves these numbers, update the README and the pinned values together.
+neither the data, the model nor the guide drifts silently. When a deliberate change
+moves these numbers, update the guide and the pinned values together.
 """
 
 from __future__ import annotations
@@ -34,9 +35,9 @@ def test_margin_pinned(plan) -> None:
     assert plan.cost_usd == pytest.approx(PINNED_REVENUE_USD - PINNED_MARGIN_USD, rel=1e-5)
 
 
-def test_readme_margin_story_holds(plan) -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "| neutral | optimal | $545.2B | $645.7B | $100.5B | 99.1% |" in readme
+def test_the_model_guide_margin_story_holds(plan) -> None:
+    guide = (ROOT / "docs" / "guide" / "model.md").read_text(encoding="utf-8")
+    assert "| neutral | optimal | $545.2B | $645.7B | $100.5B | 99.1% |" in guide
     unmet = plan.tables["demand"].groupby("customer")["unmet_h100e"].sum()
     assert unmet["anthropic"] == pytest.approx(1.09e6, rel=5e-3)
     assert unmet["openai"] == pytest.approx(0.30e6, rel=2e-2)
