@@ -230,7 +230,12 @@ def _samples_duals_note(no_duals: Sequence[Any], n_plans: int) -> str:
 
 
 def sample_scenarios(
-    ds: Any, samples: int, seed: int = 0, *, base: str | None = "neutral"
+    ds: Any,
+    samples: int,
+    seed: int = 0,
+    *,
+    base: str | None = "neutral",
+    progress: ProgressLike | None = None,
 ) -> tuple[list[str], list[Any], list[str]]:
     """Draw ``samples`` Monte Carlo scenarios from the default tornado parameters.
 
@@ -250,6 +255,9 @@ def sample_scenarios(
     base : str or None
         Scenario the draws start from; None or ``"base"``: the bare tables. The
         default ``"neutral"`` on a dataset that defines no scenario is the bare tables.
+    progress : ProgressLike, optional
+        Counts each draw as its dataset is made and validated (a draw that makes the
+        data invalid counts as failed).
 
     Returns
     -------
@@ -278,10 +286,16 @@ def sample_scenarios(
     draws = spec.draw()
     names, dsets, notes = [], [], []
     for k in range(samples):
+        name = f"mc_{k:03d}"
+        if progress is not None:
+            progress.now(name)
         ovs = [o for p in spec.parameters for o in p.fill(float(draws[p.name][k]))]
         try:
-            dsets.append(apply_overrides(start, ovs, scenario=f"mc_{k:03d}"))
-            names.append(f"mc_{k:03d}")
+            dsets.append(apply_overrides(start, ovs, scenario=name))
+            names.append(name)
         except DataValidationError as e:
-            notes.append(f"mc_{k:03d} skipped: {e.findings[0].message}")
+            notes.append(f"{name} skipped: {e.findings[0].message}")
+        if progress is not None:
+            following = f"mc_{k + 1:03d}" if k + 1 < samples else ""
+            progress.advance(len(names) > 0 and names[-1] == name, current=following)
     return names, dsets, notes

@@ -140,11 +140,13 @@ def _hedge_scenarios(
     is a usage error (exit 2).
     """
     from optimizer.analysis.monte_carlo import sample_scenarios
+    from optimizer.output.progress import Progress
 
     if base == "all":
         raise typer.BadParameter("takes one scenario name, not 'all'", param_hint="'--base'")
     ((_, start),) = load_scenarios(console, data, [base])
-    names, dsets, notes = sample_scenarios(start, samples, seed, base=None)
+    with Progress("sampling", samples) as report:
+        names, dsets, notes = sample_scenarios(start, samples, seed, base=None, progress=report)
     for n in notes:
         console.print(f"[yellow]note:[/yellow] {n}")
     if not dsets:
@@ -220,12 +222,16 @@ def _extensive_rp(
     that no single first stage operates them all.
     """
     from optimizer.analysis.hedge import extensive_form_objective
+    from optimizer.output.progress import Progress
 
-    with console.status("Solving the extensive form ..."):
-        obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage)
+    with Progress("extensive form", 2, estimate=False) as report:
+        obj, status, tm = extensive_form_objective(dsets, first_stage=first_stage, progress=report)
     took = f"build {tm['build']:.1f} s, solve {tm['solve']:.1f} s"
     if obj is not None and math.isfinite(obj):
-        console.print(f"extensive form: {status}, RP = {obj:,.0f} USD, {took}")
+        from optimizer.output.formatting import text_column
+
+        rp_text = text_column("rp_usd", [obj])[1][0]
+        console.print(f"extensive form: {status}, RP = {rp_text}, {took}")
         if lshaped_usd is not None:
             diff = (lshaped_usd - obj) / max(abs(obj), 1.0)
             console.print(f"{'relative diff to L-shaped':>32}: {diff:.2e}")
@@ -255,8 +261,12 @@ def _print_hedge(console: Console, p: Any, tol: float) -> bool:
         ("VSS = EEV - RP", p.vss_usd),
         ("EVPI = RP - WS", p.evpi_usd),
     ]
-    for label, v in rows:
-        console.print(f"{label:>32}: {v:,.0f} USD")
+    from optimizer.output.formatting import text_column
+
+    # one money column, in one scale (the app's and the other tables' formatter)
+    _, cells = text_column("cost_usd", [v for _, v in rows])
+    for (label, _), cell in zip(rows, cells, strict=True):
+        console.print(f"{label:>32}: {cell}")
     console.print(
         f"{'gap':>32}: {p.gap_rel:.2e} ({'converged' if p.converged else 'NOT converged'} "
         f"at tol {tol:g}, {len(p.iterations) - 1} iterations, {p.timings_s['total']:.1f} s)"
