@@ -33,6 +33,7 @@ from optimizer.output.summary import OK_STATUSES
 
 __all__ = [
     "MonteCarloResult",
+    "draw_overrides",
     "monte_carlo",
     "sample_scenarios",
     "uniform_monte_carlo",
@@ -229,6 +230,33 @@ def _samples_duals_note(no_duals: Sequence[Any], n_plans: int) -> str:
     )
 
 
+def draw_overrides(start: Any, samples: int, seed: int = 0) -> dict[str, list[Any]]:
+    """Return the overrides of each Monte Carlo draw on ``start``, ``{mc_<k>: overrides}``.
+
+    The draws of :func:`sample_scenarios` (same parameters, same seed, same order),
+    for a report to record what each sampled scenario applied on top of its base.
+
+    Parameters
+    ----------
+    start : Dataset
+        The data the draws apply to (the base scenario already applied).
+    samples, seed : int
+        Number of draws (>= 1) and seed (>= 0).
+
+    Returns
+    -------
+    dict
+        Name ``mc_000`` ... to its list of :class:`capacity.scenario_spec.Override`.
+    """
+    params = default_tornado_parameters(start)
+    spec = MonteCarloSpec.model_validate(uniform_monte_carlo(params, samples, seed))
+    draws = spec.draw()
+    return {
+        f"mc_{k:03d}": [o for p in spec.parameters for o in p.fill(float(draws[p.name][k]))]
+        for k in range(samples)
+    }
+
+
 def sample_scenarios(
     ds: Any,
     samples: int,
@@ -281,15 +309,11 @@ def sample_scenarios(
         raise ValueError(f"seed must be >= 0, got {seed}")
     bare = not base or (base == "neutral" and not ds.scenarios)
     start = ds if bare else apply_scenario(ds, base)
-    params = default_tornado_parameters(start)
-    spec = MonteCarloSpec.model_validate(uniform_monte_carlo(params, samples, seed))
-    draws = spec.draw()
+    drawn = draw_overrides(start, samples, seed)
     names, dsets, notes = [], [], []
-    for k in range(samples):
-        name = f"mc_{k:03d}"
+    for k, (name, ovs) in enumerate(drawn.items()):
         if progress is not None:
             progress.now(name)
-        ovs = [o for p in spec.parameters for o in p.fill(float(draws[p.name][k]))]
         try:
             dsets.append(apply_overrides(start, ovs, scenario=name))
             names.append(name)

@@ -105,7 +105,7 @@ def hedge(
     if out is not None:
         refuse_bad_out(console, out)
     with exit_on_interrupt(console):
-        names, dsets = _hedge_scenarios(console, data, base, samples, seed)
+        names, dsets, inputs = _hedge_scenarios(console, data, base, samples, seed)
         if method == _HedgeMethod.extensive:
             rp = _extensive_rp(console, names, dsets, first_stage.value)
             raise typer.Exit(0 if rp is not None else 1)
@@ -126,20 +126,25 @@ def hedge(
             ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
     code = 0 if ok else 1
     if out is not None:
-        code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash))
+        code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash, inputs))
     raise typer.Exit(code)
 
 
 def _hedge_scenarios(
     console: Console, data: Path, base: str, samples: int, seed: int
-) -> tuple[list[str], list[Dataset]]:
+) -> tuple[list[str], list[Dataset], list[Any]]:
     """Load ``data``, apply ``--base`` as ``capacity solve`` applies ``--scenario``, draw.
 
-    An unknown ``--base`` stops with the solve command's "unknown scenario, did you
-    mean" message (exit 1); bad data prints its findings (exit 1); ``--base all``
-    is a usage error (exit 2).
+    Returns the names, datasets and recorded inputs
+    (:class:`optimizer.output.inputs_record.SolvedInputs`: the base's overrides, then
+    the draw's) of the valid draws. An unknown ``--base`` stops with the solve
+    command's "unknown scenario, did you mean" message (exit 1); bad data prints its
+    findings (exit 1); ``--base all`` is a usage error (exit 2).
     """
-    from optimizer.analysis.monte_carlo import sample_scenarios
+    from dataclasses import replace
+
+    from optimizer.analysis.monte_carlo import draw_overrides, sample_scenarios
+    from optimizer.output.inputs_record import solved_inputs
     from optimizer.output.progress import Progress
 
     if base == "all":
@@ -152,7 +157,17 @@ def _hedge_scenarios(
     if not dsets:
         console.print("[red]error:[/red] every draw made the data invalid; nothing was solved.")
         raise typer.Exit(1)
-    return names, dsets
+    drawn = draw_overrides(start, samples, seed)
+    inputs = [
+        replace(
+            solved_inputs(start, base, extra=drawn[name]),
+            scenario=name,
+            description=f"Monte Carlo draw {name} (seed {seed}) on {base}",
+            dataset_hash=str(ds.hash),
+        )
+        for name, ds in zip(names, dsets, strict=True)
+    ]
+    return names, dsets, inputs
 
 
 def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: Any) -> Any:
@@ -274,8 +289,15 @@ def _print_hedge(console: Console, p: Any, tol: float) -> bool:
     return bool(p.converged)
 
 
-def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> int:
-    """Write the hedge's three CSV tables into a new run folder under ``out``.
+def _write_hedge_csv(
+    console: Console, p: Any, out: Path, dataset_hash: str, inputs: list[Any]
+) -> int:
+    """Write the hedge's three CSV tables and its scenarios' inputs under ``out``.
+
+    Each sampled scenario's overrides are recorded as ``capacity solve`` and
+    ``capacity batch`` record theirs, in ``scenario=<name>/inputs.yaml``
+    (:func:`optimizer.output.inputs_record.write_inputs`), so each scenario can be
+    solved again alone.
 
     The folder ``<out>/hedge-<run_id>`` is claimed exclusively
     (:func:`optimizer.output.report.claim_run_dir`: a new ID when another run holds it) and
@@ -284,14 +306,20 @@ def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> 
     message) when the folder or a table cannot be written, else 0.
     """
     from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.inputs_record import write_inputs
     from optimizer.output.run_folder import claim_run_dir, default_run_id
 
     try:
         run_dir = claim_run_dir(out, "hedge-" + default_run_id(dataset_hash))
         for name in ("iterations", "per_scenario", "first_stage"):
             write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
+        for rec in inputs:
+            folder = run_dir / f"scenario={rec.scenario}"
+            folder.mkdir(exist_ok=True)
+            write_inputs(rec, folder, run_dir)
     except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1
     console.print(f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv)")
+    console.print(f"Inputs of each scenario: {run_dir}/scenario=<name>/inputs.yaml")
     return 0
