@@ -210,7 +210,7 @@ def test_cli_unavailable_solver_exits_1_with_one_line(tmp_path):
 def test_cli_solvers_lists_versions():
     res = CliRunner().invoke(app, ["solvers"])
     assert res.exit_code == 0
-    assert "PULP_CBC_CMD" in res.output and "highspy (bulk)" in res.output
+    assert "PULP_CBC_CMD" in res.output and "HiGHS · bulk" in res.output  # the app's label
     assert re.search(r"PULP_CBC_CMD.*\d+\.\d+", res.output)
 
 

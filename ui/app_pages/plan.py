@@ -42,9 +42,10 @@ solver = c2.selectbox(
     "Solver",
     list(solver_labels),
     format_func=solver_labels.__getitem__,
-    help="highs: HiGHS called directly (bulk, the fastest); HiGHS: the same solver "
-    "through PuLP; cbc, GLPK, SCIP: through PuLP. The label gives the version and says "
-    "when a solver returns no shadow prices.",
+    help="HiGHS · bulk: HiGHS called directly (`--solver highs`, the fastest); "
+    "HiGHS · PuLP: the same solver through PuLP (`--solver HiGHS`); CBC, GLPK, SCIP: "
+    "through PuLP. The label gives the version and says when a solver returns no "
+    "shadow prices.",
     key="solve_solver",
     persist_state="session",
 )
