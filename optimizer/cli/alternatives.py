@@ -109,11 +109,22 @@ def alternatives(
     refuse_bad_out(console, out)
     with exit_on_interrupt(console):
         ((name, ds),) = load_scenarios(console, data, [scenario])
+        _check_focus(ds, list(focus or ()))
         where = (workers, scheduler)
         res = _run(console, ds, slacks, directions, list(focus or ()), seed, where)
         _print_ranges(console, res)
         code = _write(console, res, out, name)
     raise typer.Exit(code)
+
+
+def _check_focus(ds: Any, focus: list[str]) -> None:
+    """Refuse a ``--focus`` naming no quantity (usage error, exit 2) before any build."""
+    from optimizer.analysis.alternatives_quantities import check_focus
+
+    try:
+        check_focus(ds, focus)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="'--focus'") from e
 
 
 def _run(
