@@ -177,28 +177,32 @@ served = demand_summary(res, n_q)
 per_q = "H100e per quarter"
 with st.expander("Demand served per customer and workload", expanded=True):
     st.caption(
-        f"Mean and peak per quarter over the {n_q} quarters of the horizon (the CSV holds "
-        "every quarter); the served share is of the H100e·quarters summed over the horizon."
+        f"Mean and peak per quarter over the {n_q} quarters of the horizon, in {per_q} (the "
+        "CSV holds every quarter); the served share is of the H100e·quarters summed over the "
+        "horizon."
     )
+    # short headers (the unit per quarter is in the caption and each header's help), so the
+    # seven columns fit a laptop's width without scrolling sideways (1400 px: checked in a
+    # browser, the headers "[H100e per quarter]" needed 1,144 px of 904)
     st.dataframe(
         served,
         hide_index=True,
         width="stretch",
         column_config={
             "mean_demand_h100e": st.column_config.NumberColumn(
-                f"mean demand [{per_q}]", format="localized"
+                "mean demand [H100e]", format="localized", help=f"Mean demand, {per_q}."
             ),
             "peak_demand_h100e": st.column_config.NumberColumn(
-                f"peak demand [{per_q}]", format="localized"
+                "peak demand [H100e]", format="localized", help=f"Largest quarter, {per_q}."
             ),
             "mean_served_h100e": st.column_config.NumberColumn(
-                f"mean served [{per_q}]", format="localized"
+                "mean served [H100e]", format="localized", help=f"Mean served, {per_q}."
             ),
             "mean_unmet_h100e": st.column_config.NumberColumn(
-                f"mean unmet [{per_q}]", format="localized"
+                "mean unmet [H100e]", format="localized", help=f"Mean unmet, {per_q}."
             ),
             "served_share": st.column_config.ProgressColumn(
-                "served share", min_value=0.0, max_value=1.0, format="percent"
+                "served share", min_value=0.0, max_value=1.0, format="percent", width="small"
             ),
         },
     )
