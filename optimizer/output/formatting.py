@@ -26,6 +26,7 @@ __all__ = [
     "fmt_water",
     "fmt_cell",
     "is_share",
+    "money_axis",
     "money_scale",
     "number_format",
     "text_column",
@@ -336,3 +337,17 @@ def text_column(name: str, values: list[float | None]) -> tuple[str, list[str]]:
     whole = all(float(v).is_integer() for v in finite) and bool(finite)
     fmt = number_format(name, whole)
     return column_header(name), [fmt_cell(v, fmt) for v in values]
+
+
+def money_axis(values: list[float]) -> tuple[float, str, str]:
+    """Return ``(divisor, word, letter)`` of a chart's money axis, as :func:`money_scale`.
+
+    Examples
+    --------
+    >>> money_axis([1.2e11, 9e10]), money_axis([1.96e6]), money_axis([532.0])
+    ((1000000000.0, 'billion', 'B'), (1000000.0, 'million', 'M'), (1.0, '', ''))
+    """
+    finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v))]
+    div, _, fmt = money_scale(max(finite, default=0.0))
+    letter = fmt[-1] if fmt[-1] in "BM" else ""
+    return div, {"B": "billion", "M": "million"}.get(letter, ""), letter

@@ -9,6 +9,7 @@ import streamlit as st
 
 from capacity.csv_safe import to_safe_csv
 from optimizer.output.binding_limits import missing_duals, no_duals_text
+from optimizer.plan.solvers import solver_label
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
 from ui.formats import MISSING, calibration_view, fmt_usd, show_table
@@ -150,7 +151,7 @@ solved = (
 )
 obj_text = f"{obj:,.2f} USD (discounted)" if has_obj else f"n/a (status {m['status']})"
 st.caption(
-    f"Objective {obj_text} · solver {plan.solver} · {solved} · "
+    f"Objective {obj_text} · solver {solver_label(plan.solver)} · {solved} · "
     f"{click_to_result_text(plan, ss)} · run `{plan.run_id}`"
 )
 msg = str(getattr(res, "message", "") or "")
