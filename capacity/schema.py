@@ -7,7 +7,7 @@ specs grouped by domain in ``capacity.tables_sites``, ``tables_chips``,
 
 * parsing and validation (:mod:`capacity.dataset`, :mod:`capacity.parsing`,
   :mod:`capacity.table_checks`),
-* the units table in the README (:func:`units_markdown`),
+* the units table of the data guide, ``docs/guide/data.md`` (:func:`units_markdown`),
 * the Streamlit app's column configuration.
 
 Conventions (see ``shared/DESIGN.md``): a column's unit is its suffix (``_mw``,
@@ -42,7 +42,7 @@ SAFE_RANGE_NOTE = (
     "range the solver can take once cells are multiplied together); integers are checked "
     "as written, so a value beyond 64 bits is refused, never wrapped."
 )
-"""The safe-range rule as printed under the README's units table."""
+"""The safe-range rule as printed under the data guide's units table."""
 
 PERIOD_RE = re.compile(r"^(\d{4})Q([1-4])$")
 
@@ -123,7 +123,7 @@ def units_markdown() -> str:
     Returns
     -------
     str
-        The table, used verbatim in the README's "Data and units" section.
+        The table, used verbatim in ``docs/guide/data.md`` ("Data and units").
     """
     lines = [
         "| table | column | type | unit | bounds | required (default) | meaning |",

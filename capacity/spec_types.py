@@ -26,7 +26,7 @@ class Column:
     unit : str
         Human-readable unit ("MW", "USD per chip", "" for a ratio).
     description : str
-        Meaning of the column, shown in the README and the app.
+        Meaning of the column, shown in the data guide and the app.
     required : bool
         When True an empty cell is an error. When False an empty cell takes
         ``default``; the default is documented here, never an implicit zero.

@@ -217,7 +217,9 @@ def test_infeasible_plan_shows_na_objective_and_what_had_to_give_with_units(
     assert at.metric[1].label == "Discounted cost"
     assert at.metric[1].value == "n/a"
     captions = _texts(at.caption)
-    assert any(t.startswith("Objective n/a (status infeasible) · solver highs") for t in captions)
+    assert any(
+        t.startswith("Objective n/a (status infeasible) · solver HiGHS · bulk") for t in captions
+    )
     assert not any("nan" in t for t in captions)
     give = next(d for d in at.dataframe if "family" in d.value.columns)
     df = give.value

@@ -211,3 +211,87 @@ def test_an_upload_error_never_shows_none_as_a_row(monkeypatch: pytest.MonkeyPat
     assert rows.isna().any()  # a finding without a row ...
     assert frames[0].proto.placeholder == "–"  # ... reads "–", not "None"
     assert unformatted(frames[0]) == []
+
+
+def test_money_is_shown_in_the_scale_its_magnitude_needs() -> None:
+    """$1.96M read "$0.00B" when every money column was in billions."""
+    from ui.formats import usd_billions
+
+    df = pd.DataFrame(
+        {
+            "objective_usd": [1.2372e11, 9.8e10],
+            "switch_cost_usd": [1.96e6, 2.5e5],
+            "fee_usd": [532.0, -12.0],
+            "empty_usd": [float("nan"), float("nan")],
+        }
+    )
+    view, cfg = usd_billions(df)
+    assert list(view.columns) == ["objective_usd_bn", "switch_cost_usd_mn", "fee_usd", "empty_usd"]
+    assert view["switch_cost_usd_mn"].tolist() == pytest.approx([1.96, 0.25])
+    assert view["fee_usd"].tolist() == [532.0, -12.0]
+    fmts = {c: cfg[c]["type_config"]["format"] for c in view.columns}
+    assert fmts == {
+        "objective_usd_bn": "$%,.2fB",
+        "switch_cost_usd_mn": "$%,.2fM",
+        "fee_usd": "$%,.0f",
+        "empty_usd": "$%,.0f",
+    }
+    assert {cfg[c]["label"] for c in view.columns} == {
+        "objective [USD]",
+        "switch cost [USD]",
+        "fee [USD]",
+        "empty [USD]",
+    }
+
+
+def test_the_terminal_cells_follow_the_app_formats() -> None:
+    """`text_column` (the CLI's tables) applies the same header and format as the app."""
+    from optimizer.output.formatting import text_column
+    from ui.formats import table_view
+
+    df = pd.DataFrame(
+        {
+            "cost_usd": [1.96e6, 2.5e5],
+            "build_mw": [1234.56, 0.5],
+            "served_share": [1.0000000002, 0.4759],
+            "n": [3, 4],
+        }
+    )
+    view, cfg = table_view(df)
+    got = {c: text_column(c, df[c].tolist()) for c in df.columns}
+    assert got == {
+        "cost_usd": ("cost [USD]", ["$1.96M", "$0.25M"]),
+        "build_mw": ("build [MW]", ["1,234.6", "0.5"]),
+        "served_share": ("served share [%]", ["100.0%", "47.6%"]),
+        "n": ("n", ["3", "4"]),
+    }
+    labels = {c: cfg[c]["label"] for c in view.columns}
+    assert [h for h, _ in got.values()] == list(labels.values())
+
+
+def test_the_batch_tables_of_the_cli_use_the_same_formats() -> None:
+    """`capacity batch` prints the scenario and Monte Carlo tables with `text_column`."""
+    from rich.console import Console
+
+    from optimizer.analysis.batch_render import _fixed_cases_table, _monte_carlo_table
+
+    fixed = pd.DataFrame(
+        {
+            "scenario": ["neutral", "negative"],
+            "status": ["optimal", "optimal"],
+            "state": ["done", "done"],
+            "total_cost_usd": [1.086e11, 1.188e11],
+            "unmet_h100e": [587_000.0, 1_740_000.0],
+            "trainium_share": [0.476, 0.399],
+            "breach_mw": [0.0, 214.0],
+            "time_s": [12.34, 15.0],
+        }
+    )
+    console = Console(width=200, record=True)
+    console.print(_fixed_cases_table(fixed))
+    mc = fixed.assign(scenario=["mc_000", "mc_001"])
+    console.print(_monte_carlo_table(mc))
+    text = console.export_text()
+    for cell in ("$108.60B", "587,000", "47.6%", "214.0", "12.3", "total cost [USD]", "time [s]"):
+        assert cell in text, cell
+    assert "bn" not in text  # the old "cost in USD bn" columns

@@ -211,7 +211,7 @@ def test_risk_solves_use_the_plan_pages_solver_settings(
     at.switch_page("app_pages/risk.py")
     at.run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any("cbc, 30 s limit, reference formulation" in c.value for c in at.caption), [
+    assert any("CBC · PuLP, 30 s limit, reference formulation" in c.value for c in at.caption), [
         c.value for c in at.caption
     ]
     at.multiselect(key="mc_params").set_value(["cowos"])

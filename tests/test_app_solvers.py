@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer.plan.solvers import solver_names
+from optimizer.plan.solvers import available_solvers, solver_label, solver_names
 from tests.apptest_helpers import goto, open_app, rerun
 
 
@@ -15,9 +15,14 @@ def test_the_solver_box_lists_the_solvers_available_here(
     goto(at, "plan")
     box = at.selectbox(key="solve_solver")
     expected = ["cbc" if n == "PULP_CBC_CMD" else n for n in solver_names()]
-    assert [o.split(" (")[0] for o in box.options] == expected
+    infos = {("cbc" if s.name == "PULP_CBC_CMD" else s.name): s for s in available_solvers()}
+    assert box.options == [
+        solver_label(infos[n].name, infos[n].version, infos[n].duals) for n in expected
+    ]
     assert expected[:1] == ["highs"] and "cbc" in expected  # the two the box had before
-    assert box.options[0].startswith("highs (") and box.options[0].endswith(", highspy, bulk)")
+    assert box.options[0] == f"HiGHS {infos['highs'].version} · bulk"
+    if "HiGHS" in infos:  # the two HiGHS paths differ by more than letter case
+        assert box.options[expected.index("HiGHS")] == f"HiGHS {infos['HiGHS'].version} · PuLP"
     assert box.value == "highs"
 
 
@@ -30,8 +35,8 @@ def test_a_solver_beyond_highs_and_cbc_is_offered_and_solves(
     at = open_app(monkeypatch)
     goto(at, "plan")
     box = at.selectbox(key="solve_solver")
-    label = next(o for o in box.options if o.startswith(f"{name} ("))
-    assert label.endswith(", no shadow prices)")  # GLPK and SCIP return no duals via PuLP
+    label = next(o for o in box.options if o.startswith(name.split("_")[0] + " "))
+    assert label.endswith(" · PuLP, no shadow prices")  # GLPK and SCIP return no duals
     box.set_value(name)
     rerun(at)
     at.button(key="solve").click()

@@ -2,7 +2,7 @@
 
 Imports are read with :mod:`ast`, at module level *and* inside function bodies and
 ``if TYPE_CHECKING:`` blocks: a lazy import hides a cycle from the interpreter, not
-from the reader. The layers (see ``optimizer/__init__.py`` and the README's layout):
+from the reader. The layers (see ``optimizer/__init__.py`` and the development guide's layout):
 
 * packages: ``ui`` -> ``optimizer`` -> ``capacity`` (``benchmarks``, the console
   script's launcher ``capacity_cli`` and the notebook API ``capacity_planner`` sit beside
@@ -44,7 +44,7 @@ FORBIDDEN_THIRD_PARTY = {
 #: Rank of each optimizer sub-package, lowest first: a module imports only modules of
 #: its own or a lower rank (inside one sub-package, any module as long as no cycle
 #: forms). The package docstring of ``optimizer`` lists the same layers in the same
-#: order, and the README's layout shows the same tree (both are tested below).
+#: order, and the development guide's layout shows the same tree (both are tested).
 OPTIMIZER_RANKS = {
     "optimizer.lp": 0,
     "optimizer.components": 1,

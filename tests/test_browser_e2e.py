@@ -186,6 +186,13 @@ def test_edit_solve_chart_and_report_download(app_url: str, tmp_path: Path) -> N
             shown = float(re.search(r"Objective ([\d,.]+) USD", caption).group(1).replace(",", ""))
             assert shown == pytest.approx(expected, abs=0.01)
             page.screenshot(path=str(tmp_path / "plan.png"), full_page=True)
+            # the demand table fits the page at 1400 px: no sideways scrolling
+            demand = page.get_by_test_id("stExpander").filter(has_text="Demand served per")
+            sizes = demand.get_by_test_id("stDataFrame").evaluate(
+                "el => Array.from(el.querySelectorAll('.dvn-scroller'))"
+                ".map(s => [s.scrollWidth, s.clientWidth])"
+            )
+            assert sizes and all(wide <= seen for wide, seen in sizes), sizes
 
             # download the Parquet report and read it back
             page.get_by_role("link", name="Reports").click()

@@ -82,3 +82,31 @@ def test_workers_split_the_quantities_over_dask_with_the_same_ranges(tmp_path: P
     pd.testing.assert_frame_equal(
         one.drop(columns="cost_cap_usd"), dask.drop(columns="cost_cap_usd"), atol=1e-7
     )
+
+
+def test_a_misspelt_focus_is_refused_before_the_model_is_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import optimizer.analysis.alternatives as alternatives_mod
+
+    def _no_build(*_a: object, **_k: object) -> None:
+        raise AssertionError("the model was built for a focus that names no quantity")
+
+    monkeypatch.setattr(alternatives_mod, "near_optimal_ranges", _no_build)
+    code, out = _run(["alternatives", BASE, "--focus", "fleet", "--focus", "gas"])
+    assert code == 2 and "gas names no quantity" in " ".join(out.split())
+
+
+@pytest.mark.parametrize("data", ["default", "lp_base"])
+def test_the_focus_names_known_from_the_data_are_the_model_quantities(data: str) -> None:
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import apply_scenario
+    from optimizer.analysis.alternatives_quantities import default_quantities, quantity_names
+    from optimizer.plan.model import build_model
+    from tests.conftest import DEFAULT_DATA
+
+    ds = apply_scenario(load_dataset(DEFAULT_DATA), "neutral") if data == "default" else None
+    if ds is None:
+        ds = load_dataset(BASE)
+    quantities = default_quantities(build_model(ds))
+    assert quantity_names(ds) == {q.name for q in quantities} | {q.group for q in quantities}

@@ -27,6 +27,7 @@ from optimizer import solve
 from optimizer.cli.bench import BENCH_SIZES
 from optimizer.cli.checks import check_out_file
 from optimizer.cli.commands import app
+from optimizer.output.formatting import text_column
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
@@ -162,7 +163,15 @@ def test_hedge_extensive_prints_rp_in_usd() -> None:
     assert status == "optimal" and rp is not None
     res, text = _run(["hedge", str(TINY), "-n", "2", "--method", "extensive"])
     assert res.exit_code == 0, text
-    assert f"extensive form: optimal, RP = {rp:,.0f} USD" in text
+    rp_text = text_column("rp_usd", [rp])[1][0]  # the tables' money format ($1.96M)
+    assert rp_text.startswith("$") and f"extensive form: optimal, RP = {rp_text}" in text
+    # the draws and the two steps of the extensive form report progress, also to a pipe
+    assert "sampling: 2 to do" in text and "sampling: 2/2 done" in text
+    assert "extensive form: 2 to do" in text
+    assert "extensive form: 1/2 done, now solve (" in text or "extensive form: 2/2" in text
+    extensive = [line for line in res.output.splitlines() if line.startswith("extensive form:")]
+    assert any(line.startswith("extensive form: 2/2 done, elapsed") for line in extensive)
+    assert not any("left" in line for line in extensive)
 
 
 def test_sample_scenarios_refuses_an_unknown_base_and_a_negative_seed() -> None:

@@ -145,3 +145,13 @@ def test_each_public_name_has_one_home_and_is_exported() -> None:
 
     for pkg in (capacity, optimizer):
         assert pkg.__all__ == sorted(pkg._HOMES)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", sorted(typer.main.get_command(app).commands))  # type: ignore[attr-defined]
+def test_help_fits_80_columns_and_cuts_no_word(command: str) -> None:
+    """Every option's text wraps at 80 columns; none is cut with an ellipsis."""
+    r = CliRunner().invoke(app, [command, "--help"], env={**ENV, "COLUMNS": "80"})
+    assert r.exit_code == 0, r.output
+    long = [line for line in r.output.splitlines() if len(line) > 80]
+    assert long == [] and "…" not in r.output, long or r.output
+    assert "(training_clusters.csv)" in r.output or command != "solve"

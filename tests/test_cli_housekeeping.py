@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,9 +29,9 @@ def _ignored() -> set[str]:
     return {ln.strip() for ln in lines if ln.strip() and not ln.startswith("#")}
 
 
-def test_the_readme_example_output_folders_are_ignored_by_git() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "--out batch_out" in readme
+def test_the_guide_example_output_folders_are_ignored_by_git() -> None:
+    guide = (ROOT / "docs" / "guide" / "batch.md").read_text(encoding="utf-8")
+    assert "--out batch_out" in guide
     assert "batch_out/" in _ignored()
 
 
@@ -86,3 +87,13 @@ def test_sigterm_ends_a_batch_with_a_message_and_it_resumes(tmp_path: Path) -> N
     assert again.returncode == 0, again.stdout + again.stderr
     cases = json.loads(man.read_text())["scenarios"]
     assert all(v["state"] == "done" for v in cases.values()) and len(cases) == 3
+
+
+def test_the_readme_and_the_solving_guide_list_every_command() -> None:
+    """The two command tables name exactly the commands of the `capacity` app."""
+    group = typer.main.get_command(app)
+    names = set(group.commands)  # type: ignore[attr-defined]
+    for path in (ROOT / "README.md", ROOT / "docs" / "guide" / "solving.md"):
+        text = path.read_text(encoding="utf-8")
+        listed = set(re.findall(r"^\| `capacity ([a-z][a-z-]*)", text, flags=re.M))
+        assert listed == names, f"{path.name}: listed {sorted(listed)}, commands {sorted(names)}"

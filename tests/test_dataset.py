@@ -63,9 +63,9 @@ def test_csv_write_round_trip(tmp_path: Path) -> None:
     assert set(b.scenarios) == {"neutral", "squeeze"}
 
 
-def test_readme_units_table_is_generated_from_the_schema() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert units_markdown() in readme
+def test_the_data_guide_units_table_is_generated_from_the_schema() -> None:
+    guide = (ROOT / "docs" / "guide" / "data.md").read_text(encoding="utf-8")
+    assert units_markdown() in guide
 
 
 def test_cli_validate_exit_codes(tiny_dir: Path) -> None:

@@ -3,9 +3,10 @@
 * the ranks of the sub-packages (:data:`tests.test_architecture.OPTIMIZER_RANKS`);
 * the ``Layers`` section of ``optimizer/__init__.py`` (sub-packages, lowest first) and
   the ``Modules`` section of each sub-package's docstring (one line per module);
-* the ``optimizer/`` part of the README's layout block.
+* the ``optimizer/`` part of the layout block of the development guide
+  (``docs/guide/development.md``, the one module map).
 
-The README block is rendered from the docstrings (:func:`render_layout`), so a change
+That block is rendered from the docstrings (:func:`render_layout`), so a change
 of the tree is a change of the docstrings; the failure message prints the block to
 paste.
 """
@@ -54,7 +55,7 @@ def _modules_on_disk(package: str) -> set[str]:
 
 
 def render_layout() -> str:
-    """The ``optimizer/`` lines of the README's layout block, from the docstrings."""
+    """The ``optimizer/`` lines of the development guide's layout block, from the docstrings."""
     layers = dict(_section(_docstring(ROOT / "optimizer" / "__init__.py"), "Layers"))
     out = ["optimizer/                the planner; sub-packages lowest layer first"]
     for package in _sub_packages():
@@ -93,13 +94,48 @@ def test_each_sub_package_docstring_lists_exactly_its_modules() -> None:
     assert wrong == {}, f"docstring 'Modules' list vs files (listed, on disk): {wrong}"
 
 
-def test_the_readme_layout_block_shows_the_tree() -> None:
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+GUIDE = ROOT / "docs" / "guide" / "development.md"
+
+
+def _layout_block() -> str:
+    text = GUIDE.read_text(encoding="utf-8")
+    section = text.split("## Layout\n", 1)[1]
+    return section.split("```text\n", 1)[1].split("```", 1)[0]
+
+
+def test_the_guide_layout_block_shows_the_tree() -> None:
     expected = render_layout()
-    assert expected in readme, (
-        "README.md's layout block (### Layout) must hold these lines, rendered from the "
-        "package docstrings:\n" + expected
+    assert expected in _layout_block(), (
+        "docs/guide/development.md's layout block (## Layout) must hold these lines, "
+        "rendered from the package docstrings:\n" + expected
     )
+
+
+def _named_modules(block: str, folder: str) -> set[str]:
+    """Module names (``x.py``) written in the block's lines for one top-level folder."""
+    lines = block.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith(folder + "/"))
+    part = [lines[start]]
+    for line in lines[start + 1 :]:
+        if line and not line.startswith(" "):
+            break
+        part.append(line)
+    return set(re.findall(r"\b(\w+)\.py\b", "\n".join(part)))
+
+
+def test_the_guide_layout_names_every_module_of_capacity_and_ui() -> None:
+    """The hand-written parts of the map (capacity/, ui/) name exactly the modules on disk."""
+    block = _layout_block()
+    wrong = {}
+    for folder, exempt in (("capacity", {"__init__"}), ("ui", {"__init__"})):
+        on_disk = {p.stem for p in (ROOT / folder).glob("*.py")} - exempt
+        named = _named_modules(block, folder)
+        if on_disk != named:
+            wrong[folder] = {
+                "not in the map": sorted(on_disk - named),
+                "not on disk": sorted(named - on_disk),
+            }
+    assert wrong == {}, f"docs/guide/development.md's layout block vs the files: {wrong}"
 
 
 def test_the_section_reader_stops_at_the_next_section() -> None:
@@ -111,8 +147,8 @@ _TRACKER = re.compile(r"\b[Ii]ssues? #?\d+\b|\(#\d+\)")
 
 
 def test_product_text_cites_no_tracker_numbers() -> None:
-    """Docstrings, comments and the README say what a feature is, not its ticket."""
-    paths = [ROOT / "README.md"]
+    """Docstrings, comments, the README and the docs say what a feature is, not its ticket."""
+    paths = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
     for package in (
         "capacity",
         "optimizer",

@@ -50,6 +50,35 @@ def test_plain_lines_say_count_current_elapsed_and_time_left(fake_time: _Clock) 
     ]
 
 
+def test_steps_of_unequal_length_show_no_time_left(fake_time: _Clock) -> None:
+    """The extensive form's build (seconds) says nothing of its solve (minutes)."""
+    out = io.StringIO()
+    with Progress("extensive form", 2, stream=out, every_s=0, estimate=False) as p:
+        p.now("build (3 scenarios)")
+        fake_time.t += 4
+        p.advance(current="solve (1,200 columns)")
+        fake_time.t += 60
+        p.advance()
+    assert out.getvalue().splitlines() == [
+        "extensive form: 2 to do",
+        "extensive form: 1/2 done, now solve (1,200 columns), elapsed 0:00:04",
+        "extensive form: 2/2 done, elapsed 0:01:04, finished",
+    ]
+
+
+def test_monte_carlo_draws_are_counted(fake_time: _Clock) -> None:
+    from capacity.dataset import load_dataset
+    from optimizer.analysis.monte_carlo import sample_scenarios
+
+    out = io.StringIO()
+    with Progress("sampling", 3, stream=out, every_s=0) as p:
+        names, _, _ = sample_scenarios(load_dataset(TINY), 3, 0, base=None, progress=p)
+    lines = out.getvalue().splitlines()
+    assert names == ["mc_000", "mc_001", "mc_002"]
+    assert lines[0] == "sampling: 3 to do" and lines[1].startswith("sampling: 1/3 done, now mc_001")
+    assert lines[-1].startswith("sampling: 3/3 done, elapsed")
+
+
 def test_parallel_items_show_the_last_one_and_lines_are_spaced(fake_time: _Clock) -> None:
     out = io.StringIO()
     with Progress("batch", 4, stream=out, every_s=60) as p:

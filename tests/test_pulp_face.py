@@ -210,7 +210,7 @@ def test_cli_unavailable_solver_exits_1_with_one_line(tmp_path):
 def test_cli_solvers_lists_versions():
     res = CliRunner().invoke(app, ["solvers"])
     assert res.exit_code == 0
-    assert "PULP_CBC_CMD" in res.output and "highspy (bulk)" in res.output
+    assert "PULP_CBC_CMD" in res.output and "HiGHS · bulk" in res.output  # the app's label
     assert re.search(r"PULP_CBC_CMD.*\d+\.\d+", res.output)
 
 
@@ -316,14 +316,14 @@ def test_highs_session_gives_each_case_its_own_time_limit():
     assert np.isfinite(raw.solver_objective)
 
 
-# ------------------------------------------------------------------ README session
-def test_readme_pulp_session_runs(tmp_path, monkeypatch, capsys):
-    text = (ROOT / "README.md").read_text()
+# ------------------------------------------------ the model guide's PuLP session
+def test_the_model_guide_pulp_session_runs(tmp_path, monkeypatch, capsys):
+    text = (ROOT / "docs" / "guide" / "model.md").read_text()
     section = text.split("## The plan as a PuLP problem", 1)[1]
     code = section.split("```python\n", 1)[1].split("```", 1)[0]
     monkeypatch.chdir(ROOT)
     code = code.replace('"plan.lp"', repr(str(tmp_path / "plan.lp")))
-    exec(compile(code, "README.md", "exec"), {})
+    exec(compile(code, "docs/guide/model.md", "exec"), {})
     out = capsys.readouterr().out
     assert "site_grid(new_carlisle,2027Q2)" in out
     assert "'site': 'new_carlisle'" in out and "Optimal" in out

@@ -188,3 +188,30 @@ def test_the_recorded_command_keeps_the_objective_and_re_solves_to_the_same_marg
     assert again["objective_usd"] == pytest.approx(entry["objective_usd"], rel=1e-9)
     cost = _solve(str(data), "-s", "pricey", "--out", str(tmp_path / "c"))["pricey"]
     assert cost["objective_usd"] != pytest.approx(entry["objective_usd"], rel=1e-3)
+
+
+def test_a_hedge_records_each_sampled_scenario_and_each_solves_again(tmp_path: Path) -> None:
+    """`capacity hedge --out` records its draws as solve and batch do (base, then the draw)."""
+    from capacity.scenarios import apply_scenario
+    from optimizer import solve
+    from optimizer.analysis.monte_carlo import sample_scenarios
+
+    args = ["hedge", str(TINY), "-n", "2", "--workers", "0", "--base", "squeeze"]
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "h")], env=ENV)
+    assert r.exit_code == 0, r.output
+    (run,) = (tmp_path / "h").iterdir()
+    start = apply_scenario(load_dataset(TINY), "squeeze")
+    names, dsets, _ = sample_scenarios(start, 2, 0, base=None)
+    squeeze = [o.to_dict() for o in load_dataset(TINY).scenarios["squeeze"].overrides]
+    for name, ds in zip(names, dsets, strict=True):
+        path = run / f"scenario={name}" / INPUTS_FILE
+        text = path.read_text(encoding="utf-8")
+        assert f"content hash {ds.hash}" in text  # the data as solved
+        recorded = yaml.safe_load(text)["scenarios"][name]["overrides"]
+        assert recorded[: len(squeeze)] == squeeze and len(recorded) > len(squeeze)
+        again = apply_scenario(
+            load_dataset(TINY).with_scenarios(read_scenarios_file(path), str(path)), name
+        )
+        for table in ds.tables:  # the recorded overrides re-create the sampled tables
+            pd.testing.assert_frame_equal(again.table(table), ds.table(table))
+        assert solve(again).objective_usd == pytest.approx(solve(ds).objective_usd, rel=1e-9)

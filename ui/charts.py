@@ -19,6 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from optimizer.notebook import Plan, PlanKeys
+from optimizer.output.formatting import money_axis
 
 HEIGHT = 340
 MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
@@ -273,18 +274,24 @@ def power_sources(
 
 
 def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
-    """Bars: total cost per scenario (USD billions) from a frame (scenario, objective_usd)."""
+    """Bars: total cost per scenario from a frame (scenario, objective_usd).
+
+    In USD billions, or millions when every cost is below a billion
+    (:func:`optimizer.output.formatting.money_axis`: a $1.96M plan read "$0.00B").
+    """
     if compare is None or compare.empty:
         return None
+    div, word, letter = money_axis(compare["objective_usd"].tolist())
+    label = f"discounted cost [USD {word}]" if word else "discounted cost [USD]"
     fig = px.bar(
-        compare.assign(objective_usd_bn=compare["objective_usd"] / 1e9),
+        compare.assign(objective_scaled=compare["objective_usd"] / div),
         x="scenario",
-        y="objective_usd_bn",
+        y="objective_scaled",
         color="scenario",
-        labels={"objective_usd_bn": "discounted cost [USD billion]"},
+        labels={"objective_scaled": label},
     )
-    fig.update_traces(texttemplate="$%{y:.2f}B", textposition="outside")
-    fig.update_yaxes(tickprefix="$", ticksuffix="B")
+    fig.update_traces(texttemplate=f"$%{{y:,.2f}}{letter}", textposition="outside")
+    fig.update_yaxes(tickprefix="$", ticksuffix=letter)
     fig.update_layout(showlegend=False)
     return _layout(fig, "Plan cost by scenario")
 

@@ -1,11 +1,12 @@
-"""Display formats of the app: money in USD billions, tornado levels, table column configs.
+"""Display formats of the app: money in USD, tornado levels, table column configs.
 
 Tables keep their numbers (so a column still sorts numerically); only the column
 config and the column scale change for display. Money columns (suffix ``_usd``) are
-shown in billions of USD as ``$123.72B``. :func:`show_table` is the one way a page
-shows a result table: every numeric column gets a header with its unit and a format
-from :mod:`optimizer.output.formatting` (thousands separators, the unit's decimals,
-shares as a percent clipped to [0, 1]), missing cells read ``–``.
+shown in the scale their magnitude needs: ``$123.72B``, ``$1.96M`` or ``$532``.
+:func:`show_table` is the one way a page shows a result table: every numeric column
+gets a header with its unit and a format from :mod:`optimizer.output.formatting`
+(thousands separators, the unit's decimals, shares as a percent clipped to [0, 1]),
+missing cells read ``–``.
 """
 
 from __future__ import annotations
@@ -21,8 +22,10 @@ from optimizer.output.formatting import (
     clip_share,
     column_header,
     column_unit,
+    fmt_cell,
     fmt_number,
     is_share,
+    money_scale,
     number_format,
 )
 from optimizer.output.formatting import fmt_usd as summary_fmt_usd
@@ -71,7 +74,7 @@ def fmt_usd(x: float | None, digits: int = 2) -> str:
 
 
 def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
-    """Rescale every ``*_usd`` column to USD billions and return its column config.
+    """Rescale every ``*_usd`` column to the scale its magnitude needs; return its config.
 
     Parameters
     ----------
@@ -81,30 +84,44 @@ def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     Returns
     -------
     (DataFrame, dict)
-        A copy where each ``x_usd`` column is divided by 1e9 and renamed ``x_usd_bn``
-        (numeric, so it still sorts), and ``{column: NumberColumn}`` showing it as
-        ``$123.72B`` under the label ``x [USD]``.
+        A copy where each ``x_usd`` column is scaled by
+        :func:`optimizer.output.formatting.money_scale` of its largest finite magnitude:
+        billions as ``x_usd_bn`` (``$123.72B``), millions as ``x_usd_mn`` (``$1.96M``),
+        smaller amounts kept in USD (``$532``); numeric, so it still sorts. And
+        ``{column: NumberColumn}`` with the label ``x [USD]`` and that format.
     """
     money = [c for c in df.columns if str(c).endswith("_usd")]
     out = df.copy()
     config: dict[str, Any] = {}
     for c in money:
-        new = f"{c}_bn"
+        label = f"{str(c)[: -len('_usd')].replace('_', ' ')} [USD]"
         values = pd.to_numeric(out[c], errors="coerce")
-        if np.isinf(values.to_numpy(dtype=float)).any():
+        v = values.to_numpy(dtype=float)
+        finite = np.abs(v[np.isfinite(v)])
+        div, suffix, fmt = money_scale(float(finite.max()) if len(finite) else 0.0)
+        new = f"{c}{suffix}"
+        if np.isinf(v).any():
             # a number column would print "Infinity": show every cell as text instead
-            out[c] = [fmt_usd(v) for v in values]
+            out[c] = [fmt_cell(None if pd.isna(x) else x / div, fmt) for x in values]
             out = out.rename(columns={c: new})
-            config[new] = st.column_config.TextColumn(
-                f"{str(c)[: -len('_usd')].replace('_', ' ')} [USD]"
-            )
+            config[new] = st.column_config.TextColumn(label)
             continue
-        out[c] = values / 1e9
+        out[c] = values / div
         out = out.rename(columns={c: new})
-        config[new] = st.column_config.NumberColumn(
-            f"{str(c)[: -len('_usd')].replace('_', ' ')} [USD]", format=USD_BN_FORMAT
-        )
+        config[new] = st.column_config.NumberColumn(label, format=fmt)
     return out, config
+
+
+def money_config(df: pd.DataFrame, column: str, label: str) -> dict[str, Any]:
+    """Config giving the money column ``column`` of ``df`` the label ``label`` in any scale.
+
+    A page that names a money column (``objective_usd``) does not know whether
+    :func:`usd_billions` shows it in billions or millions; this gives the scaled
+    column's config with the page's label.
+    """
+    view, cfg = usd_billions(df[[column]])
+    (name,) = view.columns
+    return {name: {**cfg[name], "label": label}}
 
 
 MISSING = "–"

@@ -22,6 +22,7 @@ import streamlit as st
 
 from capacity.dataset import Dataset
 from capacity.scenarios import scenario_names
+from optimizer.output.formatting import money_axis
 from ui.formats import (
     error_text,
     fmt_usd,
@@ -78,7 +79,8 @@ def tornado_figure(
     highest change including the base's zero), the largest at the top. Levels are shown
     by meaning (``×1.03``, ``+4 quarters``, see :func:`ui.formats.level_text`; ``ops``
     maps a parameter to its override op, default scale). USD outcomes are drawn in USD
-    billions.
+    billions, or millions when every change is below a billion
+    (:func:`optimizer.output.formatting.money_axis`).
     """
     if df is None or df.empty or "outcome" not in df.columns:
         return None
@@ -92,7 +94,8 @@ def tornado_figure(
         level_text(op_of.get(str(p), "scale"), float(v))
         for p, v in zip(d["parameter"], d["level"], strict=True)
     ]
-    d["x"] = d["change"] / 1e9 if money else d["change"]
+    div, word, letter = money_axis(d["change"].tolist()) if money else (1.0, "", "")
+    d["x"] = d["change"] / div
     label = OUTCOME_LABELS.get(outcome, outcome)
     fig = px.bar(
         d,
@@ -104,14 +107,14 @@ def tornado_figure(
         custom_data=["level_text", "value", "status"],
         color_discrete_map={"low": "#1f77b4", "high": "#d62728"},
         category_orders={"side": ["low", "high"]},
-        labels={"x": "change of " + (label.replace("[USD]", "[USD billion]") if money else label)},
+        labels={"x": "change of " + (label.replace("[USD]", f"[USD {word}]") if word else label)},
     )
     fig.update_traces(
         hovertemplate="%{y} at %{customdata[0]}<br>change %{x:,.4g}"
-        + (" B USD" if money else "")
+        + (f" {letter} USD".replace("  ", " ") if money else "")
         + "<br>value %{customdata[1]:,.4g}<br>status %{customdata[2]}<extra></extra>"
     )
-    _tornado_axes(fig, d, ascending, money)
+    _tornado_axes(fig, d, ascending, letter if money else None)
     fig.update_layout(
         title=f"Tornado: {label}",
         height=max(300, 80 + 28 * len(ascending)),
@@ -165,7 +168,7 @@ def _by_swing(d: pd.DataFrame) -> list[Any]:
     return ascending
 
 
-def _tornado_axes(fig: go.Figure, d: pd.DataFrame, ascending: list[Any], money: bool) -> None:
+def _tornado_axes(fig: go.Figure, d: pd.DataFrame, ascending: list[Any], money: str | None) -> None:
     """Label each parameter's bar with its low / high levels, in swing order."""
     ordered = d.sort_values("side", key=_side_key)
     ticks = {
@@ -181,8 +184,8 @@ def _tornado_axes(fig: go.Figure, d: pd.DataFrame, ascending: list[Any], money: 
         ticktext=[ticks[p] for p in ascending],
         automargin=True,
     )
-    if money:
-        fig.update_xaxes(tickprefix="$", ticksuffix="B")
+    if money is not None:  # the scale's letter: B, M or "" (plain dollars)
+        fig.update_xaxes(tickprefix="$", ticksuffix=money)
 
 
 def _side_key(s: pd.Series) -> pd.Series:
@@ -354,14 +357,15 @@ def _monte_carlo_results(mc: Any) -> None:
     st.dataframe(percentiles_view(mc.percentiles), hide_index=True, width="stretch")
     s = mc.samples
     if "total_cost_usd" in s and s["total_cost_usd"].notna().any():
+        div, word, letter = money_axis(s["total_cost_usd"].tolist())
         fig = px.histogram(
-            s.assign(total_cost_usd_bn=s["total_cost_usd"] / 1e9),
-            x="total_cost_usd_bn",
+            s.assign(total_cost_scaled=s["total_cost_usd"] / div),
+            x="total_cost_scaled",
             nbins=min(30, max(5, len(s) // 2)),
-            labels={"total_cost_usd_bn": "total cost [USD billion]"},
+            labels={"total_cost_scaled": f"total cost [USD {word}]".replace(" ]", "]")},
             title="Distribution of the plan cost",
         )
-        fig.update_xaxes(tickprefix="$", ticksuffix="B")
+        fig.update_xaxes(tickprefix="$", ticksuffix=letter)
         fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
         st.plotly_chart(fig, key="mc_hist", width="stretch")
     st.markdown("**How often each constraint family binds**")

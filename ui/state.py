@@ -62,18 +62,17 @@ def solver_choices() -> tuple[tuple[str, str], ...]:
 
     From :func:`optimizer.plan.solvers.available_solvers` (``highs`` first when highspy
     imports, then PuLP's available solvers, so GLPK and SCIP appear when installed);
-    PuLP's bundled CBC is offered by its short name ``cbc``. The label carries the
-    solver's version and says when no shadow prices come back. Read once per process
+    PuLP's bundled CBC is offered by its short name ``cbc``. The label is
+    :func:`optimizer.plan.solvers.solver_label` (``HiGHS 1.11.0 · bulk``,
+    ``CBC 2.10.3 · PuLP``, ``GLPK 5.0 · PuLP, no shadow prices``). Read once per process
     (it runs each solver binary once for its version).
     """
-    from optimizer.plan.solvers import available_solvers
+    from optimizer.plan.solvers import available_solvers, solver_label
 
     out = []
     for s in available_solvers():
         name = "cbc" if s.name == "PULP_CBC_CMD" else s.name
-        duals = "" if s.duals else ", no shadow prices"
-        via = "highspy, bulk" if s.name == "highs" else "via PuLP"
-        out.append((name, f"{name} ({s.version}, {via}{duals})"))
+        out.append((name, solver_label(s.name, s.version, s.duals)))
     return tuple(out)
 
 
@@ -458,9 +457,11 @@ class SolveChoice:
         return SolveOptions(**asdict(self))  # the fields are SolveOptions' own
 
     def text(self) -> str:
-        """Return the settings in words, e.g. ``highs, no time limit, compact formulation``."""
+        """Return the settings in words: ``HiGHS · bulk, no time limit, compact formulation``."""
+        from optimizer.plan.solvers import solver_label
+
         limit = "no time limit" if self.time_limit_s is None else f"{self.time_limit_s:g} s limit"
-        text = f"{self.solver}, {limit}, {self.formulation} formulation"
+        text = f"{solver_label(self.solver)}, {limit}, {self.formulation} formulation"
         return text if self.objective == "cost" else f"{text}, {self.objective} objective"
 
 

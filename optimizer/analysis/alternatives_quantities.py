@@ -36,7 +36,9 @@ import numpy as np
 __all__ = [
     "GROUPS",
     "Quantity",
+    "check_focus",
     "default_quantities",
+    "quantity_names",
     "quantity_value",
     "random_directions",
     "select_quantities",
@@ -138,6 +140,47 @@ def _trainium_share(model: Any, c_family: np.ndarray) -> Quantity | None:
     cols = np.flatnonzero(on_trn & (np.diff(sub.indptr) > 0))
     coef = np.asarray(sub[:, cols].sum(axis=0)).ravel() * v["scale"].to_numpy()[cols] / total
     return Quantity("trainium_share_of_demand", "trainium_share_of_demand", "share", cols, coef)
+
+
+def quantity_names(ds: Any) -> set[str]:
+    """Return the quantity names and groups ``--focus`` may name, from the data alone.
+
+    The names :func:`default_quantities` gives the model built from ``ds`` (a test
+    holds the two equal), known before the model is built, so a misspelt focus is
+    refused in a second instead of after the build and the optimum.
+
+    Parameters
+    ----------
+    ds : Dataset
+        The scenario's data.
+
+    Returns
+    -------
+    set of str
+        ``fleet_h100e:<family>``, ``build_mw:<site>``, ``onsite_twh`` (with on-site
+        generation), ``trainium_share_of_demand`` (with a Trainium family and demand)
+        and their groups.
+    """
+    families = sorted(set(ds.table("chips")["family"].astype(str)))
+    names = {f"fleet_h100e:{f}" for f in families} | {"fleet"}
+    names |= {f"build_mw:{s}" for s in ds.table("sites")["site"].astype(str)} | {"site_build"}
+    if len(ds.table("onsite_generation")):
+        names |= {"onsite_twh", "onsite"}
+    if "trainium" in families and float(ds.table("demand")["demand_h100e"].sum()) > 0:
+        names.add("trainium_share_of_demand")
+    return names
+
+
+def check_focus(ds: Any, focus: Sequence[str]) -> None:
+    """Raise ValueError naming each focus entry that names no quantity of ``ds``.
+
+    The same message as :func:`select_quantities`, from :func:`quantity_names`.
+    """
+    names = quantity_names(ds)
+    unknown = [f for f in focus if f not in names]
+    if unknown:
+        known = ", ".join(sorted(names))
+        raise ValueError(f"focus: {', '.join(unknown)} names no quantity (known: {known})")
 
 
 def select_quantities(quantities: Sequence[Quantity], focus: Sequence[str]) -> list[Quantity]:

@@ -48,47 +48,38 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
         console.print(f"[red]{r.scenario}[/red]: {r.status or r.state} {r.error}")
 
 
-def _money_bn(x: Any) -> str:
-    return "" if x is None or pd.isna(x) else f"{float(x) / 1e9:,.3f}"
-
-
-def _num(x: Any, f: str = ",.0f") -> str:
-    return "" if x is None or pd.isna(x) else format(float(x), f)
-
-
 def _fixed_cases_table(fixed: pd.DataFrame) -> Any:
-    """Rich table of the scenario and grid cases (cost in USD bn, discounted)."""
+    """Rich table of the scenario and grid cases (cost discounted), in the app tables' formats."""
+    from rich.markup import escape
     from rich.table import Table
 
-    t = Table(title="Scenarios and grid (cost in USD bn, discounted)")
-    for c in (
-        "scenario",
-        "status",
-        "cost_bn_usd",
-        "unmet_h100e",
-        "trainium_share",
-        "breach_mw",
-        "time_s",
-    ):
-        t.add_column(c, justify="left" if c in ("scenario", "status") else "right")
-    for r in fixed.itertuples(index=False):
-        t.add_row(
-            r.scenario,
-            str(r.status or r.state),
-            _money_bn(r.total_cost_usd),
-            _num(r.unmet_h100e),
-            _num(r.trainium_share, ".1%"),
-            _num(r.breach_mw),
-            _num(r.time_s, ".2f"),
-        )
+    from optimizer.output.formatting import text_column
+
+    t = Table(title="Scenarios and grid (cost discounted)")
+    t.add_column("scenario")
+    t.add_column("status")
+    cells = []
+    for c in ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw", "time_s"):
+        header, texts = text_column(c, [_value(v) for v in fixed[c]])
+        t.add_column(escape(header), justify="right")  # "[s]" is not rich markup
+        cells.append(texts)
+    for i, r in enumerate(fixed.itertuples(index=False)):
+        t.add_row(r.scenario, str(r.status or r.state), *(col[i] for col in cells))
     return t
+
+
+def _value(x: Any) -> float | None:
+    """Return a cell as a float, None when missing (the formatter's ``–``)."""
+    return None if x is None or pd.isna(x) else float(x)
 
 
 def _monte_carlo_table(mc: pd.DataFrame) -> Any:
     """Rich table of the P10/P50/P90/mean of each outcome over the Monte Carlo samples."""
+    from rich.markup import escape
     from rich.table import Table
 
     from optimizer.analysis.outcomes import ALL_OUTCOMES, outcome_percentiles
+    from optimizer.output.formatting import text_column
 
     pct = outcome_percentiles(mc, [o for o in ALL_OUTCOMES if o in mc])
     n_ok = int(mc["status"].isin(OK_STATUSES).sum())
@@ -96,13 +87,13 @@ def _monte_carlo_table(mc: pd.DataFrame) -> Any:
     for c in ("outcome", "P10", "P50", "P90", "mean"):
         t.add_column(c, justify="left" if c == "outcome" else "right")
     for r in pct.itertuples(index=False):
-        f = (
-            (lambda x: _money_bn(x) + " bn")
-            if r.outcome in ("total_cost_usd", "margin_usd", "revenue_usd")
-            else ((lambda x: _num(x, ".1%")) if r.outcome == "trainium_share" else _num)
-        )
-        t.add_row(r.outcome, f(r.p10), f(r.p50), f(r.p90), f(r.mean))
+        # each row is one outcome in its own unit: the row is one column of the formatter
+        header, texts = text_column(r.outcome, [_value(getattr(r, k)) for k in _PCT])
+        t.add_row(escape(header), *texts)
     return t
+
+
+_PCT = ("p10", "p50", "p90", "mean")
 
 
 def _binding_shares_table(mc: pd.DataFrame, solver: str = "") -> Any | None:

@@ -443,11 +443,13 @@ def extensive_form_objective(
     options: Any = None,
     first_stage: str | Sequence[str] = "full",
     risk: RiskSpec | None = None,
+    progress: ProgressLike | None = None,
 ) -> tuple[float | None, str, dict[str, float]]:
     """Build and solve the extensive form only (the reference; no result tables).
 
     ``first_stage`` is the shared decisions' definition, as in :func:`hedge_decomposed`;
     with ``risk`` the objective is ``E + L * CVaR_alpha`` (:func:`with_cvar`).
+    ``progress`` counts two steps, the build of the N scenarios' LP and its solve.
 
     Returns
     -------
@@ -463,6 +465,8 @@ def extensive_form_objective(
     w = w / w.sum()
     options = options or SolveOptions()
     t0 = time.perf_counter()
+    if progress is not None:
+        progress.now(f"build ({n} scenarios)")
     model = build_stochastic_model(
         datasets,
         list(w),
@@ -472,6 +476,10 @@ def extensive_form_objective(
     )
     model = with_cvar(model, risk)
     t1 = time.perf_counter()
+    if progress is not None:
+        progress.advance(current=f"solve ({model.n_variables:,} columns)")
     raw = run_solver(model, options, lp_only=True)
     t2 = time.perf_counter()
+    if progress is not None:
+        progress.advance(raw.solver_objective is not None)
     return raw.solver_objective, raw.status.value, {"build": t1 - t0, "solve": t2 - t1}

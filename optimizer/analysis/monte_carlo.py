@@ -34,6 +34,7 @@ from optimizer.output.summary import OK_STATUSES
 
 __all__ = [
     "MonteCarloResult",
+    "draw_overrides",
     "monte_carlo",
     "sample_scenarios",
     "uniform_monte_carlo",
@@ -236,8 +237,40 @@ def _samples_duals_note(no_duals: Sequence[Any], n_plans: int) -> str:
     )
 
 
+def draw_overrides(start: Any, samples: int, seed: int = 0) -> dict[str, list[Any]]:
+    """Return the overrides of each Monte Carlo draw on ``start``, ``{mc_<k>: overrides}``.
+
+    The draws of :func:`sample_scenarios` (same parameters, same seed, same order),
+    for a report to record what each sampled scenario applied on top of its base.
+
+    Parameters
+    ----------
+    start : Dataset
+        The data the draws apply to (the base scenario already applied).
+    samples, seed : int
+        Number of draws (>= 1) and seed (>= 0).
+
+    Returns
+    -------
+    dict
+        Name ``mc_000`` ... to its list of :class:`capacity.scenario_spec.Override`.
+    """
+    params = default_tornado_parameters(start)
+    spec = MonteCarloSpec.model_validate(uniform_monte_carlo(params, samples, seed))
+    draws = spec.draw()
+    return {
+        f"mc_{k:03d}": [o for p in spec.parameters for o in p.fill(float(draws[p.name][k]))]
+        for k in range(samples)
+    }
+
+
 def sample_scenarios(
-    ds: Any, samples: int, seed: int = 0, *, base: str | None = "neutral"
+    ds: Any,
+    samples: int,
+    seed: int = 0,
+    *,
+    base: str | None = "neutral",
+    progress: ProgressLike | None = None,
 ) -> tuple[list[str], list[Any], list[str]]:
     """Draw ``samples`` Monte Carlo scenarios from the default tornado parameters.
 
@@ -257,6 +290,9 @@ def sample_scenarios(
     base : str or None
         Scenario the draws start from; None or ``"base"``: the bare tables. The
         default ``"neutral"`` on a dataset that defines no scenario is the bare tables.
+    progress : ProgressLike, optional
+        Counts each draw as its dataset is made and validated (a draw that makes the
+        data invalid counts as failed).
 
     Returns
     -------
@@ -280,15 +316,17 @@ def sample_scenarios(
         raise ValueError(f"seed must be >= 0, got {seed}")
     bare = not base or (base == "neutral" and not ds.scenarios)
     start = ds if bare else apply_scenario(ds, base)
-    params = default_tornado_parameters(start)
-    spec = MonteCarloSpec.model_validate(uniform_monte_carlo(params, samples, seed))
-    draws = spec.draw()
+    drawn = draw_overrides(start, samples, seed)
     names, dsets, notes = [], [], []
-    for k in range(samples):
-        ovs = [o for p in spec.parameters for o in p.fill(float(draws[p.name][k]))]
+    for k, (name, ovs) in enumerate(drawn.items()):
+        if progress is not None:
+            progress.now(name)
         try:
-            dsets.append(apply_overrides(start, ovs, scenario=f"mc_{k:03d}"))
-            names.append(f"mc_{k:03d}")
+            dsets.append(apply_overrides(start, ovs, scenario=name))
+            names.append(name)
         except DataValidationError as e:
-            notes.append(f"mc_{k:03d} skipped: {e.findings[0].message}")
+            notes.append(f"{name} skipped: {e.findings[0].message}")
+        if progress is not None:
+            following = f"mc_{k + 1:03d}" if k + 1 < samples else ""
+            progress.advance(len(names) > 0 and names[-1] == name, current=following)
     return names, dsets, notes

@@ -109,11 +109,22 @@ def alternatives(
     refuse_bad_out(console, out)
     with exit_on_interrupt(console):
         ((name, ds),) = load_scenarios(console, data, [scenario])
+        _check_focus(ds, list(focus or ()))
         where = (workers, scheduler)
         res = _run(console, ds, slacks, directions, list(focus or ()), seed, where)
         _print_ranges(console, res)
         code = _write(console, res, out, name)
     raise typer.Exit(code)
+
+
+def _check_focus(ds: Any, focus: list[str]) -> None:
+    """Refuse a ``--focus`` naming no quantity (usage error, exit 2) before any build."""
+    from optimizer.analysis.alternatives_quantities import check_focus
+
+    try:
+        check_focus(ds, focus)
+    except ValueError as e:
+        raise typer.BadParameter(str(e), param_hint="'--focus'") from e
 
 
 def _run(
@@ -184,20 +195,19 @@ def _print_ranges(console: Console, res: Any) -> None:
     """Print C* and the ranges table (one row per quantity and slack)."""
     from rich.table import Table
 
+    from optimizer.output.formatting import fmt_usd, text_column
+
     console.print(
-        f"Optimum C* = {res.optimum_usd / 1e9:,.3f} B USD; {len(res.alternatives)} "
+        f"Optimum C* = {fmt_usd(res.optimum_usd, 3)}; {len(res.alternatives)} "
         f"alternative plans in {res.elapsed_s:,.1f} s"
     )
-    table = Table("quantity", "unit", "slack", "min", "max", "at optimum")
+    table = Table("quantity", "unit", "slack \\[%]", "min", "max", "at optimum")
     for r in res.ranges.itertuples():
-        table.add_row(
-            r.quantity,
-            r.unit,
-            f"{r.slack:g}",
-            f"{r.min:,.4g}",
-            f"{r.max:,.4g}",
-            f"{r.at_optimum:,.4g}",
-        )
+        # each row has its own unit: the row's three values are one column of the formatter
+        unit = str(r.unit)
+        name = "value_share" if unit == "share" else f"value_{unit.lower()}"
+        _, cells = text_column(name, [r.min, r.max, r.at_optimum])
+        table.add_row(r.quantity, unit, f"{100 * r.slack:g}", *cells)
     console.print(table)
     for note in res.notes:
         console.print(f"[yellow]note:[/yellow] {note}")

@@ -58,6 +58,9 @@ class _Commands(TyperGroup):
         return _plain_flags(super().get_params(ctx))
 
 
+#: Help is as wide as the terminal (click's own cap is 80 columns).
+_CONTEXT = {"max_content_width": 10_000}
+
 app = typer.Typer(
     cls=_Commands,
     name="capacity",
@@ -65,6 +68,10 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # click's plain help: wraps every option's text to the terminal (rich's panels gave
+    # the help column 20 of 80 characters and cut long words with "…")
+    rich_markup_mode=None,
+    context_settings=_CONTEXT,
 )
 
 
@@ -94,17 +101,19 @@ def _root(
     """Data-center capacity, power and supply-chain planner."""
 
 
-app.command("app", cls=_Command)(app_cmd.app_)
-app.command(cls=_Command)(validate.validate)
-app.command(cls=_Command)(validate.diff)
-app.command(help=solve.SOLVE_HELP, cls=_Command)(solve.solve)
-app.command("solvers", cls=_Command)(pulp.solvers)
-app.command("export-lp", cls=_Command)(pulp.export_lp)
-app.command(cls=_Command)(batch.batch)
-app.command(cls=_Command)(bench.bench)
-app.command(help=hedge.HEDGE_HELP, cls=_Command)(hedge.hedge)
-app.command(help=replan.REPLAN_HELP, cls=_Command)(replan.replan)
-app.command(help=alternatives.ALTERNATIVES_HELP, cls=_Command)(alternatives.alternatives)
+app.command("app", cls=_Command, context_settings=_CONTEXT)(app_cmd.app_)
+app.command(cls=_Command, context_settings=_CONTEXT)(validate.validate)
+app.command(cls=_Command, context_settings=_CONTEXT)(validate.diff)
+app.command(help=solve.SOLVE_HELP, cls=_Command, context_settings=_CONTEXT)(solve.solve)
+app.command("solvers", cls=_Command, context_settings=_CONTEXT)(pulp.solvers)
+app.command("export-lp", cls=_Command, context_settings=_CONTEXT)(pulp.export_lp)
+app.command(cls=_Command, context_settings=_CONTEXT)(batch.batch)
+app.command(cls=_Command, context_settings=_CONTEXT)(bench.bench)
+app.command(help=hedge.HEDGE_HELP, cls=_Command, context_settings=_CONTEXT)(hedge.hedge)
+app.command(help=replan.REPLAN_HELP, cls=_Command, context_settings=_CONTEXT)(replan.replan)
+app.command(help=alternatives.ALTERNATIVES_HELP, cls=_Command, context_settings=_CONTEXT)(
+    alternatives.alternatives
+)
 
 
 def main() -> None:

@@ -161,7 +161,7 @@ def hedge(
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped["first_stage"] = first_stage.value
     with exit_on_interrupt(console):
-        names, dsets = _hedge_scenarios(console, data, base, samples, seed)
+        names, dsets, inputs = _hedge_scenarios(console, data, base, samples, seed)
         if chance is not None:
             spec_c = (chance, chance_method.value, fresh, first_stage.value)
             raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, out))
@@ -173,7 +173,7 @@ def hedge(
                 console, names, dsets, first_stage.value, risk=spec, objective=objective.value
             )
             raise typer.Exit(0 if rp is not None else 1)
-        code = _run_lshaped(console, names, dsets, spec, lshaped, reference, out)
+        code = _run_lshaped(console, names, dsets, spec, lshaped, reference, out, inputs)
     raise typer.Exit(code)
 
 
@@ -185,6 +185,7 @@ def _run_lshaped(
     lshaped: dict[str, Any],
     reference: bool,
     out: Path | None,
+    inputs: Any = None,
 ) -> int:
     """Solve the L-shaped hedge, print it (and the reference), write ``--out``; the exit code."""
     tol = lshaped["tol"]
@@ -197,7 +198,7 @@ def _run_lshaped(
         ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
     code = 0 if ok else 1
     if out is not None:
-        code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash))
+        code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash, inputs))
     return code
 
 
@@ -230,25 +231,42 @@ def _refuse_mixed_modes(
 
 def _hedge_scenarios(
     console: Console, data: Path, base: str, samples: int, seed: int
-) -> tuple[list[str], list[Dataset]]:
+) -> tuple[list[str], list[Dataset], list[Any]]:
     """Load ``data``, apply ``--base`` as ``capacity solve`` applies ``--scenario``, draw.
 
-    An unknown ``--base`` stops with the solve command's "unknown scenario, did you
-    mean" message (exit 1); bad data prints its findings (exit 1); ``--base all``
-    is a usage error (exit 2).
+    Returns the names, datasets and recorded inputs
+    (:class:`optimizer.output.inputs_record.SolvedInputs`: the base's overrides, then
+    the draw's) of the valid draws. An unknown ``--base`` stops with the solve
+    command's "unknown scenario, did you mean" message (exit 1); bad data prints its
+    findings (exit 1); ``--base all`` is a usage error (exit 2).
     """
-    from optimizer.analysis.monte_carlo import sample_scenarios
+    from dataclasses import replace
+
+    from optimizer.analysis.monte_carlo import draw_overrides, sample_scenarios
+    from optimizer.output.inputs_record import solved_inputs
+    from optimizer.output.progress import Progress
 
     if base == "all":
         raise typer.BadParameter("takes one scenario name, not 'all'", param_hint="'--base'")
     ((_, start),) = load_scenarios(console, data, [base])
-    names, dsets, notes = sample_scenarios(start, samples, seed, base=None)
+    with Progress("sampling", samples) as report:
+        names, dsets, notes = sample_scenarios(start, samples, seed, base=None, progress=report)
     for n in notes:
         console.print(f"[yellow]note:[/yellow] {n}")
     if not dsets:
         console.print("[red]error:[/red] every draw made the data invalid; nothing was solved.")
         raise typer.Exit(1)
-    return names, dsets
+    drawn = draw_overrides(start, samples, seed)
+    inputs = [
+        replace(
+            solved_inputs(start, base, extra=drawn[name]),
+            scenario=name,
+            description=f"Monte Carlo draw {name} (seed {seed}) on {base}",
+            dataset_hash=str(ds.hash),
+        )
+        for name, ds in zip(names, dsets, strict=True)
+    ]
+    return names, dsets, inputs
 
 
 def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: Any) -> Any:
@@ -322,12 +340,13 @@ def _extensive_rp(
     that no single first stage operates them all.
     """
     from optimizer.analysis.hedge import extensive_form_objective
+    from optimizer.output.progress import Progress
     from optimizer.plan.options import SolveOptions
 
     options = SolveOptions(objective=objective)
-    with console.status("Solving the extensive form ..."):
+    with Progress("extensive form", 2, estimate=False) as report:
         obj, status, tm = extensive_form_objective(
-            dsets, options=options, first_stage=first_stage, risk=risk
+            dsets, options=options, first_stage=first_stage, risk=risk, progress=report
         )
     took = f"build {tm['build']:.1f} s, solve {tm['solve']:.1f} s"
     if obj is not None and math.isfinite(obj) and objective == "margin":
@@ -335,7 +354,10 @@ def _extensive_rp(
         console.print(f"extensive form: {status}, expected margin = {-obj:,.0f} USD, {took}")
         return obj
     if obj is not None and math.isfinite(obj):
-        console.print(f"extensive form: {status}, RP = {obj:,.0f} USD, {took}")
+        from optimizer.output.formatting import text_column
+
+        rp_text = text_column("rp_usd", [obj])[1][0]
+        console.print(f"extensive form: {status}, RP = {rp_text}, {took}")
         if lshaped_usd is not None:
             diff = (lshaped_usd - obj) / max(abs(obj), 1.0)
             console.print(f"{'relative diff to L-shaped':>32}: {diff:.2e}")
@@ -374,8 +396,12 @@ def _print_hedge(console: Console, p: Any, tol: float) -> bool:
             (f"CVaR {r['alpha']:g}", r["cvar_usd"]),
             *[(k.replace("RP", "rho"), v) for k, v in rows[1:]],
         ]
-    for label, v in rows:
-        console.print(f"{label:>32}: {v:,.0f} USD")
+    from optimizer.output.formatting import text_column
+
+    # one money column, in one scale (the app's and the other tables' formatter)
+    _, cells = text_column("cost_usd", [v for _, v in rows])
+    for (label, _), cell in zip(rows, cells, strict=True):
+        console.print(f"{label:>32}: {cell}")
     console.print(
         f"{'gap':>32}: {p.gap_rel:.2e} ({'converged' if p.converged else 'NOT converged'} "
         f"at tol {tol:g}, {len(p.iterations) - 1} iterations, {p.timings_s['total']:.1f} s)"
@@ -383,8 +409,15 @@ def _print_hedge(console: Console, p: Any, tol: float) -> bool:
     return bool(p.converged)
 
 
-def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> int:
-    """Write the hedge's three CSV tables into a new run folder under ``out``.
+def _write_hedge_csv(
+    console: Console, p: Any, out: Path, dataset_hash: str, inputs: list[Any]
+) -> int:
+    """Write the hedge's three CSV tables and its scenarios' inputs under ``out``.
+
+    Each sampled scenario's overrides are recorded as ``capacity solve`` and
+    ``capacity batch`` record theirs, in ``scenario=<name>/inputs.yaml``
+    (:func:`optimizer.output.inputs_record.write_inputs`), so each scenario can be
+    solved again alone.
 
     The folder ``<out>/hedge-<run_id>`` is claimed exclusively
     (:func:`optimizer.output.report.claim_run_dir`: a new ID when another run holds it) and
@@ -393,16 +426,22 @@ def _write_hedge_csv(console: Console, p: Any, out: Path, dataset_hash: str) -> 
     message) when the folder or a table cannot be written, else 0.
     """
     from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.inputs_record import write_inputs
     from optimizer.output.run_folder import claim_run_dir, default_run_id
 
     try:
         run_dir = claim_run_dir(out, "hedge-" + default_run_id(dataset_hash))
         for name in ("iterations", "per_scenario", "first_stage"):
             write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
+        for rec in inputs:
+            folder = run_dir / f"scenario={rec.scenario}"
+            folder.mkdir(exist_ok=True)
+            write_inputs(rec, folder, run_dir)
     except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1
     console.print(f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv)")
+    console.print(f"Inputs of each scenario: {run_dir}/scenario=<name>/inputs.yaml")
     return 0
 
 
@@ -493,7 +532,7 @@ def _chance(
     fresh: list[Dataset] = []
     if n_fresh:
         # other draws: a seed far from the plan's
-        fresh_names, fresh = _hedge_scenarios(console, data, base, n_fresh, seed + 1_000_003)
+        fresh_names, fresh, _ = _hedge_scenarios(console, data, base, n_fresh, seed + 1_000_003)
     try:
         with console.status(f"Solving the chance-constrained plan ({method}) ..."):
             c = chance_plan(

@@ -20,13 +20,13 @@ def solvers() -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from optimizer.plan.solvers import available_solvers
+    from optimizer.plan.solvers import available_solvers, solver_label
 
     table = Table(title="Solvers available on this machine")
-    for col in ("name", "interface", "version", "duals"):
+    for col in ("--solver", "solver (as the app names it)", "version", "duals"):
         table.add_column(col)
     for s in available_solvers():
-        table.add_row(s.name, s.interface, s.version, "yes" if s.duals else "no")
+        table.add_row(s.name, solver_label(s.name), s.version, "yes" if s.duals else "no")
     Console(width=120).print(table)
 
 

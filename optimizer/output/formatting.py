@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 
 __all__ = [
+    "MONEY_SCALES",
     "UNIT_SUFFIXES",
     "clip_share",
     "column_header",
@@ -23,8 +24,12 @@ __all__ = [
     "fmt_qty",
     "fmt_usd",
     "fmt_water",
+    "fmt_cell",
     "is_share",
+    "money_axis",
+    "money_scale",
     "number_format",
+    "text_column",
 ]
 
 
@@ -230,3 +235,119 @@ def fmt_number(x: float | None, unit: str = "") -> str:
     if abs(x) >= 100:
         return f"{x:,.0f}"
     return f"{x:.3g}"
+
+
+#: Scales of a money column (``_usd``), largest first: (smallest magnitude, divisor,
+#: suffix of the scaled column's name, printf format). A column is shown in the largest
+#: scale its largest finite magnitude reaches, so a plan of $1.96M reads ``$1.96M``,
+#: not ``$0.00B``.
+MONEY_SCALES: tuple[tuple[float, float, str, str], ...] = (
+    (1e9, 1e9, "_bn", "$%,.2fB"),
+    (1e6, 1e6, "_mn", "$%,.2fM"),
+    (0.0, 1.0, "", "$%,.0f"),
+)
+
+
+def money_scale(largest: float) -> tuple[float, str, str]:
+    """Return ``(divisor, name suffix, printf format)`` of a money column.
+
+    Parameters
+    ----------
+    largest : float
+        The column's largest finite magnitude in USD (NaN or 0 for an empty column).
+
+    Examples
+    --------
+    >>> money_scale(1.2372e11), money_scale(1.96e6), money_scale(532.0)
+    ((1000000000.0, '_bn', '$%,.2fB'), (1000000.0, '_mn', '$%,.2fM'), (1.0, '', '$%,.0f'))
+    """
+    a = 0.0 if math.isnan(largest) else abs(largest)
+    for floor, div, suffix, fmt in MONEY_SCALES:
+        if a >= floor:
+            return div, suffix, fmt
+    return MONEY_SCALES[-1][1:]  # pragma: no cover - the last floor is 0
+
+
+def _printf(fmt: str, x: float) -> str:
+    """Apply a printf format of :func:`number_format` / :data:`MONEY_SCALES` in Python."""
+    head, _, tail = fmt.partition("%")
+    spec = tail.rstrip("BM")
+    suffix = tail[len(spec) :]
+    if spec.endswith("d"):
+        spec = spec[:-1] + ".0f"
+    return (
+        f"{head}{format(x, spec)}{suffix}"
+        if x >= 0 or not head
+        else f"-{head}{format(-x, spec)}{suffix}"
+    )
+
+
+def fmt_cell(x: float | None, fmt: str) -> str:
+    """Format one cell with a column's format: ``percent``, a printf format, ``–`` if missing.
+
+    Examples
+    --------
+    >>> fmt_cell(1234.56, "%,.1f"), fmt_cell(0.4759, "percent"), fmt_cell(None, "%,d")
+    ('1,234.6', '47.6%', '–')
+    >>> fmt_cell(-2.5e9 / 1e9, "$%,.2fB"), fmt_cell(float("inf"), "%,.0f")
+    ('-$2.50B', '∞')
+    """
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    x = float(x)
+    if math.isinf(x):
+        return "∞" if x > 0 else "-∞"
+    if fmt == "percent":
+        return f"{clip_share(x):.1%}"
+    return _printf(fmt, x)
+
+
+def text_column(name: str, values: list[float | None]) -> tuple[str, list[str]]:
+    """Return a numeric column's header and cells as text, in the app tables' formats.
+
+    The one formatter of the app's tables (``ui.formats.table_view``) for a terminal:
+    the header carries the unit (:func:`column_header`), money is scaled per column
+    (:func:`money_scale`), a share is a percent clipped to [0, 1], other numbers take
+    their unit's format (:func:`number_format`); a missing cell reads ``–``.
+
+    Parameters
+    ----------
+    name : str
+        Column name; its suffix gives the unit (``objective_usd``, ``build_mw``).
+    values : list of float or None
+        The cells.
+
+    Returns
+    -------
+    (str, list of str)
+        The header and one text per cell.
+
+    Examples
+    --------
+    >>> text_column("objective_usd", [1.2372e11, 9.8e10])
+    ('objective [USD]', ['$123.72B', '$98.00B'])
+    >>> text_column("served_share", [1.0000000002, 0.5])
+    ('served share [%]', ['100.0%', '50.0%'])
+    """
+    finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v))]
+    if column_unit(name) == "USD" and not is_share(name):
+        div, _, fmt = money_scale(max(finite, default=0.0))
+        cells = [fmt_cell(None if v is None else float(v) / div, fmt) for v in values]
+        return column_header(name), cells
+    whole = all(float(v).is_integer() for v in finite) and bool(finite)
+    fmt = number_format(name, whole)
+    return column_header(name), [fmt_cell(v, fmt) for v in values]
+
+
+def money_axis(values: list[float]) -> tuple[float, str, str]:
+    """Return ``(divisor, word, letter)`` of a chart's money axis, as :func:`money_scale`.
+
+    Examples
+    --------
+    >>> money_axis([1.2e11, 9e10]), money_axis([1.96e6]), money_axis([532.0])
+    ((1000000000.0, 'billion', 'B'), (1000000.0, 'million', 'M'), (1.0, '', ''))
+    """
+    finite = [abs(float(v)) for v in values if v is not None and math.isfinite(float(v))]
+    div, _, fmt = money_scale(max(finite, default=0.0))
+    letter = fmt[-1] if fmt[-1] in "BM" else ""
+    return div, {"B": "billion", "M": "million"}.get(letter, ""), letter

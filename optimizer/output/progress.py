@@ -74,6 +74,9 @@ class Progress:
     bar : bool
         False: plain lines on a terminal too (for a command that prints its own
         output between the items, as ``capacity solve`` prints each summary).
+    estimate : bool
+        False: no time left is shown (steps of very unequal length, such as the
+        extensive form's build and its one solve); elapsed time only.
     """
 
     def __init__(
@@ -86,12 +89,14 @@ class Progress:
         every_s: float = LINE_EVERY_S,
         limit: bool = False,
         bar: bool = True,
+        estimate: bool = True,
     ) -> None:
         self.label, self.total = label, total
         self.enabled = enabled and total > 0
         self.stream = stream if stream is not None else sys.stdout
         self.every_s = every_s
         self.bar = bar
+        self.estimate = estimate
         self.limit = limit
         self.done = self.failed = 0
         self.current = ""
@@ -128,8 +133,7 @@ class Progress:
                 MofNCompleteColumn(),
                 TextColumn("{task.fields[stats]}"),
                 TimeElapsedColumn(),
-                TextColumn("left"),
-                TimeRemainingColumn(),
+                *((TextColumn("left"), TimeRemainingColumn()) if self.estimate else ()),
                 console=Console(file=self.stream),
             )
             self._bar.__enter__()
@@ -154,8 +158,11 @@ class Progress:
         return self.done + self.failed
 
     def remaining_s(self) -> float | None:
-        """Seconds left at the mean time per finished item (None before the first)."""
-        if self.finished == 0:
+        """Seconds left at the mean time per finished item (None before the first).
+
+        None too when the report makes no estimate (``estimate=False``).
+        """
+        if self.finished == 0 or not self.estimate:
             return None
         per = (time.monotonic() - self.started) / self.finished
         return per * (self.total - self.finished)

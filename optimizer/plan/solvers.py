@@ -39,6 +39,52 @@ _NO_DUALS = {
 }
 
 
+#: The solver's own name, in its project's spelling, by the ``--solver`` name.
+_PRODUCTS = {
+    BULK_HIGHS: "HiGHS",
+    "HiGHS": "HiGHS",
+    "HiGHS_CMD": "HiGHS",
+    "cbc": "CBC",
+    "PULP_CBC_CMD": "CBC",
+    "COIN_CMD": "CBC",
+    "GLPK_CMD": "GLPK",
+    "SCIP_PY": "SCIP",
+    "SCIP_CMD": "SCIP",
+}
+
+
+def solver_label(name: str, version: str = "", duals: bool = True) -> str:
+    """Return the one label people read for a solver: product, version, how it is called.
+
+    The app's solver box, its settings line and ``capacity solvers`` use it, so the
+    bulk path and PuLP's HiGHS never read as ``highs`` against ``HiGHS``.
+
+    Parameters
+    ----------
+    name : str
+        A ``--solver`` name (``highs``, ``HiGHS``, ``cbc``, ``PULP_CBC_CMD`` ...).
+    version : str
+        The solver's version ("" or "unknown": left out).
+    duals : bool
+        False adds ", no shadow prices".
+
+    Examples
+    --------
+    >>> solver_label("highs", "1.11.0"), solver_label("HiGHS", "1.11.0")
+    ('HiGHS 1.11.0 · bulk', 'HiGHS 1.11.0 · PuLP')
+    >>> solver_label("GLPK_CMD", "5.0", duals=False)
+    'GLPK 5.0 · PuLP, no shadow prices'
+    >>> solver_label("SCIP_PY", "SCIP 10.0 (pyscipopt 6.3.0)")
+    'SCIP 10.0 (pyscipopt 6.3.0) · PuLP'
+    """
+    product = _PRODUCTS.get(name, name)
+    shown = f"{product} {version}" if version and version != "unknown" else product
+    if version.startswith(product + " "):  # "SCIP 10.0 (pyscipopt 6.3.0)"
+        shown = version
+    how = "bulk" if name == BULK_HIGHS else "PuLP"
+    return f"{shown} · {how}" + ("" if duals else ", no shadow prices")
+
+
 class SolverUnavailableError(ValueError):
     """The requested solver is unknown or not usable here; the message is one line."""
 

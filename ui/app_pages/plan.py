@@ -9,6 +9,7 @@ import streamlit as st
 
 from capacity.csv_safe import to_safe_csv
 from optimizer.output.binding_limits import missing_duals, no_duals_text
+from optimizer.plan.solvers import solver_label
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
 from ui.formats import MISSING, calibration_view, fmt_usd, show_table
@@ -42,9 +43,10 @@ solver = c2.selectbox(
     "Solver",
     list(solver_labels),
     format_func=solver_labels.__getitem__,
-    help="highs: HiGHS called directly (bulk, the fastest); HiGHS: the same solver "
-    "through PuLP; cbc, GLPK, SCIP: through PuLP. The label gives the version and says "
-    "when a solver returns no shadow prices.",
+    help="HiGHS · bulk: HiGHS called directly (`--solver highs`, the fastest); "
+    "HiGHS · PuLP: the same solver through PuLP (`--solver HiGHS`); CBC, GLPK, SCIP: "
+    "through PuLP. The label gives the version and says when a solver returns no "
+    "shadow prices.",
     key="solve_solver",
     persist_state="session",
 )
@@ -149,7 +151,7 @@ solved = (
 )
 obj_text = f"{obj:,.2f} USD (discounted)" if has_obj else f"n/a (status {m['status']})"
 st.caption(
-    f"Objective {obj_text} · solver {plan.solver} · {solved} · "
+    f"Objective {obj_text} · solver {solver_label(plan.solver)} · {solved} · "
     f"{click_to_result_text(plan, ss)} · run `{plan.run_id}`"
 )
 msg = str(getattr(res, "message", "") or "")
@@ -176,28 +178,32 @@ served = demand_summary(res, n_q)
 per_q = "H100e per quarter"
 with st.expander("Demand served per customer and workload", expanded=True):
     st.caption(
-        f"Mean and peak per quarter over the {n_q} quarters of the horizon (the CSV holds "
-        "every quarter); the served share is of the H100e·quarters summed over the horizon."
+        f"Mean and peak per quarter over the {n_q} quarters of the horizon, in {per_q} (the "
+        "CSV holds every quarter); the served share is of the H100e·quarters summed over the "
+        "horizon."
     )
+    # short headers (the unit per quarter is in the caption and each header's help), so the
+    # seven columns fit a laptop's width without scrolling sideways (1400 px: checked in a
+    # browser, the headers "[H100e per quarter]" needed 1,144 px of 904)
     st.dataframe(
         served,
         hide_index=True,
         width="stretch",
         column_config={
             "mean_demand_h100e": st.column_config.NumberColumn(
-                f"mean demand [{per_q}]", format="localized"
+                "mean demand [H100e]", format="localized", help=f"Mean demand, {per_q}."
             ),
             "peak_demand_h100e": st.column_config.NumberColumn(
-                f"peak demand [{per_q}]", format="localized"
+                "peak demand [H100e]", format="localized", help=f"Largest quarter, {per_q}."
             ),
             "mean_served_h100e": st.column_config.NumberColumn(
-                f"mean served [{per_q}]", format="localized"
+                "mean served [H100e]", format="localized", help=f"Mean served, {per_q}."
             ),
             "mean_unmet_h100e": st.column_config.NumberColumn(
-                f"mean unmet [{per_q}]", format="localized"
+                "mean unmet [H100e]", format="localized", help=f"Mean unmet, {per_q}."
             ),
             "served_share": st.column_config.ProgressColumn(
-                "served share", min_value=0.0, max_value=1.0, format="percent"
+                "served share", min_value=0.0, max_value=1.0, format="percent", width="small"
             ),
         },
     )

@@ -7,7 +7,7 @@ import tempfile
 import streamlit as st
 
 from ui.dataio import directory_zip_bytes
-from ui.formats import USD_BN_FORMAT, error_text, fmt_usd, show_table
+from ui.formats import error_text, fmt_usd, money_config, show_table
 from ui.state import active_dataset, current_plan, runs_frame, show_flash
 
 ss = st.session_state
@@ -77,9 +77,7 @@ else:
     show_table(
         runs.iloc[::-1],
         {
-            "objective_usd_bn": st.column_config.NumberColumn(
-                "discounted cost [USD]", format=USD_BN_FORMAT
-            ),
+            **money_config(runs, "objective_usd", "discounted cost [USD]"),
             "solve_s": st.column_config.NumberColumn(
                 "solve time [s]", format="%.2f", help="Of the solve that computed the result."
             ),

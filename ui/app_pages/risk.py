@@ -13,7 +13,7 @@ from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_na
 from capacity.validation import DataValidationError
 from ui import charts
 from ui.compose import plan_metrics
-from ui.formats import USD_BN_FORMAT, show_table
+from ui.formats import money_config, show_table
 from ui.progress_view import AppProgress
 from ui.state import (
     active_dataset,
@@ -94,9 +94,7 @@ if cmp is not None:
         show_table(
             df,
             {
-                "objective_usd_bn": st.column_config.NumberColumn(
-                    "discounted cost [USD]", format=USD_BN_FORMAT
-                ),
+                **money_config(df, "objective_usd", "discounted cost [USD]"),
                 "unmet_h100e": st.column_config.NumberColumn(
                     "unmet [H100e·quarters]", format="%,.0f"
                 ),

@@ -1,10 +1,10 @@
-"""Every README code about reading reports runs as written (issue 10).
+"""Every documented way of reading reports runs as written.
 
-The fenced Python blocks of the README that read reports are executed in a folder
-holding a real multi-scenario run made by ``capacity solve --scenario all``, with
-``<run_id>`` replaced by that run's ID; each top-level expression's value is checked.
-Inline ``read_parquet(...)`` snippets are run by DuckDB against a report run and a
-batch-shaped folder.
+The fenced Python blocks of the user guide that read Parquet reports
+(``docs/guide/reports.md`` ...) are executed in a folder holding a real multi-scenario run
+made by ``capacity solve --scenario all``, with ``<run_id>`` replaced by that run's ID;
+each top-level expression's value is checked. Inline ``read_parquet(...)`` snippets of the
+guide and the README are run by DuckDB against a report run and a batch-shaped folder.
 """
 
 from __future__ import annotations
@@ -24,20 +24,25 @@ from typer.testing import CliRunner
 from optimizer.cli.commands import app
 
 ROOT = Path(__file__).resolve().parents[1]
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+GUIDE_PAGES = sorted((ROOT / "docs").rglob("*.md"))
+TEXT = "\n".join(
+    p.read_text(encoding="utf-8")
+    for p in [ROOT / "README.md", *GUIDE_PAGES]
+    if "_build" not in p.parts
+)
 TINY = ROOT / "tests" / "data" / "tiny_valid"
 SCENARIOS = ["neutral", "squeeze"]  # tests/data/tiny_valid/scenarios.yaml
 
 
 def report_blocks() -> list[str]:
-    """Fenced Python blocks of the README that read Parquet reports."""
-    blocks = re.findall(r"```python\n(.*?)```", README, flags=re.S)
-    return [b for b in blocks if "parquet" in b.lower() or "pyarrow" in b]
+    """Fenced Python blocks of the docs (docs/guide/reports.md ...) that read Parquet reports."""
+    blocks = re.findall(r"```python\n(.*?)```", TEXT, flags=re.S)
+    return [b for b in blocks if "parquet" in b.lower()]
 
 
 def inline_queries() -> list[str]:
-    """Inline `read_parquet(...)` snippets of the README prose."""
-    return re.findall(r"`(read_parquet\([^`]*\))`", README)
+    """Inline `read_parquet(...)` snippets of the README and the docs prose."""
+    return re.findall(r"`(read_parquet\([^`]*\))`", TEXT)
 
 
 def _run_expressions(code: str) -> list[Any]:
@@ -55,7 +60,7 @@ def _run_expressions(code: str) -> list[Any]:
             body.append(node)
     tree.body = body
     ast.fix_missing_locations(tree)
-    exec(compile(tree, "README.md", "exec"), {"_values": values})  # noqa: S102
+    exec(compile(tree, "docs/guide/reports.md", "exec"), {"_values": values})  # noqa: S102
     return values
 
 
@@ -72,14 +77,14 @@ def run_folder(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     return cwd, runs[0].name
 
 
-def test_readme_has_report_reading_code() -> None:
+def test_the_guide_has_report_reading_code() -> None:
     assert len(report_blocks()) >= 1
     assert any("ds.dataset" in b for b in report_blocks())
     assert len(inline_queries()) >= 1
 
 
 @pytest.mark.parametrize("block", report_blocks())
-def test_readme_report_block_runs_as_written(
+def test_the_guide_report_block_runs_as_written(
     block: str, run_folder: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cwd, run_id = run_folder
@@ -108,7 +113,7 @@ def test_readme_report_block_runs_as_written(
 
 
 @pytest.mark.parametrize("query", inline_queries())
-def test_readme_inline_duckdb_snippets_run(
+def test_the_inline_duckdb_snippets_run(
     query: str, run_folder: tuple[Path, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     import duckdb
