@@ -21,7 +21,7 @@ def _quoted(pattern: str) -> float:
     return float(m.group(1).replace(",", ""))
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_tree_figures_of_the_page() -> None:
     from capacity.dataset import load_dataset
     from capacity.scenarios import apply_scenario
@@ -42,7 +42,7 @@ def test_tree_figures_of_the_page() -> None:
     ), fresh
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_replan_figures_of_the_page() -> None:
     from capacity.dataset import load_dataset
     from capacity.scenarios import apply_scenario

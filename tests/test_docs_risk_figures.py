@@ -22,7 +22,7 @@ def _draws(n: int, seed: int = 0) -> tuple[list[str], list[object]]:
     return names, dsets
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_the_pages_extensive_frontier_is_a_fresh_run() -> None:
     from optimizer.analysis.hedge_risk import extensive_frontier
 
@@ -39,7 +39,7 @@ def test_the_pages_extensive_frontier_is_a_fresh_run() -> None:
     )
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_the_pages_chance_row_is_a_fresh_run() -> None:
     from optimizer.analysis.hedge_chance import chance_plan
     from optimizer.plan.chance import parse_chance
@@ -63,7 +63,7 @@ def test_the_pages_chance_row_is_a_fresh_run() -> None:
     assert not missing, "the page's chance run is stale; fresh lines:\n" + "\n".join(want)
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_the_pages_lshaped_frontier_is_a_fresh_run_within_its_tolerance() -> None:
     import re
 
