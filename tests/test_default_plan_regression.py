@@ -172,8 +172,8 @@ def story_figures(plans) -> dict[str, str]:
         "combined cycle": f"builds {cc['mw'].sum():,.0f} MW of combined cycle at West Texas",
         "turbines NV": f"{mgt:,.0f} MW of trailer-mounted turbines",
         "flexible neutral": (
-            f"Mississippi ({flex['mississippi']:.0f} MW) and West Texas ({flex['west_texas']:.0f} MW) "
-            "take flexible interconnection"
+            f"Mississippi ({flex['mississippi']:.0f} MW) and "
+            f"West Texas ({flex['west_texas']:.0f} MW) take flexible interconnection"
         ),
         "on-site neutral": (
             f"{neutral_onsite:.1f} of {neutral_grid + neutral_onsite:.0f} TWh come from on-site gas"
