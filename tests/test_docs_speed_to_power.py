@@ -21,24 +21,28 @@ PAGE = Path(__file__).resolve().parents[1] / "docs" / "guide" / "speed-to-power.
 
 #: The figures as the page quotes them (text exactly as printed there).
 QUOTED = {
-    "wt_flexible_mw": "434",
-    "wt_curtailed_mwh": "57,014",
-    "wt_checkpoint_musd": "5.7",
+    "wt_flexible_mw": "367",
+    "wt_curtailed_mwh": "48,294",
+    "wt_checkpoint_musd": "4.8",
     "wt_quarters_gained": "12",
-    "wt_grid_bound": "4 quarters from 2026Q1",
-    "ms_flexible_mw": "59",
+    "wt_grid_bound": "3 quarters from 2026Q1",
+    "ms_flexible_mw": "126",
     "ms_bridge_mw": "100",
     "nv_bridge_mw": "200",
-    "norway_bound": "12 quarters from 2025Q2",
-    "oregon_bound": "11 quarters from 2026Q3",
-    "pennsylvania_bound": "4 quarters from 2026Q2",
-    "aero_binds": "2027Q1",
-    "aero_price": "39,694",
-    "recip_binds": "2027Q4 to 2028Q4",
-    "unmet_with_m": "1.62",
-    "unmet_without_m": "2.59",
-    "cost_with_busd": "117.8",
-    "cost_without_busd": "121.9",
+    "nv_flexible_mw": "231",
+    "nv_quarters_gained": "9",
+    "new_carlisle_bound": "2 quarters from 2026Q2",
+    "bridges_stand_to": "2030Q4",
+    "norway_bound": "9 quarters from 2025Q2",
+    "oregon_bound": "8 quarters from 2026Q3",
+    "pennsylvania_bound": "7 quarters from 2026Q2",
+    "aero_binds": "2027Q1, 2027Q2",
+    "aero_price": "79,342",
+    "recip_binds": "2027Q4 to 2029Q1",
+    "unmet_with_m": "2.15",
+    "unmet_without_m": "3.57",
+    "cost_with_busd": "170.7",
+    "cost_without_busd": "178.7",
     "wt_bound_without": "11 quarters from 2025Q2",
 }
 
@@ -56,6 +60,7 @@ def _figures() -> dict[str, str]:
     st, fi, bp = tb["speed_to_power"], tb["flexible_interconnection"], tb["bridge_power"]
     eo = tb["equipment_orders"]
     wt = fi[fi["site"] == "west_texas"]
+    nv = fi[(fi["site"] == "northern_virginia") & (fi["mw"] > 1e-6)]
     full = eo[eo["utilisation"] > 1 - 1e-9]
     aero = full[full["resource"] == "aeroderivative_turbine_mw"]
     aero = aero[aero["shadow_price_usd_per_unit"] < 0]
@@ -83,6 +88,12 @@ def _figures() -> dict[str, str]:
         "ms_flexible_mw": f"{fi.loc[fi['site'] == 'mississippi', 'mw'].sum():,.0f}",
         "ms_bridge_mw": bridge("mississippi"),
         "nv_bridge_mw": bridge("northern_virginia"),
+        "nv_flexible_mw": f"{nv['mw'].sum():,.0f}",
+        "nv_quarters_gained": f"{nv['quarters_gained'].max():.0f}",
+        "new_carlisle_bound": _campus(st, "new_carlisle"),
+        "bridges_stand_to": ", ".join(
+            sorted(set(bp[bp["standing_mw"] > 1e-6].groupby("site")["period"].max()))
+        ),
         "norway_bound": _campus(st, "norway"),
         "oregon_bound": _campus(st, "oregon_umatilla"),
         "pennsylvania_bound": _campus(st, "pennsylvania"),
