@@ -20,9 +20,15 @@ previous epoch's basis (:class:`optimizer.plan.highs_session.HighsSession`); the
 epochs read only the solution vector, and the full result tables are made for the
 realised and perfect-foresight plans only.
 
-A locked plan can be impossible on the truth (chips installed on a forecast grid date
-that slips further): that path's realised status is then ``infeasible`` and its
-regret is infinite, reported as such.
+A locked plan can be impossible on the truth (chips ordered on forecast supply that the
+truth does not bring, installs on a forecast grid date that slips further). The locks
+then give way (:mod:`optimizer.analysis.replan_giveway`): each becomes an upper bound,
+the truth delivers as much of them as it can, the shortfall is reported per lock and
+per quarter (``delivered_short_*``) and costs what it does to the realised plan
+(demand served later or not at all), which the regret includes. A replan whose
+forecast cannot honour the locks solves on what that forecast can deliver (the locks
+themselves stay as taken; only the truth decides what is finally delivered). Locks the
+truth can honour are never changed.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.analysis.replan_giveway import KIND_UNITS, give_way_table, shortfall_by_quarter
 from optimizer.analysis.replan_setup import LOCK_KINDS, replan_epochs
 from optimizer.analysis.tornado import TornadoParameter
 
@@ -99,6 +106,12 @@ class PathOutcome:
         ``epoch``, ``quarter``, ``parameter``, ``forecast``, ``truth``.
     realised, perfect_foresight : PlanResult or None
         The two full plans (None when not kept).
+    give_way : DataFrame
+        The locks the truth could not honour
+        (:func:`optimizer.analysis.replan_giveway.give_way_table`; empty when none).
+    shortfall : DataFrame
+        Per quarter, ``delivered_short_<kind>_<unit>`` and ``give_way_usd``
+        (:func:`optimizer.analysis.replan_giveway.shortfall_by_quarter`).
     """
 
     path: int
@@ -107,6 +120,8 @@ class PathOutcome:
     forecasts: pd.DataFrame
     realised: Any = None
     perfect_foresight: Any = None
+    give_way: pd.DataFrame = field(default_factory=pd.DataFrame)
+    shortfall: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def level_dataset(
@@ -182,6 +197,25 @@ class _PathModels:
         self.warm += int(warm)
         return raw
 
+    def held(self, model: Any, locked: pd.DataFrame) -> tuple[Any, Any, pd.DataFrame | None]:
+        """Solve ``model`` with the locks fixed, given way when the data cannot honour them.
+
+        Returns ``(fixed model, raw solution, give-way table or None when every lock
+        was held)``; the model is the fully locked one (and the solution empty) when
+        even giving way finds no solution.
+        """
+        from optimizer.analysis.replan_giveway import deliverable
+
+        fixed = _fix(model, locked)
+        raw = self.solve_raw(fixed)
+        if locked.empty or raw.x is not None:
+            return fixed, raw, None
+        held = deliverable(model, locked, _lockable(model), self.options, _band)
+        if held is None:
+            return fixed, raw, None
+        fixed = _fix(model, held)
+        return fixed, self.solve_raw(fixed), held
+
     def solve_full(self, model: Any) -> Any:
         """Solve with the full result tables and the independent check."""
         from optimizer.plan.pipeline import solve_model
@@ -224,10 +258,15 @@ def _fix(model: Any, locked: pd.DataFrame) -> Any:
     vals = np.maximum(cols["value"].to_numpy(dtype=float), 0.0) / cols["scale"].to_numpy(
         dtype=float
     )
-    band = LOCK_BAND_REL * vals + LOCK_BAND_ABS
+    band = _band(vals)
     lb[idx], ub[idx] = np.maximum(vals - band, 0.0), vals + band
     var["lb"], var["ub"] = lb, ub
     return replace(model, variables=var)
+
+
+def _band(vals: np.ndarray) -> np.ndarray:
+    """Tolerance a locked column value is held to (:data:`LOCK_BAND_REL`, :data:`LOCK_BAND_ABS`)."""
+    return LOCK_BAND_REL * np.asarray(vals, dtype=float) + LOCK_BAND_ABS
 
 
 def _due(
@@ -273,21 +312,24 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
     fc = setup.revision.forecasts(params, truth, periods, epochs, path)
     pm = _PathModels(setup)
     locked = pd.DataFrame(columns=["kind", *_KEY_CODES, "value", "decided_in"])
-    drift = 0.0
+    drift, gave_way_replans = 0.0, 0
     for r, tau in enumerate(epochs):
         f_ds = level_dataset(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}")
         ds = revealed_dataset(truth_ds, f_ds, tau + 1, f"path_{path:03d}_epoch_{r}")
-        model = _fix(pm.model(ds), locked)
-        raw = pm.solve_raw(model)
+        model, raw, epoch_held = pm.held(pm.model(ds), locked)
         if raw.x is None:
-            break  # the locked plan has no continuation on this forecast
-        drift = max(drift, _lock_drift(model, np.asarray(raw.x), locked))
+            break  # no continuation even with the locks given way
+        gave_way_replans += int(epoch_held is not None)
+        drift = max(drift, _lock_drift(model, np.asarray(raw.x), _as_held(locked, epoch_held)))
         until = {k: tau + setup.every + int(setup.locks.get(k, 0)) for k in LOCK_KINDS}
         due = _due(model, np.asarray(raw.x), until, locked).assign(decided_in=periods[tau])
         locked = pd.concat([locked, due], ignore_index=True) if len(locked) else due
-    realised = pm.solve_full(_fix(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked))
+    realised_model, _, held = pm.held(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked)
+    realised = pm.solve_full(realised_model)
     pf = pm.solve_full(pm.model(truth_ds))
+    gw = give_way_table(held, pm.base_model.codes, periods)
     summary = _summary(path, truth, params, realised, pf, truth_ds, len(epochs), pm.warm)
+    summary.update(_give_way_summary(gw, gave_way_replans))
     summary["seconds"] = time.perf_counter() - t0
     summary["process_peak_mb"] = _peak_mb()
     summary["max_lock_drift"] = drift
@@ -298,7 +340,29 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
         _forecast_table(fc, epochs, periods, params, truth),
         realised,
         pf,
+        gw,
+        shortfall_by_quarter(gw, periods),
     )
+
+
+def _as_held(locked: pd.DataFrame, held: pd.DataFrame | None) -> pd.DataFrame:
+    """Return the values a replan held its locks at: as taken, or as delivered (given way)."""
+    return locked if held is None else held[[*locked.columns]]
+
+
+def _give_way_summary(gw: pd.DataFrame, replans: int) -> dict[str, Any]:
+    """Give-way figures of a path's row.
+
+    ``locks_given_way`` (locks the truth could not honour in full),
+    ``replans_given_way`` (replans whose data could not honour the locks) and
+    ``delivered_short_<kind>_<unit>`` (total shortfall per kind, chips or MW).
+    """
+    out: dict[str, Any] = {"locks_given_way": len(gw), "replans_given_way": replans}
+    kinds = gw["kind"].astype(str) if len(gw) else pd.Series(dtype=str)
+    for kind, unit in KIND_UNITS.items():
+        short = gw["delivered_short"][kinds == kind].sum() if len(gw) else 0.0
+        out[f"delivered_short_{kind}_{unit}"] = float(short)
+    return out
 
 
 def _lock_drift(model: Any, x: np.ndarray, locked: pd.DataFrame) -> float:

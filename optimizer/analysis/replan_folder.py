@@ -8,6 +8,9 @@ temporary name and renamed, so a crash leaves no half file)::
     replan/path=0/regret.parquet        the path's row of the regret table
     replan/path=0/decisions.parquet     decisions as taken (decided_in, kind, ..., value)
     replan/path=0/forecasts.parquet     forecasts per epoch (epoch, quarter, parameter ...)
+    replan/path=0/shortfall.parquet     per quarter, delivered_short_<kind>_<unit> of the
+                                        locks the truth could not honour (zero when all held)
+    replan/path=0/give_way.parquet      those locks, locked vs delivered (only when any)
     replan/spread.parquet               p10/p50/p90/mean of the per-path figures
     replan/settings.json                paths, seed, every, revision, volatility, locks
     replan_regret.html                  the chart (:func:`replan_figure`)
@@ -36,7 +39,7 @@ from optimizer.output.run_folder import claim_run_dir, default_run_id
 __all__ = ["read_replan", "replan_figure", "write_replan"]
 
 #: Tables written per path under ``replan/path=<k>/``.
-PATH_TABLES = ("regret", "decisions", "forecasts")
+PATH_TABLES = ("regret", "decisions", "forecasts", "shortfall", "give_way")
 
 
 def _arrow(df: pd.DataFrame, meta: Mapping[str, str]) -> pa.Table:
@@ -77,7 +80,10 @@ def write_replan(result: Any, out: str | os.PathLike[str], dataset_hash: str) ->
             "regret": pd.DataFrame([o.summary]).drop(columns="path"),
             "decisions": o.decisions,
             "forecasts": o.forecasts,
+            "shortfall": o.shortfall,
         }
+        if len(o.give_way):
+            frames["give_way"] = o.give_way
         for name, df in frames.items():
             write_arrow_atomic(_arrow(df, {**meta, "table": name}), pdir / f"{name}.parquet")
     write_arrow_atomic(_arrow(result.spread, {"table": "spread"}), rdir / "spread.parquet")
@@ -88,7 +94,7 @@ def write_replan(result: Any, out: str | os.PathLike[str], dataset_hash: str) ->
 
 
 def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a replan run folder's tables: ``regret``, ``decisions``, ``forecasts``, ``spread``.
+    """Read a replan run folder's tables: those of :data:`PATH_TABLES` and ``spread``.
 
     Each per-path table gets its ``path`` column from the folder name (hive partition).
     """
