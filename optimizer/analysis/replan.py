@@ -20,15 +20,38 @@ previous epoch's basis (:class:`optimizer.plan.highs_session.HighsSession`); the
 epochs read only the solution vector, and the full result tables are made for the
 realised and perfect-foresight plans only.
 
-A locked plan can be impossible on the truth (chips ordered on forecast supply that the
-truth does not bring, installs on a forecast grid date that slips further). The locks
-then give way (:mod:`optimizer.analysis.replan_giveway`): each becomes an upper bound,
-the truth delivers as much of them as it can, the shortfall is reported per lock and
-per quarter (``delivered_short_*``) and costs what it does to the realised plan
-(demand served later or not at all), which the regret includes. A replan whose
-forecast cannot honour the locks solves on what that forecast can deliver (the locks
-themselves stay as taken; only the truth decides what is finally delivered). Locks the
-truth can honour are never changed.
+Locks that give way. A decision locked on a forecast (a chip order sized on forecast
+wafer, CoWoS or HBM supply; an install or a hall on a forecast grid date) can exceed
+what the revealed data allow. A planner is then never "infeasible": the supplier
+delivers short, the hall waits unpowered. When the model with every lock fixed has no
+solution, each locked value ``v_i`` (chips or MW) becomes an upper bound and the truth
+delivers as much of the locks as it can:
+
+    maximise   sum_i d_i
+    subject to every row of the model, 0 <= d_i <= v_i (locked decisions),
+               every other column free in its own bounds, no cost
+
+``d_i`` is what is delivered and ``v_i - d_i`` the shortfall (``delivered_short``, in
+the decision's unit: chips for ``produce`` and ``install``, MW for the rest). The plan
+is then solved for cost with the delivered values fixed. The realised plan gives way
+on the truth (the shortfall reported per lock, :class:`PathOutcome` ``give_way``, and
+per quarter, ``shortfall``); a replan whose forecast cannot honour the locks solves on
+what that forecast can deliver, the locks themselves staying as taken (only the truth
+decides what is finally delivered).
+
+When every lock fits the data nothing gives way (the fixed model is solved as it is).
+When some do not, a lock that competes for nothing the data are short of is not cut
+either: were it below ``v_i`` with room to rise, the optimum would raise it, so every
+optimum delivers it in full (a lock delivered within the solver's band,
+:data:`LOCK_BAND_ABS`, of its value is held at its value exactly). Locks that compete
+for the same short supply (two chips on one wafer supply) share the shortfall as the
+solver finds it; the total given up is the least possible.
+
+Cost: the shortfall is not billed (the supplier bills what it delivers, construction
+that cannot go ahead is not paid) and carries no penalty of its own. What it costs is
+what it does to the plan: demand served later or not at all (at the customer's unmet
+penalty), capacity bought later, which the realised plan prices on the truth and the
+regret includes.
 """
 
 from __future__ import annotations
@@ -42,8 +65,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.analysis.replan_giveway import KIND_UNITS, give_way_table, shortfall_by_quarter
-from optimizer.analysis.replan_setup import LOCK_KINDS, replan_epochs
+from optimizer.analysis.replan_folder import give_way_table, shortfall_by_quarter
+from optimizer.analysis.replan_setup import KIND_UNITS, LOCK_KINDS, replan_epochs
 from optimizer.analysis.tornado import TornadoParameter
 
 __all__ = ["PathOutcome", "ReplanSetup", "level_dataset", "revealed_dataset", "run_path"]
@@ -108,10 +131,10 @@ class PathOutcome:
         The two full plans (None when not kept).
     give_way : DataFrame
         The locks the truth could not honour
-        (:func:`optimizer.analysis.replan_giveway.give_way_table`; empty when none).
+        (:func:`optimizer.analysis.replan_folder.give_way_table`; empty when none).
     shortfall : DataFrame
         Per quarter, ``delivered_short_<kind>_<unit>`` and ``give_way_usd``
-        (:func:`optimizer.analysis.replan_giveway.shortfall_by_quarter`).
+        (:func:`optimizer.analysis.replan_folder.shortfall_by_quarter`).
     """
 
     path: int
@@ -204,13 +227,11 @@ class _PathModels:
         was held)``; the model is the fully locked one (and the solution empty) when
         even giving way finds no solution.
         """
-        from optimizer.analysis.replan_giveway import deliverable
-
         fixed = _fix(model, locked)
         raw = self.solve_raw(fixed)
         if locked.empty or raw.x is not None:
             return fixed, raw, None
-        held = deliverable(model, locked, _lockable(model), self.options, _band)
+        held = _deliverable(model, locked, self.options)
         if held is None:
             return fixed, raw, None
         fixed = _fix(model, held)
@@ -267,6 +288,54 @@ def _fix(model: Any, locked: pd.DataFrame) -> Any:
 def _band(vals: np.ndarray) -> np.ndarray:
     """Tolerance a locked column value is held to (:data:`LOCK_BAND_REL`, :data:`LOCK_BAND_ABS`)."""
     return LOCK_BAND_REL * np.asarray(vals, dtype=float) + LOCK_BAND_ABS
+
+
+def _deliverable(model: Any, locked: pd.DataFrame, options: Any) -> pd.DataFrame | None:
+    """Return ``locked`` with what the model's data can deliver of each lock.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        The model the locks are applied to (their columns still free).
+    locked : DataFrame
+        ``kind, s, c, o, t, value`` (domain units), one row per lock.
+    options : SolveOptions
+
+    Returns
+    -------
+    DataFrame or None
+        ``locked`` with ``value`` the delivered value, ``locked_value`` the lock,
+        ``delivered_short`` (>= 0; exactly 0 for a lock held in full); None when even
+        a full give-way leaves the model without a solution.
+    """
+    from optimizer.plan.raw_solve import run_solver
+
+    keys = ["kind", "s", "c", "o", "t"]
+    cols = _lockable(model).merge(locked.reset_index(drop=True).reset_index(), on=keys)
+    idx = cols["col"].to_numpy(dtype=np.int64)
+    scale = cols["scale"].to_numpy(dtype=float)
+    v = np.maximum(cols["value"].to_numpy(dtype=float), 0.0) / scale
+    var = model.variables.copy()
+    lb = var["lb"].to_numpy(dtype=float, copy=True)
+    ub = var["ub"].to_numpy(dtype=float, copy=True)
+    lb[idx], ub[idx] = 0.0, v
+    weight = np.zeros(len(var))
+    weight[idx] = -scale  # one per chip or MW delivered
+    var["lb"], var["ub"], var["cost"] = lb, ub, weight
+    raw = run_solver(replace(model, variables=var), options)
+    if raw.x is None:
+        return None
+    got = np.clip(np.asarray(raw.x, dtype=float)[idx], 0.0, v)
+    held = got >= v - _band(v)
+    d = np.where(held, v, got)
+    out = locked.reset_index(drop=True).copy()
+    out["locked_value"] = out["value"].astype(float)
+    pos = cols["index"].to_numpy(dtype=np.int64)
+    short = np.zeros(len(out))
+    short[pos] = (v - d) * scale
+    out["value"] = out["locked_value"] - short
+    out["delivered_short"] = short
+    return out
 
 
 def _due(

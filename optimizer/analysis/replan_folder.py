@@ -24,19 +24,26 @@ temporary name and renamed, so a crash leaves no half file)::
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 
+from optimizer.analysis.replan_setup import KIND_UNITS
 from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_atomic
 from optimizer.output.parquet_tables import write_arrow_atomic
 from optimizer.output.report import write_report
 from optimizer.output.run_folder import claim_run_dir, default_run_id
 
-__all__ = ["read_replan", "replan_figure", "write_replan"]
+__all__ = [
+    "give_way_table",
+    "read_replan",
+    "replan_figure",
+    "shortfall_by_quarter",
+    "write_replan",
+]
 
 #: Tables written per path under ``replan/path=<k>/``.
 PATH_TABLES = ("regret", "decisions", "forecasts", "shortfall", "give_way")
@@ -153,3 +160,53 @@ def replan_figure(paths: pd.DataFrame) -> Any:
         )
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
+
+
+def give_way_table(held: pd.DataFrame | None, codes: Any, periods: Sequence[str]) -> pd.DataFrame:
+    """Locks that gave way, with domain names (one row each).
+
+    Returns
+    -------
+    DataFrame
+        ``decided_in, kind, site, chip, option, period, unit, locked_value,
+        delivered_value, delivered_short`` (chips or MW, as ``unit`` says).
+    """
+    cols = [
+        "decided_in",
+        "kind",
+        "site",
+        "chip",
+        "option",
+        "period",
+        "unit",
+        "locked_value",
+        "delivered_value",
+        "delivered_short",
+    ]
+    if held is None or held.empty:
+        return pd.DataFrame(columns=cols)
+    d = held[held["delivered_short"].to_numpy(dtype=float) > 0].copy()
+
+    def names(dim: str) -> list[str]:
+        ids = codes.get(dim, ())
+        return [ids[int(i)] if int(i) >= 0 else "" for i in d[dim]]
+
+    d["site"], d["chip"], d["option"] = names("s"), names("c"), names("o")
+    d["period"] = [periods[int(t)] for t in d["t"]]
+    d["unit"] = d["kind"].astype(str).map(KIND_UNITS)
+    d["delivered_value"] = d["value"].astype(float)
+    return d[cols].reset_index(drop=True)
+
+
+def shortfall_by_quarter(give_way: pd.DataFrame, periods: Sequence[str]) -> pd.DataFrame:
+    """Shortfall per quarter: ``period`` and ``delivered_short_<kind>_<unit>``.
+
+    Every quarter of the horizon and every lockable kind has its row and column (zero
+    where nothing gave way).
+    """
+    out = pd.DataFrame({"period": list(periods)})
+    for kind, unit in KIND_UNITS.items():
+        g = give_way[give_way["kind"].astype(str) == kind]
+        per = g.groupby("period")["delivered_short"].sum()
+        out[f"delivered_short_{kind}_{unit}"] = out["period"].map(per).fillna(0.0).astype(float)
+    return out

@@ -61,7 +61,7 @@ class ReplanResult:
         ``paths, seed, every, revision, volatility, locks, epochs, seconds``.
     give_way : DataFrame
         The locks the truth could not honour, with a ``path`` column
-        (:func:`optimizer.analysis.replan_giveway.give_way_table`; empty when none).
+        (:func:`optimizer.analysis.replan_folder.give_way_table`; empty when none).
     """
 
     paths: pd.DataFrame
