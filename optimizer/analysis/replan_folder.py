@@ -28,6 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
@@ -162,8 +163,16 @@ def replan_figure(paths: pd.DataFrame) -> Any:
     return fig
 
 
+#: A shortfall at or below this share of its lock (of 1 chip or MW for small locks) is
+#: the solver's tolerance, not a lock giving way: it is not reported.
+SHORT_REPORTED = 1e-6
+
+
 def give_way_table(held: pd.DataFrame | None, codes: Any, periods: Sequence[str]) -> pd.DataFrame:
     """Locks that gave way, with domain names (one row each).
+
+    A shortfall of at most :data:`SHORT_REPORTED` of its lock is solver tolerance and
+    left out.
 
     Returns
     -------
@@ -185,7 +194,9 @@ def give_way_table(held: pd.DataFrame | None, codes: Any, periods: Sequence[str]
     ]
     if held is None or held.empty:
         return pd.DataFrame(columns=cols)
-    d = held[held["delivered_short"].to_numpy(dtype=float) > 0].copy()
+    short = held["delivered_short"].to_numpy(dtype=float)
+    lock = np.abs(held["locked_value"].to_numpy(dtype=float))
+    d = held[short > SHORT_REPORTED * np.maximum(lock, 1.0)].copy()
 
     def names(dim: str) -> list[str]:
         ids = codes.get(dim, ())

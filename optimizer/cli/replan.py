@@ -210,7 +210,7 @@ def _print_give_way(console: Console, paths: Any) -> None:
     totals = ", ".join(
         f"{c.removeprefix('delivered_short_')} {paths[c].sum():,.1f}"
         for c in short
-        if paths[c].sum() > 0
+        if paths[c].sum() > 1e-6
     )
     n = int((paths["locks_given_way"] > 0).sum())
     console.print(
