@@ -237,11 +237,27 @@ class _PathModels:
         fixed = _fix(model, held)
         return fixed, self.solve_raw(fixed), held
 
-    def solve_full(self, model: Any) -> Any:
+    def realised(self, model: Any, locked: pd.DataFrame) -> tuple[Any, pd.DataFrame | None]:
+        """Solve the realised plan in full: the locks fixed, given way when the truth must.
+
+        One full solve when every lock holds (no extra raw solve, and no explanation of
+        an infeasible first try: giving way is the answer to it); returns the plan and
+        the give-way table (None when every lock was held).
+        """
+        quiet = replace(self.options, explain_infeasible=False)
+        res = self.solve_full(_fix(model, locked), quiet if len(locked) else None)
+        if res.objective_usd is not None or locked.empty:
+            return res, None
+        held = _deliverable(model, locked, self.options)
+        if held is None:
+            return res, None
+        return self.solve_full(_fix(model, held)), held
+
+    def solve_full(self, model: Any, options: Any = None) -> Any:
         """Solve with the full result tables and the independent check."""
         from optimizer.plan.pipeline import solve_model
 
-        return solve_model(model, self.options, session=self.session)[0]
+        return solve_model(model, options or self.options, session=self.session)[0]
 
 
 _BASE_MODELS: dict[tuple[str, str, str], Any] = {}
@@ -393,8 +409,7 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
         until = {k: tau + setup.every + int(setup.locks.get(k, 0)) for k in LOCK_KINDS}
         due = _due(model, np.asarray(raw.x), until, locked).assign(decided_in=periods[tau])
         locked = pd.concat([locked, due], ignore_index=True) if len(locked) else due
-    realised_model, _, held = pm.held(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked)
-    realised = pm.solve_full(realised_model)
+    realised, held = pm.realised(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked)
     pf = pm.solve_full(pm.model(truth_ds))
     gw = give_way_table(held, pm.base_model.codes, periods)
     summary = _summary(path, truth, params, realised, pf, truth_ds, len(epochs), pm.warm)
