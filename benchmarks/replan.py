@@ -51,6 +51,8 @@ def run(paths: int, every: int, workers: int) -> dict[str, Any]:
         "replans_per_path": int(res.settings["epochs"]),
         "warm_starts": int(p["warm_starts"].sum()),
         "paths_with_plan": int((p["status"] == "optimal").sum()),
+        "paths_with_locks_given_way": int((p["locks_given_way"] > 0).sum()),
+        "replans_given_way": int(p["replans_given_way"].sum()),
         "regret_p50_usd_bn": round(float(spread.loc["regret_usd", "p50"]) / 1e9, 2),
         "regret_p90_usd_bn": round(float(spread.loc["regret_usd", "p90"]) / 1e9, 2),
         "client_peak_mb": round(_worker_peak_mb(), 0),

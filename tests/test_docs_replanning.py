@@ -53,7 +53,35 @@ def test_replan_figures_of_the_page() -> None:
     s = res.spread.set_index("outcome")
     p50, p90 = s.loc["regret_usd", "p50"] / 1e9, s.loc["regret_usd", "p90"] / 1e9
     ok = int((res.paths["status"] == "optimal").sum())
-    fresh = f"paths with a plan {ok} of 20, regret p50 {p50:.2f} bn, p90 {p90:.2f} bn"
+    gave = int((res.paths["locks_given_way"] > 0).sum())
+    fresh = (
+        f"paths with a plan {ok} of 20 ({gave} with locks given way), "
+        f"regret p50 {p50:.2f} bn, p90 {p90:.2f} bn"
+    )
     assert ok == int(_quoted(r"paths with a realised plan\s+(\d+) of 20")), fresh
+    assert gave == int(_quoted(r"of 20 \((\d+) with locks given way\)")), fresh
     assert p50 == pytest.approx(_quoted(r"regret, p50\s+([\d.]+) bn"), abs=0.01), fresh
     assert p90 == pytest.approx(_quoted(r"regret, p90\s+([\d.]+) bn"), abs=0.01), fresh
+
+
+@pytest.mark.slow
+def test_replan_every_2_figures_of_the_page() -> None:
+    """The 5-path ``--every 2`` run the page quotes: every path has a realised plan."""
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import apply_scenario
+    from optimizer.analysis.replan_run import rolling_replan
+
+    ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
+    res = rolling_replan(ds, 5, seed=0, every=2, workers=2)
+    s = res.spread.set_index("outcome")
+    p50, p90 = s.loc["regret_usd", "p50"] / 1e9, s.loc["regret_usd", "p90"] / 1e9
+    ok = int((res.paths["status"] == "optimal").sum())
+    gave = int((res.paths["locks_given_way"] > 0).sum())
+    fresh = (
+        f"every 2: paths with a plan {ok} of 5, with locks given way {gave}, "
+        f"regret p50 {p50:.2f} bn, p90 {p90:.2f} bn"
+    )
+    assert ok == int(_quoted(r"every 2, paths with a realised plan\s+(\d+) of 5")), fresh
+    assert gave == int(_quoted(r"every 2, paths with locks given way\s+(\d+) of 5")), fresh
+    assert p50 == pytest.approx(_quoted(r"every 2, regret, p50\s+([\d.]+) bn"), abs=0.01), fresh
+    assert p90 == pytest.approx(_quoted(r"every 2, regret, p90\s+([\d.]+) bn"), abs=0.01), fresh

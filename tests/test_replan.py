@@ -72,6 +72,8 @@ def test_hand_case_builds_once_with_foresight_twice_replanned(
         10 * 3 * 1e5 + 10 * 2 * 1e5, rel=1e-8
     )
     assert o.summary["served_share"] == pytest.approx(17 / 20)
+    assert o.summary["locks_given_way"] == 0 and o.give_way.empty
+    assert (o.shortfall.filter(like="delivered_short_").to_numpy() == 0).all()
 
 
 def test_realised_plan_keeps_every_decision_as_taken(hand_path: object) -> None:
@@ -91,11 +93,15 @@ def test_locked_decisions_never_change_on_any_path(noisy: object) -> None:
     and the realised plan is the decisions as taken."""
     assert len(noisy.paths) == 4
     assert (noisy.paths["max_lock_drift"] <= 1e-6).all(), noisy.paths["max_lock_drift"]
+    assert (noisy.paths["status"] == "optimal").all()
     for o in noisy.outcomes:
         fleet = o.realised.tables["fleet"].groupby("period")["installed_chips"].sum()
         inst = o.decisions[o.decisions["kind"] == "install"].groupby("period")["value"].sum()
+        gw = o.give_way
+        short = gw[gw["kind"] == "install"].groupby("period")["delivered_short"].sum()
         for period, chips in fleet.items():
-            assert chips == pytest.approx(float(inst.get(period, 0.0)), abs=1e-6)
+            want = float(inst.get(period, 0.0)) - float(short.get(period, 0.0))
+            assert chips == pytest.approx(want, abs=1e-6)
 
 
 def test_noisy_regret_is_never_negative(noisy: object) -> None:
@@ -108,6 +114,7 @@ def test_zero_volatility_is_perfect_foresight(hand: object) -> None:
     res = rolling_replan(hand, 3, seed=1, revision=RandomWalkRevision(0.0, 1))
     p = res.paths
     assert (p["status"] == "optimal").all()
+    assert (p["locks_given_way"] == 0).all() and res.give_way.empty
     assert p["realised_cost_usd"].to_numpy() == pytest.approx(
         p["perfect_foresight_cost_usd"].to_numpy(), rel=1e-7
     )
@@ -149,6 +156,87 @@ def test_run_folder_reads_back_and_in_duckdb(hand: object, noisy: object, tmp_pa
     plans = cp.read_run(run)
     assert len(plans) == 4
     assert (run / "replan_regret.html").stat().st_size > 1000
+
+
+# ------------------------------------------------------------------ locks that give way
+SHORT = Path(__file__).parent / "data" / "replan_short"
+
+
+@pytest.fixture(scope="module")
+def short_path() -> object:
+    """Wafers 10 a quarter in the data; the Q1 replan is told 1.0x, the truth is 0.7x."""
+    ds = load_dataset(SHORT)
+    params = revealed_parameters(ds)
+    rev = read_forecast_file(SHORT / "forecast.csv", ds.periods, params)
+    truth = {**_neutral_truth(params), "wafer_supply": 0.7}
+    return run_path(ReplanSetup(ds, params, rev, every=2), 0, truth)
+
+
+def test_order_beyond_revealed_supply_is_delivered_short(short_path: object) -> None:
+    """Replans in Q1 and Q3 (``every=2``). The Q1 replan, forecasting 10 wafers a quarter,
+    builds 10 MW in Q1 and orders and installs 10 chips in Q2; both are locked. The truth
+    brings 0.7 * 10 = 7 wafers a quarter (one per chip), so the Q2 order and install give
+    way by 3 chips each; Q2 serves 7 of its 10 H100e. The Q3 replan orders 3 more.
+
+    realised = build 10 MW * 3 quarters * 1e5 + chips (7 + 10) quarters * 1e5
+             + 3 H100e unmet * 1e6 = 3e6 + 1.7e6 + 3e6 = 7.7e6 USD;
+    perfect foresight (7 chips in Q1, 3 in Q2) = 3e6 + 20 * 1e5 = 5e6; regret 2.7e6.
+    """
+    o = short_path
+    s = o.summary
+    assert s["status"] == "optimal"
+    assert s["locks_given_way"] == 2 and s["replans_given_way"] == 1
+    assert s["delivered_short_produce_chips"] == pytest.approx(3.0, abs=1e-6)
+    assert s["delivered_short_install_chips"] == pytest.approx(3.0, abs=1e-6)
+    assert s["delivered_short_build_mw"] == 0.0
+    gw = o.give_way.set_index("kind")
+    assert set(gw.index) == {"produce", "install"}
+    assert (gw["period"] == "2026Q2").all() and (gw["decided_in"] == "2026Q1").all()
+    assert gw["locked_value"].to_numpy() == pytest.approx([10.0, 10.0])
+    assert gw["delivered_value"].to_numpy() == pytest.approx([7.0, 7.0], abs=1e-6)
+    per_q = o.shortfall.set_index("period")["delivered_short_produce_chips"]
+    assert per_q.to_dict() == pytest.approx({"2026Q1": 0.0, "2026Q2": 3.0, "2026Q3": 0.0})
+    assert s["realised_cost_usd"] == pytest.approx(7.7e6, rel=1e-7)
+    assert s["perfect_foresight_cost_usd"] == pytest.approx(5e6, rel=1e-7)
+    assert s["regret_usd"] == pytest.approx(2.7e6, rel=1e-6)
+    assert s["served_share"] == pytest.approx(17 / 20)
+    unmet = o.realised.tables["demand"].set_index("period")["unmet_h100e"]
+    assert unmet.to_dict() == pytest.approx({"2026Q2": 3.0, "2026Q3": 0.0}, abs=1e-6)
+
+
+def test_locks_the_truth_can_honour_are_held_exactly(short_path: object) -> None:
+    """The Q1 build (10 MW) and the Q3 order and install (3 chips each) fit the truth: they
+    are delivered as taken, to the lock's band, while the Q2 locks give way."""
+    o = short_path
+    gave = set(zip(o.give_way["kind"], o.give_way["period"], strict=True))
+    held = o.decisions[
+        [
+            (k, p) not in gave
+            for k, p in zip(o.decisions["kind"], o.decisions["period"], strict=True)
+        ]
+    ]
+    assert len(held) == 3
+    bo = o.realised.tables["build_out"].set_index("period")["build_mw"]
+    fleet = o.realised.tables["fleet"].groupby("period")["installed_chips"].sum()
+    for r in held.itertuples():
+        if r.kind == "build":
+            assert bo[r.period] == pytest.approx(r.value, abs=1e-6)
+        if r.kind == "install":
+            assert r.value == pytest.approx(3.0, abs=1e-6)
+            assert fleet[r.period] == pytest.approx(r.value, abs=1e-6)
+    assert o.summary["max_lock_drift"] <= 1e-6
+
+
+def test_give_way_tables_in_the_run_folder(short_path: object, tmp_path: Path) -> None:
+    from optimizer.analysis.replan_run import _gather
+
+    res = _gather([short_path], {"paths": 1})
+    assert len(res.give_way) == 2 and (res.give_way["path"] == 0).all()
+    back = read_replan(write_replan(res, tmp_path, "hash"))
+    assert back["give_way"]["delivered_short"].sum() == pytest.approx(6.0, abs=1e-6)
+    sf = back["shortfall"].set_index("period")
+    assert sf.loc["2026Q2", "delivered_short_install_chips"] == pytest.approx(3.0, abs=1e-6)
+    assert back["regret"]["locks_given_way"].tolist() == [2]
 
 
 # ------------------------------------------------------------------------ bad input

@@ -82,6 +82,7 @@ def _replan_results(res: Any) -> None:
         "regret_share",
         "served_share",
         "perfect_foresight_served_share",
+        "locks_given_way",
     ]
     money = {
         c: st.column_config.NumberColumn(f"{c.removesuffix('_usd')} [USD]", format="%,.0f")
@@ -90,6 +91,12 @@ def _replan_results(res: Any) -> None:
     }
     show_table(res.paths[cols], money, key="replan_paths_table")
     show_table(res.spread, {}, key="replan_spread_table")
+    if len(res.give_way):
+        st.caption(
+            "Locks the truth could not honour (an order delivered short, an install "
+            "waiting for power): locked vs delivered. Their cost is in the regret."
+        )
+        show_table(res.give_way, {}, key="replan_give_way_table")
     st.plotly_chart(replan_figure(res.paths), key="replan_chart", width="stretch")
     st.caption(
         f"{res.settings['epochs']} replans per path every {res.settings['every']} quarter(s), "

@@ -20,9 +20,38 @@ previous epoch's basis (:class:`optimizer.plan.highs_session.HighsSession`); the
 epochs read only the solution vector, and the full result tables are made for the
 realised and perfect-foresight plans only.
 
-A locked plan can be impossible on the truth (chips installed on a forecast grid date
-that slips further): that path's realised status is then ``infeasible`` and its
-regret is infinite, reported as such.
+Locks that give way. A decision locked on a forecast (a chip order sized on forecast
+wafer, CoWoS or HBM supply; an install or a hall on a forecast grid date) can exceed
+what the revealed data allow. A planner is then never "infeasible": the supplier
+delivers short, the hall waits unpowered. When the model with every lock fixed has no
+solution, each locked value ``v_i`` (chips or MW) becomes an upper bound and the truth
+delivers as much of the locks as it can:
+
+    maximise   sum_i d_i
+    subject to every row of the model, 0 <= d_i <= v_i (locked decisions),
+               every other column free in its own bounds, no cost
+
+``d_i`` is what is delivered and ``v_i - d_i`` the shortfall (``delivered_short``, in
+the decision's unit: chips for ``produce`` and ``install``, MW for the rest). The plan
+is then solved for cost with the delivered values fixed. The realised plan gives way
+on the truth (the shortfall reported per lock, :class:`PathOutcome` ``give_way``, and
+per quarter, ``shortfall``); a replan whose forecast cannot honour the locks solves on
+what that forecast can deliver, the locks themselves staying as taken (only the truth
+decides what is finally delivered).
+
+When every lock fits the data nothing gives way (the fixed model is solved as it is).
+When some do not, a lock that competes for nothing the data are short of is not cut
+either: were it below ``v_i`` with room to rise, the optimum would raise it, so every
+optimum delivers it in full (a lock delivered within the solver's band,
+:data:`LOCK_BAND_ABS`, of its value is held at its value exactly). Locks that compete
+for the same short supply (two chips on one wafer supply) share the shortfall as the
+solver finds it; the total given up is the least possible.
+
+Cost: the shortfall is not billed (the supplier bills what it delivers, construction
+that cannot go ahead is not paid) and carries no penalty of its own. What it costs is
+what it does to the plan: demand served later or not at all (at the customer's unmet
+penalty), capacity bought later, which the realised plan prices on the truth and the
+regret includes.
 """
 
 from __future__ import annotations
@@ -36,7 +65,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.analysis.replan_setup import LOCK_KINDS, replan_epochs
+from optimizer.analysis.replan_folder import give_way_table, shortfall_by_quarter
+from optimizer.analysis.replan_setup import KIND_UNITS, LOCK_KINDS, replan_epochs
 from optimizer.analysis.tornado import TornadoParameter
 
 __all__ = ["PathOutcome", "ReplanSetup", "level_dataset", "revealed_dataset", "run_path"]
@@ -99,6 +129,12 @@ class PathOutcome:
         ``epoch``, ``quarter``, ``parameter``, ``forecast``, ``truth``.
     realised, perfect_foresight : PlanResult or None
         The two full plans (None when not kept).
+    give_way : DataFrame
+        The locks the truth could not honour
+        (:func:`optimizer.analysis.replan_folder.give_way_table`; empty when none).
+    shortfall : DataFrame
+        Per quarter, ``delivered_short_<kind>_<unit>`` and ``give_way_usd``
+        (:func:`optimizer.analysis.replan_folder.shortfall_by_quarter`).
     """
 
     path: int
@@ -107,6 +143,8 @@ class PathOutcome:
     forecasts: pd.DataFrame
     realised: Any = None
     perfect_foresight: Any = None
+    give_way: pd.DataFrame = field(default_factory=pd.DataFrame)
+    shortfall: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def level_dataset(
@@ -182,11 +220,44 @@ class _PathModels:
         self.warm += int(warm)
         return raw
 
-    def solve_full(self, model: Any) -> Any:
+    def held(self, model: Any, locked: pd.DataFrame) -> tuple[Any, Any, pd.DataFrame | None]:
+        """Solve ``model`` with the locks fixed, given way when the data cannot honour them.
+
+        Returns ``(fixed model, raw solution, give-way table or None when every lock
+        was held)``; the model is the fully locked one (and the solution empty) when
+        even giving way finds no solution.
+        """
+        fixed = _fix(model, locked)
+        raw = self.solve_raw(fixed)
+        if locked.empty or raw.x is not None:
+            return fixed, raw, None
+        held = _deliverable(model, locked, self.options)
+        if held is None:
+            return fixed, raw, None
+        fixed = _fix(model, held)
+        return fixed, self.solve_raw(fixed), held
+
+    def realised(self, model: Any, locked: pd.DataFrame) -> tuple[Any, pd.DataFrame | None]:
+        """Solve the realised plan in full: the locks fixed, given way when the truth must.
+
+        One full solve when every lock holds (no extra raw solve, and no explanation of
+        an infeasible first try: giving way is the answer to it); returns the plan and
+        the give-way table (None when every lock was held).
+        """
+        quiet = replace(self.options, explain_infeasible=False)
+        res = self.solve_full(_fix(model, locked), quiet if len(locked) else None)
+        if res.objective_usd is not None or locked.empty:
+            return res, None
+        held = _deliverable(model, locked, self.options)
+        if held is None:
+            return res, None
+        return self.solve_full(_fix(model, held)), held
+
+    def solve_full(self, model: Any, options: Any = None) -> Any:
         """Solve with the full result tables and the independent check."""
         from optimizer.plan.pipeline import solve_model
 
-        return solve_model(model, self.options, session=self.session)[0]
+        return solve_model(model, options or self.options, session=self.session)[0]
 
 
 _BASE_MODELS: dict[tuple[str, str, str], Any] = {}
@@ -224,10 +295,63 @@ def _fix(model: Any, locked: pd.DataFrame) -> Any:
     vals = np.maximum(cols["value"].to_numpy(dtype=float), 0.0) / cols["scale"].to_numpy(
         dtype=float
     )
-    band = LOCK_BAND_REL * vals + LOCK_BAND_ABS
+    band = _band(vals)
     lb[idx], ub[idx] = np.maximum(vals - band, 0.0), vals + band
     var["lb"], var["ub"] = lb, ub
     return replace(model, variables=var)
+
+
+def _band(vals: np.ndarray) -> np.ndarray:
+    """Tolerance a locked column value is held to (:data:`LOCK_BAND_REL`, :data:`LOCK_BAND_ABS`)."""
+    return LOCK_BAND_REL * np.asarray(vals, dtype=float) + LOCK_BAND_ABS
+
+
+def _deliverable(model: Any, locked: pd.DataFrame, options: Any) -> pd.DataFrame | None:
+    """Return ``locked`` with what the model's data can deliver of each lock.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        The model the locks are applied to (their columns still free).
+    locked : DataFrame
+        ``kind, s, c, o, t, value`` (domain units), one row per lock.
+    options : SolveOptions
+
+    Returns
+    -------
+    DataFrame or None
+        ``locked`` with ``value`` the delivered value, ``locked_value`` the lock,
+        ``delivered_short`` (>= 0; exactly 0 for a lock held in full); None when even
+        a full give-way leaves the model without a solution.
+    """
+    from optimizer.plan.raw_solve import run_solver
+
+    keys = ["kind", "s", "c", "o", "t"]
+    cols = _lockable(model).merge(locked.reset_index(drop=True).reset_index(), on=keys)
+    idx = cols["col"].to_numpy(dtype=np.int64)
+    scale = cols["scale"].to_numpy(dtype=float)
+    v = np.maximum(cols["value"].to_numpy(dtype=float), 0.0) / scale
+    var = model.variables.copy()
+    lb = var["lb"].to_numpy(dtype=float, copy=True)
+    ub = var["ub"].to_numpy(dtype=float, copy=True)
+    lb[idx], ub[idx] = 0.0, v
+    weight = np.zeros(len(var))
+    weight[idx] = -scale  # one per chip or MW delivered
+    var["lb"], var["ub"], var["cost"] = lb, ub, weight
+    raw = run_solver(replace(model, variables=var), options)
+    if raw.x is None:
+        return None
+    got = np.clip(np.asarray(raw.x, dtype=float)[idx], 0.0, v)
+    held = got >= v - _band(v)
+    d = np.where(held, v, got)
+    out = locked.reset_index(drop=True).copy()
+    out["locked_value"] = out["value"].astype(float)
+    pos = cols["index"].to_numpy(dtype=np.int64)
+    short = np.zeros(len(out))
+    short[pos] = (v - d) * scale
+    out["value"] = out["locked_value"] - short
+    out["delivered_short"] = short
+    return out
 
 
 def _due(
@@ -273,21 +397,23 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
     fc = setup.revision.forecasts(params, truth, periods, epochs, path)
     pm = _PathModels(setup)
     locked = pd.DataFrame(columns=["kind", *_KEY_CODES, "value", "decided_in"])
-    drift = 0.0
+    drift, gave_way_replans = 0.0, 0
     for r, tau in enumerate(epochs):
         f_ds = level_dataset(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}")
         ds = revealed_dataset(truth_ds, f_ds, tau + 1, f"path_{path:03d}_epoch_{r}")
-        model = _fix(pm.model(ds), locked)
-        raw = pm.solve_raw(model)
+        model, raw, epoch_held = pm.held(pm.model(ds), locked)
         if raw.x is None:
-            break  # the locked plan has no continuation on this forecast
-        drift = max(drift, _lock_drift(model, np.asarray(raw.x), locked))
+            break  # no continuation even with the locks given way
+        gave_way_replans += int(epoch_held is not None)
+        drift = max(drift, _lock_drift(model, np.asarray(raw.x), _as_held(locked, epoch_held)))
         until = {k: tau + setup.every + int(setup.locks.get(k, 0)) for k in LOCK_KINDS}
         due = _due(model, np.asarray(raw.x), until, locked).assign(decided_in=periods[tau])
         locked = pd.concat([locked, due], ignore_index=True) if len(locked) else due
-    realised = pm.solve_full(_fix(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked))
+    realised, held = pm.realised(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked)
     pf = pm.solve_full(pm.model(truth_ds))
+    gw = give_way_table(held, pm.base_model.codes, periods)
     summary = _summary(path, truth, params, realised, pf, truth_ds, len(epochs), pm.warm)
+    summary.update(_give_way_summary(gw, gave_way_replans))
     summary["seconds"] = time.perf_counter() - t0
     summary["process_peak_mb"] = _peak_mb()
     summary["max_lock_drift"] = drift
@@ -298,7 +424,29 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
         _forecast_table(fc, epochs, periods, params, truth),
         realised,
         pf,
+        gw,
+        shortfall_by_quarter(gw, periods),
     )
+
+
+def _as_held(locked: pd.DataFrame, held: pd.DataFrame | None) -> pd.DataFrame:
+    """Return the values a replan held its locks at: as taken, or as delivered (given way)."""
+    return locked if held is None else held[[*locked.columns]]
+
+
+def _give_way_summary(gw: pd.DataFrame, replans: int) -> dict[str, Any]:
+    """Give-way figures of a path's row.
+
+    ``locks_given_way`` (locks the truth could not honour in full),
+    ``replans_given_way`` (replans whose data could not honour the locks) and
+    ``delivered_short_<kind>_<unit>`` (total shortfall per kind, chips or MW).
+    """
+    out: dict[str, Any] = {"locks_given_way": len(gw), "replans_given_way": replans}
+    kinds = gw["kind"].astype(str) if len(gw) else pd.Series(dtype=str)
+    for kind, unit in KIND_UNITS.items():
+        short = gw["delivered_short"][kinds == kind].sum() if len(gw) else 0.0
+        out[f"delivered_short_{kind}_{unit}"] = float(short)
+    return out
 
 
 def _lock_drift(model: Any, x: np.ndarray, locked: pd.DataFrame) -> float:

@@ -8,6 +8,9 @@ temporary name and renamed, so a crash leaves no half file)::
     replan/path=0/regret.parquet        the path's row of the regret table
     replan/path=0/decisions.parquet     decisions as taken (decided_in, kind, ..., value)
     replan/path=0/forecasts.parquet     forecasts per epoch (epoch, quarter, parameter ...)
+    replan/path=0/shortfall.parquet     per quarter, delivered_short_<kind>_<unit> of the
+                                        locks the truth could not honour (zero when all held)
+    replan/path=0/give_way.parquet      those locks, locked vs delivered (only when any)
     replan/spread.parquet               p10/p50/p90/mean of the per-path figures
     replan/settings.json                paths, seed, every, revision, volatility, locks
     replan_regret.html                  the chart (:func:`replan_figure`)
@@ -21,22 +24,30 @@ temporary name and renamed, so a crash leaves no half file)::
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from optimizer.analysis.replan_setup import KIND_UNITS
 from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_atomic
 from optimizer.output.parquet_tables import write_arrow_atomic
 from optimizer.output.report import write_report
 from optimizer.output.run_folder import claim_run_dir, default_run_id
 
-__all__ = ["read_replan", "replan_figure", "write_replan"]
+__all__ = [
+    "give_way_table",
+    "read_replan",
+    "replan_figure",
+    "shortfall_by_quarter",
+    "write_replan",
+]
 
 #: Tables written per path under ``replan/path=<k>/``.
-PATH_TABLES = ("regret", "decisions", "forecasts")
+PATH_TABLES = ("regret", "decisions", "forecasts", "shortfall", "give_way")
 
 
 def _arrow(df: pd.DataFrame, meta: Mapping[str, str]) -> pa.Table:
@@ -77,7 +88,10 @@ def write_replan(result: Any, out: str | os.PathLike[str], dataset_hash: str) ->
             "regret": pd.DataFrame([o.summary]).drop(columns="path"),
             "decisions": o.decisions,
             "forecasts": o.forecasts,
+            "shortfall": o.shortfall,
         }
+        if len(o.give_way):
+            frames["give_way"] = o.give_way
         for name, df in frames.items():
             write_arrow_atomic(_arrow(df, {**meta, "table": name}), pdir / f"{name}.parquet")
     write_arrow_atomic(_arrow(result.spread, {"table": "spread"}), rdir / "spread.parquet")
@@ -88,7 +102,7 @@ def write_replan(result: Any, out: str | os.PathLike[str], dataset_hash: str) ->
 
 
 def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
-    """Read a replan run folder's tables: ``regret``, ``decisions``, ``forecasts``, ``spread``.
+    """Read a replan run folder's tables: those of :data:`PATH_TABLES` and ``spread``.
 
     Each per-path table gets its ``path`` column from the folder name (hive partition).
     """
@@ -147,3 +161,63 @@ def replan_figure(paths: pd.DataFrame) -> Any:
         )
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
+
+
+#: A shortfall at or below this share of its lock (of 1 chip or MW for small locks) is
+#: the solver's tolerance, not a lock giving way: it is not reported.
+SHORT_REPORTED = 1e-6
+
+
+def give_way_table(held: pd.DataFrame | None, codes: Any, periods: Sequence[str]) -> pd.DataFrame:
+    """Locks that gave way, with domain names (one row each).
+
+    A shortfall of at most :data:`SHORT_REPORTED` of its lock is solver tolerance and
+    left out.
+
+    Returns
+    -------
+    DataFrame
+        ``decided_in, kind, site, chip, option, period, unit, locked_value,
+        delivered_value, delivered_short`` (chips or MW, as ``unit`` says).
+    """
+    cols = [
+        "decided_in",
+        "kind",
+        "site",
+        "chip",
+        "option",
+        "period",
+        "unit",
+        "locked_value",
+        "delivered_value",
+        "delivered_short",
+    ]
+    if held is None or held.empty:
+        return pd.DataFrame(columns=cols)
+    short = held["delivered_short"].to_numpy(dtype=float)
+    lock = np.abs(held["locked_value"].to_numpy(dtype=float))
+    d = held[short > SHORT_REPORTED * np.maximum(lock, 1.0)].copy()
+
+    def names(dim: str) -> list[str]:
+        ids = codes.get(dim, ())
+        return [ids[int(i)] if int(i) >= 0 else "" for i in d[dim]]
+
+    d["site"], d["chip"], d["option"] = names("s"), names("c"), names("o")
+    d["period"] = [periods[int(t)] for t in d["t"]]
+    d["unit"] = d["kind"].astype(str).map(KIND_UNITS)
+    d["delivered_value"] = d["value"].astype(float)
+    return d[cols].reset_index(drop=True)
+
+
+def shortfall_by_quarter(give_way: pd.DataFrame, periods: Sequence[str]) -> pd.DataFrame:
+    """Shortfall per quarter: ``period`` and ``delivered_short_<kind>_<unit>``.
+
+    Every quarter of the horizon and every lockable kind has its row and column (zero
+    where nothing gave way).
+    """
+    out = pd.DataFrame({"period": list(periods)})
+    for kind, unit in KIND_UNITS.items():
+        g = give_way[give_way["kind"].astype(str) == kind]
+        per = g.groupby("period")["delivered_short"].sum()
+        out[f"delivered_short_{kind}_{unit}"] = out["period"].map(per).fillna(0.0).astype(float)
+    return out

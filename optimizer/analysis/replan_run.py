@@ -59,6 +59,9 @@ class ReplanResult:
         Per path (with its realised and perfect-foresight plans).
     settings : Mapping[str, Any]
         ``paths, seed, every, revision, volatility, locks, epochs, seconds``.
+    give_way : DataFrame
+        The locks the truth could not honour, with a ``path`` column
+        (:func:`optimizer.analysis.replan_folder.give_way_table`; empty when none).
     """
 
     paths: pd.DataFrame
@@ -67,6 +70,7 @@ class ReplanResult:
     forecasts: pd.DataFrame
     outcomes: tuple[PathOutcome, ...]
     settings: Mapping[str, Any] = field(default_factory=dict)
+    give_way: pd.DataFrame = field(default_factory=pd.DataFrame)
 
 
 def rolling_replan(
@@ -198,6 +202,7 @@ def _gather(outs: Sequence[PathOutcome], settings: Mapping[str, Any]) -> ReplanR
     spread = outcome_percentiles(table, SPREAD_OUTCOMES)
     dec = [o.decisions.assign(path=o.path) for o in outs if len(o.decisions)]
     fc = [o.forecasts.assign(path=o.path) for o in outs]
+    gw = [o.give_way.assign(path=o.path) for o in outs if len(o.give_way)]
     return ReplanResult(
         table,
         spread,
@@ -205,4 +210,5 @@ def _gather(outs: Sequence[PathOutcome], settings: Mapping[str, Any]) -> ReplanR
         pd.concat(fc, ignore_index=True) if fc else pd.DataFrame(),
         tuple(outs),
         dict(settings),
+        pd.concat(gw, ignore_index=True) if gw else pd.DataFrame(),
     )

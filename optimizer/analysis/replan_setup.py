@@ -48,6 +48,7 @@ import pandas as pd
 from optimizer.analysis.tornado import TornadoParameter, default_tornado_parameters
 
 __all__ = [
+    "KIND_UNITS",
     "LOCK_KINDS",
     "REVEALED_GROUPS",
     "FileRevision",
@@ -70,6 +71,17 @@ LOCK_KINDS = (
     "grid_upgrade",
     "onsite_build",
 )
+
+#: Unit of each lockable kind (suffix of the ``delivered_short_<kind>_<unit>`` columns).
+KIND_UNITS = {
+    "build": "mw",
+    "liquid": "mw",
+    "retrofit": "mw",
+    "produce": "chips",
+    "install": "chips",
+    "grid_upgrade": "mw",
+    "onsite_build": "mw",
+}
 
 #: Tornado groups whose outcome is revealed quarter by quarter (prefix ``demand_``).
 REVEALED_GROUPS = ("wafer_supply", "cowos", "hbm", "grid_delay", "demand_")

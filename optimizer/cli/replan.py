@@ -30,7 +30,9 @@ REPLAN_HELP = (
     "retrofit, produce, install, grid_upgrade, onsite_build); decisions of passed quarters "
     "are always locked.\n\n"
     "--every N > 1 replans less often but locks orders made on forecast supply and grid: when "
-    "the truth brings less, the path has no realised plan (reported infeasible).\n\n"
+    "the truth brings less, the locks give way (a chip order is delivered short, an install "
+    "waits for power); the shortfall is reported per path (locks given way, "
+    "delivered_short_* columns) and its cost is in the regret.\n\n"
     "Exit 0 when every path has a realised plan, 1 otherwise (or bad data), 2 for a bad option."
 )
 """The help ``capacity replan --help`` prints."""
@@ -168,7 +170,8 @@ def _print(console: Console, result: Any) -> bool:
     from rich.table import Table
 
     t = Table(title="Regret per path (discounted USD bn)")
-    for c in ("path", "status", "realised", "perfect foresight", "regret", "served", "PF served"):
+    cols = ("path", "status", "realised", "perfect foresight", "regret", "served", "PF served")
+    for c in (*cols, "locks given way"):
         t.add_column(c, justify="right")
     for r in result.paths.itertuples():
         t.add_row(
@@ -179,6 +182,7 @@ def _print(console: Console, result: Any) -> bool:
             _usd_bn(r.regret_usd),
             f"{r.served_share:.1%}",
             f"{r.perfect_foresight_served_share:.1%}",
+            str(getattr(r, "locks_given_way", 0)),
         )
     console.print(t)
     s = result.spread.set_index("outcome")
@@ -189,12 +193,30 @@ def _print(console: Console, result: Any) -> bool:
             f"{label:>18}: p10 {fmt(row.p10)}  p50 {fmt(row.p50)}  p90 {fmt(row.p90)}  "
             f"mean {fmt(row['mean'])}  (n={int(row.n)})"
         )
+    _print_give_way(console, result.paths)
     st = result.settings
     console.print(
         f"{st['epochs']} replans per path every {st['every']} quarter(s), revision "
         f"{st['revision']}, {st['seconds']:.0f} s"
     )
     return bool((result.paths["status"] == "optimal").all())
+
+
+def _print_give_way(console: Console, paths: Any) -> None:
+    """One line on the locks the truth could not honour (nothing when every lock held)."""
+    if "locks_given_way" not in paths or not int(paths["locks_given_way"].sum()):
+        return
+    short = [c for c in paths.columns if c.startswith("delivered_short_")]
+    totals = ", ".join(
+        f"{c.removeprefix('delivered_short_')} {paths[c].sum():,.1f}"
+        for c in short
+        if paths[c].sum() > 1e-6
+    )
+    n = int((paths["locks_given_way"] > 0).sum())
+    console.print(
+        f"locks given way on {n} path(s): {int(paths['locks_given_way'].sum())} locks, "
+        f"delivered short {totals} (the cost is in the regret)"
+    )
 
 
 def _write(console: Console, result: Any, out: Path, dataset_hash: str) -> int:
