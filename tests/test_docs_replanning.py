@@ -64,7 +64,7 @@ def test_replan_figures_of_the_page() -> None:
     assert p90 == pytest.approx(_quoted(r"regret, p90\s+([\d.]+) bn"), abs=0.01), fresh
 
 
-@pytest.mark.slow
+@pytest.mark.long
 def test_replan_every_2_figures_of_the_page() -> None:
     """The 5-path ``--every 2`` run the page quotes: every path has a realised plan."""
     from capacity.dataset import load_dataset
