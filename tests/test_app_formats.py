@@ -150,7 +150,7 @@ def _public_record(d: Path) -> None:
     (d / "public_record.csv").write_text(
         "metric,scope,period,value,unit,low,high,source,note,plan_share,matchable,reason\n"
         "chips_in_service,chip:trn2,2026Q1,1200,chips,900,1500,https://example.org/a,test,1,yes,\n"
-        "it_mw_added,all,2026Q4,12.5,MW,10,15,https://example.org/b,test,1,yes,\n",
+        "it_mw_added_year,fleet,2026Q4,12.5,MW,10,15,https://example.org/b,test,1,yes,\n",
         encoding="utf-8",
     )
 
