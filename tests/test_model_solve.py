@@ -63,7 +63,10 @@ def test_infeasible_initial_fleet_over_grid(one, solver):
     row = inf.iloc[0]
     assert (row["family"], row["key"], row["period"]) == ("site_grid", "s1", "2026Q1")
     assert row["amount"] == pytest.approx(0.5, rel=1e-6)
-    assert row["message"] == "site s1 grid in 2026Q1 short by 0.5 MW"
+    assert row["message"] == (
+        "site s1 grid in 2026Q1 short by 0.5 MW; no bridge power option at this campus "
+        "(no bridge row in onsite_generation)"
+    )
     assert "short by 0.5 MW" in r.message
 
 

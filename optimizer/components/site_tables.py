@@ -10,6 +10,7 @@ import pandas as pd
 from optimizer.components.component import ResultTable
 from optimizer.components.key_match import gather
 from optimizer.components.plan_context import PlanContext
+from optimizer.components.power_check import extra_grid_mw
 from optimizer.components.power_tables import extra_facility_mw
 from optimizer.components.table_columns import DUAL, F64, PER_UNIT, PERIOD, SITE, STR, col
 from optimizer.lp.frames import frame as object_frame
@@ -90,14 +91,16 @@ def _site_utilisation(ctx: PlanContext) -> pd.DataFrame:
 def _extra_grid_mw(ctx: PlanContext, su: pd.DataFrame) -> np.ndarray | None:
     """Power beyond the grant on each grid row of ``su`` (None when power is not a decision).
 
-    Energised upgrades, firm on-site MW and firm PPA MW
-    (:func:`optimizer.components.power_tables.extra_facility_mw`).
+    Energised upgrades, firm on-site and bridge MW, flexible-interconnection MW and firm
+    PPA MW: the same quantity the site_grid row and its check add to the grant
+    (:func:`optimizer.components.power_check.extra_grid_mw`), so a grid row's capacity is
+    the limit the plan was held to.
     """
-    extra = extra_facility_mw(ctx)
-    if extra.empty:
+    if extra_facility_mw(ctx).empty:
         return None
+    extra = ctx.once("extra_grid_mw", lambda: extra_grid_mw(ctx))
     grid = (su["limit"] == "grid").to_numpy()
-    add = extra.set_index(["site", "period"])["extra_mw"]
+    add = extra.set_index(["site", "period"])["mw"]
     key = pd.MultiIndex.from_frame(su.loc[grid, ["site", "period"]])
     extra_mw = np.zeros(len(su))
     extra_mw[grid] = add.reindex(key).fillna(0.0).to_numpy(dtype=float)
