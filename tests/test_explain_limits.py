@@ -29,6 +29,10 @@ from tests.test_power import _dataset
 SOLVERS = ["highs", "cbc"]
 
 
+#: What the explanation adds for a campus with no bridge power option.
+NO_BRIDGE = "; no bridge power option at this campus (no bridge row in onsite_generation)"
+
+
 def _small(tmp_path: Path, policy: list[dict[str, object]], **kw: object) -> Path:
     d = _dataset(tmp_path, **kw)  # type: ignore[arg-type]
     fleet = [{"chip": "g1", "site": "s1", "chips": 10000, "install_period": "2025Q4"}]
@@ -80,8 +84,8 @@ def test_a_zero_grid_is_explained_by_the_grid_not_by_the_energy_balance(tmp_path
     policy = [{"period": "", "carbon_price_usd_per_t": 0}]
     inf = _explained(_small(tmp_path, policy, grid_mw=(0.0, 30.0, 30.0)), "highs")
     assert sorted(inf["message"]) == [
-        "site s1 grid energy (grid capacity x hours) in 2026Q1 short by 10,000 MWh",
-        "site s1 grid in 2026Q1 short by 10 MW",
+        "site s1 grid energy (grid capacity x hours) in 2026Q1 short by 10,000 MWh" + NO_BRIDGE,
+        "site s1 grid in 2026Q1 short by 10 MW" + NO_BRIDGE,
     ]
 
 

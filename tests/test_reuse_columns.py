@@ -45,10 +45,16 @@ OPTS = SolveOptions(solver="highs")
 #: Every numeric input column, from the schema (not a hand list).
 NUMERIC = [(t, c.name) for t, s in SPECS.items() for c in s.columns if c.is_numeric]
 #: Declared-unread text columns that are not keys (a key change is a rebuild anyway).
+#: Unread text columns whose value validation ties to another column, so free text
+#: there is an error, not an edit: a record row's unit must be its metric's.
+TIED_TEXT = {("public_record", "unit")}
+
 UNREAD_TEXT = sorted(
     (t, c)
     for t, c in LP_UNREAD_COLUMNS
-    if SPECS[t].column(c).dtype in ("str", "id") and c not in SPECS[t].key
+    if SPECS[t].column(c).dtype in ("str", "id")
+    and c not in SPECS[t].key
+    and (t, c) not in TIED_TEXT
 )
 
 

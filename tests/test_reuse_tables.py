@@ -117,7 +117,12 @@ BROKEN = {
         "site_it_power",
         "site_liquid",
     },
-    ("busy", 1.1): {"fleet_assignment", "power_energy_balance", "region_balance"},
+    ("busy", 1.1): {
+        "fleet_assignment",
+        "power_energy_balance",
+        "region_balance",
+        "flexible_inference_sla",
+    },
     ("serve", 0.9): {"region_balance"},
     ("build", 0.8): {"site_it_power", "site_liquid_share", "site_retrofit_pool"},
     ("produce", 0.7): {"chip_inventory"},

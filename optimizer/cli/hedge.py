@@ -387,8 +387,8 @@ def _print_hedge(console: Console, p: Any, tol: float) -> bool:
         ("VSS = EEV - RP", p.vss_usd),
         ("EVPI = RP - WS", p.evpi_usd),
     ]
-    if p.risk and p.risk.get("risk_weight", 0.0) > 0:
-        r = p.risk
+    r = getattr(p, "risk", None)
+    if r and r.get("risk_weight", 0.0) > 0:
         rows = [
             (f"rho = E + {r['risk_weight']:g} CVaR (RP)", p.expected_cost_usd),
             ("expected cost of the plan", r["expected_cost_usd"]),

@@ -102,9 +102,12 @@ def add_contract_columns(builder: ModelBuilder, columns: ScenarioColumns, kind: 
 
     Margin mode only: the cost mode keeps today's penalty weights (no contract rows).
     """
-    rows = _short_rows(coded_contracts(columns), kind)
     if builder.objective != "margin":
-        rows = rows.iloc[:0]
+        # no contract rows, and no read of the prices (a cost-mode batch keeps its base
+        # model across a price change: optimizer.plan.model.LP_UNREAD_COLUMNS)
+        rows = pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in _KEYS})
+    else:
+        rows = _short_rows(coded_contracts(columns), kind)
     cols = builder.add_vars(kind, columns.scenario.index, rows[_KEYS])
     columns.extra[kind] = rows.assign(col=cols)
 
@@ -210,8 +213,10 @@ def price_sla_credit(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 
 def price_take_or_pay_billing(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """take_or_pay_billing (margin mode): -price[k,w,p] x max(0, floor - demand[k,w,p])."""
+    if builder.objective != "margin":
+        return
     cp = coded_contracts(columns)
-    if builder.objective != "margin" or cp.empty:
+    if cp.empty:
         return
     unused = np.maximum(cp["take_or_pay_h100e"] - cp["demand_h100e"], 0.0).to_numpy(dtype=float)
     value = -unused * cp["price_usd_per_h100e_period"].to_numpy(dtype=float)
@@ -220,8 +225,10 @@ def price_take_or_pay_billing(builder: ModelBuilder, columns: ScenarioColumns) -
 
 def price_reservation_fee(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """reservation_fee (margin mode): -reserved_h100e[k,w,p] x fee per H100e-quarter."""
+    if builder.objective != "margin":
+        return
     cp = coded_contracts(columns)
-    if builder.objective != "margin" or cp.empty:
+    if cp.empty:
         return
     fee = cp["reservation_h100e"] * cp["reservation_fee_usd_per_h100e_period"]
     builder.add_const(columns.scenario.index, "reservation_fee", cp["t"], -fee.to_numpy(float))
