@@ -138,9 +138,11 @@ def test_two_hedges_in_one_second_into_one_out_keep_both_tables(
 
     costs = [pd.read_csv(p / "per_scenario.csv")["cost_usd"].tolist() for p in runs]
     assert costs == [[111.0], [222.0]]
+    # the three tables, and each sampled scenario's recorded inputs (scenario=<name>/)
     assert all(
-        sorted(f.name for f in p.iterdir())
+        sorted(f.name for f in p.iterdir() if f.is_file())
         == ["first_stage.csv", "iterations.csv", "per_scenario.csv"]
+        and all(f.name.startswith("scenario=") for f in p.iterdir() if f.is_dir())
         for p in runs
     )
     assert f"Tables: {runs[0]}/" in printed[0] and f"Tables: {runs[1]}/" in printed[1]
