@@ -145,13 +145,16 @@ class AlternativesResult:
     notes: tuple[str, ...] = ()
 
 
-def parse_slacks(text: str | Sequence[float], option: str = "--slack") -> tuple[float, ...]:
-    """Read slacks (``"0.01,0.05"`` or numbers); each must be a finite number >= 0.
+def parse_nonnegative(text: str | Sequence[float], option: str, noun: str) -> tuple[float, ...]:
+    """Read comma-separated numbers (or a sequence); each a finite number >= 0.
+
+    Returns the distinct values, sorted. ``noun`` names one value in the messages.
 
     Raises
     ------
     ValueError
-        Naming ``option`` and the value that is not a slack.
+        Naming ``option`` and the value that is not a number, or that is negative or
+        infinite; or that no value was given.
     """
     items = text.split(",") if isinstance(text, str) else list(text)
     out = []
@@ -161,11 +164,22 @@ def parse_slacks(text: str | Sequence[float], option: str = "--slack") -> tuple[
         except ValueError:
             raise ValueError(f"{option}: {str(item).strip()!r} is not a number") from None
         if not np.isfinite(v) or v < 0:
-            raise ValueError(f"{option}: {v:g} is not a slack (a share of cost >= 0)")
+            raise ValueError(f"{option}: {v:g} is not a {noun}")
         out.append(v)
     if not out:
-        raise ValueError(f"{option}: no slack given")
+        raise ValueError(f"{option}: no {noun.split(' (')[0]} given")
     return tuple(sorted(set(out)))
+
+
+def parse_slacks(text: str | Sequence[float], option: str = "--slack") -> tuple[float, ...]:
+    """Read slacks (``"0.01,0.05"`` or numbers); each must be a finite number >= 0.
+
+    Raises
+    ------
+    ValueError
+        Naming ``option`` and the value that is not a slack.
+    """
+    return parse_nonnegative(text, option, "slack (a share of cost >= 0)")
 
 
 def cap_rhs(optimum_usd: float, slack: float) -> float:

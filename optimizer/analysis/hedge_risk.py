@@ -15,7 +15,6 @@ exchange argument); :func:`frontier_notes` says where a solve's tolerance broke 
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from functools import partial
 from typing import Any
@@ -59,19 +58,9 @@ def parse_weights(text: str | Sequence[float], option: str = "--weights") -> tup
     ValueError
         Naming ``option`` and the value that is not a weight.
     """
-    items = text.split(",") if isinstance(text, str) else list(text)
-    out = []
-    for item in items:
-        try:
-            v = float(item)
-        except ValueError:
-            raise ValueError(f"{option}: {str(item).strip()!r} is not a number") from None
-        if not (math.isfinite(v) and v >= 0):
-            raise ValueError(f"{option}: {v:g} is not a risk weight >= 0")
-        out.append(v)
-    if not out:
-        raise ValueError(f"{option}: no weight given")
-    return tuple(sorted(set(out)))
+    from optimizer.analysis.alternatives import parse_nonnegative
+
+    return parse_nonnegative(text, option, "risk weight >= 0")
 
 
 def extensive_frontier(
