@@ -454,3 +454,20 @@ def test_overlapping_quiet_log_windows_restore_the_levels() -> None:
         assert log.level == logging.WARNING
     finally:
         log.setLevel(old)
+
+
+def test_session_takes_a_copied_matrix_with_equal_values_warm() -> None:
+    """The reported failure: a model whose matrix is a new object with the same
+    values (a tornado case that changes only bounds) made the session read zero
+    changed coefficients, which scipy answers with a sparse matrix, and the batch
+    case failed with "setting an array element with a sequence". It is pushed warm
+    and solves to the cold optimum."""
+    from dataclasses import replace
+
+    model = build_model(load_dataset(TINY))
+    s = HighsSession(SolveOptions())
+    first, _ = s.run(model)
+    again, warm = s.run(replace(model, matrix=model.matrix.copy()))
+    assert warm and again.status == Status.optimal
+    assert first.solver_objective is not None
+    assert again.solver_objective == pytest.approx(first.solver_objective, rel=1e-9)

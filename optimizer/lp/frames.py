@@ -105,3 +105,25 @@ def rows_frame(rows: Sequence[tuple[Any, ...]], dtypes: Mapping[str, Any]) -> pd
     return frame(
         {c: np.asarray(v, dtype=d) for (c, d), v in zip(dtypes.items(), cells, strict=True)}
     )
+
+
+def matrix_entries(matrix: Any, rows: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """Read the entries ``matrix[rows[i], cols[i]]`` as a flat float array.
+
+    Parameters
+    ----------
+    matrix : scipy.sparse matrix, shape (n_rows, n_cols)
+    rows, cols : ndarray of int, shape (k,)
+        Positions to read, paired element by element.
+
+    Returns
+    -------
+    ndarray of float, shape (k,)
+        The entries (0.0 where the matrix holds none). ``k = 0`` gives an empty
+        array: scipy answers an empty fancy index with a sparse matrix, not an array,
+        which ``np.asarray(..., dtype=float)`` cannot convert.
+    """
+    rows, cols = np.asarray(rows), np.asarray(cols)
+    if rows.size == 0:
+        return np.zeros(0)
+    return np.asarray(matrix[rows, cols], dtype=float).ravel()

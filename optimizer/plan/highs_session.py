@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.lp.frames import matrix_entries
 from optimizer.plan.highs import (
     IPM_THRESHOLD_COLUMNS,
     HighsRefusedError,
@@ -124,7 +125,7 @@ class HighsSession:
             if nz.sum() > limit:
                 return False
             r, c = diff.row[nz], diff.col[nz]
-            coeffs = (r, c, np.asarray(model.matrix[r, c], dtype=float).ravel())
+            coeffs = (r, c, matrix_entries(model.matrix, r, c))
         new = self._bounds(model)
         cur = self._arrays
         i = np.flatnonzero(new["cost"] != cur["cost"]).astype(np.int32)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
+from optimizer.lp.frames import matrix_entries
 from optimizer.plan.deadline import start_deadline, until
 from optimizer.plan.highs import _run_highs
 from optimizer.plan.model import PlanningModel
@@ -71,7 +72,7 @@ def _cluster_sizes(model: PlanningModel, x: np.ndarray, keys: pd.DataFrame) -> p
             continue
         fr = con.iloc[rows][on].assign(row=rows).merge(out.reset_index(), on=on)
         r, c = fr["row"].to_numpy(), fr["col"].to_numpy()
-        coef = -np.asarray(model.matrix[r, c], dtype=float).ravel()
+        coef = -matrix_entries(model.matrix, r, c)
         used = act[r] + coef * x[c]
         i = fr["index"].to_numpy()
         if family == "cluster_link":
