@@ -86,10 +86,15 @@ def test_time_limit_is_the_wall_clock_of_the_whole_command(
     assert status.group(1).startswith(statuses), status.group(1)
     assert r.returncode == (0 if status.group(1).startswith("time limit: feasible") else 1)
     assert "Traceback" not in r.stderr
-    if note == "cluster" and "LP with the integers fixed" in out:
+    # duals come from the LP with the integers fixed, or the summary says why none
+    # came (on a slow machine the MIP can use the whole limit)
+    fixed = "Shadow prices come from the LP with the integers fixed" in out
+    if note and not fixed:
+        assert "LP with the integers fixed" in out, out[-2000:]
+    if note == "cluster" and fixed:
         assert "training-cluster choices of the MIP (which sites host" in out
         assert "whole-unit installs" not in out
-    if note == "unit" and "LP with the integers fixed" in out:
+    if note == "unit" and fixed:
         assert "the whole-unit installs and the training-cluster choices" in out
 
 
