@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,3 +22,28 @@ def tiny_dir(tmp_path: Path) -> Path:
     dst = tmp_path / "tiny"
     shutil.copytree(TINY, dst)
     return dst
+
+
+_DEFAULT_PLANS: dict[tuple[str, str], Any] = {}
+
+
+@pytest.fixture(scope="session")
+def default_plan() -> Callable[..., tuple[Any, Any]]:
+    """Solve the bundled data once per (scenario, objective) for the whole session.
+
+    Returns a function ``get(scenario="neutral", objective="cost") -> (dataset, result)``;
+    the dataset has the scenario applied and the result is ``optimizer.solve``'s with the
+    default options but the objective. Tests read these plans and never change them (a
+    test that needs other options or edited data solves its own).
+    """
+    from capacity import apply_scenario, load_dataset
+    from optimizer import SolveOptions, solve
+
+    def get(scenario: str = "neutral", objective: str = "cost") -> tuple[Any, Any]:
+        key = (scenario, objective)
+        if key not in _DEFAULT_PLANS:
+            ds = apply_scenario(load_dataset(DEFAULT_DATA), scenario)
+            _DEFAULT_PLANS[key] = (ds, solve(ds, SolveOptions(objective=objective)))
+        return _DEFAULT_PLANS[key]
+
+    return get

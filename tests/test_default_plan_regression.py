@@ -27,9 +27,9 @@ CARBON_PRICE = "210"  # USD/t: EPA's 2025 social cost of carbon, the page's what
 
 
 @pytest.fixture(scope="module")
-def plans():
+def plans(default_plan):
     ds = load_dataset(DEFAULT_DATA)
-    out = {name: (apply_scenario(ds, name), solve(apply_scenario(ds, name))) for name in SCENARIOS}
+    out = {name: default_plan(name) for name in SCENARIOS}
     priced = apply_overrides(
         apply_scenario(ds, "neutral"),
         [

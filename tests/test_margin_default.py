@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import pytest
 
-from capacity import apply_scenario, load_dataset
-from optimizer import SolveOptions, Status, solve
-from tests.conftest import DEFAULT_DATA, ROOT
+from optimizer import Status
+from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # one solve of the default data (about 15-20 s)
 
@@ -29,9 +28,8 @@ PINNED_STORY = (
 
 
 @pytest.fixture(scope="module")
-def plan():
-    ds = apply_scenario(load_dataset(DEFAULT_DATA), "neutral")
-    return solve(ds, SolveOptions(objective="margin"))
+def plan(default_plan):
+    return default_plan("neutral", "margin")[1]
 
 
 def test_margin_pinned(plan) -> None:

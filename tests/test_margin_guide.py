@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from capacity import apply_scenario, load_dataset
-from optimizer import SolveOptions, Status, solve
-from tests.conftest import DEFAULT_DATA, ROOT
+from optimizer import Status
+from tests.conftest import ROOT
 from tests.margin_story import END, START, story
 
 pytestmark = pytest.mark.slow  # one solve of the default data (about 20 s)
@@ -18,10 +17,8 @@ pytestmark = pytest.mark.slow  # one solve of the default data (about 20 s)
 PAGE = ROOT / "docs" / "guide" / "margin.md"
 
 
-def test_the_guide_quotes_a_fresh_margin_run() -> None:
-    plan = solve(
-        apply_scenario(load_dataset(DEFAULT_DATA), "neutral"), SolveOptions(objective="margin")
-    )
+def test_the_guide_quotes_a_fresh_margin_run(default_plan) -> None:  # noqa: ANN001
+    plan = default_plan("neutral", "margin")[1]
     assert plan.status == Status.optimal and len(plan.violations) == 0
     text = PAGE.read_text(encoding="utf-8")
     quoted = text[text.index(START) : text.index(END) + len(END)]

@@ -29,9 +29,13 @@ def test_signed_columns_are_left_alone() -> None:
 
 
 @pytest.mark.parametrize("solver", ["highs", "cbc"])
-def test_no_negative_zero_or_tiny_negative_quantity_in_a_plan(solver: str) -> None:
-    ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
-    res = solve(ds, SolveOptions(solver=solver))
+def test_no_negative_zero_or_tiny_negative_quantity_in_a_plan(solver: str, default_plan) -> None:  # noqa: ANN001
+    if solver == "highs":
+        res = default_plan("neutral")[1]
+    else:
+        res = solve(
+            apply_scenario(load_dataset(ROOT / "data"), "neutral"), SolveOptions(solver=solver)
+        )
     assert res.status == "optimal"
     for name, df in res.tables.items():
         for c in df.columns:
@@ -105,14 +109,15 @@ def test_text_columns_reused_only_for_the_same_strings() -> None:
     assert gap[0] == "a" and pd.isna(gap[1]) and ("t", "gap") not in texts
 
 
-def test_result_structure_made_beside_the_solver_gives_the_same_tables(monkeypatch) -> None:
+def test_result_structure_made_beside_the_solver_gives_the_same_tables(
+    monkeypatch, default_plan
+) -> None:  # noqa: ANN001
     """Above ALONGSIDE_COLUMNS the tables' index work runs on a thread during the solve."""
     import importlib
     import threading
 
     pipeline_mod = importlib.import_module("optimizer.plan.pipeline")
-    ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
-    plain = solve(ds, SolveOptions(solver="highs"))  # default size: below the threshold
+    ds, plain = default_plan("neutral")  # default size: below the threshold
     ran_on: list[str] = []
     real = pipeline_mod.warm_structure
 
