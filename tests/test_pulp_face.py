@@ -40,8 +40,8 @@ def neutral_model(neutral):
 
 
 @pytest.fixture(scope="module")
-def highs_neutral(neutral):
-    r = solve(neutral, SolveOptions(solver="highs"))
+def highs_neutral(default_plan):
+    r = default_plan("neutral")[1]
     assert r.status == Status.optimal
     return r
 
