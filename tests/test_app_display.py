@@ -193,3 +193,29 @@ def test_risk_comparison_shows_a_small_cost_in_usd_millions(
     assert shown.value.loc[0, "objective_usd_mn"] == pytest.approx(obj / 1e6, rel=1e-9)
     cfg = _column_config(shown)["objective_usd_mn"]
     assert cfg["type_config"]["format"] == "$%,.2fM" and cfg["label"] == "discounted cost [USD]"
+
+
+def test_training_cluster_timeline_reads_in_quarters() -> None:
+    """The bars span calendar time, but the axis and the hover name the plan's quarters."""
+    periods = ["2025Q3", "2025Q4", "2026Q1", "2026Q2", "2026Q3", "2027Q1"]
+    t = pd.DataFrame(
+        {
+            "customer": ["a", "a", "a", "b"],
+            "site": ["s", "s", "s", "s"],
+            "period": ["2025Q4", "2026Q1", "2026Q2", "2027Q1"],
+            "it_mw": [10.0, 20.0, 30.0, 5.0],
+            "meets_minimum": [True, True, True, False],
+        }
+    )
+    fig = charts.training_clusters_timeline({"training_clusters": t}, periods)
+    assert fig is not None
+    assert list(fig.layout.xaxis.ticktext) == ["2026Q1", "2027Q1"]
+    assert [pd.Timestamp(v) for v in fig.layout.xaxis.tickvals] == [
+        pd.Timestamp("2026-01-01"),
+        pd.Timestamp("2027-01-01"),
+    ]
+    bar = next(d for d in fig.data if d.name == "meets minimum")
+    # customdata columns follow hover_data: from, to, mean, peak, quarters
+    assert list(bar.customdata[0][:2]) == ["2025Q4", "2026Q2"]
+    assert bar.customdata[0][2] == pytest.approx(20.0)
+    assert "start=" not in bar.hovertemplate and "from=" in bar.hovertemplate

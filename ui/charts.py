@@ -331,10 +331,29 @@ def training_clusters_timeline(
         y="cluster",
         color="rule",
         color_discrete_map={"meets minimum": "#2a9d8f", "below minimum": "#e76f51"},
-        hover_data={"mean_it_mw": ":,.0f", "max_it_mw": ":,.0f", "periods": True},
-        labels={"cluster": "customer · site", "mean_it_mw": "mean training IT [MW]"},
+        hover_data={
+            "start": False,
+            "end": False,
+            "first_period": True,
+            "last_period": True,
+            "mean_it_mw": ":,.0f",
+            "max_it_mw": ":,.0f",
+            "periods": True,
+        },
+        labels={
+            "cluster": "customer · site",
+            "first_period": "from",
+            "last_period": "to",
+            "mean_it_mw": "mean training IT [MW]",
+            "max_it_mw": "peak training IT [MW]",
+        },
     )
     fig.update_yaxes(autorange="reversed", categoryorder="category ascending")
+    # the axis reads in the plan's quarters, not calendar dates: a tick at each year's Q1
+    ticks = [p for p in order if p.endswith("Q1")] or order
+    fig.update_xaxes(
+        tickvals=[_quarter_start(p) for p in ticks], ticktext=ticks, title_text="quarter"
+    )
     fig = _layout(fig, "Training clusters per customer (site hosting its training)")
     fig.update_layout(height=max(HEIGHT, 22 * runs["cluster"].nunique() + 120))
     return fig
