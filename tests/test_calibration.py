@@ -154,9 +154,8 @@ def test_an_input_check_is_shown_but_never_scored(one: Dataset, one_result) -> N
     )
 
 
-def test_annual_metrics_over_four_quarters() -> None:
-    ds = load_dataset(DEFAULT_DATA)
-    res = solve(ds)
+def test_annual_metrics_over_four_quarters(default_plan) -> None:  # noqa: ANN001
+    ds, res = default_plan("neutral")  # the neutral scenario is the base data
     e = res.tables["energy"]
     year = e[e["period"].isin(["2025Q1", "2025Q2", "2025Q3", "2025Q4"])]
     rec = _record(
