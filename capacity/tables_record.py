@@ -73,7 +73,8 @@ PUBLIC_RECORD = TableSpec(
             "str",
             "",
             "What the figure covers: 'fleet', or filters joined by '/' such as "
-            "'family:trainium', 'customer:anthropic/chip:trainium2', 'site:new_carlisle'.",
+            "'family:trainium', 'customer:anthropic/chip:trainium2', 'site:new_carlisle'; "
+            "'versus:h200' names the NVIDIA chips a cost ratio is taken against.",
         ),
         period_col(
             "period",

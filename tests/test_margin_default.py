@@ -16,14 +16,14 @@ from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # one solve of the default data (about 15-20 s)
 
-PINNED_MARGIN_USD = 751_495_350_145.10
-PINNED_REVENUE_USD = 879_805_131_361.92
+PINNED_MARGIN_USD = 750_647_671_076.34
+PINNED_REVENUE_USD = 879_808_232_629.34
 PINNED_STORY = (
-    "| neutral | optimal | $751.5B | $879.8B | $128.3B | 99.2% |\n"
-    "unmet H100e-quarters: {'anthropic': 1151000.0, 'bedrock': 0.0, "
-    "'ec2_gpu': 84000.0, 'openai': 618000.0}\n"
-    "revenue USD B: {'anthropic': 263.1, 'bedrock': 115.6, 'ec2_gpu': 319.7, 'openai': 180.6}\n"
-    "best MW (USD M): {'pennsylvania': 19.8, 'mississippi': 17.2, 'west_texas': 10.6}\n"
+    "| neutral | optimal | $750.6B | $879.8B | $129.2B | 99.2% |\n"
+    "unmet H100e-quarters: {'anthropic': 1136000.0, 'bedrock': 0.0, "
+    "'ec2_gpu': 113000.0, 'openai': 592000.0}\n"
+    "revenue USD B: {'anthropic': 263.1, 'bedrock': 115.6, 'ec2_gpu': 319.5, 'openai': 180.7}\n"
+    "best MW (USD M): {'pennsylvania': 19.3, 'mississippi': 17.5, 'west_texas': 10.1}\n"
 ).rstrip()
 
 

@@ -12,7 +12,7 @@ import pytest
 
 from capacity.dataset import load_dataset
 from optimizer import SolveOptions, solve
-from optimizer.plan.calibration import METRICS
+from optimizer.plan.calibration import METRICS, ScopeError
 from tests.lp_helpers import LP_DATA
 
 MARGIN = SolveOptions(objective="margin")
@@ -82,9 +82,9 @@ def test_cost_ratio_metric_by_hand():
             assert name == "chips"
             return pd.DataFrame(
                 {
-                    "chip": ["t2", "h1"],
-                    "family": ["trainium", "nvidia"],
-                    "vendor": ["aws", "nvidia"],
+                    "chip": ["t2", "h1", "b1"],
+                    "family": ["trainium", "nvidia", "nvidia"],
+                    "vendor": ["aws", "nvidia", "nvidia"],
                 }
             )
 
@@ -94,10 +94,33 @@ def test_cost_ratio_metric_by_hand():
     # a workload filter applies to both sides: training 0.6 / 0.6
     both = {"chip": "t2", "workload": "training"}
     assert metric.compute(tables, Chips(), both, "2026Q1") == pytest.approx(1.0)
+    # versus names the NVIDIA chips of the comparison: a cheap b1 (0.2 USD per
+    # H100e-hour) joins the NVIDIA mix (100 / 200 = 0.5, ratio 1.2); against h1 alone
+    # the ratio stays 0.6 / 0.8 = 0.75
+    more = pd.concat(
+        [
+            ue,
+            pd.DataFrame(
+                {
+                    "chip": ["b1"],
+                    "workload": ["training"],
+                    "period": ["2026Q1"],
+                    "served_h100e_hours": [100.0],
+                    "cost_usd": [20.0],
+                }
+            ),
+        ]
+    )
+    tables = {"unit_economics": more}
+    assert metric.compute(tables, Chips(), {"chip": "t2"}, "2026Q1") == pytest.approx(1.2)
+    vs_h1 = {"chip": "t2", "versus": "h1"}
+    assert metric.compute(tables, Chips(), vs_h1, "2026Q1") == pytest.approx(0.75)
+    with pytest.raises(ScopeError, match="not NVIDIA chips: t2"):
+        metric.compute(tables, Chips(), {"chip": "h1", "versus": "t2"}, "2026Q1")
 
 
 def test_vendor_claim_rows_are_labelled_as_claims():
     record = load_dataset("data").table("public_record")
     rows = record[record["metric"] == "delivered_cost_ratio_vs_nvidia"]
-    assert sorted(rows["scope"]) == ["chip:trainium2", "chip:trainium3"]
+    assert sorted(rows["scope"]) == ["chip:trainium2/versus:h200", "chip:trainium3"]
     assert rows["note"].str.startswith("Vendor claim, not a measurement").all()

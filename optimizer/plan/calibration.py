@@ -9,7 +9,8 @@ Scopes
 ------
 A scope is ``fleet`` (everything) or filters joined by ``/``, each ``name:value``
 with name one of ``chip``, ``family`` (``chips.family``), ``vendor``, ``site``,
-``customer``, ``workload`` and ``resource``; a value may list alternatives joined by
+``customer``, ``workload``, ``resource`` and ``versus`` (the NVIDIA chips a cost ratio is
+taken against); a value may list alternatives joined by
 ``|`` (``site:new_carlisle|pennsylvania|mississippi``: Project Rainier's campuses). A
 metric accepts the filters its table has (e.g. ``customer:anthropic/chip:trainium2``
 for chips serving a customer). Annual metrics (suffix ``_year``) cover the four
@@ -43,8 +44,10 @@ Metrics (plan value at period p for the rows matching the scope)
   is one of many equal-cost timings)
 * ``delivered_cost_ratio_vs_nvidia`` [ratio] = delivered cost per H100e-hour of the
   scope's chips / that of the NVIDIA-vendor chips at p (unit_economics table: sum
-  cost_usd / sum served_h100e_hours, chip rent and energy); the record rows holding
-  it are vendor claims (price-performance), not measurements
+  cost_usd / sum served_h100e_hours, chip rent and energy); a ``versus`` filter names
+  the NVIDIA chips of the comparison (``chip:trainium2/versus:h200``: against the H200
+  only, as a claim made against H200 instances), all NVIDIA chips without it; the
+  record rows holding it are vendor claims (price-performance), not measurements
 * ``cowos_wafers_per_month`` [wafers/month] = capacity of resource ``cowos_wafers``
   at p / 3 (the planner's allocation; an input check rather than a decision)
 
@@ -107,6 +110,7 @@ SCOPE_FILTERS: tuple[str, ...] = (
     "customer",
     "workload",
     "resource",
+    "versus",
 )
 _TOL = 1e-6
 
@@ -277,13 +281,21 @@ def _cost_ratio_vs_nvidia(tables: Tables, ds: Any, filters: dict[str, str], peri
     if ue is None or not len(ue):
         return float("nan")
     ue = ue[ue["period"] == period]
+    own = {k: v for k, v in filters.items() if k != "versus"}
     nvidia = {k: v for k, v in filters.items() if k == "workload"} | {"vendor": "nvidia"}
+    if "versus" in filters:
+        named = filters["versus"].split("|")
+        vendor = ds.table("chips").set_index("chip")["vendor"].reindex(named)
+        other = [c for c in named if vendor.get(c) != "nvidia"]
+        if other:
+            raise ScopeError(f"versus names chips that are not NVIDIA chips: {', '.join(other)}")
+        nvidia["chip"] = filters["versus"]
 
     def unit_cost(rows: pd.DataFrame) -> float:
         hours = float(rows["served_h100e_hours"].sum())
         return float(rows["cost_usd"].sum()) / hours if hours > 0 else float("nan")
 
-    return unit_cost(_select(ue, ds, filters)) / unit_cost(_select(ue, ds, nvidia))
+    return unit_cost(_select(ue, ds, own)) / unit_cost(_select(ue, ds, nvidia))
 
 
 def _cowos_per_month(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
@@ -405,8 +417,9 @@ METRICS: dict[str, Metric] = {
             "delivered_cost_ratio_vs_nvidia",
             "ratio",
             "delivered cost per H100e-hour (chip rent + energy, unit_economics) of the "
-            "scope's chips / that of the NVIDIA chips at the period",
-            ("chip", "family", "vendor", "workload"),
+            "scope's chips / that of the NVIDIA chips at the period (those named by "
+            "versus:..., or all)",
+            ("chip", "family", "vendor", "workload", "versus"),
             _cost_ratio_vs_nvidia,
         ),
         Metric(
