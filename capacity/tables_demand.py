@@ -144,8 +144,7 @@ MIGRATION = TableSpec(
         Column("family", "str", "", "Chip family the customer moves to (matches chips.family)."),
         period_col(
             "from_period",
-            "Quarter the port starts: the derate is derate_initial up to it and recovers "
-            "from it.",
+            "Quarter the port starts: the derate is derate_initial up to it and recovers from it.",
             in_horizon=False,
         ),
         num_col(

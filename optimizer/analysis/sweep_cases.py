@@ -226,7 +226,6 @@ def cases_dataset(base: Any, case: SweepCase) -> Any:
     ------
     capacity.scenarios.UnknownScenarioError, capacity.validation.DataValidationError
     """
-
     from capacity.scenarios import apply_overrides, apply_scenario
 
     ds = apply_scenario(base, case.base)

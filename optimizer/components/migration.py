@@ -76,7 +76,7 @@ def add_port_columns(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 
 
 def define_migration(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Migration: ref[k] x sum_{q<=p} port[k,f,q] - sum_{c in f} assign x h100e x derate x m >= 0."""
+    """Migration: ref[k] x sum_{q<=p} port[k,f,q] - sum_{c in f} assign*h100e*derate*m >= 0."""
     port = columns.extra.get("migration_port")
     if port is None or port.empty:
         return
@@ -153,7 +153,7 @@ def migration_quantities(inputs: PlanContext) -> pd.DataFrame:
 
 
 def check_migration(inputs: PlanContext) -> pd.DataFrame:
-    """ref x cumulative ported share >= the family's held H100e, per customer and period."""
+    """Check ref x the share ported so far >= the family's H100e held, per customer and period."""
     q = migration_quantities(inputs)
     text = q["customer"] + "/" + q["family"] + "," + q["period"]
     lhs = q["reference_h100e"] * q["ported_share"]

@@ -114,8 +114,9 @@ def coded_factor(scenario: Any, k: np.ndarray, c: np.ndarray, t: np.ndarray) -> 
 
 
 def peak_demand(scenario: Any) -> pd.Series:
-    """Reference volume ref[k]: each customer's largest quarterly demand (H100e, all
-    workloads and region groups), indexed by customer code (customers with demand only).
+    """Return ref[k], each customer's largest quarterly demand (H100e), by customer code.
+
+    All workloads and region groups summed; customers with demand only.
     """
     dm = scenario.demand
     return dm.groupby(["k", "t"])["demand_h100e"].sum().groupby(level="k").max()

@@ -16,8 +16,8 @@ import pandas as pd
 
 from optimizer.components import REGISTRY
 from optimizer.components.demand import operating_keys
-from optimizer.components.migration_inputs import coded_factor
 from optimizer.components.hosting import hosted_pairs
+from optimizer.components.migration_inputs import coded_factor
 from optimizer.components.pool import pool_keys
 from optimizer.components.region import compact_keys
 from optimizer.components.registry import active
