@@ -57,6 +57,10 @@ def test_migration_cost_is_paid_exactly_once(tmp_path):
     assert m.loc["2026Q1", "migration_cost_usd"] == pytest.approx(100_000.0, rel=1e-9)
     assert m["migration_cost_usd"].sum() == pytest.approx(100_000.0, rel=1e-9)
     assert m.loc["2026Q2", "held_h100e"] == pytest.approx(300.0, rel=1e-9)
+    # one more H100e held in 2026Q1 needs 1/500 more of the port: 100,000 / 500 USD;
+    # 2026Q2 holds 300 of the 500 moved, so its row has slack
+    assert m.loc["2026Q1", "shadow_price_usd_per_h100e"] == pytest.approx(200.0, rel=1e-6)
+    assert m.loc["2026Q2", "shadow_price_usd_per_h100e"] == pytest.approx(0.0, abs=1e-6)
     assert r.margin_usd == pytest.approx(2.35e6 + 1.18e6 - 100_000.0, rel=1e-6)
 
 
