@@ -1,4 +1,7 @@
-"""Cross-table rules of the contract terms: windows, overlaps and the take-or-pay floor.
+"""Cross-table rules of the contract terms and the migration rows.
+
+Contract terms: windows, overlaps and the take-or-pay floor. Migration: a derate
+below 1 and a family some chip belongs to.
 
 Column bounds (a negative price, a tier outside 0-1) are the schema's
 (:data:`capacity.tables_demand.CONTRACT_TERMS`); the rules here read other rows and
@@ -15,7 +18,7 @@ import pandas as pd
 from capacity.schema import PERIOD_RE, period_index
 from capacity.validation import Finding
 
-__all__ = ["check_contracts"]
+__all__ = ["check_contracts", "check_migration"]
 
 _END = 10**9
 
@@ -85,4 +88,34 @@ def check_contracts(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
                 f"{key[1]} in every quarter of the contract (largest {peak:g} H100e)"
             )
             out.append(Finding("error", file, i + 2, "take_or_pay_h100e", f"{floor:g}", msg))
+    return out
+
+
+def check_migration(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Check migration rows: a derate in [0, 1) and a chip family that exists.
+
+    The column bounds (a negative cost, a derate above 1, negative quarters) are the
+    schema's (:data:`capacity.tables_demand.MIGRATION`); a derate of exactly 1 would
+    leave the family's chips serving nothing at the start, and a family no chip
+    belongs to names nothing.
+
+    Returns
+    -------
+    list of Finding
+        Errors naming file, row, column and value.
+    """
+    rows = tables.get("migration")
+    if rows is None or not len(rows):
+        return []
+    file = files["migration"]
+    families = set(tables["chips"]["family"].astype(str))
+    out: list[Finding] = []
+    for i, row in enumerate(rows.itertuples(index=False)):
+        d = float(row.derate_initial)
+        if d >= 1.0:
+            msg = f"derate_initial {d:g} must be below 1 (the share of performance lost)"
+            out.append(Finding("error", file, i + 2, "derate_initial", f"{d:g}", msg))
+        if str(row.family) not in families:
+            msg = f"family {row.family!r} is the family of no chip ({', '.join(sorted(families))})"
+            out.append(Finding("error", file, i + 2, "family", str(row.family), msg))
     return out

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from capacity.contract_checks import check_contracts
+from capacity.contract_checks import check_contracts, check_migration
 from capacity.parsing import parse_table, typed_columns
 from capacity.plausibility import penalty_warnings
 from capacity.power_checks import check_power_equipment
@@ -46,6 +46,7 @@ CHECKS: tuple[tuple[str, CheckFn], ...] = (
     ("semantics", check_semantics),
     ("placement", check_placement),
     ("contracts", check_contracts),
+    ("migration", check_migration),
     ("power_equipment", check_power_equipment),
     ("sources", check_sources),
     ("public_record", check_public_record),
@@ -95,6 +96,7 @@ CHECK_READS: dict[str, frozenset[tuple[str, str]]] = {
         {("sites", "region"), ("demand", "regions"), ("training_clusters", "*")}
     ),
     "contracts": frozenset({("contract_terms", "*"), ("demand", "demand_h100e")}),
+    "migration": frozenset({("migration", "*"), ("chips", "family")}),
     "power_equipment": frozenset(
         {
             ("power_bill_of_materials", "*"),

@@ -63,6 +63,7 @@ TABLES: tuple[TableSpec, ...] = (
     tables_demand.ELIGIBILITY,
     tables_demand.COMMITMENTS,
     tables_demand.CONTRACT_TERMS,
+    tables_demand.MIGRATION,
     tables_sites.GRID_UPGRADES,
     tables_sites.ONSITE_GENERATION,
     tables_power.EQUIPMENT_ORDER_BOOKS,

@@ -133,6 +133,46 @@ COMMITMENTS = TableSpec(
     required=False,
 )
 
+MIGRATION = TableSpec(
+    "migration",
+    "What moving a customer onto a chip family it has not used costs (margin objective): "
+    "a one-off engineering cost, and a performance derate that starts at "
+    "derate_initial in from_period and recovers linearly to none over "
+    "recovery_periods quarters (on top of the eligibility derate).",
+    (
+        id_col("customer", "Customer ID.", CUSTOMER_REF),
+        Column("family", "str", "", "Chip family the customer moves to (matches chips.family)."),
+        period_col(
+            "from_period",
+            "Quarter the port starts: the derate is derate_initial up to it and recovers from it.",
+            in_horizon=False,
+        ),
+        num_col(
+            "migration_cost_usd",
+            "USD",
+            "One-off cost of the port (engineering, kernels, validation), paid in full once "
+            "the family holds the customer's peak quarterly demand (pro rata to the largest "
+            "share it holds).",
+        ),
+        num_col(
+            "derate_initial",
+            "share",
+            "Share of performance lost on the family when the port starts, in [0, 1): the "
+            "effective H100e per chip is (1 - derate_initial) x the eligibility derate.",
+            max=1.0,
+        ),
+        num_col(
+            "recovery_periods",
+            "quarters",
+            "Quarters after from_period by which the derate has recovered to none "
+            "(linearly; 0: recovered at the start).",
+            dtype="int",
+        ),
+    ),
+    key=("customer", "family"),
+    required=False,
+)
+
 TRAINING_CLUSTERS = TableSpec(
     "training_clusters",
     "Cluster rule of a customer's training from a period on: the minimum size of "

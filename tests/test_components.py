@@ -205,6 +205,7 @@ def test_the_registry_keeps_the_build_order() -> None:
         "placement",
         "power",
         "contracts",
+        "migration",
         "bridge",
         "equipment",
         "speed_to_power",
@@ -256,6 +257,7 @@ BUILD_ORDER = (
     "take_or_pay",
     "reservation",
     "sla_tier",
+    "migration",
     # speed to power: bridge retirement, equipment order books, the inference SLA
     "bridge_retire",
     "equipment_order_book",

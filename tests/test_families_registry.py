@@ -38,6 +38,7 @@ EXPECTED = (
     "take_or_pay",
     "reservation",
     "sla_tier",
+    "migration",
     "region_balance",
     "pool_balance",
     "fleet_definition",
@@ -64,8 +65,8 @@ EXPECTED = (
 #: Families built only in cluster mode (--clusters / --integer-units).
 CLUSTER_FAMILIES = {f for f in EXPECTED if f.startswith("cluster_")}
 
-#: Families built only in the margin objective (contract terms).
-CONTRACT_FAMILIES = {"take_or_pay", "reservation", "sla_tier"}
+#: Families built only in the margin objective (contract terms, migration).
+CONTRACT_FAMILIES = {"take_or_pay", "reservation", "sla_tier", "migration"}
 
 
 def test_every_family_is_registered_once_with_define_check_explain_and_unit() -> None:
@@ -96,6 +97,7 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
         "take_or_pay",
         "reservation",
         "sla_tier",
+        "migration",
     )
     assert model_module.DEFINITION_FAMILIES == ("fleet_definition", "cluster_switch")
 
@@ -114,6 +116,7 @@ def test_result_routing_names_real_tables_and_columns() -> None:
         "take_or_pay",
         "reservation",
         "sla_tier",
+        "migration",
     }
     for name, result in routed.items():
         assert result is not None

@@ -11,25 +11,27 @@ from __future__ import annotations
 
 import pytest
 
-from optimizer import Status
-from tests.conftest import ROOT
+from capacity import apply_scenario, load_dataset
+from optimizer import SolveOptions, Status, solve
+from tests.conftest import DEFAULT_DATA, ROOT
 
 pytestmark = pytest.mark.slow  # one solve of the default data (about 15-20 s)
 
-PINNED_MARGIN_USD = 750_647_671_076.34
-PINNED_REVENUE_USD = 879_808_232_629.34
+PINNED_MARGIN_USD = 751_184_173_020.67
+PINNED_REVENUE_USD = 879_988_028_357.70
 PINNED_STORY = (
-    "| neutral | optimal | $750.6B | $879.8B | $129.2B | 99.2% |\n"
-    "unmet H100e-quarters: {'anthropic': 1136000.0, 'bedrock': 0.0, "
-    "'ec2_gpu': 113000.0, 'openai': 592000.0}\n"
-    "revenue USD B: {'anthropic': 263.1, 'bedrock': 115.6, 'ec2_gpu': 319.5, 'openai': 180.7}\n"
-    "best MW (USD M): {'pennsylvania': 19.3, 'mississippi': 17.5, 'west_texas': 10.1}\n"
+    "| neutral | optimal | $751.2B | $880.0B | $128.8B | 99.2% |\n"
+    "unmet H100e-quarters: {'anthropic': 1037000.0, 'bedrock': 0.0, "
+    "'ec2_gpu': 64000.0, 'openai': 710000.0}\n"
+    "revenue USD B: {'anthropic': 263.5, 'bedrock': 115.6, 'ec2_gpu': 319.8, 'openai': 180.2}\n"
+    "best MW (USD M): {'pennsylvania': 20.6, 'mississippi': 17.1, 'west_texas': 10.3}\n"
 ).rstrip()
 
 
 @pytest.fixture(scope="module")
-def plan(default_plan):
-    return default_plan("neutral", "margin")[1]
+def plan():
+    ds = apply_scenario(load_dataset(DEFAULT_DATA), "neutral")
+    return solve(ds, SolveOptions(objective="margin"))
 
 
 def test_margin_pinned(plan) -> None:
@@ -66,3 +68,44 @@ def test_readme_margin_story_holds(plan) -> None:
     line = f"margin {b(plan.margin_usd)} = revenue {b(plan.revenue_usd)} - cost {b(plan.cost_usd)}"
     assert line in guide, fresh
     assert fresh == PINNED_STORY, fresh
+
+
+#: Discounted margin (USD) of each named scenario in the margin objective, from
+#: ``capacity solve data --objective margin --scenario all`` (2026-12-02).
+PINNED_SCENARIO_MARGINS_USD = {
+    "neutral": PINNED_MARGIN_USD,
+    "optimistic": 821_408_469_727.80,
+    "negative": 709_473_291_715.35,
+}
+
+
+def test_the_migration_row_is_paid_for_what_the_family_holds(plan) -> None:
+    # OpenAI onto Trainium: the cost term is the table's, the share never above 1 and
+    # equal to the family's peak held H100e over OpenAI's peak demand
+    m = plan.tables["migration"]
+    costs = plan.tables["costs"]
+    paid = costs.loc[costs["term"] == "migration_cost", "cost_usd"].sum()
+    assert paid == pytest.approx(m["migration_cost_usd"].sum(), rel=1e-9)
+    assert 0 < paid < 500e6
+    share = m["ported_share"].max()
+    assert share == pytest.approx(m["held_h100e"].max() / m["reference_h100e"].iloc[0], rel=1e-6)
+    assert share <= 1.0
+
+
+def test_the_cli_solves_all_three_scenarios_in_the_margin_objective(tmp_path) -> None:
+    import json
+
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+
+    out = tmp_path / "out"
+    args = ["solve", str(DEFAULT_DATA), "--objective", "margin", "--scenario", "all"]
+    r = CliRunner().invoke(app, [*args, "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    (manifest,) = out.glob("*/manifest.json")
+    runs = json.loads(manifest.read_text())["scenarios"]
+    assert set(runs) == set(PINNED_SCENARIO_MARGINS_USD)
+    for name, margin in PINNED_SCENARIO_MARGINS_USD.items():
+        assert runs[name]["status"] == "optimal"
+        assert -runs[name]["objective_usd"] == pytest.approx(margin, rel=1e-6), name

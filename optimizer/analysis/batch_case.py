@@ -245,7 +245,7 @@ def run_case(
             ds = apply_overrides(ref, case.overrides, scenario=case.name)
         else:
             ds = dataclasses.replace(ref, scenario=case.name)
-        res, reused = _solve_reusing(ref, ds, options, reuse)
+        res, reused = _solve_reusing(ref, ds, case.solve_options(options), reuse)
         outcomes: dict[str, Any] = {}
         if res.objective_usd is not None:
             outcomes = dict(plan_outcomes(res, ds))

@@ -71,7 +71,11 @@ class BatchRecorder:
             "kind": case.kind,
             "base": case.base,
             "params": dict(case.params),
-            "options": self.solve_doc,
+            "options": (
+                self.solve_doc
+                if case.objective is None
+                else {**self.solve_doc, "objective": case.objective}
+            ),
             "finished_utc": iso_now(),
             "retried": retried,
         }

@@ -23,6 +23,8 @@ A sweep file (YAML) names a dataset and lists the cases to solve::
           override: {op: scale, table: demand, column: demand_h100e,
                      where: {customer: openai}}
           levels: [0.5, 1.0]
+        - name: objective           # no override: switches the objective mode
+          levels: [cost, margin]
     monte_carlo:                    # seeded random draws of override levels
       base: neutral
       samples: 50
@@ -36,7 +38,9 @@ A sweep file (YAML) names a dataset and lists the cases to solve::
 A level fills the override's ``factor`` (``op: scale``), ``periods`` (``op: shift``,
 rounded to a whole quarter) or ``value`` (``op: set``). An axis or parameter may give
 ``overrides: [...]`` (a list, every one filled with the same level) instead of one
-``override``.
+``override``. A grid axis named ``objective`` with no override switches the objective
+mode of its cases (levels ``cost`` and ``margin``), and a composed scenario may set
+``objective: margin`` (or ``cost``); other cases solve in the batch's ``--objective``.
 
 Distributions (``scipy.stats`` frozen distributions sampled with one
 ``numpy.random.Generator`` seeded by ``seed``; the same seed gives the same draws):
@@ -144,8 +148,15 @@ class _Templated(_Frozen):
     override: dict[str, Any] | None = None
     overrides: tuple[dict[str, Any], ...] | None = None
 
+    @property
+    def switches_objective(self) -> bool:
+        """True for a grid axis named ``objective`` without overrides (levels cost, margin)."""
+        return False
+
     @model_validator(mode="after")
     def _one_template(self) -> _Templated:
+        if self.switches_objective:
+            return self
         if (self.override is None) == (self.overrides is None):
             raise ValueError("give exactly one of 'override' (a mapping) or 'overrides' (a list)")
         fields = list(Override.model_fields)
@@ -182,8 +193,16 @@ class _Templated(_Frozen):
         return tuple(fill_level(t, level) for t in self.templates)
 
 
+#: Objective modes a sweep case may ask for (an ``objective`` axis level or scenario field).
+OBJECTIVES = ("cost", "margin")
+
+
 class Axis(_Templated):
-    """One grid axis: override template(s) and the levels to try."""
+    """One grid axis: override template(s) and the levels to try.
+
+    An axis named ``objective`` with no override switches the objective mode instead:
+    its levels are ``cost`` and ``margin``.
+    """
 
     levels: tuple[float | str, ...] = Field(min_length=1)
 
@@ -200,8 +219,25 @@ class Axis(_Templated):
                 out.append(str(x))
         return tuple(out)
 
+    @property
+    def switches_objective(self) -> bool:
+        """True for an axis named ``objective`` without overrides (levels cost, margin)."""
+        return self.name == "objective" and self.override is None and self.overrides is None
+
+    def fill(self, level: float | str) -> tuple[Override, ...]:
+        """Return the overrides of this axis at ``level`` (none for the objective axis)."""
+        return () if self.switches_objective else super().fill(level)
+
     @model_validator(mode="after")
     def _levels_valid(self) -> Axis:
+        if self.switches_objective:
+            for i, lv in enumerate(self.levels):
+                if lv not in OBJECTIVES:
+                    raise PathError(
+                        ("levels", i),
+                        f"objective level must be cost or margin, got {format_level(lv)!r}",
+                    )
+            return self
         for i, lv in enumerate(self.levels):
             try:
                 self.fill(lv)
@@ -332,6 +368,8 @@ class ComposedScenario(_Frozen):
     base: str | None = None
     description: str = ""
     overrides: tuple[Override, ...] = ()
+    #: Objective mode of this case (None: the batch's ``--objective``).
+    objective: Literal["cost", "margin"] | None = None
 
 
 class SweepSpec(_Frozen):

@@ -6,6 +6,7 @@ _<axis>-<level>`` and ``mc_<nnn>``.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import itertools
 import json
@@ -38,6 +39,8 @@ class SweepCase:
         Applied after ``base``.
     params : dict
         Axis or parameter name -> level (grid and Monte Carlo cases).
+    objective : {"cost", "margin"} or None
+        Objective mode the case solves in (None: the batch's).
     """
 
     name: str
@@ -45,6 +48,13 @@ class SweepCase:
     base: str | None = None
     overrides: tuple[Override, ...] = ()
     params: Mapping[str, float | str] = field(default_factory=dict)
+    objective: str | None = None
+
+    def solve_options(self, options: Any) -> Any:
+        """Return ``options`` (SolveOptions) with the case's objective mode, when it has one."""
+        if self.objective is None or getattr(options, "objective", None) == self.objective:
+            return options
+        return dataclasses.replace(options, objective=self.objective)
 
     def key(self, base_hash: str, solve: Mapping[str, Any] | None = None) -> str:
         """Return the case's identity: sha256 of name, data, base, overrides, solve options.
@@ -73,6 +83,8 @@ class SweepCase:
         }
         if solve is not None:
             doc["solve"] = dict(solve)
+            if self.objective is not None:  # the case's own objective mode
+                doc["solve"]["objective"] = self.objective
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -122,7 +134,13 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
         else:
             check(s.base, "scenarios", i, "base")
             cases.append(
-                SweepCase(name=s.name, kind="scenario", base=s.base, overrides=s.overrides)
+                SweepCase(
+                    name=s.name,
+                    kind="scenario",
+                    base=s.base,
+                    overrides=s.overrides,
+                    objective=s.objective,
+                )
             )
     if spec.grid is not None:
         check(spec.grid.base, "grid", "base")
@@ -152,8 +170,16 @@ def _grid_cases(g: GridSpec) -> list[SweepCase]:
             f"{a.name}-{format_level(lv)}" for a, lv in zip(g.axes, combo, strict=True)
         )
         params: dict[str, float | str] = {a.name: lv for a, lv in zip(g.axes, combo, strict=True)}
+        goal = [str(lv) for a, lv in zip(g.axes, combo, strict=True) if a.switches_objective]
         cases.append(
-            SweepCase(name=name, kind="grid", base=g.base, overrides=tuple(ovs), params=params)
+            SweepCase(
+                name=name,
+                kind="grid",
+                base=g.base,
+                overrides=tuple(ovs),
+                params=params,
+                objective=goal[0] if goal else None,
+            )
         )
     return cases
 
@@ -200,8 +226,6 @@ def cases_dataset(base: Any, case: SweepCase) -> Any:
     ------
     capacity.scenarios.UnknownScenarioError, capacity.validation.DataValidationError
     """
-    import dataclasses
-
     from capacity.scenarios import apply_overrides, apply_scenario
 
     ds = apply_scenario(base, case.base)

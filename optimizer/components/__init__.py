@@ -44,6 +44,8 @@ Modules
 ``contract_inputs``  contract terms per period, the escalated contract price.
 ``contracts``     take-or-pay, reservations, service tiers (component).
 ``contract_tables``  the contracts table.
+``migration_inputs``  the migration derate schedule of a customer on a new chip family.
+``migration``     migration to a new chip family: porting cost and derate (component).
 ``unit_economics`` delivered cost per H100e-hour by chip generation and workload.
 ``net_revenue``   revenue, cost and margin per chip generation, site and period.
 ``region``        the region balance and the split of a compact plan to sites.
@@ -91,6 +93,7 @@ from optimizer.components import (
     demand_tables,
     fleet,
     fleet_tables,
+    migration,
     placement,
     placement_tables,
     power_bridge,
@@ -137,6 +140,7 @@ COMPONENTS: tuple[Component, ...] = (
     replace(placement.COMPONENT, tables=placement_tables.TABLES),
     replace(power_check.COMPONENT, tables=power_tables.TABLES),
     replace(contracts.COMPONENT, tables=contract_tables.TABLES),
+    migration.COMPONENT,
     power_bridge.COMPONENT,
     power_orders.COMPONENT,
     power_speed.COMPONENT,

@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import ResultTable
+from optimizer.components.migration_inputs import plan_factor
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CHIP, CUSTOMER, F64, PERIOD, SITE, WORKLOAD, col
 from optimizer.lp.frames import frame as object_frame
@@ -58,7 +59,7 @@ def _assignment(ctx: PlanContext) -> pd.DataFrame:
     """Build assignment: non-zero assignments with H100e (after derate) and nameplate IT MW.
 
     The derate is the eligibility row's of the (customer, chip) (a left merge on
-    unique keys, by index arrays).
+    unique keys, by index arrays), times a margin plan's migration schedule.
     """
     chips = ctx.chips
     a = ctx.frames["assign"]
@@ -71,6 +72,8 @@ def _assignment(ctx: PlanContext) -> pd.DataFrame:
         [el["customer"].to_numpy(), el["chip"].to_numpy()],
         el["derate"].to_numpy(dtype=float),
     )
+    probe = {k: np.asarray(out[k], dtype=object) for k in ("customer", "chip", "period")}
+    derate = derate * plan_factor(ctx.dataset, ctx.frames, object_frame(probe))
     count = a["value"].to_numpy(dtype=float)[nz]
     c = positions(chips.index, np.asarray(out["chip"], dtype=object))
     training = take(chips["training_h100e"].to_numpy(dtype=float), c)

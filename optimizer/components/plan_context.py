@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.capacity_online import site_capacity_table
+from optimizer.components.migration_inputs import plan_factor
 from optimizer.components.quantities import ChipSiteWork, fleet_values, site_energy
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import rows_at, take
@@ -202,17 +203,24 @@ class PlanContext:
 
     @cached_property
     def assigned(self) -> pd.DataFrame:
-        """Non-zero assignments with the eligibility row (``derate``, ``regions``) merged."""
+        """Non-zero assignments with the eligibility row (``derate``, ``regions``) merged.
+
+        ``derate`` is the eligibility derate times the migration schedule of a margin
+        plan (:func:`optimizer.components.migration_inputs.plan_factor`).
+        """
         asg = self.frames["assign"]
         el = self.dataset.table("eligibility")
         a = asg[asg["value"].abs().to_numpy() > self.tolerance].reset_index(drop=True)
         keys = ["customer", "chip"]
         if any(c in a and c not in keys for c in el.columns):  # the merge names both
-            return a.merge(el, on=keys, how="left")
-        # the eligibility row of each (customer, chip): a left merge on unique keys
-        at = rows_at([a[k] for k in keys], [el[k] for k in keys])
-        extra = {c: take(el[c].to_numpy(), at) for c in el.columns if c not in keys}
-        return a.assign(**extra)
+            out = a.merge(el, on=keys, how="left")
+        else:
+            # the eligibility row of each (customer, chip): a left merge on unique keys
+            at = rows_at([a[k] for k in keys], [el[k] for k in keys])
+            out = a.assign(**{c: take(el[c].to_numpy(), at) for c in el.columns if c not in keys})
+        # a margin plan's migration schedule scales the derate (1 elsewhere)
+        factor = plan_factor(self.dataset, self.frames, out)
+        return out.assign(derate=out["derate"].to_numpy(dtype=float) * factor)
 
 
 def site_period_keys(frame: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:

@@ -46,6 +46,7 @@ DIMENSIONS: tuple[Dimension, ...] = (
     Dimension("o", "source", "power source (grid, upgrade:, onsite:, ppa:)"),
     Dimension("e", "region", "site region (sites.region)"),
     Dimension("q", "pool", "region pool (regions a group of customers shares)"),
+    Dimension("f", "family", "chip family (chips.family)"),
 )
 
 #: Code columns a constraint row may carry (-1 when not applicable).

@@ -17,6 +17,7 @@ import pandas as pd
 from optimizer.components import REGISTRY
 from optimizer.components.demand import operating_keys
 from optimizer.components.hosting import hosted_pairs
+from optimizer.components.migration_inputs import coded_factor
 from optimizer.components.pool import pool_keys
 from optimizer.components.region import compact_keys
 from optimizer.components.registry import active
@@ -226,6 +227,10 @@ def add_columns(
             if family.builds_columns:
                 family.define(builder, columns)
         operating = operating_keys(columns)
+        if builder.objective == "margin":  # the migration schedule scales the derate
+            a = operating["assign"]
+            factor = coded_factor(scenario, *(a[x].to_numpy() for x in "kct"))
+            operating["assign"] = a.assign(derate=a["derate"].to_numpy() * factor)
         split = compact_keys(operating["assign"], scenario.site_regions) if compact else None
         if split is not None:
             columns.compact = True

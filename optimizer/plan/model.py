@@ -140,6 +140,8 @@ LP_UNREAD_COLUMNS: frozenset[tuple[str, str]] = frozenset(
     | {(t, c.name) for t in LP_UNREAD_TABLES for c in SPECS[t].columns}
     # contract terms shape the margin objective only (the cost mode builds no contract rows)
     | {("contract_terms", c.name) for c in SPECS["contract_terms"].columns}
+    # so does migration (the cost mode keeps the eligibility derate)
+    | {("migration", c.name) for c in SPECS["migration"].columns}
 )
 
 #: Columns of :data:`LP_UNREAD_COLUMNS` a margin-mode build reads (the revenue term): a
@@ -150,6 +152,7 @@ MARGIN_READ_COLUMNS: frozenset[tuple[str, str]] = frozenset(
         ("customers", "price_inference_usd_per_h100e_period"),
     }
     | {("contract_terms", c.name) for c in SPECS["contract_terms"].columns}
+    | {("migration", c.name) for c in SPECS["migration"].columns}
 )
 
 #: Objective terms of the active components (the ``term`` of the cost breakdown).

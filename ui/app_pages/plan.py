@@ -250,6 +250,18 @@ if contracts is not None and len(contracts):
             )
         show_table(contracts, key="plan_contracts")
 
+moves = tables.get("migration")
+if moves is not None and len(moves):
+    with st.expander("Migration to a new chip family per customer and quarter"):
+        paid = float(moves["migration_cost_usd"].sum())
+        st.caption(
+            f"Porting cost {fmt_usd(paid, 3)} (discounted): the customer's peak demand x "
+            "the largest share the family holds for it, paid as the share grows; "
+            "derate_factor is the performance the customer gets on the family that "
+            "quarter (1 once recovered)."
+        )
+        show_table(moves, key="plan_migration")
+
 periods = list(ds.periods)
 no_duals = missing_duals(res)
 for row in charts.PLAN_CHARTS:

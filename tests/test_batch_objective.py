@@ -1,0 +1,74 @@
+"""A sweep may switch the objective mode per case: an ``objective`` grid axis or scenario field.
+
+tests/data/lp_two (two quarters, one customer): the cost objective's plan costs its
+chips and energy; the margin objective's objective is that cost minus the revenue.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from capacity.dataset import load_dataset
+from optimizer import SolveOptions, solve
+from optimizer.analysis.batch import run_batch
+from optimizer.analysis.batch_folder import read_batch_manifest
+from optimizer.analysis.sweep_cases import expand_sweep
+from optimizer.analysis.sweep_errors import SweepSpecError
+from optimizer.analysis.sweep_read import load_sweep
+from tests.lp_helpers import LP_DATA
+
+AXIS_SWEEP = f"""
+data: {LP_DATA / "lp_two"}
+grid:
+  axes:
+    - name: objective
+      levels: [cost, margin]
+"""
+
+
+def test_an_objective_axis_solves_each_case_in_its_mode(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(AXIS_SWEEP)
+    out = tmp_path / "out"
+    r = run_batch(sweep, out, workers=1, progress=False)
+    assert (r.n_done, r.n_failed) == (2, 0)
+    ds = load_dataset(LP_DATA / "lp_two")
+    man = read_batch_manifest(out)["scenarios"]
+    for mode in ("cost", "margin"):
+        direct = solve(ds, SolveOptions(objective=mode))
+        e = man[f"grid_objective-{mode}"]
+        assert e["objective_usd"] == pytest.approx(direct.objective_usd, rel=1e-9)
+        assert e["options"]["objective"] == mode
+    # by hand: margin 3.53M (revenue 4.8M - cost 1.27M), so the margin objective is -3.53M
+    assert man["grid_objective-margin"]["objective_usd"] == pytest.approx(-3.53e6, rel=1e-6)
+    assert man["grid_objective-cost"]["objective_usd"] > 0
+    # a re-run finds both cases done under their own modes
+    again = run_batch(sweep, out, workers=1, progress=False)
+    assert (again.n_skipped, again.n_done) == (2, 0)
+
+
+def test_a_composed_scenario_may_name_its_objective(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"data: {LP_DATA / 'lp_two'}\n"
+        "scenarios:\n  - {name: plain}\n  - {name: earn, objective: margin}\n"
+    )
+    cases = {c.name: c for c in expand_sweep(load_sweep(sweep))}
+    assert (cases["plain"].objective, cases["earn"].objective) == (None, "margin")
+    opts = SolveOptions()
+    assert cases["earn"].solve_options(opts).objective == "margin"
+    assert cases["plain"].solve_options(opts) is opts
+    # the mode is part of the case's identity
+    assert cases["earn"].key("h", {"objective": "cost"}) != (
+        cases["plain"].key("h", {"objective": "cost"})
+    )
+
+
+def test_an_objective_axis_level_must_be_cost_or_margin(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(AXIS_SWEEP.replace("[cost, margin]", "[cost, profit]"))
+    with pytest.raises(SweepSpecError) as err:
+        load_sweep(sweep)
+    assert "objective level must be cost or margin, got 'profit'" in str(err.value)
