@@ -116,7 +116,9 @@ def define_equipment_order_book(builder: ModelBuilder, columns: ScenarioColumns)
     builder.add_terms(m["row"], m["col"], m["per_mw"].to_numpy())
 
 
-def order_book_use(ds: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def order_book_use(
+    ds: Any, frames: dict[str, pd.DataFrame], data: tuple[pd.DataFrame, pd.DataFrame] | None = None
+) -> pd.DataFrame:
     """Order-book units drawn per (resource, period), recomputed from the decisions.
 
     Parameters
@@ -125,6 +127,9 @@ def order_book_use(ds: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     frames : dict of DataFrame
         Decision frames ``onsite_build``, ``grid_upgrade`` and ``flexible_upgrade``
         (``site, source, period, value``; MW decided in the period).
+    data : (DataFrame, DataFrame), optional
+        ``(_lead_table(ds), _bom(ds))`` when the caller already has them (they read
+        the dataset only).
 
     Returns
     -------
@@ -133,6 +138,33 @@ def order_book_use(ds: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """
     periods = list(ds.periods)
     pos = {p: i for i, p in enumerate(periods)}
+    lead, bom = (_lead_table(ds), _bom(ds)) if data is None else data
+    decided = []
+    for kind in ("onsite_build", "grid_upgrade", "flexible_upgrade"):
+        f = frames.get(kind)
+        if f is not None and len(f):
+            decided.append(f.assign(kind=kind))
+    empty = pd.DataFrame(
+        {
+            "resource": pd.Series([], dtype=object),
+            "period": pd.Series([], dtype=object),
+            "used": pd.Series([], dtype=float),
+        }
+    )
+    if not decided:
+        return empty
+    d = pd.concat(decided, ignore_index=True).merge(lead, on=["kind", "site", "source"])
+    t_on = d["period"].map(pos).to_numpy(dtype=np.int64) + d["lead"].to_numpy(dtype=np.int64)
+    d = d.assign(t_on=t_on)
+    d = d[d["t_on"] < len(periods)].merge(bom, on="source")
+    if d.empty:
+        return empty
+    d = d.assign(period=[periods[t] for t in d["t_on"]], used=d["value"] * d["per_mw"])
+    return d.groupby(["resource", "period"], as_index=False)["used"].sum()
+
+
+def _lead_table(ds: Any) -> pd.DataFrame:
+    """Lead time of every power decision: ``kind, site, source, lead`` (periods)."""
     leads = []
     g = ds.table("onsite_generation")
     leads.append(
@@ -167,29 +199,41 @@ def order_book_use(ds: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
             }
         )
     )
-    lead = pd.concat(leads, ignore_index=True)
-    decided = []
-    for kind in ("onsite_build", "grid_upgrade", "flexible_upgrade"):
-        f = frames.get(kind)
-        if f is not None and len(f):
-            decided.append(f.assign(kind=kind))
-    empty = pd.DataFrame(
-        {
-            "resource": pd.Series([], dtype=object),
-            "period": pd.Series([], dtype=object),
-            "used": pd.Series([], dtype=float),
-        }
-    )
-    if not decided:
-        return empty
-    d = pd.concat(decided, ignore_index=True).merge(lead, on=["kind", "site", "source"])
-    t_on = d["period"].map(pos).to_numpy(dtype=np.int64) + d["lead"].to_numpy(dtype=np.int64)
-    d = d.assign(t_on=t_on)
-    d = d[d["t_on"] < len(periods)].merge(_bom(ds), on="source")
-    if d.empty:
-        return empty
-    d = d.assign(period=[periods[t] for t in d["t_on"]], used=d["value"] * d["per_mw"])
-    return d.groupby(["resource", "period"], as_index=False)["used"].sum()
+    return pd.concat(leads, ignore_index=True)
+
+
+#: Dataset tables :func:`_lead_table` and :func:`_bom` read.
+_ORDER_DATA = (
+    "onsite_generation",
+    "grid_upgrades",
+    "flexible_interconnection",
+    "power_bill_of_materials",
+)
+
+
+def context_order_book_use(ctx: PlanContext) -> pd.DataFrame:
+    """:func:`order_book_use` of a plan context, made once per context.
+
+    The lead and bill-of-materials tables read the dataset only: they are kept per model
+    structure while their dataset tables are the same objects (:meth:`PlanContext.reuse`).
+    """
+
+    def use() -> pd.DataFrame:
+        ds = ctx.dataset
+        tables = tuple(_table_or_none(ds, n) for n in _ORDER_DATA)
+        data = ctx.reuse(("order_book_data",), tables, lambda: (_lead_table(ds), _bom(ds)))
+        return order_book_use(ds, ctx.frames, data)
+
+    made: pd.DataFrame = ctx.once("order_book_use", use)
+    return made
+
+
+def _table_or_none(ds: Any, name: str) -> pd.DataFrame | None:
+    """``ds.table(name)``, None when the dataset has no such table."""
+    try:
+        return ds.table(name)
+    except KeyError:
+        return None
 
 
 def _capacity(ds: Any) -> pd.DataFrame:
@@ -201,7 +245,7 @@ def _capacity(ds: Any) -> pd.DataFrame:
 
 def check_equipment_order_book(inputs: PlanContext) -> pd.DataFrame:
     """Units drawn per order book and period (decided MW x per_mw at online) <= capacity."""
-    used = order_book_use(inputs.dataset, inputs.frames)
+    used = context_order_book_use(inputs)
     m = used.merge(_capacity(inputs.dataset), on=["resource", "period"], how="left")
     m = m.fillna({"capacity": 0.0})
     return violations(
@@ -217,7 +261,7 @@ def check_equipment_order_book(inputs: PlanContext) -> pd.DataFrame:
 def _equipment_orders(ctx: PlanContext) -> pd.DataFrame:
     """Build equipment_orders: units drawn, capacity, utilisation and shadow price."""
     cap = _capacity(ctx.dataset).reset_index(drop=True)
-    used = order_book_use(ctx.dataset, ctx.frames)
+    used = context_order_book_use(ctx)
     m = cap.merge(used, on=["resource", "period"], how="left").fillna({"used": 0.0})
     c = m["capacity"].to_numpy(dtype=float)
     m["utilisation"] = np.where(c > 0, m["used"].to_numpy() / np.where(c > 0, c, 1.0), np.nan)
