@@ -29,6 +29,7 @@ from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.components.table_columns import DUAL, F64, PERIOD, STR, col
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.grouping import value_at
 from optimizer.lp.violations import violations
 
 __all__ = ["COMPONENT", "order_book_use"]
@@ -246,7 +247,7 @@ def _capacity(ds: Any) -> pd.DataFrame:
 def check_equipment_order_book(inputs: PlanContext) -> pd.DataFrame:
     """Units drawn per order book and period (decided MW x per_mw at online) <= capacity."""
     used = context_order_book_use(inputs)
-    m = used.merge(_capacity(inputs.dataset), on=["resource", "period"], how="left")
+    m = used.merge(_books(inputs), on=["resource", "period"], how="left")
     m = m.fillna({"capacity": 0.0})
     return violations(
         "equipment_order_book",
@@ -258,17 +259,49 @@ def check_equipment_order_book(inputs: PlanContext) -> pd.DataFrame:
     )
 
 
+def _books(ctx: PlanContext) -> pd.DataFrame:
+    """:func:`_capacity` of the context's dataset, kept while its order books are unchanged."""
+    books = ctx.dataset.table("equipment_order_books")
+    made: pd.DataFrame = ctx.reuse(("order_books",), (books,), lambda: _capacity(ctx.dataset))
+    return made
+
+
+def _sorted_books(ctx: PlanContext) -> pd.DataFrame:
+    """Return the order books by resource, then period in horizon order (kept while unchanged)."""
+
+    def make() -> pd.DataFrame:
+        cap = _capacity(ctx.dataset).reset_index(drop=True)
+        pos = {p: i for i, p in enumerate(ctx.periods)}
+        cap = cap.assign(_t=cap["period"].map(pos)).sort_values(["resource", "_t"])
+        return cap.drop(columns="_t").reset_index(drop=True)
+
+    books = ctx.dataset.table("equipment_order_books")
+    made: pd.DataFrame = ctx.reuse(("sorted_order_books", tuple(ctx.periods)), (books,), make)
+    return made
+
+
 def _equipment_orders(ctx: PlanContext) -> pd.DataFrame:
-    """Build equipment_orders: units drawn, capacity, utilisation and shadow price."""
-    cap = _capacity(ctx.dataset).reset_index(drop=True)
+    """Build equipment_orders: units drawn, capacity, utilisation and shadow price.
+
+    One row per order book and period (resource, then period in horizon order); the
+    books' rows and order read the dataset only and are kept while it is unchanged.
+    """
+    m = _sorted_books(ctx)
     used = context_order_book_use(ctx)
-    m = cap.merge(used, on=["resource", "period"], how="left").fillna({"used": 0.0})
+    got = np.zeros(len(m))
+    if len(used) and len(m):
+        at = value_at(
+            [m["resource"], m["period"]],
+            [used["resource"], used["period"]],
+            used["used"].to_numpy(dtype=float),
+        )
+        got = np.where(np.isnan(at), 0.0, at)
     c = m["capacity"].to_numpy(dtype=float)
-    m["utilisation"] = np.where(c > 0, m["used"].to_numpy() / np.where(c > 0, c, 1.0), np.nan)
-    pos = {p: i for i, p in enumerate(ctx.periods)}
-    m = m.assign(_t=m["period"].map(pos)).sort_values(["resource", "_t"]).drop(columns="_t")
-    m = m[["resource", "period", "unit", "used", "capacity", "utilisation"]]
-    return ctx.with_duals(m.reset_index(drop=True), "equipment_orders")
+    out = {k: m[k].to_numpy() for k in ("resource", "period", "unit")}
+    out["used"] = got
+    out["capacity"] = c
+    out["utilisation"] = np.where(c > 0, got / np.where(c > 0, c, 1.0), np.nan)
+    return ctx.with_duals(pd.DataFrame(out), "equipment_orders")
 
 
 EQUIPMENT_ORDERS = ResultTable(
