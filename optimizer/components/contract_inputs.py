@@ -57,8 +57,20 @@ def _terms(dataset: Any) -> pd.DataFrame:
         return pd.DataFrame()
 
 
+#: The last expansions of :func:`contract_periods`: (contract_terms, customers, periods)
+#: -> frame. The tables are held, so an identity match is the same data (a sweep's
+#: cases share the tables they do not change).
+_EXPANDED: list[tuple[tuple[Any, Any, tuple[str, ...]], pd.DataFrame]] = []
+_EXPANDED_MAX = 4
+
+
 def contract_periods(dataset: Any) -> pd.DataFrame:
     """Expand each contract row over the horizon periods of its window.
+
+    The expansion reads ``contract_terms``, ``customers`` and the periods only; it is
+    kept for the last few such inputs (compared by identity, the tables held) and each
+    call returns its own shallow copy, so the cases of a sweep that change other tables
+    expand the contracts once.
 
     Parameters
     ----------
@@ -73,13 +85,24 @@ def contract_periods(dataset: Any) -> pd.DataFrame:
         period``, ``t`` (period position), ``price_usd_per_h100e_period`` (escalated,
         USD per H100e-quarter) and the :data:`TERM_COLUMNS`.
     """
-    terms = _terms(dataset)
-    periods = list(dataset.periods)
+    terms, customers = _terms(dataset), dataset.table("customers")
+    key = (terms, customers, tuple(dataset.periods))
+    for k, made in _EXPANDED:
+        if k[0] is key[0] and k[1] is key[1] and k[2] == key[2]:
+            return made.copy(deep=False)
+    made = _expand(terms, customers, list(key[2]))
+    _EXPANDED.insert(0, (key, made))
+    del _EXPANDED[_EXPANDED_MAX:]
+    return made.copy(deep=False)
+
+
+def _expand(terms: pd.DataFrame, customers: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
+    """Compute :func:`contract_periods` from its three inputs."""
     empty = pd.DataFrame({c: pd.Series([], dtype=object) for c in _COLUMNS + list(TERM_COLUMNS)})
     if not len(terms) or not periods:
         return empty
     p0, T = period_index(periods[0]), len(periods)
-    customers = dataset.table("customers").set_index("customer")
+    customers = customers.set_index("customer")
     rows = []
     for j, r in enumerate(terms.itertuples(index=False)):
         start = period_index(str(r.from_period))

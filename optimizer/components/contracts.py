@@ -241,8 +241,15 @@ def contract_quantities(inputs: PlanContext) -> pd.DataFrame:
     all region groups); ``unmet_h100e`` summed over region groups; the shortfall
     columns read the plan's ``*_short`` values (0 where none) and ``*_short_built``
     says whether the family has a row there (the checker checks only those: the cost
-    objective builds none).
+    objective builds none). Made once per plan context (the contracts table and the
+    three contract checks read it); each caller gets its own shallow copy.
     """
+    made = inputs.once("contract_quantities", lambda: _contract_quantities(inputs))
+    return made.copy(deep=False)
+
+
+def _contract_quantities(inputs: PlanContext) -> pd.DataFrame:
+    """Compute :func:`contract_quantities`."""
     cp = contract_periods(inputs.dataset)
     keys = ["customer", "workload", "period"]
     target = [cp[k].to_numpy() for k in keys]

@@ -32,6 +32,7 @@ from optimizer.components.component import ResultTable, TableColumn
 from optimizer.components.contract_inputs import period_prices
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CHIP, F64, PERIOD, SITE, col
+from optimizer.lp.grouping import Groups, group_sum, positions, sums_at, take
 
 __all__ = ["NET_REVENUE", "net_revenue"]
 
@@ -39,34 +40,50 @@ _KEYS = ["chip", "site", "period"]
 
 
 def _billed_share(ctx: PlanContext, a: pd.DataFrame) -> np.ndarray:
-    """Return billed / served H100e of each assignment row's (customer, workload, period), <= 1."""
+    """Return billed / served H100e of each assignment row's (customer, workload, period), <= 1.
+
+    Sums on integer codes (:mod:`optimizer.lp.grouping`), equal to pandas' sorted
+    ``groupby`` sums bit for bit; 0 where the key serves nothing.
+    """
     keys = ["customer", "workload", "period"]
-    billed = ctx.table("customer_revenue").groupby(keys)["billed_h100e"].sum()
-    served = a.groupby(keys)["h100e"].sum()
-    share = (billed.reindex(served.index).fillna(0.0) / served.where(served > 0)).clip(upper=1.0)
-    at = pd.MultiIndex.from_frame(a[keys])
-    return share.reindex(at).fillna(0.0).to_numpy(dtype=float)
+    cr = ctx.table("customer_revenue")
+    g = Groups([a[k] for k in keys])
+    served = g.sum(a["h100e"].to_numpy(dtype=float))[g.ids]
+    billed = sums_at([a[k] for k in keys], [cr[k] for k in keys], cr["billed_h100e"])
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.minimum(billed / np.where(served > 0, served, np.nan), 1.0)
+    return np.where(np.isnan(share), 0.0, share)
 
 
-def _chip_mwh(ctx: PlanContext, a: pd.DataFrame, fleet: pd.DataFrame) -> pd.Series:
-    """Return IT MWh per (chip, site, period): busy at the power factor, idle at idle."""
-    hours = ctx.dataset.table("periods").set_index("period")["hours"]
-    pf = ctx.dataset.table("workloads").set_index("workload")["power_factor"]
-    busy = a["it_mw"] * pf.reindex(a["workload"]).to_numpy(dtype=float)
-    busy = busy * hours.reindex(a["period"]).to_numpy(dtype=float)
+def _by_key(frame: pd.DataFrame, column: str, keys: np.ndarray) -> np.ndarray:
+    """``frame.set_index(index)[column]`` at each of ``keys`` (NaN where absent)."""
+    return take(frame[column].to_numpy(dtype=float), positions(frame.index, keys))
+
+
+def _row_arrays(ctx: PlanContext, a: pd.DataFrame, fleet: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per assignment row and per fleet row: served, billed, revenue, busy and idle MWh."""
+    periods = ctx.dataset.table("periods").set_index("period")
+    pf = ctx.dataset.table("workloads").set_index("workload")
     chips = ctx.chips
+    price = period_prices(ctx.dataset, a["customer"], a["workload"], a["period"])
+    served = a["h100e"].to_numpy(dtype=float)
+    billed = served * _billed_share(ctx, a)
+    hours_a = _by_key(periods, "hours", a["period"].to_numpy())
+    busy = a["it_mw"].to_numpy(dtype=float) * _by_key(pf, "power_factor", a["workload"].to_numpy())
+    f_chip = fleet["chip"].to_numpy()
     idle_mw = (
         fleet["idle_chips"].to_numpy(dtype=float)
-        * chips["it_kw_per_chip"].reindex(fleet["chip"]).to_numpy(dtype=float)
+        * _by_key(chips, "it_kw_per_chip", f_chip)
         / 1e3
-        * chips["idle_power_factor"].reindex(fleet["chip"]).to_numpy(dtype=float)
+        * _by_key(chips, "idle_power_factor", f_chip)
     )
-    idle = pd.Series(idle_mw * hours.reindex(fleet["period"]).to_numpy(dtype=float))
-    parts = [
-        pd.DataFrame({**{k: a[k].to_numpy() for k in _KEYS}, "mwh": busy.to_numpy()}),
-        pd.DataFrame({**{k: fleet[k].to_numpy() for k in _KEYS}, "mwh": idle.to_numpy()}),
-    ]
-    return pd.concat(parts, ignore_index=True).groupby(_KEYS)["mwh"].sum()
+    return {
+        "served": served,
+        "billed": billed,
+        "revenue": billed * price * _by_key(periods, "discount_factor", a["period"].to_numpy()),
+        "busy_mwh": busy * hours_a,
+        "idle_mwh": idle_mw * _by_key(periods, "hours", fleet["period"].to_numpy()),
+    }
 
 
 def net_revenue(ctx: PlanContext) -> pd.DataFrame:
@@ -82,44 +99,48 @@ def net_revenue(ctx: PlanContext) -> pd.DataFrame:
     DataFrame
         ``chip, site, period, fleet_chips, served_h100e, billed_h100e, revenue_usd,
         chip_capex_usd, energy_usd, cost_usd, margin_usd`` (USD discounted), one row per
-        chip, site and period with chips in service or at work.
+        chip, site and period with chips in service or at work, sorted by the keys.
+        Sums are Kahan sums in row order on integer codes
+        (:mod:`optimizer.lp.grouping`): the values of pandas' sorted ``groupby``.
     """
-    a = ctx.table("assignment")
-    fleet = ctx.table("fleet")
-    disc = ctx.dataset.table("periods").set_index("period")["discount_factor"]
-    price = period_prices(ctx.dataset, a["customer"], a["workload"], a["period"])
-    billed = a["h100e"].to_numpy(dtype=float) * _billed_share(ctx, a)
-    d_a = disc.reindex(a["period"]).to_numpy(dtype=float)
-    work = pd.DataFrame(
-        {
-            **{k: a[k].to_numpy() for k in _KEYS},
-            "served_h100e": a["h100e"].to_numpy(dtype=float),
-            "billed_h100e": billed,
-            "revenue_usd": billed * price * d_a,
-        }
-    )
-    out = work.groupby(_KEYS).sum()
-    fl = fleet.groupby(_KEYS)["fleet_chips"].sum()
-    index = out.index.union(fl[fl > 0].index)
-    out = out.reindex(index).fillna(0.0)
-    out["fleet_chips"] = fl.reindex(index).fillna(0.0)
-    out = out.reset_index()
-    d = disc.reindex(out["period"]).to_numpy(dtype=float)
+    a, fleet = ctx.table("assignment"), ctx.table("fleet")
+    na = len(a)
+    g = Groups([np.concatenate([a[k].to_numpy(), fleet[k].to_numpy()]) for k in _KEYS])
+    ids_a, ids_f = g.ids[:na], g.ids[na:]
+    v = _row_arrays(ctx, a, fleet)
+    fl = group_sum(ids_f, fleet["fleet_chips"].to_numpy(dtype=float), g.n)
+    keep = np.flatnonzero((np.bincount(ids_a, minlength=g.n) > 0) | (fl > 0))
+    out = {k: g.key(i)[keep] for i, k in enumerate(_KEYS)}
+    out["fleet_chips"] = fl[keep]
+    for name, column in (
+        ("served", "served_h100e"),
+        ("billed", "billed_h100e"),
+        ("revenue", "revenue_usd"),
+    ):
+        out[column] = group_sum(ids_a, v[name], g.n)[keep]
+    periods = ctx.dataset.table("periods").set_index("period")
+    d = _by_key(periods, "discount_factor", out["period"])
     chips = ctx.chips
     rent = chips["capex_usd_per_chip"].astype(float) / chips["lifetime_periods"].astype(float)
-    out["chip_capex_usd"] = rent.reindex(out["chip"]).to_numpy(dtype=float) * out["fleet_chips"] * d
-    mwh = _chip_mwh(ctx, a, fleet)
-    at = pd.MultiIndex.from_frame(out[_KEYS])
-    own = mwh.reindex(at).fillna(0.0).to_numpy(dtype=float)
-    site_mwh = mwh.groupby(level=["site", "period"]).sum()
-    sp = pd.MultiIndex.from_frame(out[["site", "period"]])
-    total = site_mwh.reindex(sp).fillna(0.0).to_numpy(dtype=float)
-    cost = ctx.table("energy").groupby(["site", "period"])["energy_cost_usd"].sum()
-    site_cost = cost.reindex(sp).fillna(0.0).to_numpy(dtype=float)
-    out["energy_usd"] = np.where(total > 0, site_cost * own / np.where(total > 0, total, 1), 0) * d
+    out["chip_capex_usd"] = take(rent.to_numpy(), positions(rent.index, out["chip"]))
+    out["chip_capex_usd"] = out["chip_capex_usd"] * out["fleet_chips"] * d
+    # chip MWh per (chip, site, period), busy rows then idle rows; the site's total over chips
+    mwh = group_sum(g.ids, np.concatenate([v["busy_mwh"], v["idle_mwh"]]), g.n)
+    sp = Groups([], coded=[g.coded(1), g.coded(2)])
+    total = sp.sum(mwh)[sp.ids][keep]
+    energy = ctx.table("energy")
+    site_cost = sums_at(
+        [out["site"], out["period"]],
+        [energy["site"], energy["period"]],
+        energy["energy_cost_usd"],
+    )
+    own = mwh[keep]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(total > 0, site_cost * own / np.where(total > 0, total, 1), 0)
+    out["energy_usd"] = share * d
     out["cost_usd"] = out["chip_capex_usd"] + out["energy_usd"]
     out["margin_usd"] = out["revenue_usd"] - out["cost_usd"]
-    return out[[c.name for c in NET_REVENUE.columns]]
+    return pd.DataFrame({c.name: out[c.name] for c in NET_REVENUE.columns})
 
 
 def _usd(name: str, description: str) -> TableColumn:

@@ -29,6 +29,7 @@ from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.components.table_columns import DUAL, F64, PERIOD, STR, col
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.grouping import value_at
 from optimizer.lp.violations import violations
 
 __all__ = ["COMPONENT", "order_book_use"]
@@ -116,7 +117,9 @@ def define_equipment_order_book(builder: ModelBuilder, columns: ScenarioColumns)
     builder.add_terms(m["row"], m["col"], m["per_mw"].to_numpy())
 
 
-def order_book_use(ds: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
+def order_book_use(
+    ds: Any, frames: dict[str, pd.DataFrame], data: tuple[pd.DataFrame, pd.DataFrame] | None = None
+) -> pd.DataFrame:
     """Order-book units drawn per (resource, period), recomputed from the decisions.
 
     Parameters
@@ -125,6 +128,9 @@ def order_book_use(ds: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     frames : dict of DataFrame
         Decision frames ``onsite_build``, ``grid_upgrade`` and ``flexible_upgrade``
         (``site, source, period, value``; MW decided in the period).
+    data : (DataFrame, DataFrame), optional
+        ``(_lead_table(ds), _bom(ds))`` when the caller already has them (they read
+        the dataset only).
 
     Returns
     -------
@@ -133,6 +139,33 @@ def order_book_use(ds: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
     """
     periods = list(ds.periods)
     pos = {p: i for i, p in enumerate(periods)}
+    lead, bom = (_lead_table(ds), _bom(ds)) if data is None else data
+    decided = []
+    for kind in ("onsite_build", "grid_upgrade", "flexible_upgrade"):
+        f = frames.get(kind)
+        if f is not None and len(f):
+            decided.append(f.assign(kind=kind))
+    empty = pd.DataFrame(
+        {
+            "resource": pd.Series([], dtype=object),
+            "period": pd.Series([], dtype=object),
+            "used": pd.Series([], dtype=float),
+        }
+    )
+    if not decided:
+        return empty
+    d = pd.concat(decided, ignore_index=True).merge(lead, on=["kind", "site", "source"])
+    t_on = d["period"].map(pos).to_numpy(dtype=np.int64) + d["lead"].to_numpy(dtype=np.int64)
+    d = d.assign(t_on=t_on)
+    d = d[d["t_on"] < len(periods)].merge(bom, on="source")
+    if d.empty:
+        return empty
+    d = d.assign(period=[periods[t] for t in d["t_on"]], used=d["value"] * d["per_mw"])
+    return d.groupby(["resource", "period"], as_index=False)["used"].sum()
+
+
+def _lead_table(ds: Any) -> pd.DataFrame:
+    """Lead time of every power decision: ``kind, site, source, lead`` (periods)."""
     leads = []
     g = ds.table("onsite_generation")
     leads.append(
@@ -167,29 +200,41 @@ def order_book_use(ds: Any, frames: dict[str, pd.DataFrame]) -> pd.DataFrame:
             }
         )
     )
-    lead = pd.concat(leads, ignore_index=True)
-    decided = []
-    for kind in ("onsite_build", "grid_upgrade", "flexible_upgrade"):
-        f = frames.get(kind)
-        if f is not None and len(f):
-            decided.append(f.assign(kind=kind))
-    empty = pd.DataFrame(
-        {
-            "resource": pd.Series([], dtype=object),
-            "period": pd.Series([], dtype=object),
-            "used": pd.Series([], dtype=float),
-        }
-    )
-    if not decided:
-        return empty
-    d = pd.concat(decided, ignore_index=True).merge(lead, on=["kind", "site", "source"])
-    t_on = d["period"].map(pos).to_numpy(dtype=np.int64) + d["lead"].to_numpy(dtype=np.int64)
-    d = d.assign(t_on=t_on)
-    d = d[d["t_on"] < len(periods)].merge(_bom(ds), on="source")
-    if d.empty:
-        return empty
-    d = d.assign(period=[periods[t] for t in d["t_on"]], used=d["value"] * d["per_mw"])
-    return d.groupby(["resource", "period"], as_index=False)["used"].sum()
+    return pd.concat(leads, ignore_index=True)
+
+
+#: Dataset tables :func:`_lead_table` and :func:`_bom` read.
+_ORDER_DATA = (
+    "onsite_generation",
+    "grid_upgrades",
+    "flexible_interconnection",
+    "power_bill_of_materials",
+)
+
+
+def context_order_book_use(ctx: PlanContext) -> pd.DataFrame:
+    """:func:`order_book_use` of a plan context, made once per context.
+
+    The lead and bill-of-materials tables read the dataset only: they are kept per model
+    structure while their dataset tables are the same objects (:meth:`PlanContext.reuse`).
+    """
+
+    def use() -> pd.DataFrame:
+        ds = ctx.dataset
+        tables = tuple(_table_or_none(ds, n) for n in _ORDER_DATA)
+        data = ctx.reuse(("order_book_data",), tables, lambda: (_lead_table(ds), _bom(ds)))
+        return order_book_use(ds, ctx.frames, data)
+
+    made: pd.DataFrame = ctx.once("order_book_use", use)
+    return made
+
+
+def _table_or_none(ds: Any, name: str) -> pd.DataFrame | None:
+    """``ds.table(name)``, None when the dataset has no such table."""
+    try:
+        return ds.table(name)
+    except KeyError:
+        return None
 
 
 def _capacity(ds: Any) -> pd.DataFrame:
@@ -201,8 +246,8 @@ def _capacity(ds: Any) -> pd.DataFrame:
 
 def check_equipment_order_book(inputs: PlanContext) -> pd.DataFrame:
     """Units drawn per order book and period (decided MW x per_mw at online) <= capacity."""
-    used = order_book_use(inputs.dataset, inputs.frames)
-    m = used.merge(_capacity(inputs.dataset), on=["resource", "period"], how="left")
+    used = context_order_book_use(inputs)
+    m = used.merge(_books(inputs), on=["resource", "period"], how="left")
     m = m.fillna({"capacity": 0.0})
     return violations(
         "equipment_order_book",
@@ -214,17 +259,49 @@ def check_equipment_order_book(inputs: PlanContext) -> pd.DataFrame:
     )
 
 
+def _books(ctx: PlanContext) -> pd.DataFrame:
+    """:func:`_capacity` of the context's dataset, kept while its order books are unchanged."""
+    books = ctx.dataset.table("equipment_order_books")
+    made: pd.DataFrame = ctx.reuse(("order_books",), (books,), lambda: _capacity(ctx.dataset))
+    return made
+
+
+def _sorted_books(ctx: PlanContext) -> pd.DataFrame:
+    """Return the order books by resource, then period in horizon order (kept while unchanged)."""
+
+    def make() -> pd.DataFrame:
+        cap = _capacity(ctx.dataset).reset_index(drop=True)
+        pos = {p: i for i, p in enumerate(ctx.periods)}
+        cap = cap.assign(_t=cap["period"].map(pos)).sort_values(["resource", "_t"])
+        return cap.drop(columns="_t").reset_index(drop=True)
+
+    books = ctx.dataset.table("equipment_order_books")
+    made: pd.DataFrame = ctx.reuse(("sorted_order_books", tuple(ctx.periods)), (books,), make)
+    return made
+
+
 def _equipment_orders(ctx: PlanContext) -> pd.DataFrame:
-    """Build equipment_orders: units drawn, capacity, utilisation and shadow price."""
-    cap = _capacity(ctx.dataset).reset_index(drop=True)
-    used = order_book_use(ctx.dataset, ctx.frames)
-    m = cap.merge(used, on=["resource", "period"], how="left").fillna({"used": 0.0})
+    """Build equipment_orders: units drawn, capacity, utilisation and shadow price.
+
+    One row per order book and period (resource, then period in horizon order); the
+    books' rows and order read the dataset only and are kept while it is unchanged.
+    """
+    m = _sorted_books(ctx)
+    used = context_order_book_use(ctx)
+    got = np.zeros(len(m))
+    if len(used) and len(m):
+        at = value_at(
+            [m["resource"], m["period"]],
+            [used["resource"], used["period"]],
+            used["used"].to_numpy(dtype=float),
+        )
+        got = np.where(np.isnan(at), 0.0, at)
     c = m["capacity"].to_numpy(dtype=float)
-    m["utilisation"] = np.where(c > 0, m["used"].to_numpy() / np.where(c > 0, c, 1.0), np.nan)
-    pos = {p: i for i, p in enumerate(ctx.periods)}
-    m = m.assign(_t=m["period"].map(pos)).sort_values(["resource", "_t"]).drop(columns="_t")
-    m = m[["resource", "period", "unit", "used", "capacity", "utilisation"]]
-    return ctx.with_duals(m.reset_index(drop=True), "equipment_orders")
+    out = {k: m[k].to_numpy() for k in ("resource", "period", "unit")}
+    out["used"] = got
+    out["capacity"] = c
+    out["utilisation"] = np.where(c > 0, got / np.where(c > 0, c, 1.0), np.nan)
+    return ctx.with_duals(pd.DataFrame(out), "equipment_orders")
 
 
 EQUIPMENT_ORDERS = ResultTable(

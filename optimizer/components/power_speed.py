@@ -185,33 +185,48 @@ def campus_note(row: Any) -> str:
     return "; ".join(parts)
 
 
-def _campus_table(ctx: Any) -> pd.DataFrame:
-    """Build speed_to_power: per campus, grid-bound quarters, bridge and flexible MW, a note."""
-    ds = ctx.dataset
-    cols = [c.name for c in CAMPUS.columns]
+def _bridge_options(ds: Any) -> dict[str, str]:
+    """Bridge technologies each site may place, sorted and joined by ", "."""
     g = ds.table("onsite_generation")
     g = g[g["bridge"].astype(str) == "yes"]
     options = g.groupby("site")["technology"].agg(lambda x: ", ".join(sorted(map(str, x))))
+    return {str(k): str(v) for k, v in options.items()}
+
+
+def _campus_table(ctx: Any) -> pd.DataFrame:
+    """Build speed_to_power: per campus, grid-bound quarters, bridge and flexible MW, a note.
+
+    The bridge options read the dataset only: kept while ``onsite_generation`` is the
+    same table (:meth:`PlanContext.reuse`). Per site the rows are picked on numpy arrays.
+    """
+    ds = ctx.dataset
+    cols = [c.name for c in CAMPUS.columns]
+    onsite = ds.table("onsite_generation")
+    options = ctx.reuse(("bridge_options",), (onsite,), lambda: _bridge_options(ds))
     bound = _grid_bound(ctx)
     br, fx = _bridge_table(ctx), _flexible_table(ctx)
-    sites = sorted(set(bound["site"]) | set(br["site"]) | set(fx["site"]))
+    b_site, b_period = bound["site"].to_numpy(dtype=object), bound["period"].to_numpy(dtype=object)
+    r_site, r_mw = br["site"].to_numpy(dtype=object), br["standing_mw"].to_numpy(dtype=float)
+    f_site = fx["site"].to_numpy(dtype=object)
+    f_mw, f_gain, f_curt = (
+        fx[c].to_numpy(dtype=float) for c in ("mw", "quarters_gained", "curtailed_mwh")
+    )
+    sites = sorted(set(b_site) | set(r_site) | set(f_site))
     pos = {p: i for i, p in enumerate(ctx.periods)}
     rows = []
     for site in sites:
-        b = bound[bound["site"] == site]["period"].tolist()
-        f = fx[fx["site"] == site]
+        b = b_period[b_site == site].tolist()
+        at_r, at_f = r_site == site, f_site == site
         rows.append(
             {
                 "site": site,
                 "grid_bound_quarters": float(len(b)),
                 "first_grid_bound_period": min(b, key=pos.__getitem__) if b else "",
-                "bridge_options": str(options.get(site, "")),
-                "bridge_mw": float(br.loc[br["site"] == site, "standing_mw"].max())
-                if (br["site"] == site).any()
-                else 0.0,
-                "flexible_mw": float(f["mw"].sum()),
-                "quarters_gained": float(f["quarters_gained"].max()) if len(f) else 0.0,
-                "curtailed_mwh": float(f["curtailed_mwh"].sum()),
+                "bridge_options": options.get(site, ""),
+                "bridge_mw": float(np.nanmax(r_mw[at_r])) if at_r.any() else 0.0,
+                "flexible_mw": float(np.nansum(f_mw[at_f])),
+                "quarters_gained": float(np.nanmax(f_gain[at_f])) if at_f.any() else 0.0,
+                "curtailed_mwh": float(np.nansum(f_curt[at_f])),
             }
         )
     out = pd.DataFrame(rows, columns=cols[:-1])

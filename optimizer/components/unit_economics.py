@@ -22,12 +22,15 @@ cost, comparable across generations (Trainium2/3 against H100/B200/GB200) on one
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 
 from optimizer.components.component import ResultTable
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import F64, PERIOD, STR, WORKLOAD, col
+from optimizer.lp.grouping import Groups, positions, sums_at, take
 
 __all__ = ["UNIT_ECONOMICS", "unit_economics"]
 
@@ -53,39 +56,41 @@ def unit_economics(ctx: PlanContext) -> pd.DataFrame:
     a = a[a["chips"].to_numpy(dtype=float) > 0]
     if a.empty:
         return pd.DataFrame({c.name: pd.Series([], dtype=object) for c in UNIT_ECONOMICS.columns})
-    hours = ctx.dataset.table("periods").set_index("period")["hours"]
-    h = hours.reindex(a["period"]).to_numpy(dtype=float)
+    periods = ctx.dataset.table("periods").set_index("period")
     pf = ctx.dataset.table("workloads").set_index("workload")["power_factor"]
-    it_mwh = a["it_mw"].to_numpy(dtype=float) * pf.reindex(a["workload"]).to_numpy(dtype=float) * h
-    en = ctx.table("energy").groupby(["site", "period"])[["energy_cost_usd", "it_mwh"]].sum()
-    rate = (en["energy_cost_usd"] / en["it_mwh"].where(en["it_mwh"] > 0)).fillna(0.0)
-    at = pd.MultiIndex.from_arrays([a["site"], a["period"]])
-    usd_per_mwh = rate.reindex(at).fillna(0.0).to_numpy(dtype=float)
-    work = pd.DataFrame(
-        {
-            "chip": a["chip"].to_numpy(),
-            "workload": a["workload"].to_numpy(),
-            "period": a["period"].to_numpy(),
-            "chips": a["chips"].to_numpy(dtype=float),
-            "served_h100e_hours": a["h100e"].to_numpy(dtype=float) * h,
-            "energy_usd": it_mwh * usd_per_mwh,
-        }
+    h = _at(periods["hours"], a["period"])
+    it_mwh = a["it_mw"].to_numpy(dtype=float) * _at(pf, a["workload"]) * h
+    en = ctx.table("energy")
+    site_keys = ([a["site"], a["period"]], [en["site"], en["period"]])
+    cost, mwh = (sums_at(*site_keys, en[c]) for c in ("energy_cost_usd", "it_mwh"))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rate = cost / np.where(mwh > 0, mwh, np.nan)
+    usd_per_mwh = np.where(np.isnan(rate), 0.0, rate)
+    g = Groups([a[k] for k in _KEYS])
+    out: dict[str, np.ndarray] = {k: g.key(i) for i, k in enumerate(_KEYS)}
+    chips_g = g.sum(a["chips"].to_numpy(dtype=float))
+    out["served_h100e_hours"] = g.sum(a["h100e"].to_numpy(dtype=float) * h)
+    out["energy_usd"] = g.sum(it_mwh * usd_per_mwh)
+    fleet = ctx.table("fleet")
+    whole = sums_at(
+        [out["chip"], out["period"]], [fleet["chip"], fleet["period"]], fleet["fleet_chips"]
     )
-    out = work.groupby(_KEYS, as_index=False, sort=True).sum()
-    fleet = ctx.table("fleet").groupby(["chip", "period"])["fleet_chips"].sum()
+    by_chip_period = Groups([], coded=[g.coded(0), g.coded(2)])
+    assigned = by_chip_period.sum(chips_g)[by_chip_period.ids]
     chips = ctx.chips
     rent = chips["capex_usd_per_chip"].astype(float) / chips["lifetime_periods"].astype(float)
-    assigned = out.groupby(["chip", "period"])["chips"].transform("sum").to_numpy()
-    cp = pd.MultiIndex.from_arrays([out["chip"], out["period"]])
-    whole = fleet.reindex(cp).fillna(0.0).to_numpy(dtype=float)
-    share = out["chips"].to_numpy() / assigned
-    out["chip_capex_usd"] = rent.reindex(out["chip"]).to_numpy(dtype=float) * whole * share
+    out["chip_capex_usd"] = _at(rent, out["chip"]) * whole * (chips_g / assigned)
     out["cost_usd"] = out["chip_capex_usd"] + out["energy_usd"]
-    served = out["served_h100e_hours"].to_numpy()
+    served = out["served_h100e_hours"]
     out["cost_usd_per_h100e_hour"] = np.where(
         served > 0, out["cost_usd"] / np.where(served > 0, served, 1.0), np.nan
     )
-    return out[[c.name for c in UNIT_ECONOMICS.columns]]
+    return pd.DataFrame({c.name: out[c.name] for c in UNIT_ECONOMICS.columns})
+
+
+def _at(values: pd.Series, keys: Any) -> np.ndarray:
+    """``values.reindex(keys)`` as floats (NaN where a key is absent)."""
+    return take(values.to_numpy(dtype=float), positions(values.index, keys))
 
 
 #: The unit_economics result table.

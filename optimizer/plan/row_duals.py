@@ -46,12 +46,30 @@ def family_duals(
         scenario's probability).
     """
     assert family.result is not None
-    rows, keys = family_rows(model, scenario, family)
+    _, keys = family_rows(model, scenario, family)
+    out: dict[str, Any] = dict(keys)
+    out[family.result.dual_column] = _dual_values(model, row_dual, scenario, family)
+    return object_frame(out)
+
+
+def _dual_values(
+    model: PlanningModel, row_dual: np.ndarray | None, scenario: int, family: ConstraintFamily
+) -> np.ndarray:
+    """Return the dual column of ``family_duals`` alone (row duals / scenario weight, no -0.0)."""
+    rows, _ = family_rows(model, scenario, family)
     w = model.weights[scenario]
     dual = np.zeros(len(rows)) if row_dual is None else row_dual[rows] / (w if w > 0 else 1.0)
-    out: dict[str, Any] = dict(keys)
-    out[family.result.dual_column] = dual + 0.0  # turn -0.0 into 0.0
-    return object_frame(out)
+    out: np.ndarray = dual + 0.0  # turn -0.0 into 0.0
+    return out
+
+
+def _key_frame(model: PlanningModel, scenario: int, family: ConstraintFamily) -> pd.DataFrame:
+    """Return the key columns of ``family_duals`` (once per model structure; read only)."""
+    return cached(
+        model,
+        ("family_key_frame", family.name, scenario),
+        lambda: object_frame(dict(family_rows(model, scenario, family)[1])),
+    )
 
 
 def family_rows(
@@ -96,14 +114,15 @@ def _merge_duals(
     """
     for family in _routed(table):
         assert family.result is not None
-        d = family_duals(model, row_dual, scenario, family)
         keys = [CODE_NAMES[c] for c in family.result.keys]
-        where = row_of(model, (table, family.name, scenario), frame, d, keys)
+        key_frame = _key_frame(model, scenario, family)
+        where = row_of(model, (table, family.name, scenario), frame, key_frame, keys)
         if where is None:  # keys not unique: the general merge
+            d = family_duals(model, row_dual, scenario, family)
             merged = frame.merge(d, on=keys, how="left", indicator=True)
             frame = zero_where_no_row(merged, family.result.dual_column)
             continue
-        price = d[family.result.dual_column].to_numpy(dtype=float)
+        price = _dual_values(model, row_dual, scenario, family)
         frame = frame.reset_index(drop=True)
         frame[family.result.dual_column] = np.where(
             where >= 0, price[np.maximum(where, 0)] if len(price) else 0.0, 0.0
@@ -151,12 +170,15 @@ class RowDuals:
         """
         assert family.result is not None
         column = family.result.dual_column
-        d = self.family(family)
         keys = [CODE_NAMES[c] for c in family.result.keys]
-        where = row_of(self.model, (family.result.table, family.name, self.scenario), rows, d, keys)
+        key_frame = _key_frame(self.model, self.scenario, family)
+        where = row_of(
+            self.model, (family.result.table, family.name, self.scenario), rows, key_frame, keys
+        )
         if where is None:  # keys not unique: the general merge
+            d = self.family(family)
             merged = rows.assign(**block).merge(d, on=keys, how="left", indicator=True)
             return {"frame": zero_where_no_row(merged, column)}
-        price = d[column].to_numpy(dtype=float)
+        price = _dual_values(self.model, self.row_dual, self.scenario, family)
         priced = np.where(where >= 0, price[np.maximum(where, 0)] if len(price) else 0.0, 0.0)
         return {**block, column: priced}
