@@ -11,27 +11,25 @@ from __future__ import annotations
 
 import pytest
 
-from capacity import apply_scenario, load_dataset
-from optimizer import SolveOptions, Status, solve
+from optimizer import Status
 from tests.conftest import DEFAULT_DATA, ROOT
 
 pytestmark = pytest.mark.slow  # one solve of the default data (about 15-20 s)
 
-PINNED_MARGIN_USD = 751_184_173_020.67
-PINNED_REVENUE_USD = 879_988_028_357.70
+PINNED_MARGIN_USD = 750_340_242_611.37
+PINNED_REVENUE_USD = 879_724_877_745.39
 PINNED_STORY = (
-    "| neutral | optimal | $751.2B | $880.0B | $128.8B | 99.2% |\n"
-    "unmet H100e-quarters: {'anthropic': 1037000.0, 'bedrock': 0.0, "
-    "'ec2_gpu': 64000.0, 'openai': 710000.0}\n"
-    "revenue USD B: {'anthropic': 263.5, 'bedrock': 115.6, 'ec2_gpu': 319.8, 'openai': 180.2}\n"
-    "best MW (USD M): {'pennsylvania': 20.6, 'mississippi': 17.1, 'west_texas': 10.3}\n"
+    "| neutral | optimal | $750.3B | $879.7B | $129.4B | 99.2% |\n"
+    "unmet H100e-quarters: {'anthropic': 1123000.0, 'bedrock': 0.0, "
+    "'ec2_gpu': 74000.0, 'openai': 689000.0}\n"
+    "revenue USD B: {'anthropic': 263.2, 'bedrock': 115.6, 'ec2_gpu': 319.7, 'openai': 180.3}\n"
+    "best MW (USD M): {'pennsylvania': 20.9, 'mississippi': 17.6, 'west_texas': 10.5}\n"
 ).rstrip()
 
 
 @pytest.fixture(scope="module")
-def plan():
-    ds = apply_scenario(load_dataset(DEFAULT_DATA), "neutral")
-    return solve(ds, SolveOptions(objective="margin"))
+def plan(default_plan):
+    return default_plan("neutral", "margin")[1]
 
 
 def test_margin_pinned(plan) -> None:
@@ -74,8 +72,8 @@ def test_readme_margin_story_holds(plan) -> None:
 #: ``capacity solve data --objective margin --scenario all`` (2026-12-02).
 PINNED_SCENARIO_MARGINS_USD = {
     "neutral": PINNED_MARGIN_USD,
-    "optimistic": 821_408_469_727.80,
-    "negative": 709_473_291_715.35,
+    "optimistic": 820_467_312_829.50,
+    "negative": 707_642_080_807.75,
 }
 
 
