@@ -30,6 +30,7 @@ EXPECTED = (
     "site_retrofit_pool",
     "site_hosting",
     "supply_resource",
+    "chip_installed",
     "chip_inventory",
     "chip_window",
     "fleet_assignment",
@@ -97,7 +98,11 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
         "reservation",
         "sla_tier",
     )
-    assert model_module.DEFINITION_FAMILIES == ("fleet_definition", "cluster_switch")
+    assert model_module.DEFINITION_FAMILIES == (
+        "chip_installed",
+        "fleet_definition",
+        "cluster_switch",
+    )
 
 
 def test_result_routing_names_real_tables_and_columns() -> None:

@@ -21,19 +21,51 @@ from optimizer.lp.grouping import (
 from optimizer.lp.violations import flagged, violations
 
 
-def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Chip inventory: sum_{s,p'<=p} install[c,s,p'] - sum_{p'<=p-lag_c} produce[c,p'] <= open_c.
+def define_chip_installed(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Installed-to-date columns: installed[c,p] - installed[c,p-1] - sum_s install[c,s,p] == 0.
 
-    Chips produced in p are delivered (installable) from p + ``delivery_lag_periods``;
-    ``opening_inventory_chips`` (produced before the horizon, in transit) are
-    installable from the first period.
+    ``installed[c,p]`` (chips) is every install of chip c at any site in periods up to
+    p, from the chip's first install period to the end of the horizon. The recursion
+    holds each install in one row; :func:`define_chip_inventory` then reads one column
+    per period instead of every earlier install, which keeps the chip inventory rows
+    sparse (the running sums made them 40% of the matrix's nonzeros at the generated
+    large size and slowed the interior point method; ``benchmarks/RESULTS.md``). Sets
+    ``columns.installed`` (c, t, col).
     """
     scenario, install = columns.scenario, columns.install
     if install.empty:
+        columns.installed = pd.DataFrame(
+            {k: pd.Series([], dtype=np.int64) for k in ("c", "t", "col")}
+        )
         return
     n_periods = scenario.n_periods
     first = install.groupby("c", as_index=False)["t"].min()
     keys = expand(first[["c"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t")
+    keys = keys.astype(np.int64)
+    keys["col"] = builder.add_vars("installed", scenario.index, keys)
+    rows = builder.add_rows("chip_installed", scenario.index, keys, "==", np.zeros(len(keys)))
+    builder.add_terms(rows, keys["col"], 1.0)
+    row_of = keys[["c", "t"]].assign(row=rows)
+    previous = keys.assign(t=keys["t"] + 1).merge(row_of, on=["c", "t"])
+    builder.add_terms(previous["row"], previous["col"], -1.0)
+    m = install.merge(row_of, on=["c", "t"])
+    builder.add_terms(m["row"], m["col"], -1.0)
+    columns.installed = keys[["c", "t", "col"]]
+
+
+def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Chip inventory: installed[c,p] - sum_{p'<=p-lag_c} produce[c,p'] <= open_c.
+
+    ``installed[c,p]`` = sum_{s,p'<=p} install[c,s,p'] (:func:`define_chip_installed`).
+    Chips produced in p are delivered (installable) from p + ``delivery_lag_periods``;
+    ``opening_inventory_chips`` (produced before the horizon, in transit) are
+    installable from the first period.
+    """
+    scenario, installed = columns.scenario, columns.installed
+    if installed.empty:
+        return
+    n_periods = scenario.n_periods
+    keys = installed[["c", "t"]]
     c = keys["c"].to_numpy()
     opening = (
         scenario.chip_attr(c, "opening_inventory_chips").astype(float)
@@ -41,9 +73,8 @@ def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> No
         else np.zeros(len(keys))
     )
     rows = builder.add_rows("chip_inventory", scenario.index, keys, "<=", np.nan_to_num(opening))
+    builder.add_terms(rows, installed["col"], 1.0)
     row_of = keys.assign(row=rows)
-    installed = cumulative(install, n_periods).merge(row_of, on=["c", "t"])
-    builder.add_terms(installed["row"], installed["col"], 1.0)
     produce = columns.produce
     delivered = produce.assign(t=produce["t"] + scenario.delivery_lag(produce["c"].to_numpy()))
     delivered = delivered[delivered["t"] < n_periods]
@@ -140,6 +171,19 @@ def check_chip_window(inputs: PlanContext) -> pd.DataFrame:
 
 
 FAMILIES = (
+    ConstraintFamily(
+        "chip_installed",
+        "chips",
+        define_chip_installed,
+        # No check of its own: check_chip_inventory recomputes the running sum of
+        # installs from the install frame, which is this definition.
+        None,
+        "",
+        "chips",
+        (),
+        definition=True,
+        builds_columns=True,
+    ),
     ConstraintFamily(
         "chip_inventory",
         "chips",
