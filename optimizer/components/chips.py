@@ -20,6 +20,18 @@ from optimizer.lp.grouping import (
 )
 from optimizer.lp.violations import flagged, violations
 
+#: Running-sum terms (installs x later periods) above which chip inventory reads
+#: installed-to-date columns (:func:`define_chip_installed`). Below it the rows keep
+#: their running sums: the dual simplex solves those small LPs in a second or two
+#: either way, and the default plan keeps its vertex. The default data have about
+#: 20,000 such terms; the generated large size 196,000 (40% of its matrix), where
+#: the recursion cut the interior point method's CPU time (``benchmarks/RESULTS.md``).
+RECURSIVE_INVENTORY_MIN_TERMS = 50_000
+
+
+def _no_installed() -> pd.DataFrame:
+    return pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in ("c", "t", "col")})
+
 
 def define_chip_installed(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Installed-to-date columns: installed[c,p] - installed[c,p-1] - sum_s install[c,s,p] == 0.
@@ -28,17 +40,15 @@ def define_chip_installed(builder: ModelBuilder, columns: ScenarioColumns) -> No
     p, from the chip's first install period to the end of the horizon. The recursion
     holds each install in one row; :func:`define_chip_inventory` then reads one column
     per period instead of every earlier install, which keeps the chip inventory rows
-    sparse (the running sums made them 40% of the matrix's nonzeros at the generated
-    large size and slowed the interior point method; ``benchmarks/RESULTS.md``). Sets
-    ``columns.installed`` (c, t, col).
+    sparse. Built only when the running sums would hold more than
+    :data:`RECURSIVE_INVENTORY_MIN_TERMS` terms. Sets ``columns.installed`` (c, t,
+    col; empty when not built).
     """
     scenario, install = columns.scenario, columns.install
-    if install.empty:
-        columns.installed = pd.DataFrame(
-            {k: pd.Series([], dtype=np.int64) for k in ("c", "t", "col")}
-        )
-        return
+    columns.installed = _no_installed()
     n_periods = scenario.n_periods
+    if int((n_periods - install["t"].to_numpy()).sum()) <= RECURSIVE_INVENTORY_MIN_TERMS:
+        return
     first = install.groupby("c", as_index=False)["t"].min()
     keys = expand(first[["c"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t")
     keys = keys.astype(np.int64)
@@ -54,18 +64,19 @@ def define_chip_installed(builder: ModelBuilder, columns: ScenarioColumns) -> No
 
 
 def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Chip inventory: installed[c,p] - sum_{p'<=p-lag_c} produce[c,p'] <= open_c.
+    """Chip inventory: sum_{s,p'<=p} install[c,s,p'] - sum_{p'<=p-lag_c} produce[c,p'] <= open_c.
 
-    ``installed[c,p]`` = sum_{s,p'<=p} install[c,s,p'] (:func:`define_chip_installed`).
-    Chips produced in p are delivered (installable) from p + ``delivery_lag_periods``;
-    ``opening_inventory_chips`` (produced before the horizon, in transit) are
-    installable from the first period.
+    The installs' running sum is the column ``installed[c,p]`` where
+    :func:`define_chip_installed` built it. Chips produced in p are delivered
+    (installable) from p + ``delivery_lag_periods``; ``opening_inventory_chips``
+    (produced before the horizon, in transit) are installable from the first period.
     """
-    scenario, installed = columns.scenario, columns.installed
-    if installed.empty:
+    scenario, install, installed = columns.scenario, columns.install, columns.installed
+    if install.empty:
         return
     n_periods = scenario.n_periods
-    keys = installed[["c", "t"]]
+    first = install.groupby("c", as_index=False)["t"].min()
+    keys = expand(first[["c"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t")
     c = keys["c"].to_numpy()
     opening = (
         scenario.chip_attr(c, "opening_inventory_chips").astype(float)
@@ -73,8 +84,11 @@ def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> No
         else np.zeros(len(keys))
     )
     rows = builder.add_rows("chip_inventory", scenario.index, keys, "<=", np.nan_to_num(opening))
-    builder.add_terms(rows, installed["col"], 1.0)
     row_of = keys.assign(row=rows)
+    if installed.empty:
+        installed = cumulative(install, n_periods)
+    installed = installed.merge(row_of, on=["c", "t"])
+    builder.add_terms(installed["row"], installed["col"], 1.0)
     produce = columns.produce
     delivered = produce.assign(t=produce["t"] + scenario.delivery_lag(produce["c"].to_numpy()))
     delivered = delivered[delivered["t"] < n_periods]
