@@ -3,7 +3,7 @@
 Run from the repository root (``benchmarks/`` is a plain folder next to the
 installed packages, not an installed package)::
 
-    python -m benchmarks.run [--sizes default,medium,large,xl] [--out bench_out/RESULTS.md]
+    python -m benchmarks.run [--sizes default,medium,large,xl,xxl] [--out bench_out/RESULTS.md]
     capacity bench [--sizes ...] [--out ...]       # the same, through the CLI
 
 For each size (:data:`benchmarks.generate.SIZES`) the parent process writes a
