@@ -71,3 +71,34 @@ def test_installed_is_the_running_sum_of_installs(monkeypatch):
     for c, series in installed.groupby(level="c"):
         done = install.loc[c].reindex(series.index.get_level_values("t"), fill_value=0.0)
         np.testing.assert_allclose(series.to_numpy(), done.cumsum().to_numpy(), atol=1e-6)
+
+
+def test_the_hedged_plan_reads_installed_columns_as_the_installs(monkeypatch):
+    from capacity.dataset import load_dataset
+    from optimizer.analysis.decompose import hedge_decomposed
+    from optimizer.analysis.decompose_cuts import induced_rows
+    from optimizer.analysis.hedge import extensive_form_objective
+    from optimizer.analysis.monte_carlo import sample_scenarios
+    from optimizer.plan.model import build_stochastic_model, first_stage_universe
+    from tests.test_risk import TINY
+
+    names, dsets, _ = sample_scenarios(load_dataset(TINY), 3, seed=3)
+    ef, status, _ = extensive_form_objective(dsets)  # running sums: below the threshold
+    assert status == "optimal" and ef is not None
+    u = first_stage_universe(dsets)
+
+    def induced(d):
+        m = build_stochastic_model([d], [1.0], universe=u)
+        n_first = int((m.variables["scenario"] == -1).sum())
+        return m, induced_rows(m, n_first)[0]
+
+    sums = [induced(d)[1] for d in dsets]
+    monkeypatch.setattr(chips_mod, "RECURSIVE_INVENTORY_MIN_TERMS", 0)
+    for d, before in zip(dsets, sums, strict=True):
+        m, after = induced(d)
+        assert (m.variables["kind"] == "installed").any()
+        # the inventory rows stay induced rows over the installs, with the same entries
+        assert after.shape == before.shape and abs(after - before).max() < 1e-9
+    p = hedge_decomposed(dsets, names=names, workers=0, tol=1e-6)
+    assert p.converged
+    assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
