@@ -30,6 +30,7 @@ EXPECTED = (
     "site_retrofit_pool",
     "site_hosting",
     "supply_resource",
+    "chip_installed",
     "chip_inventory",
     "chip_window",
     "fleet_assignment",
@@ -99,7 +100,11 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
         "sla_tier",
         "migration",
     )
-    assert model_module.DEFINITION_FAMILIES == ("fleet_definition", "cluster_switch")
+    assert model_module.DEFINITION_FAMILIES == (
+        "chip_installed",
+        "fleet_definition",
+        "cluster_switch",
+    )
 
 
 def test_result_routing_names_real_tables_and_columns() -> None:
@@ -137,6 +142,8 @@ def test_every_row_family_of_a_built_default_model_is_registered() -> None:
             # carbon caps: the default data prices carbon (at 0) but sets no cap
             no_rows = {"chip_window", "site_hosting", "carbon_cap_period", "carbon_cap_horizon"}
             no_rows |= CONTRACT_FAMILIES  # margin-mode families, checked below
+            # installed-to-date columns only above RECURSIVE_INVENTORY_MIN_TERMS running-sum terms
+            no_rows |= {"chip_installed"}
             assert built == set(EXPECTED) - no_rows - CLUSTER_FAMILIES
             margin = model_module.build_model(load_dataset(path), objective="margin")
             by_margin = set(margin.constraints["family"].astype(str).unique())

@@ -13,8 +13,9 @@ and ``V_s(x) >= z_s`` (its wait-and-see optimum) bounds each ``theta_s`` from be
 
 Induced rows
 ------------
-Every scenario row that, once the fleet columns are replaced by the installs that
-define them (``fleet_definition`` solved as a triangular system), holds only
+Every scenario row that, once the fleet and installed-to-date columns are replaced by
+the installs that define them (``fleet_definition`` and ``chip_installed`` solved as a
+triangular system), holds only
 first-stage columns, or whose operating columns can only tighten it (a ``<=`` row with
 non-negative operating coefficients, a ``>=`` row with non-positive ones: setting the
 operating columns to 0 relaxes it). The master keeps them so that its plans stay
@@ -33,6 +34,10 @@ import scipy.sparse.linalg as spla
 from optimizer.plan.model import PlanningModel
 
 __all__ = ["Cut", "ScenarioInfeasibleError", "induced_rows"]
+
+#: Columns defined by installs alone, and the equality rows that define them.
+_DEFINED_KINDS = ("fleet", "installed")
+_DEFINING_FAMILIES = ("fleet_definition", "chip_installed")
 
 
 class ScenarioInfeasibleError(RuntimeError):
@@ -85,14 +90,15 @@ class Cut:
 
 
 def _fleet_map(model: PlanningModel, n_first: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:
-    """Fleet columns as an affine map of the first stage: ``fleet = M x + f0``.
+    """Definition columns as an affine map of the first stage: ``fleet = M x + f0``.
 
-    Returns ``(M, f0, fleet_columns)``; solves the ``fleet_definition`` rows (one per
-    fleet column, a triangular system per chip and site) with a sparse LU.
+    Returns ``(M, f0, fleet_columns)``; solves the ``fleet_definition`` and
+    ``chip_installed`` rows (one per fleet or installed column, a triangular system
+    per chip and site, per chip) with a sparse LU.
     """
     var, con, a = model.variables, model.constraints, model.matrix
-    fleet_cols = np.flatnonzero((var["kind"] == "fleet").to_numpy())
-    fd_rows = np.flatnonzero((con["family"] == "fleet_definition").to_numpy())
+    fleet_cols = np.flatnonzero(var["kind"].isin(_DEFINED_KINDS).to_numpy())
+    fd_rows = np.flatnonzero(con["family"].isin(_DEFINING_FAMILIES).to_numpy())
     if len(fleet_cols) == 0:
         return sp.csr_matrix((0, n_first)), np.zeros(0), fleet_cols
     rows = a[fd_rows]
@@ -135,7 +141,7 @@ def induced_rows(
     is_oper[:n_first] = False
     is_oper[fleet_cols] = False
     sense = con["sense"].to_numpy()
-    keep = (con["family"] != "fleet_definition").to_numpy() & (sense != "==")
+    keep = ~con["family"].isin(_DEFINING_FAMILIES).to_numpy() & (sense != "==")
     a_y = a[:, np.flatnonzero(is_oper)]
     y_min = np.asarray(a_y.min(axis=1).toarray()).ravel() if a_y.shape[1] else np.zeros(len(con))
     y_max = np.asarray(a_y.max(axis=1).toarray()).ravel() if a_y.shape[1] else np.zeros(len(con))

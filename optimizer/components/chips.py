@@ -20,15 +20,58 @@ from optimizer.lp.grouping import (
 )
 from optimizer.lp.violations import flagged, violations
 
+#: Running-sum terms (installs x later periods) above which chip inventory reads
+#: installed-to-date columns (:func:`define_chip_installed`). Below it the rows keep
+#: their running sums: the dual simplex solves those small LPs in a second or two
+#: either way, and the default plan keeps its vertex. The default data have about
+#: 20,000 such terms; the generated large size 196,000 (40% of its matrix), where
+#: the recursion cut the interior point method's CPU time (``benchmarks/RESULTS.md``).
+RECURSIVE_INVENTORY_MIN_TERMS = 50_000
+
+
+def _no_installed() -> pd.DataFrame:
+    return pd.DataFrame({k: pd.Series([], dtype=np.int64) for k in ("c", "t", "col")})
+
+
+def define_chip_installed(builder: ModelBuilder, columns: ScenarioColumns) -> None:
+    """Installed-to-date columns: installed[c,p] - installed[c,p-1] - sum_s install[c,s,p] == 0.
+
+    ``installed[c,p]`` (chips) is every install of chip c at any site in periods up to
+    p, from the chip's first install period to the end of the horizon. The recursion
+    holds each install in one row; :func:`define_chip_inventory` then reads one column
+    per period instead of every earlier install, which keeps the chip inventory rows
+    sparse. Built only when the running sums would hold more than
+    :data:`RECURSIVE_INVENTORY_MIN_TERMS` terms. Sets ``columns.installed`` (c, t,
+    col; empty when not built).
+    """
+    scenario, install = columns.scenario, columns.install
+    columns.installed = _no_installed()
+    n_periods = scenario.n_periods
+    if int((n_periods - install["t"].to_numpy()).sum()) <= RECURSIVE_INVENTORY_MIN_TERMS:
+        return
+    first = install.groupby("c", as_index=False)["t"].min()
+    keys = expand(first[["c"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t")
+    keys = keys.astype(np.int64)
+    keys["col"] = builder.add_vars("installed", scenario.index, keys)
+    rows = builder.add_rows("chip_installed", scenario.index, keys, "==", np.zeros(len(keys)))
+    builder.add_terms(rows, keys["col"], 1.0)
+    row_of = keys[["c", "t"]].assign(row=rows)
+    previous = keys.assign(t=keys["t"] + 1).merge(row_of, on=["c", "t"])
+    builder.add_terms(previous["row"], previous["col"], -1.0)
+    m = install.merge(row_of, on=["c", "t"])
+    builder.add_terms(m["row"], m["col"], -1.0)
+    columns.installed = keys[["c", "t", "col"]]
+
 
 def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Chip inventory: sum_{s,p'<=p} install[c,s,p'] - sum_{p'<=p-lag_c} produce[c,p'] <= open_c.
 
-    Chips produced in p are delivered (installable) from p + ``delivery_lag_periods``;
-    ``opening_inventory_chips`` (produced before the horizon, in transit) are
-    installable from the first period.
+    The installs' running sum is the column ``installed[c,p]`` where
+    :func:`define_chip_installed` built it. Chips produced in p are delivered
+    (installable) from p + ``delivery_lag_periods``; ``opening_inventory_chips``
+    (produced before the horizon, in transit) are installable from the first period.
     """
-    scenario, install = columns.scenario, columns.install
+    scenario, install, installed = columns.scenario, columns.install, columns.installed
     if install.empty:
         return
     n_periods = scenario.n_periods
@@ -42,7 +85,9 @@ def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> No
     )
     rows = builder.add_rows("chip_inventory", scenario.index, keys, "<=", np.nan_to_num(opening))
     row_of = keys.assign(row=rows)
-    installed = cumulative(install, n_periods).merge(row_of, on=["c", "t"])
+    if installed.empty:
+        installed = cumulative(install, n_periods)
+    installed = installed.merge(row_of, on=["c", "t"])
     builder.add_terms(installed["row"], installed["col"], 1.0)
     produce = columns.produce
     delivered = produce.assign(t=produce["t"] + scenario.delivery_lag(produce["c"].to_numpy()))
@@ -140,6 +185,19 @@ def check_chip_window(inputs: PlanContext) -> pd.DataFrame:
 
 
 FAMILIES = (
+    ConstraintFamily(
+        "chip_installed",
+        "chips",
+        define_chip_installed,
+        # No check of its own: check_chip_inventory recomputes the running sum of
+        # installs from the install frame, which is this definition.
+        None,
+        "",
+        "chips",
+        (),
+        definition=True,
+        builds_columns=True,
+    ),
     ConstraintFamily(
         "chip_inventory",
         "chips",

@@ -167,6 +167,12 @@ COMPONENT = Component(
         ColumnKind("install", "c/s/t", "chips", "chips installed at a site in period t"),
         ColumnKind("produce", "c/t", "chips", "chips produced in period t"),
         ColumnKind("fleet", "c/s/t", "chips", "installed chips alive (fleet_definition)"),
+        ColumnKind(
+            "installed",
+            "c/t",
+            "chips",
+            "chips installed up to period t, all sites (chip_installed)",
+        ),
     ),
     families=hosting_families + chip_families + FAMILIES,
     costs=(
