@@ -23,7 +23,7 @@ PINNED_STORY = (
     "unmet H100e-quarters: {'anthropic': 1136000.0, 'bedrock': 0.0, "
     "'ec2_gpu': 113000.0, 'openai': 592000.0}\n"
     "revenue USD B: {'anthropic': 263.1, 'bedrock': 115.6, 'ec2_gpu': 319.5, 'openai': 180.7}\n"
-    "best MW (USD M): {'pennsylvania': 19.3, 'mississippi': 17.5, 'west_texas': 10.1}\n"
+    "best MW (USD M): {'pennsylvania': 20.8, 'mississippi': 20.0, 'west_texas': 10.1}\n"
 ).rstrip()
 
 
