@@ -17,6 +17,7 @@ from optimizer.cli.hedge_options import (
     _ChanceOpt,
     _FreshOpt,
     _FrontierOpt,
+    _ReplanLeavesOpt,
     _Risk,
     _RiskOpt,
     _WeightOpt,
@@ -57,7 +58,8 @@ HEDGE_HELP = (
     "does not converge in useful time.\n\n"
     "--tree TREE.yaml solves the multi-stage plan over a scenario tree (stages at chosen "
     "quarters, branch probabilities, overrides per branch) as one extensive form with "
-    "non-anticipativity per node, and its value over the two-stage hedge on the same leaves.\n\n"
+    "non-anticipativity per node, and its value over the two-stage hedge on the same leaves; "
+    "--replan-leaves adds rolling replanning along each leaf beside them.\n\n"
     "--risk cvar minimises E[cost] + L * CVaR_alpha(cost) over the scenarios (--alpha, "
     "--weight L); VSS and EVPI are then differences of that risk objective. --frontier "
     "solves it for each of --weights and prints expected cost against CVaR (with --out, "
@@ -138,6 +140,7 @@ def hedge(
     fresh: _FreshOpt = 30,
     out: _OutOpt = None,
     tree: _TreeOpt = None,
+    replan_leaves: _ReplanLeavesOpt = False,
     objective: ObjectiveOpt = Objective.cost,
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
@@ -157,7 +160,8 @@ def hedge(
         from optimizer.cli.hedge_tree import hedge_tree
 
         with exit_on_interrupt(console):
-            raise typer.Exit(hedge_tree(console, data, base, tree, first_stage.value, out))
+            code = hedge_tree(console, data, base, tree, first_stage.value, out, replan_leaves)
+            raise typer.Exit(code)
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped["first_stage"] = first_stage.value
     with exit_on_interrupt(console):

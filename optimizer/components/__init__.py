@@ -57,6 +57,8 @@ Modules
 ``power_flex``    flexible interconnection: earlier grid MW for curtailable hours.
 ``power_speed``   the inference SLA under curtailment, flexible and bridge results (component).
 ``power_orders``  equipment order books: turbine, engine and transformer slots (component).
+``appended``      families appended to a built model: the near-optimal cost cap, the CVaR
+                  rows, the chance rows (component).
 ``docs``          the generated table of every family (``docs/families.md``).
 
 How to add a part of the plan
@@ -85,6 +87,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from optimizer.components import (
+    appended,
     contract_tables,
     contracts,
     demand,
@@ -106,10 +109,12 @@ from optimizer.components import (
     supply_tables,
 )
 from optimizer.components.component import Component
-from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.records import AppendedFamily, ConstraintFamily, ResultRows
 from optimizer.components.registry import MappingView, SequenceView, activate, registered
 
 __all__ = [
+    "APPENDED",
+    "APPENDED_BY_NAME",
     "BY_NAME",
     "COMPONENTS",
     "ConstraintFamily",
@@ -140,6 +145,7 @@ COMPONENTS: tuple[Component, ...] = (
     power_bridge.COMPONENT,
     power_orders.COMPONENT,
     power_speed.COMPONENT,
+    appended.COMPONENT,
 )
 activate(COMPONENTS)
 
@@ -147,6 +153,12 @@ activate(COMPONENTS)
 #: ``builds_columns`` (the fleet definition, the power columns) run in the column
 #: phase, before every row family, in this order.
 REGISTRY: SequenceView[ConstraintFamily] = SequenceView(lambda r: r.families)
+
+#: Families appended to a built model (cost cap, CVaR, chance rows), in registry order.
+APPENDED: SequenceView[AppendedFamily] = SequenceView(lambda r: r.appended)
+
+#: Appended family record by name.
+APPENDED_BY_NAME: MappingView[AppendedFamily] = MappingView(lambda r: r.appended_by_name)
 
 #: Family record by name.
 BY_NAME: MappingView[ConstraintFamily] = MappingView(lambda r: r.by_name)
