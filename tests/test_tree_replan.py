@@ -67,3 +67,19 @@ def test_hand_comparison(compared: object) -> None:
     # the tree's own leaf costs weigh up to its expected cost
     p = lv["probability"].to_numpy()
     assert float(p @ lv["tree_cost_usd"].to_numpy()) == pytest.approx(5.8e6, rel=1e-7)
+
+
+def test_cli_prints_and_writes_the_side_by_side_table(tmp_path: Path) -> None:
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+
+    args = ["hedge", str(HAND), "--tree", str(HAND / "tree3.yaml"), "--replan-leaves"]
+    r = CliRunner().invoke(app, [*args, "--out", str(tmp_path)], terminal_width=200)
+    assert r.exit_code == 0, r.output
+    assert "rolling replan" in r.output and "7,500,000" in r.output
+    (run,) = tmp_path.glob("tree-*")
+    table = pd.read_parquet(run / "comparison.parquet").set_index("plan")
+    assert table.loc["rolling replan", "over_perfect_foresight_usd"] == pytest.approx(2.8e6)
+    assert len(pd.read_parquet(run / "leaves_replan.parquet")) == 4
