@@ -78,6 +78,12 @@ families=..., costs=...)`` record and add one line to :data:`COMPONENTS`:
   ``columns.extra[name]``;
 * a cost term: ``CostTerm(name, cash, define, description)`` whose ``define`` calls
   ``builder.add_cost(scenario.index, name, col, t, coef)``.
+* a family appended to a built model (rows that span the scenarios of a hedge or cap
+  a whole plan's cost): an ``AppendedFamily`` record in the component's ``appended``,
+  whose ``define`` returns the new columns, rows and block
+  (:class:`~optimizer.components.appended.AppendedRows`, appended by
+  :func:`optimizer.plan.risk.append_rows`) and whose ``check`` reads the solved plan
+  (``tests/test_appended_families.py`` checks that each record is complete).
 
 Nothing else changes (``tests/test_components.py`` adds a toy component this way).
 """
