@@ -83,3 +83,12 @@ def test_cli_prints_and_writes_the_side_by_side_table(tmp_path: Path) -> None:
     table = pd.read_parquet(run / "comparison.parquet").set_index("plan")
     assert table.loc["rolling replan", "over_perfect_foresight_usd"] == pytest.approx(2.8e6)
     assert len(pd.read_parquet(run / "leaves_replan.parquet")) == 4
+
+
+def test_replan_leaves_without_a_tree_is_a_usage_error() -> None:
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+
+    r = CliRunner().invoke(app, ["hedge", str(HAND), "--replan-leaves"])
+    assert r.exit_code == 2 and "--replan-leaves" in r.output and "needs --tree" in r.output

@@ -149,8 +149,7 @@ def hedge(
     from optimizer.plan.risk import RiskSpec
 
     require_highs("capacity hedge")
-    if frontier and risk != _Risk.cvar:
-        raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
+    _refuse_orphan_options(frontier and risk != _Risk.cvar, replan_leaves and tree is None)
     spec = RiskSpec(alpha, weight) if risk == _Risk.cvar else None
     console = Console()
     if out is not None:
@@ -204,6 +203,14 @@ def _run_lshaped(
     if out is not None:
         code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash, inputs))
     return code
+
+
+def _refuse_orphan_options(frontier_without_risk: bool, replan_without_tree: bool) -> None:
+    """Usage error for an option that needs another one (``--frontier``, ``--replan-leaves``)."""
+    if frontier_without_risk:
+        raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
+    if replan_without_tree:
+        raise typer.BadParameter("needs --tree", param_hint="'--replan-leaves'")
 
 
 def _refuse_mixed_modes(
