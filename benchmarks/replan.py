@@ -3,6 +3,12 @@
 Run from the repository root::
 
     python -m benchmarks.replan [--paths 20] [--every 1,2,4] [--workers 2] [--out FILE.json]
+    python -m benchmarks.replan --tree examples/tree_2026_2027.yaml
+
+With ``--tree`` it times instead the tree plan, the two-stage hedge on its leaves and
+quarterly replanning along each leaf
+(:func:`optimizer.analysis.tree_replan.compare_tree_replan`, one process) and prints
+their times, the expected costs side by side and the peak memory.
 
 For each ``--every`` (quarters between replans) it runs
 :func:`optimizer.analysis.replan_run.rolling_replan` on the default dataset (scenario
@@ -62,6 +68,31 @@ def run(paths: int, every: int, workers: int) -> dict[str, Any]:
     }
 
 
+def run_tree(tree_file: str) -> dict[str, Any]:
+    """Time the tree, the hedge and replanning on the tree's leaves; return the figures."""
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import apply_scenario
+    from optimizer.analysis.tree_replan import compare_tree_replan
+    from optimizer.analysis.tree_spec import read_tree
+
+    ds = apply_scenario(load_dataset("data"), "neutral")
+    tree = read_tree(tree_file, ds.periods)
+    load0 = os.getloadavg()[0]
+    c = compare_tree_replan(ds, tree)
+    costs = c.table.set_index("plan")["expected_cost_usd"]
+    return {
+        "tree": tree_file,
+        "leaves": len(c.leaves),
+        "tree_and_hedge_s": round(c.timings_s["tree"], 1),
+        "replan_leaves_s": round(c.timings_s["replan"], 1),
+        **{f"{k.replace(' ', '_')}_usd_bn": round(float(v) / 1e9, 3) for k, v in costs.items()},
+        "locks_given_way": int(c.leaves["locks_given_way"].sum()),
+        "peak_mb": round(_worker_peak_mb(), 0),
+        "load_before": round(load0, 2),
+        "load_after": round(os.getloadavg()[0], 2),
+    }
+
+
 def main() -> None:
     """Parse the options, run each configuration, print and save JSON lines."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -69,7 +100,11 @@ def main() -> None:
     ap.add_argument("--every", default="1,2,4")
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--tree", default=None, help="time the tree against replanning instead")
     a = ap.parse_args()
+    if a.tree:
+        print(json.dumps(run_tree(a.tree)), flush=True)
+        return
     rows = []
     for every in (int(x) for x in a.every.split(",")):
         row = run(a.paths, every, a.workers)

@@ -209,6 +209,7 @@ def test_the_registry_keeps_the_build_order() -> None:
         "bridge",
         "equipment",
         "speed_to_power",
+        "risk",
     ]
 
 

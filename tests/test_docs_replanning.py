@@ -85,3 +85,20 @@ def test_replan_every_2_figures_of_the_page() -> None:
     assert gave == int(_quoted(r"every 2, paths with locks given way\s+(\d+) of 5")), fresh
     assert p50 == pytest.approx(_quoted(r"every 2, regret, p50\s+([\d.]+) bn"), abs=0.01), fresh
     assert p90 == pytest.approx(_quoted(r"every 2, regret, p90\s+([\d.]+) bn"), abs=0.01), fresh
+
+
+@pytest.mark.long
+def test_tree_against_replanning_figures_of_the_page() -> None:
+    """The side-by-side table of the tree, the hedge and replanning on the tree's leaves."""
+    from capacity.dataset import load_dataset
+    from capacity.scenarios import apply_scenario
+    from optimizer.analysis.tree_replan import compare_tree_replan
+    from optimizer.analysis.tree_spec import read_tree
+
+    ds = apply_scenario(load_dataset(ROOT / "data"), "neutral")
+    tree = read_tree(ROOT / "examples" / "tree_2026_2027.yaml", ds.periods)
+    c = compare_tree_replan(ds, tree).table.set_index("plan")
+    fresh = ", ".join(f"{p} {v:,.0f}" for p, v in c["expected_cost_usd"].items())
+    for plan in ("perfect foresight", "rolling replan"):
+        quoted = _quoted(rf"(?s)On the default data, the tree.*?\| {plan} \| ([\d,]+) \|")
+        assert c.loc[plan, "expected_cost_usd"] == pytest.approx(quoted, rel=1e-5), fresh

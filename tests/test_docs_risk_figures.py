@@ -91,3 +91,33 @@ def test_the_pages_lshaped_frontier_is_a_fresh_run_within_its_tolerance() -> Non
         # the L-shaped plan is within its gap (1e-4) of the optimum: compare at 1e-3
         assert float(e) * 1e9 == pytest.approx(r.expected_cost_usd, rel=1e-3), fresh
         assert float(cv) * 1e9 == pytest.approx(r.cvar_usd, rel=1e-3), fresh
+
+
+@pytest.mark.long
+def test_the_pages_30_draw_frontier_is_a_fresh_run_within_its_tolerance() -> None:
+    """The 30-draw L-shaped frontier of the default weights (about an hour on two cores)."""
+    import re
+
+    from optimizer.analysis.decompose import hedge_frontier
+    from optimizer.analysis.hedge_risk import DEFAULT_FRONTIER_WEIGHTS, frontier_table
+
+    names, dsets = _draws(30)
+    plans = hedge_frontier(
+        dsets, DEFAULT_FRONTIER_WEIGHTS, 0.9, names=names, tol=1e-4, first_stage="capacity"
+    )
+    t = frontier_table(plans)
+    page = PAGE.read_text(encoding="utf-8")
+    block = page[page.index("--samples 30 --risk cvar --frontier --out") :]
+    rows = re.findall(
+        r"^\| ([\d.]+) \| ([\d.]+) \| [\d.]+ \| ([\d.]+) \| [\d.]+ \| converged \|$", block, re.M
+    )
+    fresh = "\n".join(
+        f"| {r.risk_weight:g} | {r.expected_cost_usd / 1e9:.3f} | {r.var_usd / 1e9:.3f} | "
+        f"{r.cvar_usd / 1e9:.3f} | {r.risk_objective_usd / 1e9:.3f} | {r.status} |"
+        for r in t.itertuples()
+    )
+    assert len(rows) == len(t) >= 4, "fresh rows:\n" + fresh
+    for (lam, e, cv), r in zip(rows, t.itertuples(), strict=True):
+        assert float(lam) == r.risk_weight, fresh
+        assert float(e) * 1e9 == pytest.approx(r.expected_cost_usd, rel=1e-3), fresh
+        assert float(cv) * 1e9 == pytest.approx(r.cvar_usd, rel=1e-3), fresh

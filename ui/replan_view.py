@@ -123,30 +123,40 @@ def _tree_tab(ds: Any) -> None:
         except TreeFileError as e:
             st.error(str(e).replace(str(path), up.name))
             return
+    replan = st.checkbox(
+        "Also replan quarterly along each leaf (tree, hedge and replanning side by side)",
+        key="tree_replan_leaves",
+    )
     if st.button("Solve the tree", key="tree_run"):
-        _solve_tree(ds, tree, up.name)
+        _solve_tree(ds, tree, up.name, replan)
     entry = st.session_state[_KEY].get("tree")
     if entry is not None and entry[0] == (ds.hash, up.name):
-        _tree_results(entry[1])
+        _tree_results(entry[1], entry[2] if len(entry) > 2 else None)
 
 
-def _solve_tree(ds: Any, tree: Any, name: str) -> None:
+def _solve_tree(ds: Any, tree: Any, name: str, replan: bool = False) -> None:
     from capacity.validation import DataValidationError
     from optimizer.analysis.tree import tree_plan
+    from optimizer.analysis.tree_replan import compare_tree_replan
 
+    comparison = None
     try:
         with st.spinner("Solving the tree's extensive form ..."):
             plan = tree_plan(ds, tree)
+        if replan:
+            with st.spinner("Replanning quarterly along each leaf ..."):
+                comparison = compare_tree_replan(ds, tree, plan=plan)
     except DataValidationError as e:
         st.error(f"{name}: a branch's overrides: " + "; ".join(f.message for f in e.findings[:3]))
         return
     except RuntimeError as e:
         st.error(str(e))
         return
-    st.session_state[_KEY] = {**st.session_state[_KEY], "tree": ((ds.hash, name), plan)}
+    entry = ((ds.hash, name), plan, comparison)
+    st.session_state[_KEY] = {**st.session_state[_KEY], "tree": entry}
 
 
-def _tree_results(plan: Any) -> None:
+def _tree_results(plan: Any, comparison: Any = None) -> None:
     a, b, c = st.columns(3)
     a.metric("tree plan, expected cost", f"{plan.expected_cost_usd / 1e9:,.2f} bn USD")
     if plan.two_stage_cost_usd is not None:
@@ -155,3 +165,7 @@ def _tree_results(plan: Any) -> None:
     show_table(plan.leaves, {}, key="tree_leaves_table")
     built = plan.node_plan.groupby(["stage", "node", "kind", "site"], as_index=False)["value"].sum()
     show_table(built, {}, key="tree_node_plan_table")
+    if comparison is not None:
+        st.markdown("**The tree's leaves planned three ways** (expected discounted cost)")
+        show_table(comparison.table, {}, key="tree_comparison_table")
+        show_table(comparison.leaves, {}, key="tree_replan_leaves_table")

@@ -39,4 +39,5 @@ Modules
 ``replan_folder``     the replan run folder (one partition per path) and its chart.
 ``tree_spec``         the scenario-tree file: stages, nodes, branch probabilities, errors.
 ``tree``              the multi-stage plan over a tree: extensive form, plan per node.
+``tree_replan``       the tree plan, the hedge and rolling replanning priced on the tree's leaves.
 """

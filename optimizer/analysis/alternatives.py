@@ -22,7 +22,10 @@ are those of any plan (the costs table is the true cost, not the MGA objective).
 
 Checker rows: every alternative is verified by the independent checker (a violation
 makes its status ``error``), and its cost recomputed from the costs table must not
-exceed the cap (:func:`cap_violation`); the cap is never relaxed.
+exceed the cap (:func:`optimizer.components.appended.check_mga_cost_cap`, the family's
+registered check; :func:`cap_violation` gives the amount); the cap is never relaxed.
+The family's record and row builder live in :mod:`optimizer.components.appended`
+(``docs/families.md``).
 
 Shadow prices of an alternative are the derivatives of the chosen quantity, not of cost,
 so they are left out (null, with a note); the optimum keeps its own.
@@ -41,7 +44,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-import scipy.sparse as sp
 
 from optimizer.analysis.alternatives_quantities import (
     Quantity,
@@ -50,10 +52,12 @@ from optimizer.analysis.alternatives_quantities import (
     random_directions,
     select_quantities,
 )
+from optimizer.components.appended import check_mga_cost_cap, define_mga_cost_cap
 from optimizer.plan.highs_session import HighsSession
 from optimizer.plan.model import PlanningModel, build_model
 from optimizer.plan.options import RawSolution, SolveOptions, Status
 from optimizer.plan.plan_result import PlanResult, _scenario_result
+from optimizer.plan.risk import append_rows
 
 __all__ = [
     "CAP_FAMILY",
@@ -193,19 +197,8 @@ def with_cost_cap(model: PlanningModel) -> PlanningModel:
     The row's coefficients are the model's objective vector ``variables["cost"]``; its
     right-hand side is ``cap - objective_constant`` once set (:func:`_at`).
     """
-    cost = model.variables["cost"].to_numpy(dtype=float)
-    row: dict[str, Any] = {
-        c: -1 for c in model.constraints.columns if c not in ("family", "sense", "rhs")
-    }
-    row.update(family=CAP_FAMILY, scenario=0, sense="<=", rhs=np.inf)
-    base = model.constraints.copy()
-    if isinstance(base["family"].dtype, pd.CategoricalDtype):
-        base["family"] = base["family"].cat.add_categories([CAP_FAMILY])
-    new = pd.DataFrame([row]).astype(base.dtypes.to_dict())
-    cons = pd.concat([base, new], ignore_index=True)
-    cap = sp.csr_matrix(cost.reshape(1, -1))
-    matrix = sp.vstack([model.matrix, cap], format="csr")
-    return replace(model, constraints=cons, matrix=matrix)
+    rows = define_mga_cost_cap(model.variables["cost"].to_numpy(dtype=float))
+    return append_rows(model, *rows)
 
 
 def _at(capped: PlanningModel, objective: np.ndarray, cap_usd: float) -> PlanningModel:
@@ -388,11 +381,11 @@ def _alternative(
     res, raw = _solve(session, capped, base, options)
     if res.status != Status.optimal or raw.x is None or res.objective_usd is None:
         raise AlternativesError(f"alternative {name}: status {res.status.value}: {res.message}")
-    over = cap_violation(res.objective_usd, cap)
-    if over > 0:
+    bad = check_mga_cost_cap(res.objective_usd, cap, CAP_TOLERANCE)
+    if len(bad):
         raise AlternativesError(
             f"alternative {name}: cost {res.objective_usd:.6g} USD exceeds the cap "
-            f"{cap:.6g} USD by {over:.6g} USD"
+            f"{cap:.6g} USD by {float(bad['violation'].iloc[0]):.6g} USD"
         )
     value = quantity_value(q, raw.x)
     return Alternative(name, slack, q.name, sense, value, res.objective_usd, res)

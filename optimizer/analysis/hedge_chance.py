@@ -29,6 +29,7 @@ from optimizer.plan.chance import (
     ChanceSpec,
     achieved_probability,
     chance_wording,
+    check_chance,
     met_by_scenario,
     with_chance,
 )
@@ -139,9 +140,13 @@ def chance_plan(
     met = met_by_scenario(sto.scenarios, spec)
     p_in = achieved_probability(met, w)
     status = sto.status.value
-    if spec.method == "exact" and p_in < spec.probability - 1e-9:
+    bad = check_chance(spec, met, w, sto.extra)
+    if len(bad):
         status = "error"
-        notes.append(f"checker: in-sample probability {p_in:.3f} below {spec.probability:.3f}")
+        notes += [
+            f"checker: {r.family} {r.keys}: {r.lhs:.6g} against {r.rhs:.6g}"
+            for r in bad.itertuples()
+        ]
     first = {t: sto.scenarios[0].tables.get(t, pd.DataFrame()) for t in _SHARED}
     rows = _rows(labels, "in", w, met, sto.scenarios)
     p_out = None

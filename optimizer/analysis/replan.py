@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -69,7 +69,14 @@ from optimizer.analysis.replan_folder import give_way_table, shortfall_by_quarte
 from optimizer.analysis.replan_setup import KIND_UNITS, LOCK_KINDS, replan_epochs
 from optimizer.analysis.tornado import TornadoParameter
 
-__all__ = ["PathOutcome", "ReplanSetup", "level_dataset", "revealed_dataset", "run_path"]
+__all__ = [
+    "PathOutcome",
+    "ReplanSetup",
+    "level_dataset",
+    "revealed_dataset",
+    "run_dataset_path",
+    "run_path",
+]
 
 #: A locked value ``v`` (>= 0) is held in ``[v - band, v + band]`` with
 #: ``band = LOCK_BAND_REL * v + LOCK_BAND_ABS``: the solver's own feasibility
@@ -389,18 +396,59 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
     capacity.validation.DataValidationError
         When a truth or forecast level makes the data invalid.
     """
-    t0 = time.perf_counter()
     base, params = setup.base, setup.parameters
     periods = tuple(base.periods)
     epochs = replan_epochs(len(periods), setup.every)
     truth_ds = level_dataset(base, params, [truth[p.name] for p in params], f"path_{path:03d}")
     fc = setup.revision.forecasts(params, truth, periods, epochs, path)
+
+    def forecast(r: int, tau: int) -> Any:
+        return level_dataset(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}")
+
+    out = run_dataset_path(setup, path, truth_ds, forecast)
+    summary = {"path": path, **{f"truth_{p.name}": float(truth[p.name]) for p in params}}
+    summary.update({k: v for k, v in out.summary.items() if k != "path"})
+    forecasts = _forecast_table(fc, epochs, periods, params, truth)
+    return replace(out, summary=summary, forecasts=forecasts)
+
+
+def run_dataset_path(
+    setup: ReplanSetup,
+    path: int,
+    truth_ds: Any,
+    forecast: Callable[[int, int], Any],
+) -> PathOutcome:
+    """Replan along a truth given as a dataset, with the forecasts given as datasets.
+
+    The loop of :func:`run_path` for a truth that is not a set of group levels (a leaf
+    of a scenario tree, :mod:`optimizer.analysis.tree_replan`).
+
+    Parameters
+    ----------
+    setup : ReplanSetup
+        ``base`` is the dataset the path's models patch; ``parameters`` and
+        ``revision`` are not read.
+    path : int
+        The path's number (names its datasets).
+    truth_ds : Dataset
+        The truth: its quarters up to each epoch are revealed.
+    forecast : callable
+        ``forecast(r, tau)``: the dataset forecast at epoch ``r`` (quarter index
+        ``tau``); its quarters after ``tau`` are what the replan plans on.
+
+    Returns
+    -------
+    PathOutcome
+        ``forecasts`` empty (a dataset forecast has no levels to tabulate).
+    """
+    t0 = time.perf_counter()
+    periods = tuple(setup.base.periods)
+    epochs = replan_epochs(len(periods), setup.every)
     pm = _PathModels(setup)
     locked = pd.DataFrame(columns=["kind", *_KEY_CODES, "value", "decided_in"])
     drift, gave_way_replans = 0.0, 0
     for r, tau in enumerate(epochs):
-        f_ds = level_dataset(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}")
-        ds = revealed_dataset(truth_ds, f_ds, tau + 1, f"path_{path:03d}_epoch_{r}")
+        ds = revealed_dataset(truth_ds, forecast(r, tau), tau + 1, f"path_{path:03d}_epoch_{r}")
         model, raw, epoch_held = pm.held(pm.model(ds), locked)
         if raw.x is None:
             break  # no continuation even with the locks given way
@@ -412,7 +460,7 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
     realised, held = pm.realised(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked)
     pf = pm.solve_full(pm.model(truth_ds))
     gw = give_way_table(held, pm.base_model.codes, periods)
-    summary = _summary(path, truth, params, realised, pf, truth_ds, len(epochs), pm.warm)
+    summary = _summary(path, {}, (), realised, pf, truth_ds, len(epochs), pm.warm)
     summary.update(_give_way_summary(gw, gave_way_replans))
     summary["seconds"] = time.perf_counter() - t0
     summary["process_peak_mb"] = _peak_mb()
@@ -421,7 +469,7 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
         path,
         summary,
         _decision_table(locked, pm.base_model, periods),
-        _forecast_table(fc, epochs, periods, params, truth),
+        pd.DataFrame(columns=["epoch", "quarter", "parameter", "forecast", "truth"]),
         realised,
         pf,
         gw,

@@ -17,6 +17,7 @@ from optimizer.cli.hedge_options import (
     _ChanceOpt,
     _FreshOpt,
     _FrontierOpt,
+    _ReplanLeavesOpt,
     _Risk,
     _RiskOpt,
     _WeightOpt,
@@ -57,7 +58,8 @@ HEDGE_HELP = (
     "does not converge in useful time.\n\n"
     "--tree TREE.yaml solves the multi-stage plan over a scenario tree (stages at chosen "
     "quarters, branch probabilities, overrides per branch) as one extensive form with "
-    "non-anticipativity per node, and its value over the two-stage hedge on the same leaves.\n\n"
+    "non-anticipativity per node, and its value over the two-stage hedge on the same leaves; "
+    "--replan-leaves adds rolling replanning along each leaf beside them.\n\n"
     "--risk cvar minimises E[cost] + L * CVaR_alpha(cost) over the scenarios (--alpha, "
     "--weight L); VSS and EVPI are then differences of that risk objective. --frontier "
     "solves it for each of --weights and prints expected cost against CVaR (with --out, "
@@ -138,6 +140,7 @@ def hedge(
     fresh: _FreshOpt = 30,
     out: _OutOpt = None,
     tree: _TreeOpt = None,
+    replan_leaves: _ReplanLeavesOpt = False,
     objective: ObjectiveOpt = Objective.cost,
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
@@ -146,8 +149,7 @@ def hedge(
     from optimizer.plan.risk import RiskSpec
 
     require_highs("capacity hedge")
-    if frontier and risk != _Risk.cvar:
-        raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
+    _refuse_orphan_options(frontier and risk != _Risk.cvar, replan_leaves and tree is None)
     spec = RiskSpec(alpha, weight) if risk == _Risk.cvar else None
     console = Console()
     if out is not None:
@@ -157,7 +159,8 @@ def hedge(
         from optimizer.cli.hedge_tree import hedge_tree
 
         with exit_on_interrupt(console):
-            raise typer.Exit(hedge_tree(console, data, base, tree, first_stage.value, out))
+            code = hedge_tree(console, data, base, tree, first_stage.value, out, replan_leaves)
+            raise typer.Exit(code)
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped["first_stage"] = first_stage.value
     with exit_on_interrupt(console):
@@ -200,6 +203,14 @@ def _run_lshaped(
     if out is not None:
         code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash, inputs))
     return code
+
+
+def _refuse_orphan_options(frontier_without_risk: bool, replan_without_tree: bool) -> None:
+    """Usage error for an option that needs another one (``--frontier``, ``--replan-leaves``)."""
+    if frontier_without_risk:
+        raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
+    if replan_without_tree:
+        raise typer.BadParameter("needs --tree", param_hint="'--replan-leaves'")
 
 
 def _refuse_mixed_modes(

@@ -97,3 +97,11 @@ _ChanceMethodOpt = Annotated[
 _FreshOpt = Annotated[
     int, typer.Option("--fresh", min=0, help="Out-of-sample scenarios for --chance.")
 ]
+_ReplanLeavesOpt = Annotated[
+    bool,
+    typer.Option(
+        "--replan-leaves",
+        help="With --tree: also replan quarterly along each leaf and print the tree plan, "
+        "the two-stage hedge and rolling replanning side by side.",
+    ),
+]

@@ -16,9 +16,20 @@ __all__ = ["hedge_tree"]
 
 
 def hedge_tree(
-    console: Console, data: Path, base: str, tree_file: Path, first_stage: str, out: Path | None
+    console: Console,
+    data: Path,
+    base: str,
+    tree_file: Path,
+    first_stage: str,
+    out: Path | None,
+    replan_leaves: bool = False,
 ) -> int:
     """Solve the tree plan, print its cost, value over the two-stage hedge and node plan.
+
+    With ``replan_leaves`` also replan quarterly along each leaf and print the tree, the
+    two-stage hedge and rolling replanning side by side
+    (:func:`optimizer.analysis.tree_replan.compare_tree_replan`), written as
+    ``comparison.parquet`` and ``leaves_replan.parquet`` under ``--out``.
 
     Returns the exit code: 0 solved, 1 no plan or bad data; a bad tree file exits 2
     with the file, line and value.
@@ -46,9 +57,37 @@ def hedge_tree(
         console.print(f"[red]error:[/red] {escape(str(e))}")
         return 1
     _print_tree(console, plan)
+    comparison = _replan_leaves(console, ds, tree, plan, first_stage) if replan_leaves else None
     if out is not None:
-        return _write_tree(console, plan, out, ds.hash)
+        return _write_tree(console, plan, out, ds.hash, comparison)
     return 0
+
+
+def _replan_leaves(console: Console, ds: Any, tree: Any, plan: Any, first_stage: str) -> Any:
+    """Replan along each leaf and print the side-by-side table; return the comparison."""
+    from rich.table import Table
+
+    from optimizer.analysis.tree_replan import compare_tree_replan
+
+    with console.status("Replanning quarterly along each leaf ..."):
+        c = compare_tree_replan(ds, tree, plan=plan, first_stage=first_stage)
+    t = Table(title="The tree's leaves, planned three ways (expected discounted cost)")
+    for col in ("plan", "expected USD", "over perfect foresight USD", "over the tree USD"):
+        t.add_column(col, justify="right")
+    for r in c.table.itertuples():
+        t.add_row(
+            r.plan,
+            f"{r.expected_cost_usd:,.0f}",
+            f"{r.over_perfect_foresight_usd:,.0f}",
+            f"{r.over_tree_usd:,.0f}",
+        )
+    console.print(t)
+    given = int(c.leaves["locks_given_way"].sum())
+    console.print(
+        f"replanned {len(c.leaves)} leaves every {c.every} quarter(s) in "
+        f"{c.timings_s['replan']:.0f} s; locks given way: {given}"
+    )
+    return c
 
 
 def _print_tree(console: Console, plan: Any) -> None:
@@ -69,8 +108,13 @@ def _print_tree(console: Console, plan: Any) -> None:
     console.print(t)
 
 
-def _write_tree(console: Console, plan: Any, out: Path, dataset_hash: str) -> int:
-    """Write ``leaves`` and ``node_plan`` Parquet files (``node=`` partitions) in a run folder."""
+def _write_tree(
+    console: Console, plan: Any, out: Path, dataset_hash: str, comparison: Any = None
+) -> int:
+    """Write ``leaves`` and ``node_plan`` Parquet files (``node=`` partitions) in a run folder.
+
+    With a comparison also ``comparison.parquet`` and ``leaves_replan.parquet``.
+    """
     import pyarrow as pa
 
     from optimizer.output.atomic import ReportError, ensure_dir, write_json_atomic
@@ -86,6 +130,11 @@ def _write_tree(console: Console, plan: Any, out: Path, dataset_hash: str) -> in
             write_arrow_atomic(t, d / "plan.parquet")
         leaves = pa.Table.from_pandas(plan.leaves, preserve_index=False)
         write_arrow_atomic(leaves, run_dir / "leaves.parquet")
+        if comparison is not None:
+            tables = {"comparison": comparison.table, "leaves_replan": comparison.leaves}
+            for name, df in tables.items():
+                t = pa.Table.from_pandas(df, preserve_index=False)
+                write_arrow_atomic(t, run_dir / f"{name}.parquet")
         fields = ("status", "expected_cost_usd", "two_stage_cost_usd", "value_of_tree_usd")
         write_json_atomic(run_dir / "tree.json", {f: getattr(plan, f) for f in fields})
     except (OSError, ReportError) as e:

@@ -59,6 +59,8 @@ Modules
 ``power_flex``    flexible interconnection: earlier grid MW for curtailable hours.
 ``power_speed``   the inference SLA under curtailment, flexible and bridge results (component).
 ``power_orders``  equipment order books: turbine, engine and transformer slots (component).
+``appended``      families appended to a built model: the near-optimal cost cap, the CVaR
+                  rows, the chance rows (component).
 ``docs``          the generated table of every family (``docs/families.md``).
 
 How to add a part of the plan
@@ -78,6 +80,12 @@ families=..., costs=...)`` record and add one line to :data:`COMPONENTS`:
   ``columns.extra[name]``;
 * a cost term: ``CostTerm(name, cash, define, description)`` whose ``define`` calls
   ``builder.add_cost(scenario.index, name, col, t, coef)``.
+* a family appended to a built model (rows that span the scenarios of a hedge or cap
+  a whole plan's cost): an ``AppendedFamily`` record in the component's ``appended``,
+  whose ``define`` returns the new columns, rows and block
+  (:class:`~optimizer.components.appended.AppendedRows`, appended by
+  :func:`optimizer.plan.risk.append_rows`) and whose ``check`` reads the solved plan
+  (``tests/test_appended_families.py`` checks that each record is complete).
 
 Nothing else changes (``tests/test_components.py`` adds a toy component this way).
 """
@@ -87,6 +95,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from optimizer.components import (
+    appended,
     contract_tables,
     contracts,
     demand,
@@ -109,10 +118,12 @@ from optimizer.components import (
     supply_tables,
 )
 from optimizer.components.component import Component
-from optimizer.components.records import ConstraintFamily, ResultRows
+from optimizer.components.records import AppendedFamily, ConstraintFamily, ResultRows
 from optimizer.components.registry import MappingView, SequenceView, activate, registered
 
 __all__ = [
+    "APPENDED",
+    "APPENDED_BY_NAME",
     "BY_NAME",
     "COMPONENTS",
     "ConstraintFamily",
@@ -144,6 +155,7 @@ COMPONENTS: tuple[Component, ...] = (
     power_bridge.COMPONENT,
     power_orders.COMPONENT,
     power_speed.COMPONENT,
+    appended.COMPONENT,
 )
 activate(COMPONENTS)
 
@@ -151,6 +163,12 @@ activate(COMPONENTS)
 #: ``builds_columns`` (the fleet definition, the power columns) run in the column
 #: phase, before every row family, in this order.
 REGISTRY: SequenceView[ConstraintFamily] = SequenceView(lambda r: r.families)
+
+#: Families appended to a built model (cost cap, CVaR, chance rows), in registry order.
+APPENDED: SequenceView[AppendedFamily] = SequenceView(lambda r: r.appended)
+
+#: Appended family record by name.
+APPENDED_BY_NAME: MappingView[AppendedFamily] = MappingView(lambda r: r.appended_by_name)
 
 #: Family record by name.
 BY_NAME: MappingView[ConstraintFamily] = MappingView(lambda r: r.by_name)

@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 import pyarrow as pa
 
-from optimizer.components.records import ConstraintFamily
+from optimizer.components.records import AppendedFamily, ConstraintFamily
 
 __all__ = ["CashKind", "ColumnKind", "Component", "CostTerm", "ResultTable", "TableColumn"]
 
@@ -136,6 +136,8 @@ class Component:
         Its objective terms.
     tables : tuple of ResultTable
         Its result tables.
+    appended : tuple of AppendedFamily
+        Its families appended to a built model (not built per scenario).
     """
 
     name: str
@@ -143,3 +145,4 @@ class Component:
     families: tuple[ConstraintFamily, ...] = ()
     costs: tuple[CostTerm, ...] = ()
     tables: tuple[ResultTable, ...] = ()
+    appended: tuple[AppendedFamily, ...] = ()

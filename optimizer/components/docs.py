@@ -52,7 +52,30 @@ def families_table(registry: Registry | None = None) -> str:
         for family in component.families:
             maths = _maths(family.define.__doc__)
             lines.append(f"| `{family.name}` | {maths} | {family.unit} | {component.name} |")
+    lines += _appended_table(registry)
     return "\n".join(lines) + "\n"
+
+
+def _appended_table(registry: Registry) -> list[str]:
+    """Lines of the appended families' section (empty when none is registered)."""
+    if not registry.appended:
+        return []
+    lines = [
+        "",
+        "## Families appended to a built model",
+        "",
+        "Rows that span the scenarios of a hedged plan or cap a whole plan's cost, appended",
+        "after the model is built by the analysis that needs them (`capacity alternatives`,",
+        "`capacity hedge --risk cvar`, `--chance`). The maths line is the first line of each",
+        "family's define function; the checker recomputes the rows from the solved plan.",
+        "",
+        "| family | maths | unit | when the rows cannot hold | result rows | app |",
+        "|---|---|---|---|---|---|",
+    ]
+    for a in registry.appended:
+        cells = [c.replace("|", "\\|") for c in (a.unit, a.wording, a.result, a.app)]
+        lines.append(f"| `{a.name}` | {_maths(a.define.__doc__)} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def write_families_table(root: Path) -> Path:

@@ -11,7 +11,7 @@ import pandas as pd
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
 
-__all__ = ["CheckFn", "ConstraintFamily", "DefineFn", "ResultRows"]
+__all__ = ["AppendedFamily", "CheckFn", "ConstraintFamily", "DefineFn", "ResultRows"]
 
 #: ``define(builder, columns)``: adds a family's rows of one scenario.
 DefineFn = Callable[[ModelBuilder, ScenarioColumns], None]
@@ -121,3 +121,47 @@ class ConstraintFamily:
     summary_words: str = ""
     limit: bool = False
     policy: bool = False
+
+
+@dataclass(frozen=True)
+class AppendedFamily:
+    """A family of rows appended to a built model (they span scenarios or cap its cost).
+
+    Per-scenario families are :class:`ConstraintFamily` records built by the model's
+    loop; these are added after it, by the analysis that needs them (a near-optimal
+    run, a risk-averse or chance-constrained hedge), with
+    :func:`optimizer.plan.risk.append_rows`.
+
+    Attributes
+    ----------
+    name : str
+        Row ``family`` value, e.g. ``cvar_excess``.
+    unit : str
+        Unit of the rhs.
+    define : callable
+        Returns the new columns, rows and coefficient block
+        (:class:`optimizer.components.appended.AppendedRows`). Its docstring states the
+        maths in one line.
+    check : callable
+        Recomputes the rows from a solved plan (result tables, appended column values),
+        not from the LP; returns the violated rows
+        (:data:`optimizer.lp.violations.VIOLATION_COLUMNS`).
+    wording : str
+        What the explanation says when the rows cannot hold (placeholders filled by the
+        analysis), or ``never infeasible: <why>`` when they cannot make a plan infeasible.
+    result : str
+        The result rows that report the family (table and columns).
+    app : str
+        Where the app shows it.
+    summary_words : str
+        Domain words for one row (``{key}``: the scenario).
+    """
+
+    name: str
+    unit: str
+    define: Callable[..., Any]
+    check: Callable[..., pd.DataFrame]
+    wording: str
+    result: str
+    app: str
+    summary_words: str = ""

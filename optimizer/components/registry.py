@@ -13,6 +13,7 @@ from contextlib import contextmanager
 from typing import TypeVar, overload
 
 from optimizer.components.component import Component, CostTerm, ResultTable
+from optimizer.components.records import AppendedFamily
 
 __all__ = ["MappingView", "Registry", "SequenceView", "activate", "active", "registered"]
 
@@ -32,8 +33,8 @@ class Registry:
     Raises
     ------
     ValueError
-        When two components register a family, a cost term, a column kind or a result
-        table of the same name.
+        When two components register a family (per scenario or appended), a cost term,
+        a column kind or a result table of the same name.
     """
 
     def __init__(self, components: Sequence[Component]) -> None:
@@ -43,6 +44,14 @@ class Registry:
         if len(self.by_name) != len(self.families):
             raise ValueError("a constraint family is registered twice")
         self.units = {f.name: f.unit for f in self.families}
+        self.appended: tuple[AppendedFamily, ...] = tuple(
+            a for c in self.components for a in c.appended
+        )
+        self.appended_by_name = {a.name: a for a in self.appended}
+        if len(self.appended_by_name) != len(self.appended) or set(self.appended_by_name) & set(
+            self.by_name
+        ):
+            raise ValueError("an appended constraint family is registered twice")
         self.costs: tuple[CostTerm, ...] = tuple(t for c in self.components for t in c.costs)
         self.kinds = tuple(k.name for c in self.components for k in c.columns)
         self.tables: tuple[ResultTable, ...] = tuple(t for c in self.components for t in c.tables)

@@ -27,10 +27,13 @@ At ``beta = 1`` it is exact (``a_r x_s >= f_r`` in every scenario, written as su
 1 it is conservative (it may meet the floor more often than asked, and cost more): the
 achieved probability is reported, never assumed.
 
-Checker rows: :func:`achieved_probability` recomputes, from each scenario's result tables
+Checker rows: :func:`met_by_scenario` reads, from each scenario's result tables
 (``commitments.breach_mw``, ``demand.unmet_h100e``), which scenarios met every picked
-row; the exact method must reach ``beta`` on them. Wording when the rows cannot hold:
-:func:`chance_wording`.
+row, and :func:`check_chance` checks each family on it: the achieved probability reaches
+``beta`` (both methods), a missed scenario is flagged (exact), a scenario the shortfall
+rows call met is met and the CVaR term is at most zero (the approximation). Wording when
+the rows cannot hold: :func:`chance_wording`. The families' records, row builders and
+checks live in :mod:`optimizer.components.appended` (``docs/families.md``).
 """
 
 from __future__ import annotations
@@ -45,6 +48,18 @@ import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
+from optimizer.components import APPENDED_BY_NAME
+from optimizer.components.appended import (
+    AppendedRows,
+    check_chance_cvar,
+    check_chance_link,
+    check_chance_probability,
+    check_chance_shortfall,
+    define_chance_cvar,
+    define_chance_link,
+    define_chance_probability,
+    define_chance_shortfall,
+)
 from optimizer.plan.risk import append_rows
 
 __all__ = [
@@ -52,6 +67,7 @@ __all__ = [
     "CHANCE_METHODS",
     "ChanceSpec",
     "achieved_probability",
+    "check_chance",
     "chance_wording",
     "met_by_scenario",
     "parse_chance",
@@ -73,16 +89,6 @@ _FLOORS = {
     "demand": ("unmet", "demand", "unmet_h100e"),
 }
 _ROW_FAMILY = {"commitment": "commitment", "demand": "demand_balance"}
-_NO_COLUMNS = pd.DataFrame(
-    {
-        "kind": pd.Series([], dtype=str),
-        "scenario": pd.Series([], dtype=np.int64),
-        "lb": pd.Series([], dtype=float),
-        "ub": pd.Series([], dtype=float),
-        "cost": pd.Series([], dtype=float),
-        "integer": pd.Series([], dtype=bool),
-    }
-)
 
 
 @dataclass(frozen=True)
@@ -185,80 +191,56 @@ def with_chance(model: Any, spec: ChanceSpec | None) -> Any:
     a = model.matrix.tocsr()[picked["row"].to_numpy()]
     slack = (model.variables["kind"].astype(str) == _FLOORS[spec.family][0]).to_numpy()
     p = np.asarray(model.weights, dtype=float)
-    n_s = len(p)
+    n, n_s = model.n_variables, len(p)
     sc = picked["scenario"].to_numpy()
     rhs = picked["rhs"].to_numpy(dtype=float)
     if spec.method == "exact":
-        return _exact(model, spec, a.multiply(slack[None, :]).tocsr(), sc, rhs, p)
-    delivered = a.multiply(~slack[None, :]).tocsr()
+        link = define_chance_link(a.multiply(slack[None, :]).tocsr(), sc, rhs, n_s)
+        prob = define_chance_probability(n, p, spec.probability)
+        return append_rows(model, *_stack(link, prob))
+    short = define_chance_shortfall(
+        a.multiply(~slack[None, :]).tocsr(), sc, rhs, n_s, spec.probability
+    )
     if spec.probability >= 1.0:
-        rows = pd.DataFrame(
-            {"family": "chance_shortfall", "scenario": sc, "sense": ">=", "rhs": rhs}
-        )
-        return append_rows(model, _NO_COLUMNS, rows, delivered)
-    n_r = len(picked)
-    cols = pd.DataFrame(
-        {
-            "kind": ["chance_var"] + ["chance_excess"] * n_s,
-            "scenario": [-1, *range(n_s)],
-            "lb": [-np.inf] + [0.0] * n_s,
-            "ub": np.inf,
-            "cost": 0.0,
-            "integer": False,
-        }
-    )
-    scaled = sp.diags(1.0 / rhs) @ delivered
-    excess = sp.csr_matrix((np.ones(n_r), (np.arange(n_r), 1 + sc)), shape=(n_r, n_s + 1))
-    excess = excess + sp.csr_matrix(
-        (np.ones(n_r), (np.arange(n_r), np.zeros(n_r, int))), shape=(n_r, n_s + 1)
-    )
-    cvar_row = sp.csr_matrix(
-        np.concatenate([np.zeros(model.n_variables), [1.0], p / (1.0 - spec.probability)])
-    )
-    block = sp.vstack([sp.hstack([scaled, excess]), cvar_row], format="csr")
-    rows = pd.DataFrame(
-        {
-            "family": ["chance_shortfall"] * n_r + ["chance_cvar"],
-            "scenario": [*sc, -1],
-            "sense": [">="] * n_r + ["<="],
-            "rhs": [1.0] * n_r + [0.0],
-        }
-    )
-    return append_rows(model, cols, rows, block)
+        return append_rows(model, *short)
+    return append_rows(model, *_stack(short, define_chance_cvar(n, p, spec.probability)))
 
 
-def _exact(
-    model: Any,
-    spec: ChanceSpec,
-    slack_part: sp.csr_matrix,
-    sc: np.ndarray,
-    rhs: np.ndarray,
-    p: np.ndarray,
-) -> Any:
-    """Append the big-M rows with one binary per scenario (module docstring)."""
-    n_s, n_r = len(p), len(sc)
-    cols = pd.DataFrame(
-        {
-            "kind": "chance_miss",
-            "scenario": range(n_s),
-            "lb": 0.0,
-            "ub": 1.0,
-            "cost": 0.0,
-            "integer": True,
-        }
-    )
-    link = sp.csr_matrix((-rhs, (np.arange(n_r), sc)), shape=(n_r, n_s))
-    prob = sp.csr_matrix(np.concatenate([np.zeros(model.n_variables), p]))
-    block = sp.vstack([sp.hstack([slack_part, link]), prob], format="csr")
-    rows = pd.DataFrame(
-        {
-            "family": ["chance_link"] * n_r + ["chance_probability"],
-            "scenario": [*sc, -1],
-            "sense": ["<="] * (n_r + 1),
-            "rhs": [0.0] * n_r + [1.0 - spec.probability],
-        }
-    )
-    return append_rows(model, cols, rows, block)
+def _stack(first: AppendedRows, second: AppendedRows) -> AppendedRows:
+    """Rows of ``first`` (with its columns) then of ``second`` (over the same columns)."""
+    rows = pd.concat([first.rows, second.rows], ignore_index=True)
+    return AppendedRows(first.columns, rows, sp.vstack([first.block, second.block], format="csr"))
+
+
+def check_chance(
+    spec: ChanceSpec, met: np.ndarray, weights: ArrayLike, extra: ArrayLike | None
+) -> pd.DataFrame:
+    """Checker rows of the chance families of ``spec`` (:mod:`optimizer.components.appended`).
+
+    Parameters
+    ----------
+    spec : ChanceSpec
+    met : array of bool, shape (n_scenarios,)
+        :func:`met_by_scenario` of the plan's scenarios (from their result tables).
+    weights : array, shape (n_scenarios,)
+    extra : array or None
+        The appended columns' values in order (``chance_miss[s]``; or ``chance_var``
+        then ``chance_excess[s]``; none at probability 1).
+
+    Returns
+    -------
+    DataFrame
+        Violations (empty when every row holds).
+    """
+    w = np.asarray(weights, dtype=float)
+    out = [check_chance_probability(met, w, spec.probability)]
+    x = np.asarray([] if extra is None else extra, dtype=float)
+    if spec.method == "exact" and len(x) >= len(w):
+        out.append(check_chance_link(met, x[: len(w)]))
+    elif spec.probability < 1.0 and len(x) >= len(w) + 1:
+        out.append(check_chance_shortfall(met, float(x[0]), x[1 : 1 + len(w)]))
+        out.append(check_chance_cvar(float(x[0]), x[1 : 1 + len(w)], w, spec.probability))
+    return pd.concat(out, ignore_index=True)
 
 
 def met_by_scenario(
@@ -292,10 +274,18 @@ def achieved_probability(met: np.ndarray, weights: ArrayLike) -> float:
 
 
 def chance_wording(spec: ChanceSpec) -> str:
-    """Say why a chance-constrained plan has no solution (the rows that could not hold)."""
-    what = "commitment floors" if spec.family == "commitment" else "demand"
-    return (
-        f"no plan meets {spec.customer}'s {what} in at least {spec.probability:.0%} of the "
-        f"scenarios: the chance rows ({', '.join(CHANCE_FAMILIES[spec.method])}) cannot "
-        "hold; lower the probability or relax the floors"
+    """Say why a chance-constrained plan has no solution (the rows that could not hold).
+
+    The wording is the family record's (:data:`optimizer.components.APPENDED_BY_NAME`):
+    ``chance_shortfall`` at probability 1, else ``chance_probability`` (exact) or
+    ``chance_cvar`` (the approximation).
+    """
+    what = "commitment floors" if spec.family == "commitment" else "demand floors"
+    if spec.probability >= 1.0:
+        family = "chance_shortfall"
+    else:
+        family = "chance_probability" if spec.method == "exact" else "chance_cvar"
+    said = APPENDED_BY_NAME[family].wording.format(
+        customer=spec.customer, floors=what, probability=f"{spec.probability:.0%}"
     )
+    return f"{said}: the {family} row cannot hold; lower the probability or relax the floors"

@@ -26,7 +26,9 @@ plan fails for the reasons of its scenarios' own rows.
 
 Checker rows: :func:`check_cvar` recomputes CVaR from the scenario costs of the result
 tables by sorting (not by the LP) and flags an LP term that differs, or a negative
-excess. Result rows: :func:`risk_summary` (expected cost, VaR, CVaR, rho).
+excess. Result rows: :func:`risk_summary` (expected cost, VaR, CVaR, rho). The family's
+record, row builder and check live in :mod:`optimizer.components.appended`
+(``docs/families.md``).
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ import numpy as np
 import pandas as pd
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
+
+from optimizer.components.appended import check_cvar_excess, cvar, define_cvar_excess
 
 __all__ = [
     "CVAR_FAMILY",
@@ -100,33 +104,6 @@ def value_at_risk(values: ArrayLike, weights: ArrayLike, alpha: float) -> float:
     if alpha <= 0:
         i = int(np.flatnonzero(p > 0)[0])
     return float(v[min(i, len(v) - 1)])
-
-
-def cvar(values: ArrayLike, weights: ArrayLike, alpha: float) -> float:
-    """Return ``CVaR_alpha`` of a discrete distribution by sorting (not by an LP).
-
-    The mean of the worst ``1 - alpha`` probability mass (a scenario on the boundary
-    counts with the part of its weight inside the tail); equal to the
-    Rockafellar-Uryasev minimum (module docstring). ``alpha = 0`` is the expectation.
-
-    Parameters
-    ----------
-    values : sequence of float, shape (n_scenarios,)
-        Scenario costs (USD); ``inf`` allowed (then the result is ``inf`` if in the tail).
-    weights : sequence of float, shape (n_scenarios,)
-        Probabilities summing to 1.
-    alpha : float
-        Level in [0, 1).
-    """
-    v, p = _sorted(values, weights)
-    tail = 1.0 - alpha
-    # mass of each sorted outcome inside the worst ``tail`` (taken from the top)
-    above = np.concatenate([[0.0], np.cumsum(p[::-1])[:-1]])[::-1]  # mass strictly worse
-    inside = np.clip(tail - above, 0.0, p)
-    keep = inside > 0
-    if np.isinf(v[keep]).any():
-        return math.inf
-    return float((v[keep] * inside[keep]).sum() / tail)
 
 
 def _sorted(values: ArrayLike, weights: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
@@ -259,23 +236,8 @@ def with_cvar(model: Any, spec: RiskSpec | None) -> Any:
     if spec is None or spec.weight == 0:
         return model
     c, c0 = scenario_cost_rows(model)
-    p = np.asarray(model.weights, dtype=float)
-    n_s = len(p)
-    cols = pd.DataFrame(
-        {
-            "kind": ["cvar_var"] + ["cvar_excess"] * n_s,
-            "scenario": [-1, *range(n_s)],
-            "lb": [-np.inf] + [0.0] * n_s,
-            "ub": np.inf,
-            "cost": [spec.weight, *(spec.weight * p / (1.0 - spec.alpha))],
-            "integer": False,
-        }
-    )
-    rows = pd.DataFrame({"family": CVAR_FAMILY, "scenario": range(n_s), "sense": "<=", "rhs": -c0})
-    extra = sp.hstack(
-        [sp.csr_matrix(np.full((n_s, 1), -1.0)), -sp.identity(n_s, format="csr")], format="csr"
-    )
-    return append_rows(model, cols, rows, sp.hstack([c, extra], format="csr"))
+    rows = define_cvar_excess(c, c0, model.weights, spec.alpha, spec.weight)
+    return append_rows(model, *rows)
 
 
 def check_cvar(
@@ -308,25 +270,4 @@ def check_cvar(
         none): ``cvar_excess`` per scenario and ``cvar_value`` for the LP's
         ``eta + sum p u / (1 - alpha)`` against the sorted CVaR.
     """
-    v = np.asarray(values, dtype=float)
-    u = np.asarray(excess_usd, dtype=float)
-    p = np.asarray(weights, dtype=float)
-    out = []
-    scale = 1.0 + np.abs(v)
-    lhs = v - var_usd - u
-    for s in np.flatnonzero((lhs > tolerance * scale) | (u < -tolerance * scale)):
-        out.append(("cvar_excess", "<=", str(int(s)), float(v[s] - var_usd), float(u[s])))
-    lp_term = var_usd + float(p @ u) / (1.0 - spec.alpha)
-    exact = cvar(v, p, spec.alpha)
-    if abs(lp_term - exact) > tolerance * (1.0 + abs(exact)):
-        out.append(("cvar_value", "==", "all", lp_term, exact))
-    return pd.DataFrame(
-        {
-            "family": [o[0] for o in out],
-            "constraint": [o[1] for o in out],
-            "keys": [o[2] for o in out],
-            "lhs": [o[3] for o in out],
-            "rhs": [o[4] for o in out],
-            "violation": [abs(o[3] - o[4]) for o in out],
-        }
-    )
+    return check_cvar_excess(values, weights, spec.alpha, var_usd, excess_usd, tolerance)
