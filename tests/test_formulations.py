@@ -276,3 +276,16 @@ def test_cluster_mode_keeps_the_reference_and_says_so() -> None:
 def test_unknown_formulation_is_refused() -> None:
     with pytest.raises(ValueError, match="formulation must be one of"):
         build_model(load_dataset(DATA / "lp_one"), formulation="dense")
+
+
+def test_the_model_guide_quotes_the_default_data_sizes() -> None:
+    """docs/guide/model.md states both formulations' column counts on the default data."""
+    import re
+
+    text = (ROOT / "docs" / "guide" / "model.md").read_text(encoding="utf-8")
+    m = re.search(r"default data ([\d,]+) -> ([\d,]+) columns", text)
+    assert m is not None
+    ds = load_dataset(DEFAULT_DATA)
+    ref = build_model(ds, formulation="reference").n_variables
+    comp = build_model(ds, formulation="compact").n_variables
+    assert (m.group(1), m.group(2)) == (f"{ref:,}", f"{comp:,}")
