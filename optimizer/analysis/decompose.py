@@ -68,11 +68,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.analysis.decompose_blocks import ScenarioBlock, ScenarioBlocks, open_blocks
+from optimizer.analysis.decompose_blocks import ScenarioBlocks, open_blocks
 from optimizer.analysis.decompose_cuts import Cut, ScenarioInfeasibleError
 from optimizer.analysis.decompose_master import MasterProblem
 from optimizer.analysis.decompose_result import DecomposedPlan, first_stage_table
-from optimizer.analysis.hedge import mean_value_dataset
+from optimizer.analysis.decompose_setup import check_inputs, mean_value_point, representatives
 from optimizer.plan.model import (
     FirstStageUniverse,
     build_stochastic_model,
@@ -84,6 +84,9 @@ __all__ = ["DEFAULT_TOLERANCE", "hedge_decomposed", "hedge_frontier"]
 
 #: Default relative gap (UB - LB) / |UB| at which the L-shaped method stops.
 DEFAULT_TOLERANCE = 1e-6
+
+#: Default master optima at which a cut may stay slack before it is pooled.
+DEFAULT_CUT_AGE = 5
 
 
 @dataclass
@@ -117,26 +120,6 @@ class _State:
             ub = risk_value(values, self.w, risk)
             if ub < self.best_ub:
                 self.best_ub, self.best_x, self.best_values = ub, x, values
-
-
-def _mean_value_point(
-    datasets: Sequence[Any], w: np.ndarray, universe: FirstStageUniverse, notes: list[str]
-) -> np.ndarray | None:
-    """First stage of the mean-value problem; None (with a note) when it has none."""
-    from capacity.validation import DataValidationError
-
-    try:
-        mv, why = mean_value_dataset(datasets, [float(v) for v in w]), "rows differ"
-    except DataValidationError as e:
-        mv, why = None, f"data invalid: {e.findings[0].message}"
-    if mv is not None:
-        cut = ScenarioBlock([mv], [0], universe).wait_and_see()[0]
-        if cut.ok:
-            return cut.point
-        notes.append(f"mean-value problem has no optimum ({cut.message}); used the heaviest")
-    else:
-        notes.append(f"mean-value problem undefined ({why}); used the heaviest scenario's plan")
-    return None
 
 
 def _evaluate_operable(
@@ -227,6 +210,7 @@ def _iterate(
             level = lb + kappa * (state.best_ub - lb)
             x = master.project(state.best_x, inv_range, level)
         t1 = time.perf_counter()
+        cpu0, busy0 = blocks.solve_total_s, blocks.busy_total_s
         point, cuts, point_cuts, halvings = _evaluate_operable(blocks, state, x, it)
         if point is not None:
             state.offer(point, point_cuts)
@@ -239,8 +223,12 @@ def _iterate(
             "upper_bound_usd": state.best_ub,
             "gap_rel": gap,
             "cuts": float(master.n_cuts),
+            "master_rows": float(len(master.cuts.active)),
             "master_s": t1 - t0,
             "subproblems_s": time.perf_counter() - t1,
+            "solve_cpu_s": blocks.solve_total_s - cpu0,
+            "busiest_block_s": blocks.busy_total_s - busy0,
+            "simplex_iterations": float(sum(c.simplex_iterations for c in cuts)),
             "halvings": float(halvings),
         }
         state.rows.append(row)
@@ -266,6 +254,9 @@ def hedge_decomposed(
     on_iteration: Callable[[Mapping[str, float]], None] | None = None,
     first_stage: str | Sequence[str] = "full",
     risk: RiskSpec | None = None,
+    warm_start: str = "live",
+    live_limit: int | None = None,
+    cut_age: int | None = DEFAULT_CUT_AGE,
 ) -> DecomposedPlan:
     """Solve the hedged two-stage plan by the L-shaped method, subproblems on Dask.
 
@@ -306,6 +297,17 @@ def hedge_decomposed(
         see :data:`optimizer.plan.model.FIRST_STAGE_SETS`.
     risk : RiskSpec, optional
         Minimise ``E + L * CVaR_alpha`` of the scenario costs (module docstring).
+    warm_start : {"live", "basis", "cold"}
+        How a scenario subproblem's next solve starts
+        (:class:`optimizer.analysis.decompose_blocks.ScenarioBlock`): its own retained
+        HiGHS instance (the default), its last basis in a shared instance, or cold.
+        The answer is the same; the time is not.
+    live_limit : int, optional
+        Most scenarios per worker with their own HiGHS instance (default all; about
+        17 MB each at the default size).
+    cut_age : int, optional
+        Master optima at which a cut may stay slack before it leaves the master for
+        the pool (:mod:`optimizer.analysis.decompose_master`); None keeps every cut.
 
     Returns
     -------
@@ -335,6 +337,9 @@ def hedge_decomposed(
         progress=progress,
         on_iteration=on_iteration,
         first_stage=first_stage,
+        warm_start=warm_start,
+        live_limit=live_limit,
+        cut_age=cut_age,
     )[0]
 
 
@@ -394,17 +399,23 @@ def _run_risks(
     progress: bool = False,
     on_iteration: Callable[[Mapping[str, float]], None] | None = None,
     first_stage: str | Sequence[str] = "full",
+    warm_start: str = "live",
+    live_limit: int | None = None,
+    cut_age: int | None = DEFAULT_CUT_AGE,
 ) -> list[DecomposedPlan]:
     """Run the L-shaped method once per risk measure on one set of blocks and one master."""
     if retain and any(r is not None and r.weight > 0 for r in risks):
         raise ValueError("--retain: scenarios held in the master cannot carry a risk weight")
     t_start = time.perf_counter()
-    w, labels = _check_inputs(datasets, weights, names)
+    w, labels = check_inputs(datasets, weights, names)
     notes: list[str] = []
     universe = first_stage_universe(datasets, first_stage)
     out = []
-    with open_blocks(datasets, universe, workers, scheduler, threads) as blocks:
-        run = _start(blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)))
+    opened = open_blocks(datasets, universe, workers, scheduler, threads, warm_start, live_limit)
+    with opened as blocks:
+        run = _start(
+            blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)), cut_age
+        )
         run.timings["setup"] = run.timings["setup"] - t_start
         deadline = math.inf if time_limit_s is None else t_start + time_limit_s
         for risk in risks:
@@ -427,22 +438,6 @@ def _set_risk(run: _Run, risk: RiskSpec | None) -> None:
     row0 = {"iteration": 0.0, "lower_bound_usd": risk_value(floors, state.w, risk)}
     row0["upper_bound_usd"] = state.best_ub
     state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(run.master.n_cuts)})
-
-
-def _check_inputs(
-    datasets: Sequence[Any], weights: Sequence[float] | None, names: Sequence[str] | None
-) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Normalised weights and scenario names; ValueError for bad ones."""
-    n = len(datasets)
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    if n == 0 or len(w) != n or (w < 0).any() or w.sum() <= 0:
-        raise ValueError(f"need datasets and one non-negative weight each, got {list(w)}")
-    labels = tuple(
-        names or (str(getattr(d, "scenario", "") or f"s{k}") for k, d in enumerate(datasets))
-    )
-    if len(labels) != n:
-        raise ValueError(f"need {n} names, got {len(labels)}")
-    return w / w.sum(), labels
 
 
 @dataclass
@@ -468,6 +463,7 @@ def _start(
     universe: FirstStageUniverse,
     notes: list[str],
     retain: int,
+    cut_age: int | None = DEFAULT_CUT_AGE,
 ) -> _Run:
     """Wait-and-see solves, the EV plan's evaluation (EEV) and the first master."""
     info = blocks.call("info")
@@ -476,7 +472,7 @@ def _start(
     t_setup = time.perf_counter()
     # the workers solve the scenarios alone while this process solves the mean value
     pending = blocks.submit("wait_and_see")
-    x_mv = _mean_value_point(datasets, w, universe, notes)
+    x_mv = mean_value_point(datasets, w, universe, notes)
     ws = pending()
     for c in ws:
         if not c.ok:
@@ -487,9 +483,9 @@ def _start(
     x_ev, ev_name = (
         (x_mv, "mean_value") if x_mv is not None else (ws[heaviest].point, labels[heaviest])
     )
-    master = MasterProblem(n_first, w, floors, induced)
+    master = MasterProblem(n_first, w, floors, induced, cut_age)
     if retain > 0:
-        keep = _representatives(floors, retain)
+        keep = representatives(floors, retain)
         model = build_stochastic_model(
             [datasets[i] for i in keep], list(w[keep] / w[keep].sum()), universe=universe
         )
@@ -507,13 +503,6 @@ def _start(
     inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
     timings = {"setup": t_setup, "wait_and_see": t_ws - t_setup, "ev": time.perf_counter() - t_ws}
     return _Run(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings)
-
-
-def _representatives(costs: np.ndarray, count: int) -> np.ndarray:
-    """Positions of ``count`` scenarios at evenly spaced quantiles of ``costs``."""
-    order = np.argsort(costs, kind="stable")
-    picks = ((np.arange(count) + 0.5) * len(costs) / count).astype(int)
-    return np.unique(order[np.minimum(picks, len(costs) - 1)])
 
 
 def _solve_with_progress(
