@@ -113,6 +113,34 @@ def worker(
     return out
 
 
+def comm_probe(workers: int = 2, scheduler: str | None = None) -> dict[str, Any]:
+    """Round-trip time of a Dask call that brings back ``k`` cuts' worth of floats.
+
+    A cut is 2 x 472 floats at the default size with the capacity first stage (its
+    gradient and its point, 7.6 kB). Each size is fetched 5 times from a worker
+    (``client.submit(numpy.zeros, (k, 944)).result()``); the median is kept. The
+    slope over ``k`` is the per-cut transfer, the intercept the per-call latency.
+    """
+    import numpy as np
+
+    from optimizer.analysis.dask_cluster import ClusterOptions, open_client
+
+    out: dict[str, Any] = {"method": "comm_probe", "load_before": _load()}
+    with open_client(ClusterOptions(workers=workers, scheduler=scheduler)) as client:
+        client.submit(np.zeros, 1, pure=False).result()
+        for k in (1, 50, 500, 5000):
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                client.submit(np.zeros, (k, 944), pure=False).result()
+                times.append(time.perf_counter() - t0)
+            out[f"roundtrip_s_{k}_cuts"] = float(np.median(times))
+    out["per_cut_s"] = (out["roundtrip_s_5000_cuts"] - out["roundtrip_s_1_cuts"]) / 4999
+    out["latency_s"] = out["roundtrip_s_1_cuts"]
+    out["load_after"] = _load()
+    return out
+
+
 def _round_figures(it: Any, n: int) -> dict[str, float]:
     """Per-subproblem and communication figures of the iteration rounds (rows >= 1).
 
@@ -152,7 +180,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--worker", nargs=2, metavar=("METHOD", "N"))
     ap.add_argument("--scheduler", default=None, help="address of an external Dask scheduler")
     ap.add_argument("--warm-start", default="live", choices=["live", "basis", "cold"])
+    ap.add_argument("--comm", action="store_true", help="only the Dask round-trip probe")
     a = ap.parse_args(argv)
+    if a.comm:
+        print(json.dumps(comm_probe(scheduler=a.scheduler)), flush=True)
+        os._exit(0)
     samples = [int(x) for x in a.samples.split(",")]
     limits = [float(x) for x in str(a.time_limit).split(",")]
     if len(limits) not in (1, len(samples)):
