@@ -382,3 +382,27 @@ def test_cut_management_keeps_every_cut_binding_at_the_end(
     binding = set(everything[slack <= 1e-9].tolist())
     assert binding and binding <= set(pool.active)
     assert all(slack[i] > CutPool.TIGHT for i in pool.pooled)
+
+
+@pytest.mark.parametrize("first_stage", ["capacity", "full"])
+def test_margin_objective_decomposes_to_the_extensive_forms_optimum(first_stage: str) -> None:
+    # The margin mode minimises cost - revenue: the decomposition and the extensive form
+    # of the same margin LP agree within the tolerance, the lower bound stays below it,
+    # and the value is not the cost mode's (revenue enters: the figures are negative).
+    from optimizer.plan.options import SolveOptions
+
+    ds = load_dataset(TINY)
+    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
+    ef, status, _ = extensive_form_objective(
+        dsets, options=SolveOptions(objective="margin"), first_stage=first_stage
+    )
+    assert status == "optimal" and ef is not None and ef < 0
+    p = hedge_decomposed(
+        dsets, names=names, workers=0, tol=1e-6, first_stage=first_stage, objective="margin"
+    )
+    assert p.converged
+    assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
+    assert p.lower_bound_usd <= ef + 1e-9 * abs(ef)
+    assert p.wait_and_see_usd <= p.expected_cost_usd <= p.eev_usd
+    cost, _, _ = extensive_form_objective(dsets, first_stage=first_stage)
+    assert cost is not None and cost > 0

@@ -257,6 +257,7 @@ def hedge_decomposed(
     warm_start: str = "live",
     live_limit: int | None = None,
     cut_age: int | None = DEFAULT_CUT_AGE,
+    objective: str = "cost",
 ) -> DecomposedPlan:
     """Solve the hedged two-stage plan by the L-shaped method, subproblems on Dask.
 
@@ -308,6 +309,10 @@ def hedge_decomposed(
     cut_age : int, optional
         Master optima at which a cut may stay slack before it leaves the master for
         the pool (:mod:`optimizer.analysis.decompose_master`); None keeps every cut.
+    objective : {"cost", "margin"}
+        ``margin`` minimises cost less revenue at the customers' prices (module
+        docstring): every USD figure of the result (``expected_cost_usd``, the bounds,
+        WS, EEV) is then that difference, minus the expected margin.
 
     Returns
     -------
@@ -340,6 +345,7 @@ def hedge_decomposed(
         warm_start=warm_start,
         live_limit=live_limit,
         cut_age=cut_age,
+        objective=objective,
     )[0]
 
 
@@ -402,6 +408,7 @@ def _run_risks(
     warm_start: str = "live",
     live_limit: int | None = None,
     cut_age: int | None = DEFAULT_CUT_AGE,
+    objective: str = "cost",
 ) -> list[DecomposedPlan]:
     """Run the L-shaped method once per risk measure on one set of blocks and one master."""
     if retain and any(r is not None and r.weight > 0 for r in risks):
@@ -411,11 +418,12 @@ def _run_risks(
     notes: list[str] = []
     universe = first_stage_universe(datasets, first_stage)
     out = []
-    opened = open_blocks(datasets, universe, workers, scheduler, threads, warm_start, live_limit)
+    opened = open_blocks(
+        datasets, universe, workers, scheduler, threads, warm_start, live_limit, objective
+    )
     with opened as blocks:
-        run = _start(
-            blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)), cut_age
-        )
+        keep = min(retain, len(datasets))
+        run = _start(blocks, datasets, w, labels, universe, notes, keep, cut_age, objective)
         run.timings["setup"] = run.timings["setup"] - t_start
         deadline = math.inf if time_limit_s is None else t_start + time_limit_s
         for risk in risks:
@@ -464,6 +472,7 @@ def _start(
     notes: list[str],
     retain: int,
     cut_age: int | None = DEFAULT_CUT_AGE,
+    objective: str = "cost",
 ) -> _Run:
     """Wait-and-see solves, the EV plan's evaluation (EEV) and the first master."""
     info = blocks.call("info")
@@ -472,7 +481,7 @@ def _start(
     t_setup = time.perf_counter()
     # the workers solve the scenarios alone while this process solves the mean value
     pending = blocks.submit("wait_and_see")
-    x_mv = mean_value_point(datasets, w, universe, notes)
+    x_mv = mean_value_point(datasets, w, universe, notes, objective)
     ws = pending()
     for c in ws:
         if not c.ok:
@@ -487,7 +496,10 @@ def _start(
     if retain > 0:
         keep = representatives(floors, retain)
         model = build_stochastic_model(
-            [datasets[i] for i in keep], list(w[keep] / w[keep].sum()), universe=universe
+            [datasets[i] for i in keep],
+            list(w[keep] / w[keep].sum()),
+            universe=universe,
+            objective=objective,
         )
         master.retain(model, keep.tolist())
     master.add_cuts(ws)

@@ -68,6 +68,9 @@ class ScenarioBlock:
     live_limit : int, optional
         Most scenarios of this block with their own instance (``live`` only; default
         all): a memory bound, about 17 MB per instance at the default size.
+    objective : {"cost", "margin"}
+        The scenario models' objective (:func:`optimizer.plan.model.build_stochastic_model`):
+        discounted cost, or cost less revenue (minus the margin).
 
     Raises
     ------
@@ -83,6 +86,7 @@ class ScenarioBlock:
         threads: int | None = None,
         warm_start: str = "live",
         live_limit: int | None = None,
+        objective: str = "cost",
     ) -> None:
         if warm_start not in WARM_STARTS:
             raise ValueError(
@@ -99,7 +103,7 @@ class ScenarioBlock:
         self.first_stage = pd.DataFrame()
         self.induced: list[tuple[sp.csr_matrix, np.ndarray, np.ndarray]] = []
         for ds in datasets:
-            model = build_stochastic_model([ds], [1.0], universe=universe)
+            model = build_stochastic_model([ds], [1.0], universe=universe, objective=objective)
             first = (model.variables["scenario"] == -1).to_numpy()
             self.n_first = int(first.sum())
             if not first[: self.n_first].all():
@@ -267,6 +271,7 @@ def open_blocks(
     threads: int | None,
     warm_start: str = "live",
     live_limit: int | None = None,
+    objective: str = "cost",
 ) -> Iterator[ScenarioBlocks]:
     """Start one block per worker (Dask actors), or one in-process block (workers=0).
 
@@ -287,13 +292,15 @@ def open_blocks(
         How each scenario's next solve starts (:class:`ScenarioBlock`).
     live_limit : int, optional
         Most scenarios with their own HiGHS instance per block (default all).
+    objective : {"cost", "margin"}
+        The scenario models' objective.
 
     Yields
     ------
     ScenarioBlocks
         The blocks; the cluster (when started here) closes on exit.
     """
-    opts = (threads, warm_start, live_limit)
+    opts = (threads, warm_start, live_limit, objective)
     if workers == 0 and scheduler is None:
         yield ScenarioBlocks(
             [ScenarioBlock(datasets, range(len(datasets)), universe, *opts)], False

@@ -15,7 +15,11 @@ __all__ = ["check_inputs", "mean_value_point", "representatives"]
 
 
 def mean_value_point(
-    datasets: Sequence[Any], w: np.ndarray, universe: FirstStageUniverse, notes: list[str]
+    datasets: Sequence[Any],
+    w: np.ndarray,
+    universe: FirstStageUniverse,
+    notes: list[str],
+    objective: str = "cost",
 ) -> np.ndarray | None:
     """First stage of the mean-value problem; None (with a note) when it has none."""
     from capacity.validation import DataValidationError
@@ -25,7 +29,7 @@ def mean_value_point(
     except DataValidationError as e:
         mv, why = None, f"data invalid: {e.findings[0].message}"
     if mv is not None:
-        cut = ScenarioBlock([mv], [0], universe).wait_and_see()[0]
+        cut = ScenarioBlock([mv], [0], universe, objective=objective).wait_and_see()[0]
         if cut.ok:
             return cut.point
         notes.append(f"mean-value problem has no optimum ({cut.message}); used the heaviest")
