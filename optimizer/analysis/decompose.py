@@ -3,11 +3,11 @@
 The extensive form of :func:`optimizer.plan.stochastic.solve_stochastic` holds one copy of the
 operating columns per scenario, so it grows with the number of scenarios. Here the
 same two-stage LP is solved by a multi-cut L-shaped method whose scenario
-subproblems are solved by Dask actors (one per worker; each holds its scenarios' LPs
-as arrays with their last optimal bases and re-solves them warm in one HiGHS
-instance, :mod:`optimizer.analysis.decompose_blocks`). Local cluster by default,
-``scheduler=ADDRESS`` for an existing one, ``workers=0`` for in-process blocks. This
-module is the driver: the iterations, their bounds and the halvings.
+subproblems are solved by Dask actors (one per worker; each keeps a HiGHS instance
+per scenario and re-solves it warm, :mod:`optimizer.analysis.decompose_blocks`). Local
+cluster by default, ``scheduler=ADDRESS`` for an existing one, ``workers=0`` for
+in-process blocks. ``objective="margin"`` solves every LP as cost less revenue (the
+figures are then minus the margins). This module is the driver.
 
 Notation
 --------
@@ -305,7 +305,7 @@ def hedge_decomposed(
         The answer is the same; the time is not.
     live_limit : int, optional
         Most scenarios per worker with their own HiGHS instance (default all; about
-        17 MB each at the default size).
+        20 MB each at the default size).
     cut_age : int, optional
         Master optima at which a cut may stay slack before it leaves the master for
         the pool (:mod:`optimizer.analysis.decompose_master`); None keeps every cut.

@@ -1,10 +1,11 @@
 """The L-shaped method's scenario subproblems: blocks of scenario LPs, as Dask actors.
 
-A block (one per worker) holds its scenarios' LPs as arrays with their last optimal
-bases and solves them in one HiGHS instance, so a worker's memory does not grow with
-a live solver per scenario (about 20 MB each at the default size). Local cluster by
-default, ``scheduler=ADDRESS`` for an existing one, ``workers=0`` for one in-process
-block.
+A block (one per worker) keeps one HiGHS instance per scenario, so each re-solve
+continues from the scenario's own factored basis (``warm_start="live"``, about 20 MB
+per scenario at the default size); past ``live_limit`` scenarios, or with
+``warm_start="basis"``, it holds the LPs as arrays with their last optimal bases and
+solves them in one shared instance. Local cluster by default, ``scheduler=ADDRESS``
+for an existing one, ``workers=0`` for one in-process block.
 """
 
 from __future__ import annotations
@@ -67,7 +68,7 @@ class ScenarioBlock:
         How a scenario's next solve starts (above).
     live_limit : int, optional
         Most scenarios of this block with their own instance (``live`` only; default
-        all): a memory bound, about 17 MB per instance at the default size.
+        all): a memory bound, about 20 MB per instance at the default size.
     objective : {"cost", "margin"}
         The scenario models' objective (:func:`optimizer.plan.model.build_stochastic_model`):
         discounted cost, or cost less revenue (minus the margin).
