@@ -259,10 +259,14 @@ def test_halving_solves_the_failing_scenarios_first_then_the_rest_once() -> None
     assert sorted((c.scenario, float(c.point[0])) for c in cuts) == [(0, 0.75), (0, 3.0), (1, 0.75)]
 
 
-def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum() -> None:
-    # A block re-solves its scenarios in one HiGHS instance from stored bases: every
-    # value must be that scenario's own optimum at the point, as a fresh cold solve of
-    # the scenario model with the first stage fixed gives it.
+@pytest.mark.parametrize("warm_start", ["basis", "live"])
+def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum(
+    warm_start: str,
+) -> None:
+    # A block re-solves its scenarios in one HiGHS instance from stored bases (basis),
+    # or each in its own retained instance (live): every value must be that scenario's
+    # own optimum at the point, as a fresh cold solve of the scenario model with the
+    # first stage fixed gives it.
     from optimizer.analysis.decompose_blocks import ScenarioBlock
     from optimizer.plan.options import SolveOptions
     from optimizer.plan.raw_solve import run_solver
@@ -270,8 +274,9 @@ def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum
     ds = load_dataset(TINY)
     _, dsets, _ = sample_scenarios(ds, 3, seed=5)
     u = first_stage_universe(dsets, "capacity")
-    block = ScenarioBlock(dsets, [0, 1, 2], u)
+    block = ScenarioBlock(dsets, [0, 1, 2], u, warm_start=warm_start)
     ws = block.wait_and_see()
+    assert len(block.live) == (3 if warm_start == "live" else 0)
     assert all(c.ok for c in ws)
     points = [ws[2].point, 0.5 * (ws[0].point + ws[1].point), ws[0].point]
     for x in points:
