@@ -54,7 +54,14 @@ def _datasets(n: int, seed: int) -> tuple[list[str], list[Any]]:
 
 
 def worker(
-    method: str, n: int, seed: int, time_limit_s: float, tol: float, first_stage: str = "capacity"
+    method: str,
+    n: int,
+    seed: int,
+    time_limit_s: float,
+    tol: float,
+    first_stage: str = "capacity",
+    scheduler: str | None = None,
+    warm_start: str = "live",
 ) -> dict[str, Any]:
     """Run one method on N scenarios in this process; return its figures."""
     from optimizer.analysis.decompose import hedge_decomposed
@@ -77,6 +84,8 @@ def worker(
             dsets,
             names=names,
             workers=2,
+            scheduler=scheduler,
+            warm_start=warm_start,
             tol=tol,
             time_limit_s=time_limit_s,
             max_iter=100_000,
@@ -95,10 +104,67 @@ def worker(
             timings_s=dict(p.timings_s),
             peak_mb=p.peak_mb["client"] + p.peak_mb["workers"],
             peak_mb_parts=dict(p.peak_mb),
+            warm_start=warm_start,
+            scheduler="external" if scheduler else "local",
+            **_round_figures(p.iterations, n),
         )
     out["wall_s"] = time.perf_counter() - t0
     out["load_after"] = _load()
     return out
+
+
+def comm_probe(workers: int = 2, scheduler: str | None = None) -> dict[str, Any]:
+    """Round-trip time of a Dask call that brings back ``k`` cuts' worth of floats.
+
+    A cut is 2 x 472 floats at the default size with the capacity first stage (its
+    gradient and its point, 7.6 kB). Each size is fetched 5 times from a worker
+    (``client.submit(numpy.zeros, (k, 944)).result()``); the median is kept. The
+    slope over ``k`` is the per-cut transfer, the intercept the per-call latency.
+    """
+    import numpy as np
+
+    from optimizer.analysis.dask_cluster import ClusterOptions, open_client
+
+    out: dict[str, Any] = {"method": "comm_probe", "load_before": _load()}
+    with open_client(ClusterOptions(workers=workers, scheduler=scheduler)) as client:
+        client.submit(np.zeros, 1, pure=False).result()
+        for k in (1, 50, 500, 5000):
+            times = []
+            for _ in range(5):
+                t0 = time.perf_counter()
+                client.submit(np.zeros, (k, 944), pure=False).result()
+                times.append(time.perf_counter() - t0)
+            out[f"roundtrip_s_{k}_cuts"] = float(np.median(times))
+    out["per_cut_s"] = (out["roundtrip_s_5000_cuts"] - out["roundtrip_s_1_cuts"]) / 4999
+    out["latency_s"] = out["roundtrip_s_1_cuts"]
+    out["load_after"] = _load()
+    return out
+
+
+def _round_figures(it: Any, n: int) -> dict[str, float]:
+    """Per-subproblem and communication figures of the iteration rounds (rows >= 1).
+
+    ``solve_s_per_subproblem``: the rounds' solve CPU (worker side) per scenario solve;
+    ``comm_s_per_round``: a round's wall time less its busiest worker's solve CPU
+    (Dask round trip, serialisation of the cuts, waiting for a core on a loaded
+    machine); ``master_s_per_round``: the master LP and the level projection.
+    """
+    r = it[it["iteration"] >= 1]
+    if r.empty:
+        return {}
+    solves = float(len(r)) * n  # halvings add a few solves more
+    return {
+        "rounds": float(len(r)),
+        "solve_cpu_s": float(r["solve_cpu_s"].sum()),
+        "solve_s_per_subproblem": float(r["solve_cpu_s"].sum()) / max(solves, 1.0),
+        "comm_s_per_round": float((r["subproblems_s"] - r["busiest_block_s"]).mean()),
+        "master_s_per_round": float(r["master_s"].mean()),
+        "subproblems_s_per_round": float(r["subproblems_s"].mean()),
+        "simplex_iterations_per_subproblem": float(r["simplex_iterations"].sum())
+        / max(solves, 1.0),
+        "master_rows_last": float(r["master_rows"].iloc[-1]),
+        "cuts_total": float(r["cuts"].iloc[-1]),
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -112,13 +178,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--first-stage", default="capacity", choices=["capacity", "full"])
     ap.add_argument("--out", default="benchmarks/hedge_results.jsonl")
     ap.add_argument("--worker", nargs=2, metavar=("METHOD", "N"))
+    ap.add_argument("--scheduler", default=None, help="address of an external Dask scheduler")
+    ap.add_argument("--warm-start", default="live", choices=["live", "basis", "cold"])
+    ap.add_argument("--comm", action="store_true", help="only the Dask round-trip probe")
     a = ap.parse_args(argv)
+    if a.comm:
+        print(json.dumps(comm_probe(scheduler=a.scheduler)), flush=True)
+        os._exit(0)
     samples = [int(x) for x in a.samples.split(",")]
     limits = [float(x) for x in str(a.time_limit).split(",")]
     if len(limits) not in (1, len(samples)):
         ap.error(f"--time-limit: give one value or {len(samples)}, got {a.time_limit}")
     if a.worker:
-        res = worker(a.worker[0], int(a.worker[1]), a.seed, limits[0], a.tol, a.first_stage)
+        res = worker(
+            a.worker[0],
+            int(a.worker[1]),
+            a.seed,
+            limits[0],
+            a.tol,
+            a.first_stage,
+            a.scheduler,
+            a.warm_start,
+        )
         print(json.dumps(res), flush=True)
         # the figures are out: skip interpreter teardown (a Dask run's exit handlers have
         # been seen to hang for minutes after the cluster was closed)
@@ -129,7 +210,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         for method in a.methods.split(","):
             cmd = [sys.executable, "-m", "benchmarks.hedge", "--worker", method, str(n)]
             cmd += ["--seed", str(a.seed), "--time-limit", str(limit), "--tol", str(a.tol)]
-            cmd += ["--first-stage", a.first_stage]
+            cmd += ["--first-stage", a.first_stage, "--warm-start", a.warm_start]
+            if a.scheduler:
+                cmd += ["--scheduler", a.scheduler]
             try:
                 p = subprocess.run(cmd, capture_output=True, text=True, timeout=limit * 2 + 300)
                 last = (p.stdout.strip().splitlines() or [""])[-1]

@@ -259,10 +259,14 @@ def test_halving_solves_the_failing_scenarios_first_then_the_rest_once() -> None
     assert sorted((c.scenario, float(c.point[0])) for c in cuts) == [(0, 0.75), (0, 3.0), (1, 0.75)]
 
 
-def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum() -> None:
-    # A block re-solves its scenarios in one HiGHS instance from stored bases: every
-    # value must be that scenario's own optimum at the point, as a fresh cold solve of
-    # the scenario model with the first stage fixed gives it.
+@pytest.mark.parametrize("warm_start", ["basis", "live"])
+def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum(
+    warm_start: str,
+) -> None:
+    # A block re-solves its scenarios in one HiGHS instance from stored bases (basis),
+    # or each in its own retained instance (live): every value must be that scenario's
+    # own optimum at the point, as a fresh cold solve of the scenario model with the
+    # first stage fixed gives it.
     from optimizer.analysis.decompose_blocks import ScenarioBlock
     from optimizer.plan.options import SolveOptions
     from optimizer.plan.raw_solve import run_solver
@@ -270,8 +274,9 @@ def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum
     ds = load_dataset(TINY)
     _, dsets, _ = sample_scenarios(ds, 3, seed=5)
     u = first_stage_universe(dsets, "capacity")
-    block = ScenarioBlock(dsets, [0, 1, 2], u)
+    block = ScenarioBlock(dsets, [0, 1, 2], u, warm_start=warm_start)
     ws = block.wait_and_see()
+    assert len(block.live) == (3 if warm_start == "live" else 0)
     assert all(c.ok for c in ws)
     points = [ws[2].point, 0.5 * (ws[0].point + ws[1].point), ws[0].point]
     for x in points:
@@ -287,3 +292,122 @@ def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum
     for d, c in zip(dsets, ws, strict=True):
         raw = run_solver(build_stochastic_model([d], [1.0], universe=u), SolveOptions())
         assert c.value == pytest.approx(raw.solver_objective, rel=1e-9)
+
+
+@pytest.mark.parametrize("warm_start", ["live", "basis", "cold"])
+def test_every_warm_start_reaches_the_extensive_forms_optimum(warm_start: str) -> None:
+    # Each scenario keeps its own HiGHS instance (live), shares one from its stored basis
+    # (basis) or starts cold: the same plan cost within the tolerance, the same WS and
+    # EEV (each an LP optimum), and a lower bound under the extensive form's optimum.
+    ds = load_dataset(TINY)
+    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
+    ef, status, _ = extensive_form_objective(dsets, first_stage="capacity")
+    assert status == "optimal" and ef is not None
+    p = hedge_decomposed(
+        dsets, names=names, workers=0, tol=1e-6, first_stage="capacity", warm_start=warm_start
+    )
+    assert p.converged
+    assert p.lower_bound_usd <= ef * (1 + 1e-9)
+    assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
+    ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)), first_stage="capacity")
+    assert p.wait_and_see_usd == pytest.approx(ref.wait_and_see_usd, rel=1e-9)
+    assert p.eev_usd == pytest.approx(ref.eev_usd, rel=1e-9)
+    rounds = p.iterations[p.iterations["iteration"] >= 1]
+    assert (rounds["solve_cpu_s"] > 0).all() and (rounds["simplex_iterations"] >= 0).all()
+
+
+def test_an_unknown_warm_start_is_refused() -> None:
+    with pytest.raises(ValueError, match="warm_start must be one of live, basis, cold"):
+        hedge_decomposed([newsvendor(100)], workers=0, warm_start="hot")
+
+
+def test_the_cut_pool_drops_slack_cuts_and_brings_back_violated_ones() -> None:
+    # One scenario, one first-stage column. Cut a: theta - 2 x >= 0 (V = 4 at x = 2,
+    # slope 2); cut b: theta + 2 x >= 8 (V = 4 at x = 2, slope -2). Rows from 10 on.
+    from optimizer.analysis.decompose_cuts import Cut
+    from optimizer.analysis.decompose_master import CutPool
+
+    pool = CutPool(1, max_age=2)
+    pool.base = 10
+    x2 = np.array([2.0])
+    ids = pool.add(
+        [Cut(0, True, 4.0, np.array([2.0]), x2), Cut(0, True, 4.0, np.array([-2.0]), x2)], 1.0
+    )
+    assert ids.tolist() == [0, 1] and pool.rhs.tolist() == [0.0, 8.0]
+    rows = np.zeros(12)
+    rows[10:] = [0.0, 8.0]  # at x = 2, theta = 4 both rows are tight
+    assert pool.age(rows).size == 0 and pool.ages.tolist() == [0, 0]
+    rows[10:] = [0.0, 12.0]  # at x = 3, theta = 6: b has slack 4
+    assert pool.age(rows).size == 0 and pool.ages.tolist() == [0, 1]
+    dropped = pool.age(rows)  # the second optimum in a row with slack: b leaves (row 11)
+    assert dropped.tolist() == [11] and pool.active == [0] and pool.pooled == {1}
+    # at x = 3, theta = 6.5, b has slack 6.5 + 6 - 8 = 4.5: it stays in the pool
+    assert pool.tight_pooled(np.array([3.0]), np.array([6.5])).size == 0
+    # at x = 1, theta = 2, b reads 2 + 2 = 4 < 8: violated, it comes back with age 0
+    back = pool.tight_pooled(np.array([1.0]), np.array([2.0]))
+    assert back.tolist() == [1] and pool.active == [0, 1] and not pool.pooled
+    assert pool.ages.tolist() == [0, 0]
+    # tight (slack 0 at x = 2, theta = 4) comes back too, unless only violated ones are asked
+    pool.pooled, pool.active = {1}, [0]
+    assert pool.tight_pooled(x2, np.array([4.0]), violated_only=True).size == 0
+    assert pool.tight_pooled(x2, np.array([4.0])).tolist() == [1]
+
+
+def test_cut_management_keeps_every_cut_binding_at_the_end(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With cuts pooled after one slack optimum (the most aggressive setting) the run
+    # drops cuts, reaches the same optimum as with every cut kept, and at the final
+    # master optimum every cut ever generated that is tight there is a row of the master.
+    from optimizer.analysis import decompose
+    from optimizer.analysis.decompose_master import CutPool, MasterProblem
+
+    made: list[MasterProblem] = []
+
+    def keep(*a: object) -> MasterProblem:
+        made.append(MasterProblem(*a))  # type: ignore[arg-type]
+        return made[-1]
+
+    monkeypatch.setattr(decompose, "MasterProblem", keep)
+    ds = load_dataset(TINY)
+    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
+    kw = {"names": names, "workers": 0, "tol": 1e-6}
+    every = hedge_decomposed(dsets, cut_age=None, **kw)
+    pooled = hedge_decomposed(dsets, cut_age=1, **kw)
+    assert pooled.converged and every.converged
+    assert pooled.expected_cost_usd == pytest.approx(every.expected_cost_usd, rel=1e-6)
+    master = made[-1]
+    pool = master.cuts
+    assert pool.dropped > 0 and made[0].cuts.dropped == 0
+    assert master.optimum is not None
+    x, theta = master.optimum
+    everything = np.arange(len(pool.rhs))
+    slack = pool.slack(x, theta, everything)
+    assert (slack >= -1e-7).all()  # the final optimum satisfies every cut ever made
+    binding = set(everything[slack <= 1e-9].tolist())
+    assert binding and binding <= set(pool.active)
+    assert all(slack[i] > CutPool.TIGHT for i in pool.pooled)
+
+
+@pytest.mark.parametrize("first_stage", ["capacity", "full"])
+def test_margin_objective_decomposes_to_the_extensive_forms_optimum(first_stage: str) -> None:
+    # The margin mode minimises cost - revenue: the decomposition and the extensive form
+    # of the same margin LP agree within the tolerance, the lower bound stays below it,
+    # and the value is not the cost mode's (revenue enters: the figures are negative).
+    from optimizer.plan.options import SolveOptions
+
+    ds = load_dataset(TINY)
+    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
+    ef, status, _ = extensive_form_objective(
+        dsets, options=SolveOptions(objective="margin"), first_stage=first_stage
+    )
+    assert status == "optimal" and ef is not None and ef < 0
+    p = hedge_decomposed(
+        dsets, names=names, workers=0, tol=1e-6, first_stage=first_stage, objective="margin"
+    )
+    assert p.converged
+    assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
+    assert p.lower_bound_usd <= ef + 1e-9 * abs(ef)
+    assert p.wait_and_see_usd <= p.expected_cost_usd <= p.eev_usd
+    cost, _, _ = extensive_form_objective(dsets, first_stage=first_stage)
+    assert cost is not None and cost > 0

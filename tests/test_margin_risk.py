@@ -84,16 +84,24 @@ def test_extensive_form_objective_holds_the_revenue_constant(one):
     assert obj == pytest.approx(-expected_margin, rel=1e-6)
 
 
-def test_hedge_cli_margin_runs_the_extensive_form_and_refuses_l_shaped(tmp_path):
+def test_hedge_cli_margin_runs_the_l_shaped_method_and_the_extensive_form(tmp_path):
+    import re
+
     from typer.testing import CliRunner
 
     from optimizer.cli.commands import app
     from tests.conftest import TINY
 
     runner = CliRunner(env={"COLUMNS": "200"})
-    res = runner.invoke(app, ["hedge", str(TINY), "--samples", "2", "--objective", "margin"])
-    assert res.exit_code == 2
-    assert "--method extensive" in res.output
+    args = ["hedge", str(TINY), "--samples", "2", "--objective", "margin", "--workers", "0"]
+    res = runner.invoke(app, [*args, "--reference"])
+    assert res.exit_code == 0, res.output
+    assert "expected margin RP (lower bound)" in res.output and "converged" in res.output
+    # the reference is the margin LP's extensive form: it prints a positive margin, and
+    # the decomposition's figure is within the tolerance of it
+    assert "extensive form: optimal, expected margin =" in res.output
+    diff = re.search(r"relative diff to L-shaped: (\S+)", res.output)
+    assert diff is not None and abs(float(diff.group(1))) <= 1e-4
     res = runner.invoke(
         app,
         ["hedge", str(TINY), "--samples", "2", "--objective", "margin", "--method", "extensive"],

@@ -25,8 +25,9 @@ Modules
 ``hedge``             the hedged (two-stage) plan in extensive form with VSS and EVPI.
 ``decompose``         the hedged plan by L-shaped decomposition on Dask: the driver.
 ``decompose_cuts``    L-shaped cuts and the induced rows a scenario gives the master.
-``decompose_blocks``  L-shaped scenario subproblems: blocks of scenario LPs as Dask actors.
-``decompose_master``  the L-shaped master LP: cuts, level projection, retained scenarios.
+``decompose_blocks``  L-shaped scenario subproblems: a live HiGHS per scenario, on Dask actors.
+``decompose_master``  the L-shaped master LP: cuts, the cut pool, level projection, retained rows.
+``decompose_setup``   L-shaped inputs: weights and names, the EV plan, retained scenarios.
 ``decompose_result``  the decomposed plan's result record and its first-stage table.
 ``hedge_risk``        the CVaR frontier: expected cost against CVaR per risk weight.
 ``hedge_chance``      the chance-constrained hedged plan; achieved probability in and out of sample.

@@ -3,11 +3,11 @@
 The extensive form of :func:`optimizer.plan.stochastic.solve_stochastic` holds one copy of the
 operating columns per scenario, so it grows with the number of scenarios. Here the
 same two-stage LP is solved by a multi-cut L-shaped method whose scenario
-subproblems are solved by Dask actors (one per worker; each holds its scenarios' LPs
-as arrays with their last optimal bases and re-solves them warm in one HiGHS
-instance, :mod:`optimizer.analysis.decompose_blocks`). Local cluster by default,
-``scheduler=ADDRESS`` for an existing one, ``workers=0`` for in-process blocks. This
-module is the driver: the iterations, their bounds and the halvings.
+subproblems are solved by Dask actors (one per worker; each keeps a HiGHS instance
+per scenario and re-solves it warm, :mod:`optimizer.analysis.decompose_blocks`). Local
+cluster by default, ``scheduler=ADDRESS`` for an existing one, ``workers=0`` for
+in-process blocks. ``objective="margin"`` solves every LP as cost less revenue (the
+figures are then minus the margins). This module is the driver.
 
 Notation
 --------
@@ -68,11 +68,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from optimizer.analysis.decompose_blocks import ScenarioBlock, ScenarioBlocks, open_blocks
+from optimizer.analysis.decompose_blocks import ScenarioBlocks, open_blocks
 from optimizer.analysis.decompose_cuts import Cut, ScenarioInfeasibleError
 from optimizer.analysis.decompose_master import MasterProblem
 from optimizer.analysis.decompose_result import DecomposedPlan, first_stage_table
-from optimizer.analysis.hedge import mean_value_dataset
+from optimizer.analysis.decompose_setup import check_inputs, mean_value_point, representatives
 from optimizer.plan.model import (
     FirstStageUniverse,
     build_stochastic_model,
@@ -84,6 +84,9 @@ __all__ = ["DEFAULT_TOLERANCE", "hedge_decomposed", "hedge_frontier"]
 
 #: Default relative gap (UB - LB) / |UB| at which the L-shaped method stops.
 DEFAULT_TOLERANCE = 1e-6
+
+#: Default master optima at which a cut may stay slack before it is pooled.
+DEFAULT_CUT_AGE = 5
 
 
 @dataclass
@@ -117,26 +120,6 @@ class _State:
             ub = risk_value(values, self.w, risk)
             if ub < self.best_ub:
                 self.best_ub, self.best_x, self.best_values = ub, x, values
-
-
-def _mean_value_point(
-    datasets: Sequence[Any], w: np.ndarray, universe: FirstStageUniverse, notes: list[str]
-) -> np.ndarray | None:
-    """First stage of the mean-value problem; None (with a note) when it has none."""
-    from capacity.validation import DataValidationError
-
-    try:
-        mv, why = mean_value_dataset(datasets, [float(v) for v in w]), "rows differ"
-    except DataValidationError as e:
-        mv, why = None, f"data invalid: {e.findings[0].message}"
-    if mv is not None:
-        cut = ScenarioBlock([mv], [0], universe).wait_and_see()[0]
-        if cut.ok:
-            return cut.point
-        notes.append(f"mean-value problem has no optimum ({cut.message}); used the heaviest")
-    else:
-        notes.append(f"mean-value problem undefined ({why}); used the heaviest scenario's plan")
-    return None
 
 
 def _evaluate_operable(
@@ -227,6 +210,7 @@ def _iterate(
             level = lb + kappa * (state.best_ub - lb)
             x = master.project(state.best_x, inv_range, level)
         t1 = time.perf_counter()
+        cpu0, busy0 = blocks.solve_total_s, blocks.busy_total_s
         point, cuts, point_cuts, halvings = _evaluate_operable(blocks, state, x, it)
         if point is not None:
             state.offer(point, point_cuts)
@@ -239,8 +223,12 @@ def _iterate(
             "upper_bound_usd": state.best_ub,
             "gap_rel": gap,
             "cuts": float(master.n_cuts),
+            "master_rows": float(len(master.cuts.active)),
             "master_s": t1 - t0,
             "subproblems_s": time.perf_counter() - t1,
+            "solve_cpu_s": blocks.solve_total_s - cpu0,
+            "busiest_block_s": blocks.busy_total_s - busy0,
+            "simplex_iterations": float(sum(c.simplex_iterations for c in cuts)),
             "halvings": float(halvings),
         }
         state.rows.append(row)
@@ -266,6 +254,10 @@ def hedge_decomposed(
     on_iteration: Callable[[Mapping[str, float]], None] | None = None,
     first_stage: str | Sequence[str] = "full",
     risk: RiskSpec | None = None,
+    warm_start: str = "live",
+    live_limit: int | None = None,
+    cut_age: int | None = DEFAULT_CUT_AGE,
+    objective: str = "cost",
 ) -> DecomposedPlan:
     """Solve the hedged two-stage plan by the L-shaped method, subproblems on Dask.
 
@@ -306,6 +298,21 @@ def hedge_decomposed(
         see :data:`optimizer.plan.model.FIRST_STAGE_SETS`.
     risk : RiskSpec, optional
         Minimise ``E + L * CVaR_alpha`` of the scenario costs (module docstring).
+    warm_start : {"live", "basis", "cold"}
+        How a scenario subproblem's next solve starts
+        (:class:`optimizer.analysis.decompose_blocks.ScenarioBlock`): its own retained
+        HiGHS instance (the default), its last basis in a shared instance, or cold.
+        The answer is the same; the time is not.
+    live_limit : int, optional
+        Most scenarios per worker with their own HiGHS instance (default all; about
+        20 MB each at the default size).
+    cut_age : int, optional
+        Master optima at which a cut may stay slack before it leaves the master for
+        the pool (:mod:`optimizer.analysis.decompose_master`); None keeps every cut.
+    objective : {"cost", "margin"}
+        ``margin`` minimises cost less revenue at the customers' prices (module
+        docstring): every USD figure of the result (``expected_cost_usd``, the bounds,
+        WS, EEV) is then that difference, minus the expected margin.
 
     Returns
     -------
@@ -335,6 +342,10 @@ def hedge_decomposed(
         progress=progress,
         on_iteration=on_iteration,
         first_stage=first_stage,
+        warm_start=warm_start,
+        live_limit=live_limit,
+        cut_age=cut_age,
+        objective=objective,
     )[0]
 
 
@@ -394,17 +405,25 @@ def _run_risks(
     progress: bool = False,
     on_iteration: Callable[[Mapping[str, float]], None] | None = None,
     first_stage: str | Sequence[str] = "full",
+    warm_start: str = "live",
+    live_limit: int | None = None,
+    cut_age: int | None = DEFAULT_CUT_AGE,
+    objective: str = "cost",
 ) -> list[DecomposedPlan]:
     """Run the L-shaped method once per risk measure on one set of blocks and one master."""
     if retain and any(r is not None and r.weight > 0 for r in risks):
         raise ValueError("--retain: scenarios held in the master cannot carry a risk weight")
     t_start = time.perf_counter()
-    w, labels = _check_inputs(datasets, weights, names)
+    w, labels = check_inputs(datasets, weights, names)
     notes: list[str] = []
     universe = first_stage_universe(datasets, first_stage)
     out = []
-    with open_blocks(datasets, universe, workers, scheduler, threads) as blocks:
-        run = _start(blocks, datasets, w, labels, universe, notes, min(retain, len(datasets)))
+    opened = open_blocks(
+        datasets, universe, workers, scheduler, threads, warm_start, live_limit, objective
+    )
+    with opened as blocks:
+        keep = min(retain, len(datasets))
+        run = _start(blocks, datasets, w, labels, universe, notes, keep, cut_age, objective)
         run.timings["setup"] = run.timings["setup"] - t_start
         deadline = math.inf if time_limit_s is None else t_start + time_limit_s
         for risk in risks:
@@ -427,22 +446,6 @@ def _set_risk(run: _Run, risk: RiskSpec | None) -> None:
     row0 = {"iteration": 0.0, "lower_bound_usd": risk_value(floors, state.w, risk)}
     row0["upper_bound_usd"] = state.best_ub
     state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(run.master.n_cuts)})
-
-
-def _check_inputs(
-    datasets: Sequence[Any], weights: Sequence[float] | None, names: Sequence[str] | None
-) -> tuple[np.ndarray, tuple[str, ...]]:
-    """Normalised weights and scenario names; ValueError for bad ones."""
-    n = len(datasets)
-    w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    if n == 0 or len(w) != n or (w < 0).any() or w.sum() <= 0:
-        raise ValueError(f"need datasets and one non-negative weight each, got {list(w)}")
-    labels = tuple(
-        names or (str(getattr(d, "scenario", "") or f"s{k}") for k, d in enumerate(datasets))
-    )
-    if len(labels) != n:
-        raise ValueError(f"need {n} names, got {len(labels)}")
-    return w / w.sum(), labels
 
 
 @dataclass
@@ -468,6 +471,8 @@ def _start(
     universe: FirstStageUniverse,
     notes: list[str],
     retain: int,
+    cut_age: int | None = DEFAULT_CUT_AGE,
+    objective: str = "cost",
 ) -> _Run:
     """Wait-and-see solves, the EV plan's evaluation (EEV) and the first master."""
     info = blocks.call("info")
@@ -476,7 +481,7 @@ def _start(
     t_setup = time.perf_counter()
     # the workers solve the scenarios alone while this process solves the mean value
     pending = blocks.submit("wait_and_see")
-    x_mv = _mean_value_point(datasets, w, universe, notes)
+    x_mv = mean_value_point(datasets, w, universe, notes, objective)
     ws = pending()
     for c in ws:
         if not c.ok:
@@ -487,11 +492,14 @@ def _start(
     x_ev, ev_name = (
         (x_mv, "mean_value") if x_mv is not None else (ws[heaviest].point, labels[heaviest])
     )
-    master = MasterProblem(n_first, w, floors, induced)
+    master = MasterProblem(n_first, w, floors, induced, cut_age)
     if retain > 0:
-        keep = _representatives(floors, retain)
+        keep = representatives(floors, retain)
         model = build_stochastic_model(
-            [datasets[i] for i in keep], list(w[keep] / w[keep].sum()), universe=universe
+            [datasets[i] for i in keep],
+            list(w[keep] / w[keep].sum()),
+            universe=universe,
+            objective=objective,
         )
         master.retain(model, keep.tolist())
     master.add_cuts(ws)
@@ -507,13 +515,6 @@ def _start(
     inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
     timings = {"setup": t_setup, "wait_and_see": t_ws - t_setup, "ev": time.perf_counter() - t_ws}
     return _Run(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings)
-
-
-def _representatives(costs: np.ndarray, count: int) -> np.ndarray:
-    """Positions of ``count`` scenarios at evenly spaced quantiles of ``costs``."""
-    order = np.argsort(costs, kind="stable")
-    picks = ((np.arange(count) + 0.5) * len(costs) / count).astype(int)
-    return np.unique(order[np.minimum(picks, len(costs) - 1)])
 
 
 def _solve_with_progress(

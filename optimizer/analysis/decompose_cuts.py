@@ -79,6 +79,10 @@ class Cut:
         The first-stage point (column units), shape (n_first,).
     message : str
         HiGHS's model status.
+    solve_s : float
+        CPU seconds of the solve in its worker (0 when not measured).
+    simplex_iterations : int
+        Simplex iterations of the solve.
     """
 
     scenario: int
@@ -87,6 +91,8 @@ class Cut:
     grad: np.ndarray
     point: np.ndarray
     message: str = ""
+    solve_s: float = 0.0
+    simplex_iterations: int = 0
 
 
 def _fleet_map(model: PlanningModel, n_first: int) -> tuple[sp.csr_matrix, np.ndarray, np.ndarray]:

@@ -16,6 +16,17 @@ rows and changes right-hand sides between iterations, so its last basis stays du
 feasible and dual simplex restarts warm (one copy switching objectives twice per
 iteration spent about half of the run in the master at 10 scenarios).
 
+Cut management (``cut_age``): a cut whose row has had slack (relative 1e-7 of its
+right-hand side) at ``cut_age`` master optima in a row, and at the level projections
+between them, leaves both copies and goes to a pool (a cut that shapes the level set
+near the next plan stays). After every master solve the pooled cuts are checked at
+the optimum ``(x, theta)``; any that is violated or tight is put back and the master
+solved again; after a projection, any that its point violates. So the optimum is
+feasible for every cut ever generated, the lower bound equals that of the master
+with all cuts, the projection is onto the level set of all cuts (projecting onto the
+active ones alone zig-zagged for 200 rounds on 4 scenarios of the tiny data at
+``cut_age=1``), and no cut tight at the final optimum is out of the master.
+
 Risk aversion (:meth:`MasterProblem.set_risk`, ``E + L * CVaR_alpha``): the cuts do not
 change. Each cut bounds one scenario's whole cost ``V_s`` from below, and
 ``rho(V) = sum_s p_s V_s + L * CVaR_alpha(V)`` is convex and non-decreasing in every
@@ -45,7 +56,7 @@ from optimizer.analysis.decompose_cuts import Cut
 from optimizer.plan.highs import highs_ok, new_highs
 from optimizer.plan.model import PlanningModel
 
-__all__ = ["MasterProblem"]
+__all__ = ["CutPool", "MasterProblem"]
 
 
 class _Both:
@@ -77,6 +88,9 @@ class MasterProblem:
         Each scenario's wait-and-see optimum (USD), the lower bound of its ``theta``.
     induced : sequence of (A, lo, hi)
         Induced rows of every scenario (:func:`optimizer.analysis.decompose_cuts.induced_rows`).
+    cut_age : int, optional
+        Master optima at which a cut may have slack before it is pooled (module
+        docstring); None keeps every cut.
     """
 
     def __init__(
@@ -85,6 +99,7 @@ class MasterProblem:
         weights: np.ndarray,
         floors: np.ndarray,
         induced: Sequence[tuple[sp.csr_matrix, np.ndarray, np.ndarray]],
+        cut_age: int | None = None,
     ) -> None:
         import highspy
 
@@ -131,6 +146,9 @@ class MasterProblem:
         self._add_level_rows()
         self._add_risk_columns()
         self.n_cuts = 0
+        self.cuts = CutPool(self.n, cut_age)
+        #: ``(x, theta)`` of the last master optimum (theta scaled), for inspection
+        self.optimum: tuple[np.ndarray, np.ndarray] | None = None
         self.retained: set[int] = set()
         self.r_cost = np.zeros(self.n)
         self.r_offset = 0.0
@@ -285,10 +303,19 @@ class MasterProblem:
         top = np.array([(level - self.r_offset) / self.scale])
         highs_ok(hp.changeRowsBounds(1, lv, np.array([-inf]), top), "level")
         self._set_objective((x_best, inv_range))
-        ms = self._run(hp)
-        if ms != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"level projection: {hp.modelStatusToString(ms)}")
-        return np.asarray(hp.getSolution().col_value, dtype=float)[:n]
+        while True:
+            ms = self._run(hp)
+            if ms != highspy.HighsModelStatus.kOptimal:
+                raise RuntimeError(f"level projection: {hp.modelStatusToString(ms)}")
+            sol = hp.getSolution()
+            col = np.asarray(sol.col_value, dtype=float)
+            # the level set is that of every cut: pooled ones the point violates come back
+            back = self.cuts.tight_pooled(col[:n], col[n : n + self.k], violated_only=True)
+            if not len(back):
+                break
+            self._add_rows(back)
+        self.cuts.renew(np.asarray(sol.row_value, dtype=float))
+        return np.asarray(sol.col_value, dtype=float)[:n]
 
     @staticmethod
     def _run(h: Any) -> Any:
@@ -311,25 +338,34 @@ class MasterProblem:
 
     def add_cuts(self, cuts: Sequence[Cut]) -> None:
         """Add ``theta_s - g x / S >= (V - g x_k) / S`` for every cut with a value."""
-        import highspy
-
         good = [c for c in cuts if c.ok and c.scenario not in self.retained]
         if not good:
             return
+        if self.cuts.base < 0:
+            self.cuts.base = self.h.getNumRow()
+        self._add_rows(self.cuts.add(good, self.scale))
+        self.n_cuts += len(good)
+
+    def _add_rows(self, ids: np.ndarray) -> None:
+        """Add the pooled cuts ``ids`` as rows of both copies (at the end, in order)."""
+        import highspy
+
+        pool = self.cuts
         starts: list[int] = []
         index: list[int] = []
         value: list[float] = []
         lower: list[float] = []
-        for c in good:
-            nz = np.flatnonzero(c.grad)
+        for j in ids:
+            g = pool.grad[j]
+            nz = np.flatnonzero(g)
             starts.append(len(index))
-            index.extend([self.n + c.scenario, *nz.tolist()])
-            value.extend([1.0, *(-c.grad[nz] / self.scale).tolist()])
-            lower.append((c.value - float(c.grad @ c.point)) / self.scale)
-        upper = np.full(len(good), highspy.kHighsInf)
+            index.extend([self.n + int(pool.scenario[j]), *nz.tolist()])
+            value.extend([1.0, *(-g[nz]).tolist()])
+            lower.append(float(pool.rhs[j]))
+        upper = np.full(len(ids), highspy.kHighsInf)
         highs_ok(
             self.h.addRows(
-                len(good),
+                len(ids),
                 np.asarray(lower),
                 upper,
                 len(index),
@@ -339,17 +375,27 @@ class MasterProblem:
             ),
             "master cuts",
         )
-        self.n_cuts += len(good)
 
     def solve(self, box: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[float, np.ndarray]:
         """Solve the master, within ``box`` (x bounds) when given; return (USD, x)."""
         import highspy
 
-        ms = self._run(self.hl)
-        if ms != highspy.HighsModelStatus.kOptimal:
-            raise RuntimeError(f"master problem: {self.hl.modelStatusToString(ms)}")
-        x = np.asarray(self.hl.getSolution().col_value, dtype=float)
+        while True:
+            ms = self._run(self.hl)
+            if ms != highspy.HighsModelStatus.kOptimal:
+                raise RuntimeError(f"master problem: {self.hl.modelStatusToString(ms)}")
+            sol = self.hl.getSolution()
+            x = np.asarray(sol.col_value, dtype=float)
+            back = self.cuts.tight_pooled(x[: self.n], x[self.n : self.n + self.k])
+            if not len(back):
+                break
+            self._add_rows(back)
+        # read before any row is deleted: a change of the model clears HiGHS's info
         lb = float(self.hl.getInfo().objective_function_value) * self.scale + self.r_offset
+        self.optimum = (x[: self.n].copy(), x[self.n : self.n + self.k].copy())
+        drop = self.cuts.age(np.asarray(sol.row_value, dtype=float))
+        if len(drop):
+            highs_ok(self.h.deleteRows(len(drop), drop.astype(np.int32)), "pooled cuts")
         return lb, x[: self.n]
 
 
@@ -380,3 +426,95 @@ def _dedupe_rows(
         shape=(len(rows), n),
     )
     return a, np.array([r[2] for r in rows]), np.array([r[3] for r in rows])
+
+
+class CutPool:
+    """Every cut of a run, which of them are rows of the master, and their ages.
+
+    Cuts are stored scaled as in the master (``theta_s - grad x >= rhs``, ``theta`` in
+    units of the master's ``scale``). The master's cut rows are the pool entries
+    ``active`` in that order, from row ``base`` on.
+
+    Parameters
+    ----------
+    n_first : int
+        First-stage columns.
+    max_age : int, optional
+        Consecutive master optima with slack after which a cut leaves the master
+        (None: never).
+    """
+
+    #: relative slack under which a cut counts as tight (kept, or put back)
+    TIGHT = 1e-7
+
+    def __init__(self, n_first: int, max_age: int | None) -> None:
+        self.n, self.max_age, self.base = n_first, max_age, -1
+        self.grad = np.zeros((0, n_first))
+        self.rhs = np.zeros(0)
+        self.scenario = np.zeros(0, dtype=np.int64)
+        self.active: list[int] = []
+        self.ages = np.zeros(0, dtype=np.int64)
+        self.pooled: set[int] = set()
+        self.dropped = 0
+
+    def add(self, cuts: Sequence[Cut], scale: float) -> np.ndarray:
+        """Store ``cuts`` as active rows; return their pool ids."""
+        first = len(self.rhs)
+        grad = np.vstack([c.grad for c in cuts]) / scale
+        rhs = np.array([(c.value - float(c.grad @ c.point)) / scale for c in cuts])
+        self.grad = np.vstack([self.grad, grad])
+        self.rhs = np.concatenate([self.rhs, rhs])
+        self.scenario = np.concatenate([self.scenario, [c.scenario for c in cuts]])
+        self.ages = np.concatenate([self.ages, np.zeros(len(cuts), dtype=np.int64)])
+        ids = np.arange(first, first + len(cuts))
+        self.active.extend(ids.tolist())
+        return ids
+
+    def slack(self, x: np.ndarray, theta: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Relative slack of cuts ``ids`` at ``(x, theta)`` (negative: violated)."""
+        lhs = theta[self.scenario[ids]] - self.grad[ids] @ x
+        return (lhs - self.rhs[ids]) / np.maximum(np.abs(self.rhs[ids]), 1.0)
+
+    def tight_pooled(
+        self, x: np.ndarray, theta: np.ndarray, violated_only: bool = False
+    ) -> np.ndarray:
+        """Pooled cuts violated (or tight) at ``(x, theta)``, made active again; their ids."""
+        if not self.pooled:
+            return np.zeros(0, dtype=np.int64)
+        ids = np.array(sorted(self.pooled))
+        back = ids[self.slack(x, theta, ids) <= (-self.TIGHT if violated_only else self.TIGHT)]
+        self.pooled.difference_update(back.tolist())
+        self.ages[back] = 0
+        self.active.extend(back.tolist())
+        return back
+
+    def _tight(self, row_value: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Active cut ids and whether each row is tight at ``row_value``."""
+        ids = np.asarray(self.active, dtype=np.int64)
+        act = row_value[self.base : self.base + len(ids)]
+        rel = (act - self.rhs[ids]) / np.maximum(np.abs(self.rhs[ids]), 1.0)
+        return ids, rel <= self.TIGHT
+
+    def renew(self, row_value: np.ndarray) -> None:
+        """Reset the age of the active cuts tight at a level projection's point."""
+        if self.active:
+            ids, tight = self._tight(row_value)
+            self.ages[ids[tight]] = 0
+
+    def age(self, row_value: np.ndarray) -> np.ndarray:
+        """Age the active cuts at a master optimum; pool the old ones; their row numbers.
+
+        ``row_value`` holds the master's row activities (scaled); returns the rows to
+        delete (ascending) after which ``active`` already lists the remaining cuts.
+        """
+        if self.max_age is None or not self.active:
+            return np.zeros(0, dtype=np.int64)
+        ids, tight = self._tight(row_value)
+        self.ages[ids] = np.where(tight, 0, self.ages[ids] + 1)
+        old = self.ages[ids] >= self.max_age
+        if not old.any():
+            return np.zeros(0, dtype=np.int64)
+        self.pooled.update(ids[old].tolist())
+        self.active = ids[~old].tolist()
+        self.dropped += int(old.sum())
+        return self.base + np.flatnonzero(old)

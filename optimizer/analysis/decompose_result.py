@@ -35,8 +35,14 @@ class DecomposedPlan:
     ev_problem : str
         ``"mean_value"`` or the name of the scenario whose plan served as EV plan.
     iterations : DataFrame
-        ``iteration, lower_bound_usd, upper_bound_usd, gap_rel, cuts, master_s,
-        subproblems_s, halvings``; iteration 0 is the EV plan's evaluation.
+        ``iteration, lower_bound_usd, upper_bound_usd, gap_rel, cuts, master_rows,
+        master_s, subproblems_s, solve_cpu_s, busiest_block_s, simplex_iterations,
+        halvings``; iteration 0 is the EV plan's evaluation. ``cuts`` counts every cut
+        made, ``master_rows`` those in the master after the round (the others are
+        pooled); ``master_s`` and ``subproblems_s`` are wall seconds, ``solve_cpu_s``
+        the round's subproblem solves' CPU seconds summed over the workers and
+        ``busiest_block_s`` the busiest worker's (the round's wall time less it is
+        communication and waiting).
     per_scenario : DataFrame
         ``scenario, weight, hedged_cost_usd, ev_fixed_cost_usd, wait_and_see_cost_usd``.
     first_stage : DataFrame

@@ -163,6 +163,7 @@ def hedge(
             raise typer.Exit(code)
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped["first_stage"] = first_stage.value
+    lshaped["objective"] = objective.value
     with exit_on_interrupt(console):
         names, dsets, inputs = _hedge_scenarios(console, data, base, samples, seed)
         if chance is not None:
@@ -193,11 +194,11 @@ def _run_lshaped(
     """Solve the L-shaped hedge, print it (and the reference), write ``--out``; the exit code."""
     tol = lshaped["tol"]
     p = _hedge_plan(console, names, dsets, progress=True, risk=spec, **lshaped)
-    ok = _print_hedge(console, p, tol)
+    margin = lshaped.get("objective") == "margin"
+    ok = _print_hedge(console, p, tol, margin)
     if reference:
-        rp = _extensive_rp(
-            console, names, dsets, lshaped["first_stage"], p.expected_cost_usd, risk=spec
-        )
+        kind, objective = lshaped["first_stage"], lshaped.get("objective", "cost")
+        rp = _extensive_rp(console, names, dsets, kind, p.expected_cost_usd, objective, spec)
         ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
     code = 0 if ok else 1
     if out is not None:
@@ -230,11 +231,6 @@ def _refuse_mixed_modes(
         )
     elif margin and (risk is not None or chance is not None):
         msg = "--risk and --chance hedge the cost objective: drop --objective margin or them."
-    elif tree is None and margin and method != _HedgeMethod.extensive:
-        msg = (
-            "--objective margin is solved by the extensive form only: add --method extensive "
-            "(the L-shaped subproblems are built in the cost objective)."
-        )
     if msg is not None:
         console.print(f"[red]{msg}[/red]")
         raise typer.Exit(2)
@@ -363,6 +359,9 @@ def _extensive_rp(
     if obj is not None and math.isfinite(obj) and objective == "margin":
         # the objective is cost - revenue (the revenue constant included): margin = -obj
         console.print(f"extensive form: {status}, expected margin = {-obj:,.0f} USD, {took}")
+        if lshaped_usd is not None:
+            diff = (lshaped_usd - obj) / max(abs(obj), 1.0)
+            console.print(f"{'relative diff to L-shaped':>32}: {diff:.2e}")
         return obj
     if obj is not None and math.isfinite(obj):
         from optimizer.output.formatting import text_column
@@ -388,8 +387,12 @@ def _extensive_rp(
     return None
 
 
-def _print_hedge(console: Console, p: Any, tol: float) -> bool:
-    """Print the hedged plan's bounds, VSS, EVPI and gap; return whether it converged."""
+def _print_hedge(console: Console, p: Any, tol: float, margin: bool = False) -> bool:
+    """Print the hedged plan's bounds, VSS, EVPI and gap; return whether it converged.
+
+    With ``margin`` the plan's figures are cost less revenue: they are printed as
+    margins (their negatives), the bounds swapped; VSS and EVPI keep their values.
+    """
     rows = [
         ("expected cost RP (upper bound)", p.expected_cost_usd),
         ("lower bound", p.lower_bound_usd),
@@ -398,6 +401,10 @@ def _print_hedge(console: Console, p: Any, tol: float) -> bool:
         ("VSS = EEV - RP", p.vss_usd),
         ("EVPI = RP - WS", p.evpi_usd),
     ]
+    if margin:
+        labels = ("expected margin RP (lower bound)", "upper bound", *(k for k, _ in rows[2:4]))
+        rows = [(k, -v) for k, (_, v) in zip(labels, rows, strict=False)]
+        rows += [("VSS = RP - EEV", p.vss_usd), ("EVPI = WS - RP", p.evpi_usd)]
     r = getattr(p, "risk", None)
     if r and r.get("risk_weight", 0.0) > 0:
         rows = [
