@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -15,8 +14,10 @@ from optimizer.cli.hedge_options import (
     _ChanceMethod,
     _ChanceMethodOpt,
     _ChanceOpt,
+    _FirstStage,
     _FreshOpt,
     _FrontierOpt,
+    _HedgeMethod,
     _ReplanLeavesOpt,
     _Risk,
     _RiskOpt,
@@ -32,16 +33,6 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
     from capacity.dataset import Dataset
 
 __all__ = ["HEDGE_HELP", "hedge"]
-
-
-class _HedgeMethod(StrEnum):
-    lshaped = "lshaped"
-    extensive = "extensive"
-
-
-class _FirstStage(StrEnum):
-    capacity = "capacity"
-    full = "full"
 
 
 HEDGE_HELP = (

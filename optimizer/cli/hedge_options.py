@@ -15,6 +15,16 @@ import typer
 __all__: list[str] = []
 
 
+class _HedgeMethod(StrEnum):
+    lshaped = "lshaped"
+    extensive = "extensive"
+
+
+class _FirstStage(StrEnum):
+    capacity = "capacity"
+    full = "full"
+
+
 class _Risk(StrEnum):
     none = "none"
     cvar = "cvar"
