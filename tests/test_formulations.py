@@ -71,8 +71,8 @@ def test_same_objective_on_the_generated_medium_instance() -> None:
     ds = generate("medium")
     m_ref = build_model(ds, formulation="reference")
     m_comp = build_model(ds, formulation="compact")
-    assert (m_ref.n_variables, m_comp.n_variables) == (80375, 29137)
-    assert (m_ref.n_constraints, m_comp.n_constraints) == (14949, 18351)
+    assert (m_ref.n_variables, m_comp.n_variables) == (80618, 29380)
+    assert (m_ref.n_constraints, m_comp.n_constraints) == (15192, 18594)
     ref, comp = _both(ds)
     assert ref.status == comp.status == Status.optimal
     assert comp.objective_usd == pytest.approx(ref.objective_usd, rel=REL)
@@ -81,7 +81,7 @@ def test_same_objective_on_the_generated_medium_instance() -> None:
 
 def test_fewer_columns_at_the_generated_sizes() -> None:
     # (reference, compact) columns; building large takes a few seconds, no solve
-    expected = {"default": (12620, 9006), "medium": (80375, 29137), "large": (437808, 75190)}
+    expected = {"default": (12620, 9006), "medium": (80618, 29380), "large": (438149, 75531)}
     for size, (n_ref, n_comp) in expected.items():
         ds = generate(size)
         assert build_model(ds, formulation="reference").n_variables == n_ref, size
