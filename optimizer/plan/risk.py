@@ -248,26 +248,9 @@ def check_cvar(
     excess_usd: ArrayLike,
     tolerance: float = 1e-6,
 ) -> pd.DataFrame:
-    """Independent check of the CVaR rows: excess >= C_s - eta, >= 0, and the term exact.
+    """Check the CVaR rows of a plan solved with ``spec``.
 
-    Parameters
-    ----------
-    values : sequence of float, shape (n_scenarios,)
-        Scenario costs from the result tables (USD).
-    weights : sequence of float
-    spec : RiskSpec
-    var_usd : float
-        The solved ``cvar_var`` column.
-    excess_usd : sequence of float
-        The solved ``cvar_excess`` columns.
-    tolerance : float
-        Relative to ``1 + |C_s|``.
-
-    Returns
-    -------
-    DataFrame
-        ``family, constraint, keys, lhs, rhs, violation`` of every violated row (empty when
-        none): ``cvar_excess`` per scenario and ``cvar_value`` for the LP's
-        ``eta + sum p u / (1 - alpha)`` against the sorted CVaR.
+    The rows' own check, :func:`optimizer.components.appended.check_cvar_excess`, at
+    ``spec.alpha``: same parameters (but ``spec``) and the same violations frame.
     """
     return check_cvar_excess(values, weights, spec.alpha, var_usd, excess_usd, tolerance)
