@@ -39,8 +39,8 @@ from optimizer.components.registry import MappingView, Registry, active
 from optimizer.components.table_columns import TEXT_DTYPE, column_names, is_flag, is_text
 from optimizer.components.tables import SOLUTION_TABLES
 from optimizer.lp.dimensions import CODE_NAMES
+from optimizer.lp.frames import block_frame, column_array, object_column
 from optimizer.lp.frames import frame as object_frame
-from optimizer.lp.frames import object_column
 from optimizer.lp.reuse_cache import cached
 from optimizer.lp.tidy_numbers import snap_arrays
 from optimizer.plan.cost_tables import cost_rows, costs_table
@@ -101,21 +101,21 @@ def _typed(
     n = len(df)
     present = set(df.columns)
     for c, kind in zip(cols, _KINDS[name], strict=True):
-        col = df[c] if c in present else None
+        col = column_array(df, c) if c in present else None
         if kind == "text":
             if col is not None and col.dtype == TEXT_DTYPE:
-                data[c] = col.array  # already text: the same cells (astype(str) keeps NaN)
+                data[c] = col  # already text: the same cells (astype(str) keeps NaN)
             else:
                 # text once (str(x) of every cell, as a text column of the table schema)
-                v = col.to_numpy() if col is not None else np.full(n, np.nan)
+                v = np.asarray(col) if col is not None else np.full(n, np.nan)
                 data[c] = reused_text(v, texts, (name, c))
             continue
-        v = col.to_numpy() if col is not None else np.full(n, np.nan)
+        v = np.asarray(col) if col is not None else np.full(n, np.nan)
         data[c] = np.asarray(v, dtype=bool if kind == "flag" else np.float64)
     if tolerance is not None and n:
         snap_arrays(data, tolerance)  # no -0.0, no -1e-10 chips (optimizer.lp.tidy_numbers)
-    # one construction from arrays (no alignment, no column-by-column insert)
-    return pd.DataFrame(data, index=pd.RangeIndex(n), columns=list(cols))
+    # one construction from arrays, a block per dtype (no alignment, no inference)
+    return block_frame({c: data[c] for c in cols}, n)
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
