@@ -159,21 +159,17 @@ def solution_frames(
     val = np.asarray(x, dtype=float) * model.variables["scale"].to_numpy()
     out: dict[str, pd.DataFrame] = {}
     for k, (cols, keys) in _frame_keys(model, scenario).items():
-        f = keys.copy(deep=False)  # copy-on-write: the cached key frame never changes
-        f["value"] = val[cols]
-        out[k] = f
+        out[k] = block_frame({**keys, "value": val[cols]}, len(cols))  # keys copied
     _add_compact_frames(model, x, scenario, out)  # value-dependent split: every time
     return out
 
 
-def _frame_keys(model: PlanningModel, scenario: int) -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
-    """Columns of each decision kind and their domain keys (once per model structure)."""
+def _frame_keys(
+    model: PlanningModel, scenario: int
+) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """Columns of each decision kind and their domain key arrays (once per model structure)."""
 
-    def make() -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
-        made = _make_frame_keys(model, scenario)
-        return {k: (cols, object_frame(keys)) for k, (cols, keys) in made.items()}
-
-    return cached(model, ("frame_keys", scenario), make)
+    return cached(model, ("frame_keys", scenario), lambda: _make_frame_keys(model, scenario))
 
 
 def _make_frame_keys(
@@ -254,9 +250,7 @@ def _add_compact_frames(
         return
     val = np.asarray(x, dtype=float) * model.variables["scale"].to_numpy()
     for k, (cols, keys) in _compact_keys(model, scenario).items():
-        f = keys.copy(deep=False)  # copy-on-write: the cached key frame never changes
-        f["value"] = val[cols]
-        out[k] = f
+        out[k] = block_frame({**keys, "value": val[cols]}, len(cols))  # keys copied
     direct = out["serve"]
     direct["pool"] = object_column(np.full(len(direct), "", dtype=object))
     pooled = _spread_pools(model, scenario, val)
@@ -330,10 +324,10 @@ def _pool_pairs(model: PlanningModel, scenario: int) -> tuple[Any, ...]:
 
 def _compact_keys(
     model: PlanningModel, scenario: int
-) -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
-    """Columns and domain keys of ``busy`` and ``serve`` (once per model structure)."""
+) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """Columns and domain key arrays of the compact kinds (once per model structure)."""
 
-    def make() -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
+    def make() -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
         var = model.variables
         sc, kind = var["scenario"].to_numpy(), var["kind"].to_numpy()
         per = np.asarray(model.periods, dtype=object)
@@ -362,7 +356,7 @@ def _compact_keys(
             v = var.loc[sel]
             keys = {name: names[code][v[code].to_numpy()] for name, code in cols}
             keys["period"] = per[v["t"].to_numpy()]
-            made[k] = (np.flatnonzero(sel), object_frame(keys))
+            made[k] = (np.flatnonzero(sel), keys)
         return made
 
     return cached(model, ("compact_keys", scenario), make)
