@@ -251,6 +251,8 @@ def contract_quantities(inputs: PlanContext) -> pd.DataFrame:
 def _contract_quantities(inputs: PlanContext) -> pd.DataFrame:
     """Compute :func:`contract_quantities`."""
     cp = contract_periods(inputs.dataset)
+    if cp.empty:  # no contract: the columns, no row (no plan value is read)
+        return _no_quantities(cp)
     keys = ["customer", "workload", "period"]
     target = [cp[k].to_numpy() for k in keys]
     dm = inputs.dataset.table("demand")
@@ -273,6 +275,19 @@ def _contract_quantities(inputs: PlanContext) -> pd.DataFrame:
         cp[kind + "_h100e"] = np.where(np.isnan(got), 0.0, got)
         cp[kind + "_built"] = ~np.isnan(got)  # the family has a row here (margin mode)
     return cp
+
+
+def _no_quantities(cp: pd.DataFrame) -> pd.DataFrame:
+    """:func:`contract_quantities` of a dataset without contract periods (no row)."""
+    cols: dict[str, np.ndarray] = {
+        "demand_h100e": np.zeros(0),
+        "held_h100e": np.zeros(0),
+        "unmet_h100e": np.zeros(0),
+    }
+    for kind, _, _ in SHORTS:
+        cols[kind + "_h100e"] = np.zeros(0)
+        cols[kind + "_built"] = np.zeros(0, dtype=bool)
+    return cp.assign(**cols)
 
 
 def _text(cp: pd.DataFrame) -> pd.Series:

@@ -354,6 +354,8 @@ def sums_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.nda
     values : array-like of float
         One value per source row.
     """
+    if len(target) and not len(target[0]):  # no target row: nothing to match
+        return np.zeros(0)
     g, n = _joint(target, source)
     total = group_sum(g.ids[n:], values, g.n)
     out = total[g.ids[:n]]
