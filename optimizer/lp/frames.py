@@ -161,9 +161,7 @@ def _plain_columns(columns: Mapping[str, Any], n: int | None) -> dict[str, np.nd
     return out
 
 
-def block_frame(
-    columns: Mapping[str, Any], n: int, index: pd.Index | None = None
-) -> pd.DataFrame:
+def block_frame(columns: Mapping[str, Any], n: int, index: pd.Index | None = None) -> pd.DataFrame:
     """Build a frame from 1-D columns of length ``n`` in one step, without inference.
 
     What ``pd.DataFrame(columns)`` holds for NumPy number, flag and object columns
