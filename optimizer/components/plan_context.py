@@ -20,7 +20,7 @@ from optimizer.components.migration_inputs import plan_factor
 from optimizer.components.quantities import ChipSiteWork, fleet_values, site_energy
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import rows_at, take
-from optimizer.lp.reuse_cache import cached_for
+from optimizer.lp.reuse_cache import cached_for, cached_on_cells
 
 __all__ = ["Duals", "PlanContext", "TableBuilder", "site_period_keys"]
 
@@ -146,9 +146,21 @@ class PlanContext:
 
     @cached_property
     def site_periods(self) -> pd.DataFrame:
-        """Every (site, period) pair, site-major (once per model structure and sites table)."""
+        """Every (site, period) pair, site-major (once per model structure and site names).
+
+        Kept while the sites' names are the same cells (a case that changes a number of
+        the sites table keeps it); never changed by its readers.
+        """
         sites = self.dataset.table("sites")
-        return self.reuse(("site_periods",), (sites,), lambda: _site_periods(sites, self.periods))
+        if self.cache is None:
+            return _site_periods(sites, self.periods)
+        names = sites["site"].to_numpy()
+        return cached_on_cells(
+            self.cache,
+            ("site_periods", tuple(self.periods)),
+            (names,),
+            lambda: _site_periods(sites, self.periods),
+        )
 
     @cached_property
     def capacity(self) -> pd.DataFrame:

@@ -44,7 +44,6 @@ from optimizer.components.construction import (
 from optimizer.components.plan_context import PlanContext, site_period_keys
 from optimizer.components.power import site_supply
 from optimizer.components.power_check import extra_grid_mw
-from optimizer.components.quantities import ChipSiteWork
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns, energy_coefficients
 from optimizer.lp.builder import ModelBuilder, cumulative
@@ -310,9 +309,11 @@ def check_site_water(inputs: PlanContext) -> pd.DataFrame:
     the idle factor) * WUE by cooling.
     """
     ds, chips, sites = inputs.dataset, inputs.chips, inputs.sites
-    power_factor = ds.table("workloads").set_index("workload")["power_factor"]
+    table = ds.table("site_water")
+    if table.empty:  # no permit: no row to check
+        return violations("site_water", pd.Series([], dtype=str), [], [], "<=", inputs.tolerance)
     hours = ds.table("periods").set_index("period")["hours"]
-    e = ChipSiteWork(inputs.fleet, inputs.frames["assign"], power_factor)
+    e = inputs.work  # fleet and assigned chips per (chip, site, period), as the tables read
     c, s = e.groups.positions(0, chips.index), e.groups.positions(1, sites.index)
     kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
     idle = take(chips["idle_power_factor"].to_numpy(dtype=float), c)
@@ -326,7 +327,6 @@ def check_site_water(inputs: PlanContext) -> pd.DataFrame:
         take(sites["wue_l_per_kwh_air"].to_numpy(dtype=float), s),
     )
     w = e.by_site_period({"m3": it_mwh * wue})
-    table = ds.table("site_water")
     permit = value_at(
         [w["site"], w["period"]],
         [table["site"], table["period"]],
