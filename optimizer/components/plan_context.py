@@ -18,6 +18,7 @@ import pandas as pd
 from optimizer.components.capacity_online import site_capacity_table
 from optimizer.components.migration_inputs import plan_factor
 from optimizer.components.quantities import ChipSiteWork, fleet_values, site_energy
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import rows_at, take
 from optimizer.lp.reuse_cache import cached_for, cached_on_cells
@@ -154,7 +155,7 @@ class PlanContext:
         sites = self.dataset.table("sites")
         if self.cache is None:
             return _site_periods(sites, self.periods)
-        names = sites["site"].to_numpy()
+        names = column_values(sites, "site")
         return cached_on_cells(
             self.cache,
             ("site_periods", tuple(self.periods)),
@@ -175,7 +176,7 @@ class PlanContext:
     def build(self) -> pd.DataFrame:
         """``site, period, value`` (MW decided), ``capacity`` (online IT MW) and ``decided``."""
         f = self._built("build_mw", "it_capacity_mw")
-        return f.assign(decided=self.capacity["decided_capacity_mw"].to_numpy())
+        return f.assign(decided=column_values(self.capacity, "decided_capacity_mw"))
 
     @cached_property
     def liquid(self) -> pd.DataFrame:
@@ -205,11 +206,11 @@ class PlanContext:
         e = self.site_energy
         return object_frame(
             {
-                "site": e["site"].to_numpy(),
-                "period": e["period"].to_numpy(),
-                "mw": e["it_mw"].to_numpy(),
-                "liq_mw": e["liq_mw"].to_numpy(),
-                "fac_mw": e["fac_mw"].to_numpy(),
+                "site": column_values(e, "site"),
+                "period": column_values(e, "period"),
+                "mw": column_values(e, "it_mw"),
+                "liq_mw": column_values(e, "liq_mw"),
+                "fac_mw": column_values(e, "fac_mw"),
             }
         )
 
@@ -232,7 +233,7 @@ class PlanContext:
             out = a.assign(**{c: take(el[c].to_numpy(), at) for c in el.columns if c not in keys})
         # a margin plan's migration schedule scales the derate (1 elsewhere)
         factor = plan_factor(self.dataset, self.frames, out)
-        return out.assign(derate=out["derate"].to_numpy(dtype=float) * factor)
+        return out.assign(derate=column_values(out, "derate", dtype=float) * factor)
 
 
 def site_period_keys(frame: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:

@@ -26,6 +26,7 @@ from optimizer.components.power_bridge import retired_mw
 from optimizer.components.power_inputs import power_modelled
 from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
+from optimizer.lp.frames import column_values
 
 __all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw"]
 
@@ -201,7 +202,7 @@ def _power_decisions(ctx: PlanContext) -> pd.DataFrame:
         d = d[d["value"] > _ZERO].merge(opts, on=["site", "source"])
         if d.empty:
             continue
-        t_on = d["period"].map(pos).to_numpy() + d["lead_periods"].to_numpy()
+        t_on = d["period"].map(pos).to_numpy() + column_values(d, "lead_periods")
         capex = d["cost_usd_per_mw"] if kind == "grid_upgrade" else d["capex_usd_per_mw"]
         parts.append(
             pd.DataFrame(
@@ -296,15 +297,17 @@ def _extra_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
     g = sources[sources["source"] == "grid"]
     key = pd.MultiIndex.from_frame(g[["site", "period"]])
     parts = [
-        g.assign(extra_mw=g["capacity_mw"].to_numpy() - grid.reindex(key).fillna(0.0).to_numpy())
+        g.assign(
+            extra_mw=column_values(g, "capacity_mw") - grid.reindex(key).fillna(0.0).to_numpy()
+        )
     ]
     _, onsite = _options(ds)
     on = sources.merge(onsite[["site", "source", "availability"]], on=["site", "source"])
     parts.append(on.assign(extra_mw=on["capacity_mw"] * on["availability"]))
     firm = ppa_steps(ds, list(ds.periods))
-    firm = firm[firm["firm"].to_numpy()]
+    firm = firm[column_values(firm, "firm")]
     if len(firm):
-        mw = firm["mw"].to_numpy() * firm["availability"].to_numpy()
+        mw = column_values(firm, "mw") * column_values(firm, "availability")
         parts.append(pd.DataFrame({"site": firm["site"], "period": firm["period"], "extra_mw": mw}))
     out = pd.concat([p[["site", "period", "extra_mw"]] for p in parts], ignore_index=True)
     return out.groupby(["site", "period"], as_index=False)["extra_mw"].sum()

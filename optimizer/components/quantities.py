@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import Groups, group_sum, positions, sorted_codes, take
 
@@ -40,18 +41,18 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     p0 = period_index(periods[0])
     life = ds.table("chips").set_index("chip")["lifetime_periods"]
     ins = frames["install"]
-    ins = ins[ins["value"].to_numpy(dtype=float) > 0]
+    ins = ins[column_values(ins, "value", dtype=float) > 0]
     parts: list[dict[str, np.ndarray]] = []
     if len(ins):
         t = ins["period"].map(pidx).to_numpy(dtype=np.int64)
         L = life.reindex(ins["chip"]).to_numpy(dtype=np.int64)
         parts.append(
             {
-                "chip": ins["chip"].to_numpy(),
-                "site": ins["site"].to_numpy(),
+                "chip": column_values(ins, "chip"),
+                "site": column_values(ins, "site"),
                 "t_in": t,
                 "t_out": t + L,
-                "chips": ins["value"].to_numpy(dtype=float),
+                "chips": column_values(ins, "value", dtype=float),
                 "new": np.ones(len(t), dtype=bool),
             }
         )
@@ -67,7 +68,7 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                 "site": f0["site"].astype(str).to_numpy(),
                 "t_in": t,
                 "t_out": t + L,
-                "chips": f0["chips"].to_numpy(dtype=float),
+                "chips": column_values(f0, "chips", dtype=float),
                 "new": np.zeros(len(t), dtype=bool),
             }
         )
@@ -149,8 +150,8 @@ class ChipSiteWork:
         fid, aid = groups.ids[:nf], groups.ids[nf:]
         self.chip, self.site, self.period = (groups.key(i) for i in range(3))
         self.fleet_chips = np.zeros(groups.n)
-        self.fleet_chips[fid] = fleet["fleet_chips"].to_numpy(dtype=float)
-        value = assign["value"].to_numpy(dtype=float)
+        self.fleet_chips[fid] = column_values(fleet, "fleet_chips", dtype=float)
+        value = column_values(assign, "value", dtype=float)
         pf = take(
             power_factor.to_numpy(dtype=float), positions(power_factor.index, assign["workload"])
         )
@@ -213,9 +214,9 @@ def site_energy(ds: Any, work: ChipSiteWork, site_periods: pd.DataFrame) -> pd.D
     sites = ds.table("sites").set_index("site")
     hours = ds.table("periods").set_index("period")["hours"]
     c, s = positions(chips.index, work.chip), positions(sites.index, work.site)
-    kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
-    idle = take(chips["idle_power_factor"].to_numpy(dtype=float), c)
-    liq = take(chips["cooling"].to_numpy(), c) == "liquid"
+    kw = take(column_values(chips, "it_kw_per_chip", dtype=float), c)
+    idle = take(column_values(chips, "idle_power_factor", dtype=float), c)
+    liq = take(column_values(chips, "cooling"), c) == "liquid"
     hrs = take(hours.to_numpy(dtype=float), positions(hours.index, work.period))
     it_mwh = hrs / 1e3 * kw * (work.pfx + idle * (work.fleet_chips - work.assigned))
 
@@ -235,8 +236,8 @@ def site_energy(ds: Any, work: ChipSiteWork, site_periods: pd.DataFrame) -> pd.D
         }
     )
     es = on_site_periods(site_periods, es)
-    s = positions(sites.index, es["site"].to_numpy())
-    fac = es["facility_mwh"].to_numpy()
-    es["energy_cost_usd"] = fac * take(sites["energy_price_usd_per_mwh"].to_numpy(), s)
-    es["carbon_t"] = fac * take(sites["carbon_t_per_mwh"].to_numpy(), s)
+    s = positions(sites.index, column_values(es, "site"))
+    fac = column_values(es, "facility_mwh")
+    es["energy_cost_usd"] = fac * take(column_values(sites, "energy_price_usd_per_mwh"), s)
+    es["carbon_t"] = fac * take(column_values(sites, "carbon_t_per_mwh"), s)
     return es

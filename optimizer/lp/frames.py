@@ -27,7 +27,14 @@ import numpy as np
 import pandas as pd
 from pandas.api.internals import create_dataframe_from_blocks
 
-__all__ = ["block_frame", "column_array", "frame", "object_column", "rows_frame"]
+__all__ = [
+    "block_frame",
+    "column_array",
+    "column_values",
+    "frame",
+    "object_column",
+    "rows_frame",
+]
 
 
 def object_column(values: Any, index: pd.Index | None = None) -> Any:
@@ -138,7 +145,7 @@ _PLAIN_KINDS = "biuf"
 
 
 def _plain_columns(columns: Mapping[str, Any], n: int | None) -> dict[str, np.ndarray] | None:
-    """The columns as 1-D arrays of length ``n`` when :func:`block_frame` can hold them.
+    """Return the columns as 1-D arrays of length ``n`` when :func:`block_frame` holds them.
 
     Numbers and flags as they are, object and unicode arrays and ``str`` scalars as
     object arrays; None when any column is something else (a Series with its own
@@ -211,3 +218,48 @@ def column_array(df: pd.DataFrame, name: str) -> Any:
     unique column names.
     """
     return df._get_column_array(df.columns.get_loc(name))
+
+
+def column_values(frame: Any, name: str, dtype: Any = None, copy: bool = False) -> np.ndarray:
+    """``frame[name].to_numpy(dtype, copy=copy)``, without making the Series first.
+
+    The result tables and the checker read a few hundred columns per plan; making a
+    Series to read each costs more than the read itself. For a NumPy column of a
+    frame the values are converted as :meth:`pandas.Series.to_numpy` does (a view of
+    the frame's own values is read-only, as pandas hands it out); any other column
+    (an extension array, a repeated name) or object goes through ``to_numpy``.
+
+    Parameters
+    ----------
+    frame : DataFrame or mapping
+        The table.
+    name : str
+        The column.
+    dtype : dtype, optional
+        The dtype of the result.
+    copy : bool
+        Return a copy even when no conversion was needed.
+
+    Returns
+    -------
+    ndarray, shape (len(frame),)
+
+    Raises
+    ------
+    KeyError
+        When ``frame`` has no column ``name``.
+    """
+    if isinstance(frame, pd.DataFrame):
+        at = frame.columns.get_loc(name)
+        if isinstance(at, int):
+            values = frame._get_column_array(at)
+            if isinstance(values, np.ndarray):
+                result = np.asarray(values, dtype=dtype)
+                if result is values or np.shares_memory(values[:2], result[:2]):
+                    if copy:
+                        return result.copy()
+                    result = result.view()
+                    result.flags.writeable = False
+                return result
+    out: np.ndarray = frame[name].to_numpy(dtype=dtype, copy=copy)
+    return out
