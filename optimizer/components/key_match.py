@@ -15,6 +15,7 @@ import pyarrow as pa
 from pandas.arrays import ArrowStringArray
 
 from optimizer.components.table_columns import TEXT_DTYPE
+from optimizer.lp.frames import column_values
 from optimizer.lp.reuse_cache import cached
 
 __all__ = ["gather", "reused_text", "row_of", "same_arrays", "zero_where_no_row"]
@@ -34,8 +35,8 @@ def row_of(
     (compared cell by cell). None when ``rows`` repeats a key (a left merge would then
     repeat ``frame`` rows).
     """
-    left = tuple(frame[k].to_numpy() for k in keys)
-    right = tuple(rows[k].to_numpy() for k in keys)
+    left = tuple(column_values(frame, k) for k in keys)
+    right = tuple(column_values(rows, k) for k in keys)
     store: dict[str, Any] = cached(cache, ("row_of", key), dict)
     hit = store.get("keys")
     if hit is not None and same_arrays(hit, (*left, *right)):

@@ -199,7 +199,10 @@ def _side_by_side(
     """
     nx = len(x)
     groups = Groups(
-        [np.concatenate([x[k].to_numpy(dtype=object), y[k].to_numpy(dtype=object)]) for k in keys]
+        [
+            np.concatenate([column_values(x, k, dtype=object), column_values(y, k, dtype=object)])
+            for k in keys
+        ]
     )
     lhs = group_sum(groups.ids[:nx], column_values(x, "value", dtype=float), groups.n)
     rhs = group_sum(groups.ids[nx:], column_values(y, "value", dtype=float), groups.n)
