@@ -21,6 +21,7 @@ Result tables are turned into the text dtype once, at the end
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -207,8 +208,14 @@ def block_frame(columns: Mapping[str, Any], n: int, index: pd.Index | None = Non
     return create_dataframe_from_blocks(
         blocks,
         index=pd.RangeIndex(n) if index is None else index,
-        columns=pd.Index(list(columns)),
+        columns=_column_index(tuple(columns)),
     )
+
+
+@lru_cache(maxsize=1024)
+def _column_index(names: tuple[str, ...]) -> pd.Index:
+    """Return the column labels ``names`` as pandas infers them (made once per names)."""
+    return pd.Index(list(names))
 
 
 def column_array(df: pd.DataFrame, name: str) -> Any:
