@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_array, column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import Groups, group_sum, positions, sorted_codes, take
 
@@ -163,10 +163,9 @@ class ChipSiteWork:
     def by_site_period(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
         """Return the sums of per-row ``values`` per (site, period) present, sorted."""
         g = Groups([], coded=[self.groups.coded(1), self.groups.coded(2)])
-        out = object_frame({"site": g.key(0), "period": g.key(1)})
-        for name, v in values.items():
-            out[name] = g.sum(v)
-        return out
+        out = {"site": g.key(0), "period": g.key(1)}
+        out.update({name: g.sum(v) for name, v in values.items()})
+        return object_frame(out)
 
 
 def on_site_periods(sp: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
@@ -177,18 +176,18 @@ def on_site_periods(sp: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """
     keys = ["site", "period"]
     n = len(sp)
-    g = Groups([np.concatenate([sp[k].to_numpy(), frame[k].to_numpy()]) for k in keys])
+    g = Groups([np.concatenate([column_values(sp, k), column_values(frame, k)]) for k in keys])
     pos = np.full(g.n, -1, dtype=np.int64)
     pos[g.ids[n:]] = np.arange(len(frame))
     where = pos[g.ids[:n]]
-    out = sp.reset_index(drop=True).copy(deep=False)
+    out = {c: column_array(sp, c) for c in sp.columns}  # the pairs' columns, then the values
     for c in frame.columns:
         if c in keys:
             continue
-        v = frame[c].to_numpy(dtype=float)
+        v = column_values(frame, c, dtype=float)
         got = np.where(where >= 0, v[np.maximum(where, 0)] if len(v) else 0.0, 0.0)
         out[c] = np.where(np.isnan(got), 0.0, got)
-    return out
+    return object_frame(out)
 
 
 def site_energy(ds: Any, work: ChipSiteWork, site_periods: pd.DataFrame) -> pd.DataFrame:
