@@ -108,10 +108,10 @@ def check_demand_balance(inputs: PlanContext) -> pd.DataFrame:
     dm = inputs.dataset.table("demand")
     dm = dm.assign(demand_regions=_regions_text(dm))
     dm = dm[column_values(dm, "demand_h100e") > 0].reset_index(drop=True)
-    target = [dm[k] for k in keys]
-    h = sums_at(target, [served[k] for k in keys], column_values(served, "h"))
+    target = [column_values(dm, k) for k in keys]
+    h = sums_at(target, [column_values(served, k) for k in keys], column_values(served, "h"))
     unmet = inputs.frames["unmet"]
-    u = value_at(target, [unmet[k] for k in keys], column_values(unmet, "value"))
+    u = value_at(target, [column_values(unmet, k) for k in keys], column_values(unmet, "value"))
     u = np.where(np.isnan(u), 0.0, u)
 
     def text(bad: np.ndarray) -> np.ndarray:

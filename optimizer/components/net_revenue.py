@@ -48,9 +48,13 @@ def _billed_share(ctx: PlanContext, a: pd.DataFrame) -> np.ndarray:
     """
     keys = ["customer", "workload", "period"]
     cr = ctx.table("customer_revenue")
-    g = Groups([a[k] for k in keys])
+    g = Groups([column_values(a, k) for k in keys])
     served = g.sum(column_values(a, "h100e", dtype=float))[g.ids]
-    billed = sums_at([a[k] for k in keys], [cr[k] for k in keys], cr["billed_h100e"])
+    billed = sums_at(
+        [column_values(a, k) for k in keys],
+        [column_values(cr, k) for k in keys],
+        cr["billed_h100e"],
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.minimum(billed / np.where(served > 0, served, np.nan), 1.0)
     return np.where(np.isnan(share), 0.0, share)

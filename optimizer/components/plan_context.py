@@ -118,10 +118,16 @@ class PlanContext:
         self.exact_clusters = exact_clusters
         self.commitments = dataset.table("commitments") if commitments is None else commitments
         self.periods = list(dataset.periods)
-        self.sites = dataset.table("sites").set_index("site")
-        self.chips = dataset.table("chips").set_index("chip")
+        # by name, kept per model structure while the table is the same object (read only)
+        self.sites = self._by_name("sites", "site")
+        self.chips = self._by_name("chips", "chip")
         self._builders = dict(builders or {})
         self._once: dict[Any, Any] = {}
+
+    def _by_name(self, table: str, key: str) -> pd.DataFrame:
+        """Return the dataset's ``table`` indexed by ``key`` (kept while the same table)."""
+        frame = self.dataset.table(table)
+        return self.reuse(("by_name", table, key), (frame,), lambda: frame.set_index(key))
 
     def table(self, name: str) -> pd.DataFrame:
         """Return result table ``name``, built once (before its typing to the schema)."""
@@ -229,7 +235,7 @@ class PlanContext:
             out = a.merge(el, on=keys, how="left")
         else:
             # the eligibility row of each (customer, chip): a left merge on unique keys
-            at = rows_at([a[k] for k in keys], [el[k] for k in keys])
+            at = rows_at([column_values(a, k) for k in keys], [column_values(el, k) for k in keys])
             out = a.assign(**{c: take(el[c].to_numpy(), at) for c in el.columns if c not in keys})
         # a margin plan's migration schedule scales the derate (1 elsewhere)
         factor = plan_factor(self.dataset, self.frames, out)

@@ -67,7 +67,7 @@ def unit_economics(ctx: PlanContext) -> pd.DataFrame:
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = cost / np.where(mwh > 0, mwh, np.nan)
     usd_per_mwh = np.where(np.isnan(rate), 0.0, rate)
-    g = Groups([a[k] for k in _KEYS])
+    g = Groups([column_values(a, k) for k in _KEYS])
     out: dict[str, np.ndarray] = {k: g.key(i) for i, k in enumerate(_KEYS)}
     chips_g = g.sum(column_values(a, "chips", dtype=float))
     out["served_h100e_hours"] = g.sum(column_values(a, "h100e", dtype=float) * h)
