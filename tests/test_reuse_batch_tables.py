@@ -27,6 +27,7 @@ from optimizer import solve
 from optimizer.analysis import batch_case
 from optimizer.analysis.batch_case import solve_many
 from optimizer.components.plan_context import PlanContext
+from optimizer.lp.frames import indexed
 from optimizer.lp.reuse_cache import cached_on_cells
 from optimizer.output import parquet_tables
 from optimizer.plan import pipeline
@@ -206,3 +207,15 @@ def test_report_text_columns_encoded_once_read_back_equal() -> None:
     assert got.column("site").to_pylist() == ["north", "south", None]
     assert got.column("mw").to_pylist()[0] == 1.5
     assert got.column("mw").null_count == 1
+
+
+def test_indexed_tables_follow_the_table_object() -> None:
+    """A table indexed by name is kept per table object; a changed table is indexed anew."""
+    periods = load_dataset(DEFAULT_DATA).table("periods")
+    hours = indexed(periods, "period")["hours"]
+    assert indexed(periods, "period") is indexed(periods, "period")
+    first = str(periods["period"].iloc[0])
+    assert hours[first] == float(periods["hours"].iloc[0])
+    longer = periods.assign(hours=periods["hours"] * 2.0)  # a case's new table
+    assert indexed(longer, "period")["hours"][first] == 2.0 * hours[first]
+    assert indexed(periods, "period")["hours"][first] == hours[first]  # the first unchanged

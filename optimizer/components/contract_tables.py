@@ -9,7 +9,7 @@ from optimizer.components.component import ResultTable, TableColumn
 from optimizer.components.contracts import contract_quantities
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CUSTOMER, DUAL, F64, PERIOD, STR, WORKLOAD, col
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 
 __all__ = ["CONTRACTS", "TABLES"]
 
@@ -23,7 +23,7 @@ def _contracts(ctx: PlanContext) -> pd.DataFrame:
     the billing constants count in the objective in the margin mode only).
     """
     cp = contract_quantities(ctx)
-    disc = ctx.dataset.table("periods").set_index("period")["discount_factor"]
+    disc = indexed(ctx.dataset.table("periods"), "period")["discount_factor"]
     d = disc.reindex(cp["period"]).to_numpy(dtype=float)
     demand = column_values(cp, "demand_h100e", dtype=float)
     served = np.maximum(demand - column_values(cp, "unmet_h100e", dtype=float), 0.0)

@@ -39,7 +39,7 @@ from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.components.table_columns import CUSTOMER, DUAL, F64, PERIOD, STR, col
 from optimizer.lp.builder import ModelBuilder
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import sums_at
 from optimizer.lp.violations import violations
 
@@ -168,7 +168,7 @@ def check_migration(inputs: PlanContext) -> pd.DataFrame:
 def _migration_table(ctx: PlanContext) -> pd.DataFrame:
     """Build migration: one row per migration row and period, the cost discounted."""
     q = migration_quantities(ctx)
-    disc = ctx.dataset.table("periods").set_index("period")["discount_factor"]
+    disc = indexed(ctx.dataset.table("periods"), "period")["discount_factor"]
     d = disc.reindex(q["period"]).to_numpy(dtype=float)
     q["migration_cost_usd"] = column_values(q, "migration_cost_usd", dtype=float) * d
     return ctx.with_duals(q, "migration")

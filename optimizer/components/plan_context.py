@@ -18,7 +18,7 @@ import pandas as pd
 from optimizer.components.capacity_online import site_capacity_table
 from optimizer.components.migration_inputs import plan_factor
 from optimizer.components.quantities import ChipSiteWork, fleet_values, site_energy
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import rows_at, take
 from optimizer.lp.reuse_cache import cached_for, cached_on_cells
@@ -192,7 +192,7 @@ class PlanContext:
     @cached_property
     def work(self) -> ChipSiteWork:
         """Fleet and assigned chips per (chip, site, period), at the workload's power factor."""
-        power_factor = self.dataset.table("workloads").set_index("workload")["power_factor"]
+        power_factor = indexed(self.dataset.table("workloads"), "workload")["power_factor"]
         return ChipSiteWork(self.fleet, self.frames["assign"], power_factor)
 
     @cached_property

@@ -37,7 +37,7 @@ from optimizer.components.power_inputs import GRID, power_modelled
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.violations import violations
 
 _EMPTY = pd.DataFrame(
@@ -75,8 +75,8 @@ def _facility_mwh(inputs: PlanContext) -> pd.DataFrame:
     """Facility MWh per (site, period) recomputed from the fleet and the assignments."""
     ds, chips, sites, fleet = inputs.dataset, inputs.chips, inputs.sites, inputs.fleet
     assign = inputs.frames["assign"]
-    power_factor = ds.table("workloads").set_index("workload")["power_factor"]
-    hours = ds.table("periods").set_index("period")["hours"]
+    power_factor = indexed(ds.table("workloads"), "workload")["power_factor"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     pf = power_factor.reindex(assign["workload"]).to_numpy(dtype=float)
     ax = assign.assign(pfx=assign["value"] * pf)
     ax = ax.groupby(["chip", "site", "period"], as_index=False)[["value", "pfx"]].sum()
@@ -99,7 +99,7 @@ def _ppa_periods(inputs: PlanContext) -> pd.DataFrame:
     ds = inputs.dataset
     ppas = ds.table("ppas")
     periods = inputs.periods
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     rows = []
     sites = ds.table("sites")
     for _, r in ppas.iterrows():
@@ -218,7 +218,7 @@ def check_grid_energy(inputs: PlanContext) -> pd.DataFrame:
     through = through[through["_merge"] == "left_only"]
     used = through.groupby(["site", "period"], as_index=False)["value"].sum()
     cap = _grid_mw(inputs).merge(used, on=["site", "period"])
-    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    hours = indexed(inputs.dataset.table("periods"), "period")["hours"]
     cap["mwh"] = cap["grid_mw"] * hours.reindex(cap["period"]).to_numpy(dtype=float)
     return violations(
         "grid_energy",
@@ -246,7 +246,7 @@ def check_onsite_energy(inputs: PlanContext) -> pd.DataFrame:
         return _none()
     g = _onsite(inputs.dataset)
     on = standing_mw(inputs, g).merge(g, on=["site", "source"])
-    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    hours = indexed(inputs.dataset.table("periods"), "period")["hours"]
     on["cap"] = (
         on["availability"]
         * (on["initial_mw"] + on["mw"])
@@ -275,7 +275,7 @@ def carbon_by_source(inputs: PlanContext) -> pd.DataFrame:
     """``site, source, period, value, carbon_t`` recomputed from the tables."""
     ds = inputs.dataset
     en = _frame(inputs, "power_energy").copy()
-    grid_c = ds.table("sites").set_index("site")["carbon_t_per_mwh"]
+    grid_c = indexed(ds.table("sites"), "site")["carbon_t_per_mwh"]
     per = grid_c.reindex(en["site"]).to_numpy(dtype=float)
     g = _onsite(ds).set_index(["site", "source"])["carbon_t_per_mwh"]
     on = g.reindex(pd.MultiIndex.from_frame(en[["site", "source"]])).to_numpy(dtype=float)
@@ -347,7 +347,7 @@ def extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
     ppa = _ppa_periods(inputs)
     if len(ppa):
         firm = ppa[ppa["firm"]].drop_duplicates(["source", "site", "period"])
-        hours = ds.table("periods").set_index("period")["hours"]
+        hours = indexed(ds.table("periods"), "period")["hours"]
         h = hours.reindex(firm["period"]).to_numpy(dtype=float)
         firm = firm.assign(mw=firm["mwh_cap"] / h)
         parts.append(firm[["site", "period", "mw"]])

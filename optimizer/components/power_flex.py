@@ -45,7 +45,7 @@ import pandas as pd
 from optimizer.components.power_inputs import PowerData
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, expand
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 
 __all__ = [
     "add_flexible_columns",
@@ -197,7 +197,7 @@ def flexible_mw(inputs: Any) -> pd.DataFrame:
     grid = pd.DataFrame({"period": periods, "t": np.arange(len(periods))})
     m = d.merge(grid, how="cross")
     m = m[m["t"] >= m["t_on"]].copy()
-    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    hours = indexed(inputs.dataset.table("periods"), "period")["hours"]
     m["mw"] = m["value"]
     m["window"] = (m["t"] < m["t_firm"]).to_numpy()
     share = np.where(m["window"], m["curtailment_share"], 0.0)

@@ -26,7 +26,7 @@ from optimizer.components.power_bridge import retired_mw
 from optimizer.components.power_inputs import power_modelled
 from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 
 __all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw"]
 
@@ -157,7 +157,7 @@ def _power_sources(ctx: PlanContext) -> pd.DataFrame:
     en["energy_mwh"] = en["value"]
     en["cost_usd"] = en["value"] * price
     en["carbon_t"] = en["value"] * carbon
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     ups = _online(_frame(frames, "grid_upgrade"), up, periods)
     ups = ups.groupby(["site", "period"], as_index=False)[["mw", "rent"]].sum()
     gr = grid.merge(ups, on=["site", "period"], how="left").fillna({"mw": 0.0, "rent": 0.0})
@@ -195,7 +195,7 @@ def _power_decisions(ctx: PlanContext) -> pd.DataFrame:
     periods = list(ds.periods)
     pos = {p: i for i, p in enumerate(periods)}
     up, g = _options(ds)
-    grid_price = ds.table("sites").set_index("site")["energy_price_usd_per_mwh"]
+    grid_price = indexed(ds.table("sites"), "site")["energy_price_usd_per_mwh"]
     parts = []
     for kind, frame, opts in (("grid_upgrade", "grid_upgrade", up), ("onsite", "onsite_build", g)):
         d = _frame(frames, frame)
@@ -236,7 +236,7 @@ def _ppa_decisions(
     en = en[en["source"].str.startswith("ppa:") & (en["value"] > _ZERO)].copy()
     if en.empty:
         return pd.DataFrame({c: [] for c in _DECISIONS})
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     en["mw"] = en["value"] / hours.reindex(en["period"]).to_numpy(dtype=float)
     en["_t"] = en["period"].map(pos)
     price, carbon = _unit_prices(ds, en, _options(ds)[1])

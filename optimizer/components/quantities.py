@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
-from optimizer.lp.frames import column_array, column_values
+from optimizer.lp.frames import column_array, column_values, indexed
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import Groups, group_sum, positions, sorted_codes, take
 
@@ -39,7 +39,7 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     periods = list(ds.periods)
     pidx = {p: i for i, p in enumerate(periods)}
     p0 = period_index(periods[0])
-    life = ds.table("chips").set_index("chip")["lifetime_periods"]
+    life = indexed(ds.table("chips"), "chip")["lifetime_periods"]
     ins = frames["install"]
     ins = ins[column_values(ins, "value", dtype=float) > 0]
     parts: list[dict[str, np.ndarray]] = []
@@ -211,7 +211,7 @@ def site_energy(ds: Any, work: ChipSiteWork, site_periods: pd.DataFrame) -> pd.D
     """
     chips = ds.table("chips").set_index("chip")
     sites = ds.table("sites").set_index("site")
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     c, s = positions(chips.index, work.chip), positions(sites.index, work.site)
     kw = take(column_values(chips, "it_kw_per_chip", dtype=float), c)
     idle = take(column_values(chips, "idle_power_factor", dtype=float), c)

@@ -43,7 +43,7 @@ from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.components.table_columns import CUSTOMER, F64, PERIOD, STR, WORKLOAD, col
 from optimizer.components.unit_economics import UNIT_ECONOMICS
 from optimizer.lp.builder import ModelBuilder
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 
 __all__ = [
     "COMPONENT",
@@ -130,7 +130,7 @@ def _customer_revenue(ctx: PlanContext) -> pd.DataFrame:
         column_values(dm, "workload"),
         column_values(dm, "period"),
     )
-    periods = ctx.dataset.table("periods").set_index("period")["discount_factor"]
+    periods = indexed(ctx.dataset.table("periods"), "period")["discount_factor"]
     disc = periods.reindex(dm["period"]).to_numpy(dtype=float)
     demand = column_values(dm, "demand_h100e", dtype=float)
     unmet = column_values(dm, "unmet_h100e", dtype=float)

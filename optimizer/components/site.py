@@ -47,7 +47,7 @@ from optimizer.components.power_check import extra_grid_mw
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns, energy_coefficients
 from optimizer.lp.builder import ModelBuilder, cumulative
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import reindexed, take, value_at
 from optimizer.lp.violations import violations
 
@@ -325,7 +325,7 @@ def check_site_water(inputs: PlanContext) -> pd.DataFrame:
     table = ds.table("site_water")
     if table.empty:  # no permit: no row to check
         return violations("site_water", pd.Series([], dtype=str), [], [], "<=", inputs.tolerance)
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     e = inputs.work  # fleet and assigned chips per (chip, site, period), as the tables read
     c, s = e.groups.positions(0, chips.index), e.groups.positions(1, sites.index)
     kw = take(column_values(chips, "it_kw_per_chip", dtype=float), c)

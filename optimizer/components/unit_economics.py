@@ -30,7 +30,7 @@ import pandas as pd
 from optimizer.components.component import ResultTable
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import F64, PERIOD, STR, WORKLOAD, col
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import Groups, positions, sums_at, take
 
 __all__ = ["UNIT_ECONOMICS", "unit_economics"]
@@ -58,7 +58,7 @@ def unit_economics(ctx: PlanContext) -> pd.DataFrame:
     if a.empty:
         return pd.DataFrame({c.name: pd.Series([], dtype=object) for c in UNIT_ECONOMICS.columns})
     periods = ctx.dataset.table("periods").set_index("period")
-    pf = ctx.dataset.table("workloads").set_index("workload")["power_factor"]
+    pf = indexed(ctx.dataset.table("workloads"), "workload")["power_factor"]
     h = _at(periods["hours"], a["period"])
     it_mwh = column_values(a, "it_mw", dtype=float) * _at(pf, a["workload"]) * h
     en = ctx.table("energy")

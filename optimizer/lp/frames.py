@@ -20,6 +20,7 @@ Result tables are turned into the text dtype once, at the end
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from typing import Any
@@ -30,6 +31,7 @@ from pandas.api.internals import create_dataframe_from_blocks
 
 __all__ = [
     "block_frame",
+    "indexed",
     "column_array",
     "column_values",
     "frame",
@@ -270,3 +272,46 @@ def column_values(frame: Any, name: str, dtype: Any = None, copy: bool = False) 
                 return result
     out: np.ndarray = frame[name].to_numpy(dtype=dtype, copy=copy)
     return out
+
+
+#: Indexed copies of data tables: by ``id`` of the table, a weak reference to it (the
+#: entry goes when the table does) and the copies by key column (see :func:`indexed`).
+_INDEXED: dict[int, tuple[weakref.ref[pd.DataFrame], dict[str, pd.DataFrame]]] = {}
+
+
+def indexed(table: pd.DataFrame, key: str) -> pd.DataFrame:
+    """``table.set_index(key)``, made once per table object and key, for reading only.
+
+    The plan's tables and checks look data up by name (the hours of a period, the
+    power factor of a workload) many times per plan, and a sweep's cases share every
+    table they do not change; making the index (text inferred and converted) costs
+    more than the lookups. The frame is shared: read it, never change it (a column
+    taken from it is a copy-on-write view, free to change).
+
+    Parameters
+    ----------
+    table : DataFrame
+        A data table (not changed after it is made, as a dataset's tables are).
+    key : str
+        The column to index by.
+
+    Returns
+    -------
+    DataFrame
+        The same frame as ``table.set_index(key)``.
+    """
+    hit = _INDEXED.get(id(table))
+    if hit is None or hit[0]() is not table:
+        hit = (weakref.ref(table, _forget), {})
+        _INDEXED[id(table)] = hit
+    by_key = hit[1]
+    if key not in by_key:
+        by_key[key] = table.set_index(key)
+    return by_key[key]
+
+
+def _forget(ref: weakref.ref[pd.DataFrame]) -> None:
+    """Drop the entry of a table that is gone (its weak reference's callback)."""
+    for i, (r, _) in list(_INDEXED.items()):
+        if r is ref:
+            del _INDEXED[i]

@@ -39,7 +39,7 @@ from optimizer.components.registry import MappingView, Registry, active
 from optimizer.components.table_columns import TEXT_DTYPE, column_names, is_flag, is_text
 from optimizer.components.tables import SOLUTION_TABLES
 from optimizer.lp.dimensions import CODE_NAMES
-from optimizer.lp.frames import block_frame, column_array, column_values, object_column
+from optimizer.lp.frames import block_frame, column_array, column_values, indexed, object_column
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.reuse_cache import cached
 from optimizer.lp.tidy_numbers import snap_arrays
@@ -254,7 +254,7 @@ def _add_compact_frames(
     direct["pool"] = object_column(np.full(len(direct), "", dtype=object))
     pooled = _spread_pools(model, scenario, val)
     out["serve"] = pd.concat([direct, pooled], ignore_index=True) if len(pooled) else direct
-    region = model.datasets[scenario].table("sites").set_index("site")["region"]
+    region = indexed(model.datasets[scenario].table("sites"), "site")["region"]
     split = split_region_service(out["busy"], out["serve"], region)
     out["assign"] = pd.concat([out["assign"], split], ignore_index=True)
 
