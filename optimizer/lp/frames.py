@@ -16,6 +16,12 @@ tuples, keeping an object or fixed-width unicode array as an object column inste
 letting pandas infer text; :func:`object_column` is one such column, for ``assign``.
 Result tables are turned into the text dtype once, at the end
 (``optimizer.plan.results._typed``).
+
+A batch with model reuse makes the same few dozen tables for every case, so pandas'
+per-call overhead counts: :func:`block_frame` builds a frame from arrays in one step
+(a block per dtype, no inference), :func:`column_values` reads a column as an array
+without making a Series, and :func:`indexed` keeps a data table indexed by name per
+table object (a sweep's cases share the tables they do not change).
 """
 
 from __future__ import annotations
