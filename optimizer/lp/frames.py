@@ -232,6 +232,8 @@ def column_array(df: pd.DataFrame, name: str) -> Any:
     The same values as ``df[name].array`` / ``df[name].to_numpy()`` for a frame with
     unique column names.
     """
+    if type(df) is not pd.DataFrame:  # a subclass reads through its own ``[]``
+        return df[name].array
     return df._get_column_array(df.columns.get_loc(name))
 
 
@@ -242,7 +244,8 @@ def column_values(frame: Any, name: str, dtype: Any = None, copy: bool = False) 
     Series to read each costs more than the read itself. For a NumPy column of a
     frame the values are converted as :meth:`pandas.Series.to_numpy` does (a view of
     the frame's own values is read-only, as pandas hands it out); any other column
-    (an extension array, a repeated name) or object goes through ``to_numpy``.
+    (an extension array, a repeated name) or object (a mapping, a DataFrame subclass
+    that reads through its own ``[]``) goes through ``to_numpy``.
 
     Parameters
     ----------
@@ -264,7 +267,7 @@ def column_values(frame: Any, name: str, dtype: Any = None, copy: bool = False) 
     KeyError
         When ``frame`` has no column ``name``.
     """
-    if isinstance(frame, pd.DataFrame):
+    if type(frame) is pd.DataFrame:  # a subclass reads through its own ``[]``
         at = frame.columns.get_loc(name)
         if isinstance(at, int):
             values = frame._get_column_array(at)
