@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 from capacity.dataset import load_dataset
@@ -24,11 +26,16 @@ from capacity.scenarios import apply_overrides
 from optimizer import solve
 from optimizer.analysis import batch_case
 from optimizer.analysis.batch_case import solve_many
+from optimizer.components.plan_context import PlanContext
+from optimizer.lp.frames import indexed
+from optimizer.lp.reuse_cache import cached_on_cells
+from optimizer.output import parquet_tables
 from optimizer.plan import pipeline
 from optimizer.plan.highs_session import HighsSession
 from optimizer.plan.model import build_model
 from optimizer.plan.options import SolveOptions
 from optimizer.plan.plan_result import _scenario_result
+from optimizer.plan.results import solution_frames
 from tests.conftest import DEFAULT_DATA
 
 SRC = "assumption: test sweep"
@@ -143,3 +150,72 @@ def test_reused_objective_equals_an_independent_cold_solve(reused: Any, case: in
     # the plan's cost terms agree too (tied plans share the objective, not every table)
     got = results[case].tables["costs"]["cost_usd"].sum()
     assert got == pytest.approx(cold.tables["costs"]["cost_usd"].sum(), rel=1e-9)
+
+
+# ------------------------------------------------------- caches kept across the cases
+def test_site_pairs_are_kept_while_the_site_names_are_the_same() -> None:
+    """The (site, period) pairs follow the case's site names, not the sites table object."""
+    ds = load_dataset(DEFAULT_DATA)
+    model = build_model(ds)
+    frames = solution_frames(model, np.zeros(model.n_variables))
+    first = PlanContext(ds, frames, cache=model).site_periods
+    sites = ds.table("sites")
+    n_sites, n_periods = len(sites), len(ds.periods)
+    assert len(first) == n_sites * n_periods
+    assert list(first["site"].iloc[::n_periods]) == list(sites["site"])
+    # a case that changes a number of the sites table: a new table, the same names
+    pricier = sites.assign(energy_price_usd_per_mwh=sites["energy_price_usd_per_mwh"] * 1.3)
+    same = PlanContext(ds.replace(sites=pricier), frames, cache=model).site_periods
+    assert same is first
+    # a case whose sites are listed in another order: other cells, made again
+    flipped = sites.iloc[::-1].reset_index(drop=True)
+    other = PlanContext(ds.replace(sites=flipped), frames, cache=model).site_periods
+    assert other is not first
+    assert list(other["site"].iloc[::n_periods]) == list(flipped["site"])
+    assert list(other["period"].iloc[:n_periods]) == list(ds.periods)
+
+
+def test_cached_on_cells_recomputes_for_other_cells_only() -> None:
+    made: list[int] = []
+    model = object.__new__(PlanContext)  # any weak-referenceable owner stands for a model
+
+    def make() -> int:
+        made.append(1)
+        return len(made)
+
+    names = np.array(["a", "b"], dtype=object)
+    assert cached_on_cells(model, "k", (names,), make) == 1
+    assert cached_on_cells(model, "k", (names.copy(),), make) == 1  # same cells: kept
+    assert cached_on_cells(model, "k", (np.array(["a", "c"], dtype=object),), make) == 2
+    assert cached_on_cells(model, "k", (np.array(["a"], dtype=object),), make) == 3
+    assert cached_on_cells(model, "k", (np.array([1, 2]),), make) == 4  # another dtype
+    assert len(made) == 4
+
+
+def test_report_text_columns_encoded_once_read_back_equal() -> None:
+    """A text array shared by two cases is encoded once; other cells are encoded anew."""
+    keys = pd.array(["north", "south", None], dtype="str")
+    first = parquet_tables._encoded(keys, pa.string())
+    assert parquet_tables._encoded(keys, pa.string()) is first
+    assert first.to_pylist() == ["north", "south", None]
+    other = pd.array(["north", "west", "east"], dtype="str")
+    assert parquet_tables._encoded(other, pa.string()).to_pylist() == ["north", "west", "east"]
+    # a table with a shared text column and a float column written as before
+    df = pd.DataFrame({"site": keys, "mw": [1.5, np.nan, -0.0]})
+    schema = pa.schema([pa.field("site", pa.string()), pa.field("mw", pa.float64())])
+    got = parquet_tables.to_arrow(df, schema)
+    assert got.column("site").to_pylist() == ["north", "south", None]
+    assert got.column("mw").to_pylist()[0] == 1.5
+    assert got.column("mw").null_count == 1
+
+
+def test_indexed_tables_follow_the_table_object() -> None:
+    """A table indexed by name is kept per table object; a changed table is indexed anew."""
+    periods = load_dataset(DEFAULT_DATA).table("periods")
+    hours = indexed(periods, "period")["hours"]
+    assert indexed(periods, "period") is indexed(periods, "period")
+    first = str(periods["period"].iloc[0])
+    assert hours[first] == float(periods["hours"].iloc[0])
+    longer = periods.assign(hours=periods["hours"] * 2.0)  # a case's new table
+    assert indexed(longer, "period")["hours"][first] == 2.0 * hours[first]
+    assert indexed(periods, "period")["hours"][first] == hours[first]  # the first unchanged

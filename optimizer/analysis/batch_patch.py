@@ -52,7 +52,9 @@ import pandas as pd
 import scipy.sparse as sp
 
 from capacity.schema import SPECS, TABLE_NAMES
+from optimizer.components.key_match import same_memory
 from optimizer.components.power_inputs import PPA_PREFIX
+from optimizer.lp.frames import column_array, column_values
 from optimizer.lp.reuse_cache import cached, patched_from
 
 __all__ = ["patch_model"]
@@ -65,18 +67,30 @@ def _changed_columns(a: pd.DataFrame, b: pd.DataFrame, key: Sequence[str]) -> li
     if len(a) != len(b) or list(a.columns) != list(b.columns):
         return None
     for k in key:
-        if not _same_text(a[k], b[k]):
+        if not _same_column(a, b, k):
             return None
     out = []
-    for c in a.columns:
-        va, vb = a[c], b[c]
-        if va.dtype.kind == "f" and vb.dtype.kind == "f":
-            x, y = va.to_numpy(), vb.to_numpy()
+    for c, ta, tb in zip(a.columns, a.dtypes, b.dtypes, strict=True):
+        if ta.kind == "f" and tb.kind == "f":
+            x, y = column_values(a, c), column_values(b, c)
             if not np.array_equal(x, y, equal_nan=True):
                 out.append(c)
-        elif not _same_text(va, vb):
+        elif not _same_column(a, b, c):
             out.append(c)
     return out
+
+
+def _same_column(a: pd.DataFrame, b: pd.DataFrame, column: str) -> bool:
+    """Return True when column ``column`` of ``a`` and ``b`` reads the same as text.
+
+    A column both frames hold in the same memory (a table copied without a change to
+    it) is the same without a comparison.
+    """
+    x, y = column_array(a, column), column_array(b, column)
+    if isinstance(x, np.ndarray) and isinstance(y, np.ndarray) and x.dtype == y.dtype:
+        if x is y or (x.shape == y.shape and same_memory(x, y)):
+            return True
+    return _same_text(a[column], b[column])
 
 
 def _same_text(a: pd.Series, b: pd.Series) -> bool:

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import group_sum, positions
 
@@ -34,7 +35,7 @@ def _site_values(
         return out
     si = positions(sites, frame["site"])
     ti = positions(periods, frame["period"])
-    v = frame["value"].to_numpy(dtype=float)
+    v = column_values(frame, "value", dtype=float)
     ok = (si >= 0) & (ti >= 0)
     flat = si[ok] * len(periods) + ti[ok]
     if len(np.unique(flat)) == len(flat):
@@ -67,8 +68,8 @@ def pipeline_by_period(dataset: Any) -> pd.DataFrame:
         {
             "site": np.array([str(s) for s in pipe["site"]], dtype=object),
             "t": np.maximum(t, 0),
-            "it_mw": pipe["it_mw"].to_numpy(dtype=float),
-            "liquid_mw": pipe["liquid_mw"].to_numpy(dtype=float),
+            "it_mw": column_values(pipe, "it_mw", dtype=float),
+            "liquid_mw": column_values(pipe, "liquid_mw", dtype=float),
         }
     )
     return out.groupby(["site", "t"], as_index=False)[["it_mw", "liquid_mw"]].sum()
@@ -121,8 +122,8 @@ def site_capacity_table(dataset: Any, frames: Mapping[str, pd.DataFrame]) -> pd.
         if r.t < n:
             pipe_it[i, r.t] += r.it_mw
             pipe_liq[i, r.t] += r.liquid_mw
-    init_it = sites["initial_it_mw"].to_numpy(dtype=float)[:, None]
-    init_liq = sites["initial_liquid_mw"].to_numpy(dtype=float)[:, None]
+    init_it = column_values(sites, "initial_it_mw", dtype=float)[:, None]
+    init_liq = column_values(sites, "initial_liquid_mw", dtype=float)[:, None]
     cum = np.cumsum
     out = object_frame(
         {

@@ -10,6 +10,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, cumulative, expand
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import (
     by_key,
     group_cumsum,
@@ -47,10 +48,12 @@ def define_chip_installed(builder: ModelBuilder, columns: ScenarioColumns) -> No
     scenario, install = columns.scenario, columns.install
     columns.installed = _no_installed()
     n_periods = scenario.n_periods
-    if int((n_periods - install["t"].to_numpy()).sum()) <= RECURSIVE_INVENTORY_MIN_TERMS:
+    if int((n_periods - column_values(install, "t")).sum()) <= RECURSIVE_INVENTORY_MIN_TERMS:
         return
     first = install.groupby("c", as_index=False)["t"].min()
-    keys = expand(first[["c"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t")
+    keys = expand(
+        first[["c"]], column_values(first, "t"), n_periods - column_values(first, "t"), "t"
+    )
     keys = keys.astype(np.int64)
     keys["col"] = builder.add_vars("installed", scenario.index, keys)
     rows = builder.add_rows("chip_installed", scenario.index, keys, "==", np.zeros(len(keys)))
@@ -76,8 +79,10 @@ def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> No
         return
     n_periods = scenario.n_periods
     first = install.groupby("c", as_index=False)["t"].min()
-    keys = expand(first[["c"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t")
-    c = keys["c"].to_numpy()
+    keys = expand(
+        first[["c"]], column_values(first, "t"), n_periods - column_values(first, "t"), "t"
+    )
+    c = column_values(keys, "c")
     opening = (
         scenario.chip_attr(c, "opening_inventory_chips").astype(float)
         if "opening_inventory_chips" in scenario.chips
@@ -90,7 +95,7 @@ def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> No
     installed = installed.merge(row_of, on=["c", "t"])
     builder.add_terms(installed["row"], installed["col"], 1.0)
     produce = columns.produce
-    delivered = produce.assign(t=produce["t"] + scenario.delivery_lag(produce["c"].to_numpy()))
+    delivered = produce.assign(t=produce["t"] + scenario.delivery_lag(column_values(produce, "c")))
     delivered = delivered[delivered["t"] < n_periods]
     produced = cumulative(delivered, n_periods).merge(row_of, on=["c", "t"])
     builder.add_terms(produced["row"], produced["col"], -1.0)
@@ -101,10 +106,10 @@ def define_chip_window(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     scenario, produce = columns.scenario, columns.produce
     if produce.empty:
         return
-    lag = scenario.delivery_lag(produce["c"].to_numpy())
-    t_first = scenario.chip_attr(produce["c"].to_numpy(), "t_first") - lag
-    t_last = scenario.chip_attr(produce["c"].to_numpy(), "t_last") - lag
-    t = produce["t"].to_numpy()
+    lag = scenario.delivery_lag(column_values(produce, "c"))
+    t_first = scenario.chip_attr(column_values(produce, "c"), "t_first") - lag
+    t_last = scenario.chip_attr(column_values(produce, "c"), "t_last") - lag
+    t = column_values(produce, "t")
     outside = produce[~((t >= t_first) & (t <= t_last))]
     if outside.empty:
         return
@@ -134,7 +139,7 @@ def check_chip_inventory(inputs: PlanContext) -> pd.DataFrame:
         c = positions(names, frame["chip"])
         t = positions(pd.Index(periods), frame["period"])
         ok = (c >= 0) & (t >= 0)
-        return c[ok] * T + t[ok], frame["value"].to_numpy(dtype=float)[ok]
+        return c[ok] * T + t[ok], column_values(frame, "value", dtype=float)[ok]
 
     ids, v = flat(install)
     ins = group_sum(ids, v, C * T)

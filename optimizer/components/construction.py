@@ -34,6 +34,7 @@ from optimizer.components.plan_context import PlanContext, site_period_keys
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, cumulative, expand
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import reindexed
 from optimizer.lp.violations import violations
 
@@ -52,7 +53,9 @@ def online_cumulative(columns: pd.DataFrame, scenario: ScenarioData) -> pd.DataF
     DataFrame
         ``s, t, col`` for every horizon period t at which the decision is online.
     """
-    online = columns.assign(t=columns["t"].to_numpy() + scenario.lead(columns["s"].to_numpy()))
+    online = columns.assign(
+        t=column_values(columns, "t") + scenario.lead(column_values(columns, "s"))
+    )
     online = online[online["t"] < scenario.n_periods]
     return cumulative(online, scenario.n_periods)
 
@@ -63,7 +66,7 @@ def pipeline_online(scenario: ScenarioData, keys: pd.DataFrame, column: str) -> 
     if pipe.empty or keys.empty:
         return np.zeros(len(keys))
     pipe = pipe[pipe["t"] < scenario.n_periods]
-    start = pipe["t"].to_numpy()
+    start = column_values(pipe, "t")
     grid = expand(pipe[["s", column]], start, scenario.n_periods - start, "t")
     total = grid.groupby(["s", "t"])[column].sum()
     index = pd.MultiIndex.from_frame(keys[["s", "t"]].astype(np.int64))
@@ -81,7 +84,7 @@ def downtime_terms(columns: ScenarioColumns, row_of: pd.DataFrame) -> pd.DataFra
     retrofit = columns.retrofit
     if retrofit.empty:
         return retrofit.assign(row=[], share=[])
-    share = columns.scenario.site_attr(retrofit["s"].to_numpy(), "retrofit_downtime_share")
+    share = columns.scenario.site_attr(column_values(retrofit, "s"), "retrofit_downtime_share")
     m = retrofit.assign(share=np.asarray(share, dtype=float)).merge(row_of, on=["s", "t"])
     return m[m["share"] > 0]
 
@@ -92,7 +95,7 @@ def define_site_retrofit_rate(builder: ModelBuilder, columns: ScenarioColumns) -
     scenario, retrofit = columns.scenario, columns.retrofit
     if retrofit.empty:
         return
-    limit = scenario.site_attr(retrofit["s"].to_numpy(), "retrofit_mw_per_period")
+    limit = scenario.site_attr(column_values(retrofit, "s"), "retrofit_mw_per_period")
     rows = builder.add_rows("site_retrofit_rate", scenario.index, retrofit, "<=", limit)
     builder.add_terms(rows, retrofit["col"], 1.0)
 
@@ -103,7 +106,7 @@ def define_site_retrofit_pool(builder: ModelBuilder, columns: ScenarioColumns) -
     if retrofit.empty:
         return
     keys = retrofit[["s", "t"]]
-    s = keys["s"].to_numpy()
+    s = column_values(keys, "s")
     initial_air = scenario.site_attr(s, "initial_it_mw") - scenario.site_attr(
         s, "initial_liquid_mw"
     )
@@ -189,8 +192,8 @@ FACILITY_LIFE_PERIODS = 60
 
 def _rent_periods(frame: pd.DataFrame, scenario: ScenarioData) -> pd.DataFrame:
     """Pairs (s, col, t): every period from the decision to the horizon end (at most a life)."""
-    count = np.minimum(FACILITY_LIFE_PERIODS, scenario.n_periods - frame["t"].to_numpy())
-    return expand(frame[["s", "col"]], frame["t"].to_numpy(), count, "t")
+    count = np.minimum(FACILITY_LIFE_PERIODS, scenario.n_periods - column_values(frame, "t"))
+    return expand(frame[["s", "col"]], column_values(frame, "t"), count, "t")
 
 
 def price_build_capex(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -198,7 +201,7 @@ def price_build_capex(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     scenario, build = columns.scenario, columns.build
     if len(build):
         e = _rent_periods(build, scenario)
-        capex = scenario.site_attr(e["s"].to_numpy(), "build_capex_usd_per_mw")
+        capex = scenario.site_attr(column_values(e, "s"), "build_capex_usd_per_mw")
         rent = capex / FACILITY_LIFE_PERIODS
         builder.add_cost(scenario.index, "build_capex", e["col"], e["t"], rent.astype(float))
 
@@ -208,6 +211,6 @@ def price_retrofit_capex(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     scenario, retrofit = columns.scenario, columns.retrofit
     if len(retrofit):
         e = _rent_periods(retrofit, scenario)
-        capex = scenario.site_attr(e["s"].to_numpy(), "retrofit_capex_usd_per_mw")
+        capex = scenario.site_attr(column_values(e, "s"), "retrofit_capex_usd_per_mw")
         rent = capex.astype(float) / FACILITY_LIFE_PERIODS
         builder.add_cost(scenario.index, "retrofit_capex", e["col"], e["t"], rent)

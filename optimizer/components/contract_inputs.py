@@ -21,6 +21,7 @@ import pandas as pd
 
 from capacity.schema import period_index
 from optimizer.components.cells import is_blank
+from optimizer.lp.frames import column_values
 
 __all__ = ["TERM_COLUMNS", "contract_periods", "period_prices"]
 
@@ -158,7 +159,7 @@ def period_prices(dataset: Any, customer: Any, workload: Any, period: Any) -> np
     cp = contract_periods(dataset)
     if len(cp) and len(k):
         index = pd.MultiIndex.from_frame(cp[["customer", "workload", "period"]])
-        price = pd.Series(cp["price_usd_per_h100e_period"].to_numpy(dtype=float), index=index)
+        price = pd.Series(column_values(cp, "price_usd_per_h100e_period", dtype=float), index=index)
         got = price.reindex(pd.MultiIndex.from_arrays([k, w, p])).to_numpy(dtype=float)
         out = np.where(np.isnan(got), out, got)
     return out

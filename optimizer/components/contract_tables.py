@@ -9,6 +9,7 @@ from optimizer.components.component import ResultTable, TableColumn
 from optimizer.components.contracts import contract_quantities
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CUSTOMER, DUAL, F64, PERIOD, STR, WORKLOAD, col
+from optimizer.lp.frames import column_values, indexed
 
 __all__ = ["CONTRACTS", "TABLES"]
 
@@ -22,22 +23,22 @@ def _contracts(ctx: PlanContext) -> pd.DataFrame:
     the billing constants count in the objective in the margin mode only).
     """
     cp = contract_quantities(ctx)
-    disc = ctx.dataset.table("periods").set_index("period")["discount_factor"]
+    disc = indexed(ctx.dataset.table("periods"), "period")["discount_factor"]
     d = disc.reindex(cp["period"]).to_numpy(dtype=float)
-    demand = cp["demand_h100e"].to_numpy(dtype=float)
-    served = np.maximum(demand - cp["unmet_h100e"].to_numpy(dtype=float), 0.0)
-    price = cp["price_usd_per_h100e_period"].to_numpy(dtype=float)
-    fee = cp["reservation_fee_usd_per_h100e_period"].to_numpy(dtype=float)
-    unused = np.maximum(cp["take_or_pay_h100e"].to_numpy(dtype=float) - demand, 0.0)
+    demand = column_values(cp, "demand_h100e", dtype=float)
+    served = np.maximum(demand - column_values(cp, "unmet_h100e", dtype=float), 0.0)
+    price = column_values(cp, "price_usd_per_h100e_period", dtype=float)
+    fee = column_values(cp, "reservation_fee_usd_per_h100e_period", dtype=float)
+    unused = np.maximum(column_values(cp, "take_or_pay_h100e", dtype=float) - demand, 0.0)
     cp["served_h100e"] = served
     cp["served_share"] = np.where(demand > 0, served / np.where(demand > 0, demand, 1.0), np.nan)
     cp["take_or_pay_unused_h100e"] = unused
-    billed = price * (served + unused) + fee * cp["reservation_h100e"].to_numpy(dtype=float)
+    billed = price * (served + unused) + fee * column_values(cp, "reservation_h100e", dtype=float)
     credits = (
-        price * cp["take_or_pay_short_h100e"].to_numpy(dtype=float)
-        + fee * cp["reservation_short_h100e"].to_numpy(dtype=float)
-        + cp["sla_credit_usd_per_h100e"].to_numpy(dtype=float)
-        * cp["sla_short_h100e"].to_numpy(dtype=float)
+        price * column_values(cp, "take_or_pay_short_h100e", dtype=float)
+        + fee * column_values(cp, "reservation_short_h100e", dtype=float)
+        + column_values(cp, "sla_credit_usd_per_h100e", dtype=float)
+        * column_values(cp, "sla_short_h100e", dtype=float)
     )
     cp["billed_usd"] = billed * d
     cp["credits_usd"] = credits * d

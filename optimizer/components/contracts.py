@@ -46,6 +46,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import sums_at, value_at
 from optimizer.lp.violations import violations
 
@@ -71,10 +72,10 @@ def coded_contracts(columns: ScenarioColumns) -> pd.DataFrame:
         return columns.extra["contract_periods"]
     scenario = columns.scenario
     cp = contract_periods(scenario.dataset)
-    k_of = pd.Series(scenario.customers.index, index=scenario.customers["customer"].to_numpy())
+    k_of = pd.Series(scenario.customers.index, index=column_values(scenario.customers, "customer"))
     w_of = {w: i for i, w in enumerate(scenario.workload_names)}
     cp = cp.assign(
-        k=k_of.reindex(cp["customer"].to_numpy()).to_numpy(),
+        k=k_of.reindex(column_values(cp, "customer")).to_numpy(),
         w=cp["workload"].map(w_of).to_numpy(),
     )
     cp = cp.dropna(subset=["k", "w"]).astype({"k": np.int64, "w": np.int64, "t": np.int64})
@@ -120,12 +121,14 @@ def held_h100e(columns: ScenarioColumns, rows: pd.DataFrame) -> pd.DataFrame:
     """
     scenario = columns.scenario
     m = columns.customer_work.merge(rows[[*_KEYS, "row_id"]], on=_KEYS)
-    workload = np.asarray(scenario.workload_names, dtype=object)[m["w"].to_numpy()]
-    c = m["c"].to_numpy()
+    workload = np.asarray(scenario.workload_names, dtype=object)[column_values(m, "w")]
+    c = column_values(m, "c")
     training = scenario.chip_attr(c, "training_h100e").astype(float)
     inference = scenario.chip_attr(c, "inference_h100e").astype(float)
-    h = np.where(workload == "training", training, inference) * m["derate"].to_numpy()
-    return pd.DataFrame({"row": m["row_id"].to_numpy(), "col": m["col"].to_numpy(), "coef": h})
+    h = np.where(workload == "training", training, inference) * column_values(m, "derate")
+    return pd.DataFrame(
+        {"row": column_values(m, "row_id"), "col": column_values(m, "col"), "coef": h}
+    )
 
 
 def _add_family(
@@ -155,14 +158,14 @@ def _add_family(
 def define_take_or_pay(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Take-or-pay: sum assign*h100e*derate + sum_g unmet + top_short[k,w,p] >= floor[k,w,p]."""
     rows = columns.extra.get("take_or_pay_short", pd.DataFrame())
-    rhs = rows["take_or_pay_h100e"].to_numpy(dtype=float) if len(rows) else np.zeros(0)
+    rhs = column_values(rows, "take_or_pay_h100e", dtype=float) if len(rows) else np.zeros(0)
     _add_family(builder, columns, "take_or_pay_short", rhs, True, 1.0)
 
 
 def define_reservation(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Reservation: sum assign * h100e * derate + res_short[k,w,p] >= reserved_h100e[k,w,p]."""
     rows = columns.extra.get("reservation_short", pd.DataFrame())
-    rhs = rows["reservation_h100e"].to_numpy(dtype=float) if len(rows) else np.zeros(0)
+    rhs = column_values(rows, "reservation_h100e", dtype=float) if len(rows) else np.zeros(0)
     _add_family(builder, columns, "reservation_short", rhs, True, 0.0)
 
 
@@ -171,8 +174,8 @@ def define_sla_tier(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     rows = columns.extra.get("sla_short", pd.DataFrame())
     if not len(rows):
         return
-    tier = rows["sla_served_share"].to_numpy(dtype=float)
-    rhs = (tier - 1.0) * rows["demand_h100e"].to_numpy(dtype=float)
+    tier = column_values(rows, "sla_served_share", dtype=float)
+    rhs = (tier - 1.0) * column_values(rows, "demand_h100e", dtype=float)
     _add_family(builder, columns, "sla_short", rhs, False, -1.0)
 
 
@@ -219,7 +222,7 @@ def price_take_or_pay_billing(builder: ModelBuilder, columns: ScenarioColumns) -
     if cp.empty:
         return
     unused = np.maximum(cp["take_or_pay_h100e"] - cp["demand_h100e"], 0.0).to_numpy(dtype=float)
-    value = -unused * cp["price_usd_per_h100e_period"].to_numpy(dtype=float)
+    value = -unused * column_values(cp, "price_usd_per_h100e_period", dtype=float)
     builder.add_const(columns.scenario.index, "take_or_pay_billing", cp["t"], value)
 
 
@@ -251,17 +254,19 @@ def contract_quantities(inputs: PlanContext) -> pd.DataFrame:
 def _contract_quantities(inputs: PlanContext) -> pd.DataFrame:
     """Compute :func:`contract_quantities`."""
     cp = contract_periods(inputs.dataset)
+    if cp.empty:  # no contract: the columns, no row (no plan value is read)
+        return _no_quantities(cp)
     keys = ["customer", "workload", "period"]
     target = [cp[k].to_numpy() for k in keys]
     dm = inputs.dataset.table("demand")
     cp["demand_h100e"] = sums_at(target, [dm[k].to_numpy() for k in keys], dm["demand_h100e"])
     a, chips = inputs.assigned, inputs.chips
     per = np.where(
-        a["workload"].to_numpy() == "training",
+        column_values(a, "workload") == "training",
         chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float),
         chips["inference_h100e"].reindex(a["chip"]).to_numpy(dtype=float),
     )
-    h = a["value"].to_numpy() * per * a["derate"].fillna(0.0).to_numpy(dtype=float)
+    h = column_values(a, "value") * per * a["derate"].fillna(0.0).to_numpy(dtype=float)
     cp["held_h100e"] = sums_at(target, [a[k].to_numpy() for k in keys], h)
     un = inputs.frames["unmet"]
     cp["unmet_h100e"] = sums_at(target, [un[k].to_numpy() for k in keys], un["value"])
@@ -269,10 +274,23 @@ def _contract_quantities(inputs: PlanContext) -> pd.DataFrame:
         f = inputs.frames.get(kind)
         got = np.full(len(cp), np.nan)
         if f is not None and len(f):
-            got = value_at(target, [f[k].to_numpy() for k in keys], f["value"].to_numpy())
+            got = value_at(target, [f[k].to_numpy() for k in keys], column_values(f, "value"))
         cp[kind + "_h100e"] = np.where(np.isnan(got), 0.0, got)
         cp[kind + "_built"] = ~np.isnan(got)  # the family has a row here (margin mode)
     return cp
+
+
+def _no_quantities(cp: pd.DataFrame) -> pd.DataFrame:
+    """:func:`contract_quantities` of a dataset without contract periods (no row)."""
+    cols: dict[str, np.ndarray] = {
+        "demand_h100e": np.zeros(0),
+        "held_h100e": np.zeros(0),
+        "unmet_h100e": np.zeros(0),
+    }
+    for kind, _, _ in SHORTS:
+        cols[kind + "_h100e"] = np.zeros(0)
+        cols[kind + "_built"] = np.zeros(0, dtype=bool)
+    return cp.assign(**cols)
 
 
 def _text(cp: pd.DataFrame) -> pd.Series:
@@ -283,7 +301,7 @@ def _text(cp: pd.DataFrame) -> pd.Series:
 def check_take_or_pay(inputs: PlanContext) -> pd.DataFrame:
     """Held H100e + unmet + take-or-pay shortfall >= the floor, per contract period."""
     cp = contract_quantities(inputs)
-    cp = cp[cp["take_or_pay_short_built"].to_numpy(dtype=bool)].reset_index(drop=True)
+    cp = cp[column_values(cp, "take_or_pay_short_built", dtype=bool)].reset_index(drop=True)
     lhs = cp["held_h100e"] + cp["unmet_h100e"] + cp["take_or_pay_short_h100e"]
     return violations(
         "take_or_pay", _text(cp), lhs, cp["take_or_pay_h100e"], ">=", inputs.tolerance
@@ -293,7 +311,7 @@ def check_take_or_pay(inputs: PlanContext) -> pd.DataFrame:
 def check_reservation(inputs: PlanContext) -> pd.DataFrame:
     """Held H100e + reservation shortfall >= the reserved H100e, per contract period."""
     cp = contract_quantities(inputs)
-    cp = cp[cp["reservation_short_built"].to_numpy(dtype=bool)].reset_index(drop=True)
+    cp = cp[column_values(cp, "reservation_short_built", dtype=bool)].reset_index(drop=True)
     lhs = cp["held_h100e"] + cp["reservation_short_h100e"]
     return violations(
         "reservation", _text(cp), lhs, cp["reservation_h100e"], ">=", inputs.tolerance
@@ -303,7 +321,7 @@ def check_reservation(inputs: PlanContext) -> pd.DataFrame:
 def check_sla_tier(inputs: PlanContext) -> pd.DataFrame:
     """Demand - unmet + SLA shortfall >= tier x demand, per contract period with a tier."""
     cp = contract_quantities(inputs)
-    cp = cp[cp["sla_short_built"].to_numpy(dtype=bool)].reset_index(drop=True)
+    cp = cp[column_values(cp, "sla_short_built", dtype=bool)].reset_index(drop=True)
     lhs = cp["demand_h100e"] - cp["unmet_h100e"] + cp["sla_short_h100e"]
     rhs = cp["sla_served_share"] * cp["demand_h100e"]
     return violations("sla_tier", _text(cp), lhs, rhs, ">=", inputs.tolerance)

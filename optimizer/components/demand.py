@@ -29,7 +29,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
-from optimizer.lp.frames import rows_frame
+from optimizer.lp.frames import column_values, rows_frame
 from optimizer.lp.grouping import (
     Groups,
     by_key,
@@ -53,17 +53,17 @@ def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> No
     scenario, unmet = columns.scenario, columns.unmet
     if unmet.empty:
         return
-    demand = unmet["demand_h100e"].to_numpy()
+    demand = column_values(unmet, "demand_h100e")
     rows = builder.add_rows("demand_balance", scenario.index, unmet, ">=", demand)
     builder.add_terms(rows, unmet["col"], 1.0)
     row_of = unmet[["k", "w", "g", "t"]].assign(row=rows)
     m = columns.customer_work.merge(row_of, on=["k", "w", "g", "t"])
-    workload = np.asarray(scenario.workload_names, dtype=object)[m["w"].to_numpy()]
-    c = m["c"].to_numpy()
+    workload = np.asarray(scenario.workload_names, dtype=object)[column_values(m, "w")]
+    c = column_values(m, "c")
     training = scenario.chip_attr(c, "training_h100e").astype(float)
     inference = scenario.chip_attr(c, "inference_h100e").astype(float)
     h100e = np.where(workload == "training", training, inference)
-    builder.add_terms(m["row"], m["col"], h100e * m["derate"].to_numpy())
+    builder.add_terms(m["row"], m["col"], h100e * column_values(m, "derate"))
 
 
 def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -75,24 +75,24 @@ def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     if breach.empty:
         return
     rows = builder.add_rows(
-        "commitment", scenario.index, breach, ">=", breach["min_it_mw"].to_numpy()
+        "commitment", scenario.index, breach, ">=", column_values(breach, "min_it_mw")
     )
     builder.add_terms(rows, breach["col"], 1.0)
     row_of = breach[["j", "k", "f", "t"]].assign(row=rows)
     assign = columns.customer_work
-    assign = assign.assign(f=scenario.chip_attr(assign["c"].to_numpy(), "f").astype(np.int64))
+    assign = assign.assign(f=scenario.chip_attr(column_values(assign, "c"), "f").astype(np.int64))
     m = assign.merge(row_of, on=["k", "f", "t"])
-    builder.add_terms(m["row"], m["col"], scenario.it_mw_per_chip(m["c"].to_numpy()))
+    builder.add_terms(m["row"], m["col"], scenario.it_mw_per_chip(column_values(m, "c")))
 
 
 def _served(inputs: PlanContext) -> pd.DataFrame:
     """Eligible-merged assignments with ``h`` (H100e after derate)."""
     a, chips = inputs.assigned, inputs.chips
     c = positions(chips.index, a["chip"])
-    training = take(chips["training_h100e"].to_numpy(dtype=float), c)
-    inference = take(chips["inference_h100e"].to_numpy(dtype=float), c)
+    training = take(column_values(chips, "training_h100e", dtype=float), c)
+    inference = take(column_values(chips, "inference_h100e", dtype=float), c)
     h100e = np.where(a["workload"] == "training", training, inference)
-    return a.assign(h=a["value"].to_numpy() * h100e * a["derate"].fillna(0.0).to_numpy())
+    return a.assign(h=column_values(a, "value") * h100e * a["derate"].fillna(0.0).to_numpy())
 
 
 def check_demand_balance(inputs: PlanContext) -> pd.DataFrame:
@@ -107,11 +107,11 @@ def check_demand_balance(inputs: PlanContext) -> pd.DataFrame:
     served = _served(inputs)
     dm = inputs.dataset.table("demand")
     dm = dm.assign(demand_regions=_regions_text(dm))
-    dm = dm[dm["demand_h100e"].to_numpy() > 0].reset_index(drop=True)
-    target = [dm[k] for k in keys]
-    h = sums_at(target, [served[k] for k in keys], served["h"].to_numpy())
+    dm = dm[column_values(dm, "demand_h100e") > 0].reset_index(drop=True)
+    target = [column_values(dm, k) for k in keys]
+    h = sums_at(target, [column_values(served, k) for k in keys], column_values(served, "h"))
     unmet = inputs.frames["unmet"]
-    u = value_at(target, [unmet[k] for k in keys], unmet["value"].to_numpy())
+    u = value_at(target, [column_values(unmet, k) for k in keys], column_values(unmet, "value"))
     u = np.where(np.isnan(u), 0.0, u)
 
     def text(bad: np.ndarray) -> np.ndarray:
@@ -178,7 +178,11 @@ def check_commitment(inputs: PlanContext) -> pd.DataFrame:
     a, chips, periods = inputs.assigned, inputs.chips, inputs.periods
     c = positions(chips.index, a["chip"])
     family = take(chips["family"].astype(str).to_numpy(), c)
-    mw = a["value"].to_numpy() * take(chips["it_kw_per_chip"].to_numpy(dtype=float), c) / 1e3
+    mw = (
+        column_values(a, "value")
+        * take(column_values(chips, "it_kw_per_chip", dtype=float), c)
+        / 1e3
+    )
     p0 = period_index(periods[0])
     rows = []
     for j, r in enumerate(com.itertuples(index=False)):
@@ -195,10 +199,10 @@ def check_commitment(inputs: PlanContext) -> pd.DataFrame:
     got = values_at(
         [cf["j"], cf["period"]],
         [br["j"], br["period"]],
-        {"value": br["value"].to_numpy(), "found": np.ones(len(br))},
+        {"value": column_values(br, "value"), "found": np.ones(len(br))},
     )
     breach = np.where(np.isnan(got["found"]), 0.0, got["value"])
-    rhs = com["min_it_mw"].to_numpy(dtype=float)[cf["j"].to_numpy(dtype=np.int64)]
+    rhs = column_values(com, "min_it_mw", dtype=float)[column_values(cf, "j", dtype=np.int64)]
     return violations("commitment", cf["k"], delivered + breach, rhs, ">=", inputs.tolerance)
 
 
@@ -262,7 +266,7 @@ def _committed_assign(columns: ScenarioColumns) -> pd.DataFrame:
     committed = committed[committed["_merge"] == "left_only"][["k", "f", "t"]]
     pf = scenario.power_factor
     w_min = int(np.nanargmin(np.where(np.isnan(pf), np.inf, pf)))
-    el_family = el.assign(f=scenario.chip_attr(el["c"].to_numpy(), "f").astype(np.int64))
+    el_family = el.assign(f=scenario.chip_attr(column_values(el, "c"), "f").astype(np.int64))
     by_commitment = el_family.merge(committed, on=["k", "f"]).drop(columns="f")
     by_commitment["w"] = w_min
     by_commitment["g"] = 0
@@ -287,7 +291,7 @@ def price_unmet(builder: ModelBuilder, columns: ScenarioColumns) -> None:
 def price_breach(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """breach_penalty: breach[j,p] x breach_penalty_usd_per_mw of the commitment row."""
     scenario, breach = columns.scenario, columns.breach
-    penalty = breach["penalty"].to_numpy(dtype=float)
+    penalty = column_values(breach, "penalty", dtype=float)
     builder.add_cost(scenario.index, "breach_penalty", breach["col"], breach["t"], penalty)
 
 

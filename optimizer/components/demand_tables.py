@@ -10,7 +10,7 @@ from optimizer.components.cells import region_text
 from optimizer.components.component import ResultTable
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CUSTOMER, DUAL, F64, PERIOD, STR, WORKLOAD, col
-from optimizer.lp.frames import object_column, rows_frame
+from optimizer.lp.frames import column_values, object_column, rows_frame
 from optimizer.lp.grouping import (
     positions,
     sums_at,
@@ -31,12 +31,14 @@ def _demand(ctx: PlanContext) -> pd.DataFrame:
     dm = dm.reset_index(drop=True)
     target = [dm[k].to_numpy() for k in keys]
     by = ["customer", "workload", "period", "demand_regions"]
-    served = sums_at(target, [assignment[k].to_numpy() for k in by], assignment["h100e"].to_numpy())
+    served = sums_at(
+        target, [assignment[k].to_numpy() for k in by], column_values(assignment, "h100e")
+    )
     unmet = ctx.frames["unmet"]
-    u = value_at(target, [unmet[k].to_numpy() for k in by], unmet["value"].to_numpy())
+    u = value_at(target, [unmet[k].to_numpy() for k in by], column_values(unmet, "value"))
     dm["served_h100e"] = served
     dm["unmet_h100e"] = np.where(np.isnan(u), 0.0, u)
-    dmv = dm["demand_h100e"].to_numpy(dtype=float)
+    dmv = column_values(dm, "demand_h100e", dtype=float)
     dm["served_share"] = np.where(dmv > 0, dm["served_h100e"] / np.where(dmv > 0, dmv, 1.0), np.nan)
     return ctx.with_duals(dm, "demand")
 
@@ -78,16 +80,16 @@ def _commitments(ctx: PlanContext) -> pd.DataFrame:
     """
     assignment = ctx.table("assignment")
     cm = _commitment_periods(ctx)
-    c = positions(ctx.chips.index, assignment["chip"].to_numpy())
+    c = positions(ctx.chips.index, column_values(assignment, "chip"))
     family = take(ctx.chips["family"].astype(str).to_numpy(), c)
     target = [cm[k].to_numpy() for k in ("customer", "family", "period")]
-    source = [assignment["customer"].to_numpy(), family, assignment["period"].to_numpy()]
-    cm["delivered_it_mw"] = sums_at(target, source, assignment["it_mw"].to_numpy())
+    source = [column_values(assignment, "customer"), family, column_values(assignment, "period")]
+    cm["delivered_it_mw"] = sums_at(target, source, column_values(assignment, "it_mw"))
     br = ctx.frames["breach"]
     got = value_at(
-        [cm["j"].to_numpy(), cm["period"].to_numpy()],
-        [br["j"].to_numpy(), br["period"].to_numpy()],
-        br["value"].to_numpy(),
+        [column_values(cm, "j"), column_values(cm, "period")],
+        [column_values(br, "j"), column_values(br, "period")],
+        column_values(br, "value"),
     )
     cm["breach_mw"] = np.where(np.isnan(got), 0.0, got)
     return ctx.with_duals(cm, "commitments")

@@ -25,6 +25,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import Groups, value_at
 from optimizer.lp.violations import violations
 
@@ -50,7 +51,7 @@ def define_fleet_definition(builder: ModelBuilder, columns: ScenarioColumns) -> 
         n_periods = scenario.n_periods
         first = install.groupby(["c", "s"], as_index=False)["t"].min()
         fleet = expand(
-            first[["c", "s"]], first["t"].to_numpy(), n_periods - first["t"].to_numpy(), "t"
+            first[["c", "s"]], column_values(first, "t"), n_periods - column_values(first, "t"), "t"
         ).astype(np.int64)
         fleet["col"] = builder.add_vars("fleet", scenario.index, fleet)
         rows = builder.add_rows(
@@ -62,8 +63,8 @@ def define_fleet_definition(builder: ModelBuilder, columns: ScenarioColumns) -> 
         builder.add_terms(previous["row"], previous["col"], -1.0)
         m = install.merge(row_of, on=["c", "s", "t"])
         builder.add_terms(m["row"], m["col"], -1.0)
-        life = scenario.chip_attr(install["c"].to_numpy(), "lifetime_periods").astype(np.int64)
-        m = install.assign(t=install["t"].to_numpy() + life).merge(row_of, on=["c", "s", "t"])
+        life = scenario.chip_attr(column_values(install, "c"), "lifetime_periods").astype(np.int64)
+        m = install.assign(t=column_values(install, "t") + life).merge(row_of, on=["c", "s", "t"])
         builder.add_terms(m["row"], m["col"], 1.0)
         fleet_columns = fleet[_FLEET_COLUMNS]
     else:
@@ -88,7 +89,9 @@ def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> 
         return
     keys = assign[["c", "s", "t"]].drop_duplicates().merge(columns.fleet_keys, on=["c", "s", "t"])
     keys = keys.sort_values(["c", "s", "t"]).reset_index(drop=True)
-    rows = builder.add_rows("fleet_assignment", scenario.index, keys, "<=", keys["init"].to_numpy())
+    rows = builder.add_rows(
+        "fleet_assignment", scenario.index, keys, "<=", column_values(keys, "init")
+    )
     row_of = keys[["c", "s", "t"]].assign(row=rows)
     m = assign.merge(row_of, on=["c", "s", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
@@ -109,7 +112,7 @@ def check_fleet_assignment(inputs: PlanContext) -> pd.DataFrame:
     have = value_at(
         keys,
         [fleet[c] for c in cols],
-        fleet["fleet_chips"].to_numpy(dtype=float),
+        column_values(fleet, "fleet_chips", dtype=float),
     )
 
     def text(bad: np.ndarray) -> np.ndarray:
@@ -117,7 +120,7 @@ def check_fleet_assignment(inputs: PlanContext) -> pd.DataFrame:
         out: np.ndarray = chip + "/" + site + "," + period
         return out
 
-    assigned = g.sum(asg["value"].to_numpy(dtype=float))
+    assigned = g.sum(column_values(asg, "value", dtype=float))
     fleet_chips = np.where(np.isnan(have), 0.0, have)
     return violations("fleet_assignment", text, assigned, fleet_chips, "<=", inputs.tolerance)
 
@@ -153,7 +156,7 @@ def price_chip_capex(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """chip_capex: capex_usd_per_chip / lifetime_periods per chip alive, and the tie-break."""
     scenario = columns.scenario
     fleet = columns.fleet_columns
-    c = fleet["c"].to_numpy()
+    c = column_values(fleet, "c")
     rent = scenario.chip_attr(c, "capex_usd_per_chip") / scenario.chip_attr(c, "lifetime_periods")
     builder.add_cost(scenario.index, "chip_capex", fleet["col"], fleet["t"], rent.astype(float))
     produce = columns.produce

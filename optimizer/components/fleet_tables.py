@@ -11,6 +11,7 @@ from optimizer.components.component import ResultTable
 from optimizer.components.migration_inputs import plan_factor
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CHIP, CUSTOMER, F64, PERIOD, SITE, WORKLOAD, col
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import (
     positions,
@@ -37,12 +38,12 @@ def _fleet(ctx: PlanContext) -> pd.DataFrame:
     assigned = sums_at(
         [fl[k].to_numpy() for k in keys],
         [asg[k].to_numpy() for k in keys],
-        asg["value"].to_numpy(dtype=float),
+        column_values(asg, "value", dtype=float),
     )
-    fleet = fl["fleet_chips"].to_numpy(dtype=float)
+    fleet = column_values(fl, "fleet_chips", dtype=float)
     kw = take(
-        ctx.chips["it_kw_per_chip"].to_numpy(dtype=float),
-        positions(ctx.chips.index, fl["chip"].to_numpy()),
+        column_values(ctx.chips, "it_kw_per_chip", dtype=float),
+        positions(ctx.chips.index, column_values(fl, "chip")),
     )
     out: dict[str, Any] = {c: fl[c].array for c in fl.columns}  # text stays text
     out["assigned_chips"] = assigned
@@ -63,26 +64,26 @@ def _assignment(ctx: PlanContext) -> pd.DataFrame:
     """
     chips = ctx.chips
     a = ctx.frames["assign"]
-    nz = np.abs(a["value"].to_numpy(dtype=float)) > _ZERO
+    nz = np.abs(column_values(a, "value", dtype=float)) > _ZERO
     out: dict[str, Any] = {c: a[c].array[nz] for c in a.columns if c != "value"}
     n = int(nz.sum())
     el = ctx.dataset.table("eligibility")
     derate = value_at(
         [np.asarray(out["customer"], dtype=object), np.asarray(out["chip"], dtype=object)],
-        [el["customer"].to_numpy(), el["chip"].to_numpy()],
-        el["derate"].to_numpy(dtype=float),
+        [column_values(el, "customer"), column_values(el, "chip")],
+        column_values(el, "derate", dtype=float),
     )
     probe = {k: np.asarray(out[k], dtype=object) for k in ("customer", "chip", "period")}
     derate = derate * plan_factor(ctx.dataset, ctx.frames, object_frame(probe))
-    count = a["value"].to_numpy(dtype=float)[nz]
+    count = column_values(a, "value", dtype=float)[nz]
     c = positions(chips.index, np.asarray(out["chip"], dtype=object))
-    training = take(chips["training_h100e"].to_numpy(dtype=float), c)
-    inference = take(chips["inference_h100e"].to_numpy(dtype=float), c)
+    training = take(column_values(chips, "training_h100e", dtype=float), c)
+    inference = take(column_values(chips, "inference_h100e", dtype=float), c)
     h = np.where(np.asarray(out["workload"], dtype=object) == "training", training, inference)
     out["chips"] = count
     out["derate"] = derate
     out["h100e"] = count * h * np.where(np.isnan(derate), 0.0, derate)
-    out["it_mw"] = count * take(chips["it_kw_per_chip"].to_numpy(dtype=float), c) / 1e3
+    out["it_mw"] = count * take(column_values(chips, "it_kw_per_chip", dtype=float), c) / 1e3
     return object_frame(out, index=pd.RangeIndex(n))
 
 

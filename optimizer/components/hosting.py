@@ -24,6 +24,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import Groups, as_target
 from optimizer.lp.violations import flagged
 
@@ -70,7 +71,9 @@ def hosted_pairs(scenario: ScenarioData, pairs: pd.DataFrame) -> pd.DataFrame:
     DataFrame
         The rows of ``pairs`` allowed by the site's ``hosts`` rule.
     """
-    keep = _allowed(scenario.sites, scenario.chips, pairs["s"].to_numpy(), pairs["c"].to_numpy())
+    keep = _allowed(
+        scenario.sites, scenario.chips, column_values(pairs, "s"), column_values(pairs, "c")
+    )
     return pairs[keep]
 
 

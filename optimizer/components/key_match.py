@@ -11,8 +11,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+from pandas.arrays import ArrowStringArray
 
 from optimizer.components.table_columns import TEXT_DTYPE
+from optimizer.lp.frames import column_values
 from optimizer.lp.reuse_cache import cached
 
 __all__ = ["gather", "reused_text", "row_of", "same_arrays", "zero_where_no_row"]
@@ -32,8 +35,8 @@ def row_of(
     (compared cell by cell). None when ``rows`` repeats a key (a left merge would then
     repeat ``frame`` rows).
     """
-    left = tuple(frame[k].to_numpy() for k in keys)
-    right = tuple(rows[k].to_numpy() for k in keys)
+    left = tuple(column_values(frame, k) for k in keys)
+    right = tuple(column_values(rows, k) for k in keys)
     store: dict[str, Any] = cached(cache, ("row_of", key), dict)
     hit = store.get("keys")
     if hit is not None and same_arrays(hit, (*left, *right)):
@@ -107,6 +110,10 @@ def zero_where_no_row(merged: pd.DataFrame, price_col: str) -> pd.DataFrame:
     return merged
 
 
+#: The tables' text dtype is held by Arrow (pandas' default with pyarrow installed).
+_ARROW_TEXT = getattr(TEXT_DTYPE, "storage", None) == "pyarrow"
+
+
 def reused_text(
     v: np.ndarray, texts: dict[tuple[str, str], tuple[np.ndarray, Any]] | None, key: tuple[str, str]
 ) -> Any:
@@ -118,8 +125,11 @@ def reused_text(
     hit = None if texts is None else texts.get(key)
     if hit is not None and same_arrays((hit[0],), (v,)):
         return hit[1]
-    made = pd.array(v, dtype=TEXT_DTYPE)
-    if texts is not None and v.dtype == object and pd.api.types.infer_dtype(v) == "string":
-        if len(v) and not made.isna().any():
-            texts[key] = (v, made)
+    if not _ARROW_TEXT or v.dtype != object or pd.api.types.infer_dtype(v, skipna=True) != "string":
+        return pd.array(v, dtype=TEXT_DTYPE)  # str() of numbers and other cells
+    # str cells (missing: None or NaN): Arrow converts them in one call, as pandas would
+    arrow = pa.array(v, type=pa.large_string(), from_pandas=True)
+    made = ArrowStringArray(pa.chunked_array([arrow]), dtype=TEXT_DTYPE)
+    if texts is not None and len(v) and not arrow.null_count:
+        texts[key] = (v, made)
     return made

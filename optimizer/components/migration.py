@@ -39,6 +39,7 @@ from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.components.table_columns import CUSTOMER, DUAL, F64, PERIOD, STR, col
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import sums_at
 from optimizer.lp.violations import violations
 
@@ -65,7 +66,7 @@ def add_port_columns(builder: ModelBuilder, columns: ScenarioColumns) -> None:
             {
                 "k": k_of.reindex(rows["customer"]).to_numpy(dtype=np.int64),
                 "f": f_of.reindex(rows["family"]).to_numpy(dtype=np.int64),
-                "cost": rows["migration_cost_usd"].to_numpy(dtype=float),
+                "cost": column_values(rows, "migration_cost_usd", dtype=float),
             }
         )
         pairs["ref"] = peak_demand(scenario).reindex(pairs["k"]).to_numpy(dtype=float)
@@ -85,19 +86,21 @@ def define_migration(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     keyed = port[[*_KEYS, "ref"]].assign(row_id=ids)
     moved = port[["k", "f", "t", "col"]].rename(columns={"t": "q"})
     cum = keyed.merge(moved, on=["k", "f"])
-    cum = cum[cum["q"].to_numpy() <= cum["t"].to_numpy()]
+    cum = cum[column_values(cum, "q") <= column_values(cum, "t")]
     builder.add_terms(cum["row_id"], cum["col"], cum["ref"])
     cw = columns.customer_work
-    cw = cw.assign(f=scenario.chip_attr(cw["c"].to_numpy(), "f").astype(np.int64))
+    cw = cw.assign(f=scenario.chip_attr(column_values(cw, "c"), "f").astype(np.int64))
     m = cw.merge(keyed[[*_KEYS, "row_id"]], on=_KEYS)
-    c = m["c"].to_numpy()
-    training = np.asarray(scenario.workload_names, dtype=object)[m["w"].to_numpy()] == "training"
+    c = column_values(m, "c")
+    training = (
+        np.asarray(scenario.workload_names, dtype=object)[column_values(m, "w")] == "training"
+    )
     h = np.where(
         training,
         scenario.chip_attr(c, "training_h100e").astype(float),
         scenario.chip_attr(c, "inference_h100e").astype(float),
     )
-    builder.add_terms(m["row_id"], m["col"], -h * m["derate"].to_numpy(dtype=float))
+    builder.add_terms(m["row_id"], m["col"], -h * column_values(m, "derate", dtype=float))
 
 
 def price_migration(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -105,7 +108,7 @@ def price_migration(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     port = columns.extra.get("migration_port")
     if port is None or port.empty:
         return
-    cost = port["cost"].to_numpy(dtype=float)
+    cost = column_values(port, "cost", dtype=float)
     builder.add_cost(columns.scenario.index, "migration_cost", port["col"], port["t"], cost)
 
 
@@ -124,7 +127,7 @@ def migration_quantities(inputs: PlanContext) -> pd.DataFrame:
     ds = inputs.dataset
     mig = ds.table("migration")
     out = port[["customer", "family", "period"]].astype(str).reset_index(drop=True)
-    out["port_share"] = port["value"].to_numpy(dtype=float)
+    out["port_share"] = column_values(port, "value", dtype=float)
     order = {p: i for i, p in enumerate(inputs.periods)}
     out = out.assign(_t=out["period"].map(order)).sort_values(["customer", "family", "_t"])
     out["ported_share"] = out.groupby(["customer", "family"])["port_share"].cumsum()
@@ -134,15 +137,17 @@ def migration_quantities(inputs: PlanContext) -> pd.DataFrame:
     out["reference_h100e"] = peak.reindex(out["customer"]).to_numpy(dtype=float)
     a = inputs.assigned
     per = np.where(
-        a["workload"].to_numpy() == "training",
+        column_values(a, "workload") == "training",
         inputs.chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float),
         inputs.chips["inference_h100e"].reindex(a["chip"]).to_numpy(dtype=float),
     )
-    h = a["value"].to_numpy() * per * a["derate"].fillna(0.0).to_numpy(dtype=float)
+    h = column_values(a, "value") * per * a["derate"].fillna(0.0).to_numpy(dtype=float)
     fam = inputs.chips["family"].reindex(a["chip"]).astype(str).to_numpy()
     keys = ["customer", "family", "period"]
     target = [out[k].to_numpy() for k in keys]
-    out["held_h100e"] = sums_at(target, [a["customer"].to_numpy(), fam, a["period"].to_numpy()], h)
+    out["held_h100e"] = sums_at(
+        target, [column_values(a, "customer"), fam, column_values(a, "period")], h
+    )
     chip = ds.table("chips").drop_duplicates("family").set_index("family")["chip"]
     probe = out.assign(chip=chip.reindex(out["family"]).to_numpy())
     out["derate_factor"] = plan_factor(ds, inputs.frames, probe)
@@ -163,9 +168,9 @@ def check_migration(inputs: PlanContext) -> pd.DataFrame:
 def _migration_table(ctx: PlanContext) -> pd.DataFrame:
     """Build migration: one row per migration row and period, the cost discounted."""
     q = migration_quantities(ctx)
-    disc = ctx.dataset.table("periods").set_index("period")["discount_factor"]
+    disc = indexed(ctx.dataset.table("periods"), "period")["discount_factor"]
     d = disc.reindex(q["period"]).to_numpy(dtype=float)
-    q["migration_cost_usd"] = q["migration_cost_usd"].to_numpy(dtype=float) * d
+    q["migration_cost_usd"] = column_values(q, "migration_cost_usd", dtype=float) * d
     return ctx.with_duals(q, "migration")
 
 

@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import positions, rows_at, take
 
 __all__ = [
@@ -83,8 +84,8 @@ def derate_factor(
         [mig["customer"].astype(str).to_numpy(), mig["family"].astype(str).to_numpy()],
     )
     start = take(quarter_ordinal(mig["from_period"]).astype(float), row)
-    d0 = take(mig["derate_initial"].to_numpy(dtype=float), row)
-    n_rec = take(mig["recovery_periods"].to_numpy(dtype=float), row)
+    d0 = take(column_values(mig, "derate_initial", dtype=float), row)
+    n_rec = take(column_values(mig, "recovery_periods", dtype=float), row)
     age = quarter_ordinal(period) - np.nan_to_num(start)
     m = 1.0 - np.nan_to_num(d0) * remaining_share(age, np.nan_to_num(n_rec))
     return np.where(row < 0, 1.0, m)
@@ -106,7 +107,7 @@ def coded_factor(scenario: Any, k: np.ndarray, c: np.ndarray, t: np.ndarray) -> 
         scenario.dataset,
         scenario.customers["customer"].reindex(u["k"]).to_numpy(dtype=object),
         scenario.chips["chip"].reindex(u["c"]).to_numpy(dtype=object),
-        names[u["t"].to_numpy()],
+        names[column_values(u, "t")],
         rows,
     )
     at = rows_at([keys[x].to_numpy() for x in "kct"], [u[x].to_numpy() for x in "kct"])
@@ -161,8 +162,8 @@ def plan_factor(dataset: Any, frames: Mapping[str, pd.DataFrame], a: pd.DataFram
         return np.ones(len(a))
     return derate_factor(
         dataset,
-        a["customer"].to_numpy(dtype=object),
-        a["chip"].to_numpy(dtype=object),
-        a["period"].to_numpy(dtype=object),
+        column_values(a, "customer", dtype=object),
+        column_values(a, "chip", dtype=object),
+        column_values(a, "period", dtype=object),
         rows,
     )

@@ -32,6 +32,7 @@ from optimizer.components.component import ResultTable, TableColumn
 from optimizer.components.contract_inputs import period_prices
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CHIP, F64, PERIOD, SITE, col
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import Groups, group_sum, positions, sums_at, take
 
 __all__ = ["NET_REVENUE", "net_revenue"]
@@ -47,9 +48,13 @@ def _billed_share(ctx: PlanContext, a: pd.DataFrame) -> np.ndarray:
     """
     keys = ["customer", "workload", "period"]
     cr = ctx.table("customer_revenue")
-    g = Groups([a[k] for k in keys])
-    served = g.sum(a["h100e"].to_numpy(dtype=float))[g.ids]
-    billed = sums_at([a[k] for k in keys], [cr[k] for k in keys], cr["billed_h100e"])
+    g = Groups([column_values(a, k) for k in keys])
+    served = g.sum(column_values(a, "h100e", dtype=float))[g.ids]
+    billed = sums_at(
+        [column_values(a, k) for k in keys],
+        [column_values(cr, k) for k in keys],
+        cr["billed_h100e"],
+    )
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.minimum(billed / np.where(served > 0, served, np.nan), 1.0)
     return np.where(np.isnan(share), 0.0, share)
@@ -66,13 +71,15 @@ def _row_arrays(ctx: PlanContext, a: pd.DataFrame, fleet: pd.DataFrame) -> dict[
     pf = ctx.dataset.table("workloads").set_index("workload")
     chips = ctx.chips
     price = period_prices(ctx.dataset, a["customer"], a["workload"], a["period"])
-    served = a["h100e"].to_numpy(dtype=float)
+    served = column_values(a, "h100e", dtype=float)
     billed = served * _billed_share(ctx, a)
-    hours_a = _by_key(periods, "hours", a["period"].to_numpy())
-    busy = a["it_mw"].to_numpy(dtype=float) * _by_key(pf, "power_factor", a["workload"].to_numpy())
-    f_chip = fleet["chip"].to_numpy()
+    hours_a = _by_key(periods, "hours", column_values(a, "period"))
+    busy = column_values(a, "it_mw", dtype=float) * _by_key(
+        pf, "power_factor", column_values(a, "workload")
+    )
+    f_chip = column_values(fleet, "chip")
     idle_mw = (
-        fleet["idle_chips"].to_numpy(dtype=float)
+        column_values(fleet, "idle_chips", dtype=float)
         * _by_key(chips, "it_kw_per_chip", f_chip)
         / 1e3
         * _by_key(chips, "idle_power_factor", f_chip)
@@ -80,9 +87,9 @@ def _row_arrays(ctx: PlanContext, a: pd.DataFrame, fleet: pd.DataFrame) -> dict[
     return {
         "served": served,
         "billed": billed,
-        "revenue": billed * price * _by_key(periods, "discount_factor", a["period"].to_numpy()),
+        "revenue": billed * price * _by_key(periods, "discount_factor", column_values(a, "period")),
         "busy_mwh": busy * hours_a,
-        "idle_mwh": idle_mw * _by_key(periods, "hours", fleet["period"].to_numpy()),
+        "idle_mwh": idle_mw * _by_key(periods, "hours", column_values(fleet, "period")),
     }
 
 
@@ -108,7 +115,7 @@ def net_revenue(ctx: PlanContext) -> pd.DataFrame:
     g = Groups([np.concatenate([a[k].to_numpy(), fleet[k].to_numpy()]) for k in _KEYS])
     ids_a, ids_f = g.ids[:na], g.ids[na:]
     v = _row_arrays(ctx, a, fleet)
-    fl = group_sum(ids_f, fleet["fleet_chips"].to_numpy(dtype=float), g.n)
+    fl = group_sum(ids_f, column_values(fleet, "fleet_chips", dtype=float), g.n)
     keep = np.flatnonzero((np.bincount(ids_a, minlength=g.n) > 0) | (fl > 0))
     out = {k: g.key(i)[keep] for i, k in enumerate(_KEYS)}
     out["fleet_chips"] = fl[keep]

@@ -60,6 +60,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.frames import column_values
 from optimizer.lp.violations import violations
 
 _KST = ["k", "s", "t"]
@@ -72,10 +73,10 @@ def _training_assign(columns: ScenarioColumns) -> pd.DataFrame:
     training = [i for i, w in enumerate(scenario.workload_names) if w == "training"]
     a = columns.assign
     a = a[a["w"].isin(training).to_numpy()]
-    c = a["c"].to_numpy()
+    c = column_values(a, "c")
     return a.assign(
         mw=scenario.it_mw_per_chip(c).astype(float),
-        h=scenario.chip_attr(c, "training_h100e").astype(float) * a["derate"].to_numpy(),
+        h=scenario.chip_attr(c, "training_h100e").astype(float) * column_values(a, "derate"),
     )
 
 
@@ -132,7 +133,7 @@ def link_bound_h100e(
         M in H100e per row.
     """
     site_bound = site_max_it_mw * 1e3 * best_h100e_per_kw
-    return np.minimum(rules_demand["demand_h100e"].to_numpy(dtype=float), site_bound)
+    return np.minimum(column_values(rules_demand, "demand_h100e", dtype=float), site_bound)
 
 
 def define_cluster_link(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -145,7 +146,7 @@ def define_cluster_link(builder: ModelBuilder, columns: ScenarioColumns) -> None
     demand = scenario.demand[scenario.demand["w"].isin(training).to_numpy()]
     demand = demand.groupby(["k", "t"], as_index=False)["demand_h100e"].sum()
     cl = cl.merge(demand, on=["k", "t"], how="left").fillna({"demand_h100e": 0.0})
-    s = cl["s"].to_numpy()
+    s = column_values(cl, "s")
     site_mw = np.maximum(
         scenario.site_attr(s, "max_it_mw").astype(float),
         scenario.site_attr(s, "initial_it_mw").astype(float),
@@ -178,12 +179,12 @@ def define_cluster_max_sites(builder: ModelBuilder, columns: ScenarioColumns) ->
     if columns.cluster.empty:
         return
     cl = _with_rule(columns.cluster, columns)
-    cl = cl[cl["max_sites"].to_numpy() > 0]
+    cl = cl[column_values(cl, "max_sites") > 0]
     keys = cl[["k", "t", "max_sites"]].drop_duplicates(["k", "t"]).reset_index(drop=True)
     if keys.empty:
         return
     rows = builder.add_rows(
-        "cluster_max_sites", columns.scenario.index, keys, "<=", keys["max_sites"].to_numpy()
+        "cluster_max_sites", columns.scenario.index, keys, "<=", column_values(keys, "max_sites")
     )
     m = cl.merge(keys[["k", "t"]].assign(row=rows), on=["k", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
@@ -212,11 +213,11 @@ def define_cluster_min_duration(builder: ModelBuilder, columns: ScenarioColumns)
         return
     scenario = columns.scenario
     st = start.merge(scenario.clusters[["k", "t", "min_duration"]], on=["k", "t"])
-    st = st[st["min_duration"].to_numpy() >= 2]
+    st = st[column_values(st, "min_duration") >= 2]
     if st.empty:
         return
-    d = st["min_duration"].to_numpy(dtype=np.int64)
-    q = st["t"].to_numpy(dtype=np.int64)
+    d = column_values(st, "min_duration", dtype=np.int64)
+    q = column_values(st, "t", dtype=np.int64)
     span = np.minimum(q + d, scenario.n_periods) - q
     pairs = expand(st[["k", "s", "col"]].rename(columns={"col": "start_col"}), q, span, "t")
     keys = pairs[_KST].drop_duplicates().sort_values(_KST).reset_index(drop=True)
@@ -319,9 +320,9 @@ def training_by_site(assign: pd.DataFrame, dataset: object) -> pd.DataFrame:
     kw = chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
     h = chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
     a = a.assign(
-        it_mw=a["value"].to_numpy() * kw / 1e3,
-        h100e=a["value"].to_numpy() * h * a["derate"].fillna(0.0).to_numpy(),
-        chips=a["value"].to_numpy(),
+        it_mw=column_values(a, "value") * kw / 1e3,
+        h100e=column_values(a, "value") * h * a["derate"].fillna(0.0).to_numpy(),
+        chips=column_values(a, "value"),
     )
     keys = ["customer", "site", "period"]
     return a.groupby(keys, as_index=False)[["it_mw", "h100e", "chips"]].sum()
@@ -368,7 +369,9 @@ def check_cluster_link(inputs: PlanContext) -> pd.DataFrame:
     el = inputs.dataset.table("eligibility")
     kw = chips["it_kw_per_chip"].reindex(el["chip"]).to_numpy(dtype=float)
     per_kw = chips["training_h100e"].reindex(el["chip"]).to_numpy(dtype=float)
-    best = (el.assign(b=per_kw * el["derate"].to_numpy(dtype=float) / kw)).groupby("customer")["b"]
+    best = (el.assign(b=per_kw * column_values(el, "derate", dtype=float) / kw)).groupby(
+        "customer"
+    )["b"]
     best_of = best.max().reindex(f["customer"]).fillna(0.0).to_numpy()
     dm = inputs.dataset.table("demand")
     dm = dm[dm["workload"] == "training"].groupby(["customer", "period"])["demand_h100e"].sum()
@@ -380,7 +383,7 @@ def check_cluster_link(inputs: PlanContext) -> pd.DataFrame:
     f = f.assign(demand_h100e=demand.to_numpy())
     big_m = link_bound_h100e(f, site_mw, best_of)
     return violations(
-        "cluster_link", _key(f), f["h100e"], big_m * f["y"].to_numpy(), "<=", inputs.tolerance
+        "cluster_link", _key(f), f["h100e"], big_m * column_values(f, "y"), "<=", inputs.tolerance
     )
 
 
@@ -388,7 +391,7 @@ def _check_minimum(inputs: PlanContext, family: str, used: str, minimum: str) ->
     f = _occupancy(inputs)
     if f is None:
         return violations(family, pd.Series([], dtype=str), [], [], ">=", 0.0)
-    f = f[f["occupied"].to_numpy() & (f[minimum].to_numpy(dtype=float) > 0)]
+    f = f[column_values(f, "occupied") & (f[minimum].to_numpy(dtype=float) > 0)]
     return violations(family, _key(f), f[used], f[minimum], ">=", inputs.tolerance)
 
 
@@ -407,7 +410,7 @@ def check_cluster_max_sites(inputs: PlanContext) -> pd.DataFrame:
     f = _occupancy(inputs)
     if f is None:
         return violations("cluster_max_sites", pd.Series([], dtype=str), [], [], "<=", 0.0)
-    f = f[f["max_sites"].to_numpy(dtype=float) > 0]
+    f = f[column_values(f, "max_sites", dtype=float) > 0]
     g = f.groupby(["customer", "period"], as_index=False).agg(
         n=("occupied", "sum"), max_sites=("max_sites", "first")
     )
@@ -532,7 +535,7 @@ def add_cluster_columns(builder: ModelBuilder, columns: ScenarioColumns) -> None
     keys = _cluster_keys(columns)
     cluster = keys[["k", "s", "t"]].astype(np.int64)
     columns.cluster = cluster.assign(col=builder.add_vars("cluster", scenario.index, cluster))
-    start = keys.loc[~keys["first"].to_numpy(dtype=bool), ["k", "s", "t"]].astype(np.int64)
+    start = keys.loc[~column_values(keys, "first", dtype=bool), ["k", "s", "t"]].astype(np.int64)
     start = start.reset_index(drop=True)
     columns.cluster_start = start.assign(
         col=builder.add_vars("cluster_start", scenario.index, start)
@@ -549,7 +552,7 @@ def price_cluster_switch(builder: ModelBuilder, columns: ScenarioColumns) -> Non
             "cluster_switch",
             cost["col"],
             cost["t"],
-            cost["switch_cost_usd"].to_numpy(float),
+            column_values(cost, "switch_cost_usd", dtype=float),
         )
 
 

@@ -11,6 +11,7 @@ from optimizer.components.component import ResultTable
 from optimizer.components.placement import cluster_rules
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import BOOL, CUSTOMER, F64, PERIOD, SITE, STR, col
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import (
     Groups,
@@ -30,7 +31,7 @@ def _training_clusters(ctx: PlanContext) -> pd.DataFrame:
     (:class:`optimizer.lp.grouping.Groups`, the sums pandas gives).
     """
     assignment = ctx.table("assignment")
-    a = assignment[assignment["workload"].to_numpy() == "training"]
+    a = assignment[column_values(assignment, "workload") == "training"]
     keys = ["customer", "period", "site"]
     cols = {k: a[k].to_numpy() for k in [*keys, "chip"]}
     g = Groups([cols[k] for k in keys])

@@ -18,9 +18,10 @@ import pandas as pd
 from optimizer.components.capacity_online import site_capacity_table
 from optimizer.components.migration_inputs import plan_factor
 from optimizer.components.quantities import ChipSiteWork, fleet_values, site_energy
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import rows_at, take
-from optimizer.lp.reuse_cache import cached_for
+from optimizer.lp.reuse_cache import cached_for, cached_on_cells
 
 __all__ = ["Duals", "PlanContext", "TableBuilder", "site_period_keys"]
 
@@ -117,10 +118,16 @@ class PlanContext:
         self.exact_clusters = exact_clusters
         self.commitments = dataset.table("commitments") if commitments is None else commitments
         self.periods = list(dataset.periods)
-        self.sites = dataset.table("sites").set_index("site")
-        self.chips = dataset.table("chips").set_index("chip")
+        # by name, kept per model structure while the table is the same object (read only)
+        self.sites = self._by_name("sites", "site")
+        self.chips = self._by_name("chips", "chip")
         self._builders = dict(builders or {})
         self._once: dict[Any, Any] = {}
+
+    def _by_name(self, table: str, key: str) -> pd.DataFrame:
+        """Return the dataset's ``table`` indexed by ``key`` (kept while the same table)."""
+        frame = self.dataset.table(table)
+        return self.reuse(("by_name", table, key), (frame,), lambda: frame.set_index(key))
 
     def table(self, name: str) -> pd.DataFrame:
         """Return result table ``name``, built once (before its typing to the schema)."""
@@ -146,9 +153,21 @@ class PlanContext:
 
     @cached_property
     def site_periods(self) -> pd.DataFrame:
-        """Every (site, period) pair, site-major (once per model structure and sites table)."""
+        """Every (site, period) pair, site-major (once per model structure and site names).
+
+        Kept while the sites' names are the same cells (a case that changes a number of
+        the sites table keeps it); never changed by its readers.
+        """
         sites = self.dataset.table("sites")
-        return self.reuse(("site_periods",), (sites,), lambda: _site_periods(sites, self.periods))
+        if self.cache is None:
+            return _site_periods(sites, self.periods)
+        names = column_values(sites, "site")
+        return cached_on_cells(
+            self.cache,
+            ("site_periods", tuple(self.periods)),
+            (names,),
+            lambda: _site_periods(sites, self.periods),
+        )
 
     @cached_property
     def capacity(self) -> pd.DataFrame:
@@ -163,7 +182,7 @@ class PlanContext:
     def build(self) -> pd.DataFrame:
         """``site, period, value`` (MW decided), ``capacity`` (online IT MW) and ``decided``."""
         f = self._built("build_mw", "it_capacity_mw")
-        return f.assign(decided=self.capacity["decided_capacity_mw"].to_numpy())
+        return f.assign(decided=column_values(self.capacity, "decided_capacity_mw"))
 
     @cached_property
     def liquid(self) -> pd.DataFrame:
@@ -173,7 +192,7 @@ class PlanContext:
     @cached_property
     def work(self) -> ChipSiteWork:
         """Fleet and assigned chips per (chip, site, period), at the workload's power factor."""
-        power_factor = self.dataset.table("workloads").set_index("workload")["power_factor"]
+        power_factor = indexed(self.dataset.table("workloads"), "workload")["power_factor"]
         return ChipSiteWork(self.fleet, self.frames["assign"], power_factor)
 
     @cached_property
@@ -193,11 +212,11 @@ class PlanContext:
         e = self.site_energy
         return object_frame(
             {
-                "site": e["site"].to_numpy(),
-                "period": e["period"].to_numpy(),
-                "mw": e["it_mw"].to_numpy(),
-                "liq_mw": e["liq_mw"].to_numpy(),
-                "fac_mw": e["fac_mw"].to_numpy(),
+                "site": column_values(e, "site"),
+                "period": column_values(e, "period"),
+                "mw": column_values(e, "it_mw"),
+                "liq_mw": column_values(e, "liq_mw"),
+                "fac_mw": column_values(e, "fac_mw"),
             }
         )
 
@@ -216,11 +235,11 @@ class PlanContext:
             out = a.merge(el, on=keys, how="left")
         else:
             # the eligibility row of each (customer, chip): a left merge on unique keys
-            at = rows_at([a[k] for k in keys], [el[k] for k in keys])
+            at = rows_at([column_values(a, k) for k in keys], [column_values(el, k) for k in keys])
             out = a.assign(**{c: take(el[c].to_numpy(), at) for c in el.columns if c not in keys})
         # a margin plan's migration schedule scales the derate (1 elsewhere)
         factor = plan_factor(self.dataset, self.frames, out)
-        return out.assign(derate=out["derate"].to_numpy(dtype=float) * factor)
+        return out.assign(derate=column_values(out, "derate", dtype=float) * factor)
 
 
 def site_period_keys(frame: pd.DataFrame) -> Callable[[np.ndarray], np.ndarray]:

@@ -46,6 +46,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import Groups, group_sum, key_text
 from optimizer.lp.violations import equal_violations, violations
@@ -93,11 +94,11 @@ def pool_keys(
     s = serve.sort_values([*PAIR_KEYS, "e"], kind="stable").reset_index(drop=True)
     key = s[PAIR_KEYS].to_numpy(dtype=np.int64)
     start = np.flatnonzero(np.r_[True, (key[1:] != key[:-1]).any(axis=1)])
-    e = s["e"].to_numpy(dtype=np.int64)
+    e = column_values(s, "e", dtype=np.int64)
     bits = np.left_shift(np.ones(1, dtype=object), e.astype(object))  # any number of regions
     mask = np.bitwise_or.reduceat(bits, start)
     size = np.diff(np.r_[start, len(s)])
-    derate = s["derate"].to_numpy(dtype=float)
+    derate = column_values(s, "derate", dtype=float)
     same = np.minimum.reduceat(derate, start) == np.maximum.reduceat(derate, start)
     pairs = s.loc[start, PAIR_KEYS].reset_index(drop=True)
     pairs["mask"] = mask
@@ -119,7 +120,7 @@ def pool_keys(
     ps["q"] = np.array([q_of[mk] for mk in ps["mask"]], dtype=np.int64)
     row_pooled = np.repeat(pooled, size)
     kept = s.loc[~row_pooled].sort_values(["c", "e", "k", "w", "g", "t"]).reset_index(drop=True)
-    q_rows = np.repeat(ps["q"].to_numpy(), ps["m"].to_numpy(dtype=np.int64))
+    q_rows = np.repeat(column_values(ps, "q"), column_values(ps, "m", dtype=np.int64))
     draw = s.loc[row_pooled, ["c", "e", "w", "t"]].assign(q=q_rows)
     draw = draw.drop_duplicates().sort_values(["c", "q", "e", "w", "t"]).reset_index(drop=True)
     pool_serve = ps[["c", "q", "k", "w", "g", "t", "derate"]].sort_values(
@@ -161,28 +162,28 @@ def spread_pool_service(pool_serve: pd.DataFrame, pool_draw: pd.DataFrame) -> pd
         only (a pool that draws nothing serves nothing).
     """
     cols = ["chip", "region", "customer", "workload", "demand_regions", "period", "value", "pool"]
-    ps = pool_serve[pool_serve["value"].to_numpy() > 0]
-    pdw = pool_draw[pool_draw["value"].to_numpy() > 0]
+    ps = pool_serve[column_values(pool_serve, "value") > 0]
+    pdw = pool_draw[column_values(pool_draw, "value") > 0]
     if ps.empty or pdw.empty:
         empty = {c: np.array([], dtype=float if c == "value" else object) for c in cols}
         return object_frame(empty)
     g = ["chip", "pool", "workload", "period"]
     total = pdw.groupby(g, sort=False)["value"].sum().rename("total").reset_index()
     d = pdw.merge(total, on=g)
-    d["share"] = d["value"].to_numpy(dtype=float) / d["total"].to_numpy(dtype=float)
+    d["share"] = column_values(d, "value", dtype=float) / column_values(d, "total", dtype=float)
     m = ps.merge(d[[*g, "region", "share"]], on=g)
-    value = m["value"].to_numpy(dtype=float) * m["share"].to_numpy(dtype=float)
+    value = column_values(m, "value", dtype=float) * column_values(m, "share", dtype=float)
     keep = value > 0
     return object_frame(
         {
-            "chip": m["chip"].to_numpy()[keep],
-            "region": m["region"].to_numpy()[keep],
-            "customer": m["customer"].to_numpy()[keep],
-            "workload": m["workload"].to_numpy()[keep],
-            "demand_regions": m["demand_regions"].to_numpy()[keep],
-            "period": m["period"].to_numpy()[keep],
+            "chip": column_values(m, "chip")[keep],
+            "region": column_values(m, "region")[keep],
+            "customer": column_values(m, "customer")[keep],
+            "workload": column_values(m, "workload")[keep],
+            "demand_regions": column_values(m, "demand_regions")[keep],
+            "period": column_values(m, "period")[keep],
             "value": value[keep],
-            "pool": m["pool"].to_numpy()[keep],
+            "pool": column_values(m, "pool")[keep],
         }
     )
 
@@ -198,10 +199,13 @@ def _side_by_side(
     """
     nx = len(x)
     groups = Groups(
-        [np.concatenate([x[k].to_numpy(dtype=object), y[k].to_numpy(dtype=object)]) for k in keys]
+        [
+            np.concatenate([column_values(x, k, dtype=object), column_values(y, k, dtype=object)])
+            for k in keys
+        ]
     )
-    lhs = group_sum(groups.ids[:nx], x["value"].to_numpy(dtype=float), groups.n)
-    rhs = group_sum(groups.ids[nx:], y["value"].to_numpy(dtype=float), groups.n)
+    lhs = group_sum(groups.ids[:nx], column_values(x, "value", dtype=float), groups.n)
+    rhs = group_sum(groups.ids[nx:], column_values(y, "value", dtype=float), groups.n)
 
     return equal_violations(family, key_text(groups, len(keys), prefix), lhs, rhs, tol)
 

@@ -69,6 +69,7 @@ from optimizer.components.power_flex import (
 from optimizer.components.power_inputs import GRID, PowerData, power_data, power_modelled
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.frames import column_values
 
 POWER_KINDS = ("grid_upgrade", "onsite_build", "power_energy")
 HOURS_PER_YEAR = 8760.0
@@ -80,15 +81,15 @@ def _decisions(options: pd.DataFrame, n_periods: int) -> pd.DataFrame:
     """Decision keys (s, o, t) whose capacity comes online inside the horizon."""
     if options.empty:
         return pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in ("s", "o", "t")})
-    count = np.maximum(n_periods - options["lead"].to_numpy(), 0)
+    count = np.maximum(n_periods - column_values(options, "lead"), 0)
     keys = expand(options[["s", "o"]], np.zeros(len(options), dtype=np.int64), count, "t")
     return keys.astype(np.int64)
 
 
 def online(decisions: pd.DataFrame, lead: np.ndarray, n_periods: int) -> pd.DataFrame:
     """Pairs (s, o, t, col, t_var): decision column ``col`` is online in period t."""
-    start = decisions["t"].to_numpy() + lead
-    v = decisions.assign(t_var=decisions["t"].to_numpy())
+    start = column_values(decisions, "t") + lead
+    v = decisions.assign(t_var=column_values(decisions, "t"))
     return expand(v.drop(columns="t"), start, n_periods - start, "t")
 
 
@@ -99,7 +100,7 @@ def _energy_keys(columns: ScenarioColumns, pw: PowerData) -> pd.DataFrame:
     grid = load.assign(o=scenario.source_names.index(GRID))
     parts = [grid]
     if len(pw.onsite):
-        gen = pw.onsite[pw.onsite["storage"].to_numpy() <= 0]  # a battery makes no energy
+        gen = pw.onsite[column_values(pw.onsite, "storage") <= 0]  # a battery makes no energy
         on = load.merge(gen[["s", "o", "lead", "init"]], on="s")
         parts.append(on[(on["t"] >= on["lead"]) | (on["init"] > 0)][["s", "t", "o"]])
     if len(pw.ppa):
@@ -114,28 +115,28 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -
     power = columns.power
     up = power["grid_upgrade"].merge(pw.upgrades, on=["s", "o"])
     if len(up):
-        on = online(up[["s", "o", "t", "col"]], up["lead"].to_numpy(), T)
+        on = online(up[["s", "o", "t", "col"]], column_values(up, "lead"), T)
         on = on.merge(pw.upgrades[["s", "o", "cost", "life", "lead"]], on=["s", "o"])
         on = on[on["t"] < on["t_var"] + on["lead"] + on["life"]]
-        rent = on["cost"].to_numpy() / on["life"].to_numpy()
+        rent = column_values(on, "cost") / column_values(on, "life")
         builder.add_cost(i, "grid_upgrade", on["col"], on["t"], rent)
-    rented = pw.onsite[~pw.onsite["bridge"].to_numpy(dtype=bool)]
+    rented = pw.onsite[~column_values(pw.onsite, "bridge", dtype=bool)]
     gb = power["onsite_build"].merge(rented, on=["s", "o"])
     if len(gb):
-        on = online(gb[["s", "o", "t", "col"]], gb["lead"].to_numpy(), T)
+        on = online(gb[["s", "o", "t", "col"]], column_values(gb, "lead"), T)
         on = on.merge(pw.onsite[["s", "o", "capex", "life", "fixed", "lead"]], on=["s", "o"])
         on = on[on["t"] < on["t_var"] + on["lead"] + on["life"]]
-        t = on["t"].to_numpy()
-        per_mw = on["capex"].to_numpy() / on["life"].to_numpy()
-        per_mw = per_mw + on["fixed"].to_numpy() * hours[t] / HOURS_PER_YEAR
+        t = column_values(on, "t")
+        per_mw = column_values(on, "capex") / column_values(on, "life")
+        per_mw = per_mw + column_values(on, "fixed") * hours[t] / HOURS_PER_YEAR
         builder.add_cost(i, "onsite_power", on["col"], t, per_mw)
     add_bridge_costs(builder, columns, pw)
     en = power["power_energy"]
     usd, carbon, term = energy_unit_costs(scenario, pw, en)
-    t = en["t"].to_numpy()
+    t = column_values(en, "t")
     for name in ("energy", "onsite_power"):
         m = term == name
-        builder.add_cost(i, name, en["col"].to_numpy()[m], t[m], usd[m])
+        builder.add_cost(i, name, column_values(en, "col")[m], t[m], usd[m])
     builder.add_cost(i, "carbon", en["col"], t, carbon * pw.carbon_price[t])
 
 
@@ -151,22 +152,22 @@ def energy_unit_costs(
         fuel x heat rate), carbon per MWh, and the cost term (``energy`` or
         ``onsite_power``), each of shape (len(keys),).
     """
-    s = keys["s"].to_numpy()
+    s = column_values(keys, "s")
     usd = scenario.site_attr(s, "energy_price_usd_per_mwh").astype(float)
     carbon = scenario.site_attr(s, "carbon_t_per_mwh").astype(float)
     term = np.full(len(keys), "energy", dtype=object)
     if len(pw.onsite):
         m = keys[["s", "o"]].merge(pw.onsite, on=["s", "o"], how="left")
         hit = m["var_cost"].notna().to_numpy()
-        usd = np.where(hit, m["var_cost"].to_numpy(dtype=float), usd)
-        carbon = np.where(hit, m["carbon"].to_numpy(dtype=float), carbon)
+        usd = np.where(hit, column_values(m, "var_cost", dtype=float), usd)
+        carbon = np.where(hit, column_values(m, "carbon", dtype=float), carbon)
         term = np.where(hit, "onsite_power", term)
     if len(pw.ppa):
         ppa = pw.ppa.drop_duplicates(["o", "s", "t"])
         m = keys[["s", "o", "t"]].merge(ppa, on=["s", "o", "t"], how="left")
         hit = m["price"].notna().to_numpy()
-        usd = np.where(hit, m["price"].to_numpy(dtype=float), usd)
-        carbon = np.where(hit, m["carbon"].to_numpy(dtype=float), carbon)
+        usd = np.where(hit, column_values(m, "price", dtype=float), usd)
+        carbon = np.where(hit, column_values(m, "carbon", dtype=float), carbon)
     return usd, carbon, term
 
 
@@ -236,7 +237,7 @@ def define_grid_upgrade_total(builder: ModelBuilder, columns: ScenarioColumns) -
     keys = cols.groupby(["s", "o"], as_index=False)["t"].max()
     keys = keys.merge(pw.upgrades[["s", "o", "total"]], on=["s", "o"])
     rows = builder.add_rows(
-        "grid_upgrade_total", columns.scenario.index, keys, "<=", keys["total"].to_numpy()
+        "grid_upgrade_total", columns.scenario.index, keys, "<=", column_values(keys, "total")
     )
     m = cols.merge(keys[["s", "o"]].assign(row=rows), on=["s", "o"])
     builder.add_terms(m["row"], m["col"], 1.0)
@@ -251,7 +252,7 @@ def define_onsite_cap(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     cols = power["onsite_build"]
     keys = cols.groupby(["s", "o"], as_index=False)["t"].max()
     keys = keys.merge(pw.onsite[["s", "o", "max_mw", "init"]], on=["s", "o"])
-    rhs = keys["max_mw"].to_numpy() - keys["init"].to_numpy()
+    rhs = column_values(keys, "max_mw") - column_values(keys, "init")
     rows = builder.add_rows("onsite_cap", columns.scenario.index, keys, "<=", rhs)
     m = cols.merge(keys[["s", "o"]].assign(row=rows), on=["s", "o"])
     builder.add_terms(m["row"], m["col"], 1.0)
@@ -266,10 +267,12 @@ def facility_terms(columns: ScenarioColumns) -> tuple[pd.DataFrame, pd.DataFrame
     fleet_it, assign_it, initial_it = energy_coefficients(columns)
     parts = []
     for f in (fleet_it, assign_it):
-        pue = scenario.cooling_split(f["c"].to_numpy(), f["s"].to_numpy(), *_PUE)
-        parts.append(f[["s", "t", "col"]].assign(mwh=f["it"].to_numpy() * pue))
-    pue = scenario.cooling_split(initial_it["c"].to_numpy(), initial_it["s"].to_numpy(), *_PUE)
-    const = initial_it[["s", "t"]].assign(mwh=initial_it["it"].to_numpy() * pue)
+        pue = scenario.cooling_split(column_values(f, "c"), column_values(f, "s"), *_PUE)
+        parts.append(f[["s", "t", "col"]].assign(mwh=column_values(f, "it") * pue))
+    pue = scenario.cooling_split(
+        column_values(initial_it, "c"), column_values(initial_it, "s"), *_PUE
+    )
+    const = initial_it[["s", "t"]].assign(mwh=column_values(initial_it, "it") * pue)
     const = const.groupby(["s", "t"], as_index=False)["mwh"].sum()
     return pd.concat(parts, ignore_index=True), const
 
@@ -285,27 +288,27 @@ def define_power_energy_balance(builder: ModelBuilder, columns: ScenarioColumns)
     per_unit, const = facility_terms(columns)
     keys = keys.merge(const, on=["s", "t"], how="left").fillna({"mwh": 0.0})
     rows = builder.add_rows(
-        "power_energy_balance", columns.scenario.index, keys, "==", keys["mwh"].to_numpy()
+        "power_energy_balance", columns.scenario.index, keys, "==", column_values(keys, "mwh")
     )
     row_of = keys[["s", "t"]].assign(row=rows)
     m = en.merge(row_of, on=["s", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
     m = per_unit.merge(row_of, on=["s", "t"])
-    builder.add_terms(m["row"], m["col"], -m["mwh"].to_numpy())
+    builder.add_terms(m["row"], m["col"], -column_values(m, "mwh"))
 
 
 def _online_upgrades(power: dict[str, Any], pw: PowerData, n_periods: int) -> pd.DataFrame:
     up = power["grid_upgrade"].merge(pw.upgrades[["s", "o", "lead"]], on=["s", "o"])
     if up.empty:
         return pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in ("s", "o", "t", "col")})
-    return online(up[["s", "o", "t", "col"]], up["lead"].to_numpy(), n_periods)
+    return online(up[["s", "o", "t", "col"]], column_values(up, "lead"), n_periods)
 
 
 def _online_onsite(power: dict[str, Any], pw: PowerData, n_periods: int) -> pd.DataFrame:
     gb = power["onsite_build"].merge(pw.onsite[["s", "o", "lead"]], on=["s", "o"])
     if gb.empty:
         return pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in ("s", "o", "t", "col")})
-    return online(gb[["s", "o", "t", "col"]], gb["lead"].to_numpy(), n_periods)
+    return online(gb[["s", "o", "t", "col"]], column_values(gb, "lead"), n_periods)
 
 
 def site_supply(
@@ -335,9 +338,9 @@ def site_supply(
     T = scenario.n_periods
     parts = [_online_upgrades(power, pw, T)[["s", "t", "col"]].assign(mw=1.0)]
     on = _online_onsite(power, pw, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
-    parts.append(on[["s", "t", "col"]].assign(mw=on["avail"].to_numpy()))
+    parts.append(on[["s", "t", "col"]].assign(mw=column_values(on, "avail")))
     out = retired_terms(power, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
-    parts.append(out[["s", "t", "col"]].assign(mw=-out["avail"].to_numpy()))
+    parts.append(out[["s", "t", "col"]].assign(mw=-column_values(out, "avail")))
     parts.append(flexible_supply_terms(power, T, firm=firm))
     terms = pd.concat(parts, ignore_index=True)
     consts = [empty[["s", "t", "mw"]]]
@@ -345,10 +348,12 @@ def site_supply(
     if len(init):
         zero = np.zeros(len(init), dtype=np.int64)
         c = expand(init[["s", "init", "avail"]], zero, np.full(len(init), T), "t")
-        consts.append(c.assign(mw=c["init"].to_numpy() * c["avail"].to_numpy())[["s", "t", "mw"]])
+        consts.append(
+            c.assign(mw=column_values(c, "init") * column_values(c, "avail"))[["s", "t", "mw"]]
+        )
     if len(pw.ppa):
         firm_ppa = pw.ppa[pw.ppa["firm"]].drop_duplicates(["o", "s", "t"])
-        mw = firm_ppa["mwh_cap"].to_numpy() / scenario.hours[firm_ppa["t"].to_numpy()]
+        mw = column_values(firm_ppa, "mwh_cap") / scenario.hours[column_values(firm_ppa, "t")]
         consts.append(firm_ppa[["s", "t"]].assign(mw=mw))
     const = pd.concat(consts, ignore_index=True).groupby(["s", "t"], as_index=False)["mw"].sum()
     return const, terms
@@ -370,10 +375,10 @@ def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
         firm_sites |= set(flex["s"].tolist())
     keys = en[en["s"].isin(sorted(firm_sites))][["s", "t"]].drop_duplicates()
     keys = keys.merge(scenario.grid, on=["s", "t"], how="left").sort_values(["s", "t"])
-    keys = keys[np.isfinite(keys["grid_mw"].to_numpy(dtype=float))].reset_index(drop=True)
+    keys = keys[np.isfinite(column_values(keys, "grid_mw", dtype=float))].reset_index(drop=True)
     if keys.empty:
         return
-    rhs = keys["grid_mw"].to_numpy(dtype=float) * scenario.hours[keys["t"].to_numpy()]
+    rhs = column_values(keys, "grid_mw", dtype=float) * scenario.hours[column_values(keys, "t")]
     rows = builder.add_rows("grid_energy", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
     grid_o = scenario.source_names.index(GRID)
@@ -384,9 +389,9 @@ def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     m = through_grid.merge(row_of, on=["s", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
     up = _online_upgrades(power, pw, scenario.n_periods).merge(row_of, on=["s", "t"])
-    builder.add_terms(up["row"], up["col"], -scenario.hours[up["t"].to_numpy()])
+    builder.add_terms(up["row"], up["col"], -scenario.hours[column_values(up, "t")])
     fx = flexible_energy_terms(power, scenario).merge(row_of, on=["s", "t"])
-    builder.add_terms(fx["row"], fx["col"], -fx["mwh"].to_numpy())
+    builder.add_terms(fx["row"], fx["col"], -column_values(fx, "mwh"))
 
 
 def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -400,17 +405,19 @@ def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     if keys.empty:
         return
     keys = keys.sort_values(["s", "o", "t"]).reset_index(drop=True)
-    h = scenario.hours[keys["t"].to_numpy()]
-    rhs = keys["avail"].to_numpy() * keys["init"].to_numpy() * h
+    h = scenario.hours[column_values(keys, "t")]
+    rhs = column_values(keys, "avail") * column_values(keys, "init") * h
     rows = builder.add_rows("onsite_energy", scenario.index, keys, "<=", rhs)
     builder.add_terms(rows, keys["col"], 1.0)
     row_of = keys[["s", "o", "t", "avail"]].assign(row=rows)
     on = _online_onsite(power, pw, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
-    coef = -on["avail"].to_numpy() * scenario.hours[on["t"].to_numpy()]
+    coef = -column_values(on, "avail") * scenario.hours[column_values(on, "t")]
     builder.add_terms(on["row"], on["col"], coef)
     out = retired_terms(power, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
     builder.add_terms(
-        out["row"], out["col"], out["avail"].to_numpy() * scenario.hours[out["t"].to_numpy()]
+        out["row"],
+        out["col"],
+        column_values(out, "avail") * scenario.hours[column_values(out, "t")],
     )
 
 
@@ -432,7 +439,7 @@ def define_ppa_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     if keys.empty:
         return
     rows = builder.add_rows(
-        "ppa_energy", columns.scenario.index, keys, "<=", keys["mwh_cap"].to_numpy()
+        "ppa_energy", columns.scenario.index, keys, "<=", column_values(keys, "mwh_cap")
     )
     m = used.merge(keys[["o", "t"]].assign(row=rows), on=["o", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
@@ -452,10 +459,10 @@ def define_carbon_cap_period(builder: ModelBuilder, columns: ScenarioColumns) ->
     _, pw = got
     keys = pw.period_caps.sort_values("t").reset_index(drop=True)
     rows = builder.add_rows(
-        "carbon_cap_period", columns.scenario.index, keys, "<=", keys["cap"].to_numpy()
+        "carbon_cap_period", columns.scenario.index, keys, "<=", column_values(keys, "cap")
     )
     m = _carbon_per_mwh(columns, pw).merge(keys[["t"]].assign(row=rows), on="t")
-    builder.add_terms(m["row"], m["col"], m["carbon"].to_numpy())
+    builder.add_terms(m["row"], m["col"], column_values(m, "carbon"))
 
 
 def define_carbon_cap_horizon(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -470,4 +477,4 @@ def define_carbon_cap_horizon(builder: ModelBuilder, columns: ScenarioColumns) -
         "carbon_cap_horizon", columns.scenario.index, keys, "<=", np.array([pw.horizon_cap])
     )
     m = _carbon_per_mwh(columns, pw)
-    builder.add_terms(np.full(len(m), rows[0]), m["col"], m["carbon"].to_numpy())
+    builder.add_terms(np.full(len(m), rows[0]), m["col"], column_values(m, "carbon"))

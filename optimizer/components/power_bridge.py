@@ -44,6 +44,7 @@ from optimizer.components.power_inputs import PowerData
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.frames import column_values
 from optimizer.lp.violations import violations
 
 __all__ = [
@@ -68,7 +69,7 @@ def bridges(pw: PowerData) -> pd.DataFrame:
     """Return the bridge rows of the on-site options."""
     if pw.onsite.empty:
         return pw.onsite
-    return pw.onsite[pw.onsite["bridge"].to_numpy(dtype=bool)]
+    return pw.onsite[column_values(pw.onsite, "bridge", dtype=bool)]
 
 
 def add_bridge_columns(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -> None:
@@ -83,7 +84,7 @@ def add_bridge_columns(builder: ModelBuilder, columns: ScenarioColumns, pw: Powe
     if b.empty:
         keys = _empty("s", "o", "t")
     else:
-        start = np.where(b["init"].to_numpy() > 0, 0, np.minimum(b["lead"].to_numpy(), T))
+        start = np.where(column_values(b, "init") > 0, 0, np.minimum(column_values(b, "lead"), T))
         keys = expand(b[["s", "o"]], start, T - start, "t").astype(np.int64)
     cols = builder.add_vars("onsite_retire", columns.scenario.index, keys)
     columns.power["onsite_retire"] = keys.assign(col=cols)
@@ -94,7 +95,7 @@ def retired_terms(power: dict[str, Any], n_periods: int) -> pd.DataFrame:
     r = power.get("onsite_retire")
     if r is None or r.empty:
         return _empty(*_EMPTY)
-    start = r["t"].to_numpy()
+    start = column_values(r, "t")
     return expand(r[["s", "o", "col"]], start, n_periods - start, "t")
 
 
@@ -110,17 +111,17 @@ def add_bridge_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerD
     built = power["onsite_build"].merge(b[["s", "o", "capex", "salvage", "fixed", "lead"]])
     if len(built):
         builder.add_cost(i, "onsite_power", built["col"], built["t"], built["capex"])
-        builder.add_cost(i, "onsite_power", built["col"], last, -built["salvage"].to_numpy())
-        start = built["t"].to_numpy() + built["lead"].to_numpy()
+        builder.add_cost(i, "onsite_power", built["col"], last, -column_values(built, "salvage"))
+        start = column_values(built, "t") + column_values(built, "lead")
         on = expand(built[["col", "fixed"]], start, T - start, "t")
-        fixed = on["fixed"].to_numpy() * hours[on["t"].to_numpy()] / HOURS_PER_YEAR
+        fixed = column_values(on, "fixed") * hours[column_values(on, "t")] / HOURS_PER_YEAR
         builder.add_cost(i, "onsite_power", on["col"], on["t"], fixed)
     ret = power["onsite_retire"].merge(b[["s", "o", "salvage", "fixed"]])
     if len(ret):
-        builder.add_cost(i, "onsite_power", ret["col"], ret["t"], -ret["salvage"].to_numpy())
-        builder.add_cost(i, "onsite_power", ret["col"], last, ret["salvage"].to_numpy())
+        builder.add_cost(i, "onsite_power", ret["col"], ret["t"], -column_values(ret, "salvage"))
+        builder.add_cost(i, "onsite_power", ret["col"], last, column_values(ret, "salvage"))
         on = retired_terms(power, T).merge(ret[["col", "fixed"]], on="col")
-        fixed = on["fixed"].to_numpy() * hours[on["t"].to_numpy()] / HOURS_PER_YEAR
+        fixed = column_values(on, "fixed") * hours[column_values(on, "t")] / HOURS_PER_YEAR
         builder.add_cost(i, "onsite_power", on["col"], on["t"], -fixed)
 
 
@@ -134,13 +135,13 @@ def define_bridge_retire(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     keys = power["onsite_retire"][["s", "o", "t"]].sort_values(["s", "o", "t"])
     keys = keys.reset_index(drop=True).merge(pw.onsite[["s", "o", "init"]], on=["s", "o"])
     rows = builder.add_rows(
-        "bridge_retire", columns.scenario.index, keys, "<=", keys["init"].to_numpy()
+        "bridge_retire", columns.scenario.index, keys, "<=", column_values(keys, "init")
     )
     row_of = keys[["s", "o", "t"]].assign(row=rows)
     out = retired_terms(power, T).merge(row_of, on=["s", "o", "t"])
     builder.add_terms(out["row"], out["col"], 1.0)
     built = power["onsite_build"].merge(pw.onsite[["s", "o", "lead"]], on=["s", "o"])
-    start = built["t"].to_numpy() + built["lead"].to_numpy()
+    start = column_values(built, "t") + column_values(built, "lead")
     on = expand(built[["s", "o", "col"]], start, T - start, "t").merge(row_of, on=["s", "o", "t"])
     builder.add_terms(on["row"], on["col"], -1.0)
 
@@ -156,7 +157,7 @@ def online_mw(inputs: Any, kind: str, options: pd.DataFrame) -> pd.DataFrame:
     dec = dec[dec["value"].abs() > 0].merge(
         options[["site", "source", "lead_periods"]], on=["site", "source"]
     )
-    t_on = dec["period"].map(pos).to_numpy(dtype=np.int64) + dec["lead_periods"].to_numpy()
+    t_on = dec["period"].map(pos).to_numpy(dtype=np.int64) + column_values(dec, "lead_periods")
     keys = options[["site", "source"]].merge(pd.DataFrame({"period": periods}), how="cross")
     keys["t"] = keys["period"].map(pos)
     if dec.empty:
@@ -182,7 +183,7 @@ def retired_mw(inputs: Any) -> pd.DataFrame:
     if f is None or f.empty:
         return pd.DataFrame({c: pd.Series([], dtype=d) for c, d in cols.items()})
     pos = pd.Index(periods)
-    f = f.assign(t=pos.get_indexer(f["period"].to_numpy()))
+    f = f.assign(t=pos.get_indexer(column_values(f, "period")))
     grid = pd.DataFrame({"period": periods, "tt": np.arange(len(periods))})
     m = f[["site", "source", "t", "value"]].merge(grid, how="cross")
     m["retired_mw"] = np.where(m["tt"] >= m["t"], m["value"], 0.0)

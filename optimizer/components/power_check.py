@@ -37,6 +37,7 @@ from optimizer.components.power_inputs import GRID, power_modelled
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.violations import violations
 
 _EMPTY = pd.DataFrame(
@@ -74,8 +75,8 @@ def _facility_mwh(inputs: PlanContext) -> pd.DataFrame:
     """Facility MWh per (site, period) recomputed from the fleet and the assignments."""
     ds, chips, sites, fleet = inputs.dataset, inputs.chips, inputs.sites, inputs.fleet
     assign = inputs.frames["assign"]
-    power_factor = ds.table("workloads").set_index("workload")["power_factor"]
-    hours = ds.table("periods").set_index("period")["hours"]
+    power_factor = indexed(ds.table("workloads"), "workload")["power_factor"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     pf = power_factor.reindex(assign["workload"]).to_numpy(dtype=float)
     ax = assign.assign(pfx=assign["value"] * pf)
     ax = ax.groupby(["chip", "site", "period"], as_index=False)[["value", "pfx"]].sum()
@@ -98,7 +99,7 @@ def _ppa_periods(inputs: PlanContext) -> pd.DataFrame:
     ds = inputs.dataset
     ppas = ds.table("ppas")
     periods = inputs.periods
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     rows = []
     sites = ds.table("sites")
     for _, r in ppas.iterrows():
@@ -196,7 +197,7 @@ def _grid_mw(inputs: PlanContext) -> pd.DataFrame:
     grid = inputs.dataset.table("site_grid")[["site", "period", "grid_mw"]]
     up = online_mw(inputs, "grid_upgrade", _upgrades(inputs.dataset))
     fx = flexible_mw(inputs)
-    fx = fx[["site", "period"]].assign(mw=fx["energy_mw"].to_numpy(dtype=float))
+    fx = fx[["site", "period"]].assign(mw=column_values(fx, "energy_mw", dtype=float))
     up = pd.concat([up[["site", "period", "mw"]], fx], ignore_index=True)
     up = up.groupby(["site", "period"], as_index=False)["mw"].sum()
     m = grid.merge(up, on=["site", "period"], how="left").fillna({"mw": 0.0})
@@ -217,7 +218,7 @@ def check_grid_energy(inputs: PlanContext) -> pd.DataFrame:
     through = through[through["_merge"] == "left_only"]
     used = through.groupby(["site", "period"], as_index=False)["value"].sum()
     cap = _grid_mw(inputs).merge(used, on=["site", "period"])
-    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    hours = indexed(inputs.dataset.table("periods"), "period")["hours"]
     cap["mwh"] = cap["grid_mw"] * hours.reindex(cap["period"]).to_numpy(dtype=float)
     return violations(
         "grid_energy",
@@ -245,7 +246,7 @@ def check_onsite_energy(inputs: PlanContext) -> pd.DataFrame:
         return _none()
     g = _onsite(inputs.dataset)
     on = standing_mw(inputs, g).merge(g, on=["site", "source"])
-    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    hours = indexed(inputs.dataset.table("periods"), "period")["hours"]
     on["cap"] = (
         on["availability"]
         * (on["initial_mw"] + on["mw"])
@@ -274,7 +275,7 @@ def carbon_by_source(inputs: PlanContext) -> pd.DataFrame:
     """``site, source, period, value, carbon_t`` recomputed from the tables."""
     ds = inputs.dataset
     en = _frame(inputs, "power_energy").copy()
-    grid_c = ds.table("sites").set_index("site")["carbon_t_per_mwh"]
+    grid_c = indexed(ds.table("sites"), "site")["carbon_t_per_mwh"]
     per = grid_c.reindex(en["site"]).to_numpy(dtype=float)
     g = _onsite(ds).set_index(["site", "source"])["carbon_t_per_mwh"]
     on = g.reindex(pd.MultiIndex.from_frame(en[["site", "source"]])).to_numpy(dtype=float)
@@ -282,7 +283,7 @@ def carbon_by_source(inputs: PlanContext) -> pd.DataFrame:
     pc = dict(zip("ppa:" + ppa["contract"].astype(str), ppa["carbon_t_per_mwh"], strict=True))
     pp = en["source"].map(pc).to_numpy(dtype=float)
     per = np.where(np.isfinite(on), on, np.where(np.isfinite(pp), pp, per))
-    return en.assign(carbon_t=en["value"].to_numpy(dtype=float) * per)
+    return en.assign(carbon_t=column_values(en, "value", dtype=float) * per)
 
 
 def _caps(inputs: PlanContext) -> pd.DataFrame:
@@ -295,7 +296,7 @@ def check_carbon_cap_period(inputs: PlanContext) -> pd.DataFrame:
     if not power_modelled(inputs.dataset):
         return _none()
     cp = _caps(inputs)
-    cp = cp[~cp["blank"] & np.isfinite(cp["carbon_cap_t"].to_numpy(dtype=float))]
+    cp = cp[~cp["blank"] & np.isfinite(column_values(cp, "carbon_cap_t", dtype=float))]
     by = carbon_by_source(inputs).groupby("period", as_index=False)["carbon_t"].sum()
     m = cp.merge(by, on="period", how="left").fillna({"carbon_t": 0.0})
     return violations(
@@ -308,7 +309,7 @@ def check_carbon_cap_horizon(inputs: PlanContext) -> pd.DataFrame:
     if not power_modelled(inputs.dataset):
         return _none()
     cp = _caps(inputs)
-    cp = cp[cp["blank"] & np.isfinite(cp["carbon_cap_t"].to_numpy(dtype=float))]
+    cp = cp[cp["blank"] & np.isfinite(column_values(cp, "carbon_cap_t", dtype=float))]
     if cp.empty:
         return _none()
     total = float(carbon_by_source(inputs)["carbon_t"].sum())
@@ -341,12 +342,12 @@ def extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
     on = standing_mw(inputs, g).merge(g, on=["site", "source"])
     on["mw"] = on["availability"] * (on["initial_mw"] + on["mw"])
     fx = flexible_mw(inputs)
-    fx = fx[["site", "period"]].assign(mw=fx["mw"].to_numpy(dtype=float))
+    fx = fx[["site", "period"]].assign(mw=column_values(fx, "mw", dtype=float))
     parts = [up, on[["site", "period", "mw"]], fx]
     ppa = _ppa_periods(inputs)
     if len(ppa):
         firm = ppa[ppa["firm"]].drop_duplicates(["source", "site", "period"])
-        hours = ds.table("periods").set_index("period")["hours"]
+        hours = indexed(ds.table("periods"), "period")["hours"]
         h = hours.reindex(firm["period"]).to_numpy(dtype=float)
         firm = firm.assign(mw=firm["mwh_cap"] / h)
         parts.append(firm[["site", "period", "mw"]])
@@ -464,10 +465,10 @@ FAMILIES: tuple[ConstraintFamily, ...] = (
 
 def _energy_usd(scenario: ScenarioData, per_unit: pd.DataFrame) -> np.ndarray:
     """USD per unit of an energy term: IT MWh x PUE(c,s) x the site's energy price."""
-    c, s = per_unit["c"].to_numpy(), per_unit["s"].to_numpy()
+    c, s = column_values(per_unit, "c"), column_values(per_unit, "s")
     pue = scenario.cooling_split(c, s, "pue_air", "pue_liquid")
     price = scenario.site_attr(s, "energy_price_usd_per_mwh").astype(float)
-    return np.asarray(per_unit["it"].to_numpy() * pue * price)
+    return np.asarray(column_values(per_unit, "it") * pue * price)
 
 
 def price_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:

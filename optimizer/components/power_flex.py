@@ -45,6 +45,7 @@ import pandas as pd
 from optimizer.components.power_inputs import PowerData
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.frames import column_values, indexed
 
 __all__ = [
     "add_flexible_columns",
@@ -74,10 +75,10 @@ def flexible_options(scenario: ScenarioData, pw: PowerData) -> pd.DataFrame:
         {
             "s": scenario.sites.index.to_numpy()[sites.get_indexer(fx["site"].astype(str))],
             "o": names.get_indexer(("upgrade:" + fx["option"].astype(str)).to_numpy()),
-            "flex_lead": fx["flexible_lead_periods"].to_numpy(dtype=np.int64),
-            "share": fx["curtailment_share"].to_numpy(dtype=float),
-            "checkpoint": fx["checkpoint_cost_usd_per_mwh"].to_numpy(dtype=float),
-            "sla": fx["inference_sla_share"].to_numpy(dtype=float),
+            "flex_lead": column_values(fx, "flexible_lead_periods", dtype=np.int64),
+            "share": column_values(fx, "curtailment_share", dtype=float),
+            "checkpoint": column_values(fx, "checkpoint_cost_usd_per_mwh", dtype=float),
+            "sla": column_values(fx, "inference_sla_share", dtype=float),
         }
     )
     return coded.merge(pw.upgrades[["s", "o", "lead", "cost", "life"]], on=["s", "o"])
@@ -97,7 +98,7 @@ def add_flexible_columns(
     if fx.empty:
         keys = _empty("s", "o", "t")
     else:
-        count = np.maximum(T - fx["flex_lead"].to_numpy(), 0)
+        count = np.maximum(T - column_values(fx, "flex_lead"), 0)
         keys = expand(fx[["s", "o"]], np.zeros(len(fx), dtype=np.int64), count, "t")
         keys = keys.astype(np.int64)
     cols = builder.add_vars("flexible_upgrade", scenario.index, keys)
@@ -111,8 +112,8 @@ def _online(frame: pd.DataFrame, n_periods: int) -> pd.DataFrame:
     """Pairs (s, o, t, col, window) of flexible MW energised in t; window: still curtailable."""
     if frame.empty:
         return _empty("s", "o", "t", "col").assign(window=pd.Series([], dtype=bool))
-    start = frame["t"].to_numpy() + frame["flex_lead"].to_numpy()
-    keep = frame.assign(t_var=frame["t"].to_numpy(), firm_from=frame["t"] + frame["lead"])
+    start = column_values(frame, "t") + column_values(frame, "flex_lead")
+    keep = frame.assign(t_var=column_values(frame, "t"), firm_from=frame["t"] + frame["lead"])
     on = expand(keep.drop(columns="t"), start, n_periods - start, "t")
     return on.assign(window=(on["t"] < on["firm_from"]).to_numpy())
 
@@ -127,9 +128,9 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, frame: pd.DataFr
     life = on["t"] < on["t_var"] + on["flex_lead"] + on["life"]
     rent = on[life]
     builder.add_cost(i, "grid_upgrade", rent["col"], rent["t"], rent["cost"] / rent["life"])
-    w = on[on["window"].to_numpy()]
-    curtailed = w["share"].to_numpy() * hours[w["t"].to_numpy()]
-    builder.add_cost(i, "curtailment", w["col"], w["t"], curtailed * w["checkpoint"].to_numpy())
+    w = on[column_values(on, "window")]
+    curtailed = column_values(w, "share") * hours[column_values(w, "t")]
+    builder.add_cost(i, "curtailment", w["col"], w["t"], curtailed * column_values(w, "checkpoint"))
 
 
 def flexible_supply_terms(power: dict[str, Any], n_periods: int, *, firm: bool) -> pd.DataFrame:
@@ -145,7 +146,7 @@ def flexible_supply_terms(power: dict[str, Any], n_periods: int, *, firm: bool) 
         )
     on = _online(frame, n_periods)
     if firm:
-        on = on[~on["window"].to_numpy()]
+        on = on[~column_values(on, "window")]
     return on[["s", "t", "col"]].assign(mw=1.0)
 
 
@@ -157,8 +158,8 @@ def flexible_energy_terms(power: dict[str, Any], scenario: ScenarioData) -> pd.D
             {"s": np.int64, "t": np.int64, "col": np.int64}
         )
     on = _online(frame, scenario.n_periods)
-    h = scenario.hours[on["t"].to_numpy()]
-    share = np.where(on["window"].to_numpy(), on["share"].to_numpy(), 0.0)
+    h = scenario.hours[column_values(on, "t")]
+    share = np.where(column_values(on, "window"), column_values(on, "share"), 0.0)
     return on[["s", "t", "col"]].assign(mwh=(1.0 - share) * h)
 
 
@@ -196,7 +197,7 @@ def flexible_mw(inputs: Any) -> pd.DataFrame:
     grid = pd.DataFrame({"period": periods, "t": np.arange(len(periods))})
     m = d.merge(grid, how="cross")
     m = m[m["t"] >= m["t_on"]].copy()
-    hours = inputs.dataset.table("periods").set_index("period")["hours"]
+    hours = indexed(inputs.dataset.table("periods"), "period")["hours"]
     m["mw"] = m["value"]
     m["window"] = (m["t"] < m["t_firm"]).to_numpy()
     share = np.where(m["window"], m["curtailment_share"], 0.0)

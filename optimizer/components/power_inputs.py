@@ -16,6 +16,7 @@ import pandas as pd
 from capacity.schema import period_index
 from optimizer.components.scenario import ScenarioData
 from optimizer.lp.builder import expand
+from optimizer.lp.frames import column_values
 
 POWER_TABLES = ("grid_upgrades", "onsite_generation", "ppas", "carbon_policy")
 GRID = "grid"
@@ -101,15 +102,16 @@ def _ppa_periods(scenario: ScenarioData, ppas: pd.DataFrame) -> pd.DataFrame:
             "site": ppas["site"].astype(str).to_numpy(),
             "region": ppas["region"].astype(str).to_numpy(),
             "firm": (ppas["firm"].astype(str) == "yes").to_numpy(),
-            "price": ppas["price_usd_per_mwh"].to_numpy(dtype=float),
-            "carbon": ppas["carbon_t_per_mwh"].to_numpy(dtype=float),
-            "mw": ppas["mw"].to_numpy(dtype=float) * ppas["availability"].to_numpy(dtype=float),
+            "price": column_values(ppas, "price_usd_per_mwh", dtype=float),
+            "carbon": column_values(ppas, "carbon_t_per_mwh", dtype=float),
+            "mw": column_values(ppas, "mw", dtype=float)
+            * column_values(ppas, "availability", dtype=float),
         }
     )
-    t0 = np.maximum(st["t0"].to_numpy(), 0)
-    t1 = np.minimum(st["t1"].to_numpy(), T - 1)
+    t0 = np.maximum(column_values(st, "t0"), 0)
+    t1 = np.minimum(column_values(st, "t1"), T - 1)
     per = expand(st, t0, t1 - t0 + 1, "t")
-    per["mwh_cap"] = per["mw"].to_numpy() * scenario.hours[per["t"].to_numpy()]
+    per["mwh_cap"] = column_values(per, "mw") * scenario.hours[column_values(per, "t")]
     sites = pd.DataFrame(
         {
             "s": scenario.sites.index.to_numpy(dtype=np.int64),
@@ -133,11 +135,11 @@ def _upgrade_options(scenario: ScenarioData) -> pd.DataFrame:
         }
     )
     if len(up):
-        upgrades["cost"] = up["cost_usd_per_mw"].to_numpy(dtype=float)
-        upgrades["lead"] = up["lead_periods"].to_numpy(dtype=np.int64)
-        upgrades["per_period"] = up["max_mw_per_period"].to_numpy(dtype=float)
-        upgrades["total"] = up["max_mw_total"].to_numpy(dtype=float)
-        upgrades["life"] = up["lifetime_periods"].to_numpy(dtype=np.int64)
+        upgrades["cost"] = column_values(up, "cost_usd_per_mw", dtype=float)
+        upgrades["lead"] = column_values(up, "lead_periods", dtype=np.int64)
+        upgrades["per_period"] = column_values(up, "max_mw_per_period", dtype=float)
+        upgrades["total"] = column_values(up, "max_mw_total", dtype=float)
+        upgrades["life"] = column_values(up, "lifetime_periods", dtype=np.int64)
     return _with_columns(upgrades, ("cost", "lead", "per_period", "total", "life"))
 
 
@@ -151,17 +153,17 @@ def _onsite_options(scenario: ScenarioData) -> pd.DataFrame:
         }
     )
     if len(g):
-        onsite["capex"] = g["capex_usd_per_mw"].to_numpy(dtype=float)
-        onsite["fixed"] = g["fixed_cost_usd_per_mw_year"].to_numpy(dtype=float)
-        onsite["var_cost"] = g["variable_cost_usd_per_mwh"].to_numpy(dtype=float) + g[
+        onsite["capex"] = column_values(g, "capex_usd_per_mw", dtype=float)
+        onsite["fixed"] = column_values(g, "fixed_cost_usd_per_mw_year", dtype=float)
+        onsite["var_cost"] = column_values(g, "variable_cost_usd_per_mwh", dtype=float) + g[
             "fuel_price_usd_per_mmbtu"
-        ].to_numpy(dtype=float) * g["heat_rate_mmbtu_per_mwh"].to_numpy(dtype=float)
-        onsite["carbon"] = g["carbon_t_per_mwh"].to_numpy(dtype=float)
-        onsite["lead"] = g["lead_periods"].to_numpy(dtype=np.int64)
-        onsite["avail"] = g["availability"].to_numpy(dtype=float)
-        onsite["max_mw"] = g["max_mw"].to_numpy(dtype=float)
-        onsite["init"] = g["initial_mw"].to_numpy(dtype=float)
-        onsite["life"] = g["lifetime_periods"].to_numpy(dtype=np.int64)
+        ].to_numpy(dtype=float) * column_values(g, "heat_rate_mmbtu_per_mwh", dtype=float)
+        onsite["carbon"] = column_values(g, "carbon_t_per_mwh", dtype=float)
+        onsite["lead"] = column_values(g, "lead_periods", dtype=np.int64)
+        onsite["avail"] = column_values(g, "availability", dtype=float)
+        onsite["max_mw"] = column_values(g, "max_mw", dtype=float)
+        onsite["init"] = column_values(g, "initial_mw", dtype=float)
+        onsite["life"] = column_values(g, "lifetime_periods", dtype=np.int64)
         onsite["bridge"] = _column(g, "bridge", "no").astype(str).eq("yes").to_numpy()
         onsite["salvage"] = _column(g, "salvage_usd_per_mw", 0.0).to_numpy(dtype=float)
         onsite["storage"] = _column(g, "storage_hours", 0.0).to_numpy(dtype=float)
@@ -203,10 +205,10 @@ def _carbon_policy(scenario: ScenarioData) -> tuple[np.ndarray, pd.DataFrame, fl
         rows = cp[~blank]
         t = _positions(scenario, rows["period"])
         inside = (t >= 0) & (t < T)
-        price[t[inside]] = rows["carbon_price_usd_per_t"].to_numpy(dtype=float)[inside]
-        cap = rows["carbon_cap_t"].to_numpy(dtype=float)[inside]
+        price[t[inside]] = column_values(rows, "carbon_price_usd_per_t", dtype=float)[inside]
+        cap = column_values(rows, "carbon_cap_t", dtype=float)[inside]
         caps = pd.DataFrame({"t": t[inside], "cap": cap})
-        caps = caps[np.isfinite(caps["cap"].to_numpy())].reset_index(drop=True)
+        caps = caps[np.isfinite(column_values(caps, "cap"))].reset_index(drop=True)
     return price, caps, horizon_cap
 
 

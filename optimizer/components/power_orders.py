@@ -29,6 +29,7 @@ from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.components.table_columns import DUAL, F64, PERIOD, STR, col
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import value_at
 from optimizer.lp.violations import violations
 
@@ -56,7 +57,7 @@ def _bom(ds: Any) -> pd.DataFrame:
             {
                 "source": p + bom["technology"].astype(str),
                 "resource": bom["resource"].astype(str),
-                "per_mw": bom["per_mw"].to_numpy(dtype=float),
+                "per_mw": column_values(bom, "per_mw", dtype=float),
             }
         )
         for p in _PREFIXES
@@ -87,10 +88,10 @@ def define_equipment_order_book(builder: ModelBuilder, columns: ScenarioColumns)
     if bom.empty:
         return
     names = pd.Index(list(scenario.source_names))
-    bom = bom.assign(o=names.get_indexer(bom["source"].to_numpy()))
+    bom = bom.assign(o=names.get_indexer(column_values(bom, "source")))
     bom = bom[bom["o"] >= 0]
     rnames = pd.Index(list(scenario.resource_names))
-    bom = bom.assign(r=rnames.get_indexer(bom["resource"].to_numpy()))
+    bom = bom.assign(r=rnames.get_indexer(column_values(bom, "resource")))
     draws = _draw_columns(columns).merge(bom[["o", "r", "per_mw"]], on="o")
     draws = draws[draws["t_on"] < scenario.n_periods].rename(columns={"t_on": "t"})
     if draws.empty:
@@ -101,7 +102,7 @@ def define_equipment_order_book(builder: ModelBuilder, columns: ScenarioColumns)
         {
             "r": rnames.get_indexer(books["resource"].astype(str).to_numpy()),
             "t": pd.Index(p0).get_indexer(books["period"].astype(str).to_numpy()),
-            "capacity": books["capacity"].to_numpy(dtype=float),
+            "capacity": column_values(books, "capacity", dtype=float),
         }
     )
     keys = draws[["r", "t"]].drop_duplicates().merge(cap, on=["r", "t"], how="left")
@@ -114,7 +115,7 @@ def define_equipment_order_book(builder: ModelBuilder, columns: ScenarioColumns)
         keys["capacity"].fillna(0.0).to_numpy(),
     )
     m = draws.merge(keys[["r", "t"]].assign(row=rows), on=["r", "t"])
-    builder.add_terms(m["row"], m["col"], m["per_mw"].to_numpy())
+    builder.add_terms(m["row"], m["col"], column_values(m, "per_mw"))
 
 
 def order_book_use(
@@ -155,7 +156,7 @@ def order_book_use(
     if not decided:
         return empty
     d = pd.concat(decided, ignore_index=True).merge(lead, on=["kind", "site", "source"])
-    t_on = d["period"].map(pos).to_numpy(dtype=np.int64) + d["lead"].to_numpy(dtype=np.int64)
+    t_on = d["period"].map(pos).to_numpy(dtype=np.int64) + column_values(d, "lead", dtype=np.int64)
     d = d.assign(t_on=t_on)
     d = d[d["t_on"] < len(periods)].merge(bom, on="source")
     if d.empty:
@@ -174,7 +175,7 @@ def _lead_table(ds: Any) -> pd.DataFrame:
                 "kind": "onsite_build",
                 "site": g["site"].astype(str),
                 "source": "onsite:" + g["technology"].astype(str),
-                "lead": g["lead_periods"].to_numpy(dtype=np.int64),
+                "lead": column_values(g, "lead_periods", dtype=np.int64),
             }
         )
     )
@@ -185,7 +186,7 @@ def _lead_table(ds: Any) -> pd.DataFrame:
                 "kind": "grid_upgrade",
                 "site": up["site"].astype(str),
                 "source": "upgrade:" + up["option"].astype(str),
-                "lead": up["lead_periods"].to_numpy(dtype=np.int64),
+                "lead": column_values(up, "lead_periods", dtype=np.int64),
             }
         )
     )
@@ -196,7 +197,7 @@ def _lead_table(ds: Any) -> pd.DataFrame:
                 "kind": "flexible_upgrade",
                 "site": fx["site"].astype(str),
                 "source": "upgrade:" + fx["option"].astype(str),
-                "lead": fx["flexible_lead_periods"].to_numpy(dtype=np.int64),
+                "lead": column_values(fx, "flexible_lead_periods", dtype=np.int64),
             }
         )
     )
@@ -293,10 +294,10 @@ def _equipment_orders(ctx: PlanContext) -> pd.DataFrame:
         at = value_at(
             [m["resource"], m["period"]],
             [used["resource"], used["period"]],
-            used["used"].to_numpy(dtype=float),
+            column_values(used, "used", dtype=float),
         )
         got = np.where(np.isnan(at), 0.0, at)
-    c = m["capacity"].to_numpy(dtype=float)
+    c = column_values(m, "capacity", dtype=float)
     out = {k: m[k].to_numpy() for k in ("resource", "period", "unit")}
     out["used"] = got
     out["capacity"] = c

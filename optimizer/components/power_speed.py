@@ -24,6 +24,7 @@ from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values
 from optimizer.lp.violations import violations
 
 __all__ = ["COMPONENT", "campus_note"]
@@ -43,7 +44,7 @@ def define_flexible_inference_sla(builder: ModelBuilder, columns: ScenarioColumn
         return
     scenario = columns.scenario
     on = _online(flex, scenario.n_periods)
-    keys = on[on["window"].to_numpy()].groupby(["s", "t"], as_index=False)["sla"].max()
+    keys = on[column_values(on, "window")].groupby(["s", "t"], as_index=False)["sla"].max()
     work = columns.site_work
     work = work[work["w"].isin(_inference_codes(scenario.workload_names))]
     if keys.empty or work.empty:
@@ -53,16 +54,16 @@ def define_flexible_inference_sla(builder: ModelBuilder, columns: ScenarioColumn
         const, on=["s", "t"], how="left"
     )
     keys = keys.fillna({"mw": 0.0}).sort_values(["s", "t"]).reset_index(drop=True)
-    rhs = keys["grid_mw"].fillna(np.inf).to_numpy(dtype=float) + keys["mw"].to_numpy()
+    rhs = keys["grid_mw"].fillna(np.inf).to_numpy(dtype=float) + column_values(keys, "mw")
     keys, rhs = keys[np.isfinite(rhs)], rhs[np.isfinite(rhs)]
     rows = builder.add_rows("flexible_inference_sla", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t", "sla"]].assign(row=rows)
     w = work.merge(row_of, on=["s", "t"])
-    c, s = w["c"].to_numpy(), w["s"].to_numpy()
+    c, s = column_values(w, "c"), column_values(w, "s")
     mw = scenario.it_mw_per_chip(c) * scenario.cooling_split(c, s, *_PUE)
-    builder.add_terms(w["row"], w["col"], mw * w["sla"].to_numpy())
+    builder.add_terms(w["row"], w["col"], mw * column_values(w, "sla"))
     sup = terms.merge(row_of, on=["s", "t"])
-    builder.add_terms(sup["row"], sup["col"], -sup["mw"].to_numpy())
+    builder.add_terms(sup["row"], sup["col"], -column_values(sup, "mw"))
 
 
 # ----------------------------------------------------------------------------- checker side
@@ -76,7 +77,7 @@ def _inference_facility_mw(inputs: Any) -> pd.DataFrame:
     pue = np.where(
         liq, sites["pue_liquid"].reindex(a["site"]), sites["pue_air"].reindex(a["site"])
     ).astype(float)
-    a = a.assign(mw=a["value"].to_numpy(dtype=float) * kw / 1e3 * pue)
+    a = a.assign(mw=column_values(a, "value", dtype=float) * kw / 1e3 * pue)
     return a.groupby(["site", "period"], as_index=False)["mw"].sum()
 
 
@@ -205,9 +206,15 @@ def _campus_table(ctx: Any) -> pd.DataFrame:
     options = ctx.reuse(("bridge_options",), (onsite,), lambda: _bridge_options(ds))
     bound = _grid_bound(ctx)
     br, fx = _bridge_table(ctx), _flexible_table(ctx)
-    b_site, b_period = bound["site"].to_numpy(dtype=object), bound["period"].to_numpy(dtype=object)
-    r_site, r_mw = br["site"].to_numpy(dtype=object), br["standing_mw"].to_numpy(dtype=float)
-    f_site = fx["site"].to_numpy(dtype=object)
+    b_site, b_period = (
+        column_values(bound, "site", dtype=object),
+        column_values(bound, "period", dtype=object),
+    )
+    r_site, r_mw = (
+        column_values(br, "site", dtype=object),
+        column_values(br, "standing_mw", dtype=float),
+    )
+    f_site = column_values(fx, "site", dtype=object)
     f_mw, f_gain, f_curt = (
         fx[c].to_numpy(dtype=float) for c in ("mw", "quarters_gained", "curtailed_mwh")
     )

@@ -26,6 +26,7 @@ from optimizer.components.power_bridge import retired_mw
 from optimizer.components.power_inputs import power_modelled
 from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
+from optimizer.lp.frames import column_values, indexed
 
 __all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw"]
 
@@ -156,7 +157,7 @@ def _power_sources(ctx: PlanContext) -> pd.DataFrame:
     en["energy_mwh"] = en["value"]
     en["cost_usd"] = en["value"] * price
     en["carbon_t"] = en["value"] * carbon
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     ups = _online(_frame(frames, "grid_upgrade"), up, periods)
     ups = ups.groupby(["site", "period"], as_index=False)[["mw", "rent"]].sum()
     gr = grid.merge(ups, on=["site", "period"], how="left").fillna({"mw": 0.0, "rent": 0.0})
@@ -194,14 +195,14 @@ def _power_decisions(ctx: PlanContext) -> pd.DataFrame:
     periods = list(ds.periods)
     pos = {p: i for i, p in enumerate(periods)}
     up, g = _options(ds)
-    grid_price = ds.table("sites").set_index("site")["energy_price_usd_per_mwh"]
+    grid_price = indexed(ds.table("sites"), "site")["energy_price_usd_per_mwh"]
     parts = []
     for kind, frame, opts in (("grid_upgrade", "grid_upgrade", up), ("onsite", "onsite_build", g)):
         d = _frame(frames, frame)
         d = d[d["value"] > _ZERO].merge(opts, on=["site", "source"])
         if d.empty:
             continue
-        t_on = d["period"].map(pos).to_numpy() + d["lead_periods"].to_numpy()
+        t_on = d["period"].map(pos).to_numpy() + column_values(d, "lead_periods")
         capex = d["cost_usd_per_mw"] if kind == "grid_upgrade" else d["capex_usd_per_mw"]
         parts.append(
             pd.DataFrame(
@@ -235,7 +236,7 @@ def _ppa_decisions(
     en = en[en["source"].str.startswith("ppa:") & (en["value"] > _ZERO)].copy()
     if en.empty:
         return pd.DataFrame({c: [] for c in _DECISIONS})
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     en["mw"] = en["value"] / hours.reindex(en["period"]).to_numpy(dtype=float)
     en["_t"] = en["period"].map(pos)
     price, carbon = _unit_prices(ds, en, _options(ds)[1])
@@ -296,15 +297,17 @@ def _extra_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
     g = sources[sources["source"] == "grid"]
     key = pd.MultiIndex.from_frame(g[["site", "period"]])
     parts = [
-        g.assign(extra_mw=g["capacity_mw"].to_numpy() - grid.reindex(key).fillna(0.0).to_numpy())
+        g.assign(
+            extra_mw=column_values(g, "capacity_mw") - grid.reindex(key).fillna(0.0).to_numpy()
+        )
     ]
     _, onsite = _options(ds)
     on = sources.merge(onsite[["site", "source", "availability"]], on=["site", "source"])
     parts.append(on.assign(extra_mw=on["capacity_mw"] * on["availability"]))
     firm = ppa_steps(ds, list(ds.periods))
-    firm = firm[firm["firm"].to_numpy()]
+    firm = firm[column_values(firm, "firm")]
     if len(firm):
-        mw = firm["mw"].to_numpy() * firm["availability"].to_numpy()
+        mw = column_values(firm, "mw") * column_values(firm, "availability")
         parts.append(pd.DataFrame({"site": firm["site"], "period": firm["period"], "extra_mw": mw}))
     out = pd.concat([p[["site", "period", "extra_mw"]] for p in parts], ignore_index=True)
     return out.groupby(["site", "period"], as_index=False)["extra_mw"].sum()

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import period_index
+from optimizer.lp.frames import column_array, column_values, indexed
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import Groups, group_sum, positions, sorted_codes, take
 
@@ -38,20 +39,20 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     periods = list(ds.periods)
     pidx = {p: i for i, p in enumerate(periods)}
     p0 = period_index(periods[0])
-    life = ds.table("chips").set_index("chip")["lifetime_periods"]
+    life = indexed(ds.table("chips"), "chip")["lifetime_periods"]
     ins = frames["install"]
-    ins = ins[ins["value"].to_numpy(dtype=float) > 0]
+    ins = ins[column_values(ins, "value", dtype=float) > 0]
     parts: list[dict[str, np.ndarray]] = []
     if len(ins):
         t = ins["period"].map(pidx).to_numpy(dtype=np.int64)
         L = life.reindex(ins["chip"]).to_numpy(dtype=np.int64)
         parts.append(
             {
-                "chip": ins["chip"].to_numpy(),
-                "site": ins["site"].to_numpy(),
+                "chip": column_values(ins, "chip"),
+                "site": column_values(ins, "site"),
                 "t_in": t,
                 "t_out": t + L,
-                "chips": ins["value"].to_numpy(dtype=float),
+                "chips": column_values(ins, "value", dtype=float),
                 "new": np.ones(len(t), dtype=bool),
             }
         )
@@ -67,7 +68,7 @@ def fleet_values(ds: Any, frames: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
                 "site": f0["site"].astype(str).to_numpy(),
                 "t_in": t,
                 "t_out": t + L,
-                "chips": f0["chips"].to_numpy(dtype=float),
+                "chips": column_values(f0, "chips", dtype=float),
                 "new": np.zeros(len(t), dtype=bool),
             }
         )
@@ -149,8 +150,8 @@ class ChipSiteWork:
         fid, aid = groups.ids[:nf], groups.ids[nf:]
         self.chip, self.site, self.period = (groups.key(i) for i in range(3))
         self.fleet_chips = np.zeros(groups.n)
-        self.fleet_chips[fid] = fleet["fleet_chips"].to_numpy(dtype=float)
-        value = assign["value"].to_numpy(dtype=float)
+        self.fleet_chips[fid] = column_values(fleet, "fleet_chips", dtype=float)
+        value = column_values(assign, "value", dtype=float)
         pf = take(
             power_factor.to_numpy(dtype=float), positions(power_factor.index, assign["workload"])
         )
@@ -162,10 +163,9 @@ class ChipSiteWork:
     def by_site_period(self, values: dict[str, np.ndarray]) -> pd.DataFrame:
         """Return the sums of per-row ``values`` per (site, period) present, sorted."""
         g = Groups([], coded=[self.groups.coded(1), self.groups.coded(2)])
-        out = object_frame({"site": g.key(0), "period": g.key(1)})
-        for name, v in values.items():
-            out[name] = g.sum(v)
-        return out
+        out = {"site": g.key(0), "period": g.key(1)}
+        out.update({name: g.sum(v) for name, v in values.items()})
+        return object_frame(out)
 
 
 def on_site_periods(sp: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
@@ -176,18 +176,18 @@ def on_site_periods(sp: pd.DataFrame, frame: pd.DataFrame) -> pd.DataFrame:
     """
     keys = ["site", "period"]
     n = len(sp)
-    g = Groups([np.concatenate([sp[k].to_numpy(), frame[k].to_numpy()]) for k in keys])
+    g = Groups([np.concatenate([column_values(sp, k), column_values(frame, k)]) for k in keys])
     pos = np.full(g.n, -1, dtype=np.int64)
     pos[g.ids[n:]] = np.arange(len(frame))
     where = pos[g.ids[:n]]
-    out = sp.reset_index(drop=True).copy(deep=False)
+    out = {c: column_array(sp, c) for c in sp.columns}  # the pairs' columns, then the values
     for c in frame.columns:
         if c in keys:
             continue
-        v = frame[c].to_numpy(dtype=float)
+        v = column_values(frame, c, dtype=float)
         got = np.where(where >= 0, v[np.maximum(where, 0)] if len(v) else 0.0, 0.0)
         out[c] = np.where(np.isnan(got), 0.0, got)
-    return out
+    return object_frame(out)
 
 
 def site_energy(ds: Any, work: ChipSiteWork, site_periods: pd.DataFrame) -> pd.DataFrame:
@@ -211,11 +211,11 @@ def site_energy(ds: Any, work: ChipSiteWork, site_periods: pd.DataFrame) -> pd.D
     """
     chips = ds.table("chips").set_index("chip")
     sites = ds.table("sites").set_index("site")
-    hours = ds.table("periods").set_index("period")["hours"]
+    hours = indexed(ds.table("periods"), "period")["hours"]
     c, s = positions(chips.index, work.chip), positions(sites.index, work.site)
-    kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
-    idle = take(chips["idle_power_factor"].to_numpy(dtype=float), c)
-    liq = take(chips["cooling"].to_numpy(), c) == "liquid"
+    kw = take(column_values(chips, "it_kw_per_chip", dtype=float), c)
+    idle = take(column_values(chips, "idle_power_factor", dtype=float), c)
+    liq = take(column_values(chips, "cooling"), c) == "liquid"
     hrs = take(hours.to_numpy(dtype=float), positions(hours.index, work.period))
     it_mwh = hrs / 1e3 * kw * (work.pfx + idle * (work.fleet_chips - work.assigned))
 
@@ -235,8 +235,8 @@ def site_energy(ds: Any, work: ChipSiteWork, site_periods: pd.DataFrame) -> pd.D
         }
     )
     es = on_site_periods(site_periods, es)
-    s = positions(sites.index, es["site"].to_numpy())
-    fac = es["facility_mwh"].to_numpy()
-    es["energy_cost_usd"] = fac * take(sites["energy_price_usd_per_mwh"].to_numpy(), s)
-    es["carbon_t"] = fac * take(sites["carbon_t_per_mwh"].to_numpy(), s)
+    s = positions(sites.index, column_values(es, "site"))
+    fac = column_values(es, "facility_mwh")
+    es["energy_cost_usd"] = fac * take(column_values(sites, "energy_price_usd_per_mwh"), s)
+    es["carbon_t"] = fac * take(column_values(sites, "carbon_t_per_mwh"), s)
     return es

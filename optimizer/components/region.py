@@ -52,6 +52,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import (
     Groups,
@@ -113,10 +114,10 @@ def compact_keys(
 
     def part(frame: pd.DataFrame, keys: list[str], compact: bool) -> pd.DataFrame:
         f = frame.merge(saves, on=BALANCE_KEYS)
-        f = f[f["_saves"].to_numpy() == compact].drop(columns="_saves")
+        f = f[column_values(f, "_saves") == compact].drop(columns="_saves")
         return f.sort_values(keys).reset_index(drop=True)
 
-    kept = part(assign.assign(e=a["e"].to_numpy()), ASSIGN_KEYS, False).drop(columns="e")
+    kept = part(assign.assign(e=column_values(a, "e")), ASSIGN_KEYS, False).drop(columns="e")
     return part(busy, BUSY_KEYS, True), part(serve, SERVE_KEYS, True), kept
 
 
@@ -182,23 +183,23 @@ def split_region_service(
         service they sum to its value times busy total / service total of the group.
         Rows are listed by (chip, region, workload, period) group, then along the line.
     """
-    b = busy[busy["value"].to_numpy() > 0].reset_index(drop=True)
-    s = serve[serve["value"].to_numpy() > 0].reset_index(drop=True)
+    b = busy[column_values(busy, "value") > 0].reset_index(drop=True)
+    s = serve[column_values(serve, "value") > 0].reset_index(drop=True)
     if b.empty or s.empty:
         return _empty_assign()
     region = site_region.reindex(b["site"]).astype(str).to_numpy()
     nb = len(b)
     groups = Groups(
         [
-            np.concatenate([b["chip"].to_numpy(), s["chip"].to_numpy()]),
+            np.concatenate([column_values(b, "chip"), column_values(s, "chip")]),
             np.concatenate([region, s["region"].astype(str).to_numpy()]),
-            np.concatenate([b["workload"].to_numpy(), s["workload"].to_numpy()]),
-            np.concatenate([b["period"].to_numpy(), s["period"].to_numpy()]),
+            np.concatenate([column_values(b, "workload"), column_values(s, "workload")]),
+            np.concatenate([column_values(b, "period"), column_values(s, "period")]),
         ]
     )
     gb, gs = groups.ids[:nb], groups.ids[nb:]
-    bv = b["value"].to_numpy(dtype=float)
-    sv = s["value"].to_numpy(dtype=float)
+    bv = column_values(b, "value", dtype=float)
+    sv = column_values(s, "value", dtype=float)
     total_b = group_sum(gb, bv, groups.n)
     total_s = group_sum(gs, sv, groups.n)
     has_b = np.bincount(gb, minlength=groups.n) > 0
@@ -253,12 +254,12 @@ def _cut(
     if not len(value):
         return _empty_assign()
     cols = {
-        "chip": b["chip"].to_numpy()[bi],
-        "site": b["site"].to_numpy()[bi],
-        "customer": s["customer"].to_numpy()[si],
-        "workload": b["workload"].to_numpy()[bi],
-        "demand_regions": s["demand_regions"].to_numpy()[si],
-        "period": b["period"].to_numpy()[bi],
+        "chip": column_values(b, "chip")[bi],
+        "site": column_values(b, "site")[bi],
+        "customer": column_values(s, "customer")[si],
+        "workload": column_values(b, "workload")[bi],
+        "demand_regions": column_values(s, "demand_regions")[si],
+        "period": column_values(b, "period")[bi],
     }
     # one row per (site, customer) pair in order of first appearance, pieces summed
     pair = Groups(list(cols.values()))

@@ -43,6 +43,7 @@ from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.components.table_columns import CUSTOMER, F64, PERIOD, STR, WORKLOAD, col
 from optimizer.components.unit_economics import UNIT_ECONOMICS
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values, indexed
 
 __all__ = [
     "COMPONENT",
@@ -88,9 +89,9 @@ def customer_prices(customers: pd.DataFrame, customer: object, workload: object)
 
 def _row_prices(scenario: ScenarioData, rows: pd.DataFrame) -> np.ndarray:
     """Price per H100e-quarter of coded rows ``k, w, t``: the contract's, else the spot price."""
-    names = np.asarray(scenario.workload_names, dtype=object)[rows["w"].to_numpy()]
-    customers = scenario.customers["customer"].reindex(rows["k"].to_numpy()).to_numpy()
-    periods = np.asarray(scenario.dataset.periods, dtype=object)[rows["t"].to_numpy()]
+    names = np.asarray(scenario.workload_names, dtype=object)[column_values(rows, "w")]
+    customers = scenario.customers["customer"].reindex(column_values(rows, "k")).to_numpy()
+    periods = np.asarray(scenario.dataset.periods, dtype=object)[column_values(rows, "t")]
     return period_prices(scenario.dataset, customers, names, periods)
 
 
@@ -107,9 +108,9 @@ def define_revenue(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     if unmet.empty:
         return
     price = _row_prices(scenario, unmet)
-    t = unmet["t"].to_numpy()
+    t = column_values(unmet, "t")
     builder.add_cost(scenario.index, "revenue", unmet["col"], t, price)
-    demand = unmet["demand_h100e"].to_numpy(dtype=float)
+    demand = column_values(unmet, "demand_h100e", dtype=float)
     builder.add_const(scenario.index, "revenue", t, -price * demand)
 
 
@@ -124,12 +125,15 @@ def _customer_revenue(ctx: PlanContext) -> pd.DataFrame:
     keys = ["customer", "workload", "period", "regions"]
     out = dm[keys].copy()
     price = period_prices(
-        ctx.dataset, dm["customer"].to_numpy(), dm["workload"].to_numpy(), dm["period"].to_numpy()
+        ctx.dataset,
+        column_values(dm, "customer"),
+        column_values(dm, "workload"),
+        column_values(dm, "period"),
     )
-    periods = ctx.dataset.table("periods").set_index("period")["discount_factor"]
+    periods = indexed(ctx.dataset.table("periods"), "period")["discount_factor"]
     disc = periods.reindex(dm["period"]).to_numpy(dtype=float)
-    demand = dm["demand_h100e"].to_numpy(dtype=float)
-    unmet = dm["unmet_h100e"].to_numpy(dtype=float)
+    demand = column_values(dm, "demand_h100e", dtype=float)
+    unmet = column_values(dm, "unmet_h100e", dtype=float)
     billed = np.maximum(demand - unmet, 0.0)
     out["price_usd_per_h100e_period"] = price
     out["billed_h100e"] = billed
@@ -215,11 +219,11 @@ def revenue_dual_shift(model: Any) -> np.ndarray:
     if not demand.any():
         return shift
     rows = con.loc[demand]
-    customers = np.asarray(model.codes["k"], dtype=object)[rows["k"].to_numpy()]
-    workloads = np.asarray(model.codes["w"], dtype=object)[rows["w"].to_numpy()]
+    customers = np.asarray(model.codes["k"], dtype=object)[column_values(rows, "k")]
+    workloads = np.asarray(model.codes["w"], dtype=object)[column_values(rows, "w")]
     out = np.zeros(len(rows))
-    scenario = rows["scenario"].to_numpy()
-    t = rows["t"].to_numpy()
+    scenario = column_values(rows, "scenario")
+    t = column_values(rows, "t")
     for i, ds in enumerate(model.datasets):
         sel = scenario == i
         labels = np.asarray(ds.periods, dtype=object)[t[sel]]

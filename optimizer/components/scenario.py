@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.lp.frames import column_values
+
 __all__ = ["ScenarioColumns", "ScenarioData", "energy_coefficients"]
 
 
@@ -213,20 +215,20 @@ def energy_coefficients(
         return idle, scenario.chip_attr(c, "it_kw_per_chip").astype(float)
 
     fleet = columns.fleet_columns
-    idle, kw = idle_and_kw(fleet["c"].to_numpy())
+    idle, kw = idle_and_kw(column_values(fleet, "c"))
     fleet_it = fleet[["c", "s", "t", "col"]].assign(
-        it=hours[fleet["t"].to_numpy()] / 1e3 * kw * idle
+        it=hours[column_values(fleet, "t")] / 1e3 * kw * idle
     )
     assign = columns.site_work
-    idle, kw = idle_and_kw(assign["c"].to_numpy())
-    power_factor = scenario.power_factor[assign["w"].to_numpy()]
+    idle, kw = idle_and_kw(column_values(assign, "c"))
+    power_factor = scenario.power_factor[column_values(assign, "w")]
     assign_it = assign[["c", "s", "t", "col"]].assign(
-        it=hours[assign["t"].to_numpy()] / 1e3 * kw * (power_factor - idle)
+        it=hours[column_values(assign, "t")] / 1e3 * kw * (power_factor - idle)
     )
     initial = columns.fleet_keys
     initial = initial[initial["init"] > 0]
-    idle, kw = idle_and_kw(initial["c"].to_numpy())
+    idle, kw = idle_and_kw(column_values(initial, "c"))
     initial_it = initial[["c", "s", "t"]].assign(
-        it=hours[initial["t"].to_numpy()] / 1e3 * kw * idle * initial["init"].to_numpy()
+        it=hours[column_values(initial, "t")] / 1e3 * kw * idle * column_values(initial, "init")
     )
     return fleet_it, assign_it, initial_it

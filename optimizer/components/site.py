@@ -44,10 +44,10 @@ from optimizer.components.construction import (
 from optimizer.components.plan_context import PlanContext, site_period_keys
 from optimizer.components.power import site_supply
 from optimizer.components.power_check import extra_grid_mw
-from optimizer.components.quantities import ChipSiteWork
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns, energy_coefficients
 from optimizer.lp.builder import ModelBuilder, cumulative
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import reindexed, take, value_at
 from optimizer.lp.violations import violations
 
@@ -61,7 +61,7 @@ def _site_rows(
     """Keys (s, t) of a fleet-load row per site and period, with the initial fleet's MW."""
     keys = fleet_keys.assign(mw0=fleet_keys["init"] * mw_per_chip)
     keys = keys.groupby(["s", "t"], as_index=False)["mw0"].sum()
-    return keys, keys["mw0"].to_numpy()
+    return keys, column_values(keys, "mw0")
 
 
 # ----------------------------------------------------------------------------- define
@@ -74,18 +74,20 @@ def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     scenario, fleet_keys = columns.scenario, columns.fleet_keys
     if fleet_keys.empty:
         return
-    mw = scenario.it_mw_per_chip(fleet_keys["c"].to_numpy())
+    mw = scenario.it_mw_per_chip(column_values(fleet_keys, "c"))
     keys, mw0 = _site_rows(fleet_keys, mw)
-    rhs = scenario.site_attr(keys["s"].to_numpy(), "initial_it_mw") - mw0
+    rhs = scenario.site_attr(column_values(keys, "s"), "initial_it_mw") - mw0
     rhs = rhs + pipeline_online(scenario, keys, "it_mw")
     rows = builder.add_rows("site_it_power", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
     fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
-    builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
+    builder.add_terms(
+        fleet["row"], fleet["col"], scenario.it_mw_per_chip(column_values(fleet, "c"))
+    )
     built = online_cumulative(columns.build, scenario).merge(row_of, on=["s", "t"])
     builder.add_terms(built["row"], built["col"], -1.0)
     down = downtime_terms(columns, row_of)
-    builder.add_terms(down["row"], down["col"], down["share"].to_numpy(dtype=float))
+    builder.add_terms(down["row"], down["col"], column_values(down, "share", dtype=float))
 
 
 def define_site_liquid_share(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -100,7 +102,7 @@ def define_site_liquid_share(builder: ModelBuilder, columns: ScenarioColumns) ->
         "site_liquid_share", scenario.index, liquid, "<=", np.zeros(len(liquid))
     )
     builder.add_terms(rows, liquid["col"], 1.0)
-    share = scenario.site_attr(liquid["s"].to_numpy(), "liquid_share_max")
+    share = scenario.site_attr(column_values(liquid, "s"), "liquid_share_max")
     builder.add_terms(rows, liquid["col_b"], -share)
 
 
@@ -112,19 +114,23 @@ def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """
     scenario = columns.scenario
     fleet_keys = columns.fleet_keys
-    fleet_keys = fleet_keys[scenario.chip_attr(fleet_keys["c"].to_numpy(), "cooling") == "liquid"]
+    fleet_keys = fleet_keys[
+        scenario.chip_attr(column_values(fleet_keys, "c"), "cooling") == "liquid"
+    ]
     if fleet_keys.empty:
         return
-    mw = scenario.it_mw_per_chip(fleet_keys["c"].to_numpy())
+    mw = scenario.it_mw_per_chip(column_values(fleet_keys, "c"))
     keys, mw0 = _site_rows(fleet_keys, mw)
-    rhs = scenario.site_attr(keys["s"].to_numpy(), "initial_liquid_mw") - mw0
+    rhs = scenario.site_attr(column_values(keys, "s"), "initial_liquid_mw") - mw0
     rhs = rhs + pipeline_online(scenario, keys, "liquid_mw")
     rows = builder.add_rows("site_liquid", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
     fleet = columns.fleet_columns
-    liquid_only = scenario.chip_attr(fleet["c"].to_numpy(), "cooling") == "liquid"
+    liquid_only = scenario.chip_attr(column_values(fleet, "c"), "cooling") == "liquid"
     fleet = fleet[liquid_only].merge(row_of, on=["s", "t"])
-    builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
+    builder.add_terms(
+        fleet["row"], fleet["col"], scenario.it_mw_per_chip(column_values(fleet, "c"))
+    )
     built = online_cumulative(columns.liquid, scenario).merge(row_of, on=["s", "t"])
     builder.add_terms(built["row"], built["col"], -1.0)
     converted = cumulative(columns.retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
@@ -138,14 +144,18 @@ def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
         return
 
     def facility_mw(frame: pd.DataFrame) -> np.ndarray:
-        c, s = frame["c"].to_numpy(), frame["s"].to_numpy()
+        c, s = column_values(frame, "c"), column_values(frame, "s")
         return scenario.it_mw_per_chip(c) * scenario.cooling_split(c, s, *_PUE)
 
     keys, mw0 = _site_rows(fleet_keys, facility_mw(fleet_keys))
     keys = keys.merge(scenario.grid, on=["s", "t"], how="left")
     supply_const, supply_terms = site_supply(columns)  # the power decisions
     keys = keys.merge(supply_const, on=["s", "t"], how="left").fillna({"mw": 0.0})
-    rhs = keys["grid_mw"].fillna(np.inf).to_numpy() - keys["mw0"].to_numpy() + keys["mw"].to_numpy()
+    rhs = (
+        keys["grid_mw"].fillna(np.inf).to_numpy()
+        - column_values(keys, "mw0")
+        + column_values(keys, "mw")
+    )
     keep = np.isfinite(rhs)
     keys, rhs = keys[keep], rhs[keep]
     rows = builder.add_rows("site_grid", scenario.index, keys, "<=", rhs)
@@ -153,7 +163,7 @@ def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
     builder.add_terms(fleet["row"], fleet["col"], facility_mw(fleet))
     extra = supply_terms.merge(row_of, on=["s", "t"])
-    builder.add_terms(extra["row"], extra["col"], -extra["mw"].to_numpy())
+    builder.add_terms(extra["row"], extra["col"], -column_values(extra, "mw"))
 
 
 def define_site_build_rate(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -161,7 +171,7 @@ def define_site_build_rate(builder: ModelBuilder, columns: ScenarioColumns) -> N
     scenario, build = columns.scenario, columns.build
     if build.empty:
         return
-    limit = scenario.site_attr(build["s"].to_numpy(), "max_build_mw_per_period")
+    limit = scenario.site_attr(column_values(build, "s"), "max_build_mw_per_period")
     rows = builder.add_rows("site_build_rate", scenario.index, build, "<=", limit)
     builder.add_terms(rows, build["col"], 1.0)
 
@@ -171,7 +181,7 @@ def define_site_max(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     scenario, build = columns.scenario, columns.build
     if build.empty:
         return
-    s = build["s"].to_numpy()
+    s = column_values(build, "s")
     room = scenario.site_attr(s, "max_it_mw") - scenario.site_attr(s, "initial_it_mw")
     room = room - pipeline_total(scenario, s)
     rows = builder.add_rows("site_max", scenario.index, build[["s", "t"]], "<=", room)
@@ -188,7 +198,9 @@ def define_site_water(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     fleet_it, assign_it, initial_it = energy_coefficients(columns)
     initial_m3 = initial_it.assign(
         m3=initial_it["it"]
-        * scenario.cooling_split(initial_it["c"].to_numpy(), initial_it["s"].to_numpy(), *_WUE)
+        * scenario.cooling_split(
+            column_values(initial_it, "c"), column_values(initial_it, "s"), *_WUE
+        )
     )
     keys = columns.fleet_keys[["s", "t"]].drop_duplicates()
     keys = keys.merge(
@@ -202,8 +214,8 @@ def define_site_water(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     row_of = keys[["s", "t"]].assign(row=rows)
     for per_unit in (fleet_it, assign_it):
         m = per_unit.merge(row_of, on=["s", "t"])
-        wue = scenario.cooling_split(m["c"].to_numpy(), m["s"].to_numpy(), *_WUE)
-        builder.add_terms(m["row"], m["col"], m["it"].to_numpy() * wue)
+        wue = scenario.cooling_split(column_values(m, "c"), column_values(m, "s"), *_WUE)
+        builder.add_terms(m["row"], m["col"], column_values(m, "it") * wue)
 
 
 # ------------------------------------------------------------------------------ check
@@ -232,7 +244,7 @@ def check_site_it_power(inputs: PlanContext) -> pd.DataFrame:
         else np.zeros(len(cap))
     )
     down = _by_site_period(cap["retrofit_mw"] * share, cap, load).fillna(0.0)
-    used = load["mw"].to_numpy() + down.to_numpy()
+    used = column_values(load, "mw") + down.to_numpy()
     return violations(
         "site_it_power", site_period_keys(load), used, capacity, "<=", inputs.tolerance
     )
@@ -246,7 +258,7 @@ def check_site_liquid_share(inputs: PlanContext) -> pd.DataFrame:
         "site_liquid_share",
         site_period_keys(build),
         liquid["value"],
-        build["value"].to_numpy() * share,
+        column_values(build, "value") * share,
         "<=",
         inputs.tolerance,
     )
@@ -265,19 +277,19 @@ def check_site_grid(inputs: PlanContext) -> pd.DataFrame:
     """Fleet facility MW (IT MW * PUE by cooling) <= grid_mw (no row: no limit)."""
     load = inputs.site_load
     table = inputs.dataset.table("site_grid")
-    keys = [load["site"].to_numpy(), load["period"].to_numpy()]
+    keys = [column_values(load, "site"), column_values(load, "period")]
     grid = value_at(
         keys,
-        [table["site"].to_numpy(), table["period"].to_numpy()],
-        table["grid_mw"].to_numpy(dtype=float),
+        [column_values(table, "site"), column_values(table, "period")],
+        column_values(table, "grid_mw", dtype=float),
     )
     extra = extra_grid_mw(inputs)
     grid = grid + 0.0  # as adding no extra MW does (-0.0 reads 0.0)
     if len(extra):
         add = value_at(
             keys,
-            [extra["site"].to_numpy(), extra["period"].to_numpy()],
-            extra["mw"].to_numpy(dtype=float),
+            [column_values(extra, "site"), column_values(extra, "period")],
+            column_values(extra, "mw", dtype=float),
         )
         grid = grid + np.where(np.isnan(add), 0.0, add)
     return violations(
@@ -310,27 +322,28 @@ def check_site_water(inputs: PlanContext) -> pd.DataFrame:
     the idle factor) * WUE by cooling.
     """
     ds, chips, sites = inputs.dataset, inputs.chips, inputs.sites
-    power_factor = ds.table("workloads").set_index("workload")["power_factor"]
-    hours = ds.table("periods").set_index("period")["hours"]
-    e = ChipSiteWork(inputs.fleet, inputs.frames["assign"], power_factor)
+    table = ds.table("site_water")
+    if table.empty:  # no permit: no row to check
+        return violations("site_water", pd.Series([], dtype=str), [], [], "<=", inputs.tolerance)
+    hours = indexed(ds.table("periods"), "period")["hours"]
+    e = inputs.work  # fleet and assigned chips per (chip, site, period), as the tables read
     c, s = e.groups.positions(0, chips.index), e.groups.positions(1, sites.index)
-    kw = take(chips["it_kw_per_chip"].to_numpy(dtype=float), c)
-    idle = take(chips["idle_power_factor"].to_numpy(dtype=float), c)
-    liq = take(chips["cooling"].to_numpy(), c) == "liquid"
+    kw = take(column_values(chips, "it_kw_per_chip", dtype=float), c)
+    idle = take(column_values(chips, "idle_power_factor", dtype=float), c)
+    liq = take(column_values(chips, "cooling"), c) == "liquid"
     idle_chips = e.fleet_chips - e.assigned
     h = take(hours.to_numpy(dtype=float), e.groups.positions(2, hours.index))
     it_mwh = h / 1e3 * kw * (e.pfx + idle * idle_chips)
     wue = np.where(
         liq,
-        take(sites["wue_l_per_kwh_liquid"].to_numpy(dtype=float), s),
-        take(sites["wue_l_per_kwh_air"].to_numpy(dtype=float), s),
+        take(column_values(sites, "wue_l_per_kwh_liquid", dtype=float), s),
+        take(column_values(sites, "wue_l_per_kwh_air", dtype=float), s),
     )
     w = e.by_site_period({"m3": it_mwh * wue})
-    table = ds.table("site_water")
     permit = value_at(
         [w["site"], w["period"]],
         [table["site"], table["period"]],
-        table["water_permit_m3"].to_numpy(dtype=float),
+        column_values(table, "water_permit_m3", dtype=float),
     )
     return violations("site_water", site_period_keys(w), w["m3"], permit, "<=", inputs.tolerance)
 

@@ -13,6 +13,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.power_check import extra_grid_mw
 from optimizer.components.power_tables import extra_facility_mw
 from optimizer.components.table_columns import DUAL, F64, PER_UNIT, PERIOD, SITE, STR, col
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 
 __all__ = ["BUILD_OUT", "SITE_UTILISATION", "ENERGY", "TABLES"]
@@ -82,8 +83,8 @@ def _site_utilisation(ctx: PlanContext) -> pd.DataFrame:
     out = _stack_site_blocks(sp, blocks)
     extra = _extra_grid_mw(ctx, out)
     if extra is not None:
-        out["capacity"] = out["capacity"].to_numpy(dtype=float) + extra
-    capv = out["capacity"].to_numpy(dtype=float)
+        out["capacity"] = column_values(out, "capacity", dtype=float) + extra
+    capv = column_values(out, "capacity", dtype=float)
     out["utilisation"] = np.where(capv > 0, out["used"] / np.where(capv > 0, capv, 1.0), np.nan)
     return out
 

@@ -15,6 +15,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import Groups, inner_pairs, value_at
 from optimizer.lp.violations import violations
 
@@ -30,7 +31,7 @@ def define_supply_resource(builder: ModelBuilder, columns: ScenarioColumns) -> N
     capacity = keys["capacity"].fillna(0.0).to_numpy()
     rows = builder.add_rows("supply_resource", scenario.index, keys, "<=", capacity)
     m = produce.merge(keys[["r", "t"]].assign(row=rows), on=["r", "t"])
-    builder.add_terms(m["row"], m["col"], m["per_chip"].to_numpy())
+    builder.add_terms(m["row"], m["col"], column_values(m, "per_chip"))
 
 
 def check_supply_resource(inputs: PlanContext) -> pd.DataFrame:
@@ -42,15 +43,18 @@ def check_supply_resource(inputs: PlanContext) -> pd.DataFrame:
     ds = inputs.dataset
     bom = ds.table("chip_bill_of_materials")
     produce = inputs.frames["produce"]
-    pi, bi = inner_pairs([produce["chip"].to_numpy()], [bom["chip"].to_numpy()])
-    used = produce["value"].to_numpy(dtype=float)[pi] * bom["per_chip"].to_numpy(dtype=float)[bi]
-    g = Groups([bom["resource"].to_numpy()[bi], produce["period"].to_numpy()[pi]])
+    pi, bi = inner_pairs([column_values(produce, "chip")], [column_values(bom, "chip")])
+    used = (
+        column_values(produce, "value", dtype=float)[pi]
+        * column_values(bom, "per_chip", dtype=float)[bi]
+    )
+    g = Groups([column_values(bom, "resource")[bi], column_values(produce, "period")[pi]])
     resource, period = g.key(0), g.key(1)
     su = ds.table("supply_resources")
     capacity = value_at(
         [resource, period],
-        [su["resource"].to_numpy(), su["period"].to_numpy()],
-        su["capacity"].to_numpy(dtype=float),
+        [column_values(su, "resource"), column_values(su, "period")],
+        column_values(su, "capacity", dtype=float),
     )
 
     def keys(bad: np.ndarray) -> np.ndarray:

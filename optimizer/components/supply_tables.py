@@ -8,6 +8,7 @@ import pandas as pd
 from optimizer.components.component import ResultTable
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import CHIP, DUAL, F64, PERIOD, STR, col
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import (
     Groups,
@@ -31,13 +32,15 @@ def _production(ctx: PlanContext) -> pd.DataFrame:
     fr, periods = ctx.frames, ctx.periods
     T = len(periods)
     produce, install = fr["produce"], fr["install"]
-    chips = Groups([np.concatenate([produce["chip"].to_numpy(), install["chip"].to_numpy()])])
+    chips = Groups(
+        [np.concatenate([column_values(produce, "chip"), column_values(install, "chip")])]
+    )
     names = chips.key(0)
     pos = pd.Index(periods)
 
     def per_chip_period(frame: pd.DataFrame, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        t = pos.get_indexer(frame["period"].to_numpy())
-        return ids[t >= 0] * T + t[t >= 0], frame["value"].to_numpy(dtype=float)[t >= 0]
+        t = pos.get_indexer(column_values(frame, "period"))
+        return ids[t >= 0] * T + t[t >= 0], column_values(frame, "value", dtype=float)[t >= 0]
 
     ids, v = per_chip_period(install, chips.ids[len(produce) :])
     installed = group_sum(ids, v, chips.n * T)
@@ -74,11 +77,14 @@ def _supply_utilisation(ctx: PlanContext) -> pd.DataFrame:
     su = ctx.dataset.table("supply_resources")[["resource", "period", "capacity"]]
     su = su.reset_index(drop=True)
     produce = ctx.frames["produce"]
-    pi, bi = inner_pairs([produce["chip"].to_numpy()], [bom["chip"].to_numpy()])
-    used = produce["value"].to_numpy(dtype=float)[pi] * bom["per_chip"].to_numpy(dtype=float)[bi]
+    pi, bi = inner_pairs([column_values(produce, "chip")], [column_values(bom, "chip")])
+    used = (
+        column_values(produce, "value", dtype=float)[pi]
+        * column_values(bom, "per_chip", dtype=float)[bi]
+    )
     su["used"] = sums_at(
-        [su["resource"].to_numpy(), su["period"].to_numpy()],
-        [bom["resource"].to_numpy()[bi], produce["period"].to_numpy()[pi]],
+        [column_values(su, "resource"), column_values(su, "period")],
+        [column_values(bom, "resource")[bi], column_values(produce, "period")[pi]],
         used,
     )
     su["utilisation"] = np.where(

@@ -30,6 +30,7 @@ import pandas as pd
 from optimizer.components.component import ResultTable
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.table_columns import F64, PERIOD, STR, WORKLOAD, col
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import Groups, positions, sums_at, take
 
 __all__ = ["UNIT_ECONOMICS", "unit_economics"]
@@ -53,23 +54,23 @@ def unit_economics(ctx: PlanContext) -> pd.DataFrame:
         workload and period with assigned chips).
     """
     a = ctx.table("assignment")
-    a = a[a["chips"].to_numpy(dtype=float) > 0]
+    a = a[column_values(a, "chips", dtype=float) > 0]
     if a.empty:
         return pd.DataFrame({c.name: pd.Series([], dtype=object) for c in UNIT_ECONOMICS.columns})
     periods = ctx.dataset.table("periods").set_index("period")
-    pf = ctx.dataset.table("workloads").set_index("workload")["power_factor"]
+    pf = indexed(ctx.dataset.table("workloads"), "workload")["power_factor"]
     h = _at(periods["hours"], a["period"])
-    it_mwh = a["it_mw"].to_numpy(dtype=float) * _at(pf, a["workload"]) * h
+    it_mwh = column_values(a, "it_mw", dtype=float) * _at(pf, a["workload"]) * h
     en = ctx.table("energy")
     site_keys = ([a["site"], a["period"]], [en["site"], en["period"]])
     cost, mwh = (sums_at(*site_keys, en[c]) for c in ("energy_cost_usd", "it_mwh"))
     with np.errstate(invalid="ignore", divide="ignore"):
         rate = cost / np.where(mwh > 0, mwh, np.nan)
     usd_per_mwh = np.where(np.isnan(rate), 0.0, rate)
-    g = Groups([a[k] for k in _KEYS])
+    g = Groups([column_values(a, k) for k in _KEYS])
     out: dict[str, np.ndarray] = {k: g.key(i) for i, k in enumerate(_KEYS)}
-    chips_g = g.sum(a["chips"].to_numpy(dtype=float))
-    out["served_h100e_hours"] = g.sum(a["h100e"].to_numpy(dtype=float) * h)
+    chips_g = g.sum(column_values(a, "chips", dtype=float))
+    out["served_h100e_hours"] = g.sum(column_values(a, "h100e", dtype=float) * h)
     out["energy_usd"] = g.sum(it_mwh * usd_per_mwh)
     fleet = ctx.table("fleet")
     whole = sums_at(

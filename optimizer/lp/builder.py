@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.lp.dimensions import ROW_CODE_COLUMNS, VARIABLE_CODE_COLUMNS
+from optimizer.lp.frames import column_values
 
 __all__ = ["ModelBuilder", "cumulative", "expand"]
 
@@ -40,7 +41,7 @@ def expand(frame: pd.DataFrame, start: np.ndarray, count: np.ndarray, column: st
 def cumulative(columns: pd.DataFrame, n_periods: int) -> pd.DataFrame:
     """Pairs (keys..., t, col) where ``col`` is a variable of a period t' <= t."""
     v = columns.rename(columns={"t": "t_var"})
-    return expand(v, v["t_var"].to_numpy(), n_periods - v["t_var"].to_numpy(), "t")
+    return expand(v, column_values(v, "t_var"), n_periods - column_values(v, "t_var"), "t")
 
 
 class ModelBuilder:

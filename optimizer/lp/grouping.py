@@ -93,6 +93,11 @@ def _kahan(ids: np.ndarray, values: np.ndarray, n_groups: int, running: bool) ->
         return out
     gid = ids[live]
     size = np.bincount(gid, minlength=n_groups)
+    if not running and int(size.max()) <= 2:
+        # one or two rows a group: Kahan's first two steps add without compensation,
+        # so the sum is 0.0 + a + b in row order, what a weighted bincount adds
+        out[:] = np.bincount(gid, weights=values[live], minlength=n_groups)
+        return out
     by_size = np.argsort(-size, kind="stable")  # groups largest first
     rank = np.empty(n_groups, dtype=np.int64)
     rank[by_size] = np.arange(n_groups)
@@ -349,6 +354,8 @@ def sums_at(target: Sequence[Any], source: Sequence[Any], values: Any) -> np.nda
     values : array-like of float
         One value per source row.
     """
+    if len(target) and not len(target[0]):  # no target row: nothing to match
+        return np.zeros(0)
     g, n = _joint(target, source)
     total = group_sum(g.ids[n:], values, g.n)
     out = total[g.ids[:n]]

@@ -19,7 +19,9 @@ import weakref
 from collections.abc import Callable, Hashable
 from typing import Any, TypeVar
 
-__all__ = ["cached", "cached_for", "patched_from", "structure_of"]
+import numpy as np
+
+__all__ = ["cached", "cached_for", "cached_on_cells", "patched_from", "structure_of"]
 
 T = TypeVar("T")
 
@@ -72,3 +74,41 @@ def cached_for(model: Any, key: Hashable, tables: tuple[Any, ...], make: Callabl
     made = make()
     store[key] = (tables, made)
     return made
+
+
+def cached_on_cells(
+    model: Any, key: Hashable, arrays: tuple[np.ndarray, ...], make: Callable[[], T]
+) -> T:
+    """Like :func:`cached`, but recomputed unless ``arrays`` hold the same cells as last time.
+
+    For a value made from a few key columns of a data table (the sites' names) rather
+    than from the whole table: a case that scales a number of the table (an energy
+    price) makes a new table object with the same key cells, and keeps the value; a
+    case with other key cells (or another dtype or length) recomputes it.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        The model (a patched one shares its base's cache).
+    key : hashable
+        What is cached.
+    arrays : tuple of ndarray
+        The key columns the value is made from besides the model's structure (kept
+        by the cache as copies, compared cell by cell).
+    make : callable
+        Computes the value.
+    """
+    store = _CACHE.setdefault(structure_of(model), {})
+    hit = store.get(key)
+    if hit is not None and len(hit[0]) == len(arrays):
+        if all(_same_cells(a, b) for a, b in zip(hit[0], arrays, strict=True)):
+            value: T = hit[1]
+            return value
+    made = make()
+    store[key] = (tuple(np.array(a, copy=True) for a in arrays), made)
+    return made
+
+
+def _same_cells(a: np.ndarray, b: np.ndarray) -> bool:
+    """Return True when ``a`` and ``b`` have the same dtype, shape and cells."""
+    return a.dtype == b.dtype and a.shape == b.shape and bool((a == b).all())

@@ -64,7 +64,7 @@ def violations(
     if not bad.any():  # the usual answer: the family's empty frame, made once
         if family not in _NO_VIOLATIONS:
             _NO_VIOLATIONS[family] = _violation_rows(family, keys, lhs, rhs, excess, bad)
-        return _NO_VIOLATIONS[family].copy()
+        return _NO_VIOLATIONS[family].copy(deep=False)  # copy-on-write: never changed
     return _violation_rows(family, keys, lhs, rhs, excess, bad)
 
 

@@ -10,10 +10,12 @@ directory name; it is never stored as a data column.
 from __future__ import annotations
 
 import os
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.dataset as pads
@@ -21,6 +23,7 @@ import pyarrow.parquet as pq
 
 from optimizer.components.component import TableColumn
 from optimizer.components.registry import MappingView
+from optimizer.lp.frames import column_array
 from optimizer.output.atomic import ReportError, atomic_write
 from optimizer.output.table_schema import RESULT_TABLES
 
@@ -95,6 +98,11 @@ def to_arrow(
         )
     arrays = []
     for field in schema:
+        values = column_array(df, field.name) if df.columns.is_unique else None
+        if isinstance(values, np.ndarray) and values.dtype == np.float64 and field.type == _F64:
+            # the tables' number columns: NaN -> null, no cast needed
+            arrays.append(pa.array(values, from_pandas=True))
+            continue
         col = df[field.name]
         try:
             if pa.types.is_string(field.type):
@@ -119,6 +127,36 @@ def to_arrow(
     return pa.Table.from_arrays(arrays, schema=schema.with_metadata(meta))
 
 
+#: Arrow's float64, the type of every number column of the result tables.
+_F64 = pa.float64()
+
+
+#: Arrow columns of the last text arrays written, by the identity of the pandas array.
+_ENCODED: OrderedDict[int, tuple[Any, pa.DataType, pa.ChunkedArray]] = OrderedDict()
+
+#: Text arrays :data:`_ENCODED` keeps (a few cases' key columns of every table).
+_ENCODED_SIZE = 512
+
+
+def _encoded(values: Any, type_: pa.DataType) -> pa.ChunkedArray:
+    """Return a pandas Arrow text array as Arrow ``type_``, reused for the very same array.
+
+    The result tables of a sweep's cases share their key columns while the keys are
+    the same cells (``optimizer.components.key_match.reused_text``); such a column is
+    encoded once. Pandas' arrays are immutable here and the cache holds each array it
+    keys, so an identity cannot be reused by another array while its entry lives.
+    """
+    hit = _ENCODED.get(id(values))
+    if hit is not None and hit[0] is values and hit[1] == type_:
+        _ENCODED.move_to_end(id(values))
+        return hit[2]
+    made = pa.chunked_array(pa.array(values)).cast(type_)
+    _ENCODED[id(values)] = (values, type_, made)
+    if len(_ENCODED) > _ENCODED_SIZE:
+        _ENCODED.popitem(last=False)
+    return made
+
+
 def _text_array(col: pd.Series, type_: pa.DataType) -> pa.Array | pa.ChunkedArray:
     """Text column as Arrow ``type_``: missing cells null, every other cell ``str(v)``.
 
@@ -127,7 +165,7 @@ def _text_array(col: pd.Series, type_: pa.DataType) -> pa.Array | pa.ChunkedArra
     in one call; any other column cell by cell.
     """
     if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
-        return pa.chunked_array(pa.array(col.array)).cast(type_)
+        return _encoded(col.array, type_)
     if col.dtype == object:
         try:
             return pa.array(col.to_numpy(), type=type_, from_pandas=True)

@@ -71,6 +71,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import PERIOD_RE, period_index, period_label
+from optimizer.lp.frames import indexed
 
 __all__ = [
     "CALIBRATION_COLUMNS",
@@ -260,7 +261,7 @@ def _capex_cash_year(tables: Tables, ds: Any, filters: dict[str, str], period: s
     chips = float((fl["installed_chips"] * _chip_attr(ds, fl["chip"], "capex_usd_per_chip")).sum())
     bo = tables["build_out"]
     bo = _select(bo[bo["period"].isin(year)], ds, {k: v for k, v in filters.items() if k == "site"})
-    capex = ds.table("sites").set_index("site")["build_capex_usd_per_mw"]
+    capex = indexed(ds.table("sites"), "site")["build_capex_usd_per_mw"]
     build = float((bo["build_mw"] * capex.reindex(bo["site"]).to_numpy()).sum())
     return chips + build
 
@@ -285,7 +286,7 @@ def _cost_ratio_vs_nvidia(tables: Tables, ds: Any, filters: dict[str, str], peri
     nvidia = {k: v for k, v in filters.items() if k == "workload"} | {"vendor": "nvidia"}
     if "versus" in filters:
         named = filters["versus"].split("|")
-        vendor = ds.table("chips").set_index("chip")["vendor"].reindex(named)
+        vendor = indexed(ds.table("chips"), "chip")["vendor"].reindex(named)
         other = [c for c in named if vendor.get(c) != "nvidia"]
         if other:
             raise ScopeError(f"versus names chips that are not NVIDIA chips: {', '.join(other)}")

@@ -60,6 +60,7 @@ from optimizer.components.appended import (
     define_chance_probability,
     define_chance_shortfall,
 )
+from optimizer.lp.frames import column_values
 from optimizer.plan.risk import append_rows
 
 __all__ = [
@@ -152,16 +153,16 @@ def _picked(model: Any, spec: ChanceSpec) -> pd.DataFrame:
         raise ValueError(f"--chance: customer {spec.customer!r} is not in the data: {codes}")
     k = codes.index(spec.customer)
     fam = con["family"].astype(str).to_numpy()
-    pick = (fam == _ROW_FAMILY[spec.family]) & (con["k"].to_numpy() == k)
-    pick &= con["rhs"].to_numpy(dtype=float) > 0
+    pick = (fam == _ROW_FAMILY[spec.family]) & (column_values(con, "k") == k)
+    pick &= column_values(con, "rhs", dtype=float) > 0
     if not pick.any():
         raise ValueError(f"--chance: {spec.customer!r} has no {spec.family} floor above 0")
     rows = np.flatnonzero(pick)
     return pd.DataFrame(
         {
             "row": rows,
-            "scenario": con["scenario"].to_numpy()[rows],
-            "rhs": con["rhs"].to_numpy()[rows],
+            "scenario": column_values(con, "scenario")[rows],
+            "rhs": column_values(con, "rhs")[rows],
         }
     )
 
@@ -188,12 +189,12 @@ def with_chance(model: Any, spec: ChanceSpec | None) -> Any:
     if spec is None:
         return model
     picked = _picked(model, spec)
-    a = model.matrix.tocsr()[picked["row"].to_numpy()]
+    a = model.matrix.tocsr()[column_values(picked, "row")]
     slack = (model.variables["kind"].astype(str) == _FLOORS[spec.family][0]).to_numpy()
     p = np.asarray(model.weights, dtype=float)
     n, n_s = model.n_variables, len(p)
-    sc = picked["scenario"].to_numpy()
-    rhs = picked["rhs"].to_numpy(dtype=float)
+    sc = column_values(picked, "scenario")
+    rhs = column_values(picked, "rhs", dtype=float)
     if spec.method == "exact":
         link = define_chance_link(a.multiply(slack[None, :]).tocsr(), sc, rhs, n_s)
         prob = define_chance_probability(n, p, spec.probability)

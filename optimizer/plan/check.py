@@ -24,6 +24,7 @@ import pandas as pd
 from optimizer.components import REGISTRY
 from optimizer.components.demand import check_demand_regions
 from optimizer.components.plan_context import PlanContext
+from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import Groups, by_key
 from optimizer.lp.violations import VIOLATION_COLUMNS, flagged, violations
 from optimizer.plan.model import PlanningModel
@@ -51,7 +52,7 @@ def _check_bounds(inputs: PlanContext) -> list[pd.DataFrame]:
     out = []
     tol = inputs.tolerance
     for f in inputs.frames.values():
-        below = f["value"].to_numpy(dtype=float) < -tol
+        below = column_values(f, "value", dtype=float) < -tol
         if not below.any():  # the usual answer, without building an empty frame
             continue
         bad = f[below]
@@ -65,7 +66,7 @@ def _check_eligibility(inputs: PlanContext) -> pd.DataFrame:
     a = inputs.assigned
     small, at = by_key(inputs.sites["region"], a["site"])
     region = small.astype(str).to_numpy()[at]
-    rg_all = a["regions"].to_numpy()
+    rg_all = column_values(a, "regions")
     # each (regions text, site region) pair tested once
     text = np.array([rg if isinstance(rg, str) else "\0" for rg in rg_all], dtype=object)
     pairs = Groups([text, region])

@@ -18,6 +18,7 @@ from optimizer.components.capacity_online import pipeline_by_period
 from optimizer.components.power_inputs import source_names
 from optimizer.components.scenario import ScenarioData
 from optimizer.lp.builder import expand
+from optimizer.lp.frames import column_values
 
 __all__ = ["CLUSTER_RULE_COLUMNS", "code_ids", "dataset_codes", "discount_factors", "scenario_data"]
 
@@ -119,14 +120,14 @@ def _coded_initial_fleet(
         c=code_ids(f0["chip"], codes["c"]),
         s=code_ids(f0["site"], codes["s"]),
         t_inst=_period_position(f0["install_period"], p0),
-        chips=f0["chips"].to_numpy(dtype=float),
+        chips=column_values(f0, "chips", dtype=float),
     )
     initial = initial[initial["chips"] > 0]
     if not len(initial):
         return _frame(c=[], s=[], t=[], chips=[]).astype({"c": int, "s": int, "t": int})
     life = chips["lifetime_periods"].reindex(initial["c"]).to_numpy(dtype=np.int64)
-    start = np.maximum(initial["t_inst"].to_numpy(), 0)
-    end = np.minimum(initial["t_inst"].to_numpy() + life, T)  # exclusive
+    start = np.maximum(column_values(initial, "t_inst"), 0)
+    end = np.minimum(column_values(initial, "t_inst") + life, T)  # exclusive
     initial = expand(initial[["c", "s", "chips"]], start, end - start, "t")
     return initial.groupby(["c", "s", "t"], as_index=False)["chips"].sum()
 
@@ -139,7 +140,7 @@ def _coded_demand(ds: Any, codes: Mapping[str, tuple[str, ...]], p0: int, T: int
         w=code_ids(d["workload"], codes["w"]),
         g=code_ids(_demand_groups(d), codes["g"]),
         t=_period_position(d["period"], p0),
-        demand_h100e=d["demand_h100e"].to_numpy(dtype=float),
+        demand_h100e=column_values(d, "demand_h100e", dtype=float),
     )
     demand = demand[(demand["demand_h100e"] > 0) & (demand["t"] >= 0) & (demand["t"] < T)]
     return demand.reset_index(drop=True)
@@ -153,7 +154,7 @@ def _coded_eligibility(
     el = _frame(
         k=code_ids(e["customer"], codes["k"]),
         c=code_ids(e["chip"], codes["c"]),
-        derate=e["derate"].to_numpy(dtype=float),
+        derate=column_values(e, "derate", dtype=float),
         regions=e["regions"].astype(str).to_numpy(),
     )
     el["region"] = el["regions"].str.split(";")
@@ -178,12 +179,12 @@ def _coded_commitments(
         f=code_ids(cm["family"], codes["f"]),
         t0=_period_position(cm["from_period"], p0),
         t1=_period_position(cm["to_period"], p0),
-        min_it_mw=cm["min_it_mw"].to_numpy(dtype=float),
-        penalty=cm["breach_penalty_usd_per_mw"].to_numpy(dtype=float),
+        min_it_mw=column_values(cm, "min_it_mw", dtype=float),
+        penalty=column_values(cm, "breach_penalty_usd_per_mw", dtype=float),
     )
     active = commitments[commitments["min_it_mw"] > 0]
-    start = np.maximum(active["t0"].to_numpy(), 0)
-    end = np.minimum(active["t1"].to_numpy(), T - 1) + 1
+    start = np.maximum(column_values(active, "t0"), 0)
+    end = np.minimum(column_values(active, "t1"), T - 1) + 1
     return commitments, expand(active, start, end - start, "t")
 
 
@@ -258,14 +259,14 @@ def _coded_clusters(
         k=code_ids(tc["customer"], codes["k"]),
         t0=_period_position(tc["from_period"], p0),
         t1=_period_position(tc["to_period"], p0),
-        min_mw=tc["min_cluster_mw"].to_numpy(dtype=float),
-        min_h100e=tc["min_cluster_h100e"].to_numpy(dtype=float),
-        max_sites=tc["max_sites"].to_numpy(dtype=float),
-        switch_cost_usd=tc["switch_cost_usd"].to_numpy(dtype=float),
-        min_duration=tc["min_duration_periods"].to_numpy(dtype=np.int64),
+        min_mw=column_values(tc, "min_cluster_mw", dtype=float),
+        min_h100e=column_values(tc, "min_cluster_h100e", dtype=float),
+        max_sites=column_values(tc, "max_sites", dtype=float),
+        switch_cost_usd=column_values(tc, "switch_cost_usd", dtype=float),
+        min_duration=column_values(tc, "min_duration_periods", dtype=np.int64),
     )
-    start = np.maximum(rules["t0"].to_numpy(), 0)
-    end = np.minimum(rules["t1"].to_numpy(), T - 1) + 1
+    start = np.maximum(column_values(rules, "t0"), 0)
+    end = np.minimum(column_values(rules, "t1"), T - 1) + 1
     out = expand(rules.drop(columns=["t0", "t1"]), start, end - start, "t")
     out = out.sort_values(["k", "t"]).drop_duplicates(["k", "t"]).reset_index(drop=True)
     training = [i for i, w in enumerate(codes["w"]) if w == "training"]
@@ -295,7 +296,9 @@ def scenario_data(
     customers.index = code_ids(customers["customer"], codes["k"])
     wl = ds.table("workloads")
     power_factor = np.full(len(codes["w"]), np.nan)
-    power_factor[code_ids(wl["workload"], codes["w"])] = wl["power_factor"].to_numpy(dtype=float)
+    power_factor[code_ids(wl["workload"], codes["w"])] = column_values(
+        wl, "power_factor", dtype=float
+    )
     grid, water, supply, bom = _coded_limits(ds, codes, p0)
     commitments, commitment_periods = _coded_commitments(ds, codes, p0, T)
     demand = _coded_demand(ds, codes, p0, T)

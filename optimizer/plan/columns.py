@@ -23,6 +23,7 @@ from optimizer.components.region import compact_keys
 from optimizer.components.registry import active
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, expand
+from optimizer.lp.frames import column_values
 
 __all__ = [
     "FIRST_STAGE",
@@ -95,7 +96,7 @@ def _usable_pairs(scenario: ScenarioData) -> pd.DataFrame:
     """(c, s) where some relevant eligible customer may run the chip, cooling allowed."""
     el = scenario.eligibility[scenario.eligibility["k"].isin(_relevant_customers(scenario))]
     pairs = el[["c", "s"]].drop_duplicates()
-    liquid_only = scenario.chip_attr(pairs["c"].to_numpy(), "cooling") == "liquid"
+    liquid_only = scenario.chip_attr(column_values(pairs, "c"), "cooling") == "liquid"
     st = scenario.sites
     buildable = st.index.isin(_can_build(scenario))
     liquid_possible = (st["initial_liquid_mw"] > 0).to_numpy() | (
@@ -125,7 +126,7 @@ def _site_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
     buildable = _can_build(scenario)
     build_sites = pd.DataFrame({"s": np.asarray(buildable, dtype=np.int64)})
     build = build_sites.merge(all_periods, how="cross")
-    build = build[build["t"].to_numpy() + scenario.lead(build["s"].to_numpy()) < T]
+    build = build[column_values(build, "t") + scenario.lead(column_values(build, "s")) < T]
     ls = scenario.sites.loc[buildable]
     ls = ls.index[(ls["liquid_share_max"] > 0).to_numpy()]
     liquid = build[build["s"].isin(np.asarray(ls, dtype=np.int64))]
@@ -153,8 +154,8 @@ def _chip_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
     pairs = _usable_pairs(scenario)
     ch = scenario.chips.loc[scenario.chips.index.isin(pairs["c"].unique())]
     lag = scenario.delivery_lag(ch.index.to_numpy())
-    t0 = np.maximum(ch["t_first"].to_numpy() - lag, 0)
-    t1 = np.minimum(ch["t_last"].to_numpy() - lag, T - 1 - lag)
+    t0 = np.maximum(column_values(ch, "t_first") - lag, 0)
+    t1 = np.minimum(column_values(ch, "t_last") - lag, T - 1 - lag)
     on_sale = pd.DataFrame({"c": ch.index.to_numpy(dtype=np.int64)})
     produce = expand(on_sale, t0, t1 - t0 + 1, "t")
     opening = (
@@ -167,7 +168,7 @@ def _chip_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
     starts = pd.DataFrame({"c": on_sale["c"], "t0": first})
     starts = starts[starts["t0"] < T]
     pp = pairs.merge(starts, on="c")
-    install = expand(pp[["c", "s"]], pp["t0"].to_numpy(), T - pp["t0"].to_numpy(), "t")
+    install = expand(pp[["c", "s"]], column_values(pp, "t0"), T - column_values(pp, "t0"), "t")
     return {"produce": produce, "install": install}
 
 
@@ -230,7 +231,7 @@ def add_columns(
         if builder.objective == "margin":  # the migration schedule scales the derate
             a = operating["assign"]
             factor = coded_factor(scenario, *(a[x].to_numpy() for x in "kct"))
-            operating["assign"] = a.assign(derate=a["derate"].to_numpy() * factor)
+            operating["assign"] = a.assign(derate=column_values(a, "derate") * factor)
         split = compact_keys(operating["assign"], scenario.site_regions) if compact else None
         if split is not None:
             columns.compact = True

@@ -13,6 +13,7 @@ import pandas as pd
 
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.registry import MappingView, Registry
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import group_sum, positions, take
 from optimizer.lp.reuse_cache import cached
@@ -66,12 +67,12 @@ def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
     """
     chips, sites = ctx.chips, ctx.sites
     fleet = ctx.table("fleet")
-    chip_cash = fleet["installed_chips"].to_numpy() * take(
-        chips["capex_usd_per_chip"].to_numpy(dtype=float),
-        positions(chips.index, fleet["chip"].to_numpy()),
+    chip_cash = column_values(fleet, "installed_chips") * take(
+        column_values(chips, "capex_usd_per_chip", dtype=float),
+        positions(chips.index, column_values(fleet, "chip")),
     )
     build = ctx.table("build_out")
-    site_pos = positions(sites.index, build["site"].to_numpy())
+    site_pos = positions(sites.index, column_values(build, "site"))
 
     def per_mw(column: str) -> np.ndarray:
         if column not in sites:
@@ -88,13 +89,14 @@ def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
     parts = {
         "chip_capex": by_period(fleet["period"], chip_cash),
         "build_capex": by_period(
-            build["period"], build["build_mw"].to_numpy() * per_mw("build_capex_usd_per_mw")
+            build["period"], column_values(build, "build_mw") * per_mw("build_capex_usd_per_mw")
         ),
         "retrofit_capex": by_period(
-            build["period"], build["retrofit_mw"].to_numpy() * per_mw("retrofit_capex_usd_per_mw")
+            build["period"],
+            column_values(build, "retrofit_mw") * per_mw("retrofit_capex_usd_per_mw"),
         ),
     }
-    term, t = costs["term"].to_numpy(), costs["t"].to_numpy(dtype=np.int64)
+    term, t = column_values(costs, "term"), column_values(costs, "t", dtype=np.int64)
     cash = np.zeros(len(costs))
     for name, per_period in parts.items():
         sel = term == name
@@ -103,8 +105,8 @@ def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
     if decisions is not None and len(decisions):
         up = decisions[decisions["kind"] == "grid_upgrade"]
         upgrade = (
-            pd.Series(up["mw"].to_numpy() * up["capex_usd_per_mw"].to_numpy())
-            .groupby(up["decision_period"].to_numpy())
+            pd.Series(column_values(up, "mw") * column_values(up, "capex_usd_per_mw"))
+            .groupby(column_values(up, "decision_period"))
             .sum()
         )
         sel = term == "grid_upgrade"
@@ -113,7 +115,7 @@ def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
     # paid; revenue as earned (negative cash out)
     billed = [name for name, kind in CASH_KIND.items() if kind in ("opex", "revenue")]
     opex = np.isin(term, billed)
-    cash[opex] = costs["undiscounted_cost_usd"].to_numpy()[opex]
+    cash[opex] = column_values(costs, "undiscounted_cost_usd")[opex]
     kind = np.array([CASH_KIND.get(str(x), "none") for x in term], dtype=object)
     return costs.assign(cash_usd=cash, cash_kind=kind)
 
@@ -129,8 +131,8 @@ def _costs(model: PlanningModel, x: np.ndarray, scenario: int) -> pd.DataFrame:
     disc = ds.table("periods")["discount_factor"].to_numpy(dtype=float)
     rows, col, krows, ids = cost_rows(model, scenario)
     ct, k = model.cost_terms, model.const_terms
-    v = ct["coef"].to_numpy(dtype=float)[rows] * np.asarray(x)[col]
-    kv = k["value"].to_numpy(dtype=float)[krows]
+    v = column_values(ct, "coef", dtype=float)[rows] * np.asarray(x)[col]
+    kv = column_values(k, "value", dtype=float)[krows]
     T, n = len(model.periods), len(COST_TERMS)
     vals = np.concatenate([v, kv])
     keep = ids >= 0
@@ -166,11 +168,11 @@ def cost_rows(
         n = len(COST_TERMS)
 
         def pair(frame: pd.DataFrame, sel: np.ndarray) -> np.ndarray:
-            pos = np.array([term_pos.get(str(x), -1) for x in frame["term"].to_numpy()[sel]])
-            t = frame["t"].to_numpy(dtype=np.int64)[sel]
+            pos = np.array([term_pos.get(str(x), -1) for x in column_values(frame, "term")[sel]])
+            t = column_values(frame, "t", dtype=np.int64)[sel]
             return np.where(pos >= 0, t * n + pos, -1).astype(np.int64)
 
-        col = ct["col"].to_numpy(dtype=np.int64)[rows]
+        col = column_values(ct, "col", dtype=np.int64)[rows]
         return rows, col, krows, np.concatenate([pair(ct, rows), pair(k, krows)])
 
     return cached(model, ("cost_rows", scenario), make)

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from optimizer.components import BY_NAME, SOFT_FAMILIES
 from optimizer.components.hosting import hosting_exclusions
 from optimizer.lp.dimensions import VARIABLE_CODE_COLUMNS
+from optimizer.lp.frames import column_values
 from optimizer.lp.reuse_cache import cached_for
 from optimizer.plan.model import DEFINITION_FAMILIES, PlanningModel
 from optimizer.plan.shadow_prices import row_keys
@@ -206,8 +207,8 @@ def _served_families(
     distinct triples: a large model has about a hundred thousand serving columns.
     """
     fam_codes, fam_names = pd.factorize(fam_of_chip.reindex(np.asarray(chips, dtype=object)))
-    f = fam_codes[a["c"].to_numpy()]
-    k, t = a["k"].to_numpy(), a["t"].to_numpy()
+    f = fam_codes[column_values(a, "c")]
+    k, t = column_values(a, "k"), column_values(a, "t")
     known = f >= 0  # a chip without a family serves no commitment
     if not known.any():
         return set()
@@ -243,11 +244,11 @@ def relax_tier(family: str) -> int:
 
 def _slack_weights(con: pd.DataFrame, rows: np.ndarray) -> np.ndarray:
     """1 / max(1, |rhs|, median non-zero |rhs| of the row's family and scenario)."""
-    rhs = np.abs(con["rhs"].to_numpy(dtype=float)[rows])
+    rhs = np.abs(column_values(con, "rhs", dtype=float)[rows])
     f = pd.DataFrame(
         {
             "family": con["family"].astype(str).to_numpy()[rows],
-            "scenario": con["scenario"].to_numpy()[rows],
+            "scenario": column_values(con, "scenario")[rows],
             "rhs": np.where(rhs > 0, rhs, np.nan),
         }
     )
@@ -270,7 +271,7 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
     hard = ~con["family"].astype(str).isin([*SOFT_FAMILIES, *DEFINITION_FAMILIES]).to_numpy()
     rows = np.flatnonzero(hard)
     n = model.n_variables
-    sign = np.where(con["sense"].to_numpy()[rows] == "<=", -1.0, 1.0)
+    sign = np.where(column_values(con, "sense")[rows] == "<=", -1.0, 1.0)
     e = sp.csr_matrix((sign, (rows, np.arange(len(rows)))), shape=(model.n_constraints, len(rows)))
     mat = sp.hstack([model.matrix, e], format="csr")
     var = model.variables.copy()
@@ -281,10 +282,10 @@ def elastic_model(model: PlanningModel) -> PlanningModel:
             "kind": pd.Categorical(
                 ["elastic"] * len(rows), categories=[*var["kind"].cat.categories, "elastic"]
             ),
-            "scenario": con["scenario"].to_numpy()[rows],
+            "scenario": column_values(con, "scenario")[rows],
             **dict.fromkeys(VARIABLE_CODE_COLUMNS, -1),
             "j": rows,
-            "t": con["t"].to_numpy()[rows],
+            "t": column_values(con, "t")[rows],
             "lb": 0.0,
             "ub": np.inf,
             "integer": False,
@@ -339,14 +340,14 @@ def explain_infeasible(
     slack = x[sel]
     rows = var.loc[sel, "j"].to_numpy()
     con = model.constraints
-    rhs = con["rhs"].to_numpy()[rows]
+    rhs = column_values(con, "rhs")[rows]
     big = slack > 1e-7 * (1 + np.abs(rhs))
     rows, slack = rows[big], slack[big]
     if not len(rows):
         return _empty()
     c = con.iloc[rows]
     out = []
-    for scen in np.unique(c["scenario"].to_numpy()):
+    for scen in np.unique(column_values(c, "scenario")):
         m = (c["scenario"] == scen).to_numpy()
         cs = c[m]
         keys = row_keys(model, cs, int(scen))
@@ -387,15 +388,15 @@ def _solve_in_tiers(
     """
     var = el.variables
     pos = np.flatnonzero((var["kind"] == "elastic").to_numpy())
-    rows = var["j"].to_numpy()[pos]
+    rows = column_values(var, "j")[pos]
     tiers = np.array([relax_tier(f) for f in con["family"].astype(str).to_numpy()[rows]])
-    weight = var["cost"].to_numpy(dtype=float)[pos]
-    room = 1e-8 * (1.0 + np.abs(con["rhs"].to_numpy(dtype=float)[rows]))
+    weight = column_values(var, "cost", dtype=float)[pos]
+    room = 1e-8 * (1.0 + np.abs(column_values(con, "rhs", dtype=float)[rows]))
     ub = np.full(len(pos), np.inf)
     x: np.ndarray | None = None
     for k in sorted(set(tiers.tolist()), reverse=True):
-        cost = var["cost"].to_numpy(dtype=float, copy=True)
-        upper = var["ub"].to_numpy(dtype=float, copy=True)
+        cost = column_values(var, "cost", dtype=float, copy=True)
+        upper = column_values(var, "ub", dtype=float, copy=True)
         cost[pos] = np.where(tiers >= k, weight, 0.0)
         upper[pos] = ub
         x = solve_lp(replace(el, variables=var.assign(cost=cost, ub=upper)))

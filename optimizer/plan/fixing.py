@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.lp.frames import column_values
 from optimizer.plan.coding import code_ids
 from optimizer.plan.columns import first_stage_kinds
 from optimizer.plan.model import PlanningModel
@@ -95,18 +96,18 @@ def _fix_kind(
     m = key.merge(cols, on=[*ccols, "t"], how="left")
     hit = m["index"].notna().to_numpy()
     idx = m.loc[hit, "index"].to_numpy(dtype=np.int64)
-    fixed[idx] = m.loc[hit, "value"].to_numpy() / var["scale"].to_numpy()[idx]
+    fixed[idx] = m.loc[hit, "value"].to_numpy() / column_values(var, "scale")[idx]
     miss = m[~hit & (np.abs(m["value"]) > 1e-9)]
     if not len(miss):
         return None
     return pd.DataFrame(
         {
             "kind": kind,
-            "key": t.loc[~hit & (np.abs(m["value"].to_numpy()) > 1e-9), idcols]
+            "key": t.loc[~hit & (np.abs(column_values(m, "value")) > 1e-9), idcols]
             .astype(str)
             .agg("/".join, axis=1)
             .to_numpy(),
             "period": t.loc[miss.index, "period"].astype(str).to_numpy(),
-            "value": miss["value"].to_numpy(),
+            "value": column_values(miss, "value"),
         }
     )

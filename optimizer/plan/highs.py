@@ -27,6 +27,7 @@ from typing import Any
 
 import numpy as np
 
+from optimizer.lp.frames import column_values
 from optimizer.plan.model import PlanningModel
 from optimizer.plan.options import RawSolution, SolveOptions, Status
 
@@ -80,8 +81,8 @@ def _highs_lp(model: PlanningModel, *, lp_only: bool = False) -> tuple[Any, bool
     lp = highspy.HighsLp()
     lp.num_col_ = n
     lp.num_row_ = m
-    lp.col_cost_ = var["cost"].to_numpy(dtype=float)
-    lp.col_lower_ = var["lb"].to_numpy(dtype=float)
+    lp.col_cost_ = column_values(var, "cost", dtype=float)
+    lp.col_lower_ = column_values(var, "lb", dtype=float)
     lp.col_upper_ = np.where(np.isfinite(var["ub"]), var["ub"], highspy.kHighsInf).astype(float)
     lp.row_lower_ = np.where(np.isfinite(lo), lo, -highspy.kHighsInf).astype(float)
     lp.row_upper_ = np.where(np.isfinite(hi), hi, highspy.kHighsInf).astype(float)
@@ -94,7 +95,7 @@ def _highs_lp(model: PlanningModel, *, lp_only: bool = False) -> tuple[Any, bool
     if is_mip:
         lp.integrality_ = [
             highspy.HighsVarType.kInteger if b else highspy.HighsVarType.kContinuous
-            for b in var["integer"].to_numpy()
+            for b in column_values(var, "integer")
         ]
     return lp, is_mip
 

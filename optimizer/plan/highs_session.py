@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from optimizer.lp.frames import matrix_entries
+from optimizer.lp.frames import column_values, matrix_entries
 from optimizer.plan.highs import (
     IPM_THRESHOLD_COLUMNS,
     HighsRefusedError,
@@ -84,10 +84,10 @@ class HighsSession:
         inf = highspy.kHighsInf
         var = model.variables
         lo, hi = model.row_bounds()
-        ub = var["ub"].to_numpy(dtype=float)
+        ub = column_values(var, "ub", dtype=float)
         return {
-            "cost": var["cost"].to_numpy(dtype=float),
-            "col_lo": var["lb"].to_numpy(dtype=float),
+            "cost": column_values(var, "cost", dtype=float),
+            "col_lo": column_values(var, "lb", dtype=float),
             "col_hi": np.where(np.isfinite(ub), ub, inf),
             "row_lo": np.where(np.isfinite(lo), lo, -inf),
             "row_hi": np.where(np.isfinite(hi), hi, inf),

@@ -83,6 +83,7 @@ from optimizer.components.registry import SequenceView, active
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.dimensions import ROW_CODE_COLUMNS
+from optimizer.lp.frames import column_values
 from optimizer.plan.coding import dataset_codes, discount_factors, scenario_data
 from optimizer.plan.columns import FIRST_STAGE, add_columns, first_stage_keys, first_stage_kinds
 
@@ -259,13 +260,13 @@ class PlanningModel:
             return 0.0
         df = discount_factors(self.datasets[0])
         ct = self.const_terms
-        w = np.asarray(self.weights)[ct["scenario"].to_numpy()]
-        return float((ct["value"].to_numpy() * df[ct["t"].to_numpy()] * w).sum())
+        w = np.asarray(self.weights)[column_values(ct, "scenario")]
+        return float((column_values(ct, "value") * df[column_values(ct, "t")] * w).sum())
 
     def row_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Row lower and upper bounds (``-inf``/``inf`` for the open side)."""
-        rhs = self.constraints["rhs"].to_numpy(dtype=float)
-        sense = self.constraints["sense"].to_numpy()
+        rhs = column_values(self.constraints, "rhs", dtype=float)
+        sense = column_values(self.constraints, "sense")
         lo = np.where(sense == "<=", -np.inf, rhs)
         hi = np.where(sense == ">=", np.inf, rhs)
         return lo, hi
@@ -525,7 +526,8 @@ def _cost_tables(builder: ModelBuilder, scale: np.ndarray) -> tuple[pd.DataFrame
         else pd.DataFrame({"col": [], "scenario": [], "term": [], "t": [], "coef": []})
     )
     costs["coef"] = (
-        costs["coef"].to_numpy(dtype=float) * scale[costs["col"].to_numpy(dtype=np.int64)]
+        column_values(costs, "coef", dtype=float)
+        * scale[column_values(costs, "col", dtype=np.int64)]
     )
     consts = (
         pd.concat(builder.consts, ignore_index=True)
@@ -551,18 +553,18 @@ def _assemble(
     integer_units: bool,
 ) -> PlanningModel:
     var = _variable_table(builder, scenarios, integer_units)
-    scale = var["scale"].to_numpy()
+    scale = column_values(var, "scale")
     con = pd.concat(builder.row_frames, ignore_index=True) if builder.row_frames else None
     con = (_empty_constraints() if con is None else con).drop(columns="row")
     con["family"] = pd.Categorical(con["family"], categories=list(FAMILIES))
     mat = _matrix(builder, scale)
     costs, consts = _cost_tables(builder, scale)
     weighted = (
-        costs["coef"].to_numpy()
-        * scenarios[0].discount[costs["t"].to_numpy(dtype=np.int64)]
-        * np.asarray(probabilities)[costs["scenario"].to_numpy(dtype=np.int64)]
+        column_values(costs, "coef")
+        * scenarios[0].discount[column_values(costs, "t", dtype=np.int64)]
+        * np.asarray(probabilities)[column_values(costs, "scenario", dtype=np.int64)]
     )
-    cols = costs["col"].to_numpy(dtype=np.int64)
+    cols = column_values(costs, "col", dtype=np.int64)
     var["cost"] = np.bincount(cols, weights=weighted, minlength=builder.n_cols)
     return PlanningModel(
         datasets=tuple(scenario.dataset for scenario in scenarios),

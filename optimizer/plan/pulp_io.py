@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 import pulp
 
+from optimizer.lp.frames import column_values
 from optimizer.plan.model import PlanningModel
 
 #: Longest name written (characters); the CPLEX LP format allows 255.
@@ -171,7 +172,7 @@ def _name_frame(
 ) -> pd.DataFrame:
     """Names and raw keys of the rows of an index table (variables or constraints)."""
     n = len(index)
-    scen = index["scenario"].to_numpy()
+    scen = column_values(index, "scenario")
     multi = len(model.datasets) > 1
     parts: list[np.ndarray] = []
     if multi:
@@ -186,7 +187,7 @@ def _name_frame(
         raw: list[object] = [ids[c] if h else None for c, h in zip(safe, has, strict=True)]
         out[col] = raw
         parts.append(np.where(has, toks[safe] if len(toks) else "", ""))
-    j = index["j"].to_numpy()
+    j = column_values(index, "j")
     raw_j = _commitment_labels(model)
     tok_j = [unique_tokens(r) for r in raw_j]
     cj: list[object] = [None] * n
@@ -200,7 +201,7 @@ def _name_frame(
             cj[i], pj[i] = f"row_{row}", f"row_{row}"
     out["commitment"] = cj
     parts.append(pj)
-    t = index["t"].to_numpy()
+    t = column_values(index, "t")
     periods = np.asarray(model.periods, dtype=object)
     out["period"] = [periods[p] if p >= 0 else None for p in t]
     ptok = np.asarray(tokens["t"], dtype=object)
@@ -306,9 +307,9 @@ def build_pulp(
         cnames = [f"c{i}" for i in range(model.n_constraints)]
     prob = pulp.LpProblem("capacity_plan", pulp.LpMinimize)
     var = model.variables
-    lb = var["lb"].to_numpy(dtype=float)
-    ub = var["ub"].to_numpy(dtype=float)
-    is_int = var["integer"].to_numpy(dtype=bool) & (not relax_integers)
+    lb = column_values(var, "lb", dtype=float)
+    ub = column_values(var, "ub", dtype=float)
+    is_int = column_values(var, "integer", dtype=bool) & (not relax_integers)
     xs = [
         prob.add_variable(
             vnames[j],
@@ -318,7 +319,7 @@ def build_pulp(
         )
         for j in range(len(var))
     ]
-    cost = var["cost"].to_numpy(dtype=float)
+    cost = column_values(var, "cost", dtype=float)
     prob.setObjective(
         pulp.LpAffineExpression(
             [(xs[j], float(cost[j])) for j in np.flatnonzero(cost)],
@@ -326,8 +327,8 @@ def build_pulp(
         )
     )
     mat = model.matrix
-    rhs = model.constraints["rhs"].to_numpy(dtype=float)
-    sense = model.constraints["sense"].to_numpy()
+    rhs = column_values(model.constraints, "rhs", dtype=float)
+    sense = column_values(model.constraints, "sense")
     indptr, indices, data = mat.indptr, mat.indices, mat.data
     cons = []
     for i in range(mat.shape[0]):

@@ -21,6 +21,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from optimizer.lp.frames import column_values
 from optimizer.plan.deadline import (
     DUALS_RESERVE_SHARE,
     MIN_STAGE_S,
@@ -61,7 +62,7 @@ def _fixed_integer_duals(
 ) -> RawSolution:
     """Return the incumbent, integers rounded, with the duals of the LP with them fixed."""
     assert raw.x is not None
-    ints = model.variables["integer"].to_numpy()
+    ints = column_values(model.variables, "integer")
     x = raw.x.copy()
     x[ints] = np.round(raw.x[ints])
     if time_left(deadline) <= MIN_STAGE_S:
@@ -123,8 +124,8 @@ def run_solver(
     bulk = resolve_solver(options.solver) == "highs"
     run = _run_highs if bulk else _run_pulp
     is_mip = bool(model.variables["integer"].any()) and not lp_only
-    ints = model.variables["integer"].to_numpy()
-    clusters_only = bool((model.variables["kind"].to_numpy()[ints] == "cluster").all())
+    ints = column_values(model.variables, "integer")
+    clusters_only = bool((column_values(model.variables, "kind")[ints] == "cluster").all())
     if is_mip and bulk and options.mip_start and clusters_only:
         left = time_left(deadline)
         warm_by = None if deadline is None else time.monotonic() + WARM_START_SHARE * left

@@ -39,8 +39,8 @@ from optimizer.components.registry import MappingView, Registry, active
 from optimizer.components.table_columns import TEXT_DTYPE, column_names, is_flag, is_text
 from optimizer.components.tables import SOLUTION_TABLES
 from optimizer.lp.dimensions import CODE_NAMES
+from optimizer.lp.frames import block_frame, column_array, column_values, indexed, object_column
 from optimizer.lp.frames import frame as object_frame
-from optimizer.lp.frames import object_column
 from optimizer.lp.reuse_cache import cached
 from optimizer.lp.tidy_numbers import snap_arrays
 from optimizer.plan.cost_tables import cost_rows, costs_table
@@ -101,21 +101,21 @@ def _typed(
     n = len(df)
     present = set(df.columns)
     for c, kind in zip(cols, _KINDS[name], strict=True):
-        col = df[c] if c in present else None
+        col = column_array(df, c) if c in present else None
         if kind == "text":
             if col is not None and col.dtype == TEXT_DTYPE:
-                data[c] = col.array  # already text: the same cells (astype(str) keeps NaN)
+                data[c] = col  # already text: the same cells (astype(str) keeps NaN)
             else:
                 # text once (str(x) of every cell, as a text column of the table schema)
-                v = col.to_numpy() if col is not None else np.full(n, np.nan)
+                v = np.asarray(col) if col is not None else np.full(n, np.nan)
                 data[c] = reused_text(v, texts, (name, c))
             continue
-        v = col.to_numpy() if col is not None else np.full(n, np.nan)
+        v = np.asarray(col) if col is not None else np.full(n, np.nan)
         data[c] = np.asarray(v, dtype=bool if kind == "flag" else np.float64)
     if tolerance is not None and n:
         snap_arrays(data, tolerance)  # no -0.0, no -1e-10 chips (optimizer.lp.tidy_numbers)
-    # one construction from arrays (no alignment, no column-by-column insert)
-    return pd.DataFrame(data, index=pd.RangeIndex(n), columns=list(cols))
+    # one construction from arrays, a block per dtype (no alignment, no inference)
+    return block_frame({c: data[c] for c in cols}, n)
 
 
 def empty_tables() -> dict[str, pd.DataFrame]:
@@ -156,24 +156,19 @@ def solution_frames(
         serve column); its ``assign`` is the split of busy and serve to sites
         (:func:`optimizer.components.region.split_region_service`).
     """
-    val = np.asarray(x, dtype=float) * model.variables["scale"].to_numpy()
+    val = np.asarray(x, dtype=float) * column_values(model.variables, "scale")
     out: dict[str, pd.DataFrame] = {}
     for k, (cols, keys) in _frame_keys(model, scenario).items():
-        f = keys.copy(deep=False)  # copy-on-write: the cached key frame never changes
-        f["value"] = val[cols]
-        out[k] = f
+        out[k] = block_frame({**keys, "value": val[cols]}, len(cols))  # keys copied
     _add_compact_frames(model, x, scenario, out)  # value-dependent split: every time
     return out
 
 
-def _frame_keys(model: PlanningModel, scenario: int) -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
-    """Columns of each decision kind and their domain keys (once per model structure)."""
-
-    def make() -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
-        made = _make_frame_keys(model, scenario)
-        return {k: (cols, object_frame(keys)) for k, (cols, keys) in made.items()}
-
-    return cached(model, ("frame_keys", scenario), make)
+def _frame_keys(
+    model: PlanningModel, scenario: int
+) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """Columns of each decision kind and their domain key arrays (once per model structure)."""
+    return cached(model, ("frame_keys", scenario), lambda: _make_frame_keys(model, scenario))
 
 
 def _make_frame_keys(
@@ -181,8 +176,8 @@ def _make_frame_keys(
 ) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
     """Compute :func:`_frame_keys` (column ids, then key arrays, per decision kind)."""
     var = model.variables
-    sc = var["scenario"].to_numpy()
-    kind = var["kind"].to_numpy()
+    sc = column_values(var, "scenario")
+    kind = column_values(var, "kind")
     per = np.asarray(model.periods, dtype=object)
     names = {k: np.asarray(v, dtype=object) for k, v in model.codes.items()}
     out: dict[str, tuple[np.ndarray, dict[str, np.ndarray]]] = {}
@@ -213,12 +208,12 @@ def _make_frame_keys(
         sel = (kind == k) & ((sc == -1) | (sc == scenario))
         v = var.loc[sel]
         keys = {name: names[code][v[code].to_numpy()] for name, code in cols}
-        keys["period"] = per[v["t"].to_numpy()]
+        keys["period"] = per[column_values(v, "t")]
         out[k] = (np.flatnonzero(sel), keys)
     sel = (kind == "breach") & (sc == scenario)
     v = var.loc[sel]
     com = model.commitments[scenario].reset_index(drop=True)
-    j = v["j"].to_numpy()
+    j = column_values(v, "j")
     out["breach"] = (
         np.flatnonzero(sel),
         {
@@ -226,7 +221,7 @@ def _make_frame_keys(
             "customer": com["customer"].astype(str).to_numpy()[j],
             "family": com["family"].astype(str).to_numpy()[j],
             "from_period": com["from_period"].astype(str).to_numpy()[j],
-            "period": per[v["t"].to_numpy()],
+            "period": per[column_values(v, "t")],
         },
     )
     return out
@@ -252,16 +247,14 @@ def _add_compact_frames(
     """Compact formulation: add ``busy``, ``serve`` and the pools, and their split to ``assign``."""
     if model.formulation != "compact":
         return
-    val = np.asarray(x, dtype=float) * model.variables["scale"].to_numpy()
+    val = np.asarray(x, dtype=float) * column_values(model.variables, "scale")
     for k, (cols, keys) in _compact_keys(model, scenario).items():
-        f = keys.copy(deep=False)  # copy-on-write: the cached key frame never changes
-        f["value"] = val[cols]
-        out[k] = f
+        out[k] = block_frame({**keys, "value": val[cols]}, len(cols))  # keys copied
     direct = out["serve"]
     direct["pool"] = object_column(np.full(len(direct), "", dtype=object))
     pooled = _spread_pools(model, scenario, val)
     out["serve"] = pd.concat([direct, pooled], ignore_index=True) if len(pooled) else direct
-    region = model.datasets[scenario].table("sites").set_index("site")["region"]
+    region = indexed(model.datasets[scenario].table("sites"), "site")["region"]
     split = split_region_service(out["busy"], out["serve"], region)
     out["assign"] = pd.concat([out["assign"], split], ignore_index=True)
 
@@ -294,7 +287,7 @@ def _pool_pairs(model: PlanningModel, scenario: int) -> tuple[Any, ...]:
 
     def make() -> tuple[Any, ...]:
         var = model.variables
-        sc, kind = var["scenario"].to_numpy(), var["kind"].to_numpy()
+        sc, kind = column_values(var, "scenario"), column_values(var, "kind")
         code = ["c", "e", "k", "w", "g", "t", "q"]
         ps = var.loc[(kind == "pool_serve") & (sc == scenario), code]
         pdw = var.loc[(kind == "pool_draw") & (sc == scenario), code]
@@ -307,20 +300,20 @@ def _pool_pairs(model: PlanningModel, scenario: int) -> tuple[Any, ...]:
         names = {k: np.asarray(v, dtype=object) for k, v in model.codes.items()}
         per = np.asarray(model.periods, dtype=object)
         keys = {
-            "chip": names["c"][m["c"].to_numpy()],
-            "region": names["e"][m["e"].to_numpy()],
-            "customer": names["k"][m["k"].to_numpy()],
-            "workload": names["w"][m["w"].to_numpy()],
-            "demand_regions": names["g"][m["g"].to_numpy()],
-            "period": per[m["t"].to_numpy()],
-            "pool": names["q"][m["q"].to_numpy()] if len(m) else np.zeros(0, dtype=object),
+            "chip": names["c"][column_values(m, "c")],
+            "region": names["e"][column_values(m, "e")],
+            "customer": names["k"][column_values(m, "k")],
+            "workload": names["w"][column_values(m, "w")],
+            "demand_regions": names["g"][column_values(m, "g")],
+            "period": per[column_values(m, "t")],
+            "pool": names["q"][column_values(m, "q")] if len(m) else np.zeros(0, dtype=object),
         }
         return (
-            m["ps_col"].to_numpy(),
-            m["pd_col"].to_numpy(),
-            m["gid"].to_numpy(),
+            column_values(m, "ps_col"),
+            column_values(m, "pd_col"),
+            column_values(m, "gid"),
             len(groups),
-            pdw["pd_col"].to_numpy(),
+            column_values(pdw, "pd_col"),
             np.asarray(draw_gid),
             keys,
         )
@@ -330,12 +323,12 @@ def _pool_pairs(model: PlanningModel, scenario: int) -> tuple[Any, ...]:
 
 def _compact_keys(
     model: PlanningModel, scenario: int
-) -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
-    """Columns and domain keys of ``busy`` and ``serve`` (once per model structure)."""
+) -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
+    """Columns and domain key arrays of the compact kinds (once per model structure)."""
 
-    def make() -> dict[str, tuple[np.ndarray, pd.DataFrame]]:
+    def make() -> dict[str, tuple[np.ndarray, dict[str, np.ndarray]]]:
         var = model.variables
-        sc, kind = var["scenario"].to_numpy(), var["kind"].to_numpy()
+        sc, kind = column_values(var, "scenario"), column_values(var, "kind")
         per = np.asarray(model.periods, dtype=object)
         names = {k: np.asarray(v, dtype=object) for k, v in model.codes.items()}
         spec = {
@@ -361,8 +354,8 @@ def _compact_keys(
             sel = (kind == k) & (sc == scenario)
             v = var.loc[sel]
             keys = {name: names[code][v[code].to_numpy()] for name, code in cols}
-            keys["period"] = per[v["t"].to_numpy()]
-            made[k] = (np.flatnonzero(sel), object_frame(keys))
+            keys["period"] = per[column_values(v, "t")]
+            made[k] = (np.flatnonzero(sel), keys)
         return made
 
     return cached(model, ("compact_keys", scenario), make)

@@ -43,6 +43,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from optimizer.components.appended import check_cvar_excess, cvar, define_cvar_excess
+from optimizer.lp.frames import column_values
 
 __all__ = [
     "CVAR_FAMILY",
@@ -159,17 +160,19 @@ def scenario_cost_rows(model: Any) -> tuple[sp.csr_matrix, np.ndarray]:
     disc = discount_factors(model.datasets[0])
     n_s, n = len(model.weights), model.n_variables
     ct = model.cost_terms
-    t = ct["t"].to_numpy(dtype=np.int64)
-    vals = ct["coef"].to_numpy(dtype=float) * disc[t]
-    rows = ct["scenario"].to_numpy(dtype=np.int64)
-    cols = ct["col"].to_numpy(dtype=np.int64)
+    t = column_values(ct, "t", dtype=np.int64)
+    vals = column_values(ct, "coef", dtype=float) * disc[t]
+    rows = column_values(ct, "scenario", dtype=np.int64)
+    cols = column_values(ct, "col", dtype=np.int64)
     c = sp.csr_matrix((vals, (rows, cols)), shape=(n_s, n))
     c.sum_duplicates()
     c0 = np.zeros(n_s)
     k = model.const_terms
     if len(k):
-        kt = k["t"].to_numpy(dtype=np.int64)
-        np.add.at(c0, k["scenario"].to_numpy(dtype=np.int64), k["value"].to_numpy() * disc[kt])
+        kt = column_values(k, "t", dtype=np.int64)
+        np.add.at(
+            c0, column_values(k, "scenario", dtype=np.int64), column_values(k, "value") * disc[kt]
+        )
     return c, c0
 
 

@@ -14,6 +14,7 @@ import pandas as pd
 
 from optimizer.components import REGISTRY
 from optimizer.components.table_columns import TEXT_DTYPE
+from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.reuse_cache import cached, cached_for
 from optimizer.plan.model import DEFINITION_FAMILIES, FAMILIES, PlanningModel
@@ -30,7 +31,7 @@ def row_keys(model: PlanningModel, con: pd.DataFrame, scenario: int = 0) -> np.n
     fam = con["family"].astype(str).to_numpy()
     out = np.full(len(con), "", dtype=object)
     names = {k: np.asarray(v + ("",), dtype=object) for k, v in model.codes.items()}
-    if "j" in con and (con["j"].to_numpy() >= 0).any():
+    if "j" in con and (column_values(con, "j") >= 0).any():
         com = model.commitments[scenario].reset_index(drop=True)
         text = (
             com["customer"].astype(str)
@@ -77,7 +78,7 @@ def shadow_prices(
     con = model.constraints
     rows, fixed = _shadow_rows(model, scenario)
     lhs = _shadow_matrix(model, scenario) @ np.asarray(x)
-    rhs = con["rhs"].to_numpy(dtype=float)[rows]
+    rhs = column_values(con, "rhs", dtype=float)[rows]
     slack = np.where(fixed["le"], rhs - lhs, lhs - rhs)
     w = model.weights[scenario]
     dual = np.zeros(len(rows)) if row_dual is None else row_dual[rows] / (w if w > 0 else 1.0)
@@ -125,9 +126,9 @@ def _shadow_rows(model: PlanningModel, scenario: int) -> tuple[np.ndarray, dict[
         c = con.loc[sel]
         fixed = {
             "family": c["family"].astype(str).to_numpy(),
-            "r": c["r"].to_numpy(),
+            "r": column_values(c, "r"),
             "le": (c["sense"] == "<=").to_numpy(),
-            "period": np.asarray(model.periods, dtype=object)[c["t"].to_numpy()],
+            "period": np.asarray(model.periods, dtype=object)[column_values(c, "t")],
             "key": row_keys(model, c, scenario),
         }
         # the table's text columns, made once: the same for every case of a sweep

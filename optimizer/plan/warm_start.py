@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import pandas as pd
 
-from optimizer.lp.frames import matrix_entries
+from optimizer.lp.frames import column_values, matrix_entries
 from optimizer.plan.deadline import start_deadline, until
 from optimizer.plan.highs import _run_highs
 from optimizer.plan.model import PlanningModel
@@ -48,8 +48,8 @@ class WarmStart:
 def _fix_columns(model: PlanningModel, cols: np.ndarray, values: np.ndarray) -> PlanningModel:
     """Return the model with columns ``cols`` fixed at ``values`` and no integer column."""
     var = model.variables.copy()
-    lb = var["lb"].to_numpy(dtype=float, copy=True)
-    ub = var["ub"].to_numpy(dtype=float, copy=True)
+    lb = column_values(var, "lb", dtype=float, copy=True)
+    ub = column_values(var, "ub", dtype=float, copy=True)
     lb[cols], ub[cols] = values, values
     var["lb"], var["ub"], var["integer"] = lb, ub, False
     return replace(model, variables=var)
@@ -71,10 +71,10 @@ def _cluster_sizes(model: PlanningModel, x: np.ndarray, keys: pd.DataFrame) -> p
         if not len(rows):
             continue
         fr = con.iloc[rows][on].assign(row=rows).merge(out.reset_index(), on=on)
-        r, c = fr["row"].to_numpy(), fr["col"].to_numpy()
+        r, c = column_values(fr, "row"), column_values(fr, "col")
         coef = -matrix_entries(model.matrix, r, c)
         used = act[r] + coef * x[c]
-        i = fr["index"].to_numpy()
+        i = column_values(fr, "index")
         if family == "cluster_link":
             out.loc[i, "th"] = used
         else:
@@ -117,7 +117,7 @@ def _open_in_time_order(model: PlanningModel, sz: pd.DataFrame) -> np.ndarray:
         limit = float(grp["rhs"].iloc[0])
         kept = [keep.get((sc, k, s), -1) >= t for s in grp["s"]]
         forced = list(grp.index[kept])
-        cand = grp[grp["open"].to_numpy() & ~np.asarray(kept, dtype=bool)]
+        cand = grp[column_values(grp, "open") & ~np.asarray(kept, dtype=bool)]
         cand = cand.sort_values("th", ascending=False)
         room = len(cand) if np.isnan(limit) else max(int(limit) - len(forced), 0)
         for i in [*forced, *cand.index[:room]]:
