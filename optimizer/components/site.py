@@ -35,7 +35,6 @@ from optimizer.components.component import ColumnKind, Component, CostTerm
 from optimizer.components.construction import FAMILIES as construction_families
 from optimizer.components.construction import (
     downtime_terms,
-    online_cumulative,
     pipeline_online,
     pipeline_total,
     price_build_capex,
@@ -47,6 +46,8 @@ from optimizer.components.power_check import extra_grid_mw
 from optimizer.components.quantities import ChipSiteWork
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns, energy_coefficients
+from optimizer.components.site_built import FAMILIES as built_families
+from optimizer.components.site_built import running_terms
 from optimizer.lp.builder import ModelBuilder, cumulative
 from optimizer.lp.grouping import reindexed, take, value_at
 from optimizer.lp.violations import violations
@@ -82,7 +83,7 @@ def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     row_of = keys[["s", "t"]].assign(row=rows)
     fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
     builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
-    built = online_cumulative(columns.build, scenario).merge(row_of, on=["s", "t"])
+    built = running_terms(columns.build, columns.built, row_of, scenario, online=True)
     builder.add_terms(built["row"], built["col"], -1.0)
     down = downtime_terms(columns, row_of)
     builder.add_terms(down["row"], down["col"], down["share"].to_numpy(dtype=float))
@@ -125,7 +126,7 @@ def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     liquid_only = scenario.chip_attr(fleet["c"].to_numpy(), "cooling") == "liquid"
     fleet = fleet[liquid_only].merge(row_of, on=["s", "t"])
     builder.add_terms(fleet["row"], fleet["col"], scenario.it_mw_per_chip(fleet["c"].to_numpy()))
-    built = online_cumulative(columns.liquid, scenario).merge(row_of, on=["s", "t"])
+    built = running_terms(columns.liquid, columns.liquid_built, row_of, scenario, online=True)
     builder.add_terms(built["row"], built["col"], -1.0)
     converted = cumulative(columns.retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
     builder.add_terms(converted["row"], converted["col"], -1.0)
@@ -176,7 +177,7 @@ def define_site_max(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     room = room - pipeline_total(scenario, s)
     rows = builder.add_rows("site_max", scenario.index, build[["s", "t"]], "<=", room)
     row_of = build[["s", "t"]].assign(row=rows)
-    built = cumulative(build, scenario.n_periods).merge(row_of, on=["s", "t"])
+    built = running_terms(build, columns.built, row_of, scenario, online=False)
     builder.add_terms(built["row"], built["col"], 1.0)
 
 
@@ -435,8 +436,15 @@ COMPONENT = Component(
         ColumnKind("build", "s/t", "MW", "new IT capacity decided in period t"),
         ColumnKind("liquid", "s/t", "MW", "part of the build fitted for liquid cooling"),
         ColumnKind("retrofit", "s/t", "MW", "air-cooled MW converted to liquid in period t"),
+        ColumnKind("built", "s/t", "MW", "IT MW decided up to period t (site_built)"),
+        ColumnKind(
+            "liquid_built",
+            "s/t",
+            "MW",
+            "liquid-fitted IT MW decided up to period t (site_liquid_built)",
+        ),
     ),
-    families=FAMILIES + construction_families,
+    families=built_families + FAMILIES + construction_families,
     costs=(
         CostTerm(
             "build_capex",
