@@ -31,9 +31,6 @@ from capacity.dataset import Dataset
 from capacity.schema import period_index, period_label
 
 WORKLOADS = ("training", "inference")
-#: Horizon (quarters) over which the supply is sized to the demand growth; longer
-#: horizons keep its per-period supply (the sizes up to ``xl`` have at most 48).
-SUPPLY_HORIZON_PERIODS = 48
 RESOURCES = ("tsmc_n4_wafers", "tsmc_n3_wafers", "cowos_wafers", "hbm_stacks")
 FAMILIES = ("nvidia", "trainium", "custom")
 
@@ -263,11 +260,8 @@ def generate_tables(size: Size) -> dict[str, pd.DataFrame]:
             (chip_ids[c], "hbm_stacks", float(4 + 4 * (gen[c] > 0.4))),
         ]
     tables["chip_bill_of_materials"] = pd.DataFrame(bom, columns=["chip", "resource", "per_chip"])
-    # chips needed per period ~ demand growth / ~2.5 H100e per chip, spread over nodes.
-    # Past SUPPLY_HORIZON_PERIODS the fleet is replaced rather than grown (chips live
-    # 16-24 quarters), so the supply per period stops falling with the horizon: a
-    # 96-quarter instance gets the per-period supply of a 48-quarter one.
-    chips_per_period = total_h100e / 2.5 / min(T, SUPPLY_HORIZON_PERIODS) * 2.0
+    # chips needed per period ~ demand growth / ~2.5 H100e per chip, spread over nodes
+    chips_per_period = total_h100e / 2.5 / T * 2.0
     cap = {
         "tsmc_n4_wafers": 0.035 * chips_per_period,
         "tsmc_n3_wafers": 0.05 * chips_per_period,

@@ -54,22 +54,6 @@ def test_generator_is_valid_and_deterministic(small):
     assert len(small.table("customers")) == s.customers
 
 
-@pytest.mark.parametrize("periods", [24, 96])
-def test_supply_per_period_is_sized_over_at_most_48_quarters(periods):
-    from dataclasses import replace
-
-    from benchmarks.generate import SUPPLY_HORIZON_PERIODS, generate_tables
-
-    t = generate_tables(replace(SIZES["small"], periods=periods))
-    # HBM stacks in the first period: 6 per chip x chips per period x ramp 0.6, where
-    # chips per period = max IT MW x 900 H100e/MW x 0.5 / 2.5 H100e / horizon x 2
-    horizon = min(periods, SUPPLY_HORIZON_PERIODS)
-    chips = t["sites"]["max_it_mw"].sum() * 900.0 * 0.5 / 2.5 / horizon * 2.0
-    sr = t["supply_resources"]
-    first = sr[(sr["resource"] == "hbm_stacks") & (sr["period"] == "2025Q1")]["capacity"]
-    assert float(first.iloc[0]) == round(6.0 * chips * 0.6, 0)
-
-
 def test_three_ways_same_objective(small, ours):
     assert ours.status == Status.optimal
     model = build_model(small, formulation="reference")
