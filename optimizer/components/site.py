@@ -19,6 +19,8 @@ nothing, so the grid limits what is installed, not what is built.
 * ``site_water``: sum IT MWh(c,s,p) * WUE(c,s) <= water_permit_m3 (m3; WUE split by
   cooling like PUE, L/kWh == m3/MWh)
 * ``site_retrofit_rate``, ``site_retrofit_pool``: :mod:`optimizer.components.construction`
+* ``site_built``, ``site_liquid_built``: built-to-date columns the rows above read
+  instead of running sums on large models (:mod:`optimizer.components.site_built`)
 
 Cost terms (capex, a straight-line rent per period of use inside the horizon, no
 salvage): ``build_capex`` build_capex_usd_per_mw / ``FACILITY_LIFE_PERIODS`` per MW
@@ -70,7 +72,9 @@ def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     """Site IT power: sum_c fleet*it_kw/1000 + down_s*retrofit[s,p] <= it_capacity[s,p].
 
     ``it_capacity`` = initial + pipeline online + builds decided L_s periods earlier
-    (:mod:`optimizer.components.construction`).
+    (:mod:`optimizer.components.construction`); the builds' running sum is the column
+    ``built[s, p - L_s]`` where :func:`~optimizer.components.site_built.define_site_built`
+    built it.
     """
     scenario, fleet_keys = columns.scenario, columns.fleet_keys
     if fleet_keys.empty:
@@ -109,7 +113,9 @@ def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Liquid cooling: sum_{c liquid-only} fleet * it_kw / 1000 <= liquid_capacity[s,p].
 
     ``liquid_capacity`` = initial liquid + pipeline liquid online + liquid builds
-    decided L_s periods earlier + cumulative retrofit.
+    decided L_s periods earlier + cumulative retrofit; the liquid builds' running sum
+    is ``liquid_built[s, p - L_s]`` where
+    :func:`~optimizer.components.site_built.define_site_liquid_built` built it.
     """
     scenario = columns.scenario
     fleet_keys = columns.fleet_keys
@@ -168,7 +174,11 @@ def define_site_build_rate(builder: ModelBuilder, columns: ScenarioColumns) -> N
 
 
 def define_site_max(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Site size: cum build decided[s,p] <= max_it_mw_s - initial_it_mw_s - pipeline_s."""
+    """Site size: cum build decided[s,p] <= max_it_mw_s - initial_it_mw_s - pipeline_s.
+
+    The running sum of the builds is the column ``built[s,p]`` where
+    :func:`~optimizer.components.site_built.define_site_built` built it.
+    """
     scenario, build = columns.scenario, columns.build
     if build.empty:
         return
