@@ -32,7 +32,7 @@ from optimizer.lp.builder import ModelBuilder, cumulative, expand
 #: Running-sum terms of the site rows (:func:`capacity_running_terms`) above which they
 #: read built-to-date columns. The default data have about 5,700 such terms, the
 #: generated medium size about 31,000, the large size 83,000 (a quarter of its matrix),
-#: where the recursion cut the interior point method's work (``benchmarks/RESULTS.md``).
+#: where the recursion takes a fifth of the matrix away (``benchmarks/RESULTS.md``).
 RECURSIVE_CAPACITY_MIN_TERMS = 50_000
 
 
