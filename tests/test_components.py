@@ -194,7 +194,13 @@ def test_the_registry_keeps_the_build_order() -> None:
     rows = [f.name for f in REGISTRY if not f.builds_columns]
     assert rows == list(BUILD_ORDER)
     column_phase = [f.name for f in REGISTRY if f.builds_columns]
-    assert column_phase == ["chip_installed", "fleet_definition", "grid_upgrade_rate"]
+    assert column_phase == [
+        "site_built",
+        "site_liquid_built",
+        "chip_installed",
+        "fleet_definition",
+        "grid_upgrade_rate",
+    ]
     assert [c.name for c in COMPONENTS] == [
         "site",
         "supply",

@@ -19,6 +19,8 @@ from optimizer.plan.shadow_prices import row_keys
 from tests.conftest import DEFAULT_DATA, TINY
 
 EXPECTED = (
+    "site_built",
+    "site_liquid_built",
     "site_it_power",
     "site_liquid",
     "site_liquid_share",
@@ -101,6 +103,8 @@ def test_families_units_are_the_registry_units_everywhere() -> None:
         "migration",
     )
     assert model_module.DEFINITION_FAMILIES == (
+        "site_built",
+        "site_liquid_built",
         "chip_installed",
         "fleet_definition",
         "cluster_switch",
@@ -144,6 +148,8 @@ def test_every_row_family_of_a_built_default_model_is_registered() -> None:
             no_rows |= CONTRACT_FAMILIES  # margin-mode families, checked below
             # installed-to-date columns only above RECURSIVE_INVENTORY_MIN_TERMS running-sum terms
             no_rows |= {"chip_installed"}
+            # built-to-date columns only above RECURSIVE_CAPACITY_MIN_TERMS running-sum terms
+            no_rows |= {"site_built", "site_liquid_built"}
             assert built == set(EXPECTED) - no_rows - CLUSTER_FAMILIES
             margin = model_module.build_model(load_dataset(path), objective="margin")
             by_margin = set(margin.constraints["family"].astype(str).unique())

@@ -80,8 +80,10 @@ def test_same_objective_on_the_generated_medium_instance() -> None:
 
 
 def test_fewer_columns_at_the_generated_sizes() -> None:
-    # (reference, compact) columns; building large takes a few seconds, no solve
-    expected = {"default": (12620, 9006), "medium": (80618, 29380), "large": (438149, 75531)}
+    # (reference, compact) columns; building large takes a few seconds, no solve. Large
+    # holds 2,600 built-to-date columns (1,440 built, 1,160 liquid_built: above
+    # RECURSIVE_CAPACITY_MIN_TERMS running-sum terms); the smaller sizes none.
+    expected = {"default": (12620, 9006), "medium": (80618, 29380), "large": (440749, 78131)}
     for size, (n_ref, n_comp) in expected.items():
         ds = generate(size)
         assert build_model(ds, formulation="reference").n_variables == n_ref, size

@@ -36,8 +36,8 @@ from optimizer.plan.model import PlanningModel
 __all__ = ["Cut", "ScenarioInfeasibleError", "induced_rows"]
 
 #: Columns defined by installs alone, and the equality rows that define them.
-_DEFINED_KINDS = ("fleet", "installed")
-_DEFINING_FAMILIES = ("fleet_definition", "chip_installed")
+_DEFINED_KINDS = ("fleet", "installed", "built", "liquid_built")
+_DEFINING_FAMILIES = ("fleet_definition", "chip_installed", "site_built", "site_liquid_built")
 
 
 class ScenarioInfeasibleError(RuntimeError):

@@ -33,31 +33,11 @@ import pandas as pd
 from optimizer.components.plan_context import PlanContext, site_period_keys
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
+from optimizer.components.site_built import running_terms
 from optimizer.lp.builder import ModelBuilder, cumulative, expand
 from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import reindexed
 from optimizer.lp.violations import violations
-
-
-def online_cumulative(columns: pd.DataFrame, scenario: ScenarioData) -> pd.DataFrame:
-    """Pairs (s, t, col): ``col`` is a build-like column decided in a period <= t - L_s.
-
-    Parameters
-    ----------
-    columns : DataFrame
-        ``s, t, col`` (decision period ``t``).
-    scenario : ScenarioData
-
-    Returns
-    -------
-    DataFrame
-        ``s, t, col`` for every horizon period t at which the decision is online.
-    """
-    online = columns.assign(
-        t=column_values(columns, "t") + scenario.lead(column_values(columns, "s"))
-    )
-    online = online[online["t"] < scenario.n_periods]
-    return cumulative(online, scenario.n_periods)
 
 
 def pipeline_online(scenario: ScenarioData, keys: pd.DataFrame, column: str) -> np.ndarray:
@@ -119,8 +99,11 @@ def define_site_retrofit_pool(builder: ModelBuilder, columns: ScenarioColumns) -
     row_of = keys.assign(row=rows)
     done = cumulative(retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
     builder.add_terms(done["row"], done["col"], 1.0)
-    for frame, sign in ((columns.build, -1.0), (columns.liquid, 1.0)):
-        online = online_cumulative(frame, scenario).merge(row_of, on=["s", "t"])
+    for frame, totals, sign in (
+        (columns.build, columns.built, -1.0),
+        (columns.liquid, columns.liquid_built, 1.0),
+    ):
+        online = running_terms(frame, totals, row_of, scenario, online=True)
         builder.add_terms(online["row"], online["col"], sign)
 
 

@@ -142,6 +142,8 @@ class ScenarioColumns:
     fleet_columns: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, t, col
     fleet_keys: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, t, init
     installed: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, t, col (chip_installed)
+    built: pd.DataFrame = field(default_factory=pd.DataFrame)  # s, t, col (site_built)
+    liquid_built: pd.DataFrame = field(default_factory=pd.DataFrame)  # s, t, col
     assign: pd.DataFrame = field(default_factory=pd.DataFrame)  # c, s, k, w, t, derate, col
     unmet: pd.DataFrame = field(default_factory=pd.DataFrame)  # k, w, t, demand_h100e, col
     breach: pd.DataFrame = field(default_factory=pd.DataFrame)  # j, k, f, t, min_it_mw, ..., col

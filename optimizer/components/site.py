@@ -19,6 +19,8 @@ nothing, so the grid limits what is installed, not what is built.
 * ``site_water``: sum IT MWh(c,s,p) * WUE(c,s) <= water_permit_m3 (m3; WUE split by
   cooling like PUE, L/kWh == m3/MWh)
 * ``site_retrofit_rate``, ``site_retrofit_pool``: :mod:`optimizer.components.construction`
+* ``site_built``, ``site_liquid_built``: built-to-date columns the rows above read
+  instead of running sums on large models (:mod:`optimizer.components.site_built`)
 
 Cost terms (capex, a straight-line rent per period of use inside the horizon, no
 salvage): ``build_capex`` build_capex_usd_per_mw / ``FACILITY_LIFE_PERIODS`` per MW
@@ -35,7 +37,6 @@ from optimizer.components.component import ColumnKind, Component, CostTerm
 from optimizer.components.construction import FAMILIES as construction_families
 from optimizer.components.construction import (
     downtime_terms,
-    online_cumulative,
     pipeline_online,
     pipeline_total,
     price_build_capex,
@@ -46,6 +47,8 @@ from optimizer.components.power import site_supply
 from optimizer.components.power_check import extra_grid_mw
 from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns, energy_coefficients
+from optimizer.components.site_built import FAMILIES as built_families
+from optimizer.components.site_built import running_terms
 from optimizer.lp.builder import ModelBuilder, cumulative
 from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import reindexed, take, value_at
@@ -69,7 +72,9 @@ def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     """Site IT power: sum_c fleet*it_kw/1000 + down_s*retrofit[s,p] <= it_capacity[s,p].
 
     ``it_capacity`` = initial + pipeline online + builds decided L_s periods earlier
-    (:mod:`optimizer.components.construction`).
+    (:mod:`optimizer.components.construction`); the builds' running sum is the column
+    ``built[s, p - L_s]`` where :func:`~optimizer.components.site_built.define_site_built`
+    built it.
     """
     scenario, fleet_keys = columns.scenario, columns.fleet_keys
     if fleet_keys.empty:
@@ -84,7 +89,7 @@ def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     builder.add_terms(
         fleet["row"], fleet["col"], scenario.it_mw_per_chip(column_values(fleet, "c"))
     )
-    built = online_cumulative(columns.build, scenario).merge(row_of, on=["s", "t"])
+    built = running_terms(columns.build, columns.built, row_of, scenario, online=True)
     builder.add_terms(built["row"], built["col"], -1.0)
     down = downtime_terms(columns, row_of)
     builder.add_terms(down["row"], down["col"], column_values(down, "share", dtype=float))
@@ -110,7 +115,9 @@ def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Liquid cooling: sum_{c liquid-only} fleet * it_kw / 1000 <= liquid_capacity[s,p].
 
     ``liquid_capacity`` = initial liquid + pipeline liquid online + liquid builds
-    decided L_s periods earlier + cumulative retrofit.
+    decided L_s periods earlier + cumulative retrofit; the liquid builds' running sum
+    is ``liquid_built[s, p - L_s]`` where
+    :func:`~optimizer.components.site_built.define_site_liquid_built` built it.
     """
     scenario = columns.scenario
     fleet_keys = columns.fleet_keys
@@ -131,7 +138,7 @@ def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     builder.add_terms(
         fleet["row"], fleet["col"], scenario.it_mw_per_chip(column_values(fleet, "c"))
     )
-    built = online_cumulative(columns.liquid, scenario).merge(row_of, on=["s", "t"])
+    built = running_terms(columns.liquid, columns.liquid_built, row_of, scenario, online=True)
     builder.add_terms(built["row"], built["col"], -1.0)
     converted = cumulative(columns.retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
     builder.add_terms(converted["row"], converted["col"], -1.0)
@@ -177,7 +184,11 @@ def define_site_build_rate(builder: ModelBuilder, columns: ScenarioColumns) -> N
 
 
 def define_site_max(builder: ModelBuilder, columns: ScenarioColumns) -> None:
-    """Site size: cum build decided[s,p] <= max_it_mw_s - initial_it_mw_s - pipeline_s."""
+    """Site size: cum build decided[s,p] <= max_it_mw_s - initial_it_mw_s - pipeline_s.
+
+    The running sum of the builds is the column ``built[s,p]`` where
+    :func:`~optimizer.components.site_built.define_site_built` built it.
+    """
     scenario, build = columns.scenario, columns.build
     if build.empty:
         return
@@ -186,7 +197,7 @@ def define_site_max(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     room = room - pipeline_total(scenario, s)
     rows = builder.add_rows("site_max", scenario.index, build[["s", "t"]], "<=", room)
     row_of = build[["s", "t"]].assign(row=rows)
-    built = cumulative(build, scenario.n_periods).merge(row_of, on=["s", "t"])
+    built = running_terms(build, columns.built, row_of, scenario, online=False)
     builder.add_terms(built["row"], built["col"], 1.0)
 
 
@@ -448,8 +459,15 @@ COMPONENT = Component(
         ColumnKind("build", "s/t", "MW", "new IT capacity decided in period t"),
         ColumnKind("liquid", "s/t", "MW", "part of the build fitted for liquid cooling"),
         ColumnKind("retrofit", "s/t", "MW", "air-cooled MW converted to liquid in period t"),
+        ColumnKind("built", "s/t", "MW", "IT MW decided up to period t (site_built)"),
+        ColumnKind(
+            "liquid_built",
+            "s/t",
+            "MW",
+            "liquid-fitted IT MW decided up to period t (site_liquid_built)",
+        ),
     ),
-    families=FAMILIES + construction_families,
+    families=built_families + FAMILIES + construction_families,
     costs=(
         CostTerm(
             "build_capex",
