@@ -35,6 +35,7 @@ Modules
 ``power_tables``  power_sources and power_decisions tables.
 ``site``          sites: IT power, liquid, grid, build rate, maximum, water (component).
 ``construction``  lead time, pipeline, retrofit rate and pool; build and retrofit capex.
+``site_built``    built-to-date columns of large models: running totals of the site builds.
 ``supply``        the supply chain: resource limits on production (component).
 ``hosting``       which chip families or vendors a site may host.
 ``chips``         chip inventory with the delivery lag, the sale window.
