@@ -249,6 +249,20 @@ class ScenarioBlock:
         ks = [k for k, i in enumerate(self.indices) if keep is None or i in keep]
         return [self._solve(k, p) for k in ks]
 
+    def wait_and_see_then(self, start: BasisArrays | None, point: np.ndarray) -> list[Cut]:
+        """Solve the scenarios alone (:meth:`wait_and_see`), then at ``point`` (:meth:`evaluate`).
+
+        One call for both, so a block starts its evaluations as soon as its own
+        wait-and-see solves end instead of waiting for every block's.
+
+        Returns
+        -------
+        list of Cut
+            The wait-and-see cuts, then the cuts at ``point``, each in the block's
+            scenario order (one of each per scenario).
+        """
+        return self.wait_and_see(start) + self.evaluate(point)
+
     def peak_rss_mb(self) -> float:
         """Peak resident memory of this process (MB, ``ru_maxrss``)."""
         return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0

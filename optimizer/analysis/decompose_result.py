@@ -51,7 +51,8 @@ class DecomposedPlan:
     timings_s : Mapping[str, float]
         Wall seconds: ``setup`` (universe, blocks, induced rows), ``mean_value`` (the
         mean-value problem in this process), ``wait_and_see`` (the scenarios alone on
-        the workers), ``ev`` (the EV plan evaluated in every scenario: iteration 0),
+        the workers), ``ev`` (the EV plan evaluated in every scenario: iteration 0;
+        about 0 when one call per worker ran both, then counted in ``wait_and_see``),
         ``iterations``, ``total``.
     work : Mapping[str, float]
         Work of the first solves (:class:`optimizer.analysis.decompose_setup.StartedRun`):

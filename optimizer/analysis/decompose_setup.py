@@ -3,7 +3,8 @@
 Order of the first solves (:func:`start_run`): this process solves the mean-value
 problem first; its optimal basis then starts every scenario's wait-and-see solve (the
 sampled scenarios share the mean-value LP's shape and differ in values), and each
-scenario's EV-plan evaluation continues from its own wait-and-see basis. The EV plan's
+scenario's EV-plan evaluation continues from its own wait-and-see basis, in the same
+call to the worker (no wait for the other workers between the two phases). The EV plan's
 evaluation is iteration 0 of the L-shaped method: its cuts are the master's first
 optimality cuts and its expected cost (EEV) the first upper bound, so no scenario is
 solved twice at the EV plan. Measured on 6 sampled scenarios of the default data
@@ -135,11 +136,16 @@ class StartedRun:
         projection's scaling.
     timings : dict
         Wall seconds: ``setup`` (a perf_counter stamp until the caller subtracts the
-        start), ``mean_value``, ``wait_and_see``, ``ev``.
+        start), ``mean_value``, ``wait_and_see``, ``ev``. When one call per block runs
+        both the wait-and-see solves and the EV plan's evaluation (the ``mean_value``
+        start), ``wait_and_see`` is that call's wall time and ``ev`` only the client's
+        wait after it (about 0).
     work : dict
         ``<phase>_cpu_s`` (process CPU s: the client's for ``mean_value``, summed over
-        the workers' solves for ``wait_and_see`` and ``ev``), ``<phase>_busiest_cpu_s``
-        (the busiest worker's) and ``<phase>_simplex_iterations``.
+        the workers' solves for ``wait_and_see`` and ``ev``),
+        ``<phase>_simplex_iterations``, and the busiest worker's CPU:
+        ``<phase>_busiest_cpu_s`` for separate calls, ``wait_and_see_ev_busiest_cpu_s``
+        for one call running both.
     """
 
     master: MasterProblem
@@ -234,6 +240,71 @@ def _phase(blocks: ScenarioBlocks, name: str, *args: Any) -> tuple[list[Cut], di
     }
 
 
+def _first_solves(
+    blocks: ScenarioBlocks, start: BasisArrays | None, x_ev: np.ndarray
+) -> tuple[list[Cut], list[Cut], dict[str, float]]:
+    """Wait-and-see solves from ``start`` and the EV plan's evaluation in one call per block.
+
+    Returns the wait-and-see cuts, the EV plan's cuts (both in scenario order) and the
+    work: the CPU and simplex iterations of each phase, and the busiest worker's CPU
+    over both (``wait_and_see_ev_busiest_cpu_s``).
+    """
+    busy0 = blocks.busy_total_s
+    both = blocks.cuts("wait_and_see_then", start, x_ev)
+    # sorted stably by scenario from per-block lists that hold wait-and-see cuts first
+    ws, ev = both[0::2], both[1::2]
+    work = {"wait_and_see_ev_busiest_cpu_s": blocks.busy_total_s - busy0}
+    for key, cuts in (("wait_and_see", ws), ("ev", ev)):
+        work[f"{key}_cpu_s"] = float(sum(c.solve_s for c in cuts))
+        work[f"{key}_simplex_iterations"] = float(sum(c.simplex_iterations for c in cuts))
+    return ws, ev, work
+
+
+def _scenario_solves(
+    blocks: ScenarioBlocks,
+    mv: tuple[Cut, BasisArrays | None] | None,
+    w: np.ndarray,
+    labels: tuple[str, ...],
+    work: dict[str, float],
+) -> tuple[list[Cut], list[Cut], np.ndarray, str, float]:
+    """Run the wait-and-see solves and the EV plan's evaluation; ``work`` gains their figures.
+
+    With a mean-value plan and the ``mean_value`` start, both run in one call per block
+    (:func:`_first_solves`); otherwise the wait-and-see solves chain from scenario to
+    scenario and the EV plan (the heaviest scenario's when there is no mean-value plan)
+    is evaluated in a second call.
+
+    Returns
+    -------
+    (ws, ev_cuts, x_ev, ev_name, t_ws)
+        The cuts, the EV plan, its name, and the ``perf_counter`` at which the
+        wait-and-see solves were known to be over.
+
+    Raises
+    ------
+    ScenarioInfeasibleError
+        When a scenario alone has no optimum.
+    """
+    both = mv is not None and wait_and_see_start == "mean_value"
+    if mv is not None and both:
+        ws, ev_cuts, more = _first_solves(blocks, mv[1], mv[0].point)
+    else:
+        ws, more = _phase(blocks, "wait_and_see", None)
+    work.update(more)
+    for c in ws:
+        if not c.ok:
+            raise ScenarioInfeasibleError(labels[c.scenario], c.scenario, c.message)
+    t_ws = time.perf_counter()
+    heaviest = int(np.argmax(w))
+    x_ev, ev_name = (
+        (mv[0].point, "mean_value") if mv is not None else (ws[heaviest].point, labels[heaviest])
+    )
+    if not both:
+        ev_cuts, more = _phase(blocks, "evaluate", x_ev)
+        work.update(more)
+    return ws, ev_cuts, x_ev, ev_name, t_ws
+
+
 def start_run(
     blocks: ScenarioBlocks,
     datasets: Sequence[Any],
@@ -279,18 +350,9 @@ def start_run(
     work = {"mean_value_cpu_s": time.process_time() - c0}
     work["mean_value_simplex_iterations"] = float(mv[0].simplex_iterations if mv else 0)
     t_mv = time.perf_counter()
-    basis = None if mv is None or wait_and_see_start == "chain" else mv[1]
-    ws, more = _phase(blocks, "wait_and_see", basis)
-    work.update(more)
-    for c in ws:
-        if not c.ok:
-            raise ScenarioInfeasibleError(labels[c.scenario], c.scenario, c.message)
-    t_ws = time.perf_counter()
+    ws, ev_cuts, x_ev, ev_name, t_ws = _scenario_solves(blocks, mv, w, labels, work)
+    t_ev = time.perf_counter()
     floors = np.array([c.value for c in ws])
-    heaviest = int(np.argmax(w))
-    x_ev, ev_name = (
-        (mv[0].point, "mean_value") if mv is not None else (ws[heaviest].point, labels[heaviest])
-    )
     master = MasterProblem(n_first, w, floors, induced, cut_age)
     if retain > 0:
         keep = representatives(floors, retain)
@@ -302,9 +364,6 @@ def start_run(
         )
         master.retain(model, keep.tolist())
     master.add_cuts(ws)
-    t_ev = time.perf_counter()
-    ev_cuts, more = _phase(blocks, "evaluate", x_ev)
-    work.update(more)
     state = RunState(labels, w)
     eev = state.offer(x_ev, ev_cuts)
     for c in ev_cuts:
@@ -315,5 +374,5 @@ def start_run(
     spread = points.max(axis=0) - points.min(axis=0)
     inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
     timings = {"setup": t_setup, "mean_value": t_mv - t_setup, "wait_and_see": t_ws - t_mv}
-    timings["ev"] = time.perf_counter() - t_ev
+    timings["ev"] = t_ev - t_ws
     return StartedRun(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings, work)
