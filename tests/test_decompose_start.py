@@ -100,3 +100,21 @@ def test_a_basis_passed_as_arrays_restarts_its_own_model_without_iterations() ->
     again = ScenarioBlock(dsets, [0], u).wait_and_see(arrays)[0]
     assert again.simplex_iterations == 0
     assert again.value == pytest.approx(cold.value, rel=1e-12)
+
+
+def test_the_mean_value_dataset_of_100_draws_is_valid_and_within_their_range() -> None:
+    # 100 equal shares of a derate of 1.0 summed to 1.0000000000000007, an invalid
+    # derate: the mean-value problem was refused and the EV plan fell back to the
+    # heaviest scenario's own plan. Each mean now lies within its cell's range.
+    from optimizer.analysis.hedge import mean_value_dataset
+
+    _, dsets, _ = sample_scenarios(load_dataset("data"), 100, 0)
+    mv = mean_value_dataset(dsets, [0.01] * 100)
+    assert mv is not None
+    frames = [d.table("eligibility") for d in dsets]
+    got = mv.table("eligibility")["derate"].to_numpy(dtype=float)
+    stack = np.vstack([f["derate"].to_numpy(dtype=float) for f in frames])
+    assert (got <= stack.max(axis=0)).all() and (got >= stack.min(axis=0)).all()
+    assert got.max() <= 1.0
+    varied = stack.min(axis=0) < stack.max(axis=0)
+    np.testing.assert_allclose(got[varied], stack.mean(axis=0)[varied], rtol=1e-12)
