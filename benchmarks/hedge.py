@@ -4,6 +4,7 @@ Run from the repository root::
 
     python -m benchmarks.hedge [--samples 10,30,100] [--time-limit 600[,600,1800]]
         [--methods lshaped,extensive] [--out FILE.json] [--first-stage capacity|full]
+        [--ws-start mean_value|chain]
 
 ``--time-limit`` is one value for every N or one per entry of ``--samples``.
 
@@ -62,14 +63,22 @@ def worker(
     first_stage: str = "capacity",
     scheduler: str | None = None,
     warm_start: str = "live",
+    ws_start: str = "mean_value",
 ) -> dict[str, Any]:
-    """Run one method on N scenarios in this process; return its figures."""
+    """Run one method on N scenarios in this process; return its figures.
+
+    ``ws_start`` sets where the wait-and-see solves start
+    (:data:`optimizer.analysis.decompose_setup.WAIT_AND_SEE_STARTS`).
+    """
+    from optimizer.analysis import decompose_setup
     from optimizer.analysis.decompose import hedge_decomposed
     from optimizer.analysis.hedge import extensive_form_objective
     from optimizer.plan.options import SolveOptions
 
+    decompose_setup.wait_and_see_start = ws_start
     names, dsets = _datasets(n, seed)
     out: dict[str, Any] = {"method": method, "samples": n, "first_stage": first_stage}
+    cpu0 = time.process_time()
     out.update(time_limit_s=time_limit_s, tol=tol, seed=seed)
     out["load_before"] = _load()
     t0 = time.perf_counter()
@@ -102,6 +111,8 @@ def worker(
             vss_usd=p.vss_usd,
             evpi_usd=p.evpi_usd,
             timings_s=dict(p.timings_s),
+            work=dict(p.work),
+            ws_start=ws_start,
             peak_mb=p.peak_mb["client"] + p.peak_mb["workers"],
             peak_mb_parts=dict(p.peak_mb),
             warm_start=warm_start,
@@ -109,6 +120,7 @@ def worker(
             **_round_figures(p.iterations, n),
         )
     out["wall_s"] = time.perf_counter() - t0
+    out["client_cpu_s"] = time.process_time() - cpu0
     out["load_after"] = _load()
     return out
 
@@ -180,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--worker", nargs=2, metavar=("METHOD", "N"))
     ap.add_argument("--scheduler", default=None, help="address of an external Dask scheduler")
     ap.add_argument("--warm-start", default="live", choices=["live", "basis", "cold"])
+    ap.add_argument("--ws-start", default="mean_value", choices=["mean_value", "chain"])
     ap.add_argument("--comm", action="store_true", help="only the Dask round-trip probe")
     a = ap.parse_args(argv)
     if a.comm:
@@ -199,6 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             a.first_stage,
             a.scheduler,
             a.warm_start,
+            a.ws_start,
         )
         print(json.dumps(res), flush=True)
         # the figures are out: skip interpreter teardown (a Dask run's exit handlers have
@@ -211,6 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd = [sys.executable, "-m", "benchmarks.hedge", "--worker", method, str(n)]
             cmd += ["--seed", str(a.seed), "--time-limit", str(limit), "--tol", str(a.tol)]
             cmd += ["--first-stage", a.first_stage, "--warm-start", a.warm_start]
+            cmd += ["--ws-start", a.ws_start]
             if a.scheduler:
                 cmd += ["--scheduler", a.scheduler]
             try:

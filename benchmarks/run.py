@@ -1135,7 +1135,7 @@ def _hedge_phases(r: dict[str, Any]) -> str:
     t = r.get("timings_s") or {}
     if r.get("method") == "extensive":
         return f"build {_fmt(r.get('build_s'), 0)}, solve {_fmt(r.get('solve_s'), 0)}"
-    names = ("setup", "wait_and_see", "ev", "iterations", "eev")
+    names = ("setup", "mean_value", "wait_and_see", "ev", "iterations", "eev")
     return ", ".join(f"{k.replace('_', '-')} {t[k]:.0f}" for k in names if k in t)
 
 

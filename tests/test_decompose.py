@@ -359,7 +359,7 @@ def test_cut_management_keeps_every_cut_binding_at_the_end(
     # With cuts pooled after one slack optimum (the most aggressive setting) the run
     # drops cuts, reaches the same optimum as with every cut kept, and at the final
     # master optimum every cut ever generated that is tight there is a row of the master.
-    from optimizer.analysis import decompose
+    from optimizer.analysis import decompose_setup
     from optimizer.analysis.decompose_master import CutPool, MasterProblem
 
     made: list[MasterProblem] = []
@@ -368,7 +368,7 @@ def test_cut_management_keeps_every_cut_binding_at_the_end(
         made.append(MasterProblem(*a))  # type: ignore[arg-type]
         return made[-1]
 
-    monkeypatch.setattr(decompose, "MasterProblem", keep)
+    monkeypatch.setattr(decompose_setup, "MasterProblem", keep)
     ds = load_dataset(TINY)
     names, dsets, _ = sample_scenarios(ds, 4, seed=3)
     kw = {"names": names, "workers": 0, "tol": 1e-6}

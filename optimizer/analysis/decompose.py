@@ -62,22 +62,19 @@ import math
 import resource
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from optimizer.analysis.decompose_blocks import ScenarioBlocks, open_blocks
-from optimizer.analysis.decompose_cuts import Cut, ScenarioInfeasibleError
+from optimizer.analysis.decompose_cuts import Cut
 from optimizer.analysis.decompose_master import MasterProblem
 from optimizer.analysis.decompose_result import DecomposedPlan, first_stage_table
-from optimizer.analysis.decompose_setup import check_inputs, mean_value_point, representatives
-from optimizer.plan.model import (
-    FirstStageUniverse,
-    build_stochastic_model,
-    first_stage_universe,
-)
+from optimizer.analysis.decompose_setup import RunState as _State
+from optimizer.analysis.decompose_setup import StartedRun as _Run
+from optimizer.analysis.decompose_setup import check_inputs, start_run
+from optimizer.plan.model import FirstStageUniverse, first_stage_universe
 from optimizer.plan.risk import RiskSpec, risk_summary, risk_value
 
 __all__ = ["DEFAULT_TOLERANCE", "hedge_decomposed", "hedge_frontier"]
@@ -87,39 +84,6 @@ DEFAULT_TOLERANCE = 1e-6
 
 #: Default master optima at which a cut may stay slack before it is pooled.
 DEFAULT_CUT_AGE = 5
-
-
-@dataclass
-class _State:
-    """Mutable bookkeeping of one run."""
-
-    names: tuple[str, ...]
-    w: np.ndarray
-    best_ub: float = math.inf
-    best_x: np.ndarray | None = None
-    best_values: np.ndarray | None = None
-    rows: list[dict[str, float]] = field(default_factory=list)
-    risk: RiskSpec | None = None
-    seen: list[tuple[np.ndarray, np.ndarray]] = field(default_factory=list)
-
-    def offer(self, x: np.ndarray, cuts: Sequence[Cut]) -> float:
-        """Record the plan's ``rho`` (expected cost without risk); keep the best so far."""
-        values = np.array([c.value for c in cuts])
-        ub = risk_value(values, self.w, self.risk) if all(c.ok for c in cuts) else math.inf
-        if math.isfinite(ub):
-            self.seen.append((x, values))
-        if ub < self.best_ub:
-            self.best_ub, self.best_x, self.best_values = ub, x, values
-        return ub
-
-    def rescore(self, risk: RiskSpec | None) -> None:
-        """Switch the risk measure; the incumbent is the best plan seen under it."""
-        self.risk, self.best_ub, self.best_x, self.best_values = risk, math.inf, None, None
-        self.rows = []
-        for x, values in self.seen:
-            ub = risk_value(values, self.w, risk)
-            if ub < self.best_ub:
-                self.best_ub, self.best_x, self.best_values = ub, x, values
 
 
 def _evaluate_operable(
@@ -423,7 +387,7 @@ def _run_risks(
     )
     with opened as blocks:
         keep = min(retain, len(datasets))
-        run = _start(blocks, datasets, w, labels, universe, notes, keep, cut_age, objective)
+        run = start_run(blocks, datasets, w, labels, universe, notes, keep, cut_age, objective)
         run.timings["setup"] = run.timings["setup"] - t_start
         deadline = math.inf if time_limit_s is None else t_start + time_limit_s
         for risk in risks:
@@ -446,75 +410,6 @@ def _set_risk(run: _Run, risk: RiskSpec | None) -> None:
     row0 = {"iteration": 0.0, "lower_bound_usd": risk_value(floors, state.w, risk)}
     row0["upper_bound_usd"] = state.best_ub
     state.rows.append({**row0, "gap_rel": math.nan, "cuts": float(run.master.n_cuts)})
-
-
-@dataclass
-class _Run:
-    """A started run: master, bookkeeping, wait-and-see and EV cuts, timings."""
-
-    master: MasterProblem
-    state: _State
-    ws: list[Cut]
-    ev_cuts: list[Cut]
-    eev: float
-    ev_name: str
-    table: pd.DataFrame
-    inv_range: np.ndarray
-    timings: dict[str, float]
-
-
-def _start(
-    blocks: ScenarioBlocks,
-    datasets: Sequence[Any],
-    w: np.ndarray,
-    labels: tuple[str, ...],
-    universe: FirstStageUniverse,
-    notes: list[str],
-    retain: int,
-    cut_age: int | None = DEFAULT_CUT_AGE,
-    objective: str = "cost",
-) -> _Run:
-    """Wait-and-see solves, the EV plan's evaluation (EEV) and the first master."""
-    info = blocks.call("info")
-    n_first, table = info[0][0], info[0][1]
-    induced = [r for part in info for r in part[2]]
-    t_setup = time.perf_counter()
-    # the workers solve the scenarios alone while this process solves the mean value
-    pending = blocks.submit("wait_and_see")
-    x_mv = mean_value_point(datasets, w, universe, notes, objective)
-    ws = pending()
-    for c in ws:
-        if not c.ok:
-            raise ScenarioInfeasibleError(labels[c.scenario], c.scenario, c.message)
-    t_ws = time.perf_counter()
-    floors = np.array([c.value for c in ws])
-    heaviest = int(np.argmax(w))
-    x_ev, ev_name = (
-        (x_mv, "mean_value") if x_mv is not None else (ws[heaviest].point, labels[heaviest])
-    )
-    master = MasterProblem(n_first, w, floors, induced, cut_age)
-    if retain > 0:
-        keep = representatives(floors, retain)
-        model = build_stochastic_model(
-            [datasets[i] for i in keep],
-            list(w[keep] / w[keep].sum()),
-            universe=universe,
-            objective=objective,
-        )
-        master.retain(model, keep.tolist())
-    master.add_cuts(ws)
-    ev_cuts = blocks.cuts("evaluate", x_ev)
-    state = _State(labels, w)
-    eev = state.offer(x_ev, ev_cuts)
-    for c in ev_cuts:
-        if not c.ok:
-            notes.append(f"the {ev_name} plan cannot be operated in {labels[c.scenario]}")
-    master.add_cuts(ev_cuts)
-    points = np.vstack([c.point for c in ws] + [x_ev])
-    spread = points.max(axis=0) - points.min(axis=0)
-    inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
-    timings = {"setup": t_setup, "wait_and_see": t_ws - t_setup, "ev": time.perf_counter() - t_ws}
-    return _Run(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings)
 
 
 def _solve_with_progress(
@@ -594,6 +489,7 @@ def _result(
         per_scenario=per,
         first_stage=first_stage_table(run.table, universe, datasets[0].periods, state.best_x),
         timings_s=timings,
+        work=dict(run.work),
         peak_mb={"client": client_mb, "workers": worker_mb},
         notes=tuple(notes),
         risk=risk_summary(state.best_values, state.w, state.risk),

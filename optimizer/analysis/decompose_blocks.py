@@ -26,10 +26,26 @@ from optimizer.analysis.decompose_cuts import Cut, induced_rows
 from optimizer.plan.highs import _highs_lp, _highs_pass, highs_ok, new_highs
 from optimizer.plan.model import FirstStageUniverse, build_stochastic_model
 
-__all__ = ["WARM_STARTS", "ScenarioBlock", "ScenarioBlocks", "open_blocks"]
+__all__ = ["WARM_STARTS", "BasisArrays", "ScenarioBlock", "ScenarioBlocks", "open_blocks"]
 
 #: How a scenario subproblem's next solve starts (:class:`ScenarioBlock`).
 WARM_STARTS = ("live", "basis", "cold")
+
+#: A HiGHS basis as plain arrays (highspy's ``HighsBasis`` does not pickle): the
+#: ``HighsBasisStatus`` codes of the columns and of the rows, int8.
+BasisArrays = tuple[np.ndarray, np.ndarray]
+
+
+def _basis_of(arrays: BasisArrays) -> Any:
+    """Return the ``highspy.HighsBasis`` of status arrays (:data:`BasisArrays`)."""
+    import highspy
+
+    status = highspy.HighsBasisStatus
+    basis = highspy.HighsBasis()
+    basis.col_status = [status(int(v)) for v in arrays[0]]
+    basis.row_status = [status(int(v)) for v in arrays[1]]
+    basis.valid = True
+    return basis
 
 
 class ScenarioBlock:
@@ -187,23 +203,40 @@ class ScenarioBlock:
         at = x if point is None else point
         return Cut(i, True, value, grad, at, "optimal", time.process_time() - t0, iterations)
 
-    def wait_and_see(self) -> list[Cut]:
+    def wait_and_see(self, start: BasisArrays | None = None) -> list[Cut]:
         """Solve every scenario alone (first stage free); one cut each at its optimum.
 
-        A scenario whose LP has the shape of the one solved before it starts from that
-        one's optimal basis (sampled scenarios differ in values, rarely in shape). Then
-        the EV plan, evaluated from each scenario's own wait-and-see basis, took 18k
-        simplex iterations at 8 scenarios, after 54k here (94k cold); the other order,
-        the EV plan first (chained from scenario to scenario) and these from each EV
-        basis, took 56k + 43k.
+        Each scenario whose LP has the shape of ``start`` (a basis of the same model
+        with other values, the mean-value problem's in
+        :func:`optimizer.analysis.decompose_setup.start_run`) starts from it. Without
+        ``start``, a scenario whose LP has the shape of the one solved before it starts
+        from that one's optimal basis (sampled scenarios differ in values, rarely in
+        shape): at 6 sampled scenarios this took 55.9k simplex iterations against 30.7k
+        from the mean-value basis (2026-12-02). The EV plan, evaluated from each
+        scenario's own wait-and-see basis, then took 18k simplex iterations at 8
+        scenarios after 54k chained here (94k cold); the other order, the EV plan first
+        (chained from scenario to scenario) and these from each EV basis, took 56k + 43k.
         """
+        first = None
+        if start is not None:
+            first = ((len(start[0]), len(start[1])), _basis_of(start))
         out: list[Cut] = []
         prev: Any = None
         for k, shape in enumerate(self.shapes):
             warm = prev[1] if prev is not None and prev[0] == shape else None
+            if first is not None and first[0] == shape:
+                warm = first[1]
             out.append(self._solve(k, None, warm))
             prev = (shape, self.bases[k]) if out[-1].ok else None
         return out
+
+    def basis_arrays(self, k: int) -> BasisArrays | None:
+        """Return scenario ``k``'s last optimal basis as arrays (None without one)."""
+        basis = self.bases[k]
+        if basis is None or not basis.valid:
+            return None
+        cols = np.array([int(v) for v in basis.col_status], dtype=np.int8)
+        return cols, np.array([int(v) for v in basis.row_status], dtype=np.int8)
 
     def evaluate(self, point: np.ndarray, only: Sequence[int] | None = None) -> list[Cut]:
         """Solve the scenarios with the first stage fixed to ``point``; one cut each.
@@ -215,6 +248,20 @@ class ScenarioBlock:
         keep = None if only is None else {int(i) for i in only}
         ks = [k for k, i in enumerate(self.indices) if keep is None or i in keep]
         return [self._solve(k, p) for k in ks]
+
+    def wait_and_see_then(self, start: BasisArrays | None, point: np.ndarray) -> list[Cut]:
+        """Solve the scenarios alone (:meth:`wait_and_see`), then at ``point`` (:meth:`evaluate`).
+
+        One call for both, so a block starts its evaluations as soon as its own
+        wait-and-see solves end instead of waiting for every block's.
+
+        Returns
+        -------
+        list of Cut
+            The wait-and-see cuts, then the cuts at ``point``, each in the block's
+            scenario order (one of each per scenario).
+        """
+        return self.wait_and_see(start) + self.evaluate(point)
 
     def peak_rss_mb(self) -> float:
         """Peak resident memory of this process (MB, ``ru_maxrss``)."""

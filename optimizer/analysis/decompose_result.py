@@ -49,9 +49,16 @@ class DecomposedPlan:
         ``kind, site, chip, period, value`` (MW for build/liquid, chips otherwise) of
         the hedged plan's non-zero first-stage decisions.
     timings_s : Mapping[str, float]
-        ``setup`` (universe, blocks, induced rows), ``wait_and_see`` (the scenarios
-        alone on the workers, and meanwhile the mean-value problem in this process),
-        ``ev`` (the EV plan evaluated in every scenario), ``iterations``, ``total``.
+        Wall seconds: ``setup`` (universe, blocks, induced rows), ``mean_value`` (the
+        mean-value problem in this process), ``wait_and_see`` (the scenarios alone on
+        the workers), ``ev`` (the EV plan evaluated in every scenario: iteration 0;
+        about 0 when one call per worker ran both, then counted in ``wait_and_see``),
+        ``iterations``, ``total``.
+    work : Mapping[str, float]
+        Work of the first solves (:class:`optimizer.analysis.decompose_setup.StartedRun`):
+        ``<phase>_cpu_s``, ``<phase>_busiest_cpu_s`` and ``<phase>_simplex_iterations``
+        for ``mean_value`` (CPU of this process), ``wait_and_see`` and ``ev`` (the
+        workers' solves).
     peak_mb : Mapping[str, float]
         ``client`` and ``workers`` (sum over the block processes) ``ru_maxrss``.
     notes : tuple of str
@@ -80,6 +87,7 @@ class DecomposedPlan:
     peak_mb: Mapping[str, float]
     notes: tuple[str, ...] = field(default_factory=tuple)
     risk: Mapping[str, float] = field(default_factory=dict)
+    work: Mapping[str, float] = field(default_factory=dict)
 
 
 def first_stage_table(

@@ -97,10 +97,13 @@ def mean_value_dataset(datasets: Sequence[Any], weights: Sequence[float]) -> Any
             if f0[c].dtype.kind == "f":
                 stack = np.vstack([f[c].to_numpy(dtype=float) for f in frames])
                 same = (stack == stack[0]) | (np.isnan(stack) & np.isnan(stack[0]))
-                # a column no scenario changes keeps its values exactly (a weighted
-                # mean of 100 equal shares can round to 1.0000000000000007 > 1)
+                # a cell no scenario changes keeps its value exactly, and a mean stays
+                # within its cell's range: a weighted mean of 100 equal shares of 1.0
+                # can round to 1.0000000000000007 > 1, an invalid derate
                 if not same.all():
-                    out[c] = (w[:, None] * stack).sum(axis=0)
+                    mean = (w[:, None] * stack).sum(axis=0)
+                    mean = np.clip(mean, stack.min(axis=0), stack.max(axis=0))
+                    out[c] = np.where(same.all(axis=0), stack[0], mean)
             elif any(
                 not (f[c].astype(str).to_numpy() == f0[c].astype(str).to_numpy()).all()
                 for f in frames[1:]
