@@ -4,7 +4,7 @@ Run from the repository root::
 
     python -m benchmarks.hedge [--samples 10,30,100] [--time-limit 600[,600,1800]]
         [--methods lshaped,extensive] [--out FILE.json] [--first-stage capacity|full]
-        [--ws-start mean_value|chain]
+        [--ws-start mean_value|chain] [--live-limit K]
 
 ``--time-limit`` is one value for every N or one per entry of ``--samples``.
 
@@ -64,11 +64,14 @@ def worker(
     scheduler: str | None = None,
     warm_start: str = "live",
     ws_start: str = "mean_value",
+    live_limit: int | None = None,
 ) -> dict[str, Any]:
     """Run one method on N scenarios in this process; return its figures.
 
     ``ws_start`` sets where the wait-and-see solves start
-    (:data:`optimizer.analysis.decompose_setup.WAIT_AND_SEE_STARTS`).
+    (:data:`optimizer.analysis.decompose_setup.WAIT_AND_SEE_STARTS`); ``live_limit``
+    bounds the scenarios with their own HiGHS instance per worker (about 20 MB each at
+    the default size; None: all of them).
     """
     from optimizer.analysis import decompose_setup
     from optimizer.analysis.decompose import hedge_decomposed
@@ -95,6 +98,7 @@ def worker(
             workers=2,
             scheduler=scheduler,
             warm_start=warm_start,
+            live_limit=live_limit,
             tol=tol,
             time_limit_s=time_limit_s,
             max_iter=100_000,
@@ -116,6 +120,7 @@ def worker(
             peak_mb=p.peak_mb["client"] + p.peak_mb["workers"],
             peak_mb_parts=dict(p.peak_mb),
             warm_start=warm_start,
+            live_limit=live_limit,
             scheduler="external" if scheduler else "local",
             **_round_figures(p.iterations, n),
         )
@@ -193,6 +198,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--scheduler", default=None, help="address of an external Dask scheduler")
     ap.add_argument("--warm-start", default="live", choices=["live", "basis", "cold"])
     ap.add_argument("--ws-start", default="mean_value", choices=["mean_value", "chain"])
+    ap.add_argument(
+        "--live-limit",
+        type=int,
+        default=None,
+        help="most scenarios with their own HiGHS instance per worker (default: all)",
+    )
     ap.add_argument("--comm", action="store_true", help="only the Dask round-trip probe")
     a = ap.parse_args(argv)
     if a.comm:
@@ -213,6 +224,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             a.scheduler,
             a.warm_start,
             a.ws_start,
+            a.live_limit,
         )
         print(json.dumps(res), flush=True)
         # the figures are out: skip interpreter teardown (a Dask run's exit handlers have
@@ -226,6 +238,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             cmd += ["--seed", str(a.seed), "--time-limit", str(limit), "--tol", str(a.tol)]
             cmd += ["--first-stage", a.first_stage, "--warm-start", a.warm_start]
             cmd += ["--ws-start", a.ws_start]
+            if a.live_limit is not None:
+                cmd += ["--live-limit", str(a.live_limit)]
             if a.scheduler:
                 cmd += ["--scheduler", a.scheduler]
             try:
