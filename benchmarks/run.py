@@ -88,13 +88,17 @@ ROOT = Path(__file__).resolve().parents[1]
 KEEP_MARKER = "<!-- hand-written below this line: kept by benchmarks.run -->"
 
 #: Targets (printed, not asserted).
-TARGET_LINOPY_RATIO = 0.25
+TARGET_LINOPY_RATIO = 0.07
 TARGET_BUILD_SLOPE = 1.1
 TARGET_PEAK_MB = 2048.0
 TARGET_REUSE_SPEEDUP = 10.0
 TARGET_XL_S = 60.0
 TARGET_XXL_S = 600.0
 TARGET_XXL_MB = 4096.0
+#: The hedged plan over 100 sampled scenarios, end to end on 2 local Dask workers (s).
+TARGET_HEDGE_S = 300.0
+#: A reused batch case at most this many times the warm HiGHS solve alone.
+TARGET_REUSE_OVER_WARM = 1.5
 
 
 def formulations() -> tuple[str, ...]:
@@ -735,7 +739,8 @@ def _ours(rec: dict[str, Any]) -> dict[str, Any]:
 def _large_targets(lg: dict[str, Any]) -> list[tuple[str, str, str]]:
     o, li = _ours(lg), lg.get("linopy", {})
     if "error" in o:
-        return [("large: ours / linopy end to end <= 0.25", "MISS", "ours did not run")]
+        name = f"large: ours / linopy end to end <= {TARGET_LINOPY_RATIO}"
+        return [(name, "MISS", "ours did not run")]
     out = []
     e2e = ours_e2e(o)
     if li.get("solve_s") is not None:
@@ -792,7 +797,16 @@ def _xl_target(
 
 
 def _hedge_target(hedge: list[dict[str, Any]] | None) -> tuple[str, str, str]:
-    name = "hedged 100-scenario plan: decomposition faster than the extensive form, in its memory"
+    """Hedge at N = 100: converged in < :data:`TARGET_HEDGE_S`, within the extensive form's memory.
+
+    "Within its memory": the decomposition's peak (client plus workers) is at most the
+    extensive form's at the same N (whatever the extensive form's status: its peak is
+    reached while it builds and factors, before any time limit).
+    """
+    name = (
+        f"hedged 100-scenario plan: converged in < {TARGET_HEDGE_S:.0f} s, "
+        "within the extensive form's memory"
+    )
     if not hedge:
         return (
             name,
@@ -803,12 +817,11 @@ def _hedge_target(hedge: list[dict[str, Any]] | None) -> tuple[str, str, str]:
     ls, ef = by.get("lshaped", {}), by.get("extensive", {})
     if not ls or "error" in ls:
         return (name, "MISS", "L-shaped at N=100 did not run")
-    ef_ok = ef.get("status") == "optimal"
-    faster = bool(ls.get("converged")) and (not ef_ok or ls["wall_s"] < ef["wall_s"])
+    fast = bool(ls.get("converged")) and ls["wall_s"] < TARGET_HEDGE_S
     smaller = ls.get("peak_mb", math.inf) <= ef.get("peak_mb", 0.0)
     return (
         name,
-        _verdict(faster and smaller),
+        _verdict(fast and smaller),
         f"L-shaped {'converged' if ls.get('converged') else 'not converged'} "
         f"{ls['wall_s']:.0f} s, {ls['peak_mb']:.0f} MB; extensive {ef.get('status', '-')} "
         f"{ef.get('wall_s', math.nan):.0f} s, {ef.get('peak_mb', math.nan):.0f} MB",
@@ -849,6 +862,15 @@ def targets(
                 f"{batch['rebuild_s']:.3f} s / {batch['reuse_s']:.3f} s = {sp:.2f}x",
             )
         )
+        if batch.get("warm_s"):
+            over = batch["reuse_s"] / batch["warm_s"]
+            out.append(
+                (
+                    f"batch: a reused case <= {TARGET_REUSE_OVER_WARM:g}x the warm solve alone",
+                    _verdict(over <= TARGET_REUSE_OVER_WARM),
+                    f"{batch['reuse_s']:.3f} s / {batch['warm_s']:.3f} s = {over:.2f}x",
+                )
+            )
     elif batch is not None:
         out.append(
             (

@@ -176,15 +176,22 @@ def test_targets_use_the_product_formulation_and_say_when_hedge_was_not_rerun():
         }
         return {"size": size, "reference": o, "compact": {**o, "formulation": "compact"}}
 
-    recs = [rec("default", 1e4, 0.1, 1.0, 200.0), rec("large", 1e6, 10.0, 50.0, 1000.0)]
-    recs[1]["linopy"] = {"status": "optimal", "build_s": 1.0, "solve_s": 199.0}
+    recs = [rec("default", 1e4, 0.1, 1.0, 200.0), rec("large", 1e6, 10.0, 13.0, 1000.0)]
+    recs[1]["linopy"] = {"status": "optimal", "build_s": 1.0, "solve_s": 13.0 / 0.07 - 1.0}
     recs.append(rec("xl", 1e7, 100.0, 59.5, 3000.0))
-    got = {t: (v, n) for t, v, n in targets(recs, None)}
+    batch = {"rebuild_s": 1.0, "reuse_s": 0.1, "warm_s": 0.07}
+    got = {t: (v, n) for t, v, n in targets(recs, batch)}
     form = default_formulation()  # compact where this checkout has it
-    # 50 / 200 = 0.25: at the target
-    assert got[f"large: ours ({form}) / linopy end to end <= 0.25"] == (
+    # 13 / (13 / 0.07) = 0.07: at the target
+    assert got[f"large: ours ({form}) / linopy end to end <= 0.07"] == (
         "PASS",
-        "50.0 s / 200.0 s = 0.25",
+        "13.0 s / 185.7 s = 0.07",
+    )
+    # 1.0 / 0.1 = 10x: at the target; 0.1 / 0.07 = 1.43 <= 1.5
+    assert got["batch: reuse >= 10x faster per scenario"] == ("PASS", "1.000 s / 0.100 s = 10.00x")
+    assert got["batch: a reused case <= 1.5x the warm solve alone"] == (
+        "PASS",
+        "0.100 s / 0.070 s = 1.43x",
     )
     assert got["large: peak memory < 2 GB"][0] == "PASS"
     assert got[f"build time log-log slope <= 1.1 ({form}, default..xl)"][0] == "PASS"
@@ -268,8 +275,14 @@ def test_hedge_table_rows_come_from_the_json_lines():
     )
     assert rows[-1] == "| 100 | 1.4000000e+11 | 1.6000000e+11 | 1.0000000e+10 | 1.0000000e+10 |"
     verdict = {t: (v, n) for t, v, n in targets([], None, [ls, ef])}
-    assert verdict[next(t for t in verdict if t.startswith("hedged"))] == (
+    name = "hedged 100-scenario plan: converged in < 300 s, within the extensive form's memory"
+    assert verdict[name] == (
         "PASS",
         "L-shaped converged 200 s, 900 MB; extensive time_limit_no_solution 1880 s, 2900 MB",
     )
+    # 300.4 s is over the 300 s target; memory above the extensive form's fails too
+    slow = targets([], None, [{**ls, "wall_s": 300.4}, ef])
+    assert [v for t, v, _ in slow if t == name] == ["MISS"]
+    big = targets([], None, [{**ls, "peak_mb": 2900.5}, ef])
+    assert [v for t, v, _ in big if t == name] == ["MISS"]
     assert _hedge_rows(None) == []
