@@ -286,3 +286,17 @@ def test_hedge_table_rows_come_from_the_json_lines():
     big = targets([], None, [{**ls, "peak_mb": 2900.5}, ef])
     assert [v for t, v, _ in big if t == name] == ["MISS"]
     assert _hedge_rows(None) == []
+
+
+def test_linopy_columns_are_the_reference_less_its_running_total_columns(small):
+    from benchmarks.run import _same_problem_rows, running_total_columns
+
+    # the small model is below every running-total threshold: none
+    assert running_total_columns(build_model(small, formulation="reference")) == 0
+    ref = {"status": "optimal", "objective_usd": 1.0, "n_variables": 100, "n_constraints": 9}
+    ref["running_total_columns"] = 3
+    li = {"status": "optimal", "objective_usd": 1.0, "n_variables": 97}
+    rec = {"size": "medium", "reference": ref, "floor": {"objective_usd": 1.0}, "linopy": li}
+    assert _same_problem_rows([rec])[-1].endswith("(97, same less 3 running-total columns) |")
+    rec["linopy"] = {**li, "n_variables": 98}
+    assert _same_problem_rows([rec])[-1].endswith("(98, DIFFERENT) |")
