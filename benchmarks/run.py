@@ -932,7 +932,8 @@ def _same_problem_rows(recs: list[dict[str, Any]]) -> list[str]:
             f"{'n/a' if fok is None else ('yes' if fok else 'NO')} | "
             f"{'-' if pok is None else f'{pd_:.1e}'} | "
             f"{'n/a' if pok is None else ('yes' if pok else 'NO')} "
-            f"({li.get('n_variables', '-')}{same if same_cols else ', DIFFERENT'}) |"
+            f"({li.get('n_variables', '-')}"
+            f"{'' if li.get('n_variables') is None else (same if same_cols else ', DIFFERENT')}) |"
         )
     return L
 
