@@ -811,8 +811,8 @@ def _hedge_target(hedge: list[dict[str, Any]] | None) -> tuple[str, str, str]:
     """Hedge at N = 100: converged in < :data:`TARGET_HEDGE_S`, within the extensive form's memory.
 
     "Within its memory": the decomposition's peak (client plus workers) is at most the
-    extensive form's at the same N (whatever the extensive form's status: its peak is
-    reached while it builds and factors, before any time limit).
+    extensive form's at the same N, as each run measured it (an extensive form stopped at
+    its time limit reports the peak reached until then).
     """
     name = (
         f"hedged 100-scenario plan: converged in < {TARGET_HEDGE_S:.0f} s, "

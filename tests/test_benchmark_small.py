@@ -288,11 +288,29 @@ def test_hedge_table_rows_come_from_the_json_lines():
     assert _hedge_rows(None) == []
 
 
-def test_linopy_columns_are_the_reference_less_its_running_total_columns(small):
-    from benchmarks.run import _same_problem_rows, running_total_columns
+def test_running_total_kinds_are_the_columns_the_thresholds_add(small, monkeypatch):
+    """RUNNING_TOTAL_KINDS is held to the builder: the kinds that appear when both
+    running-total thresholds are 0, and only those."""
+    import optimizer.components.chips as chips_mod
+    import optimizer.components.site_built as site_built_mod
+    from benchmarks.run import RUNNING_TOTAL_KINDS, running_total_columns
 
-    # the small model is below every running-total threshold: none
-    assert running_total_columns(build_model(small, formulation="reference")) == 0
+    def kinds(m):
+        return set(m.variables.loc[m.variables["kind"].notna(), "kind"].astype(str))
+
+    plain = build_model(small, formulation="reference")
+    assert running_total_columns(plain) == 0  # below both thresholds
+    monkeypatch.setattr(chips_mod, "RECURSIVE_INVENTORY_MIN_TERMS", 0)
+    monkeypatch.setattr(site_built_mod, "RECURSIVE_CAPACITY_MIN_TERMS", 0)
+    forced = build_model(small, formulation="reference")
+    added = forced.n_variables - plain.n_variables
+    assert kinds(forced) - kinds(plain) == set(RUNNING_TOTAL_KINDS)
+    assert running_total_columns(forced) == added > 0
+
+
+def test_linopy_columns_are_the_reference_less_its_running_total_columns():
+    from benchmarks.run import _same_problem_rows
+
     ref = {"status": "optimal", "objective_usd": 1.0, "n_variables": 100, "n_constraints": 9}
     ref["running_total_columns"] = 3
     li = {"status": "optimal", "objective_usd": 1.0, "n_variables": 97}
