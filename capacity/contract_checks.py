@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from capacity.schema import PERIOD_RE, period_index
+from capacity.schema import PERIOD_RE, period_index, period_ordinals
 from capacity.validation import Finding
 
 __all__ = ["check_contracts", "check_migration"]
@@ -36,7 +36,7 @@ def _peak_demand(demand: pd.DataFrame, customer: str, workload: str, lo: int, hi
     d = demand[(demand["customer"].astype(str) == customer) & (demand["workload"] == workload)]
     if d.empty:
         return 0.0
-    at = d["period"].astype(str).map(period_index)
+    at = period_ordinals(d["period"])  # NaN: a malformed period, reported by the schema check
     d = d[(at >= lo) & (at <= hi)]
     if d.empty:
         return 0.0

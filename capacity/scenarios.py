@@ -15,7 +15,7 @@ import pandas as pd
 from pydantic import ValidationError
 
 from capacity.scenario_spec import Override, Scenario, override_error_message
-from capacity.schema import PERIOD_RE, SPECS, period_index, period_label
+from capacity.schema import PERIOD_RE, SPECS, period_index, period_label, period_ordinals
 from capacity.validation import DataValidationError, Finding, suggest
 
 BASE = "base"
@@ -63,7 +63,7 @@ def _mask(df: pd.DataFrame, ov: Override) -> np.ndarray:
     for col, vals in ov.where.items():
         m &= df[col].astype(str).isin(vals).to_numpy()
     if "period" in df.columns and (ov.from_period or ov.to_period):
-        idx = df["period"].astype(str).map(period_index).to_numpy()
+        idx = period_ordinals(df["period"])  # NaN (never matched): a malformed period
         if ov.from_period:
             m &= idx >= period_index(ov.from_period)
         if ov.to_period:
@@ -156,14 +156,15 @@ def _shift_values(
     group_cols = [k for k in key if k != "period"]
     vals = df[ov.column].to_numpy(dtype="float64", copy=True)
     new: np.ndarray = vals.copy()
-    pidx = df["period"].astype(str).map(period_index).to_numpy()
+    pidx = period_ordinals(df["period"])
     groups = (
         df[group_cols].astype(str).agg("\x1f".join, axis=1).to_numpy()
         if group_cols
         else np.zeros(len(df))
     )
-    for g in pd.unique(groups[m]):
-        rows = np.flatnonzero(groups == g)
+    readable = ~np.isnan(pidx)  # a malformed period stays as it is (the schema reports it)
+    for g in pd.unique(groups[m & readable]):
+        rows = np.flatnonzero((groups == g) & readable)
         order = rows[np.argsort(pidx[rows])]
         lookup = {int(pidx[r]): vals[r] for r in order}
         first, last = vals[order[0]], vals[order[-1]]

@@ -20,7 +20,9 @@ surrounding spaces are a duplicate-key error. A period is a calendar quarter wri
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+
+import numpy as np
 
 from capacity import tables_chips, tables_demand, tables_power, tables_record, tables_sites
 from capacity.spec_types import Column, TableSpec
@@ -111,6 +113,30 @@ def period_index(label: str) -> int:
     if not m:
         raise ValueError(f"{label!r} is not a quarter like 2026Q3")
     return int(m.group(1)) * 4 + int(m.group(2)) - 1
+
+
+def period_ordinals(labels: Iterable[object]) -> np.ndarray:
+    """Return the quarter ordinals of ``labels``, NaN where a label is not a quarter.
+
+    For cross-table checks and scenario filters that run before (or beside) the
+    schema check that reports a malformed period at its file, row and column: a row
+    whose period cannot be read compares False with every bound instead of raising.
+
+    Parameters
+    ----------
+    labels : iterable
+        Cells of a period column, shape (n,); anything ``str`` accepts.
+
+    Returns
+    -------
+    numpy.ndarray
+        float64, shape (n,): ``year * 4 + quarter - 1``, or NaN.
+    """
+    out = []
+    for v in labels:
+        m = PERIOD_RE.match(str(v))
+        out.append(int(m.group(1)) * 4 + int(m.group(2)) - 1 if m else np.nan)
+    return np.asarray(out, dtype="float64")
 
 
 def period_label(index: int) -> str:
