@@ -1,4 +1,4 @@
-"""Overrides that would change nothing: a ``where`` that matches no row is a finding.
+"""Overrides that would change nothing: a ``where`` value that matches no row is a finding.
 
 An override whose ``where`` names a value the table does not hold (``customer: OpenAI``
 when the ID is ``openai``) used to be a silent no-op: ``validate`` was clean and
@@ -10,7 +10,8 @@ when the ID is ``openai``) used to be a silent no-op: ``validate`` was clean and
   the app's composer, risk tools), through :func:`capacity.scenarios.apply_overrides`.
 
 Each message names the value that matches nothing and, when one is close, the ID the
-author probably meant.
+author probably meant; a misspelt value in a list (``[tsmc_n3_wafers, cowos_wafrs]``) is
+reported although the list's other values match rows.
 
 An override that edits ``commitments`` is a warning (:data:`CONTRACT_WARNING`): a signed
 contract is a fact, and a risk scenario changes what can serve it (supply, demand,

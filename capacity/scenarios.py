@@ -72,7 +72,7 @@ def _mask(df: pd.DataFrame, ov: Override) -> np.ndarray:
 
 
 def unmatched_override(df: pd.DataFrame, ov: Override) -> str | None:
-    """Say why ``ov`` matches no row of ``df``; None when it matches at least one.
+    """Say what in ``ov``'s ``where`` matches nothing in ``df``; None when every value matches.
 
     Parameters
     ----------
@@ -85,10 +85,10 @@ def unmatched_override(df: pd.DataFrame, ov: Override) -> str | None:
     -------
     str or None
         A message naming each ``where`` value absent from its column, with a "did you
-        mean", or the period window that leaves no row.
+        mean" (also when another value of the same list matches rows: a misspelt
+        ``cowos_wafrs`` in ``[tsmc_n3_wafers, cowos_wafrs]`` would otherwise leave the
+        CoWoS rows unchanged without a word), or the period window that leaves no row.
     """
-    if len(df) and bool(_mask(df, ov).any()):
-        return None
     if not len(df):
         return f"changes nothing: table {ov.table} has no rows"
     parts: list[str] = []
@@ -98,6 +98,11 @@ def unmatched_override(df: pd.DataFrame, ov: Override) -> str | None:
         for v in vals:
             if v not in present:
                 parts.append(f"{col} {v!r} is not in {ov.table}." + suggest(v, list(known)))
+    matched = bool(_mask(df, ov).any())
+    if parts and matched:  # one value of a list misspelt: the rest would apply silently
+        return "changes only part of what it names: " + " ".join(parts)
+    if matched:
+        return None
     if not parts:
         window = ""
         if ov.from_period or ov.to_period:

@@ -209,6 +209,22 @@ def test_where_matching_no_row_is_a_finding_with_did_you_mean(tiny_dir: Path) ->
     assert "Did you mean 'acme'?" in f.message
 
 
+def test_a_misspelt_value_in_a_where_list_is_a_finding_though_the_others_match(
+    tiny_dir: Path,
+) -> None:
+    """[acme, acmee]: acme's rows match, so the typo used to pass silently."""
+    text = SCALE_DEMAND.format(customer="[acme, acmee]", factor="0.5")
+    (tiny_dir / "scenarios.yaml").write_text(text)
+    (f,) = validate_directory(tiny_dir)
+    assert (f.severity, f.file, f.row) == ("error", "scenarios.yaml", 8)
+    assert f.value == "customer=acme|acmee"
+    assert f.message.startswith("changes only part of what it names: customer 'acmee'")
+    assert "Did you mean 'acme'?" in f.message
+    clean = SCALE_DEMAND.format(customer="[acme]", factor="0.5")
+    (tiny_dir / "scenarios.yaml").write_text(clean)
+    assert validate_directory(tiny_dir) == []
+
+
 def test_applied_override_matching_no_row_raises_with_did_you_mean(tiny_dir: Path) -> None:
     from capacity.scenarios import apply_overrides
 
