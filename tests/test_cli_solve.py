@@ -438,8 +438,18 @@ def test_cli_integer_units_small_shortfalls_and_dual_source(
     from optimizer.output.summary_text import commitments_title
 
     assert commitments_title(s) == (
-        "Commitments: 1 of 2 met in every period; largest shortfall 2.0 MW of a 2.0 MW floor "
-        "(100% short)"
+        "Commitments: 1 of 2 met in every period; largest shortfall beta 2.0 MW of its "
+        "2.0 MW floor in 2026Q1 (100% short)"
+    )
+    # in LP mode a small breach is the plan's choice, not a rounding: named as a breach
+    lp = fake_result()
+    com = lp.tables["commitments"].copy()
+    com["breach_mw"] = [0.0, 0.02, 0.01, 0.0]
+    lp.tables["commitments"] = com
+    assert commitments_title(summarize(lp)) == (
+        "Commitments: 0 of 2 met in every period; largest shortfall acme 0.02 MW of its "
+        "5.0 MW floor in 2026Q2 (0.4% short); largest by share beta 0.01 MW of its 2.0 MW "
+        "floor in 2026Q1 (0.5% short)"
     )
     fake_solve["result"] = fake_result()
     assert "Shadow prices come from" not in _plain(

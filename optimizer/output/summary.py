@@ -85,7 +85,8 @@ class PlanSummary:
         assigned_chips_end, it_mw_end (last period).
     commitments : pandas.DataFrame
         customer, family, periods (with a commitment), breached_periods,
-        max_breach_mw, min_it_mw (largest), met (bool).
+        max_breach_mw, min_it_mw (largest), met (bool), worst_period (the quarter of
+        the largest breach), worst_floor_mw (the floor then).
     max_shortfall_mw : float
         Largest commitment breach over all commitments and periods, MW (0 when all
         are met). With ``--integer-units`` whole deployment units rarely hit a MW

@@ -170,7 +170,12 @@ def commitments_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``customer, family, periods, breached_periods, max_breach_mw, min_it_mw, met``.
+        ``customer, family, periods, breached_periods, max_breach_mw, min_it_mw, met,
+        worst_period, worst_floor_mw``: ``min_it_mw`` is the highest floor of the
+        horizon, ``worst_period`` the quarter of the largest breach and
+        ``worst_floor_mw`` the floor in force then (a ramping floor: OpenAI's 352 MW
+        breach in 2028Q1 is of the 1,500 MW floor of that quarter, not of the 2,000 MW
+        it reaches later).
     """
     cols = ["customer", "family", "period", "min_it_mw", "breach_mw"]
     c = table_or_empty(tables, "commitments", cols)
@@ -182,6 +187,8 @@ def commitments_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         "max_breach_mw",
         "min_it_mw",
         "met",
+        "worst_period",
+        "worst_floor_mw",
     ]
     if c.empty:
         return pd.DataFrame(columns=out_cols)
@@ -201,6 +208,12 @@ def commitments_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     )
     g["breached_periods"] = g["breached_periods"].astype(int)
     g["met"] = g["breached_periods"] == 0
+    # the row of each commitment's largest breach (the first such quarter on a tie)
+    worst = c.sort_values(["customer", "family", "breach_mw"], ascending=[True, True, False])
+    worst = worst.drop_duplicates(["customer", "family"])[
+        ["customer", "family", "period", "min_it_mw"]
+    ].rename(columns={"period": "worst_period", "min_it_mw": "worst_floor_mw"})
+    g = g.merge(worst, on=["customer", "family"], how="left")
     return g[out_cols]
 
 

@@ -328,7 +328,9 @@ def _commitments_table(s: PlanSummary) -> Table:
             result = f"[green]met in all {r.periods} periods[/green]"
         else:
             colour = (
-                "yellow" if small_shortfall(float(r.max_breach_mw), float(r.min_it_mw)) else "red"
+                "yellow"
+                if small_shortfall(float(r.max_breach_mw), float(r.worst_floor_mw))
+                else "red"
             )
             result = (
                 f"[{colour}]breached in {r.breached_periods} of {r.periods} periods "

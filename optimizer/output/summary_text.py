@@ -51,36 +51,49 @@ def small_shortfall(max_breach_mw: float, min_it_mw: float) -> bool:
 def commitments_title(s: PlanSummary) -> str:
     """Return the title of the commitments section, naming the largest shortfall.
 
-    ``"Commitments: all 2 met in every period"``; when the breached ones fall short
-    only by small amounts (at most :data:`SMALL_SHORTFALL_SHARE` of their MW floor,
-    e.g. whole deployment units in ``--integer-units`` mode) ``"Commitments: all 2
-    met to within 0.2 MW (0.01% of the floor)"``; otherwise ``"Commitments: 1 of 2
-    met in every period; largest shortfall 120 MW of a 2,000 MW floor (6.0% short)"``.
+    ``"Commitments: all 2 met in every period"``; in ``--integer-units`` mode, when the
+    breached ones fall short only by small amounts (at most
+    :data:`SMALL_SHORTFALL_SHARE` of their MW floor: whole deployment units cannot hit
+    a MW floor exactly) ``"Commitments: all 2 met to within 0.2 MW (0.01% of the
+    floor): whole deployment units cannot hit a MW floor exactly"``; otherwise
+    ``"Commitments: 1 of 2 met in every period; largest shortfall openai 352 MW of its
+    1,500 MW floor in 2028Q1 (23% short)"``, with the largest shortfall by share after
+    it when another commitment is short by a larger share of its floor. A shortfall is
+    measured against the floor in force in its quarter. In LP mode a breach of any
+    size is the plan's choice (its penalty is below the cost of meeting the floor) and
+    is named as one.
     """
     c = s.commitments
     n = len(c)
     met = int(c["met"].sum()) if n else 0
     if met == n:
         return f"Commitments: all {n} met in every period"
-    unmet = c[~c["met"].astype(bool)]
+    unmet = c[~c["met"].astype(bool)].reset_index(drop=True)
     breach = pd.to_numeric(unmet["max_breach_mw"]).astype(float)
-    floor = pd.to_numeric(unmet["min_it_mw"]).astype(float).clip(lower=1.0)
-    pct = 100 * float((breach / floor).max())
-    share = f"{pct:.0f}% of the floor" if pct >= 10 else f"{pct:.2g}% of the floor"
-    short = fmt_mw(s.max_shortfall_mw)
-    if all(small_shortfall(b, m) for b, m in zip(breach, floor, strict=True)):
-        title = f"Commitments: all {n} met to within {short} MW ({share})"
-        if s.integer_units:
-            title += ": whole deployment units cannot hit a MW floor exactly"
-        return title
-    worst = int(np.argmax(breach.to_numpy()))  # the largest shortfall, with its own floor
-    of = fmt_mw(float(pd.to_numeric(unmet["min_it_mw"]).astype(float).iloc[worst]))
-    gap = 100 * float(breach.iloc[worst] / floor.iloc[worst])
-    gap_text = f"{gap:.0f}%" if gap >= 10 else f"{gap:.2g}%"
-    return (
-        f"Commitments: {met} of {n} met in every period; largest shortfall {short} MW "
-        f"of a {of} MW floor ({gap_text} short)"
-    )
+    floor = pd.to_numeric(unmet["worst_floor_mw"]).astype(float).clip(lower=1.0)
+    share = breach / floor
+    if s.integer_units and all(small_shortfall(b, m) for b, m in zip(breach, floor, strict=True)):
+        pct = 100 * float(share.max())
+        of = f"{pct:.0f}% of the floor" if pct >= 10 else f"{pct:.2g}% of the floor"
+        return (
+            f"Commitments: all {n} met to within {fmt_mw(s.max_shortfall_mw)} MW ({of}): "
+            "whole deployment units cannot hit a MW floor exactly"
+        )
+
+    def named(i: int) -> str:
+        r = unmet.iloc[i]
+        pct = 100 * float(share.iloc[i])
+        gap = f"{pct:.0f}%" if pct >= 10 else f"{pct:.2g}%"
+        return (
+            f"{r['customer']} {fmt_mw(float(breach.iloc[i]))} MW of its "
+            f"{fmt_mw(float(floor.iloc[i]))} MW floor in {r['worst_period']} ({gap} short)"
+        )
+
+    by_mw, by_share = int(np.argmax(breach.to_numpy())), int(np.argmax(share.to_numpy()))
+    title = f"Commitments: {met} of {n} met in every period; largest shortfall {named(by_mw)}"
+    if by_share != by_mw:
+        title += f"; largest by share {named(by_share)}"
+    return title
 
 
 def clusters_text(s: PlanSummary) -> list[str]:
