@@ -510,3 +510,35 @@ def test_margin_binding_limits_say_what_the_shadow_price_is_a_derivative_of() ->
     assert "the marginal margin is minus it" in margin
     cost = _plain(runner.invoke(app, ["solve", str(data), "--no-report"], env=ENV).output)
     assert "d(discounted cost)/d(limit)" in cost and "revenue)/d(limit)" not in cost
+
+
+def test_a_cluster_run_says_how_many_of_its_quarters_are_below_the_minimum() -> None:
+    """One small first quarter of a 3-quarter run: 1 of 3 below, the mean labelled."""
+    from types import SimpleNamespace
+
+    from optimizer.output.summary_frames import cluster_spans
+    from optimizer.output.summary_text import clusters_text
+
+    periods = ["2025Q1", "2025Q2", "2025Q3", "2025Q4"]
+    t = pd.DataFrame(
+        {
+            "customer": ["acme"] * 4,
+            "site": ["a", "a", "a", "b"],
+            "period": ["2025Q1", "2025Q2", "2025Q3", "2025Q4"],
+            "it_mw": [10.0, 200.0, 300.0, 150.0],
+            "meets_minimum": [False, True, True, True],
+        }
+    )
+    runs = cluster_spans(t, periods)
+    assert runs[["site", "periods", "periods_below", "meets_minimum"]].values.tolist() == [
+        ["a", 3, 1, False],
+        ["b", 1, 0, True],
+    ]
+    assert runs["mean_it_mw"].tolist() == [170.0, 150.0]
+    s = SimpleNamespace(training_clusters=runs, clusters_enforced=False, mip_gap=None)
+    assert clusters_text(s) == [  # type: ignore[arg-type]
+        "Training clusters (LP mode: rule reported, not enforced; 1 run(s) below the minimum "
+        "size in some quarter; solve with --clusters):",
+        "  acme: a 2025Q1-2025Q3 (mean 170 MW; 1 of 3 quarters below the minimum), "
+        "b 2025Q4-2025Q4 (mean 150 MW)",
+    ]

@@ -339,6 +339,7 @@ def training_clusters_timeline(
             "mean_it_mw": ":,.0f",
             "max_it_mw": ":,.0f",
             "periods": True,
+            "periods_below": True,
         },
         labels={
             "cluster": "customer · site",
@@ -346,6 +347,8 @@ def training_clusters_timeline(
             "last_period": "to",
             "mean_it_mw": "mean training IT [MW]",
             "max_it_mw": "peak training IT [MW]",
+            "periods": "quarters",
+            "periods_below": "quarters below the minimum",
         },
     )
     fig.update_yaxes(autorange="reversed", categoryorder="category ascending")

@@ -305,7 +305,9 @@ def cluster_spans(table: pd.DataFrame, periods: list[str] | tuple[str, ...]) -> 
     DataFrame
         ``customer, site, first_period, last_period, periods`` (run length, quarters),
         ``mean_it_mw`` and ``max_it_mw`` (MW over the run), ``meets_minimum`` (True
-        when every period of the run meets the rule); sorted by customer, first period.
+        when every period of the run meets the rule), ``periods_below`` (how many of
+        its quarters do not: a 24-quarter run with one small first quarter is 1 of
+        24); sorted by customer, first period.
     """
     cols = [
         "customer",
@@ -316,6 +318,7 @@ def cluster_spans(table: pd.DataFrame, periods: list[str] | tuple[str, ...]) -> 
         "mean_it_mw",
         "max_it_mw",
         "meets_minimum",
+        "periods_below",
     ]
     if table.empty:
         return pd.DataFrame({c: pd.Series([], dtype=object) for c in cols})
@@ -323,6 +326,7 @@ def cluster_spans(table: pd.DataFrame, periods: list[str] | tuple[str, ...]) -> 
     t = table.assign(_t=table["period"].map(order)).sort_values(["customer", "site", "_t"])
     new_run = (t.groupby(["customer", "site"])["_t"].diff() != 1).to_numpy()
     t["_run"] = np.cumsum(new_run)
+    t["_below"] = ~t["meets_minimum"].astype(bool)
     g = t.groupby(["customer", "site", "_run"], as_index=False).agg(
         first=("_t", "min"),
         last=("_t", "max"),
@@ -330,7 +334,9 @@ def cluster_spans(table: pd.DataFrame, periods: list[str] | tuple[str, ...]) -> 
         mean_it_mw=("it_mw", "mean"),
         max_it_mw=("it_mw", "max"),
         meets_minimum=("meets_minimum", "all"),
+        periods_below=("_below", "sum"),
     )
+    g["periods_below"] = g["periods_below"].astype(int)
     per = np.asarray(list(periods), dtype=object)
     g["first_period"] = per[g["first"].to_numpy(dtype=np.int64)]
     g["last_period"] = per[g["last"].to_numpy(dtype=np.int64)]

@@ -113,13 +113,17 @@ def clusters_text(s: PlanSummary) -> list[str]:
         bad = runs[~runs["meets_minimum"].astype(bool)]
         head = (
             "Training clusters (LP mode: rule reported, not enforced; "
-            f"{len(bad)} run(s) below the minimum size; solve with --clusters):"
+            f"{len(bad)} run(s) below the minimum size in some quarter; solve with --clusters):"
         )
     lines = [head]
     for customer, g in runs.groupby("customer", sort=True):
         parts = [
-            f"{r.site} {r.first_period}-{r.last_period} ({fmt_qty(float(r.mean_it_mw))} MW"
-            + ("" if r.meets_minimum else ", below minimum")
+            f"{r.site} {r.first_period}-{r.last_period} (mean {fmt_qty(float(r.mean_it_mw))} MW"
+            + (
+                ""
+                if r.meets_minimum
+                else f"; {r.periods_below} of {r.periods} quarters below the minimum"
+            )
             + ")"
             for r in g.itertuples(index=False)
         ]
