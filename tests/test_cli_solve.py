@@ -542,3 +542,23 @@ def test_a_cluster_run_says_how_many_of_its_quarters_are_below_the_minimum() -> 
         "  acme: a 2025Q1-2025Q3 (mean 170 MW; 1 of 3 quarters below the minimum), "
         "b 2025Q4-2025Q4 (mean 150 MW)",
     ]
+
+
+def test_the_cash_line_names_every_term_with_cash_under_its_kind() -> None:
+    """On-site power and grid upgrades are cash too: capex + opex = the table's cash."""
+    from optimizer.output.summary_text import cash_line
+
+    costs = pd.DataFrame(
+        {
+            "term": ["build_capex", "chip_capex", "energy", "grid_upgrade", "onsite_power"]
+            + ["unmet_penalty", "revenue"],
+            "cash_usd": [70e9, 230e9, 16e9, 40e6, 1.8e9, 0.0, -1.2e12],
+            "cash_kind": ["capex", "capex", "opex", "capex", "opex", "none", "revenue"],
+        }
+    )
+    assert cash_line(costs, facility_twh=48.0, n_periods=4) == (
+        "Cash (undiscounted, when spent): capex $300.0B (chips at full price when installed "
+        "$230.0B, buildings when decided $70.0B, grid upgrades $40.0M), opex $17.8B (energy "
+        "$16.0B, on-site power $1.8B), revenue in $1.2T (revenue $1.2T); the plan's computed "
+        "facility energy 48.0 TWh a year"
+    )

@@ -228,16 +228,20 @@ def costs_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``term, cost_usd, undiscounted_cost_usd, cash_usd`` (cash 0 when the table has
-        no cash column), in the table's term order.
+        ``term, cost_usd, undiscounted_cost_usd, cash_usd, cash_kind`` (cash 0 and
+        kind ``none`` when the table has no cash columns), in the table's term order.
     """
     cols = ["term", "cost_usd", "undiscounted_cost_usd"]
     c = table_or_empty(tables, "costs", cols)
     if c.empty:
-        return pd.DataFrame(columns=[*cols, "cash_usd"])
+        return pd.DataFrame(columns=[*cols, "cash_usd", "cash_kind"])
     if "cash_usd" not in c:
         c = c.assign(cash_usd=0.0)
-    return c.groupby("term", sort=False)[[*cols[1:], "cash_usd"]].sum().reset_index()
+    if "cash_kind" not in c:
+        c = c.assign(cash_kind="none")
+    out = c.groupby("term", sort=False)[[*cols[1:], "cash_usd"]].sum().reset_index()
+    kind = c.drop_duplicates("term").set_index("term")["cash_kind"].astype(str)
+    return out.assign(cash_kind=out["term"].map(kind).to_numpy())
 
 
 def energy_totals(tables: Mapping[str, pd.DataFrame]) -> tuple[float, float, float, float]:

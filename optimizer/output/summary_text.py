@@ -171,27 +171,56 @@ def fleet_line(chips: pd.DataFrame, last_period: str, most: int = 5) -> str:
 
 
 def cash_line(costs: pd.DataFrame, facility_twh: float, n_periods: int) -> str:
-    """Cash view line: undiscounted capex when spent and opex, plus the plan's energy a year."""
+    """Cash view line: undiscounted capex when spent and opex, plus the plan's energy a year.
+
+    Every term of the ``costs`` table with cash is named under its ``cash_kind``
+    (capex, opex; the revenue terms as cash in), so a new cost component's cash shows
+    without editing this line: e.g. ``"Cash (undiscounted, when spent): capex $314.1B
+    (chips at full price when installed $236.1B, buildings when decided $73.5B,
+    retrofits $4.5B, grid upgrades $39.2M), opex $18.2B (energy $16.4B, on-site power
+    $1.8B, curtailment $2.9M); ..."`` (the neutral default plan). Terms with no cash in
+    the plan are left out.
+    """
     if "cash_usd" not in costs:
         return ""
-    cash = costs.set_index("term")["cash_usd"]
-
-    def term(name: str) -> float:
-        return float(cash.get(name, 0.0))
-
-    capex = term("chip_capex") + term("build_capex") + term("retrofit_capex")
+    kinds = (
+        costs["cash_kind"].astype(str)
+        if "cash_kind" in costs
+        else pd.Series("none", index=costs.index)
+    )
+    parts = []
+    for kind in ("capex", "opex", "revenue"):
+        rows = costs[(kinds == kind).to_numpy() & (costs["cash_usd"].abs() > 0).to_numpy()]
+        if rows.empty:
+            continue
+        first = list(CASH_TERM_NAMES)  # the named terms first, in this order; then the rest
+        rank = [first.index(t) if t in first else len(first) for t in rows["term"]]
+        rows = rows.iloc[np.argsort(rank, kind="stable")]
+        sign = -1.0 if kind == "revenue" else 1.0  # revenue is cash in: negative cash_usd
+        named = ", ".join(
+            f"{CASH_TERM_NAMES.get(t, t.replace('_', ' '))} {fmt_usd(sign * float(v))}"
+            for t, v in zip(rows["term"], rows["cash_usd"], strict=True)
+        )
+        total = fmt_usd(sign * float(rows["cash_usd"].sum()))
+        parts.append(f"{'revenue in' if kind == 'revenue' else kind} {total} ({named})")
     years = n_periods / 4 if n_periods else 0.0
     per_year = (
         f"; the plan's computed facility energy {facility_twh / years:,.1f} TWh a year"
         if years
         else ""
     )
-    return (
-        f"Cash (undiscounted, when spent): capex {fmt_usd(capex)} (chips at full price when "
-        f"installed {fmt_usd(term('chip_capex'))}, buildings when decided "
-        f"{fmt_usd(term('build_capex'))}, retrofits {fmt_usd(term('retrofit_capex'))}), opex "
-        f"energy {fmt_usd(term('energy'))}{per_year}"
-    )
+    return "Cash (undiscounted, when spent): " + ", ".join(parts) + per_year
+
+
+CASH_TERM_NAMES = {
+    "chip_capex": "chips at full price when installed",
+    "build_capex": "buildings when decided",
+    "retrofit_capex": "retrofits",
+    "grid_upgrade": "grid upgrades",
+    "energy": "energy",
+    "onsite_power": "on-site power",
+}
+"""Reading names of cost terms in the cash line (other terms: the name, spaces for ``_``)."""
 
 
 def dual_notes(s: PlanSummary) -> list[str]:
