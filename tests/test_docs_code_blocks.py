@@ -93,3 +93,37 @@ def test_a_block_run_elsewhere_is_read_by_its_test(key: tuple[str, int]) -> None
     assert key in python_blocks(), f"no python block {key}: remove it from RUN_ELSEWHERE"
     runner = (ROOT / RUN_ELSEWHERE[key]).read_text(encoding="utf-8")
     assert key[0] in runner, f"{RUN_ELSEWHERE[key]} does not read docs/{key[0]}"
+
+
+_SHELL_BLOCK = re.compile(r"^```(?:bash|sh|shell|console)\n(.*?)^```", re.S | re.M)
+_INPUT_FILE = re.compile(r"\.(ya?ml|csv|json)$")
+_OUTPUT_FLAGS = {"-o", "--out", "--lp", "--units", "--save"}
+
+
+def documented_input_files() -> list[tuple[str, str]]:
+    """``(page, path)`` of each input file a ``capacity`` command in a shell block names."""
+    import shlex
+
+    pages = [p for p in DOCS.rglob("*.md") if "_build" not in p.parts] + [ROOT / "README.md"]
+    out = []
+    for page in sorted(pages):
+        for code in _SHELL_BLOCK.findall(page.read_text(encoding="utf-8")):
+            for line in code.splitlines():
+                line = line.strip().removeprefix("$ ")
+                if not line.startswith("capacity "):
+                    continue
+                toks = shlex.split(line, comments=True)
+                for prev, tok in zip(["", *toks], toks, strict=False):
+                    if _INPUT_FILE.search(tok) and prev not in _OUTPUT_FLAGS:
+                        out.append((page.relative_to(ROOT).as_posix(), tok))
+    return out
+
+
+def test_every_input_file_a_documented_command_names_exists() -> None:
+    """``capacity batch sweep.yaml`` in the margin guide failed as written (the file is
+    ``examples/sweep.yaml``): commands are run from the checkout, so their input files
+    must be there."""
+    found = documented_input_files()
+    assert ("docs/guide/margin.md", "examples/sweep.yaml") in found
+    missing = [(page, f) for page, f in found if not (ROOT / f).exists()]
+    assert missing == []
