@@ -66,6 +66,7 @@ def _tables() -> dict[str, pd.DataFrame]:
         {
             "resource": ["cowos_wafers", "cowos_wafers"],
             "period": P,
+            "unit": ["wafers", "wafers"],
             "used": [100.0, 80.0],
             "capacity": [100.0, 100.0],
             "utilisation": [1.0, 0.8],

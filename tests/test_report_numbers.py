@@ -134,3 +134,26 @@ def test_result_structure_made_beside_the_solver_gives_the_same_tables(
     assert beside.objective_usd == plain.objective_usd
     for name, df in plain.tables.items():
         pd.testing.assert_frame_equal(beside.tables[name], df, check_exact=True, obj=name)
+
+
+def test_resource_rows_carry_the_unit_of_their_input_table(default_plan) -> None:  # noqa: ANN001
+    """Order books are in MW or transformers and supply in wafers or stacks, as the data say.
+
+    The order-book shadow prices read ``USD/resource unit`` and supply_utilisation had no
+    unit column; both now take each resource's ``unit`` from the table that defines it.
+    """
+    ds, res = default_plan("neutral")
+    books = ds.table("equipment_order_books").drop_duplicates("resource")
+    supply = ds.table("supply_resources").drop_duplicates("resource")
+    want = {
+        **dict(zip(books["resource"], books["unit"], strict=True)),
+        **dict(zip(supply["resource"], supply["unit"], strict=True)),
+    }
+    assert want["recip_engine_mw"] == "MW" and want["cowos_wafers"] == "wafers"
+    sp = res.tables["shadow_prices"]
+    rows = sp[sp["family"].isin(["equipment_order_book", "supply_resource"])]
+    assert len(rows) > 0 and "USD/resource unit" not in set(rows["unit"])
+    for fam, key, unit in rows[["family", "key", "unit"]].itertuples(index=False):
+        assert unit == "USD/" + want[key.split(",")[0]], (fam, key, unit)
+    su = res.tables["supply_utilisation"]
+    assert (su["unit"] == su["resource"].map(want)).all()

@@ -74,7 +74,7 @@ def _supply_utilisation(ctx: PlanContext) -> pd.DataFrame:
     (:mod:`optimizer.lp.grouping`).
     """
     bom = ctx.dataset.table("chip_bill_of_materials")
-    su = ctx.dataset.table("supply_resources")[["resource", "period", "capacity"]]
+    su = ctx.dataset.table("supply_resources")[["resource", "period", "capacity", "unit"]]
     su = su.reset_index(drop=True)
     produce = ctx.frames["produce"]
     pi, bi = inner_pairs([column_values(produce, "chip")], [column_values(bom, "chip")])
@@ -110,6 +110,7 @@ SUPPLY_UTILISATION = ResultTable(
     (
         col("resource", STR, "", "Supply resource ID."),
         PERIOD,
+        col("unit", STR, "", "The resource's unit (wafers, stacks), from supply_resources."),
         col("used", F64, "resource unit", "Units of the resource consumed."),
         col("capacity", F64, "resource unit", "Units of the resource available."),
         col("utilisation", F64, "share", "used / capacity (0-1; NaN when capacity is 0)."),

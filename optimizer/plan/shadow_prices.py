@@ -106,15 +106,31 @@ def _shadow_matrix(model: PlanningModel, scenario: int) -> Any:
 
 
 def _shadow_unit_text(model: PlanningModel, scenario: int) -> Any:
-    """Return the unit text of each shadow_prices row (once per supply_resources table)."""
+    """Return the unit text of each shadow_prices row (once per resource-unit tables)."""
     fixed = _shadow_rows(model, scenario)[1]
-    su = model.datasets[scenario].table("supply_resources")
+    tables = _resource_unit_tables(model.datasets[scenario])
     return cached_for(
         model,
         ("shadow_units", scenario),
-        (su,),
-        lambda: pd.array(_shadow_units(model, su, fixed), dtype=TEXT_DTYPE),
+        tables,
+        lambda: pd.array(_shadow_units(model, tables, fixed), dtype=TEXT_DTYPE),
     )
+
+
+RESOURCE_UNIT_TABLES = ("supply_resources", "equipment_order_books")
+"""Input tables whose ``resource`` rows carry the ``unit`` of a resource-unit family's row
+(supply: wafers, stacks; order books: MW, transformers)."""
+
+
+def _resource_unit_tables(ds: Any) -> tuple[pd.DataFrame, ...]:
+    """The :data:`RESOURCE_UNIT_TABLES` the dataset has (an optional one may be absent)."""
+    out = []
+    for name in RESOURCE_UNIT_TABLES:
+        try:
+            out.append(ds.table(name))
+        except KeyError:
+            continue
+    return tuple(out)
 
 
 def _shadow_rows(model: PlanningModel, scenario: int) -> tuple[np.ndarray, dict[str, np.ndarray]]:
@@ -140,19 +156,28 @@ def _shadow_rows(model: PlanningModel, scenario: int) -> tuple[np.ndarray, dict[
 
 
 def _shadow_units(
-    model: PlanningModel, su: pd.DataFrame, fixed: dict[str, np.ndarray]
+    model: PlanningModel, tables: tuple[pd.DataFrame, ...], fixed: dict[str, np.ndarray]
 ) -> np.ndarray:
-    """``USD/<unit>`` of each shadow-price row (a supply resource's own unit)."""
+    """``USD/<unit>`` of each shadow-price row.
+
+    A row of a family counted in ``resource unit`` (supply, equipment order books)
+    takes its resource's ``unit`` from the input table that defines it (wafers,
+    stacks, MW, transformers); the other rows take their family's unit.
+    """
     fam = fixed["family"]
     units = (
         np.array([FAMILIES[f] for f in fam], dtype=object)
         if len(fam)
         else np.zeros(0, dtype=object)
     )
-    if (fam == "supply_resource").any():
-        ru = dict(zip(su["resource"].astype(str), su["unit"].astype(str), strict=True))
-        rn = np.asarray(model.codes["r"], dtype=object)[fixed["r"][fam == "supply_resource"]]
-        units[fam == "supply_resource"] = [ru.get(x_, "unit") for x_ in rn]
+    per_resource = units == "resource unit"
+    if per_resource.any():
+        ru: dict[str, str] = {}
+        for t in tables:
+            if "unit" in t.columns:
+                ru.update(zip(t["resource"].astype(str), t["unit"].astype(str), strict=True))
+        rn = np.asarray(model.codes["r"], dtype=object)[fixed["r"][per_resource]]
+        units[per_resource] = [ru.get(x_, "unit") for x_ in rn]
     out: np.ndarray = "USD/" + pd.Series(units, dtype=object).astype(str).to_numpy()
     return out
 
