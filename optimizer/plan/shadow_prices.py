@@ -123,7 +123,7 @@ RESOURCE_UNIT_TABLES = ("supply_resources", "equipment_order_books")
 
 
 def _resource_unit_tables(ds: Any) -> tuple[pd.DataFrame, ...]:
-    """The :data:`RESOURCE_UNIT_TABLES` the dataset has (an optional one may be absent)."""
+    """Return the :data:`RESOURCE_UNIT_TABLES` the dataset has (an optional one may be absent)."""
     out = []
     for name in RESOURCE_UNIT_TABLES:
         try:
