@@ -562,3 +562,22 @@ def test_the_cash_line_names_every_term_with_cash_under_its_kind() -> None:
         "$16.0B, on-site power $1.8B), revenue in $1.2T (revenue $1.2T); the plan's computed "
         "facility energy 48.0 TWh a year"
     )
+
+
+def test_summary_wording_of_near_full_service_no_demand_and_one_more_generation() -> None:
+    """A share short of 1 never reads 100.0%; no demand is said so; one generation."""
+    from types import SimpleNamespace
+
+    from optimizer.output.summary_render import _pct, _served_table
+    from optimizer.output.summary_text import fleet_line
+
+    assert _pct(0.99996) == ">99.9%" and _pct(1.0) == "100.0%" and _pct(0.9974) == "99.7%"
+    empty = SimpleNamespace(served_share=float("nan"), served=pd.DataFrame())
+    assert _served_table(empty, short=True) == (  # type: ignore[arg-type]
+        "Demand served over the horizon: the data hold no demand (0 H100e in every row)"
+    )
+    chips = pd.DataFrame(
+        {"chip": ["a", "b", "c"], "fleet_chips_end": [3.0, 2.0, 1.0], "it_mw_end": [1.0] * 3}
+    )
+    assert fleet_line(chips, "2030Q4", most=2).endswith("(a 3.0, b 2.0, and 1 more generation)")
+    assert fleet_line(chips, "2030Q4", most=1).endswith("(a 3.0, and 2 more generations)")

@@ -224,11 +224,18 @@ def _print_calibration(con: Console, cal: pd.DataFrame) -> None:
 
 
 def _pct(x: float) -> str:
-    return "n/a" if math.isnan(x) else f"{100 * x:.1f}%"
+    """``0.9974 -> "99.7%"``; a share short of 1 that rounds to 100.0% reads ``">99.9%"``."""
+    if math.isnan(x):
+        return "n/a"
+    if x < 1 - 1e-6 and round(100 * x, 1) >= 100.0:
+        return ">99.9%"
+    return f"{100 * x:.1f}%"
 
 
 def _served_table(s: PlanSummary, short: bool = False) -> Table | str:
     """Return the demand table; ``short``: only the rows with unmet demand (a line if none)."""
+    if math.isnan(s.served_share):
+        return "Demand served over the horizon: the data hold no demand (0 H100e in every row)"
     title = f"Demand served over the horizon: {_pct(s.served_share)} of H100e demand"
     rows = s.served
     if short:

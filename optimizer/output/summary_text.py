@@ -165,7 +165,8 @@ def fleet_line(chips: pd.DataFrame, last_period: str, most: int = 5) -> str:
     it_mw = float(live["it_mw_end"].astype(float).sum())
     parts = [f"{r.chip} {fmt_qty(float(r.fleet_chips_end))}" for r in live.head(most).itertuples()]
     if len(live) > most:
-        parts.append(f"and {len(live) - most} more generations")
+        more = len(live) - most
+        parts.append(f"and {more} more generation{'s' if more > 1 else ''}")
     detail = f" ({', '.join(parts)})" if parts else ""
     return f"Fleet at end of {last_period}: {fmt_qty(total)} chips, {it_mw:,.0f} MW IT{detail}"
 
