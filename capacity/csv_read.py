@@ -51,6 +51,8 @@ def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFr
         if path.suffix == ".parquet":
             return pd.read_parquet(path)
         text, encoding_note = _decode_csv(path)
+        if not text.strip():
+            raise DataValidationError([Finding("error", path.name, 1, None, None, _empty(path))])
         df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
     except DataValidationError:
         raise
@@ -65,6 +67,16 @@ def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFr
     if encoding_note is not None and notes is not None:
         notes.append(Finding("warning", path.name, None, None, None, encoding_note))
     return unescape_formula_cells(_drop_blank_edges(df))
+
+
+def _empty(path: Path) -> str:
+    """Return the message for an empty CSV file: its header row is expected (from the schema)."""
+    from capacity.schema import SPECS
+
+    spec = SPECS.get(path.stem)
+    if spec is None:
+        return "the file is empty: write a header row of column names, then one row per record"
+    return f"the file is empty: write the header row {','.join(spec.column_names)} then the rows"
 
 
 SAVE_AS_UTF8 = 'save it as "CSV UTF-8 (Comma delimited)" (in Excel: File > Save As)'

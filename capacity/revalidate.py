@@ -185,15 +185,76 @@ class Validation:
     columns: Mapping[str, Mapping[str, bytes]]
 
     def findings(self) -> list[Finding]:
-        """All findings in the order of :func:`capacity.dataset.validate_tables`."""
+        """All findings in the order of :func:`capacity.dataset.validate_tables`.
+
+        One cause, one finding: a cross-table or cross-column error on a row whose
+        own cell is already an error (a negative ``initial_it_mw`` would also make
+        ``initial_liquid_mw`` "exceed" it; ``inf`` would also "exceed" ``max_it_mw``)
+        is left out; it is reported again, if still true, once the cell is fixed.
+        """
         out: list[Finding] = []
         for name in TABLE_NAMES:
             out.extend(self.parse[name])
             out.extend(self.keys[name])
         if self.checks is not None:
-            for check, _ in CHECKS:
-                out.extend(self.checks[check])
+            bad_rows = {
+                (f.file, f.row)
+                for fs in self.parse.values()
+                for f in fs
+                if f.severity == "error" and f.row is not None
+            }
+            checks = [
+                f
+                for check, _ in CHECKS
+                for f in self.checks[check]
+                if not (f.severity == "error" and (f.file, f.row) in bad_rows)
+            ]
+            own = (*self.parse["periods"], *self.keys["periods"])
+            if any(f.severity == "error" for f in own) or any(
+                f.severity == "error" and str(f.file).split(".")[0] == "periods" for f in checks
+            ):
+                checks = _one_per_unknown_period(checks)
+            out.extend(checks)
         return out
+
+
+def _one_per_unknown_period(findings: list[Finding]) -> list[Finding]:
+    """Fold the rows naming a quarter a broken periods table lacks into one finding each.
+
+    A quarter deleted from (or misspelt in) ``periods.csv`` makes every row of every
+    table that names it an "unknown period": dozens of findings of one cause. Each
+    (file, column, quarter) keeps one finding, at its first row, that counts and lists
+    the rows and points at ``periods.csv``; nothing is dropped.
+    """
+    groups: dict[tuple[str, object, object], list[Finding]] = {}
+    out: list[Finding | tuple[str, object, object]] = []
+    for f in findings:
+        if f.severity == "error" and f.message.startswith("unknown period "):
+            key = (f.file, f.column, f.value)
+            if key not in groups:
+                groups[key] = []
+                out.append(key)
+            groups[key].append(f)
+        else:
+            out.append(f)
+    folded: list[Finding] = []
+    for item in out:
+        if isinstance(item, Finding):
+            folded.append(item)
+            continue
+        fs = groups[item]
+        if len(fs) == 1:
+            folded.append(fs[0])
+            continue
+        rows = [int(f.row) for f in fs if f.row is not None]
+        listed = ", ".join(map(str, rows[:12])) + (", ..." if len(rows) > 12 else "")
+        first = fs[0]
+        msg = (
+            f"unknown period {first.value!r} in {len(fs)} rows of {first.file} (rows {listed}): "
+            "not in periods; periods.csv has an error of its own: fix it first"
+        )
+        folded.append(Finding("error", first.file, first.row, first.column, first.value, msg))
+    return folded
 
 
 def _blocks_checks(

@@ -167,7 +167,7 @@ CASES = [
     Case("20k duplicate rows", _dup_rows, "more finding(s) not shown"),
     Case("not UTF-8", _bytes("workloads", b"workload,power_factor\n\x81\x8d,0.5\n"), "cannot read"),
     Case("binary garbage", _bytes("sites", bytes(range(256)) * 64), "sites.csv"),
-    Case("empty file", _bytes("demand", b""), "cannot read"),
+    Case("empty file", _bytes("demand", b""), "the file is empty: write the header row"),
     Case(
         "header only",
         _bytes("periods", b"period,hours,discount_factor\n"),

@@ -83,3 +83,63 @@ def test_tiny_data_has_no_penalty_warning() -> None:
     with pytest.raises(DataValidationError):
         load_dataset(TINY / "nope")
     assert not [f for f in load_dataset(TINY).warnings if "penalty" in f.message]
+
+
+def _site_cell(data: Path, column: str, value: str) -> None:
+    p = data / "sites.csv"
+    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    df.loc[0, column] = value
+    df.to_csv(p, index=False)
+
+
+@pytest.mark.parametrize("value", ["-200", "inf"])
+def test_a_bad_initial_capacity_is_one_finding_not_a_cascade(data: Path, value: str) -> None:
+    """-200 also made initial_liquid_mw 'exceed' it; inf also 'exceeded' max_it_mw."""
+    _site_cell(data, "initial_it_mw", value)
+    found = validate_directory(data)
+    assert [(f.file, f.row, f.column) for f in found] == [("sites.csv", 2, "initial_it_mw")]
+
+
+def test_a_real_cross_column_error_is_still_reported(data: Path) -> None:
+    _site_cell(data, "initial_liquid_mw", "500")  # above New Carlisle's 200 MW initial IT
+    (f,) = validate_directory(data)
+    assert (f.file, f.row, f.column, f.value) == ("sites.csv", 2, "initial_liquid_mw", "500")
+    assert f.message == "exceeds initial_it_mw (200 MW)"
+
+
+@pytest.mark.parametrize("edit", ["delete", "misspell"])
+def test_a_quarter_missing_from_periods_is_one_finding_per_file(data: Path, edit: str) -> None:
+    """Deleting or misspelling 2025Q2 in periods.csv used to add 37 'unknown period' rows."""
+    p = data / "periods.csv"
+    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    if edit == "delete":
+        df = df[df["period"] != "2025Q2"]
+    else:
+        df.loc[df["period"] == "2025Q2", "period"] = "2025-Q2"
+    df.to_csv(p, index=False)
+    found = validate_directory(data)
+    own = [f for f in found if f.file == "periods.csv"]
+    assert len(own) == 1 and own[0].severity == "error"
+    folded = [f for f in found if f.file != "periods.csv"]
+    rows_naming = {
+        name: int((pd.read_csv(data / name, dtype=str)["period"] == "2025Q2").sum())
+        for name in {f.file for f in folded}
+    }
+    assert set(rows_naming) >= {"demand.csv", "site_grid.csv", "supply_resources.csv"}
+    for f in folded:
+        assert f.value == "2025Q2" and f.column == "period"
+        n = rows_naming[f.file]
+        assert f.message.startswith(f"unknown period '2025Q2' in {n} rows of {f.file} (rows ")
+        assert "periods.csv has an error of its own: fix it first" in f.message
+    assert len(folded) == len(rows_naming)
+
+
+def test_an_empty_csv_names_the_header_it_expects(data: Path) -> None:
+    """pandas said 'No columns to parse from file'; the schema knows the header."""
+    from capacity.schema import SPECS
+
+    (data / "customers.csv").write_text("\n", encoding="utf-8")
+    (f,) = validate_directory(data)
+    assert (f.file, f.row, f.severity) == ("customers.csv", 1, "error")
+    header = ",".join(SPECS["customers"].column_names)
+    assert f.message == f"the file is empty: write the header row {header} then the rows"
