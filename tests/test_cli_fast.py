@@ -155,3 +155,25 @@ def test_help_fits_80_columns_and_cuts_no_word(command: str) -> None:
     long = [line for line in r.output.splitlines() if len(line) > 80]
     assert long == [] and "…" not in r.output, long or r.output
     assert "(training_clusters.csv)" in r.output or command != "solve"
+
+
+def _command_names() -> list[str]:
+    """Every subcommand of the CLI, from the Typer app (not a hand list)."""
+    group = typer.main.get_command(app)
+    return sorted(group.commands)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("command", _command_names())
+def test_help_shows_no_python_types_and_one_name_for_the_dataset(command: str) -> None:
+    """``--scenario <list[str]>`` and ``{sweep}`` leaked Typer's types into the help.
+
+    (Typer prints a variadic argument's type, ``diff``'s ``ARGS <list[str]>``, whatever
+    its metavar: options only are checked for it.)
+    """
+    r = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    options = [line for line in r.output.splitlines() if " --" in line]
+    assert options and not [line for line in options if "list[" in line]
+    assert "{sweep}" not in r.output
+    usage = r.output.splitlines()[0]
+    assert "[data]" not in usage and "[data_dir]" not in usage, usage

@@ -36,7 +36,7 @@ ALTERNATIVES_HELP = (
 #: File name (without suffix) of the ranges table in the run folder.
 RANGES_FILE = "alternatives_ranges"
 
-_DataArg = Annotated[Path, typer.Argument(help="Dataset directory.")]
+_DataArg = Annotated[Path, typer.Argument(metavar="DATA_DIR", help="Dataset directory.")]
 _ScenarioOpt = Annotated[
     str, typer.Option("--scenario", "-s", metavar="NAME", help="Scenario of scenarios.yaml.")
 ]

@@ -28,7 +28,10 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
 __all__ = ["batch", "other_sweeps_note"]
 
 #: ``capacity batch`` arguments and options (Typer reads the annotations).
-_SweepArg = Annotated[Path, typer.Argument(help="Sweep YAML: data, scenarios, grid, monte_carlo.")]
+_SweepArg = Annotated[
+    Path,
+    typer.Argument(metavar="SWEEP", help="Sweep YAML: data, scenarios, grid, monte_carlo."),
+]
 _WorkersOpt = Annotated[
     int,
     typer.Option("--workers", "-w", min=1, help="Worker processes of the local Dask cluster."),

@@ -67,7 +67,7 @@ HEDGE_HELP = (
 """The help ``capacity hedge --help`` prints."""
 
 #: ``capacity hedge`` arguments and options (Typer reads the annotations).
-_DataArg = Annotated[Path, typer.Argument(help="Dataset directory.")]
+_DataArg = Annotated[Path, typer.Argument(metavar="DATA_DIR", help="Dataset directory.")]
 _SamplesOpt = Annotated[int, typer.Option("--samples", "-n", min=1, help="Scenarios.")]
 _SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the draws.")]
 _BaseOpt = Annotated[str, typer.Option(help="Named scenario the draws start from.")]

@@ -37,7 +37,7 @@ REPLAN_HELP = (
 )
 """The help ``capacity replan --help`` prints."""
 
-_DataArg = Annotated[Path, typer.Argument(help="Dataset directory.")]
+_DataArg = Annotated[Path, typer.Argument(metavar="DATA_DIR", help="Dataset directory.")]
 _PathsOpt = Annotated[int, typer.Option("--paths", "-n", help="Truth paths (>= 1).")]
 _SeedOpt = Annotated[int, typer.Option(help="Seed of the truth draws and revisions.")]
 _BaseOpt = Annotated[str, typer.Option(help="Named scenario the draws start from.")]
@@ -49,7 +49,8 @@ _VolOpt = Annotated[
 ]
 _EveryOpt = Annotated[int, typer.Option(help="Quarters between replans (1: quarterly).")]
 _LockOpt = Annotated[
-    list[str] | None, typer.Option("--lock", help="KIND[:N] firm N quarters ahead (repeat).")
+    list[str] | None,
+    typer.Option("--lock", metavar="KIND[:N]", help="KIND[:N] firm N quarters ahead (repeat)."),
 ]
 _WorkersOpt = Annotated[
     int, typer.Option("--workers", "-w", min=0, help="Local Dask workers (0: no Dask).")

@@ -14,12 +14,15 @@ __all__ = ["diff", "validate"]
 
 def validate(
     data_dir: Annotated[
-        Path, typer.Argument(help="Dataset directory of CSV/Parquet tables.")
+        Path, typer.Argument(metavar="DATA_DIR", help="Dataset directory of CSV/Parquet tables.")
     ] = Path("data"),
     scenario: Annotated[
         list[str] | None,
         typer.Option(
-            "--scenario", "-s", help="Also validate this scenario (repeatable; 'all' = every one)."
+            "--scenario",
+            "-s",
+            metavar="NAME",
+            help="Also validate this scenario (repeatable; 'all' = every one).",
         ),
     ] = None,
     max_findings: Annotated[
