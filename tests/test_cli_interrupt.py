@@ -136,3 +136,33 @@ def test_ctrl_c_during_solve_says_where_the_report_is(
     assert res.exit_code == 130 and "Traceback" not in res.output
     assert words in " ".join(res.output.split())
     assert "are none" not in res.output and not (tmp_path / "r").exists()
+
+
+def test_a_reader_that_stops_early_ends_the_output_not_the_run(tmp_path: Path) -> None:
+    """``capacity solve DATA -s all | head -1``: exit 1, no word and no report before.
+
+    The pipe's reader reads one line and goes; the solve goes on with its output to
+    the null device, writes every scenario's report and exits 0.
+    """
+    import json
+
+    out = tmp_path / "out"
+    cmd = [sys.executable, "-c", "from capacity_cli import main; main()"]
+    proc = subprocess.Popen(
+        [*cmd, "solve", str(TINY), "-s", "all", "-o", str(out)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()  # the reader goes, like head -1
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 0, err
+    assert "Traceback" not in err
+    (manifest,) = out.glob("*/manifest.json")
+    scenarios = json.loads(manifest.read_text())["scenarios"]
+    from capacity import load_dataset
+
+    assert sorted(scenarios) == sorted(load_dataset(TINY).scenarios)  # -s all: every one
+    assert {s["state"] for s in scenarios.values()} == {"complete"}

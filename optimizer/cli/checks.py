@@ -9,6 +9,8 @@ not installed (exit 1) before any data is loaded.
 from __future__ import annotations
 
 import math
+import os
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -26,6 +28,7 @@ __all__ = [
     "check_out_dir",
     "check_out_file",
     "exit_on_interrupt",
+    "pipe_safe_stdout",
     "refuse_bad_files",
     "refuse_bad_out",
     "require_highs",
@@ -245,3 +248,63 @@ def exit_on_interrupt(console: Console | None = None, message: str = INTERRUPTED
         else:
             console.print(message)
         raise typer.Exit(130) from None
+
+
+class _PipeSafeStdout:
+    """``sys.stdout`` that, once its reader has gone, writes to the null device instead.
+
+    ``capacity solve data -s all | head`` closes the pipe after a few lines; the next
+    write raised ``BrokenPipeError``, which click turns into exit code 1 with no word
+    and no report written. The summary is a view of the run; the report is the
+    product: after the reader goes, the run goes on silently and writes its report.
+    """
+
+    def __init__(self, stream: object) -> None:
+        self._stream = stream
+        self.pipe_closed = False
+
+    def _gone(self) -> None:
+        self.pipe_closed = True
+        null = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives with the process
+        try:  # the descriptor too, so that the interpreter's flush at exit is quiet
+            os.dup2(null.fileno(), self._stream.fileno())  # type: ignore[attr-defined]
+        except (OSError, ValueError, AttributeError):
+            pass
+        self._stream = null
+
+    def write(self, text: str) -> int:
+        """Write ``text``; after a broken pipe, to the null device."""
+        try:
+            return int(self._stream.write(text))  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            self._gone()
+            return len(text)
+
+    def flush(self) -> None:
+        """Flush; a broken pipe switches to the null device."""
+        try:
+            self._stream.flush()  # type: ignore[attr-defined]
+        except BrokenPipeError:
+            self._gone()
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._stream, name)
+
+
+@contextmanager
+def pipe_safe_stdout() -> Iterator[None]:
+    """Run the block with ``sys.stdout`` safe against a closed pipe (``| head``).
+
+    Every ``capacity`` command runs inside it (the command group's ``invoke``): when
+    the reader of the output goes, the rest of the output goes to the null device
+    and the command finishes its work (solves, reports) with its own exit code.
+    """
+    real = sys.stdout
+    if real is None or isinstance(real, _PipeSafeStdout):
+        yield
+        return
+    sys.stdout = _PipeSafeStdout(real)
+    try:
+        yield
+    finally:
+        sys.stdout = real

@@ -15,7 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from optimizer.cli import alternatives, batch, bench, hedge, pulp, replan, solve, validate
 from optimizer.cli import app as app_cmd
-from optimizer.cli.checks import exit_on_interrupt
+from optimizer.cli.checks import exit_on_interrupt, pipe_safe_stdout
 
 __all__ = ["app", "main"]
 
@@ -49,8 +49,12 @@ class _Commands(TyperGroup):
     """The ``capacity`` command group: Ctrl-C in any command is one line and exit 130."""
 
     def invoke(self, ctx: Any) -> Any:
-        """Run the chosen command inside :func:`optimizer.cli.checks.exit_on_interrupt`."""
-        with exit_on_interrupt():
+        """Run the chosen command inside :func:`optimizer.cli.checks.exit_on_interrupt`.
+
+        And :func:`optimizer.cli.checks.pipe_safe_stdout`: ``| head`` ends the output,
+        not the run.
+        """
+        with pipe_safe_stdout(), exit_on_interrupt():
             return super().invoke(ctx)
 
     def get_params(self, ctx: Any) -> list[Any]:
