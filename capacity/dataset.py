@@ -413,6 +413,10 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
         for ext in (".csv", ".parquet"):
             p = d / f"{name}{ext}"
             if p.exists():
+                other = d / f"{name}.parquet"
+                if ext == ".csv" and other.exists():  # CSV wins: say so, never silently
+                    msg = f"{p.name} is read and {other.name} beside it is ignored; remove one"
+                    findings.append(Finding("warning", other.name, None, None, None, msg))
                 files[name] = p.name
                 try:
                     raw[name] = read_table_file(p, findings)

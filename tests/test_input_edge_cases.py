@@ -143,3 +143,11 @@ def test_an_empty_csv_names_the_header_it_expects(data: Path) -> None:
     assert (f.file, f.row, f.severity) == ("customers.csv", 1, "error")
     header = ",".join(SPECS["customers"].column_names)
     assert f.message == f"the file is empty: write the header row {header} then the rows"
+
+
+def test_a_parquet_beside_the_csv_of_a_table_is_a_warning(data: Path) -> None:
+    """CSV wins when both exist: the ignored Parquet file is named, not silently skipped."""
+    pd.read_csv(data / "sites.csv").to_parquet(data / "sites.parquet")
+    (f,) = validate_directory(data)
+    assert (f.severity, f.file) == ("warning", "sites.parquet")
+    assert f.message == "sites.csv is read and sites.parquet beside it is ignored; remove one"
