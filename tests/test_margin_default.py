@@ -16,14 +16,14 @@ from tests.conftest import DEFAULT_DATA, ROOT
 
 pytestmark = pytest.mark.slow  # one solve of the default data (about 15-20 s)
 
-PINNED_MARGIN_USD = 750_340_242_611.37
-PINNED_REVENUE_USD = 879_724_877_745.39
+PINNED_MARGIN_USD = 745_005_857_890.15
+PINNED_REVENUE_USD = 880_275_345_839.06
 PINNED_STORY = (
-    "| neutral | optimal | $750.3B | $879.7B | $129.4B | 99.2% |\n"
-    "unmet H100e-quarters: {'anthropic': 1123000.0, 'bedrock': 0.0, "
-    "'ec2_gpu': 74000.0, 'openai': 689000.0}\n"
-    "revenue USD B: {'anthropic': 263.2, 'bedrock': 115.6, 'ec2_gpu': 319.7, 'openai': 180.3}\n"
-    "best MW (USD M): {'pennsylvania': 20.9, 'mississippi': 17.6, 'west_texas': 10.5}\n"
+    "| neutral | optimal | $745.0B | $880.3B | $135.3B | 99.2% |\n"
+    "unmet H100e-quarters: {'anthropic': 1168000.0, 'bedrock': 0.0, "
+    "'ec2_gpu': 24000.0, 'openai': 570000.0}\n"
+    "revenue USD B: {'anthropic': 263.0, 'bedrock': 115.6, 'ec2_gpu': 320.0, 'openai': 180.7}\n"
+    "best MW (USD M): {'pennsylvania': 20.5, 'mississippi': 17.9, 'west_texas': 9.4}\n"
 ).rstrip()
 
 
@@ -69,11 +69,11 @@ def test_readme_margin_story_holds(plan) -> None:
 
 
 #: Discounted margin (USD) of each named scenario in the margin objective, from
-#: ``capacity solve data --objective margin --scenario all`` (2026-12-02).
+#: ``capacity solve data --objective margin --scenario all`` (2026-12-03).
 PINNED_SCENARIO_MARGINS_USD = {
     "neutral": PINNED_MARGIN_USD,
-    "optimistic": 820_467_312_829.50,
-    "negative": 707_642_080_807.75,
+    "optimistic": 814_521_195_878.69,
+    "negative": 701_924_017_968.29,
 }
 
 
