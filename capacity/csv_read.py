@@ -52,7 +52,7 @@ def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFr
             return pd.read_parquet(path)
         text, encoding_note = _decode_csv(path)
         if not text.strip():
-            raise DataValidationError([Finding("error", path.name, 1, None, None, _empty(path))])
+            raise DataValidationError([Finding("error", path.name, None, None, None, _empty(path))])
         df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
     except DataValidationError:
         raise
