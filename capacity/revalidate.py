@@ -223,8 +223,8 @@ def _one_per_unknown_period(findings: list[Finding]) -> list[Finding]:
 
     A quarter deleted from (or misspelt in) ``periods.csv`` makes every row of every
     table that names it an "unknown period": dozens of findings of one cause. Each
-    (file, column, quarter) keeps one finding, at its first row, that counts and lists
-    the rows and points at ``periods.csv``; nothing is dropped.
+    (file, column, quarter) keeps one finding, at its first row, that counts the rows,
+    lists the first twelve and points at ``periods.csv``.
     """
     groups: dict[tuple[str, object, object], list[Finding]] = {}
     out: list[Finding | tuple[str, object, object]] = []
