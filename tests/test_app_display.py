@@ -219,3 +219,26 @@ def test_training_cluster_timeline_reads_in_quarters() -> None:
     assert list(bar.customdata[0][:2]) == ["2025Q4", "2026Q2"]
     assert bar.customdata[0][2] == pytest.approx(20.0)
     assert "start=" not in bar.hovertemplate and "from=" in bar.hovertemplate
+    assert "quarters below the minimum=" in bar.hovertemplate
+
+
+def test_a_cluster_run_short_in_some_quarters_is_drawn_apart_from_one_never_at_size() -> None:
+    """A run with one small quarter read like one that never reaches the minimum."""
+    periods = ["2025Q1", "2025Q2", "2025Q3", "2025Q4"]
+    t = pd.DataFrame(
+        {
+            "customer": ["a", "a", "a", "b", "c"],
+            "site": ["s", "s", "s", "s", "s"],
+            "period": ["2025Q1", "2025Q2", "2025Q3", "2025Q1", "2025Q4"],
+            "it_mw": [10.0, 200.0, 300.0, 5.0, 150.0],
+            "meets_minimum": [False, True, True, False, True],
+        }
+    )
+    fig = charts.training_clusters_timeline({"training_clusters": t}, periods)
+    assert fig is not None
+    names = {d.name: list(d.y) for d in fig.data}
+    assert names == {
+        "below minimum in some quarters": ["a · s"],
+        "below minimum in every quarter": ["b · s"],
+        "meets minimum": ["c · s"],
+    }

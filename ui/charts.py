@@ -309,7 +309,9 @@ def training_clusters_timeline(
     One bar per run of consecutive quarters in which a site hosts a customer's
     training (:func:`optimizer.output.summary_frames.cluster_spans`), one row per customer and site,
     coloured by whether every quarter of the run meets the customer's minimum cluster
-    size; hover shows the mean and peak training IT MW of the run.
+    size, only some do, or none (a 24-quarter run with one small first quarter is not
+    drawn like a run that never reaches the minimum); hover shows the mean and peak
+    training IT MW of the run and how many of its quarters are below the minimum.
     """
     from optimizer.output.summary_frames import cluster_spans
 
@@ -322,7 +324,14 @@ def training_clusters_timeline(
         start=[_quarter_start(p) for p in runs["first_period"]],
         end=[_quarter_start(p) + pd.DateOffset(months=3) for p in runs["last_period"]],
         cluster=runs["customer"] + " · " + runs["site"],
-        rule=np.where(runs["meets_minimum"].astype(bool), "meets minimum", "below minimum"),
+        rule=np.select(
+            [
+                runs["meets_minimum"].astype(bool).to_numpy(),
+                (runs["periods_below"] == runs["periods"]).to_numpy(),
+            ],
+            ["meets minimum", "below minimum in every quarter"],
+            "below minimum in some quarters",
+        ),
     )
     fig = px.timeline(
         runs,
@@ -330,7 +339,11 @@ def training_clusters_timeline(
         x_end="end",
         y="cluster",
         color="rule",
-        color_discrete_map={"meets minimum": "#2a9d8f", "below minimum": "#e76f51"},
+        color_discrete_map={
+            "meets minimum": "#2a9d8f",
+            "below minimum in some quarters": "#e9c46a",
+            "below minimum in every quarter": "#e76f51",
+        },
         hover_data={
             "start": False,
             "end": False,
