@@ -301,6 +301,19 @@ def _quarter_start(period: str) -> pd.Timestamp:
     return pd.Timestamp(year=year, month=3 * (q - 1) + 1, day=1)
 
 
+def _cluster_rule(runs: pd.DataFrame) -> np.ndarray:
+    """Label each cluster run: meets the minimum, below it in some quarters, or in all."""
+    out: np.ndarray = np.select(
+        [
+            runs["meets_minimum"].astype(bool).to_numpy(),
+            (runs["periods_below"] == runs["periods"]).to_numpy(),
+        ],
+        ["meets minimum", "below minimum in every quarter"],
+        "below minimum in some quarters",
+    )
+    return out
+
+
 def training_clusters_timeline(
     tables: Mapping[str, pd.DataFrame], periods: Sequence[str] | None = None
 ) -> go.Figure | None:
@@ -324,14 +337,7 @@ def training_clusters_timeline(
         start=[_quarter_start(p) for p in runs["first_period"]],
         end=[_quarter_start(p) + pd.DateOffset(months=3) for p in runs["last_period"]],
         cluster=runs["customer"] + " · " + runs["site"],
-        rule=np.select(
-            [
-                runs["meets_minimum"].astype(bool).to_numpy(),
-                (runs["periods_below"] == runs["periods"]).to_numpy(),
-            ],
-            ["meets minimum", "below minimum in every quarter"],
-            "below minimum in some quarters",
-        ),
+        rule=_cluster_rule(runs),
     )
     fig = px.timeline(
         runs,
