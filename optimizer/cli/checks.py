@@ -261,10 +261,8 @@ class _PipeSafeStdout:
 
     def __init__(self, stream: object) -> None:
         self._stream = stream
-        self.pipe_closed = False
 
     def _gone(self) -> None:
-        self.pipe_closed = True
         null = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 - lives with the process
         try:  # the descriptor too, so that the interpreter's flush at exit is quiet
             os.dup2(null.fileno(), self._stream.fileno())  # type: ignore[attr-defined]

@@ -72,18 +72,20 @@ def commitments_title(s: PlanSummary) -> str:
     breach = pd.to_numeric(unmet["max_breach_mw"]).astype(float)
     floor = pd.to_numeric(unmet["worst_floor_mw"]).astype(float).clip(lower=1.0)
     share = breach / floor
+
+    def pct(x: float) -> str:
+        return f"{100 * x:.0f}%" if x >= 0.1 else f"{100 * x:.2g}%"
+
     if s.integer_units and all(small_shortfall(b, m) for b, m in zip(breach, floor, strict=True)):
-        pct = 100 * float(share.max())
-        of = f"{pct:.0f}% of the floor" if pct >= 10 else f"{pct:.2g}% of the floor"
         return (
-            f"Commitments: all {n} met to within {fmt_mw(s.max_shortfall_mw)} MW ({of}): "
+            f"Commitments: all {n} met to within {fmt_mw(s.max_shortfall_mw)} MW "
+            f"({pct(float(share.max()))} of the floor): "
             "whole deployment units cannot hit a MW floor exactly"
         )
 
     def named(i: int) -> str:
         r = unmet.iloc[i]
-        pct = 100 * float(share.iloc[i])
-        gap = f"{pct:.0f}%" if pct >= 10 else f"{pct:.2g}%"
+        gap = pct(float(share.iloc[i]))
         return (
             f"{r['customer']} {fmt_mw(float(breach.iloc[i]))} MW of its "
             f"{fmt_mw(float(floor.iloc[i]))} MW floor in {r['worst_period']} ({gap} short)"
@@ -176,25 +178,22 @@ def cash_line(costs: pd.DataFrame, facility_twh: float, n_periods: int) -> str:
 
     Every term of the ``costs`` table with cash is named under its ``cash_kind``
     (capex, opex; the revenue terms as cash in), so a new cost component's cash shows
-    without editing this line: e.g. ``"Cash (undiscounted, when spent): capex $314.1B
-    (chips at full price when installed $236.1B, buildings when decided $73.5B,
-    retrofits $4.5B, grid upgrades $39.2M), opex $18.2B (energy $16.4B, on-site power
-    $1.8B, curtailment $2.9M); ..."`` (the neutral default plan). Terms with no cash in
-    the plan are left out.
+    without editing this line: e.g. ``"Cash (undiscounted, when spent): capex $330.2B
+    (chips at full price when installed $252.1B, buildings when decided $73.5B,
+    retrofits $4.6B, grid upgrades $39.2M), opex $18.2B (energy $16.3B, on-site power
+    $1.8B, curtailment $3.0M); ..."`` (the neutral default plan). Terms with no cash in
+    the plan are left out. ``costs`` is :func:`optimizer.output.summary_frames.costs_frame`'s
+    (one row per term, with ``cash_usd`` and ``cash_kind``).
     """
     if "cash_usd" not in costs:
         return ""
-    kinds = (
-        costs["cash_kind"].astype(str)
-        if "cash_kind" in costs
-        else pd.Series("none", index=costs.index)
-    )
+    kinds = costs["cash_kind"].astype(str).to_numpy()
+    first = list(CASH_TERM_NAMES)  # the named terms first, in this order; then the rest
     parts = []
     for kind in ("capex", "opex", "revenue"):
-        rows = costs[(kinds == kind).to_numpy() & (costs["cash_usd"].abs() > 0).to_numpy()]
+        rows = costs[(kinds == kind) & (costs["cash_usd"].abs() > 0).to_numpy()]
         if rows.empty:
             continue
-        first = list(CASH_TERM_NAMES)  # the named terms first, in this order; then the rest
         rank = [first.index(t) if t in first else len(first) for t in rows["term"]]
         rows = rows.iloc[np.argsort(rank, kind="stable")]
         sign = -1.0 if kind == "revenue" else 1.0  # revenue is cash in: negative cash_usd
