@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import functools
 import re
 import string
 from pathlib import Path
@@ -108,6 +109,12 @@ _cells = st.one_of(
 )
 
 
+@functools.cache
+def _tiny() -> Dataset:
+    """The tiny dataset, loaded once for the 60 examples below (each writes it anew)."""
+    return load_dataset(TINY)
+
+
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
@@ -121,8 +128,7 @@ def test_arbitrary_cells_never_crash_the_loader(
     tmp_path_factory, table, row, col_pick, value
 ) -> None:
     d = tmp_path_factory.mktemp("prop")
-    src = load_dataset(TINY)
-    src.write(d)
+    _tiny().write(d)
     path = d / f"{table}.csv"
     with open(path, newline="", encoding="utf-8") as fh:
         rows = list(csv.reader(fh))
