@@ -16,6 +16,19 @@ DEFAULT_PLAN_PAGE = ROOT / "docs" / "guide" / "default-plan.md"
 """The docs page that tells the default plan's story (figures pinned by tests)."""
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run the modules that hold a ``slow`` test first, each module kept in one piece.
+
+    pytest-xdist's ``worksteal`` hands each worker one contiguous share of this order and
+    lets an idle worker take the tail of a busy one's share, so the long end-to-end tests
+    (batches with their own Dask workers, CPU burners, subprocess CLIs) start early on one
+    worker instead of ending the run or running two at once, and the short tests fill in
+    around them. The order within a module is kept (its module fixtures are set up once).
+    """
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)  # a stable sort: modules stay whole
+
+
 @pytest.fixture
 def tiny_dir(tmp_path: Path) -> Path:
     """A writable copy of tests/data/tiny_valid."""
