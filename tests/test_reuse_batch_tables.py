@@ -141,9 +141,7 @@ def test_reused_tables_equal_those_read_through_a_fresh_build(reused: Any) -> No
         pd.testing.assert_frame_equal(r.violations, cold.violations, check_exact=True)
 
 
-# case 0 is the first case of the session (patched, solved cold), case 5 a patched
-# case solved warm; a rebuilt case (1, 3) is solve()'s own path, so not compared again
-@pytest.mark.parametrize("case", [0, 5])
+@pytest.mark.parametrize("case", [0, 3, 5])
 def test_reused_objective_equals_an_independent_cold_solve(reused: Any, case: int) -> None:
     ds, results, _ = reused
     cold = solve(apply_overrides(ds, SWEEP[case]))
