@@ -114,16 +114,22 @@ def lp_algorithm_options(n_columns: int, *, basis: bool = False) -> dict[str, st
     -------
     dict of str to str
         Empty up to :data:`IPM_THRESHOLD_COLUMNS` (HiGHS's default, the dual simplex);
-        above it ``solver="ipm"`` and ``run_crossover`` ``"choose"`` (crossover only
+        above it ``solver="ipx"`` and ``run_crossover`` ``"choose"`` (crossover only
         when the interior point result is imprecise), or ``"on"`` with ``basis``.
         Measured (benchmarks/RESULTS.md, extra-large, compact formulation): the
         interior point solve ends optimal at 444 s and crossover plus its simplex
         clean-up take another 275 s; the optimal objective is the same either way
         (interior point gap below 1e-8 relative).
+
+    Notes
+    -----
+    The interior point method is named, ``"ipx"``, not ``"ipm"``: a HiGHS built with
+    HiPO (the ``highspy-extras`` package) reads ``"ipm"`` as HiPO, which took 82-117 s
+    on the large benchmark instance against IPX's 16 s (benchmarks/RESULTS.md, row 49).
     """
     if n_columns <= IPM_THRESHOLD_COLUMNS:
         return {}
-    return {"solver": "ipm", "run_crossover": "on" if basis else "choose"}
+    return {"solver": "ipx", "run_crossover": "on" if basis else "choose"}
 
 
 def _configure_highs(
