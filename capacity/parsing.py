@@ -70,9 +70,9 @@ def parse_table(
                 )
             )
     out = parse_columns(table, raw, table.column_names, file, findings, horizon_last)
-    df = pd.DataFrame(out, columns=table.column_names)
-    for col in table.columns:
-        df[col.name] = _column_dtype(col, df[col.name])
+    frame = pd.DataFrame(out, columns=table.column_names)
+    # one frame of the typed columns (setting them one by one costs a block copy each)
+    df = pd.DataFrame({col.name: _column_dtype(col, frame[col.name]) for col in table.columns})
     return df, findings
 
 

@@ -13,24 +13,49 @@ from capacity.spec_types import TableSpec
 from capacity.validation import Finding, normalise_key, suggest
 
 
+SMALL_TABLE_ROWS = 5_000
+"""Tables up to this many rows have their keys checked row by row (:func:`check_keys`)."""
+
+
 def check_keys(table: TableSpec, df: pd.DataFrame, file: str) -> list[Finding]:
     """Duplicate keys, also those that differ only by case or surrounding spaces.
 
-    Vectorised: keys are normalised column by column and grouped once, so 20,000
-    duplicate rows take milliseconds (each finding names the first row of its key).
+    Up to :data:`SMALL_TABLE_ROWS` rows the keys are normalised row by row in one
+    dictionary pass (about 0.5 ms for the 264 demand rows against 3 ms through pandas,
+    and ``check_keys`` runs for every table of every validation); above it they are
+    normalised column by column and grouped once, so 20,000 duplicate rows take
+    milliseconds. Both give the same findings (each names the first row of its key):
+    a cell's text is ``str`` of its value (what ``astype(str)`` makes of the typed
+    columns), stripped of surrounding spaces and case-folded.
     """
     if df.empty:
         return []
     cols = list(table.key)
-    raw = df[cols].astype(str)
-    norm = pd.DataFrame({c: raw[c].str.strip().str.casefold() for c in cols})
-    codes = norm.groupby(cols, sort=False, dropna=False).ngroup().to_numpy()
-    _, first_index = np.unique(codes, return_index=True)
-    first_of = first_index[codes]  # row position of each row's first occurrence
-    dups = np.flatnonzero(first_of != np.arange(len(df)))
-    if not len(dups):
-        return []
-    values = raw.to_numpy()
+    if len(df) <= SMALL_TABLE_ROWS:
+        texts = [[str(v) for v in df[c].tolist()] for c in cols]
+        seen: dict[tuple[str, ...], int] = {}
+        first_of = np.fromiter(
+            (
+                seen.setdefault(tuple(t.strip().casefold() for t in key), i)
+                for i, key in enumerate(zip(*texts))
+            ),
+            dtype=np.int64,
+            count=len(df),
+        )
+        dups = np.flatnonzero(first_of != np.arange(len(df)))
+        if not len(dups):
+            return []
+        values = np.array(texts, dtype=object).T
+    else:
+        raw = df[cols].astype(str)
+        norm = pd.DataFrame({c: raw[c].str.strip().str.casefold() for c in cols})
+        codes = norm.groupby(cols, sort=False, dropna=False).ngroup().to_numpy()
+        _, first_index = np.unique(codes, return_index=True)
+        first_of = first_index[codes]  # row position of each row's first occurrence
+        dups = np.flatnonzero(first_of != np.arange(len(df)))
+        if not len(dups):
+            return []
+        values = raw.to_numpy()
     findings: list[Finding] = []
     names = ", ".join(cols)
     for i in dups:

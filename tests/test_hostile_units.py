@@ -440,6 +440,43 @@ def test_case_variant_duplicate_still_names_the_first_spelling(tiny_dir: Path) -
     assert "same as 'acme'/'training'/'2026Q1'/'' on row 2 once case" in f.message
 
 
+def test_key_check_row_by_row_and_grouped_give_the_same_findings(monkeypatch) -> None:
+    """The small-table path (a dictionary pass) and the grouped path agree cell for cell.
+
+    Key cells are text, as ``parse_table`` leaves them (an empty cell is ``""``), and mix
+    case, surrounding spaces and tabs, so every normalisation ``check_keys`` applies is
+    exercised on both paths.
+    """
+    import pandas as pd
+
+    import capacity.table_checks as tc
+    from capacity.parsing import parse_table
+    from capacity.schema import SPECS
+
+    rng = np.random.default_rng(7)
+    words = ["acme", "ACME", " acme", "acme\t", "", "Zeta", "zeta ", "2026Q1", "2026q1"]
+    spec = SPECS["demand"]
+    for trial in range(30):
+        n = int(rng.integers(1, 60))
+        df = pd.DataFrame(
+            {c: [words[i] for i in rng.integers(0, len(words), n)] for c in spec.key},
+            dtype=object,
+        )
+        if trial % 3 == 0:  # through the parser: typed as validation types them
+            raw = df.assign(demand_h100e="1")
+            df, _ = parse_table(spec, raw, "demand.csv")
+        small = tc.check_keys(spec, df, "demand.csv")
+        monkeypatch.setattr(tc, "SMALL_TABLE_ROWS", 0)
+        grouped = tc.check_keys(spec, df, "demand.csv")
+        monkeypatch.setattr(tc, "SMALL_TABLE_ROWS", 5_000)
+        assert [str(f) for f in small] == [str(f) for f in grouped], trial
+        assert [(f.row, f.column, f.value) for f in small] == [
+            (f.row, f.column, f.value) for f in grouped
+        ], trial
+        if trial == 0:
+            assert small, "the draw has duplicates"
+
+
 def test_cli_validate_caps_its_listing_and_counts_the_rest(tiny_dir: Path) -> None:
     from typer.testing import CliRunner
 
