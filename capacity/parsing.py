@@ -70,9 +70,12 @@ def parse_table(
                 )
             )
     out = parse_columns(table, raw, table.column_names, file, findings, horizon_last)
-    frame = pd.DataFrame(out, columns=table.column_names)
-    # one frame of the typed columns (setting them one by one costs a block copy each)
-    df = pd.DataFrame({col.name: _column_dtype(col, frame[col.name]) for col in table.columns})
+    # one frame of the typed columns (setting them one by one costs a block copy each);
+    # every parsed column is a Series on the rows' RangeIndex
+    df = pd.DataFrame(
+        {col.name: _column_dtype(col, out[col.name]) for col in table.columns},
+        index=pd.RangeIndex(len(raw)),
+    )
     return df, findings
 
 
