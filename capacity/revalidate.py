@@ -90,10 +90,16 @@ CHECK_READS: dict[str, frozenset[tuple[str, str]]] = {
             ("sites", "hosts"),
             ("commitments", "*"),
             ("eligibility", "regions"),
+            ("initial_fleet", "install_period"),
         }
     ),
     "placement": frozenset(
-        {("sites", "region"), ("demand", "regions"), ("training_clusters", "*")}
+        {
+            ("sites", "region"),
+            ("demand", "regions"),
+            ("ppas", "region"),
+            ("training_clusters", "*"),
+        }
     ),
     "contracts": frozenset({("contract_terms", "*"), ("demand", "demand_h100e")}),
     "migration": frozenset({("migration", "*"), ("chips", "family")}),
@@ -106,7 +112,7 @@ CHECK_READS: dict[str, frozenset[tuple[str, str]]] = {
         }
     ),
     "sources": frozenset({("sources", "*")}),
-    "public_record": frozenset({("public_record", "*")}),
+    "public_record": frozenset({("public_record", "*"), ("chips", "family"), ("chips", "vendor")}),
     "penalties": frozenset({("customers", "*"), ("commitments", "*")}),
 }
 

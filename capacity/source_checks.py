@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from capacity.schema import SPECS
-from capacity.tables_record import RECORD_METRICS
+from capacity.tables_record import RECORD_METRICS, SCOPE_VALUES, ScopeError, parse_scope
 from capacity.validation import Finding, suggest
 
 
@@ -132,6 +132,7 @@ def check_public_record(
                     f"the band low..high must hold the value {val:g}",
                 )
             )
+        out.extend(_scope_findings(f, row, str(r.scope), tables))
         if str(r.matchable) == "no" and not str(r.reason).strip():
             out.append(
                 Finding(
@@ -143,6 +144,31 @@ def check_public_record(
                     "a row marked matchable = no must say why in 'reason'",
                 )
             )
+    return out
+
+
+def _scope_findings(
+    file: str, row: int, scope: str, tables: Mapping[str, pd.DataFrame]
+) -> list[Finding]:
+    """Return an error when a record row's scope cannot be read or names what is not there.
+
+    The scope must follow :func:`capacity.tables_record.parse_scope`, and every name a
+    filter lists must be in its table (:data:`capacity.tables_record.SCOPE_VALUES`): a
+    chip, site or customer the data do not hold would make the row measure nothing.
+    """
+    try:
+        filters = parse_scope(scope)
+    except ScopeError as exc:
+        return [Finding("error", file, row, "scope", scope, str(exc))]
+    out: list[Finding] = []
+    for name, value in filters.items():
+        table, column = SCOPE_VALUES[name]
+        df = tables.get(table)
+        known = set() if df is None or column not in df else set(df[column].astype(str))
+        for item in (v.strip() for v in value.split("|")):
+            if item not in known:
+                msg = f"scope {name}:{item} names no {column} of {table}." + suggest(item, known)
+                out.append(Finding("error", file, row, "scope", scope, msg))
     return out
 
 

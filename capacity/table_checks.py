@@ -12,7 +12,6 @@ from capacity.schema import PERIOD_RE, SPECS, period_index
 from capacity.spec_types import TableSpec
 from capacity.validation import Finding, normalise_key, suggest
 
-
 SMALL_TABLE_ROWS = 5_000
 """Tables up to this many rows have their keys checked row by row (:func:`check_keys`)."""
 
@@ -37,7 +36,7 @@ def check_keys(table: TableSpec, df: pd.DataFrame, file: str) -> list[Finding]:
         first_of = np.fromiter(
             (
                 seen.setdefault(tuple(t.strip().casefold() for t in key), i)
-                for i, key in enumerate(zip(*texts))
+                for i, key in enumerate(zip(*texts, strict=True))
             ),
             dtype=np.int64,
             count=len(df),
@@ -109,8 +108,34 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
     if horizon:
         out += _check_schedules(tables, files, horizon)
     out += _check_commitments(tables, files)
+    if horizon:
+        out += _check_initial_fleet_periods(tables, files, horizon)
     out += _check_regions(tables, files)
     out += _check_hosts(tables, files)
+    return out
+
+
+def _check_initial_fleet_periods(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str], horizon: list[str]
+) -> list[Finding]:
+    """Check that an initial-fleet cohort goes live by the horizon's last period.
+
+    Cohorts are normally installed before the horizon; one installed inside it enters
+    service in that period; one installed after its end would never be in the plan,
+    so its chips would vanish without a word.
+    """
+    fleet = tables.get("initial_fleet")
+    if fleet is None or not len(fleet) or "install_period" not in fleet:
+        return []
+    last = period_index(horizon[-1])
+    out: list[Finding] = []
+    for i, p in enumerate(fleet["install_period"].astype(str)):
+        if PERIOD_RE.match(p) and period_index(p) > last:
+            msg = (
+                f"installed after the horizon ends ({horizon[-1]}), so these chips would "
+                "never be in service in the plan; use a period up to the horizon's last"
+            )
+            out.append(Finding("error", files["initial_fleet"], i + 2, "install_period", p, msg))
     return out
 
 
@@ -235,6 +260,39 @@ def _check_schedules(
                     f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''})",
                 )
             )
+    out += _check_order_books(tables, files, horizon)
+    return out
+
+
+def _check_order_books(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str], horizon: list[str]
+) -> list[Finding]:
+    """Every order book a bill of materials draws on needs a row per period.
+
+    A missing row is a capacity of 0 (no equipment that quarter), so a mistyped
+    resource name would silently empty the real book's quarter: an error, as for
+    ``supply_resources``. A book no bill of materials names is a warning.
+    """
+    books, bom = tables.get("equipment_order_books"), tables.get("power_bill_of_materials")
+    if books is None or bom is None or books.empty or bom.empty:
+        return []
+    f = files.get("equipment_order_books", "equipment_order_books.csv")
+    used = set(bom["resource"].astype(str))
+    have = set(zip(books["resource"].astype(str), books["period"].astype(str), strict=True))
+    out: list[Finding] = []
+    for r in sorted(used & {b for b, _ in have}):
+        missing = [p for p in horizon if (r, p) not in have]
+        if missing:
+            msg = (
+                f"order book {r!r} has no row for {len(missing)} period(s) "
+                f"({', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''}); "
+                "a missing row is no equipment that quarter, so every period needs one"
+            )
+            out.append(Finding("error", f, None, "period", None, msg))
+    for i, r in enumerate(books["resource"].astype(str)):
+        if r not in used:
+            msg = "order book named by no power_bill_of_materials row, so the plan never reads it."
+            out.append(Finding("warning", f, i + 2, "resource", r, msg + suggest(r, used)))
     return out
 
 
@@ -331,11 +389,29 @@ def _check_hosts(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -
     return out
 
 
-def check_placement(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
-    """Placement rules: demand regions and training-cluster rows.
+def _check_ppa_regions(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str], regions: set[str]
+) -> list[Finding]:
+    """Check that a PPA's region is the region of some site (its site is a reference)."""
+    ppas = tables.get("ppas")
+    if ppas is None or not len(ppas) or "region" not in ppas:
+        return []
+    out: list[Finding] = []
+    for i, reg in enumerate(ppas["region"].astype(str)):
+        reg = reg.strip()
+        if reg and reg not in regions:
+            msg = f"region {reg!r} is not the region of any site, so this contract's energy "
+            msg += "could be delivered nowhere." + suggest(reg, regions)
+            out.append(Finding("error", files["ppas"], i + 2, "region", reg, msg))
+    return out
 
-    A region named in ``demand.regions`` must be the region of some site (else the
-    demand could be served nowhere: an error naming the row); a training-cluster rule
+
+def check_placement(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Placement rules: demand and PPA regions and training-cluster rows.
+
+    A region named in ``demand.regions`` or ``ppas.region`` must be the region of some
+    site (else the demand could be served nowhere, or the contract's energy go
+    nowhere: an error naming the row); a training-cluster rule
     must not end before it begins, and two rules of one customer must not overlap.
 
     Returns
@@ -353,6 +429,7 @@ def check_placement(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
                     msg = f"region {reg!r} is not the region of any site, so this demand could "
                     msg += "be served nowhere." + suggest(reg, regions)
                     out.append(Finding("error", files["demand"], i + 2, "regions", txt, msg))
+    out += _check_ppa_regions(tables, files, regions)
     rules = tables.get("training_clusters")
     if rules is None or not len(rules):
         return out

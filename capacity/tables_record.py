@@ -52,6 +52,71 @@ RECORD_METRICS: dict[str, str] = {
 """Every metric a public-record row may name, with its unit (the formulas live in
 ``optimizer.plan.calibration.METRICS``; a test holds the two lists equal)."""
 
+SCOPE_FILTERS: tuple[str, ...] = (
+    "chip",
+    "family",
+    "vendor",
+    "site",
+    "customer",
+    "workload",
+    "resource",
+    "versus",
+)
+"""Filters a public-record scope may name (``name:value``, parts joined by ``/``, a
+value may list several names joined by ``|``)."""
+
+SCOPE_VALUES: dict[str, tuple[str, str]] = {
+    "chip": ("chips", "chip"),
+    "versus": ("chips", "chip"),
+    "family": ("chips", "family"),
+    "vendor": ("chips", "vendor"),
+    "site": ("sites", "site"),
+    "customer": ("customers", "customer"),
+    "workload": ("workloads", "workload"),
+    "resource": ("supply_resources", "resource"),
+}
+"""The table column each scope filter's names must be found in."""
+
+
+class ScopeError(ValueError):
+    """A scope that cannot be read or that names a filter the metric lacks."""
+
+
+def parse_scope(scope: str) -> dict[str, str]:
+    """Return the filters of a scope (``fleet`` -> no filter).
+
+    Parameters
+    ----------
+    scope : str
+        ``fleet``, or ``name:value`` parts joined by ``/`` (``customer:bedrock/family:trainium``).
+
+    Returns
+    -------
+    dict of str to str
+        Filter name to value (a value may hold several names joined by ``|``).
+
+    Raises
+    ------
+    ScopeError
+        For a part that is not ``name:value`` or names an unknown filter.
+    """
+    text = str(scope).strip()
+    if text in ("", "fleet"):
+        return {}
+    out: dict[str, str] = {}
+    for part in text.split("/"):
+        name, sep, value = part.partition(":")
+        name, value = name.strip(), value.strip()
+        if not sep or not value:
+            raise ScopeError(f"scope part {part!r} is not name:value (e.g. chip:trainium2)")
+        if name not in SCOPE_FILTERS:
+            raise ScopeError(
+                f"scope filter {name!r} is unknown; filters are {', '.join(SCOPE_FILTERS)}"
+            )
+        out[name] = value
+    return out
+
+
 RECORD_KINDS: tuple[str, ...] = ("plan", "input_check")
 """``plan``: the row tests a decision of the plan and is scored; ``input_check``: the
 row restates an input (a first period, a supply capacity) and is shown, not scored."""

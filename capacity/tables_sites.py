@@ -318,6 +318,7 @@ PPAS = TableSpec(
             "Site the contract serves (empty: every site of the region).",
             required=False,
             default="",
+            references=("sites", "site"),
         ),
         Column(
             "region",

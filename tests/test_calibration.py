@@ -88,8 +88,9 @@ def test_hand_values_of_every_metric(one: Dataset, one_result) -> None:
             _row("it_mw_serving", "customer:a/family:nv", 0.5, "MW", 0.5, 0.5),
             _row("chips_installed_two_years", "chip:g1", 500, "chips", 500, 500),
             _row("assigned_share", "fleet", 1, "share", 1, 1),
-            # a value may list alternatives joined by '|'
-            _row("chips_in_service", "site:s1|elsewhere", 500, "chips", 500, 500),
+            # a value may list alternatives joined by '|' (every name must exist: the
+            # validation rejects a scope naming what the data do not hold)
+            _row("chips_serving", "customer:a/workload:training|inference", 500, "chips", 500, 500),
             # 500 chips but the record says 1,000: outside, ratio 0.5
             _row("chips_in_service", "fleet", 1000, "chips", 900, 1100),
         ]
@@ -120,7 +121,6 @@ def test_rows_the_model_cannot_match_say_why(one: Dataset, one_result) -> None:
             _row("chips_in_service", "family:nv", 1, "chips", 0, 2, period="2025Q1"),
             _row("fleet_pue_year", "fleet", 1.5, "ratio", 1, 2),
             _row("chips_in_service", "customer:a", 1, "chips", 0, 2),
-            _row("chips_in_service", "planet:earth", 1, "chips", 0, 2),
             _row("chips_in_service", "chip:g1", 500, "chips", 0, 600, matchable="no", reason="x"),
         ]
     )
@@ -130,10 +130,17 @@ def test_rows_the_model_cannot_match_say_why(one: Dataset, one_result) -> None:
     assert "outside the plan's horizon" in reasons[0]
     assert "starts before the plan's horizon" in reasons[1]
     assert "takes no customer filter" in reasons[2]
-    assert "scope filter 'planet' is unknown" in reasons[3]
-    assert reasons[4] == "x"
+    assert reasons[3] == "x"
     # a row marked not matchable still shows the plan's value
-    assert cal["plan_value"].iloc[4] == pytest.approx(500)
+    assert cal["plan_value"].iloc[3] == pytest.approx(500)
+    # a scope the grammar cannot read never reaches the table: it is a validation
+    # error naming the row and column (it was an unscored row before)
+    bad = _record([_row("chips_in_service", "planet:earth", 1, "chips", 0, 2)])
+    with pytest.raises(DataValidationError) as exc:
+        one.replace(public_record=bad)
+    (f,) = exc.value.errors
+    assert (f.row, f.column, f.value) == (2, "scope", "planet:earth")
+    assert "scope filter 'planet' is unknown" in f.message
 
 
 def test_an_input_check_is_shown_but_never_scored(one: Dataset, one_result) -> None:

@@ -244,3 +244,90 @@ def test_negative_customer_price(tiny_dir: Path, column: str) -> None:
     f = only(errors(tiny_dir))
     assert (f.file, f.row, f.column, f.value) == ("customers.csv", 2, column, "-1")
     assert "negative" in f.message
+
+
+# --- cells the loader once accepted and the solve then dropped or re-scored ---------
+# (found by a break-it pass: each was valid to ``capacity validate`` and changed the
+# plan or the calibration without a word)
+
+
+@pytest.fixture
+def default_dir(tmp_path: Path) -> Path:
+    """A writable copy of the bundled dataset (it has every optional table)."""
+    import shutil
+
+    from tests.conftest import DEFAULT_DATA
+
+    dst = tmp_path / "data"
+    shutil.copytree(DEFAULT_DATA, dst)
+    return dst
+
+
+def test_ppa_naming_an_unknown_site_is_an_error(default_dir: Path) -> None:
+    edit(default_dir, "ppas", 0, "site", "nowhere")
+    f = only(errors(default_dir))
+    assert (f.file, f.row, f.column, f.value) == ("ppas.csv", 2, "site", "nowhere")
+    assert "unknown site 'nowhere'" in f.message
+
+
+def test_ppa_naming_an_unknown_region_is_an_error(default_dir: Path) -> None:
+    edit(default_dir, "ppas", 0, "site", "")
+    edit(default_dir, "ppas", 0, "region", "mars-1")
+    f = only(errors(default_dir))
+    assert (f.file, f.row, f.column, f.value) == ("ppas.csv", 2, "region", "mars-1")
+    assert "could be delivered nowhere" in f.message
+
+
+def test_initial_fleet_installed_after_the_horizon_is_an_error(default_dir: Path) -> None:
+    edit(default_dir, "initial_fleet", 0, "install_period", "2031Q1")
+    f = only(errors(default_dir))
+    assert (f.file, f.row, f.column, f.value) == (
+        "initial_fleet.csv",
+        2,
+        "install_period",
+        "2031Q1",
+    )
+    assert "after the horizon ends (2030Q4)" in f.message
+
+
+def test_initial_fleet_installed_on_the_last_period_is_valid(default_dir: Path) -> None:
+    edit(default_dir, "initial_fleet", 0, "install_period", "2030Q4")
+    assert load_dataset(default_dir).table("initial_fleet")["install_period"].iat[0] == "2030Q4"
+
+
+@pytest.mark.parametrize(
+    ("scope", "says"),
+    [
+        ("garbage", "is not name:value"),
+        ("planet:mars", "scope filter 'planet' is unknown"),
+        ("customer:nobody/chip:trainium2", "customer:nobody names no customer of customers"),
+        ("chip:nochip", "chip:nochip names no chip of chips"),
+        ("site:new_carlisle|atlantis", "site:atlantis names no site of sites"),
+    ],
+)
+def test_public_record_scope_that_names_nothing_is_an_error(
+    default_dir: Path, scope: str, says: str
+) -> None:
+    edit(default_dir, "public_record", 0, "scope", scope)
+    f = only(errors(default_dir))
+    assert (f.file, f.row, f.column, f.value) == ("public_record.csv", 2, "scope", scope)
+    assert says in f.message
+
+
+def test_mistyped_order_book_resource_is_an_error_for_the_book_it_empties(
+    default_dir: Path,
+) -> None:
+    books = pd.read_csv(default_dir / "equipment_order_books.csv", dtype=str)
+    real = books.loc[0, "resource"]
+    edit(default_dir, "equipment_order_books", 0, "resource", "zz_bogus")
+    f = only(errors(default_dir))
+    assert (f.file, f.column) == ("equipment_order_books.csv", "period")
+    assert f"order book {real!r} has no row for 1 period(s) (2025Q1)" in f.message
+    with pytest.raises(DataValidationError) as exc:
+        load_dataset(default_dir)
+    warned = [w for w in exc.value.findings if w.severity == "warning" and w.value == "zz_bogus"]
+    assert (
+        warned
+        and warned[0].row == 2
+        and "named by no power_bill_of_materials" in (warned[0].message)
+    )

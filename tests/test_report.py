@@ -449,6 +449,43 @@ def test_crash_midway_keeps_previous_file_and_no_partial(
     assert not scenario_is_complete(run, "neutral")
 
 
+def test_ctrl_c_while_writing_leaves_no_report_and_no_partial_scenario(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C part way through a scenario's files: nothing of that scenario stays.
+
+    A new run (the first scenario of a ``capacity solve``) is removed whole, so the
+    command's "no report was written" is true; a second scenario of a run leaves the
+    first one complete and no trace of itself (no folder, no manifest entry).
+    """
+    real_write = pq.write_table
+    written: list[str] = []
+
+    def interrupted_write(table: pa.Table, where: object, **kw: object) -> None:
+        if len(written) == 3:
+            raise KeyboardInterrupt
+        written.append(str(where))
+        real_write(table, where, **kw)
+
+    monkeypatch.setattr(pq, "write_table", interrupted_write)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(fake_result(), tmp_path / "a", scenario="neutral")
+    assert len(written) == 3  # three tables were on disk when Ctrl-C came
+    assert list((tmp_path / "a").iterdir()) == []  # the reserved run folder is gone
+
+    monkeypatch.setattr(pq, "write_table", real_write)
+    run = write_report(fake_result(), tmp_path / "b", scenario="neutral")
+    written.clear()
+    monkeypatch.setattr(pq, "write_table", interrupted_write)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(fake_result(), tmp_path / "b", scenario="negative", run_id=run.name)
+    monkeypatch.setattr(pq, "write_table", real_write)
+    assert sorted(p.name for p in run.iterdir() if p.is_dir()) == ["scenario=neutral"]
+    assert list(read_manifest(run)["scenarios"]) == ["neutral"]
+    assert scenario_is_complete(run, "neutral")
+    assert len(list((run / "scenario=neutral").glob("*.parquet"))) == len(RESULT_SCHEMAS)
+
+
 def test_schema_mismatch_writes_nothing(tmp_path: Path) -> None:
     broken = fake_result()
     broken.tables["fleet"] = broken.tables["fleet"].drop(columns=["idle_chips"])

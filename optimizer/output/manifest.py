@@ -131,6 +131,37 @@ def update_manifest(
     return data
 
 
+def restore_scenario_entry(
+    run_dir: str | os.PathLike[str], scenario: str, entry: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """Put back a scenario's manifest entry as it was (drop it when ``entry`` is None).
+
+    Used when writing a scenario stops part way (an error or Ctrl-C): the manifest then
+    says again what is on disk, the earlier complete entry or no entry at all.
+
+    Raises
+    ------
+    ReportError
+        When the manifest cannot be read or written.
+    """
+    run_dir = Path(run_dir)
+    try:
+        with _locked(run_dir):
+            data = read_manifest(run_dir)
+            scenarios = data.setdefault("scenarios", {})
+            if entry is None:
+                scenarios.pop(scenario, None)
+            else:
+                scenarios[scenario] = dict(entry)
+            data["updated_utc"] = utc_stamp()
+            write_json_atomic(manifest_path(run_dir), data)
+    except OSError as exc:
+        raise ReportError(
+            f"cannot update manifest {manifest_path(run_dir)}: {exc.strerror or exc}"
+        ) from exc
+    return data
+
+
 def scenario_is_complete(run_dir: str | os.PathLike[str], scenario: str) -> bool:
     """Return True when the manifest marks ``scenario`` complete and its files exist.
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -28,10 +29,17 @@ from typing import Any
 import pandas as pd
 import pyarrow as pa
 
+from capacity.recorded_inputs import INPUTS_FILE
 from optimizer.components.registry import SequenceView
-from optimizer.output.atomic import ensure_dir, write_text_atomic
+from optimizer.output.atomic import ReportError, ensure_dir, write_text_atomic
 from optimizer.output.inputs_record import SolvedInputs, solve_flags, write_inputs
-from optimizer.output.manifest import REPORT_FORMAT, package_version, update_manifest
+from optimizer.output.manifest import (
+    REPORT_FORMAT,
+    package_version,
+    read_manifest,
+    restore_scenario_entry,
+    update_manifest,
+)
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, to_arrow, write_arrow_atomic
 from optimizer.output.run_folder import reserve_run_dir, scenario_dir, utc_stamp
 from optimizer.output.table_schema import RESULT_TABLES
@@ -346,20 +354,83 @@ def write_report(
         "dataset_hash": dataset_hash,
         "dataset_name": str(getattr(result, "dataset_name", "") or ""),
     }
+    previous = read_manifest(run_dir).get("scenarios", {}).get(scenario)
     update_manifest(
         run_dir,
         run_fields=run_fields,
         scenario=scenario,
         entry={"state": "writing", "started_utc": utc_stamp()},
     )
-    written = _write_arrow_tables(arrow, sdir)
-    if units:
-        write_text_atomic(run_dir / UNITS_CSV_NAME, columns_frame().to_csv(index=False))
-    entry = scenario_entry(result, run_dir, written)
-    if inputs is not None:
-        entry["inputs"] = write_inputs(inputs, sdir, run_dir, solve_flags(result))
-    update_manifest(run_dir, scenario=scenario, entry=entry)
+    # The scenario's files are written into a hidden staging folder and moved into
+    # place whole, so an error or Ctrl-C part way leaves the earlier files (or none)
+    # and the manifest as they were: never a half-written scenario.
+    stage = sdir.with_name(f".{sdir.name}.partial-{os.getpid()}")
+    try:
+        if stage.exists():
+            shutil.rmtree(stage)
+        staged = _write_arrow_tables(arrow, stage)
+        if units:
+            write_text_atomic(run_dir / UNITS_CSV_NAME, columns_frame().to_csv(index=False))
+        flags = solve_flags(result)
+        if inputs is not None:
+            write_inputs(inputs, stage, run_dir, flags)
+        _move_into_place(stage, sdir)
+        written = {name: sdir / path.name for name, path in staged.items()}
+        entry = scenario_entry(result, run_dir, written)
+        if inputs is not None:
+            entry["inputs"] = {
+                **inputs.manifest_fields(run_dir, sdir / INPUTS_FILE),
+                "solve_flags": flags,
+            }
+        update_manifest(run_dir, scenario=scenario, entry=entry)
+    except BaseException:
+        _undo_scenario_write(run_dir, sdir, stage, scenario, previous, reserved)
+        raise
     return run_dir
+
+
+def _move_into_place(stage: Path, sdir: Path) -> None:
+    """Replace ``sdir`` by the complete ``stage`` folder (the old one is removed after)."""
+    old = sdir.with_name(f".{sdir.name}.old-{os.getpid()}")
+    if sdir.exists():
+        sdir.rename(old)
+    try:
+        stage.rename(sdir)
+    except BaseException:
+        if old.exists() and not sdir.exists():
+            old.rename(sdir)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _undo_scenario_write(
+    run_dir: Path,
+    sdir: Path,
+    stage: Path,
+    scenario: str,
+    previous: Mapping[str, Any] | None,
+    reserved: bool,
+) -> None:
+    """Put a run back as it was before an interrupted scenario write (best effort).
+
+    The staged files go. A scenario written before keeps its earlier files whole, and
+    its manifest entry stays ``writing`` (not complete), so a batch re-run redoes it
+    rather than trusting files that are not this write's. A scenario new to the run
+    loses its entry, and a run folder this call reserved is removed when nothing else
+    is in it: an interrupted ``capacity solve`` leaves no report behind.
+    """
+    shutil.rmtree(stage, ignore_errors=True)
+    old = sdir.with_name(f".{sdir.name}.old-{os.getpid()}")
+    if old.exists() and not sdir.exists():
+        old.rename(sdir)
+    if previous is not None:
+        return
+    try:
+        data = restore_scenario_entry(run_dir, scenario, None)
+    except ReportError:
+        return
+    if reserved and not data.get("scenarios"):
+        shutil.rmtree(run_dir, ignore_errors=True)  # the run this call made: nothing in it
 
 
 def scenario_entry(

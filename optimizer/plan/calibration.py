@@ -71,6 +71,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.schema import PERIOD_RE, period_index, period_label
+from capacity.tables_record import ScopeError, parse_scope
 from optimizer.lp.frames import indexed
 
 __all__ = [
@@ -103,21 +104,7 @@ CALIBRATION_COLUMNS: tuple[str, ...] = (
 )
 """Columns of the ``calibration`` result table, in order."""
 
-SCOPE_FILTERS: tuple[str, ...] = (
-    "chip",
-    "family",
-    "vendor",
-    "site",
-    "customer",
-    "workload",
-    "resource",
-    "versus",
-)
 _TOL = 1e-6
-
-
-class ScopeError(ValueError):
-    """A scope that cannot be read or that names a filter the metric lacks."""
 
 
 Tables = Mapping[str, pd.DataFrame]
@@ -147,31 +134,6 @@ class Metric:
     formula: str
     filters: tuple[str, ...]
     compute: Compute
-
-
-def parse_scope(scope: str) -> dict[str, str]:
-    """Return the filters of a scope (``fleet`` -> no filter).
-
-    Raises
-    ------
-    ScopeError
-        For a part that is not ``name:value`` or names an unknown filter.
-    """
-    text = str(scope).strip()
-    if text in ("", "fleet"):
-        return {}
-    out: dict[str, str] = {}
-    for part in text.split("/"):
-        name, sep, value = part.partition(":")
-        name, value = name.strip(), value.strip()
-        if not sep or not value:
-            raise ScopeError(f"scope part {part!r} is not name:value (e.g. chip:trainium2)")
-        if name not in SCOPE_FILTERS:
-            raise ScopeError(
-                f"scope filter {name!r} is unknown; filters are {', '.join(SCOPE_FILTERS)}"
-            )
-        out[name] = value
-    return out
 
 
 def _chip_attr(ds: Any, chips: pd.Series, column: str) -> pd.Series:
