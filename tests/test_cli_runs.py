@@ -121,10 +121,8 @@ def test_ctrl_c_says_how_to_resume_without_traceback(tmp_path: Path) -> None:
     assert p.returncode == 130, out + err
     assert "interrupted; re-run the same command to resume" in out
     assert "Traceback" not in out and "KeyboardInterrupt" not in out
-    # The batch process itself never prints a traceback. Under heavy machine load a Dask
-    # Nanny process occasionally still receives the terminal's SIGINT and logs its own
-    # asyncio KeyboardInterrupt on stderr (seen once in a full-suite run at load ~9, never
-    # alone); that is Dask's child, not ours, and is tolerated here until the workers run
-    # in their own session. Any other traceback on stderr fails the test.
-    for block in err.split("Traceback (most recent call last):")[1:]:
-        assert "Nanny" in err and "optimizer" not in block and "capacity/" not in block, err
+    # Nor does any worker: each ignores SIGINT from its start
+    # (optimizer.analysis.dask_worker_preload). Before, every worker process printed an
+    # asyncio KeyboardInterrupt traceback after the command had said "interrupted", and
+    # this test let it pass as Dask's own.
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err

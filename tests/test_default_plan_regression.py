@@ -150,6 +150,10 @@ def story_figures(plans) -> dict[str, str]:
     carbon = plans["carbon"][1]
     neutral_grid, neutral_onsite = _twh(res, "grid"), _twh(res, "onsite")
     breach_usd = neg.tables["costs"].query("term == 'breach_penalty'")["cost_usd"].sum()
+    bedrock_short = com[(com["customer"] == "bedrock") & (com["period"] == "2025Q4")][
+        "breach_mw"
+    ].sum()
+    neg_flex = neg.tables["flexible_interconnection"].groupby("site")["mw"].sum()
     inf = a[(a["workload"] == "inference") & (a["site"] == "norway")]
     norway = inf.groupby("period")["h100e"].sum()
     tc = t["training_clusters"]
@@ -189,6 +193,14 @@ def story_figures(plans) -> dict[str, str]:
         "negative breach": "OpenAI "
         + " and ".join(f"{r.breach_mw:.0f} MW short in {r.period}" for r in oa.itertuples()),
         "negative breach penalty": f"breach penalty {_b(breach_usd)}",
+        "negative bedrock": (
+            f"Bedrock {bedrock_short:.0f} MW short of its 230 MW Trainium floor in 2025Q4"
+        ),
+        "negative flexible": (
+            f"energises {neg_flex['west_texas']:.0f} MW at West Texas, "
+            f"{neg_flex['northern_virginia']:.0f} MW at Northern Virginia and "
+            f"{neg_flex['mississippi']:.0f} MW at Mississippi"
+        ),
         "negative share": f"Trainium share at {neg_share:.1%}",
         "optimistic": (
             f"{_b(opt.objective_usd - res.objective_usd)} more because more demand is served, "

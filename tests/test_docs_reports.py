@@ -128,3 +128,17 @@ def test_the_inline_duckdb_snippets_run(
     sql = query.replace("<run_id>", run_id)
     got = duckdb.sql(f"SELECT DISTINCT scenario FROM {sql} ORDER BY 1").fetchall()
     assert [r[0] for r in got] == sorted(SCENARIOS)
+
+
+def test_the_reports_page_lists_every_result_table_in_order() -> None:
+    """The page's table list is RESULT_SCHEMAS's (it once named 16 of 27)."""
+    import re
+
+    from optimizer.output.parquet_tables import RESULT_SCHEMAS
+
+    text = " ".join((ROOT / "docs" / "guide" / "reports.md").read_text().split())
+    m = re.search(r"one file per table, (\d+) tables: (.*?) \(`optimizer", text)
+    assert m, "the page's list of tables"
+    names = [n.strip() for n in re.split(r",| and ", m.group(2)) if n.strip()]
+    assert int(m.group(1)) == len(RESULT_SCHEMAS)
+    assert names == list(RESULT_SCHEMAS)

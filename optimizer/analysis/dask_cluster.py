@@ -138,6 +138,9 @@ class _SharedWindow:
 
 
 #: Dask configuration of the local cluster (set while any local cluster runs).
+WORKER_PRELOAD = "optimizer.analysis.dask_worker_preload"
+"""Module every local-cluster worker preloads (it ignores SIGINT in the worker)."""
+
 LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.scheduler.allowed-failures": 0,
     "distributed.scheduler.worker-saturation": 1.0,
@@ -282,6 +285,8 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
                 # connection torn down by Ctrl-C or by the end of the run made workers
                 # print SSL tracebacks on a loaded machine.
                 silence_logs=logging.CRITICAL,
+                # each worker process ignores Ctrl-C: this process handles it and closes them
+                preload=[WORKER_PRELOAD],
             )
         try:
             # timeout: how long Dask itself keeps re-opening a dropped connection
