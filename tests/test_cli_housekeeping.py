@@ -54,6 +54,45 @@ def test_sigterm_inside_the_block_is_a_keyboard_interrupt_and_the_handler_is_res
     assert signal.getsignal(signal.SIGTERM) is before
 
 
+def test_sigterm_in_any_command_is_one_line_and_exit_143(capsys) -> None:
+    """Every command runs with SIGTERM as an interrupt: one line, code 143 (not 130)."""
+    from optimizer.cli.checks import INTERRUPTED, exit_on_interrupt
+
+    with pytest.raises(typer.Exit) as ended, exit_on_interrupt(), sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert ended.value.exit_code == 143
+    assert capsys.readouterr().err.strip() == "terminated (SIGTERM); nothing was written."
+    with pytest.raises(typer.Exit) as ended, exit_on_interrupt():
+        raise KeyboardInterrupt
+    assert ended.value.exit_code == 130
+    assert capsys.readouterr().err.strip() == INTERRUPTED
+
+
+@pytest.mark.slow
+def test_sigterm_ends_a_solve_with_a_message_and_keeps_finished_scenarios(tmp_path: Path) -> None:
+    """``capacity solve`` said nothing on SIGTERM (exit 143, no line, no clean-up)."""
+    exe = str(Path(sys.executable).parent / "capacity")
+    out = tmp_path / "o"
+    argv = [exe, "solve", str(ROOT / "data"), "-s", "neutral", "-s", "negative", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    deadline = time.time() + 300
+    while time.time() < deadline and not list(out.glob("*/scenario=neutral/summary.parquet")):
+        time.sleep(0.02)  # the first scenario is in place, the second is being solved
+    p.send_signal(signal.SIGTERM)
+    stdout, err = p.communicate(timeout=120)
+    assert p.returncode == 143, stdout + err
+    (run,) = out.iterdir()
+    assert f"terminated (SIGTERM); the scenarios finished so far are in {run}" in " ".join(
+        stdout.split()
+    )
+    assert "Traceback" not in stdout + err
+    scenarios = json.loads((run / "manifest.json").read_text())["scenarios"]
+    assert list(scenarios) == ["neutral"] and scenarios["neutral"]["state"] == "complete"
+    assert sorted(p.name for p in run.iterdir() if p.is_dir()) == ["scenario=neutral"]
+
+
 def test_the_app_hides_streamlit_s_deploy_button() -> None:
     cmd = app_command(8501, "localhost", True)
     i = cmd.index("--client.toolbarMode")

@@ -224,6 +224,9 @@ def sigterm_as_interrupt() -> Iterator[None]:
 def exit_on_interrupt(console: Console | None = None, message: str = INTERRUPTED) -> Iterator[None]:
     """Turn Ctrl-C (``KeyboardInterrupt``) in the block into one line and exit code 130.
 
+    SIGTERM (:class:`Terminated`, raised inside :func:`sigterm_as_interrupt`) gives the
+    same line with "terminated (SIGTERM)" for "interrupted", and exit code 143.
+
     Every ``capacity`` command runs inside this block (the command group's
     ``invoke``), so an interrupt never shows a traceback; a command that knows more
     (what it had written so far) wraps its work in its own block with that message.
@@ -242,12 +245,15 @@ def exit_on_interrupt(console: Console | None = None, message: str = INTERRUPTED
     """
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
+        code = 130
+        if isinstance(e, Terminated):  # SIGTERM: the same clean stop, said as such
+            message, code = message.replace("interrupted", "terminated (SIGTERM)", 1), SIGTERM_EXIT
         if console is None:
             typer.echo(message, err=True)
         else:
             console.print(message)
-        raise typer.Exit(130) from None
+        raise typer.Exit(code) from None
 
 
 class _PipeSafeStdout:

@@ -15,7 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from optimizer.cli import alternatives, batch, bench, hedge, pulp, replan, solve, validate
 from optimizer.cli import app as app_cmd
-from optimizer.cli.checks import exit_on_interrupt, pipe_safe_stdout
+from optimizer.cli.checks import exit_on_interrupt, pipe_safe_stdout, sigterm_as_interrupt
 
 __all__ = ["app", "main"]
 
@@ -51,10 +51,14 @@ class _Commands(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         """Run the chosen command inside :func:`optimizer.cli.checks.exit_on_interrupt`.
 
+        SIGTERM is a :class:`optimizer.cli.checks.Terminated` interrupt throughout
+        (:func:`optimizer.cli.checks.sigterm_as_interrupt`): every command stops on it as
+        on Ctrl-C, with its clean-up and one line, exit code 143.
+
         And :func:`optimizer.cli.checks.pipe_safe_stdout`: ``| head`` ends the output,
         not the run.
         """
-        with pipe_safe_stdout(), exit_on_interrupt():
+        with pipe_safe_stdout(), exit_on_interrupt(), sigterm_as_interrupt():
             return super().invoke(ctx)
 
     def get_params(self, ctx: Any) -> list[Any]:

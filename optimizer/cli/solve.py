@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from optimizer.cli.checks import (
+    SIGTERM_EXIT,
+    Terminated,
     exit_on_interrupt,
     refuse_bad_files,
     refuse_bad_out,
@@ -252,15 +254,17 @@ def _solve_all(
                 later = [n for n, _ in prepared[i + 1 :]]
                 progress.advance(code == 0, current=later[0] if later else "")
                 started = time.monotonic()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as e:
         if run is None:
             where = "no report is written with --no-report"
         elif run.path is None:
             where = "no scenario had finished, so no report was written"
         else:
             where = f"the scenarios finished so far are in {run.path}"
-        console.print(f"interrupted; {where}; re-run the same command to solve again.")
-        raise typer.Exit(130) from None
+        term = isinstance(e, Terminated)
+        ended = "terminated (SIGTERM)" if term else "interrupted"
+        console.print(f"{ended}; {where}; re-run the same command to solve again.")
+        raise typer.Exit(SIGTERM_EXIT if term else 130) from None
     return max(codes)
 
 
