@@ -429,7 +429,7 @@ def test_cli_integer_units_small_shortfalls_and_dual_source(
         "Commitments: all 2 met to within 0.02 MW (0.5% of the floor): whole deployment "
         "units cannot hit a MW floor exactly"
     ) in text
-    assert "breached in 1 of 2 periods (up to 0.02 MW short)" in text
+    assert "breached in 1 of 2 periods (up to 0.02 MW short, of the 5 MW floor in 2026Q2)" in text
     assert "Shadow prices come from the LP with the integers fixed" in text
     s = summarize(_integer_result([0.0, 0.02, 0.01, 0.0]))
     assert s.max_shortfall_mw == pytest.approx(0.02) and s.duals_from == "lp_with_integers_fixed"

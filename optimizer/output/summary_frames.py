@@ -186,6 +186,7 @@ def commitments_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         "breached_periods",
         "max_breach_mw",
         "min_it_mw",
+        "first_floor_mw",
         "met",
         "worst_period",
         "worst_floor_mw",
@@ -203,6 +204,7 @@ def commitments_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
             breached_periods=("breached", "sum"),
             max_breach_mw=("breach_mw", "max"),
             min_it_mw=("min_it_mw", "max"),
+            first_floor_mw=("min_it_mw", "min"),
         )
         .reset_index()
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pandas as pd
 from rich.console import Console
@@ -328,7 +329,7 @@ def _commitments_table(s: PlanSummary) -> Table:
     t = Table(title=commitments_title(s), title_justify="left")
     t.add_column("customer")
     t.add_column("family")
-    t.add_column("min IT (MW)", justify="right")
+    t.add_column("floor IT (MW)", justify="right")
     t.add_column("result")
     for r in s.commitments.itertuples(index=False):
         if r.met:
@@ -341,10 +342,18 @@ def _commitments_table(s: PlanSummary) -> Table:
             )
             result = (
                 f"[{colour}]breached in {r.breached_periods} of {r.periods} periods "
-                f"(up to {fmt_mw(float(r.max_breach_mw))} MW short)[/{colour}]"
+                f"(up to {fmt_mw(float(r.max_breach_mw))} MW short, of the "
+                f"{float(r.worst_floor_mw):,.0f} MW floor in {r.worst_period})[/{colour}]"
             )
-        t.add_row(str(r.customer), str(r.family), f"{float(r.min_it_mw):,.0f}", result)
+        t.add_row(str(r.customer), str(r.family), _floor_range(r), result)
     return t
+
+
+def _floor_range(r: Any) -> str:
+    """Return a commitment's floor: one figure, or first - last for a ramp (500 - 2,000)."""
+    lo = float(getattr(r, "first_floor_mw", r.min_it_mw))
+    hi = float(r.min_it_mw)
+    return f"{hi:,.0f}" if abs(hi - lo) < 0.5 else f"{lo:,.0f} - {hi:,.0f}"
 
 
 def _infeasibility_table(df: pd.DataFrame) -> Table:
