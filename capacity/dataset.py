@@ -221,16 +221,20 @@ class Dataset:
         Raises
         ------
         DataValidationError
-            When an override's ``where`` matches no row of these tables.
+            When an override's ``where`` matches no row of these tables. Warnings of
+            the new scenarios (:mod:`capacity.override_checks`) join the dataset's.
         """
         found = scenario_match_findings(self._tables, scenarios, file)
         if any(f.severity == "error" for f in found):
             raise DataValidationError(found)
+        # the tables' warnings stay; those of the replaced scenarios.yaml go, and the new
+        # scenarios' own (an override of a contract, one without a source) are kept
+        kept = [w for w in self.warnings if w.file != "scenarios.yaml"]
         return Dataset(
             self._tables,
             name=self.name,
             scenarios=scenarios,
-            warnings=self.warnings,
+            warnings=(*kept, *(f for f in found if f.severity == "warning")),
             scenario=self.scenario,
             meta=self.meta,
             _validation=self._validation,

@@ -36,6 +36,12 @@ CONTRACT_WARNING = (
 )
 """Why an override of the ``commitments`` table is a warning."""
 
+SOURCE_WARNING = (
+    "override has no source: say where its figure comes from (an address, or "
+    "'assumption: ...'), as every figure of the data does"
+)
+"""Why an override without a ``source`` is a warning."""
+
 
 def scenario_match_findings(
     tables: Mapping[str, pd.DataFrame],
@@ -46,7 +52,8 @@ def scenario_match_findings(
     """Return an error for each scenario override whose ``where`` matches no base row.
 
     Each override that touches ``commitments`` also gets a warning
-    (:data:`CONTRACT_WARNING`), at its ``table`` line.
+    (:data:`CONTRACT_WARNING`), at its ``table`` line, and one without a ``source`` a
+    warning (:data:`SOURCE_WARNING`).
 
     An override on a table whose period column an earlier override of the same
     scenario shifted is left to the check at apply time (its rows have moved).
@@ -75,6 +82,10 @@ def scenario_match_findings(
                 line = lines.get((name, i, "table"), lines.get((name, i))) if lines else None
                 where = f"scenarios.{name}.overrides[{i}].table"
                 out.append(Finding("warning", file, line, where, ov.table, CONTRACT_WARNING))
+            if not ov.source.strip():
+                line = lines.get((name, i)) if lines else None
+                where = f"scenarios.{name}.overrides[{i}].source"
+                out.append(Finding("warning", file, line, where, "", SOURCE_WARNING))
             if ov.table in moved or ov.table not in tables:
                 continue
             msg = unmatched_override(tables[ov.table], ov)

@@ -47,8 +47,8 @@ FormulationOpt = Annotated[
         "--formulation",
         help="compact: per-site busy chips and per-region service linked by region "
         "balances (exact: same objective and report tables, fewer columns); reference: "
-        "per-site, per-customer assign columns. --clusters / --integer-units always "
-        "use the reference.",
+        "per-site, per-customer assign columns. Training clusters and integer "
+        "deployment units (solve's --clusters / --integer-units) always use the reference.",
     ),
 ]
 

@@ -85,9 +85,12 @@ def load_scenarios(
             ds = load_dataset(data_dir)
         if scenarios_file is not None:
             ds = ds.with_scenarios(read_scenarios_file(scenarios_file), scenarios_file.name)
-        if ds.warnings:
+        own = [w for w in ds.warnings if scenarios_file and w.file == scenarios_file.name]
+        if own:  # the scenarios file's warnings: validate does not read that file
+            print_findings(own, title=f"Warnings in {scenarios_file}")
+        if len(ds.warnings) > len(own):
             console.print(
-                f"[yellow]{len(ds.warnings)} data warning(s); run "
+                f"[yellow]{len(ds.warnings) - len(own)} data warning(s); run "
                 f"'capacity validate {data_dir}' to see them.[/yellow]"
             )
         if requested == ["neutral"] and not ds.scenarios:
