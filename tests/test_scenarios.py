@@ -242,6 +242,43 @@ def test_a_scenario_that_edits_a_contract_is_warned_at_its_line(tmp_path: Path) 
     assert "read the breach" in w.message
 
 
+def test_an_override_without_a_source_is_warned_and_a_scenarios_file_keeps_its_warnings(
+    tmp_path: Path,
+) -> None:
+    """Every override names its source (a warning otherwise), in scenarios.yaml or a file."""
+    import shutil
+
+    from capacity.recorded_inputs import read_scenarios_file
+
+    shutil.copytree(TINY, tmp_path / "d")
+    text = (
+        "scenarios:\n"
+        "  tight:\n"
+        "    overrides:\n"
+        "      - op: scale\n"
+        "        table: demand\n"
+        "        column: demand_h100e\n"
+        "        factor: 1.1\n"
+    )
+    (tmp_path / "d" / "scenarios.yaml").write_text(text, encoding="utf-8")
+    ds = load_dataset(tmp_path / "d")
+    (w,) = [w for w in ds.warnings if w.file == "scenarios.yaml"]
+    assert (w.severity, w.row, w.column, w.value) == (
+        "warning",
+        4,
+        "scenarios.tight.overrides[0].source",
+        "",
+    )
+    assert "override has no source" in w.message
+    # a --scenarios-file replaces the scenarios: their warnings replace the old ones
+    (tmp_path / "other.yaml").write_text(text.replace("tight", "loose"), encoding="utf-8")
+    other = ds.with_scenarios(read_scenarios_file(tmp_path / "other.yaml"), "other.yaml")
+    assert [w.column for w in other.warnings if w.file == "scenarios.yaml"] == []
+    assert [w.column for w in other.warnings if w.file == "other.yaml"] == [
+        "scenarios.loose.overrides[0].source"
+    ]
+
+
 def test_the_default_scenarios_leave_every_contract_alone() -> None:
     from tests.conftest import DEFAULT_DATA
 
