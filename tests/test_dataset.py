@@ -96,6 +96,16 @@ def test_cli_diff_with_a_folder_and_one_scenario_says_two_are_needed() -> None:
     assert "unknown scenario" not in res.output
 
 
+def test_cli_diff_without_arguments_shows_its_usage_and_same_scenarios_say_so() -> None:
+    res = CliRunner().invoke(app, ["diff"])
+    assert res.exit_code == 2
+    assert "usage: capacity diff [DATA_DIR] SCENARIO_A SCENARIO_B" in res.output
+    assert "Missing argument" not in res.output
+    same = CliRunner().invoke(app, ["diff", str(TINY), "base", "base"])
+    assert same.exit_code == 0, same.output
+    assert same.output.strip() == "base -> base: no cell differs."
+
+
 def test_default_data_validates_for_all_scenarios() -> None:
     res = CliRunner().invoke(app, ["validate", str(ROOT / "data"), "--scenario", "all"])
     assert res.exit_code == 0, res.output

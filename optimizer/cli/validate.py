@@ -61,14 +61,14 @@ def validate(
 
 def diff(
     args: Annotated[
-        list[str],
+        list[str] | None,
         typer.Argument(
             help="[DATA_DIR] SCENARIO_A SCENARIO_B (DATA_DIR defaults to data; "
             "'base' = the data as is).",
             metavar="ARGS",
             show_default=False,
         ),
-    ],
+    ] = None,
 ) -> None:
     """Show exactly which cells differ between two scenarios (table, key, column, old, new)."""
     from rich.console import Console
@@ -78,6 +78,7 @@ def diff(
     from capacity.scenarios import UnknownScenarioError, apply_scenario, diff_datasets
     from capacity.validation import DataValidationError
 
+    args = args or []
     if len(args) not in (2, 3):
         typer.echo("usage: capacity diff [DATA_DIR] SCENARIO_A SCENARIO_B", err=True)
         raise typer.Exit(2)
@@ -101,6 +102,9 @@ def diff(
         typer.echo(f"error: {e}", err=True)
         raise typer.Exit(1) from None
     d = diff_datasets(a, b)
+    if d.empty:
+        typer.echo(f"{scenario_a} -> {scenario_b}: no cell differs.")
+        return
     table = Table(title=f"{scenario_a} -> {scenario_b}: {len(d)} changed cell(s)")
     for col in d.columns:
         table.add_column(col, overflow="fold")
