@@ -295,3 +295,13 @@ def test_the_batch_tables_of_the_cli_use_the_same_formats() -> None:
     for cell in ("$108.60B", "587,000", "47.6%", "214.0", "12.3", "total cost [USD]", "time [s]"):
         assert cell in text, cell
     assert "bn" not in text  # the old "cost in USD bn" columns
+    # unmet and breach add every quarter's value, and the headers say so
+    assert "unmet Σ quarters [H100e]" in text and "breach Σ quarters [MW]" in text
+    long = fixed.assign(scenario=["grid_cowos-0.6_carbon-0", "grid_cowos-0.6_carbon-210"])
+    narrow = Console(width=90, record=True)
+    narrow.print(_fixed_cases_table(long))
+    first = "".join(
+        ln.split("│")[1].strip() for ln in narrow.export_text().splitlines() if ln.startswith("│")
+    )
+    assert "…" not in narrow.export_text()  # folded onto more lines, never cut
+    assert first == "grid_cowos-0.6_carbon-0grid_cowos-0.6_carbon-210"

@@ -48,6 +48,10 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
         console.print(f"[red]{r.scenario}[/red]: {r.status or r.state} {r.error}")
 
 
+SUMMED_OVER_QUARTERS = ("unmet_h100e", "breach_mw")
+"""Batch outcome columns that add every quarter's value (H100e- or MW-quarters)."""
+
+
 def _fixed_cases_table(fixed: pd.DataFrame) -> Any:
     """Rich table of the scenario and grid cases (cost discounted), in the app tables' formats."""
     from rich.markup import escape
@@ -55,12 +59,14 @@ def _fixed_cases_table(fixed: pd.DataFrame) -> Any:
 
     from optimizer.output.formatting import text_column
 
-    t = Table(title="Scenarios and grid (cost discounted)")
-    t.add_column("scenario")
+    t = Table(title="Scenarios and grid (cost discounted; unmet and breach summed over quarters)")
+    t.add_column("scenario", overflow="fold")  # whole names: cut ones looked the same
     t.add_column("status")
     cells = []
     for c in ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw", "time_s"):
         header, texts = text_column(c, [_value(v) for v in fixed[c]])
+        if c in SUMMED_OVER_QUARTERS:
+            header = header.replace(c.split("_")[0], f"{c.split('_')[0]} Σ quarters", 1)
         t.add_column(escape(header), justify="right")  # "[s]" is not rich markup
         cells.append(texts)
     for i, r in enumerate(fixed.itertuples(index=False)):
