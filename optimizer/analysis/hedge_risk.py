@@ -70,6 +70,7 @@ def extensive_frontier(
     weights: Sequence[float] | None = None,
     options: Any = None,
     first_stage: str | Sequence[str] = "full",
+    progress: Any = None,
 ) -> pd.DataFrame:
     """Solve the extensive form once per risk weight; return the frontier table.
 
@@ -86,6 +87,8 @@ def extensive_frontier(
     options : SolveOptions, optional
     first_stage : str or sequence of str
         The shared decisions (``full`` or ``capacity``).
+    progress : ProgressLike, optional
+        Told each weight as it starts and ends (:mod:`optimizer.output.progress`).
 
     Returns
     -------
@@ -105,6 +108,8 @@ def extensive_frontier(
     rows = []
     for lam in risk_weights:
         spec = RiskSpec(alpha, float(lam))
+        if progress is not None:
+            progress.now(f"L={float(lam):g}")
         sto = solve_stochastic(
             datasets,
             list(w),
@@ -113,6 +118,8 @@ def extensive_frontier(
             extend=partial(with_cvar, spec=spec),
         )
         costs = [r.objective_usd for r in sto.scenarios]
+        if progress is not None:
+            progress.advance(sto.status.value == "optimal")
         if any(c is None for c in costs):
             rows.append({"risk_weight": spec.weight, "alpha": alpha, "status": sto.status.value})
             continue

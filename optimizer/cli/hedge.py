@@ -477,8 +477,12 @@ def _frontier(
 
     lams = DEFAULT_FRONTIER_WEIGHTS if weights is None else parse_weights(weights)
     if method == _HedgeMethod.extensive:
-        with console.status(f"Solving the extensive form at {len(lams)} risk weights ..."):
-            table = extensive_frontier(dsets, lams, alpha, first_stage=kw["first_stage"])
+        from optimizer.output.progress import Progress
+
+        with Progress("frontier (extensive form)", len(lams)) as report:
+            table = extensive_frontier(
+                dsets, lams, alpha, first_stage=kw["first_stage"], progress=report
+            )
     else:
         plans = _hedge_plan(console, names, dsets, risk_weights=lams, alpha=alpha, **kw)
         table = frontier_table(plans)
