@@ -9,6 +9,7 @@ Modules
 ``sweep_cases``   a sweep's cases: SweepCase and its key, expansion, a case's dataset.
 ``outcomes``      the headline outcomes of one plan and their statistics.
 ``dask_cluster``  the Dask client: local cluster security, bounded wait on reconnects.
+``dask_worker_preload``  what each local worker runs as it starts: it ignores Ctrl-C.
 ``case_check``    is a written batch case really done (reads report files).
 ``batch_folder``  the batch folder's manifest, merged under a lock.
 ``batch_invalid``  cases whose data does not validate, found before solving.

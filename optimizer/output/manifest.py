@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
@@ -109,19 +109,30 @@ def update_manifest(
     ReportError
         When the manifest cannot be read or written.
     """
+    fields = dict(run_fields or {})
+    overwrite = set(fields.pop("overwrite", ()))
+
+    def change(data: dict[str, Any]) -> None:
+        for key, value in fields.items():
+            if key in overwrite or key not in data:
+                data[key] = value
+        data.setdefault("format", REPORT_FORMAT)
+        data.setdefault("scenarios", {})
+        if scenario is not None:
+            data["scenarios"][scenario] = dict(entry or {})
+
+    return _edit_manifest(run_dir, change)
+
+
+def _edit_manifest(
+    run_dir: str | os.PathLike[str], change: Callable[[dict[str, Any]], None]
+) -> dict[str, Any]:
+    """Read, change and write back ``<run_dir>/manifest.json`` under its lock."""
     run_dir = Path(run_dir)
     try:
         with _locked(run_dir):
             data = read_manifest(run_dir)
-            fields = dict(run_fields or {})
-            overwrite = set(fields.pop("overwrite", ()))
-            for key, value in fields.items():
-                if key in overwrite or key not in data:
-                    data[key] = value
-            data.setdefault("format", REPORT_FORMAT)
-            data.setdefault("scenarios", {})
-            if scenario is not None:
-                data["scenarios"][scenario] = dict(entry or {})
+            change(data)
             data["updated_utc"] = utc_stamp()
             write_json_atomic(manifest_path(run_dir), data)
     except OSError as exc:
@@ -131,35 +142,22 @@ def update_manifest(
     return data
 
 
-def restore_scenario_entry(
-    run_dir: str | os.PathLike[str], scenario: str, entry: Mapping[str, Any] | None
-) -> dict[str, Any]:
-    """Put back a scenario's manifest entry as it was (drop it when ``entry`` is None).
+def drop_scenario_entry(run_dir: str | os.PathLike[str], scenario: str) -> dict[str, Any]:
+    """Remove a scenario's manifest entry; return the manifest as written.
 
-    Used when writing a scenario stops part way (an error or Ctrl-C): the manifest then
-    says again what is on disk, the earlier complete entry or no entry at all.
+    Used when writing a scenario new to the run stops part way (an error or Ctrl-C):
+    the manifest then says again what is on disk, no entry for it.
 
     Raises
     ------
     ReportError
         When the manifest cannot be read or written.
     """
-    run_dir = Path(run_dir)
-    try:
-        with _locked(run_dir):
-            data = read_manifest(run_dir)
-            scenarios = data.setdefault("scenarios", {})
-            if entry is None:
-                scenarios.pop(scenario, None)
-            else:
-                scenarios[scenario] = dict(entry)
-            data["updated_utc"] = utc_stamp()
-            write_json_atomic(manifest_path(run_dir), data)
-    except OSError as exc:
-        raise ReportError(
-            f"cannot update manifest {manifest_path(run_dir)}: {exc.strerror or exc}"
-        ) from exc
-    return data
+
+    def change(data: dict[str, Any]) -> None:
+        data.setdefault("scenarios", {}).pop(scenario, None)
+
+    return _edit_manifest(run_dir, change)
 
 
 def scenario_is_complete(run_dir: str | os.PathLike[str], scenario: str) -> bool:

@@ -35,9 +35,9 @@ from optimizer.output.atomic import ReportError, ensure_dir, write_text_atomic
 from optimizer.output.inputs_record import SolvedInputs, solve_flags, write_inputs
 from optimizer.output.manifest import (
     REPORT_FORMAT,
+    drop_scenario_entry,
     package_version,
     read_manifest,
-    restore_scenario_entry,
     update_manifest,
 )
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, to_arrow, write_arrow_atomic
@@ -361,32 +361,50 @@ def write_report(
         scenario=scenario,
         entry={"state": "writing", "started_utc": utc_stamp()},
     )
-    # The scenario's files are written into a hidden staging folder and moved into
-    # place whole, so an error or Ctrl-C part way leaves the earlier files (or none)
-    # and the manifest as they were: never a half-written scenario.
-    stage = sdir.with_name(f".{sdir.name}.partial-{os.getpid()}")
     try:
-        if stage.exists():
-            shutil.rmtree(stage)
-        staged = _write_arrow_tables(arrow, stage)
-        if units:
-            write_text_atomic(run_dir / UNITS_CSV_NAME, columns_frame().to_csv(index=False))
-        flags = solve_flags(result)
-        if inputs is not None:
-            write_inputs(inputs, stage, run_dir, flags)
-        _move_into_place(stage, sdir)
-        written = {name: sdir / path.name for name, path in staged.items()}
-        entry = scenario_entry(result, run_dir, written)
-        if inputs is not None:
-            entry["inputs"] = {
-                **inputs.manifest_fields(run_dir, sdir / INPUTS_FILE),
-                "solve_flags": flags,
-            }
+        entry = _write_scenario_staged(result, arrow, run_dir, sdir, units, inputs)
         update_manifest(run_dir, scenario=scenario, entry=entry)
     except BaseException:
-        _undo_scenario_write(run_dir, sdir, stage, scenario, previous, reserved)
+        _undo_scenario_write(run_dir, sdir, _stage_dir(sdir), scenario, previous, reserved)
         raise
     return run_dir
+
+
+def _stage_dir(sdir: Path) -> Path:
+    """Return the hidden folder a scenario's files are written into before they move in."""
+    return sdir.with_name(f".{sdir.name}.partial-{os.getpid()}")
+
+
+def _write_scenario_staged(
+    result: Any,
+    arrow: Mapping[str, pa.Table],
+    run_dir: Path,
+    sdir: Path,
+    units: bool,
+    inputs: SolvedInputs | None,
+) -> dict[str, Any]:
+    """Write a scenario's files into its staging folder, move them in whole; return its entry.
+
+    An error or Ctrl-C part way leaves the earlier files (or none): never a half-written
+    scenario (the caller puts the manifest back, :func:`_undo_scenario_write`).
+    """
+    stage = _stage_dir(sdir)
+    if stage.exists():
+        shutil.rmtree(stage)
+    staged = _write_arrow_tables(arrow, stage)
+    if units:
+        write_text_atomic(run_dir / UNITS_CSV_NAME, columns_frame().to_csv(index=False))
+    flags = solve_flags(result)
+    if inputs is not None:
+        write_inputs(inputs, stage, run_dir, flags)
+    _move_into_place(stage, sdir)
+    entry = scenario_entry(result, run_dir, {n: sdir / p.name for n, p in staged.items()})
+    if inputs is not None:
+        entry["inputs"] = {
+            **inputs.manifest_fields(run_dir, sdir / INPUTS_FILE),
+            "solve_flags": flags,
+        }
+    return entry
 
 
 def _move_into_place(stage: Path, sdir: Path) -> None:
@@ -426,7 +444,7 @@ def _undo_scenario_write(
     if previous is not None:
         return
     try:
-        data = restore_scenario_entry(run_dir, scenario, None)
+        data = drop_scenario_entry(run_dir, scenario)
     except ReportError:
         return
     if reserved and not data.get("scenarios"):
