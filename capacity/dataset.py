@@ -229,7 +229,7 @@ class Dataset:
             raise DataValidationError(found)
         # the tables' warnings stay; those of the replaced scenarios.yaml go, and the new
         # scenarios' own (an override of a contract, one without a source) are kept
-        kept = [w for w in self.warnings if w.file != "scenarios.yaml"]
+        kept = [w for w in self.warnings if w.file != SCENARIOS_FILE]
         return Dataset(
             self._tables,
             name=self.name,

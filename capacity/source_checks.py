@@ -104,6 +104,7 @@ def check_public_record(
         return []
     f = files["public_record"]
     out: list[Finding] = []
+    known = _scope_names(tables)
     for i, r in enumerate(df.itertuples(index=False)):
         row = i + 2
         src = str(r.source).strip()
@@ -132,7 +133,7 @@ def check_public_record(
                     f"the band low..high must hold the value {val:g}",
                 )
             )
-        out.extend(_scope_findings(f, row, str(r.scope), tables))
+        out.extend(_scope_findings(f, row, str(r.scope), known))
         if str(r.matchable) == "no" and not str(r.reason).strip():
             out.append(
                 Finding(
@@ -147,9 +148,16 @@ def check_public_record(
     return out
 
 
-def _scope_findings(
-    file: str, row: int, scope: str, tables: Mapping[str, pd.DataFrame]
-) -> list[Finding]:
+def _scope_names(tables: Mapping[str, pd.DataFrame]) -> dict[str, set[str]]:
+    """Return the names each scope filter may list (:data:`SCOPE_VALUES`), by filter."""
+    out: dict[str, set[str]] = {}
+    for name, (table, column) in SCOPE_VALUES.items():
+        df = tables.get(table)
+        out[name] = set() if df is None or column not in df else set(df[column].astype(str))
+    return out
+
+
+def _scope_findings(file: str, row: int, scope: str, known: dict[str, set[str]]) -> list[Finding]:
     """Return an error when a record row's scope cannot be read or names what is not there.
 
     The scope must follow :func:`capacity.tables_record.parse_scope`, and every name a
@@ -163,11 +171,10 @@ def _scope_findings(
     out: list[Finding] = []
     for name, value in filters.items():
         table, column = SCOPE_VALUES[name]
-        df = tables.get(table)
-        known = set() if df is None or column not in df else set(df[column].astype(str))
         for item in (v.strip() for v in value.split("|")):
-            if item not in known:
-                msg = f"scope {name}:{item} names no {column} of {table}." + suggest(item, known)
+            if item not in known[name]:
+                msg = f"scope {name}:{item} names no {column} of {table}."
+                msg += suggest(item, known[name])
                 out.append(Finding("error", file, row, "scope", scope, msg))
     return out
 

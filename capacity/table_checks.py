@@ -41,20 +41,18 @@ def check_keys(table: TableSpec, df: pd.DataFrame, file: str) -> list[Finding]:
             dtype=np.int64,
             count=len(df),
         )
-        dups = np.flatnonzero(first_of != np.arange(len(df)))
-        if not len(dups):
-            return []
-        values = np.array(texts, dtype=object).T
+        cells = lambda: np.array(texts, dtype=object).T  # noqa: E731 - only with duplicates
     else:
         raw = df[cols].astype(str)
         norm = pd.DataFrame({c: raw[c].str.strip().str.casefold() for c in cols})
         codes = norm.groupby(cols, sort=False, dropna=False).ngroup().to_numpy()
         _, first_index = np.unique(codes, return_index=True)
         first_of = first_index[codes]  # row position of each row's first occurrence
-        dups = np.flatnonzero(first_of != np.arange(len(df)))
-        if not len(dups):
-            return []
-        values = raw.to_numpy()
+        cells = raw.to_numpy
+    dups = np.flatnonzero(first_of != np.arange(len(df)))
+    if not len(dups):
+        return []
+    values = cells()
     findings: list[Finding] = []
     names = ", ".join(cols)
     for i in dups:

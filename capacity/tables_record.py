@@ -52,30 +52,22 @@ RECORD_METRICS: dict[str, str] = {
 """Every metric a public-record row may name, with its unit (the formulas live in
 ``optimizer.plan.calibration.METRICS``; a test holds the two lists equal)."""
 
-SCOPE_FILTERS: tuple[str, ...] = (
-    "chip",
-    "family",
-    "vendor",
-    "site",
-    "customer",
-    "workload",
-    "resource",
-    "versus",
-)
-"""Filters a public-record scope may name (``name:value``, parts joined by ``/``, a
-value may list several names joined by ``|``)."""
-
 SCOPE_VALUES: dict[str, tuple[str, str]] = {
     "chip": ("chips", "chip"),
-    "versus": ("chips", "chip"),
     "family": ("chips", "family"),
     "vendor": ("chips", "vendor"),
     "site": ("sites", "site"),
     "customer": ("customers", "customer"),
     "workload": ("workloads", "workload"),
     "resource": ("supply_resources", "resource"),
+    "versus": ("chips", "chip"),
 }
-"""The table column each scope filter's names must be found in."""
+"""Each filter a public-record scope may name (``name:value``, parts joined by ``/``, a
+value may list several names joined by ``|``), with the table column its names must be
+found in."""
+
+SCOPE_FILTERS: tuple[str, ...] = tuple(SCOPE_VALUES)
+"""The filter names of :data:`SCOPE_VALUES`, in order."""
 
 
 class ScopeError(ValueError):

@@ -137,10 +137,10 @@ class _SharedWindow:
                     self._undo = None
 
 
-#: Dask configuration of the local cluster (set while any local cluster runs).
 WORKER_PRELOAD = "optimizer.analysis.dask_worker_preload"
 """Module every local-cluster worker preloads (it ignores SIGINT in the worker)."""
 
+#: Dask configuration of the local cluster (set while any local cluster runs).
 LOCAL_CLUSTER_CONFIG: dict[str, Any] = {
     "distributed.scheduler.allowed-failures": 0,
     "distributed.scheduler.worker-saturation": 1.0,

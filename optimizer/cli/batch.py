@@ -9,12 +9,10 @@ import typer
 
 from optimizer.analysis.dask_cluster import NO_WORKER_TIMEOUT_S, ClusterOptions, TlsFiles
 from optimizer.cli.checks import (
-    SIGTERM_EXIT,
-    Terminated,
+    interrupt_ending,
     refuse_bad_out,
     require_solver,
     seconds_option,
-    sigterm_as_interrupt,
     wait_seconds_option,
 )
 from optimizer.cli.options import Formulation, FormulationOpt, Objective, ObjectiveOpt, SolverOpt
@@ -166,19 +164,19 @@ def batch(
     refuse_bad_out(console, out)
     settings = dict[str, Any](formulation=formulation, objective=objective.value)
     try:
-        with sigterm_as_interrupt():  # SIGTERM stops the batch as Ctrl-C does
-            spec = check_data_dir(load_sweep(sweep))
-            result = run_batch(
-                spec,
-                out,
-                workers=workers,
-                scheduler=scheduler,
-                options=SolveOptions(require_solver(solver), time_limit, **settings),
-                reuse=reuse,
-                on_invalid=lambda bad: render_invalid(bad, console),
-                cluster=_cluster_options(secure, tls, worker_timeout),
-                on_other_sweeps=lambda names: console.print(other_sweeps_note(out, names)),
-            )
+        # SIGTERM stops it as Ctrl-C does (the command group's sigterm_as_interrupt)
+        spec = check_data_dir(load_sweep(sweep))
+        result = run_batch(
+            spec,
+            out,
+            workers=workers,
+            scheduler=scheduler,
+            options=SolveOptions(require_solver(solver), time_limit, **settings),
+            reuse=reuse,
+            on_invalid=lambda bad: render_invalid(bad, console),
+            cluster=_cluster_options(secure, tls, worker_timeout),
+            on_other_sweeps=lambda names: console.print(other_sweeps_note(out, names)),
+        )
     except (OSError, TimeoutError, RuntimeError) as e:
         target = f"the Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"
         console.print(f"[red]error:[/red] cannot start the batch on {escape(target)}: {e}")
@@ -190,8 +188,8 @@ def batch(
         print_findings(list(e.findings))
         raise typer.Exit(1) from None
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): the same clean stop
-        ended = "terminated (SIGTERM)" if isinstance(e, Terminated) else "interrupted"
+        ended, code = interrupt_ending(e)
         console.print(f"{ended}; re-run the same command to resume.")
-        raise typer.Exit(SIGTERM_EXIT if isinstance(e, Terminated) else 130) from None
+        raise typer.Exit(code) from None
     render_batch(result, console)
     raise typer.Exit(0 if result.n_failed == 0 else 1)

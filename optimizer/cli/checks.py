@@ -28,6 +28,7 @@ __all__ = [
     "check_out_dir",
     "check_out_file",
     "exit_on_interrupt",
+    "interrupt_ending",
     "pipe_safe_stdout",
     "refuse_bad_files",
     "refuse_bad_out",
@@ -220,6 +221,17 @@ def sigterm_as_interrupt() -> Iterator[None]:
         signal.signal(signal.SIGTERM, old)
 
 
+def interrupt_ending(e: KeyboardInterrupt) -> tuple[str, int]:
+    """Return how an interrupt ended a command: its word and exit code.
+
+    ``("terminated (SIGTERM)", 143)`` for :class:`Terminated`, ``("interrupted", 130)``
+    for Ctrl-C.
+    """
+    if isinstance(e, Terminated):
+        return "terminated (SIGTERM)", SIGTERM_EXIT
+    return "interrupted", 130
+
+
 @contextmanager
 def exit_on_interrupt(console: Console | None = None, message: str = INTERRUPTED) -> Iterator[None]:
     """Turn Ctrl-C (``KeyboardInterrupt``) in the block into one line and exit code 130.
@@ -246,9 +258,8 @@ def exit_on_interrupt(console: Console | None = None, message: str = INTERRUPTED
     try:
         yield
     except KeyboardInterrupt as e:
-        code = 130
-        if isinstance(e, Terminated):  # SIGTERM: the same clean stop, said as such
-            message, code = message.replace("interrupted", "terminated (SIGTERM)", 1), SIGTERM_EXIT
+        ended, code = interrupt_ending(e)  # SIGTERM: the same clean stop, said as such
+        message = message.replace("interrupted", ended, 1)
         if console is None:
             typer.echo(message, err=True)
         else:

@@ -8,9 +8,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from optimizer.cli.checks import (
-    SIGTERM_EXIT,
-    Terminated,
     exit_on_interrupt,
+    interrupt_ending,
     refuse_bad_files,
     refuse_bad_out,
     require_solver,
@@ -261,10 +260,9 @@ def _solve_all(
             where = "no scenario had finished, so no report was written"
         else:
             where = f"the scenarios finished so far are in {run.path}"
-        term = isinstance(e, Terminated)
-        ended = "terminated (SIGTERM)" if term else "interrupted"
+        ended, code = interrupt_ending(e)
         console.print(f"{ended}; {where}; re-run the same command to solve again.")
-        raise typer.Exit(SIGTERM_EXIT if term else 130) from None
+        raise typer.Exit(code) from None
     return max(codes)
 
 

@@ -351,8 +351,7 @@ def _commitments_table(s: PlanSummary) -> Table:
 
 def _floor_range(r: Any) -> str:
     """Return a commitment's floor: one figure, or first - last for a ramp (500 - 2,000)."""
-    lo = float(getattr(r, "first_floor_mw", r.min_it_mw))
-    hi = float(r.min_it_mw)
+    lo, hi = float(r.first_floor_mw), float(r.min_it_mw)
     return f"{hi:,.0f}" if abs(hi - lo) < 0.5 else f"{lo:,.0f} - {hi:,.0f}"
 
 
