@@ -177,3 +177,25 @@ def test_help_shows_no_python_types_and_one_name_for_the_dataset(command: str) -
     assert "{sweep}" not in r.output
     usage = r.output.splitlines()[0]
     assert "[data]" not in usage and "[data_dir]" not in usage, usage
+
+
+def test_the_command_list_shows_every_command_whole_at_80_columns() -> None:
+    from optimizer.cli.commands import SHORT_HELP
+
+    names = {c.name for c in app.registered_commands}
+    assert names == set(SHORT_HELP)
+    r = CliRunner().invoke(app, ["--help"], env={**ENV, "COLUMNS": "80"})
+    assert r.exit_code == 0
+    listing = r.output.split("Commands:", 1)[1].splitlines()
+    for name, text in SHORT_HELP.items():
+        line = next(ln for ln in listing if ln.split()[:1] == [name])
+        assert line.rstrip().endswith(text) and len(line) <= 80, line
+    assert not [ln for ln in listing if ln.rstrip().endswith("...")]
+
+
+def test_validate_of_clean_data_says_valid_once(tmp_path: Path) -> None:
+    r = CliRunner().invoke(app, ["validate", str(ROOT / "data")], env=ENV)
+    assert r.exit_code == 0, r.output
+    assert r.output.strip().splitlines() == [
+        f"OK: {ROOT / 'data'} is valid, no findings (base data)"
+    ]

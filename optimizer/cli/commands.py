@@ -109,20 +109,45 @@ def _root(
     """Data-center capacity, power and supply-chain planner."""
 
 
-app.command("app", cls=_Command, context_settings=_CONTEXT)(app_cmd.app_)
-app.command(cls=_Command, context_settings=_CONTEXT)(validate.validate)
-app.command(cls=_Command, context_settings=_CONTEXT)(validate.diff)
-app.command(help=solve.SOLVE_HELP, cls=_Command, context_settings=_CONTEXT)(solve.solve)
-app.command("solvers", cls=_Command, context_settings=_CONTEXT)(pulp.solvers)
-app.command("export-lp", cls=_Command, context_settings=_CONTEXT)(pulp.export_lp)
-app.command(cls=_Command, context_settings=_CONTEXT)(batch.batch)
-app.command(cls=_Command, context_settings=_CONTEXT)(bench.bench)
-app.command(help=hedge.HEDGE_HELP, cls=_Command, context_settings=_CONTEXT)(hedge.hedge)
-app.command(help=replan.REPLAN_HELP, cls=_Command, context_settings=_CONTEXT)(replan.replan)
-app.command(help=alternatives.ALTERNATIVES_HELP, cls=_Command, context_settings=_CONTEXT)(
-    alternatives.alternatives
-)
+#: One line per command in ``capacity --help`` (click cuts a docstring's first sentence
+#: to the terminal with "..."; these fit 80 columns whole).
+SHORT_HELP = {
+    "app": "Start the Streamlit app on a dataset.",
+    "validate": "Every finding of a dataset: file, row, column, value.",
+    "diff": "The cells that differ between two scenarios.",
+    "solve": "Solve scenarios: summary and Parquet report.",
+    "solvers": "Every --solver name usable here, with version.",
+    "export-lp": "Write the LP/MPS file with readable names.",
+    "batch": "Solve every case of a sweep on Dask (resumable).",
+    "bench": "Benchmark ours vs highspy floor vs linopy.",
+    "hedge": "Hedged plan over N sampled scenarios (VSS, EVPI).",
+    "replan": "Rolling replanning: regret vs perfect foresight.",
+    "alternatives": "Near-optimal ranges of each plan quantity.",
+}
 
+
+def _register(name: str, func: Any, help_text: str | None = None) -> None:
+    """Add ``func`` as command ``name`` with its one-line ``SHORT_HELP`` entry."""
+    app.command(
+        name,
+        help=help_text,
+        short_help=SHORT_HELP[name],
+        cls=_Command,
+        context_settings=_CONTEXT,
+    )(func)
+
+
+_register("app", app_cmd.app_)
+_register("validate", validate.validate)
+_register("diff", validate.diff)
+_register("solve", solve.solve, solve.SOLVE_HELP)
+_register("solvers", pulp.solvers)
+_register("export-lp", pulp.export_lp)
+_register("batch", batch.batch)
+_register("bench", bench.bench)
+_register("hedge", hedge.hedge, hedge.HEDGE_HELP)
+_register("replan", replan.replan, replan.REPLAN_HELP)
+_register("alternatives", alternatives.alternatives, alternatives.ALTERNATIVES_HELP)
 
 def main() -> None:
     """Entry point of the ``capacity`` console script."""

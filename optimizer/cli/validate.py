@@ -51,12 +51,15 @@ def validate(
     for name in names:
         extra = validate_directory(data_dir, name)
         findings = merge_findings(findings, extra)
-    print_findings(findings, limit=max_findings)
+    if findings:
+        print_findings(findings, limit=max_findings)
     checked = ", ".join(names) if names else "base data"
     if any(f.severity == "error" for f in findings):
         typer.echo(f"INVALID: {data_dir} ({checked})")
         raise typer.Exit(1)
-    typer.echo(f"OK: {data_dir} is valid ({checked})")
+    n_warn = len(findings)
+    found = f"{n_warn} warning{'s' if n_warn != 1 else ''}" if n_warn else "no findings"
+    typer.echo(f"OK: {data_dir} is valid, {found} ({checked})")
 
 
 def diff(
