@@ -149,6 +149,7 @@ _register("hedge", hedge.hedge, hedge.HEDGE_HELP)
 _register("replan", replan.replan, replan.REPLAN_HELP)
 _register("alternatives", alternatives.alternatives, alternatives.ALTERNATIVES_HELP)
 
+
 def main() -> None:
     """Entry point of the ``capacity`` console script."""
     app()
