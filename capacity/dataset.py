@@ -387,6 +387,48 @@ def _not_a_dataset_folder(d: Path) -> str | None:
     )
 
 
+def unknown_table_files(directory: Path) -> list[Finding]:
+    """Return findings for the ``.csv`` / ``.parquet`` files of ``directory`` naming no table.
+
+    A table file is read only under its own name (``initial_fleet.csv``), so a file
+    named close to a table (``initial_fleets.csv``) would be skipped without a word and
+    the plan made without that table. Such a near name is an error when the table's own
+    file is absent (the data meant for it would be lost), a warning when both exist;
+    any other unknown table file is a warning (it is not read).
+
+    Parameters
+    ----------
+    directory : Path
+        The dataset folder (existing).
+
+    Returns
+    -------
+    list of Finding
+        One per unknown file, in file-name order; ``file`` is the file's name.
+    """
+    import difflib
+
+    present = {p.stem for p in directory.iterdir() if p.suffix in (".csv", ".parquet")}
+    out: list[Finding] = []
+    for p in sorted(directory.iterdir()):
+        if p.suffix not in (".csv", ".parquet") or p.stem in TABLE_NAMES or p.name.startswith("."):
+            continue
+        near = difflib.get_close_matches(p.stem, TABLE_NAMES, n=1, cutoff=0.8)
+        if near and near[0] not in present:
+            msg = (
+                f"not read: {p.name} names no table; did you mean {near[0]}{p.suffix}? "
+                f"Without {near[0]}{p.suffix} the plan is made without that table: rename the file"
+            )
+            out.append(Finding("error", p.name, None, None, None, msg))
+        elif near:
+            msg = f"not read: {p.name} names no table ({near[0]}{p.suffix} beside it is read)"
+            out.append(Finding("warning", p.name, None, None, None, msg))
+        else:
+            msg = f"not read: {p.name} names no table; the tables are {', '.join(TABLE_NAMES)}"
+            out.append(Finding("warning", p.name, None, None, None, msg))
+    return out
+
+
 def load_dataset(directory: str | Path = "data") -> Dataset:
     """Load and validate a dataset directory.
 
@@ -413,6 +455,7 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
     raw: dict[str, pd.DataFrame] = {}
     files: dict[str, str] = {}
     findings: list[Finding] = []
+    findings.extend(unknown_table_files(d))
     for name in TABLE_NAMES:
         for ext in (".csv", ".parquet"):
             p = d / f"{name}{ext}"

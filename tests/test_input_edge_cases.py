@@ -151,3 +151,37 @@ def test_a_parquet_beside_the_csv_of_a_table_is_a_warning(data: Path) -> None:
     (f,) = validate_directory(data)
     assert (f.severity, f.file) == ("warning", "sites.parquet")
     assert f.message == "sites.csv is read and sites.parquet beside it is ignored; remove one"
+
+
+@pytest.mark.parametrize(
+    ("table", "wrong"),
+    [
+        ("initial_fleet", "initial_fleets"),
+        ("site_pipeline", "site_pipelines"),
+        ("contract_terms", "contract_term"),
+        ("training_clusters", "training_cluster"),
+        ("ppas", "ppa"),
+        ("migration", "migrations"),
+        ("carbon_policy", "carbon_policies"),
+    ],
+)
+def test_a_table_file_under_a_near_name_is_an_error_not_a_plan_without_it(
+    data: Path, table: str, wrong: str
+) -> None:
+    (data / f"{table}.csv").rename(data / f"{wrong}.csv")
+    found = validate_directory(data)
+    errors = [f for f in found if f.severity == "error"]
+    assert [f.file for f in errors] == [f"{wrong}.csv"], [str(f) for f in found]
+    assert f"did you mean {table}.csv?" in errors[0].message
+    with pytest.raises(DataValidationError):
+        load_dataset(data)
+
+
+def test_other_files_that_name_no_table_are_warned_and_the_data_still_loads(data: Path) -> None:
+    shutil.copy(data / "ppas.csv", data / "ppa.csv")  # a spare copy beside the table
+    shutil.copy(data / "demand.csv", data / "notes.csv")  # nothing like a table
+    found = {f.file: f for f in validate_directory(data)}
+    spare, notes = found["ppa.csv"], found["notes.csv"]
+    assert spare.severity == "warning" and "ppas.csv beside it" in spare.message
+    assert notes.severity == "warning" and "names no table" in notes.message
+    assert {f.file for f in load_dataset(data).warnings} >= {"ppa.csv", "notes.csv"}
