@@ -142,3 +142,23 @@ def test_the_reports_page_lists_every_result_table_in_order() -> None:
     names = [n.strip() for n in re.split(r",| and ", m.group(2)) if n.strip()]
     assert int(m.group(1)) == len(RESULT_SCHEMAS)
     assert names == list(RESULT_SCHEMAS)
+
+
+def test_the_costs_table_describes_every_term_and_cash_kind_it_can_hold() -> None:
+    """The column descriptions in the Parquet file name every cost term and cash kind
+    (the term description once listed 10 of 18 terms, the cash kinds 3 of 4)."""
+    from optimizer.output.parquet_tables import RESULT_SCHEMAS
+    from optimizer.plan.cost_tables import CASH_KIND
+    from optimizer.plan.model import COST_TERMS
+
+    schema = RESULT_SCHEMAS["costs"]
+
+    def said(column: str) -> str:
+        meta = schema.field(column).metadata or {}
+        return " ".join(v.decode() for v in meta.values())
+
+    listed = set(said("term").replace("(", " ").replace(";", " ").split(" | "))
+    words = {w.strip(" ().;,") for part in listed for w in part.split()}
+    assert set(COST_TERMS) <= words, set(COST_TERMS) - words
+    kinds = {w.strip(" ().") for w in said("cash_kind").split(" | ")}
+    assert set(CASH_KIND.values()) <= {k.split()[0] for k in kinds}, kinds

@@ -181,6 +181,19 @@ def test_the_flexible_offer_is_taken_exactly_when_the_earlier_quarter_pays_for_t
         assert taken == pytest.approx(0.0, abs=1e-6)
         up = res.tables["power_decisions"]
         assert float(up.loc[up["kind"] == "grid_upgrade", "mw"].sum()) == pytest.approx(20.0)
+    # either way the 20 MW are paid in full when requested: 20 x USD 80,000 in 2026Q1
+    # (the cash view left the flexible MW out)
+    costs = res.tables["costs"].set_index(["period", "term"])["cash_usd"]
+    assert costs[("2026Q1", "grid_upgrade")] == pytest.approx(20 * 80_000, rel=1e-9)
+    assert costs.xs("grid_upgrade", level="term").sum() == pytest.approx(20 * 80_000, rel=1e-9)
+    # and power_sources reconciles with costs: the grid rows hold the energy and the
+    # rent of every upgrade MW, flexible ones included (20 x 80,000 / 8 a quarter)
+    ps, c = res.tables["power_sources"], res.tables["costs"]
+    grid = ps[ps["source"] == "grid"]
+    billed = c[c["term"].isin(["energy", "grid_upgrade"])]["undiscounted_cost_usd"].sum()
+    assert grid["cost_usd"].sum() == pytest.approx(billed, rel=1e-9)
+    rent = c[c["term"] == "grid_upgrade"].set_index("period")["undiscounted_cost_usd"]
+    assert rent["2026Q3"] == pytest.approx(20 * 80_000 / 8, rel=1e-9)
 
 
 @pytest.mark.parametrize("sla", [1.0, 0.5])

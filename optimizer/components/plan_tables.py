@@ -24,8 +24,11 @@ COSTS = ResultTable(
             "term",
             STR,
             "",
-            "Cost term (chip_capex | build_capex | retrofit_capex | energy | unmet_penalty | "
-            "breach_penalty | grid_upgrade | onsite_power | carbon | cluster_switch).",
+            "Cost term (build_capex | retrofit_capex | chip_capex | unmet_penalty | "
+            "breach_penalty | revenue | cluster_switch | energy | grid_upgrade | onsite_power | "
+            "carbon | take_or_pay_refund | reservation_refund | sla_credit | "
+            "take_or_pay_billing | reservation_fee | migration_cost | curtailment; revenue "
+            "and billings are negative costs).",
         ),
         col(
             "cost_usd",
@@ -39,9 +42,16 @@ COSTS = ResultTable(
             F64,
             "USD",
             "Undiscounted cash out in the period: chips at full price when installed, "
-            "buildings when decided, retrofits when done, energy as billed; penalties 0.",
+            "buildings when decided, retrofits when done, grid upgrades (normal and "
+            "flexible MW) when requested, energy and on-site power as billed (bridge "
+            "power bought and salvaged), revenue as earned (negative); penalties 0.",
         ),
-        col("cash_kind", STR, "", "capex | opex | none (penalties are not cash)."),
+        col(
+            "cash_kind",
+            STR,
+            "",
+            "capex | opex | revenue | none (penalties and cluster switches are not cash).",
+        ),
     ),
 )
 

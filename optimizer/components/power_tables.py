@@ -88,6 +88,18 @@ def _options(ds: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
     return up, g
 
 
+def _flexible_options(ds: Any, up: pd.DataFrame) -> pd.DataFrame:
+    """Return the upgrade options taken as flexible interconnection, at their flexible lead.
+
+    Flexible MW are rented like the option's normal MW (``cost_usd_per_mw /
+    lifetime_periods``) from their flexible online period (``flexible_lead_periods``
+    after the request), as :mod:`optimizer.components.power_flex` prices them.
+    """
+    fx = ds.table("flexible_interconnection")[["site", "option", "flexible_lead_periods"]]
+    m = up.merge(fx, on=["site", "option"])
+    return m.assign(lead_periods=m["flexible_lead_periods"]).drop(columns="flexible_lead_periods")
+
+
 def _unit_prices(ds: Any, en: pd.DataFrame, onsite: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     sites = ds.table("sites").set_index("site")
     price = sites["energy_price_usd_per_mwh"].reindex(en["site"]).to_numpy(dtype=float)
@@ -158,7 +170,13 @@ def _power_sources(ctx: PlanContext) -> pd.DataFrame:
     en["cost_usd"] = en["value"] * price
     en["carbon_t"] = en["value"] * carbon
     hours = indexed(ds.table("periods"), "period")["hours"]
-    ups = _online(_frame(frames, "grid_upgrade"), up, periods)
+    ups = pd.concat(
+        [
+            _online(_frame(frames, "grid_upgrade"), up, periods),
+            _online(_frame(frames, "flexible_upgrade"), _flexible_options(ds, up), periods),
+        ],
+        ignore_index=True,
+    )
     ups = ups.groupby(["site", "period"], as_index=False)[["mw", "rent"]].sum()
     gr = grid.merge(ups, on=["site", "period"], how="left").fillna({"mw": 0.0, "rent": 0.0})
     gr = gr.assign(source="grid", capacity_mw=gr["grid_mw"] + gr["mw"], extra_cost=gr["rent"])
@@ -323,15 +341,17 @@ POWER_SOURCES = ResultTable(
             "capacity_mw",
             F64,
             "MW",
-            "Grid: granted + energised upgrades; on-site: nameplate online; PPA: contracted.",
+            "Grid: granted + energised upgrades (flexible MW from their early online "
+            "period); on-site: nameplate online; PPA: contracted.",
         ),
         col("energy_mwh", F64, "MWh", "Facility energy bought from the source."),
         col(
             "cost_usd",
             F64,
             "USD",
-            "Undiscounted cost: energy at its price plus upgrade rent (grid) or capex rent "
-            "and fixed cost (on-site).",
+            "Undiscounted cost: energy at its price plus upgrade rent (grid: normal and "
+            "flexible MW) or capex rent and fixed cost (on-site). Bridge power's purchase "
+            "and salvage are not here: costs.onsite_power holds them.",
         ),
         col("carbon_t", F64, "t CO2", "Emissions of the energy."),
     ),

@@ -54,13 +54,51 @@ def costs_table(
     return _with_cash(_costs(model, x, scenario), ctx)
 
 
+def _upgrade_cash(ctx: PlanContext) -> pd.Series:
+    """Grid-upgrade capex paid per decision period (USD), normal and flexible MW alike.
+
+    MW x ``cost_usd_per_mw`` in the period the upgrade is requested: the normal
+    requests of ``power_decisions`` (kind ``grid_upgrade``) and the MW taken as
+    flexible interconnection (``flexible_interconnection``, priced by the same
+    ``grid_upgrades`` row), which the objective rents like a normal request.
+    """
+    parts: list[pd.Series] = []
+    decisions = ctx.table("power_decisions")
+    if decisions is not None and len(decisions):
+        up = decisions[decisions["kind"] == "grid_upgrade"]
+        parts.append(
+            pd.Series(
+                column_values(up, "mw") * column_values(up, "capex_usd_per_mw"),
+                index=column_values(up, "decision_period"),
+            )
+        )
+    flex = ctx.table("flexible_interconnection")
+    if flex is not None and len(flex):
+        price = flex[["site", "option"]].merge(
+            ctx.dataset.table("grid_upgrades")[["site", "option", "cost_usd_per_mw"]],
+            on=["site", "option"],
+            how="left",
+        )
+        parts.append(
+            pd.Series(
+                column_values(flex, "mw") * column_values(price, "cost_usd_per_mw", dtype=float),
+                index=column_values(flex, "decision_period"),
+            )
+        )
+    if not parts:
+        return pd.Series(dtype=float)
+    both = pd.concat(parts)
+    return both.groupby(level=0).sum()
+
+
 def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
     """Add the undiscounted cash view to the costs table.
 
     ``cash_usd`` per (period, term): chips at their full ``capex_usd_per_chip`` in
     the period they are installed; buildings at ``build_capex_usd_per_mw`` in the
     period they are decided (construction lead time or not); retrofits at
-    ``retrofit_capex_usd_per_mw`` in the period they are done; energy as billed
+    ``retrofit_capex_usd_per_mw`` in the period they are done; grid upgrades (normal
+    and flexible MW) at ``cost_usd_per_mw`` in the period they are requested; energy as billed
     (undiscounted, initial fleet included); revenue as earned (negative); penalties
     are not cash (0). Initial
     fleet, initial capacity and the pipeline are sunk (no cash).
@@ -101,14 +139,8 @@ def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
     for name, per_period in parts.items():
         sel = term == name
         cash[sel] = per_period[t[sel]]
-    decisions = ctx.table("power_decisions")
-    if decisions is not None and len(decisions):
-        up = decisions[decisions["kind"] == "grid_upgrade"]
-        upgrade = (
-            pd.Series(column_values(up, "mw") * column_values(up, "capex_usd_per_mw"))
-            .groupby(column_values(up, "decision_period"))
-            .sum()
-        )
+    upgrade = _upgrade_cash(ctx)
+    if len(upgrade):
         sel = term == "grid_upgrade"
         cash[sel] = upgrade.reindex(costs.loc[sel, "period"]).fillna(0.0).to_numpy()
     # on-site power counts as billed (capex rent + fixed + fuel and O&M) and carbon as
