@@ -97,12 +97,16 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
 
     Periods are consecutive quarters; a sale window does not end before it begins
     (it may start before the horizon); initial liquid capacity fits initial capacity
-    and both fit the site maximum; every site has a grid and water row for every
+    and both fit the site maximum, as do the pipeline's halls added to them; a PPA
+    step does not end before it begins nor overlap another step of its contract; every
+    site has a grid and water row for every
     period and every resource a capacity for every period; commitment families exist.
     """
     out, horizon = _check_periods(tables, files)
     out += _check_sale_windows(tables, files)
     out += _check_initial_capacity(tables, files)
+    out += _check_pipeline(tables, files)
+    out += _check_ppa_windows(tables, files)
     if horizon:
         out += _check_schedules(tables, files, horizon)
     out += _check_commitments(tables, files)
@@ -210,6 +214,85 @@ def _check_initial_capacity(
                     f"exceeds max_it_mw ({row.max_it_mw:g} MW)",
                 )
             )
+    return out
+
+
+def _check_pipeline(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Check each pipeline row's liquid MW fit its IT MW, and the halls fit the site.
+
+    The pipeline's halls are fixed: initial IT MW plus the pipeline's IT MW online to
+    a quarter can never exceed ``max_it_mw`` (the plan would be infeasible), and a
+    row's ``liquid_mw`` is part of its ``it_mw``. The first row over the maximum is
+    named (in online order), with the running total.
+    """
+    pipe, sites = tables.get("site_pipeline"), tables["sites"]
+    if pipe is None or not len(pipe):
+        return []
+    f = files["site_pipeline"]
+    out: list[Finding] = []
+    for i, (it, liq) in enumerate(zip(pipe["it_mw"], pipe["liquid_mw"], strict=True)):
+        if liq > it + 1e-9:
+            msg = f"exceeds it_mw of the same row ({it:g} MW): a hall's liquid MW are part of it"
+            out.append(Finding("error", f, i + 2, "liquid_mw", f"{liq:g}", msg))
+    limits = sites.set_index("site")[["initial_it_mw", "max_it_mw"]]
+
+    def when(i: int) -> int:
+        p = str(pipe["online_period"].iat[i])
+        return period_index(p) if PERIOD_RE.match(p) else 10**9
+
+    total: dict[str, float] = {}
+    for i in sorted(range(len(pipe)), key=lambda i: (str(pipe["site"].iat[i]), when(i), i)):
+        site = str(pipe["site"].iat[i])
+        if site not in limits.index or total.get(site) == float("inf"):
+            continue  # an unknown site is a reference finding; one finding per site
+        start, cap = limits.loc[site]
+        if not np.isfinite(start) or start > cap:
+            continue  # the site's own initial_it_mw is the finding (no cascade)
+        total[site] = total.get(site, float(start)) + float(pipe["it_mw"].iat[i])
+        if total[site] > cap + 1e-9:
+            msg = (
+                f"initial_it_mw plus the pipeline online by {pipe['online_period'].iat[i]} is "
+                f"{total[site]:g} MW, above the site's max_it_mw ({cap:g} MW)"
+            )
+            out.append(Finding("error", f, i + 2, "it_mw", f"{pipe['it_mw'].iat[i]:g}", msg))
+            total[site] = float("inf")
+    return out
+
+
+def _check_ppa_windows(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Check no PPA step ends before it begins and no two steps of a contract overlap.
+
+    An empty ``to_period`` runs to the horizon's end. A reversed step would never be
+    active (its energy dropped without a word); overlapping steps would count the
+    contract's MW twice in the shared quarters.
+    """
+    ppas = tables.get("ppas")
+    if ppas is None or not len(ppas):
+        return []
+    f = files["ppas"]
+    out: list[Finding] = []
+    spans: dict[str, list[tuple[int, int, int]]] = {}
+    rows = zip(ppas["contract"], ppas["from_period"], ppas["to_period"], strict=True)
+    for i, (c, a, b) in enumerate(rows):
+        a, b = str(a).strip(), str(b).strip() if isinstance(b, str) else ""
+        if not PERIOD_RE.match(a) or (b and not PERIOD_RE.match(b)):
+            continue  # a bad period is a cell finding already
+        lo, hi = period_index(a), period_index(b) if b else 10**9
+        if hi < lo:
+            msg = f"this step ends ({b}) before it begins ({a}), so it would never deliver"
+            out.append(Finding("error", f, i + 2, "to_period", b, msg))
+            continue
+        for lo2, hi2, j in spans.get(str(c), []):
+            if lo <= hi2 and lo2 <= hi and lo != lo2:  # the same start: a duplicate key
+                msg = (
+                    f"overlaps row {j + 2} of contract {c!r}; its MW would count twice in "
+                    "the shared quarters: give each step its own quarters"
+                )
+                out.append(Finding("error", f, i + 2, "from_period", a, msg))
+                break
+        spans.setdefault(str(c), []).append((lo, hi, i))
     return out
 
 

@@ -185,3 +185,45 @@ def test_other_files_that_name_no_table_are_warned_and_the_data_still_loads(data
     assert spare.severity == "warning" and "ppas.csv beside it" in spare.message
     assert notes.severity == "warning" and "names no table" in notes.message
     assert {f.file for f in load_dataset(data).warnings} >= {"ppa.csv", "notes.csv"}
+
+
+def _set(data: Path, table: str, row: int, column: str, value: str) -> None:
+    p = data / f"{table}.csv"
+    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    df.loc[row - 2, column] = value  # row as the findings number it (header = 1)
+    df.to_csv(p, index=False)
+
+
+def test_a_pipeline_above_the_site_maximum_is_an_error_at_its_first_row_over(data: Path) -> None:
+    # new_carlisle: initial 200 MW, max 2,040 MW; its first pipeline row (100 MW in
+    # 2025Q2) made 1,840 MW fills the site exactly (allowed), the next row is over
+    pipe = pd.read_csv(data / "site_pipeline.csv")
+    first = int(pipe.index[pipe["site"] == "new_carlisle"][0]) + 2
+    _set(data, "site_pipeline", first, "it_mw", "1840")
+    nc = pipe[pipe["site"] == "new_carlisle"]
+    over = int(nc.index[1]) + 2  # the second new_carlisle row tips it over
+    want = 200 + 1840 + float(nc["it_mw"].iloc[1])
+    found = [f for f in validate_directory(data) if f.severity == "error"]
+    assert [(f.file, f.row, f.column) for f in found] == [("site_pipeline.csv", over, "it_mw")]
+    assert f"is {want:g} MW, above the site's max_it_mw (2040 MW)" in found[0].message
+
+
+def test_pipeline_liquid_above_its_it_mw_is_an_error(data: Path) -> None:
+    _set(data, "site_pipeline", 2, "liquid_mw", "5000")
+    found = [f for f in validate_directory(data) if f.severity == "error"]
+    assert [(f.file, f.row, f.column, f.value) for f in found] == [
+        ("site_pipeline.csv", 2, "liquid_mw", "5000")
+    ]
+
+
+def test_a_reversed_or_overlapping_ppa_step_is_an_error(data: Path) -> None:
+    # talen_susquehanna: rows 2 (2024Q1-2026Q1) and 3 (2026Q2-2028Q4)
+    _set(data, "ppas", 2, "to_period", "2023Q1")
+    found = [f for f in validate_directory(data) if f.severity == "error"]
+    assert [(f.row, f.column, f.value) for f in found] == [(2, "to_period", "2023Q1")]
+    _set(data, "ppas", 2, "to_period", "2026Q2")  # one quarter shared with row 3
+    found = [f for f in validate_directory(data) if f.severity == "error"]
+    assert [(f.row, f.column, f.value) for f in found] == [(3, "from_period", "2026Q2")]
+    assert "overlaps row 2 of contract 'talen_susquehanna'" in found[0].message
+    _set(data, "ppas", 2, "to_period", "2026Q1")
+    assert not [f for f in validate_directory(data) if f.severity == "error"]
