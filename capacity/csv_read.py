@@ -53,13 +53,21 @@ def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFr
         text, encoding_note = _decode_csv(path)
         if not text.strip():
             raise DataValidationError([Finding("error", path.name, None, None, None, _empty(path))])
-        df = pd.read_csv(io.StringIO(text), dtype=str, keep_default_na=False, na_filter=False)
+        # blank lines are rows too: skipping them would shift every later row's number
+        df = pd.read_csv(
+            io.StringIO(text),
+            dtype=str,
+            keep_default_na=False,
+            na_filter=False,
+            skip_blank_lines=False,
+        )
     except DataValidationError:
         raise
     except Exception as exc:  # noqa: BLE001 - every reader failure becomes a finding
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        row, msg = _parser_row(msg)
         raise DataValidationError(
-            [Finding("error", path.name, None, None, None, f"cannot read the file: {msg}")]
+            [Finding("error", path.name, row, None, None, f"cannot read the file: {msg}")]
         ) from exc
     wrong = _wrong_separator(df)
     if wrong is not None:
@@ -67,6 +75,33 @@ def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFr
     if encoding_note is not None and notes is not None:
         notes.append(Finding("warning", path.name, None, None, None, encoding_note))
     return unescape_formula_cells(_drop_blank_edges(df))
+
+
+def _parser_row(msg: str) -> tuple[int | None, str]:
+    """Return the file row (header = 1) a CSV parser error names, and the message.
+
+    pandas counts "line N" from 1 (the file's row N) and "row N" of an unclosed
+    quote from 0 with the header (the file's row N + 1).
+    """
+    import re
+
+    m = re.search(r"EOF inside string starting at row (\d+)", msg)
+    if m:
+        row = int(m.group(1)) + 1
+        return (
+            row,
+            f"a quoted cell opened on row {row} is never closed: "
+            'add the closing " or remove the opening one',
+        )
+    m = re.search(r"Expected (\d+) fields in line (\d+), saw (\d+)", msg)
+    if m:
+        want, row, saw = (int(g) for g in m.groups())
+        return (
+            row,
+            f"row {row} has {saw} cells where the header has {want}: remove the extra "
+            "cells (a comma inside a value needs quotes)",
+        )
+    return None, msg
 
 
 def _empty(path: Path) -> str:
@@ -95,6 +130,11 @@ def _decode_csv(path: Path) -> tuple[str, str | None]:
     data = path.read_bytes()
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         return data.decode("utf-16"), None
+    utf16 = _utf16_without_bom(data)
+    if utf16 is not None:
+        return data.decode(utf16), (
+            f"read as {utf16.upper()} (UTF-16 without a byte order mark); {SAVE_AS_UTF8}"
+        )
     try:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError as exc:
@@ -122,6 +162,26 @@ def _decode_csv(path: Path) -> tuple[str, str | None]:
             )
         ]
     )
+
+
+def _utf16_without_bom(data: bytes) -> str | None:
+    """Return ``"utf-16-le"`` / ``"utf-16-be"`` when ``data`` is such text without a BOM.
+
+    Text of Latin letters in UTF-16 has a NUL in every other byte: the odd bytes
+    (little-endian) or the even ones (big-endian). Taken as that only when nearly all
+    of those bytes are NUL, none of the others is, and the bytes decode cleanly.
+    """
+    if len(data) < 4 or len(data) % 2 or b"\x00" not in data:
+        return None
+    even, odd = data[0::2], data[1::2]
+    for name, zeros, chars in (("utf-16-le", odd, even), ("utf-16-be", even, odd)):
+        if zeros.count(0) >= 0.9 * len(zeros) and chars.count(0) == 0:
+            try:
+                data.decode(name)
+            except UnicodeDecodeError:
+                return None
+            return name
+    return None
 
 
 def _drop_blank_edges(df: pd.DataFrame) -> pd.DataFrame:

@@ -69,7 +69,17 @@ def parse_table(
                     + f" Expected columns: {', '.join(table.column_names)}.",
                 )
             )
+    blank = _blank_rows(raw)
     out = parse_columns(table, raw, table.column_names, file, findings, horizon_last)
+    if blank:  # one finding for a blank row, not one per required cell of it
+        findings[:] = [
+            f
+            for f in findings
+            if not (f.row in blank and f.message.startswith("required value is empty"))
+        ]
+        for row in sorted(blank):
+            msg = "the row is blank: delete it (or fill it in)"
+            findings.append(Finding("error", file, row, None, None, msg))
     # one frame of the typed columns (setting them one by one costs a block copy each);
     # every parsed column is a Series on the rows' RangeIndex
     df = pd.DataFrame(
@@ -77,6 +87,14 @@ def parse_table(
         index=pd.RangeIndex(len(raw)),
     )
     return df, findings
+
+
+def _blank_rows(raw: pd.DataFrame) -> set[int]:
+    """Return the file rows (header = 1) of ``raw`` whose every cell is empty."""
+    if not len(raw) or not raw.shape[1]:
+        return set()
+    empty = raw.apply(lambda c: c.map(lambda v: v is None or str(v).strip() in ("", "nan")))
+    return {int(i) + 2 for i in np.flatnonzero(empty.all(axis=1).to_numpy())}
 
 
 def parse_columns(

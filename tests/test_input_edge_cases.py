@@ -227,3 +227,36 @@ def test_a_reversed_or_overlapping_ppa_step_is_an_error(data: Path) -> None:
     assert "overlaps row 2 of contract 'talen_susquehanna'" in found[0].message
     _set(data, "ppas", 2, "to_period", "2026Q1")
     assert not [f for f in validate_directory(data) if f.severity == "error"]
+
+
+def test_a_blank_line_keeps_the_row_numbers_below_it_and_is_one_finding(data: Path) -> None:
+    p = data / "customers.csv"
+    lines = p.read_text(encoding="utf-8").split("\n")
+    lines[4] = lines[4].replace("8000", "abc")  # ec2_gpu: file row 5 before the blank line
+    lines.insert(2, "")  # a blank file row 3: the bad cell is now on file row 6
+    p.write_text("\n".join(lines), encoding="utf-8")
+    found = [(f.row, f.column, f.value) for f in validate_directory(data) if f.severity == "error"]
+    assert sorted(found, key=str) == sorted(
+        [(3, None, None), (6, "unmet_penalty_usd_per_h100e_period", "abc")], key=str
+    )
+
+
+def test_an_unclosed_quote_and_a_long_row_are_named_by_their_file_row(data: Path) -> None:
+    p = data / "customers.csv"
+    good = p.read_text(encoding="utf-8")
+    n = len(good.strip().split("\n"))  # the header and the data rows
+    p.write_text(good + 'foo,"Foo,1,2,3\n', encoding="utf-8")
+    (f,) = validate_directory(data)
+    assert (f.file, f.row) == ("customers.csv", n + 1) and "never closed" in f.message
+    p.write_text(good + "foo,Foo,1,2,3,4,5\n", encoding="utf-8")
+    (f,) = validate_directory(data)
+    assert (f.file, f.row) == ("customers.csv", n + 1) and "has 7 cells" in f.message
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+def test_utf16_without_a_byte_order_mark_is_read_with_a_warning(data: Path, encoding: str) -> None:
+    p = data / "demand.csv"
+    p.write_bytes(p.read_text(encoding="utf-8").encode(encoding))
+    (f,) = validate_directory(data)
+    assert (f.severity, f.file) == ("warning", "demand.csv") and encoding.upper() in f.message
+    assert load_dataset(data).table("demand").equals(load_dataset(ROOT / "data").table("demand"))
