@@ -244,6 +244,10 @@ def override_error_message(err: Mapping[str, Any], loc: str) -> str:
     return str(err["msg"]).removeprefix("Value error, ")
 
 
+ALL_SCENARIOS = "all"
+"""The word that selects every scenario (``--scenario all``): no scenario may be named so."""
+
+
 def parse_scenarios(
     doc: Any, file: str = "scenarios.yaml", lines: Mapping[Any, int] | None = None
 ) -> tuple[dict[str, Scenario], list[Finding]]:
@@ -288,6 +292,13 @@ def parse_scenarios(
             )
         )
     for name, body in (doc.get("scenarios") or {}).items():
+        if str(name).strip().lower() == ALL_SCENARIOS:
+            msg = (
+                f"the name {ALL_SCENARIOS!r} is reserved: --scenario {ALL_SCENARIOS} means "
+                "every scenario, so this one could never be chosen alone; rename it"
+            )
+            findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), msg))
+            continue
         body = body if isinstance(body, Mapping) else {}
         ovs = body.get("overrides") or []
         if not isinstance(ovs, list):

@@ -106,8 +106,13 @@ def unmatched_override(df: pd.DataFrame, ov: Override) -> str | None:
     if not parts:
         window = ""
         if ov.from_period or ov.to_period:
-            window = f" in {ov.from_period or '...'}..{ov.to_period or '...'}"
-        parts.append(f"no row of {ov.table} matches where {dict(ov.where)}{window}")
+            a, b = ov.from_period, ov.to_period
+            window = f" from {a} to {b}" if a and b else f" from {a} on" if a else f" up to {b}"
+        said = " and ".join(
+            f"{col} {vals[0]!r}" if len(vals) == 1 else f"{col} in {list(vals)!r}"
+            for col, vals in ov.where.items()
+        )
+        parts.append(f"no row of {ov.table} matches where {said or 'any row'}{window}")
     return "changes nothing: " + " ".join(parts)
 
 

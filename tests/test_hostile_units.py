@@ -242,8 +242,11 @@ def test_applied_override_matching_no_row_raises_with_did_you_mean(tiny_dir: Pat
     assert f.column == "overrides[0].where"
     assert "Did you mean 'acme'?" in f.message
     window = {**ov, "where": {"customer": "acme"}, "from_period": "2030Q1"}
-    with pytest.raises(DataValidationError, match="no row of demand matches"):
+    with pytest.raises(DataValidationError, match="no row of demand matches") as e:
         apply_overrides(ds, [window])
+    # the rows and the window are said in words (it read "{'customer': ('acme',)} in
+    # 2030Q1.....")
+    assert "matches where customer 'acme' from 2030Q1 on" in e.value.errors[0].message
 
 
 # ------------------------------------------------------------------------- zip bombs
@@ -488,3 +491,14 @@ def test_cli_validate_caps_its_listing_and_counts_the_rest(tiny_dir: Path) -> No
     assert "... and 19,950 more finding(s) not shown (19,950 error(s), 0 warning(s))" in res.output
     assert "20000 error(s), 0 warning(s)" in res.output
     assert res.output.count("duplicate key") == 50
+
+
+def test_a_scenario_named_all_is_an_error_since_the_word_selects_every_scenario() -> None:
+    from capacity.scenario_spec import parse_scenarios
+
+    doc = {"scenarios": {"All": {"overrides": []}, "neutral": {"overrides": []}}}
+    scenarios, findings = parse_scenarios(doc)
+    assert list(scenarios) == ["neutral"]
+    (f,) = findings
+    assert (f.severity, f.column, f.value) == ("error", "scenarios.All", "All")
+    assert "--scenario all means every scenario" in f.message
