@@ -394,7 +394,9 @@ def unknown_table_files(directory: Path) -> list[Finding]:
     named close to a table (``initial_fleets.csv``) would be skipped without a word and
     the plan made without that table. Such a near name is an error when the table's own
     file is absent (the data meant for it would be lost), a warning when both exist;
-    any other unknown table file is a warning (it is not read).
+    any other unknown table file is a warning (it is not read). A YAML file named close
+    to ``scenarios.yaml`` or ``dataset.yaml`` (``scenarios.yml``) while that file is
+    absent is an error too: its scenarios would be dropped without a word.
 
     Parameters
     ----------
@@ -426,6 +428,14 @@ def unknown_table_files(directory: Path) -> list[Finding]:
         else:
             msg = f"not read: {p.name} names no table; the tables are {', '.join(TABLE_NAMES)}"
             out.append(Finding("warning", p.name, None, None, None, msg))
+    for name in (SCENARIOS_FILE, META_FILE):  # scenarios.yml, scenario.yaml ...
+        if (directory / name).exists():
+            continue
+        stem = Path(name).stem
+        for p in sorted(directory.glob("*.y*ml")):
+            if difflib.get_close_matches(p.stem.lower(), [stem], n=1, cutoff=0.8):
+                msg = f"not read: the file must be named {name}; rename {p.name}"
+                out.append(Finding("error", p.name, None, None, None, msg))
     return out
 
 

@@ -260,3 +260,14 @@ def test_utf16_without_a_byte_order_mark_is_read_with_a_warning(data: Path, enco
     (f,) = validate_directory(data)
     assert (f.severity, f.file) == ("warning", "demand.csv") and encoding.upper() in f.message
     assert load_dataset(data).table("demand").equals(load_dataset(ROOT / "data").table("demand"))
+
+
+@pytest.mark.parametrize("wrong", ["scenarios.yml", "scenario.yaml", "Scenarios.yaml"])
+def test_a_scenarios_file_under_a_near_name_is_an_error_not_a_run_without_scenarios(
+    data: Path, wrong: str
+) -> None:
+    (data / "scenarios.yaml").rename(data / wrong)
+    found = [f for f in validate_directory(data) if f.severity == "error"]
+    assert [(f.file, f.message) for f in found] == [
+        (wrong, f"not read: the file must be named scenarios.yaml; rename {wrong}")
+    ]
