@@ -106,6 +106,7 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
     out += _check_sale_windows(tables, files)
     out += _check_initial_capacity(tables, files)
     out += _check_pipeline(tables, files)
+    out += _check_onsite_initial(tables, files)
     out += _check_ppa_windows(tables, files)
     if horizon:
         out += _check_schedules(tables, files, horizon)
@@ -256,6 +257,23 @@ def _check_pipeline(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
             )
             out.append(Finding("error", f, i + 2, "it_mw", f"{pipe['it_mw'].iat[i]:g}", msg))
             total[site] = float("inf")
+    return out
+
+
+def _check_onsite_initial(
+    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Check an on-site plant's ``initial_mw`` fits its ``max_mw`` (else infeasible)."""
+    g = tables.get("onsite_generation")
+    if g is None or not len(g) or "initial_mw" not in g:
+        return []
+    out: list[Finding] = []
+    for i, (ini, cap) in enumerate(zip(g["initial_mw"], g["max_mw"], strict=True)):
+        if np.isfinite(ini) and np.isfinite(cap) and ini > cap + 1e-9:
+            msg = f"exceeds max_mw ({cap:g} MW): the plant already built cannot be above its cap"
+            out.append(
+                Finding("error", files["onsite_generation"], i + 2, "initial_mw", f"{ini:g}", msg)
+            )
     return out
 
 

@@ -271,3 +271,18 @@ def test_a_scenarios_file_under_a_near_name_is_an_error_not_a_run_without_scenar
     assert [(f.file, f.message) for f in found] == [
         (wrong, f"not read: the file must be named scenarios.yaml; rename {wrong}")
     ]
+
+
+def test_an_onsite_plant_built_above_its_cap_is_an_error_not_an_infeasible_plan(
+    data: Path,
+) -> None:
+    g = pd.read_csv(data / "onsite_generation.csv")
+    cap = float(g["max_mw"].iloc[0])
+    _set(data, "onsite_generation", 2, "initial_mw", f"{cap + 110:g}")
+    found = [f for f in validate_directory(data) if f.severity == "error"]
+    assert [(f.file, f.row, f.column) for f in found] == [
+        ("onsite_generation.csv", 2, "initial_mw")
+    ]
+    assert f"exceeds max_mw ({cap:g} MW)" in found[0].message
+    _set(data, "onsite_generation", 2, "initial_mw", f"{cap:g}")  # at the cap exactly: fine
+    assert not [f for f in validate_directory(data) if f.severity == "error"]
