@@ -93,8 +93,19 @@ def _blank_rows(raw: pd.DataFrame) -> set[int]:
     """Return the file rows (header = 1) of ``raw`` whose every cell is empty."""
     if not len(raw) or not raw.shape[1]:
         return set()
-    empty = raw.apply(lambda c: c.map(lambda v: v is None or str(v).strip() in ("", "nan")))
-    return {int(i) + 2 for i in np.flatnonzero(empty.all(axis=1).to_numpy())}
+
+    def blank(col: pd.Series) -> np.ndarray:
+        text = col.astype(str).str.strip()
+        return (col.isna() | text.isin(["", "nan", "None"])).to_numpy()
+
+    first = raw.iloc[:, 0].to_numpy()
+    starts = first == "" if first.dtype == object else np.zeros(len(first), dtype=bool)
+    rows = np.flatnonzero(starts | pd.isna(first))  # where a blank row starts
+    if not len(rows):
+        return set()
+    cand = raw.iloc[rows]
+    full = np.logical_and.reduce([blank(cand.iloc[:, j]) for j in range(cand.shape[1])])
+    return {int(i) + 2 for i in rows[full]}
 
 
 def parse_columns(

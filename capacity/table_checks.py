@@ -235,27 +235,29 @@ def _check_pipeline(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
         if liq > it + 1e-9:
             msg = f"exceeds it_mw of the same row ({it:g} MW): a hall's liquid MW are part of it"
             out.append(Finding("error", f, i + 2, "liquid_mw", f"{liq:g}", msg))
-    limits = sites.set_index("site")[["initial_it_mw", "max_it_mw"]]
-
-    def when(i: int) -> int:
-        p = str(pipe["online_period"].iat[i])
-        return period_index(p) if PERIOD_RE.match(p) else 10**9
-
+    limits = {
+        str(k): (float(a), float(b))
+        for k, a, b in zip(sites["site"], sites["initial_it_mw"], sites["max_it_mw"], strict=True)
+    }
+    names = [str(x) for x in pipe["site"]]
+    online = [str(x) for x in pipe["online_period"]]
+    it = [float(x) for x in pipe["it_mw"]]
+    when = [period_index(p) if PERIOD_RE.match(p) else 10**9 for p in online]
     total: dict[str, float] = {}
-    for i in sorted(range(len(pipe)), key=lambda i: (str(pipe["site"].iat[i]), when(i), i)):
-        site = str(pipe["site"].iat[i])
-        if site not in limits.index or total.get(site) == float("inf"):
+    for i in sorted(range(len(pipe)), key=lambda i: (names[i], when[i], i)):
+        site = names[i]
+        if site not in limits or total.get(site) == float("inf"):
             continue  # an unknown site is a reference finding; one finding per site
-        start, cap = limits.loc[site]
+        start, cap = limits[site]
         if not np.isfinite(start) or start > cap:
             continue  # the site's own initial_it_mw is the finding (no cascade)
-        total[site] = total.get(site, float(start)) + float(pipe["it_mw"].iat[i])
+        total[site] = total.get(site, start) + it[i]
         if total[site] > cap + 1e-9:
             msg = (
-                f"initial_it_mw plus the pipeline online by {pipe['online_period'].iat[i]} is "
+                f"initial_it_mw plus the pipeline online by {online[i]} is "
                 f"{total[site]:g} MW, above the site's max_it_mw ({cap:g} MW)"
             )
-            out.append(Finding("error", f, i + 2, "it_mw", f"{pipe['it_mw'].iat[i]:g}", msg))
+            out.append(Finding("error", f, i + 2, "it_mw", f"{it[i]:g}", msg))
             total[site] = float("inf")
     return out
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
@@ -84,8 +85,18 @@ def test_every_statistic_draws_on_the_default_data() -> None:
     np.testing.assert_allclose(got.sort_index(), want.sort_index(), rtol=1e-12, atol=1e-3)
     decisions = plan.tables["power_decisions"]
     up = decisions[decisions["kind"] == "grid_upgrade"]
+    flex = plan.tables["flexible_interconnection"]  # requested MW paid like normal ones
+    paid = pd.concat(
+        [
+            (up["mw"] * up["capex_usd_per_mw"]).groupby(up["site"]).sum(),
+            (flex["mw"] * flex["capex_usd_per_mw"]).groupby(flex["site"]).sum(),
+        ]
+    )
+    assert len(flex) and paid.sum() == pytest.approx(
+        costs.loc[costs["term"] == "grid_upgrade", "cash_usd"].sum(), rel=1e-12
+    )
     by_site = plan.statistics.capex(["site"], where={"term": "grid_upgrade"}).set_index("site")
-    for site, cash in (up["mw"] * up["capex_usd_per_mw"]).groupby(up["site"]).sum().items():
+    for site, cash in paid.groupby(level=0).sum().items():
         assert by_site.loc[site, "capex_usd"] == pytest.approx(cash, rel=1e-12)
 
 

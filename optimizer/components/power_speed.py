@@ -125,6 +125,9 @@ def _flexible_table(ctx: Any) -> pd.DataFrame:
     g["quarters_gained"] = g["window_periods"].astype(float)
     g["curtailment_cost_usd"] = g["curtailed_mwh"] * g["checkpoint"]
     g["option"] = g["source"].str.split(":", n=1).str[1]
+    price = ctx.dataset.table("grid_upgrades")[["site", "option", "cost_usd_per_mw"]]
+    g = g.merge(price, on=["site", "option"], how="left")
+    g["capex_usd_per_mw"] = g["cost_usd_per_mw"]
     return g[cols].reset_index(drop=True)
 
 
@@ -251,6 +254,12 @@ FLEXIBLE = ResultTable(
         col("decision_period", STR, "quarter", "Period the flexible MW were requested."),
         col("online_period", STR, "quarter", "First period the MW are energised (curtailable)."),
         col("mw", F64, "MW", "MW requested under the flexible offer."),
+        col(
+            "capex_usd_per_mw",
+            F64,
+            "USD/MW",
+            "The upgrade option's cost per MW (grid_upgrades), paid when requested.",
+        ),
         col("quarters_gained", F64, "quarters", "Quarters energised before the normal lead."),
         col("curtailed_mwh", F64, "MWh", "Energy curtailed over the window: c x MW x hours."),
         col("curtailment_cost_usd", F64, "USD", "Checkpoint cost of the curtailed MWh."),

@@ -80,7 +80,8 @@ def _capex_rows(tables: Mapping[str, pd.DataFrame], keys: PlanKeys) -> pd.DataFr
     Chips at ``capex_usd_per_chip`` when installed (``fleet.installed_chips``),
     buildings at ``build_capex_usd_per_mw`` when decided (``build_out.build_mw``),
     retrofits at ``retrofit_capex_usd_per_mw`` (``build_out.retrofit_mw``) and grid
-    upgrades at their ``capex_usd_per_mw`` when requested (``power_decisions``), as the
+    upgrades at their ``capex_usd_per_mw`` when requested (``power_decisions`` and the MW
+    taken as ``flexible_interconnection``), as the
     costs table's ``cash_usd`` counts them; any other capex term comes from the costs
     table by period only.
     """
@@ -109,6 +110,7 @@ def _capex_rows(tables: Mapping[str, pd.DataFrame], keys: PlanKeys) -> pd.DataFr
                 )
             )
     parts.append(_upgrade_rows(_table(tables, "power_decisions")))
+    parts.append(_flexible_upgrade_rows(_table(tables, "flexible_interconnection")))
     columns = ["term", "site", "chip", "period", "capex_usd"]
     rows = pd.concat([p[columns] for p in parts if len(p)] or [pd.DataFrame(columns=columns)])
     if len(costs):
@@ -138,6 +140,23 @@ def _upgrade_rows(decisions: pd.DataFrame) -> pd.DataFrame:
             "period": up["decision_period"].to_numpy(),
             "capex_usd": up["mw"].to_numpy(dtype=float)
             * up["capex_usd_per_mw"].to_numpy(dtype=float),
+        }
+    )
+
+
+def _flexible_upgrade_rows(flex: pd.DataFrame) -> pd.DataFrame:
+    """Grid MW taken as flexible interconnection in cash: MW x USD/MW when requested."""
+    columns = ["term", "site", "chip", "period", "capex_usd"]
+    if len(flex) == 0 or "capex_usd_per_mw" not in flex.columns:
+        return pd.DataFrame(columns=columns)
+    return pd.DataFrame(
+        {
+            "term": "grid_upgrade",
+            "site": flex["site"].to_numpy(),
+            "chip": NONE_LABEL,
+            "period": flex["decision_period"].to_numpy(),
+            "capex_usd": flex["mw"].to_numpy(dtype=float)
+            * flex["capex_usd_per_mw"].to_numpy(dtype=float),
         }
     )
 

@@ -74,14 +74,9 @@ def _upgrade_cash(ctx: PlanContext) -> pd.Series:
         )
     flex = ctx.table("flexible_interconnection")
     if flex is not None and len(flex):
-        price = flex[["site", "option"]].merge(
-            ctx.dataset.table("grid_upgrades")[["site", "option", "cost_usd_per_mw"]],
-            on=["site", "option"],
-            how="left",
-        )
         parts.append(
             pd.Series(
-                column_values(flex, "mw") * column_values(price, "cost_usd_per_mw", dtype=float),
+                column_values(flex, "mw") * column_values(flex, "capex_usd_per_mw", dtype=float),
                 index=column_values(flex, "decision_period"),
             )
         )
