@@ -14,6 +14,7 @@ Modules
 ``parsing``          one table's cells, read as text, into typed columns.
 ``period_order``     the order of the periods table (one cause, one finding).
 ``table_checks``     cross-table rules: duplicate keys, references, semantics, placement.
+``fit_checks``       fit rules: pipeline, initial fleet and on-site plants fit; PPA steps.
 ``source_checks``    provenance rules: sources and the public record.
 ``plausibility``     plausibility warnings for penalty columns.
 ``revalidate``       validation by parts: a change re-checks only what it touches.

@@ -7,6 +7,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from capacity.fit_checks import check_fits
 from capacity.period_order import period_order_problems
 from capacity.schema import PERIOD_RE, SPECS, period_index
 from capacity.spec_types import TableSpec
@@ -105,9 +106,7 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
     out, horizon = _check_periods(tables, files)
     out += _check_sale_windows(tables, files)
     out += _check_initial_capacity(tables, files)
-    out += _check_pipeline(tables, files)
-    out += _check_onsite_initial(tables, files)
-    out += _check_ppa_windows(tables, files)
+    out += check_fits(tables, files, horizon[0] if horizon else None)
     if horizon:
         out += _check_schedules(tables, files, horizon)
     out += _check_commitments(tables, files)
@@ -215,104 +214,6 @@ def _check_initial_capacity(
                     f"exceeds max_it_mw ({row.max_it_mw:g} MW)",
                 )
             )
-    return out
-
-
-def _check_pipeline(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
-    """Check each pipeline row's liquid MW fit its IT MW, and the halls fit the site.
-
-    The pipeline's halls are fixed: initial IT MW plus the pipeline's IT MW online to
-    a quarter can never exceed ``max_it_mw`` (the plan would be infeasible), and a
-    row's ``liquid_mw`` is part of its ``it_mw``. The first row over the maximum is
-    named (in online order), with the running total.
-    """
-    pipe, sites = tables.get("site_pipeline"), tables["sites"]
-    if pipe is None or not len(pipe):
-        return []
-    f = files["site_pipeline"]
-    out: list[Finding] = []
-    for i, (it, liq) in enumerate(zip(pipe["it_mw"], pipe["liquid_mw"], strict=True)):
-        if liq > it + 1e-9:
-            msg = f"exceeds it_mw of the same row ({it:g} MW): a hall's liquid MW are part of it"
-            out.append(Finding("error", f, i + 2, "liquid_mw", f"{liq:g}", msg))
-    limits = {
-        str(k): (float(a), float(b))
-        for k, a, b in zip(sites["site"], sites["initial_it_mw"], sites["max_it_mw"], strict=True)
-    }
-    names = [str(x) for x in pipe["site"]]
-    online = [str(x) for x in pipe["online_period"]]
-    it = [float(x) for x in pipe["it_mw"]]
-    when = [period_index(p) if PERIOD_RE.match(p) else 10**9 for p in online]
-    total: dict[str, float] = {}
-    for i in sorted(range(len(pipe)), key=lambda i: (names[i], when[i], i)):
-        site = names[i]
-        if site not in limits or total.get(site) == float("inf"):
-            continue  # an unknown site is a reference finding; one finding per site
-        start, cap = limits[site]
-        if not np.isfinite(start) or start > cap:
-            continue  # the site's own initial_it_mw is the finding (no cascade)
-        total[site] = total.get(site, start) + it[i]
-        if total[site] > cap + 1e-9:
-            msg = (
-                f"initial_it_mw plus the pipeline online by {online[i]} is "
-                f"{total[site]:g} MW, above the site's max_it_mw ({cap:g} MW)"
-            )
-            out.append(Finding("error", f, i + 2, "it_mw", f"{it[i]:g}", msg))
-            total[site] = float("inf")
-    return out
-
-
-def _check_onsite_initial(
-    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
-) -> list[Finding]:
-    """Check an on-site plant's ``initial_mw`` fits its ``max_mw`` (else infeasible)."""
-    g = tables.get("onsite_generation")
-    if g is None or not len(g) or "initial_mw" not in g:
-        return []
-    out: list[Finding] = []
-    for i, (ini, cap) in enumerate(zip(g["initial_mw"], g["max_mw"], strict=True)):
-        if np.isfinite(ini) and np.isfinite(cap) and ini > cap + 1e-9:
-            msg = f"exceeds max_mw ({cap:g} MW): the plant already built cannot be above its cap"
-            out.append(
-                Finding("error", files["onsite_generation"], i + 2, "initial_mw", f"{ini:g}", msg)
-            )
-    return out
-
-
-def _check_ppa_windows(
-    tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
-) -> list[Finding]:
-    """Check no PPA step ends before it begins and no two steps of a contract overlap.
-
-    An empty ``to_period`` runs to the horizon's end. A reversed step would never be
-    active (its energy dropped without a word); overlapping steps would count the
-    contract's MW twice in the shared quarters.
-    """
-    ppas = tables.get("ppas")
-    if ppas is None or not len(ppas):
-        return []
-    f = files["ppas"]
-    out: list[Finding] = []
-    spans: dict[str, list[tuple[int, int, int]]] = {}
-    rows = zip(ppas["contract"], ppas["from_period"], ppas["to_period"], strict=True)
-    for i, (c, a, b) in enumerate(rows):
-        a, b = str(a).strip(), str(b).strip() if isinstance(b, str) else ""
-        if not PERIOD_RE.match(a) or (b and not PERIOD_RE.match(b)):
-            continue  # a bad period is a cell finding already
-        lo, hi = period_index(a), period_index(b) if b else 10**9
-        if hi < lo:
-            msg = f"this step ends ({b}) before it begins ({a}), so it would never deliver"
-            out.append(Finding("error", f, i + 2, "to_period", b, msg))
-            continue
-        for lo2, hi2, j in spans.get(str(c), []):
-            if lo <= hi2 and lo2 <= hi and lo != lo2:  # the same start: a duplicate key
-                msg = (
-                    f"overlaps row {j + 2} of contract {c!r}; its MW would count twice in "
-                    "the shared quarters: give each step its own quarters"
-                )
-                out.append(Finding("error", f, i + 2, "from_period", a, msg))
-                break
-        spans.setdefault(str(c), []).append((lo, hi, i))
     return out
 
 

@@ -286,3 +286,21 @@ def test_an_onsite_plant_built_above_its_cap_is_an_error_not_an_infeasible_plan(
     assert f"exceeds max_mw ({cap:g} MW)" in found[0].message
     _set(data, "onsite_generation", 2, "initial_mw", f"{cap:g}")  # at the cap exactly: fine
     assert not [f for f in validate_directory(data) if f.severity == "error"]
+
+
+def test_an_initial_fleet_above_its_sites_halls_is_an_error_not_an_infeasible_plan(
+    data: Path,
+) -> None:
+    # northern_virginia: 650 MW of halls in 2025Q1 (no pipeline by then); its cohorts
+    # draw 537 MW; 80,000 more H100 (1.4 kW each) in row 2 make 537 + 112 = 649 MW
+    # (fits), 81,000 more make 650.4 MW (over)
+    fleet = pd.read_csv(data / "initial_fleet.csv")
+    base = int(fleet.loc[0, "chips"])
+    _set(data, "initial_fleet", 2, "chips", str(base + 80_000))
+    assert not [f for f in validate_directory(data) if f.severity == "error"]
+    _set(data, "initial_fleet", 2, "chips", str(base + 81_000))
+    found = [f for f in validate_directory(data) if f.severity == "error"]
+    last = int(fleet.index[fleet["site"] == "northern_virginia"][-1]) + 2
+    assert [(f.file, f.row, f.column) for f in found] == [("initial_fleet.csv", last, "chips")]
+    assert "draws 650.4 MW of IT in 2025Q1" in found[0].message
+    assert "above its halls then (650.0 MW" in found[0].message
