@@ -15,9 +15,14 @@ from typer.core import TyperCommand, TyperGroup
 
 from optimizer.cli import alternatives, batch, bench, hedge, pulp, replan, solve, validate
 from optimizer.cli import app as app_cmd
-from optimizer.cli.checks import exit_on_interrupt, pipe_safe_stdout, sigterm_as_interrupt
+from optimizer.cli.checks import (
+    INTERRUPTED,
+    exit_on_interrupt,
+    pipe_safe_stdout,
+    sigterm_as_interrupt,
+)
 
-__all__ = ["app", "main"]
+__all__ = ["app", "main", "silent_interrupt"]
 
 
 def _no_type(ctx: Any) -> None:
@@ -151,5 +156,27 @@ _register("alternatives", alternatives.alternatives, alternatives.ALTERNATIVES_H
 
 
 def main() -> None:
-    """Entry point of the ``capacity`` console script."""
-    app()
+    """Entry point of the ``capacity`` console script.
+
+    Ctrl-C outside a command's own block (while click parses the arguments, just
+    before or after the command runs) is turned by typer into exit code 130 with no
+    word; the line every interrupt prints is added then.
+    """
+    try:
+        app()
+    except SystemExit as e:
+        if e.code == 130 and silent_interrupt(e):
+            typer.echo(INTERRUPTED, err=True)
+        raise
+
+
+def silent_interrupt(e: BaseException) -> bool:
+    """Return True when ``e`` is typer's exit for a Ctrl-C that no one reported.
+
+    typer ends an interrupt it catches with ``Exit(130)`` raised *from* the
+    ``KeyboardInterrupt``; :func:`optimizer.cli.checks.exit_on_interrupt`, which has
+    printed its line, raises its exit *from None*. The exit code alone cannot tell
+    them apart; the exception chain can.
+    """
+    ctx = e.__context__
+    return ctx is not None and isinstance(ctx.__cause__, KeyboardInterrupt)
