@@ -29,6 +29,10 @@ def _cell_text(v: object) -> str:
     return str(v)
 
 
+REQUIRED_EMPTY = "required value is empty"
+"""The start of a required cell's finding when the cell is empty."""
+
+
 def parse_table(
     table: TableSpec, raw: pd.DataFrame, file: str, horizon_last: str | None = None
 ) -> tuple[pd.DataFrame, list[Finding]]:
@@ -75,7 +79,7 @@ def parse_table(
         findings[:] = [
             f
             for f in findings
-            if not (f.row in blank and f.message.startswith("required value is empty"))
+            if not (f.row in blank and f.message.startswith(REQUIRED_EMPTY))
         ]
         for row in sorted(blank):
             msg = "the row is blank: delete it (or fill it in)"
@@ -223,7 +227,7 @@ def _parse_column(
                     rownum[i],
                     col.name,
                     texts[i],
-                    f"required value is empty ({col.description})",
+                    f"{REQUIRED_EMPTY} ({col.description})",
                 )
             )
     default = col.default

@@ -126,8 +126,8 @@ def _flexible_table(ctx: Any) -> pd.DataFrame:
     g["curtailment_cost_usd"] = g["curtailed_mwh"] * g["checkpoint"]
     g["option"] = g["source"].str.split(":", n=1).str[1]
     price = ctx.dataset.table("grid_upgrades")[["site", "option", "cost_usd_per_mw"]]
+    price = price.rename(columns={"cost_usd_per_mw": "capex_usd_per_mw"})
     g = g.merge(price, on=["site", "option"], how="left")
-    g["capex_usd_per_mw"] = g["cost_usd_per_mw"]
     return g[cols].reset_index(drop=True)
 
 

@@ -28,7 +28,7 @@ from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
 from optimizer.lp.frames import column_values, indexed
 
-__all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw"]
+__all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw", "upgrade_requests"]
 
 _ZERO = 1e-6
 
@@ -98,6 +98,37 @@ def _flexible_options(ds: Any, up: pd.DataFrame) -> pd.DataFrame:
     fx = ds.table("flexible_interconnection")[["site", "option", "flexible_lead_periods"]]
     m = up.merge(fx, on=["site", "option"])
     return m.assign(lead_periods=m["flexible_lead_periods"]).drop(columns="flexible_lead_periods")
+
+
+def upgrade_requests(decisions: pd.DataFrame | None, flexible: pd.DataFrame | None) -> pd.DataFrame:
+    """Every grid-upgrade request of a plan, normal and flexible, with its price.
+
+    Parameters
+    ----------
+    decisions : DataFrame or None
+        The ``power_decisions`` table (its ``grid_upgrade`` rows are taken).
+    flexible : DataFrame or None
+        The ``flexible_interconnection`` table (MW requested under the flexible
+        offer, priced by the same ``grid_upgrades`` row and paid the same way).
+
+    Returns
+    -------
+    DataFrame
+        ``site, decision_period, mw, capex_usd_per_mw`` [-, quarter, MW, USD/MW], one
+        row per request: the cash paid in ``decision_period`` is ``mw x
+        capex_usd_per_mw``.
+    """
+    cols = ["site", "decision_period", "mw", "capex_usd_per_mw"]
+    parts = []
+    if decisions is not None and len(decisions):
+        parts.append(decisions.loc[decisions["kind"] == "grid_upgrade", cols])
+    if flexible is not None and len(flexible) and "capex_usd_per_mw" in flexible.columns:
+        parts.append(flexible[cols])
+    if not parts:
+        return pd.DataFrame(
+            {c: pd.Series([], dtype=float if c in cols[2:] else object) for c in cols}
+        )
+    return pd.concat(parts, ignore_index=True)
 
 
 def _unit_prices(ds: Any, en: pd.DataFrame, onsite: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:

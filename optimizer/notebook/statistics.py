@@ -31,6 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from optimizer.components.power_tables import upgrade_requests
 from optimizer.notebook.keys import NONE_LABEL, PlanKeys, with_keys
 
 __all__ = ["STATISTICS", "StatSpec", "Statistics", "statistic_frame"]
@@ -109,8 +110,13 @@ def _capex_rows(tables: Mapping[str, pd.DataFrame], keys: PlanKeys) -> pd.DataFr
                     chip=NONE_LABEL, term=term, capex_usd=build[column].to_numpy() * per_mw
                 )
             )
-    parts.append(_upgrade_rows(_table(tables, "power_decisions")))
-    parts.append(_flexible_upgrade_rows(_table(tables, "flexible_interconnection")))
+    parts.append(
+        _upgrade_rows(
+            upgrade_requests(
+                _table(tables, "power_decisions"), _table(tables, "flexible_interconnection")
+            )
+        )
+    )
     columns = ["term", "site", "chip", "period", "capex_usd"]
     rows = pd.concat([p[columns] for p in parts if len(p)] or [pd.DataFrame(columns=columns)])
     if len(costs):
@@ -126,12 +132,12 @@ def _capex_rows(tables: Mapping[str, pd.DataFrame], keys: PlanKeys) -> pd.DataFr
     return rows.reset_index(drop=True)
 
 
-def _upgrade_rows(decisions: pd.DataFrame) -> pd.DataFrame:
-    """Grid upgrade requests in cash: MW x USD/MW in the period decided, by site."""
-    columns = ["term", "site", "chip", "period", "capex_usd"]
-    if len(decisions) == 0:
-        return pd.DataFrame(columns=columns)
-    up = decisions[decisions["kind"] == "grid_upgrade"]
+def _upgrade_rows(up: pd.DataFrame) -> pd.DataFrame:
+    """Grid upgrade requests in cash: MW x USD/MW in the period requested, by site.
+
+    ``up`` is :func:`optimizer.components.power_tables.upgrade_requests` (normal and
+    flexible requests).
+    """
     return pd.DataFrame(
         {
             "term": "grid_upgrade",
@@ -140,23 +146,6 @@ def _upgrade_rows(decisions: pd.DataFrame) -> pd.DataFrame:
             "period": up["decision_period"].to_numpy(),
             "capex_usd": up["mw"].to_numpy(dtype=float)
             * up["capex_usd_per_mw"].to_numpy(dtype=float),
-        }
-    )
-
-
-def _flexible_upgrade_rows(flex: pd.DataFrame) -> pd.DataFrame:
-    """Grid MW taken as flexible interconnection in cash: MW x USD/MW when requested."""
-    columns = ["term", "site", "chip", "period", "capex_usd"]
-    if len(flex) == 0 or "capex_usd_per_mw" not in flex.columns:
-        return pd.DataFrame(columns=columns)
-    return pd.DataFrame(
-        {
-            "term": "grid_upgrade",
-            "site": flex["site"].to_numpy(),
-            "chip": NONE_LABEL,
-            "period": flex["decision_period"].to_numpy(),
-            "capex_usd": flex["mw"].to_numpy(dtype=float)
-            * flex["capex_usd_per_mw"].to_numpy(dtype=float),
         }
     )
 

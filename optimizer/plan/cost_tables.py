@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.plan_context import PlanContext
+from optimizer.components.power_tables import upgrade_requests
 from optimizer.components.registry import MappingView, Registry
 from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
@@ -62,28 +63,9 @@ def _upgrade_cash(ctx: PlanContext) -> pd.Series:
     flexible interconnection (``flexible_interconnection``, priced by the same
     ``grid_upgrades`` row), which the objective rents like a normal request.
     """
-    parts: list[pd.Series] = []
-    decisions = ctx.table("power_decisions")
-    if decisions is not None and len(decisions):
-        up = decisions[decisions["kind"] == "grid_upgrade"]
-        parts.append(
-            pd.Series(
-                column_values(up, "mw") * column_values(up, "capex_usd_per_mw"),
-                index=column_values(up, "decision_period"),
-            )
-        )
-    flex = ctx.table("flexible_interconnection")
-    if flex is not None and len(flex):
-        parts.append(
-            pd.Series(
-                column_values(flex, "mw") * column_values(flex, "capex_usd_per_mw", dtype=float),
-                index=column_values(flex, "decision_period"),
-            )
-        )
-    if not parts:
-        return pd.Series(dtype=float)
-    both = pd.concat(parts)
-    return both.groupby(level=0).sum()
+    up = upgrade_requests(ctx.table("power_decisions"), ctx.table("flexible_interconnection"))
+    cash = column_values(up, "mw", dtype=float) * column_values(up, "capex_usd_per_mw", dtype=float)
+    return pd.Series(cash).groupby(column_values(up, "decision_period")).sum()
 
 
 def _with_cash(costs: pd.DataFrame, ctx: PlanContext) -> pd.DataFrame:
