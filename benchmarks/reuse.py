@@ -12,7 +12,7 @@ prices scaled; every case patchable) on :func:`benchmarks.generate.generate` at
   (build, hand-over and cold solve per case);
 * ``reuse``: the same with ``reuse=True`` (patched model, retained HiGHS session, warm
   dual simplex), then each case's tables written as ``capacity batch`` writes them
-  (:func:`optimizer.output.report.write_scenario_tables`, stage ``report``);
+  (:func:`optimizer.output.report.write_scenario_folder`, stage ``report``);
 * ``warm alone``: :func:`benchmarks.run._warm_start_floor` (patch + push + ``Highs.run``
   on one retained ``Highs`` object, no tables, no checker).
 
@@ -79,14 +79,14 @@ def _stages(results: list[Any], per_case_s: float) -> dict[str, float]:
 
 def _report_s(results: list[Any], clock: Any) -> float:
     """Mean seconds to write each result's tables as a batch case's folder."""
-    from optimizer.output.report import file_metadata, write_scenario_tables
+    from optimizer.output.report import file_metadata, write_scenario_folder
 
     times = []
     with tempfile.TemporaryDirectory() as tmp:
         for i, r in enumerate(results):
             t = clock()
             meta = file_metadata(r, scenario=f"case{i}", run_id="bench")
-            write_scenario_tables(r, Path(tmp) / f"scenario=case{i}", meta)
+            write_scenario_folder(r, Path(tmp) / f"scenario=case{i}", meta)
             times.append(clock() - t)
     return float(np.mean(times))
 

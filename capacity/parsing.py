@@ -77,9 +77,7 @@ def parse_table(
     out = parse_columns(table, raw, table.column_names, file, findings, horizon_last)
     if blank:  # one finding for a blank row, not one per required cell of it
         findings[:] = [
-            f
-            for f in findings
-            if not (f.row in blank and f.message.startswith(REQUIRED_EMPTY))
+            f for f in findings if not (f.row in blank and f.message.startswith(REQUIRED_EMPTY))
         ]
         for row in sorted(blank):
             msg = "the row is blank: delete it (or fill it in)"

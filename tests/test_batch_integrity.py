@@ -11,6 +11,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from optimizer.analysis.batch import run_batch
 from optimizer.analysis.batch_case import solve_many
 from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.case_check import case_problem
+from optimizer.notebook import read_run
 from optimizer.output.parquet_tables import RESULT_SCHEMAS
 from optimizer.output.run_folder import scenario_dir
 from optimizer.plan import highs, highs_session
@@ -471,3 +473,81 @@ def test_session_takes_a_copied_matrix_with_equal_values_warm() -> None:
     assert warm and again.status == Status.optimal
     assert first.solver_objective is not None
     assert again.solver_objective == pytest.approx(first.solver_objective, rel=1e-9)
+
+
+def test_a_case_rewritten_over_an_earlier_one_never_leaves_its_tables_mixed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A re-solved case wrote its tables in place one by one: a write error at the
+    fourth table left three new tables beside the earlier ones, and the folder read as
+    one plan. Now the earlier folder stays whole (not one file replaced) until the new
+    one moves in, and nothing of the failed write is left."""
+    sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral]\n")
+    out = tmp_path / "out"
+    run_batch(sweep, out, workers=1, progress=False)
+    sdir = scenario_dir(out, "neutral")
+    before = {p.name: p.stat().st_ino for p in sdir.iterdir()}
+    man = read_batch_manifest(out)
+    man["scenarios"]["neutral"]["key"] = "0" * 64  # the data changed: the case is redone
+    (out / "batch_manifest.json").write_text(json.dumps(man))
+    real_write = pq.write_table
+    calls: list[object] = []
+
+    def failing_write(table: Any, where: object, **kw: Any) -> None:
+        calls.append(where)
+        if len(calls) == 4:
+            raise OSError(28, "No space left on device")
+        real_write(table, where, **kw)
+
+    monkeypatch.setattr(pq, "write_table", failing_write)
+    r = run_batch(sweep, out, workers=1, progress=False)
+    assert r.n_failed == 1 and len(calls) == 4
+    e = read_batch_manifest(out)["scenarios"]["neutral"]
+    assert e["state"] == "failed" and "No space left on device" in e["error"]
+    assert {p.name: p.stat().st_ino for p in sdir.iterdir()} == before
+    assert sorted(p.name for p in out.iterdir() if p.name.startswith(".scenario")) == []
+    monkeypatch.setattr(pq, "write_table", real_write)
+    with pytest.warns(UserWarning, match=r"batch_manifest.json records state 'failed'"):
+        read_run(out)  # the earlier write's files: read, but not as if current
+    r = run_batch(sweep, out, workers=1, progress=False)
+    assert r.n_done == 1
+    after = {p.name: p.stat().st_ino for p in sdir.iterdir()}
+    assert after.keys() == before.keys() and not set(after.values()) & set(before.values())
+    _assert_all_done_verify(out, {"neutral"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert read_run(out)["neutral"].objective_usd == pytest.approx(e["objective_usd"])
+
+
+def test_what_a_killed_writer_left_is_cleared_and_a_set_aside_folder_put_back(
+    tmp_path: Path,
+) -> None:
+    from optimizer.analysis.batch_folder import remove_stale_temp_files
+
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    gone, live = int(dead.stdout), os.getpid()
+    out = tmp_path / "out"
+    (out / "scenario=a").mkdir(parents=True)
+    made = {
+        "tmp": out / f".batch_manifest.json.tmp-{gone}-abc",
+        "tmp_live": out / f".batch_manifest.json.tmp-{live}-abc",
+        "in_case": out / "scenario=a" / f".costs.parquet.tmp-{gone}-ff",
+    }
+    for p in made.values():
+        p.write_text("x")
+    stage = out / f".scenario=a.partial-{gone}"
+    stage_live = out / f".scenario=b.partial-{live}"
+    old_beside = out / f".scenario=a.old-{gone}"  # the new folder moved in: old is spare
+    old_alone = out / f".scenario=c.old-{gone}"  # killed between the renames
+    for d in (stage, stage_live, old_beside, old_alone):
+        d.mkdir()
+        (d / "fleet.parquet").write_text("x")
+    removed = remove_stale_temp_files(out)
+    assert removed == sorted([made["tmp"], made["in_case"], stage, old_beside])
+    assert made["tmp_live"].exists() and stage_live.exists()
+    assert (out / "scenario=c" / "fleet.parquet").exists() and not old_alone.exists()

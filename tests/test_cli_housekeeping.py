@@ -78,8 +78,11 @@ def test_sigterm_ends_a_solve_with_a_message_and_keeps_finished_scenarios(tmp_pa
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     deadline = time.time() + 300
-    while time.time() < deadline and not list(out.glob("*/scenario=neutral/summary.parquet")):
-        time.sleep(0.02)  # the first scenario is in place, the second is being solved
+    # the manifest entry is the commit (the folder moves in just before it): wait for it
+    while time.time() < deadline and not any(
+        '"state": "complete"' in m.read_text() for m in out.glob("*/manifest.json")
+    ):
+        time.sleep(0.02)  # the first scenario is complete, the second is being solved
     p.send_signal(signal.SIGTERM)
     stdout, err = p.communicate(timeout=120)
     assert p.returncode == 143, stdout + err

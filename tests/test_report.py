@@ -447,6 +447,10 @@ def test_crash_midway_keeps_previous_file_and_no_partial(
     # the manifest says the scenario is not complete, so a batch re-run redoes it
     assert read_manifest(run)["scenarios"]["neutral"]["state"] == "writing"
     assert not scenario_is_complete(run, "neutral")
+    from optimizer.notebook import read_report as read_plan
+
+    with pytest.warns(UserWarning, match=r"manifest.json records state 'writing'.*'neutral'"):
+        read_plan(run)  # the earlier write's files: read, but said to be so
 
 
 def test_ctrl_c_while_writing_leaves_no_report_and_no_partial_scenario(
@@ -484,6 +488,37 @@ def test_ctrl_c_while_writing_leaves_no_report_and_no_partial_scenario(
     assert list(read_manifest(run)["scenarios"]) == ["neutral"]
     assert scenario_is_complete(run, "neutral")
     assert len(list((run / "scenario=neutral").glob("*.parquet"))) == len(RESULT_SCHEMAS)
+
+
+def test_ctrl_c_after_the_folder_moved_in_but_before_the_manifest_said_complete(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The folder in place is not the commit; the manifest entry is.
+
+    A SIGTERM that came just after ``scenario=negative`` moved in, before its manifest
+    entry said ``complete``, left the folder behind with no entry (CI: the solve test
+    saw the files, sent SIGTERM, and found the run gone). A new scenario's folder now
+    goes with its entry; the complete scenario before it stays.
+    """
+    import optimizer.output.report as report
+
+    run = write_report(fake_result(), tmp_path / "b", scenario="neutral")
+    real_update = report.update_manifest
+
+    def update(run_dir: Path, **kw: Any) -> dict[str, Any]:
+        if kw.get("entry", {}).get("state") == "complete":
+            assert (Path(run_dir) / f"scenario={kw['scenario']}" / "fleet.parquet").exists()
+            raise KeyboardInterrupt
+        return real_update(run_dir, **kw)
+
+    monkeypatch.setattr(report, "update_manifest", update)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(fake_result(), tmp_path / "b", scenario="negative", run_id=run.name)
+    assert sorted(p.name for p in run.iterdir() if p.is_dir()) == ["scenario=neutral"]
+    assert list(read_manifest(run)["scenarios"]) == ["neutral"]
+    with pytest.raises(KeyboardInterrupt):
+        write_report(fake_result(), tmp_path / "c", scenario="neutral")
+    assert list((tmp_path / "c").iterdir()) == []  # a solve's reserved run: gone whole
 
 
 def test_schema_mismatch_writes_nothing(tmp_path: Path) -> None:

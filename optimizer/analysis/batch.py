@@ -10,10 +10,11 @@ case's tables as soon as it finishes (:func:`optimizer.analysis.dask_cluster.wai
     <out>/batch_summary.csv                      (one row per case: outcomes)
     <out>/scenario=<case>/<table>.parquet        (every table of report.RESULT_SCHEMAS)
 
-Tables are written by :func:`optimizer.output.report.write_scenario_tables` (one explicit
-schema per table, temporary name then rename), so a case that serves nobody still
-writes every table, typed and possibly empty, and no half file ever sits under a real
-name. The folder reads with ``pyarrow.dataset`` and DuckDB
+Tables are written by :func:`optimizer.output.report.write_scenario_folder` (one explicit
+schema per table, into a hidden staging folder that then replaces the case's folder
+whole), so a case that serves nobody still writes every table, typed and possibly
+empty, no half file ever sits under a real name, and a case re-solved over an earlier
+one never leaves new and old tables mixed. The folder reads with ``pyarrow.dataset`` and DuckDB
 (``read_parquet('<out>/*/demand.parquet', hive_partitioning=true)``).
 
 The parts, each in its module: the cases whose data does not validate

@@ -26,6 +26,7 @@ import contextlib
 import hashlib
 import json
 import os
+import shutil
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -236,16 +237,20 @@ def _pid_alive(pid: int) -> bool:
 
 
 def remove_stale_temp_files(out: Path) -> list[Path]:
-    """Remove hidden temporary files (``.<name>.tmp-<pid>-<hex>``) left by killed writers.
+    """Remove what killed writers left: temporary files and staging folders.
 
-    A writer names its temporary file with its process id; a file whose process is
-    gone (or whose name carries no process id) can never be renamed into place and
-    is removed. Files of live processes (a concurrent batch) are left alone.
+    A writer names its temporary file (``.<name>.tmp-<pid>-<hex>``) and a case's
+    staging folder (``.scenario=<case>.partial-<pid>``) with its process id; one whose
+    process is gone (or whose name carries no process id) can never be moved into
+    place and is removed. An earlier folder set aside for a replacement
+    (``.scenario=<case>.old-<pid>``) is put back when the kill came before the new one
+    moved in, and removed otherwise. Those of live processes (a concurrent batch) are
+    left alone.
 
     Returns
     -------
     list of Path
-        The files removed.
+        The files and folders removed.
     """
     removed = []
     for p in [*out.glob(".*.tmp-*"), *out.glob("scenario=*/.*.tmp-*")]:
@@ -254,5 +259,16 @@ def remove_stale_temp_files(out: Path) -> list[Path]:
             continue
         with contextlib.suppress(OSError):
             p.unlink()
+            removed.append(p)
+    for p in [*out.glob(".scenario=*.partial-*"), *out.glob(".scenario=*.old-*")]:
+        name, _, head = p.name.rpartition("-")
+        if head.isdigit() and _pid_alive(int(head)):
+            continue
+        home = out / name[1:].rsplit(".", 1)[0]
+        with contextlib.suppress(OSError):
+            if ".old-" in p.name and not home.exists():
+                p.rename(home)  # killed between its two renames: the earlier folder
+                continue
+            shutil.rmtree(p)
             removed.append(p)
     return sorted(removed)

@@ -15,6 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from capacity.recorded_inputs import INPUTS_FILE
 from capacity.validation import Finding
 from optimizer.analysis.batch_case import CaseResult
 from optimizer.analysis.batch_folder import BATCH_MANIFEST, merge_case, sweep_id
@@ -22,7 +23,7 @@ from optimizer.analysis.batch_invalid import INVALID_DATA, finding_text
 from optimizer.analysis.batch_progress import BatchProgress
 from optimizer.analysis.batch_resume import NO_PLAN, verify_or_fail
 from optimizer.analysis.sweep_cases import SweepCase
-from optimizer.output.inputs_record import SolvedInputs, solve_flags, write_inputs
+from optimizer.output.inputs_record import SolvedInputs, solve_flags
 from optimizer.output.summary import OK_STATUSES
 
 __all__ = ["BatchRecorder", "iso_now"]
@@ -116,22 +117,21 @@ class BatchRecorder:
         self, case: SweepCase, cr: CaseResult, entry: Mapping[str, Any]
     ) -> dict[str, Any]:
         """Write the tables of a solved case; the entry fields ``state``, ``files``/``error``."""
-        from optimizer.output.report import file_metadata, write_scenario_tables
+        from optimizer.output.report import file_metadata, write_scenario_folder
         from optimizer.output.run_folder import scenario_dir
 
         sdir = scenario_dir(self.out, case.name)
         merge_case(self.out, case.name, {**entry, "state": "writing"}, iso_now())
+        inputs = self._inputs(case, cr)
         try:
             meta = file_metadata(cr.result, scenario=case.name, run_id=self.out.name)
-            written = write_scenario_tables(cr.result, sdir, meta)
+            written = write_scenario_folder(cr.result, sdir, meta, inputs, self.out)
         except Exception as exc:  # noqa: BLE001 - recorded; the batch goes on
-            return {"state": "failed", "error": f"writing tables: {exc}"}
+            return {"state": "failed", "error": f"writing the case's files: {exc}"}
         files = sorted(p.relative_to(self.out).as_posix() for p in written.values())
-        try:
-            inputs = write_inputs(self._inputs(case, cr), sdir, self.out, solve_flags(cr.result))
-        except OSError as exc:  # recorded; the batch goes on
-            return {"state": "failed", "error": f"writing inputs.yaml: {exc}"}
-        return {"state": "done", "files": files, "inputs": inputs}
+        flags = solve_flags(cr.result)
+        fields = {**inputs.manifest_fields(self.out, sdir / INPUTS_FILE), "solve_flags": flags}
+        return {"state": "done", "files": files, "inputs": fields}
 
     def _inputs(self, case: SweepCase, cr: CaseResult) -> SolvedInputs:
         """Return a case's solved inputs: its base scenario's overrides, then its own."""

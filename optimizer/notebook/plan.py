@@ -11,7 +11,9 @@ compares them.
 
 from __future__ import annotations
 
+import json
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -20,10 +22,12 @@ import pandas as pd
 
 from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
+from optimizer.analysis.batch_folder import BATCH_MANIFEST
 from optimizer.notebook.keys import PlanKeys
 from optimizer.notebook.plots import Plotter
 from optimizer.notebook.statistics import GroupBy, Statistics, Where
 from optimizer.output.atomic import ReportError
+from optimizer.output.manifest import MANIFEST_NAME
 from optimizer.output.parquet_tables import read_report as read_tables
 
 __all__ = ["Plan", "PlanCollection", "read_report", "read_run"]
@@ -249,6 +253,37 @@ def _data_keys(data: Any, scenario: str) -> PlanKeys:
     return PlanKeys.from_dataset(ds)
 
 
+#: The manifest beside a scenario folder, and the state it gives a finished scenario.
+_FINISHED = ((MANIFEST_NAME, "complete"), (BATCH_MANIFEST, "done"))
+
+
+def _warn_if_unfinished(folder: Path, name: str) -> None:
+    """Warn when the run's or batch's manifest does not call scenario ``name`` finished.
+
+    The folder may then hold an earlier write's files (its re-solve failed or was
+    interrupted) or files no manifest vouches for: read as they are, they are a stale
+    plan. A folder with neither manifest beside it (copied out) is read without a word.
+    """
+    for manifest, finished in _FINISHED:
+        path = folder.parent / manifest
+        if not path.is_file():
+            continue
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8")).get("scenarios", {}).get(name)
+        except (OSError, ValueError, AttributeError):
+            entry = {"state": "unreadable"}
+        state = "no entry" if not entry else f"state {entry.get('state')!r}"
+        if not entry or entry.get("state") != finished:
+            warnings.warn(
+                f"{folder}: {manifest} records {state} for scenario {name!r}, not "
+                f"{finished!r}; these files may be an earlier or unfinished write's. "
+                "Re-run the solve or batch to write it again.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return
+
+
 def _plan_of(tables: Mapping[str, pd.DataFrame], name: str, data: Any) -> Plan:
     summary = tables.get("summary")
     status, objective = "", None
@@ -294,6 +329,8 @@ def read_report(path: str | os.PathLike[str], data: Any = None) -> Plan:
             raise ReportError(f"{path} holds {len(scenarios)} scenarios ({names}): use read_run")
         path = scenarios[0]
     name = path.name.split("=", 1)[1] if path.name.startswith("scenario=") else path.name
+    if path.name.startswith("scenario="):
+        _warn_if_unfinished(path, name)
     return _plan_of(read_tables(path), name, data)
 
 
@@ -325,5 +362,6 @@ def read_run(path: str | os.PathLike[str], data: Any = None) -> PlanCollection:
     plans = {}
     for folder in folders:
         name = folder.name.split("=", 1)[1]
+        _warn_if_unfinished(folder, name)
         plans[name] = _plan_of(read_tables(folder), name, data)
     return PlanCollection(plans)

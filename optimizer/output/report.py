@@ -52,6 +52,7 @@ __all__ = [
     "scenario_tables",
     "summary_frame",
     "write_report",
+    "write_scenario_folder",
     "write_scenario_tables",
 ]
 
@@ -388,23 +389,88 @@ def _write_scenario_staged(
     An error or Ctrl-C part way leaves the earlier files (or none): never a half-written
     scenario (the caller puts the manifest back, :func:`_undo_scenario_write`).
     """
-    stage = _stage_dir(sdir)
-    if stage.exists():
-        shutil.rmtree(stage)
-    staged = _write_arrow_tables(arrow, stage)
     if units:
         write_text_atomic(run_dir / UNITS_CSV_NAME, columns_frame().to_csv(index=False))
     flags = solve_flags(result)
-    if inputs is not None:
-        write_inputs(inputs, stage, run_dir, flags)
-    _move_into_place(stage, sdir)
-    entry = scenario_entry(result, run_dir, {n: sdir / p.name for n, p in staged.items()})
+    files = _stage_and_move(arrow, sdir, inputs, run_dir, flags)
+    entry = scenario_entry(result, run_dir, files)
     if inputs is not None:
         entry["inputs"] = {
             **inputs.manifest_fields(run_dir, sdir / INPUTS_FILE),
             "solve_flags": flags,
         }
     return entry
+
+
+def _stage_and_move(
+    arrow: Mapping[str, pa.Table],
+    sdir: Path,
+    inputs: SolvedInputs | None,
+    run_dir: Path,
+    flags: str,
+) -> dict[str, Path]:
+    """Write ``arrow`` (and ``inputs.yaml``) into a staging folder and move it in whole.
+
+    On any error the staging folder goes and an earlier ``sdir`` stays. Returns each
+    table's file in ``sdir``.
+    """
+    stage = _stage_dir(sdir)
+    if stage.exists():
+        shutil.rmtree(stage)
+    try:
+        staged = _write_arrow_tables(arrow, stage)
+        if inputs is not None:
+            write_inputs(inputs, stage, run_dir, flags)
+        _move_into_place(stage, sdir)
+    except BaseException:
+        shutil.rmtree(stage, ignore_errors=True)
+        raise
+    return {n: sdir / p.name for n, p in staged.items()}
+
+
+def write_scenario_folder(
+    result: Any,
+    scenario_path: str | os.PathLike[str],
+    metadata: Mapping[str, str],
+    inputs: SolvedInputs | None = None,
+    run_dir: str | os.PathLike[str] | None = None,
+) -> dict[str, Path]:
+    """Write a scenario's tables (and ``inputs.yaml``) into a staging folder, move it in whole.
+
+    A batch case re-solved over an earlier one wrote its tables in place one by one:
+    an error or interrupt part way left a folder of new and old tables mixed, which
+    pandas, DuckDB and :func:`optimizer.notebook.read_run` read as one plan. Here the
+    earlier folder stays whole until the new one replaces it.
+
+    Parameters
+    ----------
+    result : PlanResult
+        The solved plan.
+    scenario_path : path-like
+        ``<folder>/scenario=<name>``.
+    metadata : mapping of str to str
+        Key-value metadata for every file (see :func:`file_metadata`).
+    inputs : SolvedInputs, optional
+        Written as ``inputs.yaml`` with the tables (needs ``run_dir``).
+    run_dir : path-like, optional
+        The run or batch folder the ``inputs.yaml`` paths are relative to.
+
+    Returns
+    -------
+    dict of str to pathlib.Path
+        Table name -> its file in ``scenario_path``.
+
+    Raises
+    ------
+    ValueError
+        When a result table does not match its schema (nothing is written).
+    ReportError, OSError
+        When a file cannot be written (the staging folder is removed, an earlier
+        folder is left whole).
+    """
+    sdir = Path(scenario_path)
+    arrow = scenario_tables(result, metadata)
+    return _stage_and_move(arrow, sdir, inputs, Path(run_dir or sdir.parent), solve_flags(result))
 
 
 def _move_into_place(stage: Path, sdir: Path) -> None:
@@ -434,8 +500,10 @@ def _undo_scenario_write(
     The staged files go. A scenario written before keeps its earlier files whole, and
     its manifest entry stays ``writing`` (not complete), so a batch re-run redoes it
     rather than trusting files that are not this write's. A scenario new to the run
-    loses its entry, and a run folder this call reserved is removed when nothing else
-    is in it: an interrupted ``capacity solve`` leaves no report behind.
+    loses its entry and its folder (even when the interrupt came after the folder moved
+    in but before the manifest said ``complete``), and a run folder this call reserved
+    is removed when nothing else is in it: an interrupted ``capacity solve`` leaves no
+    report behind.
     """
     shutil.rmtree(stage, ignore_errors=True)
     old = sdir.with_name(f".{sdir.name}.old-{os.getpid()}")
@@ -443,6 +511,8 @@ def _undo_scenario_write(
         old.rename(sdir)
     if previous is not None:
         return
+    if not old.exists():  # moved in, but the manifest never said complete: not this run's
+        shutil.rmtree(sdir, ignore_errors=True)
     try:
         data = drop_scenario_entry(run_dir, scenario)
     except ReportError:
