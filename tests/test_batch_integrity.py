@@ -551,3 +551,21 @@ def test_what_a_killed_writer_left_is_cleared_and_a_set_aside_folder_put_back(
     assert removed == sorted([made["tmp"], made["in_case"], stage, old_beside])
     assert made["tmp_live"].exists() and stage_live.exists()
     assert (out / "scenario=c" / "fleet.parquet").exists() and not old_alone.exists()
+
+
+def test_a_new_planner_version_redoes_every_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The case key left the planner out: after an upgrade (a model fix), a re-run kept
+    every plan the older model made and reported the folder as one batch."""
+    from optimizer.output import manifest
+
+    sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    monkeypatch.setattr(manifest, "package_version", lambda: "1.0.0")
+    assert run_batch(sweep, out, workers=1, progress=False).n_done == 2
+    again = run_batch(sweep, out, workers=1, progress=False)
+    assert (again.n_done, again.n_skipped) == (0, 2)  # the same planner: skipped
+    monkeypatch.setattr(manifest, "package_version", lambda: "1.1.0")
+    upgraded = run_batch(sweep, out, workers=1, progress=False)
+    assert (upgraded.n_done, upgraded.n_skipped) == (2, 0)

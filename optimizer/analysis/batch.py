@@ -54,6 +54,7 @@ from optimizer.analysis.dask_cluster import ClusterOptions
 from optimizer.analysis.sweep import SweepSpec
 from optimizer.analysis.sweep_cases import SweepCase, expand_sweep
 from optimizer.analysis.sweep_read import load_sweep
+from optimizer.output import manifest as manifest_module
 
 __all__ = ["BATCH_FORMAT", "BATCH_SUMMARY", "BatchResult", "batch_summary", "run_batch"]
 
@@ -152,7 +153,8 @@ def run_batch(
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
     solve_doc = case_options(options)
-    keys = {c.name: c.key(base.hash, solve_doc) for c in cases}
+    planner = manifest_module.package_version()  # a new planner redoes every case
+    keys = {c.name: c.key(base.hash, solve_doc, planner) for c in cases}
     fields = (_run_fields(spec, base, options, reuse), _sweep(spec, options, keys))
     manifest = _start_folder(out, fields, keys, on_other_sweeps)
     todo, skipped = split_done(out, cases, manifest, keys)

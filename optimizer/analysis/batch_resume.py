@@ -1,9 +1,10 @@
 """Which cases a re-run skips: the solve options in a case's key, and a verified plan.
 
 A case is keyed by its name and :meth:`optimizer.analysis.sweep_cases.SweepCase.key` (sha256 of the
-base dataset hash, the named scenario, the overrides and the solve options of
+base dataset hash, the named scenario, the overrides, the solve options of
 :func:`case_options`: solver, time limit, threads, integer units, clusters, MIP gap
-and start, formulation ...; the entry records them under ``options``). A case is
+and start, formulation ...; the entry records them under ``options``; and the installed
+planner's version, so a case an older model solved is redone, not kept beside new ones). A case is
 recorded ``state: "done"`` only when it has a plan (status ``optimal`` or
 ``time_limit_feasible``) and its written files re-read and its figures recompute
 (:func:`optimizer.analysis.case_check.case_problem`: every table present, a plan's costs sum

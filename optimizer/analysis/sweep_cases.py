@@ -56,8 +56,8 @@ class SweepCase:
             return options
         return dataclasses.replace(options, objective=self.objective)
 
-    def key(self, base_hash: str, solve: Mapping[str, Any] | None = None) -> str:
-        """Return the case's identity: sha256 of name, data, base, overrides, solve options.
+    def key(self, base_hash: str, solve: Mapping[str, Any] | None = None, planner: str = "") -> str:
+        """Return the case's identity: sha256 of its inputs, options and planner version.
 
         Parameters
         ----------
@@ -67,19 +67,25 @@ class SweepCase:
             The solve options the case runs with (``capacity batch`` passes
             :func:`optimizer.analysis.batch_resume.case_options`: solver, time limit, formulation,
             integer units, clusters ...); None leaves them out of the key.
+        planner : str, optional
+            The installed planner's version (``capacity batch`` passes
+            :func:`optimizer.output.manifest.package_version`).
 
         Returns
         -------
         str
             Hex sha256. Two runs of the same case over the same data with the same
-            options share the key; changing the data, the base scenario, an override
-            or a solve option changes it (so ``capacity batch`` redoes the case).
+            options and the same planner share the key; changing the data, the base
+            scenario, an override, a solve option or the installed ``capacity-planner``
+            version changes it (so ``capacity batch`` redoes the case rather than
+            keeping a plan an older model made beside the new ones).
         """
         doc: dict[str, Any] = {
             "name": self.name,
             "data": base_hash,
             "base": self.base,
             "overrides": [o.to_dict() for o in self.overrides],
+            "planner": planner,
         }
         if solve is not None:
             doc["solve"] = dict(solve)
