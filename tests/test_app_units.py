@@ -18,7 +18,7 @@ from capacity.validation import DataValidationError, Finding
 from optimizer import SolveOptions, solve
 from ui import charts, upload
 from ui.compose import compose_overrides, plan_metrics, served_by_customer, trainium_chips
-from ui.dataio import column_config, dataset_zip_bytes
+from ui.dataio import column_config, dataset_zip_bytes, directory_zip_bytes
 from ui.findings_view import findings_table, highlight_rows
 from ui.upload import UploadedFile, UploadError, dataset_from_upload
 
@@ -206,3 +206,19 @@ def test_capacity_app_starts_streamlit_on_the_app(
     assert seen["env"]["CAPACITY_DATA"] == str(TINY.resolve())
     bad = CliRunner().invoke(app, ["app", "--data", str(tmp_path / "missing")])
     assert bad.exit_code == 1
+
+
+def test_a_report_zip_leaves_out_staging_and_set_aside_folders(tmp_path: Path) -> None:
+    """The reports page zipped files under ``.scenario=x.partial-<pid>/`` too (only a
+    file's own name was checked for a leading dot)."""
+    run = tmp_path / "20261203T000000Z-abcd"
+    for folder in ("scenario=neutral", ".scenario=negative.partial-99", ".scenario=a.old-98"):
+        (run / folder).mkdir(parents=True)
+        (run / folder / "fleet.parquet").write_bytes(b"x")
+    (run / "manifest.json").write_text("{}")
+    (run / ".manifest.json.tmp-97-ab").write_text("{")
+    names = zipfile.ZipFile(io.BytesIO(directory_zip_bytes(run))).namelist()
+    assert sorted(names) == [
+        f"{run.name}/manifest.json",
+        f"{run.name}/scenario=neutral/fleet.parquet",
+    ]

@@ -38,12 +38,18 @@ def dataset_zip_bytes(ds: Dataset) -> bytes:
 
 
 def directory_zip_bytes(directory: str | Path) -> bytes:
-    """Zip a directory tree (e.g. a Parquet report run) into bytes, paths relative to it."""
+    """Zip a directory tree (e.g. a Parquet report run) into bytes, paths relative to it.
+
+    Hidden files and everything under a hidden folder are left out: a scenario's
+    staging folder (``.scenario=<name>.partial-<pid>``) or an earlier folder set aside
+    (``.old-<pid>``) is not part of the report.
+    """
     root = Path(directory)
     buf = io.BytesIO()
     with zipfile.ZipFile(buf, "w", compression=zipfile.ZIP_DEFLATED) as zf:
         for p in sorted(root.rglob("*")):
-            if p.is_file() and not p.name.startswith("."):
+            hidden = any(part.startswith(".") for part in p.relative_to(root).parts)
+            if p.is_file() and not hidden:
                 zf.write(p, arcname=str(p.relative_to(root.parent)))
     return buf.getvalue()
 
