@@ -158,6 +158,24 @@ def test_run_folder_reads_back_and_in_duckdb(hand: object, noisy: object, tmp_pa
     assert (run / "replan_regret.html").stat().st_size > 1000
 
 
+def test_a_replan_write_that_fails_leaves_no_half_run(
+    hand: object, noisy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The chart is written last: when it failed, every path's plan stayed behind in a
+    run folder beside the error message. The claimed folder now goes whole."""
+    import optimizer.analysis.replan_folder as folder
+    from optimizer.output.atomic import ReportError
+
+    def no_chart(path: object, text: str) -> None:
+        assert len(list(Path(str(path)).parent.glob("scenario=path_*"))) == 4  # all written
+        raise ReportError(f"cannot write {path}: No space left on device")
+
+    monkeypatch.setattr(folder, "write_text_atomic", no_chart)
+    with pytest.raises(ReportError, match="No space left"):
+        write_replan(noisy, tmp_path / "out", hand.hash)  # type: ignore[attr-defined]
+    assert list((tmp_path / "out").iterdir()) == []
+
+
 # ------------------------------------------------------------------ locks that give way
 SHORT = Path(__file__).parent / "data" / "replan_short"
 

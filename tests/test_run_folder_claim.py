@@ -146,3 +146,16 @@ def test_two_hedges_in_one_second_into_one_out_keep_both_tables(
         for p in runs
     )
     assert f"Tables: {runs[0]}/" in printed[0] and f"Tables: {runs[1]}/" in printed[1]
+
+
+def test_a_claimed_run_folder_goes_whole_when_its_block_fails(tmp_path: Path) -> None:
+    from optimizer.output.run_folder import claimed_run_dir
+
+    with pytest.raises(KeyboardInterrupt), claimed_run_dir(tmp_path, "r") as run:
+        (run / "scenario=a").mkdir()
+        (run / "scenario=a" / "fleet.parquet").write_bytes(b"x")
+        raise KeyboardInterrupt
+    assert list(tmp_path.iterdir()) == []
+    with claimed_run_dir(tmp_path, "r") as run:
+        (run / "leaves.parquet").write_bytes(b"x")
+    assert [p.name for p in tmp_path.iterdir()] == ["r"] and (run / "leaves.parquet").exists()

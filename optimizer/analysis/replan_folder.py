@@ -36,7 +36,7 @@ from optimizer.analysis.replan_setup import KIND_UNITS
 from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_atomic
 from optimizer.output.parquet_tables import write_arrow_atomic
 from optimizer.output.report import write_report
-from optimizer.output.run_folder import claim_run_dir, default_run_id
+from optimizer.output.run_folder import claimed_run_dir, default_run_id
 
 __all__ = [
     "give_way_table",
@@ -74,9 +74,16 @@ def write_replan(result: Any, out: str | os.PathLike[str], dataset_hash: str) ->
     Raises
     ------
     optimizer.output.atomic.ReportError
-        When the folder or a file cannot be written.
+        When the folder or a file cannot be written (the folder is removed whole: an
+        error, or Ctrl-C, leaves no half run).
     """
-    run_dir = claim_run_dir(out, "replan-" + default_run_id(dataset_hash))
+    with claimed_run_dir(out, "replan-" + default_run_id(dataset_hash)) as run_dir:
+        _fill_run(result, out, run_dir, dataset_hash)  # an error removes the folder whole
+    return run_dir
+
+
+def _fill_run(result: Any, out: str | os.PathLike[str], run_dir: Path, dataset_hash: str) -> None:
+    """Write every path's plan and tables, the spread, the settings and the chart."""
     rdir = run_dir / "replan"
     ensure_dir(rdir)
     for o in result.outcomes:
@@ -98,7 +105,6 @@ def write_replan(result: Any, out: str | os.PathLike[str], dataset_hash: str) ->
     write_json_atomic(rdir / "settings.json", dict(result.settings))
     html = replan_figure(result.paths).to_html(include_plotlyjs=True, full_html=True)
     write_text_atomic(run_dir / "replan_regret.html", html)
-    return run_dir
 
 
 def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:

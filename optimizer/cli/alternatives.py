@@ -220,15 +220,18 @@ def _write(console: Console, res: Any, out: Path, scenario: str) -> int:
     from optimizer.output.atomic import ReportError, write_csv_atomic
     from optimizer.output.parquet_tables import write_arrow_atomic
     from optimizer.output.report import write_report
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id
 
     plans = [(scenario, res.optimum)]
     plans += [(report_scenario(a.name), a.result) for a in res.alternatives]
-    run_id = None
-    try:
-        with console.status("Writing the Parquet report ..."):
+    run_id = default_run_id(str(getattr(res.optimum, "dataset_hash", "") or ""))
+    try:  # one run folder, removed whole when any write fails or is interrupted
+        with (
+            console.status("Writing the Parquet report ..."),
+            claimed_run_dir(out, run_id) as run_dir,
+        ):
             for name, result in plans:
-                run_dir = write_report(result, out, scenario=name, run_id=run_id)
-                run_id = run_dir.name
+                write_report(result, out, scenario=name, run_id=run_dir.name)
             ranges = res.ranges.assign(
                 scenario_min=_scenario_of(res, "min"), scenario_max=_scenario_of(res, "max")
             )

@@ -436,16 +436,16 @@ def _write_hedge_csv(
     """
     from optimizer.output.atomic import ReportError, write_csv_atomic
     from optimizer.output.inputs_record import write_inputs
-    from optimizer.output.run_folder import claim_run_dir, default_run_id
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id
 
     try:
-        run_dir = claim_run_dir(out, "hedge-" + default_run_id(dataset_hash))
-        for name in ("iterations", "per_scenario", "first_stage"):
-            write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
-        for rec in inputs:
-            folder = run_dir / f"scenario={rec.scenario}"
-            folder.mkdir(exist_ok=True)
-            write_inputs(rec, folder, run_dir)
+        with claimed_run_dir(out, "hedge-" + default_run_id(dataset_hash)) as run_dir:
+            for name in ("iterations", "per_scenario", "first_stage"):
+                write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
+            for rec in inputs:
+                folder = run_dir / f"scenario={rec.scenario}"
+                folder.mkdir(exist_ok=True)
+                write_inputs(rec, folder, run_dir)
     except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1
@@ -510,12 +510,12 @@ def _write_frontier(console: Console, table: Any, out: Path, dataset_hash: str) 
     """Write ``frontier.csv`` and the chart ``frontier.html`` into a new run folder."""
     from optimizer.analysis.hedge_risk import frontier_figure
     from optimizer.output.atomic import ReportError, write_csv_atomic
-    from optimizer.output.run_folder import claim_run_dir, default_run_id
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id
 
     try:
-        run_dir = claim_run_dir(out, "hedge-frontier-" + default_run_id(dataset_hash))
-        write_csv_atomic(run_dir / "frontier.csv", table)
-        frontier_figure(table).write_html(run_dir / "frontier.html", include_plotlyjs=True)
+        with claimed_run_dir(out, "hedge-frontier-" + default_run_id(dataset_hash)) as run_dir:
+            write_csv_atomic(run_dir / "frontier.csv", table)
+            frontier_figure(table).write_html(run_dir / "frontier.html", include_plotlyjs=True)
     except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the frontier was not written: {e}")
         return 1
@@ -584,11 +584,11 @@ def _chance(
 def _write_chance(console: Console, c: Any, out: Path, dataset_hash: str) -> int:
     """Write ``chance.csv`` (per scenario, in and out of sample) into a new run folder."""
     from optimizer.output.atomic import ReportError, write_csv_atomic
-    from optimizer.output.run_folder import claim_run_dir, default_run_id
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id
 
     try:
-        run_dir = claim_run_dir(out, "hedge-chance-" + default_run_id(dataset_hash))
-        write_csv_atomic(run_dir / "chance.csv", c.per_scenario)
+        with claimed_run_dir(out, "hedge-chance-" + default_run_id(dataset_hash)) as run_dir:
+            write_csv_atomic(run_dir / "chance.csv", c.per_scenario)
     except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the table was not written: {e}")
         return 1

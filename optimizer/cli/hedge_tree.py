@@ -119,24 +119,24 @@ def _write_tree(
 
     from optimizer.output.atomic import ReportError, ensure_dir, write_json_atomic
     from optimizer.output.parquet_tables import write_arrow_atomic
-    from optimizer.output.run_folder import claim_run_dir, default_run_id
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id
 
     try:
-        run_dir = claim_run_dir(out, "tree-" + default_run_id(dataset_hash))
-        for node, part in plan.node_plan.groupby("node", sort=False):
-            d = run_dir / "node_plan" / f"node={node}"
-            ensure_dir(d)
-            t = pa.Table.from_pandas(part.drop(columns="node"), preserve_index=False)
-            write_arrow_atomic(t, d / "plan.parquet")
-        leaves = pa.Table.from_pandas(plan.leaves, preserve_index=False)
-        write_arrow_atomic(leaves, run_dir / "leaves.parquet")
-        if comparison is not None:
-            tables = {"comparison": comparison.table, "leaves_replan": comparison.leaves}
-            for name, df in tables.items():
-                t = pa.Table.from_pandas(df, preserve_index=False)
-                write_arrow_atomic(t, run_dir / f"{name}.parquet")
-        fields = ("status", "expected_cost_usd", "two_stage_cost_usd", "value_of_tree_usd")
-        write_json_atomic(run_dir / "tree.json", {f: getattr(plan, f) for f in fields})
+        with claimed_run_dir(out, "tree-" + default_run_id(dataset_hash)) as run_dir:
+            for node, part in plan.node_plan.groupby("node", sort=False):
+                d = run_dir / "node_plan" / f"node={node}"
+                ensure_dir(d)
+                t = pa.Table.from_pandas(part.drop(columns="node"), preserve_index=False)
+                write_arrow_atomic(t, d / "plan.parquet")
+            leaves = pa.Table.from_pandas(plan.leaves, preserve_index=False)
+            write_arrow_atomic(leaves, run_dir / "leaves.parquet")
+            if comparison is not None:
+                tables = {"comparison": comparison.table, "leaves_replan": comparison.leaves}
+                for name, df in tables.items():
+                    t = pa.Table.from_pandas(df, preserve_index=False)
+                    write_arrow_atomic(t, run_dir / f"{name}.parquet")
+            fields = ("status", "expected_cost_usd", "two_stage_cost_usd", "value_of_tree_usd")
+            write_json_atomic(run_dir / "tree.json", {f: getattr(plan, f) for f in fields})
     except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1

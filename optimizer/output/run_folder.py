@@ -9,7 +9,10 @@ Layout of a run folder (Hive partitioning on ``scenario``)::
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shutil
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -18,6 +21,7 @@ from optimizer.output.atomic import ReportError, ensure_dir
 
 __all__ = [
     "claim_run_dir",
+    "claimed_run_dir",
     "default_run_id",
     "reserve_run_dir",
     "scenario_dir",
@@ -98,6 +102,39 @@ def claim_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Path:
             ) from exc
         return path
     raise ReportError(f"cannot write report: 999 runs named {run_id}* already exist in {root}")
+
+
+@contextlib.contextmanager
+def claimed_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Iterator[Path]:
+    """Claim a run directory (:func:`claim_run_dir`) for a block that fills it whole.
+
+    When the block raises (a write error, Ctrl-C, SIGTERM turned into an interrupt) the
+    directory and every file the block wrote are removed before the exception goes on,
+    so an error message never sits beside half a report.
+
+    Parameters
+    ----------
+    out_dir : path-like
+        Report root; created when missing.
+    run_id : str
+        The ID wanted (``-2``, ``-3`` ... when taken).
+
+    Yields
+    ------
+    pathlib.Path
+        The new, empty directory.
+
+    Raises
+    ------
+    ReportError
+        As :func:`claim_run_dir`; anything the block raises, after the clean-up.
+    """
+    run_dir = claim_run_dir(out_dir, run_id)
+    try:
+        yield run_dir
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        raise
 
 
 def reserve_run_dir(
