@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -253,7 +254,11 @@ class Dataset:
         """Write the dataset as ``<table>.csv`` (or ``.parquet``) plus its YAML files.
 
         ``dataset.yaml`` (name, description ...) and ``scenarios.yaml`` are written too,
-        so the copy loads with the same name, scenarios and content hash.
+        so the copy loads with the same name, scenarios and content hash. Written over
+        an earlier copy, it replaces it: each table's file in the other format, and a
+        ``dataset.yaml`` or ``scenarios.yaml`` this dataset has no content for, are
+        removed (they would load back instead of, or beside, what was written). Each
+        file goes to a temporary name first and is renamed into place.
 
         Parameters
         ----------
@@ -266,28 +271,35 @@ class Dataset:
         -------
         Path
             The directory.
+
+        Raises
+        ------
+        ValueError
+            When ``fmt`` is neither ``"csv"`` nor ``"parquet"`` (nothing is written).
         """
+        if fmt not in ("csv", "parquet"):
+            raise ValueError(f"fmt must be 'csv' or 'parquet', not {fmt!r}")
         d = Path(directory)
         d.mkdir(parents=True, exist_ok=True)
+        other = "parquet" if fmt == "csv" else "csv"
         for name, df in self._tables.items():
-            tmp = d / f".{name}.{fmt}.tmp"
+            tmp = d / f".{name}.{fmt}.tmp-{os.getpid()}"
             if fmt == "csv":
                 to_safe_csv(df, tmp)  # formula-like text cells escaped, see capacity.csv_safe
-            elif fmt == "parquet":
-                df.to_parquet(tmp, index=False)
             else:
-                raise ValueError(f"fmt must be 'csv' or 'parquet', not {fmt!r}")
+                df.to_parquet(tmp, index=False)
             tmp.replace(d / f"{name}.{fmt}")
+            # a copy in the other format would be read instead (CSV wins) or beside it
+            (d / f"{name}.{other}").unlink(missing_ok=True)
         meta = dict(self.meta) or ({"name": self.name} if self.name else {})
-        if meta:
-            (d / META_FILE).write_text(
-                yaml.safe_dump(meta, sort_keys=False, allow_unicode=True), encoding="utf-8"
-            )
-        if self.scenarios:
-            doc = {"scenarios": {k: v.to_dict() for k, v in self.scenarios.items() if k != "base"}}
-            (d / SCENARIOS_FILE).write_text(
-                yaml.safe_dump(doc, sort_keys=False, allow_unicode=True)
-            )
+        doc = {"scenarios": {k: v.to_dict() for k, v in self.scenarios.items() if k != "base"}}
+        for file, content in ((META_FILE, meta), (SCENARIOS_FILE, doc if doc["scenarios"] else {})):
+            if not content:  # an earlier file would load back what this dataset does not hold
+                (d / file).unlink(missing_ok=True)
+                continue
+            tmp = d / f".{file}.tmp-{os.getpid()}"
+            tmp.write_text(yaml.safe_dump(content, sort_keys=False, allow_unicode=True), "utf-8")
+            tmp.replace(d / file)
         return d
 
 

@@ -64,6 +64,29 @@ def test_csv_write_round_trip(tmp_path: Path) -> None:
     assert set(b.scenarios) == {"neutral", "squeeze"}
 
 
+def test_writing_over_an_earlier_copy_loads_back_what_was_written(tmp_path: Path) -> None:
+    """Written as Parquet over a CSV copy, the CSV files stayed and won on load (the
+    edit was read as the old value, with a warning); written without scenarios over a
+    copy with them, the old scenarios.yaml came back."""
+    a = load_dataset(TINY)
+    d = a.write(tmp_path / "d")
+    sites = a.table("sites").copy()
+    sites.loc[0, "energy_price_usd_per_mwh"] = 51.0
+    edited = a.replace(sites=sites)
+    edited.write(d, fmt="parquet")
+    b = load_dataset(d)
+    assert b.hash == edited.hash and not list(d.glob("*.csv")) and not b.warnings
+    assert b.table("sites").loc[0, "energy_price_usd_per_mwh"] == 51.0
+    bare = edited.with_scenarios({}, "none")
+    bare.write(d)
+    c = load_dataset(d)
+    assert c.scenarios.keys() <= {"base"} and not list(d.glob("*.parquet"))
+    assert not [p for p in d.iterdir() if ".tmp" in p.name]
+    with pytest.raises(ValueError, match="fmt must be"):
+        a.write(tmp_path / "x", fmt="xlsx")
+    assert not (tmp_path / "x").exists()
+
+
 def test_the_data_guide_units_table_is_generated_from_the_schema() -> None:
     guide = (ROOT / "docs" / "guide" / "data.md").read_text(encoding="utf-8")
     assert units_markdown() in guide
