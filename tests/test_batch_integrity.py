@@ -569,3 +569,158 @@ def test_a_new_planner_version_redoes_every_case(
     monkeypatch.setattr(manifest, "package_version", lambda: "1.1.0")
     upgraded = run_batch(sweep, out, workers=1, progress=False)
     assert (upgraded.n_done, upgraded.n_skipped) == (2, 0)
+
+
+def _tiny_copy(tmp_path: Path, name: str, demand_scale: float) -> Path:
+    """A copy of the tiny dataset with every demand scaled (other data, other hash)."""
+    import shutil
+
+    import pandas as pd
+
+    d = tmp_path / name
+    shutil.copytree(TINY, d)
+    dem = pd.read_csv(d / "demand.csv")
+    dem["demand_h100e"] = dem["demand_h100e"] * demand_scale
+    dem.to_csv(d / "demand.csv", index=False)
+    return d
+
+
+def test_an_interrupted_rerun_after_a_data_edit_is_not_read_as_one_dataset(
+    tmp_path: Path,
+) -> None:
+    """The reported state: a re-run after a data edit, interrupted after its first
+    case, left the other case as the old data's plan, still 'done'; batch_summary.csv
+    kept the first run's rows; read_run read both as one batch without a word."""
+    import pandas as pd
+
+    data = _tiny_copy(tmp_path, "data", 1.0)
+    sweep = _write_sweep(tmp_path, f"data: {data}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    first = run_batch(sweep, out, workers=1, progress=False)
+    old = first.summary.set_index("scenario")["objective_usd"]
+    dem = pd.read_csv(data / "demand.csv")
+    dem["demand_h100e"] = dem["demand_h100e"] * 0.5  # the edit
+    dem.to_csv(data / "demand.csv", index=False)
+    new_hash = load_dataset(data).hash
+
+    def stop_after_first(cr: Any) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(sweep, out, workers=1, progress=False, reuse=False, on_case=stop_after_first)
+    man = read_batch_manifest(out)["scenarios"]
+    redone = [n for n, e in man.items() if e.get("dataset_hash") == new_hash]
+    assert len(redone) == 1  # the one case the interrupted run reached
+    (kept,) = set(man) - set(redone)
+    summary = pd.read_csv(out / "batch_summary.csv").set_index("scenario")
+    assert summary.loc[kept, "state"] == "other_run"  # not the old data's plan as this run's
+    assert pd.isna(summary.loc[kept, "objective_usd"])
+    assert summary.loc[redone[0], "state"] == "done"
+    assert summary.loc[redone[0], "objective_usd"] != pytest.approx(old[redone[0]], rel=1e-6)
+    with pytest.warns(UserWarning, match="solved on different data") as caught:
+        read_run(out)
+    text = str(caught[0].message)
+    assert f"data {new_hash[:12]}: {redone[0]}" in text and kept in text
+    done = run_batch(sweep, out, workers=1, progress=False)  # resumed: one plan, one data
+    assert (done.n_done, done.n_skipped) == (1, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_run(out)
+
+
+def test_a_second_batch_with_other_data_is_not_reported_as_this_ones(tmp_path: Path) -> None:
+    """Two batches with different data and the same case names, one folder: the first
+    printed the second's plan of a case as its own result."""
+    a_data, b_data = _tiny_copy(tmp_path, "a", 1.0), _tiny_copy(tmp_path, "b", 0.5)
+    a = _write_sweep(tmp_path, f"data: {a_data}\nscenarios: [neutral, squeeze]\n", "a.yaml")
+    b = _write_sweep(tmp_path, f"data: {b_data}\nscenarios: [neutral, squeeze]\n", "b.yaml")
+    out = tmp_path / "out"
+    inner: list[Any] = []
+
+    def b_runs_meanwhile(cr: Any) -> None:  # B writes both cases after A's first
+        if not inner:
+            inner.append(run_batch(b, out, workers=1, progress=False, reuse=False))
+
+    ra = run_batch(a, out, workers=1, progress=False, reuse=False, on_case=b_runs_meanwhile)
+    rb = inner[0]
+    a_rows, b_rows = ra.summary.set_index("scenario"), rb.summary.set_index("scenario")
+    man = read_batch_manifest(out)["scenarios"]
+    a_hash, b_hash = load_dataset(a_data).hash, load_dataset(b_data).hash
+    by_a = {n for n, e in man.items() if e["dataset_hash"] == a_hash}
+    by_b = {n for n, e in man.items() if e["dataset_hash"] == b_hash}
+    assert len(by_a) == len(by_b) == 1  # A's second case came after B's run
+    (only_b,) = by_b
+    assert a_rows.loc[only_b, "state"] == "other_run"  # not B's plan as A's result
+    assert pd_isna(a_rows.loc[only_b, "objective_usd"])
+    assert b_rows.loc[only_b, "objective_usd"] == pytest.approx(man[only_b]["objective_usd"])
+    with pytest.warns(UserWarning, match="solved on different data"):
+        read_run(out)
+
+
+def pd_isna(x: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.isna(x))
+
+
+def test_a_written_case_is_checked_and_entered_while_the_folder_is_locked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two identical batches into one folder: 1 run in 4 recorded a false 'written case
+    does not verify', its check having read the folder while the other batch swapped
+    its own copy in. The check (and the entry) now run while the folder's lock is held:
+    another process cannot take the lock during the check."""
+    from filelock import FileLock, Timeout
+
+    from optimizer.analysis import batch_record
+
+    out = tmp_path / "out"
+    held: list[bool] = []
+    real = batch_record.verify_or_fail
+
+    def check(out_dir: Path, name: str, entry: dict[str, Any]) -> None:
+        other = FileLock(str(out_dir / ".batch.lock"))  # another writer's lock object
+        try:
+            other.acquire(timeout=0)
+        except Timeout:
+            held.append(True)
+        else:
+            other.release()
+            held.append(False)
+        real(out_dir, name, entry)
+
+    monkeypatch.setattr(batch_record, "verify_or_fail", check)
+    sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
+    assert run_batch(sweep, out, workers=1, progress=False).n_done == 2
+    assert held == [True, True]
+
+
+def test_read_run_with_data_applies_each_cases_own_overrides(tmp_path: Path) -> None:
+    """read_run(out, data=...) applied only named scenarios: a grid case with chip capex
+    x3 was read with the base data's unit capex, its capex statistic a third of the
+    cash the plan spent. Each case's inputs.yaml is now applied; other data warns."""
+    sweep = _write_sweep(
+        tmp_path,
+        f"""
+data: {TINY}
+grid:
+  base: neutral
+  axes:
+    - name: capex
+      override: {{op: scale, table: chips, column: capex_usd_per_chip}}
+      levels: [1, 3]
+""",
+    )
+    out = tmp_path / "out"
+    assert run_batch(sweep, out, workers=1, progress=False).n_done == 2
+    plans = read_run(out, data=TINY)
+    for name in ("grid_capex-1", "grid_capex-3"):
+        plan = plans[name]
+        stat = plan.statistics.capex(groupby=["term"]).set_index("term")["capex_usd"]
+        costs = plan.tables["costs"]
+        cash = costs[costs["term"] == "chip_capex"]["cash_usd"].sum()
+        assert cash > 0
+        assert stat["chip_capex"] == pytest.approx(cash, rel=1e-9)
+    other = _tiny_copy(tmp_path, "other", 0.5)
+    with pytest.warns(UserWarning, match="solved from data with content hash"):
+        read_run(out, data=other)

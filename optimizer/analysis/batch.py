@@ -56,7 +56,14 @@ from optimizer.analysis.sweep_cases import SweepCase, expand_sweep
 from optimizer.analysis.sweep_read import load_sweep
 from optimizer.output import manifest as manifest_module
 
-__all__ = ["BATCH_FORMAT", "BATCH_SUMMARY", "BatchResult", "batch_summary", "run_batch"]
+__all__ = [
+    "BATCH_FORMAT",
+    "BATCH_SUMMARY",
+    "OTHER_RUN",
+    "BatchResult",
+    "batch_summary",
+    "run_batch",
+]
 
 BATCH_SUMMARY = "batch_summary.csv"
 BATCH_FORMAT = "capacity-batch/1"
@@ -160,18 +167,21 @@ def run_batch(
     todo, skipped = split_done(out, cases, manifest, keys)
     invalid = validate_cases(base, todo)
     todo = [c for c in todo if c.name not in invalid]
-    run = BatchRecorder(out, manifest, keys, on_case, solve_doc, base.scenarios)
+    run = BatchRecorder(out, manifest, keys, on_case, solve_doc, base.scenarios, base.hash)
     for case in cases:
         if case.name in invalid:
             run.record_invalid(case, invalid[case.name])
     if invalid and on_invalid is not None:
         on_invalid(dict(invalid))
-    if todo:
-        solve_on_dask(
-            run, base, todo, options, reuse, on_cluster(cluster, workers, scheduler), progress
-        )
-    summary = batch_summary(manifest := read_batch_manifest(out), cases, {c.name for c in skipped})
-    write_summary_csv(out, summary, BATCH_SUMMARY)
+    try:
+        if todo:
+            solve_on_dask(
+                run, base, todo, options, reuse, on_cluster(cluster, workers, scheduler), progress
+            )
+    finally:  # an interrupted run (Ctrl-C, SIGTERM) still leaves a summary of the manifest
+        manifest = read_batch_manifest(out)
+        summary = batch_summary(manifest, cases, {c.name for c in skipped}, keys)
+        write_summary_csv(out, summary, BATCH_SUMMARY)
     n_done, n_failed = run.counts["done"], run.counts["failed"]
     return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
 
@@ -223,18 +233,35 @@ def _sweep(spec: SweepSpec, options: Any, keys: Mapping[str, str]) -> dict[str, 
     }
 
 
+#: State of a summary row whose plan in the folder is another run's (not this sweep's).
+OTHER_RUN = "other_run"
+
+
 def batch_summary(
-    manifest: Mapping[str, Any], cases: Sequence[SweepCase], skipped: set[str] | None = None
+    manifest: Mapping[str, Any],
+    cases: Sequence[SweepCase],
+    skipped: set[str] | None = None,
+    keys: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """Return one row per case from a batch manifest (outcomes flattened).
 
     Columns: ``scenario, kind, <param columns>, state, status, objective_usd,
     total_cost_usd, unmet_h100e, trainium_share, breach_mw, binding_families,
-    binding_limits, time_s, skipped, error``.
+    binding_limits, time_s, skipped, error``. With ``keys`` (this sweep's case keys),
+    a case whose entry holds another key (a second batch into the same folder, with
+    other data, overrides or options, wrote it later; or an interrupted re-run after
+    a data edit never reached it) is given state ``other_run`` and no outcomes: its
+    files are not this sweep's plan.
     """
     rows = []
     skipped = skipped or set()
     for c in cases:
         e = (manifest.get("scenarios") or {}).get(c.name, {})
+        if keys is not None and e and e.get("key") != keys.get(c.name):
+            e = {
+                "state": OTHER_RUN,
+                "error": "the folder's plan for this case is another run's (other data, "
+                "overrides or options), not this sweep's: re-run to solve it",
+            }
         rows.append(summary_row(c.name, c.kind, c.params, e, skipped=c.name in skipped))
     return pd.DataFrame(rows)

@@ -50,6 +50,7 @@ __all__ = [
 
 LOCK_NAME = ".batch.lock"
 BATCH_MANIFEST = "batch_manifest.json"
+_LOCKS: dict[str, FileLock] = {}  # one lock object per folder: re-entrant in a thread
 
 
 @contextlib.contextmanager
@@ -57,9 +58,16 @@ def folder_lock(out: Path) -> Iterator[None]:
     """Hold the exclusive lock of one batch output folder (blocking until free).
 
     An OS file lock (``filelock``, as the report manifest's): the kernel releases it
-    when its holder dies, so a killed batch never leaves the folder locked.
+    when its holder dies, so a killed batch never leaves the folder locked. The lock
+    is re-entrant within a thread (one ``FileLock`` object per folder, counted), so a
+    block that holds it (a case's write, check and entry) may call functions that
+    take it again.
     """
-    with FileLock(out / LOCK_NAME):
+    path = str((Path(out) / LOCK_NAME).resolve())
+    lock = _LOCKS.get(path)
+    if lock is None:
+        lock = _LOCKS.setdefault(path, FileLock(path))
+    with lock:
         yield
 
 

@@ -5,6 +5,13 @@ A case is recorded ``state: "done"`` only when its written files re-read and ver
 infeasible case is written with its explanation table, recorded ``no_plan`` and
 counted as failed; a case without a result (an exception, a worker killed, invalid
 data) is recorded ``failed`` with its error, and the batch goes on.
+
+The write (staging folder moved in), its check and the manifest entry happen while
+the folder's lock is held: a second batch writing the same case into the folder
+cannot swap its folder in between, so a check never reads another writer's files
+(a false "does not verify") and an entry never vouches for them. Each entry carries
+the ``dataset_hash`` of the data its case was solved on, so a folder whose cases
+come from different data (an interrupted re-run after an edit) is told apart.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from typing import Any
 from capacity.recorded_inputs import INPUTS_FILE
 from capacity.validation import Finding
 from optimizer.analysis.batch_case import CaseResult
-from optimizer.analysis.batch_folder import BATCH_MANIFEST, merge_case, sweep_id
+from optimizer.analysis.batch_folder import BATCH_MANIFEST, folder_lock, merge_case, sweep_id
 from optimizer.analysis.batch_invalid import INVALID_DATA, finding_text
 from optimizer.analysis.batch_progress import BatchProgress
 from optimizer.analysis.batch_resume import NO_PLAN, verify_or_fail
@@ -45,8 +52,10 @@ class BatchRecorder:
         on_case: Callable[[CaseResult], None] | None,
         solve_doc: Mapping[str, Any] | None = None,
         scenarios: Mapping[str, Any] | None = None,
+        dataset_hash: str = "",
     ) -> None:
         self.out = out
+        self.dataset_hash = dataset_hash  # the base data every case is solved from
         self.scenarios = dict(scenarios or {})  # the base data's named scenarios
         self.solve_doc = dict(solve_doc or {})
         self.manifest = manifest
@@ -77,9 +86,27 @@ class BatchRecorder:
                 if case.objective is None
                 else {**self.solve_doc, "objective": case.objective}
             ),
+            "dataset_hash": self.dataset_hash,
             "finished_utc": iso_now(),
             "retried": retried,
         }
+        with folder_lock(self.out):  # write, check and entry: no other writer between
+            self._write_and_enter(case, cr, entry, findings)
+        ok = entry["state"] == "done" and cr.status in OK_STATUSES
+        self.counts["done" if ok else "failed"] += 1
+        if bar is not None:
+            bar.advance(ok, last=case.name)
+        if self.on_case is not None:
+            self.on_case(cr)
+
+    def _write_and_enter(
+        self,
+        case: SweepCase,
+        cr: CaseResult,
+        entry: dict[str, Any],
+        findings: Sequence[Finding],
+    ) -> None:
+        """Write the case's files, check them and merge its entry (caller holds the lock)."""
         if cr.result is not None:
             entry.update(self._write_tables(case, cr, entry))
         else:
@@ -100,12 +127,6 @@ class BatchRecorder:
             entry["state"] = NO_PLAN  # written and verified, but no plan: redone by a re-run
         # merged under the folder's lock: entries of concurrent batches are kept
         self.manifest = merge_case(self.out, case.name, entry, iso_now())
-        ok = entry["state"] == "done" and cr.status in OK_STATUSES
-        self.counts["done" if ok else "failed"] += 1
-        if bar is not None:
-            bar.advance(ok, last=case.name)
-        if self.on_case is not None:
-            self.on_case(cr)
 
     def record_invalid(self, case: SweepCase, found: Sequence[Finding]) -> None:
         """Record a case whose data does not validate (not solved) with its findings."""

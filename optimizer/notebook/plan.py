@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -21,7 +22,9 @@ from typing import Any
 import pandas as pd
 
 from capacity.dataset import load_dataset
-from capacity.scenarios import apply_scenario
+from capacity.recorded_inputs import INPUTS_FILE, read_scenarios_file
+from capacity.scenarios import apply_overrides, apply_scenario
+from capacity.validation import DataValidationError
 from optimizer.analysis.batch_folder import BATCH_MANIFEST
 from optimizer.notebook.keys import PlanKeys
 from optimizer.notebook.plots import Plotter
@@ -243,14 +246,55 @@ def _combine(rows: pd.DataFrame, keys: list[str], values: list[str]) -> pd.DataF
     return out[[*keys, *values]]
 
 
-def _data_keys(data: Any, scenario: str) -> PlanKeys:
-    """Key maps from ``data`` (a Dataset or a dataset folder), scenario applied if known."""
+def _data_keys(data: Any, scenario: str, folder: Path | None = None) -> PlanKeys:
+    """Key maps from ``data`` (a Dataset or a dataset folder) as the scenario was solved.
+
+    The scenario folder's ``inputs.yaml`` (every override applied to the base data,
+    a batch case's own included) is applied when present; otherwise the data's named
+    scenario of that name, if any.
+    """
     if data is None:
         return PlanKeys()
     ds = load_dataset(Path(data)) if isinstance(data, str | os.PathLike) else data
-    if scenario in getattr(ds, "scenarios", {}) and getattr(ds, "scenario", "base") == "base":
+    if getattr(ds, "scenario", "base") != "base":
+        return PlanKeys.from_dataset(ds)
+    record = folder / INPUTS_FILE if folder is not None else None
+    if record is not None and record.is_file():
+        return PlanKeys.from_dataset(_as_recorded(ds, scenario, record))
+    if scenario in getattr(ds, "scenarios", {}):
         ds = apply_scenario(ds, scenario)
     return PlanKeys.from_dataset(ds)
+
+
+def _as_recorded(ds: Any, scenario: str, record: Path) -> Any:
+    """Return ``ds`` with the overrides ``record`` (an ``inputs.yaml``) lists for ``scenario``.
+
+    Warns, and returns ``ds`` as given, when the record cannot be applied; warns when
+    the data so made is not the data the plan was solved from (the content hash in
+    the record's header).
+    """
+    try:
+        recorded = read_scenarios_file(record).get(scenario)
+        solved = apply_overrides(ds, recorded.overrides if recorded else (), scenario=scenario)
+    except DataValidationError as exc:
+        warnings.warn(
+            f"{record}: its overrides do not apply to the data given ({exc}); the "
+            "statistics that read the data use it without them.",
+            UserWarning,
+            stacklevel=4,
+        )
+        return ds
+    found = re.search(r"content hash ([0-9a-f]{64})", record.read_text(encoding="utf-8"))
+    if found and found.group(1) != solved.hash:
+        warnings.warn(
+            f"{record}: the plan was solved from data with content hash "
+            f"{found.group(1)[:12]}, the data given with these overrides has "
+            f"{solved.hash[:12]}: the statistics that read the data (unit capex, "
+            "regions, families) are those of other data.",
+            UserWarning,
+            stacklevel=4,
+        )
+    return solved
 
 
 #: The manifest beside a scenario folder, and the state it gives a finished scenario.
@@ -284,14 +328,47 @@ def _warn_if_unfinished(folder: Path, name: str) -> None:
         return
 
 
-def _plan_of(tables: Mapping[str, pd.DataFrame], name: str, data: Any) -> Plan:
+def _warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
+    """Warn when a batch folder's cases were solved on different data.
+
+    An interrupted re-run after a data edit leaves the cases it had not reached as
+    the earlier data's plans, each still ``done``: read together they compare plans
+    of two datasets as if of one. The batch manifest records each case's
+    ``dataset_hash``; a case entry without it (written before it was recorded) counts
+    as its own, unknown, data.
+    """
+    try:
+        doc = json.loads((path / BATCH_MANIFEST).read_text(encoding="utf-8"))
+        entries = doc.get("scenarios", {})
+    except (OSError, ValueError, AttributeError):
+        return
+    groups: dict[str, list[str]] = {}
+    for name in names:
+        entry = entries.get(name)
+        if isinstance(entry, dict) and entry.get("state") == "done":
+            data = str(entry.get("dataset_hash") or "unrecorded")
+            groups.setdefault(data, []).append(name)
+    if len(groups) > 1:
+        parts = "; ".join(f"data {h[:12]}: {', '.join(n)}" for h, n in sorted(groups.items()))
+        warnings.warn(
+            f"{path}: the cases of this batch folder were solved on different data "
+            f"({parts}); they are not plans of one dataset. Re-run the batch to solve "
+            "every case on the current data.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def _plan_of(
+    tables: Mapping[str, pd.DataFrame], name: str, data: Any, folder: Path | None = None
+) -> Plan:
     summary = tables.get("summary")
     status, objective = "", None
     if summary is not None and len(summary):
         status = str(summary["status"].iloc[0])
         value = summary["objective_usd"].iloc[0]
         objective = None if pd.isna(value) else float(value)
-    keys = _data_keys(data, name)
+    keys = _data_keys(data, name, folder)
     if not keys.periods and "costs" in tables and len(tables["costs"]):
         keys = PlanKeys(keys.sites, keys.chips, tuple(pd.unique(tables["costs"]["period"])))
     return Plan(tables, keys, name=name, status=status, objective_usd=objective)
@@ -308,8 +385,10 @@ def read_report(path: str | os.PathLike[str], data: Any = None) -> Plan:
     data : capacity.Dataset or path-like, optional
         The dataset the report was solved from: it names each site's region and each
         chip's family and vendor and gives the unit capex that splits capex by chip
-        and site. A folder is loaded and the report's scenario applied when the data
-        defines it. Without it those statistics raise ``ValueError``.
+        and site. A folder is loaded; the overrides the scenario folder's
+        ``inputs.yaml`` records are applied (a batch case's own included; a warning
+        when the data so made is not the data solved), else the data's scenario of
+        that name. Without it those statistics raise ``ValueError``.
 
     Returns
     -------
@@ -331,7 +410,7 @@ def read_report(path: str | os.PathLike[str], data: Any = None) -> Plan:
     name = path.name.split("=", 1)[1] if path.name.startswith("scenario=") else path.name
     if path.name.startswith("scenario="):
         _warn_if_unfinished(path, name)
-    return _plan_of(read_tables(path), name, data)
+    return _plan_of(read_tables(path), name, data, path)
 
 
 def read_run(path: str | os.PathLike[str], data: Any = None) -> PlanCollection:
@@ -343,8 +422,8 @@ def read_run(path: str | os.PathLike[str], data: Any = None) -> PlanCollection:
         A run folder (``reports/<run_id>``) or a batch ``--out`` folder: its
         ``scenario=<name>`` sub-folders.
     data : capacity.Dataset or path-like, optional
-        As for :func:`read_report` (one dataset for every scenario; each scenario it
-        defines is applied to it).
+        As for :func:`read_report` (one dataset for every scenario; each scenario's
+        recorded overrides are applied to it).
 
     Returns
     -------
@@ -363,5 +442,6 @@ def read_run(path: str | os.PathLike[str], data: Any = None) -> PlanCollection:
     for folder in folders:
         name = folder.name.split("=", 1)[1]
         _warn_if_unfinished(folder, name)
-        plans[name] = _plan_of(read_tables(folder), name, data)
+        plans[name] = _plan_of(read_tables(folder), name, data, folder)
+    _warn_if_mixed_data(Path(path), list(plans))
     return PlanCollection(plans)
