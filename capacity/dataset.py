@@ -26,6 +26,7 @@ import yaml
 
 from capacity.csv_read import read_table_file
 from capacity.csv_safe import to_safe_csv
+from capacity.dataset_files import meta_findings, misnamed_table_files
 from capacity.override_checks import scenario_match_findings
 from capacity.revalidate import Validation, revalidate, table_digest, validate_parts
 from capacity.safe_yaml import YamlLimitError, load_yaml
@@ -440,6 +441,7 @@ def unknown_table_files(directory: Path) -> list[Finding]:
         else:
             msg = f"not read: {p.name} names no table; the tables are {', '.join(TABLE_NAMES)}"
             out.append(Finding("warning", p.name, None, None, None, msg))
+    out.extend(misnamed_table_files(directory, TABLE_NAMES))  # carbon_policy.xlsx ...
     for name in (SCENARIOS_FILE, META_FILE):  # scenarios.yml, scenario.yaml ...
         if (directory / name).exists():
             continue
@@ -498,6 +500,7 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
     if (d / META_FILE).exists():
         m = _read_yaml(d / META_FILE)
         meta = m if isinstance(m, dict) else {}
+        findings.extend(meta_findings(meta, META_FILE))
     scenarios: dict[str, Scenario] = {}
     lines: dict[tuple[Any, ...], int] = {}
     if (d / SCENARIOS_FILE).exists():

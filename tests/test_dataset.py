@@ -345,3 +345,51 @@ def test_note_check_skips_context_and_accepts_rounding() -> None:
     assert _note_numbers_accounted(_without_context(note), {2.25}) == []
     assert _note_numbers_accounted(note, {2.25}) == [3.35]
     assert _note_numbers_accounted("2.6, rounded 2.25", {2.25}) == [2.6]
+
+
+def test_dataset_yaml_keys_the_planner_does_not_read_are_warned(tmp_path: Path) -> None:
+    """dataset.yaml took discount_rate_per_year, horizon and currency without a word:
+    editing them changed nothing. Each now is a warning naming the key, its value and
+    where the figure really lives; the informational keys pass."""
+    import shutil
+
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    (d / "dataset.yaml").write_text(
+        "name: t\ndescription: x\nlicense_notes: y\n"
+        "discount_rate_per_year: 0.12\nhorizon: 2025Q1..2040Q4\ncurrency: EUR\nowner: me\n"
+    )
+    found = {f.column: f for f in load_dataset(d).warnings if f.file == "dataset.yaml"}
+    assert set(found) == {"discount_rate_per_year", "horizon", "currency", "owner"}
+    assert found["discount_rate_per_year"].value == "0.12"
+    assert "periods.csv's discount_factor" in found["discount_rate_per_year"].message
+    assert "_usd" in found["currency"].message and found["currency"].value == "EUR"
+    assert "name, description, license_notes" in found["owner"].message
+    assert not [f for f in load_dataset(ROOT / "data").warnings if f.file == "dataset.yaml"]
+
+
+@pytest.mark.parametrize("name", ["carbon_policy.CSV", "carbon_policy.xlsx", "Carbon_Policy.tsv"])
+def test_an_optional_table_under_another_extension_is_an_error_not_skipped(
+    tmp_path: Path, name: str
+) -> None:
+    """An optional table saved as carbon_policy.CSV, .xlsx or .tsv was skipped without
+    a word (only lower-case .csv/.parquet near names were checked): the plan was made
+    with no carbon price. It is an error naming the file when no carbon_policy.csv
+    is read, a warning when one is."""
+    import shutil
+
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    (d / name).write_text("region,period,carbon_price_usd_per_t\n")
+    with pytest.raises(DataValidationError) as e:
+        load_dataset(d)
+    (bad,) = [f for f in e.value.findings if f.file == name]
+    assert bad.severity == "error" and "carbon_policy.csv" in bad.message
+    (d / "carbon_policy.csv").write_text((d / name).read_text())
+    try:
+        ds = load_dataset(d)
+    except DataValidationError as e2:  # the empty table may not validate: not our subject
+        warned = [f for f in e2.findings if f.file == name]
+    else:
+        warned = [f for f in ds.warnings if f.file == name]
+    assert [f.severity for f in warned] == ["warning"]
