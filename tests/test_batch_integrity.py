@@ -724,3 +724,28 @@ grid:
     other = _tiny_copy(tmp_path, "other", 0.5)
     with pytest.warns(UserWarning, match="solved from data with content hash"):
         read_run(out, data=other)
+
+
+def test_batch_cases_carry_the_non_unique_duals_count_and_the_note(tmp_path: Path) -> None:
+    """Two runs of one batch listed different binding limits for the same plans (the
+    duals of a degenerate plan depend on the warm start), and the batch output, unlike a
+    single solve, said nothing. Each case now counts its limits used to the full at a
+    zero shadow price, and the printed summary carries the note."""
+    import pandas as pd
+
+    from optimizer.analysis.batch_render import degenerate_cases_note
+    from optimizer.output.binding_limits import LIMIT_FAMILIES
+
+    sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    r = run_batch(sweep, out, workers=1, progress=False)
+    rows = r.summary.set_index("scenario")
+    for name in ("neutral", "squeeze"):
+        sp = pd.read_parquet(out / f"scenario={name}" / "shadow_prices.parquet")
+        zero = (
+            sp["binding"] & sp["family"].isin(LIMIT_FAMILIES) & (sp["shadow_price"].abs() <= 1e-6)
+        )
+        assert rows.loc[name, "degenerate_limits"] == int(zero.sum())
+    summary = pd.DataFrame({"degenerate_limits": [0, 3, None, 1]})
+    assert degenerate_cases_note(summary).startswith("Note: 2 case(s) have limits")
+    assert degenerate_cases_note(summary.iloc[[0, 2]]) == ""

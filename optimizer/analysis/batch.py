@@ -247,11 +247,11 @@ def batch_summary(
 
     Columns: ``scenario, kind, <param columns>, state, status, objective_usd,
     total_cost_usd, unmet_h100e, trainium_share, breach_mw, binding_families,
-    binding_limits, time_s, skipped, error``. With ``keys`` (this sweep's case keys),
-    a case whose entry holds another key (a second batch into the same folder, with
-    other data, overrides or options, wrote it later; or an interrupted re-run after
-    a data edit never reached it) is given state ``other_run`` and no outcomes: its
-    files are not this sweep's plan.
+    binding_limits, degenerate_limits, time_s, skipped, error``. With ``keys`` (this
+    sweep's case keys), a case whose entry holds another key (a second batch into the
+    same folder, with other data, overrides or options, wrote it later; or an
+    interrupted re-run after a data edit never reached it) is given state
+    ``other_run`` and no outcomes: its files are not this sweep's plan.
     """
     rows = []
     skipped = skipped or set()

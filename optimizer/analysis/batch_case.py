@@ -235,6 +235,7 @@ def run_case(
         Never raises for a bad case: exceptions become ``status == "failed"``.
     """
     from optimizer.analysis.outcomes import binding_families, binding_limits, plan_outcomes
+    from optimizer.output.binding_limits import degenerate_limits
 
     t0 = time.perf_counter()
     if os.environ.get(CRASH_ENV) and os.environ.get(CRASH_ENV) == case.name:
@@ -252,6 +253,8 @@ def run_case(
             fams, lims = binding_families(res), binding_limits(res)  # None: no duals
             outcomes["binding_families"] = None if fams is None else sorted(fams)
             outcomes["binding_limits"] = None if lims is None else sorted(lims)
+            # limits used to the full at a zero price: the duals above are one of many
+            outcomes["degenerate_limits"] = None if lims is None else degenerate_limits(res.tables)
         return CaseResult(
             case.name,
             key,

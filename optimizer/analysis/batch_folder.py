@@ -160,8 +160,10 @@ def summary_row(
     """Return one ``batch_summary.csv`` row from a case's manifest entry (outcomes flattened).
 
     Keys: ``scenario, kind, param_<name>..., state, status, objective_usd, total_cost_usd,
-    unmet_h100e, trainium_share, breach_mw, binding_families, binding_limits, time_s,
-    skipped, error`` (the error's first line); ``margin_usd, revenue_usd`` after them
+    unmet_h100e, trainium_share, breach_mw, binding_families, binding_limits,
+    degenerate_limits, time_s, skipped, error`` (the error's first line;
+    ``degenerate_limits`` counts the limits used to the full at a zero shadow price,
+    whose binding lists are then not unique); ``margin_usd, revenue_usd`` after them
     for a case solved in the margin objective.
     """
     e, o = entry, entry.get("outcomes") or {}
@@ -177,6 +179,7 @@ def summary_row(
         breach_mw=o.get("breach_mw"),
         binding_families=_joined(o, "binding_families"),
         binding_limits=_joined(o, "binding_limits"),
+        degenerate_limits=o.get("degenerate_limits"),
         time_s=e.get("time_s"),
         skipped=skipped,
         error=(e.get("error") or "").splitlines()[0] if e.get("error") else "",

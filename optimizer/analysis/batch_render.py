@@ -13,7 +13,7 @@ from optimizer.output.summary import OK_STATUSES
 if TYPE_CHECKING:
     from optimizer.analysis.batch import BatchResult
 
-__all__ = ["render_batch", "render_invalid"]
+__all__ = ["degenerate_cases_note", "render_batch", "render_invalid"]
 
 
 def render_batch(result: BatchResult, console: Any = None) -> None:
@@ -46,6 +46,30 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     bad = s[(s["state"] != "done") | (~s["status"].isin(OK_STATUSES))]
     for r in bad.itertuples(index=False):
         console.print(f"[red]{r.scenario}[/red]: {r.status or r.state} {r.error}")
+    note = degenerate_cases_note(s)
+    if note:
+        console.print(note)
+
+
+def degenerate_cases_note(summary: pd.DataFrame) -> str:
+    """Return the note on non-unique shadow prices of a batch ("" when none is).
+
+    A case with limits used to the full at a zero shadow price (``degenerate_limits``
+    > 0) has many equal sets of duals: which one a case reports depends on the warm
+    start its worker reused, so its binding limits can differ between two runs of the
+    same batch for the same plan (the single solve's note, per batch).
+    """
+    if "degenerate_limits" not in summary:
+        return ""
+    n = int((pd.to_numeric(summary["degenerate_limits"], errors="coerce") > 0).sum())
+    if not n:
+        return ""
+    return (
+        f"Note: {n} case(s) have limits used to the full with a zero shadow price, so "
+        "their shadow prices and binding limits are not unique: a re-run (another warm "
+        "start) can report the same plans with other binding limits "
+        "(batch_summary.csv: degenerate_limits)."
+    )
 
 
 SUMMED_OVER_QUARTERS = ("unmet_h100e", "breach_mw")
