@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -156,6 +157,10 @@ def test_run_folder_reads_back_and_in_duckdb(hand: object, noisy: object, tmp_pa
     plans = cp.read_run(run)
     assert len(plans) == 4
     assert (run / "replan_regret.html").stat().st_size > 1000
+    # the run's dataset_hash is the data given, not the first path's truth data
+    man = json.loads((run / "manifest.json").read_text())
+    assert man["dataset_hash"] == hand.hash  # type: ignore[attr-defined]
+    assert man["kind"] == "replan"
 
 
 def test_a_replan_write_that_fails_leaves_no_half_run(

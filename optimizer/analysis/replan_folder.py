@@ -34,6 +34,7 @@ import pyarrow as pa
 
 from optimizer.analysis.replan_setup import KIND_UNITS
 from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_atomic
+from optimizer.output.manifest import update_manifest
 from optimizer.output.parquet_tables import write_arrow_atomic
 from optimizer.output.report import write_report
 from optimizer.output.run_folder import claimed_run_dir, default_run_id
@@ -103,6 +104,10 @@ def _fill_run(result: Any, out: str | os.PathLike[str], run_dir: Path, dataset_h
             write_arrow_atomic(_arrow(df, {**meta, "table": name}), pdir / f"{name}.parquet")
     write_arrow_atomic(_arrow(result.spread, {"table": "spread"}), rdir / "spread.parquet")
     write_json_atomic(rdir / "settings.json", dict(result.settings))
+    # the run is of the data given: each path's entry is of its truth data, and the first
+    # path's write had set the run's dataset_hash to that path's truth data
+    fields = {"dataset_hash": dataset_hash, "kind": "replan", "overwrite": ["dataset_hash"]}
+    update_manifest(run_dir, run_fields=fields)
     html = replan_figure(result.paths).to_html(include_plotlyjs=True, full_html=True)
     write_text_atomic(run_dir / "replan_regret.html", html)
 
