@@ -8,6 +8,7 @@ by a CBC one). The claim (:func:`optimizer.output.run_folder.claim_run_dir`) is 
 
 from __future__ import annotations
 
+import os
 import threading
 from datetime import UTC, datetime
 from pathlib import Path
@@ -159,3 +160,85 @@ def test_a_claimed_run_folder_goes_whole_when_its_block_fails(tmp_path: Path) ->
     with claimed_run_dir(tmp_path, "r") as run:
         (run / "leaves.parquet").write_bytes(b"x")
     assert [p.name for p in tmp_path.iterdir()] == ["r"] and (run / "leaves.parquet").exists()
+
+
+_KILL_SECOND = """
+import os, sys
+from optimizer.cli import solve as s
+real = s._solve_one
+def one(console, name, *a, **k):
+    if name == sys.argv[3]:
+        os._exit(9)  # as kill -9: no clean-up of any kind
+    return real(console, name, *a, **k)
+s._solve_one = one
+from optimizer.cli.commands import app
+app(["solve", sys.argv[1], "--scenario", "all", "--out", sys.argv[2]])
+"""
+
+
+def test_a_solve_killed_part_way_is_not_read_as_the_whole_run(tmp_path: Path) -> None:
+    """kill -9 of `capacity solve --scenario all` after its first scenario left a run
+    folder that read_run read as the whole run, without a word. The run now holds
+    .unfinished.json (the writer's pid, the scenarios requested) until its last
+    scenario: read_run names what it lacks; a finished run reads without a warning."""
+    import subprocess
+    import sys
+    import warnings
+
+    from capacity.dataset import load_dataset
+    from optimizer.notebook import read_run
+    from tests.conftest import TINY
+
+    names = list(load_dataset(TINY).scenarios)  # what --scenario all solves
+    assert len(names) >= 2
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", _KILL_SECOND, str(TINY), str(out), names[1]],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 9, done.stderr
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
+    with pytest.warns(UserWarning, match="this run is not finished") as caught:
+        plans = read_run(run)
+    assert list(plans) == names[:1]
+    text = str(caught[0].message)
+    assert "stopped part way" in text
+    assert f"it lacks {', '.join(names[1:])} of the {len(names)} requested" in text
+    whole = CliRunner().invoke(
+        app, ["solve", str(TINY), "--scenario", "all", "--out", str(tmp_path / "whole")]
+    )
+    assert whole.exit_code == 0, whole.output
+    (run,) = [p for p in (tmp_path / "whole").iterdir() if p.is_dir()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(read_run(run)) == len(names)
+    assert not (run / ".unfinished.json").exists()
+
+
+def test_a_claimed_run_is_marked_unfinished_until_its_block_ends(tmp_path: Path) -> None:
+    """replan, alternatives, the hedge and the tree fill a claimed run folder: killed
+    outright in the block (no exception to clean up on), the folder was read as whole."""
+    import json
+    import subprocess
+    import sys
+
+    with run_folder.claimed_run_dir(tmp_path, "r") as d:
+        marker = json.loads((d / ".unfinished.json").read_text())
+        assert marker["pid"] == os.getpid() and marker["requested"] == []
+        assert "still writing it" in run_folder.unfinished_note(d, [])
+    assert not (d / ".unfinished.json").exists()
+    assert run_folder.unfinished_note(d, []) == ""
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    run_folder.mark_unfinished(d, ["a", "b"])
+    doc = json.loads((d / ".unfinished.json").read_text())
+    doc["pid"] = int(dead.stdout)  # the writer, gone
+    (d / ".unfinished.json").write_text(json.dumps(doc))
+    note = run_folder.unfinished_note(d, ["a"])
+    assert "stopped part way" in note and "it lacks b of the 2 requested" in note

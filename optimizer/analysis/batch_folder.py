@@ -36,6 +36,7 @@ import pandas as pd
 from filelock import FileLock
 
 from capacity.csv_safe import to_safe_csv
+from optimizer.output.run_folder import pid_alive
 
 __all__ = [
     "BATCH_MANIFEST",
@@ -237,16 +238,6 @@ def write_summary_csv(out: Path, mine: pd.DataFrame, path_name: str) -> pd.DataF
     return both
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def remove_stale_temp_files(out: Path) -> list[Path]:
     """Remove what killed writers left: temporary files and staging folders.
 
@@ -266,14 +257,14 @@ def remove_stale_temp_files(out: Path) -> list[Path]:
     removed = []
     for p in [*out.glob(".*.tmp-*"), *out.glob("scenario=*/.*.tmp-*")]:
         head = p.name.rsplit(".tmp-", 1)[1].split("-", 1)[0]
-        if head.isdigit() and _pid_alive(int(head)):
+        if head.isdigit() and pid_alive(int(head)):
             continue
         with contextlib.suppress(OSError):
             p.unlink()
             removed.append(p)
     for p in [*out.glob(".scenario=*.partial-*"), *out.glob(".scenario=*.old-*")]:
         name, _, head = p.name.rpartition("-")
-        if head.isdigit() and _pid_alive(int(head)):
+        if head.isdigit() and pid_alive(int(head)):
             continue
         home = out / name[1:].rsplit(".", 1)[0]
         with contextlib.suppress(OSError):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -194,7 +195,7 @@ def solve(
         formulation=formulation.value,
         objective=objective.value,
     )
-    run = RunFolder(out, units) if report else None
+    run = RunFolder(out, units, [name for name, _ in prepared]) if report else None
     raise typer.Exit(
         _solve_all(console, prepared, options, run, started, time_limit, verbose=verbose)
     )
@@ -253,6 +254,8 @@ def _solve_all(
                 later = [n for n, _ in prepared[i + 1 :]]
                 progress.advance(code == 0, current=later[0] if later else "")
                 started = time.monotonic()
+        if run is not None:
+            run.finish()
     except KeyboardInterrupt as e:
         if run is None:
             where = "no report is written with --no-report"
@@ -280,11 +283,23 @@ class RunFolder:
         Report root (``--out``).
     units : bool
         Also write ``units.csv`` (``--units``).
+    requested : sequence of str
+        The scenarios the run is to hold: until :meth:`finish` the folder is marked
+        unfinished with them (:func:`optimizer.output.run_folder.mark_unfinished`), so
+        a solve killed part way is not read as the whole run.
     """
 
-    def __init__(self, out: Path, units: bool) -> None:
+    def __init__(self, out: Path, units: bool, requested: Sequence[str] = ()) -> None:
         self.out, self.units = out, units
+        self.requested = list(requested)
         self.path: Path | None = None
+
+    def finish(self) -> None:
+        """Every requested scenario was solved (written or not): the run is whole."""
+        from optimizer.output.run_folder import finish_run
+
+        if self.path is not None:
+            finish_run(self.path)
 
     def write(self, console: Console, result: PlanResult, scenario: str, solved: Dataset) -> int:
         """Write one scenario into the run (claiming it first); return 1 on failure, else 0.
@@ -310,6 +325,10 @@ class RunFolder:
         except (ReportError, ValueError) as e:
             console.print(f"[red]error: report not written:[/red] {e}")
             return 1
+        if self.path is None and len(self.requested) > 1:  # the run's first scenario
+            from optimizer.output.run_folder import mark_unfinished
+
+            mark_unfinished(run_dir, self.requested)
         self.path = run_dir
         sdir = scenario_dir(run_dir, scenario)
         console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")

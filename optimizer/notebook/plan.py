@@ -32,6 +32,7 @@ from optimizer.notebook.statistics import GroupBy, Statistics, Where
 from optimizer.output.atomic import ReportError
 from optimizer.output.manifest import MANIFEST_NAME
 from optimizer.output.parquet_tables import read_report as read_tables
+from optimizer.output.run_folder import unfinished_note
 
 __all__ = ["Plan", "PlanCollection", "read_report", "read_run"]
 
@@ -410,6 +411,7 @@ def read_report(path: str | os.PathLike[str], data: Any = None) -> Plan:
     name = path.name.split("=", 1)[1] if path.name.startswith("scenario=") else path.name
     if path.name.startswith("scenario="):
         _warn_if_unfinished(path, name)
+        _warn_if_run_unfinished(path.parent, [name])
     return _plan_of(read_tables(path), name, data, path)
 
 
@@ -444,4 +446,16 @@ def read_run(path: str | os.PathLike[str], data: Any = None) -> PlanCollection:
         _warn_if_unfinished(folder, name)
         plans[name] = _plan_of(read_tables(folder), name, data, folder)
     _warn_if_mixed_data(Path(path), list(plans))
+    _warn_if_run_unfinished(Path(path), list(plans))
     return PlanCollection(plans)
+
+
+def _warn_if_run_unfinished(run_dir: Path, names: Sequence[str]) -> None:
+    """Warn when the run folder's writer has not finished it (or died part way)."""
+    note = unfinished_note(run_dir, names)
+    if note:
+        warnings.warn(
+            f"{note}. Re-run the command that wrote it to have every scenario.",
+            UserWarning,
+            stacklevel=3,
+        )

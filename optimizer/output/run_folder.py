@@ -5,14 +5,23 @@ Layout of a run folder (Hive partitioning on ``scenario``)::
     <out>/<run_id>/manifest.json
     <out>/<run_id>/units.csv                     (only with ``units=True``)
     <out>/<run_id>/scenario=<name>/<table>.parquet
+    <out>/<run_id>/.unfinished.json              (only while the run is written)
+
+A run written in several steps (the scenarios of one ``capacity solve``, the paths of
+a replan, the plans of alternatives or a hedge) holds ``.unfinished.json`` (its
+writer's pid and the scenarios requested) from its claim until its last file: a
+writer killed part way (``kill -9``, a power cut) leaves it, and
+:func:`optimizer.notebook.read_run` warns instead of reading part of a run as the
+whole (:func:`unfinished_note`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, unquote
@@ -26,8 +35,80 @@ __all__ = [
     "reserve_run_dir",
     "scenario_dir",
     "scenario_name_from_dir",
+    "finish_run",
+    "mark_unfinished",
+    "pid_alive",
+    "unfinished_note",
     "utc_stamp",
 ]
+
+UNFINISHED = ".unfinished.json"
+"""Marker of a run folder still being written (or whose writer died part way)."""
+
+
+def mark_unfinished(run_dir: str | os.PathLike[str], requested: Sequence[str] = ()) -> None:
+    """Mark a run folder as being written: ``.unfinished.json`` (pid, requested, time).
+
+    Parameters
+    ----------
+    run_dir : path-like
+        The claimed run folder (exists).
+    requested : sequence of str
+        The scenarios the run is to hold (empty when not known up front).
+    """
+    from optimizer.output.atomic import write_json_atomic
+
+    doc = {"pid": os.getpid(), "requested": list(requested), "started_utc": utc_stamp()}
+    write_json_atomic(Path(run_dir) / UNFINISHED, doc)
+
+
+def finish_run(run_dir: str | os.PathLike[str]) -> None:
+    """Remove a run folder's ``.unfinished.json``: every file of the run is written."""
+    with contextlib.suppress(FileNotFoundError):
+        (Path(run_dir) / UNFINISHED).unlink()
+
+
+def unfinished_note(run_dir: str | os.PathLike[str], held: Sequence[str]) -> str:
+    """Return why a run folder is not whole ("" when it is finished).
+
+    Parameters
+    ----------
+    run_dir : path-like
+        A run folder.
+    held : sequence of str
+        The scenarios it holds (read).
+
+    Returns
+    -------
+    str
+        Empty when the folder has no ``.unfinished.json``; else a sentence naming the
+        writer (still running, or stopped) and the requested scenarios it lacks.
+    """
+    path = Path(run_dir) / UNFINISHED
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return ""
+    except (OSError, ValueError):
+        doc = {}
+    pid = int(doc.get("pid") or 0) if isinstance(doc, dict) else 0
+    requested = list(doc.get("requested") or []) if isinstance(doc, dict) else []
+    alive = pid > 0 and pid_alive(pid)
+    who = f"its writer (pid {pid}) is still writing it" if alive else "its writer stopped part way"
+    missing = [n for n in requested if n not in held]
+    lacks = f"; it lacks {', '.join(missing)} of the {len(requested)} requested" if missing else ""
+    return f"{run_dir}: this run is not finished ({who}{lacks}): read as it is, it is part of a run"
+
+
+def pid_alive(pid: int) -> bool:
+    """Return True when process ``pid`` exists (one of another user counts)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _utc_now() -> datetime:
@@ -110,7 +191,9 @@ def claimed_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Iterator[Pa
 
     When the block raises (a write error, Ctrl-C, SIGTERM turned into an interrupt) the
     directory and every file the block wrote are removed before the exception goes on,
-    so an error message never sits beside half a report.
+    so an error message never sits beside half a report. While the block runs the
+    folder holds ``.unfinished.json`` (:func:`mark_unfinished`), removed when it ends
+    well, so a writer killed outright leaves a folder read_run warns about.
 
     Parameters
     ----------
@@ -131,10 +214,12 @@ def claimed_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Iterator[Pa
     """
     run_dir = claim_run_dir(out_dir, run_id)
     try:
+        mark_unfinished(run_dir)  # a kill -9 part way leaves it: read_run warns
         yield run_dir
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)
         raise
+    finish_run(run_dir)
 
 
 def reserve_run_dir(
