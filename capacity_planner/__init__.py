@@ -27,6 +27,7 @@ Entry points
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -37,6 +38,7 @@ from optimizer.analysis.hedge import hedged_plan
 from optimizer.analysis.monte_carlo import monte_carlo
 from optimizer.analysis.tornado import tornado
 from optimizer.notebook.plan import Plan, PlanCollection, read_report, read_run
+from optimizer.plan.objective_reads import scenario_overrides, unread_override_findings
 from optimizer.plan.options import SolveOptions
 from optimizer.plan.pipeline import solve as solve_result
 
@@ -109,8 +111,17 @@ def solve(
         ``plan.status``, ``plan.objective_usd`` (discounted USD), ``plan.tables``,
         ``plan.statistics``, ``plan.plot``; ``plan.result`` is the full
         :class:`optimizer.PlanResult` (message, violations, timings).
+
+    Warns
+    -----
+    UserWarning
+        For each override of the scenario that the objective does not read (a price
+        or contract term in the cost objective).
     """
     ds = load(data, scenario)
+    objective = (options or SolveOptions()).objective
+    for f in unread_override_findings(scenario_overrides(ds.scenarios, scenario or ""), objective):
+        warnings.warn(f"scenario {scenario!r}: {f.message}", UserWarning, stacklevel=2)
     return Plan.from_result(solve_result(ds, options), ds, name=scenario or ds.scenario)
 
 

@@ -72,3 +72,65 @@ def test_an_objective_axis_level_must_be_cost_or_margin(tmp_path: Path) -> None:
     with pytest.raises(SweepSpecError) as err:
         load_sweep(sweep)
     assert "objective level must be cost or margin, got 'profit'" in str(err.value)
+
+
+PRICE = "{op: scale, table: customers, column: price_training_usd_per_h100e_period}"
+
+
+def test_an_override_the_objective_does_not_read_is_a_warning_not_silence(
+    tmp_path: Path,
+) -> None:
+    """A price swept in the cost objective changed nothing and said nothing (prices,
+    contract terms and migration count in the margin objective only). The batch now
+    names each such case before solving; the margin cases, which read the price, and
+    the CLI and Python solves of such a scenario in the margin objective say nothing."""
+    import warnings
+
+    from typer.testing import CliRunner
+
+    import capacity_planner as cp
+    from capacity.recorded_inputs import read_scenarios_file
+    from optimizer.cli.commands import app
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"data: {LP_DATA / 'lp_two'}\ngrid:\n  axes:\n"
+        f"    - name: price\n      override: {PRICE}\n      levels: [1, 2]\n"
+        "    - name: objective\n      levels: [cost, margin]\n"
+    )
+    found: list = []
+    r = run_batch(sweep, tmp_path / "out", workers=1, progress=False, on_warnings=found.extend)
+    assert r.n_done == 4
+    assert sorted(f.file for f in found) == [
+        "case 'grid_price-1_objective-cost'",
+        "case 'grid_price-2_objective-cost'",
+    ]
+    assert found[0].column == "customers.price_training_usd_per_h100e_period"
+    assert "--objective margin" in found[0].message
+    obj = r.summary.set_index("scenario")["objective_usd"]
+    # what the warning says: the cost plans are equal, the margin plans are not
+    assert obj["grid_price-2_objective-cost"] == pytest.approx(obj["grid_price-1_objective-cost"])
+    # by hand (the first test): revenue 4.8M doubled, the same cost 1.27M: margin 8.33M
+    assert obj["grid_price-1_objective-margin"] == pytest.approx(-3.53e6, rel=1e-6)
+    assert obj["grid_price-2_objective-margin"] == pytest.approx(-8.33e6, rel=1e-6)
+    scen = tmp_path / "scenarios.yaml"
+    scen.write_text(
+        "scenarios:\n  pricey:\n    description: x\n    overrides:\n"
+        "      - {op: scale, table: customers, column: price_training_usd_per_h100e_period,"
+        " factor: 2}\n"
+    )
+    data = str(LP_DATA / "lp_two")
+    args = ["solve", data, "--scenarios-file", str(scen), "--scenario", "pricey", "--no-report"]
+    cost = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert cost.exit_code == 0, cost.output
+    assert "warning: scenario 'pricey': the scale override of customers.price_training" in (
+        " ".join(cost.output.split())
+    )
+    margin = CliRunner().invoke(app, [*args, "--objective", "margin"], env={"COLUMNS": "200"})
+    assert margin.exit_code == 0 and "changes nothing" not in margin.output
+    ds = load_dataset(LP_DATA / "lp_two").with_scenarios(read_scenarios_file(scen), "s")
+    with pytest.warns(UserWarning, match="customers.price_training_usd_per_h100e_period"):
+        cp.solve(ds, "pricey")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cp.solve(ds, "pricey", SolveOptions(objective="margin"))

@@ -109,6 +109,7 @@ def run_batch(
     on_invalid: Callable[[dict[str, tuple[Finding, ...]]], None] | None = None,
     cluster: ClusterOptions | None = None,
     on_other_sweeps: Callable[[list[str]], None] | None = None,
+    on_warnings: Callable[[list[Finding]], None] | None = None,
 ) -> BatchResult:
     """Run every case of a sweep on Dask and write each one as soon as it finishes.
 
@@ -139,6 +140,10 @@ def run_batch(
         ``scheduler`` win.
     on_other_sweeps : callable, optional
         Called before any solve with the folder's cases of other sweeps (kept).
+    on_warnings : callable, optional
+        Called once, before any solve, with a warning per case override its objective
+        does not read (:func:`optimizer.plan.objective_reads.unread_override_findings`:
+        a price or contract term swept in the cost objective); not called when none is.
 
     Returns
     -------
@@ -173,6 +178,9 @@ def run_batch(
             run.record_invalid(case, invalid[case.name])
     if invalid and on_invalid is not None:
         on_invalid(dict(invalid))
+    unread = _unread_overrides(base, todo, options)
+    if unread and on_warnings is not None:
+        on_warnings(unread)
     try:
         if todo:
             solve_on_dask(
@@ -184,6 +192,18 @@ def run_batch(
         write_summary_csv(out, summary, BATCH_SUMMARY)
     n_done, n_failed = run.counts["done"], run.counts["failed"]
     return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
+
+
+def _unread_overrides(base: Any, cases: Sequence[SweepCase], options: Any) -> list[Finding]:
+    """Return a warning for each override of a case that its objective does not read."""
+    from optimizer.plan.objective_reads import scenario_overrides, unread_override_findings
+
+    out: list[Finding] = []
+    for c in cases:
+        overrides = [*scenario_overrides(base.scenarios, c.base or ""), *c.overrides]
+        objective = c.solve_options(options).objective
+        out.extend(unread_override_findings(overrides, objective, f"case {c.name!r}"))
+    return out
 
 
 def _start_folder(

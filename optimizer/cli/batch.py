@@ -163,8 +163,7 @@ def batch(
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
     refuse_bad_out(console, out)
     settings = dict[str, Any](formulation=formulation, objective=objective.value)
-    try:
-        # SIGTERM stops it as Ctrl-C does (the command group's sigterm_as_interrupt)
+    try:  # SIGTERM stops it as Ctrl-C does (the command group's sigterm_as_interrupt)
         spec = check_data_dir(load_sweep(sweep))
         result = run_batch(
             spec,
@@ -176,6 +175,7 @@ def batch(
             on_invalid=lambda bad: render_invalid(bad, console),
             cluster=_cluster_options(secure, tls, worker_timeout),
             on_other_sweeps=lambda names: console.print(other_sweeps_note(out, names)),
+            on_warnings=lambda found: _print_unread(console, found),
         )
     except (OSError, TimeoutError, RuntimeError) as e:
         target = f"the Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"
@@ -193,3 +193,13 @@ def batch(
         raise typer.Exit(code) from None
     render_batch(result, console)
     raise typer.Exit(0 if result.n_failed == 0 else 1)
+
+
+def _print_unread(console: Any, found: list[Any]) -> None:
+    """Print the cases' overrides their objective does not read (one line each, at most 10)."""
+    from rich.markup import escape
+
+    for f in found[:10]:
+        console.print(f"[yellow]warning:[/yellow] {escape(f.file)}: {escape(f.message)}")
+    if len(found) > 10:
+        console.print(f"[yellow]warning:[/yellow] ... and {len(found) - 10} more such overrides")

@@ -12,6 +12,7 @@ Modules
 ``fixing``         first-stage columns fixed to a plan's values (VSS, EVPI).
 ``pulp_io``        the model as a PuLP problem: readable names, LP/MPS files.
 ``options``        what a solve is asked and a solver returns: options, statuses, raw solutions.
+``objective_reads``  overrides the objective never reads (a price in cost mode): warnings.
 ``deadline``       the solve's wall-clock budget: deadline, time left, each stage's share.
 ``highs``          the HiGHS bulk seam: the model's arrays handed to highspy in one call.
 ``highs_session``  a retained HiGHS instance that re-solves LP variants from the last basis.
