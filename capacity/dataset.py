@@ -55,6 +55,9 @@ class Dataset:
         Warning findings of the last validation.
     hash : str
         SHA-256 of the tables' contents and the scenarios (hex).
+    tables_hash : str
+        SHA-256 of the tables' contents alone (hex): equal for equal tables whatever
+        scenarios the data defines (a report's inputs re-solved from another file).
     scenario : str
         Name of the scenario applied to get this dataset ("base" when none).
     """
@@ -67,12 +70,15 @@ class Dataset:
     meta: Mapping[str, Any] = field(default_factory=dict)
     _validation: Validation | None = field(default=None, repr=False)
     hash: str = field(default="", init=False)
+    tables_hash: str = field(default="", init=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_tables", MappingProxyType(dict(self._tables)))
         object.__setattr__(self, "scenarios", MappingProxyType(dict(self.scenarios)))
         digests = None if self._validation is None else self._validation.digests
-        object.__setattr__(self, "hash", _content_hash(self._tables, self.scenarios, digests))
+        both = _content_hash(self._tables, self.scenarios, digests)
+        object.__setattr__(self, "hash", both[0])
+        object.__setattr__(self, "tables_hash", both[1])
 
     def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
         # Mapping proxies do not pickle: rebuild from plain dicts (already validated,
@@ -321,14 +327,17 @@ def _content_hash(
     tables: Mapping[str, pd.DataFrame],
     scenarios: Mapping[str, Scenario],
     digests: Mapping[str, bytes] | None = None,
-) -> str:
-    h = hashlib.sha256()
+) -> tuple[str, str]:
+    """Return (hash of the tables and scenarios, hash of the tables alone), SHA-256 hex."""
+    h, t = hashlib.sha256(), hashlib.sha256()
     for name in sorted(tables):
         known = None if digests is None else digests.get(name)
-        h.update(table_digest(name, tables[name]) if known is None else known)
+        digest = table_digest(name, tables[name]) if known is None else known
+        h.update(digest)
+        t.update(digest)
     for name in sorted(scenarios):
         h.update(json.dumps(scenarios[name].to_dict(), sort_keys=True, default=str).encode())
-    return h.hexdigest()
+    return h.hexdigest(), t.hexdigest()
 
 
 def validate_tables(

@@ -27,6 +27,7 @@ __all__ = [
     "inputs_document",
     "inputs_yaml",
     "read_scenarios_file",
+    "recorded_hash",
 ]
 
 INPUTS_FILE = "inputs.yaml"
@@ -59,7 +60,12 @@ def inputs_document(
 
 
 def inputs_yaml(
-    doc: Mapping[str, Any], *, dataset_name: str, dataset_hash: str, flags: str = ""
+    doc: Mapping[str, Any],
+    *,
+    dataset_name: str,
+    dataset_hash: str,
+    flags: str = "",
+    tables_hash: str = "",
 ) -> str:
     """Return the text of ``inputs.yaml``: a header naming the data, then the document.
 
@@ -72,6 +78,9 @@ def inputs_yaml(
     flags : str
         The solve options the plan was made with that differ from the defaults, as
         command-line flags (``--objective margin``); added to the header's command.
+    tables_hash : str
+        Content hash of the solved tables alone, for the header's ``Tables as solved``
+        line that :func:`recorded_hash` reads (omitted when empty).
     """
     (name,) = doc["scenarios"]
     again = f"capacity solve DATA --scenarios-file {INPUTS_FILE} --scenario {_quoted(name)}"
@@ -80,7 +89,36 @@ def inputs_yaml(
         f"# these overrides applied in order (data as solved: content hash {dataset_hash}).\n"
         f"# Solve it again: {again}{' ' + flags if flags else ''}\n"
     )
+    if tables_hash:
+        header += f"# Tables as solved: tables content hash {tables_hash}.\n"
     return header + yaml.safe_dump(dict(doc), sort_keys=False, allow_unicode=True)
+
+
+def recorded_hash(path: str | Path) -> str | None:
+    """Return the tables' content hash an ``inputs.yaml`` header records for the data solved.
+
+    Parameters
+    ----------
+    path : str or Path
+        A report's ``inputs.yaml`` (see :func:`inputs_yaml`).
+
+    Returns
+    -------
+    str or None
+        The 64-hex-digit SHA-256 of the tables as solved (base data with the
+        overrides applied; the data's scenarios are not counted, so the same tables
+        re-solved from this file give the same hash: ``Dataset.tables_hash``); None
+        for a file without that header line (a scenarios.yaml, an older report), or
+        one that cannot be read.
+    """
+    import re
+
+    try:
+        head = Path(path).read_text(encoding="utf-8")[:2000]
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = re.search(r"tables content hash ([0-9a-f]{64})", head)
+    return found.group(1) if found else None
 
 
 def _quoted(name: str) -> str:

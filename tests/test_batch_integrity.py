@@ -724,6 +724,9 @@ grid:
     other = _tiny_copy(tmp_path, "other", 0.5)
     with pytest.warns(UserWarning, match="solved from data with content hash"):
         read_run(out, data=other)
+    with warnings.catch_warnings():  # the same tables, other scenarios: the same data
+        warnings.simplefilter("error")
+        read_run(out, data=load_dataset(TINY).with_scenarios({}, "none.yaml"))
 
 
 def test_batch_cases_carry_the_non_unique_duals_count_and_the_note(tmp_path: Path) -> None:

@@ -12,7 +12,8 @@ import yaml
 from typer.testing import CliRunner
 
 from capacity.dataset import load_dataset
-from capacity.recorded_inputs import INPUTS_FILE, read_scenarios_file
+from capacity.recorded_inputs import INPUTS_FILE, read_scenarios_file, recorded_hash
+from capacity.scenarios import apply_scenario
 from capacity.validation import DataValidationError
 from optimizer.cli.commands import app
 
@@ -215,3 +216,26 @@ def test_a_hedge_records_each_sampled_scenario_and_each_solves_again(tmp_path: P
         for table in ds.tables:  # the recorded overrides re-create the sampled tables
             pd.testing.assert_frame_equal(again.table(table), ds.table(table))
         assert solve(again).objective_usd == pytest.approx(solve(ds).objective_usd, rel=1e-9)
+
+
+def test_inputs_re_solved_on_other_data_say_the_plan_is_not_the_reports(
+    data: Path, tmp_path: Path
+) -> None:
+    """The recorded command on edited data gave another objective without a word. The
+    header's content hash is now checked: the same data re-solves silently, edited
+    data warns with both hashes."""
+    first = _solve(str(data), "-s", "pricey", "--out", str(tmp_path / "a"))
+    inputs = Path(str(first["pricey"]["dir"])) / INPUTS_FILE
+    solved_tables = apply_scenario(load_dataset(data), "pricey").tables_hash
+    args = ["solve", str(data), "--scenarios-file", str(inputs), "-s", "pricey", "--no-report"]
+    same = CliRunner().invoke(app, args, env=ENV)
+    assert same.exit_code == 0 and "the plan is not the report's" not in same.output
+    dem = pd.read_csv(data / "demand.csv")
+    dem["demand_h100e"] = dem["demand_h100e"] * 0.9
+    dem.to_csv(data / "demand.csv", index=False)
+    other = CliRunner().invoke(app, args, env=ENV)
+    text = " ".join(other.output.split())
+    recorded = recorded_hash(inputs)
+    assert recorded == solved_tables  # the tables as solved, whatever the scenarios file
+    assert other.exit_code == 0
+    assert f"content hash {recorded[:12]}" in text and "the plan is not the report's" in text

@@ -164,4 +164,5 @@ class BatchRecorder:
             description=f"{case.kind} case of a sweep, on {case.base or 'the base data'}",
             dataset_name=str(getattr(cr.result, "dataset_name", "") or ""),
             dataset_hash=str(getattr(cr.result, "dataset_hash", "") or ""),
+            tables_hash=str(getattr(cr.result, "tables_hash", "") or ""),
         )

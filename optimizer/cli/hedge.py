@@ -261,6 +261,7 @@ def _hedge_scenarios(
             scenario=name,
             description=f"Monte Carlo draw {name} (seed {seed}) on {base}",
             dataset_hash=str(ds.hash),
+            tables_hash=str(ds.tables_hash),
         )
         for name, ds in zip(names, dsets, strict=True)
     ]

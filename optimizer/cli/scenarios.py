@@ -99,6 +99,8 @@ def load_scenarios(
         for name in scenario_names(list(ds.scenarios), requested):
             with console.status(f"Applying scenario {name!r} ..."):
                 out.append((name, apply_scenario(ds, name)))
+        if scenarios_file is not None:
+            _warn_other_data(console, scenarios_file, out)
     except DataValidationError as e:
         print_findings(list(e.findings), title=f"Data errors in {data_dir}")
         raise typer.Exit(1) from None
@@ -106,3 +108,24 @@ def load_scenarios(
         console.print(f"[red]error:[/red] {e}")
         raise typer.Exit(1) from None
     return out
+
+
+def _warn_other_data(console: Console, record: Path, solved: list[tuple[str, Dataset]]) -> None:
+    """Warn when a report's inputs.yaml is re-solved on other data than it records.
+
+    The file's header gives the content hash of the data as solved; the same overrides
+    on other data (an edited folder, another dataset) make another plan, which would
+    otherwise pass for the report's own.
+    """
+    from rich.markup import escape
+
+    from capacity.recorded_inputs import recorded_hash
+
+    want = recorded_hash(record)
+    for name, sds in solved:
+        if want is not None and sds.tables_hash != want:
+            console.print(
+                f"[yellow]warning:[/yellow] {escape(str(record))} records its tables with "
+                f"content hash {want[:12]}; {name!r} applied to this data has "
+                f"{sds.tables_hash[:12]}: the plan is not the report's (the data differ)"
+            )

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -22,7 +21,7 @@ from typing import Any
 import pandas as pd
 
 from capacity.dataset import load_dataset
-from capacity.recorded_inputs import INPUTS_FILE, read_scenarios_file
+from capacity.recorded_inputs import INPUTS_FILE, read_scenarios_file, recorded_hash
 from capacity.scenarios import apply_overrides, apply_scenario
 from capacity.validation import DataValidationError
 from optimizer.analysis.batch_folder import BATCH_MANIFEST
@@ -285,12 +284,12 @@ def _as_recorded(ds: Any, scenario: str, record: Path) -> Any:
             stacklevel=4,
         )
         return ds
-    found = re.search(r"content hash ([0-9a-f]{64})", record.read_text(encoding="utf-8"))
-    if found and found.group(1) != solved.hash:
+    want = recorded_hash(record)
+    if want is not None and want != solved.tables_hash:
         warnings.warn(
             f"{record}: the plan was solved from data with content hash "
-            f"{found.group(1)[:12]}, the data given with these overrides has "
-            f"{solved.hash[:12]}: the statistics that read the data (unit capex, "
+            f"{want[:12]}, the data given with these overrides has "
+            f"{solved.tables_hash[:12]}: the statistics that read the data (unit capex, "
             "regions, families) are those of other data.",
             UserWarning,
             stacklevel=4,

@@ -36,6 +36,9 @@ class SolvedInputs:
         The scenario's description.
     dataset_name, dataset_hash : str
         The solved dataset's name and content hash (SHA-256 hex).
+    tables_hash : str
+        The solved dataset's tables' content hash alone (its scenarios not counted):
+        what a re-solve of the record on the same data reproduces.
     edits : tuple of dict
         The cell edits among ``overrides``, as ``{table, key, column, old, new}`` rows
         (the app's edits; empty for a command-line run).
@@ -47,6 +50,7 @@ class SolvedInputs:
     dataset_name: str = ""
     dataset_hash: str = ""
     edits: tuple[dict[str, str], ...] = field(default_factory=tuple)
+    tables_hash: str = ""
 
     def manifest_fields(self, run_dir: Path, file: Path) -> dict[str, Any]:
         """Return the ``inputs`` entry of the manifest: the file, overrides and edits."""
@@ -87,6 +91,7 @@ def solved_inputs(
         dataset_name=str(ds.name),
         dataset_hash=str(ds.hash),
         edits=tuple(dict(e) for e in edits),
+        tables_hash=str(ds.tables_hash),
     )
 
 
@@ -121,7 +126,11 @@ def write_inputs(
     """
     doc = inputs_document(inputs.scenario, inputs.overrides, inputs.description)
     text = inputs_yaml(
-        doc, dataset_name=inputs.dataset_name, dataset_hash=inputs.dataset_hash, flags=flags
+        doc,
+        dataset_name=inputs.dataset_name,
+        dataset_hash=inputs.dataset_hash,
+        flags=flags,
+        tables_hash=inputs.tables_hash,
     )
     path = scenario_path / INPUTS_FILE
     write_text_atomic(path, text)

@@ -49,6 +49,8 @@ class PlanResult:
     message : str
     solver : str
     dataset_hash, dataset_name : str
+    tables_hash : str
+        SHA-256 of the solved dataset's tables alone (its scenarios not counted).
     timings_s : Mapping[str, float]
         build, handover, solve, check, results (seconds).
     n_variables, n_constraints : int
@@ -96,6 +98,7 @@ class PlanResult:
     clusters: bool = False
     formulation: str = "reference"
     objective: str = "cost"
+    tables_hash: str = ""
 
     @property
     def revenue_usd(self) -> float | None:
@@ -157,6 +160,7 @@ def _unsolved(
         tuple(ds.periods),
         formulation=options.formulation if model is None else model.formulation,
         objective=options.objective,
+        tables_hash=ds.tables_hash,
     )
 
 
@@ -257,6 +261,7 @@ def _scenario_result(
         message=verdict.message,
         solver=options.solver,
         dataset_hash=ds.hash,
+        tables_hash=ds.tables_hash,
         dataset_name=ds.name,
         timings_s=timings,
         n_variables=model.n_variables,
