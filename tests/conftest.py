@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -60,3 +60,20 @@ def default_plan() -> Callable[..., tuple[Any, Any]]:
         return _DEFAULT_PLANS[key]
 
     return get
+
+
+@pytest.fixture(scope="module")
+def scheduler_address() -> Iterator[str]:
+    """A Dask scheduler with one in-process worker thread, shared by a module's batches.
+
+    Starting a local cluster of worker processes costs about 3 s a batch; tests of
+    what a batch writes and reads (not of worker processes dying) run their batches
+    here, as ``run_batch(..., scheduler=scheduler_address)``: the product's external
+    scheduler path.
+    """
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0"
+    ) as cluster:
+        yield cluster.scheduler_address

@@ -149,12 +149,14 @@ def _assert_all_done_verify(out: Path, names: set[str]) -> None:
             assert e["objective_usd"] is not None and e["outcomes"]
 
 
-def test_empty_done_case_from_an_earlier_run_is_redone(tmp_path: Path) -> None:
+def test_empty_done_case_from_an_earlier_run_is_redone(
+    tmp_path: Path, scheduler_address: str
+) -> None:
     """The reported state: a Monte Carlo case recorded done/optimal with a null
     objective and 0-row tables. A re-run must not skip it forever: it is redone."""
     sweep = _write_sweep(tmp_path)
     out = tmp_path / "out"
-    run_batch(sweep, out, workers=1, progress=False)
+    run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     man = read_batch_manifest(out)
     good = dict(man["scenarios"]["mc_001"])
     # forge the empty "done" case: objective null, no outcomes, empty costs table
@@ -163,17 +165,17 @@ def test_empty_done_case_from_an_earlier_run_is_redone(tmp_path: Path) -> None:
     man["scenarios"]["mc_001"] = {**good, "objective_usd": None, "outcomes": {}}
     (out / "batch_manifest.json").write_text(json.dumps(man))
     assert case_problem(out, "mc_001", man["scenarios"]["mc_001"]) is not None
-    r = run_batch(sweep, out, workers=1, progress=False)
+    r = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert r.n_done == 1 and r.n_skipped == len(CASES) - 1
     e = read_batch_manifest(out)["scenarios"]["mc_001"]
     assert e["objective_usd"] == pytest.approx(good["objective_usd"], rel=1e-9)
     _assert_all_done_verify(out, CASES)
 
 
-def test_case_check_names_each_defect(tmp_path: Path) -> None:
+def test_case_check_names_each_defect(tmp_path: Path, scheduler_address: str) -> None:
     sweep = _write_sweep(tmp_path)
     out = tmp_path / "out"
-    run_batch(sweep, out, workers=1, progress=False)
+    run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     e = read_batch_manifest(out)["scenarios"]["neutral"]
     assert case_problem(out, "neutral", e) is None
     assert "no objective" in str(case_problem(out, "neutral", {**e, "objective_usd": None}))
@@ -349,16 +351,6 @@ grid:
 IDENTITY_CASES = {"neutral", "squeeze", "grid_demand-1.2"}
 
 
-@pytest.fixture(scope="module")
-def scheduler_address() -> Any:
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=1, threads_per_worker=1, processes=False, dashboard_address="127.0.0.1:0"
-    ) as cluster:
-        yield cluster.scheduler_address
-
-
 def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
     tmp_path: Path, scheduler_address: str
 ) -> None:
@@ -476,7 +468,7 @@ def test_session_takes_a_copied_matrix_with_equal_values_warm() -> None:
 
 
 def test_a_case_rewritten_over_an_earlier_one_never_leaves_its_tables_mixed(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheduler_address: str
 ) -> None:
     """A re-solved case wrote its tables in place one by one: a write error at the
     fourth table left three new tables beside the earlier ones, and the folder read as
@@ -484,7 +476,7 @@ def test_a_case_rewritten_over_an_earlier_one_never_leaves_its_tables_mixed(
     one moves in, and nothing of the failed write is left."""
     sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral]\n")
     out = tmp_path / "out"
-    run_batch(sweep, out, workers=1, progress=False)
+    run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     sdir = scenario_dir(out, "neutral")
     before = {p.name: p.stat().st_ino for p in sdir.iterdir()}
     man = read_batch_manifest(out)
@@ -500,7 +492,7 @@ def test_a_case_rewritten_over_an_earlier_one_never_leaves_its_tables_mixed(
         real_write(table, where, **kw)
 
     monkeypatch.setattr(pq, "write_table", failing_write)
-    r = run_batch(sweep, out, workers=1, progress=False)
+    r = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert r.n_failed == 1 and len(calls) == 4
     e = read_batch_manifest(out)["scenarios"]["neutral"]
     assert e["state"] == "failed" and "No space left on device" in e["error"]
@@ -509,7 +501,7 @@ def test_a_case_rewritten_over_an_earlier_one_never_leaves_its_tables_mixed(
     monkeypatch.setattr(pq, "write_table", real_write)
     with pytest.warns(UserWarning, match=r"batch_manifest.json records state 'failed'"):
         read_run(out)  # the earlier write's files: read, but not as if current
-    r = run_batch(sweep, out, workers=1, progress=False)
+    r = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert r.n_done == 1
     after = {p.name: p.stat().st_ino for p in sdir.iterdir()}
     assert after.keys() == before.keys() and not set(after.values()) & set(before.values())
@@ -554,7 +546,7 @@ def test_what_a_killed_writer_left_is_cleared_and_a_set_aside_folder_put_back(
 
 
 def test_a_new_planner_version_redoes_every_case(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheduler_address: str
 ) -> None:
     """The case key left the planner out: after an upgrade (a model fix), a re-run kept
     every plan the older model made and reported the folder as one batch."""
@@ -563,11 +555,11 @@ def test_a_new_planner_version_redoes_every_case(
     sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
     out = tmp_path / "out"
     monkeypatch.setattr(manifest, "package_version", lambda: "1.0.0")
-    assert run_batch(sweep, out, workers=1, progress=False).n_done == 2
-    again = run_batch(sweep, out, workers=1, progress=False)
+    assert run_batch(sweep, out, scheduler=scheduler_address, progress=False).n_done == 2
+    again = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (again.n_done, again.n_skipped) == (0, 2)  # the same planner: skipped
     monkeypatch.setattr(manifest, "package_version", lambda: "1.1.0")
-    upgraded = run_batch(sweep, out, workers=1, progress=False)
+    upgraded = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (upgraded.n_done, upgraded.n_skipped) == (2, 0)
 
 
@@ -586,7 +578,7 @@ def _tiny_copy(tmp_path: Path, name: str, demand_scale: float) -> Path:
 
 
 def test_an_interrupted_rerun_after_a_data_edit_is_not_read_as_one_dataset(
-    tmp_path: Path,
+    tmp_path: Path, scheduler_address: str
 ) -> None:
     """The reported state: a re-run after a data edit, interrupted after its first
     case, left the other case as the old data's plan, still 'done'; batch_summary.csv
@@ -596,7 +588,7 @@ def test_an_interrupted_rerun_after_a_data_edit_is_not_read_as_one_dataset(
     data = _tiny_copy(tmp_path, "data", 1.0)
     sweep = _write_sweep(tmp_path, f"data: {data}\nscenarios: [neutral, squeeze]\n")
     out = tmp_path / "out"
-    first = run_batch(sweep, out, workers=1, progress=False)
+    first = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     old = first.summary.set_index("scenario")["objective_usd"]
     dem = pd.read_csv(data / "demand.csv")
     dem["demand_h100e"] = dem["demand_h100e"] * 0.5  # the edit
@@ -607,7 +599,14 @@ def test_an_interrupted_rerun_after_a_data_edit_is_not_read_as_one_dataset(
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt):
-        run_batch(sweep, out, workers=1, progress=False, reuse=False, on_case=stop_after_first)
+        run_batch(
+            sweep,
+            out,
+            scheduler=scheduler_address,
+            progress=False,
+            reuse=False,
+            on_case=stop_after_first,
+        )
     man = read_batch_manifest(out)["scenarios"]
     redone = [n for n, e in man.items() if e.get("dataset_hash") == new_hash]
     assert len(redone) == 1  # the one case the interrupted run reached
@@ -621,14 +620,18 @@ def test_an_interrupted_rerun_after_a_data_edit_is_not_read_as_one_dataset(
         read_run(out)
     text = str(caught[0].message)
     assert f"data {new_hash[:12]}: {redone[0]}" in text and kept in text
-    done = run_batch(sweep, out, workers=1, progress=False)  # resumed: one plan, one data
+    done = run_batch(
+        sweep, out, scheduler=scheduler_address, progress=False
+    )  # resumed: one plan, one data
     assert (done.n_done, done.n_skipped) == (1, 1)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         read_run(out)
 
 
-def test_a_second_batch_with_other_data_is_not_reported_as_this_ones(tmp_path: Path) -> None:
+def test_a_second_batch_with_other_data_is_not_reported_as_this_ones(
+    tmp_path: Path, scheduler_address: str
+) -> None:
     """Two batches with different data and the same case names, one folder: the first
     printed the second's plan of a case as its own result."""
     a_data, b_data = _tiny_copy(tmp_path, "a", 1.0), _tiny_copy(tmp_path, "b", 0.5)
@@ -639,9 +642,13 @@ def test_a_second_batch_with_other_data_is_not_reported_as_this_ones(tmp_path: P
 
     def b_runs_meanwhile(cr: Any) -> None:  # B writes both cases after A's first
         if not inner:
-            inner.append(run_batch(b, out, workers=1, progress=False, reuse=False))
+            inner.append(
+                run_batch(b, out, scheduler=scheduler_address, progress=False, reuse=False)
+            )
 
-    ra = run_batch(a, out, workers=1, progress=False, reuse=False, on_case=b_runs_meanwhile)
+    ra = run_batch(
+        a, out, scheduler=scheduler_address, progress=False, reuse=False, on_case=b_runs_meanwhile
+    )
     rb = inner[0]
     a_rows, b_rows = ra.summary.set_index("scenario"), rb.summary.set_index("scenario")
     man = read_batch_manifest(out)["scenarios"]
@@ -664,7 +671,7 @@ def pd_isna(x: Any) -> bool:
 
 
 def test_a_written_case_is_checked_and_entered_while_the_folder_is_locked(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheduler_address: str
 ) -> None:
     """Two identical batches into one folder: 1 run in 4 recorded a false 'written case
     does not verify', its check having read the folder while the other batch swapped
@@ -691,11 +698,13 @@ def test_a_written_case_is_checked_and_entered_while_the_folder_is_locked(
 
     monkeypatch.setattr(batch_record, "verify_or_fail", check)
     sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
-    assert run_batch(sweep, out, workers=1, progress=False).n_done == 2
+    assert run_batch(sweep, out, scheduler=scheduler_address, progress=False).n_done == 2
     assert held == [True, True]
 
 
-def test_read_run_with_data_applies_each_cases_own_overrides(tmp_path: Path) -> None:
+def test_read_run_with_data_applies_each_cases_own_overrides(
+    tmp_path: Path, scheduler_address: str
+) -> None:
     """read_run(out, data=...) applied only named scenarios: a grid case with chip capex
     x3 was read with the base data's unit capex, its capex statistic a third of the
     cash the plan spent. Each case's inputs.yaml is now applied; other data warns."""
@@ -712,7 +721,7 @@ grid:
 """,
     )
     out = tmp_path / "out"
-    assert run_batch(sweep, out, workers=1, progress=False).n_done == 2
+    assert run_batch(sweep, out, scheduler=scheduler_address, progress=False).n_done == 2
     plans = read_run(out, data=TINY)
     for name in ("grid_capex-1", "grid_capex-3"):
         plan = plans[name]
@@ -729,7 +738,9 @@ grid:
         read_run(out, data=load_dataset(TINY).with_scenarios({}, "none.yaml"))
 
 
-def test_batch_cases_carry_the_non_unique_duals_count_and_the_note(tmp_path: Path) -> None:
+def test_batch_cases_carry_the_non_unique_duals_count_and_the_note(
+    tmp_path: Path, scheduler_address: str
+) -> None:
     """Two runs of one batch listed different binding limits for the same plans (the
     duals of a degenerate plan depend on the warm start), and the batch output, unlike a
     single solve, said nothing. Each case now counts its limits used to the full at a
@@ -741,7 +752,7 @@ def test_batch_cases_carry_the_non_unique_duals_count_and_the_note(tmp_path: Pat
 
     sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
     out = tmp_path / "out"
-    r = run_batch(sweep, out, workers=1, progress=False)
+    r = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     rows = r.summary.set_index("scenario")
     for name in ("neutral", "squeeze"):
         sp = pd.read_parquet(out / f"scenario={name}" / "shadow_prices.parquet")

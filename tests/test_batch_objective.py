@@ -28,11 +28,13 @@ grid:
 """
 
 
-def test_an_objective_axis_solves_each_case_in_its_mode(tmp_path: Path) -> None:
+def test_an_objective_axis_solves_each_case_in_its_mode(
+    tmp_path: Path, scheduler_address: str
+) -> None:
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(AXIS_SWEEP)
     out = tmp_path / "out"
-    r = run_batch(sweep, out, workers=1, progress=False)
+    r = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (r.n_done, r.n_failed) == (2, 0)
     ds = load_dataset(LP_DATA / "lp_two")
     man = read_batch_manifest(out)["scenarios"]
@@ -45,7 +47,7 @@ def test_an_objective_axis_solves_each_case_in_its_mode(tmp_path: Path) -> None:
     assert man["grid_objective-margin"]["objective_usd"] == pytest.approx(-3.53e6, rel=1e-6)
     assert man["grid_objective-cost"]["objective_usd"] > 0
     # a re-run finds both cases done under their own modes
-    again = run_batch(sweep, out, workers=1, progress=False)
+    again = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (again.n_skipped, again.n_done) == (2, 0)
 
 
@@ -78,7 +80,7 @@ PRICE = "{op: scale, table: customers, column: price_training_usd_per_h100e_peri
 
 
 def test_an_override_the_objective_does_not_read_is_a_warning_not_silence(
-    tmp_path: Path,
+    tmp_path: Path, scheduler_address: str
 ) -> None:
     """A price swept in the cost objective changed nothing and said nothing (prices,
     contract terms and migration count in the margin objective only). The batch now
@@ -99,7 +101,13 @@ def test_an_override_the_objective_does_not_read_is_a_warning_not_silence(
         "    - name: objective\n      levels: [cost, margin]\n"
     )
     found: list = []
-    r = run_batch(sweep, tmp_path / "out", workers=1, progress=False, on_warnings=found.extend)
+    r = run_batch(
+        sweep,
+        tmp_path / "out",
+        scheduler=scheduler_address,
+        progress=False,
+        on_warnings=found.extend,
+    )
     assert r.n_done == 4
     assert sorted(f.file for f in found) == [
         "case 'grid_price-1_objective-cost'",

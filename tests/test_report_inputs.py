@@ -105,7 +105,7 @@ def test_a_scenarios_file_that_does_not_fit_the_data_is_one_clear_error(
 
 @pytest.mark.slow
 def test_each_batch_case_records_its_inputs_and_re_solves_to_its_objective(
-    tmp_path: Path,
+    tmp_path: Path, scheduler_address: str
 ) -> None:
     from capacity.scenarios import apply_scenario
     from optimizer import solve
@@ -118,7 +118,7 @@ def test_each_batch_case_records_its_inputs_and_re_solves_to_its_objective(
         "      levels: [0.5, 2.0]\n"
     )
     out = tmp_path / "out"
-    r = run_batch(sweep, out, workers=1, progress=False)
+    r = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert r.n_failed == 0
     base = load_dataset(TINY)
     squeeze = [o.to_dict() for o in base.scenarios["squeeze"].overrides]
