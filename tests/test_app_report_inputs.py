@@ -65,3 +65,31 @@ def test_the_downloaded_report_re_solves_to_the_same_objective(
     assert float(again.objective_usd) != pytest.approx(
         float(solve(load_dataset(TINY)).objective_usd), rel=1e-6
     )
+
+
+def test_a_price_edit_solved_in_the_cost_objective_is_a_warning(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An edit of a customer's price, solved in the cost objective, changed nothing and
+    the Plan page said nothing; it now warns (and says nothing in the margin one)."""
+    at = open_app(monkeypatch)
+    at.selectbox(key="data_table").set_value("customers")
+    at.run()
+    column = "price_training_usd_per_h100e_period"
+    at.session_state["editor_customers"] = {
+        "edited_rows": {0: {column: 9999.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    goto(at, "plan")
+    at.button(key="solve").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    said = [w.value for w in at.warning if f"customers.{column}" in w.value]
+    assert len(said) == 1 and "changes nothing" in said[0]
+    at.selectbox(key="solve_objective").set_value("margin")
+    at.button(key="solve").click()
+    at.run()
+    assert at.session_state["plan"].result.objective == "margin"
+    assert not [w.value for w in at.warning if "changes nothing" in w.value]

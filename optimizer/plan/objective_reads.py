@@ -49,7 +49,8 @@ def unread_override_findings(
             msg = (
                 f"the {ov.op} override of {ov.table}.{ov.column} changes nothing: the cost "
                 "objective does not read it (prices, contract terms and migration count in "
-                "the margin objective only); solve with --objective margin to use it"
+                "the margin objective only); solve in the margin objective "
+                "(--objective margin) to use it"
             )
             out.append(Finding("warning", where, None, f"{ov.table}.{ov.column}", None, msg))
     return out

@@ -9,6 +9,7 @@ import streamlit as st
 
 from capacity.csv_safe import to_safe_csv
 from optimizer.output.binding_limits import missing_duals, no_duals_text
+from optimizer.plan.objective_reads import unread_override_findings
 from optimizer.plan.solvers import solver_label
 from ui import charts
 from ui.compose import demand_summary, infeasibility_view
@@ -126,6 +127,8 @@ if plan is None:
 
 res = plan.result
 m = plan.metrics
+for f in unread_override_findings(getattr(plan.inputs, "overrides", ()), res.objective):
+    st.warning(f"{f.column}: {f.message}.")  # an edit or override the objective never reads
 margin = getattr(res, "margin_usd", None)
 if margin is not None:  # the margin objective: margin, revenue and cost side by side
     g1, g2, g3 = st.columns(3)
