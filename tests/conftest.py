@@ -41,25 +41,67 @@ _DEFAULT_PLANS: dict[tuple[str, str], Any] = {}
 
 
 @pytest.fixture(scope="session")
-def default_plan() -> Callable[..., tuple[Any, Any]]:
-    """Solve the bundled data once per (scenario, objective) for the whole session.
+def default_plan(tmp_path_factory: pytest.TempPathFactory) -> Callable[..., tuple[Any, Any]]:
+    """Solve the bundled data once per (scenario, objective) for the whole test run.
 
     Returns a function ``get(scenario="neutral", objective="cost") -> (dataset, result)``;
     the dataset has the scenario applied and the result is ``optimizer.solve``'s with the
     default options but the objective. Tests read these plans and never change them (a
-    test that needs other options or edited data solves its own).
+    test that needs other options or edited data solves its own). Under pytest-xdist the
+    workers of one run share each plan: the first to need it solves it and pickles it
+    into the run's common temporary folder under a file lock, the others read it (a
+    plan is solved once per run, not once per worker).
     """
     from capacity import apply_scenario, load_dataset
     from optimizer import SolveOptions, solve
 
+    shared = _run_shared_dir(tmp_path_factory)
+
+    def solved(scenario: str, objective: str) -> tuple[Any, Any]:
+        ds = apply_scenario(load_dataset(DEFAULT_DATA), scenario)
+        return ds, solve(ds, SolveOptions(objective=objective))
+
     def get(scenario: str = "neutral", objective: str = "cost") -> tuple[Any, Any]:
         key = (scenario, objective)
         if key not in _DEFAULT_PLANS:
-            ds = apply_scenario(load_dataset(DEFAULT_DATA), scenario)
-            _DEFAULT_PLANS[key] = (ds, solve(ds, SolveOptions(objective=objective)))
+            if shared is None:
+                _DEFAULT_PLANS[key] = solved(scenario, objective)
+            else:
+                _DEFAULT_PLANS[key] = _shared_plan(shared, key, solved)
         return _DEFAULT_PLANS[key]
 
     return get
+
+
+def _run_shared_dir(factory: pytest.TempPathFactory) -> Path | None:
+    """The temporary folder every xdist worker of this run shares (None without xdist)."""
+    import os
+
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    if not run or not os.environ.get("PYTEST_XDIST_WORKER"):
+        return None
+    d = factory.getbasetemp().parent / f"shared-plans-{run}"
+    d.mkdir(exist_ok=True)
+    return d
+
+
+def _shared_plan(
+    shared: Path, key: tuple[str, str], solved: Callable[[str, str], tuple[Any, Any]]
+) -> tuple[Any, Any]:
+    """Read the plan of ``key`` another worker pickled, or solve and pickle it."""
+    import pickle
+
+    from filelock import FileLock
+
+    path = shared / f"default-{key[0]}-{key[1]}.pickle"
+    with FileLock(str(path) + ".lock"):
+        if path.is_file():
+            return pickle.loads(path.read_bytes())
+        plan = solved(*key)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_bytes(pickle.dumps(plan, protocol=pickle.HIGHEST_PROTOCOL))
+        tmp.replace(path)
+        return plan
 
 
 @pytest.fixture(scope="module")
