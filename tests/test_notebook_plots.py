@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
@@ -10,7 +12,7 @@ import pytest
 import capacity_planner as cp
 from optimizer.notebook import STATISTICS, Plan
 from optimizer.notebook.plots import KINDS
-from tests.conftest import DEFAULT_DATA, TINY
+from tests.conftest import TINY
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +69,9 @@ def test_another_value_column_and_an_unknown_kind(plan: Plan) -> None:
 
 
 @pytest.mark.slow
-def test_every_statistic_draws_on_the_default_data() -> None:
-    plan = cp.solve(DEFAULT_DATA, "neutral")
+def test_every_statistic_draws_on_the_default_data(default_plan: Any) -> None:
+    ds, result = default_plan("neutral")  # the session's solve of cp.solve(DEFAULT_DATA, ...)
+    plan = Plan.from_result(result, ds, name="neutral")
     for name in [*STATISTICS, "shadow_prices"]:
         for kind in KINDS:
             fig = getattr(plan.plot, name)(kind=kind)
