@@ -36,7 +36,7 @@ import pandas as pd
 from filelock import FileLock
 
 from capacity.csv_safe import to_safe_csv
-from optimizer.output.run_folder import pid_alive
+from optimizer.output.run_folder import aside_parts, pid_alive
 
 __all__ = [
     "BATCH_MANIFEST",
@@ -263,12 +263,12 @@ def remove_stale_temp_files(out: Path) -> list[Path]:
             p.unlink()
             removed.append(p)
     for p in [*out.glob(".scenario=*.partial-*"), *out.glob(".scenario=*.old-*")]:
-        name, _, head = p.name.rpartition("-")
-        if head.isdigit() and pid_alive(int(head)):
+        name, kind, pid = aside_parts(p)
+        if pid is not None and pid_alive(pid):
             continue
-        home = out / name[1:].rsplit(".", 1)[0]
+        home = out / name
         with contextlib.suppress(OSError):
-            if ".old-" in p.name and not home.exists():
+            if kind == "old" and not home.exists():
                 p.rename(home)  # killed between its two renames: the earlier folder
                 continue
             shutil.rmtree(p)

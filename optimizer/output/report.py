@@ -41,7 +41,7 @@ from optimizer.output.manifest import (
     update_manifest,
 )
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, to_arrow, write_arrow_atomic
-from optimizer.output.run_folder import reserve_run_dir, scenario_dir, utc_stamp
+from optimizer.output.run_folder import aside_dir, reserve_run_dir, scenario_dir, utc_stamp
 from optimizer.output.table_schema import RESULT_TABLES
 from optimizer.output.units import UNITS_CSV_NAME, columns_frame, units_json
 
@@ -373,7 +373,7 @@ def write_report(
 
 def _stage_dir(sdir: Path) -> Path:
     """Return the hidden folder a scenario's files are written into before they move in."""
-    return sdir.with_name(f".{sdir.name}.partial-{os.getpid()}")
+    return aside_dir(sdir, "partial")
 
 
 def _write_scenario_staged(
@@ -475,7 +475,7 @@ def write_scenario_folder(
 
 def _move_into_place(stage: Path, sdir: Path) -> None:
     """Replace ``sdir`` by the complete ``stage`` folder (the old one is removed after)."""
-    old = sdir.with_name(f".{sdir.name}.old-{os.getpid()}")
+    old = aside_dir(sdir, "old")
     if sdir.exists():
         sdir.rename(old)
     try:
@@ -506,7 +506,7 @@ def _undo_scenario_write(
     report behind.
     """
     shutil.rmtree(stage, ignore_errors=True)
-    old = sdir.with_name(f".{sdir.name}.old-{os.getpid()}")
+    old = aside_dir(sdir, "old")
     if old.exists() and not sdir.exists():
         old.rename(sdir)
     if previous is not None:

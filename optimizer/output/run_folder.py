@@ -35,6 +35,8 @@ __all__ = [
     "reserve_run_dir",
     "scenario_dir",
     "scenario_name_from_dir",
+    "aside_dir",
+    "aside_parts",
     "finish_run",
     "mark_unfinished",
     "pid_alive",
@@ -44,6 +46,27 @@ __all__ = [
 
 UNFINISHED = ".unfinished.json"
 """Marker of a run folder still being written (or whose writer died part way)."""
+
+
+def aside_dir(sdir: Path, kind: str, pid: int | None = None) -> Path:
+    """Return the hidden sibling a writer keeps beside scenario folder ``sdir``.
+
+    ``kind`` is ``partial`` (the staging folder a new write fills) or ``old`` (the
+    earlier folder set aside while the new one moves in); the name ends in the
+    writer's process id, ``.<name>.<kind>-<pid>``, so what a killed writer left is
+    told from a live writer's (:func:`aside_parts`).
+    """
+    return sdir.with_name(f".{sdir.name}.{kind}-{os.getpid() if pid is None else pid}")
+
+
+def aside_parts(path: Path) -> tuple[str, str, int | None]:
+    """Return (scenario folder name, kind, pid) of an :func:`aside_dir` name.
+
+    ``pid`` is None when the name does not end in a process id.
+    """
+    name, _, head = path.name.rpartition("-")
+    home, _, kind = name[1:].rpartition(".")
+    return home, kind, int(head) if head.isdigit() else None
 
 
 def mark_unfinished(run_dir: str | os.PathLike[str], requested: Sequence[str] = ()) -> None:
