@@ -619,7 +619,8 @@ def test_an_interrupted_rerun_after_a_data_edit_is_not_read_as_one_dataset(
     with pytest.warns(UserWarning, match="solved on different data") as caught:
         read_run(out)
     text = str(caught[0].message)
-    assert f"data {new_hash[:12]}: {redone[0]}" in text and kept in text
+    new_tables = load_dataset(data).tables_hash
+    assert f"data {new_tables[:12]}, options " in text and redone[0] in text and kept in text
     done = run_batch(
         sweep, out, scheduler=scheduler_address, progress=False
     )  # resumed: one plan, one data
@@ -763,3 +764,48 @@ def test_batch_cases_carry_the_non_unique_duals_count_and_the_note(
     summary = pd.DataFrame({"degenerate_limits": [0, 3, None, 1]})
     assert degenerate_cases_note(summary).startswith("Note: 2 case(s) have limits")
     assert degenerate_cases_note(summary.iloc[[0, 2]]) == ""
+
+
+def test_a_folder_of_cost_and_margin_plans_or_of_one_data_reads_as_it_is(
+    tmp_path: Path, scheduler_address: str
+) -> None:
+    """Two kinds the per-case data hash missed or over-flagged: a re-run with the margin
+    objective, interrupted, left cost plans beside margin ones and read_run said
+    nothing; an unrelated scenario added to scenarios.yaml (the same tables) was
+    called other data."""
+    import shutil
+
+    from optimizer.plan.options import SolveOptions
+
+    data = tmp_path / "data"
+    shutil.copytree(TINY, data)
+    sweep = _write_sweep(tmp_path, f"data: {data}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+
+    def stop_after_first(cr: Any) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        margin = SolveOptions(objective="margin")
+        run_batch(
+            sweep,
+            out,
+            scheduler=scheduler_address,
+            progress=False,
+            options=margin,
+            on_case=stop_after_first,
+        )
+    with pytest.warns(UserWarning, match="different data or options") as caught:
+        read_run(out)
+    assert '"objective": "margin"' in str(caught[0].message)
+    assert '"objective": "cost"' in str(caught[0].message)
+    again = tmp_path / "again"
+    run_batch(sweep, again, scheduler=scheduler_address, progress=False)
+    with (data / "scenarios.yaml").open("a", encoding="utf-8") as f:
+        f.write("  unrelated:\n    description: x\n    overrides: []\n")
+    more = _write_sweep(tmp_path, f"data: {data}\nscenarios: [unrelated]\n", "more.yaml")
+    run_batch(more, again, scheduler=scheduler_address, progress=False)
+    with warnings.catch_warnings():  # the same tables: one dataset, whatever its scenarios
+        warnings.simplefilter("error")
+        assert len(read_run(again)) == 3

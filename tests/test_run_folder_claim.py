@@ -242,3 +242,38 @@ def test_a_claimed_run_is_marked_unfinished_until_its_block_ends(tmp_path: Path)
     (d / ".unfinished.json").write_text(json.dumps(doc))
     note = run_folder.unfinished_note(d, ["a"])
     assert "stopped part way" in note and "it lacks b of the 2 requested" in note
+
+
+def test_a_scenario_name_that_needs_escaping_reads_back_under_its_own_name(
+    tmp_path: Path,
+) -> None:
+    """read_run/read_report took the folder name as written (scenario=high%20demand):
+    the plan came back as 'high%20demand', the manifest lookup missed (a false
+    'unfinished' warning) and its inputs.yaml was not applied to data=."""
+    import shutil
+    import warnings
+
+    from optimizer.notebook import read_report, read_run
+    from tests.conftest import TINY
+
+    data = tmp_path / "data"
+    shutil.copytree(TINY, data)
+    with (data / "scenarios.yaml").open("a", encoding="utf-8") as f:
+        f.write(
+            "  high demand:\n    description: x\n    overrides:\n"
+            "      - {op: scale, table: chips, column: capex_usd_per_chip, factor: 3}\n"
+        )
+    args = ["solve", str(data), "-s", "high demand", "-s", "neutral", "--out", str(tmp_path / "o")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    (run,) = (tmp_path / "o").iterdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plans = read_run(run, data=data)
+        one = read_report(run / "scenario=high%20demand", data=data)
+    assert set(plans) == {"high demand", "neutral"}
+    for plan in (plans["high demand"], one):
+        costs = plan.tables["costs"]
+        cash = costs.loc[costs["term"] == "chip_capex", "cash_usd"].sum()
+        stat = plan.statistics.capex(groupby=["term"]).set_index("term")["capex_usd"]
+        assert cash > 0 and stat["chip_capex"] == pytest.approx(cash, rel=1e-9)

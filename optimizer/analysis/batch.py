@@ -172,7 +172,9 @@ def run_batch(
     todo, skipped = split_done(out, cases, manifest, keys)
     invalid = validate_cases(base, todo)
     todo = [c for c in todo if c.name not in invalid]
-    run = BatchRecorder(out, manifest, keys, on_case, solve_doc, base.scenarios, base.hash)
+    run = BatchRecorder(
+        out, manifest, keys, on_case, solve_doc, base.scenarios, base.hash, base.tables_hash
+    )
     for case in cases:
         if case.name in invalid:
             run.record_invalid(case, invalid[case.name])

@@ -10,8 +10,9 @@ The write (staging folder moved in), its check and the manifest entry happen whi
 the folder's lock is held: a second batch writing the same case into the folder
 cannot swap its folder in between, so a check never reads another writer's files
 (a false "does not verify") and an entry never vouches for them. Each entry carries
-the ``dataset_hash`` of the data its case was solved on, so a folder whose cases
-come from different data (an interrupted re-run after an edit) is told apart.
+the ``dataset_hash`` and ``tables_hash`` of the data its case was solved on (and its
+solve ``options``), so a folder whose cases come from different data or options (an
+interrupted re-run after an edit, or with another objective) is told apart.
 """
 
 from __future__ import annotations
@@ -53,9 +54,11 @@ class BatchRecorder:
         solve_doc: Mapping[str, Any] | None = None,
         scenarios: Mapping[str, Any] | None = None,
         dataset_hash: str = "",
+        tables_hash: str = "",
     ) -> None:
         self.out = out
         self.dataset_hash = dataset_hash  # the base data every case is solved from
+        self.tables_hash = tables_hash  # its tables alone (scenarios not counted)
         self.scenarios = dict(scenarios or {})  # the base data's named scenarios
         self.solve_doc = dict(solve_doc or {})
         self.manifest = manifest
@@ -87,6 +90,7 @@ class BatchRecorder:
                 else {**self.solve_doc, "objective": case.objective}
             ),
             "dataset_hash": self.dataset_hash,
+            "tables_hash": self.tables_hash,
             "finished_utc": iso_now(),
             "retried": retried,
         }

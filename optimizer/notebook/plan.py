@@ -31,7 +31,7 @@ from optimizer.notebook.statistics import GroupBy, Statistics, Where
 from optimizer.output.atomic import ReportError
 from optimizer.output.manifest import MANIFEST_NAME
 from optimizer.output.parquet_tables import read_report as read_tables
-from optimizer.output.run_folder import unfinished_note
+from optimizer.output.run_folder import scenario_name_from_dir, unfinished_note
 
 __all__ = ["Plan", "PlanCollection", "read_report", "read_run"]
 
@@ -329,31 +329,36 @@ def _warn_if_unfinished(folder: Path, name: str) -> None:
 
 
 def _warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
-    """Warn when a batch folder's cases were solved on different data.
+    """Warn when a batch folder's cases were solved on different data or options.
 
-    An interrupted re-run after a data edit leaves the cases it had not reached as
-    the earlier data's plans, each still ``done``: read together they compare plans
-    of two datasets as if of one. The batch manifest records each case's
-    ``dataset_hash``; a case entry without it (written before it was recorded) counts
-    as its own, unknown, data.
+    An interrupted re-run after a data edit (or with another objective) leaves the
+    cases it had not reached as the earlier run's plans, each still ``done``: read
+    together they compare plans of two datasets, or of cost and margin objectives, as
+    if of one. The batch manifest records each case's data (``tables_hash``, the tables
+    alone, so an unrelated scenario added to scenarios.yaml is the same data;
+    ``dataset_hash`` for entries written before it) and its solve ``options``; a case
+    entry without them counts as its own, unknown, data.
     """
     try:
         doc = json.loads((path / BATCH_MANIFEST).read_text(encoding="utf-8"))
         entries = doc.get("scenarios", {})
     except (OSError, ValueError, AttributeError):
         return
-    groups: dict[str, list[str]] = {}
+    groups: dict[tuple[str, str], list[str]] = {}
     for name in names:
         entry = entries.get(name)
         if isinstance(entry, dict) and entry.get("state") == "done":
-            data = str(entry.get("dataset_hash") or "unrecorded")
-            groups.setdefault(data, []).append(name)
+            data = str(entry.get("tables_hash") or entry.get("dataset_hash") or "unrecorded")
+            options = json.dumps(entry.get("options") or {}, sort_keys=True)
+            groups.setdefault((data, options), []).append(name)
     if len(groups) > 1:
-        parts = "; ".join(f"data {h[:12]}: {', '.join(n)}" for h, n in sorted(groups.items()))
+        parts = "; ".join(
+            f"data {d[:12]}, options {o}: {', '.join(n)}" for (d, o), n in sorted(groups.items())
+        )
         warnings.warn(
-            f"{path}: the cases of this batch folder were solved on different data "
-            f"({parts}); they are not plans of one dataset. Re-run the batch to solve "
-            "every case on the current data.",
+            f"{path}: the cases of this batch folder were solved on different data or "
+            f"options ({parts}); they are not plans of one run. Re-run the batch to "
+            "solve every case on the current data and options.",
             UserWarning,
             stacklevel=3,
         )
@@ -404,10 +409,10 @@ def read_report(path: str | os.PathLike[str], data: Any = None) -> Plan:
     scenarios = sorted(p for p in path.glob("scenario=*") if p.is_dir())
     if scenarios and not list(path.glob("*.parquet")):
         if len(scenarios) != 1:
-            names = ", ".join(p.name.split("=", 1)[1] for p in scenarios)
+            names = ", ".join(scenario_name_from_dir(p) for p in scenarios)
             raise ReportError(f"{path} holds {len(scenarios)} scenarios ({names}): use read_run")
         path = scenarios[0]
-    name = path.name.split("=", 1)[1] if path.name.startswith("scenario=") else path.name
+    name = scenario_name_from_dir(path) if path.name.startswith("scenario=") else path.name
     if path.name.startswith("scenario="):
         _warn_if_unfinished(path, name)
         _warn_if_run_unfinished(path.parent, [name])
@@ -441,7 +446,7 @@ def read_run(path: str | os.PathLike[str], data: Any = None) -> PlanCollection:
         raise ReportError(f"no scenario=<name> folder with a report under {path}")
     plans = {}
     for folder in folders:
-        name = folder.name.split("=", 1)[1]
+        name = scenario_name_from_dir(folder)
         _warn_if_unfinished(folder, name)
         plans[name] = _plan_of(read_tables(folder), name, data, folder)
     _warn_if_mixed_data(Path(path), list(plans))
