@@ -737,6 +737,13 @@ grid:
     with warnings.catch_warnings():  # the same tables, other scenarios: the same data
         warnings.simplefilter("error")
         read_run(out, data=load_dataset(TINY).with_scenarios({}, "none.yaml"))
+    # a dataset with a scenario applied is not re-applied: the x3 case is other data
+    from capacity.scenarios import apply_scenario
+
+    applied = apply_scenario(load_dataset(TINY), "neutral")
+    with pytest.warns(UserWarning, match="has scenario 'neutral' applied") as caught:
+        read_run(out, data=applied)
+    assert len(caught) == 1 and "grid_capex-3" in str(caught[0].message)
 
 
 def test_batch_cases_carry_the_non_unique_duals_count_and_the_note(

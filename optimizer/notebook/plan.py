@@ -256,14 +256,31 @@ def _data_keys(data: Any, scenario: str, folder: Path | None = None) -> PlanKeys
     if data is None:
         return PlanKeys()
     ds = load_dataset(Path(data)) if isinstance(data, str | os.PathLike) else data
-    if getattr(ds, "scenario", "base") != "base":
-        return PlanKeys.from_dataset(ds)
     record = folder / INPUTS_FILE if folder is not None else None
+    if getattr(ds, "scenario", "base") != "base":  # applied already: check, do not re-apply
+        if record is not None and record.is_file():
+            _warn_if_applied_elsewhere(ds, record)
+        return PlanKeys.from_dataset(ds)
     if record is not None and record.is_file():
         return PlanKeys.from_dataset(_as_recorded(ds, scenario, record))
     if scenario in getattr(ds, "scenarios", {}):
         ds = apply_scenario(ds, scenario)
     return PlanKeys.from_dataset(ds)
+
+
+def _warn_if_applied_elsewhere(ds: Any, record: Path) -> None:
+    """Warn when a dataset given with a scenario applied is not the data ``record`` solved."""
+    want = recorded_hash(record)
+    if want is not None and want != ds.tables_hash:
+        warnings.warn(
+            f"{record}: the data given has scenario {ds.scenario!r} applied and its tables "
+            f"(content hash {ds.tables_hash[:12]}) are not those this plan was solved from "
+            f"({want[:12]}): the statistics that read the data are those of other data. "
+            "Pass the data without a scenario (cp.load(folder)) to have each plan's "
+            "recorded overrides applied.",
+            UserWarning,
+            stacklevel=5,
+        )
 
 
 def _as_recorded(ds: Any, scenario: str, record: Path) -> Any:
