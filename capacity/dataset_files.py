@@ -20,7 +20,7 @@ from typing import Any
 
 from capacity.validation import Finding
 
-__all__ = ["META_KEYS", "meta_findings", "misnamed_table_files"]
+__all__ = ["META_KEYS", "meta_findings", "misnamed_table_files", "table_of_file"]
 
 #: The keys of ``dataset.yaml`` the planner reads (``name``) or keeps as notes.
 META_KEYS = ("name", "description", "license_notes")
@@ -62,6 +62,11 @@ def meta_findings(meta: Mapping[str, Any], file: str = "dataset.yaml") -> list[F
     return out
 
 
+def table_of_file(name: str) -> str:
+    """Return the table a file name would name: up to its first dot, lower case, stripped."""
+    return name.split(".", 1)[0].strip().lower()
+
+
 def misnamed_table_files(directory: Path, tables: Iterable[str]) -> list[Finding]:
     """Return findings for files named as a table but not read as one.
 
@@ -75,16 +80,19 @@ def misnamed_table_files(directory: Path, tables: Iterable[str]) -> list[Finding
     Returns
     -------
     list of Finding
-        For each file whose name without extension is a table's name in any case and
-        whose extension is not exactly ``.csv`` or ``.parquet``: an error when neither
-        ``<table>.csv`` nor ``<table>.parquet`` exists (the plan would be made without
-        the table), else a warning.
+        For each file whose name up to its first dot is a table's name in any case
+        (``CARBON_POLICY.csv``, ``carbon_policy.xlsx``, ``carbon_policy.csv.txt``,
+        ``carbon_policy.csv.gz``) and that is not exactly ``<table>.csv`` or
+        ``<table>.parquet``: an error when neither of those exists (the plan would be
+        made without the table), else a warning.
     """
     names = set(tables)
     out: list[Finding] = []
     for p in sorted(directory.iterdir()):
-        table = p.stem.lower()
-        if p.name.startswith(".") or table not in names or p.suffix in (".csv", ".parquet"):
+        table = table_of_file(p.name)
+        if p.name.startswith(".") or table not in names:
+            continue
+        if p.name in (f"{table}.csv", f"{table}.parquet"):  # read as it is
             continue
         read = [f for f in (f"{table}.csv", f"{table}.parquet") if (directory / f).is_file()]
         if read:

@@ -368,7 +368,17 @@ def test_dataset_yaml_keys_the_planner_does_not_read_are_warned(tmp_path: Path) 
     assert not [f for f in load_dataset(ROOT / "data").warnings if f.file == "dataset.yaml"]
 
 
-@pytest.mark.parametrize("name", ["carbon_policy.CSV", "carbon_policy.xlsx", "Carbon_Policy.tsv"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "carbon_policy.CSV",
+        "carbon_policy.xlsx",
+        "Carbon_Policy.tsv",
+        "CARBON_POLICY.csv",  # was only "names no table": too far from a near name
+        "carbon_policy.csv.txt",  # were not found at all: a second extension
+        "carbon_policy.csv.gz",
+    ],
+)
 def test_an_optional_table_under_another_extension_is_an_error_not_skipped(
     tmp_path: Path, name: str
 ) -> None:
