@@ -120,8 +120,9 @@ def solve(
     """
     ds = load(data, scenario)
     objective = (options or SolveOptions()).objective
-    for f in unread_override_findings(scenario_overrides(ds.scenarios, scenario or ""), objective):
-        warnings.warn(f"scenario {scenario!r}: {f.message}", UserWarning, stacklevel=2)
+    name = scenario or ds.scenario  # a Dataset given with its scenario applied: that one
+    for f in unread_override_findings(scenario_overrides(ds.scenarios, name), objective):
+        warnings.warn(f"scenario {name!r}: {f.message}", UserWarning, stacklevel=2)
     return Plan.from_result(solve_result(ds, options), ds, name=scenario or ds.scenario)
 
 

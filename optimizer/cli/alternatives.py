@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs
-from optimizer.cli.scenarios import load_scenarios
+from optimizer.cli.scenarios import load_scenarios, warn_unread_overrides
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
     from rich.console import Console
@@ -109,6 +109,7 @@ def alternatives(
     refuse_bad_out(console, out)
     with exit_on_interrupt(console):
         ((name, ds),) = load_scenarios(console, data, [scenario])
+        warn_unread_overrides(console, [(name, ds)], "cost")  # alternatives: cost objective
         _check_focus(ds, list(focus or ()))
         where = (workers, scheduler)
         res = _run(console, ds, slacks, directions, list(focus or ()), seed, where)

@@ -14,7 +14,7 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
 
     from capacity.dataset import Dataset
 
-__all__ = ["load_scenarios", "scenario_names"]
+__all__ = ["load_scenarios", "scenario_names", "warn_unread_overrides"]
 
 
 def scenario_names(known: list[str], requested: list[str]) -> list[str]:
@@ -129,3 +129,21 @@ def _warn_other_data(console: Console, record: Path, solved: list[tuple[str, Dat
                 f"content hash {want[:12]}; {name!r} applied to this data has "
                 f"{sds.tables_hash[:12]}: the plan is not the report's (the data differ)"
             )
+
+
+def warn_unread_overrides(
+    console: Console, prepared: list[tuple[str, Dataset]], objective: str
+) -> None:
+    """Print a warning for each scenario override the objective does not read.
+
+    ``prepared`` is :func:`load_scenarios`'s list; ``objective`` is ``cost`` or
+    ``margin`` (see :mod:`optimizer.plan.objective_reads`).
+    """
+    from rich.markup import escape
+
+    from optimizer.plan.objective_reads import scenario_overrides, unread_override_findings
+
+    for name, sds in prepared:
+        overrides = scenario_overrides(sds.scenarios, name)
+        for f in unread_override_findings(overrides, objective, f"scenario {name!r}"):
+            console.print(f"[yellow]warning:[/yellow] {escape(f.file)}: {escape(f.message)}")

@@ -17,7 +17,7 @@ from optimizer.cli.checks import (
     seconds_option,
 )
 from optimizer.cli.options import Formulation, FormulationOpt, Objective, ObjectiveOpt, SolverOpt
-from optimizer.cli.scenarios import load_scenarios
+from optimizer.cli.scenarios import load_scenarios, warn_unread_overrides
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
     from rich.console import Console
@@ -195,7 +195,7 @@ def solve(
         formulation=formulation.value,
         objective=objective.value,
     )
-    _warn_unread_overrides(console, prepared, objective.value)
+    warn_unread_overrides(console, prepared, objective.value)
     run = RunFolder(out, units, [name for name, _ in prepared]) if report else None
     raise typer.Exit(
         _solve_all(console, prepared, options, run, started, time_limit, verbose=verbose)
@@ -221,20 +221,6 @@ def _write_model_files(
         console=console,
         formulation=formulation.value,
     )
-
-
-def _warn_unread_overrides(
-    console: Console, prepared: list[tuple[str, Dataset]], objective: str
-) -> None:
-    """Print a warning for each scenario override the objective does not read."""
-    from rich.markup import escape
-
-    from optimizer.plan.objective_reads import scenario_overrides, unread_override_findings
-
-    for name, sds in prepared:
-        overrides = scenario_overrides(sds.scenarios, name)
-        for f in unread_override_findings(overrides, objective, f"scenario {name!r}"):
-            console.print(f"[yellow]warning:[/yellow] {escape(f.file)}: {escape(f.message)}")
 
 
 def _solve_all(

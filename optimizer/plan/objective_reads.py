@@ -2,9 +2,12 @@
 
 The cost objective builds no revenue, contract-term or migration rows, so a scenario
 or sweep override of a customer's price, a contract term or a migration cost changes
-nothing in a cost plan. :func:`unread_override_findings` names each such override as
-a warning (the columns are :data:`optimizer.plan.model.MARGIN_READ_COLUMNS`, which
-``tests/test_reuse_columns.py`` holds to the columns the builds really read).
+nothing in a cost plan; the margin objective prices no unmet demand (unserved demand
+earns nothing), so an override of a customer's unmet penalty changes nothing in a
+margin plan. :func:`unread_override_findings` names each such override as a warning.
+The columns are :data:`optimizer.plan.model.MARGIN_READ_COLUMNS` and
+:data:`COST_ONLY_COLUMNS`; ``tests/test_objective_reads.py`` holds both to the columns
+the two builds really read.
 """
 
 from __future__ import annotations
@@ -14,7 +17,14 @@ from typing import Any
 
 from capacity.validation import Finding
 
-__all__ = ["scenario_overrides", "unread_override_findings"]
+__all__ = ["COST_ONLY_COLUMNS", "scenario_overrides", "unread_override_findings"]
+
+#: Input columns the cost objective reads and the margin objective does not, as
+#: ``(table, column)``: the unmet penalty (the margin objective's unserved demand earns
+#: nothing instead of paying a penalty).
+COST_ONLY_COLUMNS: frozenset[tuple[str, str]] = frozenset(
+    {("customers", "unmet_penalty_usd_per_h100e_period")}
+)
 
 
 def unread_override_findings(
@@ -34,24 +44,26 @@ def unread_override_findings(
     Returns
     -------
     list of Finding
-        Empty in the margin objective (it reads every column the cost one does, and
-        the margin-only ones); in the cost objective one warning per override of a
-        column of :data:`optimizer.plan.model.MARGIN_READ_COLUMNS`, ``column`` as
+        One warning per override of a column the objective does not read: in the
+        cost objective those of :data:`optimizer.plan.model.MARGIN_READ_COLUMNS`, in
+        the margin objective those of :data:`COST_ONLY_COLUMNS`; ``column`` as
         ``table.column``.
     """
     from optimizer.plan.model import MARGIN_READ_COLUMNS
 
-    if objective == "margin":
-        return []
+    unread = COST_ONLY_COLUMNS if objective == "margin" else MARGIN_READ_COLUMNS
+    why = (
+        "the margin objective does not read it (unserved demand earns nothing there, "
+        "it pays no penalty); solve in the cost objective to use it"
+        if objective == "margin"
+        else "the cost objective does not read it (prices, contract terms and migration "
+        "count in the margin objective only); solve in the margin objective "
+        "(--objective margin) to use it"
+    )
     out = []
     for ov in overrides:
-        if (ov.table, ov.column) in MARGIN_READ_COLUMNS:
-            msg = (
-                f"the {ov.op} override of {ov.table}.{ov.column} changes nothing: the cost "
-                "objective does not read it (prices, contract terms and migration count in "
-                "the margin objective only); solve in the margin objective "
-                "(--objective margin) to use it"
-            )
+        if (ov.table, ov.column) in unread:
+            msg = f"the {ov.op} override of {ov.table}.{ov.column} changes nothing: {why}"
             out.append(Finding("warning", where, None, f"{ov.table}.{ov.column}", None, msg))
     return out
 

@@ -1,0 +1,81 @@
+"""Overrides the objective never reads: the declared columns match the builds' reads,
+and each face of a solve warns (found missing by a break-it pass: the margin objective's
+unread unmet penalty, a dataset given with its scenario applied, alternatives)."""
+
+from __future__ import annotations
+
+import shutil
+import warnings
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+import capacity_planner as cp
+from capacity.dataset import load_dataset
+from optimizer.cli.commands import app
+from optimizer.plan.model import MARGIN_READ_COLUMNS, build_model
+from optimizer.plan.objective_reads import COST_ONLY_COLUMNS
+from optimizer.plan.options import SolveOptions
+from tests.column_reads import recording
+from tests.conftest import DEFAULT_DATA
+from tests.lp_helpers import LP_DATA
+
+
+def _reads(objective: str) -> set[tuple[str, str]]:
+    ds = load_dataset(DEFAULT_DATA)
+    with recording(ds) as (rds, reads):
+        build_model(rds, objective=objective)
+    return reads
+
+
+def test_the_declared_columns_are_those_only_one_objective_reads() -> None:
+    cost, margin = _reads("cost"), _reads("margin")
+    assert margin - cost == set(MARGIN_READ_COLUMNS)
+    assert cost - margin == set(COST_ONLY_COLUMNS)
+
+
+PENALTY = """scenarios:
+  soft:
+    description: x
+    overrides:
+      - {op: scale, table: customers, column: unmet_penalty_usd_per_h100e_period, factor: 1000}
+  pricey:
+    description: x
+    overrides:
+      - {op: scale, table: customers, column: price_training_usd_per_h100e_period, factor: 2}
+"""
+
+
+@pytest.fixture
+def lp_two(tmp_path: Path) -> Path:
+    d = tmp_path / "lp_two"
+    shutil.copytree(LP_DATA / "lp_two", d)
+    (d / "scenarios.yaml").write_text(PENALTY)
+    return d
+
+
+def test_an_unmet_penalty_override_in_the_margin_objective_is_a_warning(lp_two: Path) -> None:
+    margin = SolveOptions(objective="margin")
+    with pytest.warns(UserWarning, match="unmet_penalty_usd_per_h100e_period changes nothing"):
+        soft = cp.solve(lp_two, "soft", margin)
+    base = cp.solve(lp_two, None, margin)
+    assert soft.objective_usd == pytest.approx(base.objective_usd, rel=1e-12)  # as it says
+    with warnings.catch_warnings():  # the cost objective reads it: no warning
+        warnings.simplefilter("error")
+        cp.solve(lp_two, "soft")
+
+
+def test_a_dataset_given_with_its_scenario_applied_warns_as_its_name_would(lp_two: Path) -> None:
+    with pytest.warns(UserWarning, match="price_training_usd_per_h100e_period changes nothing"):
+        cp.solve(cp.load(lp_two, "pricey"))
+
+
+def test_alternatives_warn_of_an_override_the_cost_objective_does_not_read(
+    lp_two: Path, tmp_path: Path
+) -> None:
+    args = ["alternatives", str(lp_two), "--scenario", "pricey", "--directions", "0"]
+    res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / "out")])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert "warning: scenario 'pricey': the scale override of customers.price_training" in text
