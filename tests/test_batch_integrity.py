@@ -816,3 +816,35 @@ def test_a_folder_of_cost_and_margin_plans_or_of_one_data_reads_as_it_is(
     with warnings.catch_warnings():  # the same tables: one dataset, whatever its scenarios
         warnings.simplefilter("error")
         assert len(read_run(again)) == 3
+
+
+def test_the_summary_is_rewritten_before_the_first_solve(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheduler_address: str
+) -> None:
+    """A batch killed outright (kill -9, or a hang-up before it was handled) after a
+    data edit left batch_summary.csv with the earlier data's results as current. The
+    summary is now written before any solve: the cases to redo read other_run."""
+    import pandas as pd
+
+    from optimizer.analysis import batch as batch_module
+
+    data = _tiny_copy(tmp_path, "data", 1.0)
+    sweep = _write_sweep(tmp_path, f"data: {data}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    assert set(pd.read_csv(out / "batch_summary.csv")["state"]) == {"done"}
+    dem = pd.read_csv(data / "demand.csv")
+    dem["demand_h100e"] = dem["demand_h100e"] * 0.5
+    dem.to_csv(data / "demand.csv", index=False)
+    seen: list[pd.DataFrame] = []
+
+    def killed(*args: Any, **kw: Any) -> None:  # what the file says when the solves start
+        seen.append(pd.read_csv(out / "batch_summary.csv"))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch_module, "solve_on_dask", killed)
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    (at_start,) = seen
+    assert set(at_start["state"]) == {"other_run"}
+    assert at_start["objective_usd"].isna().all()

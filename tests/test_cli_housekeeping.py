@@ -139,3 +139,24 @@ def test_the_readme_and_the_solving_guide_list_every_command() -> None:
         text = path.read_text(encoding="utf-8")
         listed = set(re.findall(r"^\| `capacity ([a-z][a-z-]*)", text, flags=re.M))
         assert listed == names, f"{path.name}: listed {sorted(listed)}, commands {sorted(names)}"
+
+
+def test_sighup_is_an_interrupt_unless_it_is_ignored() -> None:
+    """A batch whose terminal closed (SIGHUP) died without rewriting its summary; it now
+    stops as SIGTERM does (exit 129). Under nohup (SIGHUP ignored) it keeps running."""
+    from optimizer.cli.checks import SIGHUP_EXIT, HungUp, interrupt_ending
+
+    before = signal.getsignal(signal.SIGHUP)
+    with pytest.raises(HungUp) as caught, sigterm_as_interrupt():
+        os.kill(os.getpid(), signal.SIGHUP)
+        time.sleep(1)
+    assert interrupt_ending(caught.value) == ("hung up (SIGHUP)", SIGHUP_EXIT)
+    assert signal.getsignal(signal.SIGHUP) is before
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        with sigterm_as_interrupt():
+            os.kill(os.getpid(), signal.SIGHUP)  # ignored, as nohup asked
+            time.sleep(0.2)
+        assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGHUP, before)

@@ -183,17 +183,31 @@ def run_batch(
     unread = _unread_overrides(base, todo, options)
     if unread and on_warnings is not None:
         on_warnings(unread)
+    _summarise(out, cases, skipped, keys)  # before any solve: a kill -9 leaves no stale one
     try:
         if todo:
             solve_on_dask(
                 run, base, todo, options, reuse, on_cluster(cluster, workers, scheduler), progress
             )
-    finally:  # an interrupted run (Ctrl-C, SIGTERM) still leaves a summary of the manifest
-        manifest = read_batch_manifest(out)
-        summary = batch_summary(manifest, cases, {c.name for c in skipped}, keys)
-        write_summary_csv(out, summary, BATCH_SUMMARY)
+    finally:  # an interrupted run (Ctrl-C, SIGTERM, SIGHUP) still leaves a summary
+        manifest, summary = _summarise(out, cases, skipped, keys)
     n_done, n_failed = run.counts["done"], run.counts["failed"]
     return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
+
+
+def _summarise(
+    out: Path, cases: Sequence[SweepCase], skipped: Sequence[SweepCase], keys: Mapping[str, str]
+) -> tuple[dict[str, Any], pd.DataFrame]:
+    """Write ``batch_summary.csv`` from the manifest as it is now; return both.
+
+    Written before the first solve too, so a batch killed outright (``kill -9``) leaves
+    a summary whose unsolved cases read ``other_run`` or ``missing``, never an earlier
+    run's results as current.
+    """
+    manifest = read_batch_manifest(out)
+    summary = batch_summary(manifest, cases, {c.name for c in skipped}, keys)
+    write_summary_csv(out, summary, BATCH_SUMMARY)
+    return manifest, summary
 
 
 def _unread_overrides(base: Any, cases: Sequence[SweepCase], options: Any) -> list[Finding]:

@@ -23,7 +23,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INTERRUPTED",
+    "SIGHUP_EXIT",
     "SIGTERM_EXIT",
+    "HungUp",
     "Terminated",
     "check_out_dir",
     "check_out_file",
@@ -196,13 +198,23 @@ class Terminated(KeyboardInterrupt):
     """
 
 
+SIGHUP_EXIT = 129
+"""Exit code of a command ended by SIGHUP (128 + 1): its terminal closed."""
+
+
+class HungUp(Terminated):
+    """Raised on the main thread when SIGHUP (the terminal closed) arrives: as SIGTERM."""
+
+
 @contextmanager
 def sigterm_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` on the main thread while the block runs.
+    """Turn SIGTERM (and SIGHUP) into :class:`Terminated` on the main thread in the block.
 
     Without it SIGTERM kills the process at once: no message, no clean-up (a local
-    Dask cluster's semaphores leak). Off the main thread (no signal handlers there)
-    the block runs unchanged; the previous handler is restored at its end.
+    Dask cluster's semaphores leak, a batch's summary is left as the previous run's).
+    SIGHUP (the terminal closed) raises :class:`HungUp` the same way, unless it is
+    ignored (``nohup``), which stays so. Off the main thread (no signal handlers there)
+    the block runs unchanged; the previous handlers are restored at its end.
     """
     import signal
     import threading
@@ -212,21 +224,29 @@ def sigterm_as_interrupt() -> Iterator[None]:
         return
 
     def on_term(signum: int, frame: object) -> None:
-        raise Terminated
+        raise HungUp if signum == signal.SIGHUP else Terminated
 
     old = signal.signal(signal.SIGTERM, on_term)
+    hup = getattr(signal, "SIGHUP", None)
+    old_hup = signal.getsignal(hup) if hup is not None else None
+    if hup is not None and old_hup is not signal.SIG_IGN:
+        signal.signal(hup, on_term)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, old)
+        if hup is not None and old_hup is not signal.SIG_IGN and old_hup is not None:
+            signal.signal(hup, old_hup)
 
 
 def interrupt_ending(e: KeyboardInterrupt) -> tuple[str, int]:
     """Return how an interrupt ended a command: its word and exit code.
 
-    ``("terminated (SIGTERM)", 143)`` for :class:`Terminated`, ``("interrupted", 130)``
-    for Ctrl-C.
+    ``("hung up (SIGHUP)", 129)`` for :class:`HungUp`, ``("terminated (SIGTERM)", 143)``
+    for :class:`Terminated`, ``("interrupted", 130)`` for Ctrl-C.
     """
+    if isinstance(e, HungUp):
+        return "hung up (SIGHUP)", SIGHUP_EXIT
     if isinstance(e, Terminated):
         return "terminated (SIGTERM)", SIGTERM_EXIT
     return "interrupted", 130
