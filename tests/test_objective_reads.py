@@ -44,6 +44,10 @@ PENALTY = """scenarios:
     description: x
     overrides:
       - {op: scale, table: customers, column: price_training_usd_per_h100e_period, factor: 2}
+  dear:
+    description: x
+    overrides:
+      - {op: scale, table: chips, column: capex_usd_per_chip, factor: 3}
 """
 
 
@@ -79,3 +83,25 @@ def test_alternatives_warn_of_an_override_the_cost_objective_does_not_read(
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert "warning: scenario 'pricey': the scale override of customers.price_training" in text
+
+
+def test_alternatives_record_their_inputs_so_read_run_uses_the_data_solved(
+    lp_two: Path, tmp_path: Path
+) -> None:
+    """capacity alternatives wrote no inputs.yaml: read_run(data=...) read a capex x3
+    scenario's plans with x1 unit capex (a third of the capex they spent)."""
+    out = tmp_path / "out"
+    args = ["alternatives", str(lp_two), "--scenario", "dear", "--directions", "0"]
+    res = CliRunner().invoke(app, [*args, "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (run,) = out.iterdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plans = cp.read_run(run, data=lp_two)
+    assert len(plans) >= 2
+    for name in plans:
+        plan = plans[name]
+        costs = plan.tables["costs"]
+        cash = costs.loc[costs["term"] == "chip_capex", "cash_usd"].sum()
+        stat = plan.statistics.capex(groupby=["term"]).set_index("term")["capex_usd"]
+        assert cash > 0 and stat["chip_capex"] == pytest.approx(cash, rel=1e-9), name

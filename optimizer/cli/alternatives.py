@@ -114,7 +114,7 @@ def alternatives(
         where = (workers, scheduler)
         res = _run(console, ds, slacks, directions, list(focus or ()), seed, where)
         _print_ranges(console, res)
-        code = _write(console, res, out, name)
+        code = _write(console, res, out, name, ds)
     raise typer.Exit(code)
 
 
@@ -214,11 +214,19 @@ def _print_ranges(console: Console, res: Any) -> None:
         console.print(f"[yellow]note:[/yellow] {note}")
 
 
-def _write(console: Console, res: Any, out: Path, scenario: str) -> int:
-    """Write the optimum, every alternative and the ranges into one run folder; 0 or 1."""
+def _write(console: Console, res: Any, out: Path, scenario: str, ds: Any) -> int:
+    """Write the optimum, every alternative and the ranges into one run folder; 0 or 1.
+
+    Every plan was solved on ``ds`` (the scenario applied), so each scenario folder
+    records the scenario's overrides in its ``inputs.yaml``, as ``capacity solve``'s do:
+    ``read_run(folder, data=...)`` then reads each plan against the data it was solved on.
+    """
+    import dataclasses
+
     import pyarrow as pa
 
     from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.inputs_record import solved_inputs
     from optimizer.output.parquet_tables import write_arrow_atomic
     from optimizer.output.report import write_report
     from optimizer.output.run_folder import claimed_run_dir, default_run_id
@@ -231,8 +239,10 @@ def _write(console: Console, res: Any, out: Path, scenario: str) -> int:
             console.status("Writing the Parquet report ..."),
             claimed_run_dir(out, run_id) as run_dir,
         ):
+            recorded = solved_inputs(ds, scenario)
             for name, result in plans:
-                write_report(result, out, scenario=name, run_id=run_dir.name)
+                inputs = dataclasses.replace(recorded, scenario=name)
+                write_report(result, out, scenario=name, run_id=run_dir.name, inputs=inputs)
             ranges = res.ranges.assign(
                 scenario_min=_scenario_of(res, "min"), scenario_max=_scenario_of(res, "max")
             )
