@@ -512,6 +512,9 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
         m = _read_yaml(d / META_FILE)
         meta = m if isinstance(m, dict) else {}
         findings.extend(meta_findings(meta, META_FILE))
+        if m is not None and not isinstance(m, dict):  # a list or a bare string
+            msg = "not read: dataset.yaml must be keys and values (name: ..., description: ...)"
+            findings.append(Finding("warning", META_FILE, None, None, str(m)[:80], msg))
     scenarios: dict[str, Scenario] = {}
     lines: dict[tuple[Any, ...], int] = {}
     if (d / SCENARIOS_FILE).exists():

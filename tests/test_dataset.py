@@ -366,6 +366,10 @@ def test_dataset_yaml_keys_the_planner_does_not_read_are_warned(tmp_path: Path) 
     assert "_usd" in found["currency"].message and found["currency"].value == "EUR"
     assert "name, description, license_notes" in found["owner"].message
     assert not [f for f in load_dataset(ROOT / "data").warnings if f.file == "dataset.yaml"]
+    for text in ("- name: t\n", "just a name\n"):  # a list, a bare string: said, not dropped
+        (d / "dataset.yaml").write_text(text)
+        (found,) = [f for f in load_dataset(d).warnings if f.file == "dataset.yaml"]
+        assert "must be keys and values" in found.message
 
 
 @pytest.mark.parametrize(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -157,6 +158,14 @@ def test_run_folder_reads_back_and_in_duckdb(hand: object, noisy: object, tmp_pa
     plans = cp.read_run(run)
     assert len(plans) == 4
     assert (run / "replan_regret.html").stat().st_size > 1000
+    # a replan killed part way (its marker left, a path's folders missing) is said
+    from optimizer.output import run_folder
+
+    run_folder.mark_unfinished(run, [f"path_{k:03d}" for k in range(4)])
+    shutil.rmtree(run / "replan" / "path=3")
+    with pytest.warns(UserWarning, match="it lacks path_003 of the 4 requested"):
+        assert len(read_replan(run)["regret"]) == 3
+    run_folder.finish_run(run)
     # the run's dataset_hash is the data given, not the first path's truth data
     man = json.loads((run / "manifest.json").read_text())
     assert man["dataset_hash"] == hand.hash  # type: ignore[attr-defined]

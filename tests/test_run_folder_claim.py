@@ -224,9 +224,9 @@ def test_a_claimed_run_is_marked_unfinished_until_its_block_ends(tmp_path: Path)
     import subprocess
     import sys
 
-    with run_folder.claimed_run_dir(tmp_path, "r") as d:
+    with run_folder.claimed_run_dir(tmp_path, "r", ["a", "b"]) as d:
         marker = json.loads((d / ".unfinished.json").read_text())
-        assert marker["pid"] == os.getpid() and marker["requested"] == []
+        assert marker["pid"] == os.getpid() and marker["requested"] == ["a", "b"]
         assert "still writing it" in run_folder.unfinished_note(d, [])
     assert not (d / ".unfinished.json").exists()
     assert run_folder.unfinished_note(d, []) == ""

@@ -204,9 +204,10 @@ def _summarise(
     a summary whose unsolved cases read ``other_run`` or ``missing``, never an earlier
     run's results as current.
     """
-    manifest = read_batch_manifest(out)
-    summary = batch_summary(manifest, cases, {c.name for c in skipped}, keys)
-    write_summary_csv(out, summary, BATCH_SUMMARY)
+    with folder_lock(out):  # no other batch's case half way (``writing``) in it
+        manifest = read_batch_manifest(out)
+        summary = batch_summary(manifest, cases, {c.name for c in skipped}, keys)
+        write_summary_csv(out, summary, BATCH_SUMMARY)
     return manifest, summary
 
 

@@ -24,6 +24,7 @@ temporary name and renamed, so a crash leaves no half file)::
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -37,7 +38,7 @@ from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_at
 from optimizer.output.manifest import update_manifest
 from optimizer.output.parquet_tables import write_arrow_atomic
 from optimizer.output.report import write_report
-from optimizer.output.run_folder import claimed_run_dir, default_run_id
+from optimizer.output.run_folder import claimed_run_dir, default_run_id, unfinished_note
 
 __all__ = [
     "give_way_table",
@@ -78,7 +79,8 @@ def write_replan(result: Any, out: str | os.PathLike[str], dataset_hash: str) ->
         When the folder or a file cannot be written (the folder is removed whole: an
         error, or Ctrl-C, leaves no half run).
     """
-    with claimed_run_dir(out, "replan-" + default_run_id(dataset_hash)) as run_dir:
+    paths = [f"path_{o.path:03d}" for o in result.outcomes]
+    with claimed_run_dir(out, "replan-" + default_run_id(dataset_hash), paths) as run_dir:
         _fill_run(result, out, run_dir, dataset_hash)  # an error removes the folder whole
     return run_dir
 
@@ -120,6 +122,10 @@ def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     import pyarrow.dataset as pads
 
     rdir = Path(run_dir) / "replan"
+    held = [f"path_{int(p.name.split('=', 1)[1]):03d}" for p in rdir.glob("path=*")]
+    note = unfinished_note(run_dir, held)
+    if note:  # a replan killed part way: some paths only
+        warnings.warn(f"{note}. Run the replan again.", UserWarning, stacklevel=2)
     part = pads.partitioning(pa.schema([("path", pa.int64())]), flavor="hive")
     out: dict[str, pd.DataFrame] = {}
     for name in PATH_TABLES:

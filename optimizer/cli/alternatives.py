@@ -237,7 +237,7 @@ def _write(console: Console, res: Any, out: Path, scenario: str, ds: Any) -> int
     try:  # one run folder, removed whole when any write fails or is interrupted
         with (
             console.status("Writing the Parquet report ..."),
-            claimed_run_dir(out, run_id) as run_dir,
+            claimed_run_dir(out, run_id, [name for name, _ in plans]) as run_dir,
         ):
             recorded = solved_inputs(ds, scenario)
             for name, result in plans:

@@ -209,7 +209,9 @@ def claim_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Path:
 
 
 @contextlib.contextmanager
-def claimed_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Iterator[Path]:
+def claimed_run_dir(
+    out_dir: str | os.PathLike[str], run_id: str, requested: Sequence[str] = ()
+) -> Iterator[Path]:
     """Claim a run directory (:func:`claim_run_dir`) for a block that fills it whole.
 
     When the block raises (a write error, Ctrl-C, SIGTERM turned into an interrupt) the
@@ -224,6 +226,9 @@ def claimed_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Iterator[Pa
         Report root; created when missing.
     run_id : str
         The ID wanted (``-2``, ``-3`` ... when taken).
+    requested : sequence of str
+        The scenarios the run is to hold, for the unfinished marker (a killed run's
+        warning names those it lacks).
 
     Yields
     ------
@@ -237,7 +242,7 @@ def claimed_run_dir(out_dir: str | os.PathLike[str], run_id: str) -> Iterator[Pa
     """
     run_dir = claim_run_dir(out_dir, run_id)
     try:
-        mark_unfinished(run_dir)  # a kill -9 part way leaves it: read_run warns
+        mark_unfinished(run_dir, requested)  # a kill -9 part way leaves it: read_run warns
         yield run_dir
     except BaseException:
         shutil.rmtree(run_dir, ignore_errors=True)
