@@ -49,6 +49,20 @@ def test_an_objective_axis_solves_each_case_in_its_mode(
     # a re-run finds both cases done under their own modes
     again = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (again.n_skipped, again.n_done) == (2, 0)
+    # an objective axis is the sweep's design: read_run calls it one run (it did not),
+    # also when one entry predates tables_hash (compared by dataset_hash then)
+    import json
+    import warnings
+
+    from optimizer.notebook import read_run
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert len(read_run(out)) == 2
+        doc = json.loads((out / "batch_manifest.json").read_text())
+        del doc["scenarios"]["grid_objective-cost"]["tables_hash"]
+        (out / "batch_manifest.json").write_text(json.dumps(doc))
+        assert len(read_run(out)) == 2
 
 
 def test_a_composed_scenario_may_name_its_objective(tmp_path: Path) -> None:

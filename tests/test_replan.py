@@ -157,6 +157,10 @@ def test_run_folder_reads_back_and_in_duckdb(hand: object, noisy: object, tmp_pa
     assert df["regret_usd"].to_numpy() == pytest.approx(noisy.paths["regret_usd"].to_numpy())
     plans = cp.read_run(run)
     assert len(plans) == 4
+    # each path's plan was solved on its truth, not on the data given: said (it was not)
+    with pytest.warns(UserWarning, match="records no inputs.yaml") as caught:
+        cp.read_run(run, data=hand)
+    assert len(caught) == 4
     assert (run / "replan_regret.html").stat().st_size > 1000
     # a replan killed part way (its marker left, a path's folders missing) is said
     from optimizer.output import run_folder

@@ -89,6 +89,7 @@ class BatchRecorder:
                 if case.objective is None
                 else {**self.solve_doc, "objective": case.objective}
             ),
+            "own_objective": case.objective is not None,  # an objective axis or scenario
             "dataset_hash": self.dataset_hash,
             "tables_hash": self.tables_hash,
             "finished_utc": iso_now(),

@@ -246,25 +246,36 @@ def _combine(rows: pd.DataFrame, keys: list[str], values: list[str]) -> pd.DataF
     return out[[*keys, *values]]
 
 
-def _data_keys(data: Any, scenario: str, folder: Path | None = None) -> PlanKeys:
+def _data_keys(
+    data: Any, scenario: str, folder: Path | None = None, solved_hash: str = ""
+) -> PlanKeys:
     """Key maps from ``data`` (a Dataset or a dataset folder) as the scenario was solved.
 
     The scenario folder's ``inputs.yaml`` (every override applied to the base data,
     a batch case's own included) is applied when present; otherwise the data's named
-    scenario of that name, if any.
+    scenario of that name, if any, and a warning when the data so made is not the data
+    solved (``solved_hash``, the summary's ``dataset_hash``: a replan path's truth).
     """
     if data is None:
         return PlanKeys()
     ds = load_dataset(Path(data)) if isinstance(data, str | os.PathLike) else data
     record = folder / INPUTS_FILE if folder is not None else None
-    if getattr(ds, "scenario", "base") != "base":  # applied already: check, do not re-apply
-        if record is not None and record.is_file():
-            _warn_if_applied_elsewhere(ds, record)
-        return PlanKeys.from_dataset(ds)
     if record is not None and record.is_file():
+        if getattr(ds, "scenario", "base") != "base":  # applied already: check, not re-apply
+            _warn_if_applied_elsewhere(ds, record)
+            return PlanKeys.from_dataset(ds)
         return PlanKeys.from_dataset(_as_recorded(ds, scenario, record))
-    if scenario in getattr(ds, "scenarios", {}):
+    if scenario in getattr(ds, "scenarios", {}) and getattr(ds, "scenario", "base") == "base":
         ds = apply_scenario(ds, scenario)
+    if solved_hash and folder is not None and solved_hash != ds.hash:
+        warnings.warn(
+            f"{folder}: this plan records no inputs.yaml and was solved from data with "
+            f"content hash {solved_hash[:12]}, not the data given ({ds.hash[:12]}): the "
+            "statistics that read the data (unit capex, regions, families) are those of "
+            "the data given.",
+            UserWarning,
+            stacklevel=4,
+        )
     return PlanKeys.from_dataset(ds)
 
 
@@ -352,22 +363,29 @@ def _warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
     cases it had not reached as the earlier run's plans, each still ``done``: read
     together they compare plans of two datasets, or of cost and margin objectives, as
     if of one. The batch manifest records each case's data (``tables_hash``, the tables
-    alone, so an unrelated scenario added to scenarios.yaml is the same data;
-    ``dataset_hash`` for entries written before it) and its solve ``options``; a case
-    entry without them counts as its own, unknown, data.
+    alone, so an unrelated scenario added to scenarios.yaml is the same data; every
+    entry is compared by ``dataset_hash`` when one was written before it), its solve
+    ``options`` (the objective left out of a case that names its own, as an objective
+    axis does: that is the sweep's design); a case entry without them counts as its
+    own, unknown, data.
     """
     try:
         doc = json.loads((path / BATCH_MANIFEST).read_text(encoding="utf-8"))
         entries = doc.get("scenarios", {})
     except (OSError, ValueError, AttributeError):
         return
+    done = {
+        n: e for n in names if isinstance(e := entries.get(n), dict) and e.get("state") == "done"
+    }
+    # one kind of hash for every entry: an entry written before tables_hash has only the other
+    field = "tables_hash" if all(e.get("tables_hash") for e in done.values()) else "dataset_hash"
     groups: dict[tuple[str, str], list[str]] = {}
-    for name in names:
-        entry = entries.get(name)
-        if isinstance(entry, dict) and entry.get("state") == "done":
-            data = str(entry.get("tables_hash") or entry.get("dataset_hash") or "unrecorded")
-            options = json.dumps(entry.get("options") or {}, sort_keys=True)
-            groups.setdefault((data, options), []).append(name)
+    for name, entry in done.items():
+        data = str(entry.get(field) or "unrecorded")
+        options = dict(entry.get("options") or {})
+        if entry.get("own_objective"):  # an objective axis: the sweep's design, not a mix-up
+            options.pop("objective", None)
+        groups.setdefault((data, json.dumps(options, sort_keys=True)), []).append(name)
     if len(groups) > 1:
         parts = "; ".join(
             f"data {d[:12]}, options {o}: {', '.join(n)}" for (d, o), n in sorted(groups.items())
@@ -390,7 +408,10 @@ def _plan_of(
         status = str(summary["status"].iloc[0])
         value = summary["objective_usd"].iloc[0]
         objective = None if pd.isna(value) else float(value)
-    keys = _data_keys(data, name, folder)
+    solved = ""
+    if summary is not None and len(summary) and "dataset_hash" in summary:
+        solved = str(summary["dataset_hash"].iloc[0] or "")
+    keys = _data_keys(data, name, folder, solved)
     if not keys.periods and "costs" in tables and len(tables["costs"]):
         keys = PlanKeys(keys.sites, keys.chips, tuple(pd.unique(tables["costs"]["period"])))
     return Plan(tables, keys, name=name, status=status, objective_usd=objective)
