@@ -435,19 +435,23 @@ def unknown_table_files(directory: Path) -> list[Finding]:
     present = {p.stem for p in directory.iterdir() if p.suffix in (".csv", ".parquet")}
     out: list[Finding] = []
     for p in sorted(directory.iterdir()):
-        if p.suffix not in (".csv", ".parquet") or p.stem in TABLE_NAMES or p.name.startswith("."):
+        if p.name.startswith(".") or p.stem in TABLE_NAMES and p.suffix in (".csv", ".parquet"):
             continue
         if table_of_file(p.name) in TABLE_NAMES:  # CARBON_POLICY.csv: misnamed_table_files
             continue
-        near = difflib.get_close_matches(p.stem, TABLE_NAMES, n=1, cutoff=0.8)
+        # a near name under any extension (carbon-policy.CSV, carbon-policy.csv.txt)
+        near = difflib.get_close_matches(table_of_file(p.name), TABLE_NAMES, n=1, cutoff=0.8)
+        if not near and p.suffix not in (".csv", ".parquet"):
+            continue  # README.md, notes.txt: not table files
+        ext = p.suffix if p.suffix in (".csv", ".parquet") else ".csv"
         if near and near[0] not in present:
             msg = (
-                f"not read: {p.name} names no table; did you mean {near[0]}{p.suffix}? "
-                f"Without {near[0]}{p.suffix} the plan is made without that table: rename the file"
+                f"not read: {p.name} names no table; did you mean {near[0]}{ext}? "
+                f"Without {near[0]}{ext} the plan is made without that table: rename the file"
             )
             out.append(Finding("error", p.name, None, None, None, msg))
         elif near:
-            msg = f"not read: {p.name} names no table ({near[0]}{p.suffix} beside it is read)"
+            msg = f"not read: {p.name} names no table ({near[0]}{ext} beside it is read)"
             out.append(Finding("warning", p.name, None, None, None, msg))
         else:
             msg = f"not read: {p.name} names no table; the tables are {', '.join(TABLE_NAMES)}"
@@ -457,8 +461,10 @@ def unknown_table_files(directory: Path) -> list[Finding]:
         if (directory / name).exists():
             continue
         stem = Path(name).stem
-        for p in sorted(directory.glob("*.y*ml")):
-            if difflib.get_close_matches(p.stem.lower(), [stem], n=1, cutoff=0.8):
+        for p in sorted(directory.iterdir()):  # scenarios.yml, scenarios.YAML, .yaml.txt
+            if p.name.startswith(".") or p.suffix.lower() in (".csv", ".parquet"):
+                continue
+            if difflib.get_close_matches(table_of_file(p.name), [stem], n=1, cutoff=0.8):
                 msg = f"not read: the file must be named {name}; rename {p.name}"
                 out.append(Finding("error", p.name, None, None, None, msg))
     return out

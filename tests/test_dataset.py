@@ -381,6 +381,8 @@ def test_dataset_yaml_keys_the_planner_does_not_read_are_warned(tmp_path: Path) 
         "CARBON_POLICY.csv",  # was only "names no table": too far from a near name
         "carbon_policy.csv.txt",  # were not found at all: a second extension
         "carbon_policy.csv.gz",
+        "carbon-policy.CSV",  # near names under another extension (were not found)
+        "carbon-policy.csv.txt",
     ],
 )
 def test_an_optional_table_under_another_extension_is_an_error_not_skipped(
@@ -407,3 +409,32 @@ def test_an_optional_table_under_another_extension_is_an_error_not_skipped(
     else:
         warned = [f for f in ds.warnings if f.file == name]
     assert [f.severity for f in warned] == ["warning"]
+
+
+@pytest.mark.parametrize("name", ["scenarios.YAML", "scenarios.yaml.txt"])
+def test_a_scenarios_file_under_another_extension_is_an_error(tmp_path: Path, name: str) -> None:
+    """scenarios.YAML or scenarios.yaml.txt was not read and not flagged: --scenario all
+    then solved nothing and exited 0 (the second break-it pass)."""
+    import shutil
+
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    (d / "scenarios.yaml").rename(d / name)
+    with pytest.raises(DataValidationError) as e:
+        load_dataset(d)
+    (bad,) = [f for f in e.value.findings if f.file == name]
+    assert "must be named scenarios.yaml" in bad.message
+
+
+def test_scenario_all_on_data_without_scenarios_solves_the_base_data(tmp_path: Path) -> None:
+    """--scenario all on a dataset with no scenarios printed nothing, wrote nothing and
+    exited 0; it now solves the base data and says so."""
+    import shutil
+
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    (d / "scenarios.yaml").unlink()
+    res = CliRunner().invoke(app, ["solve", str(d), "--scenario", "all", "--no-report"])
+    assert res.exit_code == 0, res.output
+    assert "defines no scenarios: solving its base data" in res.output
+    assert "Status: optimal" in " ".join(res.output.split())

@@ -44,6 +44,10 @@ PENALTY = """scenarios:
     description: x
     overrides:
       - {op: scale, table: customers, column: price_training_usd_per_h100e_period, factor: 2}
+  hi+price:
+    description: a name with a plus, not a composition
+    overrides:
+      - {op: scale, table: customers, column: price_training_usd_per_h100e_period, factor: 2}
   dear:
     description: x
     overrides:
@@ -105,3 +109,21 @@ def test_alternatives_record_their_inputs_so_read_run_uses_the_data_solved(
         cash = costs.loc[costs["term"] == "chip_capex", "cash_usd"].sum()
         stat = plan.statistics.capex(groupby=["term"]).set_index("term")["capex_usd"]
         assert cash > 0 and stat["chip_capex"] == pytest.approx(cash, rel=1e-9), name
+
+
+def test_a_scenario_named_with_a_plus_is_itself_not_a_composition(lp_two: Path) -> None:
+    with pytest.warns(UserWarning, match="price_training_usd_per_h100e_period changes nothing"):
+        cp.solve(lp_two, "hi+price")
+
+
+def test_the_python_batch_warns_without_a_callback(lp_two: Path, tmp_path: Path) -> None:
+    """cp.run_batch printed nothing for a price axis in the cost objective (the warnings
+    went to a callback only the CLI gave)."""
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"data: {lp_two}\ngrid:\n  axes:\n    - name: price\n      override: "
+        "{op: scale, table: customers, column: price_training_usd_per_h100e_period}\n"
+        "      levels: [2]\n"
+    )
+    with pytest.warns(UserWarning, match="case 'grid_price-2': the scale override"):
+        cp.run_batch(sweep, tmp_path / "out", workers=1, progress=False)

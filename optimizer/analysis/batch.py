@@ -29,6 +29,7 @@ folder (:mod:`optimizer.analysis.batch_folder`) and the printed findings
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -144,6 +145,7 @@ def run_batch(
         Called once, before any solve, with a warning per case override its objective
         does not read (:func:`optimizer.plan.objective_reads.unread_override_findings`:
         a price or contract term swept in the cost objective); not called when none is.
+        Without it each is a ``UserWarning``.
 
     Returns
     -------
@@ -183,6 +185,8 @@ def run_batch(
     unread = _unread_overrides(base, todo, options)
     if unread and on_warnings is not None:
         on_warnings(unread)
+    for f in unread if on_warnings is None else ():  # the Python face: a warning each
+        warnings.warn(f"{f.file}: {f.message}", UserWarning, stacklevel=2)
     _summarise(out, cases, skipped, keys)  # before any solve: a kill -9 leaves no stale one
     try:
         if todo:

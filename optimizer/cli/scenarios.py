@@ -21,7 +21,8 @@ def scenario_names(known: list[str], requested: list[str]) -> list[str]:
     """Return the scenarios to solve: ``all`` expands to every known one, in file order.
 
     Duplicates are dropped (first kept). The default ``["neutral"]`` on a dataset with
-    no scenarios means the base data (``"base"``).
+    no scenarios means the base data (``"base"``), and so does ``all`` (every scenario
+    of a dataset that defines none is its base data: it solved nothing and exited 0).
 
     Examples
     --------
@@ -29,12 +30,14 @@ def scenario_names(known: list[str], requested: list[str]) -> list[str]:
     ['optimistic', 'neutral']
     >>> scenario_names([], ["neutral"])
     ['base']
+    >>> scenario_names([], ["all"])
+    ['base']
     """
     if requested == ["neutral"] and not known:
         return ["base"]
     names: list[str] = []
     for name in requested:
-        for n in known if name == "all" else [name]:
+        for n in (known or ["base"]) if name == "all" else [name]:
             if n not in names:
                 names.append(n)
     return names
@@ -93,7 +96,7 @@ def load_scenarios(
                 f"[yellow]{len(ds.warnings) - len(own)} data warning(s); run "
                 f"'capacity validate {data_dir}' to see them.[/yellow]"
             )
-        if requested == ["neutral"] and not ds.scenarios:
+        if requested in (["neutral"], ["all"]) and not ds.scenarios:
             console.print(f"[yellow]{data_dir} defines no scenarios: solving its base data.")
         out = []
         for name in scenario_names(list(ds.scenarios), requested):

@@ -71,8 +71,11 @@ def unread_override_findings(
 def scenario_overrides(scenarios: Mapping[str, Any], name: str) -> list[Any]:
     """Return the overrides of scenario ``name`` (``a+b``: those of ``a``, then ``b``).
 
-    Names the mapping does not hold (``base``) contribute none.
+    A name the mapping holds whole (``hi+price``) is that scenario; names it does not
+    hold (``base``) contribute none.
     """
+    if name in scenarios:
+        return list(scenarios[name].overrides)
     out: list[Any] = []
     for part in name.split("+"):
         named = scenarios.get(part)
