@@ -147,11 +147,12 @@ def test_sighup_is_an_interrupt_unless_it_is_ignored() -> None:
     from optimizer.cli.checks import SIGHUP_EXIT, HungUp, interrupt_ending
 
     before = signal.getsignal(signal.SIGHUP)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)  # as a terminal leaves it (not nohup's)
     with pytest.raises(HungUp) as caught, sigterm_as_interrupt():
         os.kill(os.getpid(), signal.SIGHUP)
         time.sleep(1)
     assert interrupt_ending(caught.value) == ("hung up (SIGHUP)", SIGHUP_EXIT)
-    assert signal.getsignal(signal.SIGHUP) is before
+    assert signal.getsignal(signal.SIGHUP) is signal.SIG_DFL  # restored
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
     try:
         with sigterm_as_interrupt():

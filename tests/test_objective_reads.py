@@ -116,7 +116,9 @@ def test_a_scenario_named_with_a_plus_is_itself_not_a_composition(lp_two: Path) 
         cp.solve(lp_two, "hi+price")
 
 
-def test_the_python_batch_warns_without_a_callback(lp_two: Path, tmp_path: Path) -> None:
+def test_the_python_batch_warns_without_a_callback(
+    lp_two: Path, tmp_path: Path, scheduler_address: str
+) -> None:
     """cp.run_batch printed nothing for a price axis in the cost objective (the warnings
     went to a callback only the CLI gave)."""
     sweep = tmp_path / "sweep.yaml"
@@ -126,4 +128,4 @@ def test_the_python_batch_warns_without_a_callback(lp_two: Path, tmp_path: Path)
         "      levels: [2]\n"
     )
     with pytest.warns(UserWarning, match="case 'grid_price-2': the scale override"):
-        cp.run_batch(sweep, tmp_path / "out", workers=1, progress=False)
+        cp.run_batch(sweep, tmp_path / "out", scheduler=scheduler_address, progress=False)
