@@ -281,16 +281,23 @@ def _data_keys(
 
 def _warn_if_applied_elsewhere(ds: Any, record: Path) -> None:
     """Warn when a dataset given with a scenario applied is not the data ``record`` solved."""
+    given = f"the data given has scenario {ds.scenario!r} applied and tables with hash"
+    hint = " Pass the data without a scenario (cp.load(folder)) to apply the recorded overrides."
+    _warn_if_not_solved_from(ds, record, given, hint, stacklevel=6)
+
+
+def _warn_if_not_solved_from(
+    ds: Any, record: Path, given: str, hint: str = "", stacklevel: int = 5
+) -> None:
+    """Warn when ``ds``'s tables are not those ``record`` (an ``inputs.yaml``) was solved on."""
     want = recorded_hash(record)
     if want is not None and want != ds.tables_hash:
         warnings.warn(
-            f"{record}: the data given has scenario {ds.scenario!r} applied and its tables "
-            f"(content hash {ds.tables_hash[:12]}) are not those this plan was solved from "
-            f"({want[:12]}): the statistics that read the data are those of other data. "
-            "Pass the data without a scenario (cp.load(folder)) to have each plan's "
-            "recorded overrides applied.",
+            f"{record}: the plan was solved from data with content hash {want[:12]}; "
+            f"{given} {ds.tables_hash[:12]}: the statistics that read the data (unit "
+            f"capex, regions, families) are those of other data.{hint}",
             UserWarning,
-            stacklevel=5,
+            stacklevel=stacklevel,
         )
 
 
@@ -312,16 +319,7 @@ def _as_recorded(ds: Any, scenario: str, record: Path) -> Any:
             stacklevel=4,
         )
         return ds
-    want = recorded_hash(record)
-    if want is not None and want != solved.tables_hash:
-        warnings.warn(
-            f"{record}: the plan was solved from data with content hash "
-            f"{want[:12]}, the data given with these overrides has "
-            f"{solved.tables_hash[:12]}: the statistics that read the data (unit capex, "
-            "regions, families) are those of other data.",
-            UserWarning,
-            stacklevel=4,
-        )
+    _warn_if_not_solved_from(solved, record, "the data given with these overrides has")
     return solved
 
 
