@@ -12,6 +12,7 @@ import yaml
 from typer.testing import CliRunner
 
 from capacity.dataset import load_dataset
+from capacity.override_checks import SOURCE_WARNING
 from capacity.recorded_inputs import INPUTS_FILE, read_scenarios_file, recorded_hash
 from capacity.scenarios import apply_scenario
 from capacity.validation import DataValidationError
@@ -128,7 +129,16 @@ def test_each_batch_case_records_its_inputs_and_re_solves_to_its_objective(
         recorded = entry["inputs"]["overrides"]
         assert recorded[: len(squeeze)] == squeeze  # the base scenario's own, first
         assert len(recorded) == len(squeeze) + (name != "squeeze")
-        again = solve(apply_scenario(base.with_scenarios(read_scenarios_file(inputs), "x"), name))
+        recorded_ds = base.with_scenarios(read_scenarios_file(inputs), str(inputs))
+        # the sweep's template had no source: the record names the sweep case, so a
+        # re-solve of the tool's own record warns of nothing
+        assert [str(f) for f in recorded_ds.warnings if SOURCE_WARNING in str(f)] == []
+        if name != "squeeze":
+            level = name.removeprefix("grid_demand-")
+            assert recorded[-1]["source"] == (
+                f"assumption: sweep grid case {name} (demand={level})"
+            )
+        again = solve(apply_scenario(recorded_ds, name))
         assert float(again.objective_usd) == pytest.approx(entry["objective_usd"], rel=1e-9)
         objectives.add(round(entry["objective_usd"]))
     assert len(objectives) == 3  # three different plans, each reproduced

@@ -24,12 +24,14 @@ from pathlib import Path
 from typing import Any
 
 from capacity.recorded_inputs import INPUTS_FILE
+from capacity.scenario_spec import Override
 from capacity.validation import Finding
 from optimizer.analysis.batch_case import CaseResult
 from optimizer.analysis.batch_folder import BATCH_MANIFEST, folder_lock, merge_case, sweep_id
 from optimizer.analysis.batch_invalid import INVALID_DATA, finding_text
 from optimizer.analysis.batch_progress import BatchProgress
 from optimizer.analysis.batch_resume import NO_PLAN, verify_or_fail
+from optimizer.analysis.sweep import format_level
 from optimizer.analysis.sweep_cases import SweepCase
 from optimizer.output.inputs_record import SolvedInputs, solve_flags
 from optimizer.output.summary import OK_STATUSES
@@ -165,9 +167,35 @@ class BatchRecorder:
         own = tuple(named.overrides) if named is not None else ()
         return SolvedInputs(
             scenario=case.name,
-            overrides=own + tuple(case.overrides),
+            overrides=own + sourced_case_overrides(case),
             description=f"{case.kind} case of a sweep, on {case.base or 'the base data'}",
             dataset_name=str(getattr(cr.result, "dataset_name", "") or ""),
             dataset_hash=str(getattr(cr.result, "dataset_hash", "") or ""),
             tables_hash=str(getattr(cr.result, "tables_hash", "") or ""),
         )
+
+
+def sourced_case_overrides(case: SweepCase) -> tuple[Override, ...]:
+    """Return a case's overrides, each without a ``source`` given the sweep's as its source.
+
+    A sweep's axis or Monte Carlo template usually carries no ``source`` (the sweep file
+    is the source), so the recorded ``inputs.yaml`` names it: ``assumption: sweep grid
+    case grid_cowos-0.6 (cowos=0.6)``. Re-solving the record then warns of nothing the
+    tool wrote itself; an override that has a source keeps it.
+
+    Parameters
+    ----------
+    case : SweepCase
+        The case whose ``overrides`` and ``params`` (parameter name to level) are read.
+
+    Returns
+    -------
+    tuple of Override
+        In the case's order.
+    """
+    levels = ", ".join(f"{k}={format_level(v)}" for k, v in case.params.items())
+    text = f"assumption: sweep {case.kind.replace('_', ' ')} case {case.name}"
+    source = f"{text} ({levels})" if levels else text
+    return tuple(
+        o if o.source else o.model_copy(update={"source": source}) for o in case.overrides
+    )
