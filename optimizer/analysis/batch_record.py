@@ -196,6 +196,4 @@ def sourced_case_overrides(case: SweepCase) -> tuple[Override, ...]:
     levels = ", ".join(f"{k}={format_level(v)}" for k, v in case.params.items())
     text = f"assumption: sweep {case.kind.replace('_', ' ')} case {case.name}"
     source = f"{text} ({levels})" if levels else text
-    return tuple(
-        o if o.source else o.model_copy(update={"source": source}) for o in case.overrides
-    )
+    return tuple(o if o.source else o.model_copy(update={"source": source}) for o in case.overrides)
