@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 
 import capacity_planner as cp
 from capacity.dataset import load_dataset
+from optimizer.analysis.tornado import TornadoParameter
 from optimizer.cli.commands import app
 from optimizer.plan.model import MARGIN_READ_COLUMNS, build_model
 from optimizer.plan.objective_reads import COST_ONLY_COLUMNS
@@ -129,3 +130,36 @@ def test_the_python_batch_warns_without_a_callback(
     )
     with pytest.warns(UserWarning, match="case 'grid_price-2': the scale override"):
         cp.run_batch(sweep, tmp_path / "out", scheduler=scheduler_address, progress=False)
+
+
+PRICE = {"op": "scale", "table": "customers", "column": "price_training_usd_per_h100e_period"}
+
+
+def test_a_tornado_on_a_price_in_the_cost_objective_warns_that_its_zero_swing_is_unread(
+    lp_two: Path,
+) -> None:
+    """cp.tornado and cp.monte_carlo said nothing when a parameter's column was unread:
+    a zero swing read as a plan insensitive to the price."""
+    ds = cp.load(lp_two)
+    param = TornadoParameter("price", (PRICE,), 0.5, 2.0)
+    with pytest.warns(UserWarning, match="parameter 'price': the scale override of customers"):
+        cost = cp.tornado(ds, None, [param])
+    margin_opts = SolveOptions(objective="margin")
+    with warnings.catch_warnings():  # the margin objective reads prices: no warning
+        warnings.simplefilter("error")
+        margin = cp.tornado(ds, margin_opts, [param])
+    assert cost["swing_total_cost_usd"].abs().max() == 0.0  # unread: no swing at all
+    assert margin["swing_total_cost_usd"].abs().max() > 1e6  # read: the margin moves
+    spec = {
+        "samples": 2,
+        "seed": 1,
+        "parameters": [
+            {
+                "name": "price",
+                "override": PRICE,
+                "distribution": {"kind": "uniform", "low": 0.5, "high": 2.0},
+            }
+        ],
+    }
+    with pytest.warns(UserWarning, match="parameter 'price': the scale override of customers"):
+        cp.monte_carlo(ds, spec)

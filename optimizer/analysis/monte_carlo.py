@@ -141,14 +141,25 @@ def monte_carlo(
     Returns
     -------
     MonteCarloResult
+
+    Warns
+    -----
+    UserWarning
+        For each parameter on a column the objective does not read (its spread is then
+        zero): :func:`optimizer.plan.objective_reads.warn_unread_parameters`.
     """
     from capacity.scenarios import apply_overrides, apply_scenario
     from capacity.validation import DataValidationError
     from optimizer.analysis.batch_case import solve_many
+    from optimizer.plan.objective_reads import warn_unread_parameters
 
     mc = spec if isinstance(spec, MonteCarloSpec) else MonteCarloSpec.model_validate(dict(spec))
     base = apply_scenario(ds, mc.base)
     draws = mc.draw()
+    if mc.samples:
+        warn_unread_parameters(
+            {p.name: p.fill(float(draws[p.name][0])) for p in mc.parameters}, options
+        )
     rows: list[dict[str, Any]] = []
     dsets: list[Any] = []
     idx: list[int] = []

@@ -230,8 +230,17 @@ def tornado(
     ------
     RuntimeError
         When the base plan has no solution.
+
+    Warns
+    -----
+    UserWarning
+        For each parameter on a column the objective does not read (its swing is then
+        zero): :func:`optimizer.plan.objective_reads.warn_unread_parameters`.
     """
+    from optimizer.plan.objective_reads import warn_unread_parameters
+
     params = list(parameters) if parameters is not None else default_tornado_parameters(ds)
+    warn_unread_parameters({p.name: p.overrides(p.low) for p in params}, options)
     outcomes = mode_outcomes(options) if outcomes is None else tuple(outcomes)
     variants: list[list[Override]] = [[]]
     names = ["base"]

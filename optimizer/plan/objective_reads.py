@@ -12,12 +12,18 @@ the two builds really read.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from capacity.validation import Finding
 
-__all__ = ["COST_ONLY_COLUMNS", "scenario_overrides", "unread_override_findings"]
+__all__ = [
+    "COST_ONLY_COLUMNS",
+    "scenario_overrides",
+    "unread_override_findings",
+    "warn_unread_parameters",
+]
 
 #: Input columns the cost objective reads and the margin objective does not, as
 #: ``(table, column)``: the unmet penalty (the margin objective's unserved demand earns
@@ -82,3 +88,29 @@ def scenario_overrides(scenarios: Mapping[str, Any], name: str) -> list[Any]:
         if named is not None:
             out.extend(named.overrides)
     return out
+
+
+def warn_unread_parameters(parameters: Mapping[str, Sequence[Any]], options: Any = None) -> None:
+    """Warn for each risk parameter whose overrides the objective of ``options`` never reads.
+
+    A tornado group or a Monte Carlo parameter on such a column (a customer price in the
+    cost objective) moves nothing: its swing or spread is zero because the plan never
+    reads it, not because the plan is insensitive to it.
+
+    Parameters
+    ----------
+    parameters : Mapping[str, sequence of Override]
+        Each parameter's name and its overrides at one level.
+    options : SolveOptions, optional
+        Its ``objective`` (default ``"cost"``).
+
+    Warns
+    -----
+    UserWarning
+        One per unread override, naming the parameter (see
+        :func:`unread_override_findings`).
+    """
+    objective = str(getattr(options, "objective", "cost") or "cost")
+    for name, overrides in parameters.items():
+        for f in unread_override_findings(overrides, objective):
+            warnings.warn(f"parameter {name!r}: {f.message}", UserWarning, stacklevel=3)
