@@ -3,6 +3,8 @@ against the extensive form on sampled scenarios of the tiny dataset."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -294,22 +296,33 @@ def test_one_highs_instance_switching_scenarios_gives_each_scenarios_own_optimum
         assert c.value == pytest.approx(raw.solver_objective, rel=1e-9)
 
 
+@pytest.fixture(scope="module")
+def four_draws() -> tuple[list[str], list[Any], float, Any]:
+    """Four seeded draws of the tiny data, their extensive form's optimum and hedged plan.
+
+    Solved once for the three warm starts below (the references do not depend on it).
+    """
+    names, dsets, _ = sample_scenarios(load_dataset(TINY), 4, seed=3)
+    ef, status, _ = extensive_form_objective(dsets, first_stage="capacity")
+    assert status == "optimal" and ef is not None
+    ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)), first_stage="capacity")
+    return names, dsets, ef, ref
+
+
 @pytest.mark.parametrize("warm_start", ["live", "basis", "cold"])
-def test_every_warm_start_reaches_the_extensive_forms_optimum(warm_start: str) -> None:
+def test_every_warm_start_reaches_the_extensive_forms_optimum(
+    warm_start: str, four_draws: tuple[list[str], list[Any], float, Any]
+) -> None:
     # Each scenario keeps its own HiGHS instance (live), shares one from its stored basis
     # (basis) or starts cold: the same plan cost within the tolerance, the same WS and
     # EEV (each an LP optimum), and a lower bound under the extensive form's optimum.
-    ds = load_dataset(TINY)
-    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
-    ef, status, _ = extensive_form_objective(dsets, first_stage="capacity")
-    assert status == "optimal" and ef is not None
+    names, dsets, ef, ref = four_draws
     p = hedge_decomposed(
         dsets, names=names, workers=0, tol=1e-6, first_stage="capacity", warm_start=warm_start
     )
     assert p.converged
     assert p.lower_bound_usd <= ef * (1 + 1e-9)
     assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
-    ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)), first_stage="capacity")
     assert p.wait_and_see_usd == pytest.approx(ref.wait_and_see_usd, rel=1e-9)
     assert p.eev_usd == pytest.approx(ref.eev_usd, rel=1e-9)
     rounds = p.iterations[p.iterations["iteration"] >= 1]
