@@ -30,6 +30,7 @@ from capacity.schema import SPECS
 from capacity.validation import DataValidationError
 from optimizer.analysis.batch_case import solve_many
 from optimizer.analysis.batch_patch import _PATCHABLE, patch_model
+from optimizer.plan.highs_session import HighsSession
 from optimizer.plan.model import FORMULATIONS, LP_UNREAD_COLUMNS, LP_UNREAD_TABLES, build_model
 from optimizer.plan.options import SolveOptions
 from optimizer.plan.pipeline import solve_model
@@ -81,6 +82,19 @@ def base() -> tuple[Dataset, Any, Any]:
     ds = apply_overrides(_priced(load_dataset(DEFAULT_DATA)), [{**cap, "source": SRC}])
     model = build_model(ds)
     return ds, model, run_solver(model, OPTS)
+
+
+@pytest.fixture(scope="module")
+def session(base: tuple[Dataset, Any, Any]) -> HighsSession:
+    """A retained HiGHS holding the base model's optimal basis, as a batch's reuse has.
+
+    The reuse path's own solve of a patched model starts from it (the product's warm
+    start); the reference each case is compared with is a cold solve of a rebuild.
+    """
+    s = HighsSession(OPTS)
+    raw, _ = s.run(base[1])
+    assert raw.status.value == "optimal"
+    return s
 
 
 # ------------------------------------------------------------------ what builds read
@@ -222,13 +236,17 @@ def _identical(a: Any, b: Any) -> bool:
     )
 
 
-def _reuse_equals_rebuild(base: tuple[Dataset, Any, Any], new: Dataset, what: str) -> bool:
+def _reuse_equals_rebuild(
+    base: tuple[Dataset, Any, Any], new: Dataset, what: str, session: HighsSession | None = None
+) -> bool:
     """Solve ``new`` by patching the base model and by a rebuild; True when patched.
 
     The reuse path's own solve must reach the rebuild's status and objective (where
     the optimum is not unique it may be another tied plan), and the rebuild's solution
     read through the patched model must give the rebuild's tables, checker verdict
-    and message: the tables of a reused case are computed from the case's data. When
+    and message: the tables of a reused case are computed from the case's data. The
+    patched model is solved in ``session`` when given (warm, as a batch's reuse
+    solves it), else cold; the rebuild always cold. When
     the rebuild has the base model's arrays bit for bit (a column the LP does not
     read), the base's solution is the solve of both.
     """
@@ -245,7 +263,7 @@ def _reuse_equals_rebuild(base: tuple[Dataset, Any, Any], new: Dataset, what: st
     else:
         raw = run_solver(rebuilt, OPTS)
         ref = _scenario_result(rebuilt, raw, 0, OPTS, None, {})
-        own = solve_model(patched, OPTS)[0]
+        own = solve_model(patched, OPTS, session=session)[0]
         assert own.status == ref.status, what
         assert own.objective_usd == pytest.approx(ref.objective_usd, rel=1e-7), what
     _assert_same_tables(_scenario_result(patched, raw, 0, OPTS, None, {}), ref, what)
@@ -255,12 +273,12 @@ def _reuse_equals_rebuild(base: tuple[Dataset, Any, Any], new: Dataset, what: st
 @pytest.mark.slow
 @pytest.mark.parametrize(("table", "column"), NUMERIC, ids=[f"{t}.{c}" for t, c in NUMERIC])
 def test_reuse_equals_rebuild_for_a_perturbed_numeric_column(
-    base: tuple[Dataset, Any, Any], table: str, column: str
+    base: tuple[Dataset, Any, Any], session: HighsSession, table: str, column: str
 ) -> None:
     new, why = _perturbed(base[0], table, column)
     if new is None:
         pytest.skip(why)
-    patched = _reuse_equals_rebuild(base, new, f"{table}.{column}")
+    patched = _reuse_equals_rebuild(base, new, f"{table}.{column}", session)
     if (table, column) in LP_UNREAD_COLUMNS:
         assert patched  # the base model is kept, with the new dataset
 
