@@ -176,6 +176,50 @@ app(["solve", sys.argv[1], "--scenario", "all", "--out", sys.argv[2]])
 """
 
 
+_KILL_AFTER_FIRST_REPORT = """
+import os, sys
+from optimizer.output import report as r
+real = r.write_report
+def write(*a, **k):
+    run = real(*a, **k)
+    os._exit(9)  # as kill -9, the moment the first scenario's report is complete
+r.write_report = write
+from optimizer.cli.commands import app
+app(["solve", sys.argv[1], "--scenario", "all", "--out", sys.argv[2]])
+"""
+
+
+def test_a_solve_killed_right_after_its_first_report_is_not_read_as_whole(
+    tmp_path: Path,
+) -> None:
+    """The run was marked unfinished only after its first scenario's report was
+    complete: a kill in between left a one-scenario run that read as whole. The mark
+    is now written with the run's claim, before its first file."""
+    import subprocess
+    import sys
+
+    from capacity.dataset import load_dataset
+    from optimizer.notebook import read_run
+    from tests.conftest import TINY
+
+    names = list(load_dataset(TINY).scenarios)
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [sys.executable, "-c", _KILL_AFTER_FIRST_REPORT, str(TINY), str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 9, done.stderr
+    (run,) = [p for p in out.iterdir() if p.is_dir()]
+    with pytest.warns(UserWarning, match="this run is not finished") as caught:
+        plans = read_run(run)
+    assert list(plans) == names[:1]
+    assert f"it lacks {', '.join(names[1:])} of the {len(names)} requested" in str(
+        caught[0].message
+    )
+
+
 def test_a_solve_killed_part_way_is_not_read_as_the_whole_run(tmp_path: Path) -> None:
     """kill -9 of `capacity solve --scenario all` after its first scenario left a run
     folder that read_run read as the whole run, without a word. The run now holds

@@ -322,14 +322,11 @@ class RunFolder:
                     run_id=run_id,
                     units=self.units,
                     inputs=solved_inputs(solved, scenario),
+                    unfinished=self.requested if len(self.requested) > 1 else (),
                 )
         except (ReportError, ValueError) as e:
             console.print(f"[red]error: report not written:[/red] {e}")
             return 1
-        if self.path is None and len(self.requested) > 1:  # the run's first scenario
-            from optimizer.output.run_folder import mark_unfinished
-
-            mark_unfinished(run_dir, self.requested)
         self.path = run_dir
         sdir = scenario_dir(run_dir, scenario)
         console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")

@@ -41,7 +41,13 @@ from optimizer.output.manifest import (
     update_manifest,
 )
 from optimizer.output.parquet_tables import RESULT_SCHEMAS, to_arrow, write_arrow_atomic
-from optimizer.output.run_folder import aside_dir, reserve_run_dir, scenario_dir, utc_stamp
+from optimizer.output.run_folder import (
+    aside_dir,
+    mark_unfinished,
+    reserve_run_dir,
+    scenario_dir,
+    utc_stamp,
+)
 from optimizer.output.table_schema import RESULT_TABLES
 from optimizer.output.units import UNITS_CSV_NAME, columns_frame, units_json
 
@@ -290,6 +296,7 @@ def write_report(
     run_id: str | None = None,
     units: bool = False,
     inputs: SolvedInputs | None = None,
+    unfinished: Sequence[str] = (),
 ) -> Path:
     """Write a plan result as Parquet files plus the run manifest.
 
@@ -319,6 +326,11 @@ def write_report(
         The overrides (and edits) that made the data solved: written as
         ``scenario=<name>/inputs.yaml`` and as the entry's ``inputs`` field
         (:mod:`optimizer.output.inputs_record`).
+    unfinished : sequence of str
+        The scenarios a new run (``run_id`` None) is to hold, when more than this one:
+        the run is marked unfinished with them (:func:`mark_unfinished`) before its
+        first file, so a kill at any point after the claim leaves a run read as
+        incomplete; the caller removes the mark when the last one is written.
 
     Returns
     -------
@@ -348,6 +360,8 @@ def write_report(
             run_dir.rmdir()  # the empty directory just reserved
         raise
     ensure_dir(run_dir)
+    if reserved and unfinished:  # before its first file: a kill from here on is seen
+        mark_unfinished(run_dir, unfinished)
     run_fields = {
         "run_id": run_id,
         "created_utc": utc_stamp(),
