@@ -84,9 +84,25 @@ def load(data: DataArg = "data", scenario: str | None = None) -> Dataset:
         When the data has errors (every finding names file, row, column and value).
     KeyError
         When ``scenario`` is not defined by the data.
+    ValueError
+        When ``data`` is a dataset with another scenario already applied (its tables
+        are not the base tables the scenario's overrides apply to).
+
+    Notes
+    -----
+    A dataset that already has ``scenario`` applied (``load(load(path, "negative"),
+    "negative")``) is returned as it is: a scenario is applied once.
     """
     ds = data if isinstance(data, Dataset) else load_dataset(Path(data))
-    return apply_scenario(ds, scenario) if scenario else ds
+    if not scenario or scenario == ds.scenario:
+        return ds
+    if ds.scenario != "base":
+        raise ValueError(
+            f"the dataset given already has scenario {ds.scenario!r} applied; "
+            f"{scenario!r} applies to the base data: pass cp.load(path) (or the path) "
+            f"to solve {scenario!r}, or no scenario to solve {ds.scenario!r}"
+        )
+    return apply_scenario(ds, scenario)
 
 
 def solve(
@@ -111,6 +127,12 @@ def solve(
         ``plan.status``, ``plan.objective_usd`` (discounted USD), ``plan.tables``,
         ``plan.statistics``, ``plan.plot``; ``plan.result`` is the full
         :class:`optimizer.PlanResult` (message, violations, timings).
+
+    Raises
+    ------
+    ValueError
+        When ``data`` is a dataset with another scenario already applied (see
+        :func:`load`).
 
     Warns
     -----
@@ -145,6 +167,17 @@ def solve_scenarios(
     -------
     PlanCollection
         Scenario name -> plan; ``plans.statistics.capex(groupby="scenario")``.
+
+    Raises
+    ------
+    ValueError
+        When ``data`` is a dataset with a scenario applied and ``scenarios`` names
+        another (see :func:`load`).
     """
     base = load(data)
+    if base.scenario != "base" and any(name != base.scenario for name in scenarios):
+        raise ValueError(
+            f"the dataset given already has scenario {base.scenario!r} applied; "
+            "pass the base data (cp.load(path) or the path) to solve other scenarios"
+        )
     return PlanCollection({name: solve(base, name, options) for name in scenarios})

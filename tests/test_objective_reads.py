@@ -163,3 +163,18 @@ def test_a_tornado_on_a_price_in_the_cost_objective_warns_that_its_zero_swing_is
     }
     with pytest.warns(UserWarning, match="parameter 'price': the scale override of customers"):
         cp.monte_carlo(ds, spec)
+
+
+def test_a_scenario_is_applied_once_and_never_on_top_of_another(lp_two: Path) -> None:
+    """cp.solve(cp.load(path, "dear"), "dear") applied capex x3 twice (x9), and
+    cp.solve(cp.load(path, "dear"), "pricey") solved the x3 data under the name pricey."""
+    once = cp.solve(lp_two, "dear")
+    applied = cp.load(lp_two, "dear")
+    again = cp.solve(applied, "dear")
+    assert again.objective_usd == pytest.approx(once.objective_usd, rel=1e-12)
+    assert cp.solve(applied).objective_usd == pytest.approx(once.objective_usd, rel=1e-12)
+    assert cp.solve(lp_two).objective_usd < once.objective_usd  # dear moves the plan
+    with pytest.raises(ValueError, match="already has scenario 'dear' applied"):
+        cp.solve(applied, "soft")
+    with pytest.raises(ValueError, match="already has scenario 'dear' applied"):
+        cp.solve_scenarios(applied, ["dear", "soft"])
