@@ -45,6 +45,10 @@ def test_an_objective_axis_solves_each_case_in_its_mode(
         assert e["options"]["objective"] == mode
     # by hand: margin 3.53M (revenue 4.8M - cost 1.27M), so the margin objective is -3.53M
     assert man["grid_objective-margin"]["objective_usd"] == pytest.approx(-3.53e6, rel=1e-6)
+    # its total cost is the plan's cost (1.27M), not minus its margin (it was -3.53M)
+    margin_out = man["grid_objective-margin"]["outcomes"]
+    assert margin_out["total_cost_usd"] == pytest.approx(1.27e6, rel=1e-6)
+    assert margin_out["margin_usd"] == pytest.approx(3.53e6, rel=1e-6)
     assert man["grid_objective-cost"]["objective_usd"] > 0
     # a re-run finds both cases done under their own modes
     again = run_batch(sweep, out, scheduler=scheduler_address, progress=False)

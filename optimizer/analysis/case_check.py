@@ -12,7 +12,8 @@ of the same command. The checks, in order:
    (relative tolerance :data:`REL_TOL`), and a ``demand`` table with as many rows
    as the summary's demand says there are (non-empty when demand is positive);
 4. the outcomes recorded in the manifest (``total_cost_usd``, ``unmet_h100e``,
-   ``breach_mw``) recompute from the tables.
+   ``breach_mw``) recompute from the tables (``total_cost_usd`` in the margin
+   objective: the costs less the rows of cash kind ``revenue``).
 
 A status without a plan (infeasible, unbounded, no solution at the time limit) must
 *not* carry an objective. This is what keeps an empty case (status "optimal",
@@ -48,6 +49,14 @@ def _column_sum(path: Path, column: str) -> tuple[float, int]:
     return float(total or 0.0), table.num_rows
 
 
+def _revenue_rows_sum(path: Path) -> float:
+    """Sum of ``cost_usd`` over the rows of cash kind ``revenue`` (negative: income)."""
+    table = pq.read_table(path, columns=["cost_usd", "cash_kind"])
+    mask = pc.equal(table.column("cash_kind"), "revenue")
+    total = pc.sum(pc.filter(table.column("cost_usd"), mask)).as_py()
+    return float(total or 0.0)
+
+
 def _missing_files(sdir: Path, out: Path, entry: Mapping[str, Any]) -> str | None:
     from optimizer.output.parquet_tables import RESULT_SCHEMAS
 
@@ -74,7 +83,10 @@ def _plan_problem(sdir: Path, entry: Mapping[str, Any], summary: Mapping[str, An
         return "demand table is empty while the summary has demand"
     breach, _ = _column_sum(sdir / "commitments.parquet", "breach_mw")
     outcomes = entry.get("outcomes") or {}
-    for name, value in (("total_cost_usd", cost), ("unmet_h100e", unmet), ("breach_mw", breach)):
+    total = cost
+    if (entry.get("options") or {}).get("objective") == "margin":  # cost: revenue not netted
+        total = cost - _revenue_rows_sum(sdir / "costs.parquet")
+    for name, value in (("total_cost_usd", total), ("unmet_h100e", unmet), ("breach_mw", breach)):
         recorded = outcomes.get(name)
         if recorded is None or not _close(float(recorded), value):
             return f"outcome {name} {recorded!r} does not recompute ({value:.9g})"

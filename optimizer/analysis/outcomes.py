@@ -4,7 +4,9 @@ The figures every scenario analysis reports (:mod:`optimizer.analysis.batch_case
 :mod:`optimizer.analysis.monte_carlo` per sample), kept below both so neither imports
 the other:
 
-* ``total_cost_usd``: the discounted objective (``PlanResult.objective_usd``);
+* ``total_cost_usd``: the discounted cost (``PlanResult.cost_usd``: the objective in
+  the cost objective, every term but revenue in the margin objective, whose own
+  objective is minus the margin);
 * ``unmet_h100e``: sum of ``demand.unmet_h100e`` over customers, workloads and
   periods (H100e-quarters);
 * ``trainium_share``: served compute on chips of family ``trainium`` / all served
@@ -82,13 +84,16 @@ def plan_outcomes(res: Any, ds: Any, family: str = "trainium") -> dict[str, floa
     Returns
     -------
     dict
-        ``total_cost_usd`` (USD, discounted; NaN without a solution),
+        ``total_cost_usd`` (USD, discounted, every cost term: in the margin
+        objective revenue is not netted off; NaN without a solution),
         ``unmet_h100e`` (H100e-quarters), ``trainium_share`` (0-1, NaN when nothing
         is served), ``breach_mw`` (MW-quarters); for a plan of the margin objective
         also ``margin_usd`` and ``revenue_usd`` (USD, discounted; NaN without a
         solution).
     """
     obj = res.objective_usd
+    if obj is not None and getattr(res, "objective", "cost") == "margin":
+        obj = getattr(res, "cost_usd", None)  # the plan's cost, not minus its margin
     dem = _tab(res, "demand")
     asg = _tab(res, "assignment")
     com = _tab(res, "commitments")

@@ -213,7 +213,7 @@ def tornado(
         Outcomes reported (names of :func:`plan_outcomes`); default
         :func:`~optimizer.analysis.outcomes.mode_outcomes` of ``options`` (the margin
         objective adds ``margin_usd`` and ``revenue_usd``; the ranking key
-        ``swing_total_cost_usd`` is then the swing of cost - revenue = -margin).
+        ``swing_total_cost_usd`` is then the swing of the objective, the margin).
     progress : ProgressLike, optional
         Counts the ``1 + 2 * len(parameters)`` solves (``base``, ``cowos low`` ...);
         a variant whose data does not validate counts as failed.
@@ -252,6 +252,7 @@ def tornado(
     if base is None or base.objective_usd is None:
         raise RuntimeError(f"base plan has no solution: {getattr(base, 'message', errors.get(0))}")
     base_out = plan_outcomes(base, ds)
+    key = "margin_usd" if "margin_usd" in base_out else "total_cost_usd"  # the objective's
     rows = []
     for n, p in enumerate(params):
         sides = {}
@@ -267,7 +268,7 @@ def tornado(
             if r is not None and plan_status(r) not in OK_STATUSES:
                 o = dict.fromkeys(ALL_OUTCOMES, math.nan)
             sides[side] = (level, o, st)
-        swing = abs(sides["high"][1]["total_cost_usd"] - sides["low"][1]["total_cost_usd"])
+        swing = abs(sides["high"][1][key] - sides["low"][1][key])
         for side, (level, o, st) in sides.items():
             for out in outcomes:
                 rows.append(
