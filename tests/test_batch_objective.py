@@ -160,3 +160,28 @@ def test_an_override_the_objective_does_not_read_is_a_warning_not_silence(
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         cp.solve(ds, "pricey", SolveOptions(objective="margin"))
+
+
+def test_a_case_with_its_own_objective_beside_plain_cases_reads_as_one_run(
+    tmp_path: Path, scheduler_address: str
+) -> None:
+    """A fresh batch of a plain case and a case naming the margin objective was read as
+    'not plans of one run': the plain case's options kept its objective (cost), the
+    other's was left out, so the two never compared equal."""
+    import warnings
+
+    from optimizer.notebook import read_run
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(
+        f"data: {LP_DATA / 'lp_two'}\nscenarios:\n  - base\n"
+        "  - {name: in_margin, base: base, objective: margin}\n"
+    )
+    out = tmp_path / "out"
+    r = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    assert (r.n_done, r.n_failed) == (2, 0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plans = read_run(out)
+    assert sorted(plans) == ["base", "in_margin"]
+    assert plans["in_margin"].objective_usd == pytest.approx(-3.53e6, rel=1e-6)

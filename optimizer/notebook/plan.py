@@ -377,12 +377,20 @@ def _warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
     }
     # one kind of hash for every entry: an entry written before tables_hash has only the other
     field = "tables_hash" if all(e.get("tables_hash") for e in done.values()) else "dataset_hash"
+    # the objective of the cases that do not name their own: one run has one
+    plain = {
+        (e.get("options") or {}).get("objective")
+        for e in done.values()
+        if not e.get("own_objective")
+    }
     groups: dict[tuple[str, str], list[str]] = {}
     for name, entry in done.items():
         data = str(entry.get(field) or "unrecorded")
         options = dict(entry.get("options") or {})
         if entry.get("own_objective"):  # an objective axis: the sweep's design, not a mix-up
             options.pop("objective", None)
+            if len(plain) == 1 and None not in plain:  # as the run's other cases
+                options["objective"] = next(iter(plain))
         groups.setdefault((data, json.dumps(options, sort_keys=True)), []).append(name)
     if len(groups) > 1:
         parts = "; ".join(
