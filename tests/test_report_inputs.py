@@ -249,3 +249,29 @@ def test_inputs_re_solved_on_other_data_say_the_plan_is_not_the_reports(
     assert recorded == solved_tables  # the tables as solved, whatever the scenarios file
     assert other.exit_code == 0
     assert f"content hash {recorded[:12]}" in text and "the plan is not the report's" in text
+
+
+def test_a_plan_folder_missing_tables_is_read_with_a_warning_naming_them(
+    tmp_path: Path,
+) -> None:
+    """A scenario folder with demand.parquet and costs.parquet deleted (a partial copy)
+    read as a whole optimal plan whose demand and costs were empty, without a word."""
+    import warnings
+
+    from optimizer.notebook import read_run
+    from optimizer.output.parquet_tables import read_report
+
+    out = tmp_path / "r"
+    r = CliRunner().invoke(app, ["solve", str(TINY), "-s", "squeeze", "--out", str(out)], env=ENV)
+    assert r.exit_code == 0, r.output
+    (run,) = out.iterdir()
+    sdir = run / "scenario=squeeze"
+    with warnings.catch_warnings():  # whole: no warning
+        warnings.simplefilter("error")
+        read_run(run)
+    for t in ("demand", "costs"):
+        (sdir / f"{t}.parquet").unlink()
+    for read in (lambda: read_report(sdir), lambda: read_report(run), lambda: read_run(run)):
+        with pytest.warns(UserWarning, match=r"lacks 2 of its \d+ tables \(demand.parquet, ") as w:
+            read()
+        assert "costs.parquet" in str(w[0].message) and str(sdir) in str(w[0].message)

@@ -10,6 +10,7 @@ directory name; it is never stored as a data column.
 from __future__ import annotations
 
 import os
+import warnings
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -313,18 +314,43 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     ------
     ReportError
         When ``path`` holds no report.
+
+    Warns
+    -----
+    UserWarning
+        For a scenario folder that holds some of a plan's tables
+        (:data:`RESULT_SCHEMAS`) but not all: a partly copied or synced report would
+        otherwise read as whole, its missing tables as empty.
     """
     path = Path(path)
     if not path.is_dir():
         raise ReportError(f"no report directory at {path}")
     own = sorted(path.glob("*.parquet"))
     if own:
+        _warn_missing_tables(path)
         return {p.stem: pq.read_table(p).to_pandas() for p in own if not p.name.startswith(".")}
     names = sorted({p.stem for p in path.glob("scenario=*/*.parquet")})
     if not names:
         raise ReportError(f"no Parquet report under {path}")
+    for sdir in sorted(path.glob("scenario=*")):
+        _warn_missing_tables(sdir)
     out: dict[str, pd.DataFrame] = {}
     for name in names:
         table = open_table_dataset(path, name).to_table()
         out[name] = table.to_pandas()
     return out
+
+
+def _warn_missing_tables(sdir: Path) -> None:
+    """Warn when ``sdir`` holds some of a plan's tables but not every one."""
+    present = {p.stem for p in sdir.glob("*.parquet") if not p.name.startswith(".")}
+    held = present & set(RESULT_SCHEMAS)
+    missing = [t for t in RESULT_SCHEMAS if t not in present]
+    if held and missing:
+        warnings.warn(
+            f"{sdir}: this plan's folder lacks {len(missing)} of its "
+            f"{len(RESULT_SCHEMAS)} tables ({', '.join(f'{t}.parquet' for t in missing)}); "
+            "they read as absent, not as empty: copy the whole folder or solve again",
+            UserWarning,
+            stacklevel=3,
+        )
