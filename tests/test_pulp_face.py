@@ -19,6 +19,7 @@ from capacity.dataset import load_dataset
 from capacity.scenarios import apply_scenario
 from optimizer import SolveOptions, Status, build_model, pulp_names, solve, to_pulp
 from optimizer.cli.commands import app
+from optimizer.cli.pulp import export_files
 from optimizer.output.summary import status_line, summarize
 from optimizer.plan.highs_session import HighsSession
 from optimizer.plan.pulp_io import clean_token, unique_tokens, write_problem
@@ -328,3 +329,29 @@ def test_the_model_guide_pulp_session_runs(tmp_path, monkeypatch, capsys):
     assert "site_grid(new_carlisle,2027Q2)" in out
     assert "'site': 'new_carlisle'" in out and "Optimal" in out
     assert (tmp_path / "plan.lp").stat().st_size > 0
+
+
+def test_write_lp_holds_the_model_each_scenario_is_solved_as(tmp_path):
+    """--write-lp wrote the cost LP under --objective margin, and with two scenarios only
+    the first one's, without saying which."""
+    tiny = str(LP_DATA / "tiny_valid")
+
+    def written(*flags: str) -> str:
+        res = CliRunner().invoke(app, ["solve", tiny, "--no-report", *flags])
+        assert res.exit_code == 0, res.output
+        return " ".join(res.output.split())
+
+    out = written("--objective", "margin", "--write-lp", str(tmp_path / "m.lp"))
+    assert "scenario neutral, margin objective" in out
+    written("--write-lp", str(tmp_path / "c.lp"))
+    margin, cost = (tmp_path / "m.lp").read_text(), (tmp_path / "c.lp").read_text()
+    assert margin != cost  # the same file before
+    direct = apply_scenario(load_dataset(tiny), "neutral")
+    export_files(direct, tmp_path / "d.lp", None, objective="margin")
+    assert margin == (tmp_path / "d.lp").read_text()  # the margin objective's LP
+    out = written("-s", "squeeze", "-s", "neutral", "--write-lp", str(tmp_path / "s.lp"))
+    assert not (tmp_path / "s.lp").exists()
+    for name in ("squeeze", "neutral"):
+        path = tmp_path / f"s-{name}.lp"
+        assert f"Wrote {path} (scenario {name}, cost objective" in out
+        assert path.read_text() != (tmp_path / "s-squeeze.lp").read_text() or name == "squeeze"

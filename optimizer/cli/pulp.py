@@ -38,6 +38,9 @@ def export_files(
     integer_units: bool = False,
     console: Any = None,
     formulation: str = "compact",
+    objective: str = "cost",
+    clusters: bool = False,
+    label: str = "",
 ) -> None:
     """Build the model of a (scenario-applied) dataset and write its LP and/or MPS file.
 
@@ -53,6 +56,13 @@ def export_files(
         Where to print the paths written.
     formulation : {"compact", "reference"}
         LP formulation (:func:`optimizer.plan.model.build_model`).
+    objective : {"cost", "margin"}
+        The objective the files hold (the margin objective's LP minimises minus the
+        margin).
+    clusters : bool
+        Exact training clusters (binary cluster columns), as the solve has them.
+    label : str
+        Said in the "Wrote" line (the scenario and objective the file holds).
 
     Raises
     ------
@@ -66,7 +76,13 @@ def export_files(
     """
     from optimizer.plan.model import build_model
 
-    model = build_model(sds, integer_units=integer_units, formulation=formulation)
+    model = build_model(
+        sds,
+        integer_units=integer_units,
+        clusters=clusters,
+        formulation=formulation,
+        objective=objective,
+    )
     try:
         _write_atomic(model, lp, mps)
     except OSError as e:
@@ -74,8 +90,10 @@ def export_files(
         raise typer.Exit(1) from None
     for path in (lp, mps):
         if path is not None and console is not None:
+            what = f"{label}, " if label else ""
             console.print(
-                f"Wrote {path} ({model.n_variables} variables, {model.n_constraints} constraints)"
+                f"Wrote {path} ({what}{model.n_variables} variables, "
+                f"{model.n_constraints} constraints)"
             )
 
 

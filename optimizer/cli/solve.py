@@ -23,6 +23,7 @@ if TYPE_CHECKING:  # pandas stays unloaded for --help
     from rich.console import Console
 
     from capacity.dataset import Dataset
+    from optimizer.plan.options import SolveOptions
     from optimizer.plan.plan_result import PlanResult
 
 __all__ = ["SOLVE_HELP", "RunFolder", "solve"]
@@ -60,11 +61,20 @@ _ScenarioOpt = Annotated[
 ]
 _WriteLpOpt = Annotated[
     Path | None,
-    typer.Option("--write-lp", metavar="FILE", help="Also write the LP (readable names)."),
+    typer.Option(
+        "--write-lp",
+        metavar="FILE",
+        help="Also write the model each scenario is solved as, as an LP file (readable "
+        "names; with several scenarios one file each: FILE's stem + -<scenario>).",
+    ),
 ]
 _WriteMpsOpt = Annotated[
     Path | None,
-    typer.Option("--write-mps", metavar="FILE", help="Also write the MPS (readable names)."),
+    typer.Option(
+        "--write-mps",
+        metavar="FILE",
+        help="Also write the model each scenario is solved as, as an MPS file (as --write-lp).",
+    ),
 ]
 _TimeLimitOpt = Annotated[
     float | None,
@@ -182,10 +192,6 @@ def solve(
     refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
     with exit_on_interrupt(console):
         prepared = load_scenarios(console, data_dir, list(scenario or ["neutral"]), scenarios_file)
-        if write_lp is not None or write_mps is not None:
-            _write_model_files(
-                console, prepared[0][1], write_lp, write_mps, integer_units, formulation
-            )
     options = SolveOptions(
         solver=solver,
         time_limit_s=time_limit,
@@ -195,6 +201,9 @@ def solve(
         formulation=formulation.value,
         objective=objective.value,
     )
+    if write_lp is not None or write_mps is not None:
+        with exit_on_interrupt(console):
+            _write_model_files(console, prepared, write_lp, write_mps, options)
     warn_unread_overrides(console, prepared, objective.value)
     run = RunFolder(out, units, [name for name, _ in prepared]) if report else None
     raise typer.Exit(
@@ -204,23 +213,38 @@ def solve(
 
 def _write_model_files(
     console: Console,
-    sds: Dataset,
+    prepared: list[tuple[str, Dataset]],
     write_lp: Path | None,
     write_mps: Path | None,
-    integer_units: bool,
-    formulation: Formulation,
+    options: SolveOptions,
 ) -> None:
-    """Write ``--write-lp`` / ``--write-mps``: the files hold one LP, the first scenario's."""
+    """Write ``--write-lp`` / ``--write-mps``: the model each scenario is solved as.
+
+    One scenario: the files given. Several: one file per scenario,
+    ``<stem>-<scenario><suffix>`` (the scenario name percent-escaped), each holding the
+    scenario's model with the solve's objective, clusters, whole units and formulation.
+    """
+    from urllib.parse import quote
+
     from optimizer.cli.pulp import export_files
 
-    export_files(
-        sds,
-        write_lp,
-        write_mps,
-        integer_units=integer_units,
-        console=console,
-        formulation=formulation.value,
-    )
+    def named(path: Path | None, scenario: str) -> Path | None:
+        if path is None or len(prepared) == 1:
+            return path
+        return path.with_name(f"{path.stem}-{quote(scenario, safe='')}{path.suffix}")
+
+    for scenario, sds in prepared:
+        export_files(
+            sds,
+            named(write_lp, scenario),
+            named(write_mps, scenario),
+            integer_units=options.integer_units,
+            console=console,
+            formulation=options.formulation,
+            objective=options.objective,
+            clusters=options.clusters,
+            label=f"scenario {scenario}, {options.objective} objective",
+        )
 
 
 def _solve_all(
