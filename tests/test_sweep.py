@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -346,3 +347,42 @@ def test_unknown_scenario_names_file_line_and_suggests(tmp_path: Path) -> None:
 def test_yaml_syntax_error_names_its_line(tmp_path: Path) -> None:
     err = _load_error(tmp_path, "data: data\nscenarios: [a\n")
     assert err.findings[0].row == 3 and err.findings[0].message.startswith("not valid YAML")
+
+
+_CLI = [sys.executable, "-c", "from optimizer.cli.commands import main; main()"]
+
+
+def test_a_grid_too_large_to_expand_is_refused_before_any_case_is_made(tmp_path: Path) -> None:
+    """8 axes of 20 levels (2.56e10 cases) were expanded in memory: a MemoryError
+    traceback, or the machine out of memory. The count is checked first."""
+    import resource
+    import subprocess
+
+    axes = "".join(
+        f"    - name: a{i}\n      override: {{op: scale, table: demand, column: demand_h100e}}\n"
+        f"      levels: [{', '.join(str(1 + j / 100) for j in range(20))}]\n"
+        for i in range(8)
+    )
+    text = "data: data\ngrid:\n  axes:\n" + axes
+    err = _load_error(tmp_path, text)
+    sizes = " x ".join(f"a{i} 20" for i in range(8))
+    assert [(f.row, f.column, f.value) for f in err.findings] == [
+        (3, "grid.axes", "25,600,000,000 cases")
+    ]
+    assert f"the grid has 25,600,000,000 cases ({sizes} levels), more than the 100,000" in str(err)
+    # the command says so in a second, with 1 GB of address space
+    sweep = tmp_path / "huge.yaml"
+    sweep.write_text(f"data: {TINY}\n" + text.split("\n", 1)[1])
+
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (2**30 * 3, 2**30 * 3))
+
+    res = subprocess.run(
+        [*_CLI, "batch", str(sweep), "--out", str(tmp_path / "o")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=cap,
+    )
+    assert res.returncode != 0 and "Traceback" not in res.stderr + res.stdout
+    assert "25,600,000,000 cases" in " ".join((res.stdout + res.stderr).split())

@@ -10,6 +10,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -94,6 +95,10 @@ class SweepCase:
         return hashlib.sha256(json.dumps(doc, sort_keys=True, default=str).encode()).hexdigest()
 
 
+#: Most cases a grid may expand to (the Monte Carlo block's ``samples`` has the same cap).
+MAX_GRID_CASES = 100_000
+
+
 def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) -> list[SweepCase]:
     """List the cases of a sweep in a fixed order (scenarios, grid, Monte Carlo).
 
@@ -112,8 +117,9 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
     ------
     SweepSpecError
         For an unknown scenario name (with the names the dataset defines and a "did you
-        mean" hint) or two cases with the same name; findings name the sweep file and
-        line.
+        mean" hint), two cases with the same name, or a grid of more than
+        :data:`MAX_GRID_CASES` cases (refused before any case is made); findings name
+        the sweep file and line.
     """
     cases: list[SweepCase] = []
     errors: list[Finding] = []
@@ -150,7 +156,18 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
             )
     if spec.grid is not None:
         check(spec.grid.base, "grid", "base")
-        cases += _grid_cases(spec.grid)
+        n_grid = math.prod(len(a.levels) for a in spec.grid.axes)
+        if n_grid > MAX_GRID_CASES:  # refused before a case is made: memory stays small
+            sizes = " x ".join(f"{a.name} {len(a.levels)}" for a in spec.grid.axes)
+            fail(
+                ("grid", "axes"),
+                f"{n_grid:,} cases",
+                f"the grid has {n_grid:,} cases ({sizes} levels), more than the "
+                f"{MAX_GRID_CASES:,} a sweep may hold; use fewer axes or levels, or "
+                "split the sweep (a Monte Carlo block samples a large space)",
+            )
+        else:
+            cases += _grid_cases(spec.grid)
     if spec.monte_carlo is not None:
         check(spec.monte_carlo.base, "monte_carlo", "base")
         cases += _monte_carlo_cases(spec.monte_carlo)
