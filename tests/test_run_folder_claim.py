@@ -195,17 +195,26 @@ def test_a_solve_killed_right_after_its_first_report_is_not_read_as_whole(
     """The run was marked unfinished only after its first scenario's report was
     complete: a kill in between left a one-scenario run that read as whole. The mark
     is now written with the run's claim, before its first file."""
-    import subprocess
-    import sys
-
     from capacity.dataset import load_dataset
-    from optimizer.notebook import read_run
     from tests.conftest import TINY
 
     names = list(load_dataset(TINY).scenarios)
+    text = _read_killed_run(tmp_path, _KILL_AFTER_FIRST_REPORT, names)
+    assert f"it lacks {', '.join(names[1:])} of the {len(names)} requested" in text
+
+
+def _read_killed_run(tmp_path: Path, script: str, names: list[str], *args: str) -> str:
+    """Run ``script`` (a solve of TINY's scenarios killed part way), read its run folder:
+    it holds the first scenario alone and warns it is not finished; return the warning."""
+    import subprocess
+    import sys
+
+    from optimizer.notebook import read_run
+    from tests.conftest import TINY
+
     out = tmp_path / "out"
     done = subprocess.run(
-        [sys.executable, "-c", _KILL_AFTER_FIRST_REPORT, str(TINY), str(out)],
+        [sys.executable, "-c", script, str(TINY), str(out), *args],
         capture_output=True,
         text=True,
         timeout=300,
@@ -215,9 +224,7 @@ def test_a_solve_killed_right_after_its_first_report_is_not_read_as_whole(
     with pytest.warns(UserWarning, match="this run is not finished") as caught:
         plans = read_run(run)
     assert list(plans) == names[:1]
-    assert f"it lacks {', '.join(names[1:])} of the {len(names)} requested" in str(
-        caught[0].message
-    )
+    return str(caught[0].message)
 
 
 def test_a_solve_killed_part_way_is_not_read_as_the_whole_run(tmp_path: Path) -> None:
@@ -225,8 +232,6 @@ def test_a_solve_killed_part_way_is_not_read_as_the_whole_run(tmp_path: Path) ->
     folder that read_run read as the whole run, without a word. The run now holds
     .unfinished.json (the writer's pid, the scenarios requested) until its last
     scenario: read_run names what it lacks; a finished run reads without a warning."""
-    import subprocess
-    import sys
     import warnings
 
     from capacity.dataset import load_dataset
@@ -235,19 +240,7 @@ def test_a_solve_killed_part_way_is_not_read_as_the_whole_run(tmp_path: Path) ->
 
     names = list(load_dataset(TINY).scenarios)  # what --scenario all solves
     assert len(names) >= 2
-    out = tmp_path / "out"
-    done = subprocess.run(
-        [sys.executable, "-c", _KILL_SECOND, str(TINY), str(out), names[1]],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 9, done.stderr
-    (run,) = [p for p in out.iterdir() if p.is_dir()]
-    with pytest.warns(UserWarning, match="this run is not finished") as caught:
-        plans = read_run(run)
-    assert list(plans) == names[:1]
-    text = str(caught[0].message)
+    text = _read_killed_run(tmp_path, _KILL_SECOND, names, names[1])
     assert "stopped part way" in text
     assert f"it lacks {', '.join(names[1:])} of the {len(names)} requested" in text
     whole = CliRunner().invoke(
