@@ -173,8 +173,8 @@ def test_plan_demand_table_is_per_quarter_and_a_second_solve_says_cached(
     assert runs["solve_s"].tolist() == [round(first.seconds, 2)] * 2
     # the tiny plan costs $1.96M: shown in millions ("$1.96M"), never "$0.00B"
     assert 1e6 <= first.result.objective_usd < 1e9
-    assert runs["objective_usd_mn"].iloc[0] == pytest.approx(first.result.objective_usd / 1e6)
-    assert _column_config(at.dataframe[0])["objective_usd_mn"]["type_config"]["format"] == "$%,.2fM"
+    assert runs["cost_usd_mn"].iloc[0] == pytest.approx(first.result.objective_usd / 1e6)
+    assert _column_config(at.dataframe[0])["cost_usd_mn"]["type_config"]["format"] == "$%,.2fM"
     assert at.metric[0].value == fmt_usd(first.result.objective_usd)
 
 
@@ -190,9 +190,10 @@ def test_risk_comparison_shows_a_small_cost_in_usd_millions(
     assert not at.exception
     shown = at.dataframe[0]
     obj = solve(load_dataset(TINY), SolveOptions(solver="highs")).objective_usd
-    assert shown.value.loc[0, "objective_usd_mn"] == pytest.approx(obj / 1e6, rel=1e-9)
-    cfg = _column_config(shown)["objective_usd_mn"]
+    assert shown.value.loc[0, "cost_usd_mn"] == pytest.approx(obj / 1e6, rel=1e-9)
+    cfg = _column_config(shown)["cost_usd_mn"]
     assert cfg["type_config"]["format"] == "$%,.2fM" and cfg["label"] == "discounted cost [USD]"
+    assert "objective_usd_mn" not in shown.value  # a cost plan: objective = cost, once
 
 
 def test_training_cluster_timeline_reads_in_quarters() -> None:

@@ -413,7 +413,7 @@ def test_download_keeps_the_results_on_screen(monkeypatch: pytest.MonkeyPatch) -
     assert at.download_button(key="report_download")  # still offered
     assert at.session_state["plan"].result.objective_usd == obj
     runs = next(d.value for d in at.dataframe if "run_id" in d.value.columns)
-    assert runs["objective_usd_mn"].tolist() == [pytest.approx(obj / 1e6)]  # $1.96M, not $0.00B
+    assert runs["cost_usd_mn"].tolist() == [pytest.approx(obj / 1e6)]  # $1.96M, not $0.00B
     # the report zip holds the Parquet tables of this run
     zdata = at.session_state["report_zips"][at.session_state["plan"].run_id]
     with zipfile.ZipFile(io.BytesIO(zdata)) as zf:

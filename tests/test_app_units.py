@@ -163,6 +163,24 @@ def test_plan_metrics_match_the_result_tables(tiny, tiny_result) -> None:  # noq
     )
 
 
+def test_a_margin_plans_cost_is_its_cost_on_the_reports_and_risk_pages() -> None:
+    """The Reports page's "Discounted cost", its runs table and the Risk page's scenario
+    comparison (table and chart) showed a margin plan's objective, minus its margin, as
+    its cost (lp_two: -3.53M for a plan that costs 1.27M)."""
+    from tests.lp_helpers import LP_DATA
+
+    ds = load_dataset(LP_DATA / "lp_two")
+    res = solve(ds, SolveOptions(objective="margin"))
+    m = plan_metrics(res, ds)
+    assert m["objective_usd"] == pytest.approx(-3.53e6, rel=1e-6)  # cost - revenue
+    assert m["cost_usd"] == pytest.approx(1.27e6, rel=1e-6)  # by hand: chips and energy
+    cost_plan = solve(ds)
+    assert plan_metrics(cost_plan, ds)["cost_usd"] == pytest.approx(cost_plan.objective_usd)
+    frame = pd.DataFrame([{"scenario": "margin", **m}])
+    fig = charts.scenario_costs(frame)
+    assert fig is not None and fig.data[0].y[0] == pytest.approx(1.27)  # USD millions
+
+
 # --------------------------------------------------------------------------- charts
 def test_every_plan_chart_draws_the_result_numbers(tiny, tiny_result) -> None:  # noqa: ANN001
     t = tiny_result.tables

@@ -274,17 +274,20 @@ def power_sources(
 
 
 def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
-    """Bars: total cost per scenario from a frame (scenario, objective_usd).
+    """Bars: total cost per scenario from a frame (scenario, cost_usd).
+
+    ``cost_usd`` is the plan's cost (:func:`ui.compose.plan_metrics`), also for a plan of
+    the margin objective, whose objective is cost - revenue.
 
     In USD billions, or millions when every cost is below a billion
     (:func:`optimizer.output.formatting.money_axis`: a $1.96M plan read "$0.00B").
     """
     if compare is None or compare.empty:
         return None
-    div, word, letter = money_axis(compare["objective_usd"].tolist())
+    div, word, letter = money_axis(compare["cost_usd"].tolist())
     label = f"discounted cost [USD {word}]" if word else "discounted cost [USD]"
     fig = px.bar(
-        compare.assign(objective_scaled=compare["objective_usd"] / div),
+        compare.assign(objective_scaled=compare["cost_usd"] / div),
         x="scenario",
         y="objective_scaled",
         color="scenario",

@@ -178,13 +178,35 @@ def demand_summary(result: Any, n_periods: int) -> pd.DataFrame:
     return g[cols]
 
 
+def without_equal_objective(df: pd.DataFrame) -> pd.DataFrame:
+    """Return ``df`` without ``objective_usd`` when it equals ``cost_usd`` in every row.
+
+    Plans of the cost objective have objective = cost: one column says it. A frame
+    holding a plan of the margin objective (objective = cost - revenue) keeps both.
+    """
+    if "objective_usd" not in df or "cost_usd" not in df:
+        return df
+    a, b = df["objective_usd"].astype(float), df["cost_usd"].astype(float)
+    if bool(((a == b) | (a.isna() & b.isna())).all()):
+        return df.drop(columns=["objective_usd"])
+    return df
+
+
+def _cost_usd(result: Any, objective: float | None) -> float:
+    """Return the plan's discounted cost (``PlanResult.cost_usd``; else the objective)."""
+    cost = getattr(result, "cost_usd", objective)
+    return float("nan") if cost is None else float(cost)
+
+
 def plan_metrics(result: Any, ds: Dataset | None = None) -> dict[str, Any]:
     """Headline numbers of a plan.
 
     Returns
     -------
     dict
-        ``status``; ``objective_usd`` (discounted total cost, USD); ``served_share``
+        ``status``; ``objective_usd`` (the discounted objective, USD: the cost, or in
+        the margin objective cost - revenue); ``cost_usd`` (the plan's discounted cost,
+        USD, every term but revenue: the objective in the cost objective); ``served_share``
         (served / demanded H100e over the horizon, clipped to [0, 1]); ``unmet_h100e``
         (H100e-periods);
         ``trainium_share`` (share of served H100e delivered by Trainium-family chips,
@@ -194,6 +216,7 @@ def plan_metrics(result: Any, ds: Dataset | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "status": status_text(result),
         "objective_usd": float("nan") if obj is None else float(obj),
+        "cost_usd": _cost_usd(result, obj),
         "served_share": float("nan"),
         "unmet_h100e": float("nan"),
         "trainium_share": float("nan"),

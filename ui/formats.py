@@ -117,8 +117,10 @@ def money_config(df: pd.DataFrame, column: str, label: str) -> dict[str, Any]:
 
     A page that names a money column (``objective_usd``) does not know whether
     :func:`usd_billions` shows it in billions or millions; this gives the scaled
-    column's config with the page's label.
+    column's config with the page's label (none when ``df`` has no such column).
     """
+    if column not in df:
+        return {}
     view, cfg = usd_billions(df[[column]])
     (name,) = view.columns
     return {name: {**cfg[name], "label": label}}

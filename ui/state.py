@@ -540,7 +540,7 @@ def current_plan(ds: Dataset | None) -> PlanRun | None:
 def runs_frame() -> pd.DataFrame:
     """Return the session's runs, one row each.
 
-    Columns run_id, scenario, status, objective_usd, served_share, solver, solved_at,
+    Columns run_id, scenario, status, objective_usd, cost_usd, served_share, solver, solved_at,
     solve_s (of the solve that computed the result), cached, dataset_hash.
     """
     rows = [
@@ -549,6 +549,7 @@ def runs_frame() -> pd.DataFrame:
             "scenario": r.scenario,
             "status": r.metrics.get("status"),
             "objective_usd": r.metrics.get("objective_usd"),
+            "cost_usd": r.metrics.get("cost_usd", r.metrics.get("objective_usd")),
             "served_share": r.metrics.get("served_share"),
             "solver": r.solver,
             "solved_at": r.solved_at,
@@ -558,7 +559,7 @@ def runs_frame() -> pd.DataFrame:
         }
         for r in st.session_state.get("runs", [])
     ]
-    columns = "run_id scenario status objective_usd served_share solver solved_at solve_s"
+    columns = "run_id scenario status objective_usd cost_usd served_share solver solved_at solve_s"
     return pd.DataFrame(rows, columns=[*columns.split(), "cached", "dataset_hash"])
 
 

@@ -6,6 +6,7 @@ import tempfile
 
 import streamlit as st
 
+from ui.compose import without_equal_objective
 from ui.dataio import directory_zip_bytes
 from ui.formats import error_text, fmt_usd, money_config, show_table
 from ui.state import active_dataset, current_plan, runs_frame, show_flash
@@ -66,7 +67,7 @@ else:
         )
         m = plan.metrics
         c1, c2 = st.columns(2)
-        c1.metric("Discounted cost", fmt_usd(m["objective_usd"]))
+        c1.metric("Discounted cost", fmt_usd(m.get("cost_usd", m["objective_usd"])))
         c2.metric("Demand served", f"{m['served_share']:.1%}")
 
 st.subheader("Runs in this session")
@@ -75,9 +76,10 @@ if runs.empty:
     st.caption("None yet.")
 else:
     show_table(
-        runs.iloc[::-1],
+        without_equal_objective(runs.iloc[::-1]),
         {
-            **money_config(runs, "objective_usd", "discounted cost [USD]"),
+            **money_config(runs, "objective_usd", "objective [USD]"),
+            **money_config(runs, "cost_usd", "discounted cost [USD]"),
             "solve_s": st.column_config.NumberColumn(
                 "solve time [s]", format="%.2f", help="Of the solve that computed the result."
             ),

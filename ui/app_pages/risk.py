@@ -12,7 +12,7 @@ import streamlit as st
 from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_names
 from capacity.validation import DataValidationError
 from ui import charts
-from ui.compose import plan_metrics
+from ui.compose import plan_metrics, without_equal_objective
 from ui.formats import money_config, show_table
 from ui.progress_view import AppProgress
 from ui.state import (
@@ -90,11 +90,12 @@ if cmp is not None:
         )
     else:
         st.caption(f"Solved with the Plan page's settings: **{choice.text()}**.")
-        df = cmp["frame"]
+        df = without_equal_objective(cmp["frame"])
         show_table(
             df,
             {
-                **money_config(df, "objective_usd", "discounted cost [USD]"),
+                **money_config(df, "objective_usd", "objective [USD]"),
+                **money_config(df, "cost_usd", "discounted cost [USD]"),
                 "unmet_h100e": st.column_config.NumberColumn(
                     "unmet [H100e·quarters]", format="%,.0f"
                 ),
@@ -102,7 +103,7 @@ if cmp is not None:
             key="risk_compare_table",
         )
         fig = charts.scenario_costs(
-            df.dropna(subset=["objective_usd"]) if "objective_usd" in df else df.iloc[0:0]
+            df.dropna(subset=["cost_usd"]) if "cost_usd" in df else df.iloc[0:0]
         )
         if fig is not None:
             st.plotly_chart(fig, key="risk_cost_chart", width="stretch")
