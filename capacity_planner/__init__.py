@@ -96,13 +96,18 @@ def load(data: DataArg = "data", scenario: str | None = None) -> Dataset:
     ds = data if isinstance(data, Dataset) else load_dataset(Path(data))
     if not scenario or scenario == ds.scenario:
         return ds
-    if ds.scenario != "base":
+    _refuse_on_applied(ds, scenario)
+    return apply_scenario(ds, scenario)
+
+
+def _refuse_on_applied(ds: Dataset, scenario: str) -> None:
+    """Raise ValueError when ``ds`` has a scenario other than ``scenario`` applied."""
+    if ds.scenario not in ("base", scenario):
         raise ValueError(
             f"the dataset given already has scenario {ds.scenario!r} applied; "
             f"{scenario!r} applies to the base data: pass cp.load(path) (or the path) "
             f"to solve {scenario!r}, or no scenario to solve {ds.scenario!r}"
         )
-    return apply_scenario(ds, scenario)
 
 
 def solve(
@@ -175,9 +180,6 @@ def solve_scenarios(
         another (see :func:`load`).
     """
     base = load(data)
-    if base.scenario != "base" and any(name != base.scenario for name in scenarios):
-        raise ValueError(
-            f"the dataset given already has scenario {base.scenario!r} applied; "
-            "pass the base data (cp.load(path) or the path) to solve other scenarios"
-        )
+    for name in scenarios:  # every name checked before the first solve
+        _refuse_on_applied(base, name)
     return PlanCollection({name: solve(base, name, options) for name in scenarios})

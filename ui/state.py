@@ -549,7 +549,7 @@ def runs_frame() -> pd.DataFrame:
             "scenario": r.scenario,
             "status": r.metrics.get("status"),
             "objective_usd": r.metrics.get("objective_usd"),
-            "cost_usd": r.metrics.get("cost_usd", r.metrics.get("objective_usd")),
+            "cost_usd": r.metrics.get("cost_usd"),
             "served_share": r.metrics.get("served_share"),
             "solver": r.solver,
             "solved_at": r.solved_at,

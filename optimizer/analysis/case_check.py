@@ -49,12 +49,16 @@ def _column_sum(path: Path, column: str) -> tuple[float, int]:
     return float(total or 0.0), table.num_rows
 
 
-def _revenue_rows_sum(path: Path) -> float:
-    """Sum of ``cost_usd`` over the rows of cash kind ``revenue`` (negative: income)."""
+def _costs_sums(path: Path) -> tuple[float, float, int]:
+    """Return (sum of ``cost_usd``, its sum over cash kind ``revenue``, rows) of costs.parquet.
+
+    One read of the two columns: the revenue rows (negative, income) are what the margin
+    objective's total cost leaves out.
+    """
     table = pq.read_table(path, columns=["cost_usd", "cash_kind"])
-    mask = pc.equal(table.column("cash_kind"), "revenue")
-    total = pc.sum(pc.filter(table.column("cost_usd"), mask)).as_py()
-    return float(total or 0.0)
+    cost = table.column("cost_usd")
+    revenue = pc.sum(pc.filter(cost, pc.equal(table.column("cash_kind"), "revenue"))).as_py()
+    return float(pc.sum(cost).as_py() or 0.0), float(revenue or 0.0), table.num_rows
 
 
 def _missing_files(sdir: Path, out: Path, entry: Mapping[str, Any]) -> str | None:
@@ -73,7 +77,7 @@ def _plan_problem(sdir: Path, entry: Mapping[str, Any], summary: Mapping[str, An
     obj = entry.get("objective_usd")
     if obj is None or not math.isfinite(float(obj)):
         return f"status {entry.get('status')!r} but no objective"
-    cost, n_cost = _column_sum(sdir / "costs.parquet", "cost_usd")
+    cost, revenue, n_cost = _costs_sums(sdir / "costs.parquet")
     if n_cost == 0:
         return "costs table is empty"
     if not _close(cost, float(obj)):
@@ -83,9 +87,8 @@ def _plan_problem(sdir: Path, entry: Mapping[str, Any], summary: Mapping[str, An
         return "demand table is empty while the summary has demand"
     breach, _ = _column_sum(sdir / "commitments.parquet", "breach_mw")
     outcomes = entry.get("outcomes") or {}
-    total = cost
-    if (entry.get("options") or {}).get("objective") == "margin":  # cost: revenue not netted
-        total = cost - _revenue_rows_sum(sdir / "costs.parquet")
+    margin = (entry.get("options") or {}).get("objective") == "margin"
+    total = cost - revenue if margin else cost  # a margin plan's cost: revenue not netted
     for name, value in (("total_cost_usd", total), ("unmet_h100e", unmet), ("breach_mw", breach)):
         recorded = outcomes.get(name)
         if recorded is None or not _close(float(recorded), value):

@@ -156,10 +156,10 @@ def monte_carlo(
     mc = spec if isinstance(spec, MonteCarloSpec) else MonteCarloSpec.model_validate(dict(spec))
     base = apply_scenario(ds, mc.base)
     draws = mc.draw()
-    if mc.samples:
-        warn_unread_parameters(
-            {p.name: p.fill(float(draws[p.name][0])) for p in mc.parameters}, options
-        )
+    # samples >= 1 (MonteCarloSpec): the first draw's overrides name each parameter's columns
+    warn_unread_parameters(
+        {p.name: p.fill(float(draws[p.name][0])) for p in mc.parameters}, options
+    )
     rows: list[dict[str, Any]] = []
     dsets: list[Any] = []
     idx: list[int] = []

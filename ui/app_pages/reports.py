@@ -67,7 +67,7 @@ else:
         )
         m = plan.metrics
         c1, c2 = st.columns(2)
-        c1.metric("Discounted cost", fmt_usd(m.get("cost_usd", m["objective_usd"])))
+        c1.metric("Discounted cost", fmt_usd(m["cost_usd"]))
         c2.metric("Demand served", f"{m['served_share']:.1%}")
 
 st.subheader("Runs in this session")
