@@ -27,6 +27,7 @@ import yaml
 from capacity.csv_read import read_table_file
 from capacity.csv_safe import to_safe_csv
 from capacity.dataset_files import meta_findings, misnamed_table_files, table_of_file
+from capacity.load_cache import cached_load
 from capacity.override_checks import scenario_match_findings
 from capacity.revalidate import Validation, revalidate, table_digest, validate_parts
 from capacity.safe_yaml import YamlLimitError, load_yaml
@@ -69,6 +70,7 @@ class Dataset:
     scenario: str = "base"
     meta: Mapping[str, Any] = field(default_factory=dict)
     _validation: Validation | None = field(default=None, repr=False)
+    _derived: dict[tuple[str, str], Any] = field(default_factory=dict, repr=False, init=False)
     hash: str = field(default="", init=False)
     tables_hash: str = field(default="", init=False)
 
@@ -488,11 +490,26 @@ def load_dataset(directory: str | Path = "data") -> Dataset:
     DataValidationError
         Every problem found: missing files or columns, bad cells, duplicate keys,
         unknown references, bad scenarios. Each finding names file, row, column, value.
+
+    Notes
+    -----
+    The last :data:`capacity.load_cache.LOAD_CACHE_SIZE` folders loaded are kept by
+    :func:`capacity.load_cache.folder_key`
+    (their name and every file's bytes): loading a folder whose files are byte for byte
+    the ones read before returns that same immutable Dataset (and the scenarios
+    already applied to it, :func:`capacity.scenarios.apply_scenario`) without parsing
+    and validating again; any edit reads and validates the folder afresh. A folder
+    that changed while it was read is not kept.
     """
     d = Path(directory)
     problem = _not_a_dataset_folder(d)
     if problem is not None:
         raise DataValidationError([Finding("error", str(d), None, None, None, problem)])
+    return cached_load(d, _load_folder)
+
+
+def _load_folder(d: Path) -> Dataset:
+    """Read and validate dataset folder ``d`` (what :func:`load_dataset` caches)."""
     raw: dict[str, pd.DataFrame] = {}
     files: dict[str, str] = {}
     findings: list[Finding] = []

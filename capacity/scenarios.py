@@ -8,7 +8,7 @@ pseudo-scenario ``base`` (no overrides) always exists.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Protocol, Self, TypeVar
+from typing import Any, Protocol, Self, TypeVar, cast
 
 import numpy as np
 import pandas as pd
@@ -274,6 +274,11 @@ def apply_scenario(ds: DatasetT, name: str | None) -> DatasetT:
         When the dataset does not define ``name``; the message lists the known ones.
     DataValidationError
         When the scenario's data does not validate.
+
+    Notes
+    -----
+    Both datasets are immutable, so the result is kept on ``ds``: applying the same
+    scenario to the same Dataset again returns the same validated Dataset.
     """
     if name is None or (name == BASE and BASE not in ds.scenarios):
         return ds
@@ -282,10 +287,17 @@ def apply_scenario(ds: DatasetT, name: str | None) -> DatasetT:
             f"unknown scenario {name!r}; this dataset defines: {', '.join(scenario_names(ds))}."
             + suggest(name, ds.scenarios)
         )
+    memo = getattr(ds, "_derived", None)  # a Dataset keeps what was applied to it
+    if memo is not None and ("scenario", name) in memo:
+        return cast("DatasetT", memo[("scenario", name)])
     sc = ds.scenarios[name]
-    if not sc.overrides:
-        return ds.replace(scenario=name)
-    return apply_overrides(ds, sc.overrides, scenario=name)
+    if sc.overrides:
+        out = apply_overrides(ds, sc.overrides, scenario=name)
+    else:
+        out = ds.replace(scenario=name)
+    if memo is not None:
+        memo[("scenario", name)] = out
+    return out
 
 
 def diff_datasets(a: ScenarioTarget, b: ScenarioTarget) -> pd.DataFrame:
