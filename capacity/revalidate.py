@@ -146,14 +146,21 @@ def column_digests(
         One entry per column (empty bytes for a table without rows).
     """
     out: dict[str, bytes] = {}
+    todo: list[str] = []
     for c in map(str, df.columns):
         if known is not None and c in known and c not in changed:
             out[c] = known[c]
         elif len(df):
-            out[c] = pd.util.hash_pandas_object(df[c].astype(str), index=False).to_numpy().tobytes()
+            todo.append(c)
         else:
             out[c] = b""
-    return out
+    if todo:  # one hash call for every column to do: pandas hashes cell by cell
+        cells = np.concatenate([df[c].astype(str).to_numpy(dtype=object) for c in todo])
+        hashes = pd.util.hash_array(cells, categorize=True)
+        n = len(df)
+        for i, c in enumerate(todo):
+            out[c] = hashes[i * n : (i + 1) * n].tobytes()
+    return {c: out[c] for c in map(str, df.columns)}
 
 
 def _joined(name: str, df: pd.DataFrame, columns: Mapping[str, bytes]) -> bytes:

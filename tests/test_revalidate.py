@@ -137,3 +137,24 @@ def test_check_reads_name_real_columns() -> None:
     assert ("demand", "customer") in STRUCTURAL_COLUMNS
     assert ("demand", "demand_h100e") not in STRUCTURAL_COLUMNS
     assert np.all([SPECS[t].has_column(c) for t, c in STRUCTURAL_COLUMNS])
+
+
+def test_column_digests_are_pandas_hashes_of_each_column_as_text(default_ds: Dataset) -> None:
+    """One hash call for all columns gives each column's own hash, byte for byte."""
+    from capacity.revalidate import column_digests
+
+    odd = pd.DataFrame(
+        {"x": [1.5, np.nan, 1e-5], "n": [3, 0, -2], "t": ["a", None, "b"], "b": [True, False, True]}
+    )
+    for df in [*default_ds.tables.values(), odd]:
+        got = column_digests(df)
+        assert list(got) == [str(c) for c in df.columns]
+        for c in df.columns:
+            one = pd.util.hash_pandas_object(df[c].astype(str), index=False).to_numpy()
+            assert got[str(c)] == (one.tobytes() if len(df) else b""), c
+    # a change re-hashes only the columns named
+    known = column_digests(odd)
+    changed = odd.assign(n=[9, 9, 9])
+    again = column_digests(changed, known=known, changed=["n"])
+    assert again["x"] is known["x"] and again["n"] != known["n"]
+    assert again == column_digests(changed)
