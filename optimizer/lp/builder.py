@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.lp.dimensions import ROW_CODE_COLUMNS, VARIABLE_CODE_COLUMNS
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, frame
 
 __all__ = ["ModelBuilder", "cumulative", "expand"]
 
@@ -44,6 +44,16 @@ def cumulative(columns: pd.DataFrame, n_periods: int) -> pd.DataFrame:
     return expand(v, column_values(v, "t_var"), n_periods - column_values(v, "t_var"), "t")
 
 
+def _full(n: int, value: int) -> np.ndarray:
+    """``value`` repeated ``n`` times as int64."""
+    return np.full(n, value, dtype=np.int64)
+
+
+def _codes(keys: pd.DataFrame, name: str, n: int) -> np.ndarray:
+    """Code column ``name`` of ``keys`` as int64, or -1 where ``keys`` has none."""
+    return keys[name].to_numpy(dtype=np.int64) if name in keys else _full(n, -1)
+
+
 class ModelBuilder:
     """Accumulates columns, rows, matrix terms and cost terms of the LP."""
 
@@ -64,12 +74,10 @@ class ModelBuilder:
         """Add one column per row of ``keys`` (code columns); return column ids."""
         n = len(keys)
         cols = np.arange(self.n_cols, self.n_cols + n, dtype=np.int64)
-        f = pd.DataFrame({"col": cols})
-        f["kind"] = kind
-        f["scenario"] = scenario
+        data: dict[str, Any] = {"col": cols, "kind": kind, "scenario": _full(n, scenario)}
         for name in VARIABLE_CODE_COLUMNS:
-            f[name] = keys[name].to_numpy(dtype=np.int64) if name in keys else -1
-        self.var_frames.append(f)
+            data[name] = _codes(keys, name, n)
+        self.var_frames.append(frame(data))
         self.n_cols += n
         return cols
 
@@ -79,14 +87,12 @@ class ModelBuilder:
         """Add one row of ``family`` per row of ``keys``; return row ids."""
         n = len(keys)
         rows = np.arange(self.n_rows, self.n_rows + n, dtype=np.int64)
-        f = pd.DataFrame({"row": rows})
-        f["family"] = family
-        f["scenario"] = scenario
+        data: dict[str, Any] = {"row": rows, "family": family, "scenario": _full(n, scenario)}
         for name in ROW_CODE_COLUMNS:
-            f[name] = keys[name].to_numpy(dtype=np.int64) if name in keys else -1
-        f["sense"] = sense
-        f["rhs"] = np.asarray(rhs, dtype=float)
-        self.row_frames.append(f)
+            data[name] = _codes(keys, name, n)
+        data["sense"] = sense
+        data["rhs"] = np.broadcast_to(np.asarray(rhs, dtype=float), (n,))
+        self.row_frames.append(frame(data))
         self.n_rows += n
         return rows
 
@@ -103,12 +109,15 @@ class ModelBuilder:
         col = np.asarray(col, dtype=np.int64)
         if not len(col):
             return
-        f = pd.DataFrame({"col": col})
-        f["scenario"] = scenario
-        f["term"] = term
-        f["t"] = np.broadcast_to(np.asarray(t, dtype=np.int64), col.shape)
-        f["coef"] = np.broadcast_to(np.asarray(coef, dtype=float), col.shape)
-        self.costs.append(f)
+        n = len(col)
+        data = {
+            "col": col,
+            "scenario": _full(n, scenario),
+            "term": term,
+            "t": np.broadcast_to(np.asarray(t, dtype=np.int64), col.shape),
+            "coef": np.broadcast_to(np.asarray(coef, dtype=float), col.shape),
+        }
+        self.costs.append(frame(data))
 
     def add_const(self, scenario: int, term: str, t: Any, value: Any) -> None:
         """Add an undiscounted constant cost."""
