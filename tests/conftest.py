@@ -9,6 +9,12 @@ from typing import Any
 
 import pytest
 
+from capacity.text_storage import use_python_text
+
+# the tests run as the command line, the app and the Dask workers do; test_text_storage
+# checks that a notebook's default (Arrow) text writes the same plan
+use_python_text()
+
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ROOT / "tests" / "data" / "tiny_valid"
 DEFAULT_DATA = ROOT / "data"

@@ -15,6 +15,10 @@ if str(_ROOT) not in sys.path:  # `streamlit run ui/app.py` puts ui/ first, not 
 
 import streamlit as st  # noqa: E402
 
+from capacity.text_storage import use_python_text  # noqa: E402
+
+use_python_text()  # the app is the planner's own process (capacity.text_storage)
+
 from ui.state import active_dataset, current_plan, init_state  # noqa: E402
 
 PAGES = Path(__file__).resolve().parent / "app_pages"

@@ -1,5 +1,8 @@
 """Dask worker preload of the local cluster: a worker process ignores Ctrl-C.
 
+It also holds the worker's text as Python strings, as the command line does
+(:mod:`capacity.text_storage`).
+
 The batch, hedge, replan and alternatives runs start their own local Dask cluster. A
 Ctrl-C typed in the terminal reaches every process of the terminal's process group,
 the worker processes too; each then printed a ``KeyboardInterrupt`` traceback after
@@ -15,6 +18,10 @@ from __future__ import annotations
 import signal
 import threading
 from typing import Any
+
+from capacity.text_storage import use_python_text
+
+use_python_text()  # a worker is the planner's own process (capacity.text_storage)
 
 
 def dask_setup(worker: Any) -> None:
