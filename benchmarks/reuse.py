@@ -202,6 +202,9 @@ def main() -> None:
     ap.add_argument("--size", default="default")
     ap.add_argument("--out", default=None)
     a = ap.parse_args()
+    from capacity.text_storage import use_python_text
+
+    use_python_text()  # as `capacity batch` runs (capacity.text_storage)
     r = run(a.size, a.n)
     print(render(r))
     print("REUSE-JSON " + json.dumps(r, default=float), flush=True)

@@ -76,8 +76,12 @@ from typing import Any
 
 import numpy as np
 
-from benchmarks.solver_options import highs_options
-from optimizer.plan.highs import highs_ok, highs_refusal_reason
+from capacity.text_storage import use_python_text
+
+use_python_text()  # every worker runs as the command line does (peers too: one pandas setting)
+
+from benchmarks.solver_options import highs_options  # noqa: E402
+from optimizer.plan.highs import highs_ok, highs_refusal_reason  # noqa: E402
 
 #: Ours (reference), the floor and linopy must agree this closely (relative): same LP.
 REL_TOL = 1e-6
