@@ -125,11 +125,16 @@ def reused_text(
     hit = None if texts is None else texts.get(key)
     if hit is not None and same_arrays((hit[0],), (v,)):
         return hit[1]
-    if not _ARROW_TEXT or v.dtype != object or pd.api.types.infer_dtype(v, skipna=True) != "string":
+    if v.dtype != object or pd.api.types.infer_dtype(v, skipna=True) != "string":
         return pd.array(v, dtype=TEXT_DTYPE)  # str() of numbers and other cells
-    # str cells (missing: None or NaN): Arrow converts them in one call, as pandas would
-    arrow = pa.array(v, type=pa.large_string(), from_pandas=True)
-    made = ArrowStringArray(pa.chunked_array([arrow]), dtype=TEXT_DTYPE)
-    if texts is not None and len(v) and not arrow.null_count:
+    if _ARROW_TEXT:
+        # str cells (missing: None or NaN): Arrow converts them in one call, as pandas would
+        arrow = pa.array(v, type=pa.large_string(), from_pandas=True)
+        made = ArrowStringArray(pa.chunked_array([arrow]), dtype=TEXT_DTYPE)
+        missing = bool(arrow.null_count)
+    else:  # text held as Python strings (capacity.text_storage)
+        made = pd.array(v, dtype=TEXT_DTYPE)
+        missing = bool(made.isna().any())
+    if texts is not None and len(v) and not missing:
         texts[key] = (v, made)
     return made

@@ -161,15 +161,16 @@ def _encoded(values: Any, type_: pa.DataType) -> pa.ChunkedArray:
 def _text_array(col: pd.Series, type_: pa.DataType) -> pa.Array | pa.ChunkedArray:
     """Text column as Arrow ``type_``: missing cells null, every other cell ``str(v)``.
 
-    pandas' text dtype is held by Arrow already and is handed over without a copy;
-    an object column of ``str`` cells (missing: None or NaN) is converted by Arrow
-    in one call; any other column cell by cell.
+    pandas' text dtype held by Arrow is handed over without a copy; held as Python
+    strings (:mod:`capacity.text_storage`), or an object column of ``str`` cells
+    (missing: None or NaN), it is converted by Arrow in one call; any other column
+    cell by cell.
     """
     if isinstance(col.dtype, pd.StringDtype) and col.dtype.storage == "pyarrow":
         return _encoded(col.array, type_)
-    if col.dtype == object:
+    if col.dtype == object or isinstance(col.dtype, pd.StringDtype):  # Python-held text
         try:
-            return pa.array(col.to_numpy(), type=type_, from_pandas=True)
+            return pa.array(col.to_numpy(dtype=object), type=type_, from_pandas=True)
         except (pa.ArrowInvalid, pa.ArrowTypeError):
             pass  # a cell that is not text: str() of it, below
     return pa.array([None if _isna(v) else str(v) for v in col.tolist()], type=type_)
