@@ -10,10 +10,11 @@ seconds against 124 (benchmarks/RESULTS.md, "The test suite, fourth pass").
 
 The ``str`` dtype, its values, its missing values and the Parquet files the report
 writer makes (it casts every column to its table's Arrow schema,
-:mod:`optimizer.output.parquet_tables`) are the same either way. So the command line,
-the app and the local Dask workers, which are the planner's own processes, call
-:func:`use_python_text` as they start; a notebook that imports ``capacity_planner``
-keeps its own setting, as the library sets no pandas option of its own.
+:mod:`optimizer.output.parquet_tables`) are the same either way. So the planner's own
+processes call :func:`use_python_text`: each ``capacity`` command as it starts (not
+``--help``, which imports no pandas), the app and the local Dask workers; a notebook
+that imports ``capacity_planner`` keeps its own setting, as the library sets no pandas
+option of its own.
 """
 
 from __future__ import annotations

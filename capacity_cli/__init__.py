@@ -28,9 +28,6 @@ def main() -> None:
         while the command line is being imported; otherwise the command's own code.
     """
     try:
-        from capacity.text_storage import use_python_text
-
-        use_python_text()  # before the model stack is imported (capacity.text_storage)
         from optimizer.cli.commands import main as run
     except KeyboardInterrupt:
         print(STARTING_INTERRUPTED, file=sys.stderr)

@@ -73,24 +73,32 @@ def test_a_notebooks_arrow_text_writes_the_same_plan(default_plan, tmp_path: Pat
     assert text_columns > 50
 
 
-def test_the_command_line_holds_text_as_python_strings() -> None:
+def test_a_command_holds_text_as_python_strings_and_help_imports_no_pandas() -> None:
     script = textwrap.dedent(
         """
         import sys
         import pandas as pd
         import capacity_cli
 
-        assert pd.get_option("mode.string_storage") == "auto"
-        sys.argv = ["capacity", "--help"]
-        try:
-            capacity_cli.main()
-        except SystemExit:
-            pass
-        print(pd.get_option("mode.string_storage"))
+        data = sys.argv[1]
+
+        def run(*argv):
+            sys.argv = ["capacity", *argv]
+            try:
+                capacity_cli.main()
+            except SystemExit:
+                pass
+            return pd.get_option("mode.string_storage")
+
+        print(run("--help"), run("validate", data))
         """
     )
     out = subprocess.run(
-        [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120
+        [sys.executable, "-c", script, str(ROOT / "tests" / "data" / "tiny_valid")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == TEXT_STORAGE
+    assert out.stdout.strip().splitlines()[-1].split() == ["auto", TEXT_STORAGE]

@@ -49,6 +49,17 @@ class _Command(TyperCommand):
         """Return the command's parameters (flags with no type shown, see ``_plain_flags``)."""
         return _plain_flags(super().get_params(ctx))
 
+    def invoke(self, ctx: Any) -> Any:
+        """Run the command with text held as Python strings (:mod:`capacity.text_storage`).
+
+        Set here, as the command starts and before it imports the model stack, not when
+        the command line starts: ``--help`` and ``--version`` import no pandas.
+        """
+        from capacity.text_storage import use_python_text
+
+        use_python_text()
+        return super().invoke(ctx)
+
 
 class _Commands(TyperGroup):
     """The ``capacity`` command group: Ctrl-C in any command is one line and exit 130."""
