@@ -110,6 +110,25 @@ def _shared_plan(
         return plan
 
 
+@pytest.fixture
+def wall_clock_alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Hold the run's wall-clock lock for the test (xdist workers take turns).
+
+    The test that burns both cores on purpose and the tests that assert a command's
+    wall-clock time limit must not run at the same moment on two workers: under the
+    burn a 20 s limit took 67 s of wall time to start, solve and tabulate. Both take
+    this lock; every other test runs beside them as before. Without xdist it does nothing.
+    """
+    shared = _run_shared_dir(tmp_path_factory)
+    if shared is None:
+        yield
+        return
+    from filelock import FileLock
+
+    with FileLock(str(shared / "wall-clock.lock")):
+        yield
+
+
 @pytest.fixture(scope="module")
 def scheduler_address() -> Iterator[str]:
     """A Dask scheduler with one in-process worker thread, shared by a module's batches.

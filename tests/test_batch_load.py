@@ -71,6 +71,7 @@ def burning_cpus() -> Iterator[Callable[[], None]]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("wall_clock_alone")  # not beside the wall-clock time-limit tests
 def test_example_sweep_under_a_cpu_burn_solves_every_case(
     tmp_path: Path, burning_cpus: Callable[[], None], default_plan: Callable[..., Any]
 ) -> None:

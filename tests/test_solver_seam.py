@@ -67,6 +67,7 @@ def _capacity(*args: str) -> list[str]:
     ],
     ids=["clusters", "integer-units", "cbc-clusters", "lp"],
 )
+@pytest.mark.usefixtures("wall_clock_alone")  # not beside the test that burns both cores
 def test_time_limit_is_the_wall_clock_of_the_whole_command(
     flags: list[str], limit: float, statuses: tuple[str, ...], note: str
 ) -> None:
