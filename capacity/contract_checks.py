@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from capacity.schema import PERIOD_RE, period_index, period_ordinals
@@ -31,16 +32,51 @@ def _window(row: Any) -> tuple[int, int] | None:
     return period_index(start), period_index(end) if PERIOD_RE.match(end) else _END
 
 
-def _peak_demand(demand: pd.DataFrame, customer: str, workload: str, lo: int, hi: int) -> float:
-    """Largest total demand (H100e, all region rows summed) of a customer's workload in lo..hi."""
-    d = demand[(demand["customer"].astype(str) == customer) & (demand["workload"] == workload)]
-    if d.empty:
+def _demand_totals(demand: pd.DataFrame) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """Total demand (H100e, all region rows summed) per (customer, workload) and quarter.
+
+    Returns
+    -------
+    dict
+        ``(customer, workload) -> (ordinals, totals)``: float64 arrays of one entry per
+        quarter with demand; a row with a malformed period (NaN ordinal, reported by the
+        schema check) is left out, as it matches no contract window.
+    """
+    at = period_ordinals(demand["period"])
+    keep = ~np.isnan(at)
+    sums = (
+        pd.DataFrame(
+            {
+                "customer": demand["customer"].astype(str).to_numpy(dtype=object)[keep],
+                "workload": demand["workload"].astype(str).to_numpy(dtype=object)[keep],
+                "at": at[keep],
+                "h100e": demand["demand_h100e"].to_numpy(dtype="float64")[keep],
+            }
+        )
+        .groupby(["customer", "workload", "at"], sort=False)["h100e"]
+        .sum()
+    )
+    out: dict[tuple[str, str], tuple[list[float], list[float]]] = {}
+    for (c, w, a), v in sums.items():
+        ords, totals = out.setdefault((str(c), str(w)), ([], []))
+        ords.append(float(a))
+        totals.append(float(v))
+    return {k: (np.asarray(o), np.asarray(t)) for k, (o, t) in out.items()}
+
+
+def _peak_demand(
+    totals: Mapping[tuple[str, str], tuple[np.ndarray, np.ndarray]],
+    customer: str,
+    workload: str,
+    lo: int,
+    hi: int,
+) -> float:
+    """Largest total demand (H100e) of a customer's workload in quarters lo..hi (0: none)."""
+    if (customer, workload) not in totals:
         return 0.0
-    at = period_ordinals(d["period"])  # NaN: a malformed period, reported by the schema check
-    d = d[(at >= lo) & (at <= hi)]
-    if d.empty:
-        return 0.0
-    return float(d.groupby("period")["demand_h100e"].sum().max())
+    at, h100e = totals[customer, workload]
+    inside = h100e[(at >= lo) & (at <= hi)]
+    return float(inside.max()) if len(inside) else 0.0
 
 
 def check_contracts(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
@@ -62,7 +98,7 @@ def check_contracts(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
     terms = tables.get("contract_terms")
     if terms is None or not len(terms):
         return []
-    file, demand = files["contract_terms"], tables["demand"]
+    file, totals = files["contract_terms"], _demand_totals(tables["demand"])
     out: list[Finding] = []
     seen: dict[tuple[str, str], list[tuple[int, int, int]]] = {}
     for i, row in enumerate(terms.itertuples(index=False)):
@@ -81,7 +117,7 @@ def check_contracts(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
                 out.append(Finding("error", file, i + 2, "from_period", str(row.from_period), msg))
         seen.setdefault(key, []).append((i + 2, lo, hi))
         floor = float(row.take_or_pay_h100e)
-        peak = _peak_demand(demand, *key, lo, hi)
+        peak = _peak_demand(totals, *key, lo, hi)
         if floor > peak * (1 + 1e-9):
             msg = (
                 f"take-or-pay floor {floor:g} H100e is above the demand of {key[0]!r} "

@@ -132,11 +132,17 @@ def period_ordinals(labels: Iterable[object]) -> np.ndarray:
     numpy.ndarray
         float64, shape (n,): ``year * 4 + quarter - 1``, or NaN.
     """
-    out = []
-    for v in labels:
+    import pandas as pd  # here: the command line's --help imports this module, not pandas
+
+    cells = labels if isinstance(labels, (pd.Series, np.ndarray)) else list(labels)
+    # each distinct label is read once (a demand column repeats a few dozen quarters)
+    codes, distinct = pd.factorize(np.asarray(cells, dtype=object), use_na_sentinel=True)
+    ords = np.full(len(distinct) + 1, np.nan)  # the last slot: a missing cell
+    for j, v in enumerate(distinct):
         m = PERIOD_RE.match(str(v))
-        out.append(int(m.group(1)) * 4 + int(m.group(2)) - 1 if m else np.nan)
-    return np.asarray(out, dtype="float64")
+        if m:
+            ords[j] = int(m.group(1)) * 4 + int(m.group(2)) - 1
+    return ords[codes]
 
 
 def period_label(index: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from capacity.schema import SPECS
@@ -29,8 +30,6 @@ def check_sources(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) 
         address nor an assumption. The sources table itself and display names are
         exempt.
     """
-    from fnmatch import fnmatchcase
-
     src = tables.get("sources")
     if src is None or src.empty:
         return []
@@ -59,26 +58,53 @@ def check_sources(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) 
             continue
         table = SPECS[name]
         pats = patterns.get(name, [])
-        keys = ["/".join(map(str, r)) for r in df[list(table.key)].itertuples(index=False)]
+        cells = zip(*(df[k].tolist() for k in table.key), strict=True)
+        keys = ["/".join(map(str, r)) for r in cells]
+        where: dict[str, list[int]] = {}
+        for i, key in enumerate(keys):
+            where.setdefault(key, []).append(i)
+        covers: dict[str, np.ndarray] = {}  # pattern -> the keys it covers, read once
         for col in table.columns:
             if col.name in table.key or col.name == "display_name":
                 continue
-            cpats = [k for k, c in pats if c in (col.name, "*")]
-            for i, key in enumerate(keys):
-                if not any(p == key or fnmatchcase(key, p) for p in cpats):
-                    out.append(
-                        Finding(
-                            "warning",
-                            files[name],
-                            i + 2,
-                            col.name,
-                            key,
-                            f"figure {name}.{col.name} for {key!r} has no row in "
-                            "sources.csv (give a public address or 'assumption')",
-                        )
+            hit = np.zeros(len(keys), dtype=bool)
+            for k in dict.fromkeys(k for k, c in pats if c in (col.name, "*")):
+                if k not in covers:
+                    covers[k] = _covered(keys, where, k)
+                hit |= covers[k]
+            missing = np.flatnonzero(~hit)
+            if len(missing):  # the first uncovered row names the column's gap
+                i = int(missing[0])
+                out.append(
+                    Finding(
+                        "warning",
+                        files[name],
+                        i + 2,
+                        col.name,
+                        keys[i],
+                        f"figure {name}.{col.name} for {keys[i]!r} has no row in "
+                        "sources.csv (give a public address or 'assumption')",
                     )
-                    break
+                )
     return out
+
+
+def _covered(keys: list[str], where: Mapping[str, list[int]], pattern: str) -> np.ndarray:
+    """Return which of ``keys`` a sources row's ``key`` pattern covers (bool, shape (n,)).
+
+    ``where`` maps each key to its positions in ``keys``: a pattern without a wildcard
+    (``*``, ``?``, ``[``) covers the rows of that one key.
+    """
+    from fnmatch import fnmatchcase
+
+    hit = np.zeros(len(keys), dtype=bool)
+    if pattern == "*":  # fnmatch's * matches any text, "/" included
+        hit[:] = True
+    elif not any(ch in pattern for ch in "*?["):
+        hit[where.get(pattern, [])] = True
+    else:
+        hit[:] = [fnmatchcase(key, pattern) for key in keys]
+    return hit
 
 
 def check_public_record(
