@@ -167,8 +167,9 @@ def _shift_values(
     vals = df[ov.column].to_numpy(dtype="float64", copy=True)
     new: np.ndarray = vals.copy()
     pidx = period_ordinals(df["period"])
+    cells = zip(*(df[c].astype(str).tolist() for c in group_cols), strict=True)
     groups = (
-        df[group_cols].astype(str).agg("\x1f".join, axis=1).to_numpy()
+        np.array(["\x1f".join(row) for row in cells], dtype=object)
         if group_cols
         else np.zeros(len(df))
     )
