@@ -3,6 +3,7 @@ against the extensive form on sampled scenarios of the tiny dataset."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -15,6 +16,35 @@ from optimizer.analysis.hedge import extensive_form_objective, hedged_plan
 from optimizer.analysis.monte_carlo import sample_scenarios
 from optimizer.plan.model import build_stochastic_model, first_stage_universe
 from tests.test_risk import CHIP, TINY, newsvendor
+
+
+# The sampled-scenario tests share one set of draws and its reference solves (each is
+# deterministic and read only); a test that changes a call's arguments solves its own.
+@functools.cache
+def _draws() -> tuple[list[str], list[Any], list[str]]:
+    """Four seeded draws of the tiny data (seed 3): names, datasets, notes."""
+    return sample_scenarios(load_dataset(TINY), 4, seed=3)
+
+
+@functools.cache
+def _extensive(first_stage: str = "full") -> tuple[float | None, str]:
+    """The extensive form's optimum (USD) and status on :func:`_draws`, cost objective."""
+    ef, status, _ = extensive_form_objective(_draws()[1], first_stage=first_stage)
+    return ef, status
+
+
+@functools.cache
+def _hedged(first_stage: str = "full") -> Any:
+    """:func:`hedged_plan` of :func:`_draws` (the extensive form, WS, EEV, VSS, EVPI)."""
+    names, dsets, _ = _draws()
+    return hedged_plan(scenarios=dict(zip(names, dsets, strict=True)), first_stage=first_stage)
+
+
+@functools.cache
+def _decomposed(first_stage: str = "full") -> Any:
+    """The L-shaped hedged plan of :func:`_draws` (serial, tolerance 1e-6, live warm start)."""
+    names, dsets, _ = _draws()
+    return hedge_decomposed(dsets, names=names, workers=0, tol=1e-6, first_stage=first_stage)
 
 
 @pytest.mark.parametrize("retain", [0, 1])
@@ -65,17 +95,16 @@ def test_scenario_models_share_the_extensive_forms_first_stage_columns() -> None
 
 
 def test_decomposition_matches_the_extensive_form_on_sampled_scenarios() -> None:
-    ds = load_dataset(TINY)
-    names, dsets, notes = sample_scenarios(ds, 4, seed=3)
+    names, dsets, notes = _draws()
     assert len(dsets) + len(notes) == 4
-    p = hedge_decomposed(dsets, names=names, workers=0, tol=1e-6)
-    ef, status, _ = extensive_form_objective(dsets)
+    p = _decomposed()
+    ef, status = _extensive()
     assert status == "optimal" and ef is not None
     assert p.converged
     assert p.lower_bound_usd <= ef * (1 + 1e-9)
     assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
     # VSS and EVPI agree with hedge.hedged_plan (extensive form, mean-value EV problem)
-    ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)))
+    ref = _hedged()
     assert p.wait_and_see_usd == pytest.approx(ref.wait_and_see_usd, rel=1e-6)
     assert p.eev_usd == pytest.approx(ref.eev_usd, rel=1e-6)
     assert p.vss_usd == pytest.approx(ref.vss_usd, rel=1e-5, abs=1e-6 * abs(ef))
@@ -176,23 +205,22 @@ def test_capacity_first_stage_leaves_the_newsvendors_chips_to_recourse() -> None
 
 
 def test_capacity_first_stage_matches_its_extensive_form_on_sampled_scenarios() -> None:
-    ds = load_dataset(TINY)
-    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
+    names, dsets, _ = _draws()
     u = first_stage_universe(dsets, "capacity")
     assert set(u.first_stage) == {"build", "liquid", "retrofit"} and len(u.keys["build"]) > 0
     m = build_stochastic_model(dsets, [0.25] * 4, first_stage="capacity")
     shared = m.variables.loc[m.variables["scenario"] == -1, "kind"].astype(str)
     assert set(shared) <= {"build", "liquid", "retrofit"}
-    p = hedge_decomposed(dsets, names=names, workers=0, tol=1e-6, first_stage="capacity")
-    ef, status, _ = extensive_form_objective(dsets, first_stage="capacity")
+    p = _decomposed("capacity")
+    ef, status = _extensive("capacity")
     assert status == "optimal" and ef is not None and p.converged
     assert p.lower_bound_usd <= ef * (1 + 1e-9)
     assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
-    ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)), first_stage="capacity")
+    ref = _hedged("capacity")
     assert ref.expected_cost_usd == pytest.approx(ef, rel=1e-7)
     assert p.eev_usd == pytest.approx(ref.eev_usd, rel=1e-6)
     # chips as recourse: never dearer than sharing them, never below perfect foresight
-    full, _, _ = extensive_form_objective(dsets)
+    full, _ = _extensive()
     assert full is not None
     assert p.wait_and_see_usd * (1 - 1e-9) <= ef <= full * (1 + 1e-9)
 
@@ -302,11 +330,10 @@ def four_draws() -> tuple[list[str], list[Any], float, Any]:
 
     Solved once for the three warm starts below (the references do not depend on it).
     """
-    names, dsets, _ = sample_scenarios(load_dataset(TINY), 4, seed=3)
-    ef, status, _ = extensive_form_objective(dsets, first_stage="capacity")
+    names, dsets, _ = _draws()
+    ef, status = _extensive("capacity")
     assert status == "optimal" and ef is not None
-    ref = hedged_plan(scenarios=dict(zip(names, dsets, strict=True)), first_stage="capacity")
-    return names, dsets, ef, ref
+    return names, dsets, ef, _hedged("capacity")
 
 
 @pytest.mark.parametrize("warm_start", ["live", "basis", "cold"])
@@ -317,8 +344,12 @@ def test_every_warm_start_reaches_the_extensive_forms_optimum(
     # (basis) or starts cold: the same plan cost within the tolerance, the same WS and
     # EEV (each an LP optimum), and a lower bound under the extensive form's optimum.
     names, dsets, ef, ref = four_draws
-    p = hedge_decomposed(
-        dsets, names=names, workers=0, tol=1e-6, first_stage="capacity", warm_start=warm_start
+    p = (
+        _decomposed("capacity")  # live is the default
+        if warm_start == "live"
+        else hedge_decomposed(
+            dsets, names=names, workers=0, tol=1e-6, first_stage="capacity", warm_start=warm_start
+        )
     )
     assert p.converged
     assert p.lower_bound_usd <= ef * (1 + 1e-9)
@@ -382,8 +413,7 @@ def test_cut_management_keeps_every_cut_binding_at_the_end(
         return made[-1]
 
     monkeypatch.setattr(decompose_setup, "MasterProblem", keep)
-    ds = load_dataset(TINY)
-    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
+    names, dsets, _ = _draws()
     kw = {"names": names, "workers": 0, "tol": 1e-6}
     every = hedge_decomposed(dsets, cut_age=None, **kw)
     pooled = hedge_decomposed(dsets, cut_age=1, **kw)
@@ -409,8 +439,7 @@ def test_margin_objective_decomposes_to_the_extensive_forms_optimum(first_stage:
     # and the value is not the cost mode's (revenue enters: the figures are negative).
     from optimizer.plan.options import SolveOptions
 
-    ds = load_dataset(TINY)
-    names, dsets, _ = sample_scenarios(ds, 4, seed=3)
+    names, dsets, _ = _draws()
     ef, status, _ = extensive_form_objective(
         dsets, options=SolveOptions(objective="margin"), first_stage=first_stage
     )
@@ -422,5 +451,5 @@ def test_margin_objective_decomposes_to_the_extensive_forms_optimum(first_stage:
     assert p.expected_cost_usd == pytest.approx(ef, rel=1e-6)
     assert p.lower_bound_usd <= ef + 1e-9 * abs(ef)
     assert p.wait_and_see_usd <= p.expected_cost_usd <= p.eev_usd
-    cost, _, _ = extensive_form_objective(dsets, first_stage=first_stage)
+    cost, _ = _extensive(first_stage)
     assert cost is not None and cost > 0
