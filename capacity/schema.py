@@ -132,7 +132,7 @@ def period_ordinals(labels: Iterable[object]) -> np.ndarray:
     numpy.ndarray
         float64, shape (n,): ``year * 4 + quarter - 1``, or NaN.
     """
-    import pandas as pd  # here: the command line's --help imports this module, not pandas
+    import pandas as pd  # here: importing the table specs loads no pandas; only this needs it
 
     cells = labels if isinstance(labels, (pd.Series, np.ndarray)) else list(labels)
     # each distinct label is read once (a demand column repeats a few dozen quarters)
