@@ -8,7 +8,7 @@ and the independent checker both read them (the checker never reads LP rows).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Hashable, Mapping
 from functools import cached_property
 from typing import Any, Protocol, TypeVar
 
@@ -45,6 +45,18 @@ class Duals(Protocol):
 
     def attach(self, rows: pd.DataFrame, block: dict[str, Any], family: Any) -> dict[str, Any]:
         """Return ``block`` (columns on ``rows``) with the family's shadow price added."""
+
+
+def once_per_plan(inputs: Any, key: Hashable, make: Callable[[], T]) -> T:
+    """Return ``make()``, computed once per plan when ``inputs`` is a :class:`PlanContext`.
+
+    For quantities that several result tables and checks derive from the same decision
+    values (the MW online, standing and flexible per period, the MW beyond the grid
+    grant). Callers read the value and never change it in place. Without a context
+    (hand-made inputs) it is made each time.
+    """
+    once = getattr(inputs, "once", None)
+    return make() if once is None else once(key, make)
 
 
 def _with_demand_regions(frames: Mapping[str, pd.DataFrame]) -> dict[str, pd.DataFrame]:

@@ -40,6 +40,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import ColumnKind, Component
+from optimizer.components.plan_context import once_per_plan
 from optimizer.components.power_inputs import PowerData
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
@@ -148,7 +149,27 @@ def define_bridge_retire(builder: ModelBuilder, columns: ScenarioColumns) -> Non
 
 # ----------------------------------------------------------------------------- checks
 def online_mw(inputs: Any, kind: str, options: pd.DataFrame) -> pd.DataFrame:
-    """MW online per (site, source, period): decisions of ``kind`` energised after their lead."""
+    """MW online per (site, source, period): decisions of ``kind`` energised after their lead.
+
+    Once per plan and set of options (keyed by their site, source and lead periods).
+    """
+    key = (
+        "online_mw",
+        kind,
+        tuple(
+            zip(
+                column_values(options, "site"),
+                column_values(options, "source"),
+                column_values(options, "lead_periods"),
+                strict=True,
+            )
+        ),
+    )
+    return once_per_plan(inputs, key, lambda: _online_mw(inputs, kind, options))
+
+
+def _online_mw(inputs: Any, kind: str, options: pd.DataFrame) -> pd.DataFrame:
+    """Compute :func:`online_mw`."""
     periods = inputs.periods
     pos = {p: i for i, p in enumerate(periods)}
     dec = inputs.frames.get(kind)
@@ -171,12 +192,19 @@ def online_mw(inputs: Any, kind: str, options: pd.DataFrame) -> pd.DataFrame:
 def retired_mw(inputs: Any) -> pd.DataFrame:
     """Cumulative MW retired per (site, source, period), recomputed from ``onsite_retire``.
 
+    Once per plan.
+
     Returns
     -------
     DataFrame
         ``site, source, period, retired_mw``: every period of the horizon for each
         (site, source) with a retirement; empty when nothing is retired.
     """
+    return once_per_plan(inputs, "retired_mw", lambda: _retired_mw(inputs))
+
+
+def _retired_mw(inputs: Any) -> pd.DataFrame:
+    """Compute :func:`retired_mw`."""
     periods = list(inputs.periods)
     f = inputs.frames.get("onsite_retire")
     cols = {"site": object, "source": object, "period": object, "retired_mw": float}

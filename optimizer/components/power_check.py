@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import ColumnKind, Component, CostTerm
-from optimizer.components.plan_context import PlanContext
+from optimizer.components.plan_context import PlanContext, once_per_plan
 from optimizer.components.power import (
     define_carbon_cap_horizon,
     define_carbon_cap_period,
@@ -326,8 +326,14 @@ def check_carbon_cap_horizon(inputs: PlanContext) -> pd.DataFrame:
 def extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
     """Facility MW beyond the granted grid per (site, period): upgrades, firm on-site, firm PPAs.
 
-    Used by the site_grid check; zero rows when power is not modelled.
+    Used by the site_grid check and the site_utilisation table (once per plan); zero
+    rows when power is not modelled.
     """
+    return once_per_plan(inputs, "extra_grid_mw", lambda: _extra_grid_mw(inputs))
+
+
+def _extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
+    """Compute :func:`extra_grid_mw`."""
     if not power_modelled(inputs.dataset):
         return pd.DataFrame(
             {

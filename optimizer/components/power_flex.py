@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from optimizer.components.plan_context import once_per_plan
 from optimizer.components.power_inputs import PowerData
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, expand
@@ -182,8 +183,13 @@ def flexible_mw(inputs: Any) -> pd.DataFrame:
         ``site, source, decision_period, period, mw, window`` (bool: still curtailable),
         ``energy_mw`` (MW the grid delivers on average: (1 - c) x MW in the window,
         MW after), ``curtailed_mwh`` (c x MW x hours in the window), ``sla``,
-        ``checkpoint_cost_usd_per_mwh``; periods from the flexible online period on.
+        ``checkpoint_cost_usd_per_mwh``; periods from the flexible online period on. Once per plan.
     """
+    return once_per_plan(inputs, "flexible_mw", lambda: _flexible_mw(inputs))
+
+
+def _flexible_mw(inputs: Any) -> pd.DataFrame:
+    """Compute :func:`flexible_mw`."""
     periods = list(inputs.periods)
     f = inputs.frames.get("flexible_upgrade")
     names = ["site", "source", "decision_period", "period", "mw", "window", "energy_mw"]

@@ -99,7 +99,7 @@ def _extra_grid_mw(ctx: PlanContext, su: pd.DataFrame) -> np.ndarray | None:
     """
     if extra_facility_mw(ctx).empty:
         return None
-    extra = ctx.once("extra_grid_mw", lambda: extra_grid_mw(ctx))
+    extra = extra_grid_mw(ctx)
     grid = (su["limit"] == "grid").to_numpy()
     add = extra.set_index(["site", "period"])["mw"]
     key = pd.MultiIndex.from_frame(su.loc[grid, ["site", "period"]])
