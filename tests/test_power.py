@@ -382,6 +382,33 @@ def test_checker_flags_a_grid_upgrade_request_above_its_rate(tmp_path: Path) -> 
     assert v["violation"].tolist() == pytest.approx([1.0])
 
 
+def test_the_mw_beyond_the_grant_is_derived_once_per_plan_at_its_hand_values(
+    tmp_path: Path,
+) -> None:
+    from optimizer.components.plan_context import PlanContext
+    from optimizer.components.power_bridge import online_mw
+    from optimizer.components.power_check import _upgrades, extra_grid_mw
+
+    # the upgrade plan: 5 MW requested in 2026Q1 and 3 MW in 2026Q2 (online a quarter
+    # later), 15 MW on-site built in 2026Q2 (availability 1): beyond the 30 MW grant
+    # 0 MW in 2026Q1, 5 + 15 = 20 MW in 2026Q2, 8 + 15 = 23 MW in 2026Q3
+    ds, fr = _frames(_dataset(tmp_path, upgrade=True))
+    ctx = PlanContext(ds, fr)
+    extra = extra_grid_mw(ctx)
+    assert extra["period"].tolist() == list(PERIODS)
+    assert extra["mw"].tolist() == pytest.approx([0.0, 20.0, 23.0])
+    # the tables and the checks of one plan read the same frame; another plan derives
+    # its own (a plan's frames edited by hand are a new context in check_frames)
+    assert extra_grid_mw(ctx) is extra
+    assert online_mw(ctx, "grid_upgrade", _upgrades(ds)) is online_mw(
+        ctx, "grid_upgrade", _upgrades(ds)
+    )
+    _shift(fr, "grid_upgrade", "upgrade:line", "2026Q2", -3.0)
+    fewer = extra_grid_mw(PlanContext(ds, fr))
+    assert fewer["mw"].tolist() == pytest.approx([0.0, 20.0, 20.0])
+    assert extra["mw"].tolist() == pytest.approx([0.0, 20.0, 23.0])
+
+
 def test_tornado_moves_the_carbon_price_from_zero_to_the_social_cost(tmp_path: Path) -> None:
     from optimizer.analysis.tornado import (
         SOCIAL_COST_OF_CARBON_USD_PER_T,
