@@ -72,6 +72,29 @@ def test_version_prints_the_installed_version_and_loads_nothing_heavy() -> None:
     assert not [m for m in HEAVY if m in set(found["modules"])]  # type: ignore[call-overload]
 
 
+_CASE_IMPORTS = """
+import sys
+import optimizer.analysis.batch, optimizer.analysis.batch_case, optimizer.analysis.batch_dask
+import optimizer.analysis.sweep, optimizer.cli.commands, optimizer.plan.pipeline
+before = "scipy.stats" in sys.modules
+from optimizer.analysis.sweep import Distribution
+d = Distribution(kind="uniform", low=0.8, high=1.2).frozen()
+after = "scipy.stats" in sys.modules
+print(before, after, round(float(d.mean()), 12), round(float(d.ppf(0.25)), 12))
+"""
+
+
+def test_a_case_process_imports_scipy_stats_only_when_it_samples() -> None:
+    # a batch's Dask worker and CLI processes import the sweep model but sample nothing:
+    # scipy.stats (about 0.9 s of each such process's start) waits for a distribution
+    run = subprocess.run(
+        [sys.executable, "-c", _CASE_IMPORTS], capture_output=True, text=True, cwd=ROOT, timeout=120
+    )
+    assert run.returncode == 0, run.stderr
+    # uniform on [0.8, 1.2]: mean 1.0, first quartile 0.9
+    assert run.stdout.split() == ["False", "True", "1.0", "0.9"]
+
+
 def test_the_package_names_still_load_on_first_use() -> None:
     import capacity
     import optimizer

@@ -71,7 +71,6 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from scipy import stats
 
 from capacity.scenario_spec import Override
 from capacity.validation import suggest
@@ -302,6 +301,10 @@ class Distribution(_Frozen):
 
     def frozen(self) -> Any:
         """Return the ``scipy.stats`` frozen distribution."""
+        # imported here: scipy.stats takes about 0.9 s to import, and every batch, CLI
+        # and Dask worker process that reads a sweep file but samples nothing skips it
+        from scipy import stats
+
         if self.kind == "uniform":
             return stats.uniform(loc=self.low, scale=float(self.high) - float(self.low))  # type: ignore[arg-type]
         if self.kind == "triangular":
