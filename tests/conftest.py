@@ -35,6 +35,23 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.path not in slow)  # a stable sort: modules stay whole
 
 
+@pytest.fixture(autouse=True)
+def _main_module_restored() -> Iterator[None]:
+    """Put back the process's ``__main__`` module after a test that ran the app.
+
+    Streamlit runs a script as the process's ``__main__`` and leaves it there, so after
+    an ``AppTest`` every worker process that ``multiprocessing`` spawns later in the
+    same test process (a local Dask cluster's) ran ``ui/app.py`` again before its
+    work: measured over a whole run, 42 CPU s of streamlit imports and app runs.
+    """
+    import sys
+
+    main = sys.modules["__main__"]
+    yield
+    if sys.modules["__main__"] is not main:
+        sys.modules["__main__"] = main
+
+
 @pytest.fixture
 def tiny_dir(tmp_path: Path) -> Path:
     """A writable copy of tests/data/tiny_valid."""

@@ -436,3 +436,32 @@ def test_risk_page_without_the_risk_module_shows_an_info_box(
     goto(at, "risk")
     assert any("risk modules (`optimizer.analysis.tornado`," in t for t in _texts(at.info))
     assert not at.error
+
+
+_RERUN = """
+import runpy, sys
+runpy.run_path("ui/app.py", run_name=sys.argv[1])
+import streamlit as st
+print("base_ds" in st.session_state)
+"""
+
+
+@pytest.mark.parametrize(("run_name", "ran"), [("__main__", "True"), ("__mp_main__", "False")])
+def test_a_spawned_process_that_reads_the_app_file_runs_no_page(run_name: str, ran: str) -> None:
+    # multiprocessing's spawn start re-reads the parent's __main__ file as __mp_main__
+    # in each child (a local Dask cluster's workers started from the app's process):
+    # the app's session (its dataset loaded into the session state) starts only in
+    # Streamlit's own run of the file
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    run = subprocess.run(
+        [sys.executable, "-c", _RERUN, run_name],
+        capture_output=True,
+        text=True,
+        cwd=root,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split()[-1] == ran

@@ -69,4 +69,5 @@ def main() -> None:
     page.run()
 
 
-main()
+if __name__ == "__main__":  # Streamlit's run; not a process that re-reads this file
+    main()
