@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -452,9 +454,6 @@ def test_a_spawned_process_that_reads_the_app_file_runs_no_page(run_name: str, r
     # in each child (a local Dask cluster's workers started from the app's process):
     # the app's session (its dataset loaded into the session state) starts only in
     # Streamlit's own run of the file
-    import subprocess
-    import sys
-
     root = Path(__file__).resolve().parents[1]
     run = subprocess.run(
         [sys.executable, "-c", _RERUN, run_name],
