@@ -19,6 +19,7 @@ from optimizer.lp.grouping import (
     reindexed,
     value_at,
 )
+from optimizer.lp.join import merge
 from optimizer.lp.violations import flagged, violations
 
 #: Running-sum terms (installs x later periods) above which chip inventory reads
@@ -59,9 +60,9 @@ def define_chip_installed(builder: ModelBuilder, columns: ScenarioColumns) -> No
     rows = builder.add_rows("chip_installed", scenario.index, keys, "==", np.zeros(len(keys)))
     builder.add_terms(rows, keys["col"], 1.0)
     row_of = keys[["c", "t"]].assign(row=rows)
-    previous = keys.assign(t=keys["t"] + 1).merge(row_of, on=["c", "t"])
+    previous = merge(keys.assign(t=keys["t"] + 1), row_of, ["c", "t"])
     builder.add_terms(previous["row"], previous["col"], -1.0)
-    m = install.merge(row_of, on=["c", "t"])
+    m = merge(install, row_of, ["c", "t"])
     builder.add_terms(m["row"], m["col"], -1.0)
     columns.installed = keys[["c", "t", "col"]]
 
@@ -92,12 +93,12 @@ def define_chip_inventory(builder: ModelBuilder, columns: ScenarioColumns) -> No
     row_of = keys.assign(row=rows)
     if installed.empty:
         installed = cumulative(install, n_periods)
-    installed = installed.merge(row_of, on=["c", "t"])
+    installed = merge(installed, row_of, ["c", "t"])
     builder.add_terms(installed["row"], installed["col"], 1.0)
     produce = columns.produce
     delivered = produce.assign(t=produce["t"] + scenario.delivery_lag(column_values(produce, "c")))
     delivered = delivered[delivered["t"] < n_periods]
-    produced = cumulative(delivered, n_periods).merge(row_of, on=["c", "t"])
+    produced = merge(cumulative(delivered, n_periods), row_of, ["c", "t"])
     builder.add_terms(produced["row"], produced["col"], -1.0)
 
 

@@ -37,6 +37,7 @@ from optimizer.components.site_built import running_terms
 from optimizer.lp.builder import ModelBuilder, cumulative, expand
 from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import reindexed
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 
@@ -65,7 +66,7 @@ def downtime_terms(columns: ScenarioColumns, row_of: pd.DataFrame) -> pd.DataFra
     if retrofit.empty:
         return retrofit.assign(row=[], share=[])
     share = columns.scenario.site_attr(column_values(retrofit, "s"), "retrofit_downtime_share")
-    m = retrofit.assign(share=np.asarray(share, dtype=float)).merge(row_of, on=["s", "t"])
+    m = merge(retrofit.assign(share=np.asarray(share, dtype=float)), row_of, ["s", "t"])
     return m[m["share"] > 0]
 
 
@@ -97,7 +98,7 @@ def define_site_retrofit_pool(builder: ModelBuilder, columns: ScenarioColumns) -
         "site_retrofit_pool", scenario.index, keys, "<=", initial_air.astype(float) + pipe_air
     )
     row_of = keys.assign(row=rows)
-    done = cumulative(retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
+    done = merge(cumulative(retrofit, scenario.n_periods), row_of, ["s", "t"])
     builder.add_terms(done["row"], done["col"], 1.0)
     for frame, totals, sign in (
         (columns.build, columns.built, -1.0),

@@ -48,6 +48,7 @@ from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import sums_at, value_at
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 __all__ = ["COMPONENT", "FAMILIES", "coded_contracts", "held_h100e"]
@@ -120,7 +121,7 @@ def held_h100e(columns: ScenarioColumns, rows: pd.DataFrame) -> pd.DataFrame:
     workload in the period, any region group.
     """
     scenario = columns.scenario
-    m = columns.customer_work.merge(rows[[*_KEYS, "row_id"]], on=_KEYS)
+    m = merge(columns.customer_work, rows[[*_KEYS, "row_id"]], _KEYS)
     workload = np.asarray(scenario.workload_names, dtype=object)[column_values(m, "w")]
     c = column_values(m, "c")
     training = scenario.chip_attr(c, "training_h100e").astype(float)
@@ -151,7 +152,7 @@ def _add_family(
         h = held_h100e(columns, keyed)
         builder.add_terms(h["row"], h["col"], h["coef"])
     if unmet_coef:
-        m = columns.unmet.merge(keyed, on=_KEYS)
+        m = merge(columns.unmet, keyed, _KEYS)
         builder.add_terms(m["row_id"], m["col"], unmet_coef)
 
 

@@ -39,6 +39,7 @@ from optimizer.lp.grouping import (
     value_at,
     values_at,
 )
+from optimizer.lp.join import merge
 from optimizer.lp.violations import flagged, violations
 
 
@@ -57,7 +58,7 @@ def define_demand_balance(builder: ModelBuilder, columns: ScenarioColumns) -> No
     rows = builder.add_rows("demand_balance", scenario.index, unmet, ">=", demand)
     builder.add_terms(rows, unmet["col"], 1.0)
     row_of = unmet[["k", "w", "g", "t"]].assign(row=rows)
-    m = columns.customer_work.merge(row_of, on=["k", "w", "g", "t"])
+    m = merge(columns.customer_work, row_of, ["k", "w", "g", "t"])
     workload = np.asarray(scenario.workload_names, dtype=object)[column_values(m, "w")]
     c = column_values(m, "c")
     training = scenario.chip_attr(c, "training_h100e").astype(float)
@@ -81,7 +82,7 @@ def define_commitment(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     row_of = breach[["j", "k", "f", "t"]].assign(row=rows)
     assign = columns.customer_work
     assign = assign.assign(f=scenario.chip_attr(column_values(assign, "c"), "f").astype(np.int64))
-    m = assign.merge(row_of, on=["k", "f", "t"])
+    m = merge(assign, row_of, ["k", "f", "t"])
     builder.add_terms(m["row"], m["col"], scenario.it_mw_per_chip(column_values(m, "c")))
 
 
@@ -239,12 +240,12 @@ def operating_keys(columns: ScenarioColumns) -> dict[str, pd.DataFrame]:
     scenario = columns.scenario
     el = scenario.eligibility
     # demand-driven assignment, at the sites of the demand's region group
-    assign = el.merge(scenario.demand[["k", "w", "g", "t"]], on="k")
-    assign = assign.merge(scenario.group_sites, on=["g", "s"])
+    assign = merge(el, scenario.demand[["k", "w", "g", "t"]], "k")
+    assign = merge(assign, scenario.group_sites, ["g", "s"])
     # commitment-driven assignment (customer/family/period with no demand there)
     if len(scenario.commitment_periods):
         assign = pd.concat([assign, _committed_assign(columns)], ignore_index=True)
-    assign = assign.merge(columns.fleet_keys[["c", "s", "t"]], on=["c", "s", "t"])
+    assign = merge(assign, columns.fleet_keys[["c", "s", "t"]], ["c", "s", "t"])
     keys = ["c", "s", "k", "w", "g", "t"]
     assign = assign[[*keys, "derate"]].drop_duplicates(keys)
     assign = assign.sort_values(keys).reset_index(drop=True)
@@ -267,7 +268,7 @@ def _committed_assign(columns: ScenarioColumns) -> pd.DataFrame:
     pf = scenario.power_factor
     w_min = int(np.nanargmin(np.where(np.isnan(pf), np.inf, pf)))
     el_family = el.assign(f=scenario.chip_attr(column_values(el, "c"), "f").astype(np.int64))
-    by_commitment = el_family.merge(committed, on=["k", "f"]).drop(columns="f")
+    by_commitment = merge(el_family, committed, ["k", "f"]).drop(columns="f")
     by_commitment["w"] = w_min
     by_commitment["g"] = 0
     return by_commitment

@@ -27,6 +27,7 @@ from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
 from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import Groups, value_at
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 #: Tie-break cost per chip produced (USD), booked as chip capex; negligible against
@@ -59,12 +60,12 @@ def define_fleet_definition(builder: ModelBuilder, columns: ScenarioColumns) -> 
         )
         builder.add_terms(rows, fleet["col"], 1.0)
         row_of = fleet[["c", "s", "t"]].assign(row=rows)
-        previous = fleet.assign(t=fleet["t"] + 1).merge(row_of, on=["c", "s", "t"])
+        previous = merge(fleet.assign(t=fleet["t"] + 1), row_of, ["c", "s", "t"])
         builder.add_terms(previous["row"], previous["col"], -1.0)
-        m = install.merge(row_of, on=["c", "s", "t"])
+        m = merge(install, row_of, ["c", "s", "t"])
         builder.add_terms(m["row"], m["col"], -1.0)
         life = scenario.chip_attr(column_values(install, "c"), "lifetime_periods").astype(np.int64)
-        m = install.assign(t=column_values(install, "t") + life).merge(row_of, on=["c", "s", "t"])
+        m = merge(install.assign(t=column_values(install, "t") + life), row_of, ["c", "s", "t"])
         builder.add_terms(m["row"], m["col"], 1.0)
         fleet_columns = fleet[_FLEET_COLUMNS]
     else:
@@ -72,7 +73,7 @@ def define_fleet_definition(builder: ModelBuilder, columns: ScenarioColumns) -> 
     columns.fleet_columns = fleet_columns
     initial = scenario.initial_fleet
     keys = pd.concat([fleet_columns[["c", "s", "t"]], initial[["c", "s", "t"]]]).drop_duplicates()
-    keys = keys.astype(np.int64).merge(initial, on=["c", "s", "t"], how="left")
+    keys = merge(keys.astype(np.int64), initial, ["c", "s", "t"], how="left")
     keys["init"] = keys["chips"].fillna(0.0)
     keys = keys.drop(columns="chips").sort_values(["c", "s", "t"]).reset_index(drop=True)
     columns.fleet_keys = keys
@@ -87,15 +88,15 @@ def define_fleet_assignment(builder: ModelBuilder, columns: ScenarioColumns) -> 
     scenario, assign = columns.scenario, columns.site_work
     if assign.empty:
         return
-    keys = assign[["c", "s", "t"]].drop_duplicates().merge(columns.fleet_keys, on=["c", "s", "t"])
+    keys = merge(assign[["c", "s", "t"]].drop_duplicates(), columns.fleet_keys, ["c", "s", "t"])
     keys = keys.sort_values(["c", "s", "t"]).reset_index(drop=True)
     rows = builder.add_rows(
         "fleet_assignment", scenario.index, keys, "<=", column_values(keys, "init")
     )
     row_of = keys[["c", "s", "t"]].assign(row=rows)
-    m = assign.merge(row_of, on=["c", "s", "t"])
+    m = merge(assign, row_of, ["c", "s", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
-    m = columns.fleet_columns.merge(row_of, on=["c", "s", "t"])
+    m = merge(columns.fleet_columns, row_of, ["c", "s", "t"])
     builder.add_terms(m["row"], m["col"], -1.0)
 
 

@@ -16,6 +16,7 @@ from pandas.arrays import ArrowStringArray
 
 from optimizer.components.table_columns import TEXT_DTYPE
 from optimizer.lp.frames import column_values
+from optimizer.lp.join import merge
 from optimizer.lp.reuse_cache import cached
 
 __all__ = ["gather", "reused_text", "row_of", "same_arrays", "zero_where_no_row"]
@@ -30,7 +31,7 @@ def row_of(
 ) -> np.ndarray | None:
     """Position in ``rows`` of each ``frame`` row with the same ``keys`` (-1: none).
 
-    What ``frame.merge(rows, on=keys, how="left")`` pairs, as an index array: computed
+    What ``merge(frame, rows, keys, how="left")`` pairs, as an index array: computed
     once per model structure and reused while ``frame``'s key columns stay the same
     (compared cell by cell). None when ``rows`` repeats a key (a left merge would then
     repeat ``frame`` rows).
@@ -45,7 +46,7 @@ def row_of(
     look = rows[keys].assign(_pos=np.arange(len(rows)))
     where: np.ndarray | None = None
     if not look.duplicated(keys).any():
-        m = frame[keys].merge(look, on=keys, how="left")
+        m = merge(frame[keys], look, keys, how="left")
         where = m["_pos"].fillna(-1).to_numpy(dtype=np.int64)
     store["keys"], store["where"] = (*left, *right), where
     return where

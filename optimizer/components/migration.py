@@ -41,6 +41,7 @@ from optimizer.components.table_columns import CUSTOMER, DUAL, F64, PERIOD, STR,
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import sums_at
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 __all__ = ["COMPONENT", "FAMILIES", "TABLES", "migration_quantities"]
@@ -85,12 +86,12 @@ def define_migration(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     ids = builder.add_rows("migration", scenario.index, port[_KEYS], ">=", np.zeros(len(port)))
     keyed = port[[*_KEYS, "ref"]].assign(row_id=ids)
     moved = port[["k", "f", "t", "col"]].rename(columns={"t": "q"})
-    cum = keyed.merge(moved, on=["k", "f"])
+    cum = merge(keyed, moved, ["k", "f"])
     cum = cum[column_values(cum, "q") <= column_values(cum, "t")]
     builder.add_terms(cum["row_id"], cum["col"], cum["ref"])
     cw = columns.customer_work
     cw = cw.assign(f=scenario.chip_attr(column_values(cw, "c"), "f").astype(np.int64))
-    m = cw.merge(keyed[[*_KEYS, "row_id"]], on=_KEYS)
+    m = merge(cw, keyed[[*_KEYS, "row_id"]], _KEYS)
     c = column_values(m, "c")
     training = (
         np.asarray(scenario.workload_names, dtype=object)[column_values(m, "w")] == "training"

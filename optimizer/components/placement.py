@@ -61,6 +61,7 @@ from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
 from optimizer.lp.frames import column_values
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 _KST = ["k", "s", "t"]
@@ -82,7 +83,7 @@ def _training_assign(columns: ScenarioColumns) -> pd.DataFrame:
 
 def _with_rule(cluster: pd.DataFrame, columns: ScenarioColumns) -> pd.DataFrame:
     """Cluster columns (``k, s, t, col``) with their rule columns."""
-    return cluster.merge(columns.scenario.clusters, on=["k", "t"])
+    return merge(cluster, columns.scenario.clusters, ["k", "t"])
 
 
 def _size_rows(
@@ -102,7 +103,7 @@ def _size_rows(
     scenario = columns.scenario
     rows = builder.add_rows(family, scenario.index, cl, sense, np.zeros(len(cl)))
     builder.add_terms(rows, cl["col"], -coef_y)
-    m = _training_assign(columns).merge(cl[_KST].assign(row=rows), on=_KST)
+    m = merge(_training_assign(columns), cl[_KST].assign(row=rows), _KST)
     builder.add_terms(m["row"], m["col"], m[per_chip].to_numpy())
 
 
@@ -145,7 +146,7 @@ def define_cluster_link(builder: ModelBuilder, columns: ScenarioColumns) -> None
     training = [i for i, w in enumerate(scenario.workload_names) if w == "training"]
     demand = scenario.demand[scenario.demand["w"].isin(training).to_numpy()]
     demand = demand.groupby(["k", "t"], as_index=False)["demand_h100e"].sum()
-    cl = cl.merge(demand, on=["k", "t"], how="left").fillna({"demand_h100e": 0.0})
+    cl = merge(cl, demand, ["k", "t"], how="left").fillna({"demand_h100e": 0.0})
     s = column_values(cl, "s")
     site_mw = np.maximum(
         scenario.site_attr(s, "max_it_mw").astype(float),
@@ -153,7 +154,7 @@ def define_cluster_link(builder: ModelBuilder, columns: ScenarioColumns) -> None
     )
     ta = _training_assign(columns)
     best = (ta["h"] / (ta["mw"] * 1e3)).groupby([ta["k"], ta["s"]]).max().rename("best")
-    per_kw = cl.merge(best.reset_index(), on=["k", "s"], how="left")["best"].fillna(0.0)
+    per_kw = merge(cl, best.reset_index(), ["k", "s"], how="left")["best"].fillna(0.0)
     big_m = link_bound_h100e(cl, site_mw, per_kw.to_numpy(dtype=float))
     _size_rows(builder, columns, "cluster_link", "<=", big_m, _keep_all(columns), "h")
 
@@ -186,7 +187,7 @@ def define_cluster_max_sites(builder: ModelBuilder, columns: ScenarioColumns) ->
     rows = builder.add_rows(
         "cluster_max_sites", columns.scenario.index, keys, "<=", column_values(keys, "max_sites")
     )
-    m = cl.merge(keys[["k", "t"]].assign(row=rows), on=["k", "t"])
+    m = merge(cl, keys[["k", "t"]].assign(row=rows), ["k", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
 
 
@@ -200,9 +201,9 @@ def define_cluster_switch(builder: ModelBuilder, columns: ScenarioColumns) -> No
     )
     builder.add_terms(rows, start["col"], 1.0)
     row_of = start[_KST].assign(row=rows)
-    now = columns.cluster.merge(row_of, on=_KST)
+    now = merge(columns.cluster, row_of, _KST)
     builder.add_terms(now["row"], now["col"], -1.0)
-    before = columns.cluster.assign(t=columns.cluster["t"] + 1).merge(row_of, on=_KST)
+    before = merge(columns.cluster.assign(t=columns.cluster["t"] + 1), row_of, _KST)
     builder.add_terms(before["row"], before["col"], 1.0)
 
 
@@ -212,7 +213,7 @@ def define_cluster_min_duration(builder: ModelBuilder, columns: ScenarioColumns)
     if start.empty:
         return
     scenario = columns.scenario
-    st = start.merge(scenario.clusters[["k", "t", "min_duration"]], on=["k", "t"])
+    st = merge(start, scenario.clusters[["k", "t", "min_duration"]], ["k", "t"])
     st = st[column_values(st, "min_duration") >= 2]
     if st.empty:
         return
@@ -223,9 +224,9 @@ def define_cluster_min_duration(builder: ModelBuilder, columns: ScenarioColumns)
     keys = pairs[_KST].drop_duplicates().sort_values(_KST).reset_index(drop=True)
     rows = builder.add_rows("cluster_min_duration", scenario.index, keys, "<=", np.zeros(len(keys)))
     row_of = keys.assign(row=rows)
-    m = pairs.merge(row_of, on=_KST)
+    m = merge(pairs, row_of, _KST)
     builder.add_terms(m["row"], m["start_col"], 1.0)
-    m = columns.cluster.merge(row_of, on=_KST)
+    m = merge(columns.cluster, row_of, _KST)
     builder.add_terms(m["row"], m["col"], -1.0)
 
 
@@ -316,7 +317,7 @@ def training_by_site(assign: pd.DataFrame, dataset: object) -> pd.DataFrame:
     chips = dataset.table("chips").set_index("chip")  # type: ignore[attr-defined]
     el = dataset.table("eligibility")[["customer", "chip", "derate"]]  # type: ignore[attr-defined]
     a = assign[(assign["workload"] == "training") & (assign["value"] > 0)]
-    a = a.merge(el, on=["customer", "chip"], how="left")
+    a = merge(a, el, ["customer", "chip"], how="left")
     kw = chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
     h = chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
     a = a.assign(
@@ -340,7 +341,7 @@ def _occupancy(inputs: PlanContext) -> pd.DataFrame | None:
     train = training_by_site(inputs.frames["assign"], inputs.dataset)
     keys = ["customer", "site", "period"]
     f = train.merge(cluster.rename(columns={"value": "y"}), on=keys, how="outer")
-    f = f.merge(rules, on=["customer", "period"])
+    f = merge(f, rules, ["customer", "period"])
     f[["it_mw", "h100e", "chips", "y"]] = f[["it_mw", "h100e", "chips", "y"]].fillna(0.0)
     tol = inputs.tolerance
     f["occupied"] = (
@@ -518,7 +519,7 @@ def _cluster_keys(columns: ScenarioColumns) -> pd.DataFrame:
     training = [i for i, w in enumerate(scenario.workload_names) if w == "training"]
     a = columns.assign
     keys = a.loc[a["w"].isin(training).to_numpy(), ["k", "s", "t"]].drop_duplicates()
-    keys = keys.merge(rules[["k", "t", "first"]], on=["k", "t"]).sort_values(["k", "s", "t"])
+    keys = merge(keys, rules[["k", "t", "first"]], ["k", "t"]).sort_values(["k", "s", "t"])
     return keys.reset_index(drop=True)
 
 
@@ -546,7 +547,7 @@ def price_cluster_switch(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     """cluster_switch: switch_cost_usd of the customer's rule per cluster start."""
     scenario, start = columns.scenario, columns.cluster_start
     if len(start):
-        cost = start.merge(scenario.clusters[["k", "t", "switch_cost_usd"]], on=["k", "t"])
+        cost = merge(start, scenario.clusters[["k", "t", "switch_cost_usd"]], ["k", "t"])
         builder.add_cost(
             scenario.index,
             "cluster_switch",

@@ -49,6 +49,7 @@ from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import Groups, group_sum, key_text
+from optimizer.lp.join import merge
 from optimizer.lp.violations import equal_violations, violations
 
 #: Keys of one pool balance row: chip, pool, workload, period.
@@ -137,9 +138,9 @@ def define_pool_balance(builder: ModelBuilder, columns: ScenarioColumns) -> None
     keys = serve[POOL_KEYS].drop_duplicates().sort_values(POOL_KEYS).reset_index(drop=True)
     rows = builder.add_rows("pool_balance", columns.scenario.index, keys, "==", np.zeros(len(keys)))
     row_of = keys.assign(row=rows)
-    m = draw.merge(row_of, on=POOL_KEYS)
+    m = merge(draw, row_of, POOL_KEYS)
     builder.add_terms(m["row"], m["col"], 1.0)
-    m = serve.merge(row_of, on=POOL_KEYS)
+    m = merge(serve, row_of, POOL_KEYS)
     builder.add_terms(m["row"], m["col"], -1.0)
 
 
@@ -169,9 +170,9 @@ def spread_pool_service(pool_serve: pd.DataFrame, pool_draw: pd.DataFrame) -> pd
         return object_frame(empty)
     g = ["chip", "pool", "workload", "period"]
     total = pdw.groupby(g, sort=False)["value"].sum().rename("total").reset_index()
-    d = pdw.merge(total, on=g)
+    d = merge(pdw, total, g)
     d["share"] = column_values(d, "value", dtype=float) / column_values(d, "total", dtype=float)
-    m = ps.merge(d[[*g, "region", "share"]], on=g)
+    m = merge(ps, d[[*g, "region", "share"]], g)
     value = column_values(m, "value", dtype=float) * column_values(m, "share", dtype=float)
     keep = value > 0
     return object_frame(

@@ -70,6 +70,7 @@ from optimizer.components.power_inputs import GRID, PowerData, power_data, power
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder, expand
 from optimizer.lp.frames import column_values
+from optimizer.lp.join import merge
 
 POWER_KINDS = ("grid_upgrade", "onsite_build", "power_energy")
 HOURS_PER_YEAR = 8760.0
@@ -101,10 +102,10 @@ def _energy_keys(columns: ScenarioColumns, pw: PowerData) -> pd.DataFrame:
     parts = [grid]
     if len(pw.onsite):
         gen = pw.onsite[column_values(pw.onsite, "storage") <= 0]  # a battery makes no energy
-        on = load.merge(gen[["s", "o", "lead", "init"]], on="s")
+        on = merge(load, gen[["s", "o", "lead", "init"]], "s")
         parts.append(on[(on["t"] >= on["lead"]) | (on["init"] > 0)][["s", "t", "o"]])
     if len(pw.ppa):
-        parts.append(load.merge(pw.ppa[["o", "s", "t"]], on=["s", "t"]))
+        parts.append(merge(load, pw.ppa[["o", "s", "t"]], ["s", "t"]))
     keys = pd.concat(parts, ignore_index=True)[["s", "o", "t"]].astype(np.int64)
     return keys.drop_duplicates().sort_values(["s", "o", "t"]).reset_index(drop=True)
 
@@ -113,18 +114,18 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -
     scenario = columns.scenario
     i, T, hours = scenario.index, scenario.n_periods, scenario.hours
     power = columns.power
-    up = power["grid_upgrade"].merge(pw.upgrades, on=["s", "o"])
+    up = merge(power["grid_upgrade"], pw.upgrades, ["s", "o"])
     if len(up):
         on = online(up[["s", "o", "t", "col"]], column_values(up, "lead"), T)
-        on = on.merge(pw.upgrades[["s", "o", "cost", "life", "lead"]], on=["s", "o"])
+        on = merge(on, pw.upgrades[["s", "o", "cost", "life", "lead"]], ["s", "o"])
         on = on[on["t"] < on["t_var"] + on["lead"] + on["life"]]
         rent = column_values(on, "cost") / column_values(on, "life")
         builder.add_cost(i, "grid_upgrade", on["col"], on["t"], rent)
     rented = pw.onsite[~column_values(pw.onsite, "bridge", dtype=bool)]
-    gb = power["onsite_build"].merge(rented, on=["s", "o"])
+    gb = merge(power["onsite_build"], rented, ["s", "o"])
     if len(gb):
         on = online(gb[["s", "o", "t", "col"]], column_values(gb, "lead"), T)
-        on = on.merge(pw.onsite[["s", "o", "capex", "life", "fixed", "lead"]], on=["s", "o"])
+        on = merge(on, pw.onsite[["s", "o", "capex", "life", "fixed", "lead"]], ["s", "o"])
         on = on[on["t"] < on["t_var"] + on["lead"] + on["life"]]
         t = column_values(on, "t")
         per_mw = column_values(on, "capex") / column_values(on, "life")
@@ -157,14 +158,14 @@ def energy_unit_costs(
     carbon = scenario.site_attr(s, "carbon_t_per_mwh").astype(float)
     term = np.full(len(keys), "energy", dtype=object)
     if len(pw.onsite):
-        m = keys[["s", "o"]].merge(pw.onsite, on=["s", "o"], how="left")
+        m = merge(keys[["s", "o"]], pw.onsite, ["s", "o"], how="left")
         hit = m["var_cost"].notna().to_numpy()
         usd = np.where(hit, column_values(m, "var_cost", dtype=float), usd)
         carbon = np.where(hit, column_values(m, "carbon", dtype=float), carbon)
         term = np.where(hit, "onsite_power", term)
     if len(pw.ppa):
         ppa = pw.ppa.drop_duplicates(["o", "s", "t"])
-        m = keys[["s", "o", "t"]].merge(ppa, on=["s", "o", "t"], how="left")
+        m = merge(keys[["s", "o", "t"]], ppa, ["s", "o", "t"], how="left")
         hit = m["price"].notna().to_numpy()
         usd = np.where(hit, column_values(m, "price", dtype=float), usd)
         carbon = np.where(hit, column_values(m, "carbon", dtype=float), carbon)
@@ -201,9 +202,9 @@ def define_grid_upgrade_rate(builder: ModelBuilder, columns: ScenarioColumns) ->
         return
     keys = cols[["s", "o", "t"]].drop_duplicates().sort_values(["s", "o", "t"])
     keys = keys.reset_index(drop=True)
-    limit = keys.merge(pw.upgrades, on=["s", "o"], how="left")["per_period"].to_numpy()
+    limit = merge(keys, pw.upgrades, ["s", "o"], how="left")["per_period"].to_numpy()
     rows = builder.add_rows("grid_upgrade_rate", i, keys, "<=", limit)
-    m = cols.merge(keys.assign(row=rows), on=["s", "o", "t"])
+    m = merge(cols, keys.assign(row=rows), ["s", "o", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
 
 
@@ -235,11 +236,11 @@ def define_grid_upgrade_total(builder: ModelBuilder, columns: ScenarioColumns) -
     if cols.empty:
         return
     keys = cols.groupby(["s", "o"], as_index=False)["t"].max()
-    keys = keys.merge(pw.upgrades[["s", "o", "total"]], on=["s", "o"])
+    keys = merge(keys, pw.upgrades[["s", "o", "total"]], ["s", "o"])
     rows = builder.add_rows(
         "grid_upgrade_total", columns.scenario.index, keys, "<=", column_values(keys, "total")
     )
-    m = cols.merge(keys[["s", "o"]].assign(row=rows), on=["s", "o"])
+    m = merge(cols, keys[["s", "o"]].assign(row=rows), ["s", "o"])
     builder.add_terms(m["row"], m["col"], 1.0)
 
 
@@ -251,10 +252,10 @@ def define_onsite_cap(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     power, pw = got
     cols = power["onsite_build"]
     keys = cols.groupby(["s", "o"], as_index=False)["t"].max()
-    keys = keys.merge(pw.onsite[["s", "o", "max_mw", "init"]], on=["s", "o"])
+    keys = merge(keys, pw.onsite[["s", "o", "max_mw", "init"]], ["s", "o"])
     rhs = column_values(keys, "max_mw") - column_values(keys, "init")
     rows = builder.add_rows("onsite_cap", columns.scenario.index, keys, "<=", rhs)
-    m = cols.merge(keys[["s", "o"]].assign(row=rows), on=["s", "o"])
+    m = merge(cols, keys[["s", "o"]].assign(row=rows), ["s", "o"])
     builder.add_terms(m["row"], m["col"], 1.0)
 
 
@@ -286,26 +287,26 @@ def define_power_energy_balance(builder: ModelBuilder, columns: ScenarioColumns)
     en = power["power_energy"]
     keys = en[["s", "t"]].drop_duplicates().sort_values(["s", "t"]).reset_index(drop=True)
     per_unit, const = facility_terms(columns)
-    keys = keys.merge(const, on=["s", "t"], how="left").fillna({"mwh": 0.0})
+    keys = merge(keys, const, ["s", "t"], how="left").fillna({"mwh": 0.0})
     rows = builder.add_rows(
         "power_energy_balance", columns.scenario.index, keys, "==", column_values(keys, "mwh")
     )
     row_of = keys[["s", "t"]].assign(row=rows)
-    m = en.merge(row_of, on=["s", "t"])
+    m = merge(en, row_of, ["s", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
-    m = per_unit.merge(row_of, on=["s", "t"])
+    m = merge(per_unit, row_of, ["s", "t"])
     builder.add_terms(m["row"], m["col"], -column_values(m, "mwh"))
 
 
 def _online_upgrades(power: dict[str, Any], pw: PowerData, n_periods: int) -> pd.DataFrame:
-    up = power["grid_upgrade"].merge(pw.upgrades[["s", "o", "lead"]], on=["s", "o"])
+    up = merge(power["grid_upgrade"], pw.upgrades[["s", "o", "lead"]], ["s", "o"])
     if up.empty:
         return pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in ("s", "o", "t", "col")})
     return online(up[["s", "o", "t", "col"]], column_values(up, "lead"), n_periods)
 
 
 def _online_onsite(power: dict[str, Any], pw: PowerData, n_periods: int) -> pd.DataFrame:
-    gb = power["onsite_build"].merge(pw.onsite[["s", "o", "lead"]], on=["s", "o"])
+    gb = merge(power["onsite_build"], pw.onsite[["s", "o", "lead"]], ["s", "o"])
     if gb.empty:
         return pd.DataFrame({c: pd.Series([], dtype=np.int64) for c in ("s", "o", "t", "col")})
     return online(gb[["s", "o", "t", "col"]], column_values(gb, "lead"), n_periods)
@@ -337,9 +338,9 @@ def site_supply(
     scenario = columns.scenario
     T = scenario.n_periods
     parts = [_online_upgrades(power, pw, T)[["s", "t", "col"]].assign(mw=1.0)]
-    on = _online_onsite(power, pw, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
+    on = merge(_online_onsite(power, pw, T), pw.onsite[["s", "o", "avail"]], ["s", "o"])
     parts.append(on[["s", "t", "col"]].assign(mw=column_values(on, "avail")))
-    out = retired_terms(power, T).merge(pw.onsite[["s", "o", "avail"]], on=["s", "o"])
+    out = merge(retired_terms(power, T), pw.onsite[["s", "o", "avail"]], ["s", "o"])
     parts.append(out[["s", "t", "col"]].assign(mw=-column_values(out, "avail")))
     parts.append(flexible_supply_terms(power, T, firm=firm))
     terms = pd.concat(parts, ignore_index=True)
@@ -374,7 +375,7 @@ def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     if flex is not None and len(flex):
         firm_sites |= set(flex["s"].tolist())
     keys = en[en["s"].isin(sorted(firm_sites))][["s", "t"]].drop_duplicates()
-    keys = keys.merge(scenario.grid, on=["s", "t"], how="left").sort_values(["s", "t"])
+    keys = merge(keys, scenario.grid, ["s", "t"], how="left").sort_values(["s", "t"])
     keys = keys[np.isfinite(column_values(keys, "grid_mw", dtype=float))].reset_index(drop=True)
     if keys.empty:
         return
@@ -385,12 +386,12 @@ def define_grid_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     through_grid = en[en["o"] == grid_o]
     if len(pw.ppa):
         nonfirm = pw.ppa[~pw.ppa["firm"]][["o", "s", "t"]].drop_duplicates()
-        through_grid = pd.concat([through_grid, en.merge(nonfirm, on=["s", "o", "t"])])
-    m = through_grid.merge(row_of, on=["s", "t"])
+        through_grid = pd.concat([through_grid, merge(en, nonfirm, ["s", "o", "t"])])
+    m = merge(through_grid, row_of, ["s", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
-    up = _online_upgrades(power, pw, scenario.n_periods).merge(row_of, on=["s", "t"])
+    up = merge(_online_upgrades(power, pw, scenario.n_periods), row_of, ["s", "t"])
     builder.add_terms(up["row"], up["col"], -scenario.hours[column_values(up, "t")])
-    fx = flexible_energy_terms(power, scenario).merge(row_of, on=["s", "t"])
+    fx = merge(flexible_energy_terms(power, scenario), row_of, ["s", "t"])
     builder.add_terms(fx["row"], fx["col"], -column_values(fx, "mwh"))
 
 
@@ -401,7 +402,7 @@ def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> Non
         return
     power, pw = got
     scenario = columns.scenario
-    keys = power["power_energy"].merge(pw.onsite[["s", "o", "avail", "init"]], on=["s", "o"])
+    keys = merge(power["power_energy"], pw.onsite[["s", "o", "avail", "init"]], ["s", "o"])
     if keys.empty:
         return
     keys = keys.sort_values(["s", "o", "t"]).reset_index(drop=True)
@@ -410,10 +411,10 @@ def define_onsite_energy(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     rows = builder.add_rows("onsite_energy", scenario.index, keys, "<=", rhs)
     builder.add_terms(rows, keys["col"], 1.0)
     row_of = keys[["s", "o", "t", "avail"]].assign(row=rows)
-    on = _online_onsite(power, pw, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
+    on = merge(_online_onsite(power, pw, scenario.n_periods), row_of, ["s", "o", "t"])
     coef = -column_values(on, "avail") * scenario.hours[column_values(on, "t")]
     builder.add_terms(on["row"], on["col"], coef)
-    out = retired_terms(power, scenario.n_periods).merge(row_of, on=["s", "o", "t"])
+    out = merge(retired_terms(power, scenario.n_periods), row_of, ["s", "o", "t"])
     builder.add_terms(
         out["row"],
         out["col"],
@@ -433,15 +434,15 @@ def define_ppa_energy(builder: ModelBuilder, columns: ScenarioColumns) -> None:
         return
     power, pw = got
     caps = pw.ppa.groupby(["o", "t"], as_index=False)["mwh_cap"].max()
-    used = power["power_energy"].merge(caps[["o", "t"]], on=["o", "t"])
-    keys = caps.merge(used[["o", "t"]].drop_duplicates(), on=["o", "t"])
+    used = merge(power["power_energy"], caps[["o", "t"]], ["o", "t"])
+    keys = merge(caps, used[["o", "t"]].drop_duplicates(), ["o", "t"])
     keys = keys.sort_values(["o", "t"]).reset_index(drop=True)
     if keys.empty:
         return
     rows = builder.add_rows(
         "ppa_energy", columns.scenario.index, keys, "<=", column_values(keys, "mwh_cap")
     )
-    m = used.merge(keys[["o", "t"]].assign(row=rows), on=["o", "t"])
+    m = merge(used, keys[["o", "t"]].assign(row=rows), ["o", "t"])
     builder.add_terms(m["row"], m["col"], 1.0)
 
 
@@ -461,7 +462,7 @@ def define_carbon_cap_period(builder: ModelBuilder, columns: ScenarioColumns) ->
     rows = builder.add_rows(
         "carbon_cap_period", columns.scenario.index, keys, "<=", column_values(keys, "cap")
     )
-    m = _carbon_per_mwh(columns, pw).merge(keys[["t"]].assign(row=rows), on="t")
+    m = merge(_carbon_per_mwh(columns, pw), keys[["t"]].assign(row=rows), "t")
     builder.add_terms(m["row"], m["col"], column_values(m, "carbon"))
 
 

@@ -46,6 +46,7 @@ from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
 from optimizer.lp.frames import column_values
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 __all__ = [
@@ -121,7 +122,7 @@ def add_bridge_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerD
     if len(ret):
         builder.add_cost(i, "onsite_power", ret["col"], ret["t"], -column_values(ret, "salvage"))
         builder.add_cost(i, "onsite_power", ret["col"], last, column_values(ret, "salvage"))
-        on = retired_terms(power, T).merge(ret[["col", "fixed"]], on="col")
+        on = merge(retired_terms(power, T), ret[["col", "fixed"]], "col")
         fixed = column_values(on, "fixed") * hours[column_values(on, "t")] / HOURS_PER_YEAR
         builder.add_cost(i, "onsite_power", on["col"], on["t"], -fixed)
 
@@ -134,16 +135,16 @@ def define_bridge_retire(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     pw = power["data"]
     T = columns.scenario.n_periods
     keys = power["onsite_retire"][["s", "o", "t"]].sort_values(["s", "o", "t"])
-    keys = keys.reset_index(drop=True).merge(pw.onsite[["s", "o", "init"]], on=["s", "o"])
+    keys = merge(keys.reset_index(drop=True), pw.onsite[["s", "o", "init"]], ["s", "o"])
     rows = builder.add_rows(
         "bridge_retire", columns.scenario.index, keys, "<=", column_values(keys, "init")
     )
     row_of = keys[["s", "o", "t"]].assign(row=rows)
-    out = retired_terms(power, T).merge(row_of, on=["s", "o", "t"])
+    out = merge(retired_terms(power, T), row_of, ["s", "o", "t"])
     builder.add_terms(out["row"], out["col"], 1.0)
-    built = power["onsite_build"].merge(pw.onsite[["s", "o", "lead"]], on=["s", "o"])
+    built = merge(power["onsite_build"], pw.onsite[["s", "o", "lead"]], ["s", "o"])
     start = column_values(built, "t") + column_values(built, "lead")
-    on = expand(built[["s", "o", "col"]], start, T - start, "t").merge(row_of, on=["s", "o", "t"])
+    on = merge(expand(built[["s", "o", "col"]], start, T - start, "t"), row_of, ["s", "o", "t"])
     builder.add_terms(on["row"], on["col"], -1.0)
 
 
@@ -175,8 +176,8 @@ def _online_mw(inputs: Any, kind: str, options: pd.DataFrame) -> pd.DataFrame:
     dec = inputs.frames.get(kind)
     if dec is None:
         dec = pd.DataFrame({"site": [], "source": [], "period": [], "value": []})
-    dec = dec[dec["value"].abs() > 0].merge(
-        options[["site", "source", "lead_periods"]], on=["site", "source"]
+    dec = merge(
+        dec[dec["value"].abs() > 0], options[["site", "source", "lead_periods"]], ["site", "source"]
     )
     t_on = dec["period"].map(pos).to_numpy(dtype=np.int64) + column_values(dec, "lead_periods")
     keys = options[["site", "source"]].merge(pd.DataFrame({"period": periods}), how="cross")
@@ -184,7 +185,7 @@ def _online_mw(inputs: Any, kind: str, options: pd.DataFrame) -> pd.DataFrame:
     if dec.empty:
         return keys.assign(mw=0.0)
     on = dec.assign(t_on=t_on)[["site", "source", "t_on", "value"]]
-    m = keys.merge(on, on=["site", "source"], how="left")
+    m = merge(keys, on, ["site", "source"], how="left")
     m["mw"] = np.where(m["t"] >= m["t_on"], m["value"], 0.0)
     return m.groupby(["site", "source", "period", "t"], as_index=False)["mw"].sum()
 
@@ -226,7 +227,7 @@ def check_bridge_retire(inputs: Any) -> pd.DataFrame:
     g = inputs.dataset.table("onsite_generation").copy()
     g["source"] = "onsite:" + g["technology"].astype(str)
     on = online_mw(inputs, "onsite_build", g).merge(g[["site", "source", "initial_mw"]])
-    m = ret.merge(on, on=["site", "source", "period"], how="left").fillna({"mw": 0.0})
+    m = merge(ret, on, ["site", "source", "period"], how="left").fillna({"mw": 0.0})
     m = m.fillna({"initial_mw": 0.0})
     keys = m["site"] + "/" + m["source"] + "," + m["period"]
     return violations(

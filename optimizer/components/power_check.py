@@ -38,6 +38,7 @@ from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_coefficients
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values, indexed
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 _EMPTY = pd.DataFrame(
@@ -140,7 +141,7 @@ def check_grid_upgrade_rate(inputs: PlanContext) -> pd.DataFrame:
     if not power_modelled(inputs.dataset):
         return _none()
     dec = _requests(inputs).groupby(["site", "source", "period"], as_index=False)["value"].sum()
-    dec = dec.merge(_upgrades(inputs.dataset), on=["site", "source"])
+    dec = merge(dec, _upgrades(inputs.dataset), ["site", "source"])
     keys = dec["site"] + "/" + dec["source"] + "," + dec["period"]
     return violations(
         "grid_upgrade_rate", keys, dec["value"], dec["max_mw_per_period"], "<=", inputs.tolerance
@@ -152,7 +153,7 @@ def check_grid_upgrade_total(inputs: PlanContext) -> pd.DataFrame:
     if not power_modelled(inputs.dataset):
         return _none()
     dec = _requests(inputs).groupby(["site", "source"], as_index=False)["value"].sum()
-    dec = dec.merge(_upgrades(inputs.dataset), on=["site", "source"])
+    dec = merge(dec, _upgrades(inputs.dataset), ["site", "source"])
     return violations(
         "grid_upgrade_total",
         dec["site"] + "/" + dec["source"],
@@ -168,7 +169,7 @@ def check_onsite_cap(inputs: PlanContext) -> pd.DataFrame:
     if not power_modelled(inputs.dataset):
         return _none()
     dec = _frame(inputs, "onsite_build").groupby(["site", "source"], as_index=False)["value"].sum()
-    g = _onsite(inputs.dataset).merge(dec, on=["site", "source"], how="left").fillna({"value": 0.0})
+    g = merge(_onsite(inputs.dataset), dec, ["site", "source"], how="left").fillna({"value": 0.0})
     return violations(
         "onsite_cap",
         g["site"] + "/" + g["source"],
@@ -200,7 +201,7 @@ def _grid_mw(inputs: PlanContext) -> pd.DataFrame:
     fx = fx[["site", "period"]].assign(mw=column_values(fx, "energy_mw", dtype=float))
     up = pd.concat([up[["site", "period", "mw"]], fx], ignore_index=True)
     up = up.groupby(["site", "period"], as_index=False)["mw"].sum()
-    m = grid.merge(up, on=["site", "period"], how="left").fillna({"mw": 0.0})
+    m = merge(grid, up, ["site", "period"], how="left").fillna({"mw": 0.0})
     m["grid_mw"] = m["grid_mw"] + m["mw"]
     return m[["site", "period", "grid_mw"]]
 
@@ -217,7 +218,7 @@ def check_grid_energy(inputs: PlanContext) -> pd.DataFrame:
     through = through.merge(firm_rows, on=["source", "site", "period"], how="left", indicator=True)
     through = through[through["_merge"] == "left_only"]
     used = through.groupby(["site", "period"], as_index=False)["value"].sum()
-    cap = _grid_mw(inputs).merge(used, on=["site", "period"])
+    cap = merge(_grid_mw(inputs), used, ["site", "period"])
     hours = indexed(inputs.dataset.table("periods"), "period")["hours"]
     cap["mwh"] = cap["grid_mw"] * hours.reindex(cap["period"]).to_numpy(dtype=float)
     return violations(
@@ -236,7 +237,7 @@ def standing_mw(inputs: PlanContext, g: pd.DataFrame) -> pd.DataFrame:
     ret = retired_mw(inputs)
     if ret.empty:
         return on
-    on = on.merge(ret, on=["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
+    on = merge(on, ret, ["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
     return on.assign(mw=on["mw"] - on["retired_mw"]).drop(columns="retired_mw")
 
 
@@ -245,14 +246,14 @@ def check_onsite_energy(inputs: PlanContext) -> pd.DataFrame:
     if not power_modelled(inputs.dataset):
         return _none()
     g = _onsite(inputs.dataset)
-    on = standing_mw(inputs, g).merge(g, on=["site", "source"])
+    on = merge(standing_mw(inputs, g), g, ["site", "source"])
     hours = indexed(inputs.dataset.table("periods"), "period")["hours"]
     on["cap"] = (
         on["availability"]
         * (on["initial_mw"] + on["mw"])
         * hours.reindex(on["period"]).to_numpy(dtype=float)
     )
-    m = _frame(inputs, "power_energy").merge(on, on=["site", "source", "period"])
+    m = merge(_frame(inputs, "power_energy"), on, ["site", "source", "period"])
     keys = m["site"] + "/" + m["source"] + "," + m["period"]
     return violations("onsite_energy", keys, m["value"], m["cap"], "<=", inputs.tolerance)
 
@@ -266,7 +267,7 @@ def check_ppa_energy(inputs: PlanContext) -> pd.DataFrame:
     en = en[en["source"].str.startswith("ppa:")]
     used = en.groupby(["source", "period"], as_index=False)["value"].sum()
     cap = ppa.groupby(["source", "period"], as_index=False)["mwh_cap"].max()
-    m = used.merge(cap, on=["source", "period"], how="left").fillna({"mwh_cap": 0.0})
+    m = merge(used, cap, ["source", "period"], how="left").fillna({"mwh_cap": 0.0})
     keys = m["source"] + "," + m["period"]
     return violations("ppa_energy", keys, m["value"], m["mwh_cap"], "<=", inputs.tolerance)
 
@@ -298,7 +299,7 @@ def check_carbon_cap_period(inputs: PlanContext) -> pd.DataFrame:
     cp = _caps(inputs)
     cp = cp[~cp["blank"] & np.isfinite(column_values(cp, "carbon_cap_t", dtype=float))]
     by = carbon_by_source(inputs).groupby("period", as_index=False)["carbon_t"].sum()
-    m = cp.merge(by, on="period", how="left").fillna({"carbon_t": 0.0})
+    m = merge(cp, by, "period", how="left").fillna({"carbon_t": 0.0})
     return violations(
         "carbon_cap_period", m["period"], m["carbon_t"], m["carbon_cap_t"], "<=", inputs.tolerance
     )
@@ -345,7 +346,7 @@ def _extra_grid_mw(inputs: PlanContext) -> pd.DataFrame:
     ds = inputs.dataset
     up = online_mw(inputs, "grid_upgrade", _upgrades(ds))[["site", "period", "mw"]]
     g = _onsite(ds)
-    on = standing_mw(inputs, g).merge(g, on=["site", "source"])
+    on = merge(standing_mw(inputs, g), g, ["site", "source"])
     on["mw"] = on["availability"] * (on["initial_mw"] + on["mw"])
     fx = flexible_mw(inputs)
     fx = fx[["site", "period"]].assign(mw=column_values(fx, "mw", dtype=float))

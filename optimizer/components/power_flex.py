@@ -47,6 +47,7 @@ from optimizer.components.power_inputs import PowerData
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, expand
 from optimizer.lp.frames import column_values, indexed
+from optimizer.lp.join import merge
 
 __all__ = [
     "add_flexible_columns",
@@ -82,7 +83,7 @@ def flexible_options(scenario: ScenarioData, pw: PowerData) -> pd.DataFrame:
             "sla": column_values(fx, "inference_sla_share", dtype=float),
         }
     )
-    return coded.merge(pw.upgrades[["s", "o", "lead", "cost", "life"]], on=["s", "o"])
+    return merge(coded, pw.upgrades[["s", "o", "lead", "cost", "life"]], ["s", "o"])
 
 
 def add_flexible_columns(
@@ -103,7 +104,7 @@ def add_flexible_columns(
         keys = expand(fx[["s", "o"]], np.zeros(len(fx), dtype=np.int64), count, "t")
         keys = keys.astype(np.int64)
     cols = builder.add_vars("flexible_upgrade", scenario.index, keys)
-    frame = keys.assign(col=cols).merge(fx, on=["s", "o"]) if len(fx) else keys.assign(col=cols)
+    frame = merge(keys.assign(col=cols), fx, ["s", "o"]) if len(fx) else keys.assign(col=cols)
     columns.power["flexible_upgrade"] = frame
     _add_costs(builder, columns, frame)
     return frame
@@ -171,7 +172,7 @@ def _offers(ds: Any) -> pd.DataFrame:
     up = ds.table("grid_upgrades").copy()
     up["source"] = "upgrade:" + up["option"].astype(str)
     cols = ["site", "source", "lead_periods", "cost_usd_per_mw", "lifetime_periods"]
-    return fx.merge(up[cols], on=["site", "source"])
+    return merge(fx, up[cols], ["site", "source"])
 
 
 def flexible_mw(inputs: Any) -> pd.DataFrame:
@@ -195,7 +196,7 @@ def _flexible_mw(inputs: Any) -> pd.DataFrame:
     names = ["site", "source", "decision_period", "period", "mw", "window", "energy_mw"]
     if f is None or f.empty:
         return pd.DataFrame({c: pd.Series([], dtype=object) for c in names})
-    d = f[f["value"].abs() > 0].merge(_offers(inputs.dataset), on=["site", "source"])
+    d = merge(f[f["value"].abs() > 0], _offers(inputs.dataset), ["site", "source"])
     pos = {p: i for i, p in enumerate(periods)}
     t0 = d["period"].map(pos).to_numpy(dtype=np.int64)
     d = d.assign(t_on=t0 + d["flexible_lead_periods"], t_firm=t0 + d["lead_periods"])

@@ -31,6 +31,7 @@ from optimizer.components.table_columns import DUAL, F64, PERIOD, STR, col
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import value_at
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 __all__ = ["COMPONENT", "order_book_use"]
@@ -71,7 +72,7 @@ def _draw_columns(columns: ScenarioColumns) -> pd.DataFrame:
     pw = power["data"]
     parts = []
     for kind, options in (("onsite_build", pw.onsite), ("grid_upgrade", pw.upgrades)):
-        d = power[kind].merge(options[["s", "o", "lead"]], on=["s", "o"])
+        d = merge(power[kind], options[["s", "o", "lead"]], ["s", "o"])
         parts.append(d.assign(t_on=d["t"] + d["lead"])[["s", "o", "t_on", "col"]])
     flex = power.get("flexible_upgrade")
     if flex is not None and len(flex):
@@ -92,7 +93,7 @@ def define_equipment_order_book(builder: ModelBuilder, columns: ScenarioColumns)
     bom = bom[bom["o"] >= 0]
     rnames = pd.Index(list(scenario.resource_names))
     bom = bom.assign(r=rnames.get_indexer(column_values(bom, "resource")))
-    draws = _draw_columns(columns).merge(bom[["o", "r", "per_mw"]], on="o")
+    draws = merge(_draw_columns(columns), bom[["o", "r", "per_mw"]], "o")
     draws = draws[draws["t_on"] < scenario.n_periods].rename(columns={"t_on": "t"})
     if draws.empty:
         return
@@ -105,7 +106,7 @@ def define_equipment_order_book(builder: ModelBuilder, columns: ScenarioColumns)
             "capacity": column_values(books, "capacity", dtype=float),
         }
     )
-    keys = draws[["r", "t"]].drop_duplicates().merge(cap, on=["r", "t"], how="left")
+    keys = merge(draws[["r", "t"]].drop_duplicates(), cap, ["r", "t"], how="left")
     keys = keys.sort_values(["r", "t"]).reset_index(drop=True)
     rows = builder.add_rows(
         "equipment_order_book",
@@ -114,7 +115,7 @@ def define_equipment_order_book(builder: ModelBuilder, columns: ScenarioColumns)
         "<=",
         keys["capacity"].fillna(0.0).to_numpy(),
     )
-    m = draws.merge(keys[["r", "t"]].assign(row=rows), on=["r", "t"])
+    m = merge(draws, keys[["r", "t"]].assign(row=rows), ["r", "t"])
     builder.add_terms(m["row"], m["col"], column_values(m, "per_mw"))
 
 
@@ -155,10 +156,10 @@ def order_book_use(
     )
     if not decided:
         return empty
-    d = pd.concat(decided, ignore_index=True).merge(lead, on=["kind", "site", "source"])
+    d = merge(pd.concat(decided, ignore_index=True), lead, ["kind", "site", "source"])
     t_on = d["period"].map(pos).to_numpy(dtype=np.int64) + column_values(d, "lead", dtype=np.int64)
     d = d.assign(t_on=t_on)
-    d = d[d["t_on"] < len(periods)].merge(bom, on="source")
+    d = merge(d[d["t_on"] < len(periods)], bom, "source")
     if d.empty:
         return empty
     d = d.assign(period=[periods[t] for t in d["t_on"]], used=d["value"] * d["per_mw"])
@@ -248,7 +249,7 @@ def _capacity(ds: Any) -> pd.DataFrame:
 def check_equipment_order_book(inputs: PlanContext) -> pd.DataFrame:
     """Units drawn per order book and period (decided MW x per_mw at online) <= capacity."""
     used = context_order_book_use(inputs)
-    m = used.merge(_books(inputs), on=["resource", "period"], how="left")
+    m = merge(used, _books(inputs), ["resource", "period"], how="left")
     m = m.fillna({"capacity": 0.0})
     return violations(
         "equipment_order_book",

@@ -25,6 +25,7 @@ from optimizer.components.scenario import ScenarioColumns
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 __all__ = ["COMPONENT", "campus_note"]
@@ -50,19 +51,17 @@ def define_flexible_inference_sla(builder: ModelBuilder, columns: ScenarioColumn
     if keys.empty or work.empty:
         return
     const, terms = site_supply(columns, firm=True)
-    keys = keys.merge(scenario.grid, on=["s", "t"], how="left").merge(
-        const, on=["s", "t"], how="left"
-    )
+    keys = merge(merge(keys, scenario.grid, ["s", "t"], how="left"), const, ["s", "t"], how="left")
     keys = keys.fillna({"mw": 0.0}).sort_values(["s", "t"]).reset_index(drop=True)
     rhs = keys["grid_mw"].fillna(np.inf).to_numpy(dtype=float) + column_values(keys, "mw")
     keys, rhs = keys[np.isfinite(rhs)], rhs[np.isfinite(rhs)]
     rows = builder.add_rows("flexible_inference_sla", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t", "sla"]].assign(row=rows)
-    w = work.merge(row_of, on=["s", "t"])
+    w = merge(work, row_of, ["s", "t"])
     c, s = column_values(w, "c"), column_values(w, "s")
     mw = scenario.it_mw_per_chip(c) * scenario.cooling_split(c, s, *_PUE)
     builder.add_terms(w["row"], w["col"], mw * column_values(w, "sla"))
-    sup = terms.merge(row_of, on=["s", "t"])
+    sup = merge(terms, row_of, ["s", "t"])
     builder.add_terms(sup["row"], sup["col"], -column_values(sup, "mw"))
 
 
@@ -92,10 +91,9 @@ def check_flexible_inference_sla(inputs: Any) -> pd.DataFrame:
     )
     grid = inputs.dataset.table("site_grid")[["site", "period", "grid_mw"]]
     extra = extra_grid_mw(inputs).rename(columns={"mw": "extra_mw"})
-    m = keys.merge(grid, on=["site", "period"], how="left").merge(
-        extra, on=["site", "period"], how="left"
-    )
-    m = m.merge(_inference_facility_mw(inputs), on=["site", "period"], how="left")
+    m = merge(keys, grid, ["site", "period"], how="left")
+    m = merge(m, extra, ["site", "period"], how="left")
+    m = merge(m, _inference_facility_mw(inputs), ["site", "period"], how="left")
     m = m.fillna({"extra_mw": 0.0, "mw": 0.0})
     firm = m["grid_mw"] + m["extra_mw"] - m["window_mw"]
     return violations(
@@ -127,7 +125,7 @@ def _flexible_table(ctx: Any) -> pd.DataFrame:
     g["option"] = g["source"].str.split(":", n=1).str[1]
     price = ctx.dataset.table("grid_upgrades")[["site", "option", "cost_usd_per_mw"]]
     price = price.rename(columns={"cost_usd_per_mw": "capex_usd_per_mw"})
-    g = g.merge(price, on=["site", "option"], how="left")
+    g = merge(g, price, ["site", "option"], how="left")
     return g[cols].reset_index(drop=True)
 
 
@@ -142,8 +140,8 @@ def _bridge_table(ctx: Any) -> pd.DataFrame:
     g["source"] = "onsite:" + g["technology"].astype(str)
     on = online_mw(ctx, "onsite_build", g)
     ret = retired_mw(ctx)
-    m = on.merge(ret, on=["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
-    m = m.merge(g[["site", "source", "initial_mw", "storage_hours"]], on=["site", "source"])
+    m = merge(on, ret, ["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
+    m = merge(m, g[["site", "source", "initial_mw", "storage_hours"]], ["site", "source"])
     m["built_mw"] = m["mw"] + m["initial_mw"]
     m["standing_mw"] = m["built_mw"] - m["retired_mw"]
     m = m[(m["built_mw"].abs() > 1e-6)]

@@ -27,6 +27,7 @@ from optimizer.components.power_inputs import power_modelled
 from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
 from optimizer.lp.frames import column_values, indexed
+from optimizer.lp.join import merge
 
 __all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw", "upgrade_requests"]
 
@@ -50,7 +51,7 @@ def _frame(frames: Mapping[str, pd.DataFrame], kind: str) -> pd.DataFrame:
 def _online(dec: pd.DataFrame, options: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
     """Online MW per (site, source, period), with the rent-bearing decisions' columns."""
     pos = {p: i for i, p in enumerate(periods)}
-    d = dec[dec["value"].abs() > _ZERO].merge(options, on=["site", "source"])
+    d = merge(dec[dec["value"].abs() > _ZERO], options, ["site", "source"])
     if d.empty:
         return pd.DataFrame(
             {
@@ -96,7 +97,7 @@ def _flexible_options(ds: Any, up: pd.DataFrame) -> pd.DataFrame:
     after the request), as :mod:`optimizer.components.power_flex` prices them.
     """
     fx = ds.table("flexible_interconnection")[["site", "option", "flexible_lead_periods"]]
-    m = up.merge(fx, on=["site", "option"])
+    m = merge(up, fx, ["site", "option"])
     return m.assign(lead_periods=m["flexible_lead_periods"]).drop(columns="flexible_lead_periods")
 
 
@@ -157,11 +158,13 @@ def _ppa_mw(ds: Any, periods: list[str]) -> pd.DataFrame:
 
 def _onsite_capacity(ctx: PlanContext, g: pd.DataFrame, hours: pd.Series) -> pd.DataFrame:
     """On-site MW standing per (site, source, period) and its rent plus fixed cost."""
-    on = _online(_frame(ctx.frames, "onsite_build"), g, list(ctx.dataset.periods)).merge(
-        g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]], on=["site", "source"]
+    on = merge(
+        _online(_frame(ctx.frames, "onsite_build"), g, list(ctx.dataset.periods)),
+        g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]],
+        ["site", "source"],
     )
     ret = retired_mw(ctx)
-    on = on.merge(ret, on=["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
+    on = merge(on, ret, ["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
     on["capacity_mw"] = on["mw"] + on["initial_mw"] - on["retired_mw"]
     h = hours.reindex(on["period"]).to_numpy(dtype=float)
     on["extra_cost"] = (
@@ -181,7 +184,7 @@ def _power_sources(ctx: PlanContext) -> pd.DataFrame:
     grid = ds.table("site_grid")[["site", "period", "grid_mw"]]
     if not power_modelled(ds):
         f = energy[["site", "period", "facility_mwh", "energy_cost_usd", "carbon_t"]]
-        f = f.merge(grid, on=["site", "period"], how="left")
+        f = merge(f, grid, ["site", "period"], how="left")
         return pd.DataFrame(
             {
                 "site": f["site"],
@@ -209,10 +212,10 @@ def _power_sources(ctx: PlanContext) -> pd.DataFrame:
         ignore_index=True,
     )
     ups = ups.groupby(["site", "period"], as_index=False)[["mw", "rent"]].sum()
-    gr = grid.merge(ups, on=["site", "period"], how="left").fillna({"mw": 0.0, "rent": 0.0})
+    gr = merge(grid, ups, ["site", "period"], how="left").fillna({"mw": 0.0, "rent": 0.0})
     gr = gr.assign(source="grid", capacity_mw=gr["grid_mw"] + gr["mw"], extra_cost=gr["rent"])
     on = _onsite_capacity(ctx, g, hours)
-    pm = _ppa_mw(ds, periods).merge(en[["site", "source", "period"]], on=["source", "period"])
+    pm = merge(_ppa_mw(ds, periods), en[["site", "source", "period"]], ["source", "period"])
     pm = pm.rename(columns={"contract_mw": "capacity_mw"}).assign(extra_cost=0.0)
     cap = pd.concat(
         [
@@ -248,7 +251,7 @@ def _power_decisions(ctx: PlanContext) -> pd.DataFrame:
     parts = []
     for kind, frame, opts in (("grid_upgrade", "grid_upgrade", up), ("onsite", "onsite_build", g)):
         d = _frame(frames, frame)
-        d = d[d["value"] > _ZERO].merge(opts, on=["site", "source"])
+        d = merge(d[d["value"] > _ZERO], opts, ["site", "source"])
         if d.empty:
             continue
         t_on = d["period"].map(pos).to_numpy() + column_values(d, "lead_periods")
@@ -292,7 +295,7 @@ def _ppa_decisions(
     en["price"], en["carbon"] = price, carbon
     first = en.sort_values("_t").groupby(["site", "source"], as_index=False).first()
     peak = en.groupby(["site", "source"], as_index=False)["mw"].max()
-    f = first.drop(columns="mw").merge(peak, on=["site", "source"])
+    f = merge(first.drop(columns="mw"), peak, ["site", "source"])
     return pd.DataFrame(
         {
             "site": f["site"],
@@ -351,7 +354,7 @@ def _extra_mw(ds: Any, sources: pd.DataFrame) -> pd.DataFrame:
         )
     ]
     _, onsite = _options(ds)
-    on = sources.merge(onsite[["site", "source", "availability"]], on=["site", "source"])
+    on = merge(sources, onsite[["site", "source", "availability"]], ["site", "source"])
     parts.append(on.assign(extra_mw=on["capacity_mw"] * on["availability"]))
     firm = ppa_steps(ds, list(ds.periods))
     firm = firm[column_values(firm, "firm")]

@@ -62,6 +62,7 @@ from optimizer.lp.grouping import (
     key_text,
     sorted_codes,
 )
+from optimizer.lp.join import merge
 from optimizer.lp.violations import equal_violations, violations
 
 #: Keys of one region balance row: chip, region, workload, period.
@@ -113,7 +114,7 @@ def compact_keys(
     saves = (n_busy * n_serve > n_busy + n_serve).rename("_saves").reset_index()
 
     def part(frame: pd.DataFrame, keys: list[str], compact: bool) -> pd.DataFrame:
-        f = frame.merge(saves, on=BALANCE_KEYS)
+        f = merge(frame, saves, BALANCE_KEYS)
         f = f[column_values(f, "_saves") == compact].drop(columns="_saves")
         return f.sort_values(keys).reset_index(drop=True)
 
@@ -134,9 +135,9 @@ def define_region_balance(builder: ModelBuilder, columns: ScenarioColumns) -> No
     row_of = keys.assign(row=rows)
     for supply in (serve, draw):
         if not supply.empty:
-            m = supply.merge(row_of, on=BALANCE_KEYS)
+            m = merge(supply, row_of, BALANCE_KEYS)
             builder.add_terms(m["row"], m["col"], 1.0)
-    m = busy.merge(row_of, on=BALANCE_KEYS)
+    m = merge(busy, row_of, BALANCE_KEYS)
     builder.add_terms(m["row"], m["col"], -1.0)
 
 

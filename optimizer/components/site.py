@@ -52,6 +52,7 @@ from optimizer.components.site_built import running_terms
 from optimizer.lp.builder import ModelBuilder, cumulative
 from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.grouping import reindexed, take, value_at
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 _PUE = ("pue_air", "pue_liquid")
@@ -85,7 +86,7 @@ def define_site_it_power(builder: ModelBuilder, columns: ScenarioColumns) -> Non
     rhs = rhs + pipeline_online(scenario, keys, "it_mw")
     rows = builder.add_rows("site_it_power", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
-    fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
+    fleet = merge(columns.fleet_columns, row_of, ["s", "t"])
     builder.add_terms(
         fleet["row"], fleet["col"], scenario.it_mw_per_chip(column_values(fleet, "c"))
     )
@@ -134,13 +135,13 @@ def define_site_liquid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     row_of = keys[["s", "t"]].assign(row=rows)
     fleet = columns.fleet_columns
     liquid_only = scenario.chip_attr(column_values(fleet, "c"), "cooling") == "liquid"
-    fleet = fleet[liquid_only].merge(row_of, on=["s", "t"])
+    fleet = merge(fleet[liquid_only], row_of, ["s", "t"])
     builder.add_terms(
         fleet["row"], fleet["col"], scenario.it_mw_per_chip(column_values(fleet, "c"))
     )
     built = running_terms(columns.liquid, columns.liquid_built, row_of, scenario, online=True)
     builder.add_terms(built["row"], built["col"], -1.0)
-    converted = cumulative(columns.retrofit, scenario.n_periods).merge(row_of, on=["s", "t"])
+    converted = merge(cumulative(columns.retrofit, scenario.n_periods), row_of, ["s", "t"])
     builder.add_terms(converted["row"], converted["col"], -1.0)
 
 
@@ -155,9 +156,9 @@ def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
         return scenario.it_mw_per_chip(c) * scenario.cooling_split(c, s, *_PUE)
 
     keys, mw0 = _site_rows(fleet_keys, facility_mw(fleet_keys))
-    keys = keys.merge(scenario.grid, on=["s", "t"], how="left")
+    keys = merge(keys, scenario.grid, ["s", "t"], how="left")
     supply_const, supply_terms = site_supply(columns)  # the power decisions
-    keys = keys.merge(supply_const, on=["s", "t"], how="left").fillna({"mw": 0.0})
+    keys = merge(keys, supply_const, ["s", "t"], how="left").fillna({"mw": 0.0})
     rhs = (
         keys["grid_mw"].fillna(np.inf).to_numpy()
         - column_values(keys, "mw0")
@@ -167,9 +168,9 @@ def define_site_grid(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     keys, rhs = keys[keep], rhs[keep]
     rows = builder.add_rows("site_grid", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
-    fleet = columns.fleet_columns.merge(row_of, on=["s", "t"])
+    fleet = merge(columns.fleet_columns, row_of, ["s", "t"])
     builder.add_terms(fleet["row"], fleet["col"], facility_mw(fleet))
-    extra = supply_terms.merge(row_of, on=["s", "t"])
+    extra = merge(supply_terms, row_of, ["s", "t"])
     builder.add_terms(extra["row"], extra["col"], -column_values(extra, "mw"))
 
 
@@ -214,17 +215,17 @@ def define_site_water(builder: ModelBuilder, columns: ScenarioColumns) -> None:
         )
     )
     keys = columns.fleet_keys[["s", "t"]].drop_duplicates()
-    keys = keys.merge(
-        initial_m3.groupby(["s", "t"], as_index=False)["m3"].sum(), on=["s", "t"], how="left"
+    keys = merge(
+        keys, initial_m3.groupby(["s", "t"], as_index=False)["m3"].sum(), ["s", "t"], how="left"
     )
-    keys = keys.merge(scenario.water, on=["s", "t"], how="left").sort_values(["s", "t"])
+    keys = merge(keys, scenario.water, ["s", "t"], how="left").sort_values(["s", "t"])
     rhs = keys["permit"].fillna(np.inf).to_numpy() - keys["m3"].fillna(0.0).to_numpy()
     keep = np.isfinite(rhs)
     keys, rhs = keys[keep], rhs[keep]
     rows = builder.add_rows("site_water", scenario.index, keys, "<=", rhs)
     row_of = keys[["s", "t"]].assign(row=rows)
     for per_unit in (fleet_it, assign_it):
-        m = per_unit.merge(row_of, on=["s", "t"])
+        m = merge(per_unit, row_of, ["s", "t"])
         wue = scenario.cooling_split(column_values(m, "c"), column_values(m, "s"), *_WUE)
         builder.add_terms(m["row"], m["col"], column_values(m, "it") * wue)
 

@@ -28,6 +28,7 @@ import pandas as pd
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, cumulative, expand
+from optimizer.lp.join import merge
 
 #: Running-sum terms of the site rows (:func:`capacity_running_terms`) above which they
 #: read built-to-date columns. The default data have about 5,700 such terms, the
@@ -97,9 +98,9 @@ def _running_totals(
     rows = builder.add_rows(family, scenario.index, keys[["s", "t"]], "==", np.zeros(len(keys)))
     builder.add_terms(rows, keys["col"], 1.0)
     row_of = keys[["s", "t"]].assign(row=rows)
-    previous = keys.assign(t=keys["t"] + 1).merge(row_of, on=["s", "t"])
+    previous = merge(keys.assign(t=keys["t"] + 1), row_of, ["s", "t"])
     builder.add_terms(previous["row"], previous["col"], -1.0)
-    m = frame.merge(row_of, on=["s", "t"])
+    m = merge(frame, row_of, ["s", "t"])
     builder.add_terms(m["row"], m["col"], -1.0)
     return keys[["s", "t", "col"]]
 
@@ -165,15 +166,15 @@ def running_terms(
         pairs = (
             online_cumulative(frame, scenario) if online else cumulative(frame, scenario.n_periods)
         )
-        return pairs.merge(row_of, on=["s", "t"])
+        return merge(pairs, row_of, ["s", "t"])
     span = totals.groupby("s", as_index=False)["t"].agg(first="min", last="max")
-    r = row_of.merge(span, on="s")
+    r = merge(row_of, span, "s")
     t = r["t"].to_numpy(dtype=np.int64)
     if online:
         t = t - scenario.lead(r["s"].to_numpy())
     ok = t >= r["first"].to_numpy()
     r = r.assign(t=np.minimum(t, r["last"].to_numpy()))[ok]
-    return r[["s", "t", "row"]].merge(totals, on=["s", "t"])
+    return merge(r[["s", "t", "row"]], totals, ["s", "t"])
 
 
 FAMILIES = (

@@ -17,20 +17,21 @@ from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values
 from optimizer.lp.grouping import Groups, inner_pairs, value_at
+from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
 
 def define_supply_resource(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """Supply resource: sum_c produce[c,p] * per_chip[c,r] <= capacity[r,p]."""
     scenario = columns.scenario
-    produce = columns.produce.merge(scenario.bill_of_materials, on="c")
+    produce = merge(columns.produce, scenario.bill_of_materials, "c")
     if produce.empty:
         return
-    keys = produce[["r", "t"]].drop_duplicates().merge(scenario.supply, on=["r", "t"], how="left")
+    keys = merge(produce[["r", "t"]].drop_duplicates(), scenario.supply, ["r", "t"], how="left")
     keys = keys.sort_values(["r", "t"]).reset_index(drop=True)
     capacity = keys["capacity"].fillna(0.0).to_numpy()
     rows = builder.add_rows("supply_resource", scenario.index, keys, "<=", capacity)
-    m = produce.merge(keys[["r", "t"]].assign(row=rows), on=["r", "t"])
+    m = merge(produce, keys[["r", "t"]].assign(row=rows), ["r", "t"])
     builder.add_terms(m["row"], m["col"], column_values(m, "per_chip"))
 
 

@@ -19,6 +19,7 @@ from optimizer.components.power_inputs import source_names
 from optimizer.components.scenario import ScenarioData
 from optimizer.lp.builder import expand
 from optimizer.lp.frames import column_values
+from optimizer.lp.join import merge
 
 __all__ = ["CLUSTER_RULE_COLUMNS", "code_ids", "dataset_codes", "discount_factors", "scenario_data"]
 
@@ -163,7 +164,7 @@ def _coded_eligibility(
     site_region = _frame(s=sites.index.to_numpy(), region=sites["region"].astype(str).to_numpy())
     any_region = el[el["region"] == ""][["k", "c", "derate"]].drop_duplicates()
     any_region = any_region.merge(site_region[["s"]], how="cross")
-    some = el[el["region"] != ""].merge(site_region, on="region")[["k", "c", "derate", "s"]]
+    some = merge(el[el["region"] != ""], site_region, "region")[["k", "c", "derate", "s"]]
     elig = pd.concat([any_region, some], ignore_index=True).drop_duplicates(["k", "c", "s"])
     return elig[["k", "c", "s", "derate"]].reset_index(drop=True)
 
@@ -271,9 +272,9 @@ def _coded_clusters(
     out = out.sort_values(["k", "t"]).drop_duplicates(["k", "t"]).reset_index(drop=True)
     training = [i for i, w in enumerate(codes["w"]) if w == "training"]
     trained = demand.loc[demand["w"].isin(training).to_numpy(), ["k", "t"]].drop_duplicates()
-    previous = out[["k", "t"]].merge(trained, on=["k", "t"])
+    previous = merge(out[["k", "t"]], trained, ["k", "t"])
     previous = previous.assign(t=previous["t"] + 1, _p=True)
-    out = out.merge(previous, on=["k", "t"], how="left")
+    out = merge(out, previous, ["k", "t"], how="left")
     out["first"] = out["_p"].isna().to_numpy()
     return out[columns]
 

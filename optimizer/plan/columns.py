@@ -24,6 +24,7 @@ from optimizer.components.registry import active
 from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder, expand
 from optimizer.lp.frames import column_values
+from optimizer.lp.join import merge
 
 __all__ = [
     "FIRST_STAGE",
@@ -167,7 +168,7 @@ def _chip_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
     first = np.where(opening > 0, 0, first_delivery)
     starts = pd.DataFrame({"c": on_sale["c"], "t0": first})
     starts = starts[starts["t0"] < T]
-    pp = pairs.merge(starts, on="c")
+    pp = merge(pairs, starts, "c")
     install = expand(pp[["c", "s"]], column_values(pp, "t0"), T - column_values(pp, "t0"), "t")
     return {"produce": produce, "install": install}
 

@@ -1,0 +1,80 @@
+"""The builder's integer-code join gives pandas' merge: rows, order, columns, dtypes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from optimizer.lp.frames import frame
+from optimizer.lp.join import _numpy_columns, merge
+
+
+def _key(rng: np.random.Generator, n: int, span: int, text: bool) -> np.ndarray:
+    codes = rng.integers(0, span, n).astype(np.int64)
+    return np.array([f"k{v}" for v in codes], dtype=object) if text else codes
+
+
+def _frames(rng: np.random.Generator, nl: int, nr: int, keys: int, span: int, text: bool):
+    names = ["s", "t", "c"][:keys]
+    left = {k: _key(rng, nl, span, text and k == "s") for k in names}
+    left["a"] = rng.normal(size=nl)
+    left["name"] = np.array([f"n{i}" for i in rng.integers(0, 5, nl)], dtype=object)
+    right = {k: _key(rng, nr, span, text and k == "s") for k in names}
+    right["row"] = rng.integers(0, 1000, nr).astype(np.int64)
+    right["mw"] = rng.normal(size=nr)
+    right["flag"] = rng.integers(0, 2, nr).astype(bool)
+    right["label"] = np.array([f"r{i}" for i in rng.integers(0, 5, nr)], dtype=object)
+    # text as object columns, as the builders' frames hold it (optimizer.lp.frames)
+    return frame(left), frame(right), names
+
+
+@pytest.mark.parametrize("how", ["inner", "left"])
+@pytest.mark.parametrize("seed", range(40))
+def test_merge_equals_pandas_on_random_frames(how: str, seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    nl, nr = (int(v) for v in rng.integers(0, 60, 2))
+    keys = int(rng.integers(1, 4))
+    span = int(rng.choice([3, 8, 10**9]))  # dense codes, and sparse ones
+    text = seed % 3 == 0  # a text key column (numbered before the match)
+    left, right, on = _frames(rng, nl, nr, keys, span, text)
+    if how == "left" and seed % 2:
+        right = right.drop(columns="flag")  # a flag with a missing match goes to pandas
+    assert _numpy_columns(left) is not None  # the join is made here, not by pandas
+    got = merge(left, right, on, how=how)
+    want = left.merge(right, on=on, how=how)
+    pd.testing.assert_frame_equal(got, want)
+
+
+def test_merge_hand_case_order_and_missing() -> None:
+    left = pd.DataFrame({"s": np.array([2, 1, 2, 3]), "x": [1.0, 2.0, 3.0, 4.0]})
+    right = pd.DataFrame({"s": np.array([2, 1, 2]), "row": np.array([10, 11, 12])})
+    inner = merge(left, right, "s")
+    assert inner["s"].tolist() == [2, 2, 1, 2, 2]
+    assert inner["row"].tolist() == [10, 12, 11, 10, 12]
+    assert inner["x"].tolist() == [1.0, 1.0, 2.0, 3.0, 3.0]
+    lj = merge(left, right, "s", how="left")
+    assert lj["row"].dtype == np.float64  # a missing match makes the ints float, as pandas
+    assert np.isnan(lj["row"].iloc[-1]) and lj["x"].iloc[-1] == 4.0
+    pd.testing.assert_frame_equal(lj, left.merge(right, on="s", how="left"))
+
+
+def test_merge_falls_back_to_pandas_outside_integer_keys() -> None:
+    left = pd.DataFrame({"site": ["a", "b"], "v": [1.0, 2.0]})  # pandas' str dtype
+    right = pd.DataFrame({"site": ["b", "a"], "w": [3.0, 4.0]})
+    pd.testing.assert_frame_equal(
+        merge(left, right, "site", how="left"), left.merge(right, on="site", how="left")
+    )
+    missing = np.array(["a", None, np.nan], dtype=object)  # missing keys match as pandas'
+    lm = frame({"site": missing, "v": np.array([1.0, 2.0, 3.0])})
+    rm = frame({"site": missing[::-1].copy(), "w": np.array([4.0, 5.0, 6.0])})
+    pd.testing.assert_frame_equal(merge(lm, rm, "site"), lm.merge(rm, on="site"))
+    big = pd.DataFrame({"s": np.arange(60_000) % 7, "v": np.ones(60_000)})
+    small = pd.DataFrame({"s": np.arange(5), "w": np.arange(5.0)})
+    pd.testing.assert_frame_equal(merge(big, small, "s"), big.merge(small, on="s"))
+    a = pd.DataFrame({"s": np.array([1, 2], dtype=np.int32)})
+    b = pd.DataFrame({"s": np.array([1, 2], dtype=np.int64), "v": [1.0, 2.0]})
+    pd.testing.assert_frame_equal(merge(a, b, "s"), a.merge(b, on="s"))
+    c = pd.DataFrame({"s": np.array([1, 2]), "v": [5.0, 6.0]})
+    pd.testing.assert_frame_equal(merge(c, b, "s"), c.merge(b, on="s"))  # v_x, v_y
+    pd.testing.assert_frame_equal(merge(c, b, "s", how="outer"), c.merge(b, on="s", how="outer"))
