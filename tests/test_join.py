@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from optimizer.lp.frames import frame
-from optimizer.lp.join import _numpy_columns, merge
+from optimizer.lp.join import _joinable, merge
 
 
 def _key(rng: np.random.Generator, n: int, span: int, text: bool) -> np.ndarray:
@@ -31,7 +31,9 @@ def _frames(rng: np.random.Generator, nl: int, nr: int, keys: int, span: int, te
 
 @pytest.mark.parametrize("how", ["inner", "left"])
 @pytest.mark.parametrize("seed", range(40))
-def test_merge_equals_pandas_on_random_frames(how: str, seed: int) -> None:
+def test_merge_equals_pandas_on_random_frames(
+    how: str, seed: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     rng = np.random.default_rng(seed)
     nl, nr = (int(v) for v in rng.integers(0, 60, 2))
     keys = int(rng.integers(1, 4))
@@ -40,10 +42,21 @@ def test_merge_equals_pandas_on_random_frames(how: str, seed: int) -> None:
     left, right, on = _frames(rng, nl, nr, keys, span, text)
     if how == "left" and seed % 2:
         right = right.drop(columns="flag")  # a flag with a missing match goes to pandas
-    assert _numpy_columns(left) is not None  # the join is made here, not by pandas
-    got = merge(left, right, on, how=how)
     want = left.merge(right, on=on, how=how)
+    assert _joinable(left, right, on, how) is not None
+    calls: list[int] = []
+    pandas_merge = pd.DataFrame.merge
+
+    def counted(self: pd.DataFrame, *args: object, **kwargs: object) -> pd.DataFrame:
+        calls.append(1)
+        return pandas_merge(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pd.DataFrame, "merge", counted)
+    got = merge(left, right, on, how=how)
     pd.testing.assert_frame_equal(got, want)
+    # joined here, unless a flag column would take a missing match (pandas: objects)
+    unmatched = how == "left" and len(want) and want["row"].isna().any()
+    assert len(calls) == int(bool(unmatched and "flag" in right))
 
 
 def test_merge_hand_case_order_and_missing() -> None:

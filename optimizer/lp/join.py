@@ -50,6 +50,32 @@ def _numpy_columns(frame: pd.DataFrame) -> dict[str, np.ndarray] | None:
     return out
 
 
+def _joinable(
+    left: pd.DataFrame, right: pd.DataFrame, keys: list[str], how: str
+) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[str]] | None:
+    """Return both frames' columns and the right's non-key names, when joined here.
+
+    None when pandas must: a join other than inner or left, more than
+    :data:`_MAX_ROWS` rows, a column that is not a NumPy array, a key that is not an
+    integer or object column of the same dtype on both sides, or a right column whose
+    name is also a left one (pandas would add suffixes).
+    """
+    if how not in _HOWS or not keys or len(left) + len(right) > _MAX_ROWS:
+        return None
+    lcols, rcols = _numpy_columns(left), _numpy_columns(right)
+    if lcols is None or rcols is None:
+        return None
+    for k in keys:
+        if k not in lcols or k not in rcols:
+            return None
+        if lcols[k].dtype != rcols[k].dtype or lcols[k].dtype.kind not in "iuO":
+            return None
+    others = [c for c in rcols if c not in keys]
+    if any(c in lcols for c in others):
+        return None
+    return lcols, rcols, others
+
+
 def _row_codes(
     left: list[np.ndarray], right: list[np.ndarray]
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -154,18 +180,10 @@ def merge(
         When a key column is missing (as pandas raises).
     """
     keys = [on] if isinstance(on, str) else list(on)
-    lcols, rcols = _numpy_columns(left), _numpy_columns(right)
-    small = len(left) + len(right) <= _MAX_ROWS
-    fast = small and how in _HOWS and keys and lcols is not None and rcols is not None
-    if fast and lcols is not None and rcols is not None:
-        others = [c for c in rcols if c not in keys]
-        fast = (
-            all(k in lcols and k in rcols for k in keys)
-            and all(lcols[k].dtype == rcols[k].dtype and lcols[k].dtype.kind in "iu" for k in keys)
-            and not any(c in lcols for c in others)
-        )
-    if not fast or lcols is None or rcols is None:
+    plan = _joinable(left, right, keys, how)
+    if plan is None:
         return left.merge(right, on=keys, how=how)
+    lcols, rcols, others = plan
     codes = _row_codes([lcols[k] for k in keys], [rcols[k] for k in keys])
     if codes is None:
         return left.merge(right, on=keys, how=how)
