@@ -21,6 +21,7 @@ columns then float64) or not at all (``how="inner"``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -37,17 +38,52 @@ _HOWS = ("inner", "left")
 _MAX_ROWS = 50_000
 
 
-def _numpy_columns(frame: pd.DataFrame) -> dict[str, np.ndarray] | None:
-    """Return the frame's columns as NumPy arrays (None: an extension column, a repeated name)."""
+def _numpy_columns(frame: pd.DataFrame) -> dict[str, Any] | None:
+    """Return the frame's columns as arrays: NumPy, or pandas' text (``str``) arrays.
+
+    None for a frame with any other column (categorical, nullable integers ...), a
+    repeated or non-text column name, or a DataFrame subclass.
+    """
     if type(frame) is not pd.DataFrame or not frame.columns.is_unique:
         return None
     out = {}
     for i, name in enumerate(frame.columns):
         values = frame._get_column_array(i)
-        if not isinstance(values, np.ndarray) or not isinstance(name, str):
+        if not isinstance(name, str):
+            return None
+        if not isinstance(values, np.ndarray) and not isinstance(values.dtype, pd.StringDtype):
             return None
         out[name] = values
     return out
+
+
+def _is_text(values: Any) -> bool:
+    """Return True for an object column or pandas' text (``str``) column."""
+    return isinstance(values.dtype, pd.StringDtype) or values.dtype.kind == "O"
+
+
+def _take(values: Any, rows: np.ndarray, missing: np.ndarray | None) -> Any | None:
+    """``values`` at ``rows``, missing where ``missing`` (None: pandas would make objects).
+
+    As a merge fills a right column without a match: NaN, integers as float64, text
+    arrays with their own missing value; a flag column would turn into objects, which
+    is left to pandas.
+    """
+    if isinstance(values, np.ndarray):
+        if missing is None:
+            return values[rows]
+        kind = values.dtype.kind
+        if kind not in "iufO":
+            return None
+        held = values.astype(np.float64) if kind in "iu" else values
+        out = held[np.maximum(rows, 0)] if len(held) else np.empty(len(rows), dtype=held.dtype)
+        if out.dtype.kind == "O":
+            out[missing] = np.nan
+            return out
+        return np.where(missing, np.nan, out)
+    if missing is None:
+        return values.take(rows)
+    return values.take(np.where(missing, -1, rows), allow_fill=True)
 
 
 def _joinable(
@@ -56,8 +92,8 @@ def _joinable(
     """Return both frames' columns and the right's non-key names, when joined here.
 
     None when pandas must: a join other than inner or left, more than
-    :data:`_MAX_ROWS` rows, a column that is not a NumPy array, a key that is not an
-    integer or object column of the same dtype on both sides, or a right column whose
+    :data:`_MAX_ROWS` rows, a column neither NumPy nor pandas' text, a key neither an
+    integer nor a text column of the same dtype on both sides, or a right column whose
     name is also a left one (pandas would add suffixes).
     """
     if how not in _HOWS or not keys or len(left) + len(right) > _MAX_ROWS:
@@ -68,7 +104,8 @@ def _joinable(
     for k in keys:
         if k not in lcols or k not in rcols:
             return None
-        if lcols[k].dtype != rcols[k].dtype or lcols[k].dtype.kind not in "iuO":
+        lk, rk = lcols[k], rcols[k]
+        if lk.dtype != rk.dtype or not (_is_text(lk) or lk.dtype.kind in "iu"):
             return None
     others = [c for c in rcols if c not in keys]
     if any(c in lcols for c in others):
@@ -76,24 +113,36 @@ def _joinable(
     return lcols, rcols, others
 
 
-def _row_codes(
-    left: list[np.ndarray], right: list[np.ndarray]
-) -> tuple[np.ndarray, np.ndarray] | None:
+def _key_codes(lv: Any, rv: Any) -> np.ndarray | None:
+    """Integer codes of one key column over the left rows then the right rows.
+
+    Integers as they are; text (object or ``str`` arrays) numbered by
+    ``pandas.factorize``, which tells values equal as a merge's hash table does.
+    None when a text key is missing (NaN or None), which pandas then matches.
+    """
+    if not _is_text(lv):
+        out: np.ndarray = np.concatenate([lv, rv]).astype(np.int64, copy=False)
+        return out
+    if isinstance(lv, np.ndarray):
+        codes, _ = pd.factorize(np.concatenate([lv, rv]))
+    else:
+        codes, _ = pd.factorize(type(lv)._concat_same_type([lv, rv]))
+    if len(codes) and int(codes.min()) < 0:
+        return None
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _row_codes(left: list[Any], right: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
     """One int64 code per row of each side, equal exactly where every key is equal.
 
-    Text (object) keys are numbered by ``pandas.factorize``, which tells values equal
-    as a merge's hash table does; None when a key is missing (NaN or None), which
-    pandas then matches.
+    None when a text key is missing (:func:`_key_codes`).
     """
     nl = len(left[0])
     flat = np.zeros(nl + len(right[0]), dtype=np.int64)
     for lv, rv in zip(left, right, strict=True):
-        both = np.concatenate([lv, rv])
-        if both.dtype.kind == "O":
-            both, _ = pd.factorize(both)
-            if len(both) and int(both.min()) < 0:
-                return None
-        both = both.astype(np.int64, copy=False)
+        both = _key_codes(lv, rv)
+        if both is None:
+            return None
         lo = int(both.min()) if len(both) else 0
         span = int(both.max()) - lo + 1 if len(both) else 1
         if span > 4 * len(both) + 16:  # sparse values: number the distinct ones
@@ -141,18 +190,6 @@ def _pairs(lc: np.ndarray, rc: np.ndarray, how: str) -> tuple[np.ndarray, np.nda
     return left_rows, right_rows
 
 
-def _missing_ok(values: np.ndarray) -> np.ndarray | None:
-    """``values`` as pandas holds them with missing cells (None: not handled here)."""
-    kind = values.dtype.kind
-    if kind == "f":
-        return values
-    if kind in "iu":
-        return values.astype(np.float64)
-    if kind == "O":
-        return values
-    return None
-
-
 def merge(
     left: pd.DataFrame, right: pd.DataFrame, on: str | Sequence[str], how: str = "inner"
 ) -> pd.DataFrame:
@@ -188,22 +225,11 @@ def merge(
     if codes is None:
         return left.merge(right, on=keys, how=how)
     li, ri = _pairs(*codes, how)
-    out: dict[str, np.ndarray] = {name: values[li] for name, values in lcols.items()}
     missing = ri < 0
-    any_missing = bool(missing.any())
+    blank = missing if missing.any() else None
+    out = {name: _take(values, li, None) for name, values in lcols.items()}
     for name in others:
-        values = rcols[name]
-        if not any_missing:
-            out[name] = values[ri]
-            continue
-        held = _missing_ok(values)
-        if held is None:
+        out[name] = _take(rcols[name], ri, blank)
+        if out[name] is None:
             return left.merge(right, on=keys, how=how)
-        col = held[np.maximum(ri, 0)] if len(held) else np.empty(len(ri), dtype=held.dtype)
-        if col.dtype.kind == "O":
-            col = col.astype(object, copy=True)
-            col[missing] = np.nan
-        else:
-            col = np.where(missing, np.nan, col)
-        out[name] = col
     return block_frame(out, len(li))
