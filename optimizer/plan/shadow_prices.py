@@ -165,11 +165,8 @@ def _shadow_units(
     stacks, MW, transformers); the other rows take their family's unit.
     """
     fam = fixed["family"]
-    units = (
-        np.array([FAMILIES[f] for f in fam], dtype=object)
-        if len(fam)
-        else np.zeros(0, dtype=object)
-    )
+    names, at = np.unique(fam, return_inverse=True)  # a few dozen families, each looked up once
+    units = np.array([FAMILIES[f] for f in names] + [""], dtype=object)[:-1][at.ravel()]
     per_resource = units == "resource unit"
     if per_resource.any():
         ru: dict[str, str] = {}
