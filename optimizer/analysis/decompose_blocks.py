@@ -291,18 +291,28 @@ class ScenarioBlocks:
     Parameters
     ----------
     blocks : list
-        :class:`ScenarioBlock` actors, or in-process blocks.
+        :class:`ScenarioBlock` actors, or in-process blocks; or the futures of the
+        actors being made, waited for at the first call (:attr:`blocks`), so the
+        client can work meanwhile (the mean-value problem,
+        :func:`optimizer.analysis.decompose_setup.start_run`).
     remote : bool
         True for actors (every call returns a future).
     """
 
-    def __init__(self, blocks: list[Any], remote: bool) -> None:
-        self.blocks, self.remote = blocks, remote
+    def __init__(self, blocks: list[Any], remote: bool, *, pending: bool = False) -> None:
+        self._blocks, self.remote, self._pending = blocks, remote, pending
         #: over every gathered call: the solves' CPU seconds (all blocks), and the sum
         #: per call of the busiest block's (what the calls would take with no
         #: communication and no other load)
         self.solve_total_s = 0.0
         self.busy_total_s = 0.0
+
+    @property
+    def blocks(self) -> list[Any]:
+        """The blocks (waits for the actors when they are still being made)."""
+        if self._pending:
+            self._blocks, self._pending = [f.result() for f in self._blocks], False
+        return self._blocks
 
     def call(self, name: str, *args: Any) -> list[Any]:
         """Call method ``name`` on every block; return each block's answer in block order."""
@@ -363,7 +373,8 @@ def open_blocks(
     Yields
     ------
     ScenarioBlocks
-        The blocks; the cluster (when started here) closes on exit.
+        The blocks, the actors still being made (the first call waits for them); the
+        cluster (when started here) closes on exit.
     """
     opts = (threads, warm_start, live_limit, objective)
     if workers == 0 and scheduler is None:
@@ -388,4 +399,4 @@ def open_blocks(
             )
             for part, w in zip(parts, names, strict=False)
         ]
-        yield ScenarioBlocks([f.result() for f in futures], True)
+        yield ScenarioBlocks(futures, True, pending=True)

@@ -50,7 +50,8 @@ class DecomposedPlan:
         the hedged plan's non-zero first-stage decisions.
     timings_s : Mapping[str, float]
         Wall seconds: ``setup`` (universe, blocks, induced rows), ``mean_value`` (the
-        mean-value problem in this process), ``wait_and_see`` (the scenarios alone on
+        mean-value problem in this process, while the workers build their blocks: part
+        of ``setup`` on a cluster), ``wait_and_see`` (the scenarios alone on
         the workers), ``ev`` (the EV plan evaluated in every scenario: iteration 0;
         about 0 when one call per worker ran both, then counted in ``wait_and_see``),
         ``iterations``, ``total``.

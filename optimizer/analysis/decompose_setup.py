@@ -1,19 +1,20 @@
 """Start of a decomposed hedge: inputs, the EV plan, wait-and-see and EEV, the first master.
 
 Order of the first solves (:func:`start_run`): this process solves the mean-value
-problem first; its optimal basis then starts every scenario's wait-and-see solve (the
-sampled scenarios share the mean-value LP's shape and differ in values), and each
-scenario's EV-plan evaluation continues from its own wait-and-see basis, in the same
-call to the worker (no wait for the other workers between the two phases). The EV plan's
-evaluation is iteration 0 of the L-shaped method: its cuts are the master's first
-optimality cuts and its expected cost (EEV) the first upper bound, so no scenario is
-solved twice at the EV plan. Measured on 6 sampled scenarios of the default data
-(capacity first stage, process CPU, one process, load 4-7, 2026-12-02): the
-wait-and-see solves took 30.7k simplex iterations (8.7 s) from the mean-value basis
-against 55.9k (14.2 s) chained from scenario to scenario, the mean-value solve itself
-12.2k (2.3 s); the EV evaluations 12.6k either way. Evaluating the EV plan first from
-the mean-value basis and then the wait-and-see solves from those bases took 34.9k +
-31.5k (dual simplex) or 34.9k + 224k (primal simplex), so that order is not used.
+problem first, while the workers build their scenario blocks; its optimal basis then
+starts every scenario's wait-and-see solve (the sampled scenarios share the mean-value
+LP's shape and differ in values), and each scenario's EV-plan evaluation continues from
+its own wait-and-see basis, in the same call to the worker (no wait for the other
+workers between the two phases). The EV plan's evaluation is iteration 0 of the L-shaped
+method: its cuts are the master's first optimality cuts and its expected cost (EEV) the
+first upper bound, so no scenario is solved twice at the EV plan. Measured on 6 sampled
+scenarios of the default data (capacity first stage, process CPU, one process, load 4-7,
+2026-12-02): the wait-and-see solves took 30.7k simplex iterations (8.7 s) from the
+mean-value basis against 55.9k (14.2 s) chained from scenario to scenario, the mean-
+value solve itself 12.2k (2.3 s); the EV evaluations 12.6k either way. Evaluating the EV
+plan first from the mean-value basis and then the wait-and-see solves from those bases
+took 34.9k + 31.5k (dual simplex) or 34.9k + 224k (primal simplex), so that order is not
+used.
 """
 
 from __future__ import annotations
@@ -136,10 +137,11 @@ class StartedRun:
         projection's scaling.
     timings : dict
         Wall seconds: ``setup`` (a perf_counter stamp until the caller subtracts the
-        start), ``mean_value``, ``wait_and_see``, ``ev``. When one call per block runs
-        both the wait-and-see solves and the EV plan's evaluation (the ``mean_value``
-        start), ``wait_and_see`` is that call's wall time and ``ev`` only the client's
-        wait after it (about 0).
+        start; up to the blocks being ready), ``mean_value`` (solved while the workers
+        build their blocks, so inside ``setup`` on a cluster), ``wait_and_see``,
+        ``ev``. When one call per block runs both the wait-and-see solves and the EV
+        plan's evaluation (the ``mean_value`` start), ``wait_and_see`` is that call's
+        wall time and ``ev`` only the client's wait after it (about 0).
     work : dict
         ``<phase>_cpu_s`` (process CPU s: the client's for ``mean_value``, summed over
         the workers' solves for ``wait_and_see`` and ``ev``),
@@ -342,14 +344,16 @@ def start_run(
     ScenarioInfeasibleError
         When a scenario alone has no optimum.
     """
-    info = blocks.call("info")
-    n_first, table = info[0][0], info[0][1]
-    induced = [r for part in info for r in part[2]]
-    t_setup, c0 = time.perf_counter(), time.process_time()
+    # the mean-value problem here while the workers still build their blocks
+    t_mv0, c0 = time.perf_counter(), time.process_time()
     mv = mean_value_start(datasets, w, universe, notes, objective)
     work = {"mean_value_cpu_s": time.process_time() - c0}
     work["mean_value_simplex_iterations"] = float(mv[0].simplex_iterations if mv else 0)
     t_mv = time.perf_counter()
+    info = blocks.call("info")  # waits for the blocks
+    n_first, table = info[0][0], info[0][1]
+    induced = [r for part in info for r in part[2]]
+    t_setup = time.perf_counter()
     ws, ev_cuts, x_ev, ev_name, t_ws = _scenario_solves(blocks, mv, w, labels, work)
     t_ev = time.perf_counter()
     floors = np.array([c.value for c in ws])
@@ -373,6 +377,6 @@ def start_run(
     points = np.vstack([c.point for c in ws] + [x_ev])
     spread = points.max(axis=0) - points.min(axis=0)
     inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
-    timings = {"setup": t_setup, "mean_value": t_mv - t_setup, "wait_and_see": t_ws - t_mv}
+    timings = {"setup": t_setup, "mean_value": t_mv - t_mv0, "wait_and_see": t_ws - t_setup}
     timings["ev"] = t_ev - t_ws
     return StartedRun(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings, work)
