@@ -17,6 +17,8 @@ from optimizer.analysis import decompose_setup
 from optimizer.analysis.decompose import hedge_decomposed
 from optimizer.analysis.decompose_blocks import ScenarioBlock
 from optimizer.analysis.monte_carlo import sample_scenarios
+from optimizer.plan.coding import dataset_codes, scenario_data
+from optimizer.plan.columns import first_stage_keys, first_stage_kinds
 from optimizer.plan.model import first_stage_universe
 from tests.test_risk import CHIP, TINY, newsvendor
 
@@ -118,3 +120,18 @@ def test_the_mean_value_dataset_of_100_draws_is_valid_and_within_their_range() -
     assert got.max() <= 1.0
     varied = stack.min(axis=0) < stack.max(axis=0)
     np.testing.assert_allclose(got[varied], stack.mean(axis=0)[varied], rtol=1e-12)
+
+
+def test_a_capacity_first_stage_has_the_full_universe_s_capacity_keys() -> None:
+    # The capacity universe is made without the chip keys (install, produce); its
+    # build, liquid and retrofit keys are the full universe's, row for row.
+    _, dsets, _ = sample_scenarios(load_dataset("data"), 3, 0)
+    codes = dataset_codes(dsets)
+    scenarios = [scenario_data(i, ds, codes) for i, ds in enumerate(dsets)]
+    full = first_stage_keys(scenarios, first_stage_kinds("full"))
+    capacity = first_stage_keys(scenarios, first_stage_kinds("capacity"))
+    assert set(capacity) == {"build", "liquid", "retrofit"}
+    for kind, keys in capacity.items():
+        assert len(keys) > 0
+        assert keys.equals(full[kind])
+    assert first_stage_universe(dsets, "capacity").keys["build"].equals(full["build"])

@@ -115,6 +115,11 @@ def _usable_pairs(scenario: ScenarioData) -> pd.DataFrame:
     return hosted_pairs(scenario, pairs[keep]).reset_index(drop=True)
 
 
+#: The kinds :func:`_site_stage_keys` and :func:`_chip_stage_keys` make.
+_SITE_STAGE = frozenset({"build", "liquid", "retrofit"})
+_CHIP_STAGE = frozenset({"produce", "install"})
+
+
 def _site_stage_keys(scenario: ScenarioData) -> dict[str, pd.DataFrame]:
     """Keys of build, liquid and retrofit columns of one scenario.
 
@@ -178,10 +183,16 @@ def first_stage_keys(
 ) -> dict[str, pd.DataFrame]:
     """Union over scenarios of the first-stage variable keys (of ``kinds``)."""
     collected: dict[str, list[pd.DataFrame]] = {kind: [] for kind in kinds}
+    makers = [
+        make
+        for make, made in ((_site_stage_keys, _SITE_STAGE), (_chip_stage_keys, _CHIP_STAGE))
+        if made & set(kinds)  # a capacity first stage needs no chip keys
+    ]
     for scenario in scenarios:
-        for kind, frame in {**_site_stage_keys(scenario), **_chip_stage_keys(scenario)}.items():
-            if kind in collected:
-                collected[kind].append(frame)
+        for make in makers:
+            for kind, frame in make(scenario).items():
+                if kind in collected:
+                    collected[kind].append(frame)
     return {kind: _stage_key_frame(kind, collected[kind]) for kind in kinds}
 
 
