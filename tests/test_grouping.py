@@ -20,6 +20,7 @@ from optimizer.lp.grouping import (
     by_key,
     group_cumsum,
     inner_pairs,
+    left_pairs,
     positions,
     reindexed,
     rows_at,
@@ -80,6 +81,11 @@ def test_lookups_equal_left_and_inner_merges(seed: int) -> None:
     m = left.assign(li=np.arange(len(left))).merge(right.assign(ri=np.arange(len(right))), on=keys)
     li, ri = inner_pairs(lk, rk)
     assert list(li) == list(m["li"]) and list(ri) == list(m["ri"])
+    m = left.assign(li=np.arange(len(left))).merge(
+        right.assign(ri=np.arange(len(right))), on=keys, how="left"
+    )
+    li, ri = left_pairs(lk, rk)
+    assert list(li) == list(m["li"]) and list(ri) == m["ri"].fillna(-1).astype(int).tolist()
     with pytest.raises(ValueError, match="repeats a key"):
         rows_at(lk, [np.array(["x", "x"], dtype=object), np.array(["1", "1"], dtype=object)])
 

@@ -31,6 +31,7 @@ __all__ = [
     "group_cumsum",
     "group_sum",
     "inner_pairs",
+    "left_pairs",
     "positions",
     "positions_in_group",
     "reindexed",
@@ -467,8 +468,75 @@ def take(values: Any, pos: np.ndarray) -> np.ndarray:
     return got
 
 
+def _pair_codes(column: Sequence[Any]) -> np.ndarray:
+    """Integer codes of one key column over the left rows then the right rows.
+
+    Equal exactly where the keys are equal (not sorted): integers as they are, anything
+    else numbered by ``pandas.factorize`` (text keys, object or pandas' ``str``
+    arrays). ValueError on a missing key, as :class:`Groups` raises.
+    """
+    lv, rv = (_array(p) for p in column)
+    if lv.dtype.kind in "iu" and rv.dtype.kind in "iu":
+        out: np.ndarray = np.concatenate([lv, rv]).astype(np.int64, copy=False)
+        return out
+    codes, _ = pd.factorize(np.concatenate([lv, rv]))
+    if len(codes) and int(codes.min()) < 0:
+        raise ValueError("pairs: a key column has a missing value")
+    return np.asarray(codes, dtype=np.int64)
+
+
+def _row_codes(left: Sequence[Any], right: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """One int64 code per left row and per right row, equal where every key is equal."""
+    if len(left) != len(right) or not len(left):
+        raise ValueError("left and right need the same key columns")
+    n = len(left[0])
+    flat = np.zeros(n + len(right[0]), dtype=np.int64)
+    for lv, rv in zip(left, right, strict=True):
+        both = _pair_codes((lv, rv))
+        lo = int(both.min()) if len(both) else 0
+        span = int(both.max()) - lo + 1 if len(both) else 1
+        if span > 4 * len(both) + 16:  # sparse values: number the distinct ones
+            _, both = np.unique(both, return_inverse=True)
+            lo, span = 0, int(both.max()) + 1 if len(both) else 1
+        flat = flat * span + (np.ravel(both) - lo)
+        if int(flat.max(initial=0)) > 2**53:  # keep the mixed radix from overflowing
+            _, flat = np.unique(flat, return_inverse=True)
+            flat = np.ravel(flat).astype(np.int64)
+    return flat[:n], flat[n:]
+
+
+def _pairs(left: Sequence[Any], right: Sequence[Any], keep: bool) -> tuple[np.ndarray, np.ndarray]:
+    """Left and right row of each pair in a merge's order (``keep``: unmatched left rows, -1)."""
+    lc, rc = _row_codes(left, right)
+    order = np.argsort(rc, kind="stable")
+    size = int(max(lc.max(initial=-1), rc.max(initial=-1))) + 1
+    if size <= 4 * (len(lc) + len(rc)) + 16:  # dense codes: counts by code, no search
+        per_code = np.bincount(rc, minlength=size)
+        count = per_code[lc]
+        start = (np.cumsum(per_code) - per_code)[lc]
+    else:
+        sorted_rc = rc[order]
+        start = np.searchsorted(sorted_rc, lc, side="left")
+        count = np.searchsorted(sorted_rc, lc, side="right") - start
+    rows = np.maximum(count, 1) if keep else count  # result rows per left row
+    left_rows = np.repeat(np.arange(len(lc)), rows)
+    step = np.arange(len(left_rows)) - np.repeat(np.cumsum(rows) - rows, rows)
+    at = np.repeat(start, rows) + step
+    if not len(order):
+        return left_rows, np.full(len(left_rows), -1, dtype=np.int64)
+    right_rows = order[np.minimum(at, len(order) - 1)]
+    if keep:
+        right_rows = np.where(np.repeat(count > 0, rows), right_rows, -1)
+    return left_rows, right_rows
+
+
 def inner_pairs(left: Sequence[Any], right: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
     """Row pairs of an inner ``merge`` of left and right on the key columns, in its order.
+
+    Parameters
+    ----------
+    left, right : sequence of array-like
+        The same key columns (integers or text; no missing value: ValueError).
 
     Returns
     -------
@@ -476,15 +544,16 @@ def inner_pairs(left: Sequence[Any], right: Sequence[Any]) -> tuple[np.ndarray, 
         Left and right row numbers of each pair: left rows in their order, and for
         each left row its matching right rows in their order.
     """
-    g, n = _joint(left, right)
-    lid, rid = g.ids[:n], g.ids[n:]
-    r_order = np.argsort(rid, kind="stable")
-    counts = np.bincount(rid, minlength=g.n)
-    starts = np.cumsum(counts) - counts
-    li = np.repeat(np.arange(n), counts[lid])
-    first = np.repeat(starts[lid], counts[lid])
-    within = np.arange(len(li)) - np.repeat(np.cumsum(counts[lid]) - counts[lid], counts[lid])
-    return li, r_order[first + within]
+    return _pairs(left, right, keep=False)
+
+
+def left_pairs(left: Sequence[Any], right: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Row pairs of a left ``merge`` of left and right on the key columns, in its order.
+
+    :func:`inner_pairs`, with each left row that matches nothing kept once, in its place,
+    paired with right row -1.
+    """
+    return _pairs(left, right, keep=True)
 
 
 def rows_at(target: Sequence[Any], source: Sequence[Any]) -> np.ndarray:

@@ -1,17 +1,18 @@
-"""Joins of small frames on integer codes or text keys, as pandas merges them.
+"""Joins of small frames on integer or text keys, as pandas merges them.
 
 The model's builders match frames of coded keys (site code ``s``, period ``t``, chip
 code ``c`` ...) a hundred times per build, each a ``DataFrame.merge`` of a few hundred
 to a few thousand rows. pandas spends most of such a merge in its general machinery
 (index building, dtype checks, the result's construction), not in matching. On the
-bundled data a build made 111 merges at about 2 ms each, a third of the build.
+bundled data a build made 110 merges at about 2 ms each, a third of the build.
 
-:func:`merge` matches integer keys (text keys numbered first) with NumPy: one code
-per row, the right rows sorted stably, the matches of each left row counted; it builds
-the result in one step. Anything outside that case (float or missing keys, key dtypes
-that differ, overlapping column names, how other than ``inner`` or ``left``, a missing
-match that would turn a flag column into objects, frames of more than
-:data:`_MAX_ROWS` rows ...) goes to ``DataFrame.merge``. The rows, their order, the
+:func:`merge` pairs the rows with the grouping module's
+(:func:`optimizer.lp.grouping.inner_pairs`, :func:`~optimizer.lp.grouping.left_pairs`:
+keys numbered on integer codes, the right rows sorted stably, the matches of each left
+row counted) and builds the result in one step. Anything outside that case (float or
+missing keys, key dtypes that differ, overlapping column names, how other than ``inner``
+or ``left``, a missing match that would turn a flag column into objects, frames of more
+than :data:`_MAX_ROWS` rows ...) goes to ``DataFrame.merge``. The rows, their order, the
 columns and the dtypes are pandas' (``tests/test_join.py`` compares the two on random
 frames): each left row in left order, with its matching right rows in right order; a
 left row without a match once (``how="left"``, right columns missing: NaN, integer
@@ -27,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.lp.frames import block_frame
+from optimizer.lp.grouping import inner_pairs, left_pairs
 
 __all__ = ["merge"]
 
@@ -113,83 +115,6 @@ def _joinable(
     return lcols, rcols, others
 
 
-def _key_codes(lv: Any, rv: Any) -> np.ndarray | None:
-    """Integer codes of one key column over the left rows then the right rows.
-
-    Integers as they are; text (object or ``str`` arrays) numbered by
-    ``pandas.factorize``, which tells values equal as a merge's hash table does.
-    None when a text key is missing (NaN or None), which pandas then matches.
-    """
-    if not _is_text(lv):
-        out: np.ndarray = np.concatenate([lv, rv]).astype(np.int64, copy=False)
-        return out
-    if isinstance(lv, np.ndarray):
-        codes, _ = pd.factorize(np.concatenate([lv, rv]))
-    else:
-        codes, _ = pd.factorize(type(lv)._concat_same_type([lv, rv]))
-    if len(codes) and int(codes.min()) < 0:
-        return None
-    return np.asarray(codes, dtype=np.int64)
-
-
-def _row_codes(left: list[Any], right: list[Any]) -> tuple[np.ndarray, np.ndarray] | None:
-    """One int64 code per row of each side, equal exactly where every key is equal.
-
-    None when a text key is missing (:func:`_key_codes`).
-    """
-    nl = len(left[0])
-    flat = np.zeros(nl + len(right[0]), dtype=np.int64)
-    for lv, rv in zip(left, right, strict=True):
-        both = _key_codes(lv, rv)
-        if both is None:
-            return None
-        lo = int(both.min()) if len(both) else 0
-        span = int(both.max()) - lo + 1 if len(both) else 1
-        if span > 4 * len(both) + 16:  # sparse values: number the distinct ones
-            _, both = np.unique(both, return_inverse=True)
-            lo, span = 0, int(both.max()) + 1 if len(both) else 1
-        flat = flat * span + (both - lo)
-        if int(flat.max(initial=0)) > 2**53:  # guard the mixed radix against overflow
-            _, flat = np.unique(flat, return_inverse=True)
-            flat = flat.astype(np.int64).ravel()
-    return flat[:nl], flat[nl:]
-
-
-def _pairs(lc: np.ndarray, rc: np.ndarray, how: str) -> tuple[np.ndarray, np.ndarray]:
-    """Left and right row of each result row (right -1: no match, ``how="left"``)."""
-    order = np.argsort(rc, kind="stable")
-    size = int(max(lc.max(initial=-1), rc.max(initial=-1))) + 1
-    if size <= 4 * (len(lc) + len(rc)) + 16:  # dense codes: counts by code, no search
-        per_code = np.bincount(rc, minlength=size)
-        count = per_code[lc]
-        start = (np.cumsum(per_code) - per_code)[lc]
-    else:
-        sorted_rc = rc[order]
-        start = np.searchsorted(sorted_rc, lc, side="left")
-        count = np.searchsorted(sorted_rc, lc, side="right") - start
-    if int(count.max(initial=0)) <= 1:  # at most one right row per left row
-        hit = count > 0
-        safe = np.minimum(start, max(len(order) - 1, 0))
-        if how == "left":
-            rows = order[safe] if len(order) else np.zeros(len(lc), dtype=np.int64)
-            return np.arange(len(lc)), np.where(hit, rows, -1)
-        kept = np.flatnonzero(hit)
-        return kept, order[start[kept]]
-    if how == "left":
-        count_out = np.maximum(count, 1)
-    else:
-        count_out = count
-    left_rows = np.repeat(np.arange(len(lc)), count_out)
-    first = np.cumsum(count_out) - count_out
-    step = np.arange(len(left_rows)) - np.repeat(first, count_out)
-    at = np.repeat(start, count_out) + step
-    matched = np.repeat(count > 0, count_out)
-    right_rows = np.where(matched, order[np.minimum(at, max(len(order) - 1, 0))], -1)
-    if not len(order):
-        right_rows = np.full(len(left_rows), -1, dtype=np.int64)
-    return left_rows, right_rows
-
-
 def merge(
     left: pd.DataFrame, right: pd.DataFrame, on: str | Sequence[str], how: str = "inner"
 ) -> pd.DataFrame:
@@ -221,10 +146,11 @@ def merge(
     if plan is None:
         return left.merge(right, on=keys, how=how)
     lcols, rcols, others = plan
-    codes = _row_codes([lcols[k] for k in keys], [rcols[k] for k in keys])
-    if codes is None:
+    pairs = inner_pairs if how == "inner" else left_pairs
+    try:
+        li, ri = pairs([lcols[k] for k in keys], [rcols[k] for k in keys])
+    except (ValueError, TypeError):  # a missing key, or text keys that do not sort
         return left.merge(right, on=keys, how=how)
-    li, ri = _pairs(*codes, how)
     missing = ri < 0
     blank = missing if missing.any() else None
     out = {name: _take(values, li, None) for name, values in lcols.items()}
