@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shutil
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -44,8 +45,6 @@ def _main_module_restored() -> Iterator[None]:
     same test process (a local Dask cluster's) ran ``ui/app.py`` again before its
     work: measured over a whole run, 42 CPU s of streamlit imports and app runs.
     """
-    import sys
-
     main = sys.modules["__main__"]
     yield
     if sys.modules["__main__"] is not main:

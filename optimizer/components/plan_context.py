@@ -21,7 +21,6 @@ from optimizer.components.quantities import ChipSiteWork, fleet_values, site_ene
 from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.frames import frame as object_frame
 from optimizer.lp.grouping import rows_at, take
-from optimizer.lp.join import merge
 from optimizer.lp.reuse_cache import cached_for, cached_on_cells
 
 __all__ = ["Duals", "PlanContext", "TableBuilder", "site_period_keys"]
@@ -245,7 +244,7 @@ class PlanContext:
         a = asg[asg["value"].abs().to_numpy() > self.tolerance].reset_index(drop=True)
         keys = ["customer", "chip"]
         if any(c in a and c not in keys for c in el.columns):  # the merge names both
-            out = merge(a, el, keys, how="left")
+            out = a.merge(el, on=keys, how="left")  # pandas' suffixes for the shared names
         else:
             # the eligibility row of each (customer, chip): a left merge on unique keys
             at = rows_at([column_values(a, k) for k in keys], [column_values(el, k) for k in keys])

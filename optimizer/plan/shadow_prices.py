@@ -166,7 +166,7 @@ def _shadow_units(
     """
     fam = fixed["family"]
     names, at = np.unique(fam, return_inverse=True)  # a few dozen families, each looked up once
-    units = np.array([FAMILIES[f] for f in names] + [""], dtype=object)[:-1][at.ravel()]
+    units = np.array([FAMILIES[f] for f in names], dtype=object)[at.ravel()]
     per_resource = units == "resource unit"
     if per_resource.any():
         ru: dict[str, str] = {}
