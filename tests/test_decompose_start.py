@@ -36,14 +36,15 @@ def test_the_ev_round_is_solved_once_and_its_figures_are_the_hand_values(
     # (EEV) and the first cuts; the plan and VSS / EVPI are the hand values whichever
     # basis the wait-and-see solves start from.
     monkeypatch.setattr(decompose_setup, "wait_and_see_start", start)
-    points: list[np.ndarray] = []
-    evaluate = ScenarioBlock.evaluate
+    points: dict[int, list[np.ndarray]] = {0: [], 1: []}
+    solve = ScenarioBlock._solve
 
-    def spy(self: ScenarioBlock, point: np.ndarray, only: Any = None) -> Any:
-        points.append(np.asarray(point, dtype=float).copy())
-        return evaluate(self, point, only)
+    def spy(self: ScenarioBlock, k: int, point: Any, basis: Any = None) -> Any:
+        if point is not None:  # an evaluation at a first-stage point
+            points[self.indices[k]].append(np.asarray(point, dtype=float).copy())
+        return solve(self, k, point, basis)
 
-    monkeypatch.setattr(ScenarioBlock, "evaluate", spy)
+    monkeypatch.setattr(ScenarioBlock, "_solve", spy)
     p = hedge_decomposed([newsvendor(100), newsvendor(300)], [1, 1], ["low", "high"], workers=0)
     assert p.converged
     assert p.expected_cost_usd == pytest.approx(RP_USD, rel=1e-6)
@@ -56,10 +57,13 @@ def test_the_ev_round_is_solved_once_and_its_figures_are_the_hand_values(
     assert first["iteration"] == 0 and first["upper_bound_usd"] == pytest.approx(EEV_USD)
     assert first["lower_bound_usd"] == pytest.approx(WS_USD, rel=1e-9)
     assert first["cuts"] == 4  # two wait-and-see cuts, two at the EV plan
-    # one evaluation per round: the EV plan's, then one per L-shaped iteration
-    assert len(points) == len(p.iterations)
-    x_ev = points[0]
-    assert sum(np.allclose(x, x_ev, rtol=0, atol=1e-9) for x in points) == 1
+    # each scenario is evaluated once per round: at the EV plan, then once per
+    # L-shaped iteration
+    assert [len(points[0]), len(points[1])] == [len(p.iterations)] * 2
+    x_ev = points[0][0]
+    np.testing.assert_array_equal(points[1][0], x_ev)  # the EV plan, in both
+    for k in (0, 1):  # and never again
+        assert sum(np.allclose(x, x_ev, rtol=0, atol=1e-9) for x in points[k]) == 1
     assert {"wait_and_see_cpu_s", "ev_cpu_s", "mean_value_cpu_s"} <= set(p.work)
 
 

@@ -167,6 +167,20 @@ def test_mean_value_dataset_averages_decimals() -> None:
     assert mv.table("demand")["demand_h100e"].iloc[0] == pytest.approx(175.0)
 
 
+def test_mean_value_dataset_is_undefined_when_a_text_cell_differs() -> None:
+    # Equal as they are, or equal as text (another dtype), the cells of a column
+    # that is not decimal agree; one text cell that differs leaves no mean.
+    a, b = newsvendor(100), newsvendor(400)
+    sites = b.table("sites").copy()
+    sites["region"] = "eu"
+    assert mean_value_dataset([a, b.replace(sites=sites)], [0.5, 0.5]) is None
+    sites = b.table("sites").copy()
+    sites["region"] = sites["region"].astype(object)
+    mv = mean_value_dataset([a, b.replace(sites=sites), a], [0.25, 0.25, 0.5])
+    assert mv is not None
+    assert mv.table("demand")["demand_h100e"].iloc[0] == pytest.approx(175.0)
+
+
 def test_plan_outcomes_of_the_newsvendor() -> None:
     ds = newsvendor(100)
     r = solve(ds)

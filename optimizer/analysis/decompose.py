@@ -74,7 +74,9 @@ from optimizer.analysis.decompose_result import DecomposedPlan, first_stage_tabl
 from optimizer.analysis.decompose_setup import RunState as _State
 from optimizer.analysis.decompose_setup import StartedRun as _Run
 from optimizer.analysis.decompose_setup import check_inputs, start_run
-from optimizer.plan.model import FirstStageUniverse, first_stage_universe
+from optimizer.plan.coding import dataset_codes
+from optimizer.plan.columns import first_stage_kinds
+from optimizer.plan.model import FirstStageUniverse
 from optimizer.plan.risk import RiskSpec, risk_summary, risk_value
 
 __all__ = ["DEFAULT_TOLERANCE", "hedge_decomposed", "hedge_frontier"]
@@ -384,12 +386,15 @@ def _run_risks(
     t_start = time.perf_counter()
     w, labels = check_inputs(datasets, weights, names)
     notes: list[str] = []
-    universe = first_stage_universe(datasets, first_stage)
+    kinds = first_stage_kinds(first_stage)
+    codes = dataset_codes(datasets)
     out = []
     opened = open_blocks(
-        datasets, universe, workers, scheduler, threads, warm_start, live_limit, objective
+        datasets, codes, kinds, workers, scheduler, threads, warm_start, live_limit, objective
     )
     with opened as blocks:
+        # the blocks code their datasets and make the first-stage keys as they start
+        universe = blocks.universe(codes, kinds)
         keep = min(retain, len(datasets))
         run = start_run(blocks, datasets, w, labels, universe, notes, keep, cut_age, objective)
         run.timings["setup"] = run.timings["setup"] - t_start

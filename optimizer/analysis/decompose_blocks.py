@@ -14,7 +14,7 @@ import contextlib
 import math
 import resource
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -76,8 +76,10 @@ class ScenarioBlock:
         The block's scenarios.
     indices : sequence of int
         Their positions in the run.
-    universe : FirstStageUniverse
-        Codes and first-stage keys of the whole run (same columns everywhere).
+    universe : FirstStageUniverse, optional
+        Codes and first-stage keys of the whole run (same columns everywhere); with
+        it every scenario is built at once, without it each is built by
+        :meth:`build` or :meth:`first_solves` once :meth:`set_universe` has set it.
     threads : int, optional
         HiGHS threads per solve.
     warm_start : {"live", "basis", "cold"}
@@ -88,6 +90,12 @@ class ScenarioBlock:
     objective : {"cost", "margin"}
         The scenario models' objective (:func:`optimizer.plan.model.build_stochastic_model`):
         discounted cost, or cost less revenue (minus the margin).
+    codes : mapping, optional
+        The run's codes: the datasets are coded here, once, and their first-stage keys
+        of ``kinds`` made (:meth:`stage_keys`), so the run's universe is the union of
+        the blocks' keys, made where the datasets are.
+    kinds : sequence of str
+        The first-stage kinds (with ``codes``).
 
     Raises
     ------
@@ -99,39 +107,131 @@ class ScenarioBlock:
         self,
         datasets: Sequence[Any],
         indices: Sequence[int],
-        universe: FirstStageUniverse,
+        universe: FirstStageUniverse | None = None,
         threads: int | None = None,
         warm_start: str = "live",
         live_limit: int | None = None,
         objective: str = "cost",
+        *,
+        codes: Mapping[str, tuple[str, ...]] | None = None,
+        kinds: Sequence[str] = (),
     ) -> None:
         if warm_start not in WARM_STARTS:
             raise ValueError(
                 f"warm_start must be one of {', '.join(WARM_STARTS)}, got {warm_start!r}"
             )
         self.warm = warm_start
-        self.live_limit = len(datasets) if live_limit is None else int(live_limit)
+        self.live_limit = math.inf if live_limit is None else int(live_limit)
         self.live: dict[int, Any] = {}
         self.threads = threads
-        self.indices = [int(i) for i in indices]
+        self.objective = objective
+        self.universe = universe
+        #: the datasets this block may build, by run position
+        self.datasets = {int(i): ds for i, ds in zip(indices, datasets, strict=True)}
+        #: per built scenario (its slot): run position, LP, last basis, shape, induced rows
+        self.indices: list[int] = []
         self.lps: list[Any] = []
-        self.bases: list[Any] = [None] * len(self.indices)
+        self.bases: list[Any] = []
+        self.shapes: list[tuple[int, int]] = []
+        self.induced: list[tuple[sp.csr_matrix, np.ndarray, np.ndarray]] = []
+        #: False for a slot given to another block (:meth:`release`)
+        self.held: list[bool] = []
         self.n_first = 0
         self.first_stage = pd.DataFrame()
-        self.induced: list[tuple[sp.csr_matrix, np.ndarray, np.ndarray]] = []
-        for ds in datasets:
-            model = build_stochastic_model([ds], [1.0], universe=universe, objective=objective)
+        self.coded: dict[int, Any] = {}
+        self.keys: dict[str, pd.DataFrame] = {}
+        self._start: tuple[bytes, Any] | None = None
+        self._prev: tuple[tuple[int, int], Any] | None = None
+        if codes is not None:
+            self._code(codes, kinds)
+        if universe is not None:
+            self.build(self.datasets)
+        self.h = self._new_solver()
+
+    def _code(self, codes: Mapping[str, tuple[str, ...]], kinds: Sequence[str]) -> None:
+        """Code the block's datasets and make their first-stage keys (:attr:`keys`).
+
+        The coded scenarios are kept for the builds (:func:`build_stochastic_model`'s
+        ``coded``), so each dataset is coded once.
+        """
+        from optimizer.plan.coding import scenario_data
+        from optimizer.plan.columns import first_stage_keys
+
+        self.coded = {i: scenario_data(0, ds, codes) for i, ds in self.datasets.items()}
+        self.keys = first_stage_keys(list(self.coded.values()), kinds)
+
+    def stage_keys(self) -> dict[str, pd.DataFrame]:
+        """Return the first-stage keys of the block's datasets (made at construction)."""
+        return self.keys
+
+    def set_universe(self, universe: FirstStageUniverse) -> None:
+        """Set the run's first-stage universe, which every build uses."""
+        self.universe = universe
+
+    def build(
+        self, positions: Iterable[int], datasets: Mapping[int, Any] | None = None
+    ) -> list[int]:
+        """Build the scenario models of run ``positions`` not built yet; return the positions.
+
+        Parameters
+        ----------
+        positions : iterable of int
+            Run positions; the datasets are the block's own or from ``datasets``.
+        datasets : mapping of int to Dataset, optional
+            Datasets of positions given to this block later (another block's).
+
+        Raises
+        ------
+        RuntimeError
+            Without a universe (:meth:`set_universe`), or when the first-stage
+            columns are not the model's leading columns.
+        """
+        if self.universe is None:
+            raise RuntimeError("a scenario block builds only once the universe is set")
+        if datasets:
+            self.datasets.update((int(i), ds) for i, ds in datasets.items())
+        built = {i for i, held in zip(self.indices, self.held, strict=True) if held}
+        for i in (int(v) for v in positions):
+            if i in built:
+                continue
+            coded = self.coded.pop(i, None)
+            model = build_stochastic_model(
+                [self.datasets[i]],
+                [1.0],
+                universe=self.universe,
+                objective=self.objective,
+                coded=None if coded is None else [coded],
+            )
             first = (model.variables["scenario"] == -1).to_numpy()
             self.n_first = int(first.sum())
             if not first[: self.n_first].all():
                 raise RuntimeError("first-stage columns are not the leading columns")
             self.first_stage = model.variables.loc[first, ["kind", "s", "c", "t", "scale"]]
             self.induced.append(induced_rows(model, self.n_first))
-            self.lps.append(_highs_lp(model, lp_only=True)[0])
-        self.shapes = [(lp.num_col_, lp.num_row_) for lp in self.lps]
-        self.h = self._new_solver()
-        self.free_lo = np.zeros(self.n_first)
-        self.free_hi = np.full(self.n_first, np.inf)
+            lp = _highs_lp(model, lp_only=True)[0]
+            self.indices.append(i)
+            self.lps.append(lp)
+            self.bases.append(None)
+            self.shapes.append((lp.num_col_, lp.num_row_))
+            self.held.append(True)
+            built.add(i)
+        return sorted(built)
+
+    def release(self, positions: Iterable[int]) -> None:
+        """Give up the scenarios of run ``positions`` (another block solves them now)."""
+        drop = {int(i) for i in positions}
+        for k, i in enumerate(self.indices):
+            if i in drop and self.held[k]:
+                self.held[k], self.lps[k], self.bases[k] = False, None, None
+                self.live.pop(k, None)
+                self.datasets.pop(i, None)
+
+    def _slots(self, only: Iterable[int] | None = None) -> list[int]:
+        """Slots of the held scenarios (of run positions ``only`` when given), in build order."""
+        keep = None if only is None else {int(i) for i in only}
+        return [
+            k for k, i in enumerate(self.indices) if self.held[k] and (keep is None or i in keep)
+        ]
 
     def _new_solver(self) -> Any:
         """Return a silent HiGHS instance with the subproblems' options."""
@@ -144,7 +244,7 @@ class ScenarioBlock:
         return h
 
     def _solver_for(self, k: int) -> tuple[Any, bool]:
-        """HiGHS instance for scenario ``k`` and whether it holds the scenario's own state."""
+        """HiGHS instance for slot ``k`` and whether it holds the scenario's own state."""
         if self.warm != "live" or k >= self.live_limit:
             _highs_pass(self.h, self.lps[k])
             return self.h, False
@@ -155,9 +255,15 @@ class ScenarioBlock:
             return h, False
         return h, True
 
-    def info(self) -> tuple[int, pd.DataFrame, list[tuple[sp.csr_matrix, np.ndarray, np.ndarray]]]:
-        """Return ``(n_first, first-stage variable table, induced rows per scenario)``."""
-        return self.n_first, self.first_stage, self.induced
+    def info(
+        self,
+    ) -> tuple[int, pd.DataFrame, dict[int, tuple[sp.csr_matrix, np.ndarray, np.ndarray]]]:
+        """Return ``(n_first, first-stage variable table, induced rows by run position)``.
+
+        The induced rows are those of the scenarios the block holds.
+        """
+        held = {self.indices[k]: self.induced[k] for k in self._slots()}
+        return self.n_first, self.first_stage, held
 
     def _solve(self, k: int, point: np.ndarray | None, basis: Any = None) -> Cut:
         """Solve the block's scenario ``k`` at ``point`` (None: first stage free).
@@ -177,7 +283,8 @@ class ScenarioBlock:
             highs_ok(h.setBasis(start), "to start from a stored basis")
         idx = np.arange(n, dtype=np.int32)
         if point is None:
-            highs_ok(h.changeColsBounds(n, idx, self.free_lo, self.free_hi), "bounds")
+            free_hi = np.full(n, np.inf)
+            highs_ok(h.changeColsBounds(n, idx, np.zeros(n), free_hi), "bounds")
         else:
             highs_ok(h.changeColsBounds(n, idx, point, point), "bounds")
         status, ms = h.run(), h.getModelStatus()
@@ -204,31 +311,37 @@ class ScenarioBlock:
         return Cut(i, True, value, grad, at, "optimal", time.process_time() - t0, iterations)
 
     def wait_and_see(self, start: BasisArrays | None = None) -> list[Cut]:
-        """Solve every scenario alone (first stage free); one cut each at its optimum.
+        """Solve every held scenario alone (first stage free); one cut each at its optimum.
 
         Each scenario whose LP has the shape of ``start`` (a basis of the same model
         with other values, the mean-value problem's in
         :func:`optimizer.analysis.decompose_setup.start_run`) starts from it. Without
-        ``start``, a scenario whose LP has the shape of the one solved before it starts
-        from that one's optimal basis (sampled scenarios differ in values, rarely in
-        shape): at 6 sampled scenarios this took 55.9k simplex iterations against 30.7k
-        from the mean-value basis (2026-12-02). The EV plan, evaluated from each
-        scenario's own wait-and-see basis, then took 18k simplex iterations at 8
-        scenarios after 54k chained here (94k cold); the other order, the EV plan first
-        (chained from scenario to scenario) and these from each EV basis, took 56k + 43k.
+        ``start``, a scenario whose LP has the shape of the one this block solved before
+        it starts from that one's optimal basis (sampled scenarios differ in values,
+        rarely in shape): at 6 sampled scenarios this took 55.9k simplex iterations
+        against 30.7k from the mean-value basis (2026-12-02). The EV plan, evaluated
+        from each scenario's own wait-and-see basis, then took 18k simplex iterations
+        at 8 scenarios after 54k chained here (94k cold); the other order, the EV plan
+        first (chained from scenario to scenario) and these from each EV basis, took
+        56k + 43k.
         """
+        return [self._wait_and_see(k, start) for k in self._slots()]
+
+    def _wait_and_see(self, k: int, start: BasisArrays | None) -> Cut:
+        """Solve slot ``k`` alone, from ``start`` or chained (:meth:`wait_and_see`)."""
         first = None
         if start is not None:
-            first = ((len(start[0]), len(start[1])), _basis_of(start))
-        out: list[Cut] = []
-        prev: Any = None
-        for k, shape in enumerate(self.shapes):
-            warm = prev[1] if prev is not None and prev[0] == shape else None
-            if first is not None and first[0] == shape:
-                warm = first[1]
-            out.append(self._solve(k, None, warm))
-            prev = (shape, self.bases[k]) if out[-1].ok else None
-        return out
+            tag = start[0].tobytes() + start[1].tobytes()
+            if self._start is None or self._start[0] != tag:
+                self._start = (tag, _basis_of(start))
+            first = ((len(start[0]), len(start[1])), self._start[1])
+        shape, prev = self.shapes[k], self._prev
+        warm = prev[1] if prev is not None and prev[0] == shape else None
+        if first is not None and first[0] == shape:
+            warm = first[1]
+        cut = self._solve(k, None, warm)
+        self._prev = (shape, self.bases[k]) if cut.ok else None
+        return cut
 
     def basis_arrays(self, k: int) -> BasisArrays | None:
         """Return scenario ``k``'s last optimal basis as arrays (None without one)."""
@@ -239,29 +352,44 @@ class ScenarioBlock:
         return cols, np.array([int(v) for v in basis.row_status], dtype=np.int8)
 
     def evaluate(self, point: np.ndarray, only: Sequence[int] | None = None) -> list[Cut]:
-        """Solve the scenarios with the first stage fixed to ``point``; one cut each.
+        """Solve the held scenarios with the first stage fixed to ``point``; one cut each.
 
         Each starts from its own last optimal basis. ``only``: run positions to solve
         (the block's others are skipped); all if None.
         """
         p = np.maximum(np.asarray(point, dtype=float), 0.0)
-        keep = None if only is None else {int(i) for i in only}
-        ks = [k for k, i in enumerate(self.indices) if keep is None or i in keep]
-        return [self._solve(k, p) for k in ks]
+        return [self._solve(k, p) for k in self._slots(only)]
 
-    def wait_and_see_then(self, start: BasisArrays | None, point: np.ndarray) -> list[Cut]:
-        """Solve the scenarios alone (:meth:`wait_and_see`), then at ``point`` (:meth:`evaluate`).
+    def first_solves(
+        self,
+        positions: Sequence[int],
+        start: BasisArrays | None,
+        point: np.ndarray | None,
+        datasets: Mapping[int, Any] | None = None,
+    ) -> tuple[list[Cut], list[Cut]]:
+        """Build, solve alone and evaluate at ``point`` the scenarios of run ``positions``.
 
-        One call for both, so a block starts its evaluations as soon as its own
-        wait-and-see solves end instead of waiting for every block's.
+        One call per scenario or few, so the run can hand scenarios to whichever block
+        is free (:class:`optimizer.analysis.decompose_dispatch.FirstSolves`): each is
+        built here when it is not yet (``datasets`` has those of other blocks), solved
+        alone (:meth:`wait_and_see`, from ``start`` or chained), then, without waiting
+        for the other blocks, at ``point`` from its own wait-and-see basis (skipped when
+        ``point`` is None).
 
         Returns
         -------
-        list of Cut
-            The wait-and-see cuts, then the cuts at ``point``, each in the block's
-            scenario order (one of each per scenario).
+        (list of Cut, list of Cut)
+            The wait-and-see cuts and the cuts at ``point`` (empty without one), in
+            the order of ``positions``.
         """
-        return self.wait_and_see(start) + self.evaluate(point)
+        self.build(positions, datasets)
+        where = {i: k for k, i in enumerate(self.indices) if self.held[k]}
+        slots = [where[int(i)] for i in positions]
+        ws = [self._wait_and_see(k, start) for k in slots]
+        if point is None:
+            return ws, []
+        p = np.maximum(np.asarray(point, dtype=float), 0.0)
+        return ws, [self._solve(k, p) for k in slots]
 
     def peak_rss_mb(self) -> float:
         """Peak resident memory of this process (MB, ``ru_maxrss``)."""
@@ -276,14 +404,23 @@ class ScenarioBlocks:
     blocks : list
         :class:`ScenarioBlock` actors, or in-process blocks; or the futures of the
         actors being made, waited for at the first call (:attr:`blocks`), so the
-        client can work meanwhile (the mean-value problem,
-        :func:`optimizer.analysis.decompose_setup.start_run`).
+        client can work meanwhile.
     remote : bool
         True for actors (every call returns a future).
+    parts : list of list of int, optional
+        The run positions each block was given (default: none known).
     """
 
-    def __init__(self, blocks: list[Any], remote: bool, *, pending: bool = False) -> None:
+    def __init__(
+        self,
+        blocks: list[Any],
+        remote: bool,
+        *,
+        pending: bool = False,
+        parts: list[list[int]] | None = None,
+    ) -> None:
         self._blocks, self.remote, self._pending = blocks, remote, pending
+        self.parts = parts or [[] for _ in blocks]
         #: over every gathered call: the solves' CPU seconds (all blocks), and the sum
         #: per call of the busiest block's (what the calls would take with no
         #: communication and no other load)
@@ -301,6 +438,27 @@ class ScenarioBlocks:
         """Call method ``name`` on every block; return each block's answer in block order."""
         calls = [getattr(b, name)(*args) for b in self.blocks]
         return [c.result() for c in calls] if self.remote else calls
+
+    def one(self, k: int, name: str, *args: Any) -> Any:
+        """Call method ``name`` on block ``k`` and wait for its answer."""
+        out = getattr(self.blocks[k], name)(*args)
+        return out.result() if self.remote else out
+
+    def universe(
+        self, codes: Mapping[str, tuple[str, ...]], kinds: Sequence[str]
+    ) -> FirstStageUniverse:
+        """Join the blocks' first-stage keys into the run's universe and give it to them.
+
+        Each block made its keys where its datasets are (``codes`` and ``kinds`` at
+        construction); the union equals :func:`optimizer.plan.model.first_stage_universe`
+        over all the datasets.
+        """
+        from optimizer.plan.columns import union_stage_keys
+
+        keys = union_stage_keys(self.call("stage_keys"), kinds)
+        universe = FirstStageUniverse(codes, keys, tuple(kinds))
+        self.call("set_universe", universe)
+        return universe
 
     def cuts(self, name: str, *args: Any) -> list[Cut]:
         """Call ``name`` on every block and wait; return all cuts in scenario order."""
@@ -323,7 +481,8 @@ class ScenarioBlocks:
 @contextlib.contextmanager
 def open_blocks(
     datasets: Sequence[Any],
-    universe: FirstStageUniverse,
+    codes: Mapping[str, tuple[str, ...]],
+    kinds: Sequence[str],
     workers: int,
     scheduler: str | None,
     threads: int | None,
@@ -333,12 +492,18 @@ def open_blocks(
 ) -> Iterator[ScenarioBlocks]:
     """Start one block per worker (Dask actors), or one in-process block (workers=0).
 
+    Each block codes its share of the datasets and makes their first-stage keys as it
+    starts; :meth:`ScenarioBlocks.universe` joins them. The models are built later
+    (:meth:`ScenarioBlock.first_solves`).
+
     Parameters
     ----------
     datasets : sequence of Dataset
         The run's scenarios, split evenly over the blocks.
-    universe : FirstStageUniverse
-        Codes and first-stage keys of the whole run.
+    codes : mapping
+        The run's codes (:func:`optimizer.plan.coding.dataset_codes` of ``datasets``).
+    kinds : sequence of str
+        The first-stage kinds.
     workers : int
         Worker processes of a local Dask cluster; 0 (without ``scheduler``) runs one
         block in this process.
@@ -359,11 +524,12 @@ def open_blocks(
         The blocks, the actors still being made (the first call waits for them); the
         cluster (when started here) closes on exit.
     """
-    opts = (threads, warm_start, live_limit, objective)
+    opts = (None, threads, warm_start, live_limit, objective)
+    named: dict[str, Any] = {"codes": codes, "kinds": tuple(kinds)}
     if workers == 0 and scheduler is None:
-        yield ScenarioBlocks(
-            [ScenarioBlock(datasets, range(len(datasets)), universe, *opts)], False
-        )
+        every = list(range(len(datasets)))
+        block = ScenarioBlock(datasets, every, *opts, **named)
+        yield ScenarioBlocks([block], False, parts=[every])
         return
     with open_client(ClusterOptions(workers=max(workers, 1), scheduler=scheduler)) as client:
         # a fresh query: the client's cached scheduler_info() may lack the workers
@@ -374,12 +540,12 @@ def open_blocks(
                 ScenarioBlock,
                 [datasets[i] for i in part],
                 part.tolist(),
-                universe,
                 *opts,
+                **named,
                 actor=True,
                 workers=[w],
                 pure=False,
             )
             for part, w in zip(parts, names, strict=False)
         ]
-        yield ScenarioBlocks(futures, True, pending=True)
+        yield ScenarioBlocks(futures, True, pending=True, parts=[p.tolist() for p in parts])

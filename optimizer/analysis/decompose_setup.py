@@ -30,6 +30,7 @@ import pandas as pd
 
 from optimizer.analysis.decompose_blocks import BasisArrays, ScenarioBlock, ScenarioBlocks
 from optimizer.analysis.decompose_cuts import Cut, ScenarioInfeasibleError
+from optimizer.analysis.decompose_dispatch import FirstSolves
 from optimizer.analysis.decompose_master import MasterProblem
 from optimizer.analysis.hedge import mean_value_dataset
 from optimizer.plan.model import FirstStageUniverse, build_stochastic_model
@@ -243,27 +244,28 @@ def _phase(blocks: ScenarioBlocks, name: str, *args: Any) -> tuple[list[Cut], di
 
 
 def _first_solves(
-    blocks: ScenarioBlocks, start: BasisArrays | None, x_ev: np.ndarray
+    dispatch: FirstSolves, start: BasisArrays | None, x_ev: np.ndarray | None
 ) -> tuple[list[Cut], list[Cut], dict[str, float]]:
-    """Wait-and-see solves from ``start`` and the EV plan's evaluation in one call per block.
+    """Wait-and-see solves from ``start``, then at ``x_ev`` (when given), scenario by scenario.
 
-    Returns the wait-and-see cuts, the EV plan's cuts (both in scenario order) and the
+    Returns the wait-and-see cuts, the cuts at ``x_ev`` (both in scenario order) and the
     work: the CPU and simplex iterations of each phase, and the busiest worker's CPU
-    over both (``wait_and_see_ev_busiest_cpu_s``).
+    over both (``wait_and_see_ev_busiest_cpu_s``; ``wait_and_see_busiest_cpu_s``
+    without ``x_ev``).
     """
-    busy0 = blocks.busy_total_s
-    both = blocks.cuts("wait_and_see_then", start, x_ev)
-    # sorted stably by scenario from per-block lists that hold wait-and-see cuts first
-    ws, ev = both[0::2], both[1::2]
-    work = {"wait_and_see_ev_busiest_cpu_s": blocks.busy_total_s - busy0}
-    for key, cuts in (("wait_and_see", ws), ("ev", ev)):
-        work[f"{key}_cpu_s"] = float(sum(c.solve_s for c in cuts))
-        work[f"{key}_simplex_iterations"] = float(sum(c.simplex_iterations for c in cuts))
+    busy0 = dispatch.blocks.busy_total_s
+    ws, ev = dispatch.run(start, x_ev)
+    key = "wait_and_see" if x_ev is None else "wait_and_see_ev"
+    work = {f"{key}_busiest_cpu_s": dispatch.blocks.busy_total_s - busy0}
+    for name, cuts in (("wait_and_see", ws), ("ev", ev)):
+        if cuts:
+            work[f"{name}_cpu_s"] = float(sum(c.solve_s for c in cuts))
+            work[f"{name}_simplex_iterations"] = float(sum(c.simplex_iterations for c in cuts))
     return ws, ev, work
 
 
 def _scenario_solves(
-    blocks: ScenarioBlocks,
+    dispatch: FirstSolves,
     mv: tuple[Cut, BasisArrays | None] | None,
     w: np.ndarray,
     labels: tuple[str, ...],
@@ -271,10 +273,11 @@ def _scenario_solves(
 ) -> tuple[list[Cut], list[Cut], np.ndarray, str, float]:
     """Run the wait-and-see solves and the EV plan's evaluation; ``work`` gains their figures.
 
-    With a mean-value plan and the ``mean_value`` start, both run in one call per block
-    (:func:`_first_solves`); otherwise the wait-and-see solves chain from scenario to
-    scenario and the EV plan (the heaviest scenario's when there is no mean-value plan)
-    is evaluated in a second call.
+    With a mean-value plan and the ``mean_value`` start, each scenario's evaluation at
+    the EV plan follows its wait-and-see solve in the same call (:func:`_first_solves`);
+    otherwise the wait-and-see solves chain from scenario to scenario on each block and
+    the EV plan (the heaviest scenario's when there is no mean-value plan) is evaluated
+    in a second call to every block.
 
     Returns
     -------
@@ -289,9 +292,9 @@ def _scenario_solves(
     """
     both = mv is not None and wait_and_see_start == "mean_value"
     if mv is not None and both:
-        ws, ev_cuts, more = _first_solves(blocks, mv[1], mv[0].point)
+        ws, ev_cuts, more = _first_solves(dispatch, mv[1], mv[0].point)
     else:
-        ws, more = _phase(blocks, "wait_and_see", None)
+        ws, _, more = _first_solves(dispatch, None, None)
     work.update(more)
     for c in ws:
         if not c.ok:
@@ -302,7 +305,7 @@ def _scenario_solves(
         (mv[0].point, "mean_value") if mv is not None else (ws[heaviest].point, labels[heaviest])
     )
     if not both:
-        ev_cuts, more = _phase(blocks, "evaluate", x_ev)
+        ev_cuts, more = _phase(dispatch.blocks, "evaluate", x_ev)
         work.update(more)
     return ws, ev_cuts, x_ev, ev_name, t_ws
 
@@ -344,18 +347,23 @@ def start_run(
     ScenarioInfeasibleError
         When a scenario alone has no optimum.
     """
-    # the mean-value problem here while the workers still build their blocks
-    t_mv0, c0 = time.perf_counter(), time.process_time()
-    mv = mean_value_start(datasets, w, universe, notes, objective)
-    work = {"mean_value_cpu_s": time.process_time() - c0}
-    work["mean_value_simplex_iterations"] = float(mv[0].simplex_iterations if mv else 0)
-    t_mv = time.perf_counter()
-    info = blocks.call("info")  # waits for the blocks
-    n_first, table = info[0][0], info[0][1]
-    induced = [r for part in info for r in part[2]]
     t_setup = time.perf_counter()
-    ws, ev_cuts, x_ev, ev_name, t_ws = _scenario_solves(blocks, mv, w, labels, work)
+    # the blocks build their scenarios while the mean-value problem is solved here
+    dispatch = FirstSolves(blocks, datasets)
+    try:
+        c0 = time.process_time()
+        mv = mean_value_start(datasets, w, universe, notes, objective)
+        work = {"mean_value_cpu_s": time.process_time() - c0}
+        work["mean_value_simplex_iterations"] = float(mv[0].simplex_iterations if mv else 0)
+        t_mv = time.perf_counter()
+        ws, ev_cuts, x_ev, ev_name, t_ws = _scenario_solves(dispatch, mv, w, labels, work)
+    finally:
+        dispatch.close()
     t_ev = time.perf_counter()
+    info = blocks.call("info")
+    n_first, table = max(((i[0], i[1]) for i in info), key=lambda i: i[0])
+    held = {pos: rows for part in info for pos, rows in part[2].items()}
+    induced = [held[i] for i in range(len(datasets))]
     floors = np.array([c.value for c in ws])
     master = MasterProblem(n_first, w, floors, induced, cut_age)
     if retain > 0:
@@ -377,6 +385,6 @@ def start_run(
     points = np.vstack([c.point for c in ws] + [x_ev])
     spread = points.max(axis=0) - points.min(axis=0)
     inv_range = 1.0 / (spread + 1e-3 * max(float(spread.max(initial=0.0)), 1.0))
-    timings = {"setup": t_setup, "mean_value": t_mv - t_mv0, "wait_and_see": t_ws - t_setup}
+    timings = {"setup": t_setup, "mean_value": t_mv - t_setup, "wait_and_see": t_ws - t_setup}
     timings["ev"] = t_ev - t_ws
     return StartedRun(master, state, ws, ev_cuts, eev, ev_name, table, inv_range, timings, work)

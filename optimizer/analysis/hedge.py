@@ -93,6 +93,8 @@ def mean_value_dataset(datasets: Sequence[Any], weights: Sequence[float]) -> Any
         if any(len(f) != len(f0) or list(f.columns) != list(f0.columns) for f in frames):
             return None
         out = f0.copy()
+        if not _same_cells(frames, [c for c in f0.columns if f0[c].dtype.kind != "f"]):
+            return None
         for c in f0.columns:
             if f0[c].dtype.kind == "f":
                 stack = np.vstack([f[c].to_numpy(dtype=float) for f in frames])
@@ -104,17 +106,32 @@ def mean_value_dataset(datasets: Sequence[Any], weights: Sequence[float]) -> Any
                     mean = (w[:, None] * stack).sum(axis=0)
                     mean = np.clip(mean, stack.min(axis=0), stack.max(axis=0))
                     out[c] = np.where(same.all(axis=0), stack[0], mean)
-            elif any(
-                not (f[c].astype(str).to_numpy() == f0[c].astype(str).to_numpy()).all()
-                for f in frames[1:]
-            ):
-                return None
         tables[t] = out
     from capacity.dataset import Dataset
 
     return Dataset.from_tables(
         tables, name=first.name, scenarios=first.scenarios, scenario="mean_value"
     )
+
+
+def _same_cells(frames: Sequence[pd.DataFrame], columns: Sequence[str]) -> bool:
+    """Whether every frame has the first one's cells in ``columns``, compared as text.
+
+    A table or column equal to the first's as it is (``equals``: same dtypes and
+    values, missing cells equal) needs no text comparison; a draw leaves most of them
+    so, and turning every cell to text took 3 of the 3.9 s of a mean-value dataset
+    over 100 draws of the default data (2026-12-04; 0.56 s with this).
+    """
+    first = frames[0]
+    base = {c: first[c] for c in columns}
+    for f in frames[1:]:
+        if f is first or f.equals(first):
+            continue
+        for c in columns:
+            a, b = f[c], base[c]
+            if not a.equals(b) and not (a.astype(str).to_numpy() == b.astype(str).to_numpy()).all():
+                return False
+    return True
 
 
 @dataclass(frozen=True)

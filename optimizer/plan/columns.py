@@ -31,6 +31,7 @@ __all__ = [
     "FIRST_STAGE_SETS",
     "add_columns",
     "first_stage_keys",
+    "union_stage_keys",
     "first_stage_kinds",
 ]
 
@@ -194,6 +195,29 @@ def first_stage_keys(
                 if kind in collected:
                     collected[kind].append(frame)
     return {kind: _stage_key_frame(kind, collected[kind]) for kind in kinds}
+
+
+def union_stage_keys(
+    parts: Sequence[Mapping[str, pd.DataFrame]], kinds: Sequence[str] = FIRST_STAGE
+) -> dict[str, pd.DataFrame]:
+    """Union of first-stage keys made by :func:`first_stage_keys` over parts of the scenarios.
+
+    Equal, frame for frame, to :func:`first_stage_keys` over all the parts' scenarios
+    (the same distinct keys, sorted the same way), so the keys can be made where the
+    scenarios are (the decomposed hedge's workers) and joined here.
+
+    Parameters
+    ----------
+    parts : sequence of mapping
+        Per part, the frames of :func:`first_stage_keys` (at least ``kinds``).
+    kinds : sequence of str
+        The first-stage kinds.
+
+    Returns
+    -------
+    dict of str to DataFrame
+    """
+    return {kind: _stage_key_frame(kind, [p[kind] for p in parts]) for kind in kinds}
 
 
 def _stage_key_frame(kind: str, frames: Sequence[pd.DataFrame]) -> pd.DataFrame:

@@ -369,6 +369,7 @@ def build_stochastic_model(
     formulation: str = "compact",
     first_stage: str | Sequence[str] = "full",
     objective: str = "cost",
+    coded: Sequence[ScenarioData] | None = None,
 ) -> PlanningModel:
     """Build a two-stage stochastic planning LP over weighted scenario datasets.
 
@@ -402,6 +403,11 @@ def build_stochastic_model(
         :data:`~optimizer.plan.columns.FIRST_STAGE_SETS`) or a list of first-stage kinds.
     objective : {"cost", "margin"}
         Minimum expected cost (default) or maximum expected margin.
+    coded : sequence of ScenarioData, optional
+        The datasets already coded (:func:`optimizer.plan.coding.scenario_data` of
+        dataset ``i`` at position ``i``, with the codes in use and without cluster
+        mode), made once for the first-stage keys and reused here (the decomposed
+        hedge's workers, :mod:`optimizer.analysis.decompose_blocks`).
 
     Returns
     -------
@@ -411,7 +417,8 @@ def build_stochastic_model(
     ------
     ValueError
         When the lists differ in length, the weights are not a distribution, the
-        horizons differ, or the formulation or the objective is unknown.
+        horizons differ, the formulation or the objective is unknown, or ``coded``
+        does not match ``datasets`` (its length, a dataset, a position, cluster mode).
     """
     if formulation not in FORMULATIONS:
         raise ValueError(f"formulation must be one of {FORMULATIONS}, got {formulation!r}")
@@ -428,7 +435,11 @@ def build_stochastic_model(
             raise ValueError("all scenario datasets must share the same horizon periods")
     codes = dataset_codes(datasets) if universe is None else universe.codes
     exact = clusters or integer_units
-    scenarios = [scenario_data(i, ds, codes, exact) for i, ds in enumerate(datasets)]
+    scenarios = (
+        [scenario_data(i, ds, codes, exact) for i, ds in enumerate(datasets)]
+        if coded is None
+        else _checked_coded(coded, datasets, exact)
+    )
     builder = ModelBuilder()
     builder.objective = objective
     kinds = first_stage_kinds(first_stage) if universe is None else universe.first_stage
@@ -447,6 +458,18 @@ def build_stochastic_model(
     return replace(
         model, clusters=exact, formulation=built, formulation_note=note, objective=objective
     )
+
+
+def _checked_coded(
+    coded: Sequence[ScenarioData], datasets: Sequence[DatasetLike], exact: bool
+) -> list[ScenarioData]:
+    """Return ``coded`` when it codes ``datasets`` in order (ValueError otherwise)."""
+    ok = len(coded) == len(datasets) and not exact
+    pairs = enumerate(zip(coded, datasets, strict=False))
+    ok = ok and all(c.dataset is ds and c.index == i and not c.cluster_mode for i, (c, ds) in pairs)
+    if not ok:
+        raise ValueError("coded scenarios must code the datasets in order, without cluster mode")
+    return list(coded)
 
 
 def _formulation_built(
