@@ -49,11 +49,12 @@ class DecomposedPlan:
         ``kind, site, chip, period, value`` (MW for build/liquid, chips otherwise) of
         the hedged plan's non-zero first-stage decisions.
     timings_s : Mapping[str, float]
-        Wall seconds: ``setup`` (universe, blocks, induced rows), ``mean_value`` (the
-        mean-value problem in this process, while the workers build their blocks: part
-        of ``setup`` on a cluster), ``wait_and_see`` (the scenarios alone on
-        the workers), ``ev`` (the EV plan evaluated in every scenario: iteration 0;
-        about 0 when one call per worker ran both, then counted in ``wait_and_see``),
+        Wall seconds: ``setup`` (the blocks started, the datasets coded and the
+        universe made on them), ``mean_value`` (the mean-value problem in this process,
+        while the workers build their first scenario models: part of ``wait_and_see``
+        on a cluster), ``wait_and_see`` (the builds and the scenarios alone on the
+        workers), ``ev`` (the EV plan evaluated in every scenario: iteration 0; about 0
+        when each scenario's call ran both, then counted in ``wait_and_see``),
         ``iterations``, ``total``.
     work : Mapping[str, float]
         Work of the first solves (:class:`optimizer.analysis.decompose_setup.StartedRun`):

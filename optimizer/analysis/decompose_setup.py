@@ -1,13 +1,14 @@
 """Start of a decomposed hedge: inputs, the EV plan, wait-and-see and EEV, the first master.
 
 Order of the first solves (:func:`start_run`): this process solves the mean-value
-problem first, while the workers build their scenario blocks; its optimal basis then
-starts every scenario's wait-and-see solve (the sampled scenarios share the mean-value
-LP's shape and differ in values), and each scenario's EV-plan evaluation continues from
-its own wait-and-see basis, in the same call to the worker (no wait for the other
-workers between the two phases). The EV plan's evaluation is iteration 0 of the L-shaped
-method: its cuts are the master's first optimality cuts and its expected cost (EEV) the
-first upper bound, so no scenario is solved twice at the EV plan. Measured on 6 sampled
+problem first, while the workers build their first scenario models; its optimal basis
+then starts every scenario's wait-and-see solve (the sampled scenarios share the
+mean-value LP's shape and differ in values), and each scenario's EV-plan evaluation
+continues from its own wait-and-see basis, in the same call to the worker. Each scenario
+goes to whichever worker is free (:mod:`optimizer.analysis.decompose_dispatch`). The EV
+plan's evaluation is iteration 0 of the L-shaped method: its cuts are the master's first
+optimality cuts and its expected cost (EEV) the first upper bound, so no scenario is
+solved twice at the EV plan. Measured on 6 sampled
 scenarios of the default data (capacity first stage, process CPU, one process, load 4-7,
 2026-12-02): the wait-and-see solves took 30.7k simplex iterations (8.7 s) from the
 mean-value basis against 55.9k (14.2 s) chained from scenario to scenario, the
@@ -138,11 +139,14 @@ class StartedRun:
         projection's scaling.
     timings : dict
         Wall seconds: ``setup`` (a perf_counter stamp until the caller subtracts the
-        start; up to the blocks being ready), ``mean_value`` (solved while the workers
-        build their blocks, so inside ``setup`` on a cluster), ``wait_and_see``,
-        ``ev``. When one call per block runs both the wait-and-see solves and the EV
-        plan's evaluation (the ``mean_value`` start), ``wait_and_see`` is that call's
-        wall time and ``ev`` only the client's wait after it (about 0).
+        start; up to the universe: the cluster started, the datasets coded and the
+        first-stage keys made on the workers), ``mean_value`` (solved while the workers
+        build their first scenario models, so inside ``wait_and_see`` on a cluster),
+        ``wait_and_see`` (from the end of ``setup``: the builds, the mean-value problem
+        and the wait-and-see solves), ``ev``. When each scenario's call runs both its
+        wait-and-see solve and the EV plan's evaluation (the ``mean_value`` start),
+        ``wait_and_see`` holds both and ``ev`` is only the client's wait after it
+        (about 0).
     work : dict
         ``<phase>_cpu_s`` (process CPU s: the client's for ``mean_value``, summed over
         the workers' solves for ``wait_and_see`` and ``ev``),
