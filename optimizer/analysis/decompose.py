@@ -73,7 +73,7 @@ from optimizer.analysis.decompose_master import MasterProblem
 from optimizer.analysis.decompose_result import DecomposedPlan, first_stage_table
 from optimizer.analysis.decompose_setup import RunState as _State
 from optimizer.analysis.decompose_setup import StartedRun as _Run
-from optimizer.analysis.decompose_setup import check_inputs, start_run
+from optimizer.analysis.decompose_setup import check_inputs, mean_value_data, start_run
 from optimizer.plan.coding import dataset_codes
 from optimizer.plan.columns import first_stage_kinds
 from optimizer.plan.model import FirstStageUniverse
@@ -394,9 +394,12 @@ def _run_risks(
     )
     with opened as blocks:
         # the blocks code their datasets and make the first-stage keys as they start
+        mean_value = mean_value_data(datasets, w)
         universe = blocks.universe(codes, kinds)
         keep = min(retain, len(datasets))
-        run = start_run(blocks, datasets, w, labels, universe, notes, keep, cut_age, objective)
+        run = start_run(
+            blocks, datasets, w, labels, universe, notes, keep, cut_age, objective, mean_value
+        )
         run.timings["setup"] = run.timings["setup"] - t_start
         deadline = math.inf if time_limit_s is None else t_start + time_limit_s
         for risk in risks:

@@ -42,6 +42,7 @@ __all__ = [
     "RunState",
     "StartedRun",
     "check_inputs",
+    "mean_value_data",
     "mean_value_start",
     "representatives",
     "start_run",
@@ -173,6 +174,7 @@ def mean_value_start(
     universe: FirstStageUniverse,
     notes: list[str],
     objective: str = "cost",
+    data: tuple[Any | None, str] | None = None,
 ) -> tuple[Cut, BasisArrays | None] | None:
     """Solve the mean-value problem; its cut (first stage free) and optimal basis.
 
@@ -188,6 +190,8 @@ def mean_value_start(
         Gains a note when the mean-value problem is undefined or has no optimum.
     objective : {"cost", "margin"}
         The scenario models' objective.
+    data : (Dataset or None, str), optional
+        :func:`mean_value_data` of the run, when made already.
 
     Returns
     -------
@@ -195,12 +199,7 @@ def mean_value_start(
         The solve's cut (``point`` is the EV plan, ``value`` the EV optimum in USD)
         and its basis as arrays; None (with a note) when there is no mean-value plan.
     """
-    from capacity.validation import DataValidationError
-
-    try:
-        mv, why = mean_value_dataset(datasets, [float(v) for v in w]), "rows differ"
-    except DataValidationError as e:
-        mv, why = None, f"data invalid: {e.findings[0].message}"
+    mv, why = mean_value_data(datasets, w) if data is None else data
     if mv is not None:
         block = ScenarioBlock([mv], [0], universe, objective=objective)
         cut = block.wait_and_see()[0]
@@ -210,6 +209,30 @@ def mean_value_start(
     else:
         notes.append(f"mean-value problem undefined ({why}); used the heaviest scenario's plan")
     return None
+
+
+def mean_value_data(datasets: Sequence[Any], w: np.ndarray) -> tuple[Any | None, str]:
+    """Return the mean-value dataset of the run, or None and why it is undefined.
+
+    Parameters
+    ----------
+    datasets : sequence of Dataset
+        The run's scenarios.
+    w : ndarray
+        Their probabilities, shape (n_scenarios,).
+
+    Returns
+    -------
+    (Dataset or None, str)
+        The dataset (:func:`optimizer.analysis.hedge.mean_value_dataset`) and the reason
+        there would be none: ``rows differ`` or ``data invalid: <first finding>``.
+    """
+    from capacity.validation import DataValidationError
+
+    try:
+        return mean_value_dataset(datasets, [float(v) for v in w]), "rows differ"
+    except DataValidationError as e:
+        return None, f"data invalid: {e.findings[0].message}"
 
 
 def check_inputs(
@@ -324,6 +347,7 @@ def start_run(
     retain: int,
     cut_age: int | None,
     objective: str = "cost",
+    mean_value: tuple[Any | None, str] | None = None,
 ) -> StartedRun:
     """Solve the mean-value problem, the scenarios alone and at the EV plan; build the master.
 
@@ -341,6 +365,8 @@ def start_run(
         The master's cut pool age (:class:`MasterProblem`).
     objective : {"cost", "margin"}
         The scenario models' objective.
+    mean_value : (Dataset or None, str), optional
+        :func:`mean_value_data` of the run, when made already (while the blocks start).
 
     Returns
     -------
@@ -356,7 +382,7 @@ def start_run(
     dispatch = FirstSolves(blocks, datasets)
     try:
         c0 = time.process_time()
-        mv = mean_value_start(datasets, w, universe, notes, objective)
+        mv = mean_value_start(datasets, w, universe, notes, objective, mean_value)
         work = {"mean_value_cpu_s": time.process_time() - c0}
         work["mean_value_simplex_iterations"] = float(mv[0].simplex_iterations if mv else 0)
         t_mv = time.perf_counter()
