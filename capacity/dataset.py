@@ -88,18 +88,9 @@ class Dataset:
         # validation record travels too: its table digests give the hash without
         # hashing every table again (40 of the 43 ms of unpickling a sampled default
         # dataset, 2026-12-05), and a later revalidation reuses it as here.
-        return (
-            _restore,
-            (
-                dict(self._tables),
-                self.name,
-                dict(self.scenarios),
-                self.warnings,
-                self.scenario,
-                dict(self.meta),
-                self._validation,
-            ),
-        )
+        tables, scenarios, meta = dict(self._tables), dict(self.scenarios), dict(self.meta)
+        args = (tables, self.name, scenarios, self.warnings, self.scenario, meta)
+        return _restore, (*args, self._validation)
 
     # ------------------------------------------------------------------ accessors
     def table(self, name: str) -> pd.DataFrame:

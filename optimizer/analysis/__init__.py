@@ -27,6 +27,7 @@ Modules
 ``decompose``         the hedged plan by L-shaped decomposition on Dask: the driver.
 ``decompose_cuts``    L-shaped cuts and the induced rows a scenario gives the master.
 ``decompose_blocks``  L-shaped scenario subproblems: a live HiGHS per scenario, on Dask actors.
+``decompose_dispatch`` the first solves, each scenario handed to whichever block is free.
 ``decompose_master``  the L-shaped master LP: cuts, the cut pool, level projection, retained rows.
 ``decompose_setup``   L-shaped inputs: weights and names, the EV plan, retained scenarios.
 ``decompose_result``  the decomposed plan's result record and its first-stage table.

@@ -21,7 +21,14 @@ from optimizer.lp.builder import expand
 from optimizer.lp.frames import column_values
 from optimizer.lp.join import merge
 
-__all__ = ["CLUSTER_RULE_COLUMNS", "code_ids", "dataset_codes", "discount_factors", "scenario_data"]
+__all__ = [
+    "CLUSTER_RULE_COLUMNS",
+    "checked_coded",
+    "code_ids",
+    "dataset_codes",
+    "discount_factors",
+    "scenario_data",
+]
 
 
 def discount_factors(ds: Any) -> np.ndarray:
@@ -337,3 +344,33 @@ def _coded_pipeline(ds: Any, codes: Mapping[str, tuple[str, ...]]) -> pd.DataFra
     """Pipeline ``s, t, it_mw, liquid_mw`` (t clipped at 0; t >= T: online after the horizon)."""
     pipe = pipeline_by_period(ds)
     return pipe.assign(s=code_ids(pipe["site"], codes["s"]))[["s", "t", "it_mw", "liquid_mw"]]
+
+
+def checked_coded(
+    coded: Sequence[ScenarioData], datasets: Sequence[Any], cluster_mode: bool
+) -> list[ScenarioData]:
+    """Return ``coded`` when it codes ``datasets`` in order, for a build without cluster mode.
+
+    Parameters
+    ----------
+    coded : sequence of ScenarioData
+        :func:`scenario_data` of ``datasets[i]`` at position ``i`` (the same objects).
+    datasets : sequence of Dataset
+        The datasets of the build.
+    cluster_mode : bool
+        Whether the build is in cluster mode (coded scenarios are not reused there).
+
+    Raises
+    ------
+    ValueError
+        When the lengths differ, a dataset or a position does not match, or either is
+        in cluster mode.
+    """
+    pairs = enumerate(zip(coded, datasets, strict=False))
+    if (
+        cluster_mode
+        or len(coded) != len(datasets)
+        or not all(c.dataset is ds and c.index == i and not c.cluster_mode for i, (c, ds) in pairs)
+    ):
+        raise ValueError("coded scenarios must code the datasets in order, without cluster mode")
+    return list(coded)

@@ -84,7 +84,7 @@ from optimizer.components.scenario import ScenarioColumns, ScenarioData
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.dimensions import ROW_CODE_COLUMNS
 from optimizer.lp.frames import column_values
-from optimizer.plan.coding import dataset_codes, discount_factors, scenario_data
+from optimizer.plan.coding import checked_coded, dataset_codes, discount_factors, scenario_data
 from optimizer.plan.columns import FIRST_STAGE, add_columns, first_stage_keys, first_stage_kinds
 
 #: Formulations of the operating columns (module docstring, "Formulations").
@@ -438,7 +438,7 @@ def build_stochastic_model(
     scenarios = (
         [scenario_data(i, ds, codes, exact) for i, ds in enumerate(datasets)]
         if coded is None
-        else _checked_coded(coded, datasets, exact)
+        else checked_coded(coded, datasets, exact)
     )
     builder = ModelBuilder()
     builder.objective = objective
@@ -458,18 +458,6 @@ def build_stochastic_model(
     return replace(
         model, clusters=exact, formulation=built, formulation_note=note, objective=objective
     )
-
-
-def _checked_coded(
-    coded: Sequence[ScenarioData], datasets: Sequence[DatasetLike], exact: bool
-) -> list[ScenarioData]:
-    """Return ``coded`` when it codes ``datasets`` in order (ValueError otherwise)."""
-    ok = len(coded) == len(datasets) and not exact
-    pairs = enumerate(zip(coded, datasets, strict=False))
-    ok = ok and all(c.dataset is ds and c.index == i and not c.cluster_mode for i, (c, ds) in pairs)
-    if not ok:
-        raise ValueError("coded scenarios must code the datasets in order, without cluster mode")
-    return list(coded)
 
 
 def _formulation_built(
