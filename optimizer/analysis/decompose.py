@@ -393,7 +393,8 @@ def _run_risks(
         datasets, codes, kinds, workers, scheduler, threads, warm_start, live_limit, objective
     )
     with opened as blocks:
-        # the blocks code their datasets and make the first-stage keys as they start
+        # the mean-value dataset here while the blocks code their datasets and make
+        # their first-stage keys
         mean_value = mean_value_data(datasets, w)
         universe = blocks.universe(codes, kinds)
         keep = min(retain, len(datasets))

@@ -8,14 +8,13 @@ continues from its own wait-and-see basis, in the same call to the worker. Each 
 goes to whichever worker is free (:mod:`optimizer.analysis.decompose_dispatch`). The EV
 plan's evaluation is iteration 0 of the L-shaped method: its cuts are the master's first
 optimality cuts and its expected cost (EEV) the first upper bound, so no scenario is
-solved twice at the EV plan. Measured on 6 sampled
-scenarios of the default data (capacity first stage, process CPU, one process, load 4-7,
-2026-12-02): the wait-and-see solves took 30.7k simplex iterations (8.7 s) from the
-mean-value basis against 55.9k (14.2 s) chained from scenario to scenario, the
-mean-value solve itself 12.2k (2.3 s); the EV evaluations 12.6k either way. Evaluating
-the EV plan first from the mean-value basis and then the wait-and-see solves from those
-bases took 34.9k + 31.5k (dual simplex) or 34.9k + 224k (primal simplex), so that order
-is not used.
+solved twice at the EV plan. Measured on 6 sampled scenarios of the default data
+(capacity first stage, process CPU, one process, load 4-7, 2026-12-02): the wait-and-see
+solves took 30.7k simplex iterations (8.7 s) from the mean-value basis against 55.9k
+(14.2 s) chained from scenario to scenario, the mean-value solve itself 12.2k (2.3 s);
+the EV evaluations 12.6k either way. Evaluating the EV plan first from the mean-value
+basis and then the wait-and-see solves from those bases took 34.9k + 31.5k (dual
+simplex) or 34.9k + 224k (primal simplex), so that order is not used.
 """
 
 from __future__ import annotations
