@@ -181,6 +181,17 @@ def test_mean_value_dataset_is_undefined_when_a_text_cell_differs() -> None:
     assert mv.table("demand")["demand_h100e"].iloc[0] == pytest.approx(175.0)
 
 
+def test_object_cells_are_compared_as_text_not_as_equal_values() -> None:
+    # equals() takes 1 for 1.0 in object columns; their text differs, so no mean.
+    from optimizer.analysis.hedge import _same_cells
+
+    one = pd.DataFrame({"x": pd.Series([1, "a"], dtype=object)})
+    other = pd.DataFrame({"x": pd.Series([1.0, "a"], dtype=object)})
+    assert one["x"].equals(other["x"])
+    assert not _same_cells([one, other], ["x"])
+    assert _same_cells([one, one.copy(), one], ["x"])
+
+
 def test_plan_outcomes_of_the_newsvendor() -> None:
     ds = newsvendor(100)
     r = solve(ds)

@@ -238,6 +238,9 @@ class ScenarioBlock:
     def release(self, positions: Iterable[int]) -> None:
         """Give up the scenarios of run ``positions`` (another block solves them now)."""
         drop = {int(i) for i in positions}
+        for i in drop:  # taken before this block built them
+            self.coded.pop(i, None)
+            self.datasets.pop(i, None)
         for k, i in enumerate(self.indices):
             if i in drop and self.held[k]:
                 self.held[k], self.lps[k], self.bases[k] = False, None, None
@@ -263,7 +266,7 @@ class ScenarioBlock:
 
     def _solver_for(self, k: int) -> tuple[Any, bool]:
         """HiGHS instance for slot ``k`` and whether it holds the scenario's own state."""
-        if self.warm != "live" or k >= self.live_limit:
+        if self.warm != "live" or (k not in self.live and len(self.live) >= self.live_limit):
             _highs_pass(self.h, self.lps[k])
             return self.h, False
         h = self.live.get(k)
@@ -517,7 +520,8 @@ def open_blocks(
     Parameters
     ----------
     datasets : sequence of Dataset
-        The run's scenarios, split evenly over the blocks.
+        The run's scenarios, split evenly over the blocks to start with (a block that
+        runs out takes another's, :mod:`optimizer.analysis.decompose_dispatch`).
     codes : mapping
         The run's codes (:func:`optimizer.plan.coding.dataset_codes` of ``datasets``).
     kinds : sequence of str

@@ -151,8 +151,9 @@ class StartedRun:
         ``<phase>_cpu_s`` (process CPU s: the client's for ``mean_value``, summed over
         the workers' solves for ``wait_and_see`` and ``ev``),
         ``<phase>_simplex_iterations``, and the busiest worker's CPU:
-        ``<phase>_busiest_cpu_s`` for separate calls, ``wait_and_see_ev_busiest_cpu_s``
-        for one call running both.
+        ``<phase>_busiest_cpu_s`` for the EV plan's separate evaluation,
+        ``wait_and_see_ev_busiest_cpu_s`` when each scenario's call ran both, and
+        ``wait_and_see_busiest_cpu_s`` when the wait-and-see solves ran alone.
     """
 
     master: MasterProblem

@@ -405,9 +405,10 @@ def build_stochastic_model(
         Minimum expected cost (default) or maximum expected margin.
     coded : sequence of ScenarioData, optional
         The datasets already coded (:func:`optimizer.plan.coding.scenario_data` of
-        dataset ``i`` at position ``i``, with the codes in use and without cluster
-        mode), made once for the first-stage keys and reused here (the decomposed
-        hedge's workers, :mod:`optimizer.analysis.decompose_blocks`).
+        dataset ``i`` at position ``i``, with ``universe``'s codes, which are not
+        checked, and without cluster mode), made once for the first-stage keys and
+        reused here (the decomposed hedge's workers,
+        :mod:`optimizer.analysis.decompose_blocks`).
 
     Returns
     -------
