@@ -348,10 +348,12 @@ class RunFolder:
                     inputs=solved_inputs(solved, scenario),
                     unfinished=self.requested if len(self.requested) > 1 else (),
                 )
+                # at once: stopping the spinner joins its thread, and a SIGTERM in that
+                # wait said "no scenario had finished" of a scenario committed on disk
+                self.path = run_dir
         except (ReportError, ValueError) as e:
             console.print(f"[red]error: report not written:[/red] {e}")
             return 1
-        self.path = run_dir
         sdir = scenario_dir(run_dir, scenario)
         console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
         if self.units:
