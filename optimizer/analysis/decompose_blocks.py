@@ -245,7 +245,6 @@ class ScenarioBlock:
             if i in drop and self.held[k]:
                 self.held[k], self.lps[k], self.bases[k] = False, None, None
                 self.live.pop(k, None)
-                self.datasets.pop(i, None)
 
     def _slots(self, only: Iterable[int] | None = None) -> list[int]:
         """Slots of the held scenarios (of run positions ``only`` when given), in build order."""
