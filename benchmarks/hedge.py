@@ -85,6 +85,7 @@ def worker(
     out.update(time_limit_s=time_limit_s, tol=tol, seed=seed)
     out["load_before"] = _load()
     t0 = time.perf_counter()
+    p: Any = None
     if method == "extensive":
         obj, status, tm = extensive_form_objective(
             dsets, options=SolveOptions(time_limit_s=time_limit_s), first_stage=first_stage
@@ -92,18 +93,24 @@ def worker(
         out.update(objective_usd=obj, status=status, **{f"{k}_s": v for k, v in tm.items()})
         out["peak_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
     else:
-        p = hedge_decomposed(
-            dsets,
-            names=names,
-            workers=2,
-            scheduler=scheduler,
-            warm_start=warm_start,
-            live_limit=live_limit,
-            tol=tol,
-            time_limit_s=time_limit_s,
-            max_iter=100_000,
-            first_stage=first_stage,
-        )
+        from optimizer.analysis.decompose_cuts import HedgeTimeLimitError
+
+        try:
+            p = hedge_decomposed(
+                dsets,
+                names=names,
+                workers=2,
+                scheduler=scheduler,
+                warm_start=warm_start,
+                live_limit=live_limit,
+                tol=tol,
+                time_limit_s=time_limit_s,
+                max_iter=100_000,
+                first_stage=first_stage,
+            )
+        except HedgeTimeLimitError as e:  # no plan: the first solves outlasted the limit
+            out.update(status="time_limit_no_solution", converged=False, message=str(e))
+    if p is not None:
         out.update(
             objective_usd=p.expected_cost_usd,
             lower_bound_usd=p.lower_bound_usd,

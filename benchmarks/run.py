@@ -1205,7 +1205,7 @@ def _hedge_rows(hedge: list[dict[str, Any]] | None) -> list[str]:
             continue
         lshaped = r.get("method") == "lshaped"
         status = (
-            ("converged" if r.get("converged") else "not converged")
+            ("converged" if r.get("converged") else r.get("status", "not converged"))
             if lshaped
             else str(r.get("status", "-"))
         )

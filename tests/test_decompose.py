@@ -170,14 +170,32 @@ def test_cli_hedge_matches_its_reference() -> None:
     assert "relative diff" in res.output
 
 
-def test_time_limit_stops_after_one_iteration_with_a_real_plan() -> None:
+def test_time_limit_in_the_first_round_returns_the_ev_plan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The limit passes as round 1 starts its evaluations: no scenario is solved in it,
+    # and the plan is the EV plan, the only one evaluated in every scenario.
+    import time as clock
+
+    from optimizer.analysis import decompose
+    from optimizer.analysis.decompose_cuts import TimeLimit
+
     low, high = newsvendor(100), newsvendor(300)
-    p = hedge_decomposed([low, high], [1, 1], ["low", "high"], workers=0, time_limit_s=0.0)
-    assert len(p.iterations) == 2  # iteration 0 (EV plan) and one master round
+    passed = [False]
+    monkeypatch.setattr(TimeLimit, "passed", lambda self: passed[0])
+    real = decompose._evaluate_operable
+
+    def evaluate(blocks: Any, state: Any, x: Any, it: int, until: Any = None) -> Any:
+        passed[0] = True
+        return real(blocks, state, x, it, clock.time() - 1.0)
+
+    monkeypatch.setattr(decompose, "_evaluate_operable", evaluate)
+    p = hedge_decomposed([low, high], [1, 1], ["low", "high"], workers=0, time_limit_s=60.0)
+    assert len(p.iterations) == 2  # iteration 0 (EV plan) and the round cut short
     assert not p.converged and p.gap_rel > 1e-8
-    # the reported cost is a real plan's: at or above the optimum, at or below EEV
+    # the reported cost is a real plan's: at or above the optimum, and the EV plan's
     assert 100 * CHIP + 0.5 * 1500 * 200 <= p.expected_cost_usd * (1 + 1e-12)
-    assert p.expected_cost_usd <= p.eev_usd
+    assert p.expected_cost_usd == p.eev_usd
 
 
 def test_capacity_first_stage_leaves_the_newsvendors_chips_to_recourse() -> None:
@@ -238,7 +256,9 @@ def test_a_round_whose_halvings_all_fail_gives_no_upper_bound() -> None:
     asked: list[tuple[float, list[int] | None]] = []
 
     class NeverOperable:
-        def cuts(self, name: str, x: np.ndarray, only: list[int] | None = None) -> list[Cut]:
+        def cuts(
+            self, name: str, x: np.ndarray, only: list[int] | None = None, until: Any = None
+        ) -> list[Cut]:
             assert name == "evaluate"
             asked.append((float(x[0]), only))
             out = [
@@ -266,7 +286,9 @@ def test_halving_solves_the_failing_scenarios_first_then_the_rest_once() -> None
     asked: list[tuple[float, list[int] | None]] = []
 
     class BOperatesBelowOne:
-        def cuts(self, name: str, x: np.ndarray, only: list[int] | None = None) -> list[Cut]:
+        def cuts(
+            self, name: str, x: np.ndarray, only: list[int] | None = None, until: Any = None
+        ) -> list[Cut]:
             asked.append((float(x[0]), only))
             b_ok = bool(x[0] <= 1.0)
             out = [

@@ -68,7 +68,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.analysis.decompose_blocks import ScenarioBlocks, open_blocks
-from optimizer.analysis.decompose_cuts import Cut
+from optimizer.analysis.decompose_cuts import Cut, TimeLimit
 from optimizer.analysis.decompose_master import MasterProblem
 from optimizer.analysis.decompose_result import DecomposedPlan, first_stage_table
 from optimizer.analysis.decompose_setup import RunState as _State
@@ -89,7 +89,7 @@ DEFAULT_CUT_AGE = 5
 
 
 def _evaluate_operable(
-    blocks: ScenarioBlocks, state: _State, x: np.ndarray, it: int
+    blocks: ScenarioBlocks, state: _State, x: np.ndarray, it: int, until: float | None = None
 ) -> tuple[np.ndarray | None, list[Cut], list[Cut], int]:
     """Evaluate ``x``; when some scenario cannot operate it, halve toward the incumbent.
 
@@ -99,12 +99,16 @@ def _evaluate_operable(
     (a run at 100 scenarios spent 37 s on six full rounds of halvings). Every cut of
     an evaluated point is valid and kept.
 
+    ``until`` (a ``time.time()`` value) is the run's time limit: the blocks start no
+    scenario after it, and a round cut short returns no point (its cuts are kept).
+
     Returns
     -------
     (point, cuts, point_cuts, halvings)
-        ``point`` is operable in every scenario (None when 30 halvings found none),
-        ``cuts`` every cut of the round, ``point_cuts`` the point's cut in every
-        scenario in run order (empty when ``point`` is None).
+        ``point`` is operable in every scenario (None when 30 halvings found none, or
+        when the time limit cut the round short: then ``halvings`` is -1), ``cuts``
+        every cut of the round, ``point_cuts`` the point's cut in every scenario in run
+        order (empty when ``point`` is None).
     """
     n = len(state.names)
     kept: list[Cut] = []
@@ -112,8 +116,10 @@ def _evaluate_operable(
     todo: list[int] | None = None  # None: every scenario
     halvings = 0
     while True:
-        cuts = blocks.cuts("evaluate", x) if todo is None else blocks.cuts("evaluate", x, todo)
+        cuts = blocks.cuts("evaluate", x, todo, until)
         kept += [c for c in cuts if c.ok]
+        if len(cuts) < (n if todo is None else len(todo)):
+            return None, kept, [], -1  # the time limit passed during the round
         bad = [c for c in cuts if not c.ok]
         if not bad:
             at_x.update((c.scenario, c) for c in cuts)
@@ -157,7 +163,7 @@ def _iterate(
     tol: float,
     max_iter: int,
     on_iteration: Callable[[Mapping[str, float]], None],
-    deadline: float = math.inf,
+    limit: TimeLimit | None = None,
     kappa: float = 0.3,
 ) -> float:
     """Run master / subproblem rounds until the gap is at most ``tol``; return the LB.
@@ -166,7 +172,12 @@ def _iterate(
     an LP): the master gives the lower bound ``LB``; the next plan is the point of
     the master's level set ``sum_s p_s theta_s <= LB + kappa (UB - LB)`` nearest the
     best plan so far. Its cuts either cut the level set or improve the best plan.
+
+    The run stops after the round in which ``limit`` passes; a round it cuts short
+    (no scenario is started after it) adds its cuts and its row (the master's lower
+    bound, the upper bound as it was).
     """
+    limit = limit or TimeLimit()
     lb = -math.inf
     for it in range(1, max_iter + 1):
         t0 = time.perf_counter()
@@ -177,10 +188,11 @@ def _iterate(
             x = master.project(state.best_x, inv_range, level)
         t1 = time.perf_counter()
         cpu0, busy0 = blocks.solve_total_s, blocks.busy_total_s
-        point, cuts, point_cuts, halvings = _evaluate_operable(blocks, state, x, it)
+        point, cuts, point_cuts, halvings = _evaluate_operable(blocks, state, x, it, limit.until())
         if point is not None:
             state.offer(point, point_cuts)
         master.add_cuts(cuts)
+        short = halvings < 0  # the time limit cut the round short: no plan of its own
         _release_free_memory()
         gap = (state.best_ub - lb) / max(abs(state.best_ub), 1.0)
         row = {
@@ -195,11 +207,11 @@ def _iterate(
             "solve_cpu_s": blocks.solve_total_s - cpu0,
             "busiest_block_s": blocks.busy_total_s - busy0,
             "simplex_iterations": float(sum(c.simplex_iterations for c in cuts)),
-            "halvings": float(halvings),
+            "halvings": float(max(halvings, 0)),
         }
         state.rows.append(row)
         on_iteration(row)
-        if gap <= tol or time.perf_counter() >= deadline:
+        if gap <= tol or short or limit.passed():
             break
     return lb
 
@@ -253,11 +265,12 @@ def hedge_decomposed(
     time_limit_s : float, optional
         Stop iterating once this much wall time (s) has passed since the call (the
         best plan so far is returned, with ``converged=False`` when the gap is above
-        ``tol``). The limit is checked after each round: the setup (block start-up,
-        the mean-value, wait-and-see and EV solves, which give the first plan) and the
-        round under way run to their end, so a run can pass the limit by their time
-        (measured at 1,000 scenarios on 2 workers: 1,931 s against a 1,500 s limit,
-        ``benchmarks/RESULTS.md``).
+        ``tol``). No scenario solve is started once it has passed, so a run ends
+        within one scenario solve per worker of it (plus the start-up of the blocks,
+        which cannot be cut). When it passes before the EV plan has been evaluated in
+        every scenario there is no plan to return: HedgeTimeLimitError. A round it
+        cuts short keeps its cuts and leaves the bounds as they were; the plan's
+        ``notes`` say the run stopped at the limit.
     progress : bool
         Show a rich progress bar with the bounds.
     on_iteration : callable, optional
@@ -294,6 +307,9 @@ def hedge_decomposed(
         For bad weights or names, or ``retain`` with a risk weight.
     ScenarioInfeasibleError
         When a scenario alone has no optimum (a RuntimeError).
+    HedgeTimeLimitError
+        When ``time_limit_s`` passes before any plan was evaluated in every scenario
+        (a RuntimeError naming the phase and the scenarios solved).
     RuntimeError
         When a master plan cannot be operated.
     """
@@ -384,6 +400,7 @@ def _run_risks(
     if retain and any(r is not None and r.weight > 0 for r in risks):
         raise ValueError("--retain: scenarios held in the master cannot carry a risk weight")
     t_start = time.perf_counter()
+    limit = TimeLimit(math.inf if time_limit_s is None else float(time_limit_s), t_start)
     w, labels = check_inputs(datasets, weights, names)
     notes: list[str] = []
     kinds = first_stage_kinds(first_stage)
@@ -398,19 +415,29 @@ def _run_risks(
         mean_value = mean_value_data(datasets, w)
         universe = blocks.universe(codes, kinds)
         keep = min(retain, len(datasets))
-        run = start_run(
-            blocks, datasets, w, labels, universe, notes, keep, cut_age, objective, mean_value
-        )
+        setup = (keep, cut_age, objective, mean_value, limit)
+        run = start_run(blocks, datasets, w, labels, universe, notes, *setup)
         run.timings["setup"] = run.timings["setup"] - t_start
-        deadline = math.inf if time_limit_s is None else t_start + time_limit_s
         for risk in risks:
             t_ev = time.perf_counter()
             _set_risk(run, risk)
-            lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration, deadline)
+            lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration, limit)
             run.timings["iterations"] = time.perf_counter() - t_ev
+            _note_time_limit(limit, run.state, lb, tol, notes)
             worker_mb = float(sum(blocks.call("peak_rss_mb"))) if blocks.remote else 0.0
             out.append(_result(run, lb, tol, universe, datasets, notes, worker_mb, t_start))
     return out
+
+
+def _note_time_limit(
+    limit: TimeLimit, state: _State, lb: float, tol: float, notes: list[str]
+) -> None:
+    """Add a note when the run stopped at its time limit with the gap above ``tol``."""
+    if limit.passed() and state.best_ub - lb > tol * max(abs(state.best_ub), 1.0):
+        notes.append(
+            f"stopped at the time limit of {limit.limit_s:g} s after {len(state.rows) - 1} "
+            "rounds: the plan is the best evaluated so far"
+        )
 
 
 def _set_risk(run: _Run, risk: RiskSpec | None) -> None:
@@ -432,7 +459,7 @@ def _solve_with_progress(
     max_iter: int,
     progress: bool,
     on_iteration: Callable[[Mapping[str, float]], None] | None,
-    deadline: float = math.inf,
+    limit: TimeLimit | None = None,
 ) -> float:
     """Iterate with a progress report: iterations, the last gap and upper bound, times.
 
@@ -451,9 +478,7 @@ def _solve_with_progress(
             if on_iteration is not None:
                 on_iteration(row)
 
-        return _iterate(
-            blocks, run.master, run.state, run.inv_range, tol, max_iter, report, deadline
-        )
+        return _iterate(blocks, run.master, run.state, run.inv_range, tol, max_iter, report, limit)
 
 
 def _result(

@@ -371,14 +371,23 @@ class ScenarioBlock:
         cols = np.array([int(v) for v in basis.col_status], dtype=np.int8)
         return cols, np.array([int(v) for v in basis.row_status], dtype=np.int8)
 
-    def evaluate(self, point: np.ndarray, only: Sequence[int] | None = None) -> list[Cut]:
+    def evaluate(
+        self, point: np.ndarray, only: Sequence[int] | None = None, until: float | None = None
+    ) -> list[Cut]:
         """Solve the held scenarios with the first stage fixed to ``point``; one cut each.
 
         Each starts from its own last optimal basis. ``only``: run positions to solve
-        (the block's others are skipped); all if None.
+        (the block's others are skipped); all if None. ``until``: a ``time.time()``
+        value after which no further scenario is started (its cuts are then missing:
+        the caller sees the round was cut short by its time limit).
         """
         p = np.maximum(np.asarray(point, dtype=float), 0.0)
-        return [self._solve(k, p) for k in self._slots(only)]
+        out = []
+        for k in self._slots(only):
+            if until is not None and time.time() >= until:
+                break
+            out.append(self._solve(k, p))
+        return out
 
     def first_solves(
         self,

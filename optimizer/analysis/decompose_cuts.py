@@ -25,6 +25,8 @@ is recourse (installs are per scenario), so only the facility rows are induced.
 
 from __future__ import annotations
 
+import math
+import time
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +35,7 @@ import scipy.sparse.linalg as spla
 
 from optimizer.plan.model import PlanningModel
 
-__all__ = ["Cut", "ScenarioInfeasibleError", "induced_rows"]
+__all__ = ["Cut", "HedgeTimeLimitError", "ScenarioInfeasibleError", "TimeLimit", "induced_rows"]
 
 #: Columns defined by installs alone, and the equality rows that define them.
 _DEFINED_KINDS = ("fleet", "installed", "built", "liquid_built")
@@ -59,6 +61,70 @@ class ScenarioInfeasibleError(RuntimeError):
     def __init__(self, scenario: str, position: int, status: str) -> None:
         super().__init__(f"scenario {scenario} alone: {status}")
         self.scenario, self.position, self.status = scenario, position, status
+
+
+class HedgeTimeLimitError(RuntimeError):
+    """The hedge's time limit passed before any plan was evaluated in every scenario.
+
+    Until the wait-and-see solves and the EV plan's evaluation are over there is no
+    plan with a known expected cost to return.
+
+    Parameters
+    ----------
+    limit_s : float
+        The time limit (s).
+    phase : str
+        What was under way (``"the mean-value solve"`` ...).
+    done, total : int
+        Scenarios whose first solves were over, and the run's scenarios.
+    """
+
+    def __init__(self, limit_s: float, phase: str, done: int, total: int) -> None:
+        super().__init__(
+            f"the time limit of {limit_s:g} s passed during {phase}, with {done} of {total} "
+            "scenarios solved, before any plan was evaluated in every scenario; raise the "
+            "time limit or draw fewer scenarios"
+        )
+        self.limit_s, self.phase, self.done, self.total = limit_s, phase, done, total
+
+
+@dataclass(frozen=True)
+class TimeLimit:
+    """A run's time limit: ``limit_s`` seconds after the ``perf_counter`` stamp ``start``.
+
+    Attributes
+    ----------
+    limit_s : float
+        Seconds (``math.inf``: none).
+    start : float
+        ``time.perf_counter()`` at the start of the run.
+    """
+
+    limit_s: float = math.inf
+    start: float = 0.0
+
+    @property
+    def deadline(self) -> float:
+        """The ``perf_counter`` value at which the limit passes."""
+        return self.start + self.limit_s
+
+    def passed(self) -> bool:
+        """Whether the limit has passed."""
+        return time.perf_counter() >= self.deadline
+
+    def until(self) -> float | None:
+        """Return the limit as a ``time.time()`` value, for another process (None: no limit).
+
+        A worker's clock is compared with it: on one machine, or on a cluster whose
+        clocks agree to a second or so.
+        """
+        if math.isinf(self.limit_s):
+            return None
+        return time.time() + (self.deadline - time.perf_counter())
+
+    def error(self, phase: str, done: int, total: int) -> HedgeTimeLimitError:
+        """Return the :class:`HedgeTimeLimitError` of ``phase``."""
+        return HedgeTimeLimitError(self.limit_s, phase, done, total)
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from optimizer.analysis.decompose_blocks import BasisArrays, ScenarioBlocks
-from optimizer.analysis.decompose_cuts import Cut
+from optimizer.analysis.decompose_cuts import Cut, TimeLimit
 
 __all__ = ["FirstSolves"]
 
@@ -44,10 +44,18 @@ class FirstSolves:
         The run's blocks with their ``parts`` (the run positions each was given).
     datasets : sequence of Dataset
         The run's scenarios (a block that takes another's scenario gets its dataset).
+    limit : TimeLimit, optional
+        The run's time limit: once it has passed no scenario is started and
+        :meth:`run` raises :class:`~optimizer.analysis.decompose_cuts.HedgeTimeLimitError`
+        (the calls under way, one scenario each, end first).
     """
 
-    def __init__(self, blocks: ScenarioBlocks, datasets: Sequence[Any]) -> None:
+    def __init__(
+        self, blocks: ScenarioBlocks, datasets: Sequence[Any], limit: TimeLimit | None = None
+    ) -> None:
         self.blocks, self.datasets = blocks, datasets
+        self.limit = limit or TimeLimit()
+        self.timed_out = False
         blocks.blocks  # noqa: B018 - wait for the actors here, not in the threads
         self.queues = [deque(int(i) for i in part) for part in blocks.parts]
         self.lock = threading.Lock()
@@ -83,6 +91,9 @@ class FirstSolves:
         """Return block ``b``'s next ``(position, block it was given to)``; None when done."""
         with self.lock:
             if self.stop:
+                return None
+            if self.limit.passed():
+                self.timed_out = True
                 return None
             if self.queues[b]:
                 return self.queues[b].popleft(), b
@@ -134,6 +145,8 @@ class FirstSolves:
 
         Raises
         ------
+        HedgeTimeLimitError
+            When the time limit passed before every scenario was solved.
         Exception
             The first error a block's call raised.
         """
@@ -145,12 +158,18 @@ class FirstSolves:
             t.join()
         if self.errors:
             raise self.errors[0]
+        n = len(self.datasets)
+        done = len(self.ev) if point is not None else len(self.ws)
+        if self.timed_out and done < n:
+            phase = "the wait-and-see solves"
+            if point is not None:
+                phase += " and the EV plan's evaluation"
+            raise self.limit.error(phase, done, n)
         for b, gone in enumerate(self.taken):
             if gone:
                 self.blocks.one(b, "release", gone)
         self.blocks.solve_total_s += float(sum(self.cpu))
         self.blocks.busy_total_s += float(max(self.cpu, default=0.0))
-        n = len(self.datasets)
         ev = [self.ev[i] for i in range(n)] if point is not None else []
         return [self.ws[i] for i in range(n)], ev
 

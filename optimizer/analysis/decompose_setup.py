@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.analysis.decompose_blocks import BasisArrays, ScenarioBlock, ScenarioBlocks
-from optimizer.analysis.decompose_cuts import Cut, ScenarioInfeasibleError
+from optimizer.analysis.decompose_cuts import Cut, ScenarioInfeasibleError, TimeLimit
 from optimizer.analysis.decompose_dispatch import FirstSolves
 from optimizer.analysis.decompose_master import MasterProblem
 from optimizer.analysis.hedge import mean_value_dataset
@@ -297,6 +297,7 @@ def _scenario_solves(
     w: np.ndarray,
     labels: tuple[str, ...],
     work: dict[str, float],
+    limit: TimeLimit | None = None,
 ) -> tuple[list[Cut], list[Cut], np.ndarray, str, float]:
     """Run the wait-and-see solves and the EV plan's evaluation; ``work`` gains their figures.
 
@@ -316,6 +317,8 @@ def _scenario_solves(
     ------
     ScenarioInfeasibleError
         When a scenario alone has no optimum.
+    HedgeTimeLimitError
+        When ``limit`` passes before the EV plan is evaluated in every scenario.
     """
     both = mv is not None and wait_and_see_start == "mean_value"
     if mv is not None and both:
@@ -332,8 +335,11 @@ def _scenario_solves(
         (mv[0].point, "mean_value") if mv is not None else (ws[heaviest].point, labels[heaviest])
     )
     if not both:
-        ev_cuts, more = _phase(dispatch.blocks, "evaluate", x_ev)
+        limit = limit or TimeLimit()
+        ev_cuts, more = _phase(dispatch.blocks, "evaluate", x_ev, None, limit.until())
         work.update(more)
+        if len(ev_cuts) < len(ws):
+            raise limit.error("the EV plan's evaluation", len(ev_cuts), len(ws))
     return ws, ev_cuts, x_ev, ev_name, t_ws
 
 
@@ -348,6 +354,7 @@ def start_run(
     cut_age: int | None,
     objective: str = "cost",
     mean_value: tuple[Any | None, str] | None = None,
+    limit: TimeLimit | None = None,
 ) -> StartedRun:
     """Solve the mean-value problem, the scenarios alone and at the EV plan; build the master.
 
@@ -367,6 +374,9 @@ def start_run(
         The scenario models' objective.
     mean_value : (Dataset or None, str), optional
         :func:`mean_value_data` of the run, when made already (while the blocks start).
+    limit : TimeLimit, optional
+        The run's time limit, checked after the mean-value solve and before each
+        scenario's first solves.
 
     Returns
     -------
@@ -376,17 +386,22 @@ def start_run(
     ------
     ScenarioInfeasibleError
         When a scenario alone has no optimum.
+    HedgeTimeLimitError
+        When the time limit passes before the EV plan is evaluated in every scenario.
     """
     t_setup = time.perf_counter()
+    limit = limit or TimeLimit()
     # the blocks build their scenarios while the mean-value problem is solved here
-    dispatch = FirstSolves(blocks, datasets)
+    dispatch = FirstSolves(blocks, datasets, limit)
     try:
         c0 = time.process_time()
         mv = mean_value_start(datasets, w, universe, notes, objective, mean_value)
+        if limit.passed():
+            raise limit.error("the mean-value solve", 0, len(datasets))
         work = {"mean_value_cpu_s": time.process_time() - c0}
         work["mean_value_simplex_iterations"] = float(mv[0].simplex_iterations if mv else 0)
         t_mv = time.perf_counter()
-        ws, ev_cuts, x_ev, ev_name, t_ws = _scenario_solves(dispatch, mv, w, labels, work)
+        ws, ev_cuts, x_ev, ev_name, t_ws = _scenario_solves(dispatch, mv, w, labels, work, limit)
     finally:
         dispatch.close()
     t_ev = time.perf_counter()

@@ -18,9 +18,12 @@ from optimizer.cli.hedge_options import (
     _FreshOpt,
     _FrontierOpt,
     _HedgeMethod,
+    _refuse_mixed_modes,
+    _refuse_orphan_options,
     _ReplanLeavesOpt,
     _Risk,
     _RiskOpt,
+    _TimeLimitOpt,
     _WeightOpt,
     _WeightsOpt,
 )
@@ -120,6 +123,7 @@ def hedge(
     first_stage: _FirstStageOpt = _FirstStage.capacity,
     tol: _TolOpt = 1e-4,
     max_iter: _MaxIterOpt = 300,
+    limit_s: _TimeLimitOpt = None,
     reference: _ReferenceOpt = False,
     risk: _RiskOpt = _Risk.none,
     alpha: _AlphaOpt = 0.9,
@@ -145,16 +149,15 @@ def hedge(
     console = Console()
     if out is not None:
         refuse_bad_out(console, out)
-    _refuse_mixed_modes(console, tree, objective == Objective.margin, spec, chance, method)
+    _refuse_mixed_modes(console, tree, objective == Objective.margin, spec, chance, method, limit_s)
+    lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
+    lshaped.update(first_stage=first_stage.value, objective=objective.value, time_limit_s=limit_s)
     if tree is not None:
         from optimizer.cli.hedge_tree import hedge_tree
 
         with exit_on_interrupt(console):
             code = hedge_tree(console, data, base, tree, first_stage.value, out, replan_leaves)
             raise typer.Exit(code)
-    lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
-    lshaped["first_stage"] = first_stage.value
-    lshaped["objective"] = objective.value
     with exit_on_interrupt(console):
         names, dsets, inputs = _hedge_scenarios(console, data, base, samples, seed)
         if chance is not None:
@@ -195,36 +198,6 @@ def _run_lshaped(
     if out is not None:
         code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash, inputs))
     return code
-
-
-def _refuse_orphan_options(frontier_without_risk: bool, replan_without_tree: bool) -> None:
-    """Usage error for an option that needs another one (``--frontier``, ``--replan-leaves``)."""
-    if frontier_without_risk:
-        raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
-    if replan_without_tree:
-        raise typer.BadParameter("needs --tree", param_hint="'--replan-leaves'")
-
-
-def _refuse_mixed_modes(
-    console: Console,
-    tree: Path | None,
-    margin: bool,
-    risk: Any,
-    chance: str | None,
-    method: _HedgeMethod,
-) -> None:
-    """Exit 2, before anything is loaded, on a combination of modes that is not built."""
-    msg = None
-    if tree is not None and (margin or risk is not None or chance is not None):
-        msg = (
-            "--tree solves the cost objective, risk neutral: drop --objective margin, "
-            "--risk and --chance, or --tree."
-        )
-    elif margin and (risk is not None or chance is not None):
-        msg = "--risk and --chance hedge the cost objective: drop --objective margin or them."
-    if msg is not None:
-        console.print(f"[red]{msg}[/red]")
-        raise typer.Exit(2)
 
 
 def _hedge_scenarios(
@@ -416,6 +389,10 @@ def _print_hedge(console: Console, p: Any, tol: float, margin: bool = False) -> 
         f"{'gap':>32}: {p.gap_rel:.2e} ({'converged' if p.converged else 'NOT converged'} "
         f"at tol {tol:g}, {len(p.iterations) - 1} iterations, {p.timings_s['total']:.1f} s)"
     )
+    from rich.markup import escape
+
+    for note in getattr(p, "notes", ()):
+        console.print(f"[yellow]note:[/yellow] {escape(note)}")
     return bool(p.converged)
 
 

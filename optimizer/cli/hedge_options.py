@@ -1,16 +1,21 @@
 """The risk options of ``capacity hedge``, each checked before anything is loaded.
 
 CVaR: ``--risk``, ``--alpha``, ``--weight``, ``--frontier``, ``--weights``; chance rows:
-``--chance``, ``--chance-method``, ``--fresh``.
+``--chance``, ``--chance-method``, ``--fresh``; the L-shaped run's ``--time-limit``; and
+the refusal of options that need another, or of modes that do not combine.
 """
 
 from __future__ import annotations
 
 import math
 from enum import StrEnum
-from typing import Annotated
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__: list[str] = []
 
@@ -115,3 +120,58 @@ _ReplanLeavesOpt = Annotated[
         "the two-stage hedge and rolling replanning side by side.",
     ),
 ]
+
+
+def _time_limit_option(value: float | None) -> float | None:
+    """Check ``--time-limit``: a positive number of seconds."""
+    if value is not None and not (math.isfinite(value) and value > 0):
+        raise typer.BadParameter(f"{value:g} is not a time limit: give seconds > 0")
+    return value
+
+
+_TimeLimitOpt = Annotated[
+    float | None,
+    typer.Option(
+        "--time-limit",
+        callback=_time_limit_option,
+        help="Seconds for the L-shaped run: it then stops with the best plan evaluated so "
+        "far (NOT converged), or with no plan while the scenarios' first solves are not "
+        "over (exit 1).",
+    ),
+]
+
+
+def _refuse_orphan_options(frontier_without_risk: bool, replan_without_tree: bool) -> None:
+    """Usage error for an option that needs another one (``--frontier``, ``--replan-leaves``)."""
+    if frontier_without_risk:
+        raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
+    if replan_without_tree:
+        raise typer.BadParameter("needs --tree", param_hint="'--replan-leaves'")
+
+
+def _refuse_mixed_modes(
+    console: Console,
+    tree: Path | None,
+    margin: bool,
+    risk: Any,
+    chance: str | None,
+    method: _HedgeMethod,
+    time_limit: float | None = None,
+) -> None:
+    """Exit 2, before anything is loaded, on a combination of modes that is not built."""
+    msg = None
+    if time_limit is not None and (tree is not None or chance is not None or method != "lshaped"):
+        msg = (
+            "--time-limit bounds the L-shaped run: drop it, or --tree, --chance and "
+            "--method extensive."
+        )
+    elif tree is not None and (margin or risk is not None or chance is not None):
+        msg = (
+            "--tree solves the cost objective, risk neutral: drop --objective margin, "
+            "--risk and --chance, or --tree."
+        )
+    elif margin and (risk is not None or chance is not None):
+        msg = "--risk and --chance hedge the cost objective: drop --objective margin or them."
+    if msg is not None:
+        console.print(f"[red]{msg}[/red]")
+        raise typer.Exit(2)

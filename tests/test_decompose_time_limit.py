@@ -1,0 +1,140 @@
+"""The decomposed hedge's time limit holds in every phase, not only between rounds.
+
+Before, the limit was checked after each round only: at 1,000 scenarios the first
+solves alone ran 1,712 s past a 1,500 s limit. Now no scenario solve starts after it:
+the first solves stop with an error that says how far they got (no plan has a known
+expected cost before they end), and a round it cuts short keeps its cuts and stops the
+run with the best plan evaluated so far.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import types
+from typing import Any
+
+import numpy as np
+import pytest
+
+from capacity.dataset import load_dataset
+from optimizer.analysis import decompose, decompose_blocks, decompose_cuts
+from optimizer.analysis.decompose import _evaluate_operable, hedge_decomposed
+from optimizer.analysis.decompose_blocks import ScenarioBlock
+from optimizer.analysis.decompose_cuts import HedgeTimeLimitError, TimeLimit
+from optimizer.analysis.decompose_dispatch import FirstSolves
+from optimizer.analysis.decompose_setup import RunState
+from optimizer.analysis.monte_carlo import sample_scenarios
+from tests.test_cli_checks import _run, no_compute  # noqa: F401 - fixture
+from tests.test_decompose_dispatch import _halves
+from tests.test_risk import TINY
+
+
+def _ticking(module: Any, name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``module``'s ``time.<name>()`` read 0, 1, 2 ... (one tick a call)."""
+    shim = types.SimpleNamespace(**{k: getattr(time, k) for k in dir(time) if k[0] != "_"})
+    setattr(shim, name, itertools.count().__next__)
+    monkeypatch.setattr(module, "time", shim)
+
+
+def test_the_first_solves_start_no_scenario_after_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The limit's clock reads 0, 1, 2 ... at each check: a limit of 2 s lets exactly
+    # two scenarios start (checks at 0 and 1), the third check (2) finds it passed.
+    _, dsets, _ = sample_scenarios(load_dataset(TINY), 4, seed=3)
+    blocks, _ = _halves(dsets, "capacity")
+    _ticking(decompose_cuts, "perf_counter", monkeypatch)
+    dispatch = FirstSolves(blocks, dsets, TimeLimit(2.0, 0.0))
+    try:
+        with pytest.raises(HedgeTimeLimitError) as got:
+            dispatch.run(None, np.zeros(1))
+    finally:
+        dispatch.close()
+    e = got.value
+    assert (e.done, e.total, e.limit_s) == (2, 4, 2.0)
+    assert e.phase == "the wait-and-see solves and the EV plan's evaluation"
+    assert sorted(dispatch.ws) == [0, 1]  # block 0's own two, in order
+    assert "with 2 of 4 scenarios solved" in str(e) and "raise the time limit" in str(e)
+
+
+def test_a_block_starts_no_evaluation_after_until(monkeypatch: pytest.MonkeyPatch) -> None:
+    _, dsets, _ = sample_scenarios(load_dataset(TINY), 3, seed=4)
+    block = ScenarioBlock(dsets, range(3), _halves(dsets, "capacity")[1])
+    x = block.wait_and_see()[0].point
+    every = block.evaluate(x)
+    assert [c.scenario for c in every] == [0, 1, 2]
+    assert block.evaluate(x, None, time.time() - 1.0) == []
+    later = block.evaluate(x, None, time.time() + 3600.0)
+    assert [c.value for c in later] == pytest.approx([c.value for c in every], rel=1e-9)
+    _ticking(decompose_blocks, "time", monkeypatch)  # the worker's clock: 0, 1, 2 ...
+    assert [c.scenario for c in block.evaluate(x, None, 1.0)] == [0]  # 0 < 1, then 1 >= 1
+
+
+def test_a_round_cut_short_returns_no_point() -> None:
+    _, dsets, _ = sample_scenarios(load_dataset(TINY), 2, seed=5)
+    blocks, _ = _halves(dsets, "capacity")
+    ws = FirstSolves(blocks, dsets).run(None, None)[0]
+    state = RunState(("a", "b"), np.array([0.5, 0.5]))
+    point, cuts, at_point, halvings = _evaluate_operable(
+        blocks, state, ws[0].point, 1, time.time() - 1.0
+    )
+    assert (point, cuts, at_point, halvings) == (None, [], [], -1)
+
+
+def test_the_run_stops_with_the_best_plan_when_the_limit_cuts_a_round_short(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The limit "passes" as round 2 starts its evaluations: round 2 adds its row with
+    # the upper bound of round 1 and the run ends there, NOT converged, with a note.
+    _, dsets, _ = sample_scenarios(load_dataset(TINY), 3, seed=6)
+    passed = [False]
+    monkeypatch.setattr(TimeLimit, "passed", lambda self: passed[0])
+    real = decompose._evaluate_operable
+    rounds = itertools.count(1)
+
+    def evaluate(blocks: Any, state: Any, x: Any, it: int, until: Any = None) -> Any:
+        if next(rounds) >= 2:
+            passed[0], until = True, time.time() - 1.0
+        return real(blocks, state, x, it, until)
+
+    monkeypatch.setattr(decompose, "_evaluate_operable", evaluate)
+    p = hedge_decomposed(dsets, workers=0, tol=1e-12, time_limit_s=3600.0)
+    rows = p.iterations
+    assert list(rows["iteration"]) == [0.0, 1.0, 2.0]
+    assert rows["upper_bound_usd"].iloc[2] == rows["upper_bound_usd"].iloc[1]
+    assert p.expected_cost_usd == rows["upper_bound_usd"].iloc[1]
+    assert not p.converged
+    assert any("stopped at the time limit of 3600 s after 2 rounds" in n for n in p.notes)
+
+
+def test_a_limit_that_passes_in_the_mean_value_solve_says_so() -> None:
+    _, dsets, _ = sample_scenarios(load_dataset(TINY), 2, seed=7)
+    with pytest.raises(HedgeTimeLimitError, match="during the mean-value solve, with 0 of 2"):
+        hedge_decomposed(dsets, workers=0, time_limit_s=1e-9)
+
+
+def test_the_cli_time_limit_error_is_one_message() -> None:
+    res, text = _run(["hedge", str(TINY), "-n", "2", "-w", "0", "--time-limit", "0.001"])
+    assert res.exit_code == 1, text
+    assert "error: no hedged plan was found: the time limit of 0.001 s passed during the " in text
+    assert "mean-value solve, with 0 of 2 scenarios solved" in text
+    assert "Traceback" not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--time-limit", "0"], "Invalid value for '--time-limit': 0 is not a time limit"),
+        (["--time-limit", "nan"], "nan is not a time limit: give seconds > 0"),
+        (["--time-limit", "5", "--method", "extensive"], "--time-limit bounds the L-shaped run"),
+    ],
+)
+def test_the_cli_refuses_a_bad_time_limit_before_any_solve(
+    args: list[str],
+    words: str,
+    no_compute: None,  # noqa: F811
+) -> None:
+    res, text = _run(["hedge", str(TINY), *args])
+    assert res.exit_code == 2, text
+    assert words in text, text
