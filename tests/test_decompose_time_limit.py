@@ -18,13 +18,14 @@ import numpy as np
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.analysis import decompose, decompose_blocks, decompose_cuts
+from optimizer.analysis import decompose, decompose_blocks
 from optimizer.analysis.decompose import _evaluate_operable, hedge_decomposed
 from optimizer.analysis.decompose_blocks import ScenarioBlock
 from optimizer.analysis.decompose_cuts import HedgeTimeLimitError, TimeLimit
 from optimizer.analysis.decompose_dispatch import FirstSolves
 from optimizer.analysis.decompose_setup import RunState
 from optimizer.analysis.monte_carlo import sample_scenarios
+from optimizer.plan import deadline
 from tests.test_cli_checks import _run, no_compute  # noqa: F401 - fixture
 from tests.test_decompose_dispatch import _halves
 from tests.test_risk import TINY
@@ -44,8 +45,8 @@ def test_the_first_solves_start_no_scenario_after_the_limit(
     # two scenarios start (checks at 0 and 1), the third check (2) finds it passed.
     _, dsets, _ = sample_scenarios(load_dataset(TINY), 4, seed=3)
     blocks, _ = _halves(dsets, "capacity")
-    _ticking(decompose_cuts, "perf_counter", monkeypatch)
-    dispatch = FirstSolves(blocks, dsets, TimeLimit(2.0, 0.0))
+    _ticking(deadline, "monotonic", monkeypatch)
+    dispatch = FirstSolves(blocks, dsets, TimeLimit(2.0, 2.0))  # passes at the reading 2
     try:
         with pytest.raises(HedgeTimeLimitError) as got:
             dispatch.run(None, np.zeros(1))

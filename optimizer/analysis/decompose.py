@@ -400,7 +400,7 @@ def _run_risks(
     if retain and any(r is not None and r.weight > 0 for r in risks):
         raise ValueError("--retain: scenarios held in the master cannot carry a risk weight")
     t_start = time.perf_counter()
-    limit = TimeLimit(math.inf if time_limit_s is None else float(time_limit_s), t_start)
+    limit = TimeLimit.starting(time_limit_s)
     w, labels = check_inputs(datasets, weights, names)
     notes: list[str] = []
     kinds = first_stage_kinds(first_stage)

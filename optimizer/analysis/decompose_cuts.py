@@ -33,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as spla
 
+from optimizer.plan.deadline import time_left
 from optimizer.plan.model import PlanningModel
 
 __all__ = ["Cut", "HedgeTimeLimitError", "ScenarioInfeasibleError", "TimeLimit", "induced_rows"]
@@ -90,27 +91,30 @@ class HedgeTimeLimitError(RuntimeError):
 
 @dataclass(frozen=True)
 class TimeLimit:
-    """A run's time limit: ``limit_s`` seconds after the ``perf_counter`` stamp ``start``.
+    """A run's time limit: ``limit_s`` seconds, up to the ``deadline``.
 
     Attributes
     ----------
     limit_s : float
         Seconds (``math.inf``: none).
-    start : float
-        ``time.perf_counter()`` at the start of the run.
+    deadline : float or None
+        ``time.monotonic()`` reading at which it passes
+        (:func:`optimizer.plan.deadline.time_left`); None without a limit.
     """
 
     limit_s: float = math.inf
-    start: float = 0.0
+    deadline: float | None = None
 
-    @property
-    def deadline(self) -> float:
-        """The ``perf_counter`` value at which the limit passes."""
-        return self.start + self.limit_s
+    @classmethod
+    def starting(cls, limit_s: float | None) -> TimeLimit:
+        """Return the limit of ``limit_s`` seconds from now (None: no limit)."""
+        if limit_s is None:
+            return cls()
+        return cls(float(limit_s), time.monotonic() + float(limit_s))
 
     def passed(self) -> bool:
         """Whether the limit has passed."""
-        return time.perf_counter() >= self.deadline
+        return bool(time_left(self.deadline) <= 0)
 
     def until(self) -> float | None:
         """Return the limit as a ``time.time()`` value, for another process (None: no limit).
@@ -118,9 +122,7 @@ class TimeLimit:
         A worker's clock is compared with it: on one machine, or on a cluster whose
         clocks agree to a second or so.
         """
-        if math.isinf(self.limit_s):
-            return None
-        return time.time() + (self.deadline - time.perf_counter())
+        return None if self.deadline is None else time.time() + time_left(self.deadline)
 
     def error(self, phase: str, done: int, total: int) -> HedgeTimeLimitError:
         """Return the :class:`HedgeTimeLimitError` of ``phase``."""
