@@ -95,6 +95,9 @@ def worker(
     else:
         from optimizer.analysis.decompose_cuts import HedgeTimeLimitError
 
+        out.update(ws_start=ws_start, warm_start=warm_start, live_limit=live_limit)
+        out["scheduler"] = "external" if scheduler else "local"
+
         try:
             p = hedge_decomposed(
                 dsets,
@@ -123,12 +126,8 @@ def worker(
             evpi_usd=p.evpi_usd,
             timings_s=dict(p.timings_s),
             work=dict(p.work),
-            ws_start=ws_start,
             peak_mb=p.peak_mb["client"] + p.peak_mb["workers"],
             peak_mb_parts=dict(p.peak_mb),
-            warm_start=warm_start,
-            live_limit=live_limit,
-            scheduler="external" if scheduler else "local",
             **_round_figures(p.iterations, n),
         )
     out["wall_s"] = time.perf_counter() - t0

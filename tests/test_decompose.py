@@ -173,23 +173,12 @@ def test_cli_hedge_matches_its_reference() -> None:
 def test_time_limit_in_the_first_round_returns_the_ev_plan(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The limit passes as round 1 starts its evaluations: no scenario is solved in it,
+    # The limit passes at round 1's master solve: no scenario is solved in the round,
     # and the plan is the EV plan, the only one evaluated in every scenario.
-    import time as clock
-
-    from optimizer.analysis import decompose
-    from optimizer.analysis.decompose_cuts import TimeLimit
+    from tests.test_decompose_time_limit import limit_passes_at_master_solve
 
     low, high = newsvendor(100), newsvendor(300)
-    passed = [False]
-    monkeypatch.setattr(TimeLimit, "passed", lambda self: passed[0])
-    real = decompose._evaluate_operable
-
-    def evaluate(blocks: Any, state: Any, x: Any, it: int, until: Any = None) -> Any:
-        passed[0] = True
-        return real(blocks, state, x, it, clock.time() - 1.0)
-
-    monkeypatch.setattr(decompose, "_evaluate_operable", evaluate)
+    limit_passes_at_master_solve(monkeypatch, 1)
     p = hedge_decomposed([low, high], [1, 1], ["low", "high"], workers=0, time_limit_s=60.0)
     assert len(p.iterations) == 2  # iteration 0 (EV plan) and the round cut short
     assert not p.converged and p.gap_rel > 1e-8
@@ -268,8 +257,9 @@ def test_a_round_whose_halvings_all_fail_gives_no_upper_bound() -> None:
             return [c for c in out if only is None or c.scenario in only]
 
     state = _State(("a", "b"), np.array([0.5, 0.5]), best_ub=10.0, best_x=np.zeros(1))
-    point, cuts, point_cuts, halvings = _evaluate_operable(NeverOperable(), state, np.ones(1), 1)  # type: ignore[arg-type]
-    assert point is None and point_cuts == [] and halvings == 30
+    got = _evaluate_operable(NeverOperable(), state, np.ones(1), 1)  # type: ignore[arg-type]
+    point, cuts, point_cuts, halvings, short = got
+    assert point is None and point_cuts == [] and halvings == 30 and not short
     assert len(cuts) == 1 and cuts[0].scenario == 0 and cuts[0].point[0] == 1.0
     # one full round, then b alone at 1/2, 1/4, ..., 2^-30 (toward the incumbent at 0)
     assert asked[0] == (1.0, None) and len(asked) == 31
@@ -298,7 +288,7 @@ def test_halving_solves_the_failing_scenarios_first_then_the_rest_once() -> None
             return [c for c in out if only is None or c.scenario in only]
 
     state = _State(("a", "b"), np.array([0.5, 0.5]), best_ub=15.0, best_x=np.zeros(1))
-    point, cuts, point_cuts, halvings = _evaluate_operable(
+    point, cuts, point_cuts, halvings, _ = _evaluate_operable(
         BOperatesBelowOne(),  # type: ignore[arg-type]
         state,
         np.array([3.0]),

@@ -18,11 +18,12 @@ import numpy as np
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.analysis import decompose, decompose_blocks
+from optimizer.analysis import decompose, decompose_blocks, decompose_setup
 from optimizer.analysis.decompose import _evaluate_operable, hedge_decomposed
 from optimizer.analysis.decompose_blocks import ScenarioBlock
 from optimizer.analysis.decompose_cuts import HedgeTimeLimitError, TimeLimit
 from optimizer.analysis.decompose_dispatch import FirstSolves
+from optimizer.analysis.decompose_master import MasterProblem
 from optimizer.analysis.decompose_setup import RunState
 from optimizer.analysis.monte_carlo import sample_scenarios
 from optimizer.plan import deadline
@@ -72,41 +73,125 @@ def test_a_block_starts_no_evaluation_after_until(monkeypatch: pytest.MonkeyPatc
     assert [c.scenario for c in block.evaluate(x, None, 1.0)] == [0]  # 0 < 1, then 1 >= 1
 
 
+def limit_passes_at_master_solve(monkeypatch: pytest.MonkeyPatch, k: int) -> None:
+    """Make every run's time limit pass at the ``k``-th master solve (1-based).
+
+    Until then ``TimeLimit`` reads as not passed and gives the workers no ``until``;
+    from then on it has passed and its ``until`` is a second ago, so the round that
+    master solve starts hands the blocks a limit already passed.
+    """
+    passed = [False]
+    monkeypatch.setattr(TimeLimit, "passed", lambda self: passed[0])
+    monkeypatch.setattr(TimeLimit, "until", lambda self: time.time() - 1.0 if passed[0] else None)
+    real = MasterProblem.solve
+    calls = itertools.count(1)
+
+    def solve(self: MasterProblem) -> Any:
+        if next(calls) >= k:
+            passed[0] = True
+        return real(self)
+
+    monkeypatch.setattr(MasterProblem, "solve", solve)
+
+
 def test_a_round_cut_short_returns_no_point() -> None:
     _, dsets, _ = sample_scenarios(load_dataset(TINY), 2, seed=5)
     blocks, _ = _halves(dsets, "capacity")
     ws = FirstSolves(blocks, dsets).run(None, None)[0]
     state = RunState(("a", "b"), np.array([0.5, 0.5]))
-    point, cuts, at_point, halvings = _evaluate_operable(
-        blocks, state, ws[0].point, 1, time.time() - 1.0
-    )
-    assert (point, cuts, at_point, halvings) == (None, [], [], -1)
+    got = _evaluate_operable(blocks, state, ws[0].point, 1, time.time() - 1.0)
+    assert (got.point, got.cuts, got.point_cuts, got.halvings) == (None, [], [], 0)
+    assert got.short
 
 
 def test_the_run_stops_with_the_best_plan_when_the_limit_cuts_a_round_short(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # The limit "passes" as round 2 starts its evaluations: round 2 adds its row with
-    # the upper bound of round 1 and the run ends there, NOT converged, with a note.
+    # The limit passes at round 2's master solve: round 2 adds its row with the upper
+    # bound of round 1 and the run ends there, NOT converged, with a note.
     _, dsets, _ = sample_scenarios(load_dataset(TINY), 3, seed=6)
-    passed = [False]
-    monkeypatch.setattr(TimeLimit, "passed", lambda self: passed[0])
-    real = decompose._evaluate_operable
-    rounds = itertools.count(1)
-
-    def evaluate(blocks: Any, state: Any, x: Any, it: int, until: Any = None) -> Any:
-        if next(rounds) >= 2:
-            passed[0], until = True, time.time() - 1.0
-        return real(blocks, state, x, it, until)
-
-    monkeypatch.setattr(decompose, "_evaluate_operable", evaluate)
+    limit_passes_at_master_solve(monkeypatch, 2)
     p = hedge_decomposed(dsets, workers=0, tol=1e-12, time_limit_s=3600.0)
     rows = p.iterations
     assert list(rows["iteration"]) == [0.0, 1.0, 2.0]
     assert rows["upper_bound_usd"].iloc[2] == rows["upper_bound_usd"].iloc[1]
+    assert rows["simplex_iterations"].iloc[2] == 0  # no scenario solved in round 2
     assert p.expected_cost_usd == rows["upper_bound_usd"].iloc[1]
     assert not p.converged
-    assert any("stopped at the time limit of 3600 s after 2 rounds" in n for n in p.notes)
+    assert p.notes[-1] == (
+        "stopped at the time limit of 3600 s in L-shaped round 2: the plan is the best "
+        "evaluated so far"
+    )
+
+
+def test_a_short_round_before_any_operable_plan_is_a_time_limit_error() -> None:
+    # The EV plan could not be operated everywhere (no incumbent) and the limit cuts
+    # round 1 short: there is no plan, and the error says so rather than "no operable
+    # first stage".
+    master = types.SimpleNamespace(
+        solve=lambda: (1.0, np.zeros(1)), add_cuts=lambda cuts: None, n_cuts=0
+    )
+    blocks = types.SimpleNamespace(cuts=lambda *a: [], solve_total_s=0.0, busy_total_s=0.0)
+    state = RunState(("a", "b"), np.array([0.5, 0.5]))
+    limit = TimeLimit(5.0, time.monotonic() - 1.0)  # passed a second ago
+    words = "during L-shaped round 1, with 0 of 2 scenarios evaluated"
+    with pytest.raises(HedgeTimeLimitError, match=words):
+        decompose._iterate(blocks, master, state, np.ones(1), 1e-9, 10, print, limit)  # type: ignore[arg-type]
+
+
+def test_the_ev_plan_evaluated_after_chained_starts_stops_at_the_limit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # With chained wait-and-see starts the EV plan is evaluated in a call of its own;
+    # a limit that passes after the wait-and-see solves stops it before any scenario.
+    _, dsets, _ = sample_scenarios(load_dataset(TINY), 3, seed=8)
+    monkeypatch.setattr(decompose_setup, "wait_and_see_start", "chain")
+    passed = [False]
+    monkeypatch.setattr(TimeLimit, "passed", lambda self: passed[0])
+    monkeypatch.setattr(TimeLimit, "until", lambda self: time.time() - 1.0 if passed[0] else None)
+    real = FirstSolves.run
+
+    def run(self: FirstSolves, *a: Any) -> Any:
+        out = real(self, *a)
+        passed[0] = True
+        return out
+
+    monkeypatch.setattr(FirstSolves, "run", run)
+    with pytest.raises(HedgeTimeLimitError) as got:
+        hedge_decomposed(dsets, workers=0, time_limit_s=3600.0)
+    e = got.value
+    assert (e.phase, e.done, e.total) == ("the EV plan's evaluation", 0, 3)
+    assert "with 0 of 3 scenarios evaluated" in str(e)
+
+
+@pytest.mark.parametrize("bad", [0.0, -1.0, float("nan")])
+def test_a_time_limit_that_is_not_positive_seconds_is_refused(bad: float) -> None:
+    with pytest.raises(ValueError, match="is not a time limit: give seconds > 0"):
+        hedge_decomposed([load_dataset(TINY)], workers=0, time_limit_s=bad)
+
+
+def test_the_hedge_prints_its_notes() -> None:
+    from rich.console import Console
+
+    from optimizer.cli.hedge import _print_hedge
+
+    plan = types.SimpleNamespace(
+        expected_cost_usd=2e9,
+        lower_bound_usd=1e9,
+        wait_and_see_usd=1e9,
+        eev_usd=3e9,
+        ev_problem="mean_value",
+        vss_usd=1e9,
+        evpi_usd=1e9,
+        gap_rel=0.5,
+        converged=False,
+        iterations=[0, 1],
+        timings_s={"total": 1.0},
+        notes=("stopped at the time limit",),
+    )
+    console = Console(record=True, width=200)
+    assert _print_hedge(console, plan, 1e-4) is False
+    assert "note: stopped at the time limit" in console.export_text()
 
 
 def test_a_limit_that_passes_in_the_mean_value_solve_says_so() -> None:

@@ -62,7 +62,7 @@ import math
 import resource
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -88,9 +88,19 @@ DEFAULT_TOLERANCE = 1e-6
 DEFAULT_CUT_AGE = 5
 
 
+class _Round(NamedTuple):
+    """What :func:`_evaluate_operable` found in a round."""
+
+    point: np.ndarray | None
+    cuts: list[Cut]
+    point_cuts: list[Cut]
+    halvings: int
+    short: bool = False
+
+
 def _evaluate_operable(
     blocks: ScenarioBlocks, state: _State, x: np.ndarray, it: int, until: float | None = None
-) -> tuple[np.ndarray | None, list[Cut], list[Cut], int]:
+) -> _Round:
     """Evaluate ``x``; when some scenario cannot operate it, halve toward the incumbent.
 
     Each scenario's operable first stages form a convex set that holds the incumbent,
@@ -100,15 +110,15 @@ def _evaluate_operable(
     an evaluated point is valid and kept.
 
     ``until`` (a ``time.time()`` value) is the run's time limit: the blocks start no
-    scenario after it, and a round cut short returns no point (its cuts are kept).
+    scenario after it, and a round it cuts short returns no point (its cuts are kept).
 
     Returns
     -------
-    (point, cuts, point_cuts, halvings)
+    _Round
         ``point`` is operable in every scenario (None when 30 halvings found none, or
-        when the time limit cut the round short: then ``halvings`` is -1), ``cuts``
-        every cut of the round, ``point_cuts`` the point's cut in every scenario in run
-        order (empty when ``point`` is None).
+        when the time limit cut the round short: then ``short``), ``cuts`` every cut of
+        the round, ``point_cuts`` the point's cut in every scenario in run order (empty
+        when ``point`` is None), ``halvings`` the halvings made.
     """
     n = len(state.names)
     kept: list[Cut] = []
@@ -119,12 +129,12 @@ def _evaluate_operable(
         cuts = blocks.cuts("evaluate", x, todo, until)
         kept += [c for c in cuts if c.ok]
         if len(cuts) < (n if todo is None else len(todo)):
-            return None, kept, [], -1  # the time limit passed during the round
+            return _Round(None, kept, [], halvings, short=True)
         bad = [c for c in cuts if not c.ok]
         if not bad:
             at_x.update((c.scenario, c) for c in cuts)
             if len(at_x) == n:
-                return x, kept, [at_x[k] for k in range(n)], halvings
+                return _Round(x, kept, [at_x[k] for k in range(n)], halvings)
             todo = [k for k in range(n) if k not in at_x]
             continue
         if state.best_x is None:
@@ -132,7 +142,7 @@ def _evaluate_operable(
             raise RuntimeError(f"iteration {it}: no operable plan yet; {who}")
         if halvings == 30:
             # no point on the segment was operable everywhere: no upper bound this round
-            return None, kept, [], halvings
+            return _Round(None, kept, [], halvings)
         halvings += 1
         x = state.best_x + 0.5 * (x - state.best_x)
         at_x, todo = {}, sorted(c.scenario for c in bad)
@@ -188,11 +198,13 @@ def _iterate(
             x = master.project(state.best_x, inv_range, level)
         t1 = time.perf_counter()
         cpu0, busy0 = blocks.solve_total_s, blocks.busy_total_s
-        point, cuts, point_cuts, halvings = _evaluate_operable(blocks, state, x, it, limit.until())
-        if point is not None:
-            state.offer(point, point_cuts)
+        got = _evaluate_operable(blocks, state, x, it, limit.until())
+        if got.point is not None:
+            state.offer(got.point, got.point_cuts)
+        cuts = got.cuts
         master.add_cuts(cuts)
-        short = halvings < 0  # the time limit cut the round short: no plan of its own
+        if got.short and state.best_x is None:  # no plan was operable everywhere yet
+            raise limit.error(f"L-shaped round {it}", len(cuts), len(state.names), "evaluated")
         _release_free_memory()
         gap = (state.best_ub - lb) / max(abs(state.best_ub), 1.0)
         row = {
@@ -207,11 +219,11 @@ def _iterate(
             "solve_cpu_s": blocks.solve_total_s - cpu0,
             "busiest_block_s": blocks.busy_total_s - busy0,
             "simplex_iterations": float(sum(c.simplex_iterations for c in cuts)),
-            "halvings": float(max(halvings, 0)),
+            "halvings": float(got.halvings),
         }
         state.rows.append(row)
         on_iteration(row)
-        if gap <= tol or short or limit.passed():
+        if gap <= tol or got.short or limit.passed():
             break
     return lb
 
@@ -263,14 +275,19 @@ def hedge_decomposed(
         columns and rows join it), picked at evenly spaced quantiles of the
         wait-and-see costs; 0 for the pure L-shaped master.
     time_limit_s : float, optional
-        Stop iterating once this much wall time (s) has passed since the call (the
-        best plan so far is returned, with ``converged=False`` when the gap is above
-        ``tol``). No scenario solve is started once it has passed, so a run ends
-        within one scenario solve per worker of it (plus the start-up of the blocks,
-        which cannot be cut). When it passes before the EV plan has been evaluated in
-        every scenario there is no plan to return: HedgeTimeLimitError. A round it
-        cuts short keeps its cuts and leaves the bounds as they were; the plan's
-        ``notes`` say the run stopped at the limit.
+        Wall-clock seconds from this call (> 0). Once they have passed no scenario's
+        solves are started, on this process or on a worker: a run ends after the calls
+        under way (a scenario's build and two solves during the first solves, one
+        solve in a round) and the current master solve. What it does not cut: the
+        blocks' start-up, the mean-value solve and the model of ``retain``'s scenarios
+        (the limit is checked after each). When it passes before a plan has been
+        evaluated in every scenario there is no plan to return: HedgeTimeLimitError.
+        Otherwise the run returns the best plan evaluated so far, with
+        ``converged=False`` when the gap is above ``tol`` and a note; a round it cuts
+        short keeps its cuts and its row (the master's lower bound, the upper bound as
+        it was). With several risk weights (:func:`hedge_frontier`), each weight after
+        the limit gets one master solve, its lower bound, and the plans already
+        evaluated.
     progress : bool
         Show a rich progress bar with the bounds.
     on_iteration : callable, optional
@@ -310,6 +327,8 @@ def hedge_decomposed(
     HedgeTimeLimitError
         When ``time_limit_s`` passes before any plan was evaluated in every scenario
         (a RuntimeError naming the phase and the scenarios solved).
+    ValueError
+        When ``time_limit_s`` is not a number of seconds above 0.
     RuntimeError
         When a master plan cannot be operated.
     """
@@ -423,21 +442,21 @@ def _run_risks(
             _set_risk(run, risk)
             lb = _solve_with_progress(blocks, run, tol, max_iter, progress, on_iteration, limit)
             run.timings["iterations"] = time.perf_counter() - t_ev
-            _note_time_limit(limit, run.state, lb, tol, notes)
+            own = notes + _time_limit_notes(limit, run.state, lb, tol)  # this plan's alone
             worker_mb = float(sum(blocks.call("peak_rss_mb"))) if blocks.remote else 0.0
-            out.append(_result(run, lb, tol, universe, datasets, notes, worker_mb, t_start))
+            out.append(_result(run, lb, tol, universe, datasets, own, worker_mb, t_start))
     return out
 
 
-def _note_time_limit(
-    limit: TimeLimit, state: _State, lb: float, tol: float, notes: list[str]
-) -> None:
-    """Add a note when the run stopped at its time limit with the gap above ``tol``."""
-    if limit.passed() and state.best_ub - lb > tol * max(abs(state.best_ub), 1.0):
-        notes.append(
-            f"stopped at the time limit of {limit.limit_s:g} s after {len(state.rows) - 1} "
-            "rounds: the plan is the best evaluated so far"
-        )
+def _time_limit_notes(limit: TimeLimit, state: _State, lb: float, tol: float) -> list[str]:
+    """Return the note of a run stopped at its time limit with the gap above ``tol`` (or none)."""
+    if not limit.passed() or state.best_ub - lb <= tol * max(abs(state.best_ub), 1.0):
+        return []
+    last = int(state.rows[-1]["iteration"]) if state.rows else 0
+    return [
+        f"stopped at the time limit of {limit.limit_s:g} s in L-shaped round {last}: the plan "
+        "is the best evaluated so far"
+    ]
 
 
 def _set_risk(run: _Run, risk: RiskSpec | None) -> None:

@@ -77,13 +77,17 @@ class HedgeTimeLimitError(RuntimeError):
     phase : str
         What was under way (``"the mean-value solve"`` ...).
     done, total : int
-        Scenarios whose first solves were over, and the run's scenarios.
+        Scenarios ``verb`` (their solves in ``phase`` over), and the run's scenarios.
+    verb : str
+        What was done to the ``done`` scenarios (``"solved"``, ``"evaluated"``).
     """
 
-    def __init__(self, limit_s: float, phase: str, done: int, total: int) -> None:
+    def __init__(
+        self, limit_s: float, phase: str, done: int, total: int, verb: str = "solved"
+    ) -> None:
         super().__init__(
             f"the time limit of {limit_s:g} s passed during {phase}, with {done} of {total} "
-            "scenarios solved, before any plan was evaluated in every scenario; raise the "
+            f"scenarios {verb}, before any plan was evaluated in every scenario; raise the "
             "time limit or draw fewer scenarios"
         )
         self.limit_s, self.phase, self.done, self.total = limit_s, phase, done, total
@@ -107,10 +111,19 @@ class TimeLimit:
 
     @classmethod
     def starting(cls, limit_s: float | None) -> TimeLimit:
-        """Return the limit of ``limit_s`` seconds from now (None: no limit)."""
+        """Return the limit of ``limit_s`` seconds from now (None: no limit).
+
+        Raises
+        ------
+        ValueError
+            When ``limit_s`` is not a number of seconds above 0 (NaN, 0, negative).
+        """
         if limit_s is None:
             return cls()
-        return cls(float(limit_s), time.monotonic() + float(limit_s))
+        s = float(limit_s)
+        if not s > 0:
+            raise ValueError(f"time_limit_s: {limit_s!r} is not a time limit: give seconds > 0")
+        return cls(s, time.monotonic() + s)
 
     def passed(self) -> bool:
         """Whether the limit has passed."""
@@ -124,9 +137,9 @@ class TimeLimit:
         """
         return None if self.deadline is None else time.time() + time_left(self.deadline)
 
-    def error(self, phase: str, done: int, total: int) -> HedgeTimeLimitError:
+    def error(self, phase: str, done: int, total: int, verb: str = "solved") -> HedgeTimeLimitError:
         """Return the :class:`HedgeTimeLimitError` of ``phase``."""
-        return HedgeTimeLimitError(self.limit_s, phase, done, total)
+        return HedgeTimeLimitError(self.limit_s, phase, done, total, verb)
 
 
 @dataclass(frozen=True)

@@ -339,7 +339,7 @@ def _scenario_solves(
         ev_cuts, more = _phase(dispatch.blocks, "evaluate", x_ev, None, limit.until())
         work.update(more)
         if len(ev_cuts) < len(ws):
-            raise limit.error("the EV plan's evaluation", len(ev_cuts), len(ws))
+            raise limit.error("the EV plan's evaluation", len(ev_cuts), len(ws), "evaluated")
     return ws, ev_cuts, x_ev, ev_name, t_ws
 
 

@@ -134,9 +134,9 @@ _TimeLimitOpt = Annotated[
     typer.Option(
         "--time-limit",
         callback=_time_limit_option,
-        help="Seconds for the L-shaped run: it then stops with the best plan evaluated so "
-        "far (NOT converged), or with no plan while the scenarios' first solves are not "
-        "over (exit 1).",
+        help="Seconds for the L-shaped run, from the end of the sampling: it then stops "
+        "with the best plan evaluated so far (NOT converged), or with no plan while the "
+        "scenarios' first solves are not over; exit 1 either way.",
     ),
 ]
 
