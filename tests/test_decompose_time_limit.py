@@ -73,6 +73,15 @@ def test_a_block_starts_no_evaluation_after_until(monkeypatch: pytest.MonkeyPatc
     assert [c.scenario for c in block.evaluate(x, None, 1.0)] == [0]  # 0 < 1, then 1 >= 1
 
 
+def _switched_limit(monkeypatch: pytest.MonkeyPatch) -> list[bool]:
+    """Make every ``TimeLimit`` read the returned switch: passed (and ``until`` a second
+    ago) once ``switch[0]`` is set, not passed (no ``until``) before."""
+    switch = [False]
+    monkeypatch.setattr(TimeLimit, "passed", lambda self: switch[0])
+    monkeypatch.setattr(TimeLimit, "until", lambda self: time.time() - 1.0 if switch[0] else None)
+    return switch
+
+
 def limit_passes_at_master_solve(monkeypatch: pytest.MonkeyPatch, k: int) -> None:
     """Make every run's time limit pass at the ``k``-th master solve (1-based).
 
@@ -80,9 +89,7 @@ def limit_passes_at_master_solve(monkeypatch: pytest.MonkeyPatch, k: int) -> Non
     from then on it has passed and its ``until`` is a second ago, so the round that
     master solve starts hands the blocks a limit already passed.
     """
-    passed = [False]
-    monkeypatch.setattr(TimeLimit, "passed", lambda self: passed[0])
-    monkeypatch.setattr(TimeLimit, "until", lambda self: time.time() - 1.0 if passed[0] else None)
+    passed = _switched_limit(monkeypatch)
     real = MasterProblem.solve
     calls = itertools.count(1)
 
@@ -146,9 +153,7 @@ def test_the_ev_plan_evaluated_after_chained_starts_stops_at_the_limit(
     # a limit that passes after the wait-and-see solves stops it before any scenario.
     _, dsets, _ = sample_scenarios(load_dataset(TINY), 3, seed=8)
     monkeypatch.setattr(decompose_setup, "wait_and_see_start", "chain")
-    passed = [False]
-    monkeypatch.setattr(TimeLimit, "passed", lambda self: passed[0])
-    monkeypatch.setattr(TimeLimit, "until", lambda self: time.time() - 1.0 if passed[0] else None)
+    passed = _switched_limit(monkeypatch)
     real = FirstSolves.run
 
     def run(self: FirstSolves, *a: Any) -> Any:
@@ -166,7 +171,7 @@ def test_the_ev_plan_evaluated_after_chained_starts_stops_at_the_limit(
 
 @pytest.mark.parametrize("bad", [0.0, -1.0, float("nan")])
 def test_a_time_limit_that_is_not_positive_seconds_is_refused(bad: float) -> None:
-    with pytest.raises(ValueError, match="is not a time limit: give seconds > 0"):
+    with pytest.raises(ValueError, match="is not a time limit: give seconds above 0"):
         hedge_decomposed([load_dataset(TINY)], workers=0, time_limit_s=bad)
 
 
@@ -212,7 +217,10 @@ def test_the_cli_time_limit_error_is_one_message() -> None:
     ("args", "words"),
     [
         (["--time-limit", "0"], "Invalid value for '--time-limit': 0 is not a time limit"),
-        (["--time-limit", "nan"], "nan is not a time limit: give seconds > 0"),
+        (
+            ["--time-limit", "nan"],
+            "nan is not a time limit: give a finite number of seconds above 0",
+        ),
         (["--time-limit", "5", "--method", "extensive"], "--time-limit bounds the L-shaped run"),
     ],
 )

@@ -173,7 +173,7 @@ def _iterate(
     tol: float,
     max_iter: int,
     on_iteration: Callable[[Mapping[str, float]], None],
-    limit: TimeLimit | None = None,
+    limit: TimeLimit,
     kappa: float = 0.3,
 ) -> float:
     """Run master / subproblem rounds until the gap is at most ``tol``; return the LB.
@@ -187,7 +187,6 @@ def _iterate(
     (no scenario is started after it) adds its cuts and its row (the master's lower
     bound, the upper bound as it was).
     """
-    limit = limit or TimeLimit()
     lb = -math.inf
     for it in range(1, max_iter + 1):
         t0 = time.perf_counter()
@@ -478,7 +477,7 @@ def _solve_with_progress(
     max_iter: int,
     progress: bool,
     on_iteration: Callable[[Mapping[str, float]], None] | None,
-    limit: TimeLimit | None = None,
+    limit: TimeLimit,
 ) -> float:
     """Iterate with a progress report: iterations, the last gap and upper bound, times.
 

@@ -122,7 +122,7 @@ class TimeLimit:
             return cls()
         s = float(limit_s)
         if not s > 0:
-            raise ValueError(f"time_limit_s: {limit_s!r} is not a time limit: give seconds > 0")
+            raise ValueError(f"time_limit_s: {limit_s!r} is not a time limit: give seconds above 0")
         return cls(s, time.monotonic() + s)
 
     def passed(self) -> bool:

@@ -297,7 +297,7 @@ def _scenario_solves(
     w: np.ndarray,
     labels: tuple[str, ...],
     work: dict[str, float],
-    limit: TimeLimit | None = None,
+    limit: TimeLimit,
 ) -> tuple[list[Cut], list[Cut], np.ndarray, str, float]:
     """Run the wait-and-see solves and the EV plan's evaluation; ``work`` gains their figures.
 
@@ -335,7 +335,6 @@ def _scenario_solves(
         (mv[0].point, "mean_value") if mv is not None else (ws[heaviest].point, labels[heaviest])
     )
     if not both:
-        limit = limit or TimeLimit()
         ev_cuts, more = _phase(dispatch.blocks, "evaluate", x_ev, None, limit.until())
         work.update(more)
         if len(ev_cuts) < len(ws):

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from optimizer.cli.checks import seconds_option
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -122,18 +124,11 @@ _ReplanLeavesOpt = Annotated[
 ]
 
 
-def _time_limit_option(value: float | None) -> float | None:
-    """Check ``--time-limit``: a positive number of seconds."""
-    if value is not None and not (math.isfinite(value) and value > 0):
-        raise typer.BadParameter(f"{value:g} is not a time limit: give seconds > 0")
-    return value
-
-
 _TimeLimitOpt = Annotated[
     float | None,
     typer.Option(
         "--time-limit",
-        callback=_time_limit_option,
+        callback=seconds_option,
         help="Seconds for the L-shaped run, from the end of the sampling: it then stops "
         "with the best plan evaluated so far (NOT converged), or with no plan while the "
         "scenarios' first solves are not over; exit 1 either way.",
