@@ -508,7 +508,7 @@ WARM_SWEEP: list[list[dict]] = [
     [{"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 1.3}],
     [{"op": "scale", "table": "supply_resources", "column": "capacity", "factor": 0.7}],
     [{"op": "scale", "table": "sites", "column": "energy_price_usd_per_mwh", "factor": 1.5}],
-    # structure changes: PUE is not patchable -> rebuilt and solved cold
+    # structure changes: PUE is not patchable -> rebuilt, same shape: from the last basis
     [{"op": "scale", "table": "sites", "column": "pue_air", "factor": 1.1}],
     # no water at all: infeasible (the warm run is repeated cold for an honest status)
     [{"op": "scale", "table": "site_water", "column": "water_permit_m3", "factor": 0.01}],
@@ -527,9 +527,10 @@ def test_warm_started_sweep_equals_cold_solves_case_by_case() -> None:
     batch_case._SESSION_CACHE.clear()
     warm = solve_many(ds, WARM_SWEEP, reuse=True)
     flags = [r.timings_s.get("warm_start") for r in warm]
-    # first case loads the model (cold); PUE is rebuilt (no session); the dry case's
-    # warm run is not optimal and is re-solved cold; the others restart from a basis
-    assert flags == [0.0, 1.0, 1.0, None, 0.0, 1.0, 1.0]
+    # first case loads the model (cold); PUE is rebuilt and passed whole, and of the
+    # same shape it starts from the last basis; the dry case's warm run is not
+    # optimal and is re-solved cold; the others restart from a basis
+    assert flags == [0.0, 1.0, 1.0, 1.0, 0.0, 1.0, 1.0]
     for items, w in zip(WARM_SWEEP, warm, strict=True):
         cold = solve(apply_overrides(ds, items))
         assert w.status == cold.status
@@ -544,7 +545,7 @@ def test_warm_started_sweep_equals_cold_solves_case_by_case() -> None:
     # the infeasible case is really infeasible on its own
     assert solve(apply_overrides(ds, WARM_SWEEP[4])).status == "infeasible"
     session = next(iter(batch_case._SESSION_CACHE.values()))
-    assert (session.n_warm, session.n_cold) == (4, 2)
+    assert (session.n_warm, session.n_cold) == (5, 2)
 
 
 def test_highs_session_pushes_only_changes_and_matches_a_cold_solve() -> None:
@@ -604,3 +605,36 @@ def test_solve_many_keeps_the_base_out_of_collections_then_returns_it(monkeypatc
     assert before == 0  # nothing of the test process is frozen
     assert all(count > 0 for count in seen)  # frozen during every case
     assert gc.get_freeze_count() == 0  # returned to the collector
+
+
+def test_a_rebuilt_model_of_the_same_shape_starts_from_the_last_basis() -> None:
+    # A sampled scenario of the bundled data changes columns the patcher does not
+    # patch, so its model is rebuilt. It has the base model's shape: the session passes
+    # it whole and starts the dual simplex from the base's optimal basis, scaled by
+    # largest value (foreign_start_options), and reaches the cold solve's optimum in
+    # fewer simplex iterations.
+    from optimizer.analysis.monte_carlo import sample_scenarios
+    from optimizer.plan.highs import foreign_start_options
+    from optimizer.plan.highs_session import HighsSession
+    from optimizer.plan.options import Status
+
+    ds = load_dataset("data")
+    _, sampled, _ = sample_scenarios(ds, 1, 0)
+    base = build_model(ds)
+    assert patch_model(base, ds, sampled[0]) is None
+    model = build_model(sampled[0])
+    assert (model.n_variables, model.n_constraints) == (base.n_variables, base.n_constraints)
+    s = HighsSession(SolveOptions())
+    assert not s.run(base)[1]
+    raw, warm = s.run(model)
+    assert warm and raw.status == Status.optimal and s.model is model
+    for name, value in foreign_start_options().items():
+        assert s.highs.getOptionValue(name)[1] == value
+    started = s.highs.getInfo().simplex_iteration_count
+    cold = HighsSession(SolveOptions())
+    raw_cold, warm_cold = cold.run(model)
+    assert not warm_cold and raw_cold.status == Status.optimal
+    assert cold.highs.getOptionValue("simplex_scale_strategy")[1] == 2  # HiGHS's default
+    assert raw.solver_objective == pytest.approx(raw_cold.solver_objective, rel=1e-9)
+    assert started < 0.7 * cold.highs.getInfo().simplex_iteration_count
+    assert (s.n_warm, s.n_cold) == (1, 1)

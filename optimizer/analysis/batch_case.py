@@ -96,7 +96,10 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
     A patched model is solved on the process's retained HiGHS instance for this base
     (:class:`optimizer.plan.highs_session.HighsSession`): only changed costs and bounds are pushed
     and HiGHS restarts from the previous optimal basis; a warm run that is not optimal
-    is re-solved cold. A rebuilt model (unpatchable change) is solved cold.
+    is re-solved cold. A rebuilt model (a change the patcher cannot make, a sampled
+    scenario say) is passed whole to the same instance and, when it has the shape of
+    the last one solved, starts from that one's optimal basis (a "foreign" start,
+    :meth:`optimizer.plan.highs_session.HighsSession.run`); other shapes start cold.
     """
     from optimizer.plan.highs_session import HighsSession
     from optimizer.plan.model import build_model
@@ -125,7 +128,7 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
         )
     build_s = time.perf_counter() - t0
     session = None
-    if reused and options.solver == "highs":
+    if reuse and options.solver == "highs" and not options.integer_units and not exact_clusters:
         session = _memo(_SESSION_CACHE, (base_ds.hash, options), lambda: HighsSession(options))
     return solve_model(model, options, build_s=build_s, session=session)[0], reused
 

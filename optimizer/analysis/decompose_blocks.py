@@ -24,31 +24,25 @@ import scipy.sparse as sp
 
 from optimizer.analysis.dask_cluster import ClusterOptions, open_client
 from optimizer.analysis.decompose_cuts import Cut, induced_rows
-from optimizer.plan.highs import _highs_lp, _highs_pass, highs_ok, new_highs
+from optimizer.plan.highs import (
+    FOREIGN_BASIS_SCALE_STRATEGY,
+    _highs_lp,
+    _highs_pass,
+    highs_ok,
+    new_highs,
+)
 from optimizer.plan.model import FirstStageUniverse, build_stochastic_model
 
-__all__ = [
-    "SUBPROBLEM_SCALE_STRATEGY",
-    "WARM_STARTS",
-    "BasisArrays",
-    "ScenarioBlock",
-    "ScenarioBlocks",
-    "open_blocks",
-]
+__all__ = ["WARM_STARTS", "BasisArrays", "ScenarioBlock", "ScenarioBlocks", "open_blocks"]
 
 #: How a scenario subproblem's next solve starts (:class:`ScenarioBlock`).
 WARM_STARTS = ("live", "basis", "cold")
 
-#: HiGHS ``simplex_scale_strategy`` of the scenario subproblems: 4, each row and
-#: column scaled by its largest value, instead of HiGHS's default, equilibration (2).
-#: Each subproblem starts from a basis of another LP (the mean-value problem's, then
-#: the scenario's wait-and-see basis at a fixed first stage), and from such a start
-#: the dual simplex took half the iterations: at 100 sampled scenarios of the default
-#: dataset 276k wait-and-see and 112k EV iterations against 616k and 222k, the
-#: hedged plan 220 s against 318-323 s (benchmarks/RESULTS.md, tenth pass; the same
-#: optima). A cold solve gains nothing (the default dataset's LP: 0.51 s against
-#: 0.43 s), so the product's own solves keep HiGHS's default.
-SUBPROBLEM_SCALE_STRATEGY = 4
+#: HiGHS ``simplex_scale_strategy`` of the scenario subproblems: each starts from a basis
+#: of another LP (the mean-value problem's, then its own wait-and-see basis at a fixed
+#: first stage), so they scale as such a start does
+#: (:data:`optimizer.plan.highs.FOREIGN_BASIS_SCALE_STRATEGY`, with the measurements).
+SUBPROBLEM_SCALE_STRATEGY = FOREIGN_BASIS_SCALE_STRATEGY
 
 #: A HiGHS basis as plain arrays (highspy's ``HighsBasis`` does not pickle): the
 #: ``HighsBasisStatus`` codes of the columns and of the rows, int8.

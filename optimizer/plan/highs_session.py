@@ -17,6 +17,7 @@ from optimizer.plan.highs import (
     _highs_pass,
     _highs_run,
     _read_highs,
+    foreign_start_options,
     highs_ok,
     new_highs,
 )
@@ -36,6 +37,11 @@ class HighsSession:
     entries that differ from the model HiGHS holds (``changeColsCost``,
     ``changeColsBounds``, ``changeRowsBounds``, ``changeObjectiveOffset``,
     ``changeCoeff``) and re-runs the dual simplex from the previous optimal basis.
+    A model of the same shape that cannot be pushed (a case the patcher could not
+    patch, rebuilt: a sampled scenario, say) is passed whole, and its run too starts
+    from the previous optimal basis (up to ``IPM_THRESHOLD_COLUMNS`` columns), with
+    the options of such a start (:func:`optimizer.plan.highs.foreign_start_options`:
+    the dual simplex, scaled by largest value); it counts as warm.
 
     Status honesty: a warm run that does not end optimal is repeated cold on a
     fresh HiGHS instance (:func:`run_solver`), so infeasible / unbounded / time
@@ -93,19 +99,48 @@ class HighsSession:
             "row_hi": np.where(np.isfinite(hi), hi, inf),
         }
 
-    def _load(self, model: PlanningModel) -> float:
-        """Pass the whole model to a fresh HiGHS instance; return the hand-over time."""
+    def _load(self, model: PlanningModel) -> tuple[float, bool]:
+        """Pass the whole model to a fresh HiGHS instance.
+
+        When the session's last optimal basis is of an LP of the same shape (a case
+        the patcher could not patch: another dataset of the same index sets, such as
+        a sampled scenario) and the LP is one the dual simplex solves cold (up to
+        :data:`optimizer.plan.highs.IPM_THRESHOLD_COLUMNS` columns), the new instance
+        starts from it, scaled for such a start
+        (:data:`optimizer.plan.highs.FOREIGN_BASIS_SCALE_STRATEGY`).
+
+        Returns
+        -------
+        (float, bool)
+            The hand-over time (s) and whether the run starts from that basis.
+        """
+        import highspy
+
         t0 = time.perf_counter()
         lp, _ = _highs_lp(model, lp_only=True)
+        old = self.model
+        same = old is not None and (old.n_variables, old.n_constraints) == (
+            model.n_variables,
+            model.n_constraints,
+        )
+        # above the interior point threshold a cold solve is the interior point
+        # method's, and the dual simplex from another LP's basis is not measured there
+        small = model.n_variables <= IPM_THRESHOLD_COLUMNS
+        start = self._basis if same and small else None
         h = new_highs()
         self.highs, self.model = None, None
         _configure_highs(h, self.options, is_mip=False, n=model.n_variables, basis=True)
+        if start is not None:
+            for name, value in foreign_start_options().items():
+                highs_ok(h.setOptionValue(name, value), f"option {name}={value!r}")
         _highs_pass(h, lp)
+        if start is not None and h.setBasis(start) == highspy.HighsStatus.kError:
+            start = None  # a refused basis: the run starts cold
         self.highs, self.model = h, model
         self._arrays = self._bounds(model)
         self._offset = float(lp.offset_)
-        self._basis = None
-        return time.perf_counter() - t0
+        self._basis = start
+        return time.perf_counter() - t0, start is not None
 
     def _push(self, model: PlanningModel) -> bool:
         """Change the data HiGHS holds into ``model``'s; False when a reload is needed."""
@@ -195,7 +230,10 @@ class HighsSession:
         t0 = time.perf_counter()
         try:
             warm = self._push(model)
-            handover = time.perf_counter() - t0 if warm else self._load(model)
+            if warm:
+                handover = time.perf_counter() - t0
+            else:
+                handover, warm = self._load(model)
             self._own_time_limit()
             t1 = time.perf_counter()
             ms = _highs_run(self.highs)
