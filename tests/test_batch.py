@@ -638,3 +638,23 @@ def test_a_rebuilt_model_of_the_same_shape_starts_from_the_last_basis() -> None:
     assert raw.solver_objective == pytest.approx(raw_cold.solver_objective, rel=1e-9)
     assert started < 0.7 * cold.highs.getInfo().simplex_iteration_count
     assert (s.n_warm, s.n_cold) == (1, 1)
+
+
+def test_a_rebuilt_case_of_another_shape_is_solved_alone_and_the_chain_goes_on() -> None:
+    # Patched, then a case that changes the LP's shape (rebuilt: shifted commitment
+    # windows), then patched again: the middle case is solved cold on its own (no
+    # warm_start record), and the third still restarts from the session's basis.
+    from optimizer.analysis import batch_case
+
+    ds = load_dataset(TINY)
+    shifted = [{"op": "shift", "table": "commitments", "column": "from_period", "periods": -1}]
+    items = [WARM_SWEEP[0], shifted, WARM_SWEEP[2]]
+    assert build_model(apply_overrides(ds, shifted)).n_variables != build_model(ds).n_variables
+    batch_case._SESSION_CACHE.clear()
+    got = solve_many(ds, items, reuse=True)
+    assert [r.timings_s.get("warm_start") for r in got] == [0.0, None, 1.0]
+    for items_i, r in zip(items, got, strict=True):
+        cold = solve(apply_overrides(ds, items_i))
+        assert r.objective_usd == pytest.approx(cold.objective_usd, rel=1e-9)
+    session = next(iter(batch_case._SESSION_CACHE.values()))
+    assert (session.n_warm, session.n_cold) == (1, 1)

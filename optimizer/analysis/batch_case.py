@@ -97,11 +97,11 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
     (:class:`optimizer.plan.highs_session.HighsSession`): only changed costs and bounds are pushed
     and HiGHS restarts from the previous optimal basis; a warm run that is not optimal
     is re-solved cold. A rebuilt model (a change the patcher cannot make, a sampled
-    scenario say) is passed whole to the same instance and, when it has the shape of
-    the last one solved, starts from that one's optimal basis (a "foreign" start,
-    :meth:`optimizer.plan.highs_session.HighsSession.run`); other shapes start cold.
+    scenario say) that has the shape of the last one solved is passed whole to the same
+    instance and starts from that one's optimal basis
+    (:meth:`optimizer.plan.highs_session.HighsSession.can_start`); another is solved
+    cold on its own, as before.
     """
-    from optimizer.plan.highs_session import HighsSession
     from optimizer.plan.model import build_model
     from optimizer.plan.pipeline import solve_model
 
@@ -127,10 +127,34 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
             objective=goal,
         )
     build_s = time.perf_counter() - t0
-    session = None
-    if reuse and options.solver == "highs" and not options.integer_units and not exact_clusters:
-        session = _memo(_SESSION_CACHE, (base_ds.hash, options), lambda: HighsSession(options))
+    session = _session_for(model, reused, reuse and not exact_clusters, base_ds, options)
     return solve_model(model, options, build_s=build_s, session=session)[0], reused
+
+
+def _session_for(model: Any, patched: bool, reuse: bool, base_ds: Any, options: Any) -> Any:
+    """Return the retained HiGHS session to solve ``model`` on (None: cold, alone).
+
+    A patched model always takes the base's session. A rebuilt one (``patched`` False)
+    takes it only when it would start there from the last optimal basis
+    (:meth:`~optimizer.plan.highs_session.HighsSession.can_start`), or opens it when
+    none is held yet and it is an LP the dual simplex solves cold (so a Monte Carlo of
+    rebuilt samples chains from its first); a model of another shape is solved alone,
+    neither paying the session's crossover nor breaking the patched cases' warm chain.
+    """
+    from optimizer.plan.highs import IPM_THRESHOLD_COLUMNS
+    from optimizer.plan.highs_session import HighsSession
+
+    if options.solver != "highs":
+        return None
+    key = (base_ds.hash, options)
+    if patched:
+        return _memo(_SESSION_CACHE, key, lambda: HighsSession(options))
+    if not reuse or options.integer_units or model.n_variables > IPM_THRESHOLD_COLUMNS:
+        return None
+    held = _SESSION_CACHE.get(key)
+    if held is None or held.model is None:
+        return _memo(_SESSION_CACHE, key, lambda: HighsSession(options))
+    return held if held.can_start(model) else None
 
 
 def solve_many(

@@ -99,6 +99,23 @@ class HighsSession:
             "row_hi": np.where(np.isfinite(hi), hi, inf),
         }
 
+    def can_start(self, model: PlanningModel) -> bool:
+        """Whether a run of ``model`` passed whole would start from the last optimal basis.
+
+        True when the session holds an optimal basis of an LP of ``model``'s shape
+        (columns and rows) and ``model`` has at most
+        :data:`optimizer.plan.highs.IPM_THRESHOLD_COLUMNS` columns: above it a cold
+        solve is the interior point method's, and the dual simplex from another LP's
+        basis is not measured there.
+        """
+        old = self.model
+        return (
+            old is not None
+            and self._basis is not None
+            and (old.n_variables, old.n_constraints) == (model.n_variables, model.n_constraints)
+            and model.n_variables <= IPM_THRESHOLD_COLUMNS
+        )
+
     def _load(self, model: PlanningModel) -> tuple[float, bool]:
         """Pass the whole model to a fresh HiGHS instance.
 
@@ -118,15 +135,7 @@ class HighsSession:
 
         t0 = time.perf_counter()
         lp, _ = _highs_lp(model, lp_only=True)
-        old = self.model
-        same = old is not None and (old.n_variables, old.n_constraints) == (
-            model.n_variables,
-            model.n_constraints,
-        )
-        # above the interior point threshold a cold solve is the interior point
-        # method's, and the dual simplex from another LP's basis is not measured there
-        small = model.n_variables <= IPM_THRESHOLD_COLUMNS
-        start = self._basis if same and small else None
+        start = self._basis if self.can_start(model) else None
         h = new_highs()
         self.highs, self.model = None, None
         _configure_highs(h, self.options, is_mip=False, n=model.n_variables, basis=True)
