@@ -13,10 +13,11 @@ import numpy as np
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.analysis import decompose_blocks, decompose_setup
+from optimizer.analysis import decompose_setup
 from optimizer.analysis.decompose import hedge_decomposed
 from optimizer.analysis.decompose_blocks import ScenarioBlock
 from optimizer.analysis.monte_carlo import sample_scenarios
+from optimizer.plan import highs
 from optimizer.plan.coding import dataset_codes, scenario_data
 from optimizer.plan.columns import first_stage_keys, first_stage_kinds
 from optimizer.plan.model import first_stage_universe
@@ -156,8 +157,8 @@ def test_the_subproblems_scale_by_largest_value_and_reach_the_same_optima_in_few
     mv = decompose_setup.mean_value_start(dsets, np.full(2, 0.5), u, [])
     assert mv is not None and mv[1] is not None
     runs = {}
-    for scale in (2, decompose_blocks.SUBPROBLEM_SCALE_STRATEGY):
-        monkeypatch.setattr(decompose_blocks, "SUBPROBLEM_SCALE_STRATEGY", scale)
+    for scale in (2, highs.FOREIGN_BASIS_SCALE_STRATEGY):
+        monkeypatch.setattr(highs, "FOREIGN_BASIS_SCALE_STRATEGY", scale)
         block = ScenarioBlock(dsets, [0, 1], u)
         assert block.h.getOptionValue("simplex_scale_strategy")[1] == scale
         ws = block.wait_and_see(mv[1])

@@ -25,9 +25,9 @@ import scipy.sparse as sp
 from optimizer.analysis.dask_cluster import ClusterOptions, open_client
 from optimizer.analysis.decompose_cuts import Cut, induced_rows
 from optimizer.plan.highs import (
-    FOREIGN_BASIS_SCALE_STRATEGY,
     _highs_lp,
     _highs_pass,
+    foreign_start_options,
     highs_ok,
     new_highs,
 )
@@ -37,12 +37,6 @@ __all__ = ["WARM_STARTS", "BasisArrays", "ScenarioBlock", "ScenarioBlocks", "ope
 
 #: How a scenario subproblem's next solve starts (:class:`ScenarioBlock`).
 WARM_STARTS = ("live", "basis", "cold")
-
-#: HiGHS ``simplex_scale_strategy`` of the scenario subproblems: each starts from a basis
-#: of another LP (the mean-value problem's, then its own wait-and-see basis at a fixed
-#: first stage), so they scale as such a start does
-#: (:data:`optimizer.plan.highs.FOREIGN_BASIS_SCALE_STRATEGY`, with the measurements).
-SUBPROBLEM_SCALE_STRATEGY = FOREIGN_BASIS_SCALE_STRATEGY
 
 #: A HiGHS basis as plain arrays (highspy's ``HighsBasis`` does not pickle): the
 #: ``HighsBasisStatus`` codes of the columns and of the rows, int8.
@@ -268,13 +262,12 @@ class ScenarioBlock:
     def _new_solver(self) -> Any:
         """Return a silent HiGHS instance with the subproblems' options."""
         h = new_highs()
-        highs_ok(h.setOptionValue("solver", "simplex"), "option solver='simplex'")
+        # each subproblem starts from another LP's basis (the mean-value problem's, then
+        # its own wait-and-see one at a fixed first stage): the options of such a start
+        for name, value in foreign_start_options().items():
+            highs_ok(h.setOptionValue(name, value), f"option {name}={value!r}")
         # cuts are exact up to the reduced costs' dual tolerance
         highs_ok(h.setOptionValue("dual_feasibility_tolerance", 1e-9), "option dual tol")
-        highs_ok(
-            h.setOptionValue("simplex_scale_strategy", SUBPROBLEM_SCALE_STRATEGY),
-            f"option simplex_scale_strategy={SUBPROBLEM_SCALE_STRATEGY}",
-        )
         if self.threads is not None:
             highs_ok(h.setOptionValue("threads", int(self.threads)), "option threads")
         return h

@@ -119,12 +119,9 @@ class HighsSession:
     def _load(self, model: PlanningModel) -> tuple[float, bool]:
         """Pass the whole model to a fresh HiGHS instance.
 
-        When the session's last optimal basis is of an LP of the same shape (a case
-        the patcher could not patch: another dataset of the same index sets, such as
-        a sampled scenario) and the LP is one the dual simplex solves cold (up to
-        :data:`optimizer.plan.highs.IPM_THRESHOLD_COLUMNS` columns), the new instance
-        starts from it, scaled for such a start
-        (:data:`optimizer.plan.highs.FOREIGN_BASIS_SCALE_STRATEGY`).
+        When :meth:`can_start` (a case the patcher could not patch, of the last LP's
+        shape), the new instance starts from the last optimal basis with
+        :func:`optimizer.plan.highs.foreign_start_options`.
 
         Returns
         -------
