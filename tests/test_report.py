@@ -435,7 +435,10 @@ def test_crash_midway_keeps_previous_file_and_no_partial(
     with pytest.raises(ReportError, match=r"demand\.parquet.*No space left"):
         write_report(changed, tmp_path, scenario="neutral", run_id="r")
     monkeypatch.setattr(pq, "write_table", real_write)
-    assert any(".demand.parquet.tmp-" in c for c in calls)  # temp name in the same dir
+    # written inside the hidden staging folder beside the scenario, never in its place
+    demand_at = [Path(c) for c in calls if c.endswith("demand.parquet")]
+    assert [c.parent.name for c in demand_at] == [f".scenario=neutral.partial-{os.getpid()}"]
+    assert demand_at[0].parent.parent == run
     assert (sdir / "demand.parquet").read_bytes() == old_bytes
     assert pq.read_table(sdir / "demand.parquet").column("served_h100e").to_pylist() == [
         80.0,
@@ -660,3 +663,37 @@ def test_to_arrow_text_and_flags_whatever_the_pandas_dtype() -> None:
     got = to_arrow(mixed, schema)
     assert got.column("t").to_pylist() == ["1.5", "x", None]  # str() of a non-text cell
     assert got.column("f").to_pylist() == [True, None, False]
+
+
+def test_scenario_folder_files_are_flushed_before_the_folder_moves_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every table file is fsynced in the staging folder, then the folders themselves.
+
+    The files are written under their own names inside the hidden staging folder (no
+    per-file temporary name), so durability rests on these flushes: each file's data
+    before the move, the staging folder's entries, then the parent's after the rename.
+    """
+    from optimizer.output.report import file_metadata, write_scenario_folder
+
+    real_fsync = os.fsync
+    flushed: list[str] = []
+
+    def recording_fsync(fd: int) -> None:
+        flushed.append(os.readlink(f"/proc/self/fd/{fd}"))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", recording_fsync)
+    result = fake_result()
+    sdir = tmp_path / "scenario=neutral"
+    files = write_scenario_folder(result, sdir, file_metadata(result, scenario="neutral"))
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    stage = str(tmp_path / f".scenario=neutral.partial-{os.getpid()}")
+    assert sorted(files) == sorted(RESULT_SCHEMAS)
+    staged_files = sorted(f for f in flushed if f.startswith(stage + "/"))
+    assert staged_files == sorted(f"{stage}/{n}.parquet" for n in RESULT_SCHEMAS)
+    # the staging folder is flushed after its last file, the parent after the move
+    assert flushed.index(stage) > max(flushed.index(f) for f in staged_files)
+    assert flushed[-1] == str(tmp_path)
+    assert sorted(p.name for p in sdir.iterdir()) == sorted(f"{n}.parquet" for n in RESULT_SCHEMAS)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]

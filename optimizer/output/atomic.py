@@ -22,6 +22,7 @@ __all__ = [
     "ReportError",
     "atomic_write",
     "ensure_dir",
+    "fsync_dir",
     "write_csv_atomic",
     "write_json_atomic",
     "write_text_atomic",
@@ -66,7 +67,15 @@ def _json_default(value: Any) -> Any:
     return str(value)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Flush a folder's entries (new, renamed or removed names) to disk; best effort.
+
+    Parameters
+    ----------
+    directory : pathlib.Path
+        The folder; an error opening or flushing it is ignored (some file systems
+        cannot flush a folder).
+    """
     with contextlib.suppress(OSError):
         fd = os.open(directory, os.O_RDONLY)
         try:
@@ -106,7 +115,7 @@ def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:
         with contextlib.suppress(OSError):
             tmp.unlink()
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
     return path
 
 

@@ -31,7 +31,7 @@ import pyarrow as pa
 
 from capacity.recorded_inputs import INPUTS_FILE
 from optimizer.components.registry import SequenceView
-from optimizer.output.atomic import ReportError, ensure_dir, write_text_atomic
+from optimizer.output.atomic import ReportError, ensure_dir, fsync_dir, write_text_atomic
 from optimizer.output.inputs_record import SolvedInputs, solve_flags, write_inputs
 from optimizer.output.manifest import (
     REPORT_FORMAT,
@@ -40,7 +40,12 @@ from optimizer.output.manifest import (
     read_manifest,
     update_manifest,
 )
-from optimizer.output.parquet_tables import RESULT_SCHEMAS, to_arrow, write_arrow_atomic
+from optimizer.output.parquet_tables import (
+    RESULT_SCHEMAS,
+    to_arrow,
+    write_arrow_atomic,
+    write_arrow_staged,
+)
 from optimizer.output.run_folder import (
     aside_dir,
     mark_unfinished,
@@ -432,7 +437,8 @@ def _stage_and_move(
     if stage.exists():
         shutil.rmtree(stage)
     try:
-        staged = _write_arrow_tables(arrow, stage)
+        ensure_dir(stage)
+        staged = write_arrow_staged(arrow, stage)
         if inputs is not None:
             write_inputs(inputs, stage, run_dir, flags)
         _move_into_place(stage, sdir)
@@ -498,6 +504,7 @@ def _move_into_place(stage: Path, sdir: Path) -> None:
         if old.exists() and not sdir.exists():
             old.rename(sdir)
         raise
+    fsync_dir(sdir.parent)
     shutil.rmtree(old, ignore_errors=True)
 
 
