@@ -9,6 +9,7 @@ Modules
 ``dimensions``    the index letters, declared once with their full names.
 ``frames``        internal frames whose text keys stay NumPy object columns.
 ``grouping``      group sums and key lookups on integer codes (pandas' sums bit for bit).
+``kahan``         Kahan group sums and running sums (pandas' additions, row by row).
 ``join``          merges of small frames on integer or text keys (pandas' merge, faster).
 ``reuse_cache``   index work cached per model structure (a sweep's patched models share it).
 ``tidy_numbers``  quantities at their bound written at the bound.

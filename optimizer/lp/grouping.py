@@ -8,11 +8,8 @@ time on. Here the keys are factorized once per call (``pandas.factorize`` with
 ``sort=True``, so group numbers follow the lexicographic order of the keys, the order
 a sorted ``groupby`` or an outer ``merge`` lists them in) and the sums are numpy.
 
-pandas adds the values of a group with Kahan (compensated) summation, in row order;
-:func:`group_sum` and :func:`group_cumsum` do the same, vectorised across groups (one
-step per row position inside a group, on contiguous slices), so the sums equal
-pandas' to the last bit.
-NaN values are skipped as pandas does (``skipna``); an empty or all-NaN group sums to 0.
+The sums are Kahan sums in row order, as pandas adds (:mod:`optimizer.lp.kahan`,
+re-exported here).
 """
 
 from __future__ import annotations
@@ -22,6 +19,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from optimizer.lp.kahan import group_cumsum, group_sum, positions_in_group
 
 __all__ = [
     "Groups",
@@ -42,118 +41,6 @@ __all__ = [
     "value_at",
     "values_at",
 ]
-
-
-def positions_in_group(ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Return rows ordered by group (stable) and each such row's position in its group.
-
-    Parameters
-    ----------
-    ids : ndarray of int, shape (n,)
-        Group number of each row (>= 0).
-
-    Returns
-    -------
-    (ndarray, ndarray)
-        ``order`` (row numbers, grouped, row order kept inside a group) and ``pos``
-        (position of ``order[i]`` inside its group, 0-based).
-    """
-    order = _stable_order(ids)
-    sid = ids[order]
-    n = len(sid)
-    if not n:
-        return order, np.zeros(0, dtype=np.int64)
-    new = np.ones(n, dtype=bool)
-    new[1:] = sid[1:] != sid[:-1]
-    starts = np.flatnonzero(new)
-    first = np.repeat(starts, np.diff(np.append(starts, n)))
-    return order, np.arange(n) - first
-
-
-def _stable_order(ids: np.ndarray) -> np.ndarray:
-    """Stable argsort of group numbers (a radix sort when they fit in 16 bits)."""
-    if len(ids) and 0 <= int(ids.min()) and int(ids.max()) < 2**16:
-        ids = ids.astype(np.uint16)  # numpy sorts 16-bit integers by radix: O(n)
-    out: np.ndarray = np.argsort(ids, kind="stable")
-    return out
-
-
-def _kahan(ids: np.ndarray, values: np.ndarray, n_groups: int, running: bool) -> np.ndarray:
-    """Kahan sums per group in row order (``running``: the running sum of every row).
-
-    The non-NaN rows are laid out step by step: step ``j`` holds the ``j``-th row of
-    every group with more than ``j`` rows, groups largest first, so each step is one
-    contiguous slice and the groups still adding are a prefix of the accumulators
-    (one vectorised Kahan step per row position, no gathers inside the loop).
-    """
-    values = np.asarray(values, dtype=float)
-    ids = np.asarray(ids, dtype=np.int64)
-    out = np.full(len(values), np.nan) if running else np.zeros(n_groups)
-    live = np.flatnonzero(~np.isnan(values))  # NaN rows add nothing (skipna)
-    if not len(live):
-        return out
-    gid = ids[live]
-    size = np.bincount(gid, minlength=n_groups)
-    if not running and int(size.max()) <= 2:
-        # one or two rows a group: Kahan's first two steps add without compensation,
-        # so the sum is 0.0 + a + b in row order, what a weighted bincount adds
-        out[:] = np.bincount(gid, weights=values[live], minlength=n_groups)
-        return out
-    by_size = np.argsort(-size, kind="stable")  # groups largest first
-    rank = np.empty(n_groups, dtype=np.int64)
-    rank[by_size] = np.arange(n_groups)
-    active = n_groups - np.cumsum(np.bincount(size))[: int(size.max())]  # groups at step j
-    order, pos = positions_in_group(gid)  # row order kept inside a group
-    at = np.empty(len(gid), dtype=np.int64)  # place of each row: its step, its group rank
-    at[order] = (np.cumsum(active) - active)[pos] + rank[gid[order]]
-    rows = np.empty(len(gid), dtype=np.int64)
-    rows[at] = live
-    x = values[rows]
-    total, comp = np.zeros(int(active[0])), np.zeros(int(active[0]))
-    steps = np.empty(len(x)) if running else x
-    start = 0
-    for k in active.tolist():
-        y = x[start : start + k] - comp[:k]
-        t = total[:k] + y
-        c = t - total[:k] - y
-        comp[:k] = np.where(np.isnan(c), 0.0, c)  # an infinite value: no compensation
-        total[:k] = t
-        if running:
-            steps[start : start + k] = t
-        start += k
-    if running:
-        out[rows] = steps
-    else:
-        out[by_size[: len(total)]] = total
-    return out
-
-
-def group_sum(ids: np.ndarray, values: Any, n_groups: int) -> np.ndarray:
-    """Sum ``values`` per group as ``pandas`` ``groupby(...).sum()`` does (Kahan, skipna).
-
-    Parameters
-    ----------
-    ids : ndarray of int, shape (n,)
-        Group number of each row, in ``0 .. n_groups - 1``.
-    values : array-like of float, shape (n,)
-    n_groups : int
-
-    Returns
-    -------
-    ndarray, shape (n_groups,)
-        The sum of each group (0.0 for a group with no non-NaN value).
-    """
-    return _kahan(ids, values, n_groups, running=False)
-
-
-def group_cumsum(ids: np.ndarray, values: Any) -> np.ndarray:
-    """Return the running sum per group in row order, as ``groupby(...).cumsum()``.
-
-    NaN rows stay NaN and add nothing; the sums are Kahan sums as in pandas.
-    """
-    ids = np.asarray(ids, dtype=np.int64)
-    n = int(ids.max()) + 1 if len(ids) else 0
-    return _kahan(ids, values, n, running=True)
 
 
 def _local_codes(col: Any) -> tuple[np.ndarray, np.ndarray]:
