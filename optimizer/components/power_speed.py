@@ -206,7 +206,7 @@ def _campus_table(ctx: Any) -> pd.DataFrame:
     onsite = ds.table("onsite_generation")
     options = ctx.reuse(("bridge_options",), (onsite,), lambda: _bridge_options(ds))
     bound = _grid_bound(ctx)
-    br, fx = _bridge_table(ctx), _flexible_table(ctx)
+    br, fx = ctx.table("bridge_power"), ctx.table("flexible_interconnection")  # built once
     b_site, b_period = (
         column_values(bound, "site", dtype=object),
         column_values(bound, "period", dtype=object),
