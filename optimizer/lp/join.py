@@ -21,11 +21,13 @@ columns then float64) or not at all (``how="inner"``).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from pandas.api.types import infer_dtype
 
 from optimizer.lp.frames import block_frame
 from optimizer.lp.grouping import inner_pairs, left_pairs
@@ -89,6 +91,35 @@ def _take(values: Any, rows: np.ndarray, missing: np.ndarray | None) -> Any | No
     return values.take(np.where(missing, -1, rows), allow_fill=True)
 
 
+def _text_key_dtype(lk: Any, rk: Any, how: str) -> Any | None:
+    """Return the key column's dtype when object text on one side meets ``str`` on the other.
+
+    pandas' merge matches such keys as text when every object value is a string
+    (``infer_dtype`` says ``"string"``: no missing value, no number; or there is no
+    row); its result's key column is then ``str`` or object depending on the text
+    storage (pandas 3.1: ``str`` with pyarrow storage, object with python storage), so
+    the dtype is asked of pandas once per pair of dtypes (:func:`_merged_key_dtype`).
+    None otherwise (pandas joins).
+    """
+    for text, obj in ((lk, rk), (rk, lk)):
+        if isinstance(text.dtype, pd.StringDtype) and isinstance(obj, np.ndarray):
+            if obj.dtype.kind == "O" and (
+                not len(obj) or infer_dtype(obj, skipna=False) == "string"
+            ):
+                return _merged_key_dtype(lk.dtype, rk.dtype, how, not len(lk), not len(rk))
+    return None
+
+
+@functools.cache
+def _merged_key_dtype(left: Any, right: Any, how: str, left_empty: bool, right_empty: bool) -> Any:
+    """Return the key dtype of pandas' merge of frames of these key dtypes (one row or none)."""
+    frames = [
+        pd.DataFrame({"k": pd.Series([] if empty else ["a"], dtype=d)})
+        for d, empty in ((left, left_empty), (right, right_empty))
+    ]
+    return frames[0].merge(frames[1], how=how)["k"].dtype
+
+
 def _joinable(
     left: pd.DataFrame, right: pd.DataFrame, keys: list[str], how: str
 ) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray], list[str]] | None:
@@ -96,8 +127,10 @@ def _joinable(
 
     None when pandas must: a join other than inner or left, more than
     :data:`_MAX_ROWS` rows, a column neither NumPy nor pandas' text, a key neither an
-    integer nor a text column of the same dtype on both sides, or a right column whose
-    name is also a left one (pandas would add suffixes).
+    integer nor a text column of the same dtype on both sides (or object text against
+    ``str``, :func:`_text_key_dtype`: the left key column then takes the dtype pandas
+    gives it), or a right column whose name is also a left one (pandas would
+    add suffixes).
     """
     if how not in _HOWS or not keys or len(left) + len(right) > _MAX_ROWS:
         return None
@@ -108,7 +141,15 @@ def _joinable(
         if k not in lcols or k not in rcols:
             return None
         lk, rk = lcols[k], rcols[k]
-        if lk.dtype != rk.dtype or not (_is_text(lk) or lk.dtype.kind in "iu"):
+        if lk.dtype != rk.dtype:
+            dtype = _text_key_dtype(lk, rk, how)
+            if dtype is None:
+                return None
+            if dtype != lk.dtype:  # the result's key column in pandas' dtype
+                obj = dtype == np.dtype(object)
+                made = np.asarray(lk, dtype=object) if obj else pd.array(lk, dtype=dtype)
+                lcols = {**lcols, k: made}
+        elif not (_is_text(lk) or lk.dtype.kind in "iu"):
             return None
     others = [c for c in rcols if c not in keys]
     if any(c in lcols for c in others):
