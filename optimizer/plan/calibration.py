@@ -63,7 +63,7 @@ the plan the row tests.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -136,12 +136,66 @@ class Metric:
     compute: Compute
 
 
+class _PeriodRows(Mapping[str, pd.DataFrame]):
+    """The result tables, each table's rows of a set of periods picked once.
+
+    :func:`calibration_table` holds 20-30 records against a few tables and periods;
+    picking a big table's rows (every column) per record was most of its time.
+    """
+
+    def __init__(self, tables: Tables) -> None:
+        self._tables = tables
+        self._rows: dict[tuple[str, tuple[str, ...]], pd.DataFrame] = {}
+
+    def __getitem__(self, name: str) -> pd.DataFrame:
+        return self._tables[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._tables)
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+    def at(self, name: str, periods: tuple[str, ...]) -> pd.DataFrame:
+        """Rows of table ``name`` whose period is one of ``periods`` (kept for reuse)."""
+        key = (name, periods)
+        if key not in self._rows:
+            self._rows[key] = _period_rows(self._tables[name], periods)
+        return self._rows[key]
+
+
+def _period_rows(df: pd.DataFrame, periods: tuple[str, ...]) -> pd.DataFrame:
+    return df[df["period"].isin(periods)]
+
+
+def _at(tables: Tables, name: str, periods: Sequence[str]) -> pd.DataFrame:
+    """Rows of result table ``name`` in ``periods`` (picked once per calibration table)."""
+    if isinstance(tables, _PeriodRows):
+        return tables.at(name, tuple(periods))
+    return _period_rows(tables[name], tuple(periods))
+
+
 def _chip_attr(ds: Any, chips: pd.Series, column: str) -> pd.Series:
-    table = ds.table("chips").set_index("chip")[column]
+    table = indexed(ds.table("chips"), "chip")[column]
     return pd.Series(table.reindex(chips.astype(str)).to_numpy(), index=chips.index)
 
 
-def _select(df: pd.DataFrame, ds: Any, filters: Mapping[str, str]) -> pd.DataFrame:
+class _Rows:
+    """Rows of a table picked by a mask, each column taken only when read.
+
+    ``rows[column]`` is ``df[mask][column]`` (the same values, index and dtype), without
+    taking every column of a wide table for the one or two a metric sums.
+    """
+
+    def __init__(self, df: pd.DataFrame, mask: pd.Series) -> None:
+        self._df, self._mask = df, mask
+
+    def __getitem__(self, column: str) -> pd.Series:
+        out: pd.Series = self._df[column][self._mask]
+        return out
+
+
+def _select(df: pd.DataFrame, ds: Any, filters: Mapping[str, str]) -> _Rows:
     mask = pd.Series(True, index=df.index)
     for name, value in filters.items():
         if name in ("family", "vendor"):
@@ -149,7 +203,7 @@ def _select(df: pd.DataFrame, ds: Any, filters: Mapping[str, str]) -> pd.DataFra
         else:
             col = df[name].astype(str)
         mask &= col.isin(value.split("|"))
-    return df[mask]
+    return _Rows(df, mask)
 
 
 def _year(period: str, quarters: int = 4) -> list[str]:
@@ -158,58 +212,50 @@ def _year(period: str, quarters: int = 4) -> list[str]:
 
 
 def _installed_two_years(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
-    df = tables["fleet"]
-    df = _select(df[df["period"].isin(_year(period, 8))], ds, filters)
+    df = _select(_at(tables, "fleet", _year(period, 8)), ds, filters)
     return float(df["installed_chips"].sum())
 
 
 def _assigned_share(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
-    df = tables["fleet"]
-    df = _select(df[df["period"] == period], ds, filters)
+    df = _select(_at(tables, "fleet", [period]), ds, filters)
     total = float(df["fleet_chips"].sum())
     return float(df["assigned_chips"].sum()) / total if total > 0 else float("nan")
 
 
 def _it_mw_serving(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
-    df = tables["assignment"]
-    df = _select(df[df["period"] == period], ds, filters)
+    df = _select(_at(tables, "assignment", [period]), ds, filters)
     return float((df["chips"] * _chip_attr(ds, df["chip"], "it_kw_per_chip")).sum()) / 1000.0
 
 
 def _supply_used_share(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
     if "resource" not in filters:
         raise ScopeError("supply_used_share_year needs a resource:... filter")
-    df = tables["supply_utilisation"]
-    df = _select(df[df["period"].isin(_year(period))], ds, filters)
+    df = _select(_at(tables, "supply_utilisation", _year(period)), ds, filters)
     cap = float(df["capacity"].sum())
     return float(df["used"].sum()) / cap if cap > 0 else float("nan")
 
 
 def _sum_at(table: str, column: str) -> Compute:
     def compute(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
-        df = tables[table]
-        df = _select(df[df["period"] == period], ds, filters)
+        df = _select(_at(tables, table, [period]), ds, filters)
         return float(df[column].sum())
 
     return compute
 
 
 def _fleet_h100e(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
-    df = tables["fleet"]
-    df = _select(df[df["period"] == period], ds, filters)
+    df = _select(_at(tables, "fleet", [period]), ds, filters)
     return float((df["fleet_chips"] * _chip_attr(ds, df["chip"], "training_h100e")).sum())
 
 
 def _it_mw_added_year(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
-    df = tables["build_out"]
-    df = _select(df[df["period"].isin(_year(period))], ds, filters)
+    df = _select(_at(tables, "build_out", _year(period)), ds, filters)
     return float(df["build_mw"].sum())
 
 
 def _energy_ratio(column: str) -> Compute:
     def compute(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
-        df = tables["energy"]
-        df = _select(df[df["period"].isin(_year(period))], ds, filters)
+        df = _select(_at(tables, "energy", _year(period)), ds, filters)
         it = float(df["it_mwh"].sum())
         return float(df[column].sum()) / it if it > 0 else float("nan")
 
@@ -218,11 +264,11 @@ def _energy_ratio(column: str) -> Compute:
 
 def _capex_cash_year(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
     year = _year(period)
-    fl = tables["fleet"]
-    fl = _select(fl[fl["period"].isin(year)], ds, {k: v for k, v in filters.items()})
+    fl = _select(_at(tables, "fleet", year), ds, filters)
     chips = float((fl["installed_chips"] * _chip_attr(ds, fl["chip"], "capex_usd_per_chip")).sum())
-    bo = tables["build_out"]
-    bo = _select(bo[bo["period"].isin(year)], ds, {k: v for k, v in filters.items() if k == "site"})
+    bo = _select(
+        _at(tables, "build_out", year), ds, {k: v for k, v in filters.items() if k == "site"}
+    )
     capex = indexed(ds.table("sites"), "site")["build_capex_usd_per_mw"]
     build = float((bo["build_mw"] * capex.reindex(bo["site"]).to_numpy()).sum())
     return chips + build
@@ -231,8 +277,7 @@ def _capex_cash_year(tables: Tables, ds: Any, filters: dict[str, str], period: s
 def _served_share_on_family(tables: Tables, ds: Any, filters: dict[str, str], period: str) -> float:
     if "family" not in filters:
         raise ScopeError("served_share_on_family needs a family:... filter")
-    a = tables["assignment"]
-    a = a[a["period"] == period]
+    a = _at(tables, "assignment", [period])
     rest = {k: v for k, v in filters.items() if k != "family"}
     total = float(_select(a, ds, rest)["h100e"].sum())
     part = float(_select(a, ds, filters)["h100e"].sum())
@@ -254,7 +299,7 @@ def _cost_ratio_vs_nvidia(tables: Tables, ds: Any, filters: dict[str, str], peri
             raise ScopeError(f"versus names chips that are not NVIDIA chips: {', '.join(other)}")
         nvidia["chip"] = filters["versus"]
 
-    def unit_cost(rows: pd.DataFrame) -> float:
+    def unit_cost(rows: _Rows) -> float:
         hours = float(rows["served_h100e_hours"].sum())
         return float(rows["cost_usd"].sum()) / hours if hours > 0 else float("nan")
 
@@ -468,9 +513,10 @@ def calibration_table(tables: Tables, ds: Any) -> pd.DataFrame:
     if rec.empty:
         return empty_calibration()
     horizon = tuple(ds.periods)
+    picked = _PeriodRows(tables)
     rows = []
     for r in rec.itertuples(index=False):
-        raw, why = _plan_value(tables, ds, r, horizon)
+        raw, why = _plan_value(picked, ds, r, horizon)
         plan = raw / float(r.plan_share)
         value, lo, hi = float(r.value), float(r.low), float(r.high)
         tol = _TOL * max(abs(lo), abs(hi), 1.0)
