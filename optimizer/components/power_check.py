@@ -39,6 +39,7 @@ from optimizer.components.scenario import ScenarioColumns, ScenarioData, energy_
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.join import merge
+from optimizer.lp.reuse_cache import cached_on_tables
 from optimizer.lp.violations import violations
 
 _EMPTY = pd.DataFrame(
@@ -96,13 +97,24 @@ def _facility_mwh(inputs: PlanContext) -> pd.DataFrame:
 
 
 def _ppa_periods(inputs: PlanContext) -> pd.DataFrame:
-    """Contract steps per period: ``source, site, period, firm, mwh_cap`` (sites allowed)."""
+    """Contract steps per period: ``source, site, period, firm, mwh_cap`` (sites allowed).
+
+    Made from the ``ppas``, ``periods`` and ``sites`` tables alone: once while they are
+    the same objects (three checks read it; a sweep's cases share it).
+    """
     ds = inputs.dataset
-    ppas = ds.table("ppas")
-    periods = inputs.periods
-    hours = indexed(ds.table("periods"), "period")["hours"]
+    tables = (ds.table("ppas"), ds.table("periods"), ds.table("sites"))
+    periods = list(inputs.periods)
+    key = ("ppa_periods", tuple(periods))
+    return cached_on_tables(key, tables, lambda: _make_ppa_periods(*tables, periods))
+
+
+def _make_ppa_periods(
+    ppas: pd.DataFrame, periods_table: pd.DataFrame, sites: pd.DataFrame, periods: list[str]
+) -> pd.DataFrame:
+    """Compute :func:`_ppa_periods` from its three tables."""
+    hours = indexed(periods_table, "period")["hours"]
     rows = []
-    sites = ds.table("sites")
     for _, r in ppas.iterrows():
         start = str(r["from_period"])
         end = (

@@ -14,6 +14,7 @@ import pandas as pd
 
 from optimizer.components.cells import is_blank
 from optimizer.lp.frames import rows_frame
+from optimizer.lp.reuse_cache import cached_on_tables
 
 __all__ = ["ppa_steps"]
 
@@ -33,10 +34,17 @@ def ppa_steps(ds: Any, periods: list[str]) -> pd.DataFrame:
         ``step`` (row of the ``ppas`` table), ``source`` (``ppa:<contract>``), ``site``
         (the cell's text; blank: every site of the region), ``period``, ``mw``,
         ``availability``, ``firm`` (bool), ``price_usd_per_mwh``, ``carbon_t_per_mwh``;
-        steps in table order, periods in horizon order.
+        steps in table order, periods in horizon order. Made once while the ``ppas``
+        table is the same object (:func:`optimizer.lp.reuse_cache.cached_on_tables`).
     """
+    ppas = ds.table("ppas")
+    return cached_on_tables(("ppa_steps", tuple(periods)), (ppas,), lambda: _steps(ppas, periods))
+
+
+def _steps(ppas: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
+    """Compute :func:`ppa_steps` from the ``ppas`` table."""
     rows = []
-    for j, (_, r) in enumerate(ds.table("ppas").iterrows()):
+    for j, (_, r) in enumerate(ppas.iterrows()):
         end = periods[-1] if is_blank(r["to_period"]) else str(r["to_period"])
         for p in periods:
             if str(r["from_period"]) <= p <= end:

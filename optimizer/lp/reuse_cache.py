@@ -21,7 +21,14 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-__all__ = ["cached", "cached_for", "cached_on_cells", "patched_from", "structure_of"]
+__all__ = [
+    "cached",
+    "cached_for",
+    "cached_on_cells",
+    "cached_on_tables",
+    "patched_from",
+    "structure_of",
+]
 
 T = TypeVar("T")
 
@@ -112,3 +119,45 @@ def cached_on_cells(
 def _same_cells(a: np.ndarray, b: np.ndarray) -> bool:
     """Return True when ``a`` and ``b`` have the same dtype, shape and cells."""
     return a.dtype == b.dtype and a.shape == b.shape and bool((a == b).all())
+
+
+#: Values made from data tables alone (no model), by key: the tables (weakly) and the value.
+_ON_TABLES: dict[Hashable, tuple[tuple[weakref.ref[Any], ...], Any]] = {}
+
+
+def cached_on_tables(key: Hashable, tables: tuple[Any, ...], make: Callable[[], T]) -> T:
+    """Return ``make()``, kept while ``tables`` are the very same objects (no model needed).
+
+    For a value made from a dataset's tables only, read where no model is at hand (a
+    PPA's steps per period): a sweep's cases keep every table they do not change
+    (:meth:`capacity.dataset.Dataset.replace`), so the value is made once per sweep,
+    and the several readers of one plan share it. One value per key, held while its
+    tables live; a DataFrame is handed out as a shallow copy (copy-on-write: a reader
+    that changes its copy never changes the kept value).
+
+    Parameters
+    ----------
+    key : hashable
+        What is kept (the function's name and any other argument, e.g. the periods).
+    tables : tuple of DataFrame
+        The data tables the value is made from, compared by identity.
+    make : callable
+        Computes the value from those tables.
+    """
+    hit = _ON_TABLES.get(key)
+    if hit is not None and len(hit[0]) == len(tables):
+        if all(ref() is t for ref, t in zip(hit[0], tables, strict=True)):
+            return _shallow(hit[1])
+    made = make()
+    _ON_TABLES[key] = (tuple(weakref.ref(t) for t in tables), made)
+    if len(_ON_TABLES) > 256:  # keys carry arguments: keep the newest
+        del _ON_TABLES[next(iter(_ON_TABLES))]
+    return _shallow(made)
+
+
+def _shallow(value: T) -> T:
+    copy = getattr(value, "copy", None)
+    if copy is not None and hasattr(value, "columns"):
+        out: T = copy(deep=False)
+        return out
+    return value
