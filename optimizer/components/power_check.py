@@ -62,15 +62,25 @@ def _none() -> pd.DataFrame:
 
 
 def _upgrades(ds: Any) -> pd.DataFrame:
-    up = ds.table("grid_upgrades").copy()
-    up["source"] = "upgrade:" + up["option"].astype(str)
-    return up
+    """Return grid_upgrades with its ``source`` (made once while the same table)."""
+    table = ds.table("grid_upgrades")
+    return cached_on_tables(
+        ("check_upgrades",), (table,), lambda: _sourced(table, "upgrade:", "option")
+    )
 
 
 def _onsite(ds: Any) -> pd.DataFrame:
-    g = ds.table("onsite_generation").copy()
-    g["source"] = "onsite:" + g["technology"].astype(str)
-    return g
+    """Return onsite_generation with its ``source`` (made once while the same table)."""
+    table = ds.table("onsite_generation")
+    return cached_on_tables(
+        ("check_onsite",), (table,), lambda: _sourced(table, "onsite:", "technology")
+    )
+
+
+def _sourced(table: pd.DataFrame, prefix: str, column: str) -> pd.DataFrame:
+    out = table.copy()
+    out["source"] = prefix + out[column].astype(str)
+    return out
 
 
 def _facility_mwh(inputs: PlanContext) -> pd.DataFrame:

@@ -28,6 +28,7 @@ from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
 from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.join import merge
+from optimizer.lp.reuse_cache import cached_on_tables
 
 __all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw", "upgrade_requests"]
 
@@ -74,10 +75,19 @@ def _online(dec: pd.DataFrame, options: pd.DataFrame, periods: list[str]) -> pd.
 
 
 def _options(ds: Any) -> tuple[pd.DataFrame, pd.DataFrame]:
-    up = ds.table("grid_upgrades").copy()
+    """Upgrade and on-site options with their source and rent (made once while the same tables)."""
+    tables = (ds.table("grid_upgrades"), ds.table("onsite_generation"))
+    up, g = cached_on_tables(("table_options",), tables, lambda: _make_options(*tables))
+    return up.copy(deep=False), g.copy(deep=False)
+
+
+def _make_options(
+    upgrades: pd.DataFrame, onsite: pd.DataFrame
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    up = upgrades.copy()
     up["source"] = "upgrade:" + up["option"].astype(str)
     up["rent_per_mw"] = up["cost_usd_per_mw"] / up["lifetime_periods"]
-    g = ds.table("onsite_generation").copy()
+    g = onsite.copy()
     g["source"] = "onsite:" + g["technology"].astype(str)
     g["rent_per_mw"] = g["capex_usd_per_mw"] / g["lifetime_periods"]
     if "bridge" in g:  # bridge power is bought and salvaged, not rented (costs: onsite_power)
