@@ -148,12 +148,12 @@ def _session_for(model: Any, patched: bool, reuse: bool, base_ds: Any, options: 
         return None
     key = (base_ds.hash, options)
     if patched:
-        return _memo(_SESSION_CACHE, key, lambda: HighsSession(options))
+        return _memo(_SESSION_CACHE, key, lambda: HighsSession(options, tuned=True))
     if not reuse or options.integer_units or model.n_variables > IPM_THRESHOLD_COLUMNS:
         return None
     held = _SESSION_CACHE.get(key)
     if held is None or held.model is None:
-        return _memo(_SESSION_CACHE, key, lambda: HighsSession(options))
+        return _memo(_SESSION_CACHE, key, lambda: HighsSession(options, tuned=True))
     return held if held.can_start(model) else None
 
 

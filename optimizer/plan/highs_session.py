@@ -11,6 +11,7 @@ import numpy as np
 from optimizer.lp.frames import column_values, matrix_entries
 from optimizer.plan.highs import (
     IPM_THRESHOLD_COLUMNS,
+    WARM_RUN_OPTIONS,
     HighsRefusedError,
     _configure_highs,
     _highs_lp,
@@ -55,6 +56,16 @@ class HighsSession:
     options : SolveOptions
         Solver options of every run (``solver`` must be ``"highs"``; an integer
         model is always solved cold through :func:`run_solver`).
+    tuned : bool
+        Solve every simplex run of the session (its cold solve and the warm runs from
+        it, up to ``IPM_THRESHOLD_COLUMNS`` columns) with
+        :data:`optimizer.plan.highs.WARM_RUN_OPTIONS`: scaled by largest value, no cost
+        perturbation (fewer than half the warm iterations of HiGHS's defaults on a
+        batch sweep of the bundled data). A warm run is capped at the iterations of the
+        session's cold solve, a cold one at :data:`COLD_ITERATIONS_PER_ROW` per row; a
+        run stopped by its cap is solved again cold with the product's options
+        (:func:`run_solver`), as any warm run that does not end optimal is. The batch sets
+        it; the replanning paths keep HiGHS's defaults (their pinned figures).
 
     Attributes
     ----------
@@ -71,8 +82,10 @@ class HighsSession:
     MAX_COEFF_CHANGES = 0.05
     MIN_COEFF_CHANGES = 1000
 
-    def __init__(self, options: SolveOptions | None = None) -> None:
+    def __init__(self, options: SolveOptions | None = None, *, tuned: bool = False) -> None:
         self.options = options or SolveOptions()
+        self.tuned = tuned
+        self._cold_iterations: int | None = None
         if self.options.solver != "highs":
             raise ValueError("HighsSession needs options.solver == 'highs'")
         self.model: PlanningModel | None = None
@@ -212,6 +225,27 @@ class HighsSession:
             elapsed = float(self.highs.getRunTime())
             self.highs.setOptionValue("time_limit", elapsed + float(self.options.time_limit_s))
 
+    #: Cap of a tuned cold solve's simplex iterations, per row of the LP (the bundled
+    #: dataset's cold solve takes about 2 per row), and of a warm run's when no cold
+    #: solve was counted (the session opened from another LP's basis).
+    COLD_ITERATIONS_PER_ROW = 50
+
+    def _tunes(self, model: PlanningModel) -> bool:
+        """Whether this run is tuned (:data:`WARM_RUN_OPTIONS`): a tuned session's simplex LP."""
+        return self.tuned and model.n_variables <= IPM_THRESHOLD_COLUMNS
+
+    def _tune(self, warm: bool, n_rows: int) -> None:
+        """Set :data:`optimizer.plan.highs.WARM_RUN_OPTIONS` and the run's iteration cap.
+
+        A warm run is capped at the last cold solve's simplex iterations (one that needs
+        more is stopped and the case solved cold), a cold one at
+        :data:`COLD_ITERATIONS_PER_ROW` per row; HiGHS counts each run's on its own.
+        """
+        per_row = self.COLD_ITERATIONS_PER_ROW * max(n_rows, 1)
+        cap = self._cold_iterations if warm and self._cold_iterations else per_row
+        for name, value in {**WARM_RUN_OPTIONS, "simplex_iteration_limit": int(cap)}.items():
+            highs_ok(self.highs.setOptionValue(name, value), f"option {name}={value!r}")
+
     def run(self, model: PlanningModel) -> tuple[RawSolution, bool]:
         """Solve ``model``, from the previous basis when the session holds a compatible LP.
 
@@ -241,6 +275,9 @@ class HighsSession:
             else:
                 handover, warm = self._load(model)
             self._own_time_limit()
+            tuned = self._tunes(model)
+            if tuned:
+                self._tune(warm, m)
             t1 = time.perf_counter()
             ms = _highs_run(self.highs)
         except HighsRefusedError:
@@ -250,6 +287,8 @@ class HighsSession:
             self.n_cold += 1
             return run_solver(model, self.options), False
         t2 = time.perf_counter()
+        if not warm and ms == highspy.HighsModelStatus.kOptimal:  # the warm runs' cap
+            self._cold_iterations = int(self.highs.getInfo().simplex_iteration_count)
         raw = _read_highs(self.highs, ms, n, m, is_mip=False, handover_s=handover, solve_s=t2 - t1)
         if ms == highspy.HighsModelStatus.kOptimal:
             self._basis = self.highs.getBasis()
@@ -257,7 +296,8 @@ class HighsSession:
             # next case starts from the last optimum; a refused basis means a cold start
             if self.highs.setBasis(self._basis) == highspy.HighsStatus.kError:
                 self._basis = None
-        if warm and (raw.status != Status.optimal or raw.x is None):
+        capped = tuned and ms == highspy.HighsModelStatus.kIterationLimit
+        if (warm and (raw.status != Status.optimal or raw.x is None)) or capped:
             cold = run_solver(model, self.options)
             raw = replace(cold, solve_s=raw.solve_s + cold.solve_s)
             warm = False
