@@ -14,6 +14,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -146,7 +147,8 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
     con = duckdb.connect()
     df = con.execute(
         f"SELECT scenario, sum(unmet_h100e) AS u, sum(served_h100e) AS s "
-        f"FROM read_parquet('{out}/*/demand.parquet', hive_partitioning=true) GROUP BY scenario"
+        f"FROM read_parquet('{out}/scenario=*/demand.parquet', hive_partitioning=true) "
+        "GROUP BY scenario"
     ).df()
     got = dict(zip(df["scenario"], df["s"], strict=True))
     for name, res in serial.items():
@@ -154,7 +156,7 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
             assert got[name] == pytest.approx(res.tables["demand"]["served_h100e"].sum(), rel=1e-9)
     # the whole folder at once (every table of every scenario, columns unified by name)
     whole = con.execute(
-        f"SELECT scenario, count(*) AS n FROM read_parquet('{out}/*/*.parquet', "
+        f"SELECT scenario, count(*) AS n FROM read_parquet('{out}/scenario=*/*.parquet', "
         "hive_partitioning=true, union_by_name=true) GROUP BY scenario"
     ).df()
     rows = {
@@ -170,7 +172,8 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
         len(r.tables["costs"]) for r in serial.values() if r.objective_usd is not None
     )
     types = con.execute(
-        f"DESCRIBE SELECT * FROM read_parquet('{out}/*/summary.parquet', hive_partitioning=true)"
+        f"DESCRIBE SELECT * FROM read_parquet('{out}/scenario=*/summary.parquet', "
+        "hive_partitioning=true)"
     ).df()
     assert (
         dict(zip(types["column_name"], types["column_type"], strict=True))["objective_usd"]
@@ -658,3 +661,32 @@ def test_a_rebuilt_case_of_another_shape_is_solved_alone_and_the_chain_goes_on()
         assert r.objective_usd == pytest.approx(cold.objective_usd, rel=1e-9)
     session = next(iter(batch_case._SESSION_CACHE.values()))
     assert (session.n_warm, session.n_cold) == (1, 1)
+
+
+def test_cli_batch_names_the_folder_file_it_cannot_write(
+    sweep_file: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk when the batch manifest is written: the file is named, not Dask.
+
+    The error used to read "cannot start the batch on a local Dask cluster: [Errno 28]
+    No space left on device".
+    """
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+    from optimizer.output import atomic
+
+    real = atomic.write_json_atomic
+
+    def full_disk(path: Any, doc: Any) -> Any:
+        if Path(path).name == BATCH_MANIFEST:
+            raise OSError(28, "No space left on device")
+        return real(path, doc)
+
+    monkeypatch.setattr(atomic, "write_json_atomic", full_disk)
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["batch", str(sweep_file), "--out", str(out)])
+    assert res.exit_code == 1, res.output
+    text = " ".join(res.output.split())
+    assert f"error: cannot write {out / BATCH_MANIFEST}: No space left on device" in text
+    assert "Dask" not in text and "re-run the same command to resume" in text

@@ -44,7 +44,7 @@ def test_alternatives_prints_ranges_and_writes_one_run_folder(tmp_path: Path) ->
     n = (
         duckdb.connect()
         .execute(
-            f"select count(distinct scenario) from read_parquet('{run}/*/costs.parquet', "
+            f"select count(distinct scenario) from read_parquet('{run}/scenario=*/costs.parquet', "
             "hive_partitioning = true)"
         )
         .fetchall()

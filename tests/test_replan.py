@@ -151,7 +151,7 @@ def test_run_folder_reads_back_and_in_duckdb(hand: object, noisy: object, tmp_pa
     assert got == pytest.approx(noisy.paths["regret_usd"].to_numpy())
     q = (
         "SELECT path, regret_usd FROM read_parquet("
-        f"'{run}/replan/*/regret.parquet', hive_partitioning=true) ORDER BY path"
+        f"'{run}/replan/path=*/regret.parquet', hive_partitioning=true) ORDER BY path"
     )
     df = duckdb.sql(q).df()
     assert df["regret_usd"].to_numpy() == pytest.approx(noisy.paths["regret_usd"].to_numpy())

@@ -316,13 +316,13 @@ def test_run_folder_reads_with_pyarrow_dataset_and_duckdb(tmp_path: Path) -> Non
     assert set(t.column("scenario").to_pylist()) == {"neutral"}
     # DuckDB: the whole folder, both scenarios, identical types
     con = duckdb.connect()
-    q = f"read_parquet('{run}/*/demand.parquet', hive_partitioning=true)"
+    q = f"read_parquet('{run}/scenario=*/demand.parquet', hive_partitioning=true)"
     rows = con.sql(f"SELECT scenario, count(*), sum(served_h100e) FROM {q} GROUP BY ALL").fetchall()
     assert rows == [("neutral", 4, 255.0)]
     types = {r[0]: r[1] for r in con.sql(f"DESCRIBE SELECT * FROM {q}").fetchall()}
     assert types["served_h100e"] == "DOUBLE" and types["scenario"] == "VARCHAR"
     sp = con.sql(
-        f"SELECT scenario, count(*) FROM read_parquet('{run}/*/summary.parquet', "
+        f"SELECT scenario, count(*) FROM read_parquet('{run}/scenario=*/summary.parquet', "
         "hive_partitioning=true) GROUP BY ALL ORDER BY 1"
     ).fetchall()
     assert sp == [("negative", 1), ("neutral", 1)]
@@ -597,7 +597,7 @@ def test_real_plan_two_scenarios_read_together(tmp_path: Path) -> None:
     con = duckdb.connect()
     rows = con.sql(
         f"SELECT scenario, sum(served_h100e) / sum(demand_h100e) FROM read_parquet("
-        f"'{run}/*/demand.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY 1"
+        f"'{run}/scenario=*/demand.parquet', hive_partitioning=true) GROUP BY ALL ORDER BY 1"
     ).fetchall()
     assert rows == [("neutral", pytest.approx(0.7)), ("tight", pytest.approx(0.35))]
     for name, schema in RESULT_SCHEMAS.items():
@@ -697,3 +697,108 @@ def test_scenario_folder_files_are_flushed_before_the_folder_moves_in(
     assert flushed[-1] == str(tmp_path)
     assert sorted(p.name for p in sdir.iterdir()) == sorted(f"{n}.parquet" for n in RESULT_SCHEMAS)
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]
+
+
+def test_a_hidden_leftover_folder_is_not_read_by_the_documented_queries(tmp_path: Path) -> None:
+    """What a killed writer may leave (a staging or set-aside copy) stays out of the sums.
+
+    The documented DuckDB glob is ``<run>/scenario=*/<table>.parquet``: a hidden
+    ``.scenario=<name>.partial-<pid>`` or ``.old-<pid>`` folder beside the scenario
+    folders, holding table files, neither breaks the hive partitioning (``<run>/*/``
+    did: "Hive partition mismatch") nor counts a scenario twice.
+    """
+    run = _two_scenarios(tmp_path)
+    q = f"read_parquet('{run}/scenario=*/demand.parquet', hive_partitioning=true)"
+    want = duckdb.sql(f"SELECT scenario, count(*), sum(served_h100e) FROM {q} GROUP BY ALL")
+    want_rows = want.fetchall()
+    for kind in ("partial", "old"):
+        left = run / f".scenario=neutral.{kind}-99999"
+        left.mkdir()
+        (left / "demand.parquet").write_bytes(
+            (run / "scenario=neutral/demand.parquet").read_bytes()
+        )
+    got = duckdb.sql(f"SELECT scenario, count(*), sum(served_h100e) FROM {q} GROUP BY ALL")
+    assert got.fetchall() == want_rows == [("neutral", 4, 255.0)]
+
+
+_READ_ONLY_REWRITE = """
+import sys
+from pathlib import Path
+sys.path.insert(0, {tests!r})
+from test_report import fake_result
+from optimizer.output.report import write_report
+out = Path({out!r})
+run = write_report(fake_result(), out, scenario="neutral", run_id="r")
+(run / "scenario=neutral").chmod(0o555)
+write_report(fake_result(), out, scenario="neutral", run_id="r")
+"""
+
+
+def test_a_read_only_earlier_copy_is_removed_when_a_scenario_is_written_again(
+    tmp_path: Path,
+) -> None:
+    """Its owner made the scenario folder read-only: the write still leaves no old copy.
+
+    The earlier folder is set aside, the new one moved in, and the set-aside copy made
+    writable and removed (it stayed, hidden, with every table). Run as a user without
+    root's permission override (``setpriv`` drops it when the tests run as root).
+    """
+    import shutil
+    import subprocess
+    import sys
+
+    script = _READ_ONLY_REWRITE.format(tests=str(Path(__file__).parent), out=str(tmp_path))
+    cmd = [sys.executable, "-c", script]
+    if os.geteuid() == 0:
+        if shutil.which("setpriv") is None:
+            pytest.skip("running as root without setpriv: a read-only folder binds nobody")
+        drop = "-dac_override,-dac_read_search,-fowner"
+        cmd = ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}", *cmd]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    run = tmp_path / "r"
+    sdir = run / "scenario=neutral"
+    try:
+        assert done.returncode == 0, done.stderr
+        assert sorted(p.name for p in run.iterdir() if p.name.startswith(".scenario")) == []
+        assert len(list(sdir.glob("*.parquet"))) == len(RESULT_SCHEMAS)
+    finally:
+        for d in (sdir, *run.glob(".scenario=*")):
+            d.chmod(0o755)
+
+
+def test_a_second_interrupt_during_the_clean_up_still_removes_the_staging_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C part way through a scenario's files, then again while its staging folder goes.
+
+    ``timeout`` signals the process and its group, so a batch may get two; the second
+    used to cut the removal short and leave table files under the hidden folder.
+    """
+    import shutil
+
+    real_write, real_rmtree = pq.write_table, shutil.rmtree
+    rm_calls: list[int] = []
+
+    def interrupted_write(table: pa.Table, where: object, **kw: object) -> None:
+        if table.schema.metadata[b"table"] == b"demand":
+            raise KeyboardInterrupt
+        real_write(table, where, **kw)
+
+    def interrupted_rmtree(path: object, *args: object, **kw: object) -> None:
+        rm_calls.append(1)
+        if len(rm_calls) == 1:  # the second Ctrl-C, once a file has gone
+            first = sorted(Path(str(path)).iterdir())[0]
+            first.unlink()
+            raise KeyboardInterrupt
+        real_rmtree(path, *args, **kw)  # type: ignore[arg-type]
+
+    run = write_report(fake_result(), tmp_path, scenario="neutral", run_id="r")
+    monkeypatch.setattr(pq, "write_table", interrupted_write)
+    monkeypatch.setattr(shutil, "rmtree", interrupted_rmtree)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(fake_result(), tmp_path, scenario="neutral", run_id="r")
+    monkeypatch.setattr(shutil, "rmtree", real_rmtree)
+    monkeypatch.setattr(pq, "write_table", real_write)
+    assert len(rm_calls) >= 2  # interrupted once, then finished
+    assert sorted(p.name for p in run.iterdir() if p.name.startswith(".scenario")) == []
+    assert len(list((run / "scenario=neutral").glob("*.parquet"))) == len(RESULT_SCHEMAS)

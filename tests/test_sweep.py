@@ -165,6 +165,33 @@ def test_unknown_scenario_and_duplicate_names_are_rejected() -> None:
     assert "two cases are named 'neutral'" in str(ei.value)
 
 
+def test_a_case_name_too_long_for_its_folder_is_rejected_before_solving() -> None:
+    """A 240-character name: ``scenario=<name>`` would fit, its staging folder would not.
+
+    ``.scenario=<name>.partial-<pid>`` must fit one file name (255 bytes); such a case
+    used to be solved, then fail with "[Errno 36] File name too long".
+    """
+    from optimizer.output.run_folder import MAX_SCENARIO_NAME_BYTES, scenario_dir
+
+    long, fits = "a" * 240, "b" * MAX_SCENARIO_NAME_BYTES
+    text = f"data: {TINY}\nscenarios:\n  - name: {long}\n    base: neutral\n  - name: {fits}\n"
+    text += "    base: neutral\n"
+    with pytest.raises(SweepSpecError) as ei:
+        expand_sweep(parse_sweep(_doc(text)), ["neutral"])
+    errs = dict(ei.value.errors)
+    assert list(errs) == ["scenarios[0]"]  # the 229-byte name is accepted
+    assert (
+        f"240 bytes in its folder name, more than the {MAX_SCENARIO_NAME_BYTES}"
+        in errs["scenarios[0]"]
+    )
+    assert MAX_SCENARIO_NAME_BYTES == 229
+    with pytest.raises(ValueError, match="shorten it"):
+        scenario_dir("out", long)
+    # an escaped character counts as written: 77 "/" are 231 bytes of "%2F"
+    with pytest.raises(ValueError, match="231 bytes"):
+        scenario_dir("out", "/" * 77)
+
+
 def test_case_key_changes_with_data_and_overrides() -> None:
     spec = _spec()
     cases = expand_sweep(spec)

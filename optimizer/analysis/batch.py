@@ -15,7 +15,7 @@ schema per table, into a hidden staging folder that then replaces the case's fol
 whole), so a case that serves nobody still writes every table, typed and possibly
 empty, no half file ever sits under a real name, and a case re-solved over an earlier
 one never leaves new and old tables mixed. The folder reads with ``pyarrow.dataset`` and DuckDB
-(``read_parquet('<out>/*/demand.parquet', hive_partitioning=true)``).
+(``read_parquet('<out>/scenario=*/demand.parquet', hive_partitioning=true)``).
 
 The parts, each in its module: the cases whose data does not validate
 (:mod:`optimizer.analysis.batch_invalid`), which cases a re-run skips

@@ -16,7 +16,7 @@ another sweep with the same name but a different key (other data, overrides or s
 options) is replaced by the new run (its files are rewritten); :func:`start_run`
 returns the names of the cases that belong to other sweeps so the caller can say so.
 Globs such as
-``read_parquet('<out>/*/demand.parquet')`` read every sweep's cases: filter by the
+``read_parquet('<out>/scenario=*/demand.parquet')`` read every sweep's cases: filter by the
 manifest's ``sweep`` field, or give each sweep its own ``--out``.
 """
 
@@ -26,7 +26,6 @@ import contextlib
 import hashlib
 import json
 import os
-import shutil
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -36,6 +35,7 @@ import pandas as pd
 from filelock import FileLock
 
 from capacity.csv_safe import to_safe_csv
+from optimizer.output.atomic import ReportError, remove_tree
 from optimizer.output.run_folder import aside_parts, pid_alive
 
 __all__ = [
@@ -95,7 +95,15 @@ def _read(out: Path) -> dict[str, Any]:
 def _write(out: Path, doc: Mapping[str, Any]) -> None:
     from optimizer.output.atomic import write_json_atomic
 
-    write_json_atomic(out / BATCH_MANIFEST, doc)
+    try:
+        write_json_atomic(out / BATCH_MANIFEST, doc)
+    except OSError as exc:
+        raise _cannot_write(out / BATCH_MANIFEST, exc) from exc
+
+
+def _cannot_write(path: Path, exc: OSError) -> ReportError:
+    """Return the error of a batch folder file that cannot be written (names the file)."""
+    return ReportError(f"cannot write {path}: {exc.strerror or exc}")
 
 
 def start_run(
@@ -232,6 +240,8 @@ def write_summary_csv(out: Path, mine: pd.DataFrame, path_name: str) -> pd.DataF
         try:
             to_safe_csv(both, tmp)  # text cells that start like a formula are escaped
             os.replace(tmp, out / path_name)
+        except OSError as exc:
+            raise _cannot_write(out / path_name, exc) from exc
         finally:
             with contextlib.suppress(OSError):
                 tmp.unlink()
@@ -271,6 +281,6 @@ def remove_stale_temp_files(out: Path) -> list[Path]:
             if kind == "old" and not home.exists():
                 p.rename(home)  # killed between its two renames: the earlier folder
                 continue
-            shutil.rmtree(p)
-            removed.append(p)
+            if remove_tree(p):  # a read-only copy is made writable first
+                removed.append(p)
     return sorted(removed)

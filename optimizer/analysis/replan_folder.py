@@ -18,7 +18,7 @@ temporary name and renamed, so a crash leaves no half file)::
 ``capacity_planner.read_run(folder)`` reads the realised plans (one per path);
 :func:`read_replan` reads the replanning tables back; in DuckDB::
 
-    SELECT * FROM read_parquet('<run>/replan/*/regret.parquet', hive_partitioning=true)
+    SELECT * FROM read_parquet('<run>/replan/path=*/regret.parquet', hive_partitioning=true)
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ import hashlib
 import itertools
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -20,6 +20,7 @@ from capacity.validation import Finding, suggest
 from optimizer.analysis.sweep import GridSpec, MonteCarloSpec, SweepSpec, format_level
 from optimizer.analysis.sweep_errors import SweepSpecError
 from optimizer.analysis.sweep_lines import field_text
+from optimizer.output.run_folder import scenario_name_problem
 
 __all__ = ["SweepCase", "cases_dataset", "expand_sweep"]
 
@@ -171,15 +172,25 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
     if spec.monte_carlo is not None:
         check(spec.monte_carlo.base, "monte_carlo", "base")
         cases += _monte_carlo_cases(spec.monte_carlo)
-    seen: set[str] = set()
-    for i, c in enumerate(cases):
-        if c.name in seen:
-            at: tuple[str | int, ...] = ("scenarios", i) if c.kind == "scenario" else (c.kind,)
-            fail(at, c.name, f"two cases are named {c.name!r}")
-        seen.add(c.name)
+    _check_names(cases, fail)
     if errors:
         raise SweepSpecError(errors)
     return cases
+
+
+def _check_names(
+    cases: list[SweepCase], fail: Callable[[tuple[str | int, ...], str | None, str], None]
+) -> None:
+    """Report two cases of one name, and a name too long for its folder (before solving)."""
+    seen: set[str] = set()
+    for i, c in enumerate(cases):
+        at: tuple[str | int, ...] = ("scenarios", i) if c.kind == "scenario" else (c.kind,)
+        if c.name in seen:
+            fail(at, c.name, f"two cases are named {c.name!r}")
+        seen.add(c.name)
+        problem = scenario_name_problem(c.name)
+        if problem:
+            fail(at, c.name, problem)
 
 
 def _grid_cases(g: GridSpec) -> list[SweepCase]:

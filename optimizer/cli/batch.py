@@ -178,8 +178,7 @@ def batch(
             on_warnings=lambda found: _print_unread(console, found),
         )
     except (OSError, TimeoutError, RuntimeError) as e:
-        target = f"the Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"
-        console.print(f"[red]error:[/red] cannot start the batch on {escape(target)}: {e}")
+        console.print(f"[red]error:[/red] {escape(_start_error(e, scheduler))}")
         raise typer.Exit(1) from None
     except SweepSpecError as e:
         _print_sweep_error(console, e)
@@ -193,6 +192,16 @@ def batch(
         raise typer.Exit(code) from None
     render_batch(result, console)
     raise typer.Exit(0 if result.n_failed == 0 else 1)
+
+
+def _start_error(e: BaseException, scheduler: str | None) -> str:
+    """Return the message of an error that stopped the batch: a folder file, or Dask."""
+    from optimizer.output.atomic import ReportError
+
+    if isinstance(e, ReportError):  # a file of the batch folder (manifest, summary)
+        return f"{e}; re-run the same command to resume."
+    target = f"the Dask scheduler {scheduler}" if scheduler else "a local Dask cluster"
+    return f"cannot start the batch on {target}: {e}"
 
 
 def _print_unread(console: Any, found: list[Any]) -> None:

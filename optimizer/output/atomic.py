@@ -11,6 +11,8 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
+import stat
 import uuid
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -23,6 +25,7 @@ __all__ = [
     "atomic_write",
     "ensure_dir",
     "fsync_dir",
+    "remove_tree",
     "write_csv_atomic",
     "write_json_atomic",
     "write_text_atomic",
@@ -82,6 +85,57 @@ def fsync_dir(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+def _writable_and_again(func: Callable[[str], Any], path: str, _exc: Any) -> None:
+    """``shutil.rmtree``'s error handler: make the folder holding ``path`` writable, retry.
+
+    A scenario folder made read-only (``chmod a-w``) by its owner keeps its files until
+    the folder is writable again; the writer owns it and may make it so.
+    """
+    parent = os.path.dirname(path)
+    with contextlib.suppress(OSError):
+        os.chmod(parent, os.stat(parent).st_mode | stat.S_IWUSR | stat.S_IXUSR)
+        if os.path.isdir(path) and not os.path.islink(path):
+            os.chmod(path, os.stat(path).st_mode | stat.S_IWUSR | stat.S_IXUSR | stat.S_IRUSR)
+    with contextlib.suppress(OSError):
+        func(path)
+
+
+def remove_tree(path: Path, *, reraise: bool = True) -> bool:
+    """Remove a folder this process wrote (or set aside), finished even if interrupted.
+
+    A folder made read-only inside is made writable first. A Ctrl-C (or SIGTERM, read
+    as one) that arrives during the removal does not leave it half done, with table
+    files under a hidden folder that a reader's glob may still match: the removal goes
+    on to its end and the interrupt is raised after (``reraise``), or dropped when the
+    caller is already on its way out with another exception.
+
+    Parameters
+    ----------
+    path : pathlib.Path
+        The folder (nothing happens when it does not exist).
+    reraise : bool
+        Raise an interrupt that came during the removal, once it is done.
+
+    Returns
+    -------
+    bool
+        True when the folder is gone.
+    """
+    pending: BaseException | None = None
+    for _ in range(100):  # each pass removes what it can; an interrupt only restarts it
+        try:
+            if os.path.lexists(path):
+                shutil.rmtree(path, onerror=_writable_and_again)
+            break
+        except KeyboardInterrupt as exc:
+            pending = exc
+        except OSError:
+            break
+    if pending is not None and reraise:
+        raise pending
+    return not os.path.lexists(path)
 
 
 def atomic_write(path: Path, write: Callable[[Path], None]) -> Path:

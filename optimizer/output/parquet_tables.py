@@ -2,7 +2,7 @@
 
 Every result table of :data:`RESULT_SCHEMAS` is written for every scenario, even when
 empty, always with the same Arrow types, so the files of all scenarios read together
-(``pyarrow.dataset``, DuckDB ``read_parquet('<run>/*/<table>.parquet',
+(``pyarrow.dataset``, DuckDB ``read_parquet('<run>/scenario=*/<table>.parquet',
 hive_partitioning=true)``, pandas). The partition column ``scenario`` lives only in the
 directory name; it is never stored as a data column.
 """

@@ -21,7 +21,7 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
+import warnings
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,13 @@ import pyarrow as pa
 
 from capacity.recorded_inputs import INPUTS_FILE
 from optimizer.components.registry import SequenceView
-from optimizer.output.atomic import ReportError, ensure_dir, fsync_dir, write_text_atomic
+from optimizer.output.atomic import (
+    ReportError,
+    ensure_dir,
+    fsync_dir,
+    remove_tree,
+    write_text_atomic,
+)
 from optimizer.output.inputs_record import SolvedInputs, solve_flags, write_inputs
 from optimizer.output.manifest import (
     REPORT_FORMAT,
@@ -434,8 +440,8 @@ def _stage_and_move(
     table's file in ``sdir``.
     """
     stage = _stage_dir(sdir)
-    if stage.exists():
-        shutil.rmtree(stage)
+    if stage.exists() and not remove_tree(stage):
+        raise ReportError(f"cannot remove the staging folder {stage} left by this process")
     try:
         ensure_dir(stage)
         staged = write_arrow_staged(arrow, stage)
@@ -443,7 +449,7 @@ def _stage_and_move(
             write_inputs(inputs, stage, run_dir, flags)
         _move_into_place(stage, sdir)
     except BaseException:
-        shutil.rmtree(stage, ignore_errors=True)
+        remove_tree(stage, reraise=False)  # whole even if a second Ctrl-C comes
         raise
     return {n: sdir / p.name for n, p in staged.items()}
 
@@ -505,7 +511,12 @@ def _move_into_place(stage: Path, sdir: Path) -> None:
             old.rename(sdir)
         raise
     fsync_dir(sdir.parent)
-    shutil.rmtree(old, ignore_errors=True)
+    if not remove_tree(old):  # a folder its owner made read-only is made writable first
+        warnings.warn(
+            f"could not remove {old}, the earlier copy of {sdir.name}: remove it by hand "
+            "(hidden; the documented scenario=*/ globs do not read it)",
+            stacklevel=2,
+        )
 
 
 def _undo_scenario_write(
@@ -526,20 +537,20 @@ def _undo_scenario_write(
     is removed when nothing else is in it: an interrupted ``capacity solve`` leaves no
     report behind.
     """
-    shutil.rmtree(stage, ignore_errors=True)
+    remove_tree(stage, reraise=False)  # on the way out already: a second Ctrl-C waits
     old = aside_dir(sdir, "old")
     if old.exists() and not sdir.exists():
         old.rename(sdir)
     if previous is not None:
         return
     if not old.exists():  # moved in, but the manifest never said complete: not this run's
-        shutil.rmtree(sdir, ignore_errors=True)
+        remove_tree(sdir, reraise=False)
     try:
         data = drop_scenario_entry(run_dir, scenario)
     except ReportError:
         return
     if reserved and not data.get("scenarios"):
-        shutil.rmtree(run_dir, ignore_errors=True)  # the run this call made: nothing in it
+        remove_tree(run_dir, reraise=False)  # the run this call made: nothing in it
 
 
 def scenario_entry(

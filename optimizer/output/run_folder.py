@@ -33,8 +33,10 @@ __all__ = [
     "claimed_run_dir",
     "default_run_id",
     "reserve_run_dir",
+    "MAX_SCENARIO_NAME_BYTES",
     "scenario_dir",
     "scenario_name_from_dir",
+    "scenario_name_problem",
     "aside_dir",
     "aside_parts",
     "finish_run",
@@ -281,6 +283,36 @@ def reserve_run_dir(
     return claim_run_dir(out_dir, default_run_id(dataset_hash, now))
 
 
+#: Longest scenario name, in bytes as written in its folder's name (URI-escaped), whose
+#: hidden staging folder ``.scenario=<name>.partial-<pid>`` still fits one file name
+#: (255 bytes on Linux and macOS file systems) with a process id of up to 7 digits.
+MAX_SCENARIO_NAME_BYTES = 255 - len(".scenario=") - len(".partial-") - 7
+
+
+def scenario_name_problem(scenario: str) -> str | None:
+    """Say why ``scenario`` cannot name a scenario folder (None when it can).
+
+    Parameters
+    ----------
+    scenario : str
+        The scenario's or batch case's name.
+
+    Returns
+    -------
+    str or None
+        The reason: empty, or too long for its staging folder's file name.
+    """
+    if not scenario:
+        return "scenario name must not be empty"
+    size = len(quote(scenario, safe="").encode())
+    if size > MAX_SCENARIO_NAME_BYTES:
+        return (
+            f"scenario name is {size} bytes in its folder name, more than the "
+            f"{MAX_SCENARIO_NAME_BYTES} its staging folder's file name leaves; shorten it"
+        )
+    return None
+
+
 def scenario_dir(run_dir: str | os.PathLike[str], scenario: str) -> Path:
     """Return ``<run_dir>/scenario=<name>``; the name is URI-escaped if it needs to be.
 
@@ -290,10 +322,11 @@ def scenario_dir(run_dir: str | os.PathLike[str], scenario: str) -> Path:
     Raises
     ------
     ValueError
-        When ``scenario`` is empty.
+        When ``scenario`` cannot name a folder (:func:`scenario_name_problem`).
     """
-    if not scenario:
-        raise ValueError("scenario name must not be empty")
+    problem = scenario_name_problem(scenario)
+    if problem:
+        raise ValueError(problem)
     return Path(run_dir) / f"scenario={quote(scenario, safe='')}"
 
 
