@@ -802,3 +802,21 @@ def test_a_second_interrupt_during_the_clean_up_still_removes_the_staging_folder
     assert len(rm_calls) >= 2  # interrupted once, then finished
     assert sorted(p.name for p in run.iterdir() if p.name.startswith(".scenario")) == []
     assert len(list((run / "scenario=neutral").glob("*.parquet"))) == len(RESULT_SCHEMAS)
+
+
+def test_a_first_scenario_whose_manifest_cannot_be_written_leaves_no_run_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk when the manifest is written: the error names it, no empty run stays.
+
+    The run folder this call reserved used to stay behind holding only its lock file.
+    """
+    from optimizer.output import manifest
+
+    def full_disk(path: Any, doc: Any) -> Any:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(manifest, "write_json_atomic", full_disk)
+    with pytest.raises(ReportError, match=r"cannot update manifest .*No space left on device"):
+        write_report(fake_result(), tmp_path / "a", scenario="neutral")
+    assert list((tmp_path / "a").iterdir()) == []

@@ -381,12 +381,17 @@ def write_report(
         "dataset_name": str(getattr(result, "dataset_name", "") or ""),
     }
     previous = read_manifest(run_dir).get("scenarios", {}).get(scenario)
-    update_manifest(
-        run_dir,
-        run_fields=run_fields,
-        scenario=scenario,
-        entry={"state": "writing", "started_utc": utc_stamp()},
-    )
+    try:
+        update_manifest(
+            run_dir,
+            run_fields=run_fields,
+            scenario=scenario,
+            entry={"state": "writing", "started_utc": utc_stamp()},
+        )
+    except BaseException:  # a full disk, say: the run this call reserved holds nothing
+        if reserved:
+            remove_tree(run_dir, reraise=False)
+        raise
     try:
         entry = _write_scenario_staged(result, arrow, run_dir, sdir, units, inputs)
         update_manifest(run_dir, scenario=scenario, entry=entry)
@@ -546,10 +551,10 @@ def _undo_scenario_write(
     if not old.exists():  # moved in, but the manifest never said complete: not this run's
         remove_tree(sdir, reraise=False)
     try:
-        data = drop_scenario_entry(run_dir, scenario)
-    except ReportError:
-        return
-    if reserved and not data.get("scenarios"):
+        left = drop_scenario_entry(run_dir, scenario).get("scenarios")
+    except ReportError:  # the manifest cannot be written (a full disk): read the folder
+        left = [p for p in run_dir.glob("scenario=*") if p.is_dir()]
+    if reserved and not left:
         remove_tree(run_dir, reraise=False)  # the run this call made: nothing in it
 
 
