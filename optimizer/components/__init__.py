@@ -32,6 +32,7 @@ Modules
 ``placement_tables``  the training_clusters table.
 ``plan_tables``   plan-wide tables: costs, shadow prices, violations, calibration, summary.
 ``power_steps``   PPA steps per period.
+``power_online`` MW online per site, source and period from dated decisions (summed on codes).
 ``power_tables``  power_sources and power_decisions tables.
 ``site``          sites: IT power, liquid, grid, build rate, maximum, water (component).
 ``construction``  lead time, pipeline, retrofit rate and pool; build and retrofit capex.

@@ -42,6 +42,7 @@ import pandas as pd
 from optimizer.components.component import ColumnKind, Component
 from optimizer.components.plan_context import once_per_plan
 from optimizer.components.power_inputs import PowerData
+from optimizer.components.power_online import online_per_option
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder, expand
@@ -180,14 +181,11 @@ def _online_mw(inputs: Any, kind: str, options: pd.DataFrame) -> pd.DataFrame:
         dec[dec["value"].abs() > 0], options[["site", "source", "lead_periods"]], ["site", "source"]
     )
     t_on = dec["period"].map(pos).to_numpy(dtype=np.int64) + column_values(dec, "lead_periods")
-    keys = options[["site", "source"]].merge(pd.DataFrame({"period": periods}), how="cross")
-    keys["t"] = keys["period"].map(pos)
     if dec.empty:
+        keys = options[["site", "source"]].merge(pd.DataFrame({"period": periods}), how="cross")
+        keys["t"] = keys["period"].map(pos)
         return keys.assign(mw=0.0)
-    on = dec.assign(t_on=t_on)[["site", "source", "t_on", "value"]]
-    m = merge(keys, on, ["site", "source"], how="left")
-    m["mw"] = np.where(m["t"] >= m["t_on"], m["value"], 0.0)
-    return m.groupby(["site", "source", "period", "t"], as_index=False)["mw"].sum()
+    return online_per_option(options, dec, t_on, list(periods))  # summed on codes
 
 
 def retired_mw(inputs: Any) -> pd.DataFrame:

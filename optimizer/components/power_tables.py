@@ -24,6 +24,7 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.power import HOURS_PER_YEAR
 from optimizer.components.power_bridge import retired_mw
 from optimizer.components.power_inputs import power_modelled
+from optimizer.components.power_online import online_per_decision
 from optimizer.components.power_steps import ppa_steps
 from optimizer.components.table_columns import F64, PERIOD, SITE, STR, col, column_names
 from optimizer.lp.frames import column_values, indexed
@@ -63,15 +64,8 @@ def _online(dec: pd.DataFrame, options: pd.DataFrame, periods: list[str]) -> pd.
                 "rent": pd.Series([], dtype=float),
             }
         )
-    d = d.assign(t_on=d["period"].map(pos) + d["lead_periods"])
-    grid = pd.DataFrame({"t": range(len(periods)), "p": periods})
-    m = d.drop(columns="period").merge(grid, how="cross")
-    alive = (m["t"] >= m["t_on"]).to_numpy()
-    in_life = (m["t"] < m["t_on"] + m["lifetime_periods"]).to_numpy()
-    m["mw"] = np.where(alive, m["value"], 0.0)
-    m["rent"] = np.where(alive & in_life, m["value"] * m["rent_per_mw"], 0.0)
-    m = m.rename(columns={"p": "period"})
-    return m.groupby(["site", "source", "period"], as_index=False)[["mw", "rent"]].sum()
+    t_on = (d["period"].map(pos) + d["lead_periods"]).to_numpy(dtype=float)
+    return online_per_decision(d, t_on, list(periods))  # summed on codes
 
 
 def _options(ds: Any) -> tuple[pd.DataFrame, pd.DataFrame]:

@@ -1,4 +1,4 @@
-"""Group sums on integer codes that give pandas' answers, bit for bit.
+"""Group sums on integer codes that give pandas' answers (bit for bit, but see the sums).
 
 The checker and the result tables sum decision values by text keys (chip, site,
 period ...). A pandas ``groupby`` or ``merge`` on frames of a few hundred rows costs
@@ -8,8 +8,8 @@ time on. Here the keys are factorized once per call (``pandas.factorize`` with
 ``sort=True``, so group numbers follow the lexicographic order of the keys, the order
 a sorted ``groupby`` or an outer ``merge`` lists them in) and the sums are numpy.
 
-The sums are Kahan sums in row order, as pandas adds (:mod:`optimizer.lp.kahan`,
-re-exported here).
+The sums are Kahan sums in row order, as pandas adds with several groups
+(:mod:`optimizer.lp.kahan`, re-exported here, says where pandas adds another way).
 """
 
 from __future__ import annotations
