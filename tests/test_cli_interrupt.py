@@ -101,6 +101,30 @@ def test_console_script_is_the_launcher() -> None:
     assert doc["project"]["scripts"]["capacity"] == "capacity_cli:main"
 
 
+def test_ctrl_c_while_typer_builds_the_command_line_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C after the imports but before click runs (typer reading the signatures).
+
+    Seen once under load in the test below: the interrupt escaped with a traceback from
+    ``typing.get_origin`` and exit code -2.
+    """
+    import typer.main
+
+    from optimizer.cli import commands
+    from optimizer.cli.checks import INTERRUPTED
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(typer.main, "get_command", interrupted)
+    monkeypatch.setattr(sys, "argv", ["capacity", "validate", str(TINY)])
+    with pytest.raises(SystemExit) as exc:
+        commands.main()
+    assert exc.value.code == 130
+    assert capsys.readouterr().err.strip() == INTERRUPTED
+
+
 def test_sigint_soon_after_start_is_exit_130_without_traceback() -> None:
     """A real Ctrl-C 0.3 s after start: still importing, or already in the command."""
     proc = subprocess.Popen(

@@ -171,10 +171,15 @@ def main() -> None:
 
     Ctrl-C outside a command's own block (while click parses the arguments, just
     before or after the command runs) is turned by typer into exit code 130 with no
-    word; the line every interrupt prints is added then.
+    word; the line every interrupt prints is added then. A Ctrl-C still earlier, while
+    typer builds the command line from the functions' signatures (before click's own
+    handling), ends the same way.
     """
     try:
         app()
+    except KeyboardInterrupt:
+        typer.echo(INTERRUPTED, err=True)
+        raise SystemExit(130) from None
     except SystemExit as e:
         if e.code == 130 and silent_interrupt(e):
             typer.echo(INTERRUPTED, err=True)
