@@ -69,12 +69,38 @@ def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFr
         raise DataValidationError(
             [Finding("error", path.name, row, None, None, f"cannot read the file: {msg}")]
         ) from exc
+    if not isinstance(df.index, pd.RangeIndex):  # pandas took the first cells as an index
+        raise DataValidationError([_extra_first_cells(path.name, text, len(df.columns))])
     wrong = _wrong_separator(df)
     if wrong is not None:
         raise DataValidationError([Finding("error", path.name, 1, None, df.columns[0], wrong)])
     if encoding_note is not None and notes is not None:
         notes.append(Finding("warning", path.name, None, None, None, encoding_note))
     return unescape_formula_cells(_drop_blank_edges(df))
+
+
+def _extra_first_cells(name: str, text: str, n_header: int) -> Finding:
+    """Return the finding for a first data row with more cells than the header.
+
+    pandas reads such a file without an error: it takes the extra cells of the first
+    row as the rows' index and shifts every column left, so each later check would
+    report the shifted values instead (hundreds of findings, none about the cause).
+    The row is the first one after the header that is not blank.
+    """
+    import csv
+
+    for row, cells in enumerate(csv.reader(io.StringIO(text)), start=1):
+        if row > 1 and any(c.strip() for c in cells):
+            return Finding(
+                "error",
+                name,
+                row,
+                None,
+                None,
+                f"row {row} has {len(cells)} cells where the header has {n_header}: remove "
+                "the extra cells (a comma inside a value needs quotes)",
+            )
+    return Finding("error", name, 2, None, None, "the first row has more cells than the header")
 
 
 def _parser_row(msg: str) -> tuple[int | None, str]:
