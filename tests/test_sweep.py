@@ -145,6 +145,13 @@ def test_monte_carlo_draws_are_seeded_and_follow_scipy() -> None:
             "scenarios[0].overrides[0]",
             "unknown table",
         ),
+        (  # a range that allows a negative scale factor: found on reading, not at a draw
+            "monte_carlo:\n  samples: 2\n  parameters:\n    - name: hbm\n"
+            "      override: {op: scale, table: supply_resources, column: capacity}\n"
+            "      distribution: {kind: uniform, low: -1, high: 0.5}\n",
+            "monte_carlo.parameters[0].distribution.low",
+            "low -1 gives an invalid override: factor must not be negative",
+        ),
     ],
 )
 def test_errors_name_the_field(text: str, field: str, message: str) -> None:

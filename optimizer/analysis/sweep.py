@@ -325,9 +325,33 @@ class Distribution(_Frozen):
 
 
 class Parameter(_Templated):
-    """One uncertain Monte Carlo parameter: override template(s) and a distribution."""
+    """One uncertain Monte Carlo parameter: override template(s) and a distribution.
+
+    Every value the distribution can draw must make valid overrides: the ends of its
+    range (``low``, ``high``, where given; a uniform, triangular or truncated normal is
+    bounded by them, a lognormal is positive) are filled into the templates when the
+    sweep is read, as a grid axis's levels are, so a range that allows a negative scale
+    factor is one finding naming the line, not an error at the first such draw.
+    """
 
     distribution: Distribution
+
+    @model_validator(mode="after")
+    def _range_valid(self) -> Parameter:
+        d = self.distribution
+        for end in ("low", "high"):
+            value = getattr(d, end)
+            if value is None:
+                continue
+            try:
+                self.fill(float(value))
+            except ValidationError as e:
+                msg = "; ".join(pydantic_message(x, Override) for x in e.errors())
+                raise PathError(
+                    ("distribution", end),
+                    f"{end} {format_level(float(value))} gives an invalid override: {msg}",
+                ) from None
+        return self
 
 
 class MonteCarloSpec(_Frozen):
