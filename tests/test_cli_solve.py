@@ -581,3 +581,17 @@ def test_summary_wording_of_near_full_service_no_demand_and_one_more_generation(
     )
     assert fleet_line(chips, "2030Q4", most=2).endswith("(a 3.0, b 2.0, and 1 more generation)")
     assert fleet_line(chips, "2030Q4", most=1).endswith("(a 3.0, and 2 more generations)")
+    # an initial fleet that served, then retired before the end (no supply): not "no chips"
+    gone = pd.DataFrame(
+        {
+            "chip": ["h100", "a100"],
+            "installed_chips": [0.0, 0.0],
+            "fleet_chips_end": [0.0, 0.0],
+            "it_mw_end": [0.0, 0.0],
+            "fleet_chips_max": [850_000.0, 20_000.0],
+        }
+    )
+    assert fleet_line(gone, "2030Q4") == (
+        "Fleet at end of 2030Q4: no chips in service; largest fleet earlier: h100 850.0k, "
+        "a100 20.0k (no chips installed)"
+    )

@@ -82,7 +82,7 @@ class PlanSummary:
         Emissions over the horizon, million t CO2.
     chips : pandas.DataFrame
         chip, installed_chips (over the horizon), fleet_chips_end,
-        assigned_chips_end, it_mw_end (last period).
+        assigned_chips_end, it_mw_end (last period), fleet_chips_max (largest fleet).
     commitments : pandas.DataFrame
         customer, family, periods (with a commitment), breached_periods,
         max_breach_mw, min_it_mw (largest), met (bool), worst_period (the quarter of

@@ -128,8 +128,10 @@ def chips_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
     Returns
     -------
     pandas.DataFrame
-        ``chip, installed_chips, fleet_chips_end, assigned_chips_end, it_mw_end``; chips
-        with neither installs nor a fleet left out; largest fleet first.
+        ``chip, installed_chips, fleet_chips_end, assigned_chips_end, it_mw_end,
+        fleet_chips_max`` (the largest fleet of any period); chips never in the fleet
+        left out (an initial fleet retired before the end stays, with its end at 0);
+        largest end fleet first.
     """
     cols = ["chip", "period", "installed_chips", "fleet_chips", "assigned_chips", "it_mw"]
     f = table_or_empty(tables, "fleet", cols)
@@ -139,13 +141,16 @@ def chips_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         "fleet_chips_end",
         "assigned_chips_end",
         "it_mw_end",
+        "fleet_chips_max",
     ]
     if f.empty:
         return pd.DataFrame(columns=out_cols)
     last = max(f["period"])
     inst = f.groupby("chip")["installed_chips"].sum()
+    peak = f.groupby(["chip", "period"])["fleet_chips"].sum().groupby(level="chip").max()
     end = f[f["period"] == last].groupby("chip")[["fleet_chips", "assigned_chips", "it_mw"]].sum()
-    g = pd.DataFrame({"installed_chips": inst}).join(end, how="outer").fillna(0.0)
+    g = pd.DataFrame({"installed_chips": inst, "fleet_chips_max": peak})
+    g = g.join(end, how="outer").fillna(0.0)
     g = g.rename(
         columns={
             "fleet_chips": "fleet_chips_end",
@@ -154,7 +159,7 @@ def chips_frame(tables: Mapping[str, pd.DataFrame]) -> pd.DataFrame:
         }
     )
     g = g.reset_index().rename(columns={"index": "chip"})
-    keep = (g["installed_chips"] > TOL) | (g["fleet_chips_end"] > TOL)
+    keep = (g["installed_chips"] > TOL) | (g["fleet_chips_max"] > TOL)
     g = g[keep].sort_values(["fleet_chips_end", "chip"], ascending=[False, True])
     return g[out_cols].reset_index(drop=True)
 

@@ -162,6 +162,8 @@ def fleet_line(chips: pd.DataFrame, last_period: str, most: int = 5) -> str:
     if chips is None or chips.empty:
         return "Fleet: no chips in this plan"
     live = chips[chips["fleet_chips_end"].astype(float) > 0]
+    if live.empty:  # chips served, then left the fleet (an initial fleet retired, say)
+        return _retired_line(chips, last_period, most)
     live = live.sort_values("fleet_chips_end", ascending=False, kind="stable")
     total = float(live["fleet_chips_end"].astype(float).sum())
     it_mw = float(live["it_mw_end"].astype(float).sum())
@@ -171,6 +173,21 @@ def fleet_line(chips: pd.DataFrame, last_period: str, most: int = 5) -> str:
         parts.append(f"and {more} more generation{'s' if more > 1 else ''}")
     detail = f" ({', '.join(parts)})" if parts else ""
     return f"Fleet at end of {last_period}: {fmt_qty(total)} chips, {it_mw:,.0f} MW IT{detail}"
+
+
+def _retired_line(chips: pd.DataFrame, last_period: str, most: int) -> str:
+    """Return the fleet line of a plan whose chips are all gone by its last period."""
+    past = chips.sort_values("fleet_chips_max", ascending=False, kind="stable")
+    parts = [f"{r.chip} {fmt_qty(float(r.fleet_chips_max))}" for r in past.head(most).itertuples()]
+    if len(past) > most:
+        more = len(past) - most
+        parts.append(f"and {more} more generation{'s' if more > 1 else ''}")
+    installed = float(chips["installed_chips"].astype(float).sum())
+    new = f"{fmt_qty(installed)} chips installed" if installed > 0 else "no chips installed"
+    return (
+        f"Fleet at end of {last_period}: no chips in service; largest fleet earlier: "
+        f"{', '.join(parts)} ({new})"
+    )
 
 
 def cash_line(costs: pd.DataFrame, facility_twh: float, n_periods: int) -> str:
