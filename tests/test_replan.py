@@ -320,6 +320,12 @@ def test_cli_bad_options_exit_2(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "--paths: 0" in r.output
     r = CliRunner().invoke(app, ["replan", str(HAND), "--lock", "concrete"])
     assert r.exit_code == 2 and "names no decision" in r.output
+    # one replan over the whole horizon forecasts the truth: regret 0 by construction
+    n = len(load_dataset(HAND).periods)
+    r = CliRunner().invoke(app, ["replan", str(HAND), "--every", str(n)])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and f"covers the whole {n}-quarter horizon" in text
+    assert f"use --every below {n}" in text
 
 
 def test_cli_replan_runs_and_writes(tmp_path: Path) -> None:

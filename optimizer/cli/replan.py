@@ -32,7 +32,10 @@ REPLAN_HELP = (
     "--every N > 1 replans less often but locks orders made on forecast supply and grid: when "
     "the truth brings less, the locks give way (a chip order is delivered short, an install "
     "waits for power); the shortfall is reported per path (locks given way, "
-    "delivered_short_* columns) and its cost is in the regret.\n\n"
+    "delivered_short_* columns) and its cost is in the regret. With --revision random-walk "
+    "the volatility is per replan, so fewer replans start from a forecast nearer the truth: "
+    "regrets of different --every values are not comparable that way (give the forecasts "
+    "in a file to compare them); --every must be below the horizon's quarters.\n\n"
     "Exit 0 when every path has a realised plan, 1 otherwise (or bad data), 2 for a bad option."
 )
 """The help ``capacity replan --help`` prints."""
@@ -129,6 +132,13 @@ def _settings(
     if base == "all":
         raise ReplanInputError("--base takes one scenario name, not 'all'")
     ((_, ds),) = load_scenarios(console, data, [base])
+    n = len(ds.periods)
+    if every >= n:  # one plan, on the last forecast: the truth, regret 0 by construction
+        raise ReplanInputError(
+            f"--every: {every} quarters covers the whole {n}-quarter horizon, so there would "
+            "be one plan, made on the last forecast, which is the truth (regret 0 by "
+            f"construction); use --every below {n}"
+        )
     draw_truths(revealed_parameters(ds), 1, seed)  # checks the seed
     model: Any = rw
     if revision != "random-walk":
