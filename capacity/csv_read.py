@@ -71,6 +71,21 @@ def read_table_file(path: Path, notes: list[Finding] | None = None) -> pd.DataFr
         ) from exc
     if not isinstance(df.index, pd.RangeIndex):  # pandas took the first cells as an index
         raise DataValidationError([_extra_first_cells(path.name, text, len(df.columns))])
+    twice = _repeated_header_names(text)
+    if twice:  # pandas renames the second one (name.1), which the file never says
+        raise DataValidationError(
+            [
+                Finding(
+                    "error",
+                    path.name,
+                    1,
+                    name,
+                    name,
+                    f"column {name!r} is named twice in the header row: remove or rename one",
+                )
+                for name in twice
+            ]
+        )
     wrong = _wrong_separator(df)
     if wrong is not None:
         raise DataValidationError([Finding("error", path.name, 1, None, df.columns[0], wrong)])
@@ -101,6 +116,15 @@ def _extra_first_cells(name: str, text: str, n_header: int) -> Finding:
                 "the extra cells (a comma inside a value needs quotes)",
             )
     return Finding("error", name, 2, None, None, "the first row has more cells than the header")
+
+
+def _repeated_header_names(text: str) -> list[str]:
+    """Return the column names the header row of a CSV text holds more than once."""
+    import csv
+
+    header = next(csv.reader(io.StringIO(text)), [])
+    names = [h.strip() for h in header if h.strip()]
+    return sorted({n for n in names if names.count(n) > 1})
 
 
 def _parser_row(msg: str) -> tuple[int | None, str]:

@@ -273,6 +273,19 @@ def test_extra_cells_on_the_first_data_row_are_one_finding(
     assert f"row 2 has {cells} cells where the header has {header}" in f.message
 
 
+def test_a_column_named_twice_in_the_header_is_named_as_such(data: Path) -> None:
+    """pandas renames the second one 'workload.1', a name the file never holds."""
+    p = data / "workloads.csv"
+    lines = p.read_text(encoding="utf-8").split("\n")
+    first = lines[0].split(",")[0]
+    lines[0] += f",{first}"
+    lines[1:] = [ln + ",x" if ln else ln for ln in lines[1:]]
+    p.write_text("\n".join(lines), encoding="utf-8")
+    (f,) = validate_directory(data)
+    assert (f.severity, f.file, f.row, f.column) == ("error", "workloads.csv", 1, first)
+    assert f"column {first!r} is named twice in the header row" in f.message
+
+
 @pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
 def test_utf16_without_a_byte_order_mark_is_read_with_a_warning(data: Path, encoding: str) -> None:
     p = data / "demand.csv"
