@@ -820,3 +820,21 @@ def test_a_first_scenario_whose_manifest_cannot_be_written_leaves_no_run_folder(
     with pytest.raises(ReportError, match=r"cannot update manifest .*No space left on device"):
         write_report(fake_result(), tmp_path / "a", scenario="neutral")
     assert list((tmp_path / "a").iterdir()) == []
+
+
+def test_the_summary_of_a_result_with_no_plan_has_no_demand_figure(tmp_path: Path) -> None:
+    """Infeasible: no tables, so demand, served, energy and water are null, not 0.
+
+    A summary row of 0 H100e demand read as if the data held no demand.
+    """
+    from optimizer.output.report import summary_frame
+
+    none = summary_frame(fake_result(status="infeasible", objective_usd=None, tables={}))
+    for column in ("demand_h100e", "served_h100e", "served_share", "facility_mwh", "water_m3"):
+        assert np.isnan(none.loc[0, column]), column
+    planned = summary_frame(fake_result())  # the fake plan's demand table: 255 H100e served
+    assert planned.loc[0, "served_h100e"] == 255.0 and planned.loc[0, "demand_h100e"] > 0
+    empty = {**fake_result().tables, "demand": fake_result().tables["demand"].iloc[:0]}
+    assert (
+        summary_frame(fake_result(tables=empty)).loc[0, "demand_h100e"] == 0.0
+    )  # a plan, no demand

@@ -120,6 +120,10 @@ def _sum(df: pd.DataFrame | None, column: str) -> float:
     return float(pd.to_numeric(df[column], errors="coerce").fillna(0.0).sum())
 
 
+def _rows(df: pd.DataFrame | None) -> int:
+    return 0 if df is None else len(df)
+
+
 def summary_frame(result: Any) -> pd.DataFrame:
     """Return the one-row ``summary`` table of a plan result.
 
@@ -136,8 +140,11 @@ def summary_frame(result: Any) -> pd.DataFrame:
     tables = getattr(result, "tables", {}) or {}
     demand = tables.get("demand")
     energy = tables.get("energy")
-    dem = _sum(demand, "demand_h100e")
-    served = _sum(demand, "served_h100e")
+    # a result with no plan (infeasible, no solution in time) has no demand or energy
+    # table: its sums are unknown (null), not 0 H100e of demand
+    unknown = getattr(result, "objective_usd", None) is None and not _rows(demand)
+    dem = float("nan") if unknown else _sum(demand, "demand_h100e")
+    served = float("nan") if unknown else _sum(demand, "served_h100e")
     timings = {str(k): float(v) for k, v in (getattr(result, "timings_s", None) or {}).items()}
     violations = getattr(result, "violations", None)
     n_viol = 0 if violations is None else len(violations)
@@ -161,8 +168,8 @@ def summary_frame(result: Any) -> pd.DataFrame:
         "demand_h100e": dem,
         "served_h100e": served,
         "served_share": served / dem if dem > 0 else float("nan"),
-        "facility_mwh": _sum(energy, "facility_mwh"),
-        "water_m3": _sum(energy, "water_m3"),
+        "facility_mwh": float("nan") if unknown else _sum(energy, "facility_mwh"),
+        "water_m3": float("nan") if unknown else _sum(energy, "water_m3"),
         "n_violations": int(n_viol),
     }
     return pd.DataFrame([row])
