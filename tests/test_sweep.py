@@ -145,6 +145,12 @@ def test_monte_carlo_draws_are_seeded_and_follow_scipy() -> None:
             "scenarios[0].overrides[0]",
             "unknown table",
         ),
+        (  # a case named grid_d-1.5 would be solved as a 2-quarter shift
+            AX + "      override: {op: shift, table: site_grid, column: grid_mw}\n"
+            "      levels: [0, 1.5]\n",
+            "grid.axes[0].levels[1]",
+            "level 1.5 shifts by whole quarters only: use 1 or 2",
+        ),
         (  # a range that allows a negative scale factor: found on reading, not at a draw
             "monte_carlo:\n  samples: 2\n  parameters:\n    - name: hbm\n"
             "      override: {op: scale, table: supply_resources, column: capacity}\n"

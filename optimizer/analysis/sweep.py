@@ -57,6 +57,7 @@ cases by :func:`optimizer.analysis.sweep_cases.expand_sweep`.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
@@ -237,7 +238,15 @@ class Axis(_Templated):
                         f"objective level must be cost or margin, got {format_level(lv)!r}",
                     )
             return self
+        shifts = any(str(t.get("op")) == "shift" for t in self.templates)
         for i, lv in enumerate(self.levels):
+            if shifts and isinstance(lv, float) and not lv.is_integer():  # named as written
+                whole = math.floor(lv)
+                raise PathError(
+                    ("levels", i),
+                    f"level {format_level(lv)} shifts by whole quarters only: use "
+                    f"{whole} or {whole + 1}",
+                )
             try:
                 self.fill(lv)
             except ValidationError as e:
