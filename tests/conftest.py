@@ -133,7 +133,9 @@ def wall_clock_alone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]
     The test that burns both cores on purpose and the tests that assert a command's
     wall-clock time limit must not run at the same moment on two workers: under the
     burn a 20 s limit took 67 s of wall time to start, solve and tabulate. Both take
-    this lock; every other test runs beside them as before. Without xdist it does nothing.
+    this lock, and so do the batch tests that start worker processes of their own (a
+    2026-12-05 suite saw the 20 s integer-units limit take 76 s beside one of them);
+    every other test runs beside them as before. Without xdist it does nothing.
     """
     shared = _run_shared_dir(tmp_path_factory)
     if shared is None:

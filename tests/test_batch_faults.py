@@ -95,6 +95,7 @@ def _states(out: Path) -> dict[str, dict[str, object]]:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("wall_clock_alone")  # its worker processes: not beside them
 def test_batch_exits_1_when_its_scheduler_dies_and_a_rerun_resumes(
     tmp_path: Path, scheduler_and_worker: tuple[str, subprocess.Popen[bytes]]
 ) -> None:

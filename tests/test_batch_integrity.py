@@ -215,6 +215,7 @@ def _kill_resume_once(sweep: Path, out: Path, env: dict[str, str]) -> subprocess
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("wall_clock_alone")  # its worker processes: not beside them
 def test_kill_and_resume_never_records_an_unverifiable_case(tmp_path: Path) -> None:
     """kill -9 the batch after its first case is written, then run the same command
     again; repeated (CAPACITY_KILL_RESUME_RUNS times, default 2)."""

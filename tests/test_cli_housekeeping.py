@@ -105,6 +105,7 @@ def test_the_app_hides_streamlit_s_deploy_button() -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("wall_clock_alone")  # its worker processes: not beside them
 def test_sigterm_ends_a_batch_with_a_message_and_it_resumes(tmp_path: Path) -> None:
     sweep = tmp_path / "s.yaml"
     sweep.write_text(f"data: {ROOT / 'data'}\nscenarios: [neutral, negative, optimistic]\n")
