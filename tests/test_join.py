@@ -33,6 +33,25 @@ def _frames(
     return frame(left), frame(right), names
 
 
+def _merged_counting_pandas(
+    monkeypatch: pytest.MonkeyPatch,
+    left: pd.DataFrame,
+    right: pd.DataFrame,
+    on: list[str],
+    how: str,
+) -> tuple[pd.DataFrame, list[int]]:
+    """``merge(left, right, on, how)`` and one entry per call it made of pandas' merge."""
+    calls: list[int] = []
+    pandas_merge = pd.DataFrame.merge
+
+    def counted(self: pd.DataFrame, *args: object, **kwargs: object) -> pd.DataFrame:
+        calls.append(1)
+        return pandas_merge(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(pd.DataFrame, "merge", counted)
+    return merge(left, right, on, how=how), calls
+
+
 @pytest.mark.parametrize("how", ["inner", "left"])
 @pytest.mark.parametrize("seed", range(40))
 def test_merge_equals_pandas_on_random_frames(
@@ -48,15 +67,7 @@ def test_merge_equals_pandas_on_random_frames(
         right = right.drop(columns="flag")  # a flag with a missing match goes to pandas
     want = left.merge(right, on=on, how=how)
     assert _joinable(left, right, on, how) is not None
-    calls: list[int] = []
-    pandas_merge = pd.DataFrame.merge
-
-    def counted(self: pd.DataFrame, *args: object, **kwargs: object) -> pd.DataFrame:
-        calls.append(1)
-        return pandas_merge(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pd.DataFrame, "merge", counted)
-    got = merge(left, right, on, how=how)
+    got, calls = _merged_counting_pandas(monkeypatch, left, right, on, how)
     pd.testing.assert_frame_equal(got, want)
     # joined here, unless a flag column would take a missing match (pandas: objects)
     unmatched = how == "left" and len(want) and want["row"].isna().any()
@@ -87,15 +98,7 @@ def test_object_text_keys_join_str_keys_as_pandas(
     assert left["s"].dtype != right["s"].dtype
     want = left.merge(right, on=on, how=how)
     assert _joinable(left, right, on, how) is not None  # (asks pandas the key dtype once)
-    calls: list[int] = []
-    pandas_merge = pd.DataFrame.merge
-
-    def counted(self: pd.DataFrame, *args: object, **kwargs: object) -> pd.DataFrame:
-        calls.append(1)
-        return pandas_merge(self, *args, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(pd.DataFrame, "merge", counted)
-    got = merge(left, right, on, how=how)
+    got, calls = _merged_counting_pandas(monkeypatch, left, right, on, how)
     pd.testing.assert_frame_equal(got, want)
     assert not calls  # joined here (the key dtype: pandas' for this text storage)
 
