@@ -753,7 +753,11 @@ def test_a_read_only_earlier_copy_is_removed_when_a_scenario_is_written_again(
         if shutil.which("setpriv") is None:
             pytest.skip("running as root without setpriv: a read-only folder binds nobody")
         drop = "-dac_override,-dac_read_search,-fowner"
-        cmd = ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}", *cmd]
+        setpriv = ["setpriv", f"--bounding-set={drop}", f"--inh-caps={drop}"]
+        probe = subprocess.run([*setpriv, "true"], capture_output=True, text=True, timeout=30)
+        if probe.returncode != 0:  # a sandbox that may not drop capabilities
+            pytest.skip(f"running as root and setpriv cannot drop: {probe.stderr.strip()}")
+        cmd = [*setpriv, *cmd]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     run = tmp_path / "r"
     sdir = run / "scenario=neutral"
