@@ -8,6 +8,7 @@ one finding naming it. Parquet files are read as they are.
 
 from __future__ import annotations
 
+import csv
 import io
 from pathlib import Path
 
@@ -102,8 +103,6 @@ def _extra_first_cells(name: str, text: str, n_header: int) -> Finding:
     report the shifted values instead (hundreds of findings, none about the cause).
     The row is the first one after the header that is not blank.
     """
-    import csv
-
     for row, cells in enumerate(csv.reader(io.StringIO(text)), start=1):
         if row > 1 and any(c.strip() for c in cells):
             return Finding(
@@ -120,8 +119,6 @@ def _extra_first_cells(name: str, text: str, n_header: int) -> Finding:
 
 def _repeated_header_names(text: str) -> list[str]:
     """Return the column names the header row of a CSV text holds more than once."""
-    import csv
-
     header = next(csv.reader(io.StringIO(text)), [])
     names = [h.strip() for h in header if h.strip()]
     return sorted({n for n in names if names.count(n) > 1})

@@ -1,6 +1,6 @@
-"""A batch's retained HiGHS runs its simplex solves with WARM_RUN_OPTIONS, capped.
+"""A batch's retained HiGHS runs its simplex solves with BATCH_SIMPLEX_OPTIONS, capped.
 
-``optimizer.plan.highs.WARM_RUN_OPTIONS`` (scaled by largest value, no cost
+``optimizer.plan.highs.BATCH_SIMPLEX_OPTIONS`` (scaled by largest value, no cost
 perturbation) on every simplex run of a batch session, its cold solve included: the
 warm runs of a sweep of the bundled data reach the same optima as cold solves in well
 under half the iterations of HiGHS's defaults. A warm run is capped at the session's
@@ -19,7 +19,7 @@ from capacity.scenarios import apply_overrides
 from optimizer.analysis import batch_case
 from optimizer.analysis.batch_case import solve_many
 from optimizer.analysis.batch_patch import patch_model
-from optimizer.plan.highs import WARM_RUN_OPTIONS
+from optimizer.plan.highs import BATCH_SIMPLEX_OPTIONS
 from optimizer.plan.highs_session import HighsSession
 from optimizer.plan.model import build_model
 from optimizer.plan.options import SolveOptions, Status
@@ -86,7 +86,7 @@ def test_tuned_warm_runs_reach_the_cold_optima_in_fewer_iterations(sweep: Any) -
     tuned_its = sum(i for _, i in tuned_runs)
     plain_its = sum(i for _, i in plain_runs)
     assert tuned_its < 0.6 * plain_its  # measured: 0.3x on a sweep like this one
-    for name, value in WARM_RUN_OPTIONS.items():
+    for name, value in BATCH_SIMPLEX_OPTIONS.items():
         assert tuned.highs.getOptionValue(name)[1] == value
     # each warm run capped at the session's cold solve's iterations
     assert tuned.highs.getOptionValue("simplex_iteration_limit")[1] == tuned_cold

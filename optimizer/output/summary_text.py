@@ -167,21 +167,24 @@ def fleet_line(chips: pd.DataFrame, last_period: str, most: int = 5) -> str:
     live = live.sort_values("fleet_chips_end", ascending=False, kind="stable")
     total = float(live["fleet_chips_end"].astype(float).sum())
     it_mw = float(live["it_mw_end"].astype(float).sum())
-    parts = [f"{r.chip} {fmt_qty(float(r.fleet_chips_end))}" for r in live.head(most).itertuples()]
-    if len(live) > most:
-        more = len(live) - most
-        parts.append(f"and {more} more generation{'s' if more > 1 else ''}")
+    parts = _generations(live, "fleet_chips_end", most)
     detail = f" ({', '.join(parts)})" if parts else ""
     return f"Fleet at end of {last_period}: {fmt_qty(total)} chips, {it_mw:,.0f} MW IT{detail}"
+
+
+def _generations(rows: pd.DataFrame, column: str, most: int) -> list[str]:
+    """Return ``"<chip> <count>"`` of the first ``most`` rows, then "and N more generations"."""
+    parts = [f"{r.chip} {fmt_qty(float(getattr(r, column)))}" for r in rows.head(most).itertuples()]
+    if len(rows) > most:
+        more = len(rows) - most
+        parts.append(f"and {more} more generation{'s' if more > 1 else ''}")
+    return parts
 
 
 def _retired_line(chips: pd.DataFrame, last_period: str, most: int) -> str:
     """Return the fleet line of a plan whose chips are all gone by its last period."""
     past = chips.sort_values("fleet_chips_max", ascending=False, kind="stable")
-    parts = [f"{r.chip} {fmt_qty(float(r.fleet_chips_max))}" for r in past.head(most).itertuples()]
-    if len(past) > most:
-        more = len(past) - most
-        parts.append(f"and {more} more generation{'s' if more > 1 else ''}")
+    parts = _generations(past, "fleet_chips_max", most)
     installed = float(chips["installed_chips"].astype(float).sum())
     new = f"{fmt_qty(installed)} chips installed" if installed > 0 else "no chips installed"
     return (

@@ -50,22 +50,25 @@ IPM_THRESHOLD_COLUMNS = 20_000
 #: dataset's LP: 0.51 s against 0.43 s), so cold solves keep HiGHS's default.
 FOREIGN_BASIS_SCALE_STRATEGY = 4
 
-#: HiGHS options of a batch case's warm run: the dual simplex from the last case's
-#: optimal basis after only costs, bounds and right-hand sides changed (a patched
-#: model). Scaled by largest value (as :data:`FOREIGN_BASIS_SCALE_STRATEGY`) and without
-#: HiGHS's cost perturbation, which on such a start perturbs a nearly optimal basis
-#: and then cleans the perturbation up again. Measured on 10-case sweeps (demand,
-#: supply capacity and energy prices scaled; ``benchmarks.run.sweep_overrides``), mean
-#: simplex iterations and CPU s of a warm run: the bundled dataset 1,445 and 0.50 s with
-#: HiGHS's defaults, 1,025 and 0.31 s scaled by largest value, 817 and 0.35 s without
+#: HiGHS options of every simplex run of a batch's retained instance
+#: (:class:`optimizer.plan.highs_session.HighsSession` with ``tuned=True``): its cold
+#: solve and the warm runs that restart from its last optimal basis after a case's
+#: costs, bounds and right-hand sides changed. Scaled by largest value (as
+#: :data:`FOREIGN_BASIS_SCALE_STRATEGY`) and without HiGHS's cost perturbation, which on
+#: such a start perturbs a nearly optimal basis and then cleans the perturbation up
+#: again; the cold solve takes them too, as a scaling change between runs costs the
+#: retained instance most of the gain. Measured on 10-case sweeps (demand, supply
+#: capacity and energy prices scaled; ``benchmarks.run.sweep_overrides``), mean simplex
+#: iterations and CPU s of a warm run: the bundled dataset 1,445 and 0.50 s with HiGHS's
+#: defaults, 1,025 and 0.31 s scaled by largest value, 817 and 0.35 s without
 #: perturbation, 439 and 0.19 s with both; the generated default size 379 and 0.085 s,
 #: 227 and 0.060 s with both (benchmarks/RESULTS.md, eleventh pass). The same optima.
 #: Without perturbation the dual simplex has less protection from stalling on a
-#: degenerate LP, so a warm run is also capped at the iterations of the session's cold
-#: solve (:meth:`optimizer.plan.highs_session.HighsSession.run`): past it the case is
-#: solved cold, as any warm run that does not end optimal is.
-WARM_RUN_OPTIONS: dict[str, Any] = {
-    "simplex_scale_strategy": 4,
+#: degenerate LP, so the session caps each run's iterations
+#: (:meth:`optimizer.plan.highs_session.HighsSession.run`) and solves a capped case
+#: cold, as any warm run that does not end optimal is.
+BATCH_SIMPLEX_OPTIONS: dict[str, Any] = {
+    "simplex_scale_strategy": FOREIGN_BASIS_SCALE_STRATEGY,
     "dual_simplex_cost_perturbation_multiplier": 0.0,
 }
 

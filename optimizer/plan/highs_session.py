@@ -10,8 +10,8 @@ import numpy as np
 
 from optimizer.lp.frames import column_values, matrix_entries
 from optimizer.plan.highs import (
+    BATCH_SIMPLEX_OPTIONS,
     IPM_THRESHOLD_COLUMNS,
-    WARM_RUN_OPTIONS,
     HighsRefusedError,
     _configure_highs,
     _highs_lp,
@@ -59,7 +59,7 @@ class HighsSession:
     tuned : bool
         Solve every simplex run of the session (its cold solve and the warm runs from
         it, up to ``IPM_THRESHOLD_COLUMNS`` columns) with
-        :data:`optimizer.plan.highs.WARM_RUN_OPTIONS`: scaled by largest value, no cost
+        :data:`optimizer.plan.highs.BATCH_SIMPLEX_OPTIONS`: scaled by largest value, no cost
         perturbation (fewer than half the warm iterations of HiGHS's defaults on a
         batch sweep of the bundled data). A warm run is capped at the iterations of the
         session's cold solve, a cold one at :data:`COLD_ITERATIONS_PER_ROW` per row; a
@@ -231,11 +231,11 @@ class HighsSession:
     COLD_ITERATIONS_PER_ROW = 50
 
     def _tunes(self, model: PlanningModel) -> bool:
-        """Whether this run is tuned (:data:`WARM_RUN_OPTIONS`): a tuned session's simplex LP."""
+        """Whether the run takes :data:`BATCH_SIMPLEX_OPTIONS`: a tuned session's simplex LP."""
         return self.tuned and model.n_variables <= IPM_THRESHOLD_COLUMNS
 
     def _tune(self, warm: bool, n_rows: int) -> None:
-        """Set :data:`optimizer.plan.highs.WARM_RUN_OPTIONS` and the run's iteration cap.
+        """Set :data:`optimizer.plan.highs.BATCH_SIMPLEX_OPTIONS` and the run's iteration cap.
 
         A warm run is capped at the last cold solve's simplex iterations (one that needs
         more is stopped and the case solved cold), a cold one at
@@ -243,7 +243,7 @@ class HighsSession:
         """
         per_row = self.COLD_ITERATIONS_PER_ROW * max(n_rows, 1)
         cap = self._cold_iterations if warm and self._cold_iterations else per_row
-        for name, value in {**WARM_RUN_OPTIONS, "simplex_iteration_limit": int(cap)}.items():
+        for name, value in {**BATCH_SIMPLEX_OPTIONS, "simplex_iteration_limit": int(cap)}.items():
             highs_ok(self.highs.setOptionValue(name, value), f"option {name}={value!r}")
 
     def run(self, model: PlanningModel) -> tuple[RawSolution, bool]:
