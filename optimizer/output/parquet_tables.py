@@ -251,12 +251,21 @@ def write_arrow_atomic(table: pa.Table, path: Path) -> Path:
     """
 
     def write(tmp: Path) -> None:
-        pq.write_table(table, tmp, compression="zstd")
+        pq.write_table(table, tmp, compression=_COMPRESSION)
 
     try:
         return atomic_write(path, write)
     except OSError as exc:
-        raise ReportError(f"cannot write report file {path}: {exc.strerror or exc}") from exc
+        raise _cannot_write(path, exc) from exc
+
+
+#: Compression of every Parquet file of a report.
+_COMPRESSION = "zstd"
+
+
+def _cannot_write(path: Path, exc: OSError) -> ReportError:
+    """Return the error of a report file that cannot be written (names the file)."""
+    return ReportError(f"cannot write report file {path}: {exc.strerror or exc}")
 
 
 def write_arrow_staged(tables: Mapping[str, pa.Table], stage: Path) -> dict[str, Path]:
@@ -290,11 +299,11 @@ def write_arrow_staged(tables: Mapping[str, pa.Table], stage: Path) -> dict[str,
     for name, table in tables.items():
         path = stage / f"{name}.parquet"
         try:
-            pq.write_table(table, path, compression="zstd")
+            pq.write_table(table, path, compression=_COMPRESSION)
             with open(path, "rb+") as fh:
                 os.fsync(fh.fileno())
         except OSError as exc:
-            raise ReportError(f"cannot write report file {path}: {exc.strerror or exc}") from exc
+            raise _cannot_write(path, exc) from exc
         out[name] = path
     fsync_dir(stage)
     return out
