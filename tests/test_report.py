@@ -214,6 +214,7 @@ import pyarrow.dataset as pads  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 import pytest  # noqa: E402
 
+from optimizer.output import flush  # noqa: E402
 from optimizer.output.atomic import ReportError  # noqa: E402
 from optimizer.output.manifest import (  # noqa: E402
     package_version,
@@ -668,7 +669,7 @@ def test_to_arrow_text_and_flags_whatever_the_pandas_dtype() -> None:
 def test_scenario_folder_files_are_flushed_before_the_folder_moves_in(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every table file is fsynced in the staging folder, then the folders themselves.
+    """Off the local file systems, each table file is fsynced, then the folders themselves.
 
     The files are written under their own names inside the hidden staging folder (no
     per-file temporary name), so durability rests on these flushes: each file's data
@@ -684,6 +685,8 @@ def test_scenario_folder_files_are_flushed_before_the_folder_moves_in(
         real_fsync(fd)
 
     monkeypatch.setattr(os, "fsync", recording_fsync)
+    # a file system where one syncfs may not reach the storage: each file on its own
+    monkeypatch.setattr(flush, "filesystem_type", lambda path: "nfs4")
     result = fake_result()
     sdir = tmp_path / "scenario=neutral"
     files = write_scenario_folder(result, sdir, file_metadata(result, scenario="neutral"))

@@ -4,6 +4,7 @@ Modules
 -------
 ``table_schema``    result-table schema: every column's Arrow type, unit and meaning.
 ``atomic``          atomic file writes (temporary name, fsync, rename), the report's error.
+``flush``           flushing a folder of new files to disk: one syncfs on a local file system.
 ``run_folder``      run IDs, the exclusive claim of a run folder, scenario partitions.
 ``manifest``        the run manifest: read, merged under a lock, completeness of a scenario.
 ``parquet_tables``  Arrow schemas of the result tables, Parquet table writer and reader.
