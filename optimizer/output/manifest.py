@@ -10,6 +10,7 @@ scenarios.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
 import os
 from collections.abc import Callable, Iterator, Mapping
@@ -37,8 +38,13 @@ REPORT_FORMAT = "capacity-report/1"
 PACKAGE_NAME = "capacity-planner"
 
 
+@functools.cache
 def package_version() -> str:
-    """Return the installed version of ``capacity-planner`` ("0+unknown" if absent)."""
+    """Return the installed version of ``capacity-planner`` ("0+unknown" if absent).
+
+    Read once a process (each batch case's files carry it; the code running is the one
+    imported, whatever an upgrade during the run installs).
+    """
     try:
         return importlib_metadata.version(PACKAGE_NAME)
     except importlib_metadata.PackageNotFoundError:  # pragma: no cover - editable install
