@@ -113,9 +113,15 @@ def test_highlight_rows_colours_exactly_the_bad_cell() -> None:
 def test_column_config_carries_units_bounds_and_choices() -> None:
     c = column_config("sites")
     assert c["max_it_mw"]["label"] == "max_it_mw [MW]"
-    assert c["pue_air"]["type_config"]["min_value"] == 1.0
+    # bounds in the help, not as the grid's min/max: the browser's grid clamps a value out
+    # of range (5 in a [0, 1] column kept as 1, -5 as 5) where validation names the cell
+    for table in ("sites", "demand", "periods", "chips"):
+        for name, cfg in column_config(table).items():
+            assert cfg.get("type_config", {}).get("min_value") is None, (table, name)
+            assert cfg.get("type_config", {}).get("max_value") is None, (table, name)
+    assert "Allowed:" in c["pue_air"]["help"] and "1" in c["pue_air"]["help"]
+    assert "Allowed:" in c["liquid_share_max"]["help"]
     assert "Unit: MW." in c["initial_it_mw"]["help"]
-    assert c["liquid_share_max"]["type_config"]["max_value"] == 1.0
     chips = column_config("chips")
     assert chips["cooling"]["type_config"]["options"] == ["air", "liquid", "either"]
     assert chips["lifetime_periods"]["type_config"]["step"] == 1

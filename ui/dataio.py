@@ -97,8 +97,11 @@ def json_safe(value: Any) -> Any:
 def column_config(table: str) -> dict[str, Any]:
     """Return ``st.data_editor`` column configs built from the table's schema spec.
 
-    Numbers get their unit in the label, bounds as min/max (``step=1`` for integers);
-    choice columns are select boxes; periods are checked against ``YYYYQn``. Every
+    Numbers get their unit in the label and their bounds in the help (``step=1`` for
+    integers), not as the editor's min/max: the browser's grid would clamp a value out
+    of range or drop its minus sign without a word (-5 stored as 5, 5 in a [0, 1]
+    column as 1), where validation names the table, row, column and the value typed.
+    Choice columns are select boxes; periods are checked against ``YYYYQn``. Every
     value is JSON-safe (:func:`json_safe`): a NaN default (``carbon_cap_t``, empty =
     no cap) gives no default, an infinite bound no bound.
     """
@@ -116,10 +119,7 @@ def column_config(table: str) -> dict[str, Any]:
             kw["default"] = c.default
         if c.is_numeric:
             out[c.name] = st.column_config.NumberColumn(
-                **kw,
-                min_value=json_safe(c.min),
-                max_value=json_safe(c.max),
-                step=1 if c.dtype == "int" else None,
+                **kw, step=1 if c.dtype == "int" else None
             )
         elif c.dtype == "choice":
             out[c.name] = st.column_config.SelectboxColumn(**kw, options=list(c.choices))
