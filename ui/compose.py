@@ -9,7 +9,7 @@ metrics condense a plan result into the few numbers the Plan and Risk pages show
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -25,6 +25,74 @@ def trainium_chips(ds: Dataset, family: str = TRAINIUM_FAMILY) -> list[str]:
     """IDs of the chips of one family (default ``trainium``), in table order."""
     chips = ds.table("chips")
     return [str(c) for c in chips.loc[chips["family"].astype(str) == family, "chip"]]
+
+
+#: Session key of the grid delay's chosen sites that an edit renamed or deleted.
+LOST_SITES_KEY = "cmp_grid_sites_lost"
+
+
+def prune_lost_sites(state: MutableMapping[str, Any], sites: Sequence[str]) -> list[str]:
+    """Take the sites the data no longer has out of the grid delay's choice; remember them.
+
+    The composer's multiselect (``cmp_grid_sites``) drops a chosen option the data
+    lost, and an empty choice means every site: a site renamed by an edit would turn a
+    one-site delay into a delay of every site without a word. The lost names are kept
+    under :data:`LOST_SITES_KEY` until the choice is changed, so the page can say so
+    and hold the delay off while no chosen site is left.
+
+    Parameters
+    ----------
+    state : mutable mapping
+        The app's session state.
+    sites : sequence of str
+        The sites of the data now.
+
+    Returns
+    -------
+    list of str
+        Every chosen site lost since the choice was last changed (sorted).
+    """
+    have = set(sites)
+    chosen = [str(s) for s in state.get("cmp_grid_sites") or []]
+    lost = [s for s in chosen if s not in have]
+    if lost:
+        state["cmp_grid_sites"] = [s for s in chosen if s in have]
+        state[LOST_SITES_KEY] = sorted({*(state.get(LOST_SITES_KEY) or []), *lost})
+    return list(state.get(LOST_SITES_KEY) or [])
+
+
+def lost_multipliers(
+    state: MutableMapping[str, Any], resources: Sequence[str], customers: Sequence[str]
+) -> dict[str, str]:
+    """Multipliers set for a resource or customer the data no longer has, in words.
+
+    Each composer multiplier is a widget of its own (``cmp_supply_<resource>``,
+    ``cmp_demand_<customer>``); after an edit renames a customer its multiplier has no
+    widget and would be dropped from the composed scenario without a word. Those
+    other than 1 are returned and their widget values removed (set again on the new
+    name).
+
+    Returns
+    -------
+    dict of str to str
+        ``{"supply capacity": "n3_wafers (x1.5)", "demand": "acme (x0.8)"}``: only the
+        kinds with a lost multiplier.
+    """
+    out: dict[str, str] = {}
+    for prefix, names, what in (
+        ("cmp_supply_", set(resources), "supply capacity"),
+        ("cmp_demand_", set(customers), "demand"),
+    ):
+        gone = {}
+        for key in [k for k in list(state.keys()) if str(k).startswith(prefix)]:
+            name, value = str(key)[len(prefix) :], state[key]
+            if name not in names:
+                del state[key]
+                if isinstance(value, int | float) and not math.isclose(float(value), 1.0):
+                    gone[name] = float(value)
+        if gone:
+            out[what] = ", ".join(f"{n} (x{v:g})" for n, v in sorted(gone.items()))
+    return out
 
 
 def compose_overrides(

@@ -118,9 +118,7 @@ def column_config(table: str) -> dict[str, Any]:
         if json_safe(c.default) is not None and not c.required:
             kw["default"] = c.default
         if c.is_numeric:
-            out[c.name] = st.column_config.NumberColumn(
-                **kw, step=1 if c.dtype == "int" else None
-            )
+            out[c.name] = st.column_config.NumberColumn(**kw, step=1 if c.dtype == "int" else None)
         elif c.dtype == "choice":
             out[c.name] = st.column_config.SelectboxColumn(**kw, options=list(c.choices))
         elif c.dtype == "period":

@@ -9,7 +9,13 @@ import streamlit as st
 
 from capacity.scenarios import BASE, UnknownScenarioError, diff_datasets, scenario_names
 from capacity.validation import DataValidationError
-from ui.compose import compose_overrides, trainium_chips
+from ui.compose import (
+    LOST_SITES_KEY,
+    compose_overrides,
+    lost_multipliers,
+    prune_lost_sites,
+    trainium_chips,
+)
 from ui.state import (
     active_dataset,
     build_scenario,
@@ -83,8 +89,13 @@ with c3:
         **kept("grid_delay"),
         help="Shift every selected site's grid_mw schedule later.",
     )
+    prune_lost_sites(ss, sites)  # chosen sites an edit renamed or deleted: not "all"
     grid_sites = st.multiselect(
-        "Sites delayed (empty = all)", sites, default=[], **kept("grid_sites")
+        "Sites delayed (empty = all)",
+        sites,
+        default=[],
+        **kept("grid_sites"),
+        on_change=lambda: ss.pop(LOST_SITES_KEY, None),
     )
     derate = st.number_input(
         "Trainium migration derate factor",
@@ -98,11 +109,29 @@ with c3:
         f"({', '.join(trn) or 'none in this dataset'}); 0.8 = 20% performance lost to migration.",
     )
 
+lost_sites = ss.get(LOST_SITES_KEY) or []
+if lost_sites and int(delay) != 0:
+    st.warning(
+        f"The grid delay was chosen for {', '.join(lost_sites)}, no longer in the data "
+        "(renamed or deleted by an edit): "
+        + (
+            "it applies to the sites still chosen only."
+            if grid_sites
+            else "it is off until you choose its sites again (an empty choice would "
+            "delay every site)."
+        )
+    )
+for what, gone in lost_multipliers(ss, resources, customers).items():
+    st.warning(
+        f"The {what} multiplier of {gone}, no longer in the data (renamed or deleted by "
+        "an edit), is not applied: set it again on the new name."
+    )
+
 overrides = compose_overrides(
     base,
     supply=supply,
     demand=demand,
-    grid_delay_periods=int(delay),
+    grid_delay_periods=0 if lost_sites and not grid_sites else int(delay),
     grid_sites=grid_sites,
     trainium_derate_factor=float(derate),
 )

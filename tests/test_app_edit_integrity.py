@@ -1,0 +1,107 @@
+"""An edit in the app never changes a plan's meaning without a word (AppTest).
+
+Found by a break test of the app: a site renamed in the Data editor turned a one-site
+grid delay into a delay of every site; the Plan page solved the base data in place of a
+scenario the edit had broken, and kept showing a plan solved with other settings; a
+single-table upload dropped pending edits; the Reports page read "nan%".
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from tests.apptest_helpers import goto, open_app, rerun
+from tests.conftest import TINY
+
+
+def _edit(
+    at: AppTest,
+    table: str,
+    edited_rows: dict[int, dict[str, Any]] | None = None,
+    added: list[dict[str, Any]] | None = None,
+    deleted: list[int] | None = None,
+) -> None:
+    """Make one edit in the Data page's editor of ``table`` (as the browser sends it)."""
+    at.selectbox(key="data_table").set_value(table)
+    rerun(at)
+    (ed,) = at.data_editor
+    at.session_state[ed.key] = {
+        "edited_rows": edited_rows or {},
+        "added_rows": added or [],
+        "deleted_rows": deleted or [],
+    }
+    rerun(at)
+
+
+def _two_sites(tmp_path: Path) -> Path:
+    """The tiny dataset with a second site ``dc-2``, a copy of ``dc-1``."""
+    d = tmp_path / "two_sites"
+    shutil.copytree(TINY, d)
+    for name in ("sites", "site_grid", "site_water"):
+        df = pd.read_csv(d / f"{name}.csv", keep_default_na=False)
+        extra = df[df["site"] == "dc-1"].assign(site="dc-2")
+        pd.concat([df, extra]).to_csv(d / f"{name}.csv", index=False)
+    return d
+
+
+def _rename_dc1(at: AppTest) -> None:
+    """Rename site dc-1 to dc-9 in every table that names it (a valid edit)."""
+    _edit(at, "sites", {0: {"site": "dc-9"}})
+    _edit(at, "site_grid", {0: {"site": "dc-9"}, 1: {"site": "dc-9"}})
+    _edit(at, "site_water", {0: {"site": "dc-9"}, 1: {"site": "dc-9"}})
+    _edit(at, "initial_fleet", {0: {"site": "dc-9"}})
+    assert at.session_state["draft_findings"] == []
+
+
+def test_a_renamed_site_does_not_turn_a_one_site_grid_delay_into_every_site(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The delay chose dc-1; dc-1 renamed, the delay is off and the page says so."""
+    at = open_app(monkeypatch, _two_sites(tmp_path))
+    goto(at, "scenarios")
+    at.number_input(key="cmp_grid_delay").set_value(1)
+    at.multiselect(key="cmp_grid_sites").set_value(["dc-1"])
+    rerun(at)
+    assert set(at.dataframe[-1].value["key"]) == {"dc-1/2026Q2"}  # one site delayed
+    goto(at, "data")
+    _rename_dc1(at)
+    goto(at, "scenarios")
+    assert not [o for o in at.session_state["overrides"] if o.get("op") == "shift"]
+    assert any(i.value == "No cell differs from the base data." for i in at.info)
+    warned = [w.value for w in at.warning if "grid delay was chosen for dc-1" in w.value]
+    assert warned and "off until you choose its sites again" in warned[0]
+    # choosing again clears the note and delays exactly the site chosen
+    at.multiselect(key="cmp_grid_sites").set_value(["dc-2"])
+    rerun(at)
+    assert not [w for w in at.warning if "grid delay" in w.value]
+    assert set(at.dataframe[-1].value["key"]) == {"dc-2/2026Q2"}
+
+
+def test_a_multiplier_of_a_renamed_customer_is_named_not_dropped_silently(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A demand multiplier set on a customer an edit renamed: a warning names it."""
+    at = open_app(monkeypatch)
+    goto(at, "scenarios")
+    at.number_input(key="cmp_demand_acme").set_value(1.5)
+    rerun(at)
+    goto(at, "data")
+    customers = at.session_state["base_ds"].table("customers")
+    rows = {i: {"customer": "acme2"} for i in range(len(customers))}
+    _edit(at, "customers", rows)
+    demand = at.session_state["base_ds"].table("demand")
+    _edit(at, "demand", {i: {"customer": "acme2"} for i in range(len(demand))})
+    for t in ("commitments", "eligibility"):
+        frame = at.session_state["base_ds"].table(t)
+        if "customer" in frame and len(frame):
+            _edit(at, t, {i: {"customer": "acme2"} for i in range(len(frame))})
+    assert at.session_state["draft_findings"] == []
+    goto(at, "scenarios")
+    texts = [w.value for w in at.warning]
+    assert any("demand multiplier of acme (x1.5)" in t for t in texts), texts
