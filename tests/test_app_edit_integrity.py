@@ -105,3 +105,62 @@ def test_a_multiplier_of_a_renamed_customer_is_named_not_dropped_silently(
     goto(at, "scenarios")
     texts = [w.value for w in at.warning]
     assert any("demand multiplier of acme (x1.5)" in t for t in texts), texts
+
+
+def test_the_plan_page_says_why_the_chosen_scenario_was_replaced_by_base(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """squeeze names dc-1; dc-1 renamed, the base data is solved and the page says why."""
+    at = open_app(monkeypatch, _two_sites(tmp_path))
+    goto(at, "scenarios")
+    at.radio(key="cmp_scenario_name").set_value("squeeze")
+    rerun(at)
+    goto(at, "data")
+    _rename_dc1(at)
+    want = "The chosen scenario **squeeze** does not apply to the edited data"
+    assert any(w.value.startswith(want) for w in at.warning)  # the Data page, at once
+    goto(at, "plan")
+    texts = [w.value for w in at.warning]
+    assert any(t.startswith(want) and "'dc-1'" in t for t in texts), texts
+    at.button(key="solve").click()
+    rerun(at)
+    assert at.session_state["plan"].scenario == "base"
+    assert any(w.value.startswith(want) for w in at.warning)
+
+
+def test_the_plan_page_flags_a_plan_solved_with_other_settings(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The objective changed after the solve: the page names the change until solved again."""
+    at = open_app(monkeypatch)
+    goto(at, "plan")
+    at.button(key="solve").click()
+    rerun(at)
+    assert not [w for w in at.warning if "solver settings changed" in w.value]
+    at.selectbox(key="solve_objective").set_value("margin")
+    rerun(at)
+    (w,) = [w.value for w in at.warning if "solver settings changed" in w.value]
+    assert "(objective cost -> margin)" in w
+    at.number_input(key="solve_time_limit").set_value(30)
+    rerun(at)
+    (w,) = [w.value for w in at.warning if "solver settings changed" in w.value]
+    assert "(objective cost -> margin, time limit [s] none -> 30)" in w
+    at.button(key="solve").click()
+    rerun(at)
+    assert not [w for w in at.warning if "solver settings changed" in w.value]
+    assert at.session_state["plan"].settings["objective"] == "margin"
+
+
+def test_the_demand_served_of_a_plan_with_no_demand_is_a_dash_not_nan(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """No demand rows: the served share has no value, shown as "–" on Plan and Reports."""
+    at = open_app(monkeypatch)
+    n = len(at.session_state["base_ds"].table("demand"))
+    _edit(at, "demand", deleted=list(range(n)))
+    goto(at, "plan")
+    at.button(key="solve").click()
+    rerun(at)
+    assert [m.value for m in at.metric if m.label == "Demand served"] == ["–"]
+    goto(at, "reports")
+    assert [m.value for m in at.metric if m.label == "Demand served"] == ["–"]

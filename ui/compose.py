@@ -95,6 +95,79 @@ def lost_multipliers(
     return out
 
 
+def scenario_fallback_text(label: str, error: Exception | None) -> str | None:
+    """Why the chosen scenario was replaced by the base data, in words (None: it was not).
+
+    An edit can make a scenario's overrides name what the data no longer has; the
+    app then plans the base data (:func:`ui.state.active_dataset`). Every page that
+    shows or solves the active data says so with this text.
+
+    Parameters
+    ----------
+    label : str
+        The chosen scenario's label (``squeeze``, ``negative+custom``).
+    error : Exception or None
+        The app's ``scenario_error``: a ``DataValidationError`` (its first three
+        findings are quoted) or an ``UnknownScenarioError``.
+
+    Returns
+    -------
+    str or None
+        Markdown for a warning.
+    """
+    if error is None:
+        return None
+    findings = list(getattr(error, "findings", ()) or ())
+    why = "; ".join(f.message for f in findings[:3]) or str(error)
+    more = f" (and {len(findings) - 3} more)" if len(findings) > 3 else ""
+    return (
+        f"The chosen scenario **{label}** does not apply to the edited data, so the "
+        f"**base** data is planned: {why}{more}. Choose again on **Scenarios**, or undo "
+        "the edit on **Data**."
+    )
+
+
+#: The Plan page's solver settings in words.
+_SETTING_WORDS = {"time_limit_s": "time limit [s]", "clusters": "exact clusters"}
+
+
+def _word(value: Any) -> str:
+    """Return a setting's value in words (``none`` for no time limit, ``on``/``off``)."""
+    if value is None:
+        return "none"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def settings_changed_text(solved: Mapping[str, Any], now: Mapping[str, Any]) -> str | None:
+    """Name the solver settings that differ from those a plan was solved with (None: none).
+
+    Parameters
+    ----------
+    solved, now : mapping of str to Any
+        Setting name -> value (solver, time limit, exact clusters, formulation,
+        objective) of the plan shown, and of the Plan page's widgets now.
+
+    Returns
+    -------
+    str or None
+        A warning naming each change (``objective cost -> margin``).
+    """
+    changes = [
+        f"{_SETTING_WORDS.get(k, k)} {_word(solved[k])} -> {_word(now.get(k))}"
+        for k in solved
+        if solved[k] != now.get(k)
+    ]
+    if not changes:
+        return None
+    return (
+        "The solver settings changed since this plan was solved ("
+        + ", ".join(changes)
+        + "): the figures below are that plan's. Press **Solve** for a plan with these settings."
+    )
+
+
 def compose_overrides(
     ds: Dataset,
     *,

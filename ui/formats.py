@@ -11,6 +11,7 @@ missing cells read ``–``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -71,6 +72,16 @@ def fmt_usd(x: float | None, digits: int = 2) -> str:
     See :func:`optimizer.output.formatting.fmt_usd`: "n/a" for None/NaN, "∞" when infinite.
     """
     return summary_fmt_usd(x, digits)
+
+
+def fmt_share(x: float | None, digits: int = 1) -> str:
+    """Format a share (0-1) as ``99.7%``; :data:`MISSING` for None or NaN (no ``nan%``).
+
+    A plan with no demand, or with no solution, has no served share.
+    """
+    if x is None or not math.isfinite(float(x)):
+        return MISSING
+    return f"{float(x):.{digits}%}"
 
 
 def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 import streamlit as st
 
 from capacity.dataset import Dataset
-from ui.formats import error_text
+from ui.formats import error_text, fmt_share
 
 __all__ = ["risk_aversion_tab"]
 
@@ -100,7 +100,7 @@ def _chance_section(base: Dataset, chosen: tuple[str, ...], opts: Any) -> None:
     if res.expected_cost_usd is None:
         return
     gap = "" if res.mip_gap is None else f", MIP gap {res.mip_gap:.1e}"
-    st.metric("achieved probability (in sample)", f"{res.in_sample:.0%}")
+    st.metric("achieved probability (in sample)", fmt_share(res.in_sample, 0))
     st.caption(
         f"status {res.status}{gap}; expected cost {res.expected_cost_usd / 1e9:,.2f} B USD. "
         "Out of sample: `capacity hedge --chance ... --fresh N` operates the plan in new draws."

@@ -323,6 +323,7 @@ class PlanRun:
     metrics: dict[str, Any]
     cached: bool = False
     inputs: Any = None  # SolvedInputs: the edits and overrides that made the data solved
+    settings: dict[str, Any] = field(default_factory=dict)  # the Plan page's, when solved
 
     def timing_text(self) -> str:
         """``in 2.3 s`` or ``(cached result, solved in 2.3 s at 10:04)``."""
@@ -492,6 +493,7 @@ def record_run(
     *,
     solved_at: str | None = None,
     cached: bool = False,
+    settings: dict[str, Any] | None = None,
 ) -> PlanRun:
     """Store a solve as the current plan and append it to the session's run list."""
     from ui.report_inputs import solved_app_inputs
@@ -508,6 +510,7 @@ def record_run(
         metrics=plan_metrics(result, ds),
         cached=cached,
         inputs=solved_app_inputs(st.session_state, ds),
+        settings=dict(settings or {}),
     )
     st.session_state["plan"] = run
     st.session_state["runs"] = [*st.session_state["runs"], run]
@@ -526,7 +529,9 @@ def solve_and_record(
     """Solve ``ds`` (cached) and record it; see :func:`solve_timed`."""
     settings = dict[str, Any](clusters=clusters, formulation=formulation, objective=objective)
     t = solve_timed(ds, solver=solver, time_limit_s=time_limit_s, **settings)
-    return record_run(ds, t.result, solver, t.seconds, solved_at=t.solved_at, cached=t.cached)
+    settings.update(solver=solver, time_limit_s=time_limit_s)
+    kw = dict[str, Any](solved_at=t.solved_at, cached=t.cached, settings=settings)
+    return record_run(ds, t.result, solver, t.seconds, **kw)
 
 
 def current_plan(ds: Dataset | None) -> PlanRun | None:

@@ -8,6 +8,7 @@ from capacity.dataset import Dataset
 from capacity.limits import MAX_TRANSPORT_MB, MAX_UPLOAD_MB
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
+from ui.compose import scenario_fallback_text
 from ui.dataio import column_config, dataset_zip_bytes, editor_frame, frames_equal
 from ui.findings_view import (
     ROW_NUMBERING,
@@ -25,6 +26,7 @@ from ui.state import (
     discard_drafts,
     editor_key,
     flash,
+    scenario_label,
     set_dataset,
     show_findings,
     show_flash,
@@ -134,6 +136,11 @@ c1.markdown(
     f"({base.periods[0]} – {base.periods[-1]}) · hash `{base.hash[:12]}`"
 )
 status_box = c2.empty()
+fallback = scenario_fallback_text(
+    scenario_label(ss["scenario_name"], ss["overrides"]), ss.get("scenario_error")
+)
+if fallback:
+    st.warning(fallback)
 if c3.button("Discard edits", disabled=not ss["drafts"], key="discard_edits"):
     discard_drafts()
     flash("info", "Edits discarded: back to the data as loaded.")

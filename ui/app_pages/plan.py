@@ -12,14 +12,20 @@ from optimizer.output.binding_limits import missing_duals, no_duals_text
 from optimizer.plan.objective_reads import unread_override_findings
 from optimizer.plan.solvers import solver_label
 from ui import charts
-from ui.compose import demand_summary, infeasibility_view
-from ui.formats import MISSING, calibration_view, fmt_usd, show_table
+from ui.compose import (
+    demand_summary,
+    infeasibility_view,
+    scenario_fallback_text,
+    settings_changed_text,
+)
+from ui.formats import MISSING, calibration_view, fmt_share, fmt_usd, show_table
 from ui.progress_view import click_to_result_text
 from ui.state import (
     active_dataset,
     current_plan,
     flash,
     optimizer_status,
+    scenario_label,
     show_flash,
     solve_and_record,
     solver_choices,
@@ -35,6 +41,11 @@ if ds is None:
 
 ok, why = optimizer_status()
 st.markdown(f"**{ds.name}** · scenario **{ds.scenario}** · hash `{ds.hash[:12]}`")
+fallback = scenario_fallback_text(
+    scenario_label(ss["scenario_name"], ss["overrides"]), ss.get("scenario_error")
+)
+if fallback:
+    st.warning(fallback)
 # two rows, so each box is wide enough for its label and value at a laptop's width (the
 # solver's label gives its name, version and how it is called)
 c2, c3, c6 = st.columns([3, 2, 2], vertical_alignment="bottom")
@@ -127,6 +138,16 @@ if plan is None:
 
 res = plan.result
 m = plan.metrics
+now = {
+    "solver": solver,
+    "time_limit_s": float(limit) or None,
+    "clusters": bool(clusters),
+    "formulation": str(formulation),
+    "objective": str(objective),
+}
+changed = settings_changed_text(plan.settings, now)
+if changed:
+    st.warning(changed)
 for f in unread_override_findings(getattr(plan.inputs, "overrides", ()), res.objective):
     st.warning(f"{f.column}: {f.message}.")  # an edit or override the objective never reads
 margin = getattr(res, "margin_usd", None)
@@ -144,9 +165,9 @@ k2.metric(
     fmt_usd(obj, 3) if has_obj else "n/a",
 )
 share = m["served_share"]
-k3.metric("Demand served", "–" if math.isnan(share) else f"{share:.1%}")
+k3.metric("Demand served", fmt_share(share))
 trn = m["trainium_share"]
-k4.metric("Trainium share of served H100e", "–" if math.isnan(trn) else f"{trn:.1%}")
+k4.metric("Trainium share of served H100e", fmt_share(trn))
 solved = (
     f"cached result, solved at {plan.solved_at} in {plan.seconds:.2f} s"
     if plan.cached

@@ -8,7 +8,7 @@ import streamlit as st
 
 from ui.compose import without_equal_objective
 from ui.dataio import directory_zip_bytes
-from ui.formats import error_text, fmt_usd, money_config, show_table
+from ui.formats import error_text, fmt_share, fmt_usd, money_config, show_table
 from ui.state import active_dataset, current_plan, runs_frame, show_flash
 
 ss = st.session_state
@@ -68,7 +68,7 @@ else:
         m = plan.metrics
         c1, c2 = st.columns(2)
         c1.metric("Discounted cost", fmt_usd(m["cost_usd"]))
-        c2.metric("Demand served", f"{m['served_share']:.1%}")
+        c2.metric("Demand served", fmt_share(m["served_share"]))
 
 st.subheader("Runs in this session")
 runs = runs_frame()

@@ -14,6 +14,7 @@ from ui.compose import (
     compose_overrides,
     lost_multipliers,
     prune_lost_sites,
+    scenario_fallback_text,
     trainium_chips,
 )
 from ui.state import (
@@ -156,8 +157,11 @@ if changed:
         ss["scenario_name"], ss["overrides"] = name, overrides
 
 ds = active_dataset()
-if ss.get("scenario_error") is not None:
-    st.warning("The chosen scenario no longer applies to the edited data; the base data is used.")
+fallback = scenario_fallback_text(
+    scenario_label(ss["scenario_name"], ss["overrides"]), ss.get("scenario_error")
+)
+if fallback:
+    st.warning(fallback)
 if overrides:
     with st.expander(f"{len(overrides)} composed override(s)"):
         st.json(overrides)
