@@ -164,3 +164,27 @@ def test_the_demand_served_of_a_plan_with_no_demand_is_a_dash_not_nan(
     assert [m.value for m in at.metric if m.label == "Demand served"] == ["–"]
     goto(at, "reports")
     assert [m.value for m in at.metric if m.label == "Demand served"] == ["–"]
+
+
+def test_loading_a_single_table_keeps_the_pending_edits_of_the_other_tables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Edits that did not validate yet survive an upload of another table, and it says so."""
+    at = open_app(monkeypatch)
+    _edit(at, "demand", {1: {"demand_h100e": -5.0}})  # does not validate
+    _edit(at, "periods", {0: {"hours": 2000}})  # valid, but held with the invalid one
+    assert at.session_state["draft_findings"]
+    data = (TINY / "sites.csv").read_bytes()
+    at.file_uploader(key="upload_files").set_value([("sites.csv", data, "text/csv")])
+    rerun(at)
+    at.button(key="upload_load").click()
+    rerun(at)
+    drafts = at.session_state["drafts"]
+    assert sorted(drafts) == ["demand", "periods"]
+    assert drafts["periods"].loc[0, "hours"] == 2000
+    assert drafts["demand"].loc[1, "demand_h100e"] == -5.0
+    assert at.session_state["draft_findings"]  # still the negative demand
+    texts = [s.value for s in at.success]
+    assert any(
+        "Your edits of demand, periods are kept and still do not validate" in t for t in texts
+    ), texts

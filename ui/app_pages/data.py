@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pandas as pd
 import streamlit as st
 
 from capacity.dataset import Dataset
@@ -26,6 +27,7 @@ from ui.state import (
     discard_drafts,
     editor_key,
     flash,
+    revalidate_drafts,
     scenario_label,
     set_dataset,
     show_findings,
@@ -56,7 +58,38 @@ def _zip_of(ds: Dataset) -> bytes:
 st.title("Data")
 show_flash()
 
+
 # ---------------------------------------------------------------- upload / download
+def carry_pending(pending: dict[str, pd.DataFrame], kept: tuple[str, ...]) -> str:
+    """Keep the edits that did not validate yet of the tables an upload kept; say so.
+
+    Valid edits are part of the data the upload merged into; edits that did not
+    validate were not, and set_dataset starts the drafts over. Those of a table the
+    upload kept are put back (and validated against the new data); those of a table
+    it replaced are gone, and the message says which. Returns the message's addition.
+    """
+    carried = {t: f for t, f in pending.items() if t in kept}
+    replaced = sorted(set(pending) - set(carried))
+    notes = []
+    if carried:
+        ss["drafts"] = carried
+        valid = revalidate_drafts()
+        notes.append(
+            f"Your edits of {', '.join(sorted(carried))} are kept"
+            + (
+                " and now validate."
+                if valid
+                else " and still do not validate: see the findings beside the editor."
+            )
+        )
+    if replaced:
+        notes.append(
+            f"Your edits of {', '.join(replaced)}, which did not validate, were replaced by "
+            "the uploaded tables."
+        )
+    return "\n\n" + " ".join(notes) if notes else ""
+
+
 with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is None):
     st.caption(
         f"Upload one **.zip** of a whole dataset (every required table as `<table>.csv` or "
@@ -98,8 +131,9 @@ with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is Non
             ss["upload_error"] = (f"The upload could not be read: {error_text(e)}", [])
         else:
             ss["upload_error"] = None
+            pending = dict(ss["drafts"]) if ss["draft_findings"] else {}  # not in base_ds
             set_dataset(report.dataset)
-            flash("success", report.message())
+            flash("success", report.message() + carry_pending(pending, report.kept))
             st.rerun()
         finally:
             files = []
