@@ -188,3 +188,18 @@ def test_loading_a_single_table_keeps_the_pending_edits_of_the_other_tables(
     assert any(
         "Your edits of demand, periods are kept and still do not validate" in t for t in texts
     ), texts
+
+
+def test_a_finding_names_the_editor_index_the_row_shows_after_a_row_delete(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Row 0 deleted, row 1 given an unknown customer: the editor still labels it 1."""
+    at = open_app(monkeypatch)
+    _edit(at, "demand", {1: {"customer": "zzz"}}, deleted=[0])
+    frames = [d.value for d in at.dataframe]
+    at_findings = next(i for i, f in enumerate(frames) if "message" in f.columns)
+    bad = frames[at_findings][frames[at_findings]["column"] == "customer"]
+    assert bad["row"].tolist() == [2]  # the first data row of the table as it would be saved
+    assert bad["editor_row"].tolist() == [1]  # the label the editor shows
+    shown = frames[at_findings + 1]  # "rows with findings", by the editor's label
+    assert shown.index.tolist() == [1] and shown["customer"].tolist() == ["zzz"]

@@ -14,7 +14,7 @@ from capacity.validation import Finding
 ROW_LABEL = "row (file; header = 1)"
 """Header of the findings' ``row`` column: the spreadsheet row the messages use."""
 
-EDITOR_ROW_LABEL = "editor index (= row − 2)"
+EDITOR_ROW_LABEL = "editor index"
 """Header of the findings' ``editor_row`` column: the index shown left of the editor."""
 
 FILE_ROWS = (
@@ -24,8 +24,9 @@ FILE_ROWS = (
 """Caption of a findings table about uploaded or loaded files."""
 
 ROW_NUMBERING = (
-    FILE_ROWS + " The editor's index on the left counts from 0, so file row N is editor "
-    "index N − 2."
+    FILE_ROWS + " The editor's index on the left counts from 0 as the table was loaded (file "
+    "row N is editor index N − 2); after a row is deleted the other rows keep their index, "
+    "and the findings give the index the editor shows."
 )
 """Caption explaining the two row numberings next to a findings table."""
 
@@ -40,14 +41,28 @@ def findings_for_table(findings: Iterable[Finding], table: str) -> list[Finding]
     return [f for f in findings if table_of_file(f.file) == table]
 
 
-def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
+def _editor_label(row: int | None, labels: Sequence[Any] | None) -> Any:
+    """Return the editor's index label of spreadsheet row ``row`` (None: header or none)."""
+    if row is None or row < 2:
+        return None
+    if labels is None:
+        return row - 2
+    return labels[row - 2] if row - 2 < len(labels) else None
+
+
+def findings_table(
+    findings: Iterable[Finding], labels: Sequence[Any] | None = None
+) -> pd.DataFrame:
     """Return findings as a frame: file, severity, row, editor_row, column, value, message.
 
     ``file`` names the table's file (``sites.csv``); ``row`` is the spreadsheet row the
-    messages use (header = 1, first data row = 2); ``editor_row`` is the 0-based index
-    in the editor (``row - 2``; missing for the header row 1 and for a whole-file
-    finding, which has no ``row`` either). Show the frame with
-    :func:`findings_column_config` so the headers say which numbering is which.
+    messages use (header = 1, first data row = 2); ``editor_row`` is the index the
+    editor shows left of that row: ``labels[row - 2]`` when the editor's index labels
+    are given (after a row is deleted the editor keeps the other rows' labels: the
+    second row of the table may be labelled 1 or 5), else ``row - 2``; missing for the
+    header row 1 and for a whole-file finding, which has no ``row`` either. Show the
+    frame with :func:`findings_column_config` so the headers say which numbering is
+    which.
     """
     rows = []
     for f in findings:
@@ -56,7 +71,7 @@ def findings_table(findings: Iterable[Finding]) -> pd.DataFrame:
                 "file": str(f.file),
                 "severity": f.severity,
                 "row": f.row,
-                "editor_row": None if f.row is None or f.row < 2 else f.row - 2,
+                "editor_row": _editor_label(f.row, labels),
                 "column": f.column or "",
                 "value": "" if f.value is None else str(f.value),
                 "message": f.message,
@@ -171,7 +186,9 @@ def knock_on_summary(findings: Iterable[Finding], edited: Iterable[str]) -> tupl
 def highlight_rows(frame: pd.DataFrame, findings: Sequence[Finding]) -> Any:
     """Return a pandas Styler of the rows of ``frame`` named by findings, bad cells coloured.
 
-    Errors are red, warnings amber. Rows keep their editor position as index.
+    Errors are red, warnings amber. ``frame`` is the table as the editor returns it: row
+    ``r`` of a finding is its position ``r - 2``, and the rows keep the editor's index
+    labels.
     """
     pos: dict[int, dict[str, str]] = {}
     for f in findings:
@@ -183,10 +200,10 @@ def highlight_rows(frame: pd.DataFrame, findings: Sequence[Finding]) -> Any:
         for c in cols:
             if cells.get(c) != "#f8d7da":
                 cells[c] = colour
-    sub = frame.iloc[sorted(pos)]
-
-    def style(row: pd.Series) -> list[str]:
-        cells = pos.get(int(row.name), {})  # type: ignore[arg-type]
-        return [f"background-color: {cells[c]}" if c in cells else "" for c in row.index]
-
-    return sub.style.apply(style, axis=1)
+    order = sorted(pos)
+    sub = frame.iloc[order]
+    styles = pd.DataFrame("", index=sub.index, columns=sub.columns)
+    for i, p in enumerate(order):  # by position: the index is the editor's labels
+        for c, colour in pos[p].items():
+            styles.iloc[i, sub.columns.get_loc(c)] = f"background-color: {colour}"
+    return sub.style.apply(lambda _: styles, axis=None)

@@ -215,9 +215,9 @@ elif ss["drafts"]:
     status_box.success(f"Edits are valid and active ({', '.join(edited_tables)}).")
 
 
-def _findings_frame(fs: list[Finding]) -> None:
+def _findings_frame(fs: list[Finding], labels: list[object] | None = None) -> None:
     st.dataframe(
-        findings_table(fs),
+        findings_table(fs, labels),
         hide_index=True,
         width="stretch",
         column_config=findings_column_config(),
@@ -236,10 +236,10 @@ else:
     (st.error if n_err else st.warning)(
         f"{n_err} error(s), {len(fs) - n_err} warning(s) in {spec.filename}."
     )
-    _findings_frame(order_findings(fs))
+    _findings_frame(order_findings(fs), list(edited.index))  # the labels the editor shows
     st.caption(ROW_NUMBERING)
     rowed = [f for f in fs if f.row is not None and f.row >= 2]
-    frame = ss["drafts"].get(table, src[table])
+    frame = edited  # the draft's rows in order, with the editor's index labels
     if rowed:
         st.caption("Rows with findings, by editor index (bad cells highlighted):")
         st.dataframe(highlight_rows(frame, rowed), width="stretch")
