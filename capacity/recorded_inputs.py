@@ -26,6 +26,7 @@ __all__ = [
     "edits_as_overrides",
     "inputs_document",
     "inputs_yaml",
+    "not_recreated",
     "read_scenarios_file",
     "recorded_hash",
 ]
@@ -66,6 +67,7 @@ def inputs_yaml(
     dataset_hash: str,
     flags: str = "",
     tables_hash: str = "",
+    not_recreated: Sequence[Mapping[str, str]] = (),
 ) -> str:
     """Return the text of ``inputs.yaml``: a header naming the data, then the document.
 
@@ -81,6 +83,10 @@ def inputs_yaml(
     tables_hash : str
         Content hash of the solved tables alone, for the header's ``Tables as solved``
         line that :func:`recorded_hash` reads (omitted when empty).
+    not_recreated : sequence of mapping
+        Edits no override can write (:func:`not_recreated`: rows added or deleted, a
+        number cleared): the header lists them, as the re-solve of the file on the
+        data as loaded misses them (and the tables' hash then differs).
     """
     (name,) = doc["scenarios"]
     again = f"capacity solve DATA --scenarios-file {INPUTS_FILE} --scenario {_quoted(name)}"
@@ -91,7 +97,30 @@ def inputs_yaml(
     )
     if tables_hash:
         header += f"# Tables as solved: tables content hash {tables_hash}.\n"
+    if not_recreated:
+        header += (
+            f"# NOT re-created by these overrides ({len(not_recreated)} edit(s); make them in "
+            "the data first, or the plan differs):\n"
+        )
+        for e in not_recreated[:20]:
+            what = {"added": "row added", "(no row)": "row deleted", "(cleared)": "cleared"}
+            kind = what.get(e["new"], e["new"])
+            col = "" if e["column"] == "(row)" else f" {e['column']}"
+            header += f"#   {e['table']} {e['key']}{col}: {kind}\n"
+        if len(not_recreated) > 20:
+            header += (
+                f"#   ... and {len(not_recreated) - 20} more (the manifest lists every edit)\n"
+            )
     return header + yaml.safe_dump(dict(doc), sort_keys=False, allow_unicode=True)
+
+
+def not_recreated(edits: Sequence[Mapping[str, str]]) -> list[Mapping[str, str]]:
+    """Return the edits among :func:`edits_as_overrides`'s rows that no override writes.
+
+    Rows added (``new`` ``added``) or deleted (``new`` ``(no row)``) and numbers cleared
+    (``new`` ``(cleared)``).
+    """
+    return [e for e in edits if e.get("new") in ("added", "(no row)", "(cleared)")]
 
 
 def recorded_hash(path: str | Path) -> str | None:

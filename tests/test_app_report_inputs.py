@@ -93,3 +93,59 @@ def test_a_price_edit_solved_in_the_cost_objective_is_a_warning(
     at.run()
     assert at.session_state["plan"].result.objective == "margin"
     assert not [w.value for w in at.warning if "changes nothing" in w.value]
+
+
+def test_an_added_row_is_named_in_inputs_yaml_and_the_re_solve_warns(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A row added in the app cannot be written as an override: the header names it, and
+    `capacity solve --scenarios-file inputs.yaml` warns that its tables differ."""
+    from typer.testing import CliRunner
+
+    from capacity.recorded_inputs import recorded_hash
+    from optimizer.cli.commands import app
+
+    at = open_app(monkeypatch)
+    at.selectbox(key="data_table").set_value("demand")
+    at.run()
+    at.session_state["editor_demand"] = {
+        "edited_rows": {0: {"demand_h100e": 2500.0}},
+        "added_rows": [
+            {"customer": "acme", "workload": "inference", "period": "2026Q1", "demand_h100e": 300}
+        ],
+        "deleted_rows": [],
+    }
+    at.run()
+    assert at.session_state["draft_findings"] == []
+    goto(at, "plan")
+    at.button(key="solve").click()
+    at.run()
+    plan = at.session_state["plan"]
+    assert plan.metrics["status"] == "optimal"
+    goto(at, "reports")
+    data = at.session_state["report_zips"][plan.run_id]
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        member = next(n for n in zf.namelist() if n.endswith("inputs.yaml"))
+        text = zf.read(member).decode()
+    record = tmp_path / "inputs.yaml"
+    record.write_text(text)
+    assert "# NOT re-created by these overrides (1 edit(s)" in text
+    assert "#   demand acme/inference/2026Q1/: row added\n" in text
+    assert recorded_hash(record) is not None  # the tables as solved, for the re-solve's check
+    name = plan.scenario
+    res = CliRunner().invoke(
+        app,
+        [
+            "solve",
+            str(TINY),
+            "--scenarios-file",
+            str(record),
+            "--scenario",
+            name,
+            "--out",
+            str(tmp_path / "out"),
+        ],
+        env={"COLUMNS": "200", "NO_COLOR": "1", "TERM": "dumb"},
+    )
+    assert res.exit_code == 0, res.output
+    assert "the plan is not the report's (the data differ)" in " ".join(res.output.split())

@@ -40,4 +40,5 @@ def solved_app_inputs(ss: Any, ds: Dataset) -> Any:
         dataset_name=origin.name,
         dataset_hash=ds.hash,
         edits=tuple(rows),
+        tables_hash=str(ds.tables_hash),  # the CLI warns when a re-solve's tables differ
     )

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from capacity.recorded_inputs import INPUTS_FILE, inputs_document, inputs_yaml
+from capacity.recorded_inputs import INPUTS_FILE, inputs_document, inputs_yaml, not_recreated
 from capacity.scenario_spec import Override
 from optimizer.output.atomic import write_text_atomic
 
@@ -131,6 +131,7 @@ def write_inputs(
         dataset_hash=inputs.dataset_hash,
         flags=flags,
         tables_hash=inputs.tables_hash,
+        not_recreated=not_recreated(inputs.edits),
     )
     path = scenario_path / INPUTS_FILE
     write_text_atomic(path, text)

@@ -63,7 +63,8 @@ else:
             "`manifest.json`; reads with pandas, pyarrow.dataset and DuckDB. "
             "`scenario=<name>/inputs.yaml` lists your cell edits and the scenario's "
             "overrides: `capacity solve DATA --scenarios-file inputs.yaml --scenario NAME` "
-            "solves it again."
+            "solves it again. Rows added or deleted and numbers cleared cannot be written as "
+            "overrides: its header lists them, and the re-solve warns that its data differ."
         )
         m = plan.metrics
         c1, c2 = st.columns(2)
