@@ -8,6 +8,7 @@ order, before the checker and the tables (:mod:`optimizer.plan.plan_result`).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -87,6 +88,41 @@ class SolveOptions:
     check_tolerance: float = 1e-6
     formulation: str = "compact"
     objective: str = "cost"
+
+    def __post_init__(self) -> None:
+        """Refuse numbers no solve can mean, naming the option (as the CLI does).
+
+        Raises
+        ------
+        ValueError
+            ``time_limit_s`` not a finite number of seconds above 0 (NaN was read as
+            no limit, -1 as a limit already passed); ``threads`` below 1;
+            ``mip_gap`` negative or not finite; ``check_tolerance`` not finite and
+            above 0 (NaN passed every plan as checked).
+        """
+        if self.time_limit_s is not None and not _positive(self.time_limit_s):
+            raise ValueError(
+                f"time_limit_s: {self.time_limit_s!r} is not a time limit (finite seconds > 0, "
+                "or None for none)"
+            )
+        if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
+            raise ValueError(f"threads: {self.threads!r} is not a number of threads (>= 1)")
+        if not (_finite(self.mip_gap) and self.mip_gap >= 0):
+            raise ValueError(f"mip_gap: {self.mip_gap!r} is not a relative gap (finite, >= 0)")
+        if not _positive(self.check_tolerance):
+            raise ValueError(
+                f"check_tolerance: {self.check_tolerance!r} is not a tolerance (finite, > 0)"
+            )
+
+
+def _finite(x: object) -> bool:
+    """Return True for a real number that is neither NaN nor infinite."""
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _positive(x: object) -> bool:
+    """Return True for a finite real number above 0."""
+    return _finite(x) and float(x) > 0  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
