@@ -155,7 +155,7 @@ def solve(
 
 def solve_scenarios(
     data: DataArg = "data",
-    scenarios: Sequence[str] = ("optimistic", "neutral", "negative"),
+    scenarios: str | Sequence[str] = ("optimistic", "neutral", "negative"),
     options: SolveOptions | None = None,
 ) -> PlanCollection:
     """Solve several named scenarios of one dataset, one plan each.
@@ -164,8 +164,11 @@ def solve_scenarios(
     ----------
     data : Dataset or path-like
         As for :func:`load`.
-    scenarios : sequence of str
-        Scenario names of the data, in display order.
+    scenarios : str or sequence of str
+        Scenario names of the data, in display order; one name may be given alone,
+        and ``"all"`` (alone or in the list) stands for every scenario the data
+        defines, in file order, as on the command line. Names given twice are solved
+        once.
     options : SolveOptions, optional
 
     Returns
@@ -176,10 +179,16 @@ def solve_scenarios(
     Raises
     ------
     ValueError
-        When ``data`` is a dataset with a scenario applied and ``scenarios`` names
-        another (see :func:`load`).
+        When ``scenarios`` is empty, or ``data`` is a dataset with a scenario applied
+        and ``scenarios`` names another (see :func:`load`).
     """
+    from optimizer.cli.scenarios import scenario_names
+
+    requested = [scenarios] if isinstance(scenarios, str) else [str(n) for n in scenarios]
+    if not requested:
+        raise ValueError("scenarios: no scenario named (give a name, a list of names or 'all')")
     base = load(data)
+    scenarios = scenario_names(list(base.scenarios), requested)
     for name in scenarios:  # every name checked before the first solve
         _refuse_on_applied(base, name)
     return PlanCollection({name: solve(base, name, options) for name in scenarios})
