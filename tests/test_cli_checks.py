@@ -103,6 +103,33 @@ def test_hedge_refuses_a_negative_seed_and_base_all(no_compute: None) -> None:
     assert res.exit_code == 2 and "takes one scenario name, not 'all'" in text
 
 
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["--chance", "commitment:acme:0.9", "--risk", "cvar", "--weight", "5", "--frontier"],
+            "--chance solves its own program (--chance-method): drop --risk cvar",
+        ),
+        (
+            ["--method", "extensive", "--out", "OUT"],
+            "--out writes the L-shaped run's tables",
+        ),
+        (["--weights", "0,1"], "Invalid value for '--weights': needs --frontier"),
+        (["--fresh", "5"], "needs --chance"),
+        (["--chance-method", "exact"], "needs --chance"),
+    ],
+)
+def test_hedge_refuses_an_option_its_mode_would_drop(
+    args: list[str], words: str, tmp_path: Path, no_compute: None
+) -> None:
+    """Each of these ran without the option's effect and exit 0 (a break test)."""
+    args = [str(tmp_path / "out") if a == "OUT" else a for a in args]
+    res, text = _run(["hedge", str(TINY), "-n", "2", "-w", "0", *args])
+    assert res.exit_code == 2, text
+    assert words in " ".join(text.split()), text
+    assert not (tmp_path / "out").exists()
+
+
 def test_hedge_misspelt_base_says_did_you_mean_before_sampling(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

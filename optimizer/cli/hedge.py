@@ -10,6 +10,7 @@ import typer
 
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs, tolerance_option
 from optimizer.cli.hedge_options import (
+    DEFAULT_FRESH,
     _AlphaOpt,
     _ChanceMethod,
     _ChanceMethodOpt,
@@ -132,7 +133,7 @@ def hedge(
     weights: _WeightsOpt = None,
     chance: _ChanceOpt = None,
     chance_method: _ChanceMethodOpt = _ChanceMethod.cvar,
-    fresh: _FreshOpt = 30,
+    fresh: _FreshOpt = DEFAULT_FRESH,
     out: _OutOpt = None,
     tree: _TreeOpt = None,
     replan_leaves: _ReplanLeavesOpt = False,
@@ -144,12 +145,19 @@ def hedge(
     from optimizer.plan.risk import RiskSpec
 
     require_highs("capacity hedge")
-    _refuse_orphan_options(frontier and risk != _Risk.cvar, replan_leaves and tree is None)
+    _refuse_orphan_options(
+        frontier and risk != _Risk.cvar,
+        replan_leaves and tree is None,
+        weights is not None and not frontier,
+        chance is None and (chance_method != _ChanceMethod.cvar or fresh != DEFAULT_FRESH),
+    )
     spec = RiskSpec(alpha, weight) if risk == _Risk.cvar else None
     console = Console()
     if out is not None:
         refuse_bad_out(console, out)
-    _refuse_mixed_modes(console, tree, objective == Objective.margin, spec, chance, method, limit_s)
+    margin = objective == Objective.margin
+    modes = (console, tree, margin, spec, chance, method, limit_s)
+    _refuse_mixed_modes(*modes, out=None if tree is not None else out, frontier=frontier)
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped.update(first_stage=first_stage.value, objective=objective.value, time_limit_s=limit_s)
     if tree is not None:

@@ -136,12 +136,30 @@ _TimeLimitOpt = Annotated[
 ]
 
 
-def _refuse_orphan_options(frontier_without_risk: bool, replan_without_tree: bool) -> None:
-    """Usage error for an option that needs another one (``--frontier``, ``--replan-leaves``)."""
+#: Out-of-sample scenarios drawn for ``--chance`` when ``--fresh`` is not given.
+DEFAULT_FRESH = 30
+
+
+def _refuse_orphan_options(
+    frontier_without_risk: bool,
+    replan_without_tree: bool,
+    weights_without_frontier: bool = False,
+    chance_options_without_chance: bool = False,
+) -> None:
+    """Usage error for an option that needs another one, which was not given.
+
+    ``--frontier`` needs ``--risk cvar``, ``--replan-leaves`` needs ``--tree``,
+    ``--weights`` needs ``--frontier``, and ``--chance-method exact`` or ``--fresh``
+    (other than its default) need ``--chance``: each was ignored without a word.
+    """
     if frontier_without_risk:
         raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
     if replan_without_tree:
         raise typer.BadParameter("needs --tree", param_hint="'--replan-leaves'")
+    if weights_without_frontier:
+        raise typer.BadParameter("needs --frontier", param_hint="'--weights'")
+    if chance_options_without_chance:
+        raise typer.BadParameter("needs --chance", param_hint="'--chance-method' / '--fresh'")
 
 
 def _refuse_mixed_modes(
@@ -152,8 +170,17 @@ def _refuse_mixed_modes(
     chance: str | None,
     method: _HedgeMethod,
     time_limit: float | None = None,
+    *,
+    out: Path | None = None,
+    frontier: bool = False,
 ) -> None:
-    """Exit 2, before anything is loaded, on a combination of modes that is not built."""
+    """Exit 2, before anything is loaded, on a combination of modes that is not built.
+
+    Among them: ``--chance`` with ``--risk cvar`` (the chance program has its own
+    risk measure; the CVaR weight and the frontier were dropped without a word), and
+    ``--method extensive --out`` without ``--frontier`` or ``--chance`` (the extensive
+    form gives the plan's RP only: the tables ``--out`` writes are the L-shaped run's).
+    """
     msg = None
     if time_limit is not None and (tree is not None or chance is not None or method != "lshaped"):
         msg = (
@@ -167,6 +194,17 @@ def _refuse_mixed_modes(
         )
     elif margin and (risk is not None or chance is not None):
         msg = "--risk and --chance hedge the cost objective: drop --objective margin or them."
+    elif chance is not None and risk is not None:
+        msg = (
+            "--chance solves its own program (--chance-method): drop --risk cvar (with "
+            "--weight and --frontier), or --chance."
+        )
+    elif method == "extensive" and out is not None and not frontier and chance is None:
+        msg = (
+            "--out writes the L-shaped run's tables (iterations, per-scenario WS and EEV, the "
+            "first stage); --method extensive gives the plan's RP only: drop --method "
+            "extensive (--reference also solves the extensive form), or --out."
+        )
     if msg is not None:
         console.print(f"[red]{msg}[/red]")
         raise typer.Exit(2)
