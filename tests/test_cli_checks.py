@@ -337,3 +337,21 @@ def test_bench_runs_the_checkouts_benchmarks_there(
     assert res.exit_code == 0, text
     ((cmd, cwd),) = calls
     assert cmd[1:3] == ["-m", "benchmarks.run"] and Path(cwd) == ROOT
+
+
+@pytest.mark.parametrize(
+    ("args", "first", "second"),
+    [
+        (["export-lp", str(TINY), "--lp", "F", "--mps", "F"], "--lp", "--mps"),
+        (["solve", str(TINY), "--write-lp", "F", "--write-mps", "F"], "--write-lp", "--write-mps"),
+    ],
+)
+def test_two_outputs_naming_one_file_are_a_usage_error(
+    args: list[str], first: str, second: str, tmp_path: Path, no_compute: None
+) -> None:
+    """The second file written replaced the first (a break test): refused before loading."""
+    path = tmp_path / "a.lp"
+    res, text = _run([str(path) if a == "F" else a for a in args])
+    assert res.exit_code == 2, text
+    assert f"error: {first} and {second} name the same file" in " ".join(text.split())
+    assert not path.exists()

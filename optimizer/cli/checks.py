@@ -102,8 +102,21 @@ def refuse_bad_out(console: Console, out: Path, option: str = "--out") -> None:
 def refuse_bad_files(console: Console, files: dict[str, Path | None]) -> None:
     """Exit 1 before any work when one of the output files cannot be written.
 
-    ``files`` maps an option name (``--lp``) to its path (None: not asked for).
+    ``files`` maps an option name (``--lp``) to its path (None: not asked for). Two
+    options naming the same file are a usage error (exit 2): the second file written
+    replaced the first (``--lp a.lp --mps a.lp`` left MPS text in ``a.lp``).
     """
+    seen: dict[Path, str] = {}
+    for option, path in files.items():
+        if path is None:
+            continue
+        same = seen.setdefault(Path(os.path.abspath(path)), option)
+        if same != option:
+            console.print(
+                f"[red]error: {same} and {option} name the same file {path}:[/red] give each "
+                "its own file; nothing was written."
+            )
+            raise typer.Exit(2)
     for option, path in files.items():
         problem = None if path is None else check_out_file(path)
         if problem is not None:
