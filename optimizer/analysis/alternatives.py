@@ -7,7 +7,15 @@ the objective vector of the model is), then adds one row, the cost cap,
     mga_cost_cap:  sum_j cost_j * x_j + const <= C* + slack * |C*|
 
 (``cost_j`` the model's objective coefficients, ``const`` its constant; for a positive
-cost objective the right-hand side is ``(1 + slack) C*``) and minimises and maximises
+cost objective the right-hand side is ``(1 + slack) C*``), gives each demand balance row
+an upper bound, the service cap,
+
+    demand_balance (ranged):  demand[r] <= served[r] + unmet[r] <= max(demand[r], a*[r])
+
+(``a*[r]`` the row's activity at the optimum: its demand, or more where the optimum
+served above demand, e.g. to meet a commitment; :func:`with_service_cap`), so that no
+alternative counts service of demand that does not exist (maximising the Trainium share
+inside a 10 % slack served 585 % of the demand before), and minimises and maximises
 chosen plan quantities (:mod:`optimizer.analysis.alternatives_quantities`) inside it, plus
 ``N`` seeded random directions over those quantities. The built model is solved once per
 alternative on one retained HiGHS instance
@@ -21,7 +29,8 @@ each alternative plan as a :class:`~optimizer.plan.plan_result.PlanResult` whose
 are those of any plan (the costs table is the true cost, not the MGA objective).
 
 Checker rows: every alternative is verified by the independent checker (a violation
-makes its status ``error``), and its cost recomputed from the costs table must not
+makes its status ``error``), its demand table must serve no row above the service cap
+(:func:`service_over_cap`), and its cost recomputed from the costs table must not
 exceed the cap (:func:`optimizer.components.appended.check_mga_cost_cap`, the family's
 registered check; :func:`cap_violation` gives the amount); the cap is never relaxed.
 The family's record and row builder live in :mod:`optimizer.components.appended`
@@ -71,7 +80,9 @@ __all__ = [
     "near_optimal_ranges",
     "parse_slacks",
     "range_notes",
+    "service_over_cap",
     "with_cost_cap",
+    "with_service_cap",
 ]
 
 #: Family name of the cost-cap row.
@@ -199,6 +210,61 @@ def with_cost_cap(model: PlanningModel) -> PlanningModel:
     """
     rows = define_mga_cost_cap(model.variables["cost"].to_numpy(dtype=float))
     return append_rows(model, *rows)
+
+
+def with_service_cap(model: PlanningModel, x: np.ndarray) -> PlanningModel:
+    """Return ``model`` with each demand balance row held at most ``max(demand, a*)``.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        The capped model (its ``demand_balance`` rows are ``>=`` demand).
+    x : ndarray, shape (n_variables,)
+        The optimum's column values; ``a* = A[r] x`` is each row's activity there
+        (H100e served plus unmet).
+
+    Returns
+    -------
+    PlanningModel
+        The same rows, with an ``upper`` column (``+inf`` off the demand rows) that
+        :meth:`~optimizer.plan.model.PlanningModel.row_bounds` reads as the rows'
+        upper bounds.
+    """
+    cons = model.constraints.copy()
+    rows = np.flatnonzero(cons["family"].to_numpy() == "demand_balance")
+    upper = np.full(len(cons), np.inf)
+    if len(rows):
+        activity = model.matrix[rows] @ np.asarray(x, dtype=float)
+        upper[rows] = np.maximum(cons["rhs"].to_numpy(dtype=float)[rows], activity)
+    cons["upper"] = upper
+    return replace(model, constraints=cons)
+
+
+def service_over_cap(
+    demand: pd.DataFrame, optimum_demand: pd.DataFrame, tolerance: float = CAP_TOLERANCE
+) -> pd.DataFrame:
+    """Rows of an alternative's demand table served above the service cap.
+
+    Parameters
+    ----------
+    demand, optimum_demand : DataFrame
+        The alternative's and the optimum's ``demand`` result tables (``customer,
+        workload, period, regions, demand_h100e, served_h100e``).
+    tolerance : float
+        Relative to ``1 + cap``.
+
+    Returns
+    -------
+    DataFrame
+        The alternative's rows whose ``served_h100e`` exceeds ``max(demand_h100e, the
+        optimum's served_h100e)`` beyond the tolerance, with a ``cap_h100e`` column.
+    """
+    keys = ["customer", "workload", "period", "regions"]
+    opt = optimum_demand[[*keys, "served_h100e"]].rename(columns={"served_h100e": "opt"})
+    m = demand.merge(opt, on=keys, how="left")
+    cap = np.maximum(m["demand_h100e"].to_numpy(float), m["opt"].fillna(0.0).to_numpy(float))
+    over = m["served_h100e"].to_numpy(float) - cap > tolerance * (1.0 + cap)
+    return m.loc[over, [*keys, "demand_h100e", "served_h100e"]].assign(cap_h100e=cap[over])
 
 
 def _at(capped: PlanningModel, objective: np.ndarray, cap_usd: float) -> PlanningModel:
@@ -335,6 +401,7 @@ def near_optimal_ranges(
             f"the base plan is not optimal (status {optimum.status.value}): {optimum.message}"
         )
     c_star = float(raw.solver_objective)
+    model = with_service_cap(model, raw.x)
     _primal_from_here(session)
     at_opt = {q.name: quantity_value(q, raw.x) for q in quantities}
     goals = [(q, s) for q in quantities for s in ("min", "max")] if extremes else []
@@ -350,6 +417,7 @@ def near_optimal_ranges(
             if progress is not None:
                 progress(name, len(alts), total)
             alt = _alternative(session, (model, base), options, q, sense, slack, cap, name)
+            _refuse_over_service(alt, optimum)
             alts.append(alt)
             found.setdefault(q.name, []).append(alt.value)
         rows += [
@@ -389,6 +457,18 @@ def _alternative(
         )
     value = quantity_value(q, raw.x)
     return Alternative(name, slack, q.name, sense, value, res.objective_usd, res)
+
+
+def _refuse_over_service(alt: Alternative, optimum: PlanResult) -> None:
+    """Raise when the alternative's demand table serves a row above the service cap."""
+    over = service_over_cap(alt.result.tables["demand"], optimum.tables["demand"])
+    if len(over):
+        r = over.iloc[0]
+        raise AlternativesError(
+            f"alternative {alt.name}: {len(over)} demand row(s) served above the service cap, "
+            f"e.g. {r['customer']} {r['workload']} {r['period']}: {r['served_h100e']:.6g} "
+            f"H100e served against a cap of {r['cap_h100e']:.6g}"
+        )
 
 
 #: HiGHS ``simplex_strategy`` of the primal simplex.

@@ -264,11 +264,14 @@ class PlanningModel:
         return float((column_values(ct, "value") * df[column_values(ct, "t")] * w).sum())
 
     def row_bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """Row lower and upper bounds (``-inf``/``inf`` for the open side)."""
+        """Row bounds (``+-inf`` open); a finite ``upper`` ranges a ``>=`` row (alternatives)."""
         rhs = column_values(self.constraints, "rhs", dtype=float)
         sense = column_values(self.constraints, "sense")
         lo = np.where(sense == "<=", -np.inf, rhs)
         hi = np.where(sense == ">=", np.inf, rhs)
+        if "upper" in self.constraints:
+            up = column_values(self.constraints, "upper", dtype=float)
+            hi = np.where((sense == ">=") & np.isfinite(up), up, hi)
         return lo, hi
 
 
