@@ -76,3 +76,31 @@ def test_service_over_cap_names_a_row_above_demand_and_the_optimum() -> None:
         ["training", 110.0, 100.0]
     ]
     assert service_over_cap(optimum, optimum).empty
+
+
+def test_a_slack_whose_cap_overflows_is_refused() -> None:
+    """--slack 1e308 made the cap (1 + slack) C* infinite: a cap of nothing."""
+    from optimizer.analysis.alternatives import parse_slacks
+
+    assert parse_slacks("0,1e6") == (0.0, 1e6)
+    with pytest.raises(ValueError, match=r"^--slack: 1e\+308 is not a slack"):
+        parse_slacks("1e308")
+
+
+def test_ranges_write_zero_as_zero() -> None:
+    """-0.0 and solver noise below zero read 0 (the table printed '-0')."""
+    ranges = pd.DataFrame(
+        {
+            "quantity": ["fleet_h100e:nvidia", "build_mw:x"],
+            "unit": ["H100e", "MW"],
+            "slack": [0.01, 0.01],
+            "min": [-0.0, -1e-12],
+            "max": [7.9e6, 1090.0],
+            "at_optimum": [-3e-3, 0.0],
+            "cost_cap_usd": [1.0, 1.0],
+        }
+    )
+    out = alternatives._tidy_ranges(ranges)
+    assert out["min"].tolist() == [0.0, 0.0] and not np.signbit(out["min"]).any()
+    assert out["at_optimum"].tolist() == [0.0, 0.0]  # -3e-3 H100e of a 7.9e6 fleet
+    assert out["max"].tolist() == [7.9e6, 1090.0]

@@ -355,3 +355,19 @@ def test_two_outputs_naming_one_file_are_a_usage_error(
     assert res.exit_code == 2, text
     assert f"error: {first} and {second} name the same file" in " ".join(text.split())
     assert not path.exists()
+
+
+def test_hedge_iterations_csv_counts_are_whole_numbers(tmp_path: Path) -> None:
+    """iteration, cuts, master rows, simplex iterations and halvings read 0, 1, 9 (not 1.0)."""
+    import pandas as pd
+
+    res, text = _run(["hedge", str(TINY), "-n", "3", "-w", "0", "--out", str(tmp_path)])
+    assert res.exit_code == 0, text
+    (run,) = tmp_path.glob("hedge-*")
+    lines = (run / "iterations.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    it = pd.read_csv(run / "iterations.csv")
+    for c in ("iteration", "cuts", "master_rows", "simplex_iterations", "halvings"):
+        cells = [line.split(",")[header.index(c)] for line in lines[1:]]
+        assert all("." not in v for v in cells), (c, cells)
+    assert it["iteration"].tolist() == list(range(len(it)))

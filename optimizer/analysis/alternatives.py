@@ -186,15 +186,26 @@ def parse_nonnegative(text: str | Sequence[float], option: str, noun: str) -> tu
     return tuple(sorted(set(out)))
 
 
+#: Largest relative cost slack (1e6 = costs a million times the optimum's): above it
+#: ``(1 + slack) C*`` overflows to an infinite cap (1e308 did), which caps nothing.
+MAX_SLACK = 1e6
+
+
 def parse_slacks(text: str | Sequence[float], option: str = "--slack") -> tuple[float, ...]:
-    """Read slacks (``"0.01,0.05"`` or numbers); each must be a finite number >= 0.
+    """Read slacks (``"0.01,0.05"`` or numbers); each a finite number in [0, MAX_SLACK].
 
     Raises
     ------
     ValueError
         Naming ``option`` and the value that is not a slack.
     """
-    return parse_nonnegative(text, option, "slack (a share of cost >= 0)")
+    out = parse_nonnegative(text, option, "slack (a share of cost >= 0)")
+    for v in out:
+        if v > MAX_SLACK:
+            raise ValueError(
+                f"{option}: {v:g} is not a slack (a share of cost, at most {MAX_SLACK:g})"
+            )
+    return out
 
 
 def cap_rhs(optimum_usd: float, slack: float) -> float:
@@ -427,7 +438,7 @@ def near_optimal_ranges(
         ]
     if progress is not None and total:
         progress("", total, total)  # the last alternative is solved
-    ranges = pd.DataFrame(rows, columns=list(RANGE_COLUMNS))
+    ranges = _tidy_ranges(pd.DataFrame(rows, columns=list(RANGE_COLUMNS)))
     notes = range_notes(ranges)
     elapsed = time.perf_counter() - t0
     return AlternativesResult(optimum, c_star, ranges, tuple(alts), elapsed, notes)
@@ -457,6 +468,24 @@ def _alternative(
         )
     value = quantity_value(q, raw.x)
     return Alternative(name, slack, q.name, sense, value, res.objective_usd, res)
+
+
+def _tidy_ranges(ranges: pd.DataFrame) -> pd.DataFrame:
+    """Write each quantity's values at zero as ``0.0`` (no ``-0``, no ``-1e-12`` fleet).
+
+    Per quantity, values in ``[-tol, 0]`` with ``tol = CAP_TOLERANCE x max(1, |largest|)``
+    become ``0.0`` (:func:`optimizer.lp.tidy_numbers.snap_column`); the quantities are
+    sums of columns that are never negative.
+    """
+    from optimizer.lp.tidy_numbers import snap_column
+
+    out = ranges.copy()
+    for idx in out.groupby("quantity", sort=False).groups.values():
+        block = out.loc[idx, ["min", "max", "at_optimum"]].to_numpy(dtype=float)
+        scale = float(np.nanmax(np.abs(block))) if block.size else 0.0
+        snapped = snap_column(block.ravel(), CAP_TOLERANCE, scale).reshape(block.shape)
+        out.loc[idx, ["min", "max", "at_optimum"]] = snapped
+    return out
 
 
 def _refuse_over_service(alt: Alternative, optimum: PlanResult) -> None:

@@ -98,6 +98,23 @@ class _Round(NamedTuple):
     short: bool = False
 
 
+#: Columns of the iterations table that count (whole numbers; missing in round 0).
+COUNT_COLUMNS = ("iteration", "cuts", "master_rows", "simplex_iterations", "halvings")
+
+
+def counted(iterations: pd.DataFrame) -> pd.DataFrame:
+    """Return the iterations table with its counts as whole numbers (``Int64``).
+
+    They were floats (``iterations.csv`` read ``0.0, 1.0 ...`` and ``cuts`` ``10.0``);
+    a count a round has no value for (round 0's master rows) stays missing.
+    """
+    out = iterations.copy()
+    for c in COUNT_COLUMNS:
+        if c in out:
+            out[c] = out[c].round().astype("Int64")
+    return out
+
+
 def _evaluate_operable(
     blocks: ScenarioBlocks, state: _State, x: np.ndarray, it: int, until: float | None = None
 ) -> _Round:
@@ -541,7 +558,7 @@ def _result(
         vss_usd=eev - rp,
         evpi_usd=rp - ws_usd,
         ev_problem=run.ev_name,
-        iterations=pd.DataFrame(state.rows),
+        iterations=counted(pd.DataFrame(state.rows)),
         per_scenario=per,
         first_stage=first_stage_table(run.table, universe, datasets[0].periods, state.best_x),
         timings_s=timings,
