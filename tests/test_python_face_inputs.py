@@ -26,3 +26,49 @@ def test_all_is_every_scenario_of_the_data_in_file_order() -> None:
 def test_no_scenario_is_refused() -> None:
     with pytest.raises(ValueError, match="^scenarios: no scenario named"):
         cp.solve_scenarios(TINY, [])
+
+
+@pytest.fixture(scope="module")
+def tiny_plan() -> cp.Plan:
+    return cp.solve(TINY)
+
+
+def test_compare_names_what_it_needs(tiny_plan: cp.Plan) -> None:
+    with pytest.raises(ValueError, match="^no statistic 'bogus': the statistics are capex, "):
+        tiny_plan.compare(tiny_plan, "bogus")
+    with pytest.raises(TypeError, match="^compare: other must be a Plan .*, not int$"):
+        tiny_plan.compare(42, "demand")  # type: ignore[arg-type]
+
+
+def test_compare_warns_on_plans_of_two_datasets(tiny_plan: cp.Plan) -> None:
+    """tiny (2 quarters) against the bundled data (24): missing keys count 0, so say so."""
+    from tests.conftest import ROOT
+
+    other = cp.solve(ROOT / "data")
+    with pytest.warns(UserWarning, match=r"cover other quarters \(2026Q1-2026Q2, 2 quarters; "):
+        tiny_plan.compare(other, "demand", groupby="customer")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # scenarios of one dataset: no warning
+        tiny_plan.compare(tiny_plan, "demand", groupby="customer")
+
+
+def test_statistics_keys_errors_list_every_key_and_name_the_argument(tiny_plan: cp.Plan) -> None:
+    with pytest.raises(ValueError) as err:
+        tiny_plan.statistics.capex(groupby="bogus")
+    text = str(err.value)
+    assert text.startswith("statistics.capex cannot group by ['bogus']: its keys are ")
+    for key in ("chip", "family", "period", "region", "site", "vendor", "year"):
+        assert key in text.split(": its keys are ")[1].split(", "), text
+    with pytest.raises(ValueError, match=r"^statistics.capex cannot select by \['bogus'\]"):
+        tiny_plan.statistics.capex(where={"bogus": 1})
+    twice = tiny_plan.statistics.capex(groupby=["year", "year"])
+    assert list(twice.columns).count("year") == 1
+
+
+def test_a_where_value_matching_no_row_is_a_warning(tiny_plan: cp.Plan) -> None:
+    with pytest.warns(UserWarning, match=r"where year=\['2026'\] matches no row; its values"):
+        out = tiny_plan.statistics.capex(groupby="year", where={"year": "2026"})
+    assert out.empty
+    assert len(tiny_plan.statistics.capex(groupby="year", where={"year": 2026})) == 1

@@ -102,6 +102,17 @@ _DERIVED = {
 }
 
 
+def derivable_keys(columns: Sequence[str]) -> list[str]:
+    """Return the derived keys :func:`with_keys` can add to rows with these ``columns``.
+
+    ``region`` from ``site``, ``family`` and ``vendor`` from ``chip``, ``year`` from
+    ``period``: what a statistic can be grouped or selected by beyond its own columns.
+    """
+    have = set(columns)
+    out = [name for name, (source, _) in _DERIVED.items() if source in have]
+    return out + (["year"] if "period" in have else [])
+
+
 def with_keys(df: pd.DataFrame, keys: PlanKeys, wanted: Sequence[str]) -> pd.DataFrame:
     """Return ``df`` with the derived keys in ``wanted`` added as columns.
 

@@ -119,10 +119,50 @@ class Plan:
             The keys, then per value column ``<value>`` of this plan, of the other
             (suffixed with the plans' names, ``a`` and ``b`` when unnamed or equal)
             and ``<value>_change`` (other minus this).
+
+        Raises
+        ------
+        TypeError
+            When ``other`` is not a Plan.
+        ValueError
+            When ``statistic`` is not a statistic (the message lists them).
+
+        Warns
+        -----
+        UserWarning
+            When the plans cover other quarters, sites or chips (plans of two
+            datasets): a key one plan lacks counts 0 there, so its change is the
+            other plan's whole value.
         """
+        if not isinstance(other, Plan):
+            raise TypeError(
+                f"compare: other must be a Plan (cp.solve, read_run), not {type(other).__name__}"
+            )
+        differ = _other_data(self.keys, other.keys)
+        if differ:
+            warnings.warn(
+                f"compare: the plans {differ}, as plans of two datasets do; a key one plan "
+                "lacks counts 0 there",
+                stacklevel=2,
+            )
         return PlanCollection({"a": self, "b": other}).compare(
             statistic, groupby, first="a", second="b", names=(self.name, other.name)
         )
+
+
+def _other_data(a: PlanKeys, b: PlanKeys) -> str:
+    """Say how two plans' data differ in quarters, sites or chips ("" when they do not)."""
+    parts = []
+    if a.periods and b.periods and tuple(a.periods) != tuple(b.periods):
+        spans = [f"{p[0]}-{p[-1]}, {len(p)} quarters" for p in (a.periods, b.periods)]
+        parts.append(f"cover other quarters ({spans[0]}; {spans[1]})")
+    for what, col, ta, tb in (
+        ("sites", "site", a.sites, b.sites),
+        ("chips", "chip", a.chips, b.chips),
+    ):
+        if len(ta) and len(tb) and set(ta[col].astype(str)) != set(tb[col].astype(str)):
+            parts.append(f"have other {what}")
+    return " and ".join(parts)
 
 
 def _drawable(statistics: Statistics) -> list[str]:

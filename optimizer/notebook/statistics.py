@@ -25,6 +25,7 @@ each value column to its unit. ``groupby=[]`` gives one row, the total.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -32,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.power_tables import upgrade_requests
-from optimizer.notebook.keys import NONE_LABEL, PlanKeys, with_keys
+from optimizer.notebook.keys import NONE_LABEL, PlanKeys, derivable_keys, with_keys
 
 __all__ = ["STATISTICS", "StatSpec", "Statistics", "statistic_frame"]
 
@@ -335,20 +336,19 @@ def _keys_of(groupby: GroupBy, spec: StatSpec) -> list[str]:
     elif isinstance(groupby, str):
         wanted = [groupby]
     else:
-        wanted = list(groupby)
+        wanted = list(dict.fromkeys(groupby))  # a key named twice is one column
     return wanted + [k for k in spec.always if k not in wanted]
 
 
-def _check_keys(rows: pd.DataFrame, wanted: Sequence[str], spec: StatSpec) -> None:
+def _check_keys(rows: pd.DataFrame, wanted: Sequence[str], spec: StatSpec, verb: str) -> None:
+    """Raise naming the keys the rows cannot be grouped (or selected) by, and theirs."""
     values = set(spec.units)
     missing = [k for k in wanted if k not in rows.columns or k in values]
     if missing:
-        known = sorted(c for c in rows.columns if c not in values) + (
-            ["year"] if "period" in rows.columns else []
-        )
+        own = [c for c in rows.columns if c not in values]
+        known = sorted({*own, *derivable_keys(own)})
         raise ValueError(
-            f"statistics.{spec.name} cannot group by {missing}: its keys are "
-            f"{', '.join(sorted(set(known)))}"
+            f"statistics.{spec.name} cannot {verb} {missing}: its keys are {', '.join(known)}"
         )
 
 
@@ -386,17 +386,25 @@ def statistic_frame(
 
     Raises
     ------
-    KeyError
-        When ``name`` is not a statistic.
     ValueError
-        When a key does not apply to the statistic (the message lists its keys), or a
-        derived key needs a dataset the plan does not have.
+        When ``name`` is not a statistic (the message lists them), a key of
+        ``groupby`` or ``where`` does not apply to it (the message lists its keys), or
+        a derived key needs a dataset the plan does not have.
+
+    Warns
+    -----
+    UserWarning
+        When a value of ``where`` matches no row (``{"year": "2026"}``, a text where
+        the years are numbers; a site the plan does not have), naming the values it has.
     """
+    if name not in STATISTICS:
+        raise ValueError(f"no statistic {name!r}: the statistics are {', '.join(STATISTICS)}")
     spec = STATISTICS[name]
     wanted = _keys_of(groupby, spec)
     rows = with_keys(ROWS[name](tables, keys), keys, [*wanted, *(where or {})])
-    _check_keys(rows, [*wanted, *(where or {})], spec)
-    rows = _select(rows, where)
+    _check_keys(rows, wanted, spec, "group by")
+    _check_keys(rows, list(where or {}), spec, "select by")
+    rows = _select(rows, where, spec.name)
     out = _aggregate(rows, wanted, spec)
     if name == "utilisation":
         cap = out["capacity"].astype(float)
@@ -407,12 +415,18 @@ def statistic_frame(
     return out
 
 
-def _select(rows: pd.DataFrame, where: Where) -> pd.DataFrame:
+def _select(rows: pd.DataFrame, where: Where, name: str = "") -> pd.DataFrame:
     """Rows whose keys take one of the values in ``where`` (all rows when None)."""
     keep = np.ones(len(rows), dtype=bool)
     for key, value in (where or {}).items():
         allowed = [value] if isinstance(value, str | int) else list(value)
-        keep &= rows[key].isin(allowed).to_numpy()
+        hit = rows[key].isin(allowed).to_numpy()
+        absent = [v for v in allowed if not rows[key].isin([v]).any()]
+        if absent and len(rows):
+            have = ", ".join(sorted(map(repr, rows[key].dropna().unique()))[:12])
+            msg = f"where {key}={absent!r} matches no row; its values include {have}"
+            warnings.warn(f"statistics.{name}: {msg}", stacklevel=4)
+        keep &= hit
     return rows[keep]
 
 
@@ -461,8 +475,9 @@ def shadow_price_frame(
     if len(s) == 0:
         s = pd.DataFrame(columns=["family", "period", "key", "shadow_price", "unit", "binding"])
     s = with_keys(s, PlanKeys(), [*wanted, *(where or {})])
-    _check_keys(s, [*wanted, *(where or {})], spec)
-    s = _select(s, where)
+    _check_keys(s, wanted, spec, "group by")
+    _check_keys(s, list(where or {}), spec, "select by")
+    s = _select(s, where, spec.name)
     s = s.assign(
         shadow_price_abs_max=pd.to_numeric(s["shadow_price"], errors="coerce").abs(),
         binding_rows=s["binding"].fillna(False).astype(bool).astype(int),
