@@ -355,3 +355,31 @@ def test_cli_replan_runs_and_writes(tmp_path: Path) -> None:
     back = read_replan(runs[0])
     assert np.abs(back["regret"]["regret_usd"].to_numpy()).max() < 1e-6 * 5e6
     assert isinstance(back["spread"], pd.DataFrame) and len(back["spread"])
+
+
+def test_a_forecast_file_with_a_row_twice_or_a_path_beyond_the_run_is_refused(
+    tmp_path: Path,
+) -> None:
+    """The last of two rows had won, and a row of path 99 under --paths 1 was ignored."""
+    from optimizer.analysis.replan_setup import ReplanInputError
+
+    hand = load_dataset(HAND)
+    params = revealed_parameters(hand)
+    twice = tmp_path / "twice.csv"
+    twice.write_text("quarter,parameter,level\n2026Q1,demand_a,0.9\n2026Q1,demand_a,1.2\n")
+    with pytest.raises(ReplanInputError) as err:
+        read_forecast_file(twice, hand.periods, params)  # type: ignore[attr-defined]
+    assert str(err.value) == (
+        f"{twice}, line 3: a second forecast of demand_a made in 2026Q1 (line 2 has one): keep one"
+    )
+    per_path = tmp_path / "paths.csv"
+    per_path.write_text(
+        "quarter,parameter,level,path\n2026Q1,demand_a,0.9,0\n2026Q1,demand_a,1.2,1\n"
+    )
+    rev = read_forecast_file(per_path, hand.periods, params, paths=2)  # type: ignore[attr-defined]
+    assert rev.table["path"].tolist() == [0, 1]  # one row per path is no repeat
+    with pytest.raises(
+        ReplanInputError,
+        match=r"line 3, column path: 1 is not a path of this run \(0 to 0; --paths 1\)",
+    ):
+        read_forecast_file(per_path, hand.periods, params, paths=1)  # type: ignore[attr-defined]

@@ -288,16 +288,23 @@ class FileRevision:
 
 
 def read_forecast_file(
-    path: str | Path, periods: Sequence[str], parameters: Sequence[TornadoParameter]
+    path: str | Path,
+    periods: Sequence[str],
+    parameters: Sequence[TornadoParameter],
+    paths: int | None = None,
 ) -> FileRevision:
     """Read and check a forecast file (``quarter, parameter, level[, path]``).
+
+    ``paths`` (the run's number of truth paths) refuses a row of a path the run does
+    not have (it was ignored without a word).
 
     Raises
     ------
     ReplanInputError
         For a missing column, a quarter outside the horizon, an unknown parameter, a
-        level that is not a number or outside the group's range, or a bad path:
-        the message names the file, the line and the value.
+        level that is not a number or outside the group's range, a bad path or one
+        at or above ``paths``, or two rows of the same path, quarter and parameter
+        (the last had won): the message names the file, the line and the value.
     """
     path = Path(path)
     try:
@@ -311,6 +318,20 @@ def read_forecast_file(
         raise ReplanInputError(f"{path}, line 1: need the columns {sorted(need)}")
     known = {p.name: p for p in parameters}
     recs = [_forecast_row(path, i + 2, r, set(periods), known) for i, r in enumerate(rows)]
+    first: dict[tuple[int, str, str], int] = {}
+    for line, (k, q, name, _) in enumerate(recs, start=2):
+        at = first.setdefault((k, q, name), line)
+        if at != line:
+            raise ReplanInputError(
+                f"{path}, line {line}: a second forecast of {name} made in {q}"
+                + ("" if k < 0 else f" on path {k}")
+                + f" (line {at} has one): keep one"
+            )
+        if paths is not None and k >= paths:
+            raise ReplanInputError(
+                f"{path}, line {line}, column path: {k} is not a path of this run "
+                f"(0 to {paths - 1}; --paths {paths})"
+            )
     table = pd.DataFrame(recs, columns=["path", "quarter", "parameter", "level"])
     return FileRevision(table, str(path))
 

@@ -142,7 +142,7 @@ def _settings(
     draw_truths(revealed_parameters(ds), 1, seed)  # checks the seed
     model: Any = rw
     if revision != "random-walk":
-        model = read_forecast_file(revision, ds.periods, revealed_parameters(ds))
+        model = read_forecast_file(revision, ds.periods, revealed_parameters(ds), paths)
     return {"ds": ds, "paths": paths, "seed": seed, "every": every, "locks": locks, "rev": model}
 
 
