@@ -371,3 +371,40 @@ def test_hedge_iterations_csv_counts_are_whole_numbers(tmp_path: Path) -> None:
         cells = [line.split(",")[header.index(c)] for line in lines[1:]]
         assert all("." not in v for v in cells), (c, cells)
     assert it["iteration"].tolist() == list(range(len(it)))
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (
+            ["export-lp", str(TINY), "--scenario", "neutral", "--scenario", "squeeze", "--lp", "F"],
+            "'--scenario' / '-s': takes one value and was given 2 times (neutral, squeeze)",
+        ),
+        (
+            ["alternatives", str(TINY), "-s", "neutral", "--scenario=squeeze"],
+            "'--scenario' / '-s': takes one value and was given 2 times (neutral, squeeze)",
+        ),
+        (
+            ["hedge", str(TINY), "-n", "2", "--samples", "3"],
+            "'--samples' / '-n': takes one value and was given 2 times (2, 3)",
+        ),
+    ],
+)
+def test_an_option_of_one_value_given_twice_is_a_usage_error(
+    args: list[str], words: str, tmp_path: Path, no_compute: None
+) -> None:
+    """Click kept the last value: export-lp wrote the second scenario only (a break test)."""
+    res, text = _run([str(tmp_path / "a.lp") if a == "F" else a for a in args])
+    assert res.exit_code == 2, text
+    assert words in " ".join(text.split()), text
+    assert not (tmp_path / "a.lp").exists()
+
+
+def test_an_option_of_several_values_may_repeat() -> None:
+    from typer.main import get_command
+
+    from optimizer.cli.commands import app, refuse_repeated_options
+
+    solve = get_command(app).commands["solve"]  # type: ignore[attr-defined]
+    params = solve.get_params(solve.make_context("solve", [str(TINY)]))
+    refuse_repeated_options(params, ["--scenario", "neutral", "--scenario", "squeeze"])

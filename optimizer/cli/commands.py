@@ -42,8 +42,51 @@ def _plain_flags(params: list[Any]) -> list[Any]:
     return params
 
 
+def refuse_repeated_options(params: list[Any], args: list[str]) -> None:
+    """Raise a usage error for an option of one value given more than once.
+
+    Click keeps the last (``export-lp --scenario neutral --scenario negative`` wrote the
+    negative scenario only, without a word). Options taking several values
+    (``solve --scenario a --scenario b``) and flags may repeat.
+
+    Raises
+    ------
+    typer.BadParameter
+        Naming the option and the values given (a usage error, exit 2).
+    """
+    single = {
+        name: p
+        for p in params
+        if getattr(p, "param_type_name", "") == "option"
+        and not (p.multiple or getattr(p, "is_flag", False) or getattr(p, "count", False))
+        for name in p.opts
+    }
+    given: dict[str, list[str]] = {}
+    i = 0
+    while i < len(args) and args[i] != "--":
+        name, eq, value = args[i].partition("=")
+        if name in single:
+            if not eq and i + 1 < len(args):
+                value, i = args[i + 1], i + 1
+            given.setdefault(single[name].name, []).append(value)
+            p = single[name]
+            if len(given[p.name]) > 1:
+                shown = ", ".join(given[p.name])
+                raise typer.BadParameter(
+                    f"takes one value and was given {len(given[p.name])} times ({shown}): "
+                    "give it once",
+                    param_hint=" / ".join(f"'{o}'" for o in p.opts),
+                )
+        i += 1
+
+
 class _Command(TyperCommand):
     """A ``capacity`` command: flags are listed without a value type in ``--help``."""
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        """Refuse an option of one value given twice (:func:`refuse_repeated_options`)."""
+        refuse_repeated_options(self.get_params(ctx), list(args))
+        return list(super().parse_args(ctx, args))
 
     def get_params(self, ctx: Any) -> list[Any]:
         """Return the command's parameters (flags with no type shown, see ``_plain_flags``)."""
