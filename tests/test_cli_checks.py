@@ -408,3 +408,30 @@ def test_an_option_of_several_values_may_repeat() -> None:
     solve = get_command(app).commands["solve"]  # type: ignore[attr-defined]
     params = solve.get_params(solve.make_context("solve", [str(TINY)]))
     refuse_repeated_options(params, ["--scenario", "neutral", "--scenario", "squeeze"])
+
+
+@pytest.mark.parametrize(
+    "command", ["batch s.yaml", "hedge DATA", "replan DATA", "alternatives DATA"]
+)
+@pytest.mark.parametrize(
+    "address", ["notaurl", "", "tcp://", "foo://h:1", "tcp://h:0", "tcp://h:x"]
+)
+def test_a_scheduler_that_is_not_an_address_is_a_usage_error(
+    command: str, address: str, no_compute: None
+) -> None:
+    """Dask's ValueError ('missing port number') was a traceback after the data loaded."""
+    args = command.replace("DATA", str(TINY)).split() + ["--scheduler", address]
+    res, text = _run(args)
+    assert res.exit_code == 2
+    assert f"Invalid value for '--scheduler': {address!r} is not a Dask scheduler address" in text
+    assert "e.g. tcp://127.0.0.1:8786" in text
+    assert "Traceback" not in text
+
+
+def test_scheduler_addresses_dask_takes_are_kept() -> None:
+    from optimizer.analysis.dask_cluster import ClusterOptions, check_scheduler_address
+
+    for address in ["tcp://127.0.0.1:8786", "127.0.0.1:8786", "tls://h:1", "tcp://[::1]:65535"]:
+        assert check_scheduler_address(address) == address
+    with pytest.raises(ValueError, match="'h:65536' is not a Dask scheduler address"):
+        ClusterOptions(scheduler="h:65536")

@@ -216,6 +216,32 @@ class ClusterOptions:
     poll_s: float = POLL_S
     reconnect_timeout_s: float = RECONNECT_TIMEOUT_S
 
+    def __post_init__(self) -> None:
+        if self.scheduler is not None:
+            check_scheduler_address(self.scheduler)
+
+
+def check_scheduler_address(address: str) -> str:
+    """Return ``address`` if it is a Dask scheduler's ``[scheme://]host:port``.
+
+    Raises
+    ------
+    ValueError
+        For anything else: a scheme Dask lacks, no host or port, a port beyond 65535.
+    """
+    from distributed.comm import addressing, registry
+
+    scheme, loc = addressing.parse_address(address, strict=False)
+    known = sorted(set(registry.backends) - {"inproc"})
+    with contextlib.suppress(TypeError, ValueError):
+        host, port = addressing.parse_host_port(loc)
+        if scheme in known and host and 0 < int(port) < 65536:
+            return address
+    raise ValueError(
+        f"{address!r} is not a Dask scheduler address: give scheme://host:port "
+        f"(scheme one of {', '.join(known)}; e.g. tcp://127.0.0.1:8786)"
+    )
+
 
 def local_security(mode: SecurityMode) -> Any:
     """Return the ``Security`` of a local cluster (None for plain TCP).

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs
+from optimizer.cli.options import SchedulerOpt
 from optimizer.cli.scenarios import load_scenarios, warn_unread_overrides
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -64,9 +65,6 @@ _WorkersOpt = Annotated[
         "--workers", "-w", min=0, help="Local Dask workers (0: in this process, the default)."
     ),
 ]
-_SchedulerOpt = Annotated[
-    str | None, typer.Option("--scheduler", help="Existing Dask scheduler (tcp://host:port).")
-]
 
 
 def report_scenario(name: str) -> str:
@@ -87,7 +85,7 @@ def alternatives(
     seed: _SeedOpt = 0,
     out: _OutOpt = Path("reports"),
     workers: _WorkersOpt = 0,
-    scheduler: _SchedulerOpt = None,
+    scheduler: SchedulerOpt = None,
 ) -> None:
     """Print the near-optimal ranges and write the alternative plans (see ALTERNATIVES_HELP)."""
     import sys

@@ -15,7 +15,14 @@ from optimizer.cli.checks import (
     seconds_option,
     wait_seconds_option,
 )
-from optimizer.cli.options import Formulation, FormulationOpt, Objective, ObjectiveOpt, SolverOpt
+from optimizer.cli.options import (
+    Formulation,
+    FormulationOpt,
+    Objective,
+    ObjectiveOpt,
+    SchedulerOpt,
+    SolverOpt,
+)
 from optimizer.cli.printing import print_findings
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -33,10 +40,6 @@ _SweepArg = Annotated[
 _WorkersOpt = Annotated[
     int,
     typer.Option("--workers", "-w", min=1, help="Worker processes of the local Dask cluster."),
-]
-_SchedulerOpt = Annotated[
-    str | None,
-    typer.Option("--scheduler", help="Address of an existing Dask scheduler (tcp://host:port)."),
 ]
 _OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
 _CaseTimeLimitOpt = Annotated[
@@ -129,7 +132,7 @@ def _cluster_options(secure: bool | None, tls: Any, worker_timeout: float) -> Cl
 def batch(
     sweep: _SweepArg,
     workers: _WorkersOpt = 2,
-    scheduler: _SchedulerOpt = None,
+    scheduler: SchedulerOpt = None,
     out: _OutOpt = Path("batch_out"),
     solver: SolverOpt = "highs",
     time_limit: _CaseTimeLimitOpt = None,

@@ -36,6 +36,7 @@ __all__ = [
     "refuse_bad_out",
     "require_highs",
     "require_solver",
+    "scheduler_option",
     "seconds_option",
     "sigterm_as_interrupt",
     "tolerance_option",
@@ -194,6 +195,25 @@ def tolerance_option(value: float) -> float:
             f"{value:g} is not a relative tolerance: give a number in (0, 1), e.g. 1e-4"
         )
     return value
+
+
+def scheduler_option(value: str | None) -> str | None:
+    """Check a ``--scheduler`` address: ``[scheme://]host:port`` of a Dask scheduler.
+
+    Raises
+    ------
+    typer.BadParameter
+        For anything else (``notaurl``, ``tcp://``, an unknown scheme), with the form
+        expected.
+    """
+    if value is None:
+        return None
+    from optimizer.analysis.dask_cluster import check_scheduler_address
+
+    try:
+        return check_scheduler_address(value)
+    except ValueError as e:
+        raise typer.BadParameter(str(e)) from None
 
 
 INTERRUPTED = "interrupted; nothing was written."

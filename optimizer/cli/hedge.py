@@ -28,7 +28,7 @@ from optimizer.cli.hedge_options import (
     _WeightOpt,
     _WeightsOpt,
 )
-from optimizer.cli.options import Objective, ObjectiveOpt
+from optimizer.cli.options import Objective, ObjectiveOpt, SchedulerOpt
 from optimizer.cli.scenarios import load_scenarios
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -79,9 +79,6 @@ _MethodOpt = Annotated[_HedgeMethod, typer.Option(help="Solution method.")]
 _WorkersOpt = Annotated[
     int, typer.Option("--workers", "-w", min=0, help="Local Dask workers (0: no Dask).")
 ]
-_SchedulerOpt = Annotated[
-    str | None, typer.Option("--scheduler", help="Existing Dask scheduler (tcp://host:port).")
-]
 _FirstStageOpt = Annotated[
     _FirstStage, typer.Option("--first-stage", help="Decisions shared by the scenarios.")
 ]
@@ -120,7 +117,7 @@ def hedge(
     base: _BaseOpt = "neutral",
     method: _MethodOpt = _HedgeMethod.lshaped,
     workers: _WorkersOpt = 2,
-    scheduler: _SchedulerOpt = None,
+    scheduler: SchedulerOpt = None,
     first_stage: _FirstStageOpt = _FirstStage.capacity,
     tol: _TolOpt = 1e-4,
     max_iter: _MaxIterOpt = 300,
@@ -145,19 +142,13 @@ def hedge(
     from optimizer.plan.risk import RiskSpec
 
     require_highs("capacity hedge")
-    _refuse_orphan_options(
-        frontier and risk != _Risk.cvar,
-        replan_leaves and tree is None,
-        weights is not None and not frontier,
-        chance is None and (chance_method != _ChanceMethod.cvar or fresh != DEFAULT_FRESH),
-    )
+    chance_opts = chance is None and (chance_method != _ChanceMethod.cvar or fresh != DEFAULT_FRESH)
+    orphans = (frontier and risk != _Risk.cvar, replan_leaves and tree is None)
+    _refuse_orphan_options(*orphans, weights is not None and not frontier, chance_opts)
     spec = RiskSpec(alpha, weight) if risk == _Risk.cvar else None
     console = Console()
-    if out is not None:
-        refuse_bad_out(console, out)
-    margin = objective == Objective.margin
-    modes = (console, tree, margin, spec, chance, method, limit_s)
-    _refuse_mixed_modes(*modes, out=None if tree is not None else out, frontier=frontier)
+    modes = (console, tree, objective == Objective.margin, spec, chance, method, limit_s)
+    _refuse_bad_output_or_modes(modes, out, tree, frontier)
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped.update(first_stage=first_stage.value, objective=objective.value, time_limit_s=limit_s)
     if tree is not None:
@@ -175,12 +166,20 @@ def hedge(
             code = _frontier(console, dsets, names, method, alpha, weights, out, **lshaped)
             raise typer.Exit(code)
         if method == _HedgeMethod.extensive:
-            rp = _extensive_rp(
-                console, names, dsets, first_stage.value, risk=spec, objective=objective.value
-            )
+            kind = first_stage.value
+            rp = _extensive_rp(console, names, dsets, kind, risk=spec, objective=objective.value)
             raise typer.Exit(0 if rp is not None else 1)
         code = _run_lshaped(console, names, dsets, spec, lshaped, reference, out, inputs)
     raise typer.Exit(code)
+
+
+def _refuse_bad_output_or_modes(
+    modes: tuple[Any, ...], out: Path | None, tree: Path | None, frontier: bool
+) -> None:
+    """Refuse an unusable ``--out`` (exit 1), then options of modes that do not mix."""
+    if out is not None:
+        refuse_bad_out(modes[0], out)
+    _refuse_mixed_modes(*modes, out=None if tree is not None else out, frontier=frontier)
 
 
 def _run_lshaped(

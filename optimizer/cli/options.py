@@ -1,4 +1,4 @@
-"""Options several ``capacity`` commands take: ``--solver``, ``--formulation``, ``--objective``."""
+"""Options several ``capacity`` commands take: solver, formulation, objective, scheduler."""
 
 from __future__ import annotations
 
@@ -7,12 +7,15 @@ from typing import Annotated
 
 import typer
 
+from optimizer.cli.checks import scheduler_option
+
 __all__ = [
     "SOLVER_HELP",
     "Formulation",
     "FormulationOpt",
     "Objective",
     "ObjectiveOpt",
+    "SchedulerOpt",
     "SolverOpt",
 ]
 
@@ -61,5 +64,16 @@ ObjectiveOpt = Annotated[
         "unmet penalty; margin: maximum discounted margin (revenue of served H100e at "
         "the customers' prices minus every cost and breach penalty; unserved demand "
         "earns nothing).",
+    ),
+]
+
+
+#: ``--scheduler`` (batch, hedge, replan, alternatives): checked before any work starts.
+SchedulerOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--scheduler",
+        callback=scheduler_option,
+        help="Address of an existing Dask scheduler (tcp://host:port).",
     ),
 ]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from optimizer.cli.checks import refuse_bad_out, require_highs
+from optimizer.cli.options import SchedulerOpt
 from optimizer.cli.scenarios import load_scenarios
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
@@ -58,9 +59,6 @@ _LockOpt = Annotated[
 _WorkersOpt = Annotated[
     int, typer.Option("--workers", "-w", min=0, help="Local Dask workers (0: no Dask).")
 ]
-_SchedulerOpt = Annotated[
-    str | None, typer.Option("--scheduler", help="Existing Dask scheduler (tcp://host:port).")
-]
 _OutOpt = Annotated[
     Path | None,
     typer.Option("--out", help="Report root: the run folder OUT/replan-<run_id>/ is written."),
@@ -77,7 +75,7 @@ def replan(
     every: _EveryOpt = 1,
     lock: _LockOpt = None,
     workers: _WorkersOpt = 2,
-    scheduler: _SchedulerOpt = None,
+    scheduler: SchedulerOpt = None,
     out: _OutOpt = None,
 ) -> None:
     """Run the rolling replan (see REPLAN_HELP)."""
