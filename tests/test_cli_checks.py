@@ -414,7 +414,7 @@ def test_an_option_of_several_values_may_repeat() -> None:
     "command", ["batch s.yaml", "hedge DATA", "replan DATA", "alternatives DATA"]
 )
 @pytest.mark.parametrize(
-    "address", ["notaurl", "", "tcp://", "foo://h:1", "tcp://h:0", "tcp://h:x"]
+    "address", ["notaurl", "", "tcp://", "foo://h:1", "tcp://h:0", "tcp://h:x", "inproc://h/1/2"]
 )
 def test_a_scheduler_that_is_not_an_address_is_a_usage_error(
     command: str, address: str, no_compute: None
@@ -429,9 +429,18 @@ def test_a_scheduler_that_is_not_an_address_is_a_usage_error(
 
 
 def test_scheduler_addresses_dask_takes_are_kept() -> None:
-    from optimizer.analysis.dask_cluster import ClusterOptions, check_scheduler_address
+    from optimizer.analysis.dask_cluster import (
+        ClusterOptions,
+        check_scheduler_address,
+        open_client,
+    )
 
     for address in ["tcp://127.0.0.1:8786", "127.0.0.1:8786", "tls://h:1", "tcp://[::1]:65535"]:
         assert check_scheduler_address(address) == address
-    with pytest.raises(ValueError, match="'h:65536' is not a Dask scheduler address"):
-        ClusterOptions(scheduler="h:65536")
+    with (
+        pytest.raises(ValueError, match="'h:65536' is not a Dask scheduler address"),
+        open_client(ClusterOptions(scheduler="h:65536")),
+    ):
+        pass
+    # a scheduler of this process (the tests' in-process clusters) is one for Python
+    assert check_scheduler_address("inproc://10.0.0.1/1/2") == "inproc://10.0.0.1/1/2"

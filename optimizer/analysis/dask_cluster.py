@@ -35,19 +35,18 @@ redoes exactly those.
 
 A client that is *reconnecting* (``client.status == "connecting"``) has not lost its
 scheduler: Dask drops and re-opens the client's connection when its event loop was
-starved for a while (a loaded machine). The reconnect cancels every future the
-client held (reason ``scheduler-connection-lost``); the wait then hands each such
-future to ``resubmit`` and waits for the new one, so a slow machine costs time, not
-cases. The local cluster also gives its connections a longer kernel timeout
-(``distributed.comm.timeouts.tcp``, :data:`LOCAL_TCP_TIMEOUT`), which makes such
-drops rarer, and its event loop reports the tracebacks of Dask's own connection
-teardown (``KeyError: 'Client-...'`` from ``Scheduler.add_client`` after a
-reconnect) at debug level instead of on the terminal; any other unhandled error of
-that loop is still printed.
+starved for a while (a loaded machine). The reconnect cancels every future the client
+held (reason ``scheduler-connection-lost``); the wait then hands each such future to
+``resubmit`` and waits for the new one, so a slow machine costs time, not cases. The
+local cluster also gives its connections a longer kernel timeout
+(``distributed.comm.timeouts.tcp``, :data:`LOCAL_TCP_TIMEOUT`), which makes such drops
+rarer, and its event loop reports the tracebacks of Dask's own connection teardown
+(``KeyError: 'Client-...'`` from ``Scheduler.add_client`` after a reconnect) at debug
+level instead of on the terminal; its other errors are still printed.
 
-Dask reports these client statuses (``distributed.Client.status``):
-``newly-created`` and ``connecting`` (transient: waited for), ``running``, and
-``closing``/``closed``/``failed`` (the scheduler is gone: :class:`ClusterLost`).
+Client statuses (``distributed.Client.status``): ``newly-created`` and ``connecting``
+(transient: waited for), ``running``, and ``closing``/``closed``/``failed`` (gone:
+:class:`ClusterLost`).
 """
 
 from __future__ import annotations
@@ -216,26 +215,24 @@ class ClusterOptions:
     poll_s: float = POLL_S
     reconnect_timeout_s: float = RECONNECT_TIMEOUT_S
 
-    def __post_init__(self) -> None:
-        if self.scheduler is not None:
-            check_scheduler_address(self.scheduler)
 
-
-def check_scheduler_address(address: str) -> str:
+def check_scheduler_address(address: str, inproc: bool = True) -> str:
     """Return ``address`` if it is a Dask scheduler's ``[scheme://]host:port``.
 
     Raises
     ------
     ValueError
-        For anything else: a scheme Dask lacks, no host or port, a port beyond 65535.
+        For anything else: a scheme Dask lacks (``inproc://``, a scheduler of this process,
+        counts with ``inproc=True``), no host or port, a port beyond 65535.
     """
     from distributed.comm import addressing, registry
 
     scheme, loc = addressing.parse_address(address, strict=False)
     known = sorted(set(registry.backends) - {"inproc"})
+    ok = [*known, "inproc"] if inproc else known
     with contextlib.suppress(TypeError, ValueError):
-        host, port = addressing.parse_host_port(loc)
-        if scheme in known and host and 0 < int(port) < 65536:
+        host, port = (loc, 1) if scheme == "inproc" else addressing.parse_host_port(loc)
+        if scheme in ok and host and 0 < int(port) < 65536:
             return address
     raise ValueError(
         f"{address!r} is not a Dask scheduler address: give scheme://host:port "
@@ -280,12 +277,15 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
     ------
     OSError, TimeoutError
         When the scheduler cannot be reached.
+    ValueError
+        For a ``scheduler`` that is not an address (:func:`check_scheduler_address`).
     RuntimeError
         For ``security="tls"`` without ``cryptography``.
     """
     from distributed import Client, LocalCluster
 
     if options.scheduler:
+        check_scheduler_address(options.scheduler)
         sec = options.tls.security() if options.tls is not None else None
         with (
             _quiet_dask_logs(),

@@ -203,15 +203,15 @@ def scheduler_option(value: str | None) -> str | None:
     Raises
     ------
     typer.BadParameter
-        For anything else (``notaurl``, ``tcp://``, an unknown scheme), with the form
-        expected.
+        For anything else (``notaurl``, ``tcp://``, an unknown scheme, ``inproc://``,
+        which no other process reaches), with the form expected.
     """
     if value is None:
         return None
     from optimizer.analysis.dask_cluster import check_scheduler_address
 
     try:
-        return check_scheduler_address(value)
+        return check_scheduler_address(value, inproc=False)
     except ValueError as e:
         raise typer.BadParameter(str(e)) from None
 
