@@ -184,11 +184,13 @@ def test_local_cluster_speaks_tls_and_serves_no_http_routes() -> None:
             Client(client.scheduler.address, timeout="3s")
 
 
-def test_tls_options_need_a_scheduler() -> None:
+def test_tls_options_need_a_scheduler(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 
     from optimizer.cli.commands import app
 
-    res = CliRunner().invoke(app, ["batch", "x.yaml", "--tls-ca-file", "ca.pem"])
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not read: the option is refused first\n", encoding="utf-8")
+    res = CliRunner().invoke(app, ["batch", "x.yaml", "--tls-ca-file", str(ca)])
     assert res.exit_code == 2
     assert "need --scheduler" in res.output

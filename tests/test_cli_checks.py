@@ -429,11 +429,8 @@ def test_a_scheduler_that_is_not_an_address_is_a_usage_error(
 
 
 def test_scheduler_addresses_dask_takes_are_kept() -> None:
-    from optimizer.analysis.dask_cluster import (
-        ClusterOptions,
-        check_scheduler_address,
-        open_client,
-    )
+    from optimizer.analysis.dask_cluster import ClusterOptions, open_client
+    from optimizer.analysis.dask_remote import check_scheduler_address
 
     for address in ["tcp://127.0.0.1:8786", "127.0.0.1:8786", "tls://h:1", "tcp://[::1]:65535"]:
         assert check_scheduler_address(address) == address
@@ -444,3 +441,37 @@ def test_scheduler_addresses_dask_takes_are_kept() -> None:
         pass
     # a scheduler of this process (the tests' in-process clusters) is one for Python
     assert check_scheduler_address("inproc://10.0.0.1/1/2") == "inproc://10.0.0.1/1/2"
+
+
+def test_a_tls_file_that_does_not_exist_is_a_usage_error(tmp_path: Path, no_compute: None) -> None:
+    """It was read only when the client connected ("encryption required ...", exit 1)."""
+    missing = tmp_path / "ca.pem"
+    args = ["batch", "s.yaml", "--scheduler", "tls://127.0.0.1:1", "--tls-ca-file", str(missing)]
+    res, text = _run(args)
+    assert res.exit_code == 2
+    assert "Invalid value for '--tls-ca-file'" in text and "does not exist" in text
+
+
+def test_a_tls_scheduler_without_a_certificate_says_which_files_to_give() -> None:
+    """Dask's TypeError ("TLS expects a `ssl_context`") was a traceback, exit 1."""
+    from optimizer.analysis.dask_cluster import ClusterOptions, open_client
+
+    with (
+        pytest.raises(OSError, match="speaks TLS and this client has no certificate") as e,
+        open_client(ClusterOptions(scheduler="tls://127.0.0.1:1")),
+    ):
+        pass
+    assert "--tls-ca-file, --tls-cert and --tls-key" in str(e.value)
+
+
+def test_batch_on_a_tls_scheduler_without_a_certificate_is_one_line(tmp_path: Path) -> None:
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"data: {TINY}\nscenarios: [base]\n", encoding="utf-8")
+    out = str(tmp_path / "o")
+    res, text = _run(["batch", str(sweep), "--scheduler", "tls://127.0.0.1:1", "-o", out])
+    assert res.exit_code == 1
+    assert (
+        "error: cannot start the batch on the Dask scheduler tls://127.0.0.1:1: the scheduler "
+        "tls://127.0.0.1:1 speaks TLS and this client has no certificate" in text
+    )
+    assert "Traceback" not in text

@@ -8,6 +8,7 @@ Modules
 ``sweep_read``    reading a sweep file: YAML to a validated spec, errors with lines.
 ``sweep_cases``   a sweep's cases: SweepCase and its key, expansion, a case's dataset.
 ``outcomes``      the headline outcomes of one plan and their statistics.
+``dask_remote``   an external Dask scheduler: its address, TLS files, the connection.
 ``dask_cluster``  the Dask client: local cluster security, bounded wait on reconnects.
 ``dask_worker_preload``  what each local worker runs as it starts: it ignores Ctrl-C.
 ``case_check``    is a written batch case really done (reads report files).

@@ -19,10 +19,8 @@ who can reach a Dask scheduler can run code in its workers, so the local cluster
 
 External scheduler
 ------------------
-``--scheduler ADDRESS`` connects to an existing cluster. Its security comes from the
-usual Dask configuration (``distributed.comm.tls.*`` in a Dask config file or the
-``DASK_DISTRIBUTED__COMM__TLS__...`` environment variables) or from
-:class:`TlsFiles` (``--tls-ca-file``, ``--tls-cert``, ``--tls-key``).
+``--scheduler ADDRESS`` connects to an existing cluster
+(:mod:`optimizer.analysis.dask_remote`: the address, the TLS files, the connection).
 
 Bounded wait
 ------------
@@ -59,6 +57,8 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
+
+from optimizer.analysis.dask_remote import TlsFiles, connect
 
 SecurityMode = Literal["auto", "tls", "none"]
 
@@ -155,34 +155,6 @@ class ClusterLost(RuntimeError):
 
 
 @dataclass(frozen=True)
-class TlsFiles:
-    """TLS files of a client of an external, secured Dask scheduler.
-
-    Parameters
-    ----------
-    ca_file : str
-        Certificate authority that signed the scheduler's certificate.
-    cert, key : str, optional
-        This client's certificate and private key (the key may be inside ``cert``).
-    """
-
-    ca_file: str
-    cert: str | None = None
-    key: str | None = None
-
-    def security(self) -> Any:
-        """Return the ``distributed.security.Security`` of these files (TLS required)."""
-        from distributed.security import Security
-
-        return Security(
-            tls_ca_file=self.ca_file,
-            tls_client_cert=self.cert,
-            tls_client_key=self.key,
-            require_encryption=True,
-        )
-
-
-@dataclass(frozen=True)
 class ClusterOptions:
     """Where and how the batch runs on Dask.
 
@@ -214,30 +186,6 @@ class ClusterOptions:
     worker_timeout_s: float = NO_WORKER_TIMEOUT_S
     poll_s: float = POLL_S
     reconnect_timeout_s: float = RECONNECT_TIMEOUT_S
-
-
-def check_scheduler_address(address: str, inproc: bool = True) -> str:
-    """Return ``address`` if it is a Dask scheduler's ``[scheme://]host:port``.
-
-    Raises
-    ------
-    ValueError
-        For anything else: a scheme Dask lacks (``inproc://``, a scheduler of this process,
-        counts with ``inproc=True``), no host or port, a port beyond 65535.
-    """
-    from distributed.comm import addressing, registry
-
-    scheme, loc = addressing.parse_address(address, strict=False)
-    known = sorted(set(registry.backends) - {"inproc"})
-    ok = [*known, "inproc"] if inproc else known
-    with contextlib.suppress(TypeError, ValueError):
-        host, port = (loc, 1) if scheme == "inproc" else addressing.parse_host_port(loc)
-        if scheme in ok and host and 0 < int(port) < 65536:
-            return address
-    raise ValueError(
-        f"{address!r} is not a Dask scheduler address: give scheme://host:port "
-        f"(scheme one of {', '.join(known)}; e.g. tcp://127.0.0.1:8786)"
-    )
 
 
 def local_security(mode: SecurityMode) -> Any:
@@ -276,21 +224,16 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
     Raises
     ------
     OSError, TimeoutError
-        When the scheduler cannot be reached.
+        When the scheduler cannot be reached (or lacks TLS files: :func:`connect`).
     ValueError
-        For a ``scheduler`` that is not an address (:func:`check_scheduler_address`).
+        For a ``scheduler`` that is not an address.
     RuntimeError
         For ``security="tls"`` without ``cryptography``.
     """
     from distributed import Client, LocalCluster
 
     if options.scheduler:
-        check_scheduler_address(options.scheduler)
-        sec = options.tls.security() if options.tls is not None else None
-        with (
-            _quiet_dask_logs(),
-            Client(options.scheduler, timeout="20s", security=sec) as client,
-        ):
+        with _quiet_dask_logs(), connect(options.scheduler, options.tls) as client:
             _quiet_teardown_tracebacks(client)
             yield client
         return

@@ -7,7 +7,8 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from optimizer.analysis.dask_cluster import NO_WORKER_TIMEOUT_S, ClusterOptions, TlsFiles
+from optimizer.analysis.dask_cluster import NO_WORKER_TIMEOUT_S, ClusterOptions
+from optimizer.analysis.dask_remote import TlsFiles
 from optimizer.cli.checks import (
     interrupt_ending,
     refuse_bad_out,
@@ -62,15 +63,21 @@ _SecureOption = Annotated[
         "'cryptography' is installed; --secure requires it, --insecure turns it off).",
     ),
 ]
+#: A TLS file: it must exist and be readable (a usage error naming it otherwise).
+_TLS_FILE = {"exists": True, "dir_okay": False, "readable": True}
 _TlsCaOption = Annotated[
-    str | None,
-    typer.Option("--tls-ca-file", help="With --scheduler: CA file of a TLS Dask cluster."),
+    Path | None,
+    typer.Option(
+        "--tls-ca-file", help="With --scheduler: CA file of a TLS Dask cluster.", **_TLS_FILE
+    ),
 ]
 _TlsCertOption = Annotated[
-    str | None, typer.Option("--tls-cert", help="With --scheduler: client certificate.")
+    Path | None,
+    typer.Option("--tls-cert", help="With --scheduler: client certificate.", **_TLS_FILE),
 ]
 _TlsKeyOption = Annotated[
-    str | None, typer.Option("--tls-key", help="With --scheduler: client private key.")
+    Path | None,
+    typer.Option("--tls-key", help="With --scheduler: client private key.", **_TLS_FILE),
 ]
 _WorkerTimeoutOption = Annotated[
     float,
@@ -85,7 +92,7 @@ _WorkerTimeoutOption = Annotated[
 
 
 def _tls_files(
-    scheduler: str | None, ca_file: str | None, cert: str | None, key: str | None
+    scheduler: str | None, ca_file: Path | None, cert: Path | None, key: Path | None
 ) -> TlsFiles | None:
     """TLS files of ``--scheduler`` (None: use the Dask configuration); exit 2 on misuse."""
     if ca_file is None and cert is None and key is None:
@@ -96,7 +103,7 @@ def _tls_files(
     if ca_file is None:
         typer.echo("error: --tls-cert/--tls-key need --tls-ca-file", err=True)
         raise typer.Exit(2)
-    return TlsFiles(ca_file, cert, key)
+    return TlsFiles(str(ca_file), *(None if f is None else str(f) for f in (cert, key)))
 
 
 def _print_sweep_error(console: Console, e: SweepSpecError) -> None:

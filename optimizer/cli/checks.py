@@ -208,7 +208,7 @@ def scheduler_option(value: str | None) -> str | None:
     """
     if value is None:
         return None
-    from optimizer.analysis.dask_cluster import check_scheduler_address
+    from optimizer.analysis.dask_remote import check_scheduler_address
 
     try:
         return check_scheduler_address(value, inproc=False)
