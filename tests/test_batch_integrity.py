@@ -661,6 +661,17 @@ def test_a_second_batch_with_other_data_is_not_reported_as_this_ones(
     (only_b,) = by_b
     assert a_rows.loc[only_b, "state"] == "other_run"  # not B's plan as A's result
     assert pd_isna(a_rows.loc[only_b, "objective_usd"])
+    # A's run is not a success: one of its plans is B's (its summary said 2 solved, exit 0)
+    assert (ra.n_done, ra.n_failed, ra.n_replaced) == (2, 0, 1)
+    assert (rb.n_done, rb.n_replaced) == (2, 0)  # B ended before A wrote its second case
+    from rich.console import Console
+
+    from optimizer.analysis.batch_render import render_batch
+
+    console = Console(record=True, width=300)
+    render_batch(ra, console)
+    line = " ".join(console.export_text().split())
+    assert "2 solved, 0 failed or not optimal, 0 skipped (already done), 1 since replaced" in line
     assert b_rows.loc[only_b, "objective_usd"] == pytest.approx(man[only_b]["objective_usd"])
     with pytest.warns(UserWarning, match="solved on different data"):
         read_run(out)

@@ -84,6 +84,10 @@ class BatchResult:
         status, objective_usd, the plan outcomes, elapsed_s, skipped, error.
     n_done, n_failed, n_skipped : int
         ``n_failed`` includes the invalid cases.
+    n_replaced : int
+        Cases of this sweep whose plan in the folder is another run's when this run
+        ends (state ``other_run``: a batch with cases of the same names wrote into the
+        folder meanwhile); the sweep's plans are then not all in the folder.
     invalid : dict of str to tuple of Finding
         Cases whose data does not validate (not solved) and their error findings.
     """
@@ -95,6 +99,7 @@ class BatchResult:
     n_failed: int
     n_skipped: int
     invalid: dict[str, tuple[Finding, ...]] = field(default_factory=dict)
+    n_replaced: int = 0
 
 
 def run_batch(
@@ -196,7 +201,10 @@ def run_batch(
     finally:  # an interrupted run (Ctrl-C, SIGTERM, SIGHUP) still leaves a summary
         manifest, summary = _summarise(out, cases, skipped, keys)
     n_done, n_failed = run.counts["done"], run.counts["failed"]
-    return BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
+    replaced = int((summary["state"] == OTHER_RUN).sum()) if len(summary) else 0
+    result = BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
+    result.n_replaced = replaced
+    return result
 
 
 def _summarise(

@@ -41,7 +41,14 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     console.print(
         f"{result.n_done} solved, {result.n_failed} failed or not optimal"
         + (f" ({n_bad} with invalid data)" if n_bad else "")
-        + f", {result.n_skipped} skipped (already done). Output: {result.out_dir}"
+        + f", {result.n_skipped} skipped (already done)"
+        + (
+            f", {result.n_replaced} since replaced by another run's plan of the same name "
+            "(other_run below: a batch into this folder at the same time)"
+            if result.n_replaced
+            else ""
+        )
+        + f". Output: {result.out_dir}"
     )
     bad = s[(s["state"] != "done") | (~s["status"].isin(OK_STATUSES))]
     for r in bad.itertuples(index=False):

@@ -157,7 +157,8 @@ def batch(
     Finished cases are skipped on a re-run. Every case's data is validated before any
     solve: cases whose overrides make the data invalid are listed (file, row, column,
     value, message), recorded as failed, and the valid cases still run. Exits 0 when
-    every case has a plan, 1 when some case failed or the sweep/data is invalid.
+    every case has its plan in the folder, 1 when some case failed, another batch wrote
+    a case of the same name meanwhile, or the sweep/data is invalid.
     """
     from rich.console import Console
     from rich.markup import escape
@@ -201,7 +202,7 @@ def batch(
         console.print(f"{ended}; re-run the same command to resume.")
         raise typer.Exit(code) from None
     render_batch(result, console)
-    raise typer.Exit(0 if result.n_failed == 0 else 1)
+    raise typer.Exit(0 if result.n_failed == 0 and result.n_replaced == 0 else 1)
 
 
 def _start_error(e: BaseException, scheduler: str | None) -> str:
