@@ -475,3 +475,38 @@ def test_batch_on_a_tls_scheduler_without_a_certificate_is_one_line(tmp_path: Pa
         "tls://127.0.0.1:1 speaks TLS and this client has no certificate" in text
     )
     assert "Traceback" not in text
+
+
+@pytest.mark.parametrize(
+    ("args", "victim"),
+    [
+        (["solve", "D", "--no-report", "--write-lp", "D/sites.csv"], "sites.csv"),
+        (["solve", "D", "--no-report", "--write-mps", "D/scenarios.yaml"], "scenarios.yaml"),
+        (["export-lp", "D", "--mps", "D/demand.csv"], "demand.csv"),
+        (["solve", "D", "--no-report", "--scenarios-file", "S", "--write-lp", "S"], None),
+    ],
+)
+def test_a_model_file_over_the_runs_inputs_is_refused(
+    args: list[str], victim: str | None, tmp_path: Path, no_compute: None
+) -> None:
+    """The LP/MPS text replaced the dataset's CSV it was built from, exit 0."""
+    data = tmp_path / "d"
+    shutil.copytree(TINY, data)
+    scen = tmp_path / "s.yaml"
+    scen.write_text("scenarios: {}\n", encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in data.iterdir()} | {"s": scen.read_bytes()}
+    res, text = _run([a.replace("D", str(data)).replace("S", str(scen)) for a in args])
+    assert res.exit_code == 2
+    assert "is a file of the input" in text and "nothing was written" in text
+    after = {p.name: p.read_bytes() for p in data.iterdir()} | {"s": scen.read_bytes()}
+    assert after == before
+
+
+def test_a_new_model_file_in_the_data_folder_and_an_empty_name(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    shutil.copytree(TINY, data)
+    res, text = _run(["export-lp", str(data), "--lp", ""])
+    assert res.exit_code == 2 and "--lp .: names no file (give a file name)" in text
+    res, text = _run(["export-lp", str(data), "--lp", str(data / "model.lp")])
+    assert res.exit_code == 0, text  # a new file beside the data is none of its inputs
+    assert (data / "model.lp").read_text(encoding="utf-8").startswith("\\* capacity_plan")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -100,17 +100,26 @@ def refuse_bad_out(console: Console, out: Path, option: str = "--out") -> None:
         raise typer.Exit(1)
 
 
-def refuse_bad_files(console: Console, files: dict[str, Path | None]) -> None:
-    """Exit 1 before any work when one of the output files cannot be written.
+def refuse_bad_files(
+    console: Console, files: dict[str, Path | None], inputs: Sequence[Path | None] = ()
+) -> None:
+    """Exit before any work when one of the output files cannot or must not be written.
 
     ``files`` maps an option name (``--lp``) to its path (None: not asked for). Two
     options naming the same file are a usage error (exit 2): the second file written
-    replaced the first (``--lp a.lp --mps a.lp`` left MPS text in ``a.lp``).
+    replaced the first (``--lp a.lp --mps a.lp`` left MPS text in ``a.lp``). So is a
+    path naming no file (``""`` or ``.``), and one that is an existing file inside an
+    ``inputs`` folder (the dataset) or is an ``inputs`` file (a scenarios file): the
+    model file replaced the data it was built from (``--write-lp data/sites.csv``).
     """
     seen: dict[Path, str] = {}
     for option, path in files.items():
         if path is None:
             continue
+        clash = _input_clash(path, inputs)
+        if clash is not None:
+            console.print(f"[red]error: {option} {path}:[/red] {clash}; nothing was written.")
+            raise typer.Exit(2)
         same = seen.setdefault(Path(os.path.abspath(path)), option)
         if same != option:
             console.print(
@@ -123,6 +132,20 @@ def refuse_bad_files(console: Console, files: dict[str, Path | None]) -> None:
         if problem is not None:
             console.print(f"[red]error: {option} {path}:[/red] {problem}; nothing was written.")
             raise typer.Exit(1)
+
+
+def _input_clash(path: Path, inputs: Sequence[Path | None]) -> str | None:
+    """Why the output file ``path`` must not be written over the run's inputs (None: fine)."""
+    if str(path) in ("", "."):
+        return "names no file (give a file name)"
+    target = Path(os.path.realpath(path.expanduser()))
+    for given in inputs:
+        if given is None:
+            continue
+        src = Path(os.path.realpath(given.expanduser()))
+        if target == src or (target.is_file() and src.is_dir() and src in target.parents):
+            return f"is a file of the input {given}: give the output its own file"
+    return None
 
 
 def require_solver(solver: str) -> str:

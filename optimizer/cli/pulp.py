@@ -141,7 +141,7 @@ def export_lp(
     constant (initial fleet energy) is a column objective_constant fixed at 1,
     so any solver reading the file reports the objective in USD. Exits 1 on bad
     data, an unknown scenario or a file that cannot be written (checked before the
-    build), 2 when neither --lp nor --mps is given.
+    build), 2 when neither --lp nor --mps is given or one names a file of DATA_DIR.
     """
     from rich.console import Console
 
@@ -154,7 +154,7 @@ def export_lp(
         typer.echo("error: give --lp FILE and/or --mps FILE", err=True)
         raise typer.Exit(2)
     console = Console(width=140)
-    refuse_bad_files(console, {"--lp": lp, "--mps": mps})  # before loading and building
+    refuse_bad_files(console, {"--lp": lp, "--mps": mps}, [data_dir])  # before loading
     try:
         ds = load_dataset(data_dir)
         if scenario == "neutral" and not ds.scenarios:

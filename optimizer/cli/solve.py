@@ -189,7 +189,8 @@ def solve(
     solver = require_solver(solver)
     if report:
         refuse_bad_out(console, out)
-    refuse_bad_files(console, {"--write-lp": write_lp, "--write-mps": write_mps})
+    files = {"--write-lp": write_lp, "--write-mps": write_mps}
+    refuse_bad_files(console, files, [data_dir, scenarios_file])
     with exit_on_interrupt(console):
         prepared = load_scenarios(console, data_dir, list(scenario or ["neutral"]), scenarios_file)
     options = SolveOptions(
