@@ -134,6 +134,7 @@ class Override(BaseModel):
                     f"where: unknown column {k!r} in {self.table}." + suggest(k, spec.column_names)
                 )
         col = spec.column(self.column)
+        self._no_other_ops_keys()
         if self.op == "scale":
             if self.factor is None:
                 raise ValueError("scale needs a factor")
@@ -166,6 +167,21 @@ class Override(BaseModel):
                 f"from_period/to_period need a table with a period column, not {self.table}"
             )
         return self
+
+    def _no_other_ops_keys(self) -> None:
+        """Refuse a key of another operation (``value`` on a scale): it was ignored."""
+        own = {"scale": "factor", "shift": "periods", "set": "value"}
+        given = {k for k in own.values() if getattr(self, k) is not None}
+        if self.fill != "hold":
+            given.add("fill")
+        wrong = sorted(given - {own[self.op]} - ({"fill"} if self.op == "shift" else set()))
+        if wrong:
+            keys = ", ".join(wrong)
+            raise ValueError(
+                f"{keys} {'is' if len(wrong) == 1 else 'are'} not read by op {self.op!r} "
+                f"(it takes {own[self.op]}): drop {keys}, or use the op that reads "
+                f"{'it' if len(wrong) == 1 else 'them'}"
+            )
 
     def to_dict(self) -> dict[str, Any]:
         """Plain-data form (for YAML and hashing), without empty fields."""

@@ -287,3 +287,24 @@ def test_the_default_scenarios_leave_every_contract_alone() -> None:
     for name in ("neutral", "optimistic", "negative"):
         sc = ds.scenarios[name]
         assert all(ov.table != "commitments" for ov in sc.overrides), name
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ({"op": "scale", "factor": 1, "value": "0"}, "value is not read by op 'scale'"),
+        ({"op": "set", "value": "0", "factor": 5}, "factor is not read by op 'set'"),
+        ({"op": "scale", "factor": 2, "fill": "zero"}, "fill is not read by op 'scale'"),
+        ({"op": "set", "value": "1", "periods": 1, "factor": 2}, "factor, periods are not read"),
+    ],
+)
+def test_a_key_of_another_op_is_refused(override: dict[str, object], message: str) -> None:
+    """scale with value: 0 validated, and its value was dropped without a word."""
+    from pydantic import ValidationError
+
+    from capacity.scenario_spec import Override
+
+    with pytest.raises(ValidationError, match=message):
+        Override(table="supply_resources", column="capacity", **override)  # type: ignore[arg-type]
+    shift = Override(table="site_grid", column="grid_mw", op="shift", periods=1, fill="zero")
+    assert Override(**shift.to_dict()) == shift  # the round trip keeps fill="hold"/"zero"
