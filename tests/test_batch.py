@@ -690,3 +690,26 @@ def test_cli_batch_names_the_folder_file_it_cannot_write(
     text = " ".join(res.output.split())
     assert f"error: cannot write {out / BATCH_MANIFEST}: No space left on device" in text
     assert "Dask" not in text and "re-run the same command to resume" in text
+
+
+def test_a_case_without_a_plan_says_why(sweep_file: Path) -> None:
+    """A case that ended in error or without a plan read 'neutral: error ' (no reason)."""
+    spec = load_sweep(sweep_file)
+    base = load_dataset(spec.data)
+    case = next(c for c in expand_sweep(spec, list(base.scenarios)) if c.name == "neutral")
+    cr = run_case(base, case, SolveOptions(), True, "k")
+    assert (cr.status, cr.error) == ("optimal", "")
+    cr = run_case(base, case, SolveOptions(time_limit_s=1e-9), False, "k")
+    assert cr.status == "time_limit_no_solution"
+    assert cr.error == cr.result.message and "time limit" in cr.error
+
+
+def test_glpk_gets_a_time_limit_in_whole_seconds() -> None:
+    """glpsol --tmlim 4.98 is 'Invalid time limit': every case with --time-limit failed."""
+    from optimizer.plan.pulp_solve import _pulp_solver
+
+    for limit, sent in [(4.98, 5), (0.01, 1), (7.0, 7)]:
+        solver = _pulp_solver("GLPK_CMD", SolveOptions(time_limit_s=limit), mip=False, folder=".")
+        assert solver.timeLimit == sent
+    solver = _pulp_solver("COIN_CMD", SolveOptions(time_limit_s=4.98), mip=False, folder=".")
+    assert solver.timeLimit == 4.98

@@ -53,7 +53,8 @@ class CaseResult:
     result : optimizer.plan.plan_result.PlanResult or None
         The plan (tables included); None on failure.
     error : str
-        Exception text (empty when none).
+        Exception text, or why the solve gave no optimal plan (the result's message);
+        empty for an optimal plan.
     elapsed_s : float
         Wall time on the worker (dataset, model, solve, tables).
     reused : bool
@@ -288,6 +289,7 @@ def run_case(
             res.status.value,
             res.objective_usd,
             res,
+            error="" if res.status.value == "optimal" else res.message,  # why, when not
             elapsed_s=time.perf_counter() - t0,
             reused=reused,
             outcomes=outcomes,

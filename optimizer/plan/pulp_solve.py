@@ -23,6 +23,7 @@ is no proof, and it is reported as ``time_limit_no_solution``. See ``docs/solver
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -37,6 +38,9 @@ from optimizer.plan.pulp_status import _mip_bound, _status_of, cbc_solver
 from optimizer.plan.solver_watch import STOP_GRACE_S, SolverWatch, solve_folder, watch_solver
 from optimizer.plan.solvers import _NO_DUALS, _binary_path, resolve_solver
 
+#: PuLP solvers whose command line takes a time limit in whole seconds only.
+WHOLE_SECOND_LIMITS = frozenset({"GLPK_CMD"})
+
 
 def _pulp_solver(name: str, options: SolveOptions, *, mip: bool, folder: str) -> pulp.LpSolver:
     # integrality is already relaxed in the problem when ``mip`` is False (SCIP_PY
@@ -44,6 +48,8 @@ def _pulp_solver(name: str, options: SolveOptions, *, mip: bool, folder: str) ->
     kw: dict[str, Any] = {"msg": False}
     if options.time_limit_s is not None:
         kw["timeLimit"] = options.time_limit_s
+        if name in WHOLE_SECOND_LIMITS:  # glpsol --tmlim 4.98: "Invalid time limit"
+            kw["timeLimit"] = max(1, math.ceil(options.time_limit_s))
     if name == "PULP_CBC_CMD":
         return cbc_solver(options, mip=mip, log_path=str(Path(folder) / "cbc.log"))
     if name in ("HiGHS", "SCIP_PY"):
