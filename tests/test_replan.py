@@ -289,6 +289,11 @@ def test_lock_naming_no_decision_is_named() -> None:
     with pytest.raises(ReplanInputError, match=r"'-1' is not a number of quarters"):
         parse_locks(["build:-1"])
     assert parse_locks(["produce:2"])["produce"] == 2
+    # a kind locked twice: the last window had won without a word
+    with pytest.raises(ReplanInputError, match=r"build is already locked by 'build:1'"):
+        parse_locks(["build:1", "build:2"])
+    with pytest.raises(ReplanInputError, match=r"already locked by 'build'"):
+        parse_locks(["build,produce:1,build:3"])
 
 
 @pytest.mark.parametrize(

@@ -176,9 +176,11 @@ def parse_locks(texts: Sequence[str], known: Sequence[str] = LOCK_KINDS) -> dict
     Raises
     ------
     ReplanInputError
-        For a lock naming no decision kind or a bad window, naming the value.
+        For a lock naming no decision kind, a bad window, or a kind locked twice,
+        naming the value.
     """
     out = dict.fromkeys(known, 0)
+    given: dict[str, str] = {}
     for text in texts:
         for item in (s.strip() for s in str(text).split(",")):
             if not item:
@@ -197,7 +199,12 @@ def parse_locks(texts: Sequence[str], known: Sequence[str] = LOCK_KINDS) -> dict
                 raise ReplanInputError(
                     f"--lock {item!r}: {ahead!r} is not a number of quarters (need >= 0)"
                 )
-            out[kind] = n
+            if kind in given:  # the last had won without a word
+                raise ReplanInputError(
+                    f"--lock {item!r}: {kind} is already locked by {given[kind]!r}; give "
+                    "each decision one window"
+                )
+            given[kind], out[kind] = item, n
     return out
 
 
