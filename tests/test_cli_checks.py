@@ -510,3 +510,39 @@ def test_a_new_model_file_in_the_data_folder_and_an_empty_name(tmp_path: Path) -
     res, text = _run(["export-lp", str(data), "--lp", str(data / "model.lp")])
     assert res.exit_code == 0, text  # a new file beside the data is none of its inputs
     assert (data / "model.lp").read_text(encoding="utf-8").startswith("\\* capacity_plan")
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "needs"),
+    [
+        (["hedge", "DATA", "--alpha", "0.5"], "--alpha", "--risk cvar"),
+        (["hedge", "DATA", "--weight", "3"], "--weight", "--risk cvar"),
+        (["hedge", "DATA", "--method", "extensive", "--tol", "0.5"], "--tol", "the L-shaped run"),
+        (
+            ["hedge", "DATA", "--chance", "commitment:a:0.9", "--max-iter", "5"],
+            "--max-iter",
+            "the L",
+        ),
+        (["alternatives", "DATA", "--seed", "9"], "--seed", "--directions"),
+        (["solve", "DATA", "--no-report", "--units"], "--units", "a report"),
+    ],
+)
+def test_an_option_its_mode_does_not_read_is_a_usage_error(
+    args: list[str], option: str, needs: str, no_compute: None
+) -> None:
+    """Each ran with exit 0 and without the option's effect."""
+    res, text = _run([str(TINY) if a == "DATA" else a for a in args])
+    assert res.exit_code == 2, text
+    assert f"Invalid value for '{option}': is read only with {needs}" in text
+
+
+def test_every_mode_bound_option_is_an_option_of_its_command() -> None:
+    """A renamed parameter would leave its check reading nothing (never refusing)."""
+    import typer
+
+    from optimizer.cli.option_needs import NEEDS
+
+    group = typer.main.get_command(app)
+    for command, needs in NEEDS.items():
+        names = {p.name for p in group.commands[command].params}  # type: ignore[attr-defined]
+        assert {n.option for n in needs} <= names, command

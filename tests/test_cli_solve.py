@@ -172,12 +172,20 @@ def test_cli_solve_prints_summary_and_writes_report(
     assert man["scenarios"]["squeeze"]["status"] == "optimal"
 
 
-def test_cli_no_report(fake_solve: dict[str, Any], tmp_path: Path) -> None:
-    out = tmp_path / "reports"
-    r = runner.invoke(app, ["solve", str(TINY), "--out", str(out), "--no-report"], env=ENV)
+def test_cli_no_report(
+    fake_solve: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    r = runner.invoke(app, ["solve", str(TINY), "--no-report"], env=ENV)
     assert r.exit_code == 0, r.output
-    assert not out.exists()
+    assert list(tmp_path.iterdir()) == []  # no reports/ folder
     assert fake_solve["calls"][0][0].scenario == "neutral"
+    # --out and --units are read only with a report: given with --no-report, refused
+    for extra in (["--out", str(tmp_path / "r")], ["--units"]):
+        r = runner.invoke(app, ["solve", str(TINY), *extra, "--no-report"], env=ENV)
+        assert r.exit_code == 2
+        assert "is read only with a report: drop it, or drop --no-report" in _plain(r.output)
+    assert len(fake_solve["calls"]) == 1 and list(tmp_path.iterdir()) == []
 
 
 def test_cli_objective_reaches_the_solve(fake_solve: dict[str, Any], tmp_path: Path) -> None:
@@ -467,9 +475,6 @@ def test_cli_bad_out_fails_before_solving(fake_solve: dict[str, Any], tmp_path: 
         assert f"--out {out}: {blocker} exists and is not a directory; nothing was solved" in text
         assert "Status:" not in text
     assert not fake_solve["calls"] and blocker.read_text() == "x"
-    # --no-report does not look at --out
-    r = runner.invoke(app, ["solve", str(TINY), "--out", str(blocker), "--no-report"], env=ENV)
-    assert r.exit_code == 0 and len(fake_solve["calls"]) == 1
 
 
 def test_solve_help_reads_well(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -18,4 +18,5 @@ Modules
 ``options``    options more than one command takes (``--solver``, ``--formulation``).
 ``printing``   the findings table printed for data that does not validate.
 ``checks``     option, solver and output checks shared by every command.
+``option_needs`` options one mode of a command reads: refused without that mode.
 """

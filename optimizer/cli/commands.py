@@ -21,6 +21,7 @@ from optimizer.cli.checks import (
     pipe_safe_stdout,
     sigterm_as_interrupt,
 )
+from optimizer.cli.option_needs import refuse_unread_options
 
 __all__ = ["app", "main", "silent_interrupt"]
 
@@ -84,9 +85,15 @@ class _Command(TyperCommand):
     """A ``capacity`` command: flags are listed without a value type in ``--help``."""
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        """Refuse an option of one value given twice (:func:`refuse_repeated_options`)."""
+        """Refuse an option given twice, or given where its mode does not read it.
+
+        See :func:`refuse_repeated_options` and
+        :func:`optimizer.cli.option_needs.refuse_unread_options`.
+        """
         refuse_repeated_options(self.get_params(ctx), list(args))
-        return list(super().parse_args(ctx, args))
+        rest = list(super().parse_args(ctx, args))
+        refuse_unread_options(ctx)
+        return rest
 
     def get_params(self, ctx: Any) -> list[Any]:
         """Return the command's parameters (flags with no type shown, see ``_plain_flags``)."""
