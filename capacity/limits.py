@@ -1,5 +1,10 @@
 """Size limits on input the product accepts from people it does not control.
 
+Also the most solver threads and local worker processes a run may ask for
+(:data:`MAX_PARALLEL`): ``--threads 2147483647`` made HiGHS allocate until the kernel
+killed the process, and ``--workers 1000`` started a thousand Dask processes on a
+laptop that then solved nothing.
+
 One place for each limit, so the app's message, the Streamlit server's setting
 (``server.maxUploadSize``) and the checks agree.
 
@@ -16,6 +21,13 @@ the uploader.
 """
 
 from __future__ import annotations
+
+import os
+
+MAX_PARALLEL = 4 * (os.cpu_count() or 1)
+"""Most solver threads (``--threads``) or local worker processes (``--workers``) a run
+may ask for: four per core of this machine (``os.cpu_count()``); more only queue.
+"""
 
 MAX_UPLOAD_MB = 50
 """Largest accepted upload, per file and for a zip's unpacked contents (MiB).

@@ -9,6 +9,7 @@ and no raw traceback reaches the terminal.
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import optimizer.analysis.hedge
 import optimizer.analysis.monte_carlo
 from capacity.dataset import load_dataset
 from capacity.scenarios import UnknownScenarioError, apply_scenario
-from optimizer import solve
+from optimizer import SolveOptions, solve
 from optimizer.cli.bench import BENCH_SIZES
 from optimizer.cli.checks import check_out_file
 from optimizer.cli.commands import app
@@ -546,3 +547,29 @@ def test_every_mode_bound_option_is_an_option_of_its_command() -> None:
     for command, needs in NEEDS.items():
         names = {p.name for p in group.commands[command].params}  # type: ignore[attr-defined]
         assert {n.option for n in needs} <= names, command
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["solve", "DATA", "--threads", "2147483647"], "'--threads'"),
+        (["batch", "s.yaml", "-w", "1000"], "'--workers' / '-w'"),
+        (["hedge", "DATA", "-w", "1000"], "'--workers' / '-w'"),
+        (["replan", "DATA", "-w", "1000"], "'--workers' / '-w'"),
+        (["alternatives", "DATA", "-w", "1000"], "'--workers' / '-w'"),
+    ],
+)
+def test_threads_and_workers_stop_at_four_per_core(
+    args: list[str], option: str, no_compute: None
+) -> None:
+    """--threads 2147483647 was killed for memory; -w 1000 started 1000 processes."""
+    from capacity.limits import MAX_PARALLEL
+
+    assert MAX_PARALLEL == 4 * (os.cpu_count() or 1)
+    res, text = _run([str(TINY) if a == "DATA" else a for a in args])
+    assert res.exit_code == 2
+    assert (
+        f"Invalid value for {option}: Input should be less than or equal to {MAX_PARALLEL}" in text
+    )
+    with pytest.raises(ValueError, match=f"threads: {MAX_PARALLEL + 1} is not a number of threads"):
+        SolveOptions(threads=MAX_PARALLEL + 1)

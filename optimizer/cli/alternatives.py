@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from capacity.limits import MAX_PARALLEL
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs
 from optimizer.cli.options import SchedulerOpt
 from optimizer.cli.scenarios import load_scenarios, warn_unread_overrides
@@ -62,7 +63,11 @@ _OutOpt = Annotated[Path, typer.Option("--out", help="Report root folder.")]
 _WorkersOpt = Annotated[
     int,
     typer.Option(
-        "--workers", "-w", min=0, help="Local Dask workers (0: in this process, the default)."
+        "--workers",
+        "-w",
+        min=0,
+        max=MAX_PARALLEL,
+        help="Local Dask workers (0: in this process, the default).",
     ),
 ]
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from capacity.limits import MAX_PARALLEL
 from optimizer.analysis.dask_cluster import NO_WORKER_TIMEOUT_S, ClusterOptions
 from optimizer.analysis.dask_remote import TlsFiles
 from optimizer.cli.checks import (
@@ -40,7 +41,13 @@ _SweepArg = Annotated[
 ]
 _WorkersOpt = Annotated[
     int,
-    typer.Option("--workers", "-w", min=1, help="Worker processes of the local Dask cluster."),
+    typer.Option(
+        "--workers",
+        "-w",
+        min=1,
+        max=MAX_PARALLEL,
+        help="Worker processes of the local Dask cluster.",
+    ),
 ]
 _OutOpt = Annotated[Path, typer.Option("--out", "-o", help="Output folder.")]
 _CaseTimeLimitOpt = Annotated[

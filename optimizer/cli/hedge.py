@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from capacity.limits import MAX_PARALLEL
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs, tolerance_option
 from optimizer.cli.hedge_options import (
     DEFAULT_FRESH,
@@ -77,7 +78,10 @@ _SeedOpt = Annotated[int, typer.Option(min=0, help="Seed of the draws.")]
 _BaseOpt = Annotated[str, typer.Option(help="Named scenario the draws start from.")]
 _MethodOpt = Annotated[_HedgeMethod, typer.Option(help="Solution method.")]
 _WorkersOpt = Annotated[
-    int, typer.Option("--workers", "-w", min=0, help="Local Dask workers (0: no Dask).")
+    int,
+    typer.Option(
+        "--workers", "-w", min=0, max=MAX_PARALLEL, help="Local Dask workers (0: no Dask)."
+    ),
 ]
 _FirstStageOpt = Annotated[
     _FirstStage, typer.Option("--first-stage", help="Decisions shared by the scenarios.")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from capacity.limits import MAX_PARALLEL
 from optimizer.cli.checks import refuse_bad_out, require_highs
 from optimizer.cli.options import SchedulerOpt
 from optimizer.cli.scenarios import load_scenarios
@@ -57,7 +58,10 @@ _LockOpt = Annotated[
     typer.Option("--lock", metavar="KIND[:N]", help="KIND[:N] firm N quarters ahead (repeat)."),
 ]
 _WorkersOpt = Annotated[
-    int, typer.Option("--workers", "-w", min=0, help="Local Dask workers (0: no Dask).")
+    int,
+    typer.Option(
+        "--workers", "-w", min=0, max=MAX_PARALLEL, help="Local Dask workers (0: no Dask)."
+    ),
 ]
 _OutOpt = Annotated[
     Path | None,

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from capacity.limits import MAX_PARALLEL
 from optimizer.cli.checks import (
     exit_on_interrupt,
     interrupt_ending,
@@ -92,7 +93,9 @@ _TimeLimitOpt = Annotated[
 ]
 _ThreadsOpt = Annotated[
     int | None,
-    typer.Option(min=1, metavar="N", help="Solver threads.", show_default="solver's"),
+    typer.Option(
+        min=1, max=MAX_PARALLEL, metavar="N", help="Solver threads.", show_default="solver's"
+    ),
 ]
 _IntegerUnitsOpt = Annotated[
     bool,

@@ -14,6 +14,8 @@ from enum import StrEnum
 
 import numpy as np
 
+from capacity.limits import MAX_PARALLEL
+
 
 class Status(StrEnum):
     """Outcome of a solve."""
@@ -96,7 +98,8 @@ class SolveOptions:
         ------
         ValueError
             ``time_limit_s`` not a finite number of seconds above 0 (NaN was read as
-            no limit, -1 as a limit already passed); ``threads`` below 1;
+            no limit, -1 as a limit already passed); ``threads`` outside 1 to
+            :data:`capacity.limits.MAX_PARALLEL`;
             ``mip_gap`` negative or not finite; ``check_tolerance`` not finite and
             above 0 (NaN passed every plan as checked).
         """
@@ -105,8 +108,13 @@ class SolveOptions:
                 f"time_limit_s: {self.time_limit_s!r} is not a time limit (finite seconds > 0, "
                 "or None for none)"
             )
-        if self.threads is not None and (isinstance(self.threads, bool) or self.threads < 1):
-            raise ValueError(f"threads: {self.threads!r} is not a number of threads (>= 1)")
+        if self.threads is not None and (
+            isinstance(self.threads, bool) or not 1 <= self.threads <= MAX_PARALLEL
+        ):
+            raise ValueError(
+                f"threads: {self.threads!r} is not a number of threads (1 to {MAX_PARALLEL}, "
+                "four per core of this machine)"
+            )
         if not (_finite(self.mip_gap) and self.mip_gap >= 0):
             raise ValueError(f"mip_gap: {self.mip_gap!r} is not a relative gap (finite, >= 0)")
         if not _positive(self.check_tolerance):
