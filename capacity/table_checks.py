@@ -101,7 +101,8 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
     and both fit the site maximum, as do the pipeline's halls added to them; a PPA
     step does not end before it begins nor overlap another step of its contract; every
     site has a grid and water row for every
-    period and every resource a capacity for every period; commitment families exist.
+    period and every resource a capacity for every period; commitment families exist;
+    a supply resource or order book keeps one unit.
     """
     out, horizon = _check_periods(tables, files)
     out += _check_sale_windows(tables, files)
@@ -114,6 +115,36 @@ def check_semantics(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]
         out += _check_initial_fleet_periods(tables, files, horizon)
     out += _check_regions(tables, files)
     out += _check_hosts(tables, files)
+    out += _check_one_unit(tables, files)
+    return out
+
+
+def _most_common(units: pd.Series) -> str:
+    """Return the most common value of ``units`` (the first of a tie)."""
+    return str(units.value_counts(sort=True).index[0])
+
+
+def _check_one_unit(tables: Mapping[str, pd.DataFrame], files: Mapping[str, str]) -> list[Finding]:
+    """Check that a supply resource or order book keeps one unit over its rows.
+
+    Its capacity is compared with one per-chip (or per-MW) use in every period, so a row
+    in another unit (``kilowafers`` beside ``wafers``: a typo, or a figure never
+    converted) would be read as the same unit without a word. Each row whose unit is not
+    the resource's most common one (the first of a tie) is an error.
+    """
+    out: list[Finding] = []
+    for name in ("supply_resources", "equipment_order_books"):
+        df = tables.get(name)
+        if df is None or not len(df) or "unit" not in df or "resource" not in df:
+            continue
+        units = df["unit"].astype(str).str.strip()
+        usual = units.groupby(df["resource"].astype(str), sort=False).transform(_most_common)
+        for i in (units != usual).to_numpy().nonzero()[0]:
+            msg = (
+                f"{df['resource'].iloc[i]} is in {usual.iloc[i]!r} on its other rows: give "
+                "every row of a resource the same unit (convert the capacity)"
+            )
+            out.append(Finding("error", files[name], int(i) + 2, "unit", units.iloc[i], msg))
     return out
 
 

@@ -337,3 +337,23 @@ def test_an_initial_fleet_above_its_sites_halls_is_an_error_not_an_infeasible_pl
     assert [(f.file, f.row, f.column) for f in found] == [("initial_fleet.csv", last, "chips")]
     assert "draws 650.4 MW of IT in 2025Q1" in found[0].message
     assert "above its halls then (650.0 MW" in found[0].message
+
+
+def test_a_resource_in_two_units_is_named_on_the_odd_row(data: Path) -> None:
+    """kilowafers beside wafers validated: the capacity was read in the usual unit.
+
+    The odd row is the resource's first: the others are not all named for it."""
+    p = data / "supply_resources.csv"
+    lines = p.read_text(encoding="utf-8").split("\n")
+    assert lines[2].endswith(",wafers")
+    lines[2] = lines[2][: -len("wafers")] + "kilowafers"
+    p.write_text("\n".join(lines), encoding="utf-8")
+    (f,) = validate_directory(data)
+    assert (f.severity, f.file, f.row, f.column, f.value) == (
+        "error",
+        "supply_resources.csv",
+        3,
+        "unit",
+        "kilowafers",
+    )
+    assert "tsmc_n3_wafers is in 'wafers' on its other rows" in f.message
