@@ -265,9 +265,8 @@ def read_scenarios_file(path: str | Path) -> dict[str, Scenario]:
     p = Path(path)
     if not p.is_file():
         where = p.absolute()
-        raise DataValidationError(
-            [Finding("error", str(p), None, None, None, f"scenarios file not found: {where}")]
-        )
+        why = "is a directory, not a scenarios file" if p.is_dir() else "scenarios file not found"
+        raise DataValidationError([Finding("error", str(p), None, None, None, f"{why}: {where}")])
     doc = read_yaml_file(p)
     lines = override_lines(p.read_text(encoding="utf-8"))
     scenarios, findings = parse_scenarios(doc, p.name, lines)

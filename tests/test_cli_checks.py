@@ -573,3 +573,16 @@ def test_threads_and_workers_stop_at_four_per_core(
     )
     with pytest.raises(ValueError, match=f"threads: {MAX_PARALLEL + 1} is not a number of threads"):
         SolveOptions(threads=MAX_PARALLEL + 1)
+
+
+def test_a_scenarios_file_that_is_a_folder_is_called_one(tmp_path: Path) -> None:
+    """It was reported 'scenarios file not found' though the path exists."""
+    from capacity.recorded_inputs import read_scenarios_file
+    from capacity.validation import DataValidationError
+
+    with pytest.raises(DataValidationError) as e:
+        read_scenarios_file(tmp_path)
+    assert e.value.findings[0].message == f"is a directory, not a scenarios file: {tmp_path}"
+    with pytest.raises(DataValidationError) as e:
+        read_scenarios_file(tmp_path / "none.yaml")
+    assert e.value.findings[0].message.startswith("scenarios file not found: ")
