@@ -388,3 +388,31 @@ def test_a_forecast_file_with_a_row_twice_or_a_path_beyond_the_run_is_refused(
         match=r"line 3, column path: 1 is not a path of this run \(0 to 0; --paths 1\)",
     ):
         read_forecast_file(per_path, hand.periods, params, paths=1)  # type: ignore[attr-defined]
+
+
+def test_a_shortfall_within_solver_tolerance_is_no_lock_given_way() -> None:
+    """6.45e-5 chips short of a 64-chip lock were listed as a lock the truth could not
+    honour (the relative floor alone, 1e-6 x 64 = 6.4e-5, let it through)."""
+    import pandas as pd
+
+    from optimizer.analysis.replan_folder import give_way_table
+
+    held = pd.DataFrame(
+        {
+            "decided_in": ["2026Q1"] * 3,
+            "kind": ["install", "install", "build"],
+            "s": [0, 0, 0],
+            "c": [0, 0, -1],
+            "o": [-1, -1, -1],
+            "t": [1, 2, 1],
+            "locked_value": [64.0, 64.0, 5.0],
+            "delivered_short": [6.45e-5, 0.5, 0.011],
+        }
+    )
+    held["value"] = held["locked_value"] - held["delivered_short"]
+    codes = {"s": ["nova"], "c": ["rubin"], "o": []}
+    gw = give_way_table(held, codes, ["2026Q1", "2026Q2", "2026Q3"])
+    assert gw[["kind", "period", "delivered_short"]].values.tolist() == [
+        ["install", "2026Q3", 0.5],
+        ["build", "2026Q2", 0.011],
+    ]
