@@ -243,3 +243,9 @@ def test_a_cluster_run_short_in_some_quarters_is_drawn_apart_from_one_never_at_s
         "below minimum in every quarter": ["b · s"],
         "meets minimum": ["c · s"],
     }
+    # a customer without a minimum size "meets" nothing (bedrock read "meets minimum")
+    t = t.assign(min_cluster_mw=[100.0] * 4 + [0.0], min_cluster_h100e=0.0)
+    fig = charts.training_clusters_timeline({"training_clusters": t}, periods)
+    assert fig is not None
+    names = {d.name: list(d.y) for d in fig.data}
+    assert names["no minimum size"] == ["c · s"] and "meets minimum" not in names

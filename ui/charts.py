@@ -304,17 +304,35 @@ def _quarter_start(period: str) -> pd.Timestamp:
     return pd.Timestamp(year=year, month=3 * (q - 1) + 1, day=1)
 
 
-def _cluster_rule(runs: pd.DataFrame) -> np.ndarray:
-    """Label each cluster run: meets the minimum, below it in some quarters, or in all."""
+def _cluster_rule(runs: pd.DataFrame, has_minimum: np.ndarray) -> np.ndarray:
+    """Label each cluster run: no minimum size, meets it, below it in some quarters or all.
+
+    ``has_minimum`` (one bool per run) says whether the run's customer has a minimum
+    cluster size (MW or H100e above 0): without one a run "meets" nothing.
+    """
     out: np.ndarray = np.select(
         [
+            ~has_minimum,
             runs["meets_minimum"].astype(bool).to_numpy(),
             (runs["periods_below"] == runs["periods"]).to_numpy(),
         ],
-        ["meets minimum", "below minimum in every quarter"],
+        [NO_MINIMUM, "meets minimum", "below minimum in every quarter"],
         "below minimum in some quarters",
     )
     return out
+
+
+#: The label of a cluster run whose customer has no minimum cluster size.
+NO_MINIMUM = "no minimum size"
+
+
+def _has_minimum(t: pd.DataFrame, runs: pd.DataFrame) -> np.ndarray:
+    """Whether each run's customer has a minimum cluster size (MW or H100e above 0)."""
+    if "min_cluster_mw" not in t or "min_cluster_h100e" not in t:  # a table of old reports
+        return np.ones(len(runs), dtype=bool)
+    rule = (t["min_cluster_mw"] > 0) | (t["min_cluster_h100e"] > 0)
+    by_customer = rule.groupby(t["customer"]).any()
+    return runs["customer"].map(by_customer).fillna(False).to_numpy(dtype=bool)
 
 
 def training_clusters_timeline(
@@ -326,7 +344,8 @@ def training_clusters_timeline(
     training (:func:`optimizer.output.summary_frames.cluster_spans`), one row per customer and site,
     coloured by whether every quarter of the run meets the customer's minimum cluster
     size, only some do, or none (a 24-quarter run with one small first quarter is not
-    drawn like a run that never reaches the minimum); hover shows the mean and peak
+    drawn like a run that never reaches the minimum), grey where the customer has no
+    minimum size; hover shows the mean and peak
     training IT MW of the run and how many of its quarters are below the minimum.
     """
     from optimizer.output.summary_frames import cluster_spans
@@ -340,7 +359,7 @@ def training_clusters_timeline(
         start=[_quarter_start(p) for p in runs["first_period"]],
         end=[_quarter_start(p) + pd.DateOffset(months=3) for p in runs["last_period"]],
         cluster=runs["customer"] + " · " + runs["site"],
-        rule=_cluster_rule(runs),
+        rule=_cluster_rule(runs, _has_minimum(t, runs)),
     )
     fig = px.timeline(
         runs,
@@ -349,6 +368,7 @@ def training_clusters_timeline(
         y="cluster",
         color="rule",
         color_discrete_map={
+            NO_MINIMUM: "#adb5bd",
             "meets minimum": "#2a9d8f",
             "below minimum in some quarters": "#e9c46a",
             "below minimum in every quarter": "#e76f51",

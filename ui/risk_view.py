@@ -509,7 +509,7 @@ def _hedged_results(h: Any) -> None:
             x="period",
             y="build_mw",
             color="site",
-            title="Hedged plan: new IT capacity built [MW]",
+            title="Hedged plan: new IT capacity decided [MW] (online after its lead time)",
             labels={"build_mw": "MW"},
         )
         fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
