@@ -144,6 +144,8 @@ def test_the_brief_summary_fits_a_screen_and_says_what_verbose_adds() -> None:
     assert VERBOSE_HINT.split(";")[0] in " ".join(brief[-3:])
     # acme is 90% served, beta 75%: both rows with unmet demand stay in the brief form
     assert "90.0%" in text and "75.0%" in text and "(rows with unmet demand)" in text
+    # the unmet H100e beside demand and served (1.8M beside 1.8M hid 23.5k short)
+    assert "acme │ training │ 100 │ 90 │ 10 │ 90.0%" in " ".join(text.split())
     assert "Fleet at end of" in text and "Chips by generation" not in text
     assert "Chips by generation" in "\n".join(full) and VERBOSE_HINT not in "\n".join(full)
 

@@ -249,15 +249,18 @@ def _served_table(s: PlanSummary, short: bool = False) -> Table | str:
     t.add_column("workload")
     t.add_column("demand (H100e, avg/quarter)", justify="right")
     t.add_column("served (H100e, avg/quarter)", justify="right")
+    t.add_column("unmet (H100e, avg/quarter)", justify="right")
     t.add_column("served share", justify="right")
     for r in rows.itertuples(index=False):
         share = float(r.served_share)
         colour = "green" if share >= 1 - 1e-6 else ("yellow" if share >= 0.9 else "red")
+        demand, served = float(r.demand_h100e), float(r.served_h100e)
         t.add_row(
             str(r.customer),
             str(r.workload),
-            fmt_qty(float(r.demand_h100e)),
-            fmt_qty(float(r.served_h100e)),
+            fmt_qty(demand),
+            fmt_qty(served),
+            fmt_qty(max(demand - served, 0.0)),  # 1.8M beside 1.8M hid 23.5k short
             f"[{colour}]{_pct(share)}[/{colour}]",
         )
     return t
