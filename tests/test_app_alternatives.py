@@ -81,3 +81,27 @@ def test_range_chart_draws_each_slack_from_min_to_max() -> None:
     (opt,) = [t for t in fig.data if t.type == "scatter"]
     assert list(opt.x) == [25.0]
     assert ranges_figure(ranges.iloc[0:0]) is None
+
+
+def test_the_ranges_table_reads_as_the_command_line_does() -> None:
+    """It showed 6245610 where the CLI prints 6,245,607 (six significant digits)."""
+    import pandas as pd
+
+    from ui.formats import ranges_view
+
+    ranges = pd.DataFrame(
+        {
+            "quantity": ["fleet_h100e:nvidia", "trainium_share_of_demand"],
+            "unit": ["H100e", "share"],
+            "slack": [0.01, 0.01],
+            "min": [6245607.4, 0.41],
+            "max": [9396498.2, 0.5],
+            "at_optimum": [7794393.7, float("nan")],
+            "cost_cap_usd": [146056000000.0, 146056000000.0],
+        }
+    )
+    view, cfg = ranges_view(ranges)
+    assert view["min"].tolist() == ["6,245,607", "41.0%"]
+    assert view["at_optimum"].tolist() == ["7,794,394", "–"]
+    assert view["cost_cap_usd"].tolist() == ["$146.06B", "$146.06B"]
+    assert ranges["min"].tolist() == [6245607.4, 0.41]  # the stored table is untouched

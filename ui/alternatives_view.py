@@ -14,7 +14,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from capacity.dataset import Dataset
-from ui.formats import error_text
+from ui.formats import error_text, ranges_view
 
 __all__ = ["alternatives_tab", "ranges_figure"]
 
@@ -120,15 +120,8 @@ def alternatives_tab(ds: Dataset, opts: Any) -> None:
     fig = ranges_figure(ranges)
     if fig is not None:
         st.plotly_chart(fig, key="alt_chart", width="stretch")
-    st.dataframe(
-        ranges,
-        hide_index=True,
-        width="stretch",
-        column_config={
-            c: st.column_config.NumberColumn(c, format="%.6g")
-            for c in ("min", "max", "at_optimum", "cost_cap_usd")
-        },
-    )
+    view, cfg = ranges_view(ranges)
+    st.dataframe(view, hide_index=True, width="stretch", column_config=cfg)
 
 
 def _store(ds_hash: str, settings: Any, value: Any) -> None:

@@ -280,6 +280,53 @@ def calibration_view(cal: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     return out, cfg
 
 
+RANGE_VALUES = ("min", "max", "at_optimum")
+"""Columns of the alternatives' ranges table whose unit is the row's ``unit``."""
+
+
+def ranges_view(ranges: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
+    """Return the near-optimal ranges in the CLI's style and their column config.
+
+    Each row's min, max and value at the optimum as text in its unit (``7,794,394``
+    H100e, ``52.6%`` for a share), the slack as a percent, the cost cap in USD
+    (``$146.06B``): the table showed six significant digits without separators.
+
+    Parameters
+    ----------
+    ranges : DataFrame
+        :attr:`optimizer.analysis.alternatives.AlternativesResult.ranges`.
+
+    Returns
+    -------
+    (DataFrame, dict)
+        The view and its ``st.dataframe`` column config.
+    """
+    out = ranges.copy()
+    units = out["unit"].astype(str) if "unit" in out else pd.Series("", index=out.index)
+    for c in RANGE_VALUES:
+        if c in out:
+            out[c] = [
+                MISSING
+                if pd.isna(v)
+                else fmt_share(float(v))
+                if u == "share"
+                else fmt_number(float(v), u)
+                for v, u in zip(out[c], units, strict=True)
+            ]
+    if "cost_cap_usd" in out:
+        out["cost_cap_usd"] = [
+            MISSING if pd.isna(v) else fmt_usd(float(v)) for v in out["cost_cap_usd"]
+        ]
+    cfg: dict[str, Any] = {
+        "min": st.column_config.TextColumn("min [row's unit]"),
+        "max": st.column_config.TextColumn("max [row's unit]"),
+        "at_optimum": st.column_config.TextColumn("at the optimum [row's unit]"),
+        "slack": st.column_config.NumberColumn("cost slack [%]", format="percent"),
+        "cost_cap_usd": st.column_config.TextColumn("cost cap [USD]"),
+    }
+    return out, cfg
+
+
 def level_text(op: str, level: float) -> str:
     """Meaning of a tornado level: ``×1.03`` (scale), ``+4 quarters`` (shift), ``= 2.5`` (set)."""
     if op == "shift":

@@ -109,16 +109,16 @@ def default_quantities(model: Any) -> list[Quantity]:
     for fam in sorted(set(c_family)):
         cols = fleet[c_family[fc] == fam]
         coef = scale[cols] * c_h100e[v["c"].to_numpy()[cols]]
-        out.append(Quantity(f"fleet_h100e:{fam}", "fleet", "h100e", cols, coef))
+        out.append(Quantity(f"fleet_h100e:{fam}", "fleet", "H100e", cols, coef))
     build = np.flatnonzero(kind == "build")
     bs = v["s"].to_numpy()[build]
     for i, site in enumerate(codes["s"]):
         cols = build[bs == i]
-        out.append(Quantity(f"build_mw:{site}", "site_build", "mw", cols, scale[cols]))
+        out.append(Quantity(f"build_mw:{site}", "site_build", "MW", cols, scale[cols]))
     onsite_o = [i for i, o in enumerate(codes.get("o", ())) if str(o).startswith("onsite:")]
     cols = np.flatnonzero((kind == "power_energy") & np.isin(v["o"].to_numpy(), onsite_o))
     if len(cols):
-        out.append(Quantity("onsite_twh", "onsite", "twh", cols, scale[cols] / 1e6))
+        out.append(Quantity("onsite_twh", "onsite", "TWh", cols, scale[cols] / 1e6))
     share = _trainium_share(model, c_family)
     if share is not None:
         out.append(share)
