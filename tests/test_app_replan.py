@@ -30,3 +30,9 @@ def test_replan_tab_runs_and_shows_zero_regret_at_zero_volatility(
     assert len(res.paths) == 2
     assert res.paths["regret_usd"].abs().max() < 1e-6 * 5e6
     assert any("replans per path" in c.value for c in at.caption)
+    # the spread reads in each row's unit, as the CLI prints it (it showed regret_usd
+    # 11,300,000,000 and shares as 0.0782)
+    spread = next(d.value for d in at.dataframe if "outcome" in d.value.columns)
+    rows = spread.set_index("outcome")
+    assert rows.loc["regret (discounted)", "P50"].startswith("$")
+    assert rows.loc["served share of H100e demand", "P50"].endswith("%")

@@ -367,12 +367,18 @@ def with_level_text(df: pd.DataFrame, ops: Mapping[str, str]) -> pd.DataFrame:
     return out
 
 
-#: Label and unit of each Monte Carlo outcome (rows of the percentiles table).
+#: Label and unit of each Monte Carlo or replanning outcome (rows of a percentiles table).
 OUTCOME_LABELS = {
     "total_cost_usd": "total cost (discounted)",
     "unmet_h100e": "unmet demand [H100e-quarters]",
     "trainium_share": "Trainium share of served H100e",
     "breach_mw": "commitment breach [MW-quarters]",
+    "regret_usd": "regret (discounted)",
+    "regret_share": "regret, share of perfect foresight's cost",
+    "realised_cost_usd": "realised cost (discounted)",
+    "perfect_foresight_cost_usd": "perfect-foresight cost (discounted)",
+    "served_share": "served share of H100e demand",
+    "perfect_foresight_served_share": "served share, perfect foresight",
 }
 
 

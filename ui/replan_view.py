@@ -13,7 +13,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui.formats import show_table
+from ui.formats import percentiles_view, show_table
 from ui.progress_view import AppProgress
 
 __all__ = ["render_replan_sections"]
@@ -90,7 +90,7 @@ def _replan_results(res: Any) -> None:
         if c.endswith("_usd")
     }
     show_table(res.paths[cols], money, key="replan_paths_table")
-    show_table(res.spread, {}, key="replan_spread_table")
+    show_table(percentiles_view(res.spread), {}, key="replan_spread_table")
     if len(res.give_way):
         st.caption(
             "Locks the truth could not honour (an order delivered short, an install "
