@@ -249,3 +249,27 @@ def test_a_cluster_run_short_in_some_quarters_is_drawn_apart_from_one_never_at_s
     assert fig is not None
     names = {d.name: list(d.y) for d in fig.data}
     assert names["no minimum size"] == ["c · s"] and "meets minimum" not in names
+
+
+def test_the_money_tables_read_in_billions_or_millions(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Money expander showed 16,186,706,293 where the guide promises $16.19B."""
+    at = open_app(monkeypatch)
+    goto(at, "plan")
+    at.button(key="solve").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    money = next(d for d in at.dataframe if "term" in d.value.columns)
+    cfg = _column_config(money)
+    cost = next(c for c in money.value.columns if c.startswith("discounted_cost_usd"))
+    assert cfg[cost]["label"] == "discounted cost [USD]"
+    assert cfg[cost]["type_config"]["format"].startswith("$%,.2f")
+    cash = next(c for c in money.value.columns if c.startswith("cash_usd"))
+    assert cfg[cash]["label"] == "cash, undiscounted [USD]"
+    costs = at.session_state["plan"].result.tables["costs"]
+    div = {"_bn": 1e9, "_mn": 1e6}.get(cost[len("discounted_cost_usd") :], 1.0)
+    assert money.value[cost].sum() * div == pytest.approx(costs["cost_usd"].sum())
+    year = next(d for d in at.dataframe if "year" in d.value.columns)
+    assert all(
+        c == "year" or _column_config(year)[c]["label"].endswith("[USD]")
+        for c in year.value.columns
+    )

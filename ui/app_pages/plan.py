@@ -18,7 +18,7 @@ from ui.compose import (
     scenario_fallback_text,
     settings_changed_text,
 )
-from ui.formats import MISSING, calibration_view, fmt_share, fmt_usd, show_table
+from ui.formats import MISSING, calibration_view, fmt_share, fmt_usd, show_table, usd_billions
 from ui.progress_view import click_to_result_text
 from ui.state import (
     active_dataset,
@@ -338,20 +338,14 @@ if costs is not None and len(costs) and "cash_usd" in costs:
         money = costs.groupby(["term", "cash_kind"], as_index=False, sort=False)[
             ["cost_usd", "cash_usd"]
         ].sum()
-        st.dataframe(
-            money.round({"cost_usd": 0, "cash_usd": 0}),  # whole dollars
-            hide_index=True,
-            width="stretch",
-            key="plan_money",
-            column_config={
-                "cost_usd": st.column_config.NumberColumn(
-                    "discounted cost [USD]", format="localized"
-                ),
-                "cash_usd": st.column_config.NumberColumn(
-                    "cash, undiscounted [USD]", format="localized"
-                ),
-            },
+        view, cfg = usd_billions(  # $16.19B, not 16,186,706,293 (as the Risk page reads)
+            money.rename(columns={"cost_usd": "discounted_cost_usd", "cash_usd": "cash_usd"})
         )
+        cfg = {
+            k: {**v, "label": v["label"].replace("cash [", "cash, undiscounted [")}
+            for k, v in cfg.items()
+        }
+        st.dataframe(view, hide_index=True, width="stretch", key="plan_money", column_config=cfg)
         cash = costs[costs["cash_kind"] != "none"]  # penalties are not cash
         if margin is None:  # revenue is cash only in the margin objective
             cash = cash[cash["cash_kind"] != "revenue"]
@@ -361,14 +355,9 @@ if costs is not None and len(costs) and "cash_usd" in costs:
         ).reset_index()
         kinds = [c for c in per_year.columns if c != "year"]
         st.markdown("**Cash per year** (USD, undiscounted)")
+        view, cfg = usd_billions(per_year.rename(columns={c: f"{c}_usd" for c in kinds}))
         st.dataframe(
-            per_year.round({c: 0 for c in kinds}),  # whole dollars
-            hide_index=True,
-            width="stretch",
-            key="plan_cash_year",
-            column_config={
-                c: st.column_config.NumberColumn(f"{c} [USD]", format="localized") for c in kinds
-            },
+            view, hide_index=True, width="stretch", key="plan_cash_year", column_config=cfg
         )
 
 calibration = tables.get("calibration")
