@@ -197,6 +197,7 @@ def test_every_plan_chart_draws_the_result_numbers(tiny, tiny_result) -> None:  
     fig = charts.installed_it_mw(t, periods)
     total = sum(np.nansum(np.asarray(tr.y, dtype=float)) for tr in fig.data)
     assert total == pytest.approx(t["fleet"]["it_mw"].sum())
+    assert fig.layout.yaxis.title.text == "IT [MW]"  # it read "it_mw [MW]"
     fig = charts.energy_water(t, periods)
     assert np.asarray(fig.data[0].y, dtype=float).sum() == pytest.approx(
         t["energy"]["facility_mwh"].sum()

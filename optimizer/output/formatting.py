@@ -156,6 +156,10 @@ def is_share(name: str) -> bool:
     return name.endswith("share") or name.startswith("share_") or name in SHARE_COLUMNS
 
 
+#: Words of column names written as the field writes them (``it_mw`` -> "IT [MW]").
+ACRONYMS = {"it": "IT", "pue": "PUE", "wue": "WUE", "tdp": "TDP", "ppa": "PPA", "hbm": "HBM"}
+
+
 def column_header(name: str, unit: str | None = None) -> str:
     """Return a column's header with its unit: ``build_mw -> "build [MW]"``.
 
@@ -170,8 +174,8 @@ def column_header(name: str, unit: str | None = None) -> str:
     --------
     >>> column_header("objective_usd"), column_header("served_share"), column_header("site")
     ('objective [USD]', 'served share [%]', 'site')
-    >>> column_header("h100e"), column_header("chips")
-    ('H100e', 'chips')
+    >>> column_header("h100e"), column_header("chips"), column_header("it_mw")
+    ('H100e', 'chips', 'IT [MW]')
     """
     unit = column_unit(name) if unit is None else unit
     if unit and any(name == suffix[1:] for suffix, _ in UNIT_SUFFIXES):
@@ -181,7 +185,7 @@ def column_header(name: str, unit: str | None = None) -> str:
         if u == unit and name.endswith(suffix) and name != suffix[1:]:
             words = name[: -len(suffix)]
             break
-    words = words.replace("_", " ")
+    words = " ".join(ACRONYMS.get(w, w) for w in words.split("_"))
     if is_share(name):
         return f"{words} [%]"
     return f"{words} [{unit}]" if unit else words
