@@ -158,6 +158,13 @@ def test_batch_binding_table_shows_unknown_with_the_reason() -> None:
     con.print(_binding_shares_table(known, "highs"))
     text = con.export_text()
     assert "50%" in text and "not available" not in text
+    # a balance binds in every plan and has no limits: its empty cell read as "none"
+    both = known.assign(binding_families=["site_grid;demand_balance", "demand_balance"])
+    con = Console(width=300, record=True)
+    con.print(_binding_shares_table(both, "highs"))
+    rows = {ln.split("│")[1].strip(): ln for ln in con.export_text().splitlines() if "│" in ln}
+    assert "balance or definition rows: priced in every plan, not limits" in rows["demand_balance"]
+    assert "a 50%" in rows["site_grid"] and "not limits" not in rows["site_grid"]
 
 
 @needs_scip

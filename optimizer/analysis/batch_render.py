@@ -133,6 +133,10 @@ def _monte_carlo_table(mc: pd.DataFrame) -> Any:
 _PCT = ("p10", "p50", "p90", "mean")
 
 
+#: The limits cell of a family whose rows are balances or definitions, not limits.
+STRUCTURAL_NOTE = "(balance or definition rows: priced in every plan, not limits)"
+
+
 def _binding_shares_table(mc: pd.DataFrame, solver: str = "") -> Any | None:
     """Rich table of how often each family and limit binds (None without a plan).
 
@@ -142,7 +146,7 @@ def _binding_shares_table(mc: pd.DataFrame, solver: str = "") -> Any | None:
     from rich.table import Table
 
     from optimizer.analysis.outcomes import binding_shares
-    from optimizer.output.binding_limits import no_duals_text
+    from optimizer.output.binding_limits import LIMIT_FAMILIES, no_duals_text
 
     ok = mc[mc["status"].isin(OK_STATUSES)]
 
@@ -170,6 +174,8 @@ def _binding_shares_table(mc: pd.DataFrame, solver: str = "") -> Any | None:
             f"{f.split(':', 1)[1]} {v:.0%}"
             for f, v in zip(mine["family"], mine["share_priced"], strict=True)
         )
+        if not txt and r.family not in LIMIT_FAMILIES:  # an empty cell read as "none"
+            txt = STRUCTURAL_NOTE
         t.add_row(r.family, "unknown" if pd.isna(r.share_priced) else f"{r.share_priced:.0%}", txt)
     return t
 
