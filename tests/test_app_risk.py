@@ -107,6 +107,10 @@ def test_monte_carlo_section_matches_a_direct_run(risk_page: AppTest) -> None:
 def test_hedged_plan_section_shows_vss_and_evpi(risk_page: AppTest) -> None:
     at = risk_page
     assert at.multiselect(key="hedge_scenarios").value == ["neutral", "squeeze"]
+    # two picked: the prompt asks to press Solve, not to pick two (it stayed, faded, in a run)
+    infos = [i.value for i in at.info]
+    assert any("to solve it over the scenarios picked" in i for i in infos), infos
+    assert not any("Pick at least two scenarios" in i for i in infos)
     at.radio(key="hedge_ev").set_value("neutral")
     at.run()
     at.button(key="hedge_run").click()

@@ -451,7 +451,11 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
             st.error(f"The hedged plan failed: {error_text(e)}")
     h = _fresh("hedge", base.hash, settings_h)
     if h is None:
-        st.info("Pick at least two scenarios with weights and press **Solve the hedged plan**.")
+        st.info(  # shown (faded) while a run goes on too: true for the picks made
+            "Press **Solve the hedged plan** to solve it over the scenarios picked."
+            if ok
+            else "Pick at least two scenarios with weights and press **Solve the hedged plan**."
+        )
     else:
         _hedged_results(h)
 
