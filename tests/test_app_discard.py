@@ -122,6 +122,8 @@ def test_shadow_price_heatmap_has_one_unit_per_row() -> None:
     text = {r: list(v) for r, v in zip(rows, h.text, strict=True)}
     assert text["supply_resource [USD/wafers]"] == ["393k", "100k"]
     assert text["site_grid [USD/MW]"] == ["14.9M", ""]
+    assert h.texttemplate == "%{text}"
+    assert charts._price_text(1.67e-05) == "<0.01"  # a tie-break's trace, not 1.67e-05
 
 
 def _load_other_dataset_script() -> None:

@@ -87,6 +87,7 @@ def test_shadow_price_heatmap_keeps_room_for_period_labels() -> None:
     )
     fig = charts.shadow_price_heatmap({"shadow_prices": sp}, periods)
     assert list(fig.data[0].x) == periods
+    assert fig.data[0].texttemplate is None  # 24 quarters: values on hover, not 5 px text
     assert fig.layout.xaxis.tickangle == -45
     assert fig.layout.xaxis.automargin is True
     assert fig.layout.margin.b >= 80

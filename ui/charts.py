@@ -151,7 +151,8 @@ def shadow_price_heatmap(
     One row per (family, unit): supply limits in wafers and in HBM stacks are two
     rows, never one. Colour is the cell's share of its row's largest |price| (0-1),
     so colours compare quarters within a row and never one unit with another; the
-    cell text and hover give the price in the row's own unit. None when the table is
+    cell text (up to :data:`MAX_TEXT_PERIODS` quarters) and hover give the price in the
+    row's own unit. None when the table is
     missing or every price is null (the solver returned no duals).
     """
     s = _get(tables, "shadow_prices")
@@ -175,7 +176,8 @@ def shadow_price_heatmap(
             y=list(piv.index),
             customdata=z,
             text=text,
-            texttemplate="%{text}",
+            # beyond 12 quarters the cell text shrinks to a few pixels: the hover has it
+            texttemplate="%{text}" if piv.shape[1] <= MAX_TEXT_PERIODS else None,
             zmin=0.0,
             zmax=1.0,
             colorscale="Viridis",
@@ -193,10 +195,19 @@ def shadow_price_heatmap(
     return fig
 
 
+#: Most periods a heatmap writes its cells' values in (more: hover only).
+MAX_TEXT_PERIODS = 12
+
+
 def _price_text(value: float) -> str:
-    """Short text of one |shadow price| in its row's unit: ``14.9M``, ``393k``, ``27``."""
+    """Short text of one |shadow price| in its row's unit: ``14.9M``, ``393k``, ``27``.
+
+    A price below a cent (the tie-break costs' traces, 1.67e-05) reads ``<0.01``.
+    """
     if not np.isfinite(value) or value == 0:
         return ""
+    if value < 0.01:
+        return "<0.01"
     for scale, suffix in ((1e9, "B"), (1e6, "M"), (1e3, "k")):
         if value >= scale:
             return f"{value / scale:.3g}{suffix}"
