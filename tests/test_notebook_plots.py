@@ -140,3 +140,15 @@ def test_a_key_repeated_in_a_row_is_named_once_in_the_legend(plan: Plan) -> None
     names = {t.name for t in plan.plot.utilisation(kind="line").data}
     assert "cowos_wafers" in names and "cowos_wafers · cowos_wafers" not in names
     assert "grid · MW" in names
+
+
+def test_a_share_is_labelled_in_percent_as_its_ticks_read() -> None:
+    """'utilisation [share]' sat beside ticks of 20%, 40% ..."""
+    import pandas as pd
+
+    from optimizer.notebook.plots import _label
+
+    frame = pd.DataFrame({"utilisation": [0.5], "it_mw": [1.0]})
+    frame.attrs["units"] = {"utilisation": "share", "it_mw": "MW"}
+    assert _label(frame, "utilisation") == "utilisation [%]"
+    assert _label(frame, "it_mw") == "it_mw [MW]"

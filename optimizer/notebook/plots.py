@@ -40,7 +40,9 @@ def _axes(frame: pd.DataFrame, value: str) -> tuple[str | None, list[str]]:
 
 
 def _label(frame: pd.DataFrame, value: str) -> str:
+    """``value [unit]``; a share reads ``[%]``, as its ticks do (not ``[share]``)."""
     unit = frame.attrs.get("units", {}).get(value, "")
+    unit = "%" if unit == "share" else unit
     return f"{value} [{unit}]" if unit else value
 
 
