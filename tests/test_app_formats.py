@@ -57,6 +57,10 @@ def test_headers_decimals_and_shares() -> None:
     assert column_header("energy_usd_per_mwh") == "energy [USD/MWh]"
     assert column_header("served_share") == "served share [%]"
     assert column_header("scenario") == "scenario"
+    # headers that kept their unit as words ("price usd per h100e period")
+    assert column_header("price_usd_per_h100e_period") == "price [USD/H100e-quarter]"
+    assert column_header("shadow_price_usd_per_unit") == "shadow price [USD/unit]"
+    assert column_header("it_mw") == "IT [MW]" and column_header("pue_air") == "PUE air"
     assert column_header("chips") == "chips" and column_header("h100e") == "H100e"
     assert number_format("build_mw") == "%,.1f"
     assert number_format("served_h100e") == "%,.0f"

@@ -91,7 +91,9 @@ def fmt_mw(x: float) -> str:
 #: :data:`optimizer.output.table_schema.RESULT_TABLES`). A name equal to the suffix
 #: without its underscore (``chips``, ``h100e``) has the unit too.
 UNIT_SUFFIXES: tuple[tuple[str, str], ...] = (
+    ("_usd_per_h100e_period", "USD/H100e-quarter"),
     ("_usd_per_h100e", "USD/H100e"),
+    ("_usd_per_unit", "USD/unit"),
     ("_usd_per_mwh", "USD/MWh"),
     ("_usd_per_mw", "USD/MW"),
     ("_usd_per_t", "USD/t CO2"),
