@@ -524,6 +524,8 @@ def test_a_new_model_file_in_the_data_folder_and_an_empty_name(tmp_path: Path) -
             "--max-iter",
             "the L",
         ),
+        (["hedge", "DATA", "--method", "extensive", "-w", "1"], "--workers", "the L-shaped"),
+        (["hedge", "DATA", "--tree", "t.yaml", "--scheduler", "h:1"], "--scheduler", "the L"),
         (["alternatives", "DATA", "--seed", "9"], "--seed", "--directions"),
         (["solve", "DATA", "--no-report", "--units"], "--units", "a report"),
     ],

@@ -52,6 +52,9 @@ NEEDS: dict[str, tuple[Need, ...]] = {
         Need("weight", _cvar, *_CVAR),
         Need("tol", _lshaped, *_LSHAPED),
         Need("max_iter", _lshaped, *_LSHAPED),
+        # the other modes solve in this process: -w 0 (no Dask) is true of them too
+        Need("workers", lambda p: _lshaped(p) or p.get("workers") == 0, *_LSHAPED),
+        Need("scheduler", _lshaped, *_LSHAPED),
     ),
     "alternatives": (
         Need(
