@@ -36,7 +36,7 @@ def sidebar() -> None:
             return
         ds = active_dataset()
         st.caption("Dataset")
-        st.markdown(f"**{base.name}** · `{base.hash[:10]}`")
+        st.markdown(f"**{base.name}** · `{base.hash[:12]}`")
         if ss["drafts"]:
             if ss["draft_findings"]:
                 st.warning("Edits have errors: the last valid data is used.")
