@@ -29,6 +29,22 @@ MAX_PARALLEL = 4 * (os.cpu_count() or 1)
 may ask for: four per core of this machine (``os.cpu_count()``); more only queue.
 """
 
+
+def check_parallel(n: int, what: str) -> int:
+    """Return ``n`` if it is a count of threads or processes from 1 to :data:`MAX_PARALLEL`.
+
+    Raises
+    ------
+    ValueError
+        Naming ``what`` (``"workers"``), the value and the range.
+    """
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PARALLEL:
+        raise ValueError(
+            f"{what}: {n!r} is not from 1 to {MAX_PARALLEL} (four per core of this machine)"
+        )
+    return n
+
+
 MAX_UPLOAD_MB = 50
 """Largest accepted upload, per file and for a zip's unpacked contents (MiB).
 

@@ -588,3 +588,14 @@ def test_a_scenarios_file_that_is_a_folder_is_called_one(tmp_path: Path) -> None
     with pytest.raises(DataValidationError) as e:
         read_scenarios_file(tmp_path / "none.yaml")
     assert e.value.findings[0].message.startswith("scenarios file not found: ")
+
+
+def test_the_python_batch_refuses_a_thousand_local_workers(tmp_path: Path) -> None:
+    """run_batch(workers=1000) started a local cluster of a thousand processes."""
+    from capacity.limits import MAX_PARALLEL
+    from optimizer.analysis.batch import run_batch
+
+    sweep = tmp_path / "sweep.yaml"
+    sweep.write_text(f"data: {TINY}\nscenarios: [base]\n", encoding="utf-8")
+    with pytest.raises(ValueError, match=f"workers: 1000 is not from 1 to {MAX_PARALLEL}"):
+        run_batch(sweep, tmp_path / "out", workers=1000, progress=False)

@@ -58,6 +58,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from capacity.limits import check_parallel
 from optimizer.analysis.dask_remote import TlsFiles, connect
 
 SecurityMode = Literal["auto", "tls", "none"]
@@ -226,7 +227,8 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
     OSError, TimeoutError
         When the scheduler cannot be reached (or lacks TLS files: :func:`connect`).
     ValueError
-        For a ``scheduler`` that is not an address.
+        For a ``scheduler`` that is not an address, or local ``workers`` outside 1 to
+        :data:`capacity.limits.MAX_PARALLEL`.
     RuntimeError
         For ``security="tls"`` without ``cryptography``.
     """
@@ -238,7 +240,7 @@ def open_client(options: ClusterOptions) -> Iterator[Any]:
             yield client
         return
     sec = local_security(options.security)
-    workers = options.workers
+    workers = check_parallel(options.workers, "workers")  # -w 1000: a thousand processes
     with _local_cluster_config():
         with _CLUSTER_START_LOCK, _sigint_blocked():
             cluster = LocalCluster(
