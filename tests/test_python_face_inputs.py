@@ -6,6 +6,8 @@ scenario 'n'") and an empty list gave an empty collection without a word.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 import capacity_planner as cp
@@ -72,3 +74,30 @@ def test_a_where_value_matching_no_row_is_a_warning(tiny_plan: cp.Plan) -> None:
         out = tiny_plan.statistics.capex(groupby="year", where={"year": "2026"})
     assert out.empty
     assert len(tiny_plan.statistics.capex(groupby="year", where={"year": 2026})) == 1
+
+
+def test_a_collections_statistic_keeps_the_unit_each_plan_keeps() -> None:
+    """utilisation by scenario added MW, wafers and m3 into one number; shadow prices
+    took one maximum over USD/MW and USD/chips."""
+    plans = cp.solve_scenarios(TINY, "all")
+    got = plans.statistics.utilisation(groupby="scenario")
+    one = plans["squeeze"].statistics.utilisation(groupby=[]).set_index("unit")
+    mine = got[got["scenario"] == "squeeze"].set_index("unit")
+    assert list(got.columns[:2]) == ["scenario", "unit"]
+    assert mine["used"].to_dict() == pytest.approx(one["used"].to_dict())
+    assert mine.loc["MW", "utilisation"] == pytest.approx(one.loc["MW", "utilisation"])
+    prices = plans.statistics.shadow_prices(groupby="scenario")
+    assert prices.groupby("scenario")["unit"].nunique().min() > 1
+
+
+def test_calibration_is_a_table_it_takes_no_grouping(default_plan: Any) -> None:
+    from optimizer.notebook import Plan
+
+    ds, result = default_plan("neutral")  # the bundled data: 29 public-record rows
+    plan = Plan.from_result(result, ds, name="neutral")
+    with pytest.raises(ValueError, match="calibration is the public-record table"):
+        plan.statistics("calibration", where={"period": "nope"})  # the where was ignored
+    plans = cp.PlanCollection({"a": plan, "b": plan})
+    table = plans.statistics("calibration")  # every plan's rows (the collection had none)
+    assert len(table) == 2 * len(plan.statistics("calibration")) > 0
+    assert table["scenario"].tolist().count("b") == len(ds.table("public_record"))

@@ -250,13 +250,14 @@ class _CollectionStatistics:
             raise ValueError("the collection holds no plan")
         out = pd.concat(frames, ignore_index=True)
         keys = [c for c in out.columns if c not in units and c != "scenario"]
-        if wanted is None:
-            keys = ["scenario", *keys]
-        else:
-            keys = list(wanted)
+        # a plan keeps keys of its own (utilisation's and shadow prices' unit): so does
+        # the collection, which had added MW, wafers and m3 into one number
+        keys = ["scenario", *keys] if wanted is None else [*wanted, *_new(keys, wanted)]
         if where and "scenario" in where:
             value = where["scenario"]
             out = out[out["scenario"].isin([value] if isinstance(value, str | int) else value)]
+        if not units:  # a table (calibration): each plan's rows, with their scenario
+            return out.reset_index(drop=True)
         out = _combine(out, keys, list(units))
         out.attrs["statistic"] = name
         out.attrs["units"] = dict(units)
@@ -271,6 +272,11 @@ class _CollectionStatistics:
 
         statistic.__name__ = name
         return statistic
+
+
+def _new(keys: Sequence[str], wanted: Sequence[str]) -> list[str]:
+    """Return the ``keys`` not in ``wanted``, in their order."""
+    return [k for k in keys if k not in wanted]
 
 
 def _combine(rows: pd.DataFrame, keys: list[str], values: list[str]) -> pd.DataFrame:

@@ -510,6 +510,8 @@ class Statistics:
         """Return statistic ``name`` (see :meth:`names`) grouped by ``groupby``."""
         if name == "shadow_prices":
             return self.shadow_prices(groupby, where)
+        if name == "calibration" and (groupby is not None or where is not None):
+            raise ValueError("calibration is the public-record table: no groupby or where")
         if name == "calibration":
             return self.calibration()
         return statistic_frame(name, self._tables, self._keys, groupby, where)
@@ -581,8 +583,7 @@ class Statistics:
         ``revenue_usd`` is discounted (in the margin objective it is minus the costs
         table's ``revenue`` term), ``undiscounted_revenue_usd`` is billed in the quarter,
         ``unserved_revenue_usd`` is what the unmet demand would have earned (discounted).
-        Margin = ``revenue_usd`` total - the other cost terms (``plan.result.margin_usd``
-        in the margin objective).
+        Margin = ``revenue_usd`` total - the other costs (``plan.result.margin_usd``).
         """
         return statistic_frame("revenue", self._tables, self._keys, groupby, where)
 
