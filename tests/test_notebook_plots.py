@@ -152,3 +152,17 @@ def test_a_share_is_labelled_in_percent_as_its_ticks_read() -> None:
     frame.attrs["units"] = {"utilisation": "share", "it_mw": "MW"}
     assert _label(frame, "utilisation") == "utilisation [%]"
     assert _label(frame, "it_mw") == "it_mw [MW]"
+
+
+def test_a_total_draws_as_a_heatmap_and_a_key_is_no_value() -> None:
+    """A total's heatmap was [[nan]] (its row and x columns were one); value='period'
+    drew the quarters as the value."""
+    import capacity_planner as cp
+    from tests.conftest import TINY
+
+    p = cp.solve(TINY)
+    total = float(p.statistics.capex(groupby=[])["capex_usd"].iloc[0])
+    z = p.plot.capex(groupby=[], kind="heatmap").data[0].z
+    assert [[float(v) for v in row] for row in z] == [[pytest.approx(total)]]
+    with pytest.raises(ValueError, match="value 'period' is not a value column"):
+        p.plot.capex(value="period")

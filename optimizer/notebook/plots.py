@@ -84,7 +84,7 @@ def draw(
     """
     units = frame.attrs.get("units", {})
     value = value or next(iter(units), None)
-    if value is None or value not in frame.columns:
+    if value is None or value not in frame.columns or value not in units:  # not a key
         raise ValueError(f"value {value!r} is not a value column of {list(units)}")
     if kind not in KINDS:
         raise ValueError(f"kind {kind!r} is not one of {', '.join(KINDS)}")
@@ -109,7 +109,7 @@ def draw(
     xs = [str(v) for v in order] if order and x == "period" else sorted(df[x].unique())
     xs = [v for v in xs if v in set(df[x])]
     if colour is None and kind == "heatmap":
-        colour = "total"
+        colour = "value" if x == "total" else "total"  # one row; x is "total" with no key
         df[colour] = value
     label = _label(frame, value)
     fig = _figure(df, kind, x, value, colour, xs, label)
