@@ -101,3 +101,38 @@ def test_calibration_is_a_table_it_takes_no_grouping(default_plan: Any) -> None:
     table = plans.statistics("calibration")  # every plan's rows (the collection had none)
     assert len(table) == 2 * len(plan.statistics("calibration")) > 0
     assert table["scenario"].tolist().count("b") == len(ds.table("public_record"))
+
+
+def test_plans_of_two_datasets_are_named_as_such_wherever_they_meet(tmp_path: Any) -> None:
+    """A renamed customer (same quarters, sites and chips) compared without a word; a
+    collection's compare never warned; its plot drew the second plan's quarters at nan."""
+    import shutil
+    import warnings
+
+    renamed = tmp_path / "tiny2"
+    shutil.copytree(TINY, renamed)
+    for f in renamed.glob("*.csv"):
+        f.write_text(f.read_text(encoding="utf-8").replace("acme", "beta"), encoding="utf-8")
+    a, b = cp.solve(TINY), cp.solve(renamed)
+    with pytest.warns(UserWarning, match="the plans have other customers"):
+        a.compare(b, "demand", groupby="customer")
+    with pytest.warns(UserWarning, match="the plans have other customers"):
+        cp.PlanCollection({"a": a, "b": b}).compare("demand", "customer", first="a", second="b")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # two scenarios of one dataset: no warning
+        squeeze = cp.solve(TINY, "squeeze")
+        a.compare(squeeze, "capex")
+    with pytest.raises(KeyError, match="no plan 'nope' in the collection"):
+        cp.PlanCollection({"a": a, "b": b}).compare("capex", first="nope", second="a")
+
+
+def test_a_collection_plot_keeps_every_plans_quarters(default_plan: Any) -> None:
+    from optimizer.notebook import Plan
+
+    ds, result = default_plan("neutral")
+    mixed = cp.PlanCollection(
+        {"tiny": cp.solve(TINY), "data": Plan.from_result(result, ds, name="data")}
+    )
+    fig = mixed.plot.capex(groupby=["period", "scenario"], kind="bar")
+    xs = {str(x) for t in fig.data for x in t.x}
+    assert "nan" not in xs and set(ds.periods) <= xs and {"2026Q1", "2026Q2"} <= xs

@@ -138,31 +138,31 @@ class Plan:
             raise TypeError(
                 f"compare: other must be a Plan (cp.solve, read_run), not {type(other).__name__}"
             )
-        differ = _other_data(self.keys, other.keys)
-        if differ:
-            warnings.warn(
-                f"compare: the plans {differ}, as plans of two datasets do; a key one plan "
-                "lacks counts 0 there",
-                stacklevel=2,
-            )
         return PlanCollection({"a": self, "b": other}).compare(
             statistic, groupby, first="a", second="b", names=(self.name, other.name)
         )
 
 
-def _other_data(a: PlanKeys, b: PlanKeys) -> str:
-    """Say how two plans' data differ in quarters, sites or chips ("" when they do not)."""
-    parts = []
+def _other_data(pa: Plan, pb: Plan) -> str:
+    """Say how two plans' data differ in quarters, sites, chips or customers ("" if not)."""
+    a, b, parts = pa.keys, pb.keys, []
     if a.periods and b.periods and tuple(a.periods) != tuple(b.periods):
         spans = [f"{p[0]}-{p[-1]}, {len(p)} quarters" for p in (a.periods, b.periods)]
         parts.append(f"cover other quarters ({spans[0]}; {spans[1]})")
-    for what, col, ta, tb in (
-        ("sites", "site", a.sites, b.sites),
-        ("chips", "chip", a.chips, b.chips),
+    customers = [_column_set(p.tables.get("demand"), "customer") for p in (pa, pb)]
+    for what, ta, tb in (
+        ("sites", _column_set(a.sites, "site"), _column_set(b.sites, "site")),
+        ("chips", _column_set(a.chips, "chip"), _column_set(b.chips, "chip")),
+        ("customers", *customers),  # a renamed customer: same quarters, sites and chips
     ):
-        if len(ta) and len(tb) and set(ta[col].astype(str)) != set(tb[col].astype(str)):
+        if ta and tb and ta != tb:
             parts.append(f"have other {what}")
     return " and ".join(parts)
+
+
+def _column_set(df: pd.DataFrame | None, col: str) -> set[str]:
+    """Return the text values of ``df[col]`` (empty without the table or column)."""
+    return set() if df is None or col not in df else set(df[col].astype(str))
 
 
 def _drawable(statistics: Statistics) -> list[str]:
@@ -186,7 +186,8 @@ class PlanCollection(Mapping[str, Plan]):
         self._plans = dict(plans)
         self.statistics = _CollectionStatistics(self._plans)
         first = next(iter(self._plans.values()), None)
-        periods = first.keys.periods if first is not None else ()
+        # every plan's quarters in order (another plan's were drawn at 'nan')
+        periods = tuple(sorted({q for p in self._plans.values() for q in p.keys.periods}))
         names = _drawable(first.statistics) if first is not None else []
         self.plot = Plotter(self.statistics, names, periods)
 
@@ -215,6 +216,16 @@ class PlanCollection(Mapping[str, Plan]):
 
         See :meth:`Plan.compare`; ``names`` label the two plans' columns.
         """
+        for name in (first, second):
+            if name not in self._plans:
+                raise KeyError(f"compare: no plan {name!r} in the collection ({', '.join(self)})")
+        differ = _other_data(self._plans[first], self._plans[second])
+        if differ:
+            warnings.warn(
+                f"compare: the plans {differ}, as plans of two datasets do; a key one plan "
+                "lacks counts 0 there",
+                stacklevel=3,
+            )
         a = self._plans[first].statistics(statistic, groupby)
         b = self._plans[second].statistics(statistic, groupby)
         units = a.attrs.get("units", {})

@@ -106,7 +106,8 @@ def draw(
         if kind != "heatmap":  # a colour group that is zero throughout draws nothing
             drawn = df.groupby(colour)[value].transform(lambda v: bool((v.abs() > 0).any()))
             df = df[drawn.astype(bool)]
-    xs = [str(v) for v in order] if order and x == "period" else sorted(df[x].unique())
+    xs = [str(v) for v in order] if order and x == "period" else []
+    xs += sorted(set(df[x]) - set(xs))  # what the order lacks (another plan's quarters)
     xs = [v for v in xs if v in set(df[x])]
     if colour is None and kind == "heatmap":
         colour = "value" if x == "total" else "total"  # one row; x is "total" with no key
