@@ -102,14 +102,26 @@ class SolveOptions:
             :data:`capacity.limits.MAX_PARALLEL`;
             ``mip_gap`` negative or not finite; ``check_tolerance`` not finite and
             above 0 (NaN passed every plan as checked).
+        TypeError
+            A flag (``integer_units``, ``clusters``, ``mip_start``,
+            ``explain_infeasible``) that is not a bool (``"no"`` was true), or a
+            ``solver``, ``formulation`` or ``objective`` that is not a str.
         """
         if self.time_limit_s is not None and not _positive(self.time_limit_s):
             raise ValueError(
                 f"time_limit_s: {self.time_limit_s!r} is not a time limit (finite seconds > 0, "
                 "or None for none)"
             )
+        for name in ("integer_units", "clusters", "mip_start", "explain_infeasible"):
+            if not isinstance(getattr(self, name), bool | np.bool_):  # "no" was true: a MIP
+                raise TypeError(f"{name}: {getattr(self, name)!r} is not True or False")
+        for name in ("solver", "formulation", "objective"):
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"{name}: {getattr(self, name)!r} is not a name (a str)")
         if self.threads is not None and (
-            isinstance(self.threads, bool) or not 1 <= self.threads <= MAX_PARALLEL
+            isinstance(self.threads, bool)
+            or not isinstance(self.threads, int | np.integer)  # 2.5 ran as 2, "2" failed late
+            or not 1 <= self.threads <= MAX_PARALLEL
         ):
             raise ValueError(
                 f"threads: {self.threads!r} is not a number of threads (1 to {MAX_PARALLEL}, "
