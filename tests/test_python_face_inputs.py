@@ -136,3 +136,22 @@ def test_a_collection_plot_keeps_every_plans_quarters(default_plan: Any) -> None
     fig = mixed.plot.capex(groupby=["period", "scenario"], kind="bar")
     xs = {str(x) for t in fig.data for x in t.x}
     assert "nan" not in xs and set(ds.periods) <= xs and {"2026Q1", "2026Q2"} <= xs
+
+
+@pytest.mark.parametrize(
+    ("scenarios", "weights", "message"),
+    [
+        ("neutral", None, "give a list of names, e.g. \\['neutral', ...\\], not one"),
+        (["neutral", "squeeze"], [float("nan"), 1.0], "need one finite, non-negative weight"),
+        (["neutral", "squeeze"], [0.0, 0.0], "not all zero; got \\[0.0, 0.0\\]"),
+        (["neutral", "squeeze"], [1.0], "per scenario \\(2\\)"),
+    ],
+)
+def test_the_hedged_plan_names_bad_scenarios_and_weights(
+    scenarios: Any, weights: Any, message: str
+) -> None:
+    """'neutral' was read letter by letter ('unknown scenario n'); NaN weights ended in a
+    dataset error about site_grid.csv; [0, 0] was refused as not non-negative."""
+    ds = cp.load(TINY)
+    with pytest.raises(ValueError, match=message):
+        cp.hedged_plan(ds, scenarios, weights=weights)

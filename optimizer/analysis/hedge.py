@@ -360,6 +360,8 @@ def _scenario_datasets(
         return names, [scenarios[n] for n in names]
     if ds is None:
         raise ValueError("pass a dataset when scenarios are given by name")
+    if isinstance(scenarios, str):  # one name was read letter by letter ('n', 'e', ...)
+        raise ValueError(f"scenarios: give a list of names, e.g. [{scenarios!r}, ...], not one")
     names = tuple(scenarios)
     return names, [apply_scenario(ds, n) for n in names]
 
@@ -367,8 +369,11 @@ def _scenario_datasets(
 def _probabilities(weights: Sequence[float] | None, n: int) -> np.ndarray:
     """Scenario weights normalised to sum 1 (equal by default); ValueError when bad."""
     w = np.ones(n) if weights is None else np.asarray(weights, dtype=float)
-    if len(w) != n or (w < 0).any() or w.sum() <= 0:
-        raise ValueError(f"need one non-negative weight per scenario, got {list(w)}")
+    if len(w) != n or not np.isfinite(w).all() or (w < 0).any() or w.sum() <= 0:
+        raise ValueError(  # NaN had gone on to a dataset error; [0, 0] was "non-negative"
+            f"need one finite, non-negative weight per scenario ({n}), not all zero; "
+            f"got {w.tolist()}"
+        )
     return np.asarray(w / w.sum(), dtype=float)
 
 
