@@ -155,3 +155,14 @@ def test_the_hedged_plan_names_bad_scenarios_and_weights(
     ds = cp.load(TINY)
     with pytest.raises(ValueError, match=message):
         cp.hedged_plan(ds, scenarios, weights=weights)
+
+
+def test_compare_of_totals_is_one_row() -> None:
+    """groupby=[] was an IndexError inside pandas' merge (no keys to merge on)."""
+    plans = cp.solve_scenarios(TINY, "all")
+    got = plans["neutral"].compare(plans["squeeze"], "capex", groupby=[])
+    a = float(plans["neutral"].statistics.capex(groupby=[])["capex_usd"].iloc[0])
+    b = float(plans["squeeze"].statistics.capex(groupby=[])["capex_usd"].iloc[0])
+    assert got.to_dict("records") == [
+        {"capex_usd_neutral": a, "capex_usd_squeeze": b, "capex_usd_change": b - a}
+    ]

@@ -231,7 +231,10 @@ class PlanCollection(Mapping[str, Plan]):
         units = a.attrs.get("units", {})
         keys = [c for c in a.columns if c not in units]
         la, lb = (list(names) if len(set(names)) == 2 and all(names) else [first, second])[:2]
-        merged = a.merge(b, on=keys, how="outer", suffixes=(f"_{la}", f"_{lb}"))
+        if keys:
+            merged = a.merge(b, on=keys, how="outer", suffixes=(f"_{la}", f"_{lb}"))
+        else:  # totals (groupby=[]): one row each, side by side (a merge needs keys)
+            merged = pd.concat([a.add_suffix(f"_{la}"), b.add_suffix(f"_{lb}")], axis=1)
         for v in units:
             for label in (la, lb):
                 merged[f"{v}_{label}"] = merged[f"{v}_{label}"].fillna(0.0)
