@@ -80,6 +80,9 @@ def load(data: DataArg = "data", scenario: str | None = None) -> Dataset:
 
     Raises
     ------
+    TypeError
+        When ``scenario`` is not a name (a str) or None, or ``data`` is neither a
+        folder nor a Dataset.
     capacity.DataValidationError
         When the data has errors (every finding names file, row, column and value).
     KeyError
@@ -93,8 +96,12 @@ def load(data: DataArg = "data", scenario: str | None = None) -> Dataset:
     A dataset that already has ``scenario`` applied (``load(load(path, "negative"),
     "negative")``) is returned as it is: a scenario is applied once.
     """
+    if scenario is not None and not isinstance(scenario, str):  # 5, ["neutral"]
+        raise TypeError(f"scenario: give one name (a str) or None, not {scenario!r}")
+    if data is None or not isinstance(data, Dataset | str | os.PathLike):
+        raise TypeError(f"data: give a dataset folder or a Dataset, not {data!r}")
     ds = data if isinstance(data, Dataset) else load_dataset(Path(data))
-    if not scenario or scenario == ds.scenario:
+    if scenario is None or scenario == ds.scenario:  # "" is no name: refused as unknown
         return ds
     _refuse_on_applied(ds, scenario)
     return apply_scenario(ds, scenario)
@@ -184,6 +191,8 @@ def solve_scenarios(
     """
     from optimizer.cli.scenarios import scenario_names
 
+    if scenarios is None or not isinstance(scenarios, str | Sequence):
+        raise TypeError(f"scenarios: give a name, a list of names or 'all', not {scenarios!r}")
     requested = [scenarios] if isinstance(scenarios, str) else [str(n) for n in scenarios]
     if not requested:
         raise ValueError("scenarios: no scenario named (give a name, a list of names or 'all')")

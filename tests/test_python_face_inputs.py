@@ -166,3 +166,22 @@ def test_compare_of_totals_is_one_row() -> None:
     assert got.to_dict("records") == [
         {"capex_usd_neutral": a, "capex_usd_squeeze": b, "capex_usd_change": b - a}
     ]
+
+
+def test_a_scenario_that_is_no_name_is_refused() -> None:
+    """'' solved the base data under the name ''; 5 and ['neutral'] failed in difflib or
+    as unhashable; None as the scenarios failed iterating it."""
+    from capacity.scenarios import UnknownScenarioError
+
+    with pytest.raises(UnknownScenarioError, match="unknown scenario ''"):
+        cp.load(TINY, "")
+    with pytest.raises(UnknownScenarioError, match="unknown scenario ''"):
+        cp.solve_scenarios(TINY, "")
+    for bad in (5, ["neutral"]):
+        with pytest.raises(TypeError, match="scenario: give one name"):
+            cp.load(TINY, bad)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="scenarios: give a name, a list of names or 'all'"):
+        cp.solve_scenarios(TINY, None)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="data: give a dataset folder or a Dataset"):
+        cp.load(None)  # type: ignore[arg-type]
+    assert cp.load(TINY, None).scenario == "base"
