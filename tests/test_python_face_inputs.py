@@ -185,3 +185,10 @@ def test_a_scenario_that_is_no_name_is_refused() -> None:
     with pytest.raises(TypeError, match="data: give a dataset folder or a Dataset"):
         cp.load(None)  # type: ignore[arg-type]
     assert cp.load(TINY, None).scenario == "base"
+
+
+def test_a_plan_without_a_solution_says_its_statistics_read_zero() -> None:
+    """Its costs statistic read 0 USD beside status time_limit_no_solution, without a word."""
+    with pytest.warns(UserWarning, match="has no solution \\(time_limit_no_solution\\)"):
+        p = cp.solve(TINY, options=cp.SolveOptions(time_limit_s=1e-9))
+    assert p.objective_usd is None

@@ -72,6 +72,12 @@ class Plan:
         self.status = status
         self.objective_usd = objective_usd
         self.result = result
+        if status and objective_usd is None:  # its statistics would read as zero cost
+            warnings.warn(
+                f"plan {name!r} has no solution ({status}): its tables hold no values, so "
+                "its statistics read zero",
+                stacklevel=2,
+            )
         self.statistics = Statistics(self.tables, self.keys)
         self.plot = Plotter(self.statistics, _drawable(self.statistics), self.keys.periods)
 
