@@ -164,3 +164,21 @@ def test_on_dask_the_ranges_are_those_of_one_process() -> None:
     np.testing.assert_allclose(got.ranges[cols].to_numpy(), one.ranges[cols].to_numpy(), atol=1e-7)
     assert sorted(a.name for a in got.alternatives) == sorted(a.name for a in one.alternatives)
     assert got.optimum_usd == pytest.approx(one.optimum_usd, rel=1e-9)
+
+
+def test_the_fleet_quantity_counts_the_initial_fleet_its_report_holds() -> None:
+    """tiny's 1,000 initial H100 (1 H100e each) alive in the last quarter: the ranges
+    said 0 at the optimum and 48.56 at most, its plans' fleet tables 1,000 and 1,048.56."""
+    from tests.conftest import TINY
+
+    res = near_optimal_ranges(load_dataset(TINY), [0.05], focus=["fleet"])
+    fleet = res.optimum.tables["fleet"]
+    last = fleet[(fleet["period"] == fleet["period"].max()) & (fleet["chip"] == "h100")]
+    at_opt = _row(res.ranges, "fleet_h100e:nvidia", 0.05)["at_optimum"]
+    assert at_opt == pytest.approx(float(last["fleet_chips"].sum())) and at_opt >= 1000.0
+    top = next(
+        a for a in res.alternatives if a.quantity == "fleet_h100e:nvidia" and a.sense == "max"
+    )
+    alt = top.result.tables["fleet"]
+    alt_last = alt[(alt["period"] == alt["period"].max()) & (alt["chip"] == "h100")]
+    assert top.value == pytest.approx(float(alt_last["fleet_chips"].sum()))

@@ -62,6 +62,9 @@ class Quantity:
         Column positions.
     coef : ndarray of float
         Coefficients, same length as ``cols`` (domain unit per column value).
+    offset : float
+        A constant part no column holds: the initial fleet alive in a fleet quantity's
+        quarter (the ``fleet`` columns count installs only).
     """
 
     name: str
@@ -69,6 +72,7 @@ class Quantity:
     unit: str
     cols: np.ndarray
     coef: np.ndarray
+    offset: float = 0.0
 
     def dense(self, n: int) -> np.ndarray:
         """Coefficients as a dense vector over ``n`` columns."""
@@ -78,8 +82,8 @@ class Quantity:
 
 
 def quantity_value(q: Quantity, x: np.ndarray) -> float:
-    """Value of ``q`` at the column values ``x`` (its unit)."""
-    return float(np.dot(q.coef, np.asarray(x, dtype=float)[q.cols]))
+    """Value of ``q`` at the column values ``x`` (its unit), its offset included."""
+    return float(np.dot(q.coef, np.asarray(x, dtype=float)[q.cols])) + q.offset
 
 
 def default_quantities(model: Any) -> list[Quantity]:
@@ -106,10 +110,12 @@ def default_quantities(model: Any) -> list[Quantity]:
     last = len(model.periods) - 1
     fleet = np.flatnonzero((kind == "fleet") & (v["t"].to_numpy() == last))
     fc = v["c"].to_numpy()[fleet]
+    initial = _initial_h100e_alive(ds, model.periods[-1])  # the fleet columns lack it
     for fam in sorted(set(c_family)):
         cols = fleet[c_family[fc] == fam]
         coef = scale[cols] * c_h100e[v["c"].to_numpy()[cols]]
-        out.append(Quantity(f"fleet_h100e:{fam}", "fleet", "H100e", cols, coef))
+        off = initial.get(fam, 0.0)
+        out.append(Quantity(f"fleet_h100e:{fam}", "fleet", "H100e", cols, coef, off))
     build = np.flatnonzero(kind == "build")
     bs = v["s"].to_numpy()[build]
     for i, site in enumerate(codes["s"]):
@@ -123,6 +129,31 @@ def default_quantities(model: Any) -> list[Quantity]:
     if share is not None:
         out.append(share)
     return out
+
+
+def _initial_h100e_alive(ds: Any, period: str) -> dict[str, float]:
+    """H100e of the initial fleet alive in ``period``, by chip family.
+
+    A cohort installed in quarter ``i`` lives ``lifetime_periods`` quarters: alive in
+    ``t`` when ``i <= t < i + lifetime`` (as :mod:`optimizer.plan.coding` expands it).
+    The alternatives left it out of ``fleet_h100e``: 0 H100e at the optimum beside a
+    report of 1,000 initial H100 chips alive.
+    """
+    from capacity.schema import period_index
+
+    f0 = ds.table("initial_fleet")
+    if not len(f0):
+        return {}
+    chips = ds.table("chips").set_index("chip")
+    t = period_index(period)
+    start = np.array([period_index(str(p)) for p in f0["install_period"]])
+    life = chips["lifetime_periods"].reindex(f0["chip"]).to_numpy(dtype=float)
+    alive = (start <= t) & (t < start + life)
+    h100e = f0["chips"].to_numpy(dtype=float) * chips["training_h100e"].reindex(
+        f0["chip"]
+    ).to_numpy(dtype=float)
+    fam = chips["family"].reindex(f0["chip"]).astype(str).to_numpy()
+    return {f: float(h100e[alive & (fam == f)].sum()) for f in set(fam[alive])}
 
 
 def _trainium_share(model: Any, c_family: np.ndarray) -> Quantity | None:
