@@ -485,6 +485,9 @@ def test_batch_on_a_tls_scheduler_without_a_certificate_is_one_line(tmp_path: Pa
         (["solve", "D", "--no-report", "--write-mps", "D/scenarios.yaml"], "scenarios.yaml"),
         (["export-lp", "D", "--mps", "D/demand.csv"], "demand.csv"),
         (["solve", "D", "--no-report", "--scenarios-file", "S", "--write-lp", "S"], None),
+        # a table the folder lacks yet is read the next time it loads
+        (["export-lp", "D", "--lp", "D/contract_terms.csv"], None),
+        (["solve", "D", "--no-report", "--write-mps", "D/Migration.parquet"], None),
     ],
 )
 def test_a_model_file_over_the_runs_inputs_is_refused(
@@ -498,7 +501,8 @@ def test_a_model_file_over_the_runs_inputs_is_refused(
     before = {p.name: p.read_bytes() for p in data.iterdir()} | {"s": scen.read_bytes()}
     res, text = _run([a.replace("D", str(data)).replace("S", str(scen)) for a in args])
     assert res.exit_code == 2
-    assert "is a file of the input" in text and "nothing was written" in text
+    assert "is a file of the input" in text or "is a name" in text, text
+    assert "nothing was written" in text
     after = {p.name: p.read_bytes() for p in data.iterdir()} | {"s": scen.read_bytes()}
     assert after == before
 

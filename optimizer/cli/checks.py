@@ -145,7 +145,24 @@ def _input_clash(path: Path, inputs: Sequence[Path | None]) -> str | None:
         src = Path(os.path.realpath(given.expanduser()))
         if target == src or (target.is_file() and src.is_dir() and src in target.parents):
             return f"is a file of the input {given}: give the output its own file"
+        if src.is_dir() and target.parent == src and _read_as_data(target.name):
+            return f"is a name {given} is read by (a table or its YAML): give another file"
     return None
+
+
+def _read_as_data(name: str) -> bool:
+    """Tell whether the loader reads a file of this name in a dataset folder.
+
+    A table that is not there yet (``contract_terms.csv``, ``migration.parquet``) is read
+    the next time the folder loads: a model file written under that name broke it.
+    """
+    from capacity.schema import TABLE_NAMES
+
+    stem, _, suffix = name.lower().rpartition(".")
+    return (stem in TABLE_NAMES and suffix in ("csv", "parquet")) or name.lower() in (
+        "dataset.yaml",
+        "scenarios.yaml",
+    )
 
 
 def require_solver(solver: str) -> str:
