@@ -95,6 +95,11 @@ HEAD = "stages: [2026Q2, 2026Q3]\nnodes:\n"
             "  - {node: a, parent: root, probability: 1}\n",
             r"line 3: leaf 'a' is at stage 2; every leaf must be at stage 3",
         ),
+        (  # a typo'd key was ignored: the branch was solved without its overrides
+            "  - {node: a, parent: root, probability: 1, overides: []}\n"
+            "  - {node: a1, parent: a, probability: 1}\n",
+            r"line 3: unknown key 'overides' of node 'a'. Did you mean 'overrides'\?",
+        ),
     ],
 )
 def test_bad_tree_names_file_line_value(tmp_path: Path, body: str, message: str) -> None:

@@ -143,12 +143,34 @@ def read_tree(path: str | Path, periods: Sequence[str]) -> ScenarioTree:
         raise TreeFileError(f"{path}: not a YAML tree file: {e}") from e
     if not isinstance(doc, dict) or "stages" not in doc or "nodes" not in doc:
         raise TreeFileError(f"{path}, line 1: need the keys 'stages' and 'nodes'")
+    _refuse_unknown_keys(f"{path}, line 1", doc, TREE_KEYS, "the tree file")
     lines = _lines(root)
     stages = _stages(path, doc["stages"], periods, lines.get("stages", []))
     nodes = _nodes(path, doc["nodes"], lines.get("nodes", []))
     tree = ScenarioTree(stages, nodes, str(path))
     _check_shape(path, tree)
     return tree
+
+
+#: Keys a tree file and each of its nodes may hold (any other was ignored: a node's
+#: ``overides`` typo solved its branch without overrides).
+TREE_KEYS = ("stages", "nodes")
+NODE_KEYS = ("node", "parent", "probability", "overrides", "description")
+
+
+def _refuse_unknown_keys(
+    where: str, item: Mapping[str, Any], known: Sequence[str], of: str
+) -> None:
+    """Raise TreeFileError naming a key of ``item`` not in ``known`` (with a suggestion)."""
+    from capacity.validation import suggest
+
+    for key in item:
+        if str(key) not in known:
+            raise TreeFileError(
+                f"{where}: unknown key {str(key)!r} of {of}."
+                + suggest(str(key), known)
+                + f" The keys are {', '.join(known)}."
+            )
 
 
 def _lines(root: Any) -> dict[str, list[int]]:
@@ -196,6 +218,7 @@ def _nodes(path: Path, raw: Any, lines: Sequence[int]) -> dict[str, TreeNode]:
         if not isinstance(item, dict) or not item.get("node") or not item.get("parent"):
             raise TreeFileError(f"{where}: a node needs 'node', 'parent' and 'probability'")
         name, parent = str(item["node"]), str(item["parent"])
+        _refuse_unknown_keys(where, item, NODE_KEYS, f"node {name!r}")
         if name in nodes:
             raise TreeFileError(f"{where}: node {name!r} is defined twice")
         if parent not in nodes:
