@@ -108,7 +108,7 @@ def test_hedge_refuses_a_negative_seed_and_base_all(no_compute: None) -> None:
     ("args", "words"),
     [
         (
-            ["--chance", "commitment:acme:0.9", "--risk", "cvar", "--weight", "5", "--frontier"],
+            ["--chance", "commitment:acme:0.9", "--risk", "cvar", "--frontier"],
             "--chance solves its own program (--chance-method): drop --risk cvar",
         ),
         (
@@ -530,6 +530,17 @@ def test_a_new_model_file_in_the_data_folder_and_an_empty_name(tmp_path: Path) -
         ),
         (["hedge", "DATA", "--method", "extensive", "-w", "1"], "--workers", "the L-shaped"),
         (["hedge", "DATA", "--tree", "t.yaml", "--scheduler", "h:1"], "--scheduler", "the L"),
+        (["hedge", "DATA", "--tree", "t.yaml", "-n", "5"], "--samples", "sampled scenarios"),
+        (["hedge", "DATA", "--tree", "t.yaml", "--seed", "3"], "--seed", "sampled scenarios"),
+        (["hedge", "DATA", "--method", "extensive", "--reference"], "--reference", "the L"),
+        (
+            ["hedge", "DATA", "--risk", "cvar", "--frontier", "--weight", "2"],
+            "--weight",
+            "--risk cvar without --frontier",
+        ),
+        (["replan", "DATA", "--revision", "f.csv", "--volatility", "0.3"], "--volatility", "--"),
+        (["replan", "DATA", "-w", "3", "--scheduler", "h:1"], "--workers", "a local cluster"),
+        (["alternatives", "DATA", "-w", "2", "--scheduler", "h:1"], "--workers", "a local"),
         (["alternatives", "DATA", "--seed", "9"], "--seed", "--directions"),
         (["solve", "DATA", "--no-report", "--units"], "--units", "a report"),
     ],

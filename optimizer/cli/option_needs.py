@@ -41,25 +41,58 @@ def _lshaped(p: Mapping[str, Any]) -> bool:
     return _v(p, "method") == "lshaped" and p.get("chance") is None and p.get("tree") is None
 
 
+def _no_tree(p: Mapping[str, Any]) -> bool:
+    return p.get("tree") is None
+
+
+def _local(p: Mapping[str, Any]) -> bool:
+    return p.get("scheduler") is None
+
+
 _CVAR = ("--risk cvar", "add --risk cvar")
 _LSHAPED = ("the L-shaped run", "drop --method extensive, --chance or --tree")
 _REPORT = ("a report", "drop --no-report")
+_SAMPLED = ("sampled scenarios", "drop --tree (the tree file names its scenarios)")
+_LOCAL = ("a local cluster", "drop --scheduler (its workers are the cluster's)")
 
 #: Command name -> its options read by one mode only.
 NEEDS: dict[str, tuple[Need, ...]] = {
     "hedge": (
         Need("alpha", _cvar, *_CVAR),
-        Need("weight", _cvar, *_CVAR),
+        # --frontier sweeps --weights: its one --weight is not read
+        Need(
+            "weight",
+            lambda p: _cvar(p) and not p.get("frontier"),
+            "--risk cvar without --frontier",
+            "add --risk cvar, or drop --frontier (it sweeps --weights)",
+        ),
         Need("tol", _lshaped, *_LSHAPED),
         Need("max_iter", _lshaped, *_LSHAPED),
+        Need("reference", _lshaped, *_LSHAPED),
         # the other modes solve in this process: -w 0 (no Dask) is true of them too
-        Need("workers", lambda p: _lshaped(p) or p.get("workers") == 0, *_LSHAPED),
+        Need(
+            "workers",
+            lambda p: (_lshaped(p) and _local(p)) or p.get("workers") == 0,
+            "the L-shaped run on a local cluster",
+            "drop --scheduler, --method extensive, --chance or --tree",
+        ),
         Need("scheduler", _lshaped, *_LSHAPED),
+        Need("samples", _no_tree, *_SAMPLED),
+        Need("seed", _no_tree, *_SAMPLED),
+        Need("method", _no_tree, *_SAMPLED),
     ),
     "alternatives": (
+        Need("seed", lambda p: (p.get("directions") or 0) > 0, "--directions", "add -n N"),
+        Need("workers", _local, *_LOCAL),
+    ),
+    "replan": (
         Need(
-            "seed", lambda p: (p.get("directions") or 0) > 0, "--directions", "add --directions N"
+            "volatility",
+            lambda p: p.get("revision") == "random-walk",
+            "--revision random-walk",
+            "drop --revision FILE.csv (its forecasts are given)",
         ),
+        Need("workers", _local, *_LOCAL),
     ),
     "solve": (
         Need("units", lambda p: bool(p.get("report")), *_REPORT),
