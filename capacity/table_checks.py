@@ -187,7 +187,27 @@ def _check_periods(
     for row, value, msg in period_order_problems(labels, idx, f):
         out.append(Finding("error", f, row, "period", value, msg))
     horizon = [str(p) for p in periods["period"]] if len(ok) == len(idx) else []
+    if horizon and not out and "discount_factor" in periods:  # in time order only
+        out += _check_discount_falls(periods["discount_factor"], f)
     return out, horizon
+
+
+def _check_discount_falls(factors: pd.Series, file: str) -> list[Finding]:
+    """Check that a discount factor ``1 / (1 + r)^t`` falls (or holds) quarter by quarter.
+
+    One that rises (0.5 then 0.98) made a later quarter's costs weigh more than an
+    earlier one's, and the plan optimal for that nonsense validated and solved.
+    """
+    v = pd.to_numeric(factors, errors="coerce").to_numpy(dtype=float)
+    out = []
+    for i in range(1, len(v)):
+        if v[i] > v[i - 1] * (1 + 1e-12):
+            msg = (
+                f"rises from {v[i - 1]:g} (row {i + 1}) to {v[i]:g}: a present-value factor "
+                "1 / (1 + r)^years falls over the horizon"
+            )
+            out.append(Finding("error", file, i + 2, "discount_factor", f"{v[i]:g}", msg))
+    return out
 
 
 def _check_sale_windows(

@@ -357,3 +357,14 @@ def test_a_resource_in_two_units_is_named_on_the_odd_row(data: Path) -> None:
         "kilowafers",
     )
     assert "tsmc_n3_wafers is in 'wafers' on its other rows" in f.message
+
+
+def test_a_discount_factor_that_rises_is_named(data: Path) -> None:
+    """0.5 then 0.98 validated, and the plan weighed later quarters' costs more."""
+    p = data / "periods.csv"
+    df = pd.read_csv(p)
+    df.loc[0, "discount_factor"] = 0.5
+    df.to_csv(p, index=False)
+    (f,) = validate_directory(data)
+    assert (f.severity, f.file, f.row, f.column) == ("error", "periods.csv", 3, "discount_factor")
+    assert f"rises from 0.5 (row 2) to {df.loc[1, 'discount_factor']:g}" in f.message
