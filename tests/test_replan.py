@@ -305,6 +305,8 @@ def test_lock_naming_no_decision_is_named() -> None:
         ),
         ("2026Q2,demand_z,0.9", r"line 3, column parameter: 'demand_z' is not a revealed group"),
         ("2026Q2,demand_a,5", r"line 3, column level: '5' is not a level of demand_a"),
+        # a shift of 1.5 quarters was recorded as 1.5 and planned on as 2
+        ("2026Q2,grid_delay,1.5", r"line 3, column level: '1.5' is not a whole number of q"),
     ],
 )
 def test_forecast_file_errors_name_file_line_value(

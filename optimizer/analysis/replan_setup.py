@@ -365,6 +365,12 @@ def _forecast_row(
         raise ReplanInputError(
             f"{where}, column level: {lv!r} is not a level of {name} in [{lo:g}, {hi:g}]"
         )
+    shift = any(str(t.get("op", "")) == "shift" for t in getattr(known[name], "templates", ()))
+    if shift and level != round(level):  # 1.5 was recorded as 1.5 and planned on as 2
+        raise ReplanInputError(
+            f"{where}, column level: {lv!r} is not a whole number of quarters ({name} "
+            "shifts the data by quarters)"
+        )
     ptext = str(row.get("path") or "").strip()
     if ptext and not ptext.isdigit():
         raise ReplanInputError(f"{where}, column path: {ptext!r} is not a path number")
