@@ -94,6 +94,14 @@ NEEDS: dict[str, tuple[Need, ...]] = {
         ),
         Need("workers", _local, *_LOCAL),
     ),
+    "bench": (
+        Need(
+            "xl_time_limit",
+            lambda p: "xl" in [x.strip() for x in str(p.get("sizes") or "").split(",")],
+            "the xl size",
+            "add xl to --sizes",
+        ),
+    ),
     "solve": (
         Need("units", lambda p: bool(p.get("report")), *_REPORT),
         Need("out", lambda p: bool(p.get("report")), *_REPORT),
