@@ -12,7 +12,7 @@ missing cells read ``–``.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -244,6 +244,23 @@ CALIBRATION_VALUES = ("record_value", "record_low", "record_high", "plan_value")
 """Columns of the calibration table whose unit is the row's ``unit``."""
 
 
+def _in_row_units(df: pd.DataFrame, columns: Sequence[str], missing: str) -> pd.DataFrame:
+    """Return a copy of ``df`` with ``columns`` as text in each row's unit (a share as %)."""
+    out = df.copy()
+    units = out["unit"].astype(str) if "unit" in out else pd.Series("", index=out.index)
+    for c in columns:
+        if c in out:
+            out[c] = [
+                missing
+                if pd.isna(v)
+                else f"{float(v):.1%}"
+                if u == "share"
+                else fmt_number(float(v), u)
+                for v, u in zip(out[c], units, strict=True)
+            ]
+    return out
+
+
 def calibration_view(cal: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     """Return the calibration table in one style and its column config.
 
@@ -260,15 +277,7 @@ def calibration_view(cal: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         separators (``1,400,000``, ``$25.0B``, ``52.6%``, ``n/a`` when the plan cannot
         match the row), the ratio plan / record as a number with two decimals.
     """
-    out = cal.copy()
-    units = out["unit"].astype(str) if "unit" in out else pd.Series("", index=out.index)
-    for c in CALIBRATION_VALUES:
-        if c not in out:
-            continue
-        out[c] = [
-            "n/a" if pd.isna(v) else f"{float(v):.1%}" if u == "share" else fmt_number(float(v), u)
-            for v, u in zip(out[c], units, strict=True)
-        ]
+    out = _in_row_units(cal, CALIBRATION_VALUES, "n/a")
     cfg: dict[str, Any] = {
         "record_value": st.column_config.TextColumn("record [row's unit]"),
         "record_low": st.column_config.TextColumn("band low [row's unit]"),
@@ -301,18 +310,7 @@ def ranges_view(ranges: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
     (DataFrame, dict)
         The view and its ``st.dataframe`` column config.
     """
-    out = ranges.copy()
-    units = out["unit"].astype(str) if "unit" in out else pd.Series("", index=out.index)
-    for c in RANGE_VALUES:
-        if c in out:
-            out[c] = [
-                MISSING
-                if pd.isna(v)
-                else fmt_share(float(v))
-                if u == "share"
-                else fmt_number(float(v), u)
-                for v, u in zip(out[c], units, strict=True)
-            ]
+    out = _in_row_units(ranges, RANGE_VALUES, MISSING)
     if "cost_cap_usd" in out:
         out["cost_cap_usd"] = [
             MISSING if pd.isna(v) else fmt_usd(float(v)) for v in out["cost_cap_usd"]
