@@ -192,3 +192,19 @@ def test_a_plan_without_a_solution_says_its_statistics_read_zero() -> None:
     with pytest.warns(UserWarning, match="has no solution \\(time_limit_no_solution\\)"):
         p = cp.solve(TINY, options=cp.SolveOptions(time_limit_s=1e-9))
     assert p.objective_usd is None
+
+
+def test_groupby_and_where_of_another_shape_are_named() -> None:
+    """groupby=3, where=['site'] and where values None or 2026.0 failed inside Python
+    ('int' object is not iterable, 'list' object has no attribute 'items')."""
+    p = cp.solve(TINY)
+    with pytest.raises(TypeError, match="groupby: give a key, a list of keys or None, not 3"):
+        p.statistics.capex(groupby=3)  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="where: give a mapping of key to value"):
+        p.statistics.capex(where=["site"])  # type: ignore[arg-type]
+    by_year = p.statistics.capex(groupby="year")
+    year = int(by_year["year"].iloc[0])
+    one = p.statistics.capex(groupby="year", where={"year": year})
+    assert one["capex_usd"].tolist() == by_year["capex_usd"].iloc[:1].tolist()
+    with pytest.warns(UserWarning, match="matches no row"):
+        assert p.statistics.capex(where={"site": None}).empty

@@ -10,14 +10,15 @@ table's cash view counts it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import warnings
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-__all__ = ["NONE_LABEL", "REPORT_KEYS", "PlanKeys", "with_keys"]
+__all__ = ["NONE_LABEL", "REPORT_KEYS", "PlanKeys", "select_rows", "with_keys"]
 
 REPORT_KEYS = ("site", "region", "chip", "family", "vendor", "customer", "workload", "period")
 """The keys of the result tables a statistic may group by, plus ``year`` (see below)."""
@@ -155,3 +156,40 @@ def with_keys(df: pd.DataFrame, keys: PlanKeys, wanted: Sequence[str]) -> pd.Dat
     if "year" in wanted and "period" in out.columns and "year" not in out.columns:
         out["year"] = out["period"].astype(str).str[:4].astype(int)
     return out
+
+
+def select_rows(rows: pd.DataFrame, where: Any, name: str = "") -> pd.DataFrame:
+    """Return the rows whose keys take one of the values in ``where`` (all when None).
+
+    Parameters
+    ----------
+    rows : DataFrame
+        A statistic's rows, its keys among the columns.
+    where : mapping of str to a value or a list of values, optional
+        One value (a str, a number, None) or a list per key.
+    name : str
+        The statistic, for the warning.
+
+    Raises
+    ------
+    TypeError
+        When ``where`` is not a mapping.
+
+    Warns
+    -----
+    UserWarning
+        For a value that matches no row (naming the values the key takes).
+    """
+    if where is not None and not isinstance(where, Mapping):  # ["site"]: no .items()
+        raise TypeError(f"where: give a mapping of key to value(s), not {where!r}")
+    keep = np.ones(len(rows), dtype=bool)
+    for key, value in (where or {}).items():  # one value (None, 2026.0 too) or a list
+        allowed = list(value) if isinstance(value, list | tuple | set | np.ndarray) else [value]
+        hit = rows[key].isin(allowed).to_numpy()
+        absent = [v for v in allowed if not rows[key].isin([v]).any()]
+        if absent and len(rows):
+            have = ", ".join(sorted(map(repr, rows[key].dropna().unique()))[:12])
+            msg = f"where {key}={absent!r} matches no row; its values include {have}"
+            warnings.warn(f"statistics.{name}: {msg}", stacklevel=4)
+        keep &= hit
+    return rows[keep]

@@ -1,11 +1,11 @@
 """Tidy, unit-labelled statistics of a plan, each summed from its result tables.
 
-Every statistic is one method of :class:`Statistics` (``plan.statistics``): it takes
-the rows of the result tables it summarises, adds the derived keys
+Every statistic is one method of :class:`Statistics` (``plan.statistics``): it takes the
+rows of the result tables it summarises, adds the derived keys
 (:func:`optimizer.notebook.keys.with_keys`) and groups by ``groupby``. Nothing is
-re-solved or recomputed from the model: a statistic is a sum (or, for shadow prices,
-the largest magnitude) over the rows of a report table, so grouping by every key of
-that table gives the table back.
+re-solved or recomputed from the model: a statistic is a sum (or, for shadow prices, the
+largest magnitude) over the rows of a report table, so grouping by every key of that
+table gives the table back.
 
 Flows and stocks
 ----------------
@@ -25,7 +25,6 @@ each value column to its unit. ``groupby=[]`` gives one row, the total.
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -33,7 +32,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.power_tables import upgrade_requests
-from optimizer.notebook.keys import NONE_LABEL, PlanKeys, derivable_keys, with_keys
+from optimizer.notebook.keys import NONE_LABEL, PlanKeys, derivable_keys, select_rows, with_keys
 
 __all__ = ["STATISTICS", "StatSpec", "Statistics", "statistic_frame"]
 
@@ -335,6 +334,8 @@ def _keys_of(groupby: GroupBy, spec: StatSpec) -> list[str]:
         wanted = list(spec.default)
     elif isinstance(groupby, str):
         wanted = [groupby]
+    elif not isinstance(groupby, Sequence):  # 3 failed as "'int' object is not iterable"
+        raise TypeError(f"groupby: give a key, a list of keys or None, not {groupby!r}")
     else:
         wanted = list(dict.fromkeys(groupby))  # a key named twice is one column
     return wanted + [k for k in spec.always if k not in wanted]
@@ -404,7 +405,7 @@ def statistic_frame(
     rows = with_keys(ROWS[name](tables, keys), keys, [*wanted, *(where or {})])
     _check_keys(rows, wanted, spec, "group by")
     _check_keys(rows, list(where or {}), spec, "select by")
-    rows = _select(rows, where, spec.name)
+    rows = select_rows(rows, where, spec.name)
     out = _aggregate(rows, wanted, spec)
     if name == "utilisation":
         cap = out["capacity"].astype(float)
@@ -413,21 +414,6 @@ def statistic_frame(
     out.attrs["statistic"] = name
     out.attrs["units"] = dict(spec.units)
     return out
-
-
-def _select(rows: pd.DataFrame, where: Where, name: str = "") -> pd.DataFrame:
-    """Rows whose keys take one of the values in ``where`` (all rows when None)."""
-    keep = np.ones(len(rows), dtype=bool)
-    for key, value in (where or {}).items():
-        allowed = [value] if isinstance(value, str | int) else list(value)
-        hit = rows[key].isin(allowed).to_numpy()
-        absent = [v for v in allowed if not rows[key].isin([v]).any()]
-        if absent and len(rows):
-            have = ", ".join(sorted(map(repr, rows[key].dropna().unique()))[:12])
-            msg = f"where {key}={absent!r} matches no row; its values include {have}"
-            warnings.warn(f"statistics.{name}: {msg}", stacklevel=4)
-        keep &= hit
-    return rows[keep]
 
 
 def _aggregate(rows: pd.DataFrame, wanted: list[str], spec: StatSpec) -> pd.DataFrame:
@@ -477,7 +463,7 @@ def shadow_price_frame(
     s = with_keys(s, PlanKeys(), [*wanted, *(where or {})])
     _check_keys(s, wanted, spec, "group by")
     _check_keys(s, list(where or {}), spec, "select by")
-    s = _select(s, where, spec.name)
+    s = select_rows(s, where, spec.name)
     s = s.assign(
         shadow_price_abs_max=pd.to_numeric(s["shadow_price"], errors="coerce").abs(),
         binding_rows=s["binding"].fillna(False).astype(bool).astype(int),
