@@ -185,12 +185,16 @@ class Dataset:
         ------
         KeyError
             For an unknown table name.
+        TypeError
+            For a table that is not a DataFrame.
         DataValidationError
             When the new tables do not validate.
         """
-        for t in tables:
+        for t, df in tables.items():
             if t not in SPECS:
                 raise KeyError(f"unknown table {t!r}; tables are {', '.join(TABLE_NAMES)}")
+            if not isinstance(df, pd.DataFrame):  # None failed deep in the revalidation
+                raise TypeError(f"{t}: give a pandas DataFrame, not {type(df).__name__}")
         label = self.scenario if scenario is None else scenario
         files = {t: SPECS[t].filename for t in TABLE_NAMES}
         done = revalidate(self._tables, self._record(), tables, files)

@@ -142,6 +142,8 @@ def solve(
 
     Raises
     ------
+    TypeError
+        When ``options`` is not a :class:`SolveOptions` (a dict of them is not read).
     ValueError
         When ``data`` is a dataset with another scenario already applied (see
         :func:`load`).
@@ -152,6 +154,8 @@ def solve(
         For each override of the scenario that the objective does not read (a price
         or contract term in the cost objective).
     """
+    if options is not None and not isinstance(options, SolveOptions):  # {"solver": ...}
+        raise TypeError(f"options: give cp.SolveOptions(...), not {type(options).__name__}")
     ds = load(data, scenario)
     objective = (options or SolveOptions()).objective
     name = scenario or ds.scenario  # a Dataset given with its scenario applied: that one

@@ -208,3 +208,11 @@ def test_groupby_and_where_of_another_shape_are_named() -> None:
     assert one["capex_usd"].tolist() == by_year["capex_usd"].iloc[:1].tolist()
     with pytest.warns(UserWarning, match="matches no row"):
         assert p.statistics.capex(where={"site": None}).empty
+
+
+def test_options_and_tables_of_another_type_are_named() -> None:
+    """options={"solver": "highs"} and ds.replace(chips=None) failed as AttributeErrors."""
+    with pytest.raises(TypeError, match="options: give cp.SolveOptions"):
+        cp.solve(TINY, options={"solver": "highs"})  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="chips: give a pandas DataFrame, not NoneType"):
+        cp.load(TINY).replace(chips=None)  # type: ignore[arg-type]
