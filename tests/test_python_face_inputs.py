@@ -216,3 +216,24 @@ def test_options_and_tables_of_another_type_are_named() -> None:
         cp.solve(TINY, options={"solver": "highs"})  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="chips: give a pandas DataFrame, not NoneType"):
         cp.load(TINY).replace(chips=None)  # type: ignore[arg-type]
+
+
+def test_a_hand_edited_manifest_entry_is_read_as_unfinished(tmp_path: Any) -> None:
+    """An entry that is a string ("complete") was an AttributeError from read_report."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+
+    out = tmp_path / "r"
+    res = CliRunner().invoke(app, ["solve", str(TINY), "-s", "neutral", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (run,) = [d for d in out.iterdir() if d.is_dir()]
+    manifest = run / "manifest.json"
+    doc = json.loads(manifest.read_text(encoding="utf-8"))
+    doc["scenarios"]["neutral"] = "complete"
+    manifest.write_text(json.dumps(doc), encoding="utf-8")
+    with pytest.warns(UserWarning, match="records state \"unreadable \\('complete'\\)\""):
+        plan = cp.read_report(run / "scenario=neutral", data=TINY)
+    assert plan.objective_usd is not None or plan.tables

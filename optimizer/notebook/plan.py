@@ -408,6 +408,8 @@ def _warn_if_unfinished(folder: Path, name: str) -> None:
             entry = json.loads(path.read_text(encoding="utf-8")).get("scenarios", {}).get(name)
         except (OSError, ValueError, AttributeError):
             entry = {"state": "unreadable"}
+        if entry is not None and not isinstance(entry, dict):  # hand-edited: "complete"
+            entry = {"state": f"unreadable ({entry!r})"}
         state = "no entry" if not entry else f"state {entry.get('state')!r}"
         if not entry or entry.get("state") != finished:
             warnings.warn(
