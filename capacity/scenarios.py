@@ -281,6 +281,9 @@ def apply_scenario(ds: DatasetT, name: str | None) -> DatasetT:
     Both datasets are immutable, so the result is kept on ``ds``: applying the same
     scenario to the same Dataset again returns the same validated Dataset.
     """
+    from capacity.dataset import refuse_path  # dataset imports this module
+
+    refuse_path(ds, "apply_scenario")
     if name is None or (name == BASE and BASE not in ds.scenarios):
         return ds
     if name not in ds.scenarios:
@@ -318,6 +321,10 @@ def diff_datasets(a: ScenarioTarget, b: ScenarioTarget) -> pd.DataFrame:
         (text). A row that exists on one side only lists each of its values against
         ``"(no row)"`` on the other side.
     """
+    from capacity.dataset import refuse_path
+
+    refuse_path(a, "diff_datasets")
+    refuse_path(b, "diff_datasets")
     rows: list[tuple[str, str, str, str, str]] = []
     for name, spec in SPECS.items():
         pairs, only_a, only_b = _match_rows(a.table(name), b.table(name), spec.key)

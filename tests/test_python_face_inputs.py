@@ -237,3 +237,18 @@ def test_a_hand_edited_manifest_entry_is_read_as_unfinished(tmp_path: Any) -> No
     with pytest.warns(UserWarning, match="records state \"unreadable \\('complete'\\)\""):
         plan = cp.read_report(run / "scenario=neutral", data=TINY)
     assert plan.objective_usd is not None or plan.tables
+
+
+@pytest.mark.parametrize(
+    ("call", "where"),
+    [
+        (lambda: cp.tornado(str(TINY)), "tornado"),
+        (lambda: cp.apply_scenario(str(TINY), "neutral"), "apply_scenario"),
+        (lambda: cp.diff_datasets(cp.load(TINY), None), "diff_datasets"),
+        (lambda: cp.monte_carlo(str(TINY), {}), "monte_carlo"),
+    ],
+)
+def test_a_path_where_a_dataset_is_needed_is_named(call: Any, where: str) -> None:
+    """Each failed as "'str' object has no attribute 'table'" (cp.solve takes a path)."""
+    with pytest.raises(TypeError, match=f"{where}: give a loaded Dataset \\(cp.load\\(path\\)\\)"):
+        call()

@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from capacity.dataset import refuse_path
 from capacity.scenario_spec import Override
 from optimizer.analysis.outcomes import (
     OUTCOMES,
@@ -148,6 +149,7 @@ def monte_carlo(
         For each parameter on a column the objective does not read (its spread is then
         zero): :func:`optimizer.plan.objective_reads.warn_unread_parameters`.
     """
+    refuse_path(ds, "monte_carlo")
     from capacity.scenarios import apply_overrides, apply_scenario
     from capacity.validation import DataValidationError
     from optimizer.analysis.batch_case import solve_many

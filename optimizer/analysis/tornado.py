@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from capacity.dataset import refuse_path
 from capacity.scenario_spec import Override
 from optimizer.analysis.outcomes import ALL_OUTCOMES, mode_outcomes, plan_outcomes, plan_status
 from optimizer.analysis.sweep import fill_level
@@ -237,6 +238,7 @@ def tornado(
         For each parameter on a column the objective does not read (its swing is then
         zero): :func:`optimizer.plan.objective_reads.warn_unread_parameters`.
     """
+    refuse_path(ds, "tornado")
     from optimizer.plan.objective_reads import warn_unread_parameters
 
     params = list(parameters) if parameters is not None else default_tornado_parameters(ds)
