@@ -166,3 +166,12 @@ def test_a_total_draws_as_a_heatmap_and_a_key_is_no_value() -> None:
     assert [[float(v) for v in row] for row in z] == [[pytest.approx(total)]]
     with pytest.raises(ValueError, match="value 'period' is not a value column"):
         p.plot.capex(value="period")
+
+
+def test_calibration_is_not_drawn_and_says_where_to_read_it() -> None:
+    """plot.statistic('calibration') said "value None is not a value column of []"."""
+    import capacity_planner as cp
+    from tests.conftest import TINY
+
+    with pytest.raises(ValueError, match="calibration is a table of record against plan"):
+        cp.solve(TINY).plot.statistic("calibration")

@@ -241,5 +241,10 @@ class Plotter:
         -------
         plotly.graph_objects.Figure
         """
+        if name not in self._names:  # calibration: "value None is not a value column of []"
+            raise ValueError(
+                f"plot has no statistic {name!r} (calibration is a table of record against "
+                f"plan: read it with statistics('calibration')); statistics: {self._names}"
+            )
         frame = self._statistic(name, groupby, where)
         return draw(frame, kind, value=value, title=title, order=self._periods)
