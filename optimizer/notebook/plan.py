@@ -275,7 +275,15 @@ class _CollectionStatistics:
         keys = ["scenario", *keys] if wanted is None else [*wanted, *_new(keys, wanted)]
         if where and "scenario" in where:
             value = where["scenario"]
-            out = out[out["scenario"].isin([value] if isinstance(value, str | int) else value)]
+            wanted_s = [value] if isinstance(value, str | int) or value is None else list(value)
+            out = out[out["scenario"].isin(wanted_s)]
+            absent = [v for v in wanted_s if v not in self._plans]
+            if absent:  # one plan's where warns so: an empty frame said nothing
+                warnings.warn(
+                    f"statistics.{name}: where scenario={absent!r} matches no plan; the "
+                    f"plans are {', '.join(map(repr, self._plans))}",
+                    stacklevel=2,
+                )
         if not units:  # a table (calibration): each plan's rows, with their scenario
             return out.reset_index(drop=True)
         out = _combine(out, keys, list(units))
