@@ -478,16 +478,6 @@ def unknown_table_files(directory: Path) -> list[Finding]:
     return out
 
 
-def refuse_path(ds: Any, where: str) -> None:
-    """Raise TypeError when ``ds`` is a path or None where a loaded Dataset is needed.
-
-    ``cp.tornado("data")`` failed as "'str' object has no attribute 'table'".
-    """
-    if ds is None or isinstance(ds, str | os.PathLike):
-        shown = "None" if ds is None else f"the path {str(ds)!r}"
-        raise TypeError(f"{where}: give a loaded Dataset (cp.load(path)), not {shown}")
-
-
 def load_dataset(directory: str | Path = "data") -> Dataset:
     """Load and validate a dataset directory.
 

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 
 from capacity.scenario_spec import Override, Scenario, override_error_message
 from capacity.schema import PERIOD_RE, SPECS, period_index, period_label, period_ordinals
-from capacity.validation import DataValidationError, Finding, suggest
+from capacity.validation import DataValidationError, Finding, refuse_path, suggest
 
 BASE = "base"
 NO_ROW = "(no row)"
@@ -281,8 +281,6 @@ def apply_scenario(ds: DatasetT, name: str | None) -> DatasetT:
     Both datasets are immutable, so the result is kept on ``ds``: applying the same
     scenario to the same Dataset again returns the same validated Dataset.
     """
-    from capacity.dataset import refuse_path  # dataset imports this module
-
     refuse_path(ds, "apply_scenario")
     if name is None or (name == BASE and BASE not in ds.scenarios):
         return ds
@@ -321,8 +319,6 @@ def diff_datasets(a: ScenarioTarget, b: ScenarioTarget) -> pd.DataFrame:
         (text). A row that exists on one side only lists each of its values against
         ``"(no row)"`` on the other side.
     """
-    from capacity.dataset import refuse_path
-
     refuse_path(a, "diff_datasets")
     refuse_path(b, "diff_datasets")
     rows: list[tuple[str, str, str, str, str]] = []

@@ -18,10 +18,11 @@ spec adds its checks.
 from __future__ import annotations
 
 import difflib
+import os
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import pandas as pd
 
@@ -147,3 +148,13 @@ def suggest(name: str, options: Iterable[str]) -> str:
 def normalise_key(value: str) -> str:
     """Key used for duplicate detection: NFC, surrounding spaces dropped, case folded."""
     return unicodedata.normalize("NFC", str(value)).strip().casefold()
+
+
+def refuse_path(ds: Any, where: str) -> None:
+    """Raise TypeError when ``ds`` is a path or None where a loaded Dataset is needed.
+
+    ``cp.tornado("data")`` failed as "'str' object has no attribute 'table'".
+    """
+    if ds is None or isinstance(ds, str | os.PathLike):
+        shown = "None" if ds is None else f"the path {str(ds)!r}"
+        raise TypeError(f"{where}: give a loaded Dataset (cp.load(path)), not {shown}")

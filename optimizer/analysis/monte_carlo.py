@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from capacity.dataset import refuse_path
 from capacity.scenario_spec import Override
+from capacity.validation import refuse_path
 from optimizer.analysis.outcomes import (
     OUTCOMES,
     binding_families,
