@@ -262,3 +262,27 @@ def test_a_collection_where_on_an_unknown_scenario_warns() -> None:
     assert got.empty
     kept = plans.statistics.capex(groupby="scenario", where={"scenario": ["squeeze"]})
     assert kept["scenario"].tolist() == ["squeeze"]
+
+
+def test_a_report_file_of_another_table_or_no_parquet_is_named(tmp_path: Any) -> None:
+    """demand.parquet copied over costs.parquet read on and failed as a pandas KeyError;
+    a garbage file as pyarrow's ArrowInvalid."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+    from optimizer.output.atomic import ReportError
+
+    out = tmp_path / "r"
+    res = CliRunner().invoke(app, ["solve", str(TINY), "-s", "neutral", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (run,) = [d for d in out.iterdir() if d.is_dir()]
+    sd = run / "scenario=neutral"
+    assert cp.read_report(sd, data=TINY).objective_usd is not None
+    shutil.copyfile(sd / "demand.parquet", sd / "costs.parquet")
+    with pytest.raises(ReportError, match="costs.parquet: holds the demand table, not costs"):
+        cp.read_report(sd, data=TINY)
+    (sd / "costs.parquet").write_bytes(b"not parquet")
+    with pytest.raises(ReportError, match="costs.parquet: not a readable Parquet table"):
+        cp.read_report(sd, data=TINY)

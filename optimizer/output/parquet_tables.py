@@ -397,7 +397,8 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     Raises
     ------
     ReportError
-        When ``path`` holds no report.
+        When ``path`` holds no report, or a table file that is no Parquet or holds
+        another table (its schema's ``table`` metadata), naming the file.
 
     Warns
     -----
@@ -412,7 +413,7 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     own = sorted(path.glob("*.parquet"))
     if own:
         _warn_missing_tables(path)
-        return {p.stem: pq.read_table(p).to_pandas() for p in own if not p.name.startswith(".")}
+        return {p.stem: _read_checked(p) for p in own if not p.name.startswith(".")}
     names = sorted({p.stem for p in path.glob("scenario=*/*.parquet")})
     if not names:
         raise ReportError(f"no Parquet report under {path}")
@@ -438,3 +439,22 @@ def _warn_missing_tables(sdir: Path) -> None:
             UserWarning,
             stacklevel=3,
         )
+
+
+def _read_checked(p: Path) -> pd.DataFrame:
+    """Read one table file of a scenario folder, checked to be the table it is named.
+
+    A file replaced by another table read on and failed later as a pandas KeyError
+    (``['term', 'cash_kind'] not in index``); a garbage file as pyarrow's ArrowInvalid.
+    """
+    try:
+        table = pq.read_table(p)
+    except (OSError, ValueError) as e:  # pyarrow.ArrowInvalid is a ValueError
+        raise ReportError(f"{p}: not a readable Parquet table ({e})") from None
+    written = (table.schema.metadata or {}).get(b"table", b"").decode()
+    if written and written != p.stem:  # the name each file is written with (its schema's)
+        raise ReportError(
+            f"{p}: holds the {written} table, not {p.stem} (a file copied over another); "
+            "write the report again"
+        )
+    return table.to_pandas()
