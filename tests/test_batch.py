@@ -714,3 +714,16 @@ def test_glpk_gets_a_time_limit_in_whole_seconds() -> None:
         assert solver.timeLimit == sent
     solver = _pulp_solver("COIN_CMD", SolveOptions(time_limit_s=4.98), mip=False, folder=".")
     assert solver.timeLimit == 4.98
+
+
+def test_a_solver_without_threads_says_it_does_not_use_them() -> None:
+    """SolveOptions(solver="GLPK_CMD", threads=4) ran without a word."""
+    from optimizer.plan.pulp_solve import _pulp_solver
+
+    with pytest.warns(UserWarning, match="GLPK_CMD takes no thread count through PuLP"):
+        _pulp_solver("GLPK_CMD", SolveOptions(threads=4), mip=False, folder=".")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _pulp_solver("HiGHS", SolveOptions(threads=2), mip=False, folder=".")

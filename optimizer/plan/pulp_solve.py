@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,12 @@ def _pulp_solver(name: str, options: SolveOptions, *, mip: bool, folder: str) ->
             kw["timeLimit"] = max(1, math.ceil(options.time_limit_s))
     if name == "PULP_CBC_CMD":
         return cbc_solver(options, mip=mip, log_path=str(Path(folder) / "cbc.log"))
+    if options.threads is not None and name not in ("HiGHS", "PULP_CBC_CMD"):
+        warnings.warn(  # GLPK_CMD, SCIP_PY ... ran as if it were not given
+            f"{name} takes no thread count through PuLP: threads={options.threads} is not used",
+            UserWarning,
+            stacklevel=2,
+        )
     if name in ("HiGHS", "SCIP_PY"):
         kw["gapRel"] = options.mip_gap
         if options.threads is not None and name == "HiGHS":
