@@ -552,7 +552,7 @@ def test_an_option_its_mode_does_not_read_is_a_usage_error(
     """Each ran with exit 0 and without the option's effect."""
     res, text = _run([str(TINY) if a == "DATA" else a for a in args])
     assert res.exit_code == 2, text
-    assert f"Invalid value for '{option}': is read only with {needs}" in text
+    assert f"Invalid value for '{option}': needs {needs}" in text
 
 
 def test_every_mode_bound_option_is_an_option_of_its_command() -> None:

@@ -184,7 +184,7 @@ def test_cli_no_report(
     for extra in (["--out", str(tmp_path / "r")], ["--units"]):
         r = runner.invoke(app, ["solve", str(TINY), *extra, "--no-report"], env=ENV)
         assert r.exit_code == 2
-        assert "is read only with a report: drop it, or drop --no-report" in _plain(r.output)
+        assert "needs a report (read only there): drop it, or drop --no-report" in _plain(r.output)
     assert len(fake_solve["calls"]) == 1 and list(tmp_path.iterdir()) == []
 
 

@@ -156,13 +156,12 @@ def _read_as_data(name: str) -> bool:
     A table that is not there yet (``contract_terms.csv``, ``migration.parquet``) is read
     the next time the folder loads: a model file written under that name broke it.
     """
+    from capacity.dataset import META_FILE, SCENARIOS_FILE
     from capacity.schema import TABLE_NAMES
 
     stem, _, suffix = name.lower().rpartition(".")
-    return (stem in TABLE_NAMES and suffix in ("csv", "parquet")) or name.lower() in (
-        "dataset.yaml",
-        "scenarios.yaml",
-    )
+    tables = stem in TABLE_NAMES and suffix in ("csv", "parquet")
+    return tables or name.lower() in (META_FILE, SCENARIOS_FILE)
 
 
 def require_solver(solver: str) -> str:

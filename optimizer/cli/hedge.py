@@ -11,7 +11,6 @@ import typer
 from capacity.limits import MAX_PARALLEL
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs, tolerance_option
 from optimizer.cli.hedge_options import (
-    DEFAULT_FRESH,
     _AlphaOpt,
     _ChanceMethod,
     _ChanceMethodOpt,
@@ -21,7 +20,6 @@ from optimizer.cli.hedge_options import (
     _FrontierOpt,
     _HedgeMethod,
     _refuse_mixed_modes,
-    _refuse_orphan_options,
     _ReplanLeavesOpt,
     _Risk,
     _RiskOpt,
@@ -134,7 +132,7 @@ def hedge(
     weights: _WeightsOpt = None,
     chance: _ChanceOpt = None,
     chance_method: _ChanceMethodOpt = _ChanceMethod.cvar,
-    fresh: _FreshOpt = DEFAULT_FRESH,
+    fresh: _FreshOpt = 30,
     out: _OutOpt = None,
     tree: _TreeOpt = None,
     replan_leaves: _ReplanLeavesOpt = False,
@@ -146,13 +144,12 @@ def hedge(
     from optimizer.plan.risk import RiskSpec
 
     require_highs("capacity hedge")
-    chance_opts = chance is None and (chance_method != _ChanceMethod.cvar or fresh != DEFAULT_FRESH)
-    orphans = (frontier and risk != _Risk.cvar, replan_leaves and tree is None)
-    _refuse_orphan_options(*orphans, weights is not None and not frontier, chance_opts)
     spec = RiskSpec(alpha, weight) if risk == _Risk.cvar else None
     console = Console()
+    if out is not None:
+        refuse_bad_out(console, out)
     modes = (console, tree, objective == Objective.margin, spec, chance, method, limit_s)
-    _refuse_bad_output_or_modes(modes, out, tree, frontier)
+    _refuse_mixed_modes(*modes, out=None if tree is not None else out, frontier=frontier)
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped.update(first_stage=first_stage.value, objective=objective.value, time_limit_s=limit_s)
     if tree is not None:
@@ -170,20 +167,12 @@ def hedge(
             code = _frontier(console, dsets, names, method, alpha, weights, out, **lshaped)
             raise typer.Exit(code)
         if method == _HedgeMethod.extensive:
-            kind = first_stage.value
-            rp = _extensive_rp(console, names, dsets, kind, risk=spec, objective=objective.value)
+            rp = _extensive_rp(
+                console, names, dsets, first_stage.value, risk=spec, objective=objective.value
+            )
             raise typer.Exit(0 if rp is not None else 1)
         code = _run_lshaped(console, names, dsets, spec, lshaped, reference, out, inputs)
     raise typer.Exit(code)
-
-
-def _refuse_bad_output_or_modes(
-    modes: tuple[Any, ...], out: Path | None, tree: Path | None, frontier: bool
-) -> None:
-    """Refuse an unusable ``--out`` (exit 1), then options of modes that do not mix."""
-    if out is not None:
-        refuse_bad_out(modes[0], out)
-    _refuse_mixed_modes(*modes, out=None if tree is not None else out, frontier=frontier)
 
 
 def _run_lshaped(

@@ -136,32 +136,6 @@ _TimeLimitOpt = Annotated[
 ]
 
 
-#: Out-of-sample scenarios drawn for ``--chance`` when ``--fresh`` is not given.
-DEFAULT_FRESH = 30
-
-
-def _refuse_orphan_options(
-    frontier_without_risk: bool,
-    replan_without_tree: bool,
-    weights_without_frontier: bool = False,
-    chance_options_without_chance: bool = False,
-) -> None:
-    """Usage error for an option that needs another one, which was not given.
-
-    ``--frontier`` needs ``--risk cvar``, ``--replan-leaves`` needs ``--tree``,
-    ``--weights`` needs ``--frontier``, and ``--chance-method exact`` or ``--fresh``
-    (other than its default) need ``--chance``: each was ignored without a word.
-    """
-    if frontier_without_risk:
-        raise typer.BadParameter("needs --risk cvar", param_hint="'--frontier'")
-    if replan_without_tree:
-        raise typer.BadParameter("needs --tree", param_hint="'--replan-leaves'")
-    if weights_without_frontier:
-        raise typer.BadParameter("needs --frontier", param_hint="'--weights'")
-    if chance_options_without_chance:
-        raise typer.BadParameter("needs --chance", param_hint="'--chance-method' / '--fresh'")
-
-
 def _refuse_mixed_modes(
     console: Console,
     tree: Path | None,

@@ -49,11 +49,16 @@ def _local(p: Mapping[str, Any]) -> bool:
     return p.get("scheduler") is None
 
 
+def _chance(p: Mapping[str, Any]) -> bool:
+    return p.get("chance") is not None
+
+
 _CVAR = ("--risk cvar", "add --risk cvar")
 _LSHAPED = ("the L-shaped run", "drop --method extensive, --chance or --tree")
 _REPORT = ("a report", "drop --no-report")
 _SAMPLED = ("sampled scenarios", "drop --tree (the tree file names its scenarios)")
 _LOCAL = ("a local cluster", "drop --scheduler (its workers are the cluster's)")
+_CHANCE = ("--chance", "add --chance FAMILY:CUSTOMER:P")
 
 #: Command name -> its options read by one mode only.
 NEEDS: dict[str, tuple[Need, ...]] = {
@@ -80,6 +85,11 @@ NEEDS: dict[str, tuple[Need, ...]] = {
         Need("samples", _no_tree, *_SAMPLED),
         Need("seed", _no_tree, *_SAMPLED),
         Need("method", _no_tree, *_SAMPLED),
+        Need("frontier", _cvar, *_CVAR),
+        Need("weights", lambda p: bool(p.get("frontier")), "--frontier", "add --frontier"),
+        Need("chance_method", _chance, *_CHANCE),
+        Need("fresh", _chance, *_CHANCE),
+        Need("replan_leaves", lambda p: not _no_tree(p), "--tree", "add --tree TREE.yaml"),
     ),
     "alternatives": (
         Need("seed", lambda p: (p.get("directions") or 0) > 0, "--directions", "add -n N"),
@@ -129,6 +139,6 @@ def refuse_unread_options(ctx: Any) -> None:
             continue
         opts = params[need.option].opts if need.option in params else [need.option]
         raise typer.BadParameter(
-            f"is read only with {need.needs}: drop it, or {need.fix}",
+            f"needs {need.needs} (read only there): drop it, or {need.fix}",
             param_hint=f"'{max(opts, key=len)}'",
         )
