@@ -257,7 +257,7 @@ def test_a_path_where_a_dataset_is_needed_is_named(call: Any, where: str) -> Non
 def test_a_collection_where_on_an_unknown_scenario_warns() -> None:
     """It gave an empty frame without a word (one plan's where warns)."""
     plans = cp.solve_scenarios(TINY, "all")
-    with pytest.warns(UserWarning, match="where scenario=\\['nope'\\] matches no plan"):
+    with pytest.warns(UserWarning, match="where scenario=\\[.nope.\\] matches no row"):
         got = plans.statistics.capex(groupby="scenario", where={"scenario": "nope"})
     assert got.empty
     kept = plans.statistics.capex(groupby="scenario", where={"scenario": ["squeeze"]})

@@ -25,7 +25,7 @@ from capacity.recorded_inputs import INPUTS_FILE, read_scenarios_file, recorded_
 from capacity.scenarios import apply_overrides, apply_scenario
 from capacity.validation import DataValidationError
 from optimizer.analysis.batch_folder import BATCH_MANIFEST
-from optimizer.notebook.keys import PlanKeys
+from optimizer.notebook.keys import PlanKeys, select_rows
 from optimizer.notebook.plots import Plotter
 from optimizer.notebook.statistics import GroupBy, Statistics, Where
 from optimizer.output.atomic import ReportError
@@ -136,8 +136,8 @@ class Plan:
         Warns
         -----
         UserWarning
-            When the plans cover other quarters, sites or chips (plans of two
-            datasets): a key one plan lacks counts 0 there, so its change is the
+            When the plans cover other quarters, sites, chips or customers (plans of
+            two datasets): a key one plan lacks counts 0 there, so its change is the
             other plan's whole value.
         """
         if not isinstance(other, Plan):
@@ -274,16 +274,7 @@ class _CollectionStatistics:
         # the collection, which had added MW, wafers and m3 into one number
         keys = ["scenario", *keys] if wanted is None else [*wanted, *_new(keys, wanted)]
         if where and "scenario" in where:
-            value = where["scenario"]
-            wanted_s = [value] if isinstance(value, str | int) or value is None else list(value)
-            out = out[out["scenario"].isin(wanted_s)]
-            absent = [v for v in wanted_s if v not in self._plans]
-            if absent:  # one plan's where warns so: an empty frame said nothing
-                warnings.warn(
-                    f"statistics.{name}: where scenario={absent!r} matches no plan; the "
-                    f"plans are {', '.join(map(repr, self._plans))}",
-                    stacklevel=2,
-                )
+            out = select_rows(out, {"scenario": where["scenario"]}, name)  # warns as a plan's
         if not units:  # a table (calibration): each plan's rows, with their scenario
             return out.reset_index(drop=True)
         out = _combine(out, keys, list(units))
