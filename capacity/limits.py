@@ -23,6 +23,7 @@ the uploader.
 from __future__ import annotations
 
 import os
+from numbers import Integral
 
 MAX_PARALLEL = 4 * (os.cpu_count() or 1)
 """Most solver threads (``--threads``) or local worker processes (``--workers``) a run
@@ -31,16 +32,17 @@ may ask for: four per core of this machine (``os.cpu_count()``); more only queue
 
 
 def check_parallel(n: int, what: str) -> int:
-    """Return ``n`` if it is a count of threads or processes from 1 to :data:`MAX_PARALLEL`.
+    """Return ``n`` if it is a whole count (numpy's too) from 1 to :data:`MAX_PARALLEL`.
 
     Raises
     ------
     ValueError
         Naming ``what`` (``"workers"``), the value and the range.
     """
-    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_PARALLEL:
-        raise ValueError(
-            f"{what}: {n!r} is not from 1 to {MAX_PARALLEL} (four per core of this machine)"
+    if isinstance(n, bool) or not isinstance(n, Integral) or not 1 <= n <= MAX_PARALLEL:
+        raise ValueError(  # 2.5 ran as 2 threads, "2" failed late, 1000 workers hung
+            f"{what}: {n!r} is not a number of {what} (1 to {MAX_PARALLEL}, four per core "
+            "of this machine)"
         )
     return n
 

@@ -613,5 +613,7 @@ def test_the_python_batch_refuses_a_thousand_local_workers(tmp_path: Path) -> No
 
     sweep = tmp_path / "sweep.yaml"
     sweep.write_text(f"data: {TINY}\nscenarios: [base]\n", encoding="utf-8")
-    with pytest.raises(ValueError, match=f"workers: 1000 is not from 1 to {MAX_PARALLEL}"):
+    with pytest.raises(
+        ValueError, match=f"workers: 1000 is not a number of workers \\(1 to {MAX_PARALLEL}"
+    ):
         run_batch(sweep, tmp_path / "out", workers=1000, progress=False)

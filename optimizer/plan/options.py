@@ -14,7 +14,7 @@ from enum import StrEnum
 
 import numpy as np
 
-from capacity.limits import MAX_PARALLEL
+from capacity.limits import check_parallel
 
 
 class Status(StrEnum):
@@ -118,15 +118,8 @@ class SolveOptions:
         for name in ("solver", "formulation", "objective"):
             if not isinstance(getattr(self, name), str):
                 raise TypeError(f"{name}: {getattr(self, name)!r} is not a name (a str)")
-        if self.threads is not None and (
-            isinstance(self.threads, bool)
-            or not isinstance(self.threads, int | np.integer)  # 2.5 ran as 2, "2" failed late
-            or not 1 <= self.threads <= MAX_PARALLEL
-        ):
-            raise ValueError(
-                f"threads: {self.threads!r} is not a number of threads (1 to {MAX_PARALLEL}, "
-                "four per core of this machine)"
-            )
+        if self.threads is not None:
+            check_parallel(self.threads, "threads")
         if not (_finite(self.mip_gap) and self.mip_gap >= 0):
             raise ValueError(f"mip_gap: {self.mip_gap!r} is not a relative gap (finite, >= 0)")
         if not _positive(self.check_tolerance):
