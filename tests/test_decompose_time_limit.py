@@ -45,12 +45,15 @@ def test_the_first_solves_start_no_scenario_after_the_limit(
     # The limit's clock reads 0, 1, 2 ... at each check: a limit of 2 s lets exactly
     # two scenarios start (checks at 0 and 1), the third check (2) finds it passed.
     _, dsets, _ = sample_scenarios(load_dataset(TINY), 4, seed=3)
-    blocks, _ = _halves(dsets, "capacity")
+    blocks, universe = _halves(dsets, "capacity")
     _ticking(deadline, "monotonic", monkeypatch)
     dispatch = FirstSolves(blocks, dsets, TimeLimit(2.0, 2.0))  # passes at the reading 2
+    # one value per first-stage column: np.zeros(1) made highspy read past the buffer,
+    # and the stray values failed the started solves ("HiGHS refused bounds") at times
+    point = np.zeros(sum(len(keys) for keys in universe.keys.values()))
     try:
         with pytest.raises(HedgeTimeLimitError) as got:
-            dispatch.run(None, np.zeros(1))
+            dispatch.run(None, point)
     finally:
         dispatch.close()
     e = got.value
@@ -232,3 +235,15 @@ def test_the_cli_refuses_a_bad_time_limit_before_any_solve(
     res, text = _run(["hedge", str(TINY), *args])
     assert res.exit_code == 2, text
     assert words in text, text
+
+
+def test_a_point_of_another_length_is_refused_before_highs_reads_it() -> None:
+    """highspy reads one value per first-stage column from the buffer it is given."""
+    _, dsets, _ = sample_scenarios(load_dataset(TINY), 2, seed=3)
+    block = ScenarioBlock(dsets, range(2), _halves(dsets, "capacity")[1])
+    x = block.wait_and_see()[0].point
+    with pytest.raises(
+        ValueError, match=f"first-stage point of shape \\(1,\\), not \\({len(x)},\\)"
+    ):
+        block.evaluate(np.zeros(1))
+    assert len(block.evaluate(x)) == 2  # the right length still evaluates every scenario

@@ -301,6 +301,11 @@ class ScenarioBlock:
         state, and a shared one from the scenario's last optimal basis (cold when it
         has none, or with ``warm_start="cold"``). Stores the new optimal basis. The
         cut carries the solve's CPU seconds and simplex iterations.
+
+        Raises
+        ------
+        ValueError
+            When ``point`` is not one value per first-stage column.
         """
         import highspy
 
@@ -314,7 +319,10 @@ class ScenarioBlock:
         if point is None:
             free_hi = np.full(n, np.inf)
             highs_ok(h.changeColsBounds(n, idx, np.zeros(n), free_hi), "bounds")
-        else:
+        else:  # highspy reads n values of the buffer: a shorter one read stray memory
+            point = np.ascontiguousarray(point, dtype=float)
+            if point.shape != (n,):
+                raise ValueError(f"first-stage point of shape {point.shape}, not ({n},)")
             highs_ok(h.changeColsBounds(n, idx, point, point), "bounds")
         status, ms = h.run(), h.getModelStatus()
         iterations = int(h.getInfo().simplex_iteration_count)
