@@ -275,3 +275,38 @@ def test_a_plan_folder_missing_tables_is_read_with_a_warning_naming_them(
         with pytest.warns(UserWarning, match=r"lacks 2 of its \d+ tables \(demand.parquet, ") as w:
             read()
         assert "costs.parquet" in str(w[0].message) and str(sdir) in str(w[0].message)
+
+
+def test_a_figure_read_from_a_table_the_folder_lacks_is_an_error_naming_the_file(
+    tmp_path: Path,
+) -> None:
+    """After the warning, a plan read back with costs.parquet deleted gave opex as an
+    empty table and the compare of two such plans zero cost: a false figure. Each
+    statistic that reads the lacked table now raises ReportError naming the file, in a
+    scenario folder and across a run; one that does not read it gives its figure."""
+    import warnings
+
+    from optimizer.notebook import read_report, read_run
+    from optimizer.output.atomic import ReportError
+
+    out = tmp_path / "r"
+    r = CliRunner().invoke(app, ["solve", str(TINY), "-s", "squeeze", "--out", str(out)], env=ENV)
+    assert r.exit_code == 0, r.output
+    (run,) = out.iterdir()
+    sdir = run / "scenario=squeeze"
+    whole = read_report(sdir, data=TINY)
+    opex_usd = float(whole.statistics.opex(groupby=[])["opex_usd"].iloc[0])
+    fleet = whole.statistics.fleet(groupby=[])
+    assert opex_usd > 0
+    (sdir / "costs.parquet").unlink()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the lacked tables' warning (tested above)
+        part = read_report(sdir, data=TINY)
+        plans = read_run(run, data=TINY)
+    for plan in (part, plans["squeeze"]):
+        for name in ("opex", "capex", "cash", "costs"):
+            with pytest.raises(ReportError, match=r"scenario=squeeze/costs\.parquet is missing"):
+                getattr(plan.statistics, name)(groupby=[])
+        pd.testing.assert_frame_equal(plan.statistics.fleet(groupby=[]), fleet)
+    with pytest.raises(ReportError, match="costs.parquet is missing"):
+        plans.statistics.opex(groupby=[])

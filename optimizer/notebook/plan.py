@@ -30,6 +30,7 @@ from optimizer.notebook.plots import Plotter
 from optimizer.notebook.statistics import GroupBy, Statistics, Where
 from optimizer.output.atomic import ReportError
 from optimizer.output.manifest import MANIFEST_NAME
+from optimizer.output.parquet_tables import ReportTables
 from optimizer.output.parquet_tables import read_report as read_tables
 from optimizer.output.run_folder import scenario_name_from_dir, unfinished_note
 
@@ -66,7 +67,10 @@ class Plan:
         objective_usd: float | None = None,
         result: Any = None,
     ) -> None:
-        self.tables: Mapping[str, pd.DataFrame] = dict(tables)
+        # a copy that keeps which of a report's tables its folder lacks
+        self.tables: Mapping[str, pd.DataFrame] = ReportTables(
+            tables, getattr(tables, "absent", None)
+        )
         self.keys = keys or PlanKeys()
         self.name = name
         self.status = status

@@ -69,7 +69,9 @@ class StatSpec:
 
 
 def _table(tables: Mapping[str, pd.DataFrame], name: str) -> pd.DataFrame:
-    df = tables.get(name)
+    # a report's table its folder lacks is an error (ReportTables.require), not empty
+    require = getattr(tables, "require", tables.get)
+    df = require(name)
     if df is None:
         return pd.DataFrame()
     return df.drop(columns=["scenario"], errors="ignore")

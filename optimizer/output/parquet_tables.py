@@ -31,6 +31,7 @@ from optimizer.output.table_schema import RESULT_TABLES
 
 __all__ = [
     "RESULT_SCHEMAS",
+    "ReportTables",
     "open_table_dataset",
     "read_metadata",
     "read_report",
@@ -378,7 +379,38 @@ def open_table_dataset(run_dir: str | os.PathLike[str], table: str) -> pads.Data
     )
 
 
-def read_report(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
+class ReportTables(dict[str, pd.DataFrame]):
+    """Tables read from a report folder, with the plan's tables the folder lacks.
+
+    A ``dict`` of table name -> frame. ``absent`` maps each table of
+    :data:`RESULT_SCHEMAS` that a scenario folder lacks (copied in part, a file
+    deleted) to that folder: :meth:`require` refuses it, so a figure read from an
+    absent table is an error naming the file, not an empty table that sums to zero.
+    """
+
+    def __init__(
+        self, tables: Mapping[str, pd.DataFrame], absent: Mapping[str, Path] | None = None
+    ) -> None:
+        super().__init__(tables)
+        self.absent = dict(absent or {})
+
+    def require(self, name: str) -> pd.DataFrame | None:
+        """Return table ``name`` (None when no plan has it).
+
+        Raises
+        ------
+        ReportError
+            When ``name`` is a plan's table a scenario folder lacks, naming its file.
+        """
+        if name in self.absent:
+            raise ReportError(
+                f"{self.absent[name] / (name + '.parquet')} is missing, and this figure is "
+                "read from it: copy the whole report folder or solve again"
+            )
+        return self.get(name)
+
+
+def read_report(path: str | os.PathLike[str]) -> ReportTables:
     """Read a report back into pandas frames.
 
     Parameters
@@ -390,9 +422,10 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
 
     Returns
     -------
-    dict of str to pandas.DataFrame
-        Table name -> frame; text columns ``str``, numbers ``float64``/``int64``,
-        flags ``bool`` (nullable columns with nulls keep pandas' default mapping).
+    ReportTables
+        Table name -> frame (a ``dict``); text columns ``str``, numbers
+        ``float64``/``int64``, flags ``bool`` (nullable columns with nulls keep pandas'
+        default mapping). Its ``absent`` names the plan's tables no file held.
 
     Raises
     ------
@@ -405,29 +438,32 @@ def read_report(path: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     UserWarning
         For a scenario folder that holds some of a plan's tables
         (:data:`RESULT_SCHEMAS`) but not all: a partly copied or synced report would
-        otherwise read as whole, its missing tables as empty.
+        otherwise read as whole; a figure read from a missing table
+        (:meth:`ReportTables.require`) raises ``ReportError``.
     """
     path = Path(path)
     if not path.is_dir():
         raise ReportError(f"no report directory at {path}")
     own = sorted(path.glob("*.parquet"))
     if own:
-        _warn_missing_tables(path)
-        return {p.stem: _read_checked(p) for p in own if not p.name.startswith(".")}
+        read = {p.stem: _read_checked(p) for p in own if not p.name.startswith(".")}
+        return ReportTables(read, dict.fromkeys(_warn_missing_tables(path), path))
     names = sorted({p.stem for p in path.glob("scenario=*/*.parquet")})
     if not names:
         raise ReportError(f"no Parquet report under {path}")
+    absent: dict[str, Path] = {}
     for sdir in sorted(path.glob("scenario=*")):
-        _warn_missing_tables(sdir)
+        absent.update((t, sdir) for t in _warn_missing_tables(sdir) if t not in absent)
     out: dict[str, pd.DataFrame] = {}
     for name in names:
         table = open_table_dataset(path, name).to_table()
         out[name] = table.to_pandas()
-    return out
+    # a table some scenario lacks would sum over the others only
+    return ReportTables(out, absent)
 
 
-def _warn_missing_tables(sdir: Path) -> None:
-    """Warn when ``sdir`` holds some of a plan's tables but not every one."""
+def _warn_missing_tables(sdir: Path) -> list[str]:
+    """Warn when ``sdir`` holds some of a plan's tables but not every one; return those lacked."""
     present = {p.stem for p in sdir.glob("*.parquet") if not p.name.startswith(".")}
     held = present & set(RESULT_SCHEMAS)
     missing = [t for t in RESULT_SCHEMAS if t not in present]
@@ -435,10 +471,11 @@ def _warn_missing_tables(sdir: Path) -> None:
         warnings.warn(
             f"{sdir}: this plan's folder lacks {len(missing)} of its "
             f"{len(RESULT_SCHEMAS)} tables ({', '.join(f'{t}.parquet' for t in missing)}); "
-            "they read as absent, not as empty: copy the whole folder or solve again",
+            "a figure read from them is an error, not empty: copy the whole folder or solve again",
             UserWarning,
             stacklevel=3,
         )
+    return missing if held else []
 
 
 def _read_checked(p: Path) -> pd.DataFrame:
