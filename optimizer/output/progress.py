@@ -64,7 +64,8 @@ class Progress:
     enabled : bool
         False shows nothing (library calls, tests).
     stream : text stream, optional
-        Where to write (default ``sys.stdout``); a terminal gets the rich bar, any
+        Where to write (default ``sys.stderr``, as a log or pipe of the output
+        keeps the results alone); a terminal gets the rich bar, any
         other stream plain lines.
     every_s : float
         Least seconds between plain lines (:data:`LINE_EVERY_S`).
@@ -93,7 +94,7 @@ class Progress:
     ) -> None:
         self.label, self.total = label, total
         self.enabled = enabled and total > 0
-        self.stream = stream if stream is not None else sys.stdout
+        self.stream = stream if stream is not None else sys.stderr
         self.every_s = every_s
         self.bar = bar
         self.estimate = estimate
