@@ -36,3 +36,29 @@ def test_replan_tab_runs_and_shows_zero_regret_at_zero_volatility(
     rows = spread.set_index("outcome")
     assert rows.loc["regret (discounted)", "P50"].startswith("$")
     assert rows.loc["served share of H100e demand", "P50"].endswith("%")
+
+
+def _tree_view(plan) -> None:  # noqa: ANN001 - AppTest runs the source alone, without imports
+    from ui.replan_view import _tree_results
+
+    _tree_results(plan)
+
+
+def test_the_tree_metrics_read_in_each_amounts_scale() -> None:
+    """A small dataset's tree read "0.01 bn USD" and its value "0.000 bn USD"."""
+    import pandas as pd
+
+    from optimizer.analysis.tree import TreePlan
+
+    leaves = pd.DataFrame({"leaf": ["a"], "cost_usd": [9.6e6]})
+    nodes = pd.DataFrame({"stage": [0], "node": ["root"], "kind": ["build"], "site": ["s"]})
+    plan = TreePlan("optimal", 9_612_345.0, 9_700_000.0, 87_655.0, leaves, nodes.assign(value=5.0))
+    at = AppTest.from_function(_tree_view, args=(plan,), default_timeout=60)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = {m.label: m.value for m in at.metric}
+    assert shown == {
+        "tree plan, expected cost": "$9.61M",
+        "two-stage hedge": "$9.70M",
+        "value of the tree": "$87.66k",
+    }

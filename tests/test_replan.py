@@ -362,6 +362,13 @@ def test_cli_replan_runs_and_writes(tmp_path: Path) -> None:
     back = read_replan(runs[0])
     assert np.abs(back["regret"]["regret_usd"].to_numpy()).max() < 1e-6 * 5e6
     assert isinstance(back["spread"], pd.DataFrame) and len(back["spread"])
+    # the table's money in the scale of its plans' costs (millions here), as the
+    # regret table holds them: it read "0.01" and "0.00" in a fixed USD bn
+    realised = back["regret"]["realised_cost_usd"].to_numpy()
+    assert 1e6 <= realised.max() < 1e9
+    for v in realised:
+        assert f"${v / 1e6:,.2f}M" in r.output
+    assert "USD bn" not in r.output
 
 
 def test_a_forecast_file_with_a_row_twice_or_a_path_beyond_the_run_is_refused(

@@ -13,6 +13,7 @@ from typing import Any
 
 import streamlit as st
 
+from optimizer.output.formatting import fmt_usd
 from ui.formats import percentiles_view, show_table
 from ui.progress_view import AppProgress
 
@@ -158,10 +159,11 @@ def _solve_tree(ds: Any, tree: Any, name: str, replan: bool = False) -> None:
 
 def _tree_results(plan: Any, comparison: Any = None) -> None:
     a, b, c = st.columns(3)
-    a.metric("tree plan, expected cost", f"{plan.expected_cost_usd / 1e9:,.2f} bn USD")
+    # in each amount's own scale: a small dataset's tree read "0.01 bn USD" in fixed billions
+    a.metric("tree plan, expected cost", fmt_usd(plan.expected_cost_usd, 2))
     if plan.two_stage_cost_usd is not None:
-        b.metric("two-stage hedge", f"{plan.two_stage_cost_usd / 1e9:,.2f} bn USD")
-        c.metric("value of the tree", f"{plan.value_of_tree_usd / 1e9:,.3f} bn USD")
+        b.metric("two-stage hedge", fmt_usd(plan.two_stage_cost_usd, 2))
+        c.metric("value of the tree", fmt_usd(plan.value_of_tree_usd, 2))
     show_table(plan.leaves, {}, key="tree_leaves_table")
     built = plan.node_plan.groupby(["stage", "node", "kind", "site"], as_index=False)["value"].sum()
     show_table(built, {}, key="tree_node_plan_table")

@@ -145,7 +145,9 @@ def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
 
 
 def replan_figure(paths: pd.DataFrame) -> Any:
-    """Regret per path (bars, USD bn) and served share realised vs perfect foresight.
+    """Regret per path (bars, in its largest value's USD scale) and served share.
+
+    The served share is realised against perfect foresight.
 
     Parameters
     ----------
@@ -160,10 +162,16 @@ def replan_figure(paths: pd.DataFrame) -> Any:
     import plotly.graph_objects as go
     from plotly.subplots import make_subplots
 
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("Regret per path (USD bn)", "Served share"))
+    from optimizer.output.formatting import money_axis
+
+    div, word, _ = money_axis(list(paths["regret_usd"]))
+    unit = f"USD {word}" if word else "USD"
+    fig = make_subplots(
+        rows=1, cols=2, subplot_titles=(f"Regret per path ({unit})", "Served share")
+    )
     x = [f"path {int(p)}" for p in paths["path"]]
     fig.add_trace(
-        go.Bar(x=x, y=paths["regret_usd"] / 1e9, name="regret", marker_color="#c0392b"),
+        go.Bar(x=x, y=paths["regret_usd"] / div, name="regret", marker_color="#c0392b"),
         row=1,
         col=1,
     )

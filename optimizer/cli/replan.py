@@ -14,6 +14,8 @@ from optimizer.cli.options import SchedulerOpt
 from optimizer.cli.scenarios import load_scenarios
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from collections.abc import Callable
+
     from rich.console import Console
 
 __all__ = ["REPLAN_HELP", "replan"]
@@ -174,15 +176,27 @@ def _run(console: Console, kw: dict[str, Any], workers: int, scheduler: str | No
     raise typer.Exit(1)
 
 
-def _usd_bn(x: float) -> str:
-    return "inf" if not math.isfinite(x) else f"{x / 1e9:,.2f}"
+def _money(paths: Any) -> Callable[[float], str]:
+    """Return a formatter of the table's money in one scale (``$1.23B``, ``$4.56M``, ``$789``).
+
+    The scale is the largest finite realised or perfect-foresight cost's
+    (:func:`optimizer.output.formatting.money_scale`): a tiny dataset's plan of $9.6M
+    read "0.01" and its regrets "0.00" in a fixed USD bn.
+    """
+    from optimizer.output.formatting import fmt_cell, money_scale
+
+    cols = ("realised_cost_usd", "perfect_foresight_cost_usd", "regret_usd")
+    values = [abs(float(v)) for c in cols for v in paths[c] if math.isfinite(float(v))]
+    div, _, fmt = money_scale(max(values, default=0.0))
+    return lambda x: "inf" if not math.isfinite(x) else fmt_cell(x / div, fmt)
 
 
 def _print(console: Console, result: Any) -> bool:
     """Print the regret table and its spread; True when every path has a realised plan."""
     from rich.table import Table
 
-    t = Table(title="Regret per path (discounted USD bn)")
+    usd = _money(result.paths)
+    t = Table(title="Regret per path (discounted USD)")
     cols = ("path", "status", "realised", "perfect foresight", "regret", "served", "PF served")
     for c in (*cols, "locks given way"):
         t.add_column(c, justify="right")
@@ -190,9 +204,9 @@ def _print(console: Console, result: Any) -> bool:
         t.add_row(
             str(r.path),
             str(r.status),
-            _usd_bn(r.realised_cost_usd),
-            _usd_bn(r.perfect_foresight_cost_usd),
-            _usd_bn(r.regret_usd),
+            usd(r.realised_cost_usd),
+            usd(r.perfect_foresight_cost_usd),
+            usd(r.regret_usd),
             f"{r.served_share:.1%}",
             f"{r.perfect_foresight_served_share:.1%}",
             str(getattr(r, "locks_given_way", 0)),
@@ -201,7 +215,7 @@ def _print(console: Console, result: Any) -> bool:
     s = result.spread.set_index("outcome")
     for o, label in (("regret_usd", "regret"), ("regret_share", "regret / PF cost")):
         row = s.loc[o]
-        fmt = _usd_bn if o == "regret_usd" else (lambda v: f"{v:.2%}")
+        fmt = usd if o == "regret_usd" else (lambda v: f"{v:.2%}")
         console.print(
             f"{label:>18}: p10 {fmt(row.p10)}  p50 {fmt(row.p50)}  p90 {fmt(row.p90)}  "
             f"mean {fmt(row['mean'])}  (n={int(row.n)})"
