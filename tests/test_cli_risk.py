@@ -70,3 +70,32 @@ def test_hedge_with_cvar_matches_its_extensive_reference() -> None:
     cv = _money(r"CVaR 0.9: ", text)
     assert rho == pytest.approx(e + cv, rel=5e-3)
     assert "relative diff to L-shaped" in text
+
+
+def test_the_frontier_reads_in_the_scale_of_its_amounts() -> None:
+    """A small dataset's frontier read 0.010 in a fixed USD B (its steps invisible)."""
+    import pandas as pd
+    from rich.console import Console
+
+    from optimizer.analysis.hedge_risk import frontier_figure
+    from optimizer.cli.hedge import _frontier_shown
+
+    t = pd.DataFrame(
+        {
+            "risk_weight": [0.0, 1.0],
+            "alpha": [0.9, 0.9],
+            "expected_cost_usd": [9_612_345.0, 9_700_000.0],
+            "var_usd": [12_000_000.0, 11_900_000.0],
+            "cvar_usd": [12_500_000.0, 12_100_000.0],
+            "risk_objective_usd": [9_612_345.0, 21_800_000.0],
+            "status": ["optimal", "optimal"],
+        }
+    )
+    console = Console(width=120, record=True, color_system=None)
+    console.print(_frontier_shown(t, 0.9))
+    text = console.export_text()
+    assert "(USD M)" in text and "USD B" not in text
+    assert "9.612" in text and "12.100" in text and "21.800" in text
+    fig = frontier_figure(t)
+    assert fig.layout.xaxis.title.text == "expected cost (USD M, discounted)"
+    assert list(fig.data[0].x) == [9.612345, 9.7]

@@ -15,6 +15,7 @@ from typing import Any
 import streamlit as st
 
 from capacity.dataset import Dataset
+from optimizer.output.formatting import fmt_usd
 from ui.formats import error_text, fmt_share
 
 __all__ = ["risk_aversion_tab"]
@@ -102,7 +103,7 @@ def _chance_section(base: Dataset, chosen: tuple[str, ...], opts: Any) -> None:
     gap = "" if res.mip_gap is None else f", MIP gap {res.mip_gap:.1e}"
     st.metric("achieved probability (in sample)", fmt_share(res.in_sample, 0))
     st.caption(
-        f"status {res.status}{gap}; expected cost {res.expected_cost_usd / 1e9:,.2f} B USD. "
+        f"status {res.status}{gap}; expected cost {fmt_usd(res.expected_cost_usd, 2)}. "
         "Out of sample: `capacity hedge --chance ... --fresh N` operates the plan in new draws."
     )
     st.dataframe(res.per_scenario, hide_index=True, width="stretch")

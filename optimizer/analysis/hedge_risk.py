@@ -164,24 +164,32 @@ def frontier_notes(table: pd.DataFrame, rel: float = 1e-4) -> tuple[str, ...]:
 
 
 def frontier_figure(table: pd.DataFrame) -> Any:
-    """Return a plotly figure: expected cost (x) against CVaR (y), one marker per weight (USD B)."""
+    """Return a plotly figure: expected cost (x) against CVaR (y), one marker per weight.
+
+    Both axes in the USD scale of the largest amount (billions for the bundled data).
+    """
     import plotly.graph_objects as go
+
+    from optimizer.output.formatting import money_axis
 
     t = table.dropna(subset=["expected_cost_usd", "cvar_usd"]).sort_values("risk_weight")
     alpha = float(t["alpha"].iloc[0]) if len(t) else 0.9
+    div, _, letter = money_axis([*t["expected_cost_usd"], *t["cvar_usd"]])
+    unit = f"USD {letter}".rstrip()
     fig = go.Figure(
         go.Scatter(
-            x=t["expected_cost_usd"] / 1e9,
-            y=t["cvar_usd"] / 1e9,
+            x=t["expected_cost_usd"] / div,
+            y=t["cvar_usd"] / div,
             mode="lines+markers+text",
             text=[f"L={v:g}" for v in t["risk_weight"]],
             textposition="top right",
-            hovertemplate="expected %{x:.2f} B USD<br>CVaR %{y:.2f} B USD<extra>%{text}</extra>",
+            hovertemplate=f"expected %{{x:.2f}} {unit}<br>CVaR %{{y:.2f}} {unit}"
+            "<extra>%{text}</extra>",
         )
     )
     fig.update_layout(
         title=f"Price of cutting the tail: expected cost against CVaR at alpha {alpha:g}",
-        xaxis_title="expected cost (USD B, discounted)",
-        yaxis_title=f"CVaR {alpha:g} of cost (USD B, discounted)",
+        xaxis_title=f"expected cost ({unit}, discounted)",
+        yaxis_title=f"CVaR {alpha:g} of cost ({unit}, discounted)",
     )
     return fig

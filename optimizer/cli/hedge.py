@@ -443,8 +443,6 @@ def _frontier(
     **kw: Any,
 ) -> int:
     """Solve and print the frontier (expected cost against CVaR); write it under ``--out``."""
-    from rich.table import Table
-
     from optimizer.analysis.hedge_risk import (
         DEFAULT_FRONTIER_WEIGHTS,
         extensive_frontier,
@@ -464,17 +462,7 @@ def _frontier(
     else:
         plans = _hedge_plan(console, names, dsets, risk_weights=lams, alpha=alpha, **kw)
         table = frontier_table(plans)
-    shown = Table(title=f"Frontier: expected cost against CVaR {alpha:g} (USD B)")
-    for c in ("L", "expected", "VaR", "CVaR", "E + L CVaR", "status"):
-        shown.add_column(c, justify="right")
-    for r in table.itertuples():
-        shown.add_row(
-            f"{r.risk_weight:g}",
-            *(f"{v / 1e9:,.3f}" for v in (r.expected_cost_usd, r.var_usd, r.cvar_usd)),
-            f"{r.risk_objective_usd / 1e9:,.3f}",
-            str(r.status),
-        )
-    console.print(shown)
+    console.print(_frontier_shown(table, alpha))
     for n in frontier_notes(table):
         console.print(f"[yellow]note:[/yellow] {n}")
     ok = bool(table["expected_cost_usd"].notna().all())
@@ -572,3 +560,27 @@ def _write_chance(console: Console, c: Any, out: Path, dataset_hash: str) -> int
         return 1
     console.print(f"Tables: {run_dir}/ (chance.csv)")
     return 0
+
+
+def _frontier_shown(table: Any, alpha: float) -> Any:
+    """Return the frontier as a rich table, in the USD scale of its largest amount.
+
+    Three decimals of that scale (the steps of a frontier are small against its costs);
+    a small dataset's frontier read 0.010 in a fixed USD B, its VaR and CVaR alike.
+    """
+    import math
+
+    from rich.table import Table
+
+    from optimizer.output.formatting import money_axis
+
+    money = ("expected_cost_usd", "var_usd", "cvar_usd", "risk_objective_usd")
+    div, _, letter = money_axis([v for c in money for v in table[c] if math.isfinite(float(v))])
+    unit = f"USD {letter}".rstrip()
+    shown = Table(title=f"Frontier: expected cost against CVaR {alpha:g} ({unit})")
+    for c in ("L", "expected", "VaR", "CVaR", "E + L CVaR", "status"):
+        shown.add_column(c, justify="right")
+    for r in table.itertuples():
+        cells = (f"{float(getattr(r, c)) / div:,.3f}" for c in money)
+        shown.add_row(f"{r.risk_weight:g}", *cells, str(r.status))
+    return shown
