@@ -5,6 +5,7 @@ reuse (patched model == rebuilt model, array for array)."""
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 import os
 import pickle
@@ -727,3 +728,34 @@ def test_a_solver_without_threads_says_it_does_not_use_them() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         _pulp_solver("HiGHS", SolveOptions(threads=2), mip=False, folder=".")
+
+
+def test_the_cases_table_keeps_a_grid_name_on_one_line_where_it_fits() -> None:
+    """At the non-terminal width of 140 a grid case's name of 49 characters was cut into
+    three lines mid-word ('grid_cowos-0.6_op' / 'enai_demand-0.5_c' ...) while the number
+    headers kept their full width; on a narrow terminal the names still fold."""
+    from rich.console import Console
+
+    from optimizer.analysis.batch_render import _fixed_cases_table
+
+    name = "grid_cowos-0.6_openai_demand-0.5_carbon_price-210"
+    fixed = pd.DataFrame(
+        {
+            "scenario": ["neutral", name],
+            "status": ["optimal", "optimal"],
+            "state": ["done", "done"],
+            "total_cost_usd": [1.4461e11, 1.5353e11],
+            "unmet_h100e": [563_388.0, 850_377.0],
+            "trainium_share": [0.41, 0.448],
+            "breach_mw": [1.6, 1065.7],
+            "time_s": [4.7, 7.1],
+        }
+    )
+    for width, whole in ((140, True), (80, False)):
+        console = Console(width=width, record=True, color_system=None, file=io.StringIO())
+        console.print(_fixed_cases_table(fixed, width))
+        lines = console.export_text().splitlines()
+        assert max(len(line) for line in lines) <= width
+        assert any(name in line for line in lines) is whole
+        row = next(line for line in lines if "$153.53B" in line)  # every number whole
+        assert "850,377" in row and "44.8%" in row and "1,065.7" in row

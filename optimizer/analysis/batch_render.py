@@ -30,7 +30,7 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     s = result.summary
     fixed = s[s["kind"].isin(["scenario", "grid"])]
     if len(fixed):
-        console.print(_fixed_cases_table(fixed))
+        console.print(_fixed_cases_table(fixed, console.width))
     mc = s[s["kind"] == "monte_carlo"]
     if len(mc):
         console.print(_monte_carlo_table(mc))
@@ -83,15 +83,27 @@ SUMMED_OVER_QUARTERS = ("unmet_h100e", "breach_mw")
 """Batch outcome columns that add every quarter's value (H100e- or MW-quarters)."""
 
 
-def _fixed_cases_table(fixed: pd.DataFrame) -> Any:
-    """Rich table of the scenario and grid cases (cost discounted), in the app tables' formats."""
+#: Least width of the fixed cases table's columns but the name (status, five numbers,
+#: their padding and rules).
+_NUMBER_COLUMNS_WIDTH = 72
+
+
+def _fixed_cases_table(fixed: pd.DataFrame, width: int = 140) -> Any:
+    """Rich table of the scenario and grid cases (cost discounted), in the app tables' formats.
+
+    ``width`` is the console's: names are kept on one line when the number columns keep
+    their least widths beside them (about 70 characters), else they fold.
+    """
     from rich.markup import escape
     from rich.table import Table
 
     from optimizer.output.formatting import text_column
 
     t = Table(title="Scenarios and grid (cost discounted; unmet and breach summed over quarters)")
-    t.add_column("scenario", overflow="fold")  # whole names: cut ones looked the same
+    # whole names (cut ones looked the same), on one line where they fit beside the number
+    # columns: their headers wrap at spaces instead of the names mid-word
+    longest = max((len(str(n)) for n in fixed["scenario"]), default=8)
+    t.add_column("scenario", overflow="fold", no_wrap=longest <= width - _NUMBER_COLUMNS_WIDTH)
     t.add_column("status")
     cells = []
     for c in ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw", "time_s"):
