@@ -286,3 +286,31 @@ def test_a_report_file_of_another_table_or_no_parquet_is_named(tmp_path: Any) ->
     (sd / "costs.parquet").write_bytes(b"not parquet")
     with pytest.raises(ReportError, match="costs.parquet: not a readable Parquet table"):
         cp.read_report(sd, data=TINY)
+
+
+def test_a_run_folders_file_of_another_table_or_no_parquet_is_named(tmp_path: Any) -> None:
+    """The run folder's tables go through pyarrow datasets with each table's schema:
+    demand.parquet copied over costs.parquet read as the run's costs, every row null
+    (a total cost of 0 with no word); a garbage file was pyarrow's ArrowInvalid."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+    from optimizer.output.atomic import ReportError
+    from optimizer.output.parquet_tables import open_table_dataset, read_report
+
+    out = tmp_path / "r"
+    res = CliRunner().invoke(app, ["solve", str(TINY), "-s", "all", "--out", str(out)])
+    assert res.exit_code == 0, res.output
+    (run,) = [d for d in out.iterdir() if d.is_dir()]
+    whole = read_report(run)["costs"]
+    assert whole["cost_usd"].notna().all() and whole["cost_usd"].sum() > 0
+    sd = run / "scenario=neutral"
+    shutil.copyfile(sd / "demand.parquet", sd / "costs.parquet")
+    for read in (lambda: read_report(run), lambda: cp.read_run(run, data=TINY)):
+        with pytest.raises(ReportError, match="costs.parquet: holds the demand table, not costs"):
+            read()
+    (sd / "costs.parquet").write_bytes(b"not parquet")
+    with pytest.raises(ReportError, match="costs.parquet: not a readable Parquet table"):
+        open_table_dataset(run, "costs")

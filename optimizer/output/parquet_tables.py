@@ -361,12 +361,15 @@ def open_table_dataset(run_dir: str | os.PathLike[str], table: str) -> pads.Data
     Raises
     ------
     ReportError
-        When no scenario of the run holds the table.
+        When no scenario of the run holds the table, or one of its files is no Parquet
+        or holds another table (named by the file's ``table`` metadata).
     """
     run_dir = Path(run_dir)
     files = sorted(str(p) for p in run_dir.glob(f"scenario=*/{table}.parquet"))
     if not files:
         raise ReportError(f"no {table}.parquet under {run_dir}/scenario=*/")
+    for f in files:  # a file of another table read as rows of nulls under this schema
+        _check_file(Path(f))
     schema = RESULT_SCHEMAS.get(table)
     if schema is not None:
         schema = schema.append(pa.field("scenario", pa.string()))
@@ -488,10 +491,28 @@ def _read_checked(p: Path) -> pd.DataFrame:
         table = pq.read_table(p)
     except (OSError, ValueError) as e:  # pyarrow.ArrowInvalid is a ValueError
         raise ReportError(f"{p}: not a readable Parquet table ({e})") from None
-    written = (table.schema.metadata or {}).get(b"table", b"").decode()
+    _check_named(p, table.schema)
+    return table.to_pandas()
+
+
+def _check_file(p: Path) -> None:
+    """Check one table file by its footer alone: readable, and the table it is named.
+
+    A run folder's tables are read through a ``pyarrow.dataset`` with each table's schema,
+    which read a file of another table as rows of nulls and a garbage file as ArrowInvalid.
+    """
+    try:
+        schema = pq.read_schema(p)
+    except (OSError, ValueError) as e:  # pyarrow.ArrowInvalid is a ValueError
+        raise ReportError(f"{p}: not a readable Parquet table ({e})") from None
+    _check_named(p, schema)
+
+
+def _check_named(p: Path, schema: pa.Schema) -> None:
+    """ReportError when the file's ``table`` metadata names another table than its name."""
+    written = (schema.metadata or {}).get(b"table", b"").decode()
     if written and written != p.stem:  # the name each file is written with (its schema's)
         raise ReportError(
             f"{p}: holds the {written} table, not {p.stem} (a file copied over another); "
             "write the report again"
         )
-    return table.to_pandas()
