@@ -29,6 +29,7 @@ __all__ = [
     "not_recreated",
     "read_scenarios_file",
     "recorded_hash",
+    "recorded_other_plan",
 ]
 
 INPUTS_FILE = "inputs.yaml"
@@ -68,6 +69,7 @@ def inputs_yaml(
     flags: str = "",
     tables_hash: str = "",
     not_recreated: Sequence[Mapping[str, str]] = (),
+    remade_by: str = "",
 ) -> str:
     """Return the text of ``inputs.yaml``: a header naming the data, then the document.
 
@@ -95,6 +97,12 @@ def inputs_yaml(
         f"# these overrides applied in order (data as solved: content hash {dataset_hash}).\n"
         f"# Solve it again: {again}{' ' + flags if flags else ''}\n"
     )
+    if remade_by:  # the command solves the data recorded, not this plan
+        header = header.replace(
+            "# Solve it again: ",
+            f"# This plan is {remade_by}.\n# This command solves the same data to its cost "
+            "optimum, NOT to this plan: ",
+        )
     if tables_hash:
         header += f"# Tables as solved: tables content hash {tables_hash}.\n"
     if not_recreated:
@@ -147,6 +155,23 @@ def recorded_hash(path: str | Path) -> str | None:
     except (OSError, UnicodeDecodeError):
         return None
     found = re.search(r"tables content hash ([0-9a-f]{64})", head)
+    return found.group(1) if found else None
+
+
+def recorded_other_plan(path: str | Path) -> str | None:
+    """Return what an ``inputs.yaml`` says its plan is when a solve does not make it.
+
+    The ``# This plan is ...`` header line :func:`inputs_yaml` writes for ``remade_by``
+    (an alternative plan: another objective under a cost cap); None when the file has
+    none (a cost-optimal plan's record, a scenarios.yaml, an unreadable file).
+    """
+    import re
+
+    try:
+        head = Path(path).read_text(encoding="utf-8")[:4000]
+    except (OSError, UnicodeDecodeError):
+        return None
+    found = re.search(r"^# This plan is (.+?)\.$", head, flags=re.MULTILINE)
     return found.group(1) if found else None
 
 

@@ -115,3 +115,39 @@ def test_the_focus_names_known_from_the_data_are_the_model_quantities(data: str)
         ds = load_dataset(BASE)
     quantities = default_quantities(build_model(ds))
     assert quantity_names(ds) == {q.name for q in quantities} | {q.group for q in quantities}
+
+
+def test_an_alternatives_record_says_what_the_plan_is_and_its_solve_warns(tmp_path: Path) -> None:
+    """An alternative's inputs.yaml said "Solve it again" and re-solved to the optimum
+    ($144.6B on the bundled data for a plan of $147.5B), its manifest nothing of the cap."""
+    import json
+
+    code, text = _run(["alternatives", BASE, "--slack", "0.05", "--out", str(tmp_path)])
+    assert code == 0, text
+    (run,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    alt = run / "scenario=max_build_mw-s1_slack0.05"
+    head = (alt / "inputs.yaml").read_text()
+    # lp_base: C* = 1,300,000.5 USD, so the cap is 1.05 C* = $1.37M
+    assert "# This plan is the maximum of build_mw:s1 with the discounted cost at most " in head
+    assert "(1 + 0.05) x the optimum = $1.37M" in head and "Solve it again" not in head
+    assert "Solve it again" in (run / "scenario=base" / "inputs.yaml").read_text()
+    entries = json.loads((run / "manifest.json").read_text())["scenarios"]
+    assert "maximum of build_mw:s1" in entries["max_build_mw-s1_slack0.05"]["inputs"]["remade_by"]
+    assert "remade_by" not in entries["base"]["inputs"]
+    args = ["solve", BASE, "--scenarios-file", str(alt / "inputs.yaml"), "--no-report"]
+    code, text = _run([*args, "-s", "max_build_mw-s1_slack0.05"])
+    assert code == 0, text
+    flat = " ".join(text.split())
+    assert "this solve gives the cost optimum of its data, not that plan" in flat
+    code, text = _run(
+        [
+            "solve",
+            BASE,
+            "--scenarios-file",
+            str(run / "scenario=base" / "inputs.yaml"),
+            "-s",
+            "base",
+            "--no-report",
+        ]
+    )
+    assert code == 0 and "not that plan" not in " ".join(text.split())

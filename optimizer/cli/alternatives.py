@@ -234,17 +234,17 @@ def _write(console: Console, res: Any, out: Path, scenario: str, ds: Any) -> int
     from optimizer.output.report import write_report
     from optimizer.output.run_folder import claimed_run_dir, default_run_id
 
-    plans = [(scenario, res.optimum)]
-    plans += [(report_scenario(a.name), a.result) for a in res.alternatives]
+    plans = [(scenario, res.optimum, "")]
+    plans += [(report_scenario(a.name), a.result, _remade_by(a, res)) for a in res.alternatives]
     run_id = default_run_id(str(getattr(res.optimum, "dataset_hash", "") or ""))
     try:  # one run folder, removed whole when any write fails or is interrupted
         with (
             console.status("Writing the Parquet report ..."),
-            claimed_run_dir(out, run_id, [name for name, _ in plans]) as run_dir,
+            claimed_run_dir(out, run_id, [name for name, _, _ in plans]) as run_dir,
         ):
             recorded = solved_inputs(ds, scenario)
-            for name, result in plans:
-                inputs = dataclasses.replace(recorded, scenario=name)
+            for name, result, remade_by in plans:
+                inputs = dataclasses.replace(recorded, scenario=name, remade_by=remade_by)
                 write_report(result, out, scenario=name, run_id=run_dir.name, inputs=inputs)
             ranges = res.ranges.assign(
                 scenario_min=_scenario_of(res, "min"), scenario_max=_scenario_of(res, "max")
@@ -259,6 +259,22 @@ def _write(console: Console, res: Any, out: Path, scenario: str, ds: Any) -> int
         return 1
     console.print(f"Report: {run_dir}  ({len(plans)} scenarios; ranges in {RANGES_FILE}.parquet)")
     return 0
+
+
+def _remade_by(alt: Any, res: Any) -> str:
+    """Return what an alternative's ``inputs.yaml`` says the plan is (no solve of it).
+
+    ``capacity solve`` of its data gives the cost optimum, not this plan (its record read
+    "Solve it again" and re-solved to the optimum, $144.6B for a plan of $147.5B).
+    """
+    from optimizer.output.formatting import fmt_usd
+
+    cap = (1 + alt.slack) * float(res.optimum.objective_usd)
+    return (
+        f"the {'minimum' if alt.sense == 'min' else 'maximum'} of {alt.quantity} with the "
+        f"discounted cost at most (1 + {alt.slack:g}) x the optimum = {fmt_usd(cap, 2)}, "
+        f"made by `capacity alternatives --slack {alt.slack:g}`"
+    )
 
 
 def _scenario_of(res: Any, sense: str) -> list[str]:

@@ -122,8 +122,14 @@ def _warn_other_data(console: Console, record: Path, solved: list[tuple[str, Dat
     """
     from rich.markup import escape
 
-    from capacity.recorded_inputs import recorded_hash
+    from capacity.recorded_inputs import recorded_hash, recorded_other_plan
 
+    other = recorded_other_plan(record)
+    if other is not None:  # an alternative's record: its data, not its objective
+        console.print(
+            f"[yellow]warning:[/yellow] {escape(str(record))} records a plan that is "
+            f"{escape(other)}: this solve gives the cost optimum of its data, not that plan"
+        )
     want = recorded_hash(record)
     for name, sds in solved:
         if want is not None and sds.tables_hash != want:

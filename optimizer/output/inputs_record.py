@@ -42,6 +42,9 @@ class SolvedInputs:
     edits : tuple of dict
         The cell edits among ``overrides``, as ``{table, key, column, old, new}`` rows
         (the app's edits; empty for a command-line run).
+    remade_by : str
+        How the plan is made again when ``capacity solve`` of the record does not make
+        it (an alternative plan); empty when it does.
     """
 
     scenario: str
@@ -51,6 +54,7 @@ class SolvedInputs:
     dataset_hash: str = ""
     edits: tuple[dict[str, str], ...] = field(default_factory=tuple)
     tables_hash: str = ""
+    remade_by: str = ""
 
     def manifest_fields(self, run_dir: Path, file: Path) -> dict[str, Any]:
         """Return the ``inputs`` entry of the manifest: the file, overrides and edits."""
@@ -59,6 +63,7 @@ class SolvedInputs:
             "scenario": self.scenario,
             "overrides": [o.to_dict() for o in self.overrides],
             "edits": [dict(e) for e in self.edits],
+            **({"remade_by": self.remade_by} if self.remade_by else {}),
         }
 
 
@@ -132,6 +137,7 @@ def write_inputs(
         flags=flags,
         tables_hash=inputs.tables_hash,
         not_recreated=not_recreated(inputs.edits),
+        remade_by=inputs.remade_by,
     )
     path = scenario_path / INPUTS_FILE
     write_text_atomic(path, text)
