@@ -226,6 +226,18 @@ def test_a_hedge_records_each_sampled_scenario_and_each_solves_again(tmp_path: P
         for table in ds.tables:  # the recorded overrides re-create the sampled tables
             pd.testing.assert_frame_equal(again.table(table), ds.table(table))
         assert solve(again).objective_usd == pytest.approx(solve(ds).objective_usd, rel=1e-9)
+        # each drawn override names its draw (a re-solve warned "override has no source"
+        # once per override: 15 on the bundled data)
+        drawn = recorded[len(squeeze) :]
+        assert all(
+            o["source"].startswith(f"assumption: Monte Carlo draw {name} (seed 0)") for o in drawn
+        )
+        res = CliRunner().invoke(
+            app,
+            ["solve", str(TINY), "--scenarios-file", str(path), "-s", name, "--no-report"],
+            env=ENV,
+        )
+        assert res.exit_code == 0 and "no source" not in res.output, res.output
 
 
 def test_inputs_re_solved_on_other_data_say_the_plan_is_not_the_reports(

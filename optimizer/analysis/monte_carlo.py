@@ -266,15 +266,24 @@ def draw_overrides(start: Any, samples: int, seed: int = 0) -> dict[str, list[An
     Returns
     -------
     dict
-        Name ``mc_000`` ... to its list of :class:`capacity.scenario_spec.Override`.
+        Name ``mc_000`` ... to its list of :class:`capacity.scenario_spec.Override`. Each
+        has the draw as its ``source`` (``assumption: Monte Carlo draw mc_003 (seed 0) of
+        the default ranges, cowos=0.83``), as a batch case's overrides name the sweep: a
+        recorded draw re-solved warned "override has no source" once per override.
     """
     params = default_tornado_parameters(start)
     spec = MonteCarloSpec.model_validate(uniform_monte_carlo(params, samples, seed))
     draws = spec.draw()
-    return {
-        f"mc_{k:03d}": [o for p in spec.parameters for o in p.fill(float(draws[p.name][k]))]
-        for k in range(samples)
-    }
+    out: dict[str, list[Any]] = {}
+    for k in range(samples):
+        name, ovs = f"mc_{k:03d}", []
+        for p in spec.parameters:
+            level = float(draws[p.name][k])
+            why = f"assumption: Monte Carlo draw {name} (seed {seed}) of the default ranges"
+            why = f"{why}, {p.name}={level:.6g}"
+            ovs += [o if o.source else o.model_copy(update={"source": why}) for o in p.fill(level)]
+        out[name] = ovs
+    return out
 
 
 def sample_scenarios(
