@@ -203,3 +203,48 @@ def test_a_finding_names_the_editor_index_the_row_shows_after_a_row_delete(
     assert bad["editor_row"].tolist() == [1]  # the label the editor shows
     shown = frames[at_findings + 1]  # "rows with findings", by the editor's label
     assert shown.index.tolist() == [1] and shown["customer"].tolist() == ["zzz"]
+
+
+def test_numbers_are_read_as_typed_and_a_text_that_is_none_is_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The grid's number cells filtered keystrokes: 1e30 was kept as 130 and accepted
+    ("Edits are valid and active"), 2.5e3 as 2.53; abc or a 21-digit number left the old
+    value without a word. Numbers are text cells now, read back here (as the browser
+    sends a text cell's value)."""
+    at = open_app(monkeypatch)
+    _edit(at, "demand", {0: {"demand_h100e": "2.5e3"}})
+    assert at.session_state["draft_findings"] == []
+    assert at.session_state["base_ds"].table("demand")["demand_h100e"].tolist() == [2500.0, 800.0]
+    for typed, kept, shown, words in (
+        ("1e30", 1e30, "1e+30", "outside the range the solver can take"),
+        ("abc", "abc", "abc", "not a number"),
+        ("1,000", "1,000", "1,000", "written with thousands separators"),
+    ):
+        _edit(at, "demand", {0: {"demand_h100e": typed}})
+        (f,) = [f for f in at.session_state["draft_findings"] if f.severity == "error"]
+        assert (f.file, f.row, f.column, f.value) == ("demand.csv", 2, "demand_h100e", shown)
+        assert words in f.message
+        assert at.session_state["drafts"]["demand"]["demand_h100e"].tolist()[0] == kept
+        assert at.session_state["base_ds"].table("demand")["demand_h100e"].iloc[0] == 2500.0
+        assert not at.exception
+
+
+def test_a_new_row_with_empty_cells_is_kept_and_its_cells_are_named(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A customer row added with an empty required cell was held by the grid in the
+    browser (required columns), never sent: "No findings", then gone after another page."""
+    at = open_app(monkeypatch)
+    _edit(
+        at, "customers", added=[{"customer": "zeta", "price_training_usd_per_h100e_period": "4000"}]
+    )
+    draft = at.session_state["drafts"]["customers"]
+    assert draft["customer"].tolist()[-1] == "zeta" and len(draft) == 2
+    errors = [f for f in at.session_state["draft_findings"] if f.severity == "error"]
+    assert errors and all(f.file == "customers.csv" and f.row == 3 for f in errors)
+    named = {f.column for f in errors}
+    assert "price_inference_usd_per_h100e_period" in named, [f.message for f in errors]
+    goto(at, "plan")
+    goto(at, "data")
+    assert at.session_state["drafts"]["customers"]["customer"].tolist()[-1] == "zeta"

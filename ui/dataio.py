@@ -97,35 +97,106 @@ def json_safe(value: Any) -> Any:
 def column_config(table: str) -> dict[str, Any]:
     """Return ``st.data_editor`` column configs built from the table's schema spec.
 
-    Numbers get their unit in the label and their bounds in the help (``step=1`` for
-    integers), not as the editor's min/max: the browser's grid would clamp a value out
-    of range or drop its minus sign without a word (-5 stored as 5, 5 in a [0, 1]
-    column as 1), where validation names the table, row, column and the value typed.
-    Choice columns are select boxes; periods are checked against ``YYYYQn``. Every
-    value is JSON-safe (:func:`json_safe`): a NaN default (``carbon_cap_t``, empty =
-    no cap) gives no default, an infinite bound no bound.
+    Numbers are edited as text (:func:`editor_view`, :func:`from_editor`): the grid's
+    number cell filtered what was typed without a word (``1e30`` kept as ``130``,
+    ``2.5e3`` as ``2.53``, a 21-digit number or ``abc`` dropped), and clamped to a
+    min/max; here a number reads as typed and a text that is none stays in its cell,
+    for validation to name the table, row, column and value. The unit is in the label,
+    the bounds in the help. Choice columns are select boxes. No cell is ``required`` and
+    periods have no pattern: the grid held a new row with an empty required cell in the
+    browser (never sent: lost on the next page) and reverted ``2025Q5`` silently, where
+    validation names the cell. Every value is JSON-safe (:func:`json_safe`): a NaN
+    default (``carbon_cap_t``, empty = no cap) gives no default, an infinite bound none.
     """
     import streamlit as st
 
     t = SPECS[table]
     out: dict[str, Any] = {}
     for c in t.columns:
-        kw: dict[str, Any] = {
-            "label": column_label(c),
-            "help": column_help(c, t),
-            "required": c.required,
-        }
+        kw: dict[str, Any] = {"label": column_label(c), "help": column_help(c, t)}
         if json_safe(c.default) is not None and not c.required:
-            kw["default"] = c.default
-        if c.is_numeric:
-            out[c.name] = st.column_config.NumberColumn(**kw, step=1 if c.dtype == "int" else None)
-        elif c.dtype == "choice":
+            kw["default"] = _number_text(c.default) if c.is_numeric else c.default
+        if c.dtype == "choice":
             out[c.name] = st.column_config.SelectboxColumn(**kw, options=list(c.choices))
-        elif c.dtype == "period":
-            out[c.name] = st.column_config.TextColumn(**kw, validate=r"^\d{4}Q[1-4]$")
+        elif c.is_numeric:
+            out[c.name] = st.column_config.TextColumn(**kw, alignment="right")
         else:
             out[c.name] = st.column_config.TextColumn(**kw)
     return {name: json_safe(cfg) for name, cfg in out.items()}
+
+
+def _number_text(value: Any) -> str | None:
+    """Return a number as the editor shows it: the shortest text that reads back the same."""
+    if isinstance(value, str):
+        return value  # a text typed earlier that is no number: kept for validation
+    if value is None or pd.isna(value):
+        return None
+    f = float(value)
+    if f.is_integer() and abs(f) < 1e15:
+        return str(int(f))
+    return repr(f)
+
+
+def _typed_number(value: Any) -> Any:
+    """Return a cell typed in the editor as a float, NaN when empty, else the text as typed."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return math.nan
+    if not isinstance(value, str):
+        return float(value)
+    text = value.strip()
+    if not text:
+        return math.nan
+    try:
+        return float(text)
+    except ValueError:
+        return value
+
+
+def editor_view(frame: pd.DataFrame, table: str) -> pd.DataFrame:
+    """Return an editor frame with its number columns as text (see :func:`column_config`)."""
+    out = frame.copy()
+    for c in SPECS[table].columns:
+        if c.is_numeric and c.name in out.columns:
+            out[c.name] = pd.Series(
+                [_number_text(v) for v in out[c.name]], index=out.index, dtype=object
+            )
+    return out
+
+
+def from_editor(edited: pd.DataFrame, table: str, like: pd.DataFrame) -> pd.DataFrame:
+    """Return the editor's frame with its number columns read back as numbers.
+
+    Parameters
+    ----------
+    edited : DataFrame
+        What ``st.data_editor`` returned on :func:`editor_view`'s frame.
+    table : str
+        The table's name.
+    like : DataFrame
+        The frame edited (the draft or the data as loaded): a column whose cells all read
+        as numbers gets its dtype (an integer column stays integer when every cell is whole).
+
+    Returns
+    -------
+    DataFrame
+        The same cells; a text that is no number (``abc``, ``1,000``) stays text, so the
+        column is ``object`` and validation names the cell.
+    """
+    out = edited.copy()
+    for c in SPECS[table].columns:
+        if not (c.is_numeric and c.name in out.columns):
+            continue
+        cells = [_typed_number(v) for v in out[c.name]]
+        if any(isinstance(v, str) for v in cells):
+            out[c.name] = pd.Series(cells, index=out.index, dtype=object)
+            continue
+        col = pd.Series(cells, index=out.index, dtype=float)
+        dtype = like[c.name].dtype if c.name in like.columns else col.dtype
+        whole = col.notna().all() and bool((col == col.round()).all())
+        if pd.api.types.is_integer_dtype(dtype) and whole:
+            col = col.astype(dtype)
+        out[c.name] = col
+    return out
 
 
 def editor_frame(ds: Dataset, table: str) -> pd.DataFrame:

@@ -10,7 +10,14 @@ from capacity.limits import MAX_TRANSPORT_MB, MAX_UPLOAD_MB
 from capacity.schema import SPECS, TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
 from ui.compose import scenario_fallback_text
-from ui.dataio import column_config, dataset_zip_bytes, editor_frame, frames_equal
+from ui.dataio import (
+    column_config,
+    dataset_zip_bytes,
+    editor_frame,
+    editor_view,
+    frames_equal,
+    from_editor,
+)
 from ui.findings_view import (
     ROW_NUMBERING,
     errors_by_file,
@@ -189,16 +196,21 @@ key = editor_key(table)
 src = ss["editor_src"]
 if key not in ss or table not in src:
     # a fresh editor (first visit, or back from another page/table) starts from the draft
-    src[table] = ss["drafts"].get(table, editor_frame(origin, table))
-edited = st.data_editor(
-    src[table],
-    key=key,
-    num_rows="dynamic",
-    column_config=column_config(table),
-    hide_index=False,
-    width="stretch",
-)
+    # numbers as text: the grid's number cells filtered what was typed (ui.dataio)
+    src[table] = editor_view(ss["drafts"].get(table, editor_frame(origin, table)), table)
 previous = ss["drafts"].get(table, editor_frame(origin, table))
+edited = from_editor(
+    st.data_editor(
+        src[table],
+        key=key,
+        num_rows="dynamic",
+        column_config=column_config(table),
+        hide_index=False,
+        width="stretch",
+    ),
+    table,
+    previous,
+)
 if not frames_equal(edited, previous):
     submit_draft(table, edited)
     st.rerun()  # redraw the sidebar and status from the new data; the editor keeps its state
