@@ -36,6 +36,14 @@ def test_replan_tab_runs_and_shows_zero_regret_at_zero_volatility(
     rows = spread.set_index("outcome")
     assert rows.loc["regret (discounted)", "P50"].startswith("$")
     assert rows.loc["served share of H100e demand", "P50"].endswith("%")
+    # other settings: the 2-path result is not shown under them (it stayed, unmarked)
+    at.number_input(key="replan_vol").set_value(0.5)
+    at.run()
+    assert not any("outcome" in d.value.columns for d in at.dataframe)
+    assert any("changed since the last rolling replan" in i.value for i in at.info)
+    at.number_input(key="replan_vol").set_value(0.0)
+    at.run()
+    assert any("outcome" in d.value.columns for d in at.dataframe)  # its own settings again
 
 
 def _tree_view(plan) -> None:  # noqa: ANN001 - AppTest runs the source alone, without imports

@@ -7,6 +7,7 @@ Thin views over :func:`optimizer.analysis.replan_run.rolling_replan` and
 
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,17 +23,35 @@ __all__ = ["render_replan_sections"]
 _KEY = "replan_results"
 
 
-def render_replan_sections(ds: Any) -> None:
-    """Draw the two tabs (rolling replan, scenario tree) for dataset ``ds``."""
+def render_replan_sections(ds: Any, choice: Any = None) -> None:
+    """Draw the two tabs (rolling replan, scenario tree) for dataset ``ds``.
+
+    ``choice`` is the Plan page's :class:`ui.state.SolveChoice`: every solve here uses
+    its options, and a result is shown only while the data, the tab's settings and the
+    choice are those it was made with (a result of other settings stayed on screen).
+    """
     st.session_state.setdefault(_KEY, {})
     paths_tab, tree_tab = st.tabs(["Rolling replan", "Scenario tree"])
     with paths_tab:
-        _replan_tab(ds)
+        _replan_tab(ds, choice)
     with tree_tab:
-        _tree_tab(ds)
+        _tree_tab(ds, choice)
 
 
-def _replan_tab(ds: Any) -> None:
+def _stale_note(entry: Any, key: Any, what: str, button: str) -> bool:
+    """Show why a kept result is not shown; True when ``entry`` is the result of ``key``."""
+    if entry is None:
+        return False
+    if entry[0] == key:
+        return True
+    st.info(
+        f"The data, the settings above or the Plan page's solver settings changed since the "
+        f"last {what}: press **{button}** again."
+    )
+    return False
+
+
+def _replan_tab(ds: Any, choice: Any = None) -> None:
     from optimizer.analysis.replan_setup import RandomWalkRevision, ReplanInputError
 
     st.caption(
@@ -47,6 +66,7 @@ def _replan_tab(ds: Any) -> None:
     vol = float(c3.number_input("volatility", 0.0, 1.0, 0.05, 0.01, key="replan_vol"))
     seed = int(c4.number_input("seed", min_value=0, value=0, key="replan_seed"))
     slot = st.empty()
+    key = (ds.hash, paths, every, vol, seed, choice)
     if st.button("Run the rolling replan", key="replan_run"):
         from optimizer.analysis.replan_run import rolling_replan
 
@@ -59,16 +79,16 @@ def _replan_tab(ds: Any) -> None:
                     seed=seed,
                     every=every,
                     revision=RandomWalkRevision(vol, seed),
+                    options=None if choice is None else choice.options(),
                     progress=bar,
                 )
         except ReplanInputError as e:
             st.error(str(e))
             return
-        st.session_state[_KEY] = {**st.session_state[_KEY], "paths": (ds.hash, res)}
+        st.session_state[_KEY] = {**st.session_state[_KEY], "paths": (key, res)}
     entry = st.session_state[_KEY].get("paths")
-    if entry is None or entry[0] != ds.hash:
-        return
-    _replan_results(entry[1])
+    if _stale_note(entry, key, "rolling replan", "Run the rolling replan"):
+        _replan_results(entry[1])
 
 
 def _replan_results(res: Any) -> None:
@@ -105,7 +125,7 @@ def _replan_results(res: Any) -> None:
     )
 
 
-def _tree_tab(ds: Any) -> None:
+def _tree_tab(ds: Any, choice: Any = None) -> None:
     from optimizer.analysis.tree_spec import TreeFileError, read_tree
 
     st.caption(
@@ -128,32 +148,37 @@ def _tree_tab(ds: Any) -> None:
         "Also replan quarterly along each leaf (tree, hedge and replanning side by side)",
         key="tree_replan_leaves",
     )
+    # the file's content, not its name: another tree.yaml showed the last one's result
+    key = (ds.hash, hashlib.sha256(up.getvalue()).hexdigest(), replan, choice)
     if st.button("Solve the tree", key="tree_run"):
-        _solve_tree(ds, tree, up.name, replan)
+        _solve_tree(ds, tree, up.name, key, replan, choice)
     entry = st.session_state[_KEY].get("tree")
-    if entry is not None and entry[0] == (ds.hash, up.name):
+    if _stale_note(entry, key, "solve of the tree", "Solve the tree"):
         _tree_results(entry[1], entry[2] if len(entry) > 2 else None)
 
 
-def _solve_tree(ds: Any, tree: Any, name: str, replan: bool = False) -> None:
+def _solve_tree(
+    ds: Any, tree: Any, name: str, key: Any, replan: bool = False, choice: Any = None
+) -> None:
     from capacity.validation import DataValidationError
     from optimizer.analysis.tree import tree_plan
     from optimizer.analysis.tree_replan import compare_tree_replan
 
     comparison = None
     try:
+        options = None if choice is None else choice.options()
         with st.spinner("Solving the tree's extensive form ..."):
-            plan = tree_plan(ds, tree)
+            plan = tree_plan(ds, tree, options=options)
         if replan:
             with st.spinner("Replanning quarterly along each leaf ..."):
-                comparison = compare_tree_replan(ds, tree, plan=plan)
+                comparison = compare_tree_replan(ds, tree, options, plan=plan)
     except DataValidationError as e:
         st.error(f"{name}: a branch's overrides: " + "; ".join(f.message for f in e.findings[:3]))
         return
     except RuntimeError as e:
         st.error(str(e))
         return
-    entry = ((ds.hash, name), plan, comparison)
+    entry = (key, plan, comparison)
     st.session_state[_KEY] = {**st.session_state[_KEY], "tree": entry}
 
 

@@ -138,4 +138,4 @@ if not ok:
 else:
     from ui.replan_view import render_replan_sections
 
-    render_replan_sections(active_dataset() or base)
+    render_replan_sections(active_dataset() or base, choice)
