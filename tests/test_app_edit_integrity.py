@@ -248,3 +248,25 @@ def test_a_new_row_with_empty_cells_is_kept_and_its_cells_are_named(
     goto(at, "plan")
     goto(at, "data")
     assert at.session_state["drafts"]["customers"]["customer"].tolist()[-1] == "zeta"
+
+
+def test_the_download_and_the_plan_say_edits_with_errors_are_left_out(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With a valid edit and an invalid one pending, the zip and the plan held the valid
+    one only; only the sidebar said "the last valid data is used"."""
+    at = open_app(monkeypatch)
+    _edit(at, "demand", {0: {"demand_h100e": "-5"}})
+    said = "The edits have errors (1 in demand.csv): this zip holds the last valid data"
+    assert any(said in c.value for c in at.caption), [c.value for c in at.caption]
+    goto(at, "plan")
+    assert any(
+        "The edits have errors (1 in demand.csv): the plan is solved on the last valid data"
+        in w.value
+        for w in at.warning
+    )
+    goto(at, "data")
+    _edit(at, "demand", {0: {"demand_h100e": "2500"}})
+    assert not any("The edits have errors" in c.value for c in at.caption)
+    goto(at, "plan")
+    assert not any("The edits have errors" in w.value for w in at.warning)

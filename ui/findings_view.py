@@ -122,6 +122,21 @@ def errors_by_file(findings: Iterable[Finding]) -> str:
     return ", ".join(f"{n} in {file}" for file, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
+def edits_left_out_text(findings: Iterable[Finding], what: str) -> str:
+    """Say that ``what`` uses the last valid data, without the edits that have errors.
+
+    ``""`` when no finding is an error. The download and the Plan page used that data
+    without a word (only the sidebar said so).
+    """
+    where = errors_by_file(findings)
+    if not where:
+        return ""
+    return (
+        f"The edits have errors ({where}): {what} the last valid data, without those "
+        "edits. Fix them on the Data page (they are kept there), or discard them."
+    )
+
+
 def _reference_of(f: Finding) -> tuple[str, str] | None:
     """``(table, column)`` a finding's column refers to, when it is an unknown reference."""
     spec = SPECS.get(table_of_file(f.file))

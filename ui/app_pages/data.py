@@ -20,6 +20,7 @@ from ui.dataio import (
 )
 from ui.findings_view import (
     ROW_NUMBERING,
+    edits_left_out_text,
     errors_by_file,
     findings_column_config,
     findings_for_table,
@@ -152,6 +153,9 @@ with st.expander("Upload or download the dataset", expanded=ss["base_ds"] is Non
             show_findings(err[1])
     base = ss["base_ds"]
     if base is not None:
+        left_out = edits_left_out_text(ss["draft_findings"], "this zip holds")
+        if left_out:
+            st.caption(left_out)
         st.download_button(
             "Download the current dataset (zip of CSVs)",
             data=_zip_of(base),

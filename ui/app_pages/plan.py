@@ -18,6 +18,7 @@ from ui.compose import (
     scenario_fallback_text,
     settings_changed_text,
 )
+from ui.findings_view import edits_left_out_text
 from ui.formats import MISSING, calibration_view, fmt_share, fmt_usd, show_table, usd_billions
 from ui.progress_view import click_to_result_text
 from ui.state import (
@@ -97,6 +98,9 @@ objective = c7.selectbox(
     "customers' prices minus every cost and breach penalty; unserved demand earns nothing.",
 )
 clicked = c4.button("Solve", type="primary", key="solve", disabled=not ok)
+left_out = edits_left_out_text(ss["draft_findings"], "the plan is solved on")
+if left_out:
+    st.warning(left_out)
 if not ok:
     st.info(f"The optimizer is not installed yet, so plans cannot be solved ({why}).")
 
