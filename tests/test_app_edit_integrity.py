@@ -122,6 +122,8 @@ def test_the_plan_page_says_why_the_chosen_scenario_was_replaced_by_base(
     goto(at, "plan")
     texts = [w.value for w in at.warning]
     assert any(t.startswith(want) and "'dc-1'" in t for t in texts), texts
+    # the finding is located as every other is (it quoted the message alone)
+    assert any(t.startswith(want) and "is planned: overrides, column " in t for t in texts), texts
     at.button(key="solve").click()
     rerun(at)
     assert at.session_state["plan"].scenario == "base"

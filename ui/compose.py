@@ -118,7 +118,9 @@ def scenario_fallback_text(label: str, error: Exception | None) -> str | None:
     if error is None:
         return None
     findings = list(getattr(error, "findings", ()) or ())
-    why = "; ".join(f.message for f in findings[:3]) or str(error)
+    # located, as every other finding: file, row, column, value (the message alone did
+    # not say which chip's sale window)
+    why = "; ".join(str(f).removeprefix(f"{f.severity}: ") for f in findings[:3]) or str(error)
     more = f" (and {len(findings) - 3} more)" if len(findings) > 3 else ""
     return (
         f"The chosen scenario **{label}** does not apply to the edited data, so the "
