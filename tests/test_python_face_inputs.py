@@ -314,3 +314,33 @@ def test_a_run_folders_file_of_another_table_or_no_parquet_is_named(tmp_path: An
     (sd / "costs.parquet").write_bytes(b"not parquet")
     with pytest.raises(ReportError, match="costs.parquet: not a readable Parquet table"):
         open_table_dataset(run, "costs")
+
+
+def test_a_table_copied_from_another_scenario_or_run_is_named(tmp_path: Any) -> None:
+    """negative's demand.parquet copied into neutral's folder read as neutral's demand
+    (its unmet H100e) without a word, in a scenario folder and across the run; a table
+    of the same scenario from another run read as this one's."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+    from optimizer.output.atomic import ReportError
+    from optimizer.output.parquet_tables import read_report
+
+    out = tmp_path / "r"
+    for _ in range(2):
+        res = CliRunner().invoke(app, ["solve", str(TINY), "-s", "all", "--out", str(out)])
+        assert res.exit_code == 0, res.output
+    first, second = sorted(d for d in out.iterdir() if d.is_dir())
+    sd = first / "scenario=neutral"
+    read_report(sd)  # whole: reads
+    shutil.copyfile(first / "scenario=squeeze" / "demand.parquet", sd / "demand.parquet")
+    for read in (lambda: read_report(sd), lambda: read_report(first), lambda: cp.read_run(first)):
+        with pytest.raises(
+            ReportError, match="holds the demand table of scenario 'squeeze', not of 'neutral'"
+        ):
+            read()
+    shutil.copyfile(second / "scenario=neutral" / "demand.parquet", sd / "demand.parquet")
+    with pytest.raises(ReportError, match=r"scenario=neutral: its tables come from 2 runs"):
+        read_report(sd)

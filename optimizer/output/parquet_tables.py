@@ -27,6 +27,7 @@ from optimizer.components.registry import MappingView
 from optimizer.lp.frames import column_array
 from optimizer.output.atomic import ReportError, atomic_write
 from optimizer.output.flush import flush_written
+from optimizer.output.run_folder import scenario_name_from_dir
 from optimizer.output.table_schema import RESULT_TABLES
 
 __all__ = [
@@ -449,13 +450,17 @@ def read_report(path: str | os.PathLike[str]) -> ReportTables:
         raise ReportError(f"no report directory at {path}")
     own = sorted(path.glob("*.parquet"))
     if own:
-        read = {p.stem: _read_checked(p) for p in own if not p.name.startswith(".")}
+        tables = {p: _read_checked(p) for p in own if not p.name.startswith(".")}
+        _check_one_plan(path, {p: t.schema for p, t in tables.items()})
+        read = {p.stem: t.to_pandas() for p, t in tables.items()}
         return ReportTables(read, dict.fromkeys(_warn_missing_tables(path), path))
     names = sorted({p.stem for p in path.glob("scenario=*/*.parquet")})
     if not names:
         raise ReportError(f"no Parquet report under {path}")
     absent: dict[str, Path] = {}
     for sdir in sorted(path.glob("scenario=*")):
+        files = [p for p in sorted(sdir.glob("*.parquet")) if not p.name.startswith(".")]
+        _check_one_plan(sdir, {p: _check_file(p) for p in files})
         absent.update((t, sdir) for t in _warn_missing_tables(sdir) if t not in absent)
     out: dict[str, pd.DataFrame] = {}
     for name in names:
@@ -481,7 +486,7 @@ def _warn_missing_tables(sdir: Path) -> list[str]:
     return missing if held else []
 
 
-def _read_checked(p: Path) -> pd.DataFrame:
+def _read_checked(p: Path) -> pa.Table:
     """Read one table file of a scenario folder, checked to be the table it is named.
 
     A file replaced by another table read on and failed later as a pandas KeyError
@@ -492,10 +497,37 @@ def _read_checked(p: Path) -> pd.DataFrame:
     except (OSError, ValueError) as e:  # pyarrow.ArrowInvalid is a ValueError
         raise ReportError(f"{p}: not a readable Parquet table ({e})") from None
     _check_named(p, table.schema)
-    return table.to_pandas()
+    return table
 
 
-def _check_file(p: Path) -> None:
+def _check_one_plan(sdir: Path, schemas: Mapping[Path, pa.Schema]) -> None:
+    """ReportError unless a scenario folder's files are of its scenario and of one run.
+
+    A table copied from another scenario's folder (or another run's) read as this plan's
+    without a word (mc_000's unmet demand read as mc_001's). Files written without the
+    metadata (older reports) are not checked.
+    """
+    want = scenario_name_from_dir(sdir) if sdir.name.startswith("scenario=") else None
+    runs: dict[str, Path] = {}
+    for p, schema in schemas.items():
+        meta = schema.metadata or {}
+        scenario = meta.get(b"scenario", b"").decode()
+        if want is not None and scenario and scenario != want:
+            raise ReportError(
+                f"{p}: holds the {p.stem} table of scenario {scenario!r}, not of {want!r} (a "
+                "file copied from another folder); write the report again"
+            )
+        if run := meta.get(b"run_id", b"").decode():
+            runs.setdefault(run, p)
+    if len(runs) > 1:
+        which = ", ".join(f"{p.name} of run {run}" for run, p in runs.items())
+        raise ReportError(
+            f"{sdir}: its tables come from {len(runs)} runs ({which}): a file copied from "
+            "another run; write the report again"
+        )
+
+
+def _check_file(p: Path) -> pa.Schema:
     """Check one table file by its footer alone: readable, and the table it is named.
 
     A run folder's tables are read through a ``pyarrow.dataset`` with each table's schema,
@@ -506,6 +538,7 @@ def _check_file(p: Path) -> None:
     except (OSError, ValueError) as e:  # pyarrow.ArrowInvalid is a ValueError
         raise ReportError(f"{p}: not a readable Parquet table ({e})") from None
     _check_named(p, schema)
+    return schema
 
 
 def _check_named(p: Path, schema: pa.Schema) -> None:
