@@ -116,6 +116,11 @@ def test_local_cluster_equals_serial_and_rerun_skips(sweep_file: Path, tmp_path:
         # the worker solved the same data: the case's dataset hash is the serial one
         summ = pq.read_table(out / f"scenario={name}" / "summary.parquet").to_pandas()
         assert summ["dataset_hash"].tolist() == [res.dataset_hash]
+        # the entry names that data too (its dataset_hash is the base data's: the manifest
+        # said the base's hash where the case's files said its own, with no word of which)
+        assert e["solved_dataset_hash"] == res.dataset_hash
+        assert e["solved_tables_hash"] == res.tables_hash
+        assert e["dataset_hash"] == man["dataset_hash"]
     # the infeasible case is written (its answer and explanation) but counts as failed
     assert man["scenarios"]["dry"]["status"] == "infeasible"
     assert r.n_failed == 1 and r.n_done == 5

@@ -10,9 +10,11 @@ The write (staging folder moved in), its check and the manifest entry happen whi
 the folder's lock is held: a second batch writing the same case into the folder
 cannot swap its folder in between, so a check never reads another writer's files
 (a false "does not verify") and an entry never vouches for them. Each entry carries
-the ``dataset_hash`` and ``tables_hash`` of the data its case was solved on (and its
-solve ``options``), so a folder whose cases come from different data or options (an
-interrupted re-run after an edit, or with another objective) is told apart.
+the ``dataset_hash`` and ``tables_hash`` of the base data the sweep applies its cases to
+(and its solve ``options``), so a folder whose cases come from different data or options
+(an interrupted re-run after an edit, or with another objective) is told apart; and the
+``solved_dataset_hash`` and ``solved_tables_hash`` of the data the case itself was solved
+on (its overrides applied), as its Parquet files' metadata and its ``inputs.yaml`` record.
 """
 
 from __future__ import annotations
@@ -159,7 +161,12 @@ class BatchRecorder:
         files = sorted(p.relative_to(self.out).as_posix() for p in written.values())
         flags = solve_flags(cr.result)
         fields = {**inputs.manifest_fields(self.out, sdir / INPUTS_FILE), "solve_flags": flags}
-        return {"state": "done", "files": files, "inputs": fields}
+        # the case's own data (its files' dataset_hash); dataset_hash is the base data's
+        solved = {
+            "solved_dataset_hash": inputs.dataset_hash,
+            "solved_tables_hash": inputs.tables_hash,
+        }
+        return {"state": "done", "files": files, "inputs": fields, **solved}
 
     def _inputs(self, case: SweepCase, cr: CaseResult) -> SolvedInputs:
         """Return a case's solved inputs: its base scenario's overrides, then its own."""
