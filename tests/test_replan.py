@@ -425,3 +425,26 @@ def test_a_shortfall_within_solver_tolerance_is_no_lock_given_way() -> None:
         ["install", "2026Q3", 0.5],
         ["build", "2026Q2", 0.011],
     ]
+
+
+def test_the_decisions_table_leaves_out_the_solvers_noise() -> None:
+    """decisions.parquet held installs of -1e-7 chips and builds of 1.85e-7 MW."""
+    from types import SimpleNamespace
+
+    from optimizer.analysis.replan import _decision_table
+
+    locked = pd.DataFrame(
+        {
+            "decided_in": ["2026Q1"] * 4,
+            "kind": ["install", "install", "build", "build"],
+            "s": [0, 0, 0, 0],
+            "c": [0, 0, -1, -1],
+            "o": [-1, -1, -1, -1],
+            "t": [0, 1, 0, 1],
+            "value": [5000.0, -1e-7, 40.0, 1.85e-7],
+        }
+    )
+    model = SimpleNamespace(codes={"s": ("dc-1",), "c": ("h100",), "o": ()})
+    d = _decision_table(locked, model, ["2026Q1", "2026Q2"])
+    assert d["value"].tolist() == [5000.0, 40.0]
+    assert d["kind"].tolist() == ["install", "build"] and d["chip"].tolist() == ["h100", ""]

@@ -560,11 +560,17 @@ def _summary(
 
 
 def _decision_table(locked: pd.DataFrame, model: Any, periods: Sequence[str]) -> pd.DataFrame:
-    """Locked decisions with domain names, non-zero values only."""
+    """Locked decisions with domain names, values above the solver's noise only.
+
+    A value within 1e-6 of its kind's largest (at least 1e-6 chip or MW) is the solver's
+    noise, not a decision: the table held installs of -1e-7 chips and builds of 1.9e-7 MW.
+    """
     cols = ["decided_in", "kind", "site", "chip", "option", "period", "value"]
     if locked.empty:
         return pd.DataFrame(columns=cols)
-    d = locked[np.abs(locked["value"].to_numpy(dtype=float)) > 1e-9].copy()
+    v = np.abs(locked["value"].to_numpy(dtype=float))
+    largest = pd.Series(v).groupby(locked["kind"].to_numpy()).transform("max").to_numpy()
+    d = locked[v > 1e-6 * np.maximum(1.0, largest)].copy()
     codes = model.codes
 
     def names(col: str, dim: str) -> list[str]:

@@ -237,7 +237,9 @@ def give_way_table(held: pd.DataFrame | None, codes: Any, periods: Sequence[str]
     d["site"], d["chip"], d["option"] = names("s"), names("c"), names("o")
     d["period"] = [periods[int(t)] for t in d["t"]]
     d["unit"] = d["kind"].astype(str).map(KIND_UNITS)
-    d["delivered_value"] = d["value"].astype(float)
+    # what is delivered within the solver's band of nothing is nothing (it read 0.0000739)
+    delivered = d["value"].to_numpy(dtype=float)
+    d["delivered_value"] = np.where(np.abs(delivered) <= SHORT_REPORTED_ABS, 0.0, delivered)
     return d[cols].reset_index(drop=True)
 
 
