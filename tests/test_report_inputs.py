@@ -214,6 +214,23 @@ def test_a_hedge_records_each_sampled_scenario_and_each_solves_again(tmp_path: P
     start = apply_scenario(load_dataset(TINY), "squeeze")
     names, dsets, _ = sample_scenarios(start, 2, 0, base=None)
     squeeze = [o.to_dict() for o in load_dataset(TINY).scenarios["squeeze"].overrides]
+    # the folder says what was run, on which data, with which code (it held CSVs only, its
+    # run ID named the first draw's data)
+    man = json.loads((run / "manifest.json").read_text())
+    assert run.name.startswith("hedge-") and run.name.endswith(start.hash[:8])
+    assert man["settings"]["base_dataset_hash"] == start.hash
+    assert (man["settings"]["base"], man["settings"]["samples"], man["settings"]["seed"]) == (
+        "squeeze",
+        2,
+        0,
+    )
+    assert man["package_version"] and man["result"]["converged"] is True
+    per = pd.read_csv(run / "per_scenario.csv")
+    expected = float((per["weight"] * per["hedged_cost_usd"]).sum())
+    assert man["result"]["expected_cost_usd"] == pytest.approx(expected, rel=1e-6)
+    assert {n: e["dataset_hash"] for n, e in man["scenarios"].items()} == {
+        n: d.hash for n, d in zip(names, dsets, strict=True)
+    }
     for name, ds in zip(names, dsets, strict=True):
         path = run / f"scenario={name}" / INPUTS_FILE
         text = path.read_text(encoding="utf-8")

@@ -98,6 +98,8 @@ def _fake_hedge(cost_usd: float) -> object:
     import pandas as pd
 
     return types.SimpleNamespace(
+        scenarios=("mc_000", "mc_001"),
+        weights=(0.5, 0.5),
         expected_cost_usd=cost_usd,
         lower_bound_usd=cost_usd,
         wait_and_see_usd=cost_usd,
@@ -142,7 +144,7 @@ def test_two_hedges_in_one_second_into_one_out_keep_both_tables(
     # the three tables, and each sampled scenario's recorded inputs (scenario=<name>/)
     assert all(
         sorted(f.name for f in p.iterdir() if f.is_file())
-        == ["first_stage.csv", "iterations.csv", "per_scenario.csv"]
+        == ["first_stage.csv", "iterations.csv", "manifest.json", "per_scenario.csv"]
         and all(f.name.startswith("scenario=") for f in p.iterdir() if f.is_dir())
         for p in runs
     )

@@ -159,7 +159,8 @@ def hedge(
             code = hedge_tree(console, data, base, tree, first_stage.value, out, replan_leaves)
             raise typer.Exit(code)
     with exit_on_interrupt(console):
-        names, dsets, inputs = _hedge_scenarios(console, data, base, samples, seed)
+        names, dsets, inputs, base_hash = _hedge_scenarios(console, data, base, samples, seed)
+        drawn = {"base": base, "base_dataset_hash": base_hash, "samples": samples, "seed": seed}
         if chance is not None:
             spec_c = (chance, chance_method.value, fresh, first_stage.value)
             raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, out))
@@ -171,7 +172,8 @@ def hedge(
                 console, names, dsets, first_stage.value, risk=spec, objective=objective.value
             )
             raise typer.Exit(0 if rp is not None else 1)
-        code = _run_lshaped(console, names, dsets, spec, lshaped, reference, out, inputs)
+        written = (out, inputs, {**drawn, "risk": None if spec is None else str(spec)})
+        code = _run_lshaped(console, names, dsets, spec, lshaped, reference, written)
     raise typer.Exit(code)
 
 
@@ -182,10 +184,12 @@ def _run_lshaped(
     spec: Any,
     lshaped: dict[str, Any],
     reference: bool,
-    out: Path | None,
-    inputs: Any = None,
+    written: tuple[Path | None, Any, dict[str, Any]],
 ) -> int:
-    """Solve the L-shaped hedge, print it (and the reference), write ``--out``; the exit code."""
+    """Solve the L-shaped hedge, print it (and the reference), write ``--out``; the exit code.
+
+    ``written`` is ``(--out, the scenarios' recorded inputs, the run's settings)``.
+    """
     tol = lshaped["tol"]
     p = _hedge_plan(console, names, dsets, progress=True, risk=spec, **lshaped)
     margin = lshaped.get("objective") == "margin"
@@ -195,19 +199,22 @@ def _run_lshaped(
         rp = _extensive_rp(console, names, dsets, kind, p.expected_cost_usd, objective, spec)
         ok = ok and rp is not None and abs(p.expected_cost_usd - rp) <= max(tol, 1e-9) * abs(rp)
     code = 0 if ok else 1
+    out, inputs, settings = written
     if out is not None:
-        code = max(code, _write_hedge_csv(console, p, out, dsets[0].hash, inputs))
+        settings = {**settings, **{k: v for k, v in lshaped.items() if k != "scheduler"}}
+        code = max(code, _write_hedge_csv(console, p, out, inputs, settings))
     return code
 
 
 def _hedge_scenarios(
     console: Console, data: Path, base: str, samples: int, seed: int
-) -> tuple[list[str], list[Dataset], list[Any]]:
+) -> tuple[list[str], list[Dataset], list[Any], str]:
     """Load ``data``, apply ``--base`` as ``capacity solve`` applies ``--scenario``, draw.
 
     Returns the names, datasets and recorded inputs
     (:class:`optimizer.output.inputs_record.SolvedInputs`: the base's overrides, then
-    the draw's) of the valid draws. An unknown ``--base`` stops with the solve
+    the draw's) of the valid draws, and the content hash of the data drawn on (``--base``
+    applied). An unknown ``--base`` stops with the solve
     command's "unknown scenario, did you mean" message (exit 1); bad data prints its
     findings (exit 1); ``--base all`` is a usage error (exit 2).
     """
@@ -238,7 +245,7 @@ def _hedge_scenarios(
         )
         for name, ds in zip(names, dsets, strict=True)
     ]
-    return names, dsets, inputs
+    return names, dsets, inputs, str(start.hash)
 
 
 def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: Any) -> Any:
@@ -397,9 +404,13 @@ def _print_hedge(console: Console, p: Any, tol: float, margin: bool = False) -> 
 
 
 def _write_hedge_csv(
-    console: Console, p: Any, out: Path, dataset_hash: str, inputs: list[Any]
+    console: Console, p: Any, out: Path, inputs: list[Any], settings: dict[str, Any]
 ) -> int:
-    """Write the hedge's three CSV tables and its scenarios' inputs under ``out``.
+    """Write the hedge's three CSV tables, its manifest and its scenarios' inputs under ``out``.
+
+    ``manifest.json`` (:func:`_hedge_manifest`) says what was run and with which code and
+    data; the folder held CSV files only. Its run ID names the data drawn on (it named
+    the first draw's).
 
     Each sampled scenario's overrides are recorded as ``capacity solve`` and
     ``capacity batch`` record theirs, in ``scenario=<name>/inputs.yaml``
@@ -412,14 +423,18 @@ def _write_hedge_csv(
     ``--out`` keep both results and a crash leaves no half file. Returns 1 (with a
     message) when the folder or a table cannot be written, else 0.
     """
-    from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.atomic import ReportError, write_csv_atomic, write_json_atomic
     from optimizer.output.inputs_record import write_inputs
     from optimizer.output.run_folder import claimed_run_dir, default_run_id
 
+    run_id = "hedge-" + default_run_id(settings["base_dataset_hash"])
     try:
-        with claimed_run_dir(out, "hedge-" + default_run_id(dataset_hash)) as run_dir:
+        with claimed_run_dir(out, run_id) as run_dir:
             for name in ("iterations", "per_scenario", "first_stage"):
                 write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
+            write_json_atomic(
+                run_dir / "manifest.json", _hedge_manifest(p, run_dir, inputs, settings)
+            )
             for rec in inputs:
                 folder = run_dir / f"scenario={rec.scenario}"
                 folder.mkdir(exist_ok=True)
@@ -427,7 +442,9 @@ def _write_hedge_csv(
     except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1
-    console.print(f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv)")
+    console.print(
+        f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv, manifest.json)"
+    )
     console.print(f"Inputs of each scenario: {run_dir}/scenario=<name>/inputs.yaml")
     return 0
 
@@ -511,7 +528,7 @@ def _chance(
     fresh: list[Dataset] = []
     if n_fresh:
         # other draws: a seed far from the plan's
-        fresh_names, fresh, _ = _hedge_scenarios(console, data, base, n_fresh, seed + 1_000_003)
+        fresh_names, fresh, _, _ = _hedge_scenarios(console, data, base, n_fresh, seed + 1_000_003)
     try:
         with console.status(f"Solving the chance-constrained plan ({method}) ..."):
             c = chance_plan(
@@ -584,3 +601,35 @@ def _frontier_shown(table: Any, alpha: float) -> Any:
         cells = (f"{float(getattr(r, c)) / div:,.3f}" for c in money)
         shown.add_row(f"{r.risk_weight:g}", *cells, str(r.status))
     return shown
+
+
+def _hedge_manifest(
+    p: Any, run_dir: Path, inputs: list[Any], settings: dict[str, Any]
+) -> dict[str, Any]:
+    """Return the hedge folder's ``manifest.json``: code, data, settings, result, scenarios."""
+    from optimizer.output.manifest import package_version
+    from optimizer.output.run_folder import utc_stamp
+
+    numbers = "expected_cost_usd lower_bound_usd gap_rel wait_and_see_usd eev_usd vss_usd evpi_usd"
+    result: dict[str, Any] = {k: float(getattr(p, k)) for k in numbers.split()}
+    result.update(converged=bool(p.converged), ev_problem=str(p.ev_problem))
+    weight = dict(zip(p.scenarios, p.weights, strict=True))
+    scenarios = {
+        rec.scenario: {
+            "weight": float(weight.get(rec.scenario, float("nan"))),
+            "inputs": f"scenario={rec.scenario}/inputs.yaml",
+            "dataset_hash": rec.dataset_hash,
+        }
+        for rec in inputs
+    }
+    return {
+        "kind": "hedge",
+        "run_id": run_dir.name,
+        "created_utc": utc_stamp(),
+        "package_version": package_version(),
+        "dataset_name": inputs[0].dataset_name if inputs else "",
+        "method": "lshaped",
+        "settings": settings,
+        "result": {**result, "iterations": len(p.iterations)},
+        "scenarios": scenarios,
+    }
