@@ -369,6 +369,12 @@ def test_cli_replan_runs_and_writes(tmp_path: Path) -> None:
     for v in realised:
         assert f"${v / 1e6:,.2f}M" in r.output
     assert "USD bn" not in r.output
+    # each replan table names its run and the code that wrote it (path and data only)
+    from optimizer.output.parquet_tables import read_metadata
+
+    meta = read_metadata(runs[0] / "replan" / "path=0" / "decisions.parquet")
+    assert meta["run_id"] == runs[0].name and meta["package_version"]
+    assert meta["table"] == "decisions" and meta["path"] == "0"
 
 
 def test_a_forecast_file_with_a_row_twice_or_a_path_beyond_the_run_is_refused(
@@ -448,3 +454,4 @@ def test_the_decisions_table_leaves_out_the_solvers_noise() -> None:
     d = _decision_table(locked, model, ["2026Q1", "2026Q2"])
     assert d["value"].tolist() == [5000.0, 40.0]
     assert d["kind"].tolist() == ["install", "build"] and d["chip"].tolist() == ["h100", ""]
+    assert d["unit"].tolist() == ["chips", "mw"]  # the value mixed MW and chips unlabelled

@@ -35,7 +35,7 @@ import pyarrow as pa
 
 from optimizer.analysis.replan_setup import KIND_UNITS
 from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_atomic
-from optimizer.output.manifest import update_manifest
+from optimizer.output.manifest import package_version, update_manifest
 from optimizer.output.parquet_tables import write_arrow_atomic
 from optimizer.output.report import write_report
 from optimizer.output.run_folder import claimed_run_dir, default_run_id, unfinished_note
@@ -93,7 +93,12 @@ def _fill_run(result: Any, out: str | os.PathLike[str], run_dir: Path, dataset_h
         write_report(o.realised, out, scenario=f"path_{o.path:03d}", run_id=run_dir.name)
         pdir = rdir / f"path={o.path}"
         ensure_dir(pdir)
-        meta = {"path": str(o.path), "dataset_hash": dataset_hash}
+        meta = {
+            "path": str(o.path),
+            "dataset_hash": dataset_hash,
+            "run_id": run_dir.name,
+            "package_version": package_version(),
+        }
         frames = {
             "regret": pd.DataFrame([o.summary]).drop(columns="path"),
             "decisions": o.decisions,
