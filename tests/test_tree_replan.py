@@ -83,6 +83,20 @@ def test_cli_prints_and_writes_the_side_by_side_table(tmp_path: Path) -> None:
     table = pd.read_parquet(run / "comparison.parquet").set_index("plan")
     assert table.loc["rolling replan", "over_perfect_foresight_usd"] == pytest.approx(2.8e6)
     assert len(pd.read_parquet(run / "leaves_replan.parquet")) == 4
+    # every file names its table, run and code; tree.json lists every node, so a node
+    # without a node_plan partition decided nothing (the files had no metadata)
+    import json
+
+    from optimizer.output.parquet_tables import read_metadata
+
+    for f in [run / "comparison.parquet", run / "leaves.parquet", *run.glob("node_plan/*/*")]:
+        meta = read_metadata(f)
+        assert meta["run_id"] == run.name and meta["package_version"], f
+        assert meta["table"] == ("node_plan" if f.name == "plan.parquet" else f.stem)
+    doc = json.loads((run / "tree.json").read_text())
+    assert len(doc["nodes"]) == 7 and doc["nodes"][0] == "root"
+    held = sorted(p.name.removeprefix("node=") for p in (run / "node_plan").iterdir())
+    assert doc["nodes_with_decisions"] == held and set(held) < set(doc["nodes"])
 
 
 def test_replan_leaves_without_a_tree_is_a_usage_error() -> None:

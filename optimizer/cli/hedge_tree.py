@@ -59,7 +59,7 @@ def hedge_tree(
     _print_tree(console, plan)
     comparison = _replan_leaves(console, ds, tree, plan, first_stage) if replan_leaves else None
     if out is not None:
-        return _write_tree(console, plan, out, ds.hash, comparison)
+        return _write_tree(console, plan, out, ds.hash, comparison, tuple(tree.nodes))
     return 0
 
 
@@ -109,34 +109,52 @@ def _print_tree(console: Console, plan: Any) -> None:
 
 
 def _write_tree(
-    console: Console, plan: Any, out: Path, dataset_hash: str, comparison: Any = None
+    console: Console,
+    plan: Any,
+    out: Path,
+    dataset_hash: str,
+    comparison: Any = None,
+    nodes: tuple[str, ...] = (),
 ) -> int:
     """Write ``leaves`` and ``node_plan`` Parquet files (``node=`` partitions) in a run folder.
 
-    With a comparison also ``comparison.parquet`` and ``leaves_replan.parquet``.
+    With a comparison also ``comparison.parquet`` and ``leaves_replan.parquet``. Each file's
+    metadata names its table, the run, the package version and the data's hash;
+    ``tree.json`` has them too, with every node of the tree (a node that decided nothing
+    has no ``node_plan`` partition, which could not be told from a lost file).
     """
     import pyarrow as pa
 
     from optimizer.output.atomic import ReportError, ensure_dir, write_json_atomic
+    from optimizer.output.manifest import package_version
     from optimizer.output.parquet_tables import write_arrow_atomic
     from optimizer.output.run_folder import claimed_run_dir, default_run_id
+
+    def arrow(df: Any, table: str, run_id: str) -> pa.Table:
+        t = pa.Table.from_pandas(df, preserve_index=False)
+        meta = {"table": table, "run_id": run_id, "package_version": package_version()}
+        return t.replace_schema_metadata({**meta, "dataset_hash": dataset_hash})
 
     try:
         with claimed_run_dir(out, "tree-" + default_run_id(dataset_hash)) as run_dir:
             for node, part in plan.node_plan.groupby("node", sort=False):
                 d = run_dir / "node_plan" / f"node={node}"
                 ensure_dir(d)
-                t = pa.Table.from_pandas(part.drop(columns="node"), preserve_index=False)
+                t = arrow(part.drop(columns="node"), "node_plan", run_dir.name)
                 write_arrow_atomic(t, d / "plan.parquet")
-            leaves = pa.Table.from_pandas(plan.leaves, preserve_index=False)
-            write_arrow_atomic(leaves, run_dir / "leaves.parquet")
+            write_arrow_atomic(
+                arrow(plan.leaves, "leaves", run_dir.name), run_dir / "leaves.parquet"
+            )
             if comparison is not None:
                 tables = {"comparison": comparison.table, "leaves_replan": comparison.leaves}
                 for name, df in tables.items():
-                    t = pa.Table.from_pandas(df, preserve_index=False)
-                    write_arrow_atomic(t, run_dir / f"{name}.parquet")
+                    write_arrow_atomic(arrow(df, name, run_dir.name), run_dir / f"{name}.parquet")
             fields = ("status", "expected_cost_usd", "two_stage_cost_usd", "value_of_tree_usd")
-            write_json_atomic(run_dir / "tree.json", {f: getattr(plan, f) for f in fields})
+            doc = {f: getattr(plan, f) for f in fields}
+            doc.update(run_id=run_dir.name, package_version=package_version())
+            doc.update(dataset_hash=dataset_hash, nodes=list(nodes))
+            doc["nodes_with_decisions"] = sorted(set(plan.node_plan["node"]))
+            write_json_atomic(run_dir / "tree.json", doc)
     except (OSError, ReportError) as e:
         console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1
