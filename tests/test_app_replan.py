@@ -59,7 +59,9 @@ def test_the_tree_metrics_read_in_each_amounts_scale() -> None:
     from optimizer.analysis.tree import TreePlan
 
     leaves = pd.DataFrame({"leaf": ["a"], "cost_usd": [9.6e6]})
-    nodes = pd.DataFrame({"stage": [0], "node": ["root"], "kind": ["build"], "site": ["s"]})
+    nodes = pd.DataFrame(
+        {"stage": [0], "node": ["root"], "kind": ["build"], "site": ["s"], "unit": ["MW"]}
+    )
     plan = TreePlan("optimal", 9_612_345.0, 9_700_000.0, 87_655.0, leaves, nodes.assign(value=5.0))
     at = AppTest.from_function(_tree_view, args=(plan,), default_timeout=60)
     at.run()

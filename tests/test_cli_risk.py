@@ -78,7 +78,7 @@ def test_the_frontier_reads_in_the_scale_of_its_amounts() -> None:
     from rich.console import Console
 
     from optimizer.analysis.hedge_risk import frontier_figure
-    from optimizer.cli.hedge import _frontier_shown
+    from optimizer.cli.hedge_folder import frontier_shown
 
     t = pd.DataFrame(
         {
@@ -92,7 +92,7 @@ def test_the_frontier_reads_in_the_scale_of_its_amounts() -> None:
         }
     )
     console = Console(width=120, record=True, color_system=None)
-    console.print(_frontier_shown(t, 0.9))
+    console.print(frontier_shown(t, 0.9))
     text = console.export_text()
     assert "(USD M)" in text and "USD B" not in text
     assert "9.612" in text and "12.100" in text and "21.800" in text

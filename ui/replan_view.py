@@ -190,7 +190,8 @@ def _tree_results(plan: Any, comparison: Any = None) -> None:
         b.metric("two-stage hedge", fmt_usd(plan.two_stage_cost_usd, 2))
         c.metric("value of the tree", fmt_usd(plan.value_of_tree_usd, 2))
     show_table(plan.leaves, {}, key="tree_leaves_table")
-    built = plan.node_plan.groupby(["stage", "node", "kind", "site"], as_index=False)["value"].sum()
+    by = ["stage", "node", "kind", "site", "unit"]
+    built = plan.node_plan.groupby(by, as_index=False)["value"].sum()
     show_table(built, {}, key="tree_node_plan_table")
     if comparison is not None:
         st.markdown("**The tree's leaves planned three ways** (expected discounted cost)")

@@ -560,11 +560,7 @@ def _summary(
 
 
 def _decision_table(locked: pd.DataFrame, model: Any, periods: Sequence[str]) -> pd.DataFrame:
-    """Locked decisions with domain names, values above the solver's noise only.
-
-    A value within 1e-6 of its kind's largest (at least 1e-6 chip or MW) is the solver's
-    noise, not a decision: the table held installs of -1e-7 chips and builds of 1.9e-7 MW.
-    """
+    """Locked decisions with names and units, less noise (within 1e-6 of the kind's max)."""
     cols = ["decided_in", "kind", "site", "chip", "option", "period", "value", "unit"]
     if locked.empty:
         return pd.DataFrame(columns=cols)
@@ -580,8 +576,7 @@ def _decision_table(locked: pd.DataFrame, model: Any, periods: Sequence[str]) ->
     d["site"], d["chip"], d["option"] = names("s", "s"), names("c", "c"), names("o", "o")
     d["period"] = [periods[int(t)] for t in d["t"]]
     d["value"] = d["value"].astype(float)
-    d["unit"] = d["kind"].astype(str).map(KIND_UNITS)  # value mixed MW and chips unlabelled
-    return d[cols].reset_index(drop=True)
+    return d.assign(unit=d["kind"].astype(str).map(KIND_UNITS))[cols].reset_index(drop=True)
 
 
 def _forecast_table(

@@ -36,6 +36,7 @@ import pandas as pd
 import scipy.sparse as sp
 
 from optimizer.analysis.tree_spec import ScenarioTree
+from optimizer.components.registry import active
 from optimizer.plan.columns import first_stage_kinds
 
 __all__ = ["TreePlan", "leaf_datasets", "solve_tree", "tree_plan"]
@@ -60,8 +61,8 @@ class TreePlan:
         ``leaf, probability, path`` (nodes from the root, ``/``-joined), ``cost_usd``
         (the leaf's own discounted cost in the tree plan).
     node_plan : DataFrame
-        Investments per node: ``node, stage, kind, site, chip, period, value``
-        (MW or chips; non-zero only).
+        Investments per node: ``node, stage, kind, site, chip, period, value, unit``
+        (``value`` in ``unit``, MW or chips; non-zero only).
     timings_s : Mapping[str, float]
     """
 
@@ -254,7 +255,7 @@ def _leaf_table(
 def _node_plan(
     tree: ScenarioTree, names: Sequence[str], model: Any, x: np.ndarray, kinds: Sequence[str]
 ) -> pd.DataFrame:
-    """Investments per owning node (one row per node, kind, key and quarter)."""
+    """Investments per owning node (one row per node, kind, key and quarter), with units."""
     periods = list(model.periods)
     owner = _owner_nodes(tree, names, periods)
     node_names = list(tree.nodes)
@@ -278,6 +279,8 @@ def _node_plan(
             "chip": ids("c"),
             "period": [periods[int(t)] for t in g["t"]],
             "value": g["value"].to_numpy(dtype=float),
+            # the value's unit (MW, chips): the kinds mix them
+            "unit": [active().kind_units.get(str(k), "") for k in g["kind"]],
         }
     )
     return out.sort_values(["stage", "node", "kind", "period"], kind="stable").reset_index(

@@ -11,6 +11,7 @@ Modules
 ``hedge``      ``capacity hedge`` (the hedged plan, VSS and EVPI).
 ``hedge_options`` the risk options of ``capacity hedge`` (CVaR, chance rows).
 ``hedge_tree`` ``capacity hedge --tree`` (the multi-stage plan over a scenario tree).
+``hedge_folder`` what ``capacity hedge --out`` writes (folder, manifest, CSVs; frontier).
 ``replan``     ``capacity replan`` (rolling replanning along truth paths, regret).
 ``alternatives`` ``capacity alternatives`` (near-optimal ranges and plans).
 ``pulp``       ``capacity solvers`` and ``capacity export-lp``.

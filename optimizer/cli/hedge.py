@@ -10,6 +10,13 @@ import typer
 
 from capacity.limits import MAX_PARALLEL
 from optimizer.cli.checks import exit_on_interrupt, refuse_bad_out, require_highs, tolerance_option
+from optimizer.cli.hedge_folder import (
+    drawn_settings,
+    frontier_shown,
+    write_chance,
+    write_frontier,
+    write_hedge_folder,
+)
 from optimizer.cli.hedge_options import (
     _AlphaOpt,
     _ChanceMethod,
@@ -160,7 +167,6 @@ def hedge(
             raise typer.Exit(code)
     with exit_on_interrupt(console):
         names, dsets, inputs, base_hash = _hedge_scenarios(console, data, base, samples, seed)
-        drawn = {"base": base, "base_dataset_hash": base_hash, "samples": samples, "seed": seed}
         if chance is not None:
             spec_c = (chance, chance_method.value, fresh, first_stage.value)
             raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, out))
@@ -168,11 +174,10 @@ def hedge(
             code = _frontier(console, dsets, names, method, alpha, weights, out, **lshaped)
             raise typer.Exit(code)
         if method == _HedgeMethod.extensive:
-            rp = _extensive_rp(
-                console, names, dsets, first_stage.value, risk=spec, objective=objective.value
-            )
+            kind, goal = first_stage.value, objective.value
+            rp = _extensive_rp(console, names, dsets, kind, risk=spec, objective=goal)
             raise typer.Exit(0 if rp is not None else 1)
-        written = (out, inputs, {**drawn, "risk": None if spec is None else str(spec)})
+        written = (out, inputs, drawn_settings(base, base_hash, samples, seed, spec))
         code = _run_lshaped(console, names, dsets, spec, lshaped, reference, written)
     raise typer.Exit(code)
 
@@ -202,7 +207,7 @@ def _run_lshaped(
     out, inputs, settings = written
     if out is not None:
         settings = {**settings, **{k: v for k, v in lshaped.items() if k != "scheduler"}}
-        code = max(code, _write_hedge_csv(console, p, out, inputs, settings))
+        code = max(code, write_hedge_folder(console, p, out, inputs, settings))
     return code
 
 
@@ -403,52 +408,6 @@ def _print_hedge(console: Console, p: Any, tol: float, margin: bool = False) -> 
     return bool(p.converged)
 
 
-def _write_hedge_csv(
-    console: Console, p: Any, out: Path, inputs: list[Any], settings: dict[str, Any]
-) -> int:
-    """Write the hedge's three CSV tables, its manifest and its scenarios' inputs under ``out``.
-
-    ``manifest.json`` (:func:`_hedge_manifest`) says what was run and with which code and
-    data; the folder held CSV files only. Its run ID names the data drawn on (it named
-    the first draw's).
-
-    Each sampled scenario's overrides are recorded as ``capacity solve`` and
-    ``capacity batch`` record theirs, in ``scenario=<name>/inputs.yaml``
-    (:func:`optimizer.output.inputs_record.write_inputs`), so each scenario can be
-    solved again alone.
-
-    The folder ``<out>/hedge-<run_id>`` is claimed exclusively
-    (:func:`optimizer.output.report.claim_run_dir`: a new ID when another run holds it) and
-    each table is written to a temporary name and renamed, so two hedges into one
-    ``--out`` keep both results and a crash leaves no half file. Returns 1 (with a
-    message) when the folder or a table cannot be written, else 0.
-    """
-    from optimizer.output.atomic import ReportError, write_csv_atomic, write_json_atomic
-    from optimizer.output.inputs_record import write_inputs
-    from optimizer.output.run_folder import claimed_run_dir, default_run_id
-
-    run_id = "hedge-" + default_run_id(settings["base_dataset_hash"])
-    try:
-        with claimed_run_dir(out, run_id) as run_dir:
-            for name in ("iterations", "per_scenario", "first_stage"):
-                write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
-            write_json_atomic(
-                run_dir / "manifest.json", _hedge_manifest(p, run_dir, inputs, settings)
-            )
-            for rec in inputs:
-                folder = run_dir / f"scenario={rec.scenario}"
-                folder.mkdir(exist_ok=True)
-                write_inputs(rec, folder, run_dir)
-    except (OSError, ReportError) as e:
-        console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
-        return 1
-    console.print(
-        f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv, manifest.json)"
-    )
-    console.print(f"Inputs of each scenario: {run_dir}/scenario=<name>/inputs.yaml")
-    return 0
-
-
 def _frontier(
     console: Console,
     dsets: list[Dataset],
@@ -479,31 +438,14 @@ def _frontier(
     else:
         plans = _hedge_plan(console, names, dsets, risk_weights=lams, alpha=alpha, **kw)
         table = frontier_table(plans)
-    console.print(_frontier_shown(table, alpha))
+    console.print(frontier_shown(table, alpha))
     for n in frontier_notes(table):
         console.print(f"[yellow]note:[/yellow] {n}")
     ok = bool(table["expected_cost_usd"].notna().all())
     code = 0 if ok else 1
     if out is not None:
-        code = max(code, _write_frontier(console, table, out, dsets[0].hash))
+        code = max(code, write_frontier(console, table, out, dsets[0].hash))
     return code
-
-
-def _write_frontier(console: Console, table: Any, out: Path, dataset_hash: str) -> int:
-    """Write ``frontier.csv`` and the chart ``frontier.html`` into a new run folder."""
-    from optimizer.analysis.hedge_risk import frontier_figure
-    from optimizer.output.atomic import ReportError, write_csv_atomic
-    from optimizer.output.run_folder import claimed_run_dir, default_run_id
-
-    try:
-        with claimed_run_dir(out, "hedge-frontier-" + default_run_id(dataset_hash)) as run_dir:
-            write_csv_atomic(run_dir / "frontier.csv", table)
-            frontier_figure(table).write_html(run_dir / "frontier.html", include_plotlyjs=True)
-    except (OSError, ReportError) as e:
-        console.print(f"[red]error: --out {out}:[/red] the frontier was not written: {e}")
-        return 1
-    console.print(f"Tables: {run_dir}/ (frontier.csv, frontier.html)")
-    return 0
 
 
 def _chance(
@@ -560,76 +502,5 @@ def _chance(
         console.print(f"{label:>32}: {v}")
     code = 0 if c.status == "optimal" else 1
     if out is not None:
-        code = max(code, _write_chance(console, c, out, dsets[0].hash))
+        code = max(code, write_chance(console, c, out, dsets[0].hash))
     return code
-
-
-def _write_chance(console: Console, c: Any, out: Path, dataset_hash: str) -> int:
-    """Write ``chance.csv`` (per scenario, in and out of sample) into a new run folder."""
-    from optimizer.output.atomic import ReportError, write_csv_atomic
-    from optimizer.output.run_folder import claimed_run_dir, default_run_id
-
-    try:
-        with claimed_run_dir(out, "hedge-chance-" + default_run_id(dataset_hash)) as run_dir:
-            write_csv_atomic(run_dir / "chance.csv", c.per_scenario)
-    except (OSError, ReportError) as e:
-        console.print(f"[red]error: --out {out}:[/red] the table was not written: {e}")
-        return 1
-    console.print(f"Tables: {run_dir}/ (chance.csv)")
-    return 0
-
-
-def _frontier_shown(table: Any, alpha: float) -> Any:
-    """Return the frontier as a rich table, in the USD scale of its largest amount.
-
-    Three decimals of that scale (the steps of a frontier are small against its costs);
-    a small dataset's frontier read 0.010 in a fixed USD B, its VaR and CVaR alike.
-    """
-    import math
-
-    from rich.table import Table
-
-    from optimizer.output.formatting import money_axis
-
-    money = ("expected_cost_usd", "var_usd", "cvar_usd", "risk_objective_usd")
-    div, _, letter = money_axis([v for c in money for v in table[c] if math.isfinite(float(v))])
-    unit = f"USD {letter}".rstrip()
-    shown = Table(title=f"Frontier: expected cost against CVaR {alpha:g} ({unit})")
-    for c in ("L", "expected", "VaR", "CVaR", "E + L CVaR", "status"):
-        shown.add_column(c, justify="right")
-    for r in table.itertuples():
-        cells = (f"{float(getattr(r, c)) / div:,.3f}" for c in money)
-        shown.add_row(f"{r.risk_weight:g}", *cells, str(r.status))
-    return shown
-
-
-def _hedge_manifest(
-    p: Any, run_dir: Path, inputs: list[Any], settings: dict[str, Any]
-) -> dict[str, Any]:
-    """Return the hedge folder's ``manifest.json``: code, data, settings, result, scenarios."""
-    from optimizer.output.manifest import package_version
-    from optimizer.output.run_folder import utc_stamp
-
-    numbers = "expected_cost_usd lower_bound_usd gap_rel wait_and_see_usd eev_usd vss_usd evpi_usd"
-    result: dict[str, Any] = {k: float(getattr(p, k)) for k in numbers.split()}
-    result.update(converged=bool(p.converged), ev_problem=str(p.ev_problem))
-    weight = dict(zip(p.scenarios, p.weights, strict=True))
-    scenarios = {
-        rec.scenario: {
-            "weight": float(weight.get(rec.scenario, float("nan"))),
-            "inputs": f"scenario={rec.scenario}/inputs.yaml",
-            "dataset_hash": rec.dataset_hash,
-        }
-        for rec in inputs
-    }
-    return {
-        "kind": "hedge",
-        "run_id": run_dir.name,
-        "created_utc": utc_stamp(),
-        "package_version": package_version(),
-        "dataset_name": inputs[0].dataset_name if inputs else "",
-        "method": "lshaped",
-        "settings": settings,
-        "result": {**result, "iterations": len(p.iterations)},
-        "scenarios": scenarios,
-    }

@@ -54,6 +54,8 @@ class Registry:
             raise ValueError("an appended constraint family is registered twice")
         self.costs: tuple[CostTerm, ...] = tuple(t for c in self.components for t in c.costs)
         self.kinds = tuple(k.name for c in self.components for k in c.columns)
+        #: Unit of each column kind's value (``build``: MW, ``install``: chips).
+        self.kind_units = {k.name: k.unit for c in self.components for k in c.columns}
         self.tables: tuple[ResultTable, ...] = tuple(t for c in self.components for t in c.tables)
         self._memo: dict[str, object] = {}
         checks = (

@@ -1,0 +1,168 @@
+"""What ``capacity hedge --out`` writes, and the frontier's table: folders, manifest, CSVs.
+
+The hedge's folder (``hedge-<run_id>/``: the L-shaped tables, ``manifest.json``, each
+sampled scenario's ``inputs.yaml``), the frontier's and the chance row's CSV files, and
+the frontier as a rich table in the USD scale of its amounts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # rich and pandas stay unloaded for --help
+    from rich.console import Console
+
+__all__ = [
+    "drawn_settings",
+    "frontier_shown",
+    "write_chance",
+    "write_frontier",
+    "write_hedge_folder",
+]
+
+
+def drawn_settings(base: str, base_hash: str, samples: int, seed: int, spec: Any) -> dict[str, Any]:
+    """Return the settings of the draws that a hedge folder's manifest records."""
+    risk = None if spec is None else str(spec)
+    return {
+        "base": base,
+        "base_dataset_hash": base_hash,
+        "samples": samples,
+        "seed": seed,
+        "risk": risk,
+    }
+
+
+def write_hedge_folder(
+    console: Console, p: Any, out: Path, inputs: list[Any], settings: dict[str, Any]
+) -> int:
+    """Write the hedge's three CSV tables, its manifest and its scenarios' inputs under ``out``.
+
+    ``manifest.json`` (:func:`_hedge_manifest`) says what was run and with which code and
+    data; the folder held CSV files only. Its run ID names the data drawn on (it named
+    the first draw's).
+
+    Each sampled scenario's overrides are recorded as ``capacity solve`` and
+    ``capacity batch`` record theirs, in ``scenario=<name>/inputs.yaml``
+    (:func:`optimizer.output.inputs_record.write_inputs`), so each scenario can be
+    solved again alone.
+
+    The folder ``<out>/hedge-<run_id>`` is claimed exclusively
+    (:func:`optimizer.output.report.claim_run_dir`: a new ID when another run holds it) and
+    each table is written to a temporary name and renamed, so two hedges into one
+    ``--out`` keep both results and a crash leaves no half file. Returns 1 (with a
+    message) when the folder or a table cannot be written, else 0.
+    """
+    from optimizer.output.atomic import ReportError, write_csv_atomic, write_json_atomic
+    from optimizer.output.inputs_record import write_inputs
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id
+
+    run_id = "hedge-" + default_run_id(settings["base_dataset_hash"])
+    try:
+        with claimed_run_dir(out, run_id) as run_dir:
+            for name in ("iterations", "per_scenario", "first_stage"):
+                write_csv_atomic(run_dir / f"{name}.csv", getattr(p, name))
+            write_json_atomic(
+                run_dir / "manifest.json", _hedge_manifest(p, run_dir, inputs, settings)
+            )
+            for rec in inputs:
+                folder = run_dir / f"scenario={rec.scenario}"
+                folder.mkdir(exist_ok=True)
+                write_inputs(rec, folder, run_dir)
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
+        return 1
+    console.print(
+        f"Tables: {run_dir}/ (iterations.csv, per_scenario.csv, first_stage.csv, manifest.json)"
+    )
+    console.print(f"Inputs of each scenario: {run_dir}/scenario=<name>/inputs.yaml")
+    return 0
+
+
+def _hedge_manifest(
+    p: Any, run_dir: Path, inputs: list[Any], settings: dict[str, Any]
+) -> dict[str, Any]:
+    """Return the hedge folder's ``manifest.json``: code, data, settings, result, scenarios."""
+    from optimizer.output.manifest import package_version
+    from optimizer.output.run_folder import utc_stamp
+
+    numbers = "expected_cost_usd lower_bound_usd gap_rel wait_and_see_usd eev_usd vss_usd evpi_usd"
+    result: dict[str, Any] = {k: float(getattr(p, k)) for k in numbers.split()}
+    result.update(converged=bool(p.converged), ev_problem=str(p.ev_problem))
+    weight = dict(zip(p.scenarios, p.weights, strict=True))
+    scenarios = {
+        rec.scenario: {
+            "weight": float(weight.get(rec.scenario, float("nan"))),
+            "inputs": f"scenario={rec.scenario}/inputs.yaml",
+            "dataset_hash": rec.dataset_hash,
+        }
+        for rec in inputs
+    }
+    return {
+        "kind": "hedge",
+        "run_id": run_dir.name,
+        "created_utc": utc_stamp(),
+        "package_version": package_version(),
+        "dataset_name": inputs[0].dataset_name if inputs else "",
+        "method": "lshaped",
+        "settings": settings,
+        "result": {**result, "iterations": len(p.iterations)},
+        "scenarios": scenarios,
+    }
+
+
+def frontier_shown(table: Any, alpha: float) -> Any:
+    """Return the frontier as a rich table, in the USD scale of its largest amount.
+
+    Three decimals of that scale (the steps of a frontier are small against its costs);
+    a small dataset's frontier read 0.010 in a fixed USD B, its VaR and CVaR alike.
+    """
+    import math
+
+    from rich.table import Table
+
+    from optimizer.output.formatting import money_axis
+
+    money = ("expected_cost_usd", "var_usd", "cvar_usd", "risk_objective_usd")
+    div, _, letter = money_axis([v for c in money for v in table[c] if math.isfinite(float(v))])
+    unit = f"USD {letter}".rstrip()
+    shown = Table(title=f"Frontier: expected cost against CVaR {alpha:g} ({unit})")
+    for c in ("L", "expected", "VaR", "CVaR", "E + L CVaR", "status"):
+        shown.add_column(c, justify="right")
+    for r in table.itertuples():
+        cells = (f"{float(getattr(r, c)) / div:,.3f}" for c in money)
+        shown.add_row(f"{r.risk_weight:g}", *cells, str(r.status))
+    return shown
+
+
+def write_frontier(console: Console, table: Any, out: Path, dataset_hash: str) -> int:
+    """Write ``frontier.csv`` and the chart ``frontier.html`` into a new run folder."""
+    from optimizer.analysis.hedge_risk import frontier_figure
+    from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id
+
+    try:
+        with claimed_run_dir(out, "hedge-frontier-" + default_run_id(dataset_hash)) as run_dir:
+            write_csv_atomic(run_dir / "frontier.csv", table)
+            frontier_figure(table).write_html(run_dir / "frontier.html", include_plotlyjs=True)
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the frontier was not written: {e}")
+        return 1
+    console.print(f"Tables: {run_dir}/ (frontier.csv, frontier.html)")
+    return 0
+
+
+def write_chance(console: Console, c: Any, out: Path, dataset_hash: str) -> int:
+    """Write ``chance.csv`` (per scenario, in and out of sample) into a new run folder."""
+    from optimizer.output.atomic import ReportError, write_csv_atomic
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id
+
+    try:
+        with claimed_run_dir(out, "hedge-chance-" + default_run_id(dataset_hash)) as run_dir:
+            write_csv_atomic(run_dir / "chance.csv", c.per_scenario)
+    except (OSError, ReportError) as e:
+        console.print(f"[red]error: --out {out}:[/red] the table was not written: {e}")
+        return 1
+    console.print(f"Tables: {run_dir}/ (chance.csv)")
+    return 0
