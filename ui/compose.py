@@ -411,3 +411,22 @@ def infeasibility_view(inf: pd.DataFrame | None) -> pd.DataFrame:
     out = inf.reindex(columns=[c for c in INFEASIBILITY_COLUMNS if c != "amount"]).copy()
     out.insert(3, "amount", amount)
     return out.reset_index(drop=True)
+
+
+def diff_with_units(diff: pd.DataFrame) -> pd.DataFrame:
+    """Return :func:`capacity.scenarios.diff_datasets`'s rows with each cell's unit.
+
+    ``unit`` (after ``column``) is the schema's unit of the changed column (``H100e``,
+    ``MW``, ``quarter``; empty for text): old and new mix the units of many columns.
+    """
+    from capacity.schema import SPECS
+
+    def unit(table: str, column: str) -> str:
+        spec = SPECS.get(table)
+        col = next((c for c in spec.columns if c.name == column), None) if spec else None
+        return str(getattr(col, "unit", "") or "")
+
+    units = [unit(t, c) for t, c in zip(diff["table"], diff["column"], strict=True)]
+    out = diff.copy()
+    out.insert(list(out.columns).index("column") + 1, "unit", units)
+    return out

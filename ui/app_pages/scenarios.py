@@ -12,6 +12,7 @@ from capacity.validation import DataValidationError
 from ui.compose import (
     LOST_SITES_KEY,
     compose_overrides,
+    diff_with_units,
     lost_multipliers,
     prune_lost_sites,
     scenario_fallback_text,
@@ -172,4 +173,4 @@ if diff.empty:
     st.info("No cell differs from the base data.")
 else:
     st.caption(f"{len(diff)} changed cell(s) in {diff['table'].nunique()} table(s).")
-    st.dataframe(diff, hide_index=True, width="stretch", key="scenario_diff")
+    st.dataframe(diff_with_units(diff), hide_index=True, width="stretch", key="scenario_diff")
