@@ -72,3 +72,18 @@ def test_the_tree_metrics_read_in_each_amounts_scale() -> None:
         "two-stage hedge": "$9.70M",
         "value of the tree": "$87.66k",
     }
+
+
+def test_the_replan_settings_are_kept_across_pages(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The replan's inputs lacked persist_state: back from another page, they were reset."""
+    from tests.apptest_helpers import goto, open_app
+
+    at = open_app(monkeypatch, HAND)
+    goto(at, "risk")
+    at.number_input(key="replan_paths").set_value(7)
+    at.number_input(key="replan_vol").set_value(0.3)
+    at.run()
+    goto(at, "data")
+    goto(at, "risk")
+    assert at.number_input(key="replan_paths").value == 7
+    assert at.number_input(key="replan_vol").value == pytest.approx(0.3)

@@ -61,10 +61,13 @@ def _replan_tab(ds: Any, choice: Any = None) -> None:
         "cost - perfect-foresight cost on the same path."
     )
     c1, c2, c3, c4 = st.columns(4)
-    paths = int(c1.number_input("paths", min_value=1, max_value=200, value=3, key="replan_paths"))
-    every = int(c2.selectbox("replan every (quarters)", [1, 2, 3, 4], index=3, key="replan_every"))
-    vol = float(c3.number_input("volatility", 0.0, 1.0, 0.05, 0.01, key="replan_vol"))
-    seed = int(c4.number_input("seed", min_value=0, value=0, key="replan_seed"))
+    kept = {"persist_state": "session"}  # as the page's other inputs: kept across pages
+    paths = int(c1.number_input("paths", 1, 200, 3, key="replan_paths", **kept))
+    every = int(
+        c2.selectbox("replan every (quarters)", [1, 2, 3, 4], 3, key="replan_every", **kept)
+    )
+    vol = float(c3.number_input("volatility", 0.0, 1.0, 0.05, 0.01, key="replan_vol", **kept))
+    seed = int(c4.number_input("seed", min_value=0, value=0, key="replan_seed", **kept))
     slot = st.empty()
     key = (ds.hash, paths, every, vol, seed, choice)
     if st.button("Run the rolling replan", key="replan_run"):
