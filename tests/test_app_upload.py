@@ -218,3 +218,22 @@ def test_a_zip_with_one_table_as_csv_and_parquet_is_refused() -> None:
     blob = _zip(extra={"sites.parquet": buf.getvalue()})
     with pytest.raises(UploadError, match="both sites.csv and sites.parquet; keep one"):
         upload_dataset([UploadedFile("two.zip", blob)], None)
+
+
+def test_an_upload_names_the_errors_of_every_file_at_once() -> None:
+    """A ;-separated customers.csv beside a demand.csv with 'lots' in a number cell: the
+    upload named the customers file's error alone ("1 error(s) (1 in customers.csv)"),
+    and the demand file's on the next try."""
+    from capacity.validation import DataValidationError
+    from ui.upload import UploadedFile, upload_dataset
+
+    tiny = load_dataset(TINY)
+    customers = (TINY / "customers.csv").read_text().replace(",", ";").encode()
+    demand = b"customer,workload,period,demand_h100e\nacme,training,2026Q1,lots\n"
+    files = [UploadedFile("customers.csv", customers), UploadedFile("demand.csv", demand)]
+    with pytest.raises(DataValidationError) as e:
+        upload_dataset(files, tiny)
+    by_file = {f.file for f in e.value.errors}
+    assert by_file == {"customers.csv", "demand.csv"}, [str(f) for f in e.value.errors]
+    (bad,) = [f for f in e.value.errors if f.file == "demand.csv"]
+    assert (bad.row, bad.column, bad.value) == (2, "demand_h100e", "lots")

@@ -23,7 +23,7 @@ import pandas as pd
 from capacity.dataset import Dataset, load_dataset, read_table_file
 from capacity.limits import MAX_UPLOAD_BYTES, MAX_UPLOAD_MB
 from capacity.schema import SPECS, TABLE_NAMES
-from capacity.validation import Finding
+from capacity.validation import DataValidationError, Finding
 
 TABLE_SUFFIXES = (".csv", ".parquet")
 
@@ -369,6 +369,7 @@ def _load_tables(files: Sequence[UploadedFile], d: Path, current: Dataset | None
     new: dict[str, pd.DataFrame] = {}
     files_by_table: dict[str, str] = {}
     notes: list[Finding] = []  # e.g. a file read as Windows-1252
+    unread: list[Finding] = []  # files that could not be read as tables at all
     for f in files:
         table = _table_of(f.name)
         if table is None:
@@ -386,8 +387,13 @@ def _load_tables(files: Sequence[UploadedFile], d: Path, current: Dataset | None
         path.write_bytes(f.data)
         if path.suffix == ".parquet":
             _check_parquet(path, f.name)
-        new[table] = read_table_file(path, notes)
         files_by_table[table] = PurePosixPath(f.name).name
+        try:
+            new[table] = read_table_file(path, notes)
+        except DataValidationError as e:  # the other files are read and checked too
+            unread.extend(e.findings)
+    if unread:
+        raise DataValidationError([*unread, *_findings_of_read(current, new, files_by_table)])
     ds = Dataset.from_tables(
         {**current.tables, **new},
         name=current.name,
@@ -409,6 +415,34 @@ def _load_tables(files: Sequence[UploadedFile], d: Path, current: Dataset | None
         previous=current.name,
         scenarios_from=f"kept from {current.name}",
     )
+
+
+def _findings_of_read(
+    current: Dataset, new: Mapping[str, pd.DataFrame], files: Mapping[str, str]
+) -> list[Finding]:
+    """Return the findings of the uploaded files that were read when another was not.
+
+    One upload named only the unreadable file's error (a ``;``-separated customers.csv)
+    and the other file's (``abc`` in demand.csv) on the next try. They are checked with
+    the tables as loaded in place of the unreadable ones; a reference to an unreadable
+    table is left out (it would be checked against that table's old rows).
+    """
+    try:
+        Dataset.from_tables({**current.tables, **new}, name=current.name, files=dict(files))
+    except DataValidationError as e:
+        read = {files[t] for t in new}
+        unread = {t for t in files if t not in new}
+        return [
+            f for f in e.findings if f.file in read and (_refers_to(f) or ("", ""))[0] not in unread
+        ]
+    return []
+
+
+def _refers_to(f: Finding) -> tuple[str, str] | None:
+    """Return the (table, column) that a finding's column references, if any."""
+    spec = SPECS.get(_table_of(f.file) or "")
+    col = next((c for c in spec.columns if c.name == f.column), None) if spec else None
+    return None if col is None else col.references
 
 
 def upload_dataset(files: Sequence[UploadedFile], current: Dataset | None) -> UploadReport:
