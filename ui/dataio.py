@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import io
 import math
+import re
 import tempfile
 import zipfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from capacity.dataset import Dataset
@@ -126,26 +128,41 @@ def column_config(table: str) -> dict[str, Any]:
 
 
 def _number_text(value: Any) -> str | None:
-    """Return a number as the editor shows it: the shortest text that reads back the same."""
+    """Return a number as the editor shows it: the shortest text that reads back the same.
+
+    An integer is written in full (``12345678901234567890`` is no float's text); -0.0
+    keeps its sign, so opening a table is never an edit.
+    """
     if isinstance(value, str):
         return value  # a text typed earlier that is no number: kept for validation
     if value is None or pd.isna(value):
         return None
+    if isinstance(value, int | np.integer):
+        return str(int(value))
     f = float(value)
-    if f.is_integer() and abs(f) < 1e15:
+    if f.is_integer() and abs(f) < 1e15 and math.copysign(1.0, f) > 0:
         return str(int(f))
     return repr(f)
 
 
+#: Integer text: read exactly (a float of it loses digits above 2**53).
+_INTEGER_TEXT = re.compile(r"^[+-]?\d+$")
+
+
 def _typed_number(value: Any) -> Any:
-    """Return a cell typed in the editor as a float, NaN when empty, else the text as typed."""
+    """Return a cell typed in the editor as a number, NaN when empty, else the text as typed.
+
+    An integer's text is read as an exact ``int``, any other number as a float.
+    """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return math.nan
     if not isinstance(value, str):
-        return float(value)
+        return value
     text = value.strip()
     if not text:
         return math.nan
+    if _INTEGER_TEXT.match(text):
+        return int(text)
     try:
         return float(text)
     except ValueError:
@@ -163,6 +180,16 @@ def editor_view(frame: pd.DataFrame, table: str) -> pd.DataFrame:
     return out
 
 
+def _int64(cells: list[Any]) -> bool:
+    """Return True when every cell is a whole number an int64 holds exactly (no NaN, inf)."""
+    limit = 2**63
+    return all(
+        (isinstance(v, int) and -limit <= v < limit)
+        or (isinstance(v, float) and math.isfinite(v) and v.is_integer() and abs(v) < 2**53)
+        for v in cells
+    )
+
+
 def from_editor(edited: pd.DataFrame, table: str, like: pd.DataFrame) -> pd.DataFrame:
     """Return the editor's frame with its number columns read back as numbers.
 
@@ -173,8 +200,9 @@ def from_editor(edited: pd.DataFrame, table: str, like: pd.DataFrame) -> pd.Data
     table : str
         The table's name.
     like : DataFrame
-        The frame edited (the draft or the data as loaded): a column whose cells all read
-        as numbers gets its dtype (an integer column stays integer when every cell is whole).
+        The table as loaded: a column it holds as integers is read back as ``int64`` when
+        every cell is a whole number an ``int64`` holds exactly; else as floats (``inf``,
+        ``1e20`` or ``2.5`` in an integer column stay as typed, for validation to name).
 
     Returns
     -------
@@ -190,12 +218,13 @@ def from_editor(edited: pd.DataFrame, table: str, like: pd.DataFrame) -> pd.Data
         if any(isinstance(v, str) for v in cells):
             out[c.name] = pd.Series(cells, index=out.index, dtype=object)
             continue
-        col = pd.Series(cells, index=out.index, dtype=float)
-        dtype = like[c.name].dtype if c.name in like.columns else col.dtype
-        whole = col.notna().all() and bool((col == col.round()).all())
-        if pd.api.types.is_integer_dtype(dtype) and whole:
-            col = col.astype(dtype)
-        out[c.name] = col
+        integer = c.name in like.columns and pd.api.types.is_integer_dtype(like[c.name].dtype)
+        if integer and _int64(cells):
+            out[c.name] = pd.Series([int(v) for v in cells], index=out.index, dtype="int64")
+        elif all(not isinstance(v, int) or abs(v) < 2**53 for v in cells):
+            out[c.name] = pd.Series(cells, index=out.index, dtype=float)
+        else:  # an integer beyond a float's digits: kept whole, for validation to name
+            out[c.name] = pd.Series(cells, index=out.index, dtype=object)
     return out
 
 

@@ -213,7 +213,7 @@ edited = from_editor(
         width="stretch",
     ),
     table,
-    previous,
+    editor_frame(origin, table),  # the dtypes as loaded
 )
 if not frames_equal(edited, previous):
     submit_draft(table, edited)
