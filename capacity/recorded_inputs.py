@@ -171,8 +171,12 @@ def recorded_other_plan(path: str | Path) -> str | None:
         head = Path(path).read_text(encoding="utf-8")[:4000]
     except (OSError, UnicodeDecodeError):
         return None
-    found = re.search(r"^# This plan is (.+?)\.$", head, flags=re.MULTILINE)
-    return found.group(1) if found else None
+    if not head.startswith("# Inputs of scenario "):  # only the header a report writes
+        return None
+    lines = head.splitlines()
+    header = lines[: next((i for i, line in enumerate(lines) if not line.startswith("#")), None)]
+    found = [m for line in header if (m := re.match(r"^# This plan is (.+)\.$", line))]
+    return found[0].group(1) if found else None
 
 
 def _quoted(name: str) -> str:

@@ -151,3 +151,12 @@ def test_an_alternatives_record_says_what_the_plan_is_and_its_solve_warns(tmp_pa
         ]
     )
     assert code == 0 and "not that plan" not in " ".join(text.split())
+
+
+def test_a_hand_written_comment_is_not_read_as_an_alternatives_record(tmp_path: Path) -> None:
+    """Only the header a report writes says what an alternative plan is."""
+    from capacity.recorded_inputs import recorded_other_plan
+
+    hand = tmp_path / "scenarios.yaml"
+    hand.write_text("# This plan is what we agreed on.\nscenarios: {}\n")
+    assert recorded_other_plan(hand) is None

@@ -375,6 +375,9 @@ def test_cli_replan_runs_and_writes(tmp_path: Path) -> None:
     meta = read_metadata(runs[0] / "replan" / "path=0" / "decisions.parquet")
     assert meta["run_id"] == runs[0].name and meta["package_version"]
     assert meta["table"] == "decisions" and meta["path"] == "0"
+    spread = read_metadata(runs[0] / "replan" / "spread.parquet")
+    assert spread["run_id"] == runs[0].name and spread["table"] == "spread"
+    assert spread["package_version"] and spread["dataset_hash"] == meta["dataset_hash"]
 
 
 def test_a_forecast_file_with_a_row_twice_or_a_path_beyond_the_run_is_refused(
@@ -447,11 +450,13 @@ def test_the_decisions_table_leaves_out_the_solvers_noise() -> None:
             "c": [0, 0, -1, -1],
             "o": [-1, -1, -1, -1],
             "t": [0, 1, 0, 1],
-            "value": [5000.0, -1e-7, 40.0, 1.85e-7],
+            "value": [2e6, -1e-7, 2.0, 1.85e-7],
         }
     )
     model = SimpleNamespace(codes={"s": ("dc-1",), "c": ("h100",), "o": ()})
     d = _decision_table(locked, model, ["2026Q1", "2026Q2"])
-    assert d["value"].tolist() == [5000.0, 40.0]
+    # an absolute floor: 2 MW beside 2e6 chips is a decision (a floor relative to the
+    # kind's largest would drop small real ones)
+    assert d["value"].tolist() == [2e6, 2.0]
     assert d["kind"].tolist() == ["install", "build"] and d["chip"].tolist() == ["h100", ""]
-    assert d["unit"].tolist() == ["chips", "mw"]  # the value mixed MW and chips unlabelled
+    assert d["unit"].tolist() == ["chips", "MW"]  # the value mixed MW and chips unlabelled

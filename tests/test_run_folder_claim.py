@@ -316,3 +316,27 @@ def test_a_scenario_name_that_needs_escaping_reads_back_under_its_own_name(
         cash = costs.loc[costs["term"] == "chip_capex", "cash_usd"].sum()
         stat = plan.statistics.capex(groupby=["term"]).set_index("term")["capex_usd"]
         assert cash > 0 and stat["chip_capex"] == pytest.approx(cash, rel=1e-9)
+
+
+def test_the_hedge_manifest_is_strict_json_when_eev_is_infinite(tmp_path: Path) -> None:
+    """EEV and VSS are inf when a scenario cannot run the EV plan: json wrote Infinity."""
+    import dataclasses
+    import json
+
+    from optimizer.cli.hedge_folder import _hedge_manifest
+    from optimizer.output.inputs_record import SolvedInputs
+
+    p = _fake_hedge(5.0)
+    p.eev_usd = p.vss_usd = float("inf")
+    p.gap_rel = float("nan")
+    inputs = [dataclasses.replace(SolvedInputs("mc_000", ()), dataset_hash="h0")]
+    doc = _hedge_manifest(p, tmp_path / "hedge-x", inputs, {"base": "neutral"})
+    text = json.dumps(doc, allow_nan=False)  # strict JSON: no Infinity, no NaN
+    back = json.loads(text)
+    assert back["result"]["eev_usd"] is None and back["result"]["vss_usd"] is None
+    assert back["result"]["gap_rel"] is None and back["result"]["expected_cost_usd"] == 5.0
+    assert back["scenarios"]["mc_000"] == {
+        "weight": 0.5,
+        "inputs": "scenario=mc_000/inputs.yaml",
+        "dataset_hash": "h0",
+    }

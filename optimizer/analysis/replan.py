@@ -68,6 +68,7 @@ import pandas as pd
 from optimizer.analysis.replan_folder import give_way_table, shortfall_by_quarter
 from optimizer.analysis.replan_setup import KIND_UNITS, LOCK_KINDS, replan_epochs
 from optimizer.analysis.tornado import TornadoParameter
+from optimizer.components.registry import active
 
 __all__ = [
     "PathOutcome",
@@ -560,13 +561,11 @@ def _summary(
 
 
 def _decision_table(locked: pd.DataFrame, model: Any, periods: Sequence[str]) -> pd.DataFrame:
-    """Locked decisions with names and units, less noise (within 1e-6 of the kind's max)."""
+    """Locked decisions with names and units, less the solver's noise (|value| <= 1e-6)."""
     cols = ["decided_in", "kind", "site", "chip", "option", "period", "value", "unit"]
     if locked.empty:
         return pd.DataFrame(columns=cols)
-    v = np.abs(locked["value"].to_numpy(dtype=float))
-    largest = pd.Series(v).groupby(locked["kind"].to_numpy()).transform("max").to_numpy()
-    d = locked[v > 1e-6 * np.maximum(1.0, largest)].copy()
+    d = locked[np.abs(locked["value"].to_numpy(dtype=float)) > 1e-6].copy()
     codes = model.codes
 
     def names(col: str, dim: str) -> list[str]:
@@ -576,7 +575,8 @@ def _decision_table(locked: pd.DataFrame, model: Any, periods: Sequence[str]) ->
     d["site"], d["chip"], d["option"] = names("s", "s"), names("c", "c"), names("o", "o")
     d["period"] = [periods[int(t)] for t in d["t"]]
     d["value"] = d["value"].astype(float)
-    return d.assign(unit=d["kind"].astype(str).map(KIND_UNITS))[cols].reset_index(drop=True)
+    units = active().kind_units  # the model's own unit of each kind (MW, chips)
+    return d.assign(unit=d["kind"].astype(str).map(units))[cols].reset_index(drop=True)
 
 
 def _forecast_table(

@@ -34,6 +34,7 @@ import pandas as pd
 import pyarrow as pa
 
 from optimizer.analysis.replan_setup import KIND_UNITS
+from optimizer.components.registry import active
 from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_atomic
 from optimizer.output.manifest import package_version, update_manifest
 from optimizer.output.parquet_tables import write_arrow_atomic
@@ -89,16 +90,16 @@ def _fill_run(result: Any, out: str | os.PathLike[str], run_dir: Path, dataset_h
     """Write every path's plan and tables, the spread, the settings and the chart."""
     rdir = run_dir / "replan"
     ensure_dir(rdir)
+    run = {
+        "dataset_hash": dataset_hash,
+        "run_id": run_dir.name,
+        "package_version": package_version(),
+    }
     for o in result.outcomes:
         write_report(o.realised, out, scenario=f"path_{o.path:03d}", run_id=run_dir.name)
         pdir = rdir / f"path={o.path}"
         ensure_dir(pdir)
-        meta = {
-            "path": str(o.path),
-            "dataset_hash": dataset_hash,
-            "run_id": run_dir.name,
-            "package_version": package_version(),
-        }
+        meta = {"path": str(o.path), **run}
         frames = {
             "regret": pd.DataFrame([o.summary]).drop(columns="path"),
             "decisions": o.decisions,
@@ -109,7 +110,7 @@ def _fill_run(result: Any, out: str | os.PathLike[str], run_dir: Path, dataset_h
             frames["give_way"] = o.give_way
         for name, df in frames.items():
             write_arrow_atomic(_arrow(df, {**meta, "table": name}), pdir / f"{name}.parquet")
-    write_arrow_atomic(_arrow(result.spread, {"table": "spread"}), rdir / "spread.parquet")
+    write_arrow_atomic(_arrow(result.spread, {"table": "spread", **run}), rdir / "spread.parquet")
     write_json_atomic(rdir / "settings.json", dict(result.settings))
     # the run is of the data given: each path's entry is of its truth data, and the first
     # path's write had set the run's dataset_hash to that path's truth data
@@ -241,7 +242,7 @@ def give_way_table(held: pd.DataFrame | None, codes: Any, periods: Sequence[str]
 
     d["site"], d["chip"], d["option"] = names("s"), names("c"), names("o")
     d["period"] = [periods[int(t)] for t in d["t"]]
-    d["unit"] = d["kind"].astype(str).map(KIND_UNITS)
+    d["unit"] = d["kind"].astype(str).map(active().kind_units)  # MW or chips, as decisions
     # what is delivered within the solver's band of nothing is nothing (it read 0.0000739)
     delivered = d["value"].to_numpy(dtype=float)
     d["delivered_value"] = np.where(np.abs(delivered) <= SHORT_REPORTED_ABS, 0.0, delivered)

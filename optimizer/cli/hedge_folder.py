@@ -88,12 +88,13 @@ def _hedge_manifest(
     from optimizer.output.run_folder import utc_stamp
 
     numbers = "expected_cost_usd lower_bound_usd gap_rel wait_and_see_usd eev_usd vss_usd evpi_usd"
-    result: dict[str, Any] = {k: float(getattr(p, k)) for k in numbers.split()}
+    # EEV and VSS are inf when a scenario cannot run the EV plan: JSON has no inf (null)
+    result: dict[str, Any] = {k: _finite(getattr(p, k)) for k in numbers.split()}
     result.update(converged=bool(p.converged), ev_problem=str(p.ev_problem))
     weight = dict(zip(p.scenarios, p.weights, strict=True))
     scenarios = {
         rec.scenario: {
-            "weight": float(weight.get(rec.scenario, float("nan"))),
+            "weight": _finite(weight.get(rec.scenario)),
             "inputs": f"scenario={rec.scenario}/inputs.yaml",
             "dataset_hash": rec.dataset_hash,
         }
@@ -166,3 +167,11 @@ def write_chance(console: Console, c: Any, out: Path, dataset_hash: str) -> int:
         return 1
     console.print(f"Tables: {run_dir}/ (chance.csv)")
     return 0
+
+
+def _finite(x: Any) -> float | None:
+    """Return ``x`` as a float, None when it is missing or not finite (JSON has no inf)."""
+    import math
+
+    f = None if x is None else float(x)
+    return f if f is not None and math.isfinite(f) else None
