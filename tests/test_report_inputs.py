@@ -339,3 +339,35 @@ def test_a_figure_read_from_a_table_the_folder_lacks_is_an_error_naming_the_file
         pd.testing.assert_frame_equal(plan.statistics.fleet(groupby=[]), fleet)
     with pytest.raises(ReportError, match="costs.parquet is missing"):
         plans.statistics.opex(groupby=[])
+
+
+def test_a_report_that_predates_a_table_reads_it_as_empty(tmp_path: Path) -> None:
+    """A whole report written before flexible_interconnection existed (its manifest does
+    not list the file) raised ReportError on capex, "copy the whole report folder": the
+    folder was whole. A table its manifest lists and the folder lacks is still an error."""
+    import warnings
+
+    from optimizer.notebook import read_report
+    from optimizer.output.atomic import ReportError
+
+    out = tmp_path / "r"
+    r = CliRunner().invoke(app, ["solve", str(TINY), "-s", "squeeze", "--out", str(out)], env=ENV)
+    assert r.exit_code == 0, r.output
+    (run,) = out.iterdir()
+    sdir = run / "scenario=squeeze"
+    capex = read_report(sdir, data=TINY).statistics.capex(groupby=[])
+    # as an older version wrote it: no such file, and the manifest does not list it
+    (sdir / "flexible_interconnection.parquet").unlink()
+    man = json.loads((run / "manifest.json").read_text())
+    files = man["scenarios"]["squeeze"]["files"]
+    files.remove("scenario=squeeze/flexible_interconnection.parquet")
+    (run / "manifest.json").write_text(json.dumps(man))
+    with pytest.warns(UserWarning, match=r"predates 1 table\(s\) \(flexible_interconnection\)"):
+        older = read_report(sdir, data=TINY)
+    pd.testing.assert_frame_equal(older.statistics.capex(groupby=[]), capex)  # none here
+    (sdir / "costs.parquet").unlink()  # listed, lacked: lost
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lost = read_report(sdir, data=TINY)
+    with pytest.raises(ReportError, match="costs.parquet is missing"):
+        lost.statistics.capex(groupby=[])

@@ -471,19 +471,55 @@ def read_report(path: str | os.PathLike[str]) -> ReportTables:
 
 
 def _warn_missing_tables(sdir: Path) -> list[str]:
-    """Warn when ``sdir`` holds some of a plan's tables but not every one; return those lacked."""
+    """Warn when ``sdir`` lacks some of a plan's tables; return those lost.
+
+    A table the folder's manifest lists as written, or any lacked table when no manifest
+    lists the folder's files, is lost (copied in part, a file deleted): a figure read from
+    it is an error. A table the manifest does not list was not written: the report
+    predates it (an older version), and it reads as empty, with the warning.
+    """
     present = {p.stem for p in sdir.glob("*.parquet") if not p.name.startswith(".")}
-    held = present & set(RESULT_SCHEMAS)
     missing = [t for t in RESULT_SCHEMAS if t not in present]
-    if held and missing:
+    if not (present & set(RESULT_SCHEMAS)) or not missing:
+        return []
+    listed = _listed_tables(sdir)
+    lost = [t for t in missing if listed is None or t in listed]
+    older = [t for t in missing if t not in lost]
+    files = ", ".join(f"{t}.parquet" for t in lost)
+    if lost:
         warnings.warn(
-            f"{sdir}: this plan's folder lacks {len(missing)} of its "
-            f"{len(RESULT_SCHEMAS)} tables ({', '.join(f'{t}.parquet' for t in missing)}); "
-            "a figure read from them is an error, not empty: copy the whole folder or solve again",
+            f"{sdir}: this plan's folder lacks {len(lost)} of its {len(RESULT_SCHEMAS)} tables "
+            f"({files}); a figure read from them is an error, not empty: copy the whole "
+            "folder or solve again",
             UserWarning,
             stacklevel=3,
         )
-    return missing if held else []
+    if older:
+        warnings.warn(
+            f"{sdir}: this report predates {len(older)} table(s) "
+            f"({', '.join(older)}): they read as empty; solve again to have them",
+            UserWarning,
+            stacklevel=3,
+        )
+    return lost
+
+
+def _listed_tables(sdir: Path) -> set[str] | None:
+    """Return the tables a manifest beside ``sdir`` lists as written for it (None: none does)."""
+    import json
+
+    if not sdir.name.startswith("scenario="):
+        return None
+    name = scenario_name_from_dir(sdir)
+    for path in sorted(sdir.parent.glob("*manifest*.json")):  # a run's or a batch's
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8"))["scenarios"][name]
+        except (OSError, ValueError, KeyError, TypeError):
+            continue
+        files = entry.get("files") if isinstance(entry, dict) else None
+        if isinstance(files, list):
+            return {Path(str(f)).stem for f in files}
+    return None
 
 
 def _read_checked(p: Path) -> pa.Table:
