@@ -173,6 +173,19 @@ def test_run_folder_reads_back_and_in_duckdb(hand: object, noisy: object, tmp_pa
     # the run's dataset_hash is the data given, not the first path's truth data
     man = json.loads((run / "manifest.json").read_text())
     assert man["dataset_hash"] == hand.hash  # type: ignore[attr-defined]
+    # another table's or another path's file is named, not read as nulls or as this path's
+    from optimizer.output.atomic import ReportError
+
+    p0, p1 = run / "replan" / "path=0", run / "replan" / "path=1"
+    shutil.copyfile(p1 / "regret.parquet", p0 / "regret.parquet")
+    with pytest.raises(ReportError, match="holds path 1's regret table, not path 0's"):
+        read_replan(run)
+    shutil.copyfile(p1 / "forecasts.parquet", p0 / "regret.parquet")
+    with pytest.raises(ReportError, match="holds the forecasts table, not regret"):
+        read_replan(run)
+    (p0 / "regret.parquet").write_bytes(b"not parquet")
+    with pytest.raises(ReportError, match="regret.parquet: not a readable Parquet table"):
+        read_replan(run)
     assert man["kind"] == "replan"
 
 

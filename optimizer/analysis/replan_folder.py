@@ -35,9 +35,9 @@ import pyarrow as pa
 
 from optimizer.analysis.replan_setup import KIND_UNITS
 from optimizer.components.registry import active
-from optimizer.output.atomic import ensure_dir, write_json_atomic, write_text_atomic
+from optimizer.output.atomic import ReportError, ensure_dir, write_json_atomic, write_text_atomic
 from optimizer.output.manifest import package_version, update_manifest
-from optimizer.output.parquet_tables import write_arrow_atomic
+from optimizer.output.parquet_tables import check_table_file, write_arrow_atomic
 from optimizer.output.report import write_report
 from optimizer.output.run_folder import claimed_run_dir, default_run_id, unfinished_note
 
@@ -124,6 +124,12 @@ def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
     """Read a replan run folder's tables: those of :data:`PATH_TABLES` and ``spread``.
 
     Each per-path table gets its ``path`` column from the folder name (hive partition).
+
+    Raises
+    ------
+    ReportError
+        When a table file is no Parquet, or holds another table or another path's table
+        (a file copied over another read as rows of nulls, or as the wrong path's).
     """
     import pyarrow.dataset as pads
 
@@ -139,6 +145,8 @@ def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         if not files:
             out[name] = pd.DataFrame()
             continue
+        for f in files:  # another table's or path's file read as rows of nulls, or another's
+            _check_path_file(Path(f))
         frame = (
             pads.dataset(files, format="parquet", partitioning=part, partition_base_dir=str(rdir))
             .to_table()
@@ -146,8 +154,22 @@ def read_replan(run_dir: str | os.PathLike[str]) -> dict[str, pd.DataFrame]:
         )
         out[name] = frame.sort_values("path", kind="stable").reset_index(drop=True)
     spread = rdir / "spread.parquet"
+    if spread.exists():
+        check_table_file(spread)
     out["spread"] = pd.read_parquet(spread) if spread.exists() else pd.DataFrame()
     return out
+
+
+def _check_path_file(f: Path) -> None:
+    """ReportError unless ``f`` is a readable table of its name and of its ``path=`` folder."""
+    meta = check_table_file(f).metadata or {}
+    written = meta.get(b"path", b"").decode()
+    folder = f.parent.name.split("=", 1)[1]
+    if written and written != folder:
+        raise ReportError(
+            f"{f}: holds path {written}'s {f.stem} table, not path {folder}'s (a file copied "
+            "from another folder); run the replan again"
+        )
 
 
 def replan_figure(paths: pd.DataFrame) -> Any:

@@ -33,6 +33,7 @@ from optimizer.output.table_schema import RESULT_TABLES
 __all__ = [
     "RESULT_SCHEMAS",
     "ReportTables",
+    "check_table_file",
     "open_table_dataset",
     "read_metadata",
     "read_report",
@@ -370,7 +371,7 @@ def open_table_dataset(run_dir: str | os.PathLike[str], table: str) -> pads.Data
     if not files:
         raise ReportError(f"no {table}.parquet under {run_dir}/scenario=*/")
     for f in files:  # a file of another table read as rows of nulls under this schema
-        _check_file(Path(f))
+        check_table_file(Path(f))
     schema = RESULT_SCHEMAS.get(table)
     if schema is not None:
         schema = schema.append(pa.field("scenario", pa.string()))
@@ -460,7 +461,7 @@ def read_report(path: str | os.PathLike[str]) -> ReportTables:
     absent: dict[str, Path] = {}
     for sdir in sorted(path.glob("scenario=*")):
         files = [p for p in sorted(sdir.glob("*.parquet")) if not p.name.startswith(".")]
-        _check_one_plan(sdir, {p: _check_file(p) for p in files})
+        _check_one_plan(sdir, {p: check_table_file(p) for p in files})
         absent.update((t, sdir) for t in _warn_missing_tables(sdir) if t not in absent)
     out: dict[str, pd.DataFrame] = {}
     for name in names:
@@ -563,8 +564,11 @@ def _check_one_plan(sdir: Path, schemas: Mapping[Path, pa.Schema]) -> None:
         )
 
 
-def _check_file(p: Path) -> pa.Schema:
+def check_table_file(p: Path) -> pa.Schema:
     """Check one table file by its footer alone: readable, and the table it is named.
+
+    Returns the file's schema (with its key-value metadata); raises ``ReportError`` naming
+    the file when it is no Parquet or its ``table`` metadata names another table.
 
     A run folder's tables are read through a ``pyarrow.dataset`` with each table's schema,
     which read a file of another table as rows of nulls and a garbage file as ArrowInvalid.
