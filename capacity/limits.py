@@ -8,6 +8,9 @@ laptop that then solved nothing.
 One place for each limit, so the app's message, the Streamlit server's setting
 (``server.maxUploadSize``) and the checks agree.
 
+And the longest scenario name a report folder can hold (:func:`scenario_name_problem`),
+read where a scenario is named (scenarios.yaml, a sweep's cases) and where it is written.
+
 Two limits, on purpose. :data:`MAX_UPLOAD_MB` is the application's limit: the app
 refuses a larger file itself, with a message naming the file and its size, and then
 refuses the *whole* upload (the previous data stays). :data:`MAX_TRANSPORT_MB` is
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import os
 from numbers import Integral
+from urllib.parse import quote
 
 MAX_PARALLEL = 4 * (os.cpu_count() or 1)
 """Most solver threads (``--threads``) or local worker processes (``--workers``) a run
@@ -69,3 +73,33 @@ the widget is cleared, so this is also the most memory one file can take.
 
 MAX_TRANSPORT_BYTES = MAX_TRANSPORT_MB * 1024 * 1024
 """:data:`MAX_TRANSPORT_MB` in bytes."""
+
+
+#: Longest scenario name, in bytes as written in its folder's name (URI-escaped), whose
+#: hidden staging folder ``.scenario=<name>.partial-<pid>`` still fits one file name
+#: (255 bytes on Linux and macOS file systems) with a process id of up to 7 digits.
+MAX_SCENARIO_NAME_BYTES = 255 - len(".scenario=") - len(".partial-") - 7
+
+
+def scenario_name_problem(scenario: str) -> str | None:
+    """Say why ``scenario`` cannot name a scenario folder (None when it can).
+
+    Parameters
+    ----------
+    scenario : str
+        The scenario's or batch case's name.
+
+    Returns
+    -------
+    str or None
+        The reason: empty, or too long for its staging folder's file name.
+    """
+    if not scenario:
+        return "scenario name must not be empty"
+    size = len(quote(scenario, safe="").encode())
+    if size > MAX_SCENARIO_NAME_BYTES:
+        return (
+            f"scenario name is {size} bytes in its folder name, more than the "
+            f"{MAX_SCENARIO_NAME_BYTES} its staging folder's file name leaves; shorten it"
+        )
+    return None

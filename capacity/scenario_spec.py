@@ -261,6 +261,12 @@ def override_error_message(err: Mapping[str, Any], loc: str) -> str:
 
 
 ALL_SCENARIOS = "all"
+
+#: The name of the data as loaded, no scenario applied (``capacity diff DATA base X``).
+BASE_SCENARIO = "base"
+
+#: YAML's empty values as the text loader reads them: a scenario with no overrides.
+_EMPTY_BODY = ("", "~", "null", "Null", "NULL")
 """The word that selects every scenario (``--scenario all``): no scenario may be named so."""
 
 
@@ -308,14 +314,14 @@ def parse_scenarios(
             )
         )
     for name, body in (doc.get("scenarios") or {}).items():
-        if str(name).strip().lower() == ALL_SCENARIOS:
-            msg = (
-                f"the name {ALL_SCENARIOS!r} is reserved: --scenario {ALL_SCENARIOS} means "
-                "every scenario, so this one could never be chosen alone; rename it"
-            )
-            findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), msg))
+        problem = _name_problem(str(name))
+        if problem is not None:
+            findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), problem))
             continue
-        body = body if isinstance(body, Mapping) else {}
+        body = _body(body)
+        if isinstance(body, str):  # a list was read as no overrides, without a word
+            findings.append(Finding("error", file, None, f"scenarios.{name}", None, body))
+            continue
         ovs = body.get("overrides") or []
         if not isinstance(ovs, list):
             findings.append(
@@ -339,6 +345,36 @@ def parse_scenarios(
             name=str(name), description=str(body.get("description", "")), overrides=tuple(parsed)
         )
     return out, findings
+
+
+def _body(body: Any) -> Mapping[str, Any] | str:
+    """Return a scenario's body as a mapping (empty: no overrides), or why it is none."""
+    if body is None or (isinstance(body, str) and body.strip() in _EMPTY_BODY):
+        return {}
+    if isinstance(body, Mapping):
+        return body
+    kind = "a list" if isinstance(body, list) else f"the text {str(body)!r}"
+    return (
+        f"a scenario is a mapping with 'description' and 'overrides', not {kind}; "
+        "put the overrides under 'overrides:'"
+    )
+
+
+def _name_problem(name: str) -> str | None:
+    """Why ``name`` cannot name a scenario (reserved, or no report folder can hold it)."""
+    from capacity.limits import scenario_name_problem
+
+    if name.strip().lower() == ALL_SCENARIOS:
+        return (
+            f"the name {ALL_SCENARIOS!r} is reserved: --scenario {ALL_SCENARIOS} means "
+            "every scenario, so this one could never be chosen alone; rename it"
+        )
+    if name.strip().lower() == BASE_SCENARIO:
+        return (
+            f"the name {BASE_SCENARIO!r} is reserved for the data as loaded (no scenario "
+            "applied): a scenario of that name replaced it without a word; rename it"
+        )
+    return scenario_name_problem(name)
 
 
 def _parse_overrides(

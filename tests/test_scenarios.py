@@ -308,3 +308,38 @@ def test_a_key_of_another_op_is_refused(override: dict[str, object], message: st
         Override(table="supply_resources", column="capacity", **override)  # type: ignore[arg-type]
     shift = Override(table="site_grid", column="grid_mw", op="shift", periods=1, fill="zero")
     assert Override(**shift.to_dict()) == shift  # the round trip keeps fill="hold"/"zero"
+
+
+@pytest.mark.parametrize(
+    ("name", "body", "words"),
+    [
+        # a list body was read as a scenario with no overrides: validate said OK, diff
+        # "no cell differs", solve the base data
+        ("cut", [{"op": "scale"}], "a scenario is a mapping with 'description' and 'overrides'"),
+        ("cut", "text", "not the text 'text'"),
+        # a scenario named base replaced the data as loaded without a word
+        ("base", {"overrides": []}, "the name 'base' is reserved for the data as loaded"),
+        ("Base ", {"overrides": []}, "the name 'base' is reserved"),
+        ("all", {"overrides": []}, "the name 'all' is reserved"),
+        # names no report folder can hold were refused only after the solve
+        ("", {"overrides": []}, "scenario name must not be empty"),
+        ("x" * 300, {"overrides": []}, "bytes in its folder name"),
+    ],
+)
+def test_a_scenario_that_cannot_be_what_it_says_is_a_finding(
+    name: str, body: object, words: str
+) -> None:
+    from capacity.scenario_spec import parse_scenarios
+
+    scenarios, findings = parse_scenarios({"scenarios": {name: body}})
+    assert name not in scenarios
+    (f,) = findings
+    assert f.severity == "error" and f.column == f"scenarios.{name}" and words in f.message
+
+
+def test_an_empty_scenario_body_is_a_scenario_without_overrides() -> None:
+    from capacity.scenario_spec import parse_scenarios
+
+    for body in (None, "", "~", "null"):
+        scenarios, findings = parse_scenarios({"scenarios": {"plain": body}})
+        assert findings == [] and scenarios["plain"].overrides == ()

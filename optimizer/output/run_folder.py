@@ -26,6 +26,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import quote, unquote
 
+from capacity.limits import MAX_SCENARIO_NAME_BYTES, scenario_name_problem
 from optimizer.output.atomic import ReportError, ensure_dir
 
 __all__ = [
@@ -281,36 +282,6 @@ def reserve_run_dir(
         When ``out_dir`` is unusable, or 1000 run IDs of this second are taken.
     """
     return claim_run_dir(out_dir, default_run_id(dataset_hash, now))
-
-
-#: Longest scenario name, in bytes as written in its folder's name (URI-escaped), whose
-#: hidden staging folder ``.scenario=<name>.partial-<pid>`` still fits one file name
-#: (255 bytes on Linux and macOS file systems) with a process id of up to 7 digits.
-MAX_SCENARIO_NAME_BYTES = 255 - len(".scenario=") - len(".partial-") - 7
-
-
-def scenario_name_problem(scenario: str) -> str | None:
-    """Say why ``scenario`` cannot name a scenario folder (None when it can).
-
-    Parameters
-    ----------
-    scenario : str
-        The scenario's or batch case's name.
-
-    Returns
-    -------
-    str or None
-        The reason: empty, or too long for its staging folder's file name.
-    """
-    if not scenario:
-        return "scenario name must not be empty"
-    size = len(quote(scenario, safe="").encode())
-    if size > MAX_SCENARIO_NAME_BYTES:
-        return (
-            f"scenario name is {size} bytes in its folder name, more than the "
-            f"{MAX_SCENARIO_NAME_BYTES} its staging folder's file name leaves; shorten it"
-        )
-    return None
 
 
 def scenario_dir(run_dir: str | os.PathLike[str], scenario: str) -> Path:
