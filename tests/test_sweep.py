@@ -426,3 +426,95 @@ def test_a_grid_too_large_to_expand_is_refused_before_any_case_is_made(tmp_path:
     )
     assert res.returncode != 0 and "Traceback" not in res.stderr + res.stdout
     assert "25,600,000,000 cases" in " ".join((res.stdout + res.stderr).split())
+
+
+_CARBON = "{op: set, table: carbon_policy, column: carbon_price_usd_per_t}"
+_COWOS = "{op: scale, table: supply_resources, column: capacity, where: {resource: [%s]}}"
+
+
+@pytest.mark.parametrize(
+    ("axes", "line", "field", "words"),
+    [
+        # two axes setting one cell: both cases ran at the second axis's value while the
+        # summary recorded the first axis's levels 0 and 210
+        (
+            f"    - {{name: carbon, override: {_CARBON}, levels: [0, 210]}}\n"
+            f"    - {{name: again, override: {_CARBON}, levels: [50]}}\n",
+            5,
+            "grid.axes[1]",
+            "axis 'again' sets carbon_policy.carbon_price_usd_per_t where axis 'carbon' also",
+        ),
+        # a scale then a set of the same cells: the scale's level took no effect
+        (
+            f"    - {{name: cw, override: {_COWOS % 'cowos_wafers'}, levels: [0.5]}}\n"
+            "    - {name: cw2, override: {op: set, table: supply_resources, column: capacity},"
+            " levels: [9]}\n",
+            5,
+            "grid.axes[1]",
+            "axis 'cw2' sets supply_resources.capacity where axis 'cw' also changes it",
+        ),
+        # overrides: [] made cases that changed nothing, recorded with their levels
+        (
+            "    - {name: a, overrides: [], levels: [1, 2]}\n",
+            4,
+            "grid.axes[0].overrides",
+            "needs at least one override",
+        ),
+    ],
+)
+def test_axes_that_would_not_run_as_recorded_are_refused(
+    tmp_path: Path, axes: str, line: int, field: str, words: str
+) -> None:
+    err = _load_error(tmp_path, f"data: data\ngrid:\n  axes:\n{axes}")
+    (f,) = err.findings
+    assert (f.row, f.column) == (line, field) and words in f.message, f
+
+
+def test_axes_on_disjoint_cells_or_composing_scales_are_kept() -> None:
+    text = (
+        "data: data\ngrid:\n  axes:\n"
+        f"    - {{name: cw, override: {_COWOS % 'cowos_wafers'}, levels: [0.5, 1]}}\n"
+        f"    - {{name: cw_again, override: {_COWOS % 'cowos_wafers'}, levels: [2]}}\n"
+        "    - {name: hbm, override: {op: set, table: supply_resources, column: capacity,"
+        " where: {resource: [hbm_stacks]}}, levels: [9]}\n"
+    )
+    cases = expand_sweep(parse_sweep(yaml.safe_load(text), "x.yaml"))
+    assert len(cases) == 2 and all(len(c.overrides) == 3 for c in cases)
+
+
+@pytest.mark.parametrize(
+    ("mc", "field", "words"),
+    [
+        ("seed: -1", "monte_carlo.seed", "greater than or equal to 0"),
+        ("seed: 0", "monte_carlo.parameters[0].distribution", "sd inf: the parameters must be"),
+    ],
+)
+def test_monte_carlo_inputs_that_crashed_at_the_draw_are_findings(
+    tmp_path: Path, mc: str, field: str, words: str
+) -> None:
+    """seed -1 was numpy's ValueError and sd inf scipy's 'Domain error' at the draw."""
+    sd = "inf" if "0" == mc.split()[-1] else "0.1"
+    text = (
+        "data: data\nmonte_carlo:\n  samples: 3\n"
+        f"  {mc}\n"
+        "  parameters:\n"
+        f"    - {{name: cw, override: {_COWOS % 'cowos_wafers'},\n"
+        f"       distribution: {{kind: truncnorm, mean: 1, sd: {sd}, low: 0.5, high: 1.5}}}}\n"
+    )
+    err = _load_error(tmp_path, text)
+    (f,) = err.findings
+    assert f.column == field and words in f.message, f
+
+
+def test_a_draw_that_makes_an_invalid_override_is_a_finding(tmp_path: Path) -> None:
+    """An unclipped lognormal with sigma 40 drew a scale factor of 1.9e14: pydantic's
+    'factor must be at most 1e+12' traceback in the middle of expanding the sweep."""
+    text = (
+        "data: data\nmonte_carlo:\n  samples: 20\n  seed: 0\n  parameters:\n"
+        f"    - {{name: cw, override: {_COWOS % 'cowos_wafers'},\n"
+        "       distribution: {kind: lognormal, median: 1, sigma: 40}}\n"
+    )
+    err = _load_error(tmp_path, text)
+    (f,) = err.findings
+    assert f.column == "monte_carlo.parameters[0].distribution" and f.row == 7
+    assert "of 'cw' is" in f.message and "bound the distribution with low and high" in f.message

@@ -58,7 +58,7 @@ cases by :func:`optimizer.analysis.sweep_cases.expand_sweep`.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -159,6 +159,8 @@ class _Templated(_Frozen):
             return self
         if (self.override is None) == (self.overrides is None):
             raise ValueError("give exactly one of 'override' (a mapping) or 'overrides' (a list)")
+        if self.overrides is not None and not self.overrides:  # its levels changed nothing
+            raise PathError(("overrides",), "needs at least one override")
         fields = list(Override.model_fields)
         for k, t in enumerate(self.templates):
             at: tuple[str | int, ...] = (
@@ -257,6 +259,50 @@ class Axis(_Templated):
         return self
 
 
+def _values(where: Any, key: str) -> set[str]:
+    v = (where or {}).get(key)
+    return {str(x) for x in (v if isinstance(v, list | tuple) else [v])}
+
+
+def _may_share_a_cell(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Return True unless two override templates provably touch different cells.
+
+    Different table or column, a ``where`` key both name with no value in common, or
+    period ranges that do not meet: different cells. Anything else may be the same.
+    """
+    if (a.get("table"), a.get("column")) != (b.get("table"), b.get("column")):
+        return False
+    wa, wb = a.get("where") or {}, b.get("where") or {}
+    if any(not (_values(wa, k) & _values(wb, k)) for k in set(wa) & set(wb)):
+        return False
+    lo = max(str(a.get("from_period") or ""), str(b.get("from_period") or ""))
+    hi = min(str(a.get("to_period") or "~"), str(b.get("to_period") or "~"))
+    return lo <= hi  # YYYYQn text orders as the quarters do
+
+
+def _overwritten(field: str, what: str, items: Sequence[_Templated]) -> None:
+    """Refuse a ``set`` template that may write a cell an earlier item also changes.
+
+    Items apply in order; a ``set`` replaces what an earlier one did to the same cell, so
+    that item's level was recorded for every case but took no effect (two axes setting
+    the carbon price ran every case at the second one's level). Scales and shifts of one
+    cell compose, and are allowed.
+    """
+    for j, later in enumerate(items):
+        for t in later.templates:
+            if str(t.get("op")) != "set":
+                continue
+            for earlier in items[:j]:
+                if any(_may_share_a_cell(e, t) for e in earlier.templates):
+                    raise PathError(
+                        (field, j),
+                        f"{what} {later.name!r} sets {t.get('table')}.{t.get('column')} where "
+                        f"{what} {earlier.name!r} also changes it: every case would record the "
+                        f"level of {earlier.name!r} but run with the value of {later.name!r}; "
+                        "make their 'where' filters disjoint, or use one",
+                    )
+
+
 class GridSpec(_Frozen):
     """Cartesian product of axis levels on top of a base scenario."""
 
@@ -268,6 +314,7 @@ class GridSpec(_Frozen):
         names = [a.name for a in self.axes]
         if len(set(names)) != len(names):
             raise ValueError(f"axis names must be unique, got {names}")
+        _overwritten("axes", "axis", self.axes)
         return self
 
 
@@ -295,6 +342,11 @@ class Distribution(_Frozen):
         missing = [k for k in need if getattr(self, k) is None]
         if missing:
             raise ValueError(f"{self.kind} needs {', '.join(need)}; missing {', '.join(missing)}")
+        given = {k: getattr(self, k) for k in ("low", "high", "mode", "mean", "sd", "median")}
+        given["sigma"] = self.sigma
+        bad = [f"{k} {v}" for k, v in given.items() if v is not None and not math.isfinite(v)]
+        if bad:  # scipy's "Domain error in arguments" at the first draw
+            raise ValueError(f"{', '.join(bad)}: the parameters must be finite numbers")
         extra = [
             k
             for k in ("low", "high", "mode", "mean", "sd", "median", "sigma")
@@ -368,7 +420,7 @@ class MonteCarloSpec(_Frozen):
 
     base: str | None = None
     samples: int = Field(gt=0, le=100_000)
-    seed: int = 0
+    seed: int = Field(default=0, ge=0)
     parameters: tuple[Parameter, ...] = Field(min_length=1)
 
     @model_validator(mode="after")
@@ -376,6 +428,7 @@ class MonteCarloSpec(_Frozen):
         names = [p.name for p in self.parameters]
         if len(set(names)) != len(names):
             raise ValueError(f"parameter names must be unique, got {names}")
+        _overwritten("parameters", "parameter", self.parameters)
         return self
 
     def draw(self) -> dict[str, np.ndarray]:

@@ -15,10 +15,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from pydantic import ValidationError
+
 from capacity.scenario_spec import Override
 from capacity.validation import Finding, suggest
 from optimizer.analysis.sweep import GridSpec, MonteCarloSpec, SweepSpec, format_level
-from optimizer.analysis.sweep_errors import SweepSpecError
+from optimizer.analysis.sweep_errors import SweepSpecError, pydantic_message
 from optimizer.analysis.sweep_lines import field_text
 from optimizer.output.run_folder import scenario_name_problem
 
@@ -171,7 +173,7 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
             cases += _grid_cases(spec.grid)
     if spec.monte_carlo is not None:
         check(spec.monte_carlo.base, "monte_carlo", "base")
-        cases += _monte_carlo_cases(spec.monte_carlo)
+        cases += _monte_carlo_cases(spec.monte_carlo, fail)
     _check_names(cases, fail)
     if errors:
         raise SweepSpecError(errors)
@@ -218,17 +220,33 @@ def _grid_cases(g: GridSpec) -> list[SweepCase]:
     return cases
 
 
-def _monte_carlo_cases(mc: MonteCarloSpec) -> list[SweepCase]:
-    """One case per seeded sample, named ``mc_000``, ``mc_001`` ..."""
+def _monte_carlo_cases(
+    mc: MonteCarloSpec, fail: Callable[[tuple[str | int, ...], str | None, str], None]
+) -> list[SweepCase]:
+    """One case per seeded sample, named ``mc_000``, ``mc_001`` ...
+
+    A draw that makes an invalid override (an unclipped lognormal's 1.9e14 as a scale
+    factor) is a finding naming the parameter, not pydantic's traceback; no case is made.
+    """
     draws = mc.draw()
     width = max(3, len(str(mc.samples - 1)))
     cases = []
     for k in range(mc.samples):
         ovs: list[Override] = []
         params: dict[str, float | str] = {}
-        for p in mc.parameters:
+        for j, p in enumerate(mc.parameters):
             lv = float(draws[p.name][k])
-            ovs.extend(p.fill(lv))
+            try:
+                ovs.extend(p.fill(lv))
+            except ValidationError as e:
+                msg = "; ".join(pydantic_message(x, Override) for x in e.errors())
+                fail(
+                    ("monte_carlo", "parameters", j, "distribution"),
+                    format_level(lv),
+                    f"draw {k} of {p.name!r} is {format_level(lv)}, which gives an invalid "
+                    f"override: {msg}; bound the distribution with low and high",
+                )
+                return []
             params[p.name] = lv
         cases.append(
             SweepCase(
