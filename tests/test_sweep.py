@@ -518,3 +518,19 @@ def test_a_draw_that_makes_an_invalid_override_is_a_finding(tmp_path: Path) -> N
     (f,) = err.findings
     assert f.column == "monte_carlo.parameters[0].distribution" and f.row == 7
     assert "of 'cw' is" in f.message and "bound the distribution with low and high" in f.message
+
+
+def test_set_levels_of_a_text_column_are_the_values_as_written() -> None:
+    """Levels ["007", "1e3", "NaN"] of a set of sites.region were applied as '7', '1000'
+    and 'nan'; a numeric column's levels are still numbers."""
+    text = (
+        "data: data\ngrid:\n  axes:\n"
+        "    - {name: r, override: {op: set, table: sites, column: region,"
+        " where: {site: [norway]}}, levels: ['007', '1e3', 'NaN']}\n"
+        "    - {name: p, override: {op: set, table: carbon_policy,"
+        " column: carbon_price_usd_per_t}, levels: ['050']}\n"
+    )
+    cases = expand_sweep(parse_sweep(yaml.safe_load(text), "x.yaml"))
+    assert [c.overrides[0].value for c in cases] == ["007", "1e3", "NaN"]
+    assert {c.overrides[1].value for c in cases} == {"50"}
+    assert [c.name for c in cases][0] == "grid_r-007_p-50"

@@ -137,6 +137,17 @@ def format_level(level: float | str) -> str:
     return str(level)
 
 
+def _sets_text(template: Mapping[str, Any]) -> bool:
+    """Return True when ``template`` sets a column its table's schema holds as text."""
+    from capacity.schema import SPECS
+
+    spec = SPECS.get(str(template.get("table")))
+    if str(template.get("op")) != "set" or spec is None:
+        return False
+    col = next((c for c in spec.columns if c.name == template.get("column")), None)
+    return col is not None and not col.is_numeric
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -208,18 +219,28 @@ class Axis(_Templated):
 
     levels: tuple[float | str, ...] = Field(min_length=1)
 
-    @field_validator("levels", mode="before")
+    @model_validator(mode="before")
     @classmethod
-    def _levels(cls, v: Any) -> Any:
+    def _levels(cls, data: Any) -> Any:
+        """Read the levels as numbers, but as written where every template sets text.
+
+        A ``set`` of a text column (a region, a cooling kind) took ``007`` as 7 and
+        ``1e3`` as 1000; its levels are its values as written.
+        """
+        if not isinstance(data, Mapping) or "levels" not in data:
+            return data
+        v = data["levels"]
         if not isinstance(v, list | tuple):
-            raise ValueError("levels must be a list")
+            raise PathError(("levels",), "levels must be a list")
+        raw = data.get("overrides") or ([data["override"]] if data.get("override") else [])
+        text = bool(raw) and all(_sets_text(t) for t in raw if isinstance(t, Mapping))
         out: list[float | str] = []
         for x in v:
             try:
-                out.append(float(x))
+                out.append(str(x) if text else float(x))
             except (TypeError, ValueError):
                 out.append(str(x))
-        return tuple(out)
+        return {**data, "levels": tuple(out)}
 
     @property
     def switches_objective(self) -> bool:
