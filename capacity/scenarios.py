@@ -156,8 +156,33 @@ def _apply_one(df: pd.DataFrame, ov: Override) -> pd.DataFrame:
                 for p in df.loc[m, ov.column]
             ]
         else:
+            _refuse_rows_without_a_quarter(df, ov, m)
             df[ov.column] = _shift_values(df, ov, m, n, spec.key)
     return df
+
+
+def _refuse_rows_without_a_quarter(df: pd.DataFrame, ov: Override, m: np.ndarray) -> None:
+    """Refuse a shift whose matched rows include one without a quarter (no period).
+
+    A carbon policy row with an empty period (a horizon-wide price) was left as it was,
+    and the override counted as applied (validate OK, diff "no cell differs").
+    """
+    blank = m & np.isnan(period_ordinals(df["period"]))
+    if blank.any():
+        raise DataValidationError(
+            [
+                Finding(
+                    "error",
+                    "overrides",
+                    None,
+                    f"{ov.table}.{ov.column}",
+                    None,
+                    f"shift moves values between quarters, but {int(blank.sum())} row(s) "
+                    f"it matches in {ov.table} have no period (a value for the whole "
+                    "horizon): it would change nothing there; use scale or set",
+                )
+            ]
+        )
 
 
 def _shift_values(

@@ -343,3 +343,29 @@ def test_an_empty_scenario_body_is_a_scenario_without_overrides() -> None:
     for body in (None, "", "~", "null"):
         scenarios, findings = parse_scenarios({"scenarios": {"plain": body}})
         assert findings == [] and scenarios["plain"].overrides == ()
+
+
+def test_a_shift_of_rows_without_a_period_is_an_error(tmp_path: Path) -> None:
+    """A shift of carbon_policy's horizon-wide row (empty period) changed nothing and
+    counted as applied: validate OK, diff 'no cell differs'."""
+    import shutil
+
+    from capacity.scenarios import apply_overrides
+
+    d = tmp_path / "d"
+    shutil.copytree(TINY, d)
+    (d / "carbon_policy.csv").write_text("period,carbon_price_usd_per_t,carbon_cap_t\n,50,\n")
+    ds = load_dataset(d)
+    ov = {
+        "op": "shift",
+        "table": "carbon_policy",
+        "column": "carbon_price_usd_per_t",
+        "periods": 2,
+        "fill": "zero",
+        "source": "x",
+    }
+    with pytest.raises(DataValidationError) as e:
+        apply_overrides(ds, [ov])
+    (f,) = e.value.errors
+    assert f.column == "carbon_policy.carbon_price_usd_per_t"
+    assert "1 row(s) it matches in carbon_policy have no period" in f.message
