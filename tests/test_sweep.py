@@ -534,3 +534,25 @@ def test_set_levels_of_a_text_column_are_the_values_as_written() -> None:
     assert [c.overrides[0].value for c in cases] == ["007", "1e3", "NaN"]
     assert {c.overrides[1].value for c in cases} == {"50"}
     assert [c.name for c in cases][0] == "grid_r-007_p-50"
+
+
+def test_an_override_finding_names_the_sweep_line_and_axis(tmp_path: Path) -> None:
+    """A where typo on an axis was reported per case as file 'overrides', no line,
+    column 'overrides[1].where' (counted over every axis), not the sweep's line or axis."""
+    from optimizer.analysis.batch_invalid import validate_cases
+
+    TINY_DATA = Path(__file__).resolve().parent / "data" / "tiny_valid"
+    text = (
+        "data: data\ngrid:\n  axes:\n"
+        "    - {name: dem, override: {op: scale, table: demand, column: demand_h100e},"
+        " levels: [1.1]}\n"
+        "    - {name: cw, override: {op: scale, table: supply_resources, column: capacity,\n"
+        "       where: {resource: [cowos_wafer]}}, levels: [0.5]}\n"
+    )
+    p = tmp_path / "s.yaml"
+    p.write_text(text)
+    cases = expand_sweep(load_sweep(p))
+    found = validate_cases(load_dataset(TINY_DATA), cases)
+    (f,) = found["grid_dem-1.1_cw-0.5"]
+    assert (f.file, f.row, f.column) == (str(p), 5, "grid.axes[1] (cw).where"), f
+    assert "cowos_wafer" in f.message

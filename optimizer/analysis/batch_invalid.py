@@ -75,7 +75,7 @@ def validate_cases(base: Any, cases: Sequence[SweepCase]) -> dict[str, tuple[Fin
             if case.overrides:
                 apply_overrides(ref, case.overrides, scenario=case.name)
         except DataValidationError as exc:
-            out[case.name] = tuple(exc.errors or exc.findings)
+            out[case.name] = tuple(case.located(f) for f in exc.errors or exc.findings)
         except UnknownScenarioError as exc:
             out[case.name] = (Finding("error", "sweep", None, "base", case.base, str(exc)),)
     return out

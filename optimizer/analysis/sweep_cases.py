@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -45,6 +46,10 @@ class SweepCase:
         Axis or parameter name -> level (grid and Monte Carlo cases).
     objective : {"cost", "margin"} or None
         Objective mode the case solves in (None: the batch's).
+    origins : tuple of (str, int or None, str)
+        Where each override was written: ``(sweep file, line, field)`` such as
+        ``("sweep.yaml", 14, "grid.axes[0] (cowos)")``; empty when not known. A finding
+        about ``overrides[k]`` is reported there (:func:`located`).
     """
 
     name: str
@@ -53,6 +58,20 @@ class SweepCase:
     overrides: tuple[Override, ...] = ()
     params: Mapping[str, float | str] = field(default_factory=dict)
     objective: str | None = None
+    origins: tuple[tuple[str, int | None, str], ...] = ()
+
+    def located(self, f: Finding) -> Finding:
+        """Return ``f`` at the sweep line of the override it names (``overrides[k]...``).
+
+        Findings of an override (a ``where`` that matches nothing) named the file
+        ``overrides`` and ``overrides[k]``, counted over every axis: not the sweep file,
+        its line or the axis.
+        """
+        m = re.match(r"^overrides\[(\d+)\](.*)$", str(f.column or ""))
+        if f.file != "overrides" or m is None or int(m[1]) >= len(self.origins):
+            return f
+        file, line, where = self.origins[int(m[1])]
+        return dataclasses.replace(f, file=file, row=line, column=f"{where}{m[2]}")
 
     def solve_options(self, options: Any) -> Any:
         """Return ``options`` (SolveOptions) with the case's objective mode, when it has one."""
@@ -170,14 +189,30 @@ def expand_sweep(spec: SweepSpec, known_scenarios: Sequence[str] | None = None) 
                 "split the sweep (a Monte Carlo block samples a large space)",
             )
         else:
-            cases += _grid_cases(spec.grid)
+            grid = _origins(spec, "grid", spec.grid.axes)
+            cases += [dataclasses.replace(c, origins=grid) for c in _grid_cases(spec.grid)]
     if spec.monte_carlo is not None:
         check(spec.monte_carlo.base, "monte_carlo", "base")
-        cases += _monte_carlo_cases(spec.monte_carlo, fail)
+        mc = _origins(spec, "monte_carlo", spec.monte_carlo.parameters)
+        cases += [
+            dataclasses.replace(c, origins=mc) for c in _monte_carlo_cases(spec.monte_carlo, fail)
+        ]
     _check_names(cases, fail)
     if errors:
         raise SweepSpecError(errors)
     return cases
+
+
+def _origins(
+    spec: SweepSpec, block: str, items: Sequence[Any]
+) -> tuple[tuple[str, int | None, str], ...]:
+    """Where each override of a case of ``block`` was written, in the cases' order."""
+    field = "axes" if block == "grid" else "parameters"
+    return tuple(
+        (spec.file, spec.line(block, field, j), f"{block}.{field}[{j}] ({item.name})")
+        for j, item in enumerate(items)
+        for _ in (() if getattr(item, "switches_objective", False) else item.templates)
+    )
 
 
 def _check_names(
