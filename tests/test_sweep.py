@@ -556,3 +556,15 @@ def test_an_override_finding_names_the_sweep_line_and_axis(tmp_path: Path) -> No
     (f,) = found["grid_dem-1.1_cw-0.5"]
     assert (f.file, f.row, f.column) == (str(p), 5, "grid.axes[1] (cw).where"), f
     assert "cowos_wafer" in f.message
+
+
+def test_a_shift_range_that_rounds_to_one_level_is_refused(tmp_path: Path) -> None:
+    """A Monte Carlo shift in [-0.4, 0.4] rounded every draw to 0 quarters without a word."""
+    text = (
+        "data: data\nmonte_carlo:\n  samples: 3\n  parameters:\n"
+        "    - {name: delay, override: {op: shift, table: site_grid, column: grid_mw},\n"
+        "       distribution: {kind: uniform, low: -0.4, high: 0.4}}\n"
+    )
+    (f,) = _load_error(tmp_path, text).findings
+    assert f.column == "monte_carlo.parameters[0].distribution"
+    assert "every draw in [-0.4, 0.4] rounds to 0" in f.message

@@ -421,6 +421,15 @@ class Parameter(_Templated):
     @model_validator(mode="after")
     def _range_valid(self) -> Parameter:
         d = self.distribution
+        shifts = any(str(t.get("op")) == "shift" for t in self.templates)
+        if shifts and d.low is not None and d.high is not None:
+            lo, hi = round(d.low), round(d.high)
+            if lo == hi:  # every draw is rounded to whole quarters: one level, no spread
+                raise PathError(
+                    ("distribution",),
+                    f"a shift moves whole quarters and every draw in [{d.low:g}, {d.high:g}] "
+                    f"rounds to {lo}: widen the range or use a fixed shift",
+                )
         for end in ("low", "high"):
             value = getattr(d, end)
             if value is None:
