@@ -322,6 +322,9 @@ def parse_scenarios(
         if isinstance(body, str):  # a list was read as no overrides, without a word
             findings.append(Finding("error", file, None, f"scenarios.{name}", None, body))
             continue
+        if str(name).strip().lower() == BASE_SCENARIO and body.get("overrides"):
+            findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), _BASE))
+            continue
         ovs = body.get("overrides") or []
         if not isinstance(ovs, list):
             findings.append(
@@ -347,6 +350,14 @@ def parse_scenarios(
     return out, findings
 
 
+#: Why a scenario named ``base`` with overrides is refused (one without is the data as
+#: loaded, as a report's record of an unscenarioed plan names it).
+_BASE = (
+    f"the name {BASE_SCENARIO!r} is the data as loaded (no scenario applied): a scenario "
+    "of that name with overrides replaced it without a word; rename it"
+)
+
+
 def _body(body: Any) -> Mapping[str, Any] | str:
     """Return a scenario's body as a mapping (empty: no overrides), or why it is none."""
     if body is None or (isinstance(body, str) and body.strip() in _EMPTY_BODY):
@@ -368,11 +379,6 @@ def _name_problem(name: str) -> str | None:
         return (
             f"the name {ALL_SCENARIOS!r} is reserved: --scenario {ALL_SCENARIOS} means "
             "every scenario, so this one could never be chosen alone; rename it"
-        )
-    if name.strip().lower() == BASE_SCENARIO:
-        return (
-            f"the name {BASE_SCENARIO!r} is reserved for the data as loaded (no scenario "
-            "applied): a scenario of that name replaced it without a word; rename it"
         )
     return scenario_name_problem(name)
 

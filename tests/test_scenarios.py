@@ -318,8 +318,8 @@ def test_a_key_of_another_op_is_refused(override: dict[str, object], message: st
         ("cut", [{"op": "scale"}], "a scenario is a mapping with 'description' and 'overrides'"),
         ("cut", "text", "not the text 'text'"),
         # a scenario named base replaced the data as loaded without a word
-        ("base", {"overrides": []}, "the name 'base' is reserved for the data as loaded"),
-        ("Base ", {"overrides": []}, "the name 'base' is reserved"),
+        ("base", {"overrides": [{"op": "scale"}]}, "the name 'base' is the data as loaded"),
+        ("Base ", {"overrides": [{"op": "scale"}]}, "with overrides replaced it"),
         ("all", {"overrides": []}, "the name 'all' is reserved"),
         # names no report folder can hold were refused only after the solve
         ("", {"overrides": []}, "scenario name must not be empty"),
@@ -343,6 +343,9 @@ def test_an_empty_scenario_body_is_a_scenario_without_overrides() -> None:
     for body in (None, "", "~", "null"):
         scenarios, findings = parse_scenarios({"scenarios": {"plain": body}})
         assert findings == [] and scenarios["plain"].overrides == ()
+    # 'base' without overrides is the data as loaded: a report's record of such a plan
+    scenarios, findings = parse_scenarios({"scenarios": {"base": {"overrides": []}}})
+    assert findings == [] and scenarios["base"].overrides == ()
 
 
 def test_a_shift_of_rows_without_a_period_is_an_error(tmp_path: Path) -> None:
