@@ -382,6 +382,9 @@ def test_cli_replan_runs_and_writes(tmp_path: Path) -> None:
     for v in realised:
         assert f"${v / 1e6:,.2f}M" in r.output
     assert "USD bn" not in r.output
+    # written to a file or pipe, the tables are 140 wide: rich's 80 cut the header
+    # to "perfect foresig..." (printing.command_console)
+    assert "perfect foresight" in r.output and "foresig…" not in r.output
     # each replan table names its run and the code that wrote it (path and data only)
     from optimizer.output.parquet_tables import read_metadata
 

@@ -93,14 +93,12 @@ def alternatives(
     scheduler: SchedulerOpt = None,
 ) -> None:
     """Print the near-optimal ranges and write the alternative plans (see ALTERNATIVES_HELP)."""
-    import sys
-
-    from rich.console import Console
-
     from optimizer.analysis.alternatives import parse_slacks
 
     require_highs("capacity alternatives")
-    console = Console() if sys.stdout.isatty() else Console(width=140)
+    from optimizer.cli.printing import command_console
+
+    console = command_console()
     try:
         slacks = parse_slacks(slack)
     except ValueError as e:

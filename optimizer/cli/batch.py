@@ -167,7 +167,6 @@ def batch(
     every case has its plan in the folder, 1 when some case failed, another batch wrote
     a case of the same name meanwhile, or the sweep/data is invalid.
     """
-    from rich.console import Console
     from rich.markup import escape
 
     from capacity.validation import DataValidationError
@@ -176,8 +175,9 @@ def batch(
     from optimizer.analysis.batch_render import render_batch, render_invalid
     from optimizer.analysis.sweep_errors import SweepSpecError
     from optimizer.analysis.sweep_read import check_data_dir, load_sweep
+    from optimizer.cli.printing import command_console
 
-    console = Console(width=max(120, Console().width))
+    console = command_console()
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
     refuse_bad_out(console, out)
     settings = dict[str, Any](formulation=formulation, objective=objective.value)

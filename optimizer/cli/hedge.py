@@ -146,13 +146,13 @@ def hedge(
     objective: ObjectiveOpt = Objective.cost,
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
-    from rich.console import Console
-
     from optimizer.plan.risk import RiskSpec
 
     require_highs("capacity hedge")
     spec = RiskSpec(alpha, weight) if risk == _Risk.cvar else None
-    console = Console()
+    from optimizer.cli.printing import command_console
+
+    console = command_console()
     if out is not None:
         refuse_bad_out(console, out)
     modes = (console, tree, objective == Objective.margin, spec, chance, method, limit_s)

@@ -5,9 +5,26 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # pandas stays unloaded for --help
+    from rich.console import Console
+
     from capacity.validation import Finding
 
-__all__ = ["DEFAULT_MAX_FINDINGS", "print_findings"]
+__all__ = ["DEFAULT_MAX_FINDINGS", "command_console", "print_findings"]
+
+#: Width of a command's tables when its output goes to a file or a pipe (a terminal's own
+#: width otherwise): rich's 80 columns cut headers ("perfect foresig...") and folded case
+#: names mid-word in a log.
+FILE_WIDTH = 140
+
+
+def command_console() -> Console:
+    """Return the console a command prints to: the terminal's width, or 140 in a file."""
+    import sys
+
+    from rich.console import Console
+
+    return Console() if sys.stdout.isatty() else Console(width=FILE_WIDTH)
+
 
 DEFAULT_MAX_FINDINGS = 200
 """Findings ``capacity validate`` lists before it counts the rest (``--max-findings``)."""

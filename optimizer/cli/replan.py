@@ -85,12 +85,12 @@ def replan(
     out: _OutOpt = None,
 ) -> None:
     """Run the rolling replan (see REPLAN_HELP)."""
-    from rich.console import Console
-
     from optimizer.analysis.replan_setup import ReplanInputError
 
     require_highs("capacity replan")
-    console = Console()
+    from optimizer.cli.printing import command_console
+
+    console = command_console()
     if out is not None:
         refuse_bad_out(console, out)
     try:

@@ -180,15 +180,13 @@ def solve(
 
     The help shown by ``capacity solve --help`` is :data:`SOLVE_HELP`.
     """
-    import sys
-
-    from rich.console import Console
-
     from optimizer import SolveOptions
     from optimizer.plan.deadline import process_started
 
     started = process_started()  # the first scenario's --time-limit counts from here
-    console = Console() if sys.stdout.isatty() else Console(width=140)
+    from optimizer.cli.printing import command_console
+
+    console = command_console()
     solver = require_solver(solver)
     if report:
         refuse_bad_out(console, out)
