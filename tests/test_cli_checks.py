@@ -541,6 +541,8 @@ def test_a_new_model_file_in_the_data_folder_and_an_empty_name(tmp_path: Path) -
         (["replan", "DATA", "--revision", "f.csv", "--volatility", "0.3"], "--volatility", "--"),
         (["replan", "DATA", "-w", "3", "--scheduler", "h:1"], "--workers", "a local cluster"),
         (["alternatives", "DATA", "-w", "2", "--scheduler", "h:1"], "--workers", "a local"),
+        # batch waited 20 s on the scheduler, then failed (or exited 0, every case done)
+        (["batch", "s.yaml", "-w", "1", "--scheduler", "h:1"], "--workers", "a local cluster"),
         (["bench", "--sizes", "default", "--xl-time-limit", "5"], "--xl-time-limit", "the xl"),
         (["alternatives", "DATA", "--seed", "9"], "--seed", "--directions"),
         (["solve", "DATA", "--no-report", "--units"], "--units", "a report"),

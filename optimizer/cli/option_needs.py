@@ -91,6 +91,8 @@ NEEDS: dict[str, tuple[Need, ...]] = {
         Need("fresh", _chance, *_CHANCE),
         Need("replan_leaves", lambda p: not _no_tree(p), "--tree", "add --tree TREE.yaml"),
     ),
+    # batch ran 20 s against the scheduler, then failed (or exited 0 if every case was done)
+    "batch": (Need("workers", _local, *_LOCAL),),
     "alternatives": (
         Need("seed", lambda p: (p.get("directions") or 0) > 0, "--directions", "add -n N"),
         Need("workers", _local, *_LOCAL),
