@@ -476,3 +476,28 @@ def test_the_decisions_table_leaves_out_the_solvers_noise() -> None:
     assert d["value"].tolist() == [2e6, 2.0]
     assert d["kind"].tolist() == ["install", "build"] and d["chip"].tolist() == ["h100", ""]
     assert d["unit"].tolist() == ["chips", "MW"]  # the value mixed MW and chips unlabelled
+
+
+def test_the_replan_chart_labels_its_axes_and_reads_shares_in_percent() -> None:
+    """The served share chart read 0.96-0.99 beside a table in %, its legend listed the
+    regret bars, and neither axis had a title."""
+    from optimizer.analysis.replan_folder import replan_figure
+
+    paths = pd.DataFrame(
+        {
+            "path": [0, 1],
+            "regret_usd": [2e9, 3e9],
+            "served_share": [0.97, 0.98],
+            "perfect_foresight_served_share": [0.99, 0.99],
+        }
+    )
+    fig = replan_figure(paths)
+    assert fig.layout.yaxis.title.text == "regret [USD billion]"
+    assert list(fig.data[0].y) == [2.0, 3.0]
+    assert (
+        fig.layout.yaxis2.title.text == "served share [%]" and fig.layout.yaxis2.tickformat == ".0%"
+    )
+    assert [t.name for t in fig.data if t.showlegend is not False] == [
+        "replanned",
+        "perfect foresight",
+    ]

@@ -198,11 +198,12 @@ def replan_figure(paths: pd.DataFrame) -> Any:
         rows=1, cols=2, subplot_titles=(f"Regret per path ({unit})", "Served share")
     )
     x = [f"path {int(p)}" for p in paths["path"]]
-    fig.add_trace(
+    fig.add_trace(  # the bars' colour and title say what they are: no legend entry
         go.Bar(x=x, y=paths["regret_usd"] / div, name="regret", marker_color="#c0392b"),
         row=1,
         col=1,
     )
+    fig.data[0].showlegend = False
     for col, name, color in (
         ("served_share", "replanned", "#2e86c1"),
         ("perfect_foresight_served_share", "perfect foresight", "#7f8c8d"),
@@ -212,6 +213,9 @@ def replan_figure(paths: pd.DataFrame) -> Any:
             row=1,
             col=2,
         )
+    fig.update_yaxes(title_text=f"regret [{unit}]", row=1, col=1)
+    # a percent, as the table beside it (it read 0.96-0.99)
+    fig.update_yaxes(title_text="served share [%]", tickformat=".0%", row=1, col=2)
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
 
