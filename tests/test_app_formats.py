@@ -309,3 +309,22 @@ def test_the_batch_tables_of_the_cli_use_the_same_formats() -> None:
     )
     assert "…" not in narrow.export_text()  # folded onto more lines, never cut
     assert first == "grid_cowos-0.6_carbon-0grid_cowos-0.6_carbon-210"
+
+
+def test_every_text_column_of_a_result_table_reads_in_words() -> None:
+    """Text columns without a unit kept their snake_case names (first_grid_bound_period,
+    bridge_options, ev_fixed_status) on the Plan and Risk pages."""
+    import pandas as pd
+
+    from ui.formats import table_view
+
+    df = pd.DataFrame(
+        {"site": ["ohio"], "first_grid_bound_period": ["2026Q1"], "bridge_options": ["battery"]}
+    )
+    _, cfg = table_view(df)
+    labels = {c: cfg[c]["label"] for c in df.columns}
+    assert labels == {
+        "site": "site",
+        "first_grid_bound_period": "first grid bound period",
+        "bridge_options": "bridge options",
+    }

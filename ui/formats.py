@@ -176,8 +176,8 @@ def table_view(
         a share may be negative), and numeric columns holding an infinity as text
         (``∞``); and ``{column: config}`` giving each numeric column its header with
         the unit (``build [MW]``) and its format
-        (:func:`optimizer.output.formatting.number_format`), and each text column with
-        a unit suffix its header with the unit.
+        (:func:`optimizer.output.formatting.number_format`), and each text column its
+        header in words (``first grid bound period``), with its unit where it has one.
     """
     view, cfg = usd_billions(df)
     for c in view.columns:
@@ -203,7 +203,7 @@ def table_view(
                 format=fmt,
                 step=0.001 if fmt == "percent" else None,  # percent: one decimal, 52.6%
             )
-        elif column_unit(name):
+        else:  # words, not snake_case (first_grid_bound_period read as written)
             cfg[c] = st.column_config.TextColumn(column_header(name))
     cfg.update(config or {})
     return view, cfg
