@@ -129,4 +129,5 @@ def test_cli_tree_bad_file_exits_2(tmp_path: Path) -> None:
     f = _write(tmp_path, "stages: [2029Q1]\nnodes:\n  - {node: a, parent: root, probability: 1}\n")
     r = CliRunner().invoke(app, ["hedge", str(HAND), "--tree", str(f)])
     assert r.exit_code == 2, r.output
-    assert "outside the horizon" in r.output
+    # the line wraps where the temporary folder's path length puts it
+    assert "outside the horizon" in " ".join(r.output.split())
