@@ -501,3 +501,23 @@ def test_the_replan_chart_labels_its_axes_and_reads_shares_in_percent() -> None:
         "replanned",
         "perfect foresight",
     ]
+
+
+def test_the_give_way_line_prints_whole_chips_and_tenths_of_a_mw() -> None:
+    """It printed 'produce_chips 354,952.4': a fraction of a chip."""
+    from rich.console import Console
+
+    from optimizer.cli.replan import _print_give_way
+
+    paths = pd.DataFrame(
+        {
+            "locks_given_way": [2, 1],
+            "delivered_short_produce_chips": [354_000.25, 952.2],
+            "delivered_short_build_mw": [12.34, 0.0],
+        }
+    )
+    console = Console(width=200, record=True, color_system=None)
+    _print_give_way(console, paths)
+    text = console.export_text()
+    assert "produce_chips 354,952," in text and "build_mw 12.3 " in text, text
+    assert "locks given way on 2 path(s): 3 locks" in text

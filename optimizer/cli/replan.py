@@ -234,8 +234,9 @@ def _print_give_way(console: Console, paths: Any) -> None:
     if "locks_given_way" not in paths or not int(paths["locks_given_way"].sum()):
         return
     short = [c for c in paths.columns if c.startswith("delivered_short_")]
+    digits = {c: 0 if c.endswith("chips") else 1 for c in short}  # whole chips, MW to 0.1
     totals = ", ".join(
-        f"{c.removeprefix('delivered_short_')} {paths[c].sum():,.1f}"
+        f"{c.removeprefix('delivered_short_')} {paths[c].sum():,.{digits[c]}f}"
         for c in short
         if paths[c].sum() > 1e-6
     )
