@@ -322,9 +322,6 @@ def parse_scenarios(
         if isinstance(body, str):  # a list was read as no overrides, without a word
             findings.append(Finding("error", file, None, f"scenarios.{name}", None, body))
             continue
-        if str(name).strip().lower() == BASE_SCENARIO and body.get("overrides"):
-            findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), _BASE))
-            continue
         ovs = body.get("overrides") or []
         if not isinstance(ovs, list):
             findings.append(
@@ -348,14 +345,6 @@ def parse_scenarios(
             name=str(name), description=str(body.get("description", "")), overrides=tuple(parsed)
         )
     return out, findings
-
-
-#: Why a scenario named ``base`` with overrides is refused (one without is the data as
-#: loaded, as a report's record of an unscenarioed plan names it).
-_BASE = (
-    f"the name {BASE_SCENARIO!r} is the data as loaded (no scenario applied): a scenario "
-    "of that name with overrides replaced it without a word; rename it"
-)
 
 
 def _body(body: Any) -> Mapping[str, Any] | str:

@@ -317,9 +317,6 @@ def test_a_key_of_another_op_is_refused(override: dict[str, object], message: st
         # "no cell differs", solve the base data
         ("cut", [{"op": "scale"}], "a scenario is a mapping with 'description' and 'overrides'"),
         ("cut", "text", "not the text 'text'"),
-        # a scenario named base replaced the data as loaded without a word
-        ("base", {"overrides": [{"op": "scale"}]}, "the name 'base' is the data as loaded"),
-        ("Base ", {"overrides": [{"op": "scale"}]}, "with overrides replaced it"),
         ("all", {"overrides": []}, "the name 'all' is reserved"),
         # names no report folder can hold were refused only after the solve
         ("", {"overrides": []}, "scenario name must not be empty"),
