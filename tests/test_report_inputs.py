@@ -371,3 +371,24 @@ def test_a_report_that_predates_a_table_reads_it_as_empty(tmp_path: Path) -> Non
         lost = read_report(sdir, data=TINY)
     with pytest.raises(ReportError, match="costs.parquet is missing"):
         lost.statistics.capex(groupby=[])
+
+
+def test_a_record_of_edited_base_data_is_read_back(tmp_path: Path) -> None:
+    """The app records a plan of edited base data as scenario 'base' with the edits as
+    set overrides; refusing a 'base' with overrides (considered this session) would have
+    refused its re-solve."""
+    from capacity.scenario_spec import Override
+    from optimizer.output.inputs_record import SolvedInputs, write_inputs
+
+    edit = Override(
+        op="set",
+        table="demand",
+        column="demand_h100e",
+        where={"customer": ("acme",), "period": ("2026Q1",)},
+        value="2500",
+        source="app edit",
+    )
+    rec = SolvedInputs(scenario="base", overrides=(edit,), dataset_name="tiny")
+    write_inputs(rec, tmp_path, tmp_path)
+    scenarios = read_scenarios_file(tmp_path / INPUTS_FILE)
+    assert [o.value for o in scenarios["base"].overrides] == ["2500"]
