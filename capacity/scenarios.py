@@ -130,18 +130,7 @@ def _apply_one(df: pd.DataFrame, ov: Override) -> pd.DataFrame:
             try:
                 v: Any = float(str(ov.value))
             except ValueError as exc:
-                raise DataValidationError(
-                    [
-                        Finding(
-                            "error",
-                            "overrides",
-                            None,
-                            f"{ov.table}.{ov.column}",
-                            ov.value,
-                            "set: not a number",
-                        )
-                    ]
-                ) from exc
+                raise _override_error(ov, ov.value, "set: not a number") from exc
             df[ov.column] = df[ov.column].astype("float64")
             df.loc[m, ov.column] = v
         else:
@@ -167,22 +156,23 @@ def _refuse_rows_without_a_quarter(df: pd.DataFrame, ov: Override, m: np.ndarray
     A carbon policy row with an empty period (a horizon-wide price) was left as it was,
     and the override counted as applied (validate OK, diff "no cell differs").
     """
-    blank = m & np.isnan(period_ordinals(df["period"]))
+    # empty only: a malformed period is the schema's finding, named with its value
+    period = df["period"]
+    blank = m & (period.isna() | (period.astype(str).str.strip() == "")).to_numpy()
     if blank.any():
-        raise DataValidationError(
-            [
-                Finding(
-                    "error",
-                    "overrides",
-                    None,
-                    f"{ov.table}.{ov.column}",
-                    None,
-                    f"shift moves values between quarters, but {int(blank.sum())} row(s) "
-                    f"it matches in {ov.table} have no period (a value for the whole "
-                    "horizon): it would change nothing there; use scale or set",
-                )
-            ]
+        raise _override_error(
+            ov,
+            None,
+            f"shift moves values between quarters, but {int(blank.sum())} row(s) it matches "
+            f"in {ov.table} have no period (a value for the whole horizon): it would change "
+            "nothing there; use scale or set",
         )
+
+
+def _override_error(ov: Override, value: str | None, message: str) -> DataValidationError:
+    """Return the error of one override that cannot apply (file ``overrides``)."""
+    finding = Finding("error", "overrides", None, f"{ov.table}.{ov.column}", value, message)
+    return DataValidationError([finding])
 
 
 def _shift_values(
