@@ -198,11 +198,12 @@ st.caption(spec.description + f" Key: {', '.join(spec.key)}.")
 
 key = editor_key(table)
 src = ss["editor_src"]
+loaded = editor_frame(origin, table)  # the table as loaded: its dtypes
+previous = ss["drafts"].get(table, loaded)
 if key not in ss or table not in src:
     # a fresh editor (first visit, or back from another page/table) starts from the draft
     # numbers as text: the grid's number cells filtered what was typed (ui.dataio)
-    src[table] = editor_view(ss["drafts"].get(table, editor_frame(origin, table)), table)
-previous = ss["drafts"].get(table, editor_frame(origin, table))
+    src[table] = editor_view(previous, table)
 edited = from_editor(
     st.data_editor(
         src[table],
@@ -213,7 +214,7 @@ edited = from_editor(
         width="stretch",
     ),
     table,
-    editor_frame(origin, table),  # the dtypes as loaded
+    loaded,
 )
 if not frames_equal(edited, previous):
     submit_draft(table, edited)
