@@ -262,9 +262,6 @@ def override_error_message(err: Mapping[str, Any], loc: str) -> str:
 
 ALL_SCENARIOS = "all"
 
-#: The name of the data as loaded, no scenario applied (``capacity diff DATA base X``).
-BASE_SCENARIO = "base"
-
 #: YAML's empty values as the text loader reads them: a scenario with no overrides.
 _EMPTY_BODY = ("", "~", "null", "Null", "NULL")
 """The word that selects every scenario (``--scenario all``): no scenario may be named so."""
