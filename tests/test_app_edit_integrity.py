@@ -272,3 +272,16 @@ def test_the_download_and_the_plan_say_edits_with_errors_are_left_out(
     assert not any("The edits have errors" in c.value for c in at.caption)
     goto(at, "plan")
     assert not any("The edits have errors" in w.value for w in at.warning)
+
+
+def test_the_sidebar_names_the_scenario_chosen_in_the_same_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The sidebar was drawn before the page: choosing a scenario showed the previous one
+    until the next run (seen in a headless browser: 'neutral' beside 'negative')."""
+    at = open_app(monkeypatch)
+    goto(at, "scenarios")
+    at.radio(key="cmp_scenario_name").set_value("squeeze")
+    at.run()
+    shown = [m.value for m in at.sidebar.markdown]
+    assert "**squeeze**" in shown, shown

@@ -65,8 +65,10 @@ def main() -> None:
         st.Page(str(PAGES / "reports.py"), title="Reports", icon=":material/download:"),
     ]
     page = st.navigation(pages)
-    sidebar()
-    page.run()
+    try:
+        page.run()
+    finally:  # after the page: a scenario or edit it made this run shows (it lagged one run)
+        sidebar()
 
 
 if __name__ == "__main__":  # Streamlit's run; not a process that re-reads this file
