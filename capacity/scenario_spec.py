@@ -260,11 +260,38 @@ def override_error_message(err: Mapping[str, Any], loc: str) -> str:
     return str(err["msg"]).removeprefix("Value error, ")
 
 
+#: The word that selects every scenario (``--scenario all``): no scenario may be named so.
 ALL_SCENARIOS = "all"
 
 #: YAML's empty values as the text loader reads them: a scenario with no overrides.
 _EMPTY_BODY = ("", "~", "null", "Null", "NULL")
-"""The word that selects every scenario (``--scenario all``): no scenario may be named so."""
+
+
+def base_name_problem(name: str, overrides: int) -> str | None:
+    """Say why a scenario or case named ``base`` cannot carry ``overrides`` (None if it can).
+
+    ``base`` is the data as loaded: ``--scenario base``, the app's scenario list and every
+    comparison against the base mean the tables without any scenario. A scenario so named
+    with overrides would quietly change what all of them mean, so it is refused; with no
+    override it is the base data under its own name (a report's record of the base data).
+
+    Parameters
+    ----------
+    name : str
+        The scenario's or sweep case's name.
+    overrides : int
+        How many overrides it applies to the data as loaded.
+    """
+    from capacity.scenarios import BASE
+
+    if name != BASE or not overrides:
+        return None
+    return (
+        f"the name {BASE!r} means the data as loaded (--scenario {BASE}, the app's "
+        f"{BASE!r}), so a scenario so named cannot carry overrides; rename it (a report "
+        f"downloaded from an older app named its edited data {BASE!r}: rename it in that "
+        f"inputs.yaml and pass the new name to --scenario)"
+    )
 
 
 def parse_scenarios(
@@ -326,6 +353,10 @@ def parse_scenarios(
             )
             continue
         parsed = _parse_overrides(str(name), ovs, file, lines, findings)
+        problem = base_name_problem(str(name), len(ovs))
+        if problem is not None:
+            findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), problem))
+            continue
         extra_keys = set(body) - {"description", "overrides"}
         if extra_keys:
             findings.append(

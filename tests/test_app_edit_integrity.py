@@ -110,7 +110,9 @@ def test_a_multiplier_of_a_renamed_customer_is_named_not_dropped_silently(
 def test_the_plan_page_says_why_the_chosen_scenario_was_replaced_by_base(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """squeeze names dc-1; dc-1 renamed, the base data is solved and the page says why."""
+    """squeeze names dc-1; dc-1 renamed, the edited data is solved and the page says why.
+
+    It is named 'edited': 'base' is the data as loaded (capacity.scenario_spec)."""
     at = open_app(monkeypatch, _two_sites(tmp_path))
     goto(at, "scenarios")
     at.radio(key="cmp_scenario_name").set_value("squeeze")
@@ -126,8 +128,10 @@ def test_the_plan_page_says_why_the_chosen_scenario_was_replaced_by_base(
     assert any(t.startswith(want) and "is planned: overrides, column " in t for t in texts), texts
     at.button(key="solve").click()
     rerun(at)
-    assert at.session_state["plan"].scenario == "base"
-    assert any(w.value.startswith(want) for w in at.warning)
+    assert at.session_state["plan"].scenario == "edited"
+    assert any(
+        w.value.startswith(want) and "(**edited**) is planned" in w.value for w in at.warning
+    )
 
 
 def test_the_plan_page_flags_a_plan_solved_with_other_settings(

@@ -149,3 +149,41 @@ def test_an_added_row_is_named_in_inputs_yaml_and_the_re_solve_warns(
     )
     assert res.exit_code == 0, res.output
     assert "the plan is not the report's (the data differ)" in " ".join(res.output.split())
+
+
+def test_edited_data_with_no_scenario_is_named_edited_and_re_solves(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Edited data with no scenario was recorded as scenario 'base' with the edits as
+    overrides: 'base' then meant two data in one folder, and the record could not be
+    told from the data as loaded. It is 'edited', and its download re-solves by name."""
+    at = open_app(monkeypatch)
+    goto(at, "scenarios")
+    at.radio(key="cmp_scenario_name").set_value("base")
+    at.run()
+    goto(at, "data")
+    at.selectbox(key="data_table").set_value("sites")
+    at.run()
+    at.session_state["editor_sites"] = {
+        "edited_rows": {0: {"energy_price_usd_per_mwh": 80.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    at.run()
+    goto(at, "plan")
+    at.button(key="solve").click()
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    plan = at.session_state["plan"]
+    assert plan.scenario == "edited" and plan.metrics["status"] == "optimal"
+    goto(at, "reports")
+    data = at.session_state["report_zips"][plan.run_id]
+    with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        member = next(n for n in zf.namelist() if n.endswith("inputs.yaml"))
+        assert "scenario=edited/" in member
+        (tmp_path / "inputs.yaml").write_bytes(zf.read(member))
+    base = load_dataset(TINY).with_scenarios(read_scenarios_file(tmp_path / "inputs.yaml"), "x")
+    again = solve(apply_scenario(base, "edited"), SolveOptions(solver="highs"))
+    assert float(again.objective_usd) == pytest.approx(float(plan.result.objective_usd), rel=1e-9)
+    as_loaded = solve(apply_scenario(base, "base"), SolveOptions(solver="highs"))
+    assert float(as_loaded.objective_usd) != pytest.approx(float(again.objective_usd), rel=1e-6)

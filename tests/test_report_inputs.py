@@ -373,10 +373,10 @@ def test_a_report_that_predates_a_table_reads_it_as_empty(tmp_path: Path) -> Non
         lost.statistics.capex(groupby=[])
 
 
-def test_a_record_of_edited_base_data_is_read_back(tmp_path: Path) -> None:
-    """The app records a plan of edited base data as scenario 'base' with the edits as
-    set overrides; refusing a 'base' with overrides (considered this session) would have
-    refused its re-solve."""
+def test_a_record_of_base_with_overrides_is_refused_naming_the_rename(tmp_path: Path) -> None:
+    """'base' is the data as loaded; an older app download named its edited data 'base'
+    with the edits as set overrides. Read back, it is refused with the rename to make,
+    while the same record under another name, and 'base' with no overrides, read back."""
     from capacity.scenario_spec import Override
     from optimizer.output.inputs_record import SolvedInputs, write_inputs
 
@@ -388,7 +388,15 @@ def test_a_record_of_edited_base_data_is_read_back(tmp_path: Path) -> None:
         value="2500",
         source="app edit",
     )
-    rec = SolvedInputs(scenario="base", overrides=(edit,), dataset_name="tiny")
-    write_inputs(rec, tmp_path, tmp_path)
-    scenarios = read_scenarios_file(tmp_path / INPUTS_FILE)
-    assert [o.value for o in scenarios["base"].overrides] == ["2500"]
+    write_inputs(SolvedInputs(scenario="base", overrides=(edit,)), tmp_path, tmp_path)
+    with pytest.raises(DataValidationError) as e:
+        read_scenarios_file(tmp_path / INPUTS_FILE)
+    (f,) = e.value.findings
+    assert (f.column, f.value) == ("scenarios.base", "base")
+    assert "cannot carry overrides" in f.message and "rename it in that inputs.yaml" in f.message
+    write_inputs(SolvedInputs(scenario="edited", overrides=(edit,)), tmp_path, tmp_path)
+    assert [o.value for o in read_scenarios_file(tmp_path / INPUTS_FILE)["edited"].overrides] == [
+        "2500"
+    ]
+    write_inputs(SolvedInputs(scenario="base", overrides=()), tmp_path, tmp_path)
+    assert read_scenarios_file(tmp_path / INPUTS_FILE)["base"].overrides == ()

@@ -318,6 +318,16 @@ def test_a_key_of_another_op_is_refused(override: dict[str, object], message: st
         ("cut", [{"op": "scale"}], "a scenario is a mapping with 'description' and 'overrides'"),
         ("cut", "text", "not the text 'text'"),
         ("all", {"overrides": []}, "the name 'all' is reserved"),
+        # 'base' is the data as loaded: with overrides, --scenario base applied them
+        (
+            "base",
+            {
+                "overrides": [
+                    {"op": "scale", "table": "demand", "column": "demand_h100e", "factor": 2}
+                ]
+            },
+            "cannot carry overrides",
+        ),
         # names no report folder can hold were refused only after the solve
         ("", {"overrides": []}, "scenario name must not be empty"),
         ("x" * 300, {"overrides": []}, "bytes in its folder name"),

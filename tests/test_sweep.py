@@ -178,6 +178,17 @@ def test_unknown_scenario_and_duplicate_names_are_rejected() -> None:
     assert "two cases are named 'neutral'" in str(ei.value)
 
 
+def test_a_case_named_base_must_be_the_base_data() -> None:
+    """A case named 'base' records its overrides as scenario 'base', which reads back as
+    the data as loaded: refused before solving, unless it is the base data itself."""
+    text = f"data: {TINY}\nscenarios:\n  - name: base\n    base: squeeze\n"
+    with pytest.raises(SweepSpecError) as ei:
+        expand_sweep(parse_sweep(_doc(text)), ["neutral", "squeeze"])
+    assert "cannot carry overrides" in dict(ei.value.errors)["scenarios[0]"]
+    (case,) = expand_sweep(parse_sweep(_doc(f"data: {TINY}\nscenarios: [base]\n")), ["neutral"])
+    assert (case.name, case.overrides) == ("base", ())
+
+
 def test_a_case_name_too_long_for_its_folder_is_rejected_before_solving() -> None:
     """A 240-character name: ``scenario=<name>`` would fit, its staging folder would not.
 

@@ -222,3 +222,35 @@ def highlight_rows(frame: pd.DataFrame, findings: Sequence[Finding]) -> Any:
         for c, colour in pos[p].items():
             styles.iloc[i, sub.columns.get_loc(c)] = f"background-color: {colour}"
     return sub.style.apply(lambda _: styles, axis=None)
+
+
+MAX_FINDINGS_SHOWN = 500
+"""Rows of a findings table the app shows; the rest are counted below it."""
+
+
+def show_findings(findings: list[Finding], *, title: str = "") -> None:
+    """Show findings grouped by file, as an error (or warning) box plus a table; never raises.
+
+    The table has a ``file`` column naming the table each finding is about, and the
+    spreadsheet row (header = 1) that the messages use.
+    """
+    import streamlit as st
+
+    from capacity.validation import left_out_text
+    from ui.formats import MISSING
+
+    errors = [f for f in findings if f.severity == "error"]
+    if title:
+        (st.error if errors else st.warning)(title)
+    if findings:
+        ordered = order_findings(findings)
+        st.dataframe(
+            findings_table(ordered[:MAX_FINDINGS_SHOWN]).drop(columns=["editor_row"]),
+            hide_index=True,
+            width="stretch",
+            column_config=findings_column_config(),
+            placeholder=MISSING,  # a whole-file finding has no row: "–", never "None"
+        )
+        st.caption(FILE_ROWS)
+        if len(ordered) > MAX_FINDINGS_SHOWN:
+            st.caption(left_out_text(ordered, MAX_FINDINGS_SHOWN) + ".")

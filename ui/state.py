@@ -47,7 +47,7 @@ from capacity.schema import TABLE_NAMES
 from capacity.validation import DataValidationError, Finding
 from ui.compose import plan_metrics
 from ui.dataio import validate_drafts
-from ui.formats import MISSING, error_text
+from ui.formats import error_text
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_DATA_DIR = REPO_ROOT / "data"
@@ -241,6 +241,10 @@ def table_findings() -> list[Finding]:
 
 
 # ---------------------------------------------------------------------- scenario
+#: The scenario name of the data as loaded plus the cell edits, with no scenario applied.
+EDITED = "edited"
+
+
 def scenario_label(name: str, overrides: list[dict[str, Any]]) -> str:
     """Label of a scenario + composed overrides (``negative``, ``negative+custom``)."""
     if not overrides:
@@ -266,7 +270,9 @@ def active_dataset() -> Dataset | None:
     """Return the dataset the Plan page solves: ``base_ds`` with the scenario applied.
 
     Memoised on (base hash, scenario, overrides). When the scenario no longer
-    applies to the edited data the base is used and ``scenario_error`` says why.
+    applies to the edited data the base is used and ``scenario_error`` says why. Edited
+    data with no scenario applied is named :data:`EDITED`, not ``base`` (the data as
+    loaded), so a downloaded report's ``inputs.yaml`` re-solves it by that name.
     """
     ss = st.session_state
     base: Dataset | None = ss["base_ds"]
@@ -283,6 +289,9 @@ def active_dataset() -> Dataset | None:
     except (DataValidationError, UnknownScenarioError) as e:
         ss["scenario_error"] = e
         ds = base
+    origin: Dataset | None = ss.get("origin_ds")
+    if ds.scenario == BASE and origin is not None and base.tables_hash != origin.tables_hash:
+        ds = ds.replace(scenario=EDITED)  # 'base' is the data as loaded (base_name_problem)
     ss["_active_memo"] = (key, ds)
     return ds
 
@@ -566,33 +575,3 @@ def runs_frame() -> pd.DataFrame:
     ]
     columns = "run_id scenario status objective_usd cost_usd served_share solver solved_at solve_s"
     return pd.DataFrame(rows, columns=[*columns.split(), "cached", "dataset_hash"])
-
-
-MAX_FINDINGS_SHOWN = 500
-"""Rows of a findings table the app shows; the rest are counted below it."""
-
-
-def show_findings(findings: list[Finding], *, title: str = "") -> None:
-    """Show findings grouped by file, as an error (or warning) box plus a table; never raises.
-
-    The table has a ``file`` column naming the table each finding is about, and the
-    spreadsheet row (header = 1) that the messages use.
-    """
-    from capacity.validation import left_out_text
-    from ui.findings_view import FILE_ROWS, findings_column_config, findings_table, order_findings
-
-    errors = [f for f in findings if f.severity == "error"]
-    if title:
-        (st.error if errors else st.warning)(title)
-    if findings:
-        ordered = order_findings(findings)
-        st.dataframe(
-            findings_table(ordered[:MAX_FINDINGS_SHOWN]).drop(columns=["editor_row"]),
-            hide_index=True,
-            width="stretch",
-            column_config=findings_column_config(),
-            placeholder=MISSING,  # a whole-file finding has no row: "–", never "None"
-        )
-        st.caption(FILE_ROWS)
-        if len(ordered) > MAX_FINDINGS_SHOWN:
-            st.caption(left_out_text(ordered, MAX_FINDINGS_SHOWN) + ".")

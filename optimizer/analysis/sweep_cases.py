@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from capacity.scenario_spec import Override
+from capacity.scenario_spec import Override, base_name_problem
 from capacity.validation import Finding, suggest
 from optimizer.analysis.sweep import GridSpec, MonteCarloSpec, SweepSpec, format_level
 from optimizer.analysis.sweep_errors import SweepSpecError, pydantic_message
@@ -226,6 +226,10 @@ def _check_names(
             fail(at, c.name, f"two cases are named {c.name!r}")
         seen.add(c.name)
         problem = scenario_name_problem(c.name)
+        if problem:
+            fail(at, c.name, problem)
+        # a case named 'base' that starts from another scenario records its overrides
+        problem = base_name_problem(c.name, len(c.overrides) + (c.base not in (None, "base")))
         if problem:
             fail(at, c.name, problem)
 

@@ -28,6 +28,7 @@ from ui.findings_view import (
     highlight_rows,
     knock_on_summary,
     order_findings,
+    show_findings,
     table_of_file,
 )
 from ui.formats import MISSING, error_text
@@ -38,7 +39,6 @@ from ui.state import (
     revalidate_drafts,
     scenario_label,
     set_dataset,
-    show_findings,
     show_flash,
     submit_draft,
     table_findings,

@@ -18,11 +18,11 @@ from ui.compose import (
     scenario_fallback_text,
     trainium_chips,
 )
+from ui.findings_view import show_findings
 from ui.state import (
     active_dataset,
     build_scenario,
     scenario_label,
-    show_findings,
     show_flash,
 )
 
