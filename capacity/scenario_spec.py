@@ -260,6 +260,9 @@ def override_error_message(err: Mapping[str, Any], loc: str) -> str:
     return str(err["msg"]).removeprefix("Value error, ")
 
 
+#: The name of the data as loaded, with no scenario applied (``--scenario base``).
+BASE = "base"
+
 #: The word that selects every scenario (``--scenario all``): no scenario may be named so.
 ALL_SCENARIOS = "all"
 
@@ -282,8 +285,6 @@ def base_name_problem(name: str, overrides: int) -> str | None:
     overrides : int
         How many overrides it applies to the data as loaded.
     """
-    from capacity.scenarios import BASE
-
     if name != BASE or not overrides:
         return None
     return (

@@ -14,11 +14,10 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from capacity.scenario_spec import Override, Scenario, override_error_message
+from capacity.scenario_spec import BASE, Override, Scenario, override_error_message
 from capacity.schema import PERIOD_RE, SPECS, period_index, period_label, period_ordinals
 from capacity.validation import DataValidationError, Finding, refuse_path, suggest
 
-BASE = "base"
 NO_ROW = "(no row)"
 SPECS_COLUMN_DTYPE = {c.name: c.dtype for t in SPECS.values() for c in t.columns}
 

@@ -99,8 +99,8 @@ def scenario_fallback_text(label: str, error: Exception | None) -> str | None:
     """Why the chosen scenario was replaced by the edited data, in words (None: it was not).
 
     An edit can make a scenario's overrides name what the data no longer has; the
-    app then plans the edited data with no scenario (:func:`ui.state.active_dataset`). Every page that
-    shows or solves the active data says so with this text.
+    app then plans the edited data with no scenario (:func:`ui.state.active_dataset`).
+    Every page that shows or solves the active data says so with this text.
 
     Parameters
     ----------
@@ -124,8 +124,8 @@ def scenario_fallback_text(label: str, error: Exception | None) -> str | None:
     more = f" (and {len(findings) - 3} more)" if len(findings) > 3 else ""
     return (
         f"The chosen scenario **{label}** does not apply to the edited data, so the "
-        f"edited data with no scenario (**edited**) is planned: {why}{more}. Choose again on **Scenarios**, or undo "
-        "the edit on **Data**."
+        f"edited data with no scenario (**edited**) is planned: {why}{more}. Choose again "
+        "on **Scenarios**, or undo the edit on **Data**."
     )
 
 
