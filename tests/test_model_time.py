@@ -222,6 +222,24 @@ def test_retrofit_downtime_takes_it_capacity(base):
     assert r.tables["build_out"]["retrofit_mw"].sum() == pytest.approx(0.0)
 
 
+def test_retrofit_downtime_is_used_it_power_in_site_utilisation(base):
+    """Only 0.3 MW of air halls; a liquid chip; half of a converted MW is out for its
+    quarter. Q1 converts 0.2: fleet 0.2 + downtime 0.1 = 0.3. Q2: the liquid fleet
+    0.2 + r plus downtime 0.5 r fills 0.3, so r = 0.1 / 1.5. Both power rows bind at
+    0.3, and site_utilisation said 0.2 and 0.267 used (the downtime left out)."""
+    ds = _liquid_only(
+        base, retrofit_mw_per_period=0.2, initial_it_mw=0.3, retrofit_downtime_share=0.5
+    )
+    r = run(ds)
+    retro = r.tables["build_out"].set_index("period")["retrofit_mw"]
+    assert retro.tolist() == pytest.approx([0.2, 0.1 / 1.5], rel=1e-6)
+    su = r.tables["site_utilisation"]
+    power = su[su["limit"] == "power"].set_index("period")
+    assert power["used"].tolist() == pytest.approx([0.2 + 0.1, 0.2 + 0.1 / 1.5 + 0.05 / 1.5])
+    assert power["used"].tolist() == pytest.approx(power["capacity"].tolist())
+    assert power["utilisation"].tolist() == pytest.approx([1.0, 1.0])
+
+
 # ------------------------------------------------------------------------- cash view
 def test_cash_view_books_chips_when_installed_and_buildings_when_decided(base):
     ds = edit(base, "sites", initial_it_mw=0.3, lead_time_periods=1)

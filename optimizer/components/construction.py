@@ -60,6 +60,27 @@ def pipeline_total(scenario: ScenarioData, s: np.ndarray) -> np.ndarray:
     return total.reindex(s).fillna(0.0).to_numpy(dtype=float)
 
 
+def retrofit_downtime_mw(ctx: PlanContext) -> np.ndarray:
+    """Return the IT MW out of service for retrofits per ``ctx.site_load`` row, shape (n,).
+
+    ``retrofit_downtime_share_s * retrofit[s,p]``: what ``site_it_power`` counts as used
+    beside the fleet's IT load (0 at a site without the column or a retrofit).
+    """
+    load, cap = ctx.site_load, ctx.capacity
+    if "retrofit_downtime_share" not in ctx.sites or not len(cap):
+        return np.zeros(len(load))
+    share = reindexed(ctx.sites["retrofit_downtime_share"], cap["site"], float)
+    down = column_values(cap, "retrofit_mw", dtype=float) * share
+    same = len(cap) == len(load) and all(
+        bool((column_values(cap, c) == column_values(load, c)).all()) for c in ("site", "period")
+    )
+    if same:
+        return np.asarray(down, dtype=float)
+    by = pd.Series(down, index=pd.MultiIndex.from_frame(cap[["site", "period"]]))
+    on = pd.MultiIndex.from_frame(load[["site", "period"]])
+    return by.reindex(on).fillna(0.0).to_numpy(dtype=float)
+
+
 def downtime_terms(columns: ScenarioColumns, row_of: pd.DataFrame) -> pd.DataFrame:
     """Retrofit columns merged on site_it_power rows (s, t, row) with their downtime share."""
     retrofit = columns.retrofit

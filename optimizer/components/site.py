@@ -41,6 +41,7 @@ from optimizer.components.construction import (
     pipeline_total,
     price_build_capex,
     price_retrofit_capex,
+    retrofit_downtime_mw,
 )
 from optimizer.components.plan_context import PlanContext, site_period_keys
 from optimizer.components.power import site_supply
@@ -249,14 +250,7 @@ def check_site_it_power(inputs: PlanContext) -> pd.DataFrame:
     """Fleet IT MW + retrofit downtime per site and period <= online IT capacity."""
     load = inputs.site_load
     capacity = _by_site_period(inputs.build["capacity"], inputs.build, load)
-    cap = inputs.capacity
-    share = (
-        reindexed(inputs.sites["retrofit_downtime_share"], cap["site"], float)
-        if "retrofit_downtime_share" in inputs.sites
-        else np.zeros(len(cap))
-    )
-    down = _by_site_period(cap["retrofit_mw"] * share, cap, load).fillna(0.0)
-    used = column_values(load, "mw") + down.to_numpy()
+    used = column_values(load, "mw") + retrofit_downtime_mw(inputs)
     return violations(
         "site_it_power", site_period_keys(load), used, capacity, "<=", inputs.tolerance
     )

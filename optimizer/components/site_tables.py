@@ -8,6 +8,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import ResultTable
+from optimizer.components.construction import retrofit_downtime_mw
 from optimizer.components.key_match import gather
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.power_check import extra_grid_mw
@@ -70,9 +71,12 @@ def _site_utilisation(ctx: PlanContext) -> pd.DataFrame:
         src = next((n for n, df in sources.items() if result.capacity in df), None)
         if src is None:
             raise KeyError(result.capacity)
+        used = np.where(np.isnan(used), 0.0, used)
+        if family.name == "site_it_power":  # retrofit downtime is used as the row counts it
+            used = used + retrofit_downtime_mw(ctx)
         block: dict[str, Any] = {
             "limit": result.limit,
-            "used": np.where(np.isnan(used), 0.0, used),
+            "used": used,
             "capacity": gather(
                 ctx.cache, ("su_capacity", family.name), sp, sources[src], result.capacity, keys
             ),
