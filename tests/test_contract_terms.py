@@ -91,8 +91,66 @@ def test_take_or_pay_floor_not_held_is_refunded(two):
     assert q2["take_or_pay_short_h100e"] == pytest.approx(100.0)
     assert q2["credits_usd"] == pytest.approx(100 * 6000.0)
     assert term(r, "take_or_pay_refund") == pytest.approx(100 * 6000.0)
-    # one more H100e of floor is one more H100e refunded: d(objective)/d(floor) = 6,000
-    assert q2["shadow_price_take_or_pay_usd_per_h100e"] == pytest.approx(6000.0, rel=1e-6)
+    # one more H100e of floor is one more H100e refunded (+6,000) and one more billed
+    # (-6,000): d(objective)/d(floor) = 0. The raw row dual, 6,000, was reported.
+    assert q2["shadow_price_take_or_pay_usd_per_h100e"] == pytest.approx(0.0, abs=1e-6)
+
+
+def _objective(ds, floor: float) -> float:
+    r = solve(ds.replace(contract_terms=terms(take_or_pay_h100e=floor)), MARGIN)
+    assert r.status == Status.optimal and not len(r.violations)
+    return float(r.objective_usd)
+
+
+def test_take_or_pay_and_demand_duals_above_the_floor_are_finite_differences(two):
+    """2026Q1 asks 600 (above the floor), 2026Q2 300 (below it), floor 500, all held.
+
+    One more H100e of floor costs its holding in 2026Q2 and bills 6,000 more; one more
+    H100e of 2026Q2 demand earns 6,000 and bills 6,000 less unused (the same plan).
+    The shadow prices said +holding and -6,000: the billing constant was left out."""
+    demand = two.table("demand").copy()
+    q1 = (demand["period"] == "2026Q1").to_numpy()
+    demand.loc[q1, "demand_h100e"] = 600.0
+    ds = two.replace(demand=demand)
+    r = solve(ds.replace(contract_terms=terms(take_or_pay_h100e=500.0)), MARGIN)
+    c = r.tables["contracts"].set_index("period")
+    floor_fd = (_objective(ds, 501.0) - _objective(ds, 499.0)) / 2
+    assert floor_fd < -1000.0  # billing 6,000 beats the holding cost
+    shadow = c["shadow_price_take_or_pay_usd_per_h100e"]
+    assert shadow.sum() == pytest.approx(floor_fd, rel=1e-6)
+    assert shadow["2026Q1"] == pytest.approx(0.0, abs=1e-6)  # the floor is below demand
+    objs = []
+    for d in (1.0, -1.0):
+        moved = demand.copy()
+        q2 = (moved["period"] == "2026Q2").to_numpy()
+        moved.loc[q2, "demand_h100e"] += d
+        objs.append(_objective(ds.replace(demand=moved), 500.0))
+    sp = r.tables["shadow_prices"]
+    rows = sp[(sp["family"] == "demand_balance") & (sp["period"] == "2026Q2")]
+    assert rows["shadow_price"].sum() == pytest.approx((objs[0] - objs[1]) / 2, abs=1e-3)
+    assert rows["shadow_price"].sum() == pytest.approx(0.0, abs=1e-3)
+
+
+@pytest.mark.parametrize(("fee", "held"), [(2000.0, 600.0), (500.0, 500.0)])
+def test_reservation_dual_is_the_finite_difference(one, fee, held):
+    """One more H100e reserved bills its fee and is held (a chip) or refunded (the fee
+    back). The shadow price was the raw dual: the chip, or the refund, without the fee."""
+
+    def objective(reserved: float) -> float:
+        ct = terms(reservation_h100e=reserved, reservation_fee_usd_per_h100e_period=fee)
+        r = solve(one.replace(contract_terms=ct), MARGIN)
+        assert r.status == Status.optimal
+        return float(r.objective_usd)
+
+    ct = terms(reservation_h100e=600.0, reservation_fee_usd_per_h100e_period=fee)
+    r = solve(one.replace(contract_terms=ct), MARGIN)
+    assert quarter(r, "2026Q1")["held_h100e"] == pytest.approx(held)
+    fd = (objective(601.0) - objective(599.0)) / 2
+    # held: a chip held for the customer at full draw, 1,300, less the fee (a tie
+    # breaker of 1e-3 per chip aside); refunded: the fee back less the fee
+    assert fd == pytest.approx(1300.0 - fee if held == 600.0 else 0.0, abs=0.01)
+    shadow = quarter(r, "2026Q1")["shadow_price_reservation_usd_per_h100e"]
+    assert shadow == pytest.approx(fd, abs=1e-6)
 
 
 @pytest.mark.parametrize(("tier", "credit_h100e"), [(0.8, 0.0), (0.9, 50.0), (0.7, 0.0)])

@@ -27,15 +27,21 @@ penalty weights (unmet demand, commitment breach) and its plan is unchanged by t
 contract terms. One contract row per customer, workload and period
 (validation refuses overlapping windows).
 
-Known limit: the demand balance's reported shadow price (d objective / d demand, with
-the revenue constant, :func:`~optimizer.components.revenue.revenue_dual_shift`) leaves
-out the take-or-pay billing constant, whose derivative is ``+price`` in a quarter
-whose demand is below its floor (one more H100e asked is one H100e less billed unused).
+The billing constants move with the floor, the demand and the reservation, which a
+solver's row dual does not see: :func:`billing_dual_shift` adds their derivative,
+``-price`` per H100e of floor and ``+price`` per H100e of demand in a quarter whose
+demand is below its floor (one more H100e asked is one H100e less billed unused), and
+``-fee`` per H100e reserved, so the reported shadow prices of ``take_or_pay``,
+``reservation`` and ``demand_balance`` are the objective's full derivative (with the
+revenue constant's, :func:`~optimizer.components.revenue.revenue_dual_shift`). At a
+floor exactly equal to the demand the derivative has a kink; the shift is then 0 (the
+derivative of raising the demand, and of lowering the floor).
 """
 
 from __future__ import annotations
 
 from functools import partial
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -47,11 +53,11 @@ from optimizer.components.records import ConstraintFamily, ResultRows
 from optimizer.components.scenario import ScenarioColumns
 from optimizer.lp.builder import ModelBuilder
 from optimizer.lp.frames import column_values
-from optimizer.lp.grouping import sums_at, value_at
+from optimizer.lp.grouping import sums_at, value_at, values_at
 from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
-__all__ = ["COMPONENT", "FAMILIES", "coded_contracts", "held_h100e"]
+__all__ = ["COMPONENT", "FAMILIES", "billing_dual_shift", "coded_contracts", "held_h100e"]
 
 _KEYS = ["k", "w", "t"]
 #: Row keys of the contract families (the result table's customer, workload, period).
@@ -225,6 +231,77 @@ def price_take_or_pay_billing(builder: ModelBuilder, columns: ScenarioColumns) -
     unused = np.maximum(cp["take_or_pay_h100e"] - cp["demand_h100e"], 0.0).to_numpy(dtype=float)
     value = -unused * column_values(cp, "price_usd_per_h100e_period", dtype=float)
     builder.add_const(columns.scenario.index, "take_or_pay_billing", cp["t"], value)
+
+
+def billing_dual_shift(model: Any) -> np.ndarray:
+    """Return what the contracts' billing constants add to each row's d(objective)/d(rhs).
+
+    The margin objective holds, per contract quarter, ``-disc[t] * price[k,w,t] *
+    max(0, floor - demand)`` (term ``take_or_pay_billing``) and ``-disc[t] * fee[k,w,t]
+    * reserved`` (term ``reservation_fee``), which a solver's row dual does not see.
+    Where the floor is above the quarter's demand, one more H100e of floor bills one
+    more (``-weight * disc * price`` on the ``take_or_pay`` row) and one more H100e of
+    demand bills one less unused (``+weight * disc * price`` on each of the quarter's
+    ``demand_balance`` rows); one more H100e reserved bills its fee (``-weight * disc *
+    fee`` on the ``reservation`` row). Elsewhere, and in the cost mode, 0.
+
+    Parameters
+    ----------
+    model : PlanningModel
+        The built model (``objective``, ``constraints``, ``codes``, ``datasets``,
+        ``weights``).
+
+    Returns
+    -------
+    ndarray, shape (n_constraints,)
+        USD (discounted, weighted) per H100e of the row's right-hand side.
+    """
+    con = model.constraints
+    shift = np.zeros(len(con))
+    if model.objective != "margin":
+        return shift
+    family = con["family"].to_numpy()
+    sel = np.isin(family, ("take_or_pay", "demand_balance", "reservation"))
+    if not sel.any():
+        return shift
+    rows = con.loc[sel]
+    k = np.asarray(model.codes["k"], dtype=object)[column_values(rows, "k")]
+    w = np.asarray(model.codes["w"], dtype=object)[column_values(rows, "w")]
+    t, scenario, fam = column_values(rows, "t"), column_values(rows, "scenario"), family[sel]
+    for i, ds in enumerate(model.datasets):
+        m = scenario == i
+        cp = contract_periods(ds)
+        if not m.any() or cp.empty:
+            continue
+        at = [column_values(cp, "customer"), column_values(cp, "workload"), column_values(cp, "t")]
+        got = values_at([k[m], w[m], t[m]], at, _billing_rates(ds, cp, at))
+        per_row = np.select(
+            [fam[m] == "take_or_pay", fam[m] == "demand_balance"],
+            [-got["unused_price"], got["unused_price"]],
+            -got["fee"],
+        )
+        disc = ds.table("periods")["discount_factor"].to_numpy(dtype=float)[t[m]]
+        shift[np.flatnonzero(sel)[m]] = model.weights[i] * disc * np.nan_to_num(per_row)
+    return shift
+
+
+def _billing_rates(ds: Any, cp: pd.DataFrame, at: list[np.ndarray]) -> dict[str, np.ndarray]:
+    """Per contract quarter: the price where the floor is above demand (else 0), the fee."""
+    dm = ds.table("demand")
+    t_of = {p: i for i, p in enumerate(ds.periods)}
+    demand = sums_at(
+        at,
+        [
+            column_values(dm, "customer"),
+            column_values(dm, "workload"),
+            np.asarray([t_of[p] for p in column_values(dm, "period")], dtype=np.int64),
+        ],
+        column_values(dm, "demand_h100e", dtype=float),
+    )
+    unused = column_values(cp, "take_or_pay_h100e", dtype=float) - demand
+    price = column_values(cp, "price_usd_per_h100e_period", dtype=float)
+    fee = column_values(cp, "reservation_fee_usd_per_h100e_period", dtype=float)
+    return {"unused_price": np.where(unused > 0, price, 0.0), "fee": fee}
 
 
 def price_reservation_fee(builder: ModelBuilder, columns: ScenarioColumns) -> None:

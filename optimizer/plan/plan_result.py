@@ -17,6 +17,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from optimizer.components.contracts import billing_dual_shift
 from optimizer.components.placement_tables import fragmentation_message
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.revenue import revenue_dual_shift
@@ -187,14 +188,17 @@ def _duals(raw: RawSolution, model: PlanningModel) -> np.ndarray | None:
     """Row duals; NaN (null shadow prices) when the solver returned none (``dual_note``).
 
     In the margin mode a demand row's dual gains the revenue constant's derivative
-    (:func:`~optimizer.components.revenue.revenue_dual_shift`), so every shadow price
+    (:func:`~optimizer.components.revenue.revenue_dual_shift`), and the take-or-pay
+    and demand rows the billing constant's
+    (:func:`~optimizer.components.contracts.billing_dual_shift`), so every shadow price
     is the full d(objective)/d(rhs).
     """
     if raw.row_dual is None and raw.dual_note:
         return np.full(model.n_constraints, np.nan)
     if raw.row_dual is None or model.objective != "margin":
         return raw.row_dual
-    return np.asarray(raw.row_dual, dtype=float) + revenue_dual_shift(model)
+    shift = revenue_dual_shift(model) + billing_dual_shift(model)
+    return np.asarray(raw.row_dual, dtype=float) + shift
 
 
 def _without_values(status: Status, msg: str) -> tuple[Status, str]:
