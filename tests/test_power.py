@@ -431,3 +431,30 @@ def test_tornado_moves_the_carbon_price_from_zero_to_the_social_cost(tmp_path: P
     assert row.loc["low", "change"] == pytest.approx(0.0, abs=1e-3)
     assert row.loc["high", "change"] == pytest.approx(210.0 * carbon_t, rel=1e-9)
     assert row["swing_total_cost_usd"].iloc[0] == pytest.approx(210.0 * carbon_t, rel=1e-9)
+
+
+def test_initial_onsite_mw_stand_in_the_report_and_their_fixed_cost_in_the_objective(
+    tmp_path: Path,
+) -> None:
+    """10 MW of on-site generation stand from the start (no build: max_mw 10), fixed cost
+    USD 87,600 per MW-year = 10 x 87,600 x 1,000 h / 8,760 = 100,000 per quarter. They
+    run flat out (120/MWh beats unmet demand): 10,000 MWh x 120 = 1.2M per quarter.
+
+    power_sources showed 0 MW for them, and counted the fixed cost the objective and the
+    costs table left out."""
+    d = _dataset(tmp_path)
+    gen = pd.read_csv(d / "onsite_generation.csv")
+    gen["initial_mw"], gen["max_mw"], gen["fixed_cost_usd_per_mw_year"] = 10.0, 10.0, 87600.0
+    gen.to_csv(d / "onsite_generation.csv", index=False)
+    res = _solve(d)
+    ps = res.tables["power_sources"]
+    on = ps[ps["source"] == "onsite:gen"].set_index("period")
+    assert on["capacity_mw"].tolist() == pytest.approx([10.0] * 3)
+    assert on["energy_mwh"].tolist() == pytest.approx([10000.0] * 3)
+    assert on["cost_usd"].tolist() == pytest.approx([1.2e6 + 100_000.0] * 3)
+    costs = res.tables["costs"]
+    onsite = costs[costs["term"] == "onsite_power"].groupby("period")["cost_usd"].sum()
+    assert onsite.tolist() == pytest.approx([1.3e6] * 3)
+    assert float(costs["cost_usd"].sum()) == pytest.approx(res.objective_usd, rel=1e-12)
+    # 10,000 H100e unmet a quarter at 5,000; grid 30,000 MWh at 100; tie-break 40,000 chips
+    assert res.objective_usd == pytest.approx(3 * (50e6 + 3e6 + 1.3e6) + 40000 * 1e-3, rel=1e-9)

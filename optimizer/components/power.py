@@ -43,7 +43,8 @@ Families (row ``family``; unit of the rhs)
 Costs (discounted like every term): ``grid_upgrade`` cost_usd_per_mw /
 lifetime_periods per MW per online period inside the horizon (straight-line rent as
 for facilities); ``onsite_power`` capex / lifetime_periods + fixed cost * hours / 8760
-per online MW and period, plus (variable cost + fuel price * heat rate) per MWh;
+per online MW and period (the initial MW's fixed cost a constant), plus (variable cost +
+fuel price * heat rate) per MWh;
 ``energy`` grid MWh at the site price and PPA MWh at the contract price; ``carbon``
 carbon price * t CO2 (grid at the site's ``carbon_t_per_mwh``).
 
@@ -132,6 +133,7 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -
         per_mw = per_mw + column_values(on, "fixed") * hours[t] / HOURS_PER_YEAR
         builder.add_cost(i, "onsite_power", on["col"], t, per_mw)
     add_bridge_costs(builder, columns, pw)
+    _add_initial_fixed(builder, columns, pw)
     en = power["power_energy"]
     usd, carbon, term = energy_unit_costs(scenario, pw, en)
     t = column_values(en, "t")
@@ -139,6 +141,26 @@ def _add_costs(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -
         m = term == name
         builder.add_cost(i, name, column_values(en, "col")[m], t[m], usd[m])
     builder.add_cost(i, "carbon", en["col"], t, carbon * pw.carbon_price[t])
+
+
+def _add_initial_fixed(builder: ModelBuilder, columns: ScenarioColumns, pw: PowerData) -> None:
+    """Add the fixed cost of the initial on-site MW in every period (constant onsite_power).
+
+    ``initial_mw * fixed_cost_usd_per_mw_year * hours[p] / 8760``: the data's fixed cost
+    is per MW online, and the initial MW stand from the start. A bridge's retirement
+    saves its fixed cost from then on (:func:`add_bridge_costs`), so its cost is this
+    constant less that saving. Before, the objective left this constant out while the
+    power_sources table counted it.
+    """
+    init = pw.onsite[column_values(pw.onsite, "init", dtype=float) > 0]
+    if init.empty:
+        return
+    scenario = columns.scenario
+    n_t = scenario.n_periods
+    t = np.tile(np.arange(n_t), len(init))
+    per_mw_year = np.repeat(column_values(init, "init") * column_values(init, "fixed"), n_t)
+    value = per_mw_year * scenario.hours[t] / HOURS_PER_YEAR
+    builder.add_const(scenario.index, "onsite_power", t, value)
 
 
 def energy_unit_costs(

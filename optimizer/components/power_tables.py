@@ -160,12 +160,38 @@ def _ppa_mw(ds: Any, periods: list[str]) -> pd.DataFrame:
     return steps[["source", "period", "mw"]].rename(columns={"mw": "contract_mw"})
 
 
+def _initial_only(g: pd.DataFrame, on: pd.DataFrame, periods: list[str]) -> pd.DataFrame:
+    """Rows (0 MW built, no rent) of every period of the sources with initial MW alone."""
+    has = set(zip(column_values(on, "site"), column_values(on, "source"), strict=True))
+    init = g[column_values(g, "initial_mw", dtype=float) > 0]
+    pairs = [
+        (s, o)
+        for s, o in zip(column_values(init, "site"), column_values(init, "source"), strict=True)
+        if (s, o) not in has
+    ]
+    n = len(periods)
+    return pd.DataFrame(
+        {
+            "site": pd.Series([s for s, _ in pairs for _ in range(n)], dtype=object),
+            "source": pd.Series([o for _, o in pairs for _ in range(n)], dtype=object),
+            "period": pd.Series(periods * len(pairs), dtype=object),
+            "mw": np.zeros(n * len(pairs)),
+            "rent": np.zeros(n * len(pairs)),
+        }
+    )
+
+
 def _onsite_capacity(ctx: PlanContext, g: pd.DataFrame, hours: pd.Series) -> pd.DataFrame:
-    """On-site MW standing per (site, source, period) and its rent plus fixed cost."""
+    """On-site MW standing per (site, source, period) and its rent plus fixed cost.
+
+    Every period of a source with a decision or with initial MW (a source standing
+    from the start with no build had no row: 0 MW while it ran).
+    """
+    periods = list(ctx.dataset.periods)
+    on = _online(_frame(ctx.frames, "onsite_build"), g, periods)
+    on = pd.concat([on, _initial_only(g, on, periods)], ignore_index=True)
     on = merge(
-        _online(_frame(ctx.frames, "onsite_build"), g, list(ctx.dataset.periods)),
-        g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]],
-        ["site", "source"],
+        on, g[["site", "source", "initial_mw", "fixed_cost_usd_per_mw_year"]], ["site", "source"]
     )
     ret = retired_mw(ctx)
     on = merge(on, ret, ["site", "source", "period"], how="left").fillna({"retired_mw": 0.0})
