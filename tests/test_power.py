@@ -35,7 +35,7 @@ def _dataset(
     upgrade: bool = False,
 ) -> Path:
     d = tmp_path / "power"
-    d.mkdir()
+    d.mkdir(parents=True)
     _write(d, "periods", [{"period": p, "hours": 1000, "discount_factor": 1.0} for p in PERIODS])
     _write(
         d,
@@ -458,3 +458,19 @@ def test_initial_onsite_mw_stand_in_the_report_and_their_fixed_cost_in_the_objec
     assert float(costs["cost_usd"].sum()) == pytest.approx(res.objective_usd, rel=1e-12)
     # 10,000 H100e unmet a quarter at 5,000; grid 30,000 MWh at 100; tie-break 40,000 chips
     assert res.objective_usd == pytest.approx(3 * (50e6 + 3e6 + 1.3e6) + 40000 * 1e-3, rel=1e-9)
+
+
+def test_a_grid_row_of_site_utilisation_prices_one_more_mw_of_grid(tmp_path: Path) -> None:
+    """grid_mw bounds two rows: site_grid (MW) and grid_energy (MW x hours). In 2026Q3
+    20 MW of on-site power run beside the 30 MW grid: one more MW of grid replaces
+    1,000 on-site MWh at 120 by grid MWh at 100, -20,000 USD. site_utilisation's grid
+    row showed the MW row's dual alone, 0."""
+    res = _solve(_dataset(tmp_path / "a"))
+    su = res.tables["site_utilisation"]
+    row = su[(su["limit"] == "grid") & (su["period"] == "2026Q3")].iloc[0]
+    # one side: one MW less leaves a MW of demand unserved or built (the MW row binds too)
+    up = _solve(_dataset(tmp_path / "b", grid_mw=(30.0, 30.0, 31.0)))
+    fd = up.objective_usd - res.objective_usd
+    assert fd == pytest.approx(-20_000.0, rel=1e-9)
+    assert row["shadow_price_usd_per_unit"] == pytest.approx(fd, rel=1e-9)
+    assert _price(res, "site_grid", "2026Q3") == pytest.approx(0.0, abs=1e-9)

@@ -46,6 +46,9 @@ class Duals(Protocol):
     def attach(self, rows: pd.DataFrame, block: dict[str, Any], family: Any) -> dict[str, Any]:
         """Return ``block`` (columns on ``rows``) with the family's shadow price added."""
 
+    def site_period(self, name: str) -> pd.DataFrame:
+        """Return family ``name``'s conditional duals as ``site, period, dual``."""
+
 
 def once_per_plan(inputs: Any, key: Hashable, make: Callable[[], T]) -> T:
     """Return ``make()``, computed once per plan when ``inputs`` is a :class:`PlanContext`.

@@ -14,8 +14,9 @@ from optimizer.components.plan_context import PlanContext
 from optimizer.components.power_check import extra_grid_mw
 from optimizer.components.power_tables import extra_facility_mw
 from optimizer.components.table_columns import DUAL, F64, PER_UNIT, PERIOD, SITE, STR, col
-from optimizer.lp.frames import column_values
+from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.frames import frame as object_frame
+from optimizer.lp.grouping import value_at
 
 __all__ = ["BUILD_OUT", "SITE_UTILISATION", "ENERGY", "TABLES"]
 
@@ -83,7 +84,10 @@ def _site_utilisation(ctx: PlanContext) -> pd.DataFrame:
             "unit": family.unit,
         }
         assert ctx.duals is not None
-        blocks.append(ctx.duals.attach(sp, block, family))
+        block = ctx.duals.attach(sp, block, family)
+        if family.name == "site_grid" and "frame" not in block:
+            block[result.dual_column] = block[result.dual_column] + _grid_energy_per_mw(ctx, sp)
+        blocks.append(block)
     out = _stack_site_blocks(sp, blocks)
     extra = _extra_grid_mw(ctx, out)
     if extra is not None:
@@ -91,6 +95,25 @@ def _site_utilisation(ctx: PlanContext) -> pd.DataFrame:
     capv = column_values(out, "capacity", dtype=float)
     out["utilisation"] = np.where(capv > 0, out["used"] / np.where(capv > 0, capv, 1.0), np.nan)
     return out
+
+
+def _grid_energy_per_mw(ctx: PlanContext, sp: pd.DataFrame) -> np.ndarray:
+    """USD per MW of ``grid_mw`` through the grid-energy row of each (site, period) of ``sp``.
+
+    ``grid_mw`` is the right-hand side of two rows where power is a decision:
+    ``site_grid`` (MW) and ``grid_energy`` (grid_mw x hours MWh). One more MW of grid
+    is worth both rows' duals, the second times the period's hours; a grid row of
+    site_utilisation showed the first alone (0 where the energy row bound).
+    """
+    assert ctx.duals is not None
+    d = ctx.duals.site_period("grid_energy")
+    if d.empty:
+        return np.zeros(len(sp))
+    keys = [column_values(sp, "site"), column_values(sp, "period")]
+    dual = value_at(keys, [column_values(d, "site"), column_values(d, "period")], d["dual"])
+    hours = indexed(ctx.dataset.table("periods"), "period")["hours"]
+    h = hours.reindex(sp["period"]).to_numpy(dtype=float)
+    return np.nan_to_num(dual) * h
 
 
 def _extra_grid_mw(ctx: PlanContext, su: pd.DataFrame) -> np.ndarray | None:
@@ -158,7 +181,13 @@ SITE_UTILISATION = ResultTable(
         col("capacity", F64, "column 'unit'", "Amount available."),
         col("unit", STR, "", "Unit of used and capacity (MW, m3 ...)."),
         col("utilisation", F64, "share", "used / capacity (0-1; NaN when capacity is 0)."),
-        col("shadow_price_usd_per_unit", F64, PER_UNIT, DUAL + "per unit of the limit."),
+        col(
+            "shadow_price_usd_per_unit",
+            F64,
+            PER_UNIT,
+            DUAL + "per unit of the limit (grid: the MW row's plus the grid-energy row's x "
+            "hours, the value of one more MW of grid_mw).",
+        ),
     ),
     build=_site_utilisation,
 )

@@ -160,6 +160,26 @@ class RowDuals:
         """Return one family's conditional duals (:func:`family_duals`)."""
         return family_duals(self.model, self.row_dual, self.scenario, family)
 
+    def site_period(self, name: str) -> pd.DataFrame:
+        """Return the conditional duals of family ``name`` keyed by site and period.
+
+        For a family without result routing whose rows are keyed ``s, t`` (such as
+        ``grid_energy``): ``site, period, dual`` (USD per the family's unit), one row
+        per row of the family in this scenario (row ids found once per structure).
+        """
+
+        def make() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            con = self.model.constraints
+            sel = ((con["family"] == name) & (con["scenario"] == self.scenario)).to_numpy()
+            site = _names(self.model, "s", con.loc[sel, "s"])
+            t = con.loc[sel, "t"].to_numpy(dtype=np.int64)
+            return np.flatnonzero(sel), site, np.asarray(self.model.periods, dtype=object)[t]
+
+        rows, site, period = cached(self.model, ("site_period_rows", name, self.scenario), make)
+        w = self.model.weights[self.scenario]
+        dual = np.zeros(len(rows)) if self.row_dual is None else self.row_dual[rows] / (w or 1.0)
+        return object_frame({"site": site, "period": period, "dual": dual + 0.0})
+
     def attach(
         self, rows: pd.DataFrame, block: dict[str, Any], family: ConstraintFamily
     ) -> dict[str, Any]:
