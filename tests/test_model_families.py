@@ -195,7 +195,9 @@ def test_commitment_binds(one):
     c = r.tables["commitments"]
     assert c["delivered_it_mw"].tolist() == pytest.approx([0.6])
     assert c["breach_mw"].tolist() == pytest.approx([0.0])
-    assert r.tables["demand"]["served_h100e"].tolist() == pytest.approx([600])
+    # the 100 above demand count in the commitment's MW, not as served demand
+    assert r.tables["demand"]["served_h100e"].tolist() == pytest.approx([500])
+    assert r.tables["demand"]["served_share"].tolist() == pytest.approx([1.0])
     assert r.objective_usd == pytest.approx(600 * 1300 + 600 * TIE, rel=1e-9)
 
 

@@ -36,9 +36,11 @@ def _demand(ctx: PlanContext) -> pd.DataFrame:
     )
     unmet = ctx.frames["unmet"]
     u = value_at(target, [unmet[k].to_numpy() for k in by], column_values(unmet, "value"))
-    dm["served_h100e"] = served
-    dm["unmet_h100e"] = np.where(np.isnan(u), 0.0, u)
     dmv = column_values(dm, "demand_h100e", dtype=float)
+    # H100e held beyond the demand (a take-or-pay floor or a reservation above it) are
+    # not served demand: the contracts table counts them (held_h100e)
+    dm["served_h100e"] = np.minimum(served, dmv)
+    dm["unmet_h100e"] = np.where(np.isnan(u), 0.0, u)
     dm["served_share"] = np.where(dmv > 0, dm["served_h100e"] / np.where(dmv > 0, dmv, 1.0), np.nan)
     return ctx.with_duals(dm, "demand")
 
@@ -108,7 +110,13 @@ DEMAND = ResultTable(
             "Site regions that may serve the demand, ';'-separated ('' = anywhere).",
         ),
         col("demand_h100e", F64, "H100e", "Compute wanted."),
-        col("served_h100e", F64, "H100e", "Compute delivered."),
+        col(
+            "served_h100e",
+            F64,
+            "H100e",
+            "Compute delivered against the demand (at most the demand: H100e held beyond "
+            "it for a contract are the contracts table's held_h100e).",
+        ),
         col("unmet_h100e", F64, "H100e", "Compute not delivered (penalised)."),
         col("served_share", F64, "share", "served / demand (0-1; NaN when demand is 0)."),
         col(
