@@ -583,17 +583,7 @@ def validate_directory(directory: str | Path, scenario: str | None = None) -> li
             sc = apply_scenario(ds, scenario)
         except UnknownScenarioError as e:
             return findings + [Finding("error", "scenarios.yaml", None, None, scenario, str(e))]
-        except DataValidationError as e:
-            return findings + [
-                Finding(
-                    f.severity,
-                    f.file,
-                    f.row,
-                    f.column,
-                    f.value,
-                    f"scenario {scenario}: {f.message}",
-                )
-                for f in e.findings
-            ]
+        except DataValidationError as e:  # each names the scenario (apply_scenario)
+            return findings + list(e.findings)
         findings = merge_findings(findings, sc.warnings)
     return findings

@@ -273,6 +273,23 @@ def scenario_names(ds: ScenarioTarget) -> list[str]:
     return names if BASE in names else [BASE, *names]
 
 
+def in_scenario(f: Finding, sc: Scenario) -> Finding:
+    """Return ``f`` with its message naming scenario ``sc`` and the override that set it.
+
+    A value a scenario makes invalid (``set chips.cooling`` to ``water``) was reported at
+    the data cell alone, as if the CSV held it. The override is the one of ``sc`` on the
+    finding's table and column (the last, when several); a finding of no single
+    override names the scenario only.
+    """
+    table = str(f.file).removesuffix(".csv").removesuffix(".parquet")
+    hits = [i for i, o in enumerate(sc.overrides) if o.table == table and o.column == str(f.column)]
+    at = f"scenario {sc.name!r}"
+    if hits:
+        o = sc.overrides[hits[-1]]
+        at += f" (overrides[{hits[-1]}]: {o.op} {o.table}.{o.column})"
+    return Finding(f.severity, f.file, f.row, f.column, f.value, f"{at}: {f.message}")
+
+
 def apply_scenario(ds: DatasetT, name: str | None) -> DatasetT:
     """Apply a named scenario of ``ds`` and return the new validated Dataset.
 
@@ -308,7 +325,10 @@ def apply_scenario(ds: DatasetT, name: str | None) -> DatasetT:
         return cast("DatasetT", memo[("scenario", name)])
     sc = ds.scenarios[name]
     if sc.overrides:
-        out = apply_overrides(ds, sc.overrides, scenario=name)
+        try:
+            out = apply_overrides(ds, sc.overrides, scenario=name)
+        except DataValidationError as e:
+            raise DataValidationError([in_scenario(f, sc) for f in e.findings]) from None
     else:
         out = ds.replace(scenario=name)
     if memo is not None:

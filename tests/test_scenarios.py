@@ -379,3 +379,27 @@ def test_a_shift_of_rows_without_a_period_is_an_error(tmp_path: Path) -> None:
     (f,) = e.value.errors
     assert f.column == "carbon_policy.carbon_price_usd_per_t"
     assert "1 row(s) it matches in carbon_policy have no period" in f.message
+
+
+def test_a_value_a_scenario_makes_invalid_names_the_scenario_and_its_override(tmp_path):
+    """`set chips.cooling: water` was reported at chips.csv row 2 alone by `solve` (as if
+    the CSV held it); `validate` named the scenario. Both now name it and the override."""
+    import shutil
+
+    from capacity.dataset import validate_directory
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data", tmp_path / "d")
+    with open(tmp_path / "d" / "scenarios.yaml", "a") as fh:
+        fh.write(
+            "  wet:\n    overrides:\n"
+            "      - {op: scale, table: demand, column: demand_h100e, factor: 1.1}\n"
+            "      - {op: set, table: chips, column: cooling, where: {chip: h100}, "
+            "value: water, source: test}\n"
+        )
+    with pytest.raises(DataValidationError) as e:
+        apply_scenario(load_dataset(tmp_path / "d"), "wet")
+    (f,) = e.value.findings
+    assert (f.file, f.row, f.column, f.value) == ("chips.csv", 2, "cooling", "water")
+    assert f.message.startswith("scenario 'wet' (overrides[1]: set chips.cooling): must be")
+    (g,) = [x for x in validate_directory(tmp_path / "d", "wet") if x.severity == "error"]
+    assert g.message == f.message  # named once, not twice
