@@ -542,8 +542,9 @@ def test_a_cluster_run_says_how_many_of_its_quarters_are_below_the_minimum() -> 
     assert runs["mean_it_mw"].tolist() == [170.0, 150.0]
     s = SimpleNamespace(training_clusters=runs, clusters_enforced=False, mip_gap=None)
     assert clusters_text(s) == [  # type: ignore[arg-type]
-        "Training clusters (LP mode: rule reported, not enforced; 1 run(s) below the minimum "
-        "size in some quarter; solve with --clusters):",
+        "Training clusters (LP mode: rule reported, not enforced; 1 placement(s) (customer, "
+        "site, quarter) below the minimum size, in 1 run(s) of consecutive quarters; solve "
+        "with --clusters):",
         "  acme: a 2025Q1-2025Q3 (mean 170 MW; 1 of 3 quarters below the minimum), "
         "b 2025Q4-2025Q4 (mean 150 MW)",
     ]

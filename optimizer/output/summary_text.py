@@ -103,7 +103,8 @@ def clusters_text(s: PlanSummary) -> list[str]:
 
     E.g. ``"Training clusters (exact, MIP gap 1.2%): openai: west_texas 2025Q4-2030Q4
     (mean 812 MW), ..."``; in LP mode the rule is not enforced and the lines say how
-    many site-periods are below the minimum. Empty when no customer has a rule.
+    many placements (customer, site, quarter: the app's count) are below the minimum,
+    and in how many runs. Empty when no customer has a rule.
     """
     runs = s.training_clusters
     if runs is None or runs.empty:
@@ -113,9 +114,11 @@ def clusters_text(s: PlanSummary) -> list[str]:
         head = f"Training clusters (exact rule{gap}):"
     else:
         bad = runs[~runs["meets_minimum"].astype(bool)]
+        below = int(bad["periods_below"].sum())  # the app's count of placements
         head = (
             "Training clusters (LP mode: rule reported, not enforced; "
-            f"{len(bad)} run(s) below the minimum size in some quarter; solve with --clusters):"
+            f"{below} placement(s) (customer, site, quarter) below the minimum size, in "
+            f"{len(bad)} run(s) of consecutive quarters; solve with --clusters):"
         )
     lines = [head]
     for customer, g in runs.groupby("customer", sort=True):
