@@ -92,6 +92,10 @@ def test_take_or_pay_floor_not_held_is_refunded(two):
     assert r.status == Status.optimal and not len(r.violations)
     assert quarter(r, "2026Q1")["take_or_pay_short_h100e"] == pytest.approx(0.0, abs=1e-6)
     q2 = quarter(r, "2026Q2")
+    # the 300 asked are served: none unmet (the solver could call 100 of the refund
+    # unmet demand, at the same cost, and report 100 unmet of a demand served in full)
+    dm = r.tables["demand"].set_index("period")
+    assert dm.loc["2026Q2", "unmet_h100e"] == pytest.approx(0.0, abs=1e-6)
     assert q2["take_or_pay_short_h100e"] == pytest.approx(100.0)
     assert q2["credits_usd"] == pytest.approx(100 * 6000.0)
     assert term(r, "take_or_pay_refund") == pytest.approx(100 * 6000.0)
@@ -275,3 +279,42 @@ def test_overlapping_contracts_are_refused(tmp_path):
     (f,) = exc.value.errors
     assert (f.file, f.row, f.column) == ("contract_terms.csv", 3, "from_period")
     assert "overlaps the contract of row 2" in f.message
+
+
+#: lp_two with 5,000 chips standing (no build, no production), demand 1,000 then 500,
+#: and energy at 10,000 USD/MWh: serving never pays (a tester's case).
+_DEAR = {
+    "chips.csv": "chip,display_name,vendor,family,it_kw_per_chip,cooling,first_period,"
+    "last_period,lifetime_periods,capex_usd_per_chip,training_h100e,inference_h100e,hbm_gb,"
+    "unit_name,chips_per_unit,idle_power_factor\n"
+    "g1,G1,v,nv,1.0,air,2025Q1,2025Q4,20,4000,1.0,1.0,80,server,8,0\n",
+    "demand.csv": "customer,workload,period,demand_h100e\n"
+    "a,training,2026Q1,1000\na,training,2026Q2,500\n",
+    "initial_fleet.csv": "chip,site,chips,install_period\ng1,s1,5000,2025Q1\n",
+    "periods.csv": "period,hours,discount_factor\n2026Q1,1000,1.0\n2026Q2,1000,1.0\n",
+    "sites.csv": "site,display_name,region,initial_it_mw,initial_liquid_mw,max_it_mw,"
+    "max_build_mw_per_period,liquid_share_max,pue_air,pue_liquid,wue_l_per_kwh_air,"
+    "wue_l_per_kwh_liquid,build_capex_usd_per_mw,energy_price_usd_per_mwh,carbon_t_per_mwh\n"
+    "s1,S1,r1,10,0,10,0,0,1.0,1.0,0,0,1000000,10000,0\n",
+}
+
+
+def test_unmet_demand_never_exceeds_the_demand_under_a_floor(tmp_path):
+    """Floor 800; 2026Q2 asks 500 and serving never pays: its 500 are unmet and the 300
+    of the floor not held are refunded. Unmet beyond demand cost exactly the refund it
+    saved, and the solver reported 800 unmet of 500 asked, the floor covered
+    (take_or_pay_short 0) and a positive revenue term of 1.8M."""
+    shutil.copytree(LP_DATA / "lp_two", tmp_path / "d")
+    for name, text in _DEAR.items():
+        (tmp_path / "d" / name).write_text(text)
+    ds = load_dataset(tmp_path / "d")
+    r = solve(ds.replace(contract_terms=terms(take_or_pay_h100e=800.0)), MARGIN)
+    assert r.status == Status.optimal and not len(r.violations)
+    dm = r.tables["demand"].set_index("period")
+    assert dm["unmet_h100e"].tolist() == pytest.approx([1000.0, 500.0])
+    q2 = quarter(r, "2026Q2")
+    assert q2["take_or_pay_short_h100e"] == pytest.approx(300.0)
+    assert q2["credits_usd"] == pytest.approx(300 * 6000.0)
+    assert term(r, "take_or_pay_refund") == pytest.approx(300 * 6000.0)
+    assert term(r, "take_or_pay_billing") == pytest.approx(-300 * 6000.0)
+    assert term(r, "revenue") == pytest.approx(0.0, abs=1e-6)

@@ -21,8 +21,8 @@ PINNED_REVENUE_USD = 880_275_345_839.06
 PINNED_STORY = (
     "| neutral | optimal | $745.0B | $880.3B | $135.3B | 99.2% |\n"
     "unmet H100e-quarters: {'anthropic': 1168000.0, 'bedrock': 0.0, "
-    "'ec2_gpu': 24000.0, 'openai': 570000.0}\n"
-    "revenue USD B: {'anthropic': 263.0, 'bedrock': 115.6, 'ec2_gpu': 320.0, 'openai': 180.7}\n"
+    "'ec2_gpu': 24000.0, 'openai': 520000.0}\n"
+    "revenue USD B: {'anthropic': 263.0, 'bedrock': 115.6, 'ec2_gpu': 320.0, 'openai': 181.0}\n"
     "best MW (USD M): {'pennsylvania': 20.5, 'mississippi': 17.9, 'west_texas': 9.4}\n"
 ).rstrip()
 

@@ -57,7 +57,14 @@ from optimizer.lp.grouping import sums_at, value_at, values_at
 from optimizer.lp.join import merge
 from optimizer.lp.violations import violations
 
-__all__ = ["COMPONENT", "FAMILIES", "billing_dual_shift", "coded_contracts", "held_h100e"]
+__all__ = [
+    "COMPONENT",
+    "FAMILIES",
+    "billing_dual_shift",
+    "canonical_unmet",
+    "coded_contracts",
+    "held_h100e",
+]
 
 _KEYS = ["k", "w", "t"]
 #: Row keys of the contract families (the result table's customer, workload, period).
@@ -304,6 +311,76 @@ def _billing_rates(ds: Any, cp: pd.DataFrame, at: list[np.ndarray]) -> dict[str,
     return {"unused_price": np.where(unused > 0, price, 0.0), "fee": fee}
 
 
+def canonical_unmet(model: Any, x: np.ndarray) -> np.ndarray:
+    """Return ``x`` with unmet H100e that serve no demand moved to the take-or-pay shortfall.
+
+    In the margin mode an H100e of unmet demand loses the customer's price and counts
+    towards a take-or-pay floor; an H100e of floor not held is refunded at the same
+    price. So where the floor is above what is held, unmet beyond what the demand row
+    needs (demand already served, or unmet above the demand) and the refund cost the
+    same: the LP is indifferent, and a solver could report 800 unmet of 500 asked, or
+    100 unmet of a demand served in full, with the floor read as covered. Here each
+    unmet column gives up its excess over its demand row's need to the shortfall column
+    of its (customer, workload, period), where both cost the same (the objective, every
+    row and the floor row's sum unchanged): unmet is then the demand not served.
+
+    Parameters
+    ----------
+    model : PlanningModel
+    x : ndarray, shape (n_variables,)
+        An optimal column vector.
+
+    Returns
+    -------
+    ndarray, shape (n_variables,)
+        ``x`` itself when nothing moves, else a moved copy.
+    """
+    if model.objective != "margin":
+        return x
+    var = model.variables
+    kind = var["kind"].to_numpy()
+    u, s = np.flatnonzero(kind == "unmet"), np.flatnonzero(kind == "take_or_pay_short")
+    if not len(u) or not len(s):
+        return x
+    key = var[["scenario", "k", "w", "t"]].to_numpy(dtype=np.int64)
+    s_of = {tuple(key[c]): c for c in s}
+    short = np.array([s_of.get(tuple(key[c]), -1) for c in u], dtype=np.int64)
+    cost = var["cost"].to_numpy(dtype=float)
+    same = (short >= 0) & np.isclose(cost[u], cost[np.maximum(short, 0)], rtol=1e-12, atol=0.0)
+    row = _demand_row(model, u)
+    keep = same & (row >= 0)
+    if not keep.any():
+        return x
+    con = model.constraints
+    act = model.matrix @ x
+    excess = act[row[keep]] - con["rhs"].to_numpy(dtype=float)[row[keep]]
+    move = np.clip(np.minimum(x[u[keep]], excess), 0.0, None)
+    if not (move > 0).any():
+        return x
+    out = x.copy()
+    out[u[keep]] -= move
+    np.add.at(out, short[keep], move)
+    return out
+
+
+def _demand_row(model: Any, cols: np.ndarray) -> np.ndarray:
+    """Return the demand_balance row of each unmet column (-1: it is in other rows too).
+
+    A column is moved only when its rows are its demand row, its take-or-pay row and its
+    service tier (where less unmet is never infeasible).
+    """
+    family = model.constraints["family"].to_numpy()
+    csc = model.matrix.tocsc()
+    out = np.full(len(cols), -1, dtype=np.int64)
+    for i, c in enumerate(cols):
+        rows = csc.indices[csc.indptr[c] : csc.indptr[c + 1]]
+        fams = family[rows]
+        if set(fams) <= {"demand_balance", "take_or_pay", "sla_tier"}:
+            hit = rows[fams == "demand_balance"]
+            out[i] = hit[0] if len(hit) == 1 else -1
+    return out
+
+
 def price_reservation_fee(builder: ModelBuilder, columns: ScenarioColumns) -> None:
     """reservation_fee (margin mode): -reserved_h100e[k,w,p] x fee per H100e-quarter."""
     if builder.objective != "margin":
@@ -377,10 +454,15 @@ def _text(cp: pd.DataFrame) -> pd.Series:
 
 
 def check_take_or_pay(inputs: PlanContext) -> pd.DataFrame:
-    """Held H100e + unmet + take-or-pay shortfall >= the floor, per contract period."""
+    """Held H100e + unmet + take-or-pay shortfall >= the floor, per contract period.
+
+    Unmet H100e count up to the demand only: unserved demand beyond the demand is no
+    demand (the model bounds unmet by the demand in the margin mode).
+    """
     cp = contract_quantities(inputs)
     cp = cp[column_values(cp, "take_or_pay_short_built", dtype=bool)].reset_index(drop=True)
-    lhs = cp["held_h100e"] + cp["unmet_h100e"] + cp["take_or_pay_short_h100e"]
+    unmet = np.minimum(cp["unmet_h100e"], cp["demand_h100e"])
+    lhs = cp["held_h100e"] + unmet + cp["take_or_pay_short_h100e"]
     return violations(
         "take_or_pay", _text(cp), lhs, cp["take_or_pay_h100e"], ">=", inputs.tolerance
     )

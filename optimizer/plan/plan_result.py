@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
 import pandas as pd
 
-from optimizer.components.contracts import billing_dual_shift
+from optimizer.components.contracts import billing_dual_shift, canonical_unmet
 from optimizer.components.placement_tables import fragmentation_message
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.revenue import revenue_dual_shift
@@ -251,7 +251,8 @@ def _scenario_result(
         msg += f"; {len(gaps)} demand/commitment row(s) have no decision that could serve them"
     if raw.x is None:
         verdict = _without_plan(raw, i, msg, infeasible, gaps, timings)
-    else:
+    else:  # unmet demand is the demand not served (a tie with a take-or-pay refund)
+        raw = replace(raw, x=canonical_unmet(model, raw.x))
         verdict = _with_plan(model, raw, i, options, msg, gaps, timings)
     duals_from: Literal["lp", "lp_with_integers_fixed"] = (
         "lp_with_integers_fixed" if bool(model.variables["integer"].any()) else "lp"
