@@ -164,3 +164,35 @@ def test_bad_migration_rows_name_file_row_column_and_value(tmp_path, cell, value
     text = str(err.value)
     assert "migration.csv" in text and needle in text and value in text
     assert "2" in text  # the row as a spreadsheet shows it
+
+
+def test_exact_clusters_count_the_h100e_after_the_migration_derate():
+    """The cluster link holds the customer's training H100e at a site to its demand, in
+    H100e after the migration factor m; the checker counted them before it (666.7 chips
+    as 666.7 H100e against 500) and called the optimum an error."""
+    four = load_dataset(LP_DATA / "lp_four")
+    ds = edit(four, "sites", initial_it_mw=1.0, max_build_mw_per_period=0.0)
+    rule = pd.DataFrame(
+        [
+            {
+                "customer": "a",
+                "from_period": "2026Q1",
+                "to_period": "",
+                "min_cluster_mw": 0.0,
+                "min_cluster_h100e": 0.0,
+                "max_sites": 0,
+                "switch_cost_usd": 0.0,
+                "min_duration_periods": 1,
+            }
+        ]
+    )
+    ds = ds.replace(migration=migration(derate_initial=0.5, recovery_periods=2))
+    opts = SolveOptions(objective="margin", clusters=True)
+    r = solve(ds.replace(training_clusters=rule), opts)
+    assert r.status == Status.optimal and not len(r.violations), r.violations
+    # the 1 MW grid at PUE 1.5 runs 666.7 chips: 333.3 H100e at m = 0.5 in 2026Q1,
+    # then 500 (666.7 x 0.75, capped at the demand) and 500
+    served = r.tables["demand"].set_index("period")["served_h100e"]
+    assert served.tolist() == pytest.approx([1000 / 1.5 * 0.5, 500.0, 500.0, 500.0], rel=1e-9)
+    h = r.tables["training_clusters"].set_index("period")["h100e"]
+    assert h["2026Q1"] == pytest.approx(1000 / 1.5 * 0.5, rel=1e-9)

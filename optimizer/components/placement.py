@@ -304,7 +304,9 @@ def training_by_site(assign: pd.DataFrame, dataset: object) -> pd.DataFrame:
     Parameters
     ----------
     assign : DataFrame
-        ``chip, site, customer, workload, period, value`` (chips).
+        ``chip, site, customer, workload, period, value`` (chips), with ``derate`` when
+        the caller has it (:attr:`PlanContext.assigned`: the eligibility derate times a
+        margin plan's migration schedule); without it, the eligibility derate.
     dataset : Dataset
         For the chips' IT kW and training H100e and the eligibility derate.
 
@@ -317,7 +319,8 @@ def training_by_site(assign: pd.DataFrame, dataset: object) -> pd.DataFrame:
     chips = dataset.table("chips").set_index("chip")  # type: ignore[attr-defined]
     el = dataset.table("eligibility")[["customer", "chip", "derate"]]  # type: ignore[attr-defined]
     a = assign[(assign["workload"] == "training") & (assign["value"] > 0)]
-    a = merge(a, el, ["customer", "chip"], how="left")
+    if "derate" not in a:
+        a = merge(a, el, ["customer", "chip"], how="left")
     kw = chips["it_kw_per_chip"].reindex(a["chip"]).to_numpy(dtype=float)
     h = chips["training_h100e"].reindex(a["chip"]).to_numpy(dtype=float)
     a = a.assign(
@@ -338,7 +341,8 @@ def _occupancy(inputs: PlanContext) -> pd.DataFrame | None:
     if cluster is None or cluster.empty:
         return None
     rules = cluster_rules(inputs.dataset, inputs.periods)
-    train = training_by_site(inputs.frames["assign"], inputs.dataset)
+    # the H100e the model's link and minimum rows count: after a migration's derate
+    train = training_by_site(inputs.assigned, inputs.dataset)
     keys = ["customer", "site", "period"]
     f = train.merge(cluster.rename(columns={"value": "y"}), on=keys, how="outer")
     f = merge(f, rules, ["customer", "period"])
