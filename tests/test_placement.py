@@ -329,3 +329,43 @@ def test_warm_started_mip_reaches_the_hand_optimum(ds, rule, optimum_usd) -> Non
     cold = solve(data, replace(CLUSTERS, mip_start=False))
     assert cold.objective_usd == pytest.approx(optimum_usd, rel=1e-9)
     assert "warm start" not in cold.message
+
+
+def test_exact_clusters_hold_a_commitment_beyond_the_demand(tmp_path) -> None:
+    """5,000 chips stand; 3,000 H100e of training asked; a 4 MW commitment (1e6 USD per
+    MW short); clusters of at least 1 MW on one site. Holding 4,000 chips costs 4,000 MWh
+    x 10 USD a quarter: 80,000 over two quarters, and it meets every rule. The cluster
+    link held the site's training H100e at the 3,000 asked, so exact mode reported
+    2,060,000 with 1 MW breached, "optimal" at a 0% gap."""
+    import shutil
+
+    shutil.copytree(LP_DATA / "lp_two", tmp_path / "d")
+    files = {
+        "chips.csv": "chip,display_name,vendor,family,it_kw_per_chip,cooling,first_period,"
+        "last_period,lifetime_periods,capex_usd_per_chip,training_h100e,inference_h100e,"
+        "hbm_gb,unit_name,chips_per_unit,idle_power_factor\n"
+        "g1,G1,v,nv,1.0,air,2025Q1,2025Q4,20,4000,1.0,1.0,80,server,8,0\n",
+        "commitments.csv": "customer,family,from_period,to_period,min_it_mw,"
+        "breach_penalty_usd_per_mw\na,nv,2026Q1,,4,1000000\n",
+        "demand.csv": "customer,workload,period,demand_h100e\n"
+        "a,training,2026Q1,3000\na,training,2026Q2,3000\n",
+        "initial_fleet.csv": "chip,site,chips,install_period\ng1,s1,5000,2025Q1\n",
+        "periods.csv": "period,hours,discount_factor\n2026Q1,1000,1.0\n2026Q2,1000,1.0\n",
+        "sites.csv": "site,display_name,region,initial_it_mw,initial_liquid_mw,max_it_mw,"
+        "max_build_mw_per_period,liquid_share_max,pue_air,pue_liquid,wue_l_per_kwh_air,"
+        "wue_l_per_kwh_liquid,build_capex_usd_per_mw,energy_price_usd_per_mwh,"
+        "carbon_t_per_mwh\ns1,S1,r1,10,0,10,0,0,1.0,1.0,0,0,1000000,10,0\n",
+        "training_clusters.csv": "customer,from_period,to_period,min_cluster_mw,"
+        "min_cluster_h100e,max_sites,switch_cost_usd,min_duration_periods\n"
+        "a,2026Q1,,1.0,0,1,0,1\n",
+    }
+    for name, text in files.items():
+        (tmp_path / "d" / name).write_text(text)
+    data = load_dataset(tmp_path / "d")
+    lp = solve(data, SolveOptions())
+    exact = solve(data, SolveOptions(clusters=True))
+    for r in (lp, exact):
+        assert r.status == Status.optimal and not len(r.violations), r.message
+        assert r.objective_usd == pytest.approx(80_000.0, rel=1e-9)
+        c = r.tables["commitments"]
+        assert c["breach_mw"].tolist() == pytest.approx([0.0, 0.0], abs=1e-9)

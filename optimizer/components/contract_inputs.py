@@ -23,7 +23,7 @@ from capacity.schema import period_index
 from optimizer.components.cells import is_blank
 from optimizer.lp.frames import column_values
 
-__all__ = ["TERM_COLUMNS", "contract_periods", "period_prices"]
+__all__ = ["TERM_COLUMNS", "contract_periods", "holds_beyond_demand", "period_prices"]
 
 #: Terms carried per contract period (besides the escalated price).
 TERM_COLUMNS = (
@@ -162,4 +162,42 @@ def period_prices(dataset: Any, customer: Any, workload: Any, period: Any) -> np
         price = pd.Series(column_values(cp, "price_usd_per_h100e_period", dtype=float), index=index)
         got = price.reindex(pd.MultiIndex.from_arrays([k, w, p])).to_numpy(dtype=float)
         out = np.where(np.isnan(got), out, got)
+    return out
+
+
+def holds_beyond_demand(dataset: Any, customers: Any, periods: Any) -> np.ndarray:
+    """Whether a customer may hold chips beyond its demand in a period, per pair.
+
+    True where a commitment of the customer is active (its MW are held whatever the
+    demand) or a contract row sets a take-or-pay floor or a reservation: the plan may
+    then run more of the customer's H100e than it asks for. A bound on the customer's
+    H100e at its demand (the cluster link's) does not hold there.
+
+    Parameters
+    ----------
+    dataset : Dataset
+    customers, periods : array-like of str, shape (n,)
+        The pairs asked about.
+
+    Returns
+    -------
+    ndarray of bool, shape (n,)
+    """
+    customers = np.asarray(customers, dtype=object)
+    at = np.asarray([period_index(str(p)) for p in periods], dtype=np.int64)
+    out = np.zeros(len(customers), dtype=bool)
+    com = dataset.table("commitments")
+    for r in com.itertuples(index=False):
+        lo = period_index(str(r.from_period))
+        hi = np.inf if is_blank(r.to_period) else period_index(str(r.to_period))
+        out |= (customers == r.customer) & (at >= lo) & (at <= hi)
+    cp = contract_periods(dataset)
+    if len(cp):
+        held = (column_values(cp, "take_or_pay_h100e", dtype=float) > 0) | (
+            column_values(cp, "reservation_h100e", dtype=float) > 0
+        )
+        pairs = set(
+            zip(column_values(cp, "customer")[held], column_values(cp, "period")[held], strict=True)
+        )
+        out |= np.array([(c, str(p)) in pairs for c, p in zip(customers, periods, strict=True)])
     return out

@@ -56,6 +56,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.components.component import ColumnKind, Component, CostTerm
+from optimizer.components.contract_inputs import holds_beyond_demand
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.records import ConstraintFamily
 from optimizer.components.scenario import ScenarioColumns
@@ -117,11 +118,15 @@ def link_bound_h100e(
 ) -> np.ndarray:
     """Big-M of ``cluster_link``: min(training demand, the site's most training H100e).
 
+    Where the customer may hold chips beyond its demand (a commitment, a take-or-pay
+    floor or a reservation, ``beyond``), the site's most training H100e alone: a bound
+    at the demand made a plan that held a commitment's chips infeasible in exact mode.
+
     Parameters
     ----------
     rules_demand : DataFrame
         One row per cluster column with ``demand_h100e`` (the customer's training
-        demand in the period, H100e).
+        demand in the period, H100e) and ``beyond`` (bool, see above).
     site_max_it_mw : ndarray
         max(max_it_mw, initial_it_mw) of the row's site (MW).
     best_h100e_per_kw : ndarray
@@ -134,7 +139,8 @@ def link_bound_h100e(
         M in H100e per row.
     """
     site_bound = site_max_it_mw * 1e3 * best_h100e_per_kw
-    return np.minimum(column_values(rules_demand, "demand_h100e", dtype=float), site_bound)
+    at_demand = np.minimum(column_values(rules_demand, "demand_h100e", dtype=float), site_bound)
+    return np.where(column_values(rules_demand, "beyond", dtype=bool), site_bound, at_demand)
 
 
 def define_cluster_link(builder: ModelBuilder, columns: ScenarioColumns) -> None:
@@ -147,6 +153,9 @@ def define_cluster_link(builder: ModelBuilder, columns: ScenarioColumns) -> None
     demand = scenario.demand[scenario.demand["w"].isin(training).to_numpy()]
     demand = demand.groupby(["k", "t"], as_index=False)["demand_h100e"].sum()
     cl = merge(cl, demand, ["k", "t"], how="left").fillna({"demand_h100e": 0.0})
+    names = scenario.customers["customer"].reindex(cl["k"]).to_numpy(dtype=object)
+    labels = np.asarray(scenario.dataset.periods, dtype=object)[column_values(cl, "t")]
+    cl["beyond"] = holds_beyond_demand(scenario.dataset, names, labels)
     s = column_values(cl, "s")
     site_mw = np.maximum(
         scenario.site_attr(s, "max_it_mw").astype(float),
@@ -363,6 +372,8 @@ def _key(f: pd.DataFrame) -> pd.Series:
 def check_cluster_link(inputs: PlanContext) -> pd.DataFrame:
     """Training H100e at a site <= min(training demand, site's most H100e) * cluster value.
 
+    (The site's most H100e alone where the customer may hold chips beyond its demand.)
+
     The site's most H100e is recomputed from the dataset: max(max_it_mw,
     initial_it_mw) x 1000 x the best training H100e per kW over the customer's
     eligible chips (a bound at least the model's, so the check never over-reports).
@@ -385,7 +396,8 @@ def check_cluster_link(inputs: PlanContext) -> pd.DataFrame:
         sites["max_it_mw"].reindex(f["site"]).to_numpy(dtype=float),
         sites["initial_it_mw"].reindex(f["site"]).to_numpy(dtype=float),
     )
-    f = f.assign(demand_h100e=demand.to_numpy())
+    beyond = holds_beyond_demand(inputs.dataset, f["customer"], f["period"])
+    f = f.assign(demand_h100e=demand.to_numpy(), beyond=beyond)
     big_m = link_bound_h100e(f, site_mw, best_of)
     return violations(
         "cluster_link", _key(f), f["h100e"], big_m * column_values(f, "y"), "<=", inputs.tolerance
