@@ -474,3 +474,15 @@ def test_a_grid_row_of_site_utilisation_prices_one_more_mw_of_grid(tmp_path: Pat
     assert fd == pytest.approx(-20_000.0, rel=1e-9)
     assert row["shadow_price_usd_per_unit"] == pytest.approx(fd, rel=1e-9)
     assert _price(res, "site_grid", "2026Q3") == pytest.approx(0.0, abs=1e-9)
+
+
+def test_the_energy_table_costs_the_energy_not_the_capacity(tmp_path: Path) -> None:
+    """2026Q3: 30,000 grid MWh at 100 and 20,000 on-site MWh at 120 = 5.4M of energy.
+    The energy table's cost summed power_sources, so it also held the on-site plant's
+    20M rent of the quarter (25.4M)."""
+    res = _solve(_dataset(tmp_path))
+    en = res.tables["energy"].set_index("period")
+    assert en.loc["2026Q3", "energy_cost_usd"] == pytest.approx(30000 * 100 + 20000 * 120.0)
+    ps = res.tables["power_sources"]
+    q3 = ps[ps["period"] == "2026Q3"]
+    assert q3["cost_usd"].sum() == pytest.approx(5.4e6 + 20e6)  # with the rent

@@ -31,7 +31,14 @@ from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.join import merge
 from optimizer.lp.reuse_cache import cached_on_tables
 
-__all__ = ["POWER_DECISIONS", "POWER_SOURCES", "TABLES", "extra_facility_mw", "upgrade_requests"]
+__all__ = [
+    "POWER_DECISIONS",
+    "POWER_SOURCES",
+    "TABLES",
+    "extra_facility_mw",
+    "source_energy",
+    "upgrade_requests",
+]
 
 _ZERO = 1e-6
 
@@ -203,6 +210,28 @@ def _onsite_capacity(ctx: PlanContext, g: pd.DataFrame, hours: pd.Series) -> pd.
     return on
 
 
+def source_energy(ctx: PlanContext) -> pd.DataFrame:
+    """MWh of each power source per site and period, their cost and carbon (power modelled).
+
+    ``site, source, period, energy_mwh, cost_usd, carbon_t``: the MWh times the source's
+    price per MWh (grid at the site's price, a PPA at its contract, on-site plant at its
+    variable and fuel cost) and carbon; no capacity rent or fixed cost (power_sources
+    adds those). Made once per plan.
+    """
+
+    def make() -> pd.DataFrame:
+        en = _frame(ctx.frames, "power_energy")
+        en = en[en["value"].abs() > _ZERO].copy()
+        price, carbon = _unit_prices(ctx.dataset, en, _options(ctx.dataset)[1])
+        en["energy_mwh"] = en["value"]
+        en["cost_usd"] = en["value"] * price
+        en["carbon_t"] = en["value"] * carbon
+        return en
+
+    out: pd.DataFrame = ctx.once(("source_energy",), make)
+    return out
+
+
 def _power_sources(ctx: PlanContext) -> pd.DataFrame:
     """Build power_sources: capacity, energy, cost and carbon per site, period and source.
 
@@ -227,12 +256,7 @@ def _power_sources(ctx: PlanContext) -> pd.DataFrame:
             }
         )
     up, g = _options(ds)
-    en = _frame(frames, "power_energy")
-    en = en[en["value"].abs() > _ZERO].copy()
-    price, carbon = _unit_prices(ds, en, g)
-    en["energy_mwh"] = en["value"]
-    en["cost_usd"] = en["value"] * price
-    en["carbon_t"] = en["value"] * carbon
+    en = source_energy(ctx)
     hours = indexed(ds.table("periods"), "period")["hours"]
     ups = pd.concat(
         [

@@ -12,7 +12,7 @@ from optimizer.components.construction import retrofit_downtime_mw
 from optimizer.components.key_match import gather
 from optimizer.components.plan_context import PlanContext
 from optimizer.components.power_check import extra_grid_mw
-from optimizer.components.power_tables import extra_facility_mw
+from optimizer.components.power_tables import extra_facility_mw, source_energy
 from optimizer.components.table_columns import DUAL, F64, PER_UNIT, PERIOD, SITE, STR, col
 from optimizer.lp.frames import column_values, indexed
 from optimizer.lp.frames import frame as object_frame
@@ -35,14 +35,16 @@ def _build_out(ctx: PlanContext) -> pd.DataFrame:
 def _energy(ctx: PlanContext) -> pd.DataFrame:
     """Build energy per site and period: IT and facility MWh, water, cost and carbon.
 
-    When power is a decision the cost and carbon are the sums over the power sources
-    (:mod:`optimizer.components.power_tables`).
+    When power is a decision the cost and carbon are the sums over the power sources'
+    MWh at each source's price per MWh (:func:`~optimizer.components.power_tables.
+    source_energy`): the cost of the energy, without the rent and fixed cost of the
+    capacity that power_sources adds (the energy cost read 51,111 where the energy
+    term was 50,000, a flexible upgrade's rent counted in).
     """
     es = ctx.site_energy.copy(deep=False)
     if extra_facility_mw(ctx).empty:
         return es
-    sources = ctx.table("power_sources")
-    by = sources.groupby(["site", "period"])[["cost_usd", "carbon_t"]].sum()
+    by = source_energy(ctx).groupby(["site", "period"])[["cost_usd", "carbon_t"]].sum()
     key = pd.MultiIndex.from_frame(es[["site", "period"]])
     es["energy_cost_usd"] = by["cost_usd"].reindex(key).fillna(0.0).to_numpy()
     es["carbon_t"] = by["carbon_t"].reindex(key).fillna(0.0).to_numpy()
