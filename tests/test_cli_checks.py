@@ -213,6 +213,17 @@ def test_sample_scenarios_refuses_an_unknown_base_and_a_negative_seed() -> None:
 # --- solve, batch, bench, export-lp --------------------------------------------------
 
 
+def test_an_unknown_solver_is_said_once_by_batch(tmp_path: Path) -> None:
+    """The solver check's exit is a RuntimeError: the batch's Dask handler caught it and
+    added "cannot start the batch on a local Dask cluster: 1"."""
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"data: {TINY}\nscenarios: [neutral]\n")
+    res, text = _run(["batch", str(sweep), "--solver", "nope", "-o", str(tmp_path / "out")])
+    assert res.exit_code != 0
+    assert "solver 'nope' is not available" in text
+    assert "cannot start the batch" not in text
+
+
 @pytest.mark.parametrize("value", ["-1", "0", "nan", "inf"])
 @pytest.mark.parametrize("command", ["solve", "batch", "bench"])
 def test_time_limits_are_finite_and_above_zero(command: str, value: str, no_compute: None) -> None:

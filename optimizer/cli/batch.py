@@ -181,6 +181,8 @@ def batch(
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
     refuse_bad_out(console, out)
     settings = dict[str, Any](formulation=formulation, objective=objective.value)
+    # before the try: its typer.Exit is a RuntimeError, which read as a Dask start error
+    options = SolveOptions(require_solver(solver), time_limit, **settings)
     try:  # SIGTERM stops it as Ctrl-C does (the command group's sigterm_as_interrupt)
         spec = check_data_dir(load_sweep(sweep))
         result = run_batch(
@@ -188,13 +190,15 @@ def batch(
             out,
             workers=workers,
             scheduler=scheduler,
-            options=SolveOptions(require_solver(solver), time_limit, **settings),
+            options=options,
             reuse=reuse,
             on_invalid=lambda bad: render_invalid(bad, console),
             cluster=_cluster_options(secure, tls, worker_timeout),
             on_other_sweeps=lambda names: console.print(other_sweeps_note(out, names)),
             on_warnings=lambda found: _print_unread(console, found),
         )
+    except typer.Exit:  # a RuntimeError too: the command's own exit, said already
+        raise
     except (OSError, TimeoutError, RuntimeError) as e:
         console.print(f"[red]error:[/red] {escape(_start_error(e, scheduler))}")
         raise typer.Exit(1) from None

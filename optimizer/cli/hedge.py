@@ -282,6 +282,8 @@ def _hedge_plan(console: Console, names: list[str], dsets: list[Dataset], **kw: 
     except (OSError, TimeoutError) as e:
         target = f"the Dask scheduler {kw.get('scheduler')}" if kw.get("scheduler") else "Dask"
         console.print(f"[red]error:[/red] cannot run the hedge on {escape(target)}: {e}")
+    except typer.Exit:  # a RuntimeError too: the command's own exit, said already
+        raise
     except RuntimeError as e:
         console.print(f"[red]error:[/red] no hedged plan was found: {escape(str(e))}")
     raise typer.Exit(1)

@@ -53,6 +53,8 @@ def hedge_tree(
         msg = "; ".join(f.message for f in e.findings[:3])
         console.print(f"[red]error:[/red] {tree_file}: a branch's overrides: {escape(msg)}")
         return 1
+    except typer.Exit:  # a RuntimeError too: the command's own exit, said already
+        raise
     except RuntimeError as e:
         console.print(f"[red]error:[/red] {escape(str(e))}")
         return 1
