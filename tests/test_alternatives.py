@@ -182,3 +182,16 @@ def test_the_fleet_quantity_counts_the_initial_fleet_its_report_holds() -> None:
     alt = top.result.tables["fleet"]
     alt_last = alt[(alt["period"] == alt["period"].max()) & (alt["chip"] == "h100")]
     assert top.value == pytest.approx(float(alt_last["fleet_chips"].sum()))
+
+
+def test_a_slack_of_zero_ranges_the_optimal_face_of_the_default_plan() -> None:
+    """--slack 0 passed the option check, then the capped solves ended 'Unknown' (a cap
+    at C* exactly is met only to the solver's tolerance); the cap now has 1e-9 of room."""
+    from tests.conftest import DEFAULT_DATA
+
+    res = near_optimal_ranges(load_dataset(DEFAULT_DATA), [0.0], focus=["trainium_share_of_demand"])
+    assert [a.result.status.value for a in res.alternatives] == ["optimal", "optimal"]
+    r = _row(res.ranges, "trainium_share_of_demand", 0.0)
+    assert r["min"] <= r["at_optimum"] <= r["max"]
+    assert r["max"] - r["min"] == pytest.approx(0.0, abs=1e-3)
+    assert cap_rhs(100.0, 0.0) == pytest.approx(100.0 + 1e-7)

@@ -208,9 +208,19 @@ def parse_slacks(text: str | Sequence[float], option: str = "--slack") -> tuple[
     return out
 
 
+#: Smallest relative slack the cap is given (about the solver's optimality tolerance). A cap
+#: at C* exactly is met only to the solver's tolerance, and HiGHS ended the capped solve
+#: "Unknown" (--slack 0 failed after the optimum was solved).
+CAP_TOLERANCE = 1e-9
+
+
 def cap_rhs(optimum_usd: float, slack: float) -> float:
-    """Cost cap ``C* + slack |C*|`` (``(1 + slack) C*`` for a positive cost), USD."""
-    return optimum_usd + slack * abs(optimum_usd)
+    """Cost cap ``C* + max(slack, 1e-9) |C*|`` (``(1 + slack) C*`` for a positive cost), USD.
+
+    A slack of 0 asks for the optimal face: the plans as cheap as the optimum, within the
+    solver's tolerance (:data:`CAP_TOLERANCE`).
+    """
+    return optimum_usd + max(slack, CAP_TOLERANCE) * abs(optimum_usd)
 
 
 def with_cost_cap(model: PlanningModel) -> PlanningModel:
