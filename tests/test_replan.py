@@ -331,6 +331,22 @@ def test_forecast_file_errors_name_file_line_value(
         read_forecast_file(f, hand.periods, revealed_parameters(hand))  # type: ignore[attr-defined]
 
 
+def test_a_forecast_file_saved_by_a_spreadsheet_reads_or_says_its_encoding(
+    hand: object, tmp_path: Path
+) -> None:
+    """A byte-order mark ("CSV UTF-8") read as a header without its columns; Latin-1
+    text gave a UnicodeDecodeError traceback."""
+    f = tmp_path / "bom.csv"
+    f.write_bytes(b"\xef\xbb\xbfquarter,parameter,level\n2026Q1,demand_a,0.8\n")
+    params = revealed_parameters(hand)  # type: ignore[attr-defined]
+    rev = read_forecast_file(f, hand.periods, params)  # type: ignore[attr-defined]
+    assert rev is not None
+    g = tmp_path / "latin.csv"
+    g.write_bytes(b"quarter,parameter,level\n2026Q1,demand_a,0.8\n# pr\xe9vision\n")
+    with pytest.raises(ReplanInputError, match=r"latin.csv: not UTF-8 text .*save it as CSV"):
+        read_forecast_file(g, hand.periods, params)  # type: ignore[attr-defined]
+
+
 def test_cli_bad_options_exit_2(tmp_path: Path) -> None:
     from typer.testing import CliRunner
 

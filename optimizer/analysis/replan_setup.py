@@ -314,11 +314,15 @@ def read_forecast_file(
         (the last had won): the message names the file, the line and the value.
     """
     path = Path(path)
-    try:
-        with path.open(newline="", encoding="utf-8") as fh:
+    try:  # utf-8-sig: a spreadsheet's "CSV UTF-8" starts with a byte-order mark
+        with path.open(newline="", encoding="utf-8-sig") as fh:
             rows = list(csv.DictReader(fh))
     except OSError as e:
         raise ReplanInputError(f"{path}: cannot read the forecast file: {e}") from e
+    except UnicodeDecodeError as e:
+        raise ReplanInputError(
+            f"{path}: not UTF-8 text ({e.reason} at byte {e.start}): save it as CSV UTF-8"
+        ) from None
     need = {"quarter", "parameter", "level"}
     header = set(rows[0]) if rows else set()
     if not need <= header:
