@@ -76,6 +76,20 @@ def test_a_run_folder_is_a_collection_and_read_report_refuses_it(run_dir: Path) 
     assert list(back) == ["neutral", "squeeze"]
 
 
+def test_a_run_folder_with_run_level_tables_is_still_a_run(run_dir: Path, tmp_path: Path) -> None:
+    """An alternatives run folder holds alternatives_ranges.parquet beside its scenario
+    folders: read_report read it as one scenario's folder, an empty Plan."""
+    import shutil
+
+    import pandas as pd
+
+    run = tmp_path / "run"
+    shutil.copytree(run_dir, run)
+    pd.DataFrame({"quantity": ["fleet"], "min": [1.0]}).to_parquet(run / "ranges.parquet")
+    with pytest.raises(ReportError, match="holds 2 scenarios \\(neutral, squeeze\\): use read_run"):
+        cp.read_report(run)
+
+
 def test_collection_statistics_group_by_scenario(plans: PlanCollection, run_dir: Path) -> None:
     for collection in (plans, cp.read_run(run_dir, data=TINY)):
         capex = collection.statistics.capex(groupby="scenario").set_index("scenario")

@@ -522,7 +522,7 @@ def read_report(path: str | os.PathLike[str], data: Any = None) -> Plan:
     """
     path = Path(path)
     scenarios = sorted(p for p in path.glob("scenario=*") if p.is_dir())
-    if scenarios and not list(path.glob("*.parquet")):
+    if scenarios:  # a run folder, even with run-level tables (alternatives_ranges.parquet)
         if len(scenarios) != 1:
             names = ", ".join(scenario_name_from_dir(p) for p in scenarios)
             raise ReportError(f"{path} holds {len(scenarios)} scenarios ({names}): use read_run")
