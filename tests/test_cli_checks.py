@@ -213,6 +213,20 @@ def test_sample_scenarios_refuses_an_unknown_base_and_a_negative_seed() -> None:
 # --- solve, batch, bench, export-lp --------------------------------------------------
 
 
+def test_batch_refuses_another_commands_run_folder(tmp_path: Path, no_compute: None) -> None:
+    """A batch into an alternatives run folder replaced its optimum's plan by a plan of
+    other data, and read_run warned of nothing."""
+    run = tmp_path / "run"
+    (run / "scenario=neutral").mkdir(parents=True)
+    (run / "manifest.json").write_text('{"run_id": "x", "scenarios": {}}')
+    sweep = tmp_path / "s.yaml"
+    sweep.write_text(f"data: {TINY}\nscenarios: [neutral]\n")
+    res, text = _run(["batch", str(sweep), "-o", str(run)])
+    assert res.exit_code == 1
+    assert "is the run folder of another command" in text and "Nothing was solved" in text
+    assert sorted(p.name for p in run.iterdir()) == ["manifest.json", "scenario=neutral"]
+
+
 def test_an_unknown_solver_is_said_once_by_batch(tmp_path: Path) -> None:
     """The solver check's exit is a RuntimeError: the batch's Dask handler caught it and
     added "cannot start the batch on a local Dask cluster: 1"."""

@@ -180,6 +180,7 @@ def batch(
     console = command_console()
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
     refuse_bad_out(console, out)
+    _refuse_other_run(console, out)
     settings = dict[str, Any](formulation=formulation, objective=objective.value)
     # before the try: its typer.Exit is a RuntimeError, which read as a Dask start error
     options = SolveOptions(require_solver(solver), time_limit, **settings)
@@ -214,6 +215,24 @@ def batch(
         raise typer.Exit(code) from None
     render_batch(result, console)
     raise typer.Exit(0 if result.n_failed == 0 and result.n_replaced == 0 else 1)
+
+
+def _refuse_other_run(console: Any, out: Path) -> None:
+    """Exit 1 when ``out`` is the run folder of another command (solve, alternatives ...).
+
+    A batch writes its cases into ``out`` itself: into a run folder it replaced that
+    run's plans of the same name (an alternatives optimum by a plan of other data, with
+    no warning on read). Such a folder has a ``manifest.json`` and no batch manifest.
+    """
+    from optimizer.analysis.batch_folder import BATCH_MANIFEST
+
+    if (out / "manifest.json").is_file() and not (out / BATCH_MANIFEST).is_file():
+        console.print(
+            f"[red]error: --out {out}:[/red] is the run folder of another command (it has "
+            "a manifest.json and no batch manifest); give the batch a folder of its own. "
+            "Nothing was solved."
+        )
+        raise typer.Exit(1)
 
 
 def _start_error(e: BaseException, scheduler: str | None) -> str:
