@@ -860,3 +860,23 @@ def test_the_summary_is_rewritten_before_the_first_solve(
     (at_start,) = seen
     assert set(at_start["state"]) == {"other_run"}
     assert at_start["objective_usd"].isna().all()
+
+
+def test_read_run_names_done_cases_whose_folders_are_gone(
+    tmp_path: Path, scheduler_address: str
+) -> None:
+    """A case folder deleted after it was recorded done (by hand, or mid-run by another
+    process) left read_run one plan short of the manifest, without a word."""
+    import shutil
+
+    sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    shutil.rmtree(out / "scenario=squeeze")
+    with pytest.warns(UserWarning, match=r"records 1 case\(s\) as done whose folders are missing"):
+        back = read_run(out)
+    assert list(back) == ["neutral"]
+    with warnings.catch_warnings():  # every done case has its folder: nothing to say
+        warnings.simplefilter("error")
+        run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+        assert list(read_run(out)) == ["neutral", "squeeze"]

@@ -179,8 +179,7 @@ def batch(
 
     console = command_console()
     tls = _tls_files(scheduler, tls_ca_file, tls_cert, tls_key)
-    refuse_bad_out(console, out)
-    _refuse_other_run(console, out)
+    _refuse_bad_batch_out(console, out)
     settings = dict[str, Any](formulation=formulation, objective=objective.value)
     # before the try: its typer.Exit is a RuntimeError, which read as a Dask start error
     options = SolveOptions(require_solver(solver), time_limit, **settings)
@@ -203,11 +202,8 @@ def batch(
     except (OSError, TimeoutError, RuntimeError) as e:
         console.print(f"[red]error:[/red] {escape(_start_error(e, scheduler))}")
         raise typer.Exit(1) from None
-    except SweepSpecError as e:
-        _print_sweep_error(console, e)
-        raise typer.Exit(1) from None
-    except DataValidationError as e:
-        print_findings(list(e.findings))
+    except (SweepSpecError, DataValidationError) as e:
+        _print_input_error(console, e)
         raise typer.Exit(1) from None
     except KeyboardInterrupt as e:  # Ctrl-C, or SIGTERM (Terminated): the same clean stop
         ended, code = interrupt_ending(e)
@@ -217,14 +213,26 @@ def batch(
     raise typer.Exit(0 if result.n_failed == 0 and result.n_replaced == 0 else 1)
 
 
-def _refuse_other_run(console: Any, out: Path) -> None:
-    """Exit 1 when ``out`` is the run folder of another command (solve, alternatives ...).
+def _print_input_error(console: Any, e: Exception) -> None:
+    """Print a sweep file's errors, or the data's findings."""
+    from optimizer.analysis.sweep_errors import SweepSpecError
+
+    if isinstance(e, SweepSpecError):
+        _print_sweep_error(console, e)
+    else:
+        print_findings(list(getattr(e, "findings", ())))
+
+
+def _refuse_bad_batch_out(console: Any, out: Path) -> None:
+    """Exit 1 when ``out`` cannot hold a batch, or is another command's run folder.
 
     A batch writes its cases into ``out`` itself: into a run folder it replaced that
     run's plans of the same name (an alternatives optimum by a plan of other data, with
     no warning on read). Such a folder has a ``manifest.json`` and no batch manifest.
     """
     from optimizer.analysis.batch_folder import BATCH_MANIFEST
+
+    refuse_bad_out(console, out)
 
     if (out / "manifest.json").is_file() and not (out / BATCH_MANIFEST).is_file():
         console.print(

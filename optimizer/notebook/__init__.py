@@ -13,6 +13,7 @@ Modules
 ``statistics``  tidy statistics of a plan summed from its result tables, with groupby.
 ``plots``       plotly figures of the statistics: area, bar, line, heatmap.
 ``plan``        Plan, PlanCollection, compare, and reading a report folder back.
+``run_checks``  what reading a folder back warns of: unfinished, mixed, missing cases.
 """
 
 from optimizer.notebook.keys import PlanKeys

@@ -1,0 +1,147 @@
+"""What reading a report folder back warns of: unfinished, mixed or missing scenarios.
+
+:func:`~optimizer.notebook.plan.read_report` and :func:`~optimizer.notebook.plan.read_run`
+read the files as they are; these checks compare them with the manifests beside them
+(the run's ``manifest.json``, a batch's ``batch_manifest.json``) and warn where the
+folder holds something other than one finished run's plans.
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+
+from optimizer.analysis.batch_folder import BATCH_MANIFEST
+from optimizer.output.manifest import MANIFEST_NAME
+from optimizer.output.run_folder import unfinished_note
+
+__all__ = [
+    "warn_if_done_missing",
+    "warn_if_mixed_data",
+    "warn_if_run_unfinished",
+    "warn_if_unfinished",
+]
+
+
+#: The manifest beside a scenario folder, and the state it gives a finished scenario.
+_FINISHED = ((MANIFEST_NAME, "complete"), (BATCH_MANIFEST, "done"))
+
+
+def warn_if_unfinished(folder: Path, name: str) -> None:
+    """Warn when the run's or batch's manifest does not call scenario ``name`` finished.
+
+    The folder may then hold an earlier write's files (its re-solve failed or was
+    interrupted) or files no manifest vouches for: read as they are, they are a stale
+    plan. A folder with neither manifest beside it (copied out) is read without a word.
+    """
+    for manifest, finished in _FINISHED:
+        path = folder.parent / manifest
+        if not path.is_file():
+            continue
+        try:
+            entry = json.loads(path.read_text(encoding="utf-8")).get("scenarios", {}).get(name)
+        except (OSError, ValueError, AttributeError):
+            entry = {"state": "unreadable"}
+        if entry is not None and not isinstance(entry, dict):  # hand-edited: "complete"
+            entry = {"state": f"unreadable ({entry!r})"}
+        state = "no entry" if not entry else f"state {entry.get('state')!r}"
+        if not entry or entry.get("state") != finished:
+            warnings.warn(
+                f"{folder}: {manifest} records {state} for scenario {name!r}, not "
+                f"{finished!r}; these files may be an earlier or unfinished write's. "
+                "Re-run the solve or batch to write it again.",
+                UserWarning,
+                stacklevel=3,
+            )
+        return
+
+
+def warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
+    """Warn when a batch folder's cases were solved on different data or options.
+
+    An interrupted re-run after a data edit (or with another objective) leaves the
+    cases it had not reached as the earlier run's plans, each still ``done``: read
+    together they compare plans of two datasets, or of cost and margin objectives, as
+    if of one. The batch manifest records each case's data (``tables_hash``, the tables
+    alone, so an unrelated scenario added to scenarios.yaml is the same data; every
+    entry is compared by ``dataset_hash`` when one was written before it), its solve
+    ``options`` (the objective left out of a case that names its own, as an objective
+    axis does: that is the sweep's design); a case entry without them counts as its
+    own, unknown, data.
+    """
+    try:
+        doc = json.loads((path / BATCH_MANIFEST).read_text(encoding="utf-8"))
+        entries = doc.get("scenarios", {})
+    except (OSError, ValueError, AttributeError):
+        return
+    done = {
+        n: e for n in names if isinstance(e := entries.get(n), dict) and e.get("state") == "done"
+    }
+    # one kind of hash for every entry: an entry written before tables_hash has only the other
+    field = "tables_hash" if all(e.get("tables_hash") for e in done.values()) else "dataset_hash"
+    # the objective of the cases that do not name their own: one run has one
+    plain = {
+        (e.get("options") or {}).get("objective")
+        for e in done.values()
+        if not e.get("own_objective")
+    }
+    groups: dict[tuple[str, str], list[str]] = {}
+    for name, entry in done.items():
+        data = str(entry.get(field) or "unrecorded")
+        options = dict(entry.get("options") or {})
+        if entry.get("own_objective"):  # an objective axis: the sweep's design, not a mix-up
+            options.pop("objective", None)
+            if len(plain) == 1 and None not in plain:  # as the run's other cases
+                options["objective"] = next(iter(plain))
+        groups.setdefault((data, json.dumps(options, sort_keys=True)), []).append(name)
+    if len(groups) > 1:
+        parts = "; ".join(
+            f"data {d[:12]}, options {o}: {', '.join(n)}" for (d, o), n in sorted(groups.items())
+        )
+        warnings.warn(
+            f"{path}: the cases of this batch folder were solved on different data or "
+            f"options ({parts}); they are not plans of one run. Re-run the batch to "
+            "solve every case on the current data and options.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def warn_if_done_missing(path: Path, names: Sequence[str]) -> None:
+    """Warn when the batch manifest records cases as done whose folders are gone.
+
+    A case folder deleted after its case was recorded (by hand, or by another process
+    while the batch ran) left read_run with fewer plans than the manifest's done
+    count, without a word.
+    """
+    try:
+        doc = json.loads((path / BATCH_MANIFEST).read_text(encoding="utf-8"))
+        entries = doc.get("scenarios", {})
+        gone = sorted(
+            n
+            for n, e in entries.items()
+            if isinstance(e, dict) and e.get("state") == "done" and n not in set(names)
+        )
+    except (OSError, ValueError, AttributeError):
+        return
+    if gone:
+        warnings.warn(
+            f"{path}: the batch manifest records {len(gone)} case(s) as done whose folders "
+            f"are missing ({', '.join(gone[:10])}{', ...' if len(gone) > 10 else ''}); "
+            "re-run the batch to solve them again.",
+            UserWarning,
+            stacklevel=3,
+        )
+
+
+def warn_if_run_unfinished(run_dir: Path, names: Sequence[str]) -> None:
+    """Warn when the run folder's writer has not finished it (or died part way)."""
+    note = unfinished_note(run_dir, names)
+    if note:
+        warnings.warn(
+            f"{note}. Re-run the command that wrote it to have every scenario.",
+            UserWarning,
+            stacklevel=3,
+        )
