@@ -880,3 +880,22 @@ def test_read_run_names_done_cases_whose_folders_are_gone(
         warnings.simplefilter("error")
         run_batch(sweep, out, scheduler=scheduler_address, progress=False)
         assert list(read_run(out)) == ["neutral", "squeeze"]
+
+
+def test_a_table_copied_from_another_case_is_redone_on_resume(
+    tmp_path: Path, scheduler_address: str
+) -> None:
+    """A resume kept a case holding another case's build_out as done (its own checks
+    passed), and read_run then refused the folder: the resume reads the footers too."""
+    import shutil
+
+    sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    shutil.copy(out / "scenario=neutral" / "build_out.parquet", out / "scenario=squeeze")
+    problem = case_problem(out, "squeeze", read_batch_manifest(out)["scenarios"]["squeeze"])
+    assert problem is not None and "of scenario 'neutral', not of 'squeeze'" in problem
+    run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    back = read_run(out)
+    assert list(back) == ["neutral", "squeeze"]
+    assert case_problem(out, "squeeze", read_batch_manifest(out)["scenarios"]["squeeze"]) is None

@@ -5,7 +5,8 @@ with what is on disk; otherwise it is recorded ``failed`` and redone by the next
 of the same command. The checks, in order:
 
 1. every table of :data:`optimizer.output.parquet_tables.RESULT_SCHEMAS` has its file, and
-   the files listed in the manifest entry exist;
+   the files listed in the manifest entry exist, each of this case and run by its footer
+   (as read_report checks them);
 2. ``summary.parquet`` holds one row whose status is the entry's status;
 3. a status with a plan (``optimal``, ``time_limit_feasible``) has a finite
    objective, a non-empty ``costs`` table whose ``cost_usd`` sums to the objective
@@ -72,6 +73,24 @@ def _missing_files(sdir: Path, out: Path, entry: Mapping[str, Any]) -> str | Non
     return None
 
 
+def _other_plans_files(sdir: Path) -> str | None:
+    """Say which file of the folder is another table's, scenario's or run's (None: none).
+
+    The footers read_report checks (:func:`optimizer.output.parquet_tables.check_one_plan`):
+    a table copied from another case was kept as done on resume, then read_run refused
+    the folder.
+    """
+    from optimizer.output.atomic import ReportError
+    from optimizer.output.parquet_tables import check_one_plan, check_table_file
+
+    files = [p for p in sorted(sdir.glob("*.parquet")) if not p.name.startswith(".")]
+    try:
+        check_one_plan(sdir, {p: check_table_file(p) for p in files})
+    except ReportError as e:
+        return str(e)
+    return None
+
+
 def _plan_problem(sdir: Path, entry: Mapping[str, Any], summary: Mapping[str, Any]) -> str | None:
     """Run checks 3 and 4 for a status that has a plan."""
     obj = entry.get("objective_usd")
@@ -123,7 +142,7 @@ def case_problem(out_dir: str | Path, case: str, entry: Mapping[str, Any] | None
     out = Path(out_dir)
     sdir = scenario_dir(out, case)
     try:
-        problem = _missing_files(sdir, out, entry)
+        problem = _missing_files(sdir, out, entry) or _other_plans_files(sdir)
         if problem:
             return problem
         rows = pq.read_table(sdir / "summary.parquet").to_pylist()

@@ -33,6 +33,7 @@ from optimizer.output.table_schema import RESULT_TABLES
 __all__ = [
     "RESULT_SCHEMAS",
     "ReportTables",
+    "check_one_plan",
     "check_table_file",
     "open_table_dataset",
     "read_metadata",
@@ -455,7 +456,7 @@ def read_report(path: str | os.PathLike[str]) -> ReportTables:
     own = sorted(path.glob("*.parquet"))
     if own:
         tables = {p: _read_checked(p) for p in own if not p.name.startswith(".")}
-        _check_one_plan(path, {p: t.schema for p, t in tables.items()})
+        check_one_plan(path, {p: t.schema for p, t in tables.items()})
         read = {p.stem: t.to_pandas() for p, t in tables.items()}
         return ReportTables(read, dict.fromkeys(_warn_missing_tables(path), path))
     names = sorted({p.stem for p in path.glob("scenario=*/*.parquet")})
@@ -464,7 +465,7 @@ def read_report(path: str | os.PathLike[str]) -> ReportTables:
     absent: dict[str, Path] = {}
     for sdir in sorted(path.glob("scenario=*")):
         files = [p for p in sorted(sdir.glob("*.parquet")) if not p.name.startswith(".")]
-        _check_one_plan(sdir, {p: check_table_file(p) for p in files})
+        check_one_plan(sdir, {p: check_table_file(p) for p in files})
         absent.update((t, sdir) for t in _warn_missing_tables(sdir) if t not in absent)
     out: dict[str, pd.DataFrame] = {}
     for name in names:
@@ -540,7 +541,7 @@ def _read_checked(p: Path) -> pa.Table:
     return table
 
 
-def _check_one_plan(sdir: Path, schemas: Mapping[Path, pa.Schema]) -> None:
+def check_one_plan(sdir: Path, schemas: Mapping[Path, pa.Schema]) -> None:
     """ReportError unless a scenario folder's files are of its scenario and of one run.
 
     A table copied from another scenario's folder (or another run's) read as this plan's
