@@ -335,8 +335,50 @@ def test_the_hedge_manifest_is_strict_json_when_eev_is_infinite(tmp_path: Path) 
     back = json.loads(text)
     assert back["result"]["eev_usd"] is None and back["result"]["vss_usd"] is None
     assert back["result"]["gap_rel"] is None and back["result"]["expected_cost_usd"] == 5.0
+    # one master iteration after the EV plan's evaluation (row 0), as the CLI prints it
+    assert back["result"]["iterations"] == 1
     assert back["scenarios"]["mc_000"] == {
         "weight": 0.5,
         "inputs": "scenario=mc_000/inputs.yaml",
         "dataset_hash": "h0",
     }
+
+
+def test_the_frontier_and_chance_folders_name_the_base_data_and_record_the_draws(
+    tmp_path: Path,
+) -> None:
+    """The frontier's run ID named the first draw's data hash, and its folder held the
+    two files alone: seed, samples and base were nowhere."""
+    import json
+    from types import SimpleNamespace
+
+    import pandas as pd
+    from rich.console import Console
+
+    from optimizer.cli.hedge_folder import drawn_settings, write_chance, write_frontier
+
+    settings = {**drawn_settings("neutral", "02548e90ffff", 4, 7, None), "alpha": 0.9}
+    table = pd.DataFrame(
+        {
+            "risk_weight": [0.0, 1.0],
+            "alpha": [0.9, 0.9],
+            "expected_cost_usd": [1e9, 1.1e9],
+            "cvar_usd": [2e9, 1.5e9],
+            "var_usd": [1.8e9, 1.4e9],
+        }
+    )
+    console = Console(file=open(os.devnull, "w"))  # noqa: SIM115
+    assert write_frontier(console, table, tmp_path, settings) == 0
+    chance = SimpleNamespace(per_scenario=pd.DataFrame({"scenario": ["mc_000"], "met": [True]}))
+    assert write_chance(console, chance, tmp_path, settings) == 0
+    for kind, files in (
+        ("hedge-frontier", {"frontier.csv", "frontier.html"}),
+        ("hedge-chance", {"chance.csv"}),
+    ):
+        (run,) = tmp_path.glob(f"{kind}-*")
+        assert run.name.endswith("02548e90")
+        assert {p.name for p in run.iterdir()} == files | {"manifest.json"}
+        doc = json.loads((run / "manifest.json").read_text())
+        assert doc["kind"] == kind and doc["run_id"] == run.name
+        assert doc["settings"]["seed"] == 7 and doc["settings"]["samples"] == 4
+        assert doc["settings"]["base_dataset_hash"] == "02548e90ffff"

@@ -167,17 +167,20 @@ def hedge(
             raise typer.Exit(code)
     with exit_on_interrupt(console):
         names, dsets, inputs, base_hash = _hedge_scenarios(console, data, base, samples, seed)
+        drawn = drawn_settings(base, base_hash, samples, seed, spec)
         if chance is not None:
             spec_c = (chance, chance_method.value, fresh, first_stage.value)
-            raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, out))
+            at = (out, {**drawn, "chance": chance, "chance_method": chance_method.value})
+            raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, at))
         if frontier:
-            code = _frontier(console, dsets, names, method, alpha, weights, out, **lshaped)
+            at = (out, {**drawn, "alpha": alpha, "weights": weights})
+            code = _frontier(console, dsets, names, method, alpha, weights, at, **lshaped)
             raise typer.Exit(code)
         if method == _HedgeMethod.extensive:
             kind, goal = first_stage.value, objective.value
             rp = _extensive_rp(console, names, dsets, kind, risk=spec, objective=goal)
             raise typer.Exit(0 if rp is not None else 1)
-        written = (out, inputs, drawn_settings(base, base_hash, samples, seed, spec))
+        written = (out, inputs, drawn)
         code = _run_lshaped(console, names, dsets, spec, lshaped, reference, written)
     raise typer.Exit(code)
 
@@ -417,10 +420,13 @@ def _frontier(
     method: _HedgeMethod,
     alpha: float,
     weights: str | None,
-    out: Path | None,
+    written: tuple[Path | None, dict[str, Any]],
     **kw: Any,
 ) -> int:
-    """Solve and print the frontier (expected cost against CVaR); write it under ``--out``."""
+    """Solve and print the frontier (expected cost against CVaR); write it under ``--out``.
+
+    ``written`` is ``--out`` and the settings its manifest records.
+    """
     from optimizer.analysis.hedge_risk import (
         DEFAULT_FRONTIER_WEIGHTS,
         extensive_frontier,
@@ -445,8 +451,9 @@ def _frontier(
         console.print(f"[yellow]note:[/yellow] {n}")
     ok = bool(table["expected_cost_usd"].notna().all())
     code = 0 if ok else 1
+    out, settings = written
     if out is not None:
-        code = max(code, write_frontier(console, table, out, dsets[0].hash))
+        code = max(code, write_frontier(console, table, out, settings))
     return code
 
 
@@ -458,9 +465,12 @@ def _chance(
     names: list[str],
     dsets: list[Dataset],
     spec_c: tuple[str, str, int, str],
-    out: Path | None,
+    written: tuple[Path | None, dict[str, Any]],
 ) -> int:
-    """Solve the chance-constrained plan; print its cost, gap and achieved probabilities."""
+    """Solve the chance-constrained plan; print its cost, gap and achieved probabilities.
+
+    ``written`` is ``--out`` and the settings its manifest records.
+    """
     from rich.markup import escape
 
     from optimizer.analysis.hedge_chance import chance_plan
@@ -503,6 +513,7 @@ def _chance(
     for label, v in rows:
         console.print(f"{label:>32}: {v}")
     code = 0 if c.status == "optimal" else 1
+    out, settings = written
     if out is not None:
-        code = max(code, write_chance(console, c, out, dsets[0].hash))
+        code = max(code, write_chance(console, c, out, settings))
     return code

@@ -108,7 +108,8 @@ def _hedge_manifest(
         "dataset_name": inputs[0].dataset_name if inputs else "",
         "method": "lshaped",
         "settings": settings,
-        "result": {**result, "iterations": len(p.iterations)},
+        # master iterations: row 0 of the table is the EV plan's evaluation (the CLI's count)
+        "result": {**result, "iterations": len(p.iterations) - 1},
         "scenarios": scenarios,
     }
 
@@ -137,35 +138,62 @@ def frontier_shown(table: Any, alpha: float) -> Any:
     return shown
 
 
-def write_frontier(console: Console, table: Any, out: Path, dataset_hash: str) -> int:
-    """Write ``frontier.csv`` and the chart ``frontier.html`` into a new run folder."""
+def write_frontier(console: Console, table: Any, out: Path, settings: dict[str, Any]) -> int:
+    """Write ``frontier.csv``, the chart ``frontier.html`` and a manifest into a run folder.
+
+    ``settings`` are the draws' (:func:`drawn_settings`) plus the frontier's own (alpha,
+    weights); the run ID names the base data (it named the first draw's), and the
+    manifest records seed, samples and base (the folder held the two files alone).
+    """
     from optimizer.analysis.hedge_risk import frontier_figure
-    from optimizer.output.atomic import ReportError, write_csv_atomic
-    from optimizer.output.run_folder import claimed_run_dir, default_run_id
+    from optimizer.output.atomic import write_csv_atomic
 
+    def fill(run_dir: Path) -> None:
+        write_csv_atomic(run_dir / "frontier.csv", table)
+        frontier_figure(table).write_html(run_dir / "frontier.html", include_plotlyjs=True)
+
+    return _write_run(console, out, "hedge-frontier", settings, fill, "frontier.csv, frontier.html")
+
+
+def write_chance(console: Console, c: Any, out: Path, settings: dict[str, Any]) -> int:
+    """Write ``chance.csv`` (per scenario, in and out of sample) and a manifest (as above)."""
+    from optimizer.output.atomic import write_csv_atomic
+
+    def fill(run_dir: Path) -> None:
+        write_csv_atomic(run_dir / "chance.csv", c.per_scenario)
+
+    return _write_run(console, out, "hedge-chance", settings, fill, "chance.csv")
+
+
+def _write_run(
+    console: Console,
+    out: Path,
+    kind: str,
+    settings: dict[str, Any],
+    fill: Any,
+    files: str,
+) -> int:
+    """Claim ``<out>/<kind>-<run_id>``, ``fill`` it and add its ``manifest.json``; 1 on error."""
+    from optimizer.output.atomic import ReportError, write_json_atomic
+    from optimizer.output.manifest import package_version
+    from optimizer.output.run_folder import claimed_run_dir, default_run_id, utc_stamp
+
+    run_id = f"{kind}-" + default_run_id(settings["base_dataset_hash"])
     try:
-        with claimed_run_dir(out, "hedge-frontier-" + default_run_id(dataset_hash)) as run_dir:
-            write_csv_atomic(run_dir / "frontier.csv", table)
-            frontier_figure(table).write_html(run_dir / "frontier.html", include_plotlyjs=True)
+        with claimed_run_dir(out, run_id) as run_dir:
+            fill(run_dir)
+            doc = {
+                "kind": kind,
+                "run_id": run_dir.name,
+                "created_utc": utc_stamp(),
+                "package_version": package_version(),
+                "settings": settings,
+            }
+            write_json_atomic(run_dir / "manifest.json", doc)
     except (OSError, ReportError) as e:
-        console.print(f"[red]error: --out {out}:[/red] the frontier was not written: {e}")
+        console.print(f"[red]error: --out {out}:[/red] the tables were not written: {e}")
         return 1
-    console.print(f"Tables: {run_dir}/ (frontier.csv, frontier.html)")
-    return 0
-
-
-def write_chance(console: Console, c: Any, out: Path, dataset_hash: str) -> int:
-    """Write ``chance.csv`` (per scenario, in and out of sample) into a new run folder."""
-    from optimizer.output.atomic import ReportError, write_csv_atomic
-    from optimizer.output.run_folder import claimed_run_dir, default_run_id
-
-    try:
-        with claimed_run_dir(out, "hedge-chance-" + default_run_id(dataset_hash)) as run_dir:
-            write_csv_atomic(run_dir / "chance.csv", c.per_scenario)
-    except (OSError, ReportError) as e:
-        console.print(f"[red]error: --out {out}:[/red] the table was not written: {e}")
-        return 1
-    console.print(f"Tables: {run_dir}/ (chance.csv)")
+    console.print(f"Tables: {run_dir}/ ({files}, manifest.json)")
     return 0
 
 
