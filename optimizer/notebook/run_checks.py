@@ -12,6 +12,7 @@ import json
 import warnings
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from optimizer.analysis.batch_folder import BATCH_MANIFEST
 from optimizer.output.manifest import MANIFEST_NAME
@@ -58,6 +59,15 @@ def warn_if_unfinished(folder: Path, name: str) -> None:
         return
 
 
+def _batch_entries(path: Path) -> dict[str, Any] | None:
+    """Return the scenario entries of the batch manifest in ``path`` (None: unreadable)."""
+    try:
+        entries = json.loads((path / BATCH_MANIFEST).read_text(encoding="utf-8"))["scenarios"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return entries if isinstance(entries, dict) else None
+
+
 def warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
     """Warn when a batch folder's cases were solved on different data or options.
 
@@ -71,10 +81,8 @@ def warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
     axis does: that is the sweep's design); a case entry without them counts as its
     own, unknown, data.
     """
-    try:
-        doc = json.loads((path / BATCH_MANIFEST).read_text(encoding="utf-8"))
-        entries = doc.get("scenarios", {})
-    except (OSError, ValueError, AttributeError):
+    entries = _batch_entries(path)
+    if entries is None:
         return
     done = {
         n: e for n in names if isinstance(e := entries.get(n), dict) and e.get("state") == "done"
@@ -116,16 +124,13 @@ def warn_if_done_missing(path: Path, names: Sequence[str]) -> None:
     while the batch ran) left read_run with fewer plans than the manifest's done
     count, without a word.
     """
-    try:
-        doc = json.loads((path / BATCH_MANIFEST).read_text(encoding="utf-8"))
-        entries = doc.get("scenarios", {})
-        gone = sorted(
-            n
-            for n, e in entries.items()
-            if isinstance(e, dict) and e.get("state") == "done" and n not in set(names)
-        )
-    except (OSError, ValueError, AttributeError):
-        return
+    entries = _batch_entries(path) or {}
+    here = set(names)
+    gone = sorted(
+        n
+        for n, e in entries.items()
+        if isinstance(e, dict) and e.get("state") == "done" and n not in here
+    )
     if gone:
         warnings.warn(
             f"{path}: the batch manifest records {len(gone)} case(s) as done whose folders "
