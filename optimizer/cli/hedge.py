@@ -146,12 +146,11 @@ def hedge(
     objective: ObjectiveOpt = Objective.cost,
 ) -> None:
     """Solve the hedged plan (see HEDGE_HELP)."""
+    from optimizer.cli.printing import command_console
     from optimizer.plan.risk import RiskSpec
 
     require_highs("capacity hedge")
     spec = RiskSpec(alpha, weight) if risk == _Risk.cvar else None
-    from optimizer.cli.printing import command_console
-
     console = command_console()
     if out is not None:
         refuse_bad_out(console, out)
@@ -160,22 +159,18 @@ def hedge(
     lshaped = {"workers": workers, "scheduler": scheduler, "tol": tol, "max_iter": max_iter}
     lshaped.update(first_stage=first_stage.value, objective=objective.value, time_limit_s=limit_s)
     if tree is not None:
-        from optimizer.cli.hedge_tree import hedge_tree
-
-        with exit_on_interrupt(console):
-            code = hedge_tree(console, data, base, tree, first_stage.value, out, replan_leaves)
-            raise typer.Exit(code)
+        _run_tree(console, (data, base, tree, first_stage.value, out, replan_leaves))
     with exit_on_interrupt(console):
         names, dsets, inputs, base_hash = _hedge_scenarios(console, data, base, samples, seed)
         drawn = drawn_settings(base, base_hash, samples, seed, spec)
         if chance is not None:
             spec_c = (chance, chance_method.value, fresh, first_stage.value)
-            at = (out, {**drawn, "chance": chance, "chance_method": chance_method.value})
-            raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, at))
+            raise typer.Exit(_chance(console, data, base, seed, names, dsets, spec_c, (out, drawn)))
         if frontier:
-            at = (out, {**drawn, "alpha": alpha, "weights": weights})
-            code = _frontier(console, dsets, names, method, alpha, weights, at, **lshaped)
-            raise typer.Exit(code)
+            at = (out, drawn)
+            raise typer.Exit(
+                _frontier(console, dsets, names, method, alpha, weights, at, **lshaped)
+            )
         if method == _HedgeMethod.extensive:
             kind, goal = first_stage.value, objective.value
             rp = _extensive_rp(console, names, dsets, kind, risk=spec, objective=goal)
@@ -183,6 +178,14 @@ def hedge(
         written = (out, inputs, drawn)
         code = _run_lshaped(console, names, dsets, spec, lshaped, reference, written)
     raise typer.Exit(code)
+
+
+def _run_tree(console: Console, args: tuple[Any, ...]) -> None:
+    """Solve the scenario tree (``--tree``) and exit with its code."""
+    from optimizer.cli.hedge_tree import hedge_tree
+
+    with exit_on_interrupt(console):
+        raise typer.Exit(hedge_tree(console, *args))
 
 
 def _run_lshaped(
@@ -425,7 +428,8 @@ def _frontier(
 ) -> int:
     """Solve and print the frontier (expected cost against CVaR); write it under ``--out``.
 
-    ``written`` is ``--out`` and the settings its manifest records.
+    ``written`` is ``--out`` and the draws' settings its manifest records (with alpha
+    and the weights).
     """
     from optimizer.analysis.hedge_risk import (
         DEFAULT_FRONTIER_WEIGHTS,
@@ -451,8 +455,9 @@ def _frontier(
         console.print(f"[yellow]note:[/yellow] {n}")
     ok = bool(table["expected_cost_usd"].notna().all())
     code = 0 if ok else 1
-    out, settings = written
+    out, drawn = written
     if out is not None:
+        settings = {**drawn, "alpha": alpha, "weights": weights}
         code = max(code, write_frontier(console, table, out, settings))
     return code
 
@@ -513,7 +518,8 @@ def _chance(
     for label, v in rows:
         console.print(f"{label:>32}: {v}")
     code = 0 if c.status == "optimal" else 1
-    out, settings = written
+    out, drawn = written
     if out is not None:
+        settings = {**drawn, "chance": text, "chance_method": method}
         code = max(code, write_chance(console, c, out, settings))
     return code
