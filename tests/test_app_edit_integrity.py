@@ -73,14 +73,19 @@ def test_a_renamed_site_does_not_turn_a_one_site_grid_delay_into_every_site(
     _rename_dc1(at)
     goto(at, "scenarios")
     assert not [o for o in at.session_state["overrides"] if o.get("op") == "shift"]
-    assert any(i.value == "No cell differs from the base data." for i in at.info)
+    # the diff against the data as loaded holds the rename's edits and nothing more
+    caps = [c.value for c in at.caption if "changed cell(s)" in c.value]
+    n = caps[0].split(" changed cell(s)")[0]
+    assert caps and f", {n} of them by edits on the Data page." in caps[0], caps
     warned = [w.value for w in at.warning if "grid delay was chosen for dc-1" in w.value]
     assert warned and "off until you choose its sites again" in warned[0]
     # choosing again clears the note and delays exactly the site chosen
     at.multiselect(key="cmp_grid_sites").set_value(["dc-2"])
     rerun(at)
     assert not [w for w in at.warning if "grid delay" in w.value]
-    assert set(at.dataframe[-1].value["key"]) == {"dc-2/2026Q2"}
+    # beside the rename's edits (dc-1 is dc-9 now), the delay moves dc-2 alone
+    keys = set(at.dataframe[-1].value["key"])
+    assert {k for k in keys if "dc-1" not in k and "dc-9" not in k} == {"dc-2/2026Q2"}
 
 
 def test_a_multiplier_of_a_renamed_customer_is_named_not_dropped_silently(
@@ -289,3 +294,18 @@ def test_the_sidebar_names_the_scenario_chosen_in_the_same_run(
     at.run()
     shown = [m.value for m in at.sidebar.markdown]
     assert "**squeeze**" in shown, shown
+
+
+def test_the_diff_of_edited_data_shows_the_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With 'base' chosen after an edit the page read "Diff: base -> edited" and "No cell
+    differs from the base data": it compared the edited data with itself."""
+    at = open_app(monkeypatch)
+    _edit(at, "sites", {0: {"energy_price_usd_per_mwh": 80.0}})
+    goto(at, "scenarios")
+    at.radio(key="cmp_scenario_name").set_value("base")
+    rerun(at)
+    assert not [i for i in at.info if "No cell differs" in i.value]
+    diff = at.dataframe[-1].value
+    row = diff[diff["column"] == "energy_price_usd_per_mwh"]
+    assert len(row) == 1 and float(row["new"].iloc[0]) == 80.0
+    assert any(c.value.endswith("1 of them by edits on the Data page.") for c in at.caption)

@@ -167,10 +167,15 @@ if overrides:
     with st.expander(f"{len(overrides)} composed override(s)"):
         st.json(overrides)
 
-st.subheader(f"Diff: base → {ds.scenario}")
-diff = diff_datasets(base, ds)
+# base is the data as loaded: the diff holds the cell edits too (against the edited data
+# it said "base -> edited: no cell differs" while edits were active)
+origin = ss.get("origin_ds") or base
+st.subheader(f"Diff: base (the data as loaded) → {ds.scenario}")
+diff = diff_datasets(origin, ds)
+edits = 0 if origin is base else len(diff_datasets(origin, base))
 if diff.empty:
-    st.info("No cell differs from the base data.")
+    st.info("No cell differs from the data as loaded.")
 else:
-    st.caption(f"{len(diff)} changed cell(s) in {diff['table'].nunique()} table(s).")
+    caption = f"{len(diff)} changed cell(s) in {diff['table'].nunique()} table(s)"
+    st.caption(caption + (f", {edits} of them by edits on the Data page." if edits else "."))
     st.dataframe(diff_with_units(diff), hide_index=True, width="stretch", key="scenario_diff")
