@@ -278,15 +278,19 @@ def in_scenario(f: Finding, sc: Scenario) -> Finding:
 
     A value a scenario makes invalid (``set chips.cooling`` to ``water``) was reported at
     the data cell alone, as if the CSV held it. The override is the one of ``sc`` on the
-    finding's table and column (the last, when several); a finding of no single
-    override names the scenario only.
+    finding's table and column (the last, when several), else those on its table (a
+    check across columns, such as a sale window a shift of first_period inverted); a
+    finding of no override's table names the scenario only.
     """
     table = str(f.file).removesuffix(".csv").removesuffix(".parquet")
-    hits = [i for i, o in enumerate(sc.overrides) if o.table == table and o.column == str(f.column)]
+    on_table = [i for i, o in enumerate(sc.overrides) if o.table == table]
+    hits = [i for i in on_table if sc.overrides[i].column == str(f.column)][-1:] or on_table
     at = f"scenario {sc.name!r}"
-    if hits:
-        o = sc.overrides[hits[-1]]
-        at += f" (overrides[{hits[-1]}]: {o.op} {o.table}.{o.column})"
+    if hits:  # the override of the cell, else those of its table (a check across columns)
+        named = [
+            f"overrides[{i}]: {sc.overrides[i].op} {table}.{sc.overrides[i].column}" for i in hits
+        ]
+        at += f" ({'; '.join(named[:3])}{'; ...' if len(named) > 3 else ''})"
     return Finding(f.severity, f.file, f.row, f.column, f.value, f"{at}: {f.message}")
 
 

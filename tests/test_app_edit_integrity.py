@@ -137,6 +137,8 @@ def test_the_plan_page_says_why_the_chosen_scenario_was_replaced_by_base(
     assert any(
         w.value.startswith(want) and "(**edited**) is planned" in w.value for w in at.warning
     )
+    goto(at, "risk")  # its tools run on the same data: it said nothing
+    assert any(w.value.startswith(want) for w in at.warning)
 
 
 def test_the_plan_page_flags_a_plan_solved_with_other_settings(

@@ -403,3 +403,20 @@ def test_a_value_a_scenario_makes_invalid_names_the_scenario_and_its_override(tm
     assert f.message.startswith("scenario 'wet' (overrides[1]: set chips.cooling): must be")
     (g,) = [x for x in validate_directory(tmp_path / "d", "wet") if x.severity == "error"]
     assert g.message == f.message  # named once, not twice
+
+
+def test_a_check_across_columns_names_the_override_of_its_table(tmp_path):
+    """An edit ends trainium4's sales in 2028Q1; the negative scenario's shift of its
+    first_period to 2028Q3 inverts the window. The finding is on last_period, so no
+    override of that column was named, and 2028Q3 appeared nowhere in the user's data."""
+    import shutil
+
+    shutil.copytree(Path(__file__).resolve().parents[1] / "data", tmp_path / "d")
+    chips = pd.read_csv(tmp_path / "d" / "chips.csv", dtype=str, keep_default_na=False)
+    chips.loc[chips["chip"] == "trainium4", "last_period"] = "2028Q1"
+    chips.to_csv(tmp_path / "d" / "chips.csv", index=False)
+    with pytest.raises(DataValidationError) as e:
+        apply_scenario(load_dataset(tmp_path / "d"), "negative")
+    (f,) = e.value.findings
+    assert f.column == "last_period"
+    assert "scenario 'negative' (overrides[3]: shift chips.first_period): sale window" in f.message

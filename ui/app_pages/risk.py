@@ -12,13 +12,14 @@ import streamlit as st
 from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_names
 from capacity.validation import DataValidationError
 from ui import charts
-from ui.compose import plan_metrics, without_equal_objective
+from ui.compose import plan_metrics, scenario_fallback_text, without_equal_objective
 from ui.formats import money_config, show_table
 from ui.progress_view import AppProgress
 from ui.state import (
     active_dataset,
     optimizer_status,
     plan_solve_choice,
+    scenario_label,
     show_flash,
     solve_dataset,
 )
@@ -32,6 +33,12 @@ if base is None:
     st.stop()
 ok, why = optimizer_status()
 choice = plan_solve_choice()  # the Plan page's solver, time limit, formulation, objective
+active = active_dataset() or base  # the tools below run on it: say when it is not the choice
+fallback = scenario_fallback_text(
+    scenario_label(ss["scenario_name"], ss["overrides"]), ss.get("scenario_error")
+)
+if fallback:
+    st.warning(fallback)
 
 # ------------------------------------------------------------- scenario comparison
 st.subheader("Scenario comparison")
@@ -129,7 +136,7 @@ else:
     else:
         from ui.risk_view import render_risk_sections
 
-        render_risk_sections(*risk, active_dataset() or base, base, choice)
+        render_risk_sections(*risk, active, base, choice)
 
 # ------------------------------- optimizer.analysis.replan_run and .tree (ui/replan_view)
 st.subheader("Rolling replanning and scenario tree")
@@ -138,4 +145,4 @@ if not ok:
 else:
     from ui.replan_view import render_replan_sections
 
-    render_replan_sections(active_dataset() or base, choice)
+    render_replan_sections(active, choice)
