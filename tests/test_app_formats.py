@@ -232,12 +232,13 @@ def test_money_is_shown_in_the_scale_its_magnitude_needs() -> None:
     view, cfg = usd_billions(df)
     assert list(view.columns) == ["objective_usd_bn", "switch_cost_usd_mn", "fee_usd", "empty_usd"]
     assert view["switch_cost_usd_mn"].tolist() == pytest.approx([1.96, 0.25])
-    assert view["fee_usd"].tolist() == [532.0, -12.0]
-    fmts = {c: cfg[c]["type_config"]["format"] for c in view.columns}
+    # a negative amount is text: a number column printed "$-12" ("$" first in the format)
+    assert view["fee_usd"].tolist() == ["$532", "-$12"]
+    fmts = {c: cfg[c]["type_config"].get("format") for c in view.columns}
     assert fmts == {
         "objective_usd_bn": "$%,.2fB",
         "switch_cost_usd_mn": "$%,.2fM",
-        "fee_usd": "$%,.0f",
+        "fee_usd": None,
         "empty_usd": "$%,.0f",
     }
     assert {cfg[c]["label"] for c in view.columns} == {
@@ -246,6 +247,18 @@ def test_money_is_shown_in_the_scale_its_magnitude_needs() -> None:
         "fee [USD]",
         "empty [USD]",
     }
+
+
+def test_a_small_amount_beside_billions_does_not_read_zero() -> None:
+    """The money table's grid upgrade ($3.36M) read "$0.00B" beside $144B of chips: the
+    column goes down a scale while a non-zero amount would read 0.00."""
+    from ui.formats import usd_billions
+
+    df = pd.DataFrame({"cost_usd": [144.61e9, 3.36e6, 0.0], "cash_usd": [1.2e9, 6e6, 0.0]})
+    view, cfg = usd_billions(df)
+    assert list(view.columns) == ["cost_usd_mn", "cash_usd_bn"]
+    assert view["cost_usd_mn"].tolist() == pytest.approx([144_610.0, 3.36, 0.0])
+    assert view["cash_usd_bn"].tolist() == pytest.approx([1.2, 0.006, 0.0])  # reads $0.01B
 
 
 def test_the_terminal_cells_follow_the_app_formats() -> None:
