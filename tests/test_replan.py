@@ -510,9 +510,12 @@ def test_the_replan_chart_labels_its_axes_and_reads_shares_in_percent() -> None:
     fig = replan_figure(paths)
     assert fig.layout.yaxis.title.text == "regret [USD billion]"
     assert list(fig.data[0].y) == [2.0, 3.0]
+    # the shares span 2 points: one decimal (ticks read 89%, 89%, 90% over 88.6-89.9%)
     assert (
-        fig.layout.yaxis2.title.text == "served share [%]" and fig.layout.yaxis2.tickformat == ".0%"
+        fig.layout.yaxis2.title.text == "served share [%]" and fig.layout.yaxis2.tickformat == ".1%"
     )
+    wide = paths.assign(served_share=[0.70, 0.98])
+    assert replan_figure(wide).layout.yaxis2.tickformat == ".0%"
     assert [t.name for t in fig.data if t.showlegend is not False] == [
         "replanned",
         "perfect foresight",

@@ -214,8 +214,13 @@ def replan_figure(paths: pd.DataFrame) -> Any:
             col=2,
         )
     fig.update_yaxes(title_text=f"regret [{unit}]", row=1, col=1)
-    # a percent, as the table beside it (it read 0.96-0.99)
-    fig.update_yaxes(title_text="served share [%]", tickformat=".0%", row=1, col=2)
+    # a percent, as the table beside it (it read 0.96-0.99); one decimal when the shares
+    # span less than 5 points (ticks read 89%, 89%, 89%, 90% over 88.6-89.9%)
+    shares = pd.concat([paths["served_share"], paths["perfect_foresight_served_share"]])
+    narrow = float(shares.max() - shares.min()) < 0.05 if len(shares) else False
+    fig.update_yaxes(
+        title_text="served share [%]", tickformat=".1%" if narrow else ".0%", row=1, col=2
+    )
     fig.update_layout(height=380, margin={"l": 10, "r": 10, "t": 50, "b": 10})
     return fig
 
