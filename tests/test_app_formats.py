@@ -341,3 +341,12 @@ def test_every_text_column_of_a_result_table_reads_in_words() -> None:
         "first_grid_bound_period": "first grid bound period",
         "bridge_options": "bridge options",
     }
+
+
+def test_a_status_fits_its_metric_box_in_words() -> None:
+    """`time_limit_feasible` was cut off as `time_limit_f…` in the Plan page's box."""
+    from ui.formats import status_words
+
+    assert status_words("time_limit_feasible") == "feasible at limit"
+    assert status_words("time_limit_no_solution") == "no plan at limit"
+    assert status_words("optimal") == "optimal"

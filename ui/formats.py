@@ -421,3 +421,16 @@ def percentiles_view(pct: pd.DataFrame) -> pd.DataFrame:
         row["samples"] = str(int(r.get("n") or 0))
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+#: A plan's status in words where its code name does not fit a metric box
+#: (``time_limit_f…`` was cut off).
+STATUS_WORDS = {
+    "time_limit_feasible": "feasible at limit",
+    "time_limit_no_solution": "no plan at limit",
+}
+
+
+def status_words(status: str) -> str:
+    """Return a plan's status for a metric box: ``optimal``, ``feasible at limit`` ..."""
+    return STATUS_WORDS.get(status, str(status).replace("_", " "))

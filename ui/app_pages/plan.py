@@ -19,7 +19,15 @@ from ui.compose import (
     settings_changed_text,
 )
 from ui.findings_view import edits_left_out_text
-from ui.formats import MISSING, calibration_view, fmt_share, fmt_usd, show_table, usd_billions
+from ui.formats import (
+    MISSING,
+    calibration_view,
+    fmt_share,
+    fmt_usd,
+    show_table,
+    status_words,
+    usd_billions,
+)
 from ui.progress_view import click_to_result_text
 from ui.state import (
     active_dataset,
@@ -161,7 +169,7 @@ if margin is not None:  # the margin objective: margin, revenue and cost side by
     g2.metric("Discounted revenue", fmt_usd(getattr(res, "revenue_usd", None), 3))
     g3.metric("Discounted cost", fmt_usd(getattr(res, "cost_usd", None), 3))
 k1, k2, k3, k4 = st.columns(4)
-k1.metric("Status", m["status"])
+k1.metric("Status", status_words(m["status"]), help=f"status code: {m['status']}")
 obj = m["objective_usd"]
 has_obj = obj is not None and math.isfinite(obj)
 k2.metric(
