@@ -239,8 +239,9 @@ def energy_water(
     fig.update_yaxes(title_text="MWh", secondary_y=False, rangemode="tozero")
     fig.update_yaxes(title_text="m3", secondary_y=True, rangemode="tozero")
     fig = _layout(fig, "Facility energy and water")
+    # the legend under the plot: on the title's line it met "water" at a laptop's width
     fig.update_layout(
-        legend={"orientation": "h", "y": 1.0, "yanchor": "bottom", "x": 1.0, "xanchor": "right"}
+        legend={"orientation": "h", "y": -0.25, "yanchor": "top", "x": 0.0, "xanchor": "left"}
     )
     return fig
 
