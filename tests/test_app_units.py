@@ -287,3 +287,19 @@ def test_the_editor_text_round_trip_keeps_every_cell_and_dtype() -> None:
     zero = pd.DataFrame({"carbon_price_usd_per_t": [-0.0], "carbon_cap_t": [float("nan")]})
     back = from_editor(editor_view(zero, "carbon_policy"), "carbon_policy", zero)
     assert frames_equal(back, zero)  # -0.0 kept its sign: no edit
+
+
+@pytest.mark.parametrize("typed", ["1_000", "nan", "1e400"])
+def test_a_number_cell_reads_decimal_text_only_and_names_the_rest_as_typed(typed: str) -> None:
+    """float() took 1_000 (where 1,000 is refused), nan (then reported as an empty
+    required cell) and 1e400 (reported as 'inf'): each is now named as typed."""
+    from ui.dataio import editor_frame, editor_view, from_editor
+
+    ds = load_dataset(ROOT / "data")
+    f = editor_frame(ds, "chips")
+    edited = editor_view(f, "chips")
+    edited.loc[0, "capex_usd_per_chip"] = typed
+    with pytest.raises(DataValidationError) as e:
+        ds.replace(chips=from_editor(edited, "chips", f))
+    (err,) = e.value.errors
+    assert (err.row, err.column, err.value) == (2, "capex_usd_per_chip", typed)

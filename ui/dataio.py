@@ -148,6 +148,11 @@ def _number_text(value: Any) -> str | None:
 #: Integer text: read exactly (a float of it loses digits above 2**53).
 _INTEGER_TEXT = re.compile(r"^[+-]?\d+$")
 
+#: Decimal text a number cell reads (``2.5e3``, ``-.5``), and the infinities the editor
+#: writes (``inf``): Python's float() also took ``1_000`` (where ``1,000`` is refused),
+#: ``nan`` (then reported as an empty required cell) and ``1e400`` (reported as ``inf``).
+_DECIMAL_TEXT = re.compile(r"^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$|^[+-]?inf$")
+
 
 def _typed_number(value: Any) -> Any:
     """Return a cell typed in the editor as a number, NaN when empty, else the text as typed.
@@ -163,10 +168,10 @@ def _typed_number(value: Any) -> Any:
         return math.nan
     if _INTEGER_TEXT.match(text):
         return int(text)
-    try:
-        return float(text)
-    except ValueError:
-        return value
+    if not _DECIMAL_TEXT.match(text):
+        return value  # kept as typed: validation names it
+    x = float(text)
+    return value if math.isinf(x) and "inf" not in text else x  # 1e400: as typed
 
 
 def editor_view(frame: pd.DataFrame, table: str) -> pd.DataFrame:
