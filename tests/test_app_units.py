@@ -110,6 +110,19 @@ def test_highlight_rows_colours_exactly_the_bad_cell() -> None:
     assert html.count("background-color: #f8d7da") == 1
 
 
+def test_rows_with_findings_read_as_the_editor_shows_them() -> None:
+    """The table wrote a missing cell as None and 1000 as 1000.000000."""
+    import re
+
+    frame = pd.DataFrame({"a": [1000.0, None, -5.0], "b": ["x", None, "y"]})
+    fs = [
+        Finding("error", "t.csv", 2, "a", "1000", "m"),
+        Finding("error", "t.csv", 3, "b", None, "m"),
+    ]
+    cells = re.findall(r">([^<>]+)</td>", highlight_rows(frame, fs).to_html())
+    assert cells == ["1000", "x", "–", "–"]
+
+
 def test_column_config_carries_units_bounds_and_choices() -> None:
     c = column_config("sites")
     assert c["max_it_mw"]["label"] == "max_it_mw [MW]"

@@ -221,7 +221,16 @@ def highlight_rows(frame: pd.DataFrame, findings: Sequence[Finding]) -> Any:
     for i, p in enumerate(order):  # by position: the index is the editor's labels
         for c, colour in pos[p].items():
             styles.iloc[i, sub.columns.get_loc(c)] = f"background-color: {colour}"
-    return sub.style.apply(lambda _: styles, axis=None)
+    # cells as the editor shows them: "–" for a missing one (Styler wrote None), numbers
+    # in their shortest text (it wrote 1000.000000)
+    return sub.style.apply(lambda _: styles, axis=None).format(_cell_text, na_rep="–")
+
+
+def _cell_text(value: object) -> str:
+    """Return one present cell of the rows-with-findings table as the editor shows it."""
+    if isinstance(value, float):
+        return str(int(value)) if value.is_integer() and abs(value) < 1e15 else repr(value)
+    return str(value)
 
 
 MAX_FINDINGS_SHOWN = 500
