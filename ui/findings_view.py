@@ -26,7 +26,8 @@ FILE_ROWS = (
 ROW_NUMBERING = (
     FILE_ROWS + " The editor's index on the left counts from 0 as the table was loaded (file "
     "row N is editor index N − 2); after a row is deleted the other rows keep their index, "
-    "and the findings give the index the editor shows."
+    "and the findings give the index the editor shows. A row added in the editor has no "
+    "index there yet: the findings number it after the table's last index."
 )
 """Caption explaining the two row numberings next to a findings table."""
 
