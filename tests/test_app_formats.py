@@ -250,15 +250,18 @@ def test_money_is_shown_in_the_scale_its_magnitude_needs() -> None:
 
 
 def test_a_small_amount_beside_billions_does_not_read_zero() -> None:
-    """The money table's grid upgrade ($3.36M) read "$0.00B" beside $144B of chips: the
-    column goes down a scale while a non-zero amount would read 0.00."""
+    """The money table's grid upgrade ($3.36M) read "$0.00B" beside $144B of chips: such a
+    column shows each amount in its own scale (text)."""
     from ui.formats import usd_billions
 
-    df = pd.DataFrame({"cost_usd": [144.61e9, 3.36e6, 0.0], "cash_usd": [1.2e9, 6e6, 0.0]})
+    df = pd.DataFrame(
+        {"cost_usd": [144.61e9, 3.36e6, 0.0, -2.5e6], "cash_usd": [1.2e9, 6e6, 0.0, 1e9]}
+    )
     view, cfg = usd_billions(df)
-    assert list(view.columns) == ["cost_usd_mn", "cash_usd_bn"]
-    assert view["cost_usd_mn"].tolist() == pytest.approx([144_610.0, 3.36, 0.0])
-    assert view["cash_usd_bn"].tolist() == pytest.approx([1.2, 0.006, 0.0])  # reads $0.01B
+    assert list(view.columns) == ["cost_usd", "cash_usd_bn"]
+    assert view["cost_usd"].tolist() == ["$144.61B", "$3.36M", "$0", "-$2.50M"]
+    assert cfg["cost_usd"]["label"] == "cost [USD]"
+    assert view["cash_usd_bn"].tolist() == pytest.approx([1.2, 0.006, 0.0, 1.0])  # $0.01B
 
 
 def test_the_terminal_cells_follow_the_app_formats() -> None:

@@ -98,10 +98,11 @@ def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         A copy where each ``x_usd`` column is scaled by
         :func:`optimizer.output.formatting.money_scale` of its largest finite magnitude:
         billions as ``x_usd_bn`` (``$123.72B``), millions as ``x_usd_mn`` (``$1.96M``),
-        smaller amounts kept in USD (``$532``); one scale lower while a non-zero amount
-        would read 0.00 (a $3.36M row of a billions column read ``$0.00B``); numeric, so
-        it still sorts, unless a cell is negative or infinite (text: ``-$973.31B``,
-        ``∞``; a number column printed ``$-973.31B``). And
+        smaller amounts kept in USD (``$532``); numeric, so it still sorts, unless a cell
+        is negative or infinite (text: ``-$973.31B``, ``∞``; a number column printed
+        ``$-973.31B``) or a non-zero amount would read 0.00 in the column's scale (text,
+        each cell in its own scale: a $3.36M row of a billions column read ``$0.00B``).
+        And
         ``{column: NumberColumn}`` with the label ``x [USD]`` and that format.
     """
     money = [c for c in df.columns if str(c).endswith("_usd")]
@@ -113,9 +114,12 @@ def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         v = values.to_numpy(dtype=float)
         finite = np.abs(v[np.isfinite(v)])
         div, suffix, fmt = money_scale(float(finite.max()) if len(finite) else 0.0)
-        while div > 1 and ((finite > 0) & (finite / div < 0.005)).any():
-            # a non-zero amount would read $0.00B: the column goes down a scale
-            div, suffix, fmt = money_scale(div / 1e3)
+        if div > 1 and ((finite > 0) & (finite / div < 0.005)).any():
+            # a non-zero amount would read $0.00B beside billions: each cell in its own
+            # scale, as text ($109.60B, $3.54M)
+            out[c] = [_own_scale(x) for x in values]
+            config[c] = st.column_config.TextColumn(label)
+            continue
         new = f"{c}{suffix}"
         if np.isinf(v).any() or (v < 0).any():
             # a number column prints "Infinity", and "$-973.31B" for a negative amount
@@ -128,6 +132,14 @@ def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
         out = out.rename(columns={c: new})
         config[new] = st.column_config.NumberColumn(label, format=fmt)
     return out, config
+
+
+def _own_scale(x: Any) -> str:
+    """Return one amount in the scale of its own magnitude (``$109.60B``, ``$3.54M``)."""
+    if pd.isna(x):
+        return MISSING
+    div, _, fmt = money_scale(abs(float(x)))
+    return fmt_cell(float(x) / div, fmt)
 
 
 def money_config(df: pd.DataFrame, column: str, label: str) -> dict[str, Any]:
