@@ -301,3 +301,30 @@ def test_no_product_module_is_longer_than_600_lines() -> None:
         and (n := len(path.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES
     ]
     assert long == [], f"modules over {MAX_MODULE_LINES} lines:\n" + "\n".join(long)
+
+
+def _constants_bound_twice(tree: ast.Module) -> list[str]:
+    """Module-level UPPER_CASE names a module assigns more than once."""
+    seen: dict[str, int] = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        if isinstance(node, ast.AnnAssign):
+            targets = [node.target]
+        for t in targets:
+            if isinstance(t, ast.Name) and t.id.isupper():
+                seen[t.id] = seen.get(t.id, 0) + 1
+    return sorted(n for n, c in seen.items() if c > 1)
+
+
+def test_no_module_binds_a_constant_twice() -> None:
+    """alternatives.py bound CAP_TOLERANCE = 1e-9 for the cap's room below CAP_TOLERANCE =
+    1e-6 of its checks: the second won everywhere, and the checks became 1,000 times
+    stricter without a word."""
+    planted = ast.parse("A = 1\nB: int = 2\nA = 3\n")
+    assert _constants_bound_twice(planted) == ["A"]
+    twice = [
+        f"{name}: {', '.join(found)}"
+        for name, path in MODULES.items()
+        if (found := _constants_bound_twice(ast.parse(path.read_text(encoding="utf-8"))))
+    ]
+    assert twice == [], "constants bound twice:\n" + "\n".join(twice)

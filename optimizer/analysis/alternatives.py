@@ -211,16 +211,16 @@ def parse_slacks(text: str | Sequence[float], option: str = "--slack") -> tuple[
 #: Smallest relative slack the cap is given (about the solver's optimality tolerance). A cap
 #: at C* exactly is met only to the solver's tolerance, and HiGHS ended the capped solve
 #: "Unknown" (--slack 0 failed after the optimum was solved).
-CAP_TOLERANCE = 1e-9
+CAP_ROOM = 1e-9
 
 
 def cap_rhs(optimum_usd: float, slack: float) -> float:
     """Cost cap ``C* + max(slack, 1e-9) |C*|`` (``(1 + slack) C*`` for a positive cost), USD.
 
     A slack of 0 asks for the optimal face: the plans as cheap as the optimum, within the
-    solver's tolerance (:data:`CAP_TOLERANCE`).
+    solver's tolerance (:data:`CAP_ROOM`).
     """
-    return optimum_usd + max(slack, CAP_TOLERANCE) * abs(optimum_usd)
+    return optimum_usd + max(slack, CAP_ROOM) * abs(optimum_usd)
 
 
 def with_cost_cap(model: PlanningModel) -> PlanningModel:
