@@ -118,7 +118,7 @@ def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
             # a non-zero amount would read $0.00B beside billions: each cell in its own
             # scale, as text ($109.60B, $3.54M)
             out[c] = [_own_scale(x) for x in values]
-            config[c] = st.column_config.TextColumn(label)
+            config[c] = st.column_config.TextColumn(label, alignment="right")
             continue
         new = f"{c}{suffix}"
         if np.isinf(v).any() or (v < 0).any():
@@ -126,7 +126,7 @@ def usd_billions(df: pd.DataFrame) -> tuple[pd.DataFrame, dict[str, Any]]:
             # (the format's "$" comes first): show every cell as text instead
             out[c] = [fmt_cell(None if pd.isna(x) else x / div, fmt) for x in values]
             out = out.rename(columns={c: new})
-            config[new] = st.column_config.TextColumn(label)
+            config[new] = st.column_config.TextColumn(label, alignment="right")
             continue
         out[c] = values / div
         out = out.rename(columns={c: new})
