@@ -353,3 +353,14 @@ def test_a_status_fits_its_metric_box_in_words() -> None:
     assert status_words("time_limit_feasible") == "feasible at limit"
     assert status_words("time_limit_no_solution") == "no plan at limit"
     assert status_words("optimal") == "optimal"
+
+
+def test_the_monte_carlo_histogram_counts_whole_samples() -> None:
+    """With a few samples plotly stepped the count axis by 0.5 (half a sample)."""
+    from ui.risk_view import cost_histogram
+
+    few = cost_histogram(pd.DataFrame({"total_cost_usd": [1.20e11, 1.25e11, 1.31e11, 1.4e11]}))
+    assert few.layout.yaxis.dtick == 1 and few.layout.yaxis.title.text == "samples"
+    assert few.layout.xaxis.ticksuffix == "B"
+    many = cost_histogram(pd.DataFrame({"total_cost_usd": [1e11 + 1e9 * i for i in range(40)]}))
+    assert many.layout.yaxis.dtick is None

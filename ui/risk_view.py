@@ -357,17 +357,7 @@ def _monte_carlo_results(mc: Any) -> None:
     st.dataframe(percentiles_view(mc.percentiles), hide_index=True, width="stretch")
     s = mc.samples
     if "total_cost_usd" in s and s["total_cost_usd"].notna().any():
-        div, word, letter = money_axis(s["total_cost_usd"].tolist())
-        fig = px.histogram(
-            s.assign(total_cost_scaled=s["total_cost_usd"] / div),
-            x="total_cost_scaled",
-            nbins=min(30, max(5, len(s) // 2)),
-            labels={"total_cost_scaled": f"total cost [USD {word}]".replace(" ]", "]")},
-            title="Distribution of the plan cost",
-        )
-        fig.update_xaxes(tickprefix="$", ticksuffix=letter)
-        fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
-        st.plotly_chart(fig, key="mc_hist", width="stretch")
+        st.plotly_chart(cost_histogram(s), key="mc_hist", width="stretch")
     st.markdown("**How often each constraint family binds**")
     note = str(getattr(mc, "duals_note", "") or "")
     if note:
@@ -375,6 +365,27 @@ def _monte_carlo_results(mc: Any) -> None:
     show_table(mc.binding, key="mc_binding")
     with st.expander("Samples"):
         show_table(s, key="mc_samples_table")
+
+
+def cost_histogram(samples: pd.DataFrame) -> Any:
+    """Return the histogram of the Monte Carlo samples' ``total_cost_usd`` (plotly figure).
+
+    The count axis is in whole samples: with a few samples plotly stepped it by 0.5.
+    """
+    div, word, letter = money_axis(samples["total_cost_usd"].tolist())
+    fig = px.histogram(
+        samples.assign(total_cost_scaled=samples["total_cost_usd"] / div),
+        x="total_cost_scaled",
+        nbins=min(30, max(5, len(samples) // 2)),
+        labels={"total_cost_scaled": f"total cost [USD {word}]".replace(" ]", "]")},
+        title="Distribution of the plan cost",
+    )
+    fig.update_xaxes(tickprefix="$", ticksuffix=letter)
+    fig.update_yaxes(
+        title_text="samples", rangemode="tozero", dtick=1 if len(samples) <= 12 else None
+    )
+    fig.update_layout(height=320, margin={"l": 10, "r": 10, "t": 40, "b": 10})
+    return fig
 
 
 def _hedge_method() -> tuple[str, str]:
