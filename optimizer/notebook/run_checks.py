@@ -30,6 +30,11 @@ __all__ = [
 _FINISHED = ((MANIFEST_NAME, "complete"), (BATCH_MANIFEST, "done"))
 
 
+def _warn(text: str) -> None:
+    """Warn the reader of a report folder: at the line that called read_report or read_run."""
+    warnings.warn(text, UserWarning, stacklevel=4)
+
+
 def warn_if_unfinished(folder: Path, name: str) -> None:
     """Warn when the run's or batch's manifest does not call scenario ``name`` finished.
 
@@ -49,12 +54,10 @@ def warn_if_unfinished(folder: Path, name: str) -> None:
             entry = {"state": f"unreadable ({entry!r})"}
         state = "no entry" if not entry else f"state {entry.get('state')!r}"
         if not entry or entry.get("state") != finished:
-            warnings.warn(
+            _warn(
                 f"{folder}: {manifest} records {state} for scenario {name!r}, not "
                 f"{finished!r}; these files may be an earlier or unfinished write's. "
                 "Re-run the solve or batch to write it again.",
-                UserWarning,
-                stacklevel=3,
             )
         return
 
@@ -108,12 +111,10 @@ def warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
         parts = "; ".join(
             f"data {d[:12]}, options {o}: {', '.join(n)}" for (d, o), n in sorted(groups.items())
         )
-        warnings.warn(
+        _warn(
             f"{path}: the cases of this batch folder were solved on different data or "
             f"options ({parts}); they are not plans of one run. Re-run the batch to "
             "solve every case on the current data and options.",
-            UserWarning,
-            stacklevel=3,
         )
 
 
@@ -132,12 +133,10 @@ def warn_if_done_missing(path: Path, names: Sequence[str]) -> None:
         if isinstance(e, dict) and e.get("state") == "done" and n not in here
     )
     if gone:
-        warnings.warn(
+        _warn(
             f"{path}: the batch manifest records {len(gone)} case(s) as done whose folders "
             f"are missing ({', '.join(gone[:10])}{', ...' if len(gone) > 10 else ''}); "
             "re-run the batch to solve them again.",
-            UserWarning,
-            stacklevel=3,
         )
 
 
@@ -145,8 +144,6 @@ def warn_if_run_unfinished(run_dir: Path, names: Sequence[str]) -> None:
     """Warn when the run folder's writer has not finished it (or died part way)."""
     note = unfinished_note(run_dir, names)
     if note:
-        warnings.warn(
+        _warn(
             f"{note}. Re-run the command that wrote it to have every scenario.",
-            UserWarning,
-            stacklevel=3,
         )
