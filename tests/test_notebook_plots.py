@@ -47,7 +47,9 @@ def test_every_statistic_draws_one_trace_per_group(plan: Plan, name: str, kind: 
     assert sorted(t.name for t in fig.data) == _expected_groups(plan, name)
     drawn = sum(np.nansum(np.asarray(t.y, dtype=float)) for t in fig.data)
     assert drawn == pytest.approx(frame[value].astype(float).sum(), rel=1e-9, abs=1e-9)
-    assert value in fig.layout.title.text
+    from optimizer.notebook.plots import _label
+
+    assert fig.layout.title.text.endswith(": " + _label(frame, value))
 
 
 def test_capex_by_family_per_year_draws_the_family_bars(plan: Plan) -> None:
@@ -55,13 +57,13 @@ def test_capex_by_family_per_year_draws_the_family_bars(plan: Plan) -> None:
     bars = {t.name: dict(zip(t.x, t.y, strict=True)) for t in fig.data}
     assert bars == {"trainium": {"2026": pytest.approx(1000 / 0.9 * 15_000.0, rel=1e-9)}}
     assert fig.layout.barmode == "stack"
-    assert fig.layout.yaxis.title.text == "capex_usd [USD]"
+    assert fig.layout.yaxis.title.text == "capex [USD]"
 
 
 def test_another_value_column_and_an_unknown_kind(plan: Plan) -> None:
     fig = plan.plot.fleet(["period", "chip"], "line", value="it_mw")
     assert {t.name for t in fig.data} == {"h100", "trn2"}
-    assert fig.layout.title.text == "fleet: it_mw [MW]"
+    assert fig.layout.title.text == "fleet: IT [MW]"
     with pytest.raises(ValueError, match="kind 'pie' is not one of"):
         plan.plot.fleet(kind="pie")
     with pytest.raises(AttributeError, match="no statistic 'nonsense'"):
@@ -151,7 +153,11 @@ def test_a_share_is_labelled_in_percent_as_its_ticks_read() -> None:
     frame = pd.DataFrame({"utilisation": [0.5], "it_mw": [1.0]})
     frame.attrs["units"] = {"utilisation": "share", "it_mw": "MW"}
     assert _label(frame, "utilisation") == "utilisation [%]"
-    assert _label(frame, "it_mw") == "it_mw [MW]"
+    assert _label(frame, "it_mw") == "IT [MW]"  # it read "it_mw [MW]"
+    frame.attrs["units"] = {"energy_mwh": "MWh", "served_share": "share", "cost": "USD"}
+    assert _label(frame, "energy_mwh") == "energy [MWh]"
+    assert _label(frame, "served_share") == "served share [%]"
+    assert _label(frame, "cost") == "cost [USD]"
 
 
 def test_a_total_draws_as_a_heatmap_and_a_key_is_no_value() -> None:

@@ -19,7 +19,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from optimizer.notebook import Plan, PlanKeys
-from optimizer.output.formatting import column_header, money_axis
+from optimizer.output.formatting import money_axis
 
 HEIGHT = 340
 MARGIN = {"l": 10, "r": 10, "t": 40, "b": 10}
@@ -53,11 +53,9 @@ def installed_it_mw(
     """
     if _get(tables, "fleet") is None:
         return None
-    fig = _plan(tables, periods).plot.fleet(
+    return _plan(tables, periods).plot.fleet(
         ["period", "chip"], "area", value="it_mw", title="Installed IT MW by chip generation"
     )
-    fig.update_yaxes(title_text=column_header("it_mw"))  # "IT [MW]", not "it_mw [MW]"
-    return fig
 
 
 def site_utilisation(

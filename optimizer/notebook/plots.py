@@ -18,6 +18,7 @@ import plotly.express as px
 import plotly.graph_objects as go
 
 from optimizer.notebook.statistics import GroupBy, Where
+from optimizer.output.formatting import column_header
 
 __all__ = ["KINDS", "Plotter", "draw"]
 
@@ -40,10 +41,17 @@ def _axes(frame: pd.DataFrame, value: str) -> tuple[str | None, list[str]]:
 
 
 def _label(frame: pd.DataFrame, value: str) -> str:
-    """``value [unit]``; a share reads ``[%]``, as its ticks do (not ``[share]``)."""
+    """Return the value's header with its unit, as the tables' headers read (``IT [MW]``).
+
+    :func:`~optimizer.output.formatting.column_header` of the value and the statistic's
+    unit: the unit suffix leaves the words (``energy_mwh`` reads ``energy [MWh]``, not
+    ``energy_mwh [MWh]``); a share reads ``[%]``, as its ticks do (not ``[share]``).
+    """
     unit = frame.attrs.get("units", {}).get(value, "")
-    unit = "%" if unit == "share" else unit
-    return f"{value} [{unit}]" if unit else value
+    if unit == "share":
+        head = column_header(value, "")
+        return head if head.endswith("[%]") else f"{head} [%]"
+    return column_header(value, unit)
 
 
 def draw(
