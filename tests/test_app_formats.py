@@ -364,3 +364,10 @@ def test_the_monte_carlo_histogram_counts_whole_samples() -> None:
     assert few.layout.xaxis.ticksuffix == "B"
     many = cost_histogram(pd.DataFrame({"total_cost_usd": [1e11 + 1e9 * i for i in range(40)]}))
     assert many.layout.yaxis.dtick is None
+
+
+def test_a_branch_probability_reads_as_a_percent() -> None:
+    """The scenario tree's leaves showed a probability of 0.35 beside shares in percent."""
+    from optimizer.output.formatting import text_column
+
+    assert text_column("probability", [0.35, 0.65]) == ("probability [%]", ["35.0%", "65.0%"])

@@ -113,7 +113,7 @@ UNIT_SUFFIXES: tuple[tuple[str, str], ...] = (
 )
 
 #: Columns that are shares (0-1) without ``share`` in their name.
-SHARE_COLUMNS = frozenset({"utilisation", "mip_gap", "weight"})
+SHARE_COLUMNS = frozenset({"utilisation", "mip_gap", "weight", "probability"})
 
 #: printf format (Streamlit NumberColumn, sprintf-js) of a unit: whole numbers with
 #: thousands separators for large quantities, one or two decimals for small ones.
