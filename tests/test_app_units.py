@@ -316,3 +316,22 @@ def test_a_number_cell_reads_decimal_text_only_and_names_the_rest_as_typed(typed
         ds.replace(chips=from_editor(edited, "chips", f))
     (err,) = e.value.errors
     assert (err.row, err.column, err.value) == (2, "capex_usd_per_chip", typed)
+
+
+def test_the_scenario_diff_reads_numbers_with_separators() -> None:
+    """The app's diff showed 480000 -> 240000 where every table shows 480,000."""
+    from ui.compose import diff_with_units
+
+    diff = pd.DataFrame(
+        {
+            "table": ["demand", "demand", "commitments", "sites"],
+            "key": ["a/training/2026Q1", "a/training/2026Q2", "a/x/2027Q1", "s1"],
+            "column": ["demand_h100e", "demand_h100e", "from_period", "max_it_mw"],
+            "old": ["480000", "nan", "2027Q1", "1234.5"],
+            "new": ["240000", "(no row)", "2027Q3", "1e400"],
+        }
+    )
+    got = diff_with_units(diff)
+    assert got["old"].tolist() == ["480,000", "nan", "2027Q1", "1,234.5"]
+    assert got["new"].tolist() == ["240,000", "(no row)", "2027Q3", "1e400"]
+    assert got["unit"].tolist() == ["H100e", "H100e", "quarter", "MW"]

@@ -417,7 +417,9 @@ def diff_with_units(diff: pd.DataFrame) -> pd.DataFrame:
     """Return :func:`capacity.scenarios.diff_datasets`'s rows with each cell's unit.
 
     ``unit`` (after ``column``) is the schema's unit of the changed column (``H100e``,
-    ``MW``, ``quarter``; empty for text): old and new mix the units of many columns.
+    ``MW``, ``quarter``; empty for text): old and new mix the units of many columns. A
+    number of a column with a unit reads with thousands separators (``480,000``; the
+    diff's text is ``480000``); text, ``(no row)`` and non-finite values are as written.
     """
     from capacity.schema import SPECS
 
@@ -428,5 +430,18 @@ def diff_with_units(diff: pd.DataFrame) -> pd.DataFrame:
 
     units = [unit(t, c) for t, c in zip(diff["table"], diff["column"], strict=True)]
     out = diff.copy()
+    for side in ("old", "new"):
+        out[side] = [
+            _grouped(v) if u else v for v, u in zip(out[side].astype(str), units, strict=True)
+        ]
     out.insert(list(out.columns).index("column") + 1, "unit", units)
     return out
+
+
+def _grouped(text: str) -> str:
+    """Return a number's text with thousands separators (``480000`` -> ``480,000``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return format(value, ",.10g") if math.isfinite(value) else text
