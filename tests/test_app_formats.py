@@ -371,3 +371,15 @@ def test_a_branch_probability_reads_as_a_percent() -> None:
     from optimizer.output.formatting import text_column
 
     assert text_column("probability", [0.35, 0.65]) == ("probability [%]", ["35.0%", "65.0%"])
+
+
+def test_an_empty_text_cell_reads_as_a_dash() -> None:
+    """The speed-to-power table showed blank cells for a site the grid never binds."""
+    from ui.formats import NO_TEXT, table_view
+
+    df = pd.DataFrame(
+        {"site": ["norway", "west_texas"], "bridge_options": ["", "battery, mobile_gt"]}
+    )
+    view, _ = table_view(df)
+    assert view["bridge_options"].tolist() == [NO_TEXT, "battery, mobile_gt"]
+    assert df["bridge_options"].tolist() == ["", "battery, mobile_gt"]  # the table as it was

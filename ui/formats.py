@@ -174,6 +174,11 @@ def _noise_share(values: pd.Series) -> bool:
     return bool(len(v) and v.min() >= -1e-6 and v.max() <= 1 + 1e-6)
 
 
+#: What an empty text cell of a result table shows (the speed-to-power table's site
+#: without a grid bound or bridge option read as a blank cell).
+NO_TEXT = "—"
+
+
 def table_view(
     df: pd.DataFrame, config: Mapping[str, Any] | None = None
 ) -> tuple[pd.DataFrame, dict[str, Any]]:
@@ -193,8 +198,9 @@ def table_view(
         The frame with ``*_usd`` columns in USD billions (:func:`usd_billions`), share
         columns clipped to [0, 1] (when they lie there up to float noise: a change of
         a share may be negative), and numeric columns holding an infinity as text
-        (``∞``); and ``{column: config}`` giving each numeric column its header with
-        the unit (``build [MW]``) and its format
+        (``∞``), and empty text cells as a dash (:data:`NO_TEXT`); and
+        ``{column: config}`` giving each numeric column its header with the unit
+        (``build [MW]``) and its format
         (:func:`optimizer.output.formatting.number_format`), and each text column its
         header in words (``first grid bound period``), with its unit where it has one.
     """
@@ -224,6 +230,8 @@ def table_view(
             )
         else:  # words, not snake_case (first_grid_bound_period read as written)
             cfg[c] = st.column_config.TextColumn(column_header(name))
+            # an empty text cell (no grid bound, no bridge option) reads as a dash, not blank
+            view[c] = [NO_TEXT if isinstance(v, str) and not v else v for v in view[c]]
     cfg.update(config or {})
     return view, cfg
 
