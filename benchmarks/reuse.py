@@ -14,7 +14,9 @@ prices scaled; every case patchable) on :func:`benchmarks.generate.generate` at
   dual simplex), then each case's tables written as ``capacity batch`` writes them
   (:func:`optimizer.output.report.write_scenario_folder`, stage ``report``);
 * ``warm alone``: :func:`benchmarks.run._warm_start_floor` (patch + push + ``Highs.run``
-  on one retained ``Highs`` object, no tables, no checker).
+  on one retained ``Highs`` object from the base's optimal basis, as the batch starts
+  every case; no tables, no checker), and the same chained from the previous case's
+  basis (what the batch's order-free plans cost).
 
 Per stage it prints the mean wall seconds of ``PlanResult.timings_s`` (``build`` is the
 patch for a reused case, ``handover`` the push of changed data, ``solve`` the HiGHS run,
@@ -187,6 +189,11 @@ def render(r: dict[str, Any]) -> str:
         f"| warm solve alone (wall s) | {r['warm_s']:.3f} | | | | | | | | "
         f"{r['warm_load'][0]} / {r['warm_load'][1]} |"
     )
+    if r.get("warm_chained_s") is not None:
+        lines.append(
+            f"| warm solve alone, chained (wall s) | {r['warm_chained_s']:.3f} | | | | | | | | "
+            f"{r['warm_load'][0]} / {r['warm_load'][1]} |"
+        )
     lines.append(
         f"\nrebuild / reuse = {r['speedup_wall']:.2f}x (wall); "
         f"{r['speedup_wall_with_report']:.2f}x with the report writing; reuse / warm solve "

@@ -7,10 +7,13 @@ model is the cached base model patched (:func:`optimizer.analysis.batch_patch.pa
 A patched model is then solved on one retained HiGHS instance per worker process and
 base (:class:`optimizer.plan.highs_session.HighsSession`, cached by base dataset hash and options):
 only the changed costs, bounds, objective constant and matrix entries are pushed and
-the dual simplex restarts from the previous optimal basis. A rebuilt model is solved
-cold; a warm run that does not end optimal is repeated cold so statuses stay those of
-a cold solve. Where the optimum is not unique a warm start may return another tied
-plan (same objective); ``tests/test_batch.py`` compares warm and cold case by case.
+the dual simplex restarts from the base model's optimal basis (the session opens by
+solving the base), never from the last case's, so a case's plan does not depend on
+the cases a worker solved before it. A rebuilt model is solved cold; a warm run that
+does not end optimal is repeated cold so statuses stay those of a cold solve. Where
+the optimum is not unique a warm start may return another tied plan than a cold solve
+(same objective), the same one whatever the order; ``tests/test_batch.py`` compares
+warm and cold case by case, and one case solved after others and first.
 """
 
 from __future__ import annotations
@@ -96,10 +99,10 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
 
     A patched model is solved on the process's retained HiGHS instance for this base
     (:class:`optimizer.plan.highs_session.HighsSession`): only changed costs and bounds are pushed
-    and HiGHS restarts from the previous optimal basis; a warm run that is not optimal
+    and HiGHS restarts from the base's optimal basis; a warm run that is not optimal
     is re-solved cold. A rebuilt model (a change the patcher cannot make, a sampled
-    scenario say) that has the shape of the last one solved is passed whole to the same
-    instance and starts from that one's optimal basis
+    scenario say) that has the base's shape is passed whole to the same instance and
+    starts from that basis
     (:meth:`optimizer.plan.highs_session.HighsSession.can_start`); another is solved
     cold on its own, as before.
     """
@@ -111,6 +114,7 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
     exact_clusters = bool(getattr(options, "clusters", False))
     form = getattr(options, "formulation", "compact")
     goal = getattr(options, "objective", "cost")
+    base_model = None
     if reuse and not options.integer_units and not exact_clusters:
         base_model = _memo(
             _MODEL_CACHE,
@@ -128,34 +132,40 @@ def _solve_reusing(base_ds: Any, ds: Any, options: Any, reuse: bool) -> tuple[An
             objective=goal,
         )
     build_s = time.perf_counter() - t0
-    session = _session_for(model, reused, reuse and not exact_clusters, base_ds, options)
+    session = None
+    if base_model is not None:
+        session = _session_for(model, reused, base_model, base_ds, options)
     return solve_model(model, options, build_s=build_s, session=session)[0], reused
 
 
-def _session_for(model: Any, patched: bool, reuse: bool, base_ds: Any, options: Any) -> Any:
+def _session_for(model: Any, patched: bool, base_model: Any, base_ds: Any, options: Any) -> Any:
     """Return the retained HiGHS session to solve ``model`` on (None: cold, alone).
 
-    A patched model always takes the base's session. A rebuilt one (``patched`` False)
-    takes it only when it would start there from the last optimal basis
-    (:meth:`~optimizer.plan.highs_session.HighsSession.can_start`), or opens it when
-    none is held yet and it is an LP the dual simplex solves cold (so a Monte Carlo of
-    rebuilt samples chains from its first); a model of another shape is solved alone,
-    neither paying the session's crossover nor breaking the patched cases' warm chain.
+    The session of a base is opened by solving the base model itself, cold, and every
+    case starts from that optimal basis (an anchored
+    :class:`~optimizer.plan.highs_session.HighsSession`): a case's plan does not depend
+    on which cases this process solved before it, so a batch reports the same tables
+    whichever worker takes which case, under load or not. A patched model always takes
+    the session; a rebuilt one (``patched`` False, a sampled scenario say) only when
+    it would start there from the anchor
+    (:meth:`~optimizer.plan.highs_session.HighsSession.can_start`: same shape, an LP the
+    dual simplex solves); another is solved alone.
     """
-    from optimizer.plan.highs import IPM_THRESHOLD_COLUMNS
     from optimizer.plan.highs_session import HighsSession
 
     if options.solver != "highs":
         return None
     key = (base_ds.hash, options)
-    if patched:
-        return _memo(_SESSION_CACHE, key, lambda: HighsSession(options, tuned=True))
-    if not reuse or options.integer_units or model.n_variables > IPM_THRESHOLD_COLUMNS:
+    session = _SESSION_CACHE.get(key)
+    if session is None:
+        session = HighsSession(options, tuned=True, anchored=True)
+        session.run(base_model)  # the anchor: the base's optimal basis
+        _SESSION_CACHE[key] = session
+    if not session.has_start:  # the base has no optimum to start from: each case cold
         return None
-    held = _SESSION_CACHE.get(key)
-    if held is None or held.model is None:
-        return _memo(_SESSION_CACHE, key, lambda: HighsSession(options, tuned=True))
-    return held if held.can_start(model) else None
+    if patched or session.can_start(model):
+        return session
+    return None
 
 
 def solve_many(
@@ -180,7 +190,7 @@ def solve_many(
     reuse : bool
         True: patch the base model's arrays for each variant
         (:func:`~optimizer.analysis.batch_patch.patch_model`) and solve it on this
-        process's retained HiGHS instance from the previous optimal basis
+        process's retained HiGHS instance from the base's optimal basis
         (``timings_s["warm_start"]`` is 1.0 for such a case); rebuild and solve cold
         when the change is not patchable, and re-solve cold when a warm run is not
         optimal. False: build and solve every model from scratch

@@ -37,7 +37,8 @@ class HighsSession:
     the column costs, column bounds, row bounds, objective constant and matrix
     entries that differ from the model HiGHS holds (``changeColsCost``,
     ``changeColsBounds``, ``changeRowsBounds``, ``changeObjectiveOffset``,
-    ``changeCoeff``) and re-runs the dual simplex from the previous optimal basis.
+    ``changeCoeff``) and re-runs the dual simplex from the previous optimal basis (an
+    ``anchored`` session: from its first optimal basis).
     A model of the same shape that cannot be pushed (a case the patcher could not
     patch, rebuilt: a sampled scenario, say) is passed whole, and its run too starts
     from the previous optimal basis (up to ``IPM_THRESHOLD_COLUMNS`` columns), with
@@ -66,6 +67,14 @@ class HighsSession:
         run stopped by its cap is solved again cold with the product's options
         (:func:`run_solver`), as any warm run that does not end optimal is. The batch sets
         it; the replanning paths keep HiGHS's defaults (their pinned figures).
+    anchored : bool
+        Start every run from the session's first optimal basis (its anchor: the batch
+        solves the base model first), not from the last run's: a case's plan is then
+        the same whatever cases the process solved before it. Chained from the last
+        basis, a sweep of the bundled data solved in another order returned the same
+        costs with other fleets, assignments and shadow prices (tied optima), so a
+        batch's tables depended on which worker took which case, and so on the load.
+        The batch sets it.
 
     Attributes
     ----------
@@ -82,9 +91,12 @@ class HighsSession:
     MAX_COEFF_CHANGES = 0.05
     MIN_COEFF_CHANGES = 1000
 
-    def __init__(self, options: SolveOptions | None = None, *, tuned: bool = False) -> None:
+    def __init__(
+        self, options: SolveOptions | None = None, *, tuned: bool = False, anchored: bool = False
+    ) -> None:
         self.options = options or SolveOptions()
         self.tuned = tuned
+        self.anchored = anchored
         self._cold_iterations: int | None = None
         if self.options.solver != "highs":
             raise ValueError("HighsSession needs options.solver == 'highs'")
@@ -111,6 +123,11 @@ class HighsSession:
             "row_lo": np.where(np.isfinite(lo), lo, -inf),
             "row_hi": np.where(np.isfinite(hi), hi, inf),
         }
+
+    @property
+    def has_start(self) -> bool:
+        """Whether the session holds an optimal basis to start the next run from."""
+        return self._basis is not None
 
     def can_start(self, model: PlanningModel) -> bool:
         """Whether a run of ``model`` passed whole would start from the last optimal basis.
@@ -213,6 +230,18 @@ class HighsSession:
         self.model, self._arrays, self._offset = model, new, offset
         return True
 
+    def _start_from(self, basis: Any) -> None:
+        """Set ``basis`` as the next run's start (an anchored session's first optimum).
+
+        The solver's state of the last run is cleared first: with the basis set alone
+        a case solved after others still returned another tied plan than solved first.
+        """
+        import highspy
+
+        self.highs.clearSolver()  # no state of the last run (its edge weights) carries over
+        if self.highs.setBasis(basis) == highspy.HighsStatus.kError:
+            raise HighsRefusedError("HiGHS refused the session's anchor basis")
+
     def _own_time_limit(self) -> None:
         """Give the next run its own time limit.
 
@@ -274,6 +303,8 @@ class HighsSession:
                 handover = time.perf_counter() - t0
             else:
                 handover, warm = self._load(model)
+            if warm and self.anchored and self._basis is not None:
+                self._start_from(self._basis)
             self._own_time_limit()
             tuned = self._tunes(model)
             if tuned:
@@ -291,7 +322,8 @@ class HighsSession:
             self._cold_iterations = int(self.highs.getInfo().simplex_iteration_count)
         raw = _read_highs(self.highs, ms, n, m, is_mip=False, handover_s=handover, solve_s=t2 - t1)
         if ms == highspy.HighsModelStatus.kOptimal:
-            self._basis = self.highs.getBasis()
+            if not (self.anchored and self._basis is not None):
+                self._basis = self.highs.getBasis()  # anchored: the first optimum's, kept
         elif self._basis is not None:
             # next case starts from the last optimum; a refused basis means a cold start
             if self.highs.setBasis(self._basis) == highspy.HighsStatus.kError:
