@@ -50,6 +50,7 @@ from optimizer.analysis.tornado import TornadoParameter, default_tornado_paramet
 __all__ = [
     "KIND_UNITS",
     "LOCK_KINDS",
+    "REPLANNED_KINDS",
     "REVEALED_GROUPS",
     "FileRevision",
     "RandomWalkRevision",
@@ -61,7 +62,11 @@ __all__ = [
     "revealed_parameters",
 ]
 
-#: Decision kinds that are locked once their quarter is due (facility, chips, power).
+#: Decision kinds that are locked once their quarter is due: construction started,
+#: chips ordered and installed, power contracted (grid upgrades and flexible requests,
+#: on-site plant built or a bridge retired). A flexible request left unlocked was placed
+#: in past quarters after the truth was known, and the regret read 0 where a planner who
+#: learned the truth a quarter late lost 12.2M (tests/test_replan_locks.py).
 LOCK_KINDS = (
     "build",
     "liquid",
@@ -70,18 +75,47 @@ LOCK_KINDS = (
     "install",
     "grid_upgrade",
     "onsite_build",
+    "onsite_retire",
+    "flexible_upgrade",
 )
 
+#: Decision kinds every replan decides again: running totals defined by the locked
+#: kinds, the quarter's operation (which chip serves whom, energy dispatched, demand
+#: unmet, floors short), and choices keyed by customer that the locks' (site, chip,
+#: option, quarter) keys cannot hold (training clusters, migration porting). Every kind
+#: of the model is in this tuple or in :data:`LOCK_KINDS` (tests/test_replan_locks.py).
+REPLANNED_KINDS = (
+    "built",
+    "liquid_built",
+    "fleet",
+    "installed",
+    "assign",
+    "busy",
+    "serve",
+    "pool_serve",
+    "pool_draw",
+    "power_energy",
+    "unmet",
+    "breach",
+    "take_or_pay_short",
+    "reservation_short",
+    "sla_short",
+    "cluster",
+    "cluster_start",
+    "migration_port",
+)
+
+
+def _kind_units() -> dict[str, str]:
+    """Return the unit suffix of each lockable kind from the model's units (``MW``: ``mw``)."""
+    from optimizer.components.registry import active
+
+    units = active().kind_units
+    return {k: units[k].lower() for k in LOCK_KINDS}
+
+
 #: Unit of each lockable kind (suffix of the ``delivered_short_<kind>_<unit>`` columns).
-KIND_UNITS = {
-    "build": "mw",
-    "liquid": "mw",
-    "retrofit": "mw",
-    "produce": "chips",
-    "install": "chips",
-    "grid_upgrade": "mw",
-    "onsite_build": "mw",
-}
+KIND_UNITS = _kind_units()
 
 #: Tornado groups whose outcome is revealed quarter by quarter (prefix ``demand_``).
 REVEALED_GROUPS = ("wafer_supply", "cowos", "hbm", "grid_delay", "demand_")

@@ -1,0 +1,98 @@
+"""Replanning locks every commitment of a passed quarter, power contracts included."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from capacity.dataset import load_dataset
+from optimizer.analysis.replan import ReplanSetup, run_path
+from optimizer.analysis.replan_setup import (
+    KIND_UNITS,
+    LOCK_KINDS,
+    REPLANNED_KINDS,
+    read_forecast_file,
+    revealed_parameters,
+)
+from optimizer.components.registry import active
+from optimizer.plan.options import SolveOptions
+from tests.test_power import PERIODS, _dataset, _write
+
+
+def test_every_decision_kind_is_locked_or_replanned() -> None:
+    """A kind in neither tuple is one a replan could change in hindsight unnoticed."""
+    kinds = set(active().kind_units)
+    assert set(LOCK_KINDS).isdisjoint(REPLANNED_KINDS)
+    assert set(LOCK_KINDS) | set(REPLANNED_KINDS) == kinds
+    assert KIND_UNITS["flexible_upgrade"] == "mw" and KIND_UNITS["produce"] == "chips"
+
+
+def test_the_help_and_the_guide_name_every_lockable_kind() -> None:
+    from optimizer.cli.replan import REPLAN_HELP as HELP
+
+    guide = (Path(__file__).parents[1] / "docs" / "guide" / "replanning.md").read_text()
+    for kind in LOCK_KINDS:
+        assert kind in HELP and f"`{kind}`" in guide, kind
+
+
+def test_a_flexible_request_is_locked_once_its_quarter_has_passed(tmp_path: Path) -> None:
+    """One site, a 30 MW grid, 1 kW chips and 1,000 h quarters; demand 25,000 H100e a
+    quarter at USD 5,000 per unmet H100e; a 20 MW grid upgrade with a 2-quarter lead
+    that can come a quarter sooner as a flexible request. The 2026Q1 replan forecasts
+    demand at 0.7 (17,500 H100e fits the grid: no request); the truth is 1.3 (32,500
+    H100e). A planner who learns it in 2026Q2 requests then, online in 2026Q3: 2026Q2
+    loses 2,500 H100e x 5,000 = 12.5M, less the grid energy and rent it saves, 12.22M
+    by hand. With flexible requests unlocked the realised plan placed one in 2026Q1
+    after the truth was known and the regret read 0."""
+    d = _dataset(tmp_path, onsite_cost_per_mwh=None)
+    _write(
+        d,
+        "demand",
+        [
+            {"customer": "a", "workload": "training", "period": p, "demand_h100e": 25000}
+            for p in PERIODS
+        ],
+    )
+    _write(
+        d,
+        "grid_upgrades",
+        [
+            {
+                "site": "s1",
+                "option": "line",
+                "cost_usd_per_mw": 80000,
+                "lead_periods": 2,
+                "max_mw_per_period": 20,
+                "max_mw_total": 20,
+                "lifetime_periods": 8,
+            }
+        ],
+    )
+    _write(
+        d,
+        "flexible_interconnection",
+        [
+            {
+                "site": "s1",
+                "option": "line",
+                "flexible_lead_periods": 1,
+                "curtailment_share": 0.01,
+                "checkpoint_cost_usd_per_mwh": 0.0,
+                "inference_sla_share": 1.0,
+            }
+        ],
+    )
+    forecast = tmp_path / "forecast.csv"
+    forecast.write_text("quarter,parameter,level\n2026Q1,demand_a,0.7\n2026Q2,demand_a,1.3\n")
+    ds = load_dataset(d)
+    params = revealed_parameters(ds)
+    revision = read_forecast_file(forecast, tuple(ds.periods), params, 1)
+    setup = ReplanSetup(base=ds, parameters=params, revision=revision, options=SolveOptions())
+    out = run_path(setup, 0, {"demand_a": 1.3, "grid_delay": 0.0})
+    flex = out.realised.tables["flexible_interconnection"]
+    assert flex.loc[flex["mw"] > 1e-6, "decision_period"].tolist() == ["2026Q2"]
+    assert out.summary["regret_usd"] == pytest.approx(12_225_000, abs=1_000)  # by hand
+    assert out.summary["regret_usd"] == pytest.approx(12_224_747, rel=1e-6)  # as solved
+    locked = out.decisions
+    assert "flexible_upgrade" in set(locked["kind"])
