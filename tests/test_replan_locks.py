@@ -96,3 +96,33 @@ def test_a_flexible_request_is_locked_once_its_quarter_has_passed(tmp_path: Path
     assert out.summary["regret_usd"] == pytest.approx(12_224_747, rel=1e-6)  # as solved
     locked = out.decisions
     assert "flexible_upgrade" in set(locked["kind"])
+
+
+def test_a_drawn_level_that_makes_the_data_invalid_is_named(tmp_path: Path) -> None:
+    """A take-or-pay floor of 9 H100e against a demand of 10: a path drawing demand
+    below 0.9 of it made the data invalid, and the command ended in a 70-line
+    traceback naming neither the path nor the level."""
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+
+    hand = Path(__file__).parent / "data" / "replan_hand"
+    data = tmp_path / "data"
+    shutil.copytree(hand, data)
+    (data / "forecast.csv").unlink()
+    (data / "tree3.yaml").unlink()
+    (data / "contract_terms.csv").write_text(
+        "customer,workload,from_period,to_period,price_usd_per_h100e_period,"
+        "price_escalator_per_period,take_or_pay_h100e,reservation_h100e,"
+        "reservation_fee_usd_per_h100e_period,sla_served_share,sla_credit_usd_per_h100e\n"
+        "a,training,2026Q2,2026Q3,,0,9,0,0,0,0\n"
+    )
+    r = CliRunner().invoke(app, ["replan", str(data), "--paths", "4", "-w", "0"])
+    assert r.exit_code == 1, r.output
+    assert isinstance(r.exception, SystemExit)  # typer.Exit, not an exception's traceback
+    text = " ".join(r.output.split())
+    assert "path " in text and "makes the data invalid" in text
+    assert "take-or-pay floor 9 H100e is above the demand" in text
+    assert "demand_a " in text  # the drawn level is named

@@ -66,7 +66,7 @@ import numpy as np
 import pandas as pd
 
 from optimizer.analysis.replan_folder import give_way_table, shortfall_by_quarter
-from optimizer.analysis.replan_setup import KIND_UNITS, LOCK_KINDS, replan_epochs
+from optimizer.analysis.replan_setup import KIND_UNITS, LOCK_KINDS, ReplanInputError, replan_epochs
 from optimizer.analysis.tornado import TornadoParameter
 from optimizer.components.registry import active
 
@@ -394,23 +394,47 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
 
     Raises
     ------
-    capacity.validation.DataValidationError
-        When a truth or forecast level makes the data invalid.
+    optimizer.analysis.replan_setup.ReplanInputError
+        When a truth or forecast level makes the data invalid: the message names the
+        path, the quarter, the levels drawn and the data's finding (a traceback of
+        ``DataValidationError`` ended the command, naming neither).
     """
     base, params = setup.base, setup.parameters
     periods = tuple(base.periods)
     epochs = replan_epochs(len(periods), setup.every)
-    truth_ds = level_dataset(base, params, [truth[p.name] for p in params], f"path_{path:03d}")
+    levels = [truth[p.name] for p in params]
+    truth_ds = _levelled(base, params, levels, f"path_{path:03d}", f"path {path}'s truth")
     fc = setup.revision.forecasts(params, truth, periods, epochs, path)
 
     def forecast(r: int, tau: int) -> Any:
-        return level_dataset(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}")
+        what = f"path {path}'s forecast made in {periods[tau]}"
+        return _levelled(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}", what)
 
     out = run_dataset_path(setup, path, truth_ds, forecast)
     summary = {"path": path, **{f"truth_{p.name}": float(truth[p.name]) for p in params}}
     summary.update({k: v for k, v in out.summary.items() if k != "path"})
     forecasts = _forecast_table(fc, epochs, periods, params, truth)
     return replace(out, summary=summary, forecasts=forecasts)
+
+
+def _levelled(
+    base: Any, params: Sequence[TornadoParameter], levels: Sequence[float], name: str, what: str
+) -> Any:
+    """:func:`level_dataset`, a level that makes the data invalid said as such."""
+    from capacity.validation import DataValidationError
+
+    try:
+        return level_dataset(base, params, levels, name)
+    except DataValidationError as e:
+        drawn = ", ".join(f"{p.name} {float(lv):.4g}" for p, lv in zip(params, levels, strict=True))
+        errors = [f for f in e.findings if f.severity == "error"] or list(e.findings)
+        first = errors[0].message if errors else str(e)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ReplanInputError(
+            f"{what} ({drawn}) makes the data invalid: {first}{more}. Fix the data so every "
+            "level of the groups' ranges is valid, or give the forecasts in a file "
+            "(--revision FILE.csv)"
+        ) from None
 
 
 def run_dataset_path(

@@ -155,6 +155,7 @@ def _run(console: Console, kw: dict[str, Any], workers: int, scheduler: str | No
     from rich.markup import escape
 
     from optimizer.analysis.replan_run import rolling_replan
+    from optimizer.analysis.replan_setup import ReplanInputError
     from optimizer.output.progress import Progress
 
     try:
@@ -173,6 +174,8 @@ def _run(console: Console, kw: dict[str, Any], workers: int, scheduler: str | No
     except (OSError, TimeoutError) as e:
         target = f"the Dask scheduler {scheduler}" if scheduler else "Dask"
         console.print(f"[red]error:[/red] cannot run the paths on {escape(target)}: {e}")
+    except ReplanInputError as e:  # a drawn level the data cannot take
+        console.print(f"[red]error:[/red] {escape(str(e))}")
     raise typer.Exit(1)
 
 
