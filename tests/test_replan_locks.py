@@ -126,3 +126,44 @@ def test_a_drawn_level_that_makes_the_data_invalid_is_named(tmp_path: Path) -> N
     assert "path " in text and "makes the data invalid" in text
     assert "take-or-pay floor 9 H100e is above the demand" in text
     assert "demand_a " in text  # the drawn level is named
+
+
+def test_a_forecast_without_a_plan_does_not_end_the_path(tmp_path: Path) -> None:
+    """One site with 20 MW built and 20 chips arriving in 2026Q2; a grid of 1, 30 and
+    60 MW; demand 10 then 40 H100e. The 2026Q1 forecast delays the grid two quarters:
+    20 MW of idle fleet against 1 MW has no plan. The truth brings the grid two
+    quarters early. The loop stopped at the first replan and fixed every later
+    decision at 0: 21M of unmet demand, a regret of 14.7M and 'replans' 3. Now the
+    2026Q2 replan sees the truth and builds the 21 MW for 2026Q3 in time, as perfect
+    foresight does: regret 0."""
+    import shutil
+
+    hand = Path(__file__).parent / "data" / "replan_hand"
+    data = tmp_path / "data"
+    shutil.copytree(hand, data)
+    sites = (data / "sites.csv").read_text().replace("s1,Site One,r1,0.0,", "s1,Site One,r1,20.0,")
+    (data / "sites.csv").write_text(sites)
+    (data / "site_grid.csv").write_text(
+        "site,period,grid_mw\ns1,2026Q1,1\ns1,2026Q2,30\ns1,2026Q3,60\n"
+    )
+    fleet = (data / "initial_fleet.csv").read_text().rstrip("\n") + "\ng1,s1,20,2026Q2\n"
+    (data / "initial_fleet.csv").write_text(fleet)
+    (data / "demand.csv").write_text(
+        "customer,workload,period,demand_h100e\na,training,2026Q2,10\na,training,2026Q3,40\n"
+    )
+    forecast = tmp_path / "forecast.csv"
+    forecast.write_text("quarter,parameter,level\n2026Q1,grid_delay,2\n2026Q2,grid_delay,0\n")
+    ds = load_dataset(data)
+    params = revealed_parameters(ds)
+    revision = read_forecast_file(forecast, tuple(ds.periods), params, 1)
+    setup = ReplanSetup(base=ds, parameters=params, revision=revision, options=SolveOptions())
+    truth = {"wafer_supply": 1.25, "grid_delay": -2.0, "demand_a": 1.0}
+    out = run_path(setup, 5, truth)
+    s = out.summary
+    assert s["replans"] == 3 and s["replans_without_plan"] == 1
+    assert s["served_share"] == pytest.approx(1.0, abs=1e-9)
+    assert s["realised_cost_usd"] == pytest.approx(s["perfect_foresight_cost_usd"], rel=1e-9)
+    assert s["regret_usd"] == pytest.approx(0.0, abs=1.0)
+    build = out.decisions[out.decisions["kind"] == "build"]
+    assert build[["decided_in", "period"]].values.tolist() == [["2026Q2", "2026Q2"]]
+    assert build["value"].sum() == pytest.approx(20.0, rel=1e-6)  # 40 H100e less the 20 MW built

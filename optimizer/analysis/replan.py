@@ -129,7 +129,8 @@ class PathOutcome:
         plan), ``realised_cost_usd``, ``perfect_foresight_cost_usd``, ``regret_usd``,
         ``regret_share`` (regret / perfect-foresight cost), ``served_share`` and
         ``perfect_foresight_served_share`` (served / asked H100e), ``replans``,
-        ``warm_starts``, ``seconds``.
+        ``replans_without_plan`` (replans whose forecast had no plan even with the locks
+        given way: the last plan's decisions fell due), ``warm_starts``, ``seconds``.
     decisions : DataFrame
         Decisions as they were taken: ``decided_in`` (the epoch's quarter), ``kind``,
         ``site``, ``chip``, ``option``, ``period``, ``value`` (MW or chips; non-zero only).
@@ -471,16 +472,26 @@ def run_dataset_path(
     epochs = replan_epochs(len(periods), setup.every)
     pm = _PathModels(setup)
     locked = pd.DataFrame(columns=["kind", *_KEY_CODES, "value", "decided_in"])
-    drift, gave_way_replans = 0.0, 0
+    drift, gave_way_replans, without_plan = 0.0, 0, 0
+    last: tuple[Any, np.ndarray] | None = None  # the last replan that found a plan
     for r, tau in enumerate(epochs):
         ds = revealed_dataset(truth_ds, forecast(r, tau), tau + 1, f"path_{path:03d}_epoch_{r}")
         model, raw, epoch_held = pm.held(pm.model(ds), locked)
-        if raw.x is None:
-            break  # no continuation even with the locks given way
-        gave_way_replans += int(epoch_held is not None)
-        drift = max(drift, _lock_drift(model, np.asarray(raw.x), _as_held(locked, epoch_held)))
         until = {k: tau + setup.every + int(setup.locks.get(k, 0)) for k in LOCK_KINDS}
-        due = _due(model, np.asarray(raw.x), until, locked).assign(decided_in=periods[tau])
+        if raw.x is None:
+            # no plan on this forecast, even with the locks given way: what falls due is
+            # the last plan's (nothing ordered before the first), and the next replan,
+            # which sees more of the truth, goes on (the loop stopped here, and every
+            # later decision was fixed at 0)
+            without_plan += 1
+            src = last if last is not None else (model, np.zeros(model.n_variables))
+            due = _due(src[0], src[1], until, locked).assign(decided_in=periods[tau])
+        else:
+            x = np.asarray(raw.x)
+            gave_way_replans += int(epoch_held is not None)
+            drift = max(drift, _lock_drift(model, x, _as_held(locked, epoch_held)))
+            due = _due(model, x, until, locked).assign(decided_in=periods[tau])
+            last = (model, x)
         locked = pd.concat([locked, due], ignore_index=True) if len(locked) else due
     realised, held = pm.realised(_fix_unlocked_to_zero(pm.model(truth_ds), locked), locked)
     pf = pm.solve_full(pm.model(truth_ds))
@@ -490,6 +501,7 @@ def run_dataset_path(
     summary["seconds"] = time.perf_counter() - t0
     summary["process_peak_mb"] = _peak_mb()
     summary["max_lock_drift"] = drift
+    summary["replans_without_plan"] = without_plan
     return PathOutcome(
         path,
         summary,

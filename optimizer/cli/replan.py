@@ -224,6 +224,7 @@ def _print(console: Console, result: Any) -> bool:
             f"mean {fmt(row['mean'])}  (n={int(row.n)})"
         )
     _print_give_way(console, result.paths)
+    _print_without_plan(console, result.paths)
     st = result.settings
     console.print(
         f"{st['epochs']} replans per path every {st['every']} quarter(s), revision "
@@ -247,6 +248,19 @@ def _print_give_way(console: Console, paths: Any) -> None:
     console.print(
         f"locks given way on {n} path(s): {int(paths['locks_given_way'].sum())} locks, "
         f"delivered short {totals} (the cost is in the regret)"
+    )
+
+
+def _print_without_plan(console: Console, paths: Any) -> None:
+    """One line on replans whose forecast had no plan (nothing when every one had)."""
+    col = paths.get("replans_without_plan") if hasattr(paths, "get") else None
+    if col is None or not int(col.sum()):
+        return
+    n = int((col > 0).sum())
+    console.print(
+        f"[yellow]{int(col.sum())} replan(s) on {n} path(s) found no plan on their forecast:[/]"
+        " the last plan's decisions fell due there, and the next replan went on "
+        "(replans_without_plan in the regret table)"
     )
 
 
