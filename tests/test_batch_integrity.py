@@ -565,6 +565,18 @@ def test_a_new_planner_version_redoes_every_case(
     monkeypatch.setattr(manifest, "package_version", lambda: "1.1.0")
     upgraded = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (upgraded.n_done, upgraded.n_skipped) == (2, 0)
+    # an editable install's code changes under the same version (a resumed batch kept
+    # the plans of the code before a fix)
+    monkeypatch.setattr(manifest, "code_digest", lambda: "0123456789ab")
+    edited = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    assert (edited.n_done, edited.n_skipped) == (2, 0)
+
+
+def test_the_code_digest_follows_the_sources(tmp_path: Path) -> None:
+    from optimizer.output.manifest import code_digest, planner_fingerprint
+
+    assert planner_fingerprint().endswith("+" + code_digest())
+    assert len(code_digest()) == 12 and int(code_digest(), 16) >= 0
 
 
 def _tiny_copy(tmp_path: Path, name: str, demand_scale: float) -> Path:

@@ -172,7 +172,7 @@ def run_batch(
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
     solve_doc = case_options(options)
-    planner = manifest_module.package_version()  # a new planner redoes every case
+    planner = manifest_module.planner_fingerprint()  # new planner code redoes every case
     keys = {c.name: c.key(base.hash, solve_doc, planner) for c in cases}
     fields = (_run_fields(spec, base, options, reuse), _sweep(spec, options, keys))
     manifest = _start_folder(out, fields, keys, on_other_sweeps)

@@ -91,16 +91,17 @@ class SweepCase:
             :func:`optimizer.analysis.batch_resume.case_options`: solver, time limit, formulation,
             integer units, clusters ...); None leaves them out of the key.
         planner : str, optional
-            The installed planner's version (``capacity batch`` passes
-            :func:`optimizer.output.manifest.package_version`).
+            The planner's identity (``capacity batch`` passes
+            :func:`optimizer.output.manifest.planner_fingerprint`: the version and a
+            digest of the code).
 
         Returns
         -------
         str
             Hex sha256. Two runs of the same case over the same data with the same
             options and the same planner share the key; changing the data, the base
-            scenario, an override, a solve option or the installed ``capacity-planner``
-            version changes it (so ``capacity batch`` redoes the case rather than
+            scenario, an override, a solve option or the planner (its version or its
+            code) changes it (so ``capacity batch`` redoes the case rather than
             keeping a plan an older model made beside the new ones).
         """
         doc: dict[str, Any] = {

@@ -28,6 +28,8 @@ __all__ = [
     "REPORT_FORMAT",
     "manifest_path",
     "package_version",
+    "planner_fingerprint",
+    "code_digest",
     "read_manifest",
     "scenario_is_complete",
     "update_manifest",
@@ -49,6 +51,38 @@ def package_version() -> str:
         return importlib_metadata.version(PACKAGE_NAME)
     except importlib_metadata.PackageNotFoundError:  # pragma: no cover - editable install
         return "0+unknown"
+
+
+def planner_fingerprint() -> str:
+    """Return the planner's identity for resumable work: its version and a code digest.
+
+    ``<version>+<12 hex digits>``: :func:`package_version` and :func:`code_digest`. An
+    editable install (``pip install -e .``, the README's) keeps its version while its
+    code changes: a batch resumed after an update kept plans the older code had made,
+    as current, where the version alone named the planner.
+    """
+    return f"{package_version()}+{code_digest()}"
+
+
+@functools.cache
+def code_digest() -> str:
+    """Return the SHA-256 (12 hex digits) of the planner's Python sources, once a process.
+
+    Every ``.py`` file of the ``capacity`` and ``optimizer`` packages, its path and
+    bytes, in path order.
+    """
+    import hashlib
+
+    import capacity
+    import optimizer
+
+    digest = hashlib.sha256()
+    for pkg in (capacity, optimizer):
+        root = Path(pkg.__file__).parent
+        for f in sorted(root.rglob("*.py")):
+            digest.update(f.relative_to(root.parent).as_posix().encode())
+            digest.update(f.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 def manifest_path(run_dir: str | os.PathLike[str]) -> Path:
