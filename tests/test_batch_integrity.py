@@ -914,3 +914,39 @@ def test_a_table_copied_from_another_case_is_redone_on_resume(
     back = read_run(out)
     assert list(back) == ["neutral", "squeeze"]
     assert case_problem(out, "squeeze", read_batch_manifest(out)["scenarios"]["squeeze"]) is None
+
+
+def test_a_case_folder_of_other_data_is_redone_on_resume(
+    tmp_path: Path, scheduler_address: str
+) -> None:
+    """Two batches with the same --out name (so one run_id) over data A and B: B's case
+    folder copied over A's, or one table of it, was kept as done on resume (the costs
+    within 1e-6 of A's objective), and read_run said nothing."""
+    import shutil
+
+    runs = {}
+    for name, scale in (("a", 1.0), ("b", 1.0000001)):  # costs within 1e-6
+        (tmp_path / name).mkdir()
+        data = _tiny_copy(tmp_path, f"data_{name}", scale)
+        sweep = _write_sweep(tmp_path / name, f"data: {data}\nscenarios: [neutral, squeeze]\n")
+        out = tmp_path / name / "batch_out"
+        run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+        runs[name] = (sweep, out)
+    (sweep_a, out_a), (_, out_b) = runs["a"], runs["b"]
+    entries = read_batch_manifest(out_a)["scenarios"]
+    # B's whole neutral folder in place of A's: one dataset, not the one A solved on
+    shutil.rmtree(out_a / "scenario=neutral")
+    shutil.copytree(out_b / "scenario=neutral", out_a / "scenario=neutral")
+    problem = case_problem(out_a, "neutral", entries["neutral"])
+    assert problem is not None and "the case was solved on" in problem
+    with pytest.warns(UserWarning, match=r"1 case folder\(s\) hold a plan of other data"):
+        read_run(out_a)
+    # one table of B's in A's squeeze folder: one run_id, two datasets
+    shutil.copy(out_b / "scenario=squeeze" / "fleet.parquet", out_a / "scenario=squeeze")
+    problem = case_problem(out_a, "squeeze", entries["squeeze"])
+    assert problem is not None and "plans of 2 datasets" in problem
+    again = run_batch(sweep_a, out_a, scheduler=scheduler_address, progress=False)
+    assert (again.n_done, again.n_skipped) == (2, 0)
+    for case in ("neutral", "squeeze"):
+        entry = read_batch_manifest(out_a)["scenarios"][case]
+        assert case_problem(out_a, case, entry) is None

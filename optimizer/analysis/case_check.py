@@ -5,8 +5,9 @@ with what is on disk; otherwise it is recorded ``failed`` and redone by the next
 of the same command. The checks, in order:
 
 1. every table of :data:`optimizer.output.parquet_tables.RESULT_SCHEMAS` has its file, and
-   the files listed in the manifest entry exist, each of this case and run by its footer
-   (as read_report checks them);
+   the files listed in the manifest entry exist, each of this case, run and dataset by its
+   footer (as read_report checks them), and the dataset the one the entry records the case
+   was solved on (``solved_dataset_hash``; an entry without it is redone);
 2. ``summary.parquet`` holds one row whose status is the entry's status;
 3. a status with a plan (``optimal``, ``time_limit_feasible``) has a finite
    objective, a non-empty ``costs`` table whose ``cost_usd`` sums to the objective
@@ -91,6 +92,27 @@ def _other_plans_files(sdir: Path) -> str | None:
     return None
 
 
+def _other_data(sdir: Path, entry: Mapping[str, Any]) -> str | None:
+    """Say when the folder's tables are a plan of other data than the case was solved on.
+
+    The summary's footer ``dataset_hash`` against the entry's ``solved_dataset_hash``: a
+    case folder replaced by a solve of other data (costs within 1e-6 of the recorded
+    objective) was kept as done. An entry without it (an older batch) cannot be checked:
+    the case is redone.
+    """
+    want = entry.get("solved_dataset_hash")
+    if not want:
+        return "the manifest entry records no solved data (an older batch): solve it again"
+    meta = pq.read_schema(sdir / "summary.parquet").metadata or {}
+    got = meta.get(b"dataset_hash", b"").decode()
+    if got != want:
+        return (
+            f"its tables are a plan of data {got[:12] or 'unrecorded'}, the case was solved "
+            f"on {str(want)[:12]} (a folder copied from another run)"
+        )
+    return None
+
+
 def _plan_problem(sdir: Path, entry: Mapping[str, Any], summary: Mapping[str, Any]) -> str | None:
     """Run checks 3 and 4 for a status that has a plan."""
     obj = entry.get("objective_usd")
@@ -142,7 +164,9 @@ def case_problem(out_dir: str | Path, case: str, entry: Mapping[str, Any] | None
     out = Path(out_dir)
     sdir = scenario_dir(out, case)
     try:
-        problem = _missing_files(sdir, out, entry) or _other_plans_files(sdir)
+        problem = (
+            _missing_files(sdir, out, entry) or _other_plans_files(sdir) or _other_data(sdir, entry)
+        )
         if problem:
             return problem
         rows = pq.read_table(sdir / "summary.parquet").to_pylist()

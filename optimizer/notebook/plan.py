@@ -28,6 +28,7 @@ from optimizer.notebook.plots import Plotter
 from optimizer.notebook.run_checks import (
     warn_if_done_missing,
     warn_if_mixed_data,
+    warn_if_not_recorded_data,
     warn_if_run_unfinished,
     warn_if_unfinished,
 )
@@ -486,4 +487,5 @@ def read_run(path: str | os.PathLike[str], data: Any = None) -> PlanCollection:
     warn_if_mixed_data(Path(path), list(plans))
     warn_if_run_unfinished(Path(path), list(plans))
     warn_if_done_missing(Path(path), list(plans))
+    warn_if_not_recorded_data(Path(path), list(plans))
     return PlanCollection(plans)

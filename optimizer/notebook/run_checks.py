@@ -16,11 +16,12 @@ from typing import Any
 
 from optimizer.analysis.batch_folder import BATCH_MANIFEST
 from optimizer.output.manifest import MANIFEST_NAME
-from optimizer.output.run_folder import unfinished_note
+from optimizer.output.run_folder import scenario_dir, unfinished_note
 
 __all__ = [
     "warn_if_done_missing",
     "warn_if_mixed_data",
+    "warn_if_not_recorded_data",
     "warn_if_run_unfinished",
     "warn_if_unfinished",
 ]
@@ -137,6 +138,43 @@ def warn_if_done_missing(path: Path, names: Sequence[str]) -> None:
             f"{path}: the batch manifest records {len(gone)} case(s) as done whose folders "
             f"are missing ({', '.join(gone[:10])}{', ...' if len(gone) > 10 else ''}); "
             "re-run the batch to solve them again.",
+        )
+
+
+def _footer_dataset(folder: Path) -> str:
+    """Return the ``dataset_hash`` in ``summary.parquet``'s footer ("" when unreadable)."""
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(folder / "summary.parquet").metadata or {}
+    except (OSError, ValueError):
+        return ""
+    return meta.get(b"dataset_hash", b"").decode()
+
+
+def warn_if_not_recorded_data(path: Path, names: Sequence[str]) -> None:
+    """Warn when a case folder holds a plan of other data than its manifest entry records.
+
+    The batch manifest records the data each case was solved on (``solved_dataset_hash``);
+    a case folder replaced by a solve of other data, or by the same case of another batch
+    folder, read as the recorded plan without a word (its costs within 1e-6 of the
+    recorded objective).
+    """
+    entries = _batch_entries(path) or {}
+    bad = []
+    for n in names:
+        e = entries.get(n)
+        want = e.get("solved_dataset_hash") if isinstance(e, dict) else None
+        if not want or e.get("state") != "done":
+            continue
+        got = _footer_dataset(scenario_dir(path, n))
+        if got and got != want:
+            bad.append(f"{n} (tables of data {got[:12]}, solved on {str(want)[:12]})")
+    if bad:
+        _warn(
+            f"{path}: {len(bad)} case folder(s) hold a plan of other data than the batch "
+            f"recorded: {', '.join(bad[:10])}{', ...' if len(bad) > 10 else ''}; a folder "
+            "copied from another run. Re-run the batch to solve them again.",
         )
 
 

@@ -542,14 +542,16 @@ def _read_checked(p: Path) -> pa.Table:
 
 
 def check_one_plan(sdir: Path, schemas: Mapping[Path, pa.Schema]) -> None:
-    """ReportError unless a scenario folder's files are of its scenario and of one run.
+    """ReportError unless a scenario folder's files are of its scenario, one run and one dataset.
 
     A table copied from another scenario's folder (or another run's) read as this plan's
-    without a word (mc_000's unmet demand read as mc_001's). Files written without the
-    metadata (older reports) are not checked.
+    without a word (mc_000's unmet demand read as mc_001's); two batches into folders of
+    one name carry one run_id, so their files differ by the data alone. Files written
+    without the metadata (older reports) are not checked.
     """
     want = scenario_name_from_dir(sdir) if sdir.name.startswith("scenario=") else None
     runs: dict[str, Path] = {}
+    data: dict[str, Path] = {}
     for p, schema in schemas.items():
         meta = schema.metadata or {}
         scenario = meta.get(b"scenario", b"").decode()
@@ -560,11 +562,19 @@ def check_one_plan(sdir: Path, schemas: Mapping[Path, pa.Schema]) -> None:
             )
         if run := meta.get(b"run_id", b"").decode():
             runs.setdefault(run, p)
+        if ds := meta.get(b"dataset_hash", b"").decode():
+            data.setdefault(ds, p)
     if len(runs) > 1:
         which = ", ".join(f"{p.name} of run {run}" for run, p in runs.items())
         raise ReportError(
             f"{sdir}: its tables come from {len(runs)} runs ({which}): a file copied from "
             "another run; write the report again"
+        )
+    if len(data) > 1:  # two batches into folders of one name share their run_id
+        which = ", ".join(f"{p.name} of data {h[:12]}" for h, p in data.items())
+        raise ReportError(
+            f"{sdir}: its tables are plans of {len(data)} datasets ({which}): a file "
+            "copied from another run; write the report again"
         )
 
 
