@@ -164,8 +164,10 @@ def warn_if_not_recorded_data(path: Path, names: Sequence[str]) -> None:
     bad = []
     for n in names:
         e = entries.get(n)
-        want = e.get("solved_dataset_hash") if isinstance(e, dict) else None
-        if not want or e.get("state") != "done":
+        if not isinstance(e, dict) or e.get("state") != "done":
+            continue
+        want = e.get("solved_dataset_hash")
+        if not want:
             continue
         got = _footer_dataset(scenario_dir(path, n))
         if got and got != want:

@@ -78,7 +78,7 @@ def code_digest() -> str:
 
     digest = hashlib.sha256()
     for pkg in (capacity, optimizer):
-        root = Path(pkg.__file__).parent
+        root = Path(str(pkg.__file__)).parent
         for f in sorted(root.rglob("*.py")):
             digest.update(f.relative_to(root.parent).as_posix().encode())
             digest.update(f.read_bytes())
