@@ -790,3 +790,24 @@ def test_a_case_gets_the_same_plan_whatever_was_solved_before_it() -> None:
         for name in ("fleet", "assignment", "build_out", "shadow_prices"):
             pd.testing.assert_frame_equal(first[i].tables[name], second[i].tables[name])
         assert first[i].timings_s.get("warm_start") == 1.0  # warm, from the base's basis
+
+
+def test_a_case_that_fails_on_a_rerun_leaves_no_earlier_plan(tmp_path: Path) -> None:
+    """A composed case solved, then made invalid and run again: it was recorded failed
+    but its folder kept the earlier plan, which a glob over scenario=* read as current."""
+    sweep = tmp_path / "sweep.yaml"
+    hot = (
+        "  - name: hot\n    base: neutral\n    overrides:\n"
+        "      - {{op: scale, table: sites, column: pue_air, factor: {f}, source: test}}\n"
+    )
+    sweep.write_text(f"data: {TINY}\nscenarios:\n  - neutral\n" + hot.format(f=1.1))
+    out = tmp_path / "out"
+    assert run_batch(sweep, out, workers=1, progress=False).n_done == 2
+    assert (out / "scenario=hot" / "costs.parquet").is_file()
+    sweep.write_text(f"data: {TINY}\nscenarios:\n  - neutral\n" + hot.format(f=0.5))
+    r = run_batch(sweep, out, workers=1, progress=False)
+    assert (r.n_skipped, r.n_failed) == (1, 1) and "hot" in r.invalid
+    assert read_batch_manifest(out)["scenarios"]["hot"]["state"] == "failed"
+    assert not (out / "scenario=hot").exists()
+    costs = pads.dataset(list(out.glob("scenario=*/costs.parquet")), format="parquet")
+    assert costs.count_rows() == len(pq.read_table(out / "scenario=neutral" / "costs.parquet"))

@@ -4,7 +4,8 @@ A case is recorded ``state: "done"`` only when its written files re-read and ver
 (:func:`optimizer.analysis.batch_resume.verify_or_fail`) and it has a plan; an
 infeasible case is written with its explanation table, recorded ``no_plan`` and
 counted as failed; a case without a result (an exception, a worker killed, invalid
-data) is recorded ``failed`` with its error, and the batch goes on.
+data) is recorded ``failed`` with its error, its folder removed (an earlier run's plan
+would read as current), and the batch goes on.
 
 The write (staging folder moved in), its check and the manifest entry happen while
 the folder's lock is held: a second batch writing the same case into the folder
@@ -134,6 +135,8 @@ class BatchRecorder:
             verify_or_fail(self.out, case.name, entry)
         if entry["state"] == "done" and cr.status not in OK_STATUSES:
             entry["state"] = NO_PLAN  # written and verified, but no plan: redone by a re-run
+        if entry["state"] == "failed":
+            _drop_case_folder(self.out, case.name)
         # merged under the folder's lock: entries of concurrent batches are kept
         self.manifest = merge_case(self.out, case.name, entry, iso_now())
 
@@ -180,6 +183,22 @@ class BatchRecorder:
             dataset_hash=str(getattr(cr.result, "dataset_hash", "") or ""),
             tables_hash=str(getattr(cr.result, "tables_hash", "") or ""),
         )
+
+
+def _drop_case_folder(out: Path, name: str) -> None:
+    """Remove a failed case's folder: an earlier run's plan, or files that did not verify.
+
+    A case whose re-run failed (its data invalid now, its solve raised, its files not
+    written or not verified) kept the earlier run's folder, which a glob over
+    ``scenario=*`` read as current beside the manifest's ``failed``.
+    """
+    import shutil
+
+    from optimizer.output.run_folder import scenario_dir
+
+    sdir = scenario_dir(out, name)
+    if sdir.is_dir():
+        shutil.rmtree(sdir, ignore_errors=True)
 
 
 def sourced_case_overrides(case: SweepCase) -> tuple[Override, ...]:
