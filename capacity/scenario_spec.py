@@ -338,8 +338,15 @@ def parse_scenarios(
                 "unknown top-level key(s); only 'scenarios' is allowed",
             )
         )
+    folded: dict[str, str] = {}  # one report folder per name on a case-blind file system
     for name, body in (doc.get("scenarios") or {}).items():
         problem = _name_problem(str(name))
+        other = folded.setdefault(str(name).casefold(), str(name))
+        if problem is None and other != str(name):
+            problem = (
+                f"scenarios {other!r} and {str(name)!r} differ only in letter case: their "
+                "report folders are one on macOS and Windows; rename one"
+            )
         if problem is not None:
             findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), problem))
             continue

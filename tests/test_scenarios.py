@@ -420,3 +420,14 @@ def test_a_check_across_columns_names_the_override_of_its_table(tmp_path):
     (f,) = e.value.findings
     assert f.column == "last_period"
     assert "scenario 'negative' (overrides[3]: shift chips.first_period): sale window" in f.message
+
+
+def test_scenario_names_that_differ_only_in_letter_case_are_an_error() -> None:
+    """scenario=neutral and scenario=Neutral are one report folder on macOS and Windows."""
+    from capacity.scenario_spec import parse_scenarios
+
+    doc = {"scenarios": {"neutral": {"overrides": []}, "Neutral": {"overrides": []}}}
+    scenarios, findings = parse_scenarios(doc)
+    assert list(scenarios) == ["neutral"]
+    assert [f.severity for f in findings] == ["error"]
+    assert "'neutral' and 'Neutral' differ only in letter case" in findings[0].message

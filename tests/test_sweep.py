@@ -579,3 +579,12 @@ def test_a_shift_range_that_rounds_to_one_level_is_refused(tmp_path: Path) -> No
     (f,) = _load_error(tmp_path, text).findings
     assert f.column == "monte_carlo.parameters[0].distribution"
     assert "every draw in [-0.4, 0.4] rounds to 0" in f.message
+
+
+def test_case_names_that_differ_only_in_letter_case_are_rejected() -> None:
+    """scenario=neutral and scenario=Neutral are one folder on macOS and Windows."""
+    text = f"data: {TINY}\nscenarios:\n  - neutral\n  - {{name: Neutral, base: squeeze}}\n"
+    spec = parse_sweep(_doc(text))
+    with pytest.raises(SweepSpecError) as ei:
+        expand_sweep(spec, ["neutral", "squeeze"])
+    assert "cases 'neutral' and 'Neutral' differ only in letter case" in str(ei.value)

@@ -219,13 +219,26 @@ def _origins(
 def _check_names(
     cases: list[SweepCase], fail: Callable[[tuple[str | int, ...], str | None, str], None]
 ) -> None:
-    """Report two cases of one name, and a name too long for its folder (before solving)."""
-    seen: set[str] = set()
+    """Report two cases of one name, and a name too long for its folder (before solving).
+
+    Names are compared without letter case: ``scenario=neutral`` and ``scenario=Neutral``
+    are one folder on a case-insensitive file system (macOS, Windows), where one case's
+    files would replace the other's.
+    """
+    seen: dict[str, str] = {}
     for i, c in enumerate(cases):
         at: tuple[str | int, ...] = ("scenarios", i) if c.kind == "scenario" else (c.kind,)
-        if c.name in seen:
+        other = seen.get(c.name.casefold())
+        if other == c.name:
             fail(at, c.name, f"two cases are named {c.name!r}")
-        seen.add(c.name)
+        elif other is not None:
+            fail(
+                at,
+                c.name,
+                f"cases {other!r} and {c.name!r} differ only in letter case: their folders "
+                "are one on macOS and Windows; rename one",
+            )
+        seen.setdefault(c.name.casefold(), c.name)
         problem = scenario_name_problem(c.name)
         if problem:
             fail(at, c.name, problem)
