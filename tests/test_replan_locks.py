@@ -167,3 +167,41 @@ def test_a_forecast_without_a_plan_does_not_end_the_path(tmp_path: Path) -> None
     build = out.decisions[out.decisions["kind"] == "build"]
     assert build[["decided_in", "period"]].values.tolist() == [["2026Q2", "2026Q2"]]
     assert build["value"].sum() == pytest.approx(20.0, rel=1e-6)  # 40 H100e less the 20 MW built
+
+
+def test_a_one_quarter_horizon_and_a_path_without_a_plan_are_said_plainly(
+    tmp_path: Path,
+) -> None:
+    """One quarter: "use --every below 1" asked for the impossible. A path without a
+    plan printed "perfect foresight inf" and "regret inf" where its table holds NaN."""
+    import math
+    import shutil
+
+    import pandas as pd
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+    from optimizer.cli.replan import _money
+
+    data = tmp_path / "one"
+    shutil.copytree(Path(__file__).parent / "data" / "replan_hand", data)
+    for f in data.glob("*.csv"):
+        t = pd.read_csv(f)
+        for col in ("period", "install_period"):
+            if col in t.columns:
+                t = t[t[col] == "2026Q1"]
+        t.to_csv(f, index=False)
+    (data / "forecast.csv").unlink()
+    r = CliRunner().invoke(app, ["replan", str(data), "--paths", "1", "-w", "0"])
+    text = " ".join(r.output.split())
+    assert r.exit_code == 2 and "needs a horizon of at least 2 quarters" in text, text
+    assert "below 1" not in text
+    paths = pd.DataFrame(
+        {
+            "realised_cost_usd": [math.inf, 2.0e6],
+            "perfect_foresight_cost_usd": [math.nan, 1.5e6],
+            "regret_usd": [math.nan, 0.5e6],
+        }
+    )
+    usd = _money(paths)
+    assert [usd(v) for v in (math.inf, math.nan, 0.5e6)] == ["n/a", "n/a", "$0.50M"]

@@ -137,6 +137,8 @@ def _settings(
         raise ReplanInputError("--base takes one scenario name, not 'all'")
     ((_, ds),) = load_scenarios(console, data, [base])
     n = len(ds.periods)
+    if n < 2:  # "use --every below 1" asked for the impossible
+        raise ReplanInputError(f"replanning needs a horizon of at least 2 quarters; {data} has {n}")
     if every >= n:  # one plan, on the last forecast: the truth, regret 0 by construction
         raise ReplanInputError(
             f"--every: {every} quarters covers the whole {n}-quarter horizon, so there would "
@@ -191,7 +193,8 @@ def _money(paths: Any) -> Callable[[float], str]:
     cols = ("realised_cost_usd", "perfect_foresight_cost_usd", "regret_usd")
     values = [abs(float(v)) for c in cols for v in paths[c] if math.isfinite(float(v))]
     div, _, fmt = money_scale(max(values, default=0.0))
-    return lambda x: "inf" if not math.isfinite(x) else fmt_cell(x / div, fmt)
+    # a path without a plan has no cost (NaN in the table; it printed "inf")
+    return lambda x: "n/a" if not math.isfinite(x) else fmt_cell(x / div, fmt)
 
 
 def _print(console: Console, result: Any) -> bool:
@@ -218,7 +221,7 @@ def _print(console: Console, result: Any) -> bool:
     s = result.spread.set_index("outcome")
     for o, label in (("regret_usd", "regret"), ("regret_share", "regret / PF cost")):
         row = s.loc[o]
-        fmt = usd if o == "regret_usd" else (lambda v: f"{v:.2%}")
+        fmt = usd if o == "regret_usd" else (lambda v: f"{v:.2%}" if math.isfinite(v) else "n/a")
         console.print(
             f"{label:>18}: p10 {fmt(row.p10)}  p50 {fmt(row.p50)}  p90 {fmt(row.p90)}  "
             f"mean {fmt(row['mean'])}  (n={int(row.n)})"
