@@ -950,3 +950,31 @@ def test_a_case_folder_of_other_data_is_redone_on_resume(
     for case in ("neutral", "squeeze"):
         entry = read_batch_manifest(out_a)["scenarios"][case]
         assert case_problem(out_a, case, entry) is None
+
+
+def test_a_scenario_edit_redoes_only_the_cases_that_start_from_it(
+    tmp_path: Path, scheduler_address: str
+) -> None:
+    """Keyed on the whole dataset's hash, editing a description in scenarios.yaml, or
+    the overrides of one scenario, redid every case of the folder."""
+    data = _tiny_copy(tmp_path, "data", 1.0)
+    sweep = _write_sweep(tmp_path, f"data: {data}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    assert run_batch(sweep, out, scheduler=scheduler_address, progress=False).n_done == 2
+    yaml = data / "scenarios.yaml"
+    yaml.write_text(yaml.read_text().replace("less CoWoS, later grid", "a squeeze"))
+    again = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    assert (again.n_done, again.n_skipped) == (0, 2)  # a description: nothing to redo
+    yaml.write_text(yaml.read_text().replace("factor: 1e-1", "factor: 2e-1"))
+    edited = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    assert (edited.n_done, edited.n_skipped) == (1, 1)
+    entries = read_batch_manifest(out)["scenarios"]
+    assert entries["squeeze"]["finished_utc"] > entries["neutral"]["finished_utc"]
+    # the tables themselves: every case again
+    import pandas as pd
+
+    dem = pd.read_csv(data / "demand.csv")
+    dem["demand_h100e"] = dem["demand_h100e"] * 1.1
+    dem.to_csv(data / "demand.csv", index=False)
+    tables = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    assert (tables.n_done, tables.n_skipped) == (2, 0)
