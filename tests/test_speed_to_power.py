@@ -369,3 +369,24 @@ def test_a_scenario_override_tightens_an_order_book_and_the_plan_follows(tmp_pat
     eo = res.tables["equipment_orders"]
     row = eo[eo["period"] == "2026Q2"].iloc[0]
     assert (row["capacity"], row["used"]) == pytest.approx((6.0, 6.0))
+
+
+def test_the_campus_note_counts_one_quarter_in_the_singular() -> None:
+    """'grid interconnect binds in 1 quarters' read so in the speed-to-power table."""
+    from types import SimpleNamespace
+
+    from optimizer.components.power_speed import campus_note
+
+    row = SimpleNamespace(
+        grid_bound_quarters=1.0,
+        first_grid_bound_period="2026Q3",
+        bridge_mw=0.0,
+        bridge_options="battery",
+        flexible_mw=0.0,
+        quarters_gained=0.0,
+        curtailed_mwh=0.0,
+    )
+    assert campus_note(row).startswith("grid interconnect binds in 1 quarter from 2026Q3")
+    assert "2 quarters from" in campus_note(
+        SimpleNamespace(**{**vars(row), "grid_bound_quarters": 2.0})
+    )

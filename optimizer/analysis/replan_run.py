@@ -144,7 +144,7 @@ def rolling_replan(
         "paths": paths,
         "seed": seed,
         "every": every,
-        "revision": getattr(revision, "name", "random_walk"),
+        "revision": getattr(revision, "name", "random-walk"),
         "volatility": getattr(revision, "volatility", None),
         "locks": dict(setup.locks),
         "epochs": len(epochs),

@@ -257,7 +257,7 @@ class RandomWalkRevision:
 
     volatility: float = 0.05
     seed: int = 0
-    name: str = "random_walk"
+    name: str = "random-walk"  # as --revision names it
 
     def __post_init__(self) -> None:
         if not (self.volatility >= 0 and math.isfinite(self.volatility)):

@@ -169,8 +169,9 @@ def campus_note(row: Any) -> str:
     """One sentence on how a campus gets power: grid-bound quarters, bridge, flexible MW."""
     parts = []
     if row.grid_bound_quarters:
-        parts.append(
-            f"grid interconnect binds in {row.grid_bound_quarters:g} quarters "
+        n = row.grid_bound_quarters
+        parts.append(  # "binds in 1 quarters" read so
+            f"grid interconnect binds in {n:g} quarter{'' if n == 1 else 's'} "
             f"from {row.first_grid_bound_period}"
         )
     if row.bridge_mw > 1e-6:
