@@ -142,8 +142,9 @@ class PathOutcome:
         The locks the truth could not honour
         (:func:`optimizer.analysis.replan_folder.give_way_table`; empty when none).
     shortfall : DataFrame
-        Per quarter, ``delivered_short_<kind>_<unit>`` and ``give_way_usd``
-        (:func:`optimizer.analysis.replan_folder.shortfall_by_quarter`).
+        Per quarter, ``delivered_short_<kind>_<unit>``
+        (:func:`optimizer.analysis.replan_folder.shortfall_by_quarter`; the shortfall's
+        cost is not a column of its own: it is in the regret).
     """
 
     path: int
