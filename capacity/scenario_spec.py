@@ -326,27 +326,12 @@ def parse_scenarios(
             Finding("error", file, None, None, None, "expected a mapping 'scenarios: {name: ...}'")
         )
         return out, findings
-    extra = set(doc) - {"scenarios"}
-    if extra:
-        findings.append(
-            Finding(
-                "error",
-                file,
-                None,
-                None,
-                ", ".join(sorted(extra)),
-                "unknown top-level key(s); only 'scenarios' is allowed",
-            )
-        )
-    folded: dict[str, str] = {}  # one report folder per name on a case-blind file system
+    if extra := ", ".join(sorted(set(doc) - {"scenarios"})):
+        only = "unknown top-level key(s); only 'scenarios' is allowed"
+        findings.append(Finding("error", file, None, None, extra, only))
+    folded: dict[str, str] = {}
     for name, body in (doc.get("scenarios") or {}).items():
-        problem = _name_problem(str(name))
-        other = folded.setdefault(str(name).casefold(), str(name))
-        if problem is None and other != str(name):
-            problem = (
-                f"scenarios {other!r} and {str(name)!r} differ only in letter case: their "
-                "report folders are one on macOS and Windows; rename one"
-            )
+        problem = _name_problem(str(name)) or _folded_problem(folded, str(name))
         if problem is not None:
             findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), problem))
             continue
@@ -393,6 +378,21 @@ def _body(body: Any) -> Mapping[str, Any] | str:
     return (
         f"a scenario is a mapping with 'description' and 'overrides', not {kind}; "
         "put the overrides under 'overrides:'"
+    )
+
+
+def _folded_problem(folded: dict[str, str], name: str) -> str | None:
+    """Say when ``name`` differs from an earlier scenario's only in letter case.
+
+    ``scenario=neutral`` and ``scenario=Neutral`` are one report folder on macOS and
+    Windows. ``folded`` maps each case-folded name seen to its first spelling.
+    """
+    other = folded.setdefault(name.casefold(), name)
+    if other == name:
+        return None
+    return (
+        f"scenarios {other!r} and {name!r} differ only in letter case: their report "
+        "folders are one on macOS and Windows; rename one"
     )
 
 

@@ -24,6 +24,7 @@ from optimizer.analysis.batch_case import solve_many
 from optimizer.analysis.batch_folder import read_batch_manifest
 from optimizer.analysis.case_check import case_problem
 from optimizer.notebook import read_run
+from optimizer.output.atomic import ReportError
 from optimizer.output.parquet_tables import RESULT_SCHEMAS
 from optimizer.output.run_folder import scenario_dir
 from optimizer.plan import highs, highs_session
@@ -476,8 +477,10 @@ def test_a_case_rewritten_over_an_earlier_one_never_leaves_its_tables_mixed(
 ) -> None:
     """A re-solved case wrote its tables in place one by one: a write error at the
     fourth table left three new tables beside the earlier ones, and the folder read as
-    one plan. Now the earlier folder stays whole (not one file replaced) until the new
-    one moves in, and nothing of the failed write is left."""
+    one plan. Now the earlier folder is not touched (not one file replaced) while the
+    new one is written, and when the write fails nothing of it is left and the earlier
+    folder goes too: the case is failed, and a glob over scenario=* read the earlier
+    run's plan as current."""
     sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral]\n")
     out = tmp_path / "out"
     run_batch(sweep, out, scheduler=scheduler_address, progress=False)
@@ -500,15 +503,15 @@ def test_a_case_rewritten_over_an_earlier_one_never_leaves_its_tables_mixed(
     assert r.n_failed == 1 and len(calls) == 4
     e = read_batch_manifest(out)["scenarios"]["neutral"]
     assert e["state"] == "failed" and "No space left on device" in e["error"]
-    assert {p.name: p.stat().st_ino for p in sdir.iterdir()} == before
+    assert not sdir.exists()  # neither the earlier plan nor a part of the new one
     assert sorted(p.name for p in out.iterdir() if p.name.startswith(".scenario")) == []
     monkeypatch.setattr(pq, "write_table", real_write)
-    with pytest.warns(UserWarning, match=r"batch_manifest.json records state 'failed'"):
-        read_run(out)  # the earlier write's files: read, but not as if current
+    with pytest.raises(ReportError, match="no scenario=<name> folder"):
+        read_run(out)
     r = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert r.n_done == 1
     after = {p.name: p.stat().st_ino for p in sdir.iterdir()}
-    assert after.keys() == before.keys() and not set(after.values()) & set(before.values())
+    assert after.keys() == before.keys()  # every table again (inode numbers may be reused)
     _assert_all_done_verify(out, {"neutral"})
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -965,11 +968,14 @@ def test_a_scenario_edit_redoes_only_the_cases_that_start_from_it(
     yaml.write_text(yaml.read_text().replace("less CoWoS, later grid", "a squeeze"))
     again = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (again.n_done, again.n_skipped) == (0, 2)  # a description: nothing to redo
+    before = read_batch_manifest(out)["scenarios"]
     yaml.write_text(yaml.read_text().replace("factor: 1e-1", "factor: 2e-1"))
     edited = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (edited.n_done, edited.n_skipped) == (1, 1)
-    entries = read_batch_manifest(out)["scenarios"]
-    assert entries["squeeze"]["finished_utc"] > entries["neutral"]["finished_utc"]
+    after = read_batch_manifest(out)["scenarios"]
+    for field in ("key", "finished_utc", "files"):  # neutral is not solved again
+        assert after["neutral"][field] == before["neutral"][field]
+    assert after["squeeze"]["key"] != before["squeeze"]["key"]
     # the tables themselves: every case again
     import pandas as pd
 

@@ -66,7 +66,14 @@ import numpy as np
 import pandas as pd
 
 from optimizer.analysis.replan_folder import give_way_table, shortfall_by_quarter
-from optimizer.analysis.replan_setup import KIND_UNITS, LOCK_KINDS, ReplanInputError, replan_epochs
+from optimizer.analysis.replan_setup import (
+    KIND_UNITS,
+    LOCK_KINDS,
+    level_dataset,
+    levelled,
+    replan_epochs,
+    revealed_dataset,
+)
 from optimizer.analysis.tornado import TornadoParameter
 from optimizer.components.registry import active
 
@@ -155,44 +162,6 @@ class PathOutcome:
     perfect_foresight: Any = None
     give_way: pd.DataFrame = field(default_factory=pd.DataFrame)
     shortfall: pd.DataFrame = field(default_factory=pd.DataFrame)
-
-
-def level_dataset(
-    base: Any, parameters: Sequence[TornadoParameter], levels: Sequence[float], name: str
-) -> Any:
-    """Return ``base`` with every group's overrides at its level (a validated Dataset)."""
-    from capacity.scenarios import apply_overrides
-
-    ovs = [o for p, lv in zip(parameters, levels, strict=True) for o in p.overrides(float(lv))]
-    return apply_overrides(base, ovs, scenario=name)
-
-
-def revealed_dataset(truth: Any, forecast: Any, reveal: int, name: str) -> Any:
-    """Return the data known at an epoch: ``truth`` before quarter ``reveal``, then ``forecast``.
-
-    Only tables with a ``period`` column whose rows match between the two (same
-    keys, same order) are mixed; any other difference keeps the forecast's table.
-    """
-    periods = list(truth.periods)
-    known = set(periods[: max(0, reveal)])
-    if not known:
-        return forecast
-    if len(known) == len(periods):
-        return truth
-    changed: dict[str, pd.DataFrame] = {}
-    for t, ft in forecast.tables.items():
-        tt = truth.table(t)
-        if tt is ft or "period" not in ft.columns or len(tt) != len(ft):
-            continue
-        if not (tt["period"].astype(str).to_numpy() == ft["period"].astype(str).to_numpy()).all():
-            continue
-        past = ft["period"].astype(str).isin(known).to_numpy()
-        mixed = ft.copy()
-        for c in ft.columns:
-            if ft[c].dtype.kind == "f" and not ft[c].equals(tt[c]):
-                mixed[c] = np.where(past, tt[c].to_numpy(dtype=float), ft[c].to_numpy())
-        changed[t] = mixed
-    return forecast.replace(scenario=name, **changed) if changed else forecast
 
 
 class _PathModels:
@@ -405,38 +374,18 @@ def run_path(setup: ReplanSetup, path: int, truth: Mapping[str, float]) -> PathO
     periods = tuple(base.periods)
     epochs = replan_epochs(len(periods), setup.every)
     levels = [truth[p.name] for p in params]
-    truth_ds = _levelled(base, params, levels, f"path_{path:03d}", f"path {path}'s truth")
+    truth_ds = levelled(base, params, levels, f"path_{path:03d}", f"path {path}'s truth")
     fc = setup.revision.forecasts(params, truth, periods, epochs, path)
 
     def forecast(r: int, tau: int) -> Any:
         what = f"path {path}'s forecast made in {periods[tau]}"
-        return _levelled(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}", what)
+        return levelled(base, params, list(fc[r]), f"path_{path:03d}_forecast_{r}", what)
 
     out = run_dataset_path(setup, path, truth_ds, forecast)
     summary = {"path": path, **{f"truth_{p.name}": float(truth[p.name]) for p in params}}
     summary.update({k: v for k, v in out.summary.items() if k != "path"})
     forecasts = _forecast_table(fc, epochs, periods, params, truth)
     return replace(out, summary=summary, forecasts=forecasts)
-
-
-def _levelled(
-    base: Any, params: Sequence[TornadoParameter], levels: Sequence[float], name: str, what: str
-) -> Any:
-    """:func:`level_dataset`, a level that makes the data invalid said as such."""
-    from capacity.validation import DataValidationError
-
-    try:
-        return level_dataset(base, params, levels, name)
-    except DataValidationError as e:
-        drawn = ", ".join(f"{p.name} {float(lv):.4g}" for p, lv in zip(params, levels, strict=True))
-        errors = [f for f in e.findings if f.severity == "error"] or list(e.findings)
-        first = errors[0].message if errors else str(e)
-        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
-        raise ReplanInputError(
-            f"{what} ({drawn}) makes the data invalid: {first}{more}. Fix the data so every "
-            "level of the groups' ranges is valid, or give the forecasts in a file "
-            "(--revision FILE.csv)"
-        ) from None
 
 
 def run_dataset_path(

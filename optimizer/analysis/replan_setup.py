@@ -56,9 +56,12 @@ __all__ = [
     "RandomWalkRevision",
     "ReplanInputError",
     "draw_truths",
+    "level_dataset",
+    "levelled",
     "parse_locks",
     "read_forecast_file",
     "replan_epochs",
+    "revealed_dataset",
     "revealed_parameters",
 ]
 
@@ -413,3 +416,65 @@ def _forecast_row(
     if ptext and not ptext.isdigit():
         raise ReplanInputError(f"{where}, column path: {ptext!r} is not a path number")
     return (int(ptext) if ptext else -1), q, name, level
+
+
+def level_dataset(
+    base: Any, parameters: Sequence[TornadoParameter], levels: Sequence[float], name: str
+) -> Any:
+    """Return ``base`` with every group's overrides at its level (a validated Dataset)."""
+    from capacity.scenarios import apply_overrides
+
+    ovs = [o for p, lv in zip(parameters, levels, strict=True) for o in p.overrides(float(lv))]
+    return apply_overrides(base, ovs, scenario=name)
+
+
+def revealed_dataset(truth: Any, forecast: Any, reveal: int, name: str) -> Any:
+    """Return the data known at an epoch: ``truth`` before quarter ``reveal``, then ``forecast``.
+
+    Only tables with a ``period`` column whose rows match between the two (same
+    keys, same order) are mixed; any other difference keeps the forecast's table.
+    """
+    periods = list(truth.periods)
+    known = set(periods[: max(0, reveal)])
+    if not known:
+        return forecast
+    if len(known) == len(periods):
+        return truth
+    changed: dict[str, pd.DataFrame] = {}
+    for t, ft in forecast.tables.items():
+        tt = truth.table(t)
+        if tt is ft or "period" not in ft.columns or len(tt) != len(ft):
+            continue
+        if not (tt["period"].astype(str).to_numpy() == ft["period"].astype(str).to_numpy()).all():
+            continue
+        past = ft["period"].astype(str).isin(known).to_numpy()
+        mixed = ft.copy()
+        for c in ft.columns:
+            if ft[c].dtype.kind == "f" and not ft[c].equals(tt[c]):
+                mixed[c] = np.where(past, tt[c].to_numpy(dtype=float), ft[c].to_numpy())
+        changed[t] = mixed
+    return forecast.replace(scenario=name, **changed) if changed else forecast
+
+
+def levelled(
+    base: Any, params: Sequence[TornadoParameter], levels: Sequence[float], name: str, what: str
+) -> Any:
+    """Return :func:`level_dataset`; a level that makes the data invalid is a ReplanInputError.
+
+    The message names ``what`` (the path and the quarter), the levels drawn and the data's
+    first error: a traceback of ``DataValidationError`` named neither.
+    """
+    from capacity.validation import DataValidationError
+
+    try:
+        return level_dataset(base, params, levels, name)
+    except DataValidationError as e:
+        drawn = ", ".join(f"{p.name} {float(lv):.4g}" for p, lv in zip(params, levels, strict=True))
+        errors = [f for f in e.findings if f.severity == "error"] or list(e.findings)
+        first = errors[0].message if errors else str(e)
+        more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+        raise ReplanInputError(
+            f"{what} ({drawn}) makes the data invalid: {first}{more}. Fix the data so every "
+            "level of the groups' ranges is valid, or give the forecasts in a file "
+            "(--revision FILE.csv)"
+        ) from None

@@ -544,10 +544,8 @@ def _read_checked(p: Path) -> pa.Table:
 def check_one_plan(sdir: Path, schemas: Mapping[Path, pa.Schema]) -> None:
     """ReportError unless a scenario folder's files are of its scenario, one run and one dataset.
 
-    A table copied from another scenario's folder (or another run's) read as this plan's
-    without a word (mc_000's unmet demand read as mc_001's); two batches into folders of
-    one name carry one run_id, so their files differ by the data alone. Files written
-    without the metadata (older reports) are not checked.
+    A table copied from another folder read as this plan's (mc_000's unmet as mc_001's);
+    two batches into folders of one name share a run_id. Older reports are not checked.
     """
     want = scenario_name_from_dir(sdir) if sdir.name.startswith("scenario=") else None
     runs: dict[str, Path] = {}
@@ -572,10 +570,7 @@ def check_one_plan(sdir: Path, schemas: Mapping[Path, pa.Schema]) -> None:
         )
     if len(data) > 1:  # two batches into folders of one name share their run_id
         which = ", ".join(f"{p.name} of data {h[:12]}" for h, p in data.items())
-        raise ReportError(
-            f"{sdir}: its tables are plans of {len(data)} datasets ({which}): a file "
-            "copied from another run; write the report again"
-        )
+        raise ReportError(f"{sdir}: its tables are plans of {len(data)} datasets ({which})")
 
 
 def check_table_file(p: Path) -> pa.Schema:
