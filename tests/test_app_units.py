@@ -220,6 +220,8 @@ def test_every_plan_chart_draws_the_result_numbers(tiny, tiny_result) -> None:  
     assert np.asarray(fig.data[0].y, dtype=float).sum() == pytest.approx(
         t["energy"]["facility_mwh"].sum()
     )
+    # the water axis's own round ticks (synced to the energy grid: 0.359M, 0.719M ...)
+    assert fig.layout.yaxis2.tickmode == "auto" and fig.layout.yaxis2.showgrid is False
     assert charts.installed_it_mw({}, periods) is None
     assert charts.shadow_price_heatmap({"shadow_prices": t["shadow_prices"].iloc[0:0]}) is None
 

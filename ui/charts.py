@@ -235,7 +235,10 @@ def energy_water(
         secondary_y=True,
     )
     fig.update_yaxes(title_text="MWh", secondary_y=False, rangemode="tozero")
-    fig.update_yaxes(title_text="m3", secondary_y=True, rangemode="tozero")
+    # its own round ticks (synced to the energy axis's grid they read 0.359M, 0.719M ...)
+    fig.update_yaxes(
+        title_text="m3", secondary_y=True, rangemode="tozero", tickmode="auto", showgrid=False
+    )
     fig = _layout(fig, "Facility energy and water")
     # the legend under the plot: on the title's line it met "water" at a laptop's width
     fig.update_layout(
