@@ -205,3 +205,21 @@ def test_a_one_quarter_horizon_and_a_path_without_a_plan_are_said_plainly(
     )
     usd = _money(paths)
     assert [usd(v) for v in (math.inf, math.nan, 0.5e6)] == ["n/a", "n/a", "$0.50M"]
+
+
+def test_a_forecast_row_in_a_quarter_without_a_replan_is_named(tmp_path: Path) -> None:
+    """With --every 2 a row for 2026Q2 was applied at the next replan without a word."""
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+
+    hand = Path(__file__).parent / "data" / "replan_hand"
+    f = tmp_path / "fc.csv"
+    f.write_text("quarter,parameter,level\n2026Q1,demand_a,0.8\n2026Q2,demand_a,1.2\n")
+    args = ["replan", str(hand), "--paths", "1", "-w", "0", "--every", "2", "--revision", str(f)]
+    r = CliRunner().invoke(app, args)
+    text = " ".join(r.output.split())
+    assert r.exit_code == 0, text
+    assert "no replan is made in 2026Q2 (--every 2); those rows apply at the next replan" in text
+    r = CliRunner().invoke(app, [*args[:7], "1", *args[8:]])  # --every 1: every quarter
+    assert r.exit_code == 0 and "no replan is made" not in " ".join(r.output.split())

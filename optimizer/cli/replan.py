@@ -149,7 +149,27 @@ def _settings(
     model: Any = rw
     if revision != "random-walk":
         model = read_forecast_file(revision, ds.periods, revealed_parameters(ds), paths)
+        _note_off_epoch_rows(console, model.table, ds.periods, every, revision)
     return {"ds": ds, "paths": paths, "seed": seed, "every": every, "locks": locks, "rev": model}
+
+
+def _note_off_epoch_rows(
+    console: Console, table: Any, periods: Any, every: int, source: str
+) -> None:
+    """Say which forecast quarters no replan is made in (their rows apply at the next one).
+
+    With ``--every 2`` a row for 2026Q2 was applied at the 2026Q3 replan without a word.
+    """
+    from optimizer.analysis.replan_setup import replan_epochs
+
+    made = {periods[t] for t in replan_epochs(len(periods), every)}
+    off = sorted({str(q) for q in table["quarter"]} - made)
+    if off:
+        console.print(
+            f"[yellow]{source}: no replan is made in {', '.join(off[:6])}"
+            f"{' ...' if len(off) > 6 else ''} (--every {every}); those rows apply at the "
+            "next replan[/]"
+        )
 
 
 def _run(console: Console, kw: dict[str, Any], workers: int, scheduler: str | None) -> Any:
