@@ -177,3 +177,16 @@ def test_revenue_is_price_times_served_and_the_margin_objectives_term() -> None:
     term = plan.statistics.costs(groupby="term").set_index("term")["cost_usd"]["revenue"]
     assert term == pytest.approx(-total, rel=1e-9)
     assert plan.result.revenue_usd == pytest.approx(total, rel=1e-9)
+
+
+def test_capex_without_the_data_names_both_readers_and_the_cash_statistic(plan: Plan) -> None:
+    """read_run(folder).statistics.capex(...) without data said to use read_report."""
+    bare = Plan(plan.tables, name="bare")  # the tables alone, as read without data=
+    with pytest.raises(ValueError) as ei:
+        bare.statistics.capex(groupby="period")
+    text = str(ei.value)
+    assert "read_run(path, data=DATA_DIR)" in text and "read_report(path, data=DATA_DIR)" in text
+    cash = bare.statistics.cash(groupby=["period", "cash_kind"])
+    want = plan.statistics.capex(groupby="period")["capex_usd"].sum()
+    got = cash.loc[cash["cash_kind"] == "capex", "cash_usd"].sum()
+    assert got == pytest.approx(want, rel=1e-9)

@@ -93,8 +93,10 @@ def _capex_rows(tables: Mapping[str, pd.DataFrame], keys: PlanKeys) -> pd.DataFr
     split = {"chip_capex", "build_capex", "retrofit_capex", "grid_upgrade"}
     if (len(fleet) or len(build)) and not keys.known:
         raise ValueError(
-            "capex by chip and site needs the dataset's unit capex (chips.capex_usd_per_chip, "
-            "sites.build_capex_usd_per_mw); read the report with read_report(path, data=DATA_DIR)"
+            "statistics.capex splits capex by chip and site, which needs the dataset's unit "
+            "capex (chips.capex_usd_per_chip, sites.build_capex_usd_per_mw): read the report "
+            "with read_report(path, data=DATA_DIR) or read_run(path, data=DATA_DIR); "
+            "statistics.cash(groupby=['period', 'cash_kind']) gives capex by quarter without it"
         )
     parts = []
     if len(fleet):
