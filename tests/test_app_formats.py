@@ -383,3 +383,30 @@ def test_an_empty_text_cell_reads_as_a_dash() -> None:
     view, _ = table_view(df)
     assert view["bridge_options"].tolist() == [NO_TEXT, "battery, mobile_gt"]
     assert df["bridge_options"].tolist() == ["", "battery, mobile_gt"]  # the table as it was
+
+
+def test_a_case_whose_files_failed_shows_no_plan_in_the_cases_table() -> None:
+    """On a full disk a case whose files were not written still showed 'optimal' and its
+    cost in the table above the line saying it failed."""
+    from rich.console import Console
+
+    from optimizer.analysis.batch_render import _fixed_cases_table
+
+    fixed = pd.DataFrame(
+        {
+            "scenario": ["neutral", "negative"],
+            "status": ["optimal", "optimal"],
+            "state": ["done", "failed"],
+            "total_cost_usd": [1.086e11, 1.188e11],
+            "unmet_h100e": [587_000.0, 1_740_000.0],
+            "trainium_share": [0.476, 0.399],
+            "breach_mw": [0.0, 214.0],
+            "time_s": [12.34, 15.0],
+        }
+    )
+    console = Console(width=200, record=True)
+    console.print(_fixed_cases_table(fixed))
+    text = console.export_text()
+    row = next(line for line in text.splitlines() if "negative" in line)
+    assert "failed (optimal)" in row and "$118.80B" not in text and "1,740,000" not in text
+    assert "$108.60B" in text and "15.0" in row  # the other case, and the time spent

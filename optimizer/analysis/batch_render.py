@@ -106,14 +106,20 @@ def _fixed_cases_table(fixed: pd.DataFrame, width: int = 140) -> Any:
     t.add_column("scenario", overflow="fold", no_wrap=longest <= width - _NUMBER_COLUMNS_WIDTH)
     t.add_column("status")
     cells = []
+    # a case recorded failed (its files not written or not verified) has no plan here:
+    # its row showed "optimal" and the solve's cost above the lines saying it failed
+    failed = (fixed["state"] == "failed").to_numpy()
     for c in ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw", "time_s"):
-        header, texts = text_column(c, [_value(v) for v in fixed[c]])
+        pairs = zip(fixed[c], failed, strict=True)
+        values = [None if bad and c != "time_s" else _value(v) for v, bad in pairs]
+        header, texts = text_column(c, values)
         if c in SUMMED_OVER_QUARTERS:
             header = header.replace(c.split("_")[0], f"{c.split('_')[0]} Σ quarters", 1)
         t.add_column(escape(header), justify="right")  # "[s]" is not rich markup
         cells.append(texts)
     for i, r in enumerate(fixed.itertuples(index=False)):
-        t.add_row(r.scenario, str(r.status or r.state), *(col[i] for col in cells))
+        status = f"failed ({r.status})" if failed[i] and r.status else str(r.status or r.state)
+        t.add_row(r.scenario, status, *(col[i] for col in cells))
     return t
 
 
