@@ -31,7 +31,7 @@ def render_batch(result: BatchResult, console: Any = None) -> None:
     fixed = s[s["kind"].isin(["scenario", "grid"])]
     if len(fixed):
         console.print(_fixed_cases_table(fixed, console.width))
-    mc = s[s["kind"] == "monte_carlo"]
+    mc = s[(s["kind"] == "monte_carlo") & (s["state"] != "failed")]  # the plans written
     if len(mc):
         console.print(_monte_carlo_table(mc))
         binding = _binding_shares_table(mc, str(result.manifest.get("solver") or ""))
