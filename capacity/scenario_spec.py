@@ -207,8 +207,8 @@ class Scenario(BaseModel):
 def override_lines(text: str) -> dict[tuple[Any, ...], int]:
     """Map (scenario, override index[, key]) to 1-based lines of ``scenarios.yaml``.
 
-    ``(scenario, i)`` gives the line where override ``i`` starts and
-    ``(scenario, i, key)`` the line of one of its keys.
+    ``(scenario,)`` gives the line of the scenario's name, ``(scenario, i)`` the line
+    where override ``i`` starts and ``(scenario, i, key)`` the line of one of its keys.
 
     Used so that findings about ``scenarios.yaml`` name a line an editor can jump to.
     Returns an empty mapping when the text is not a mapping of the expected shape.
@@ -228,6 +228,7 @@ def override_lines(text: str) -> dict[tuple[Any, ...], int]:
         if k.value != "scenarios" or not isinstance(v, yaml.MappingNode):
             continue
         for name_node, body in v.value:
+            out[(str(name_node.value),)] = name_node.start_mark.line + 1
             if not isinstance(body, yaml.MappingNode):
                 continue
             for key_node, ovs in body.value:
@@ -331,41 +332,50 @@ def parse_scenarios(
         findings.append(Finding("error", file, None, None, extra, only))
     folded: dict[str, str] = {}
     for name, body in (doc.get("scenarios") or {}).items():
-        problem = _name_problem(str(name)) or _folded_problem(folded, str(name))
-        if problem is not None:
-            findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), problem))
-            continue
-        body = _body(body)
-        if isinstance(body, str):  # a list was read as no overrides, without a word
-            findings.append(Finding("error", file, None, f"scenarios.{name}", None, body))
-            continue
-        ovs = body.get("overrides") or []
-        if not isinstance(ovs, list):
-            findings.append(
-                Finding("error", file, None, f"{name}.overrides", None, "must be a list")
-            )
-            continue
-        parsed = _parse_overrides(str(name), ovs, file, lines, findings)
-        problem = base_name_problem(str(name), len(ovs))
-        if problem is not None:
-            findings.append(Finding("error", file, None, f"scenarios.{name}", str(name), problem))
-            continue
-        extra_keys = set(body) - {"description", "overrides"}
-        if extra_keys:
-            findings.append(
-                Finding(
-                    "error",
-                    file,
-                    None,
-                    f"scenarios.{name}",
-                    ", ".join(sorted(extra_keys)),
-                    "unknown key(s); a scenario has 'description' and 'overrides'",
-                )
-            )
-        out[str(name)] = Scenario(
-            name=str(name), description=str(body.get("description", "")), overrides=tuple(parsed)
-        )
+        sc = _parse_one(str(name), body, file, lines, findings, folded)
+        if sc is not None:
+            out[sc.name] = sc
     return out, findings
+
+
+def _parse_one(
+    name: str,
+    body: Any,
+    file: str,
+    lines: Mapping[Any, int] | None,
+    findings: list[Finding],
+    folded: dict[str, str],
+) -> Scenario | None:
+    """Parse one scenario; its findings (at its name's line) go to ``findings``; None on error."""
+    at = (lines or {}).get((name,))
+
+    def error(column: str, value: str | None, message: str) -> None:
+        findings.append(Finding("error", file, at, column, value, message))
+
+    problem = _name_problem(name) or _folded_problem(folded, name)
+    if problem is not None:
+        error(f"scenarios.{name}", name, problem)
+        return None
+    body = _body(body)
+    if isinstance(body, str):  # a list was read as no overrides, without a word
+        error(f"scenarios.{name}", None, body)
+        return None
+    ovs = body.get("overrides") or []
+    if not isinstance(ovs, list):
+        error(f"{name}.overrides", None, "must be a list")
+        return None
+    parsed = _parse_overrides(name, ovs, file, lines, findings)
+    problem = base_name_problem(name, len(ovs))
+    if problem is not None:
+        error(f"scenarios.{name}", name, problem)
+        return None
+    extra_keys = set(body) - {"description", "overrides"}
+    if extra_keys:
+        only = "unknown key(s); a scenario has 'description' and 'overrides'"
+        error(f"scenarios.{name}", ", ".join(sorted(extra_keys)), only)
+    return Scenario(
+        name=name, description=str(body.get("description", "")), overrides=tuple(parsed)
+    )
 
 
 def _body(body: Any) -> Mapping[str, Any] | str:

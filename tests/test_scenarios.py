@@ -431,3 +431,24 @@ def test_scenario_names_that_differ_only_in_letter_case_are_an_error() -> None:
     assert list(scenarios) == ["neutral"]
     assert [f.severity for f in findings] == ["error"]
     assert "'neutral' and 'Neutral' differ only in letter case" in findings[0].message
+
+
+def test_a_reserved_scenario_name_is_reported_at_its_line() -> None:
+    """The errors of a scenario named 'all', or 'base' with overrides, had no line."""
+    from capacity.scenario_spec import override_lines, parse_scenarios
+
+    text = (
+        "scenarios:\n"
+        "  neutral:\n"
+        "    overrides: []\n"
+        "  all:\n"
+        "    overrides: []\n"
+        "  base:\n"
+        "    overrides:\n"
+        "      - {op: scale, table: demand, column: demand_h100e, factor: 2, source: x}\n"
+    )
+    import yaml
+
+    _, findings = parse_scenarios(yaml.safe_load(text), lines=override_lines(text))
+    rows = {f.value: f.row for f in findings}
+    assert rows == {"all": 4, "base": 6}
