@@ -523,6 +523,9 @@ def _load_folder(d: Path) -> Dataset:
     for name in TABLE_NAMES:
         for ext in (".csv", ".parquet"):
             p = d / f"{name}{ext}"
+            if p.is_symlink() and not p.exists():  # read as missing, the file being there
+                msg = f"{p.name} is a link to nothing readable (a broken or looping symlink)"
+                findings.append(Finding("error", p.name, None, None, None, msg))
             if p.exists():
                 other = d / f"{name}.parquet"
                 if ext == ".csv" and other.exists():  # CSV wins: say so, never silently

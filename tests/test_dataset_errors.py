@@ -331,3 +331,17 @@ def test_mistyped_order_book_resource_is_an_error_for_the_book_it_empties(
         and warned[0].row == 2
         and "named by no power_bill_of_materials" in (warned[0].message)
     )
+
+
+def test_a_looping_symlink_is_named_not_read_as_missing(tiny_dir: Path) -> None:
+    """demand.csv linked to itself read as 'missing table demand ... expected file
+    demand.csv', the file being right there."""
+    from capacity.validation import DataValidationError
+
+    target = tiny_dir / "demand.csv"
+    target.unlink()
+    target.symlink_to(target)
+    with pytest.raises(DataValidationError) as ei:
+        load_dataset(tiny_dir)
+    text = str(ei.value)
+    assert "demand.csv is a link to nothing readable (a broken or looping symlink)" in text
