@@ -30,8 +30,8 @@ ALTERNATIVES_HELP = (
     "Prints the ranges table and writes a run folder under --out: the optimum and every "
     "alternative plan as scenarios (the tables of 'capacity solve'), and the ranges as "
     "alternatives_ranges.parquet and .csv.\n\n"
-    "Exit 0 when every alternative is found, 1 when the base plan is not optimal or a "
-    "report is not written, 2 for a bad option."
+    "Exit 0 when every alternative is found, 1 when the base plan is not optimal, a "
+    "report is not written, the data are bad or the scenario unknown, 2 for a bad option."
 )
 """The help ``capacity alternatives --help`` prints."""
 

@@ -40,7 +40,8 @@ REPLAN_HELP = (
     "the volatility is per replan, so fewer replans start from a forecast nearer the truth: "
     "regrets of different --every values are not comparable that way (give the forecasts "
     "in a file to compare them); --every must be below the horizon's quarters.\n\n"
-    "Exit 0 when every path has a realised plan, 1 otherwise (or bad data), 2 for a bad option."
+    "Exit 0 when every path has a realised plan, 1 otherwise (or bad data, an unknown "
+    "scenario, a drawn level the data cannot take), 2 for a bad option."
 )
 """The help ``capacity replan --help`` prints."""
 
