@@ -223,3 +223,27 @@ def test_a_forecast_row_in_a_quarter_without_a_replan_is_named(tmp_path: Path) -
     assert "no replan is made in 2026Q2 (--every 2); those rows apply at the next replan" in text
     r = CliRunner().invoke(app, [*args[:7], "1", *args[8:]])  # --every 1: every quarter
     assert r.exit_code == 0 and "no replan is made" not in " ".join(r.output.split())
+
+
+@pytest.mark.parametrize(
+    ("command", "option", "helptext"),
+    [
+        ("replan", "--base", "an unknown scenario"),
+        ("alternatives", "--scenario", "the scenario unknown"),
+    ],
+)
+def test_an_unknown_scenario_exits_1_as_the_help_says(
+    command: str, option: str, helptext: str
+) -> None:
+    """Their help said 1 for a plan not found and 2 for a bad option; an unknown scenario
+    exits 1, as in solve, and the help now says so."""
+    from typer.testing import CliRunner
+
+    from optimizer.cli.commands import app
+
+    hand = Path(__file__).parent / "data" / "replan_hand"
+    r = CliRunner().invoke(app, [command, str(hand), option, "nope"])
+    assert r.exit_code == 1, r.output
+    assert "nope" in r.output
+    h = CliRunner().invoke(app, [command, "--help"], terminal_width=200)
+    assert helptext in " ".join(h.output.split())
