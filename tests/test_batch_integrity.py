@@ -984,3 +984,35 @@ def test_a_scenario_edit_redoes_only_the_cases_that_start_from_it(
     dem.to_csv(data / "demand.csv", index=False)
     tables = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
     assert (tables.n_done, tables.n_skipped) == (2, 0)
+
+
+def test_an_interrupted_rerun_after_a_scenario_edit_is_not_read_as_one_run(
+    tmp_path: Path, scheduler_address: str
+) -> None:
+    """A case's key holds the overrides of the scenario it starts from, so an edit of
+    'squeeze' redoes its cases only; interrupted after the first, the other kept the
+    old squeeze's plan, 'done', and read_run (grouping by the tables alone) said nothing."""
+    data = _tiny_copy(tmp_path, "data", 1.0)
+    grid = (
+        "grid:\n  base: squeeze\n  axes:\n    - name: pue\n"
+        "      override: {op: scale, table: sites, column: pue_air}\n      levels: [1.0, 1.1]\n"
+    )
+    sweep = _write_sweep(tmp_path, f"data: {data}\nscenarios: [neutral]\n" + grid)
+    out = tmp_path / "out"
+    assert run_batch(sweep, out, scheduler=scheduler_address, progress=False).n_done == 3
+    yaml = data / "scenarios.yaml"
+    yaml.write_text(yaml.read_text().replace("factor: 1e-1", "factor: 2e-1"))
+
+    def stop_after_first(cr: Any) -> None:
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        run_batch(sweep, out, scheduler=scheduler_address, progress=False, on_case=stop_after_first)
+    with pytest.warns(UserWarning, match="different versions of its overrides") as caught:
+        read_run(out)
+    assert "squeeze: grid_pue-1" in str(caught[0].message)
+    again = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    assert (again.n_done, again.n_skipped) == (1, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        read_run(out)

@@ -49,7 +49,7 @@ from optimizer.analysis.batch_folder import (
     write_summary_csv,
 )
 from optimizer.analysis.batch_invalid import validate_cases
-from optimizer.analysis.batch_record import BatchRecorder, iso_now
+from optimizer.analysis.batch_record import BatchRecorder, case_data_hash, iso_now
 from optimizer.analysis.batch_resume import case_options, split_done
 from optimizer.analysis.dask_cluster import ClusterOptions
 from optimizer.analysis.sweep import SweepSpec
@@ -63,7 +63,6 @@ __all__ = [
     "OTHER_RUN",
     "BatchResult",
     "batch_summary",
-    "case_data_hash",
     "run_batch",
 ]
 
@@ -174,7 +173,10 @@ def run_batch(
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
     solve_doc = case_options(options)
     planner = manifest_module.planner_fingerprint()  # new planner code redoes every case
-    keys = {c.name: c.key(case_data_hash(base, c), solve_doc, planner) for c in cases}
+    keys = {
+        c.name: c.key(case_data_hash(base.tables_hash, base.scenarios, c), solve_doc, planner)
+        for c in cases
+    }
     fields = (_run_fields(spec, base, options, reuse), _sweep(spec, options, keys))
     manifest = _start_folder(out, fields, keys, on_other_sweeps)
     todo, skipped = split_done(out, cases, manifest, keys)
@@ -206,23 +208,6 @@ def run_batch(
     result = BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
     result.n_replaced = replaced
     return result
-
-
-def case_data_hash(base: Any, case: SweepCase) -> str:
-    """Return the hash of the data a case is solved on: the tables and its scenario's overrides.
-
-    The base dataset's ``tables_hash`` and the overrides of the named scenario the case
-    starts from (none for ``base``); the case's own overrides are in its key. Keyed on
-    the whole dataset's hash, any edit of ``scenarios.yaml`` (a description, a scenario
-    no case starts from) redid every case of the folder.
-    """
-    import hashlib
-    import json
-
-    named = base.scenarios.get(case.base) if case.base not in (None, "base") else None
-    overrides = [o.to_dict() for o in named.overrides] if named is not None else []
-    doc = json.dumps({"tables": base.tables_hash, "overrides": overrides}, default=str)
-    return hashlib.sha256(doc.encode()).hexdigest()
 
 
 def _summarise(

@@ -39,7 +39,7 @@ from optimizer.analysis.sweep_cases import SweepCase
 from optimizer.output.inputs_record import SolvedInputs, solve_flags
 from optimizer.output.summary import OK_STATUSES
 
-__all__ = ["BatchRecorder", "iso_now"]
+__all__ = ["BatchRecorder", "case_data_hash", "iso_now"]
 
 
 def iso_now() -> str:
@@ -97,6 +97,8 @@ class BatchRecorder:
             "own_objective": case.objective is not None,  # an objective axis or scenario
             "dataset_hash": self.dataset_hash,
             "tables_hash": self.tables_hash,
+            # the tables and the starting scenario's overrides (the key's data)
+            "data_key": case_data_hash(self.tables_hash, self.scenarios, case),
             "finished_utc": iso_now(),
             "retried": retried,
         }
@@ -199,6 +201,23 @@ def _drop_case_folder(out: Path, name: str) -> None:
     sdir = scenario_dir(out, name)
     if sdir.is_dir():
         shutil.rmtree(sdir, ignore_errors=True)
+
+
+def case_data_hash(tables_hash: str, scenarios: Mapping[str, Any], case: SweepCase) -> str:
+    """Return the hash of the data a case is solved on: the tables and its scenario's overrides.
+
+    ``tables_hash`` is the base dataset's; the overrides are those of the named scenario
+    the case starts from (none for ``base``); the case's own overrides are in its key.
+    Keyed on the whole dataset's hash, any edit of ``scenarios.yaml`` (a description, a
+    scenario no case starts from) redid every case of the folder.
+    """
+    import hashlib
+    import json
+
+    named = scenarios.get(case.base) if case.base not in (None, "base") else None
+    overrides = [o.to_dict() for o in named.overrides] if named is not None else []
+    doc = json.dumps({"tables": tables_hash, "overrides": overrides}, default=str)
+    return hashlib.sha256(doc.encode()).hexdigest()
 
 
 def sourced_case_overrides(case: SweepCase) -> tuple[Override, ...]:

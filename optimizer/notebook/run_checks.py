@@ -117,6 +117,33 @@ def warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
             f"options ({parts}); they are not plans of one run. Re-run the batch to "
             "solve every case on the current data and options.",
         )
+        return
+    _warn_if_scenario_edited(path, done)
+
+
+def _warn_if_scenario_edited(path: Path, done: dict[str, Any]) -> None:
+    """Warn when cases that start from one scenario were solved on two of its versions.
+
+    An interrupted re-run after an edit of a scenario's overrides (the tables the same)
+    left the cases it had not reached as the old scenario's plans, each ``done``: the
+    entries' ``data_key`` (the tables and the starting scenario's overrides) differ.
+    """
+    by_base: dict[str, dict[str, list[str]]] = {}
+    for name, entry in done.items():
+        if entry.get("data_key"):
+            base = str(entry.get("base") or "base")
+            by_base.setdefault(base, {}).setdefault(entry["data_key"], []).append(name)
+    mixed = {b: v for b, v in by_base.items() if len(v) > 1}
+    if mixed:
+        parts = "; ".join(
+            f"{b}: " + " / ".join(", ".join(sorted(n)) for n in v.values())
+            for b, v in sorted(mixed.items())
+        )
+        _warn(
+            f"{path}: cases that start from one scenario were solved on different versions "
+            f"of its overrides ({parts}); they are not plans of one run. Re-run the batch "
+            "to solve every case on the current scenarios.",
+        )
 
 
 def warn_if_done_missing(path: Path, names: Sequence[str]) -> None:
