@@ -205,6 +205,9 @@ def test_a_one_quarter_horizon_and_a_path_without_a_plan_are_said_plainly(
     )
     usd = _money(paths)
     assert [usd(v) for v in (math.inf, math.nan, 0.5e6)] == ["n/a", "n/a", "$0.50M"]
+    from optimizer.cli.replan import _share
+
+    assert [_share(v) for v in (math.nan, 0.975)] == ["n/a", "97.5%"]  # it read nan%
 
 
 def test_a_forecast_row_in_a_quarter_without_a_replan_is_named(tmp_path: Path) -> None:

@@ -475,6 +475,6 @@ def levelled(
         more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
         raise ReplanInputError(
             f"{what} ({drawn}) makes the data invalid: {first}{more}. Fix the data so every "
-            "level of the groups' ranges is valid, or give the forecasts in a file "
-            "(--revision FILE.csv)"
+            "level of the groups' ranges is valid, or forecast levels it can take "
+            "(--revision FILE.csv, or that file's rows)"
         ) from None

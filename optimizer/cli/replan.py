@@ -218,6 +218,11 @@ def _money(paths: Any) -> Callable[[float], str]:
     return lambda x: "n/a" if not math.isfinite(x) else fmt_cell(x / div, fmt)
 
 
+def _share(v: float) -> str:
+    """Return a served share as ``97.5%``; ``n/a`` for a path without a plan (not ``nan%``)."""
+    return f"{v:.1%}" if math.isfinite(v) else "n/a"
+
+
 def _print(console: Console, result: Any) -> bool:
     """Print the regret table and its spread; True when every path has a realised plan."""
     from rich.table import Table
@@ -234,8 +239,8 @@ def _print(console: Console, result: Any) -> bool:
             usd(r.realised_cost_usd),
             usd(r.perfect_foresight_cost_usd),
             usd(r.regret_usd),
-            f"{r.served_share:.1%}",
-            f"{r.perfect_foresight_served_share:.1%}",
+            _share(r.served_share),
+            _share(r.perfect_foresight_served_share),
             str(getattr(r, "locks_given_way", 0)),
         )
     console.print(t)
