@@ -575,6 +575,21 @@ def test_a_new_planner_version_redoes_every_case(
     assert (edited.n_done, edited.n_skipped) == (2, 0)
 
 
+def test_another_solver_version_redoes_every_case(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scheduler_address: str
+) -> None:
+    """On a tied optimum another HiGHS may return another plan: a resume after a solver
+    upgrade kept the old solver's plans beside the new one's."""
+    from optimizer.plan import solvers
+
+    sweep = _write_sweep(tmp_path, f"data: {TINY}\nscenarios: [neutral, squeeze]\n")
+    out = tmp_path / "out"
+    assert run_batch(sweep, out, scheduler=scheduler_address, progress=False).n_done == 2
+    monkeypatch.setattr(solvers, "solver_version", lambda name: "99.0.0")
+    upgraded = run_batch(sweep, out, scheduler=scheduler_address, progress=False)
+    assert (upgraded.n_done, upgraded.n_skipped) == (2, 0)
+
+
 def test_the_code_digest_follows_the_sources(tmp_path: Path) -> None:
     from optimizer.output.manifest import code_digest, planner_fingerprint
 

@@ -172,7 +172,9 @@ def run_batch(
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
     solve_doc = case_options(options)
-    planner = manifest_module.planner_fingerprint()  # new planner code redoes every case
+    # new planner code, or another solver version (another vertex of a tied optimum),
+    # redoes every case
+    planner = f"{manifest_module.planner_fingerprint()}|{_solver_identity(options.solver)}"
     keys = {
         c.name: c.key(case_data_hash(base.tables_hash, base.scenarios, c), solve_doc, planner)
         for c in cases
@@ -208,6 +210,16 @@ def run_batch(
     result = BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
     result.n_replaced = replaced
     return result
+
+
+def _solver_identity(name: str) -> str:
+    """Return ``<solver> <version>`` for a case's identity ("<solver> unknown" if unread)."""
+    from optimizer.plan.solvers import resolve_solver, solver_version
+
+    try:
+        return f"{name} {solver_version(resolve_solver(name))}"
+    except (ValueError, OSError, RuntimeError):
+        return f"{name} unknown"
 
 
 def _summarise(
