@@ -172,13 +172,7 @@ def run_batch(
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
     solve_doc = case_options(options)
-    # new planner code, or another solver version (another vertex of a tied optimum),
-    # redoes every case
-    planner = f"{manifest_module.planner_fingerprint()}|{_solver_identity(options.solver)}"
-    keys = {
-        c.name: c.key(case_data_hash(base.tables_hash, base.scenarios, c), solve_doc, planner)
-        for c in cases
-    }
+    keys = _case_keys(base, cases, solve_doc, options.solver)
     fields = (_run_fields(spec, base, options, reuse), _sweep(spec, options, keys))
     manifest = _start_folder(out, fields, keys, on_other_sweeps)
     todo, skipped = split_done(out, cases, manifest, keys)
@@ -210,6 +204,21 @@ def run_batch(
     result = BatchResult(out, manifest, summary, n_done, n_failed, len(skipped), dict(invalid))
     result.n_replaced = replaced
     return result
+
+
+def _case_keys(
+    base: Any, cases: Sequence[SweepCase], solve_doc: Mapping[str, Any], solver: str
+) -> dict[str, str]:
+    """Return each case's key: its data, overrides, options, the planner and the solver.
+
+    New planner code, or another solver version (another vertex of a tied optimum),
+    redoes every case.
+    """
+    planner = f"{manifest_module.planner_fingerprint()}|{_solver_identity(solver)}"
+    return {
+        c.name: c.key(case_data_hash(base.tables_hash, base.scenarios, c), solve_doc, planner)
+        for c in cases
+    }
 
 
 def _solver_identity(name: str) -> str:
