@@ -39,6 +39,9 @@ def test_frontier_and_chance_row_on_the_named_scenarios(monkeypatch: pytest.Monk
         rtol=1e-6,
     )
     assert at.get("plotly_chart")
+    # the app's formatter: headers with units (it showed expected_cost_usd 1960463.5233)
+    labels = _labels(at, "expected_cost_usd")
+    assert "expected cost [USD]" in labels and "cvar [USD]" in labels, labels
     at.selectbox(key="ra_method").set_value("exact")
     at.run()
     at.button(key="ra_chance_run").click()
@@ -47,6 +50,18 @@ def test_frontier_and_chance_row_on_the_named_scenarios(monkeypatch: pytest.Monk
     res = at.session_state["risk_results"]["risk_aversion_chance"]["value"]
     assert res.in_sample >= 0.9 - 1e-9 and res.status == "optimal"
     assert any("achieved probability" in m.label for m in at.metric)
+    assert "cost [USD]" in _labels(at, "cost_usd")
+
+
+def _labels(at: AppTest, column: str) -> list[str]:
+    """Header labels of the first dataframe element with ``column`` (its column config)."""
+    import json
+
+    for df in at.dataframe:
+        cfg = json.loads(df.proto.columns or "{}")
+        if any(k == column or k.startswith(column + "_") for k in cfg):  # _mn: in millions
+            return [str(c.get("label", "")) for c in cfg.values()]
+    raise AssertionError(f"no table with {column!r}")
 
 
 def test_a_bad_weight_is_a_message_not_a_traceback(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -16,7 +16,7 @@ import streamlit as st
 
 from capacity.dataset import Dataset
 from optimizer.output.formatting import fmt_usd
-from ui.formats import error_text, fmt_share
+from ui.formats import error_text, fmt_share, show_table
 
 __all__ = ["risk_aversion_tab"]
 
@@ -63,7 +63,7 @@ def _show_frontier(ds_hash: str, settings: Any) -> None:
         st.info("Press **Solve the frontier**.")
         return
     st.plotly_chart(frontier_figure(table), key="ra_frontier_chart", width="stretch")
-    st.dataframe(table, hide_index=True, width="stretch")
+    show_table(table, key="ra_frontier_table")  # money in $M/$B, headers with units
     for n in frontier_notes(table):
         st.warning(n)
 
@@ -106,7 +106,7 @@ def _chance_section(base: Dataset, chosen: tuple[str, ...], opts: Any) -> None:
         f"status {res.status}{gap}; expected cost {fmt_usd(res.expected_cost_usd, 2)}. "
         "Out of sample: `capacity hedge --chance ... --fresh N` operates the plan in new draws."
     )
-    st.dataframe(res.per_scenario, hide_index=True, width="stretch")
+    show_table(res.per_scenario, key="ra_chance_table")
 
 
 def _store(key: str, ds_hash: str, settings: Any, value: Any) -> None:
