@@ -382,3 +382,15 @@ def test_the_frontier_and_chance_folders_name_the_base_data_and_record_the_draws
         assert doc["kind"] == kind and doc["run_id"] == run.name
         assert doc["settings"]["seed"] == 7 and doc["settings"]["samples"] == 4
         assert doc["settings"]["base_dataset_hash"] == "02548e90ffff"
+
+
+def test_the_hedge_manifest_records_the_risk_setting_as_numbers() -> None:
+    """It held the text "RiskSpec(alpha=0.9, weight=1.0)", which a reader had to parse."""
+    import json
+
+    from optimizer.cli.hedge_folder import drawn_settings
+    from optimizer.plan.risk import RiskSpec
+
+    got = drawn_settings("neutral", "02548e90ffff", 5, 0, RiskSpec(0.9, 1.0))
+    assert json.loads(json.dumps(got))["risk"] == {"alpha": 0.9, "weight": 1.0}
+    assert drawn_settings("neutral", "02548e90ffff", 5, 0, None)["risk"] is None

@@ -23,8 +23,12 @@ __all__ = [
 
 
 def drawn_settings(base: str, base_hash: str, samples: int, seed: int, spec: Any) -> dict[str, Any]:
-    """Return the settings of the draws that a hedge folder's manifest records."""
-    risk = None if spec is None else str(spec)
+    """Return the settings of the draws that a hedge folder's manifest records.
+
+    ``risk`` is ``{"alpha": ..., "weight": ...}`` (None without --risk cvar): it was the
+    text ``"RiskSpec(alpha=0.9, weight=1.0)"``, which a reader had to parse.
+    """
+    risk = None if spec is None else {"alpha": float(spec.alpha), "weight": float(spec.weight)}
     return {
         "base": base,
         "base_dataset_hash": base_hash,
