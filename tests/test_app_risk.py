@@ -233,3 +233,16 @@ def test_risk_solves_use_the_plan_pages_solver_settings(
         30.0,
         "reference",
     )
+
+
+def test_a_hedge_needs_two_scenarios_of_positive_weight(risk_page: AppTest) -> None:
+    """With squeeze at weight 0 the button stayed on and solved a hedge over one scenario,
+    though the prompt asked for two scenarios with weights."""
+    at = risk_page
+    at.number_input(key="hedge_w_squeeze").set_value(0.0)
+    at.run()
+    assert at.button(key="hedge_run").disabled
+    assert any("two scenarios with a positive weight" in i.value for i in at.info)
+    at.number_input(key="hedge_w_squeeze").set_value(0.5)
+    at.run()
+    assert not at.button(key="hedge_run").disabled

@@ -441,7 +441,8 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
     ]
     ev, first = _hedge_method()
     settings_h = (tuple(chosen_s), tuple(float(w) for w in weights), ev, first, opts)
-    ok = len(chosen_s) >= 2 and sum(weights) > 0
+    # two scenarios of positive weight: one at weight 0 made a hedge over one scenario
+    ok = sum(float(w) > 0 for w in weights) >= 2
     clicked = st.button("Solve the hedged plan", key="hedge_run", disabled=not ok)
     slot = st.empty()  # the bar's place, kept on every run
     if clicked:
@@ -465,7 +466,8 @@ def _hedged_tab(hedge: ModuleType, base: Dataset, opts: Any) -> None:
         st.info(  # shown (faded) while a run goes on too: true for the picks made
             "Press **Solve the hedged plan** to solve it over the scenarios picked."
             if ok
-            else "Pick at least two scenarios with weights and press **Solve the hedged plan**."
+            else "Pick at least two scenarios with a positive weight and press **Solve the "
+            "hedged plan**."
         )
     else:
         _hedged_results(h)
