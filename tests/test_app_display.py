@@ -73,6 +73,8 @@ def test_tornado_puts_the_largest_swing_on_top_and_names_levels() -> None:
     high = next(t for t in fig.data if t.name == "high")
     assert dict(zip(high.y, high.x, strict=True))["demand_anthropic"] == pytest.approx(36.0)
     assert fig.layout.xaxis.ticksuffix == "B"
+    # d3's currency format: the sign before the dollar (a "$" prefix read $-22B)
+    assert fig.layout.xaxis.tickformat == "$,~g" and not fig.layout.xaxis.tickprefix
 
 
 def test_shadow_price_heatmap_keeps_room_for_period_labels() -> None:

@@ -185,7 +185,8 @@ def _tornado_axes(fig: go.Figure, d: pd.DataFrame, ascending: list[Any], money: 
         automargin=True,
     )
     if money is not None:  # the scale's letter: B, M or "" (plain dollars)
-        fig.update_xaxes(tickprefix="$", ticksuffix=money)
+        # d3's currency format puts the sign first: -$2M (the prefix read $-2M)
+        fig.update_xaxes(tickformat="$,~g", ticksuffix=money)
 
 
 def _side_key(s: pd.Series) -> pd.Series:
