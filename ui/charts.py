@@ -309,7 +309,7 @@ def scenario_costs(compare: pd.DataFrame) -> go.Figure | None:
         labels={"objective_scaled": label},
     )
     fig.update_traces(texttemplate=f"$%{{y:,.2f}}{letter}", textposition="outside")
-    fig.update_yaxes(tickprefix="$", ticksuffix=letter)
+    fig.update_yaxes(tickformat="$,~g", ticksuffix=letter)  # a sign before the $
     fig.update_layout(showlegend=False)
     return _layout(fig, "Plan cost by scenario")
 

@@ -381,7 +381,7 @@ def cost_histogram(samples: pd.DataFrame) -> Any:
         labels={"total_cost_scaled": f"total cost [USD {word}]".replace(" ]", "]")},
         title="Distribution of the plan cost",
     )
-    fig.update_xaxes(tickprefix="$", ticksuffix=letter)
+    fig.update_xaxes(tickformat="$,~g", ticksuffix=letter)  # a sign before the $
     fig.update_yaxes(
         title_text="samples", rangemode="tozero", dtick=1 if len(samples) <= 12 else None
     )
