@@ -103,7 +103,9 @@ def alternatives_tab(ds: Dataset, opts: Any) -> None:
     if clicked:
         try:
             with (
-                st.spinner("Solving the optimum…"),
+                # the whole run: the optimum, then the capped solves the bar counts (it
+                # said "Solving the optimum" to the end)
+                st.spinner("Solving the optimum, then each quantity's minimum and maximum…"),
                 step_callback(lambda total: AppProgress("Alternatives", total, slot)) as progress,
             ):
                 res = near_optimal_ranges(
