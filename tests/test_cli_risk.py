@@ -99,3 +99,20 @@ def test_the_frontier_reads_in_the_scale_of_its_amounts() -> None:
     fig = frontier_figure(t)
     assert fig.layout.xaxis.title.text == "expected cost (USD M, discounted)"
     assert list(fig.data[0].x) == [9.612345, 9.7]
+
+
+def test_frontier_points_at_one_place_share_one_label() -> None:
+    """Every weight gave the same plan on a small dataset: four labels overprinted."""
+    import pandas as pd
+
+    from optimizer.analysis.hedge_risk import frontier_figure
+
+    t = pd.DataFrame(
+        {
+            "risk_weight": [0.0, 0.25, 1.0, 4.0],
+            "alpha": [0.9] * 4,
+            "expected_cost_usd": [1_960_463.52, 1_960_463.52, 1_960_463.52, 1_990_000.0],
+            "cvar_usd": [2_500_000.0, 2_500_000.0, 2_500_000.0, 2_300_000.0],
+        }
+    )
+    assert list(frontier_figure(t).data[0].text) == ["L=0, 0.25, 1", "", "", "L=4"]

@@ -163,6 +163,23 @@ def frontier_notes(table: pd.DataFrame, rel: float = 1e-4) -> tuple[str, ...]:
     return tuple(notes)
 
 
+def _point_labels(t: pd.DataFrame, div: float) -> list[str]:
+    """``L=<weight>`` per point; points at one place (to 1e-6 of the scale) share one label.
+
+    Every weight of a small dataset can give the same plan: four labels overprinted into
+    one unreadable smear. The first point of a place reads ``L=0, 0.25, 1, 4``.
+    """
+    at = [
+        (round(float(x) / div, 6), round(float(y) / div, 6))
+        for x, y in zip(t["expected_cost_usd"], t["cvar_usd"], strict=True)
+    ]
+    weights: dict[tuple[float, float], list[str]] = {}
+    for p, w in zip(at, t["risk_weight"], strict=True):
+        weights.setdefault(p, []).append(f"{float(w):g}")
+    first = {p: i for i, p in reversed(list(enumerate(at)))}
+    return ["L=" + ", ".join(weights[p]) if first[p] == i else "" for i, p in enumerate(at)]
+
+
 def frontier_figure(table: pd.DataFrame) -> Any:
     """Return a plotly figure: expected cost (x) against CVaR (y), one marker per weight.
 
@@ -181,7 +198,7 @@ def frontier_figure(table: pd.DataFrame) -> Any:
             x=t["expected_cost_usd"] / div,
             y=t["cvar_usd"] / div,
             mode="lines+markers+text",
-            text=[f"L={v:g}" for v in t["risk_weight"]],
+            text=_point_labels(t, div),
             textposition="top right",
             hovertemplate=f"expected %{{x:.2f}} {unit}<br>CVaR %{{y:.2f}} {unit}"
             "<extra>%{text}</extra>",
