@@ -289,13 +289,9 @@ def test_the_terminal_cells_follow_the_app_formats() -> None:
     assert [h for h, _ in got.values()] == list(labels.values())
 
 
-def test_the_batch_tables_of_the_cli_use_the_same_formats() -> None:
-    """`capacity batch` prints the scenario and Monte Carlo tables with `text_column`."""
-    from rich.console import Console
-
-    from optimizer.analysis.batch_render import _fixed_cases_table, _monte_carlo_table
-
-    fixed = pd.DataFrame(
+def _two_cases() -> pd.DataFrame:
+    """Two rows of a batch summary, both done (neutral and negative)."""
+    return pd.DataFrame(
         {
             "scenario": ["neutral", "negative"],
             "status": ["optimal", "optimal"],
@@ -307,6 +303,15 @@ def test_the_batch_tables_of_the_cli_use_the_same_formats() -> None:
             "time_s": [12.34, 15.0],
         }
     )
+
+
+def test_the_batch_tables_of_the_cli_use_the_same_formats() -> None:
+    """`capacity batch` prints the scenario and Monte Carlo tables with `text_column`."""
+    from rich.console import Console
+
+    from optimizer.analysis.batch_render import _fixed_cases_table, _monte_carlo_table
+
+    fixed = _two_cases()
     console = Console(width=200, record=True)
     console.print(_fixed_cases_table(fixed))
     mc = fixed.assign(scenario=["mc_000", "mc_001"])
@@ -392,18 +397,7 @@ def test_a_case_whose_files_failed_shows_no_plan_in_the_cases_table() -> None:
 
     from optimizer.analysis.batch_render import _fixed_cases_table
 
-    fixed = pd.DataFrame(
-        {
-            "scenario": ["neutral", "negative"],
-            "status": ["optimal", "optimal"],
-            "state": ["done", "failed"],
-            "total_cost_usd": [1.086e11, 1.188e11],
-            "unmet_h100e": [587_000.0, 1_740_000.0],
-            "trainium_share": [0.476, 0.399],
-            "breach_mw": [0.0, 214.0],
-            "time_s": [12.34, 15.0],
-        }
-    )
+    fixed = _two_cases().assign(state=["done", "failed"])
     console = Console(width=200, record=True)
     console.print(_fixed_cases_table(fixed))
     text = console.export_text()

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from capacity.dataset import load_dataset
-from optimizer.analysis.replan import ReplanSetup, run_path
+from optimizer.analysis.replan import PathOutcome, ReplanSetup, run_path
 from optimizer.analysis.replan_setup import (
     KIND_UNITS,
     LOCK_KINDS,
@@ -18,6 +18,20 @@ from optimizer.analysis.replan_setup import (
 from optimizer.components.registry import active
 from optimizer.plan.options import SolveOptions
 from tests.test_power import PERIODS, _dataset, _write
+from tests.test_speed_to_power import _flexible
+
+
+def _path_on_forecasts(
+    data: Path, forecasts: str, path: int, truth: dict[str, float]
+) -> PathOutcome:
+    """Run replanning path ``path`` of ``data`` to ``truth``, forecasts from CSV rows."""
+    forecast = data.parent / "forecast.csv"
+    forecast.write_text("quarter,parameter,level\n" + forecasts)
+    ds = load_dataset(data)
+    params = revealed_parameters(ds)
+    revision = read_forecast_file(forecast, tuple(ds.periods), params, 1)
+    setup = ReplanSetup(base=ds, parameters=params, revision=revision, options=SolveOptions())
+    return run_path(setup, path, truth)
 
 
 def test_every_decision_kind_is_locked_or_replanned() -> None:
@@ -54,42 +68,9 @@ def test_a_flexible_request_is_locked_once_its_quarter_has_passed(tmp_path: Path
             for p in PERIODS
         ],
     )
-    _write(
-        d,
-        "grid_upgrades",
-        [
-            {
-                "site": "s1",
-                "option": "line",
-                "cost_usd_per_mw": 80000,
-                "lead_periods": 2,
-                "max_mw_per_period": 20,
-                "max_mw_total": 20,
-                "lifetime_periods": 8,
-            }
-        ],
-    )
-    _write(
-        d,
-        "flexible_interconnection",
-        [
-            {
-                "site": "s1",
-                "option": "line",
-                "flexible_lead_periods": 1,
-                "curtailment_share": 0.01,
-                "checkpoint_cost_usd_per_mwh": 0.0,
-                "inference_sla_share": 1.0,
-            }
-        ],
-    )
-    forecast = tmp_path / "forecast.csv"
-    forecast.write_text("quarter,parameter,level\n2026Q1,demand_a,0.7\n2026Q2,demand_a,1.3\n")
-    ds = load_dataset(d)
-    params = revealed_parameters(ds)
-    revision = read_forecast_file(forecast, tuple(ds.periods), params, 1)
-    setup = ReplanSetup(base=ds, parameters=params, revision=revision, options=SolveOptions())
-    out = run_path(setup, 0, {"demand_a": 1.3, "grid_delay": 0.0})
+    _flexible(d, checkpoint=0.0)  # a 20 MW line, 2 quarters; flexible 1 quarter sooner
+    rows = "2026Q1,demand_a,0.7\n2026Q2,demand_a,1.3\n"
+    out = _path_on_forecasts(d, rows, 0, {"demand_a": 1.3, "grid_delay": 0.0})
     flex = out.realised.tables["flexible_interconnection"]
     assert flex.loc[flex["mw"] > 1e-6, "decision_period"].tolist() == ["2026Q2"]
     assert out.summary["regret_usd"] == pytest.approx(12_225_000, abs=1_000)  # by hand
@@ -151,14 +132,9 @@ def test_a_forecast_without_a_plan_does_not_end_the_path(tmp_path: Path) -> None
     (data / "demand.csv").write_text(
         "customer,workload,period,demand_h100e\na,training,2026Q2,10\na,training,2026Q3,40\n"
     )
-    forecast = tmp_path / "forecast.csv"
-    forecast.write_text("quarter,parameter,level\n2026Q1,grid_delay,2\n2026Q2,grid_delay,0\n")
-    ds = load_dataset(data)
-    params = revealed_parameters(ds)
-    revision = read_forecast_file(forecast, tuple(ds.periods), params, 1)
-    setup = ReplanSetup(base=ds, parameters=params, revision=revision, options=SolveOptions())
     truth = {"wafer_supply": 1.25, "grid_delay": -2.0, "demand_a": 1.0}
-    out = run_path(setup, 5, truth)
+    rows = "2026Q1,grid_delay,2\n2026Q2,grid_delay,0\n"
+    out = _path_on_forecasts(data, rows, 5, truth)
     s = out.summary
     assert s["replans"] == 3 and s["replans_without_plan"] == 1
     assert s["served_share"] == pytest.approx(1.0, abs=1e-9)
