@@ -49,7 +49,7 @@ from optimizer.analysis.batch_folder import (
     write_summary_csv,
 )
 from optimizer.analysis.batch_invalid import validate_cases
-from optimizer.analysis.batch_record import BatchRecorder, case_data_hash, iso_now
+from optimizer.analysis.batch_record import BatchRecorder, iso_now
 from optimizer.analysis.batch_resume import case_options, split_done
 from optimizer.analysis.dask_cluster import ClusterOptions
 from optimizer.analysis.sweep import SweepSpec
@@ -63,6 +63,7 @@ __all__ = [
     "OTHER_RUN",
     "BatchResult",
     "batch_summary",
+    "case_data_hash",
     "run_batch",
 ]
 
@@ -172,15 +173,13 @@ def run_batch(
     cases = expand_sweep(spec, list(base.scenarios))
     out.mkdir(parents=True, exist_ok=True)  # only once the sweep is known to be valid
     solve_doc = case_options(options)
-    keys = _case_keys(base, cases, solve_doc, options.solver)
+    keys, data_keys = _case_keys(base, cases, solve_doc, options.solver)
     fields = (_run_fields(spec, base, options, reuse), _sweep(spec, options, keys))
     manifest = _start_folder(out, fields, keys, on_other_sweeps)
     todo, skipped = split_done(out, cases, manifest, keys)
     invalid = validate_cases(base, todo)
     todo = [c for c in todo if c.name not in invalid]
-    run = BatchRecorder(
-        out, manifest, keys, on_case, solve_doc, base.scenarios, base.hash, base.tables_hash
-    )
+    run = BatchRecorder(out, manifest, keys, on_case, solve_doc, base, data_keys)
     for case in cases:
         if case.name in invalid:
             run.record_invalid(case, invalid[case.name])
@@ -208,17 +207,33 @@ def run_batch(
 
 def _case_keys(
     base: Any, cases: Sequence[SweepCase], solve_doc: Mapping[str, Any], solver: str
-) -> dict[str, str]:
-    """Return each case's key: its data, overrides, options, the planner and the solver.
+) -> tuple[dict[str, str], dict[str, str]]:
+    """Return each case's key and its data key (:func:`case_data_hash`), by case name.
 
-    New planner code, or another solver version (another vertex of a tied optimum),
+    The key holds the data key, the case's overrides, the options, the planner and the
+    solver. New planner code, or another solver version (another vertex of a tied optimum),
     redoes every case.
     """
     planner = f"{manifest_module.planner_fingerprint()}|{_solver_identity(solver)}"
-    return {
-        c.name: c.key(case_data_hash(base.tables_hash, base.scenarios, c), solve_doc, planner)
-        for c in cases
-    }
+    data = {c.name: case_data_hash(base.tables_hash, base.scenarios, c) for c in cases}
+    return {c.name: c.key(data[c.name], solve_doc, planner) for c in cases}, data
+
+
+def case_data_hash(tables_hash: str, scenarios: Mapping[str, Any], case: SweepCase) -> str:
+    """Return the hash of the data a case is solved on: the tables and its scenario's overrides.
+
+    ``tables_hash`` is the base dataset's; the overrides are those of the named scenario
+    the case starts from (none for ``base``); the case's own overrides are in its key.
+    Keyed on the whole dataset's hash, any edit of ``scenarios.yaml`` (a description, a
+    scenario no case starts from) redid every case of the folder.
+    """
+    import hashlib
+    import json
+
+    named = scenarios.get(case.base) if case.base not in (None, "base") else None
+    overrides = [o.to_dict() for o in named.overrides] if named is not None else []
+    doc = json.dumps({"tables": tables_hash, "overrides": overrides}, default=str)
+    return hashlib.sha256(doc.encode()).hexdigest()
 
 
 def _solver_identity(name: str) -> str:

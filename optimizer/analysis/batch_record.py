@@ -39,7 +39,7 @@ from optimizer.analysis.sweep_cases import SweepCase
 from optimizer.output.inputs_record import SolvedInputs, solve_flags
 from optimizer.output.summary import OK_STATUSES
 
-__all__ = ["BatchRecorder", "case_data_hash", "iso_now"]
+__all__ = ["BatchRecorder", "iso_now"]
 
 
 def iso_now() -> str:
@@ -57,14 +57,15 @@ class BatchRecorder:
         keys: Mapping[str, str],
         on_case: Callable[[CaseResult], None] | None,
         solve_doc: Mapping[str, Any] | None = None,
-        scenarios: Mapping[str, Any] | None = None,
-        dataset_hash: str = "",
-        tables_hash: str = "",
+        base: Any = None,
+        data_keys: Mapping[str, str] | None = None,
     ) -> None:
         self.out = out
-        self.dataset_hash = dataset_hash  # the base data every case is solved from
-        self.tables_hash = tables_hash  # its tables alone (scenarios not counted)
-        self.scenarios = dict(scenarios or {})  # the base data's named scenarios
+        self.data_keys = dict(data_keys or {})  # per case: its tables and scenario's overrides
+        # the base data every case is solved from, its tables alone, its named scenarios
+        self.dataset_hash = str(getattr(base, "hash", ""))
+        self.tables_hash = str(getattr(base, "tables_hash", ""))
+        self.scenarios = dict(getattr(base, "scenarios", {}) or {})
         self.solve_doc = dict(solve_doc or {})
         self.manifest = manifest
         self.manifest_path = out / BATCH_MANIFEST
@@ -98,7 +99,7 @@ class BatchRecorder:
             "dataset_hash": self.dataset_hash,
             "tables_hash": self.tables_hash,
             # the tables and the starting scenario's overrides (the key's data)
-            "data_key": case_data_hash(self.tables_hash, self.scenarios, case),
+            "data_key": self.data_keys.get(case.name, ""),
             "finished_utc": iso_now(),
             "retried": retried,
         }
@@ -201,23 +202,6 @@ def _drop_case_folder(out: Path, name: str) -> None:
     sdir = scenario_dir(out, name)
     if sdir.is_dir():
         shutil.rmtree(sdir, ignore_errors=True)
-
-
-def case_data_hash(tables_hash: str, scenarios: Mapping[str, Any], case: SweepCase) -> str:
-    """Return the hash of the data a case is solved on: the tables and its scenario's overrides.
-
-    ``tables_hash`` is the base dataset's; the overrides are those of the named scenario
-    the case starts from (none for ``base``); the case's own overrides are in its key.
-    Keyed on the whole dataset's hash, any edit of ``scenarios.yaml`` (a description, a
-    scenario no case starts from) redid every case of the folder.
-    """
-    import hashlib
-    import json
-
-    named = scenarios.get(case.base) if case.base not in (None, "base") else None
-    overrides = [o.to_dict() for o in named.overrides] if named is not None else []
-    doc = json.dumps({"tables": tables_hash, "overrides": overrides}, default=str)
-    return hashlib.sha256(doc.encode()).hexdigest()
 
 
 def sourced_case_overrides(case: SweepCase) -> tuple[Override, ...]:

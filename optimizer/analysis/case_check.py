@@ -74,36 +74,29 @@ def _missing_files(sdir: Path, out: Path, entry: Mapping[str, Any]) -> str | Non
     return None
 
 
-def _other_plans_files(sdir: Path) -> str | None:
-    """Say which file of the folder is another table's, scenario's or run's (None: none).
+def _other_plans_files(sdir: Path, entry: Mapping[str, Any]) -> str | None:
+    """Say which file of the folder is another table's, scenario's, run's or data's (None: none).
 
     The footers read_report checks (:func:`optimizer.output.parquet_tables.check_one_plan`):
     a table copied from another case was kept as done on resume, then read_run refused
-    the folder.
+    the folder. Then the folder's data against the entry's ``solved_dataset_hash``: a case
+    folder replaced by a solve of other data (costs within 1e-6 of the recorded
+    objective) was kept as done. An entry without it (an older batch) cannot be checked:
+    the case is redone.
     """
     from optimizer.output.atomic import ReportError
     from optimizer.output.parquet_tables import check_one_plan, check_table_file
 
     files = [p for p in sorted(sdir.glob("*.parquet")) if not p.name.startswith(".")]
     try:
-        check_one_plan(sdir, {p: check_table_file(p) for p in files})
+        schemas = {p: check_table_file(p) for p in files}
+        check_one_plan(sdir, schemas)  # one dataset among the files: any footer names it
     except ReportError as e:
         return str(e)
-    return None
-
-
-def _other_data(sdir: Path, entry: Mapping[str, Any]) -> str | None:
-    """Say when the folder's tables are a plan of other data than the case was solved on.
-
-    The summary's footer ``dataset_hash`` against the entry's ``solved_dataset_hash``: a
-    case folder replaced by a solve of other data (costs within 1e-6 of the recorded
-    objective) was kept as done. An entry without it (an older batch) cannot be checked:
-    the case is redone.
-    """
     want = entry.get("solved_dataset_hash")
     if not want:
         return "the manifest entry records no solved data (an older batch): solve it again"
-    meta = pq.read_schema(sdir / "summary.parquet").metadata or {}
+    meta = schemas[sdir / "summary.parquet"].metadata or {}
     got = meta.get(b"dataset_hash", b"").decode()
     if got != want:
         return (
@@ -164,9 +157,7 @@ def case_problem(out_dir: str | Path, case: str, entry: Mapping[str, Any] | None
     out = Path(out_dir)
     sdir = scenario_dir(out, case)
     try:
-        problem = (
-            _missing_files(sdir, out, entry) or _other_plans_files(sdir) or _other_data(sdir, entry)
-        )
+        problem = _missing_files(sdir, out, entry) or _other_plans_files(sdir, entry)
         if problem:
             return problem
         rows = pq.read_table(sdir / "summary.parquet").to_pylist()

@@ -282,9 +282,9 @@ def _print_give_way(console: Console, paths: Any) -> None:
 
 def _print_without_plan(console: Console, paths: Any) -> None:
     """One line on replans whose forecast had no plan (nothing when every one had)."""
-    col = paths.get("replans_without_plan") if hasattr(paths, "get") else None
-    if col is None or not int(col.sum()):
+    if "replans_without_plan" not in paths or not int(paths["replans_without_plan"].sum()):
         return
+    col = paths["replans_without_plan"]
     n = int((col > 0).sum())
     console.print(
         f"[yellow]{int(col.sum())} replan(s) on {n} path(s) found no plan on their forecast:[/]"
