@@ -300,11 +300,11 @@ class HighsSession:
         try:
             warm = self._push(model)
             if warm:
+                if self.anchored and self._basis is not None:  # a fresh load has set it
+                    self._start_from(self._basis)
                 handover = time.perf_counter() - t0
             else:
                 handover, warm = self._load(model)
-            if warm and self.anchored and self._basis is not None:
-                self._start_from(self._basis)
             self._own_time_limit()
             tuned = self._tunes(model)
             if tuned:
