@@ -73,9 +73,9 @@ def degenerate_cases_note(summary: pd.DataFrame) -> str:
         return ""
     return (
         f"Note: {n} case(s) have limits used to the full with a zero shadow price, so "
-        "their shadow prices and binding limits are not unique: a re-run (another warm "
-        "start) can report the same plans with other binding limits "
-        "(batch_summary.csv: degenerate_limits)."
+        "their shadow prices and binding limits are not unique: another solver, or "
+        "`capacity solve` of a case (a cold start), can report the same plans with other "
+        "binding limits (batch_summary.csv: degenerate_limits)."
     )
 
 
