@@ -34,7 +34,7 @@ All use HiGHS with ``optimizer.plan.highs``'s options (:mod:`benchmarks.solver_o
 and the same time limit. Sizes not in ``--peer-solve-sizes`` (xl by default: one
 floor or linopy solve there costs up to the whole time limit) run the floor only when
 the reference solved and build linopy's model without solving it. Sizes in
-``--compact-only-sizes`` (xxl by default: its reference model alone holds several
+``--compact-only-sizes`` (xxl and xxl96 by default: their reference models hold several
 million columns) run ours (compact) and the floor on its arrays only.
 
 Same-problem checks: both formulations give the same objective to
@@ -1362,7 +1362,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     ap.add_argument(
         "--compact-only-sizes",
-        default="xxl",
+        default="xxl,xxl96",
         help="sizes where only ours (compact) and the floor on its arrays run",
     )
     ap.add_argument("--batch", type=int, default=20, help="sweep size (0 = skip)")

@@ -15,7 +15,7 @@ from optimizer.cli.checks import refuse_bad_files, seconds_option
 
 __all__ = ["BENCH_OUT", "BENCH_SIZES", "bench", "sizes_option"]
 
-BENCH_SIZES = ("small", "default", "medium", "large", "xl", "xxl")
+BENCH_SIZES = ("small", "default", "medium", "large", "xl", "xxl", "xxl96")
 """Size names of ``capacity bench --sizes`` (the keys of ``benchmarks.generate.SIZES``)."""
 
 
@@ -47,7 +47,8 @@ _SizesOpt = Annotated[
     typer.Option(
         "--sizes",
         callback=sizes_option,
-        help="Comma-separated sizes: small, default, medium, large, xl, xxl (xxl: about 4x xl).",
+        help="Comma-separated sizes: small, default, medium, large, xl, xxl (4x xl's sites), "
+        "xxl96 (twice xl's sites over a doubled horizon).",
     ),
 ]
 BENCH_OUT = Path("bench_out/RESULTS.md")
