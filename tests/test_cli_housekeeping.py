@@ -96,6 +96,36 @@ def test_sigterm_ends_a_solve_with_a_message_and_keeps_finished_scenarios(tmp_pa
     assert sorted(p.name for p in run.iterdir() if p.is_dir()) == ["scenario=neutral"]
 
 
+def test_an_interrupt_just_after_a_scenario_s_commit_names_its_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The SIGTERM test above once found no run: the signal came just after the commit.
+
+    The scenario stays on disk (``tests/test_report.py``), and the command's last line
+    names the run that holds it instead of saying that no scenario had finished.
+    """
+    from typer.testing import CliRunner
+
+    import optimizer.output.report as report
+
+    real_update = report.update_manifest
+
+    def update(run_dir: Path, **kw: object) -> dict[str, object]:
+        out = real_update(run_dir, **kw)  # type: ignore[arg-type]
+        if kw.get("entry", {}).get("state") == "complete":  # type: ignore[union-attr]
+            raise KeyboardInterrupt
+        return out
+
+    monkeypatch.setattr(report, "update_manifest", update)
+    out = tmp_path / "o"
+    argv = ["solve", str(ROOT / "data"), "-s", "neutral", "-s", "negative", "--out", str(out)]
+    res = CliRunner().invoke(app, argv)
+    assert res.exit_code == 130, res.output
+    (run,) = out.iterdir()
+    assert f"the scenarios finished so far are in {run}" in " ".join(res.output.split())
+    assert list(json.loads((run / "manifest.json").read_text())["scenarios"]) == ["neutral"]
+
+
 def test_the_app_hides_streamlit_s_deploy_button() -> None:
     cmd = app_command(8501, "localhost", True)
     i = cmd.index("--client.toolbarMode")

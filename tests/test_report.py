@@ -525,6 +525,39 @@ def test_ctrl_c_after_the_folder_moved_in_but_before_the_manifest_said_complete(
     assert list((tmp_path / "c").iterdir()) == []  # a solve's reserved run: gone whole
 
 
+def test_an_interrupt_after_the_manifest_said_complete_keeps_the_scenario(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The manifest's rename is the commit: an interrupt after it undoes nothing.
+
+    CI once saw ``capacity solve`` find its run folder gone after a SIGTERM sent as soon
+    as the manifest said the first scenario was complete: the signal came while the
+    manifest's lock was let go, and the clean-up removed the committed scenario and the
+    run it had reserved. Now both stay and the interrupt names the run.
+    """
+    import optimizer.output.report as report
+
+    real_update = report.update_manifest
+
+    def update(run_dir: Path, **kw: Any) -> dict[str, Any]:
+        out = real_update(run_dir, **kw)
+        if kw.get("entry", {}).get("state") == "complete":
+            raise KeyboardInterrupt  # the rename has happened
+        return out
+
+    monkeypatch.setattr(report, "update_manifest", update)
+    with pytest.raises(KeyboardInterrupt) as got:
+        write_report(fake_result(), tmp_path / "a", scenario="neutral")
+    (run,) = (tmp_path / "a").iterdir()
+    assert got.value.committed_run_dir == run  # type: ignore[attr-defined]
+    assert scenario_is_complete(run, "neutral")
+    assert len(list((run / "scenario=neutral").glob("*.parquet"))) == len(RESULT_SCHEMAS)
+    with pytest.raises(KeyboardInterrupt):  # a second scenario of the run: kept as well
+        write_report(fake_result(), tmp_path / "a", scenario="negative", run_id=run.name)
+    assert list(read_manifest(run)["scenarios"]) == ["neutral", "negative"]
+    assert scenario_is_complete(run, "negative")
+
+
 def test_schema_mismatch_writes_nothing(tmp_path: Path) -> None:
     broken = fake_result()
     broken.tables["fleet"] = broken.tables["fleet"].drop(columns=["idle_chips"])

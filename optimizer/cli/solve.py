@@ -356,6 +356,9 @@ class RunFolder:
         except (ReportError, ValueError) as e:
             console.print(f"[red]error: report not written:[/red] {e}")
             return 1
+        except KeyboardInterrupt as e:  # one after the scenario's commit names its run
+            self.path = getattr(e, "committed_run_dir", None) or self.path
+            raise
         sdir = scenario_dir(run_dir, scenario)
         console.print(f"Report: {sdir}  (manifest {run_dir / 'manifest.json'})")
         if self.units:

@@ -44,6 +44,7 @@ from optimizer.output.manifest import (
     drop_scenario_entry,
     package_version,
     read_manifest,
+    scenario_is_complete,
     update_manifest,
 )
 from optimizer.output.parquet_tables import (
@@ -362,6 +363,9 @@ def write_report(
         message names the path and no file of the scenario is left half-written.
     ValueError
         When a result table does not match its schema (nothing is written).
+    KeyboardInterrupt
+        Before the manifest marks the scenario complete, the run is put back as it was;
+        after it, the scenario stays and ``committed_run_dir`` names its run.
     """
     dataset_hash = str(getattr(result, "dataset_hash", "") or "")
     if not scenario:
@@ -402,7 +406,10 @@ def write_report(
     try:
         entry = _write_scenario_staged(result, arrow, run_dir, sdir, units, inputs)
         update_manifest(run_dir, scenario=scenario, entry=entry)
-    except BaseException:
+    except BaseException as exc:
+        if scenario_is_complete(run_dir, scenario):  # after the commit (the manifest's rename)
+            exc.committed_run_dir = run_dir  # type: ignore[attr-defined]
+            raise
         _undo_scenario_write(run_dir, sdir, _stage_dir(sdir), scenario, previous, reserved)
         raise
     return run_dir
