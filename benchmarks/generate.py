@@ -70,11 +70,11 @@ class Size:
 #: Named sizes. ``default`` has the default dataset's dimensions (24 quarters, 9
 #: sites, 9 chips, 4 customers); ``large`` is >= 400k LP columns and ``xl`` about
 #: 1.5M in the reference formulation (measured counts in benchmarks/RESULTS.md).
-#: ``xxl`` is four times ``xl``'s sites over the same 48-quarter horizon (the issue's
+#: ``xxl`` is four times ``xl``'s sites over the same 48-quarter horizon (an instance
 #: "about 4x xl ... over the same horizon"; the schema's periods are quarters, so
 #: monthly steps cannot be generated): 3.1x xl's compact columns, 3.5x its rows, 3.4x
-#: its nonzeros. ``xxl96`` is the earlier xxl, twice the sites and chip generations a
-#: third more over a doubled (24-year) horizon, on which HiGHS's interior point method
+#: its nonzeros. ``xxl96`` is the earlier xxl: twice xl's sites, a third more chip
+#: generations and a doubled (24-year) horizon, on which HiGHS's interior point method
 #: stops with "no progress" (benchmarks/RESULTS.md).
 SIZES: dict[str, Size] = {
     "small": Size(periods=6, sites=3, chips=3, customers=2, eligibility=1.0, regions=2),
