@@ -558,6 +558,55 @@ def test_an_interrupt_after_the_manifest_said_complete_keeps_the_scenario(
     assert scenario_is_complete(run, "negative")
 
 
+def test_an_interrupt_as_the_lock_is_taken_still_cleans_up_with_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A Ctrl-C landing as filelock's acquire returns leaves the manifest lock held.
+
+    The clean-up's manifest edit then took a second lock object on the same file:
+    filelock 4 refused it ("Deadlock" RuntimeError, a traceback and exit 1 in place of
+    the interrupt; found by a helper session's injected signals), filelock 3 would wait
+    forever. The lock object is now one per file, so the clean-up re-enters it.
+    """
+    from filelock import BaseFileLock
+
+    run = write_report(fake_result(), tmp_path / "a", scenario="neutral")
+    real_acquire = BaseFileLock.acquire
+    calls: list[int] = []
+
+    def acquire(self: BaseFileLock, *a: Any, **k: Any) -> Any:
+        out = real_acquire(self, *a, **k)
+        calls.append(1)
+        if len(calls) == 2:  # the commit's lock: held, and the signal lands
+            raise KeyboardInterrupt
+        return out
+
+    monkeypatch.setattr(BaseFileLock, "acquire", acquire)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(fake_result(), tmp_path / "a", scenario="negative", run_id=run.name)
+    assert len(calls) == 3  # the clean-up took the lock again
+    assert sorted(p.name for p in run.iterdir() if p.is_dir()) == ["scenario=neutral"]
+    assert list(read_manifest(run)["scenarios"]) == ["neutral"]
+
+
+def test_an_interrupt_before_the_first_entry_removes_the_run_it_reserved(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C while a solve's first scenario is turned into tables left an empty run.
+
+    The command said "no report was written" beside a run folder that read_run refused
+    ("no scenario=<name> folder"); only a schema error removed it.
+    """
+    import optimizer.output.report as report
+
+    monkeypatch.setattr(
+        report, "scenario_tables", lambda *a, **k: (_ for _ in ()).throw(KeyboardInterrupt)
+    )
+    with pytest.raises(KeyboardInterrupt):
+        write_report(fake_result(), tmp_path / "a", scenario="neutral")
+    assert list((tmp_path / "a").iterdir()) == []
+
+
 def test_schema_mismatch_writes_nothing(tmp_path: Path) -> None:
     broken = fake_result()
     broken.tables["fleet"] = broken.tables["fleet"].drop(columns=["idle_chips"])

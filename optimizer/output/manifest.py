@@ -90,11 +90,30 @@ def manifest_path(run_dir: str | os.PathLike[str]) -> Path:
     return Path(run_dir) / MANIFEST_NAME
 
 
+@functools.lru_cache(maxsize=64)
+def _lock_for(path: Path) -> FileLock:
+    """Return the one lock object of this process for ``path`` (re-entrant in a thread)."""
+    return FileLock(path)
+
+
 @contextlib.contextmanager
 def _locked(run_dir: Path) -> Iterator[None]:
-    """Hold the run's manifest lock (``.manifest.lock``, an OS file lock via filelock)."""
-    with FileLock(run_dir / ".manifest.lock"):
+    """Hold the run's manifest lock (``.manifest.lock``, an OS file lock via filelock).
+
+    One lock object per file: a Ctrl-C between filelock's acquire and the ``with`` block
+    leaves it held, and the clean-up's manifest edit then re-enters it. A second object
+    for the same file raised filelock's "Deadlock" RuntimeError there (a traceback in
+    place of the one-line interrupt message); filelock 3 would wait forever.
+    """
+    lock = _lock_for(run_dir / ".manifest.lock")
+    try:
+        lock.acquire()
+    except RuntimeError as exc:  # filelock's refusal: a lock inherited or not let go
+        raise ReportError(f"cannot lock {run_dir / '.manifest.lock'}: {exc}") from exc
+    try:
         yield
+    finally:
+        lock.release()
 
 
 def read_manifest(run_dir: str | os.PathLike[str]) -> dict[str, Any]:

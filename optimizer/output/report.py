@@ -375,31 +375,10 @@ def write_report(
     run_dir = Path(out_dir) / run_id
     sdir = scenario_dir(run_dir, scenario)
     meta = file_metadata(result, scenario=scenario, run_id=run_id, units=units)
-    try:
+    try:  # an error or interrupt before the scenario's entry: the run this call reserved goes
         arrow = scenario_tables(result, meta)  # validates every table before writing
-    except ValueError:
-        if reserved:
-            run_dir.rmdir()  # the empty directory just reserved
-        raise
-    ensure_dir(run_dir)
-    if reserved and unfinished:  # before its first file: a kill from here on is seen
-        mark_unfinished(run_dir, unfinished)
-    run_fields = {
-        "run_id": run_id,
-        "created_utc": utc_stamp(),
-        "package_version": package_version(),
-        "dataset_hash": dataset_hash,
-        "dataset_name": str(getattr(result, "dataset_name", "") or ""),
-    }
-    previous = read_manifest(run_dir).get("scenarios", {}).get(scenario)
-    try:
-        update_manifest(
-            run_dir,
-            run_fields=run_fields,
-            scenario=scenario,
-            entry={"state": "writing", "started_utc": utc_stamp()},
-        )
-    except BaseException:  # a full disk, say: the run this call reserved holds nothing
+        previous = _enter_writing(result, run_dir, scenario, reserved, unfinished)
+    except BaseException:
         if reserved:
             remove_tree(run_dir, reraise=False)
         raise
@@ -413,6 +392,26 @@ def write_report(
         _undo_scenario_write(run_dir, sdir, _stage_dir(sdir), scenario, previous, reserved)
         raise
     return run_dir
+
+
+def _enter_writing(
+    result: Any, run_dir: Path, scenario: str, reserved: bool, unfinished: Sequence[str]
+) -> Any:
+    """Record ``scenario`` as being written in the run's manifest; return its earlier entry."""
+    ensure_dir(run_dir)
+    if reserved and unfinished:  # before its first file: a kill from here on is seen
+        mark_unfinished(run_dir, unfinished)
+    run_fields = {
+        "run_id": run_dir.name,
+        "created_utc": utc_stamp(),
+        "package_version": package_version(),
+        "dataset_hash": str(getattr(result, "dataset_hash", "") or ""),
+        "dataset_name": str(getattr(result, "dataset_name", "") or ""),
+    }
+    previous = read_manifest(run_dir).get("scenarios", {}).get(scenario)
+    entry = {"state": "writing", "started_utc": utc_stamp()}
+    update_manifest(run_dir, run_fields=run_fields, scenario=scenario, entry=entry)
+    return previous
 
 
 def _stage_dir(sdir: Path) -> Path:
