@@ -69,7 +69,7 @@ class Size:
 
 #: Named sizes. ``default`` has the default dataset's dimensions (24 quarters, 9
 #: sites, 9 chips, 4 customers); ``large`` is >= 400k LP columns and ``xl`` about
-#: 1.5M in the reference formulation (measured counts in benchmarks/RESULTS.md).
+#: 1.6M in the reference formulation (measured counts in benchmarks/RESULTS.md).
 #: ``xxl`` is four times ``xl``'s sites over the same 48-quarter horizon (an instance
 #: "about 4x xl ... over the same horizon"; the schema's periods are quarters, so
 #: monthly steps cannot be generated): 3.1x xl's compact columns, 3.5x its rows, 3.4x

@@ -37,7 +37,8 @@ SOLVE_HELP = (
     "Exit code 0 for an optimal plan (or a feasible plan at the time limit, with a "
     "warning); 1 for bad data, an unknown scenario, an infeasible or unbounded model, "
     "no solution within the time limit, a plan that fails the independent check, a "
-    "solver error or an unusable --out directory (checked before solving)."
+    "solver error or an unusable --out directory (checked before solving); 130 on "
+    "Ctrl-C and 143 on SIGTERM, the scenarios finished before it kept."
 )
 """The help ``capacity solve --help`` prints."""
 
