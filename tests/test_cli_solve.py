@@ -491,8 +491,7 @@ def test_solve_help_reads_well(monkeypatch: pytest.MonkeyPatch) -> None:
     lines = help_text.splitlines()
     # each paragraph is one logical line: at 400 columns it is not broken mid-sentence
     assert any(
-        "with a warning); 1 for bad data" in ln and "(checked before solving)." in ln
-        for ln in lines
+        "with a warning); 1 for bad data" in ln and "finished before it kept." in ln for ln in lines
     )
     flag_lines = [ln for ln in lines if "--integer-units" in ln or "--units " in ln]
     assert flag_lines and not any("<bool>" in ln for ln in flag_lines)
