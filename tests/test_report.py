@@ -607,6 +607,38 @@ def test_an_interrupt_before_the_first_entry_removes_the_run_it_reserved(
     assert list((tmp_path / "a").iterdir()) == []
 
 
+def test_an_interrupt_after_a_new_scenario_s_writing_entry_leaves_no_entry(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The second scenario's "writing" entry in, then Ctrl-C: the run is as it was.
+
+    A helper session's injected signals left ``{'neutral': 'complete', 'negative':
+    'writing'}`` with no ``scenario=negative`` folder: only a run the call had reserved
+    was cleaned before the scenario's files began.
+    """
+    import optimizer.output.manifest as manifest
+
+    run = write_report(fake_result(), tmp_path / "a", scenario="neutral")
+    real_update = manifest.update_manifest
+
+    def update(run_dir: Path, **kw: Any) -> dict[str, Any]:
+        out = real_update(run_dir, **kw)
+        if kw.get("entry", {}).get("state") == "writing":
+            raise KeyboardInterrupt  # the entry is in
+        return out
+
+    import optimizer.output.report as report
+
+    for module in (manifest, report):
+        monkeypatch.setattr(module, "update_manifest", update)
+    with pytest.raises(KeyboardInterrupt):
+        write_report(fake_result(), tmp_path / "a", scenario="negative", run_id=run.name)
+    for module in (manifest, report):
+        monkeypatch.setattr(module, "update_manifest", real_update)
+    assert list(read_manifest(run)["scenarios"]) == ["neutral"]
+    assert sorted(p.name for p in run.iterdir() if p.is_dir()) == ["scenario=neutral"]
+
+
 def test_schema_mismatch_writes_nothing(tmp_path: Path) -> None:
     broken = fake_result()
     broken.tables["fleet"] = broken.tables["fleet"].drop(columns=["idle_chips"])

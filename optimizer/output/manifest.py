@@ -13,19 +13,20 @@ import contextlib
 import functools
 import json
 import os
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from importlib import metadata as importlib_metadata
 from pathlib import Path
 from typing import Any
 
 from filelock import FileLock
 
-from optimizer.output.atomic import ReportError, write_json_atomic
-from optimizer.output.run_folder import utc_stamp
+from optimizer.output.atomic import ReportError, ensure_dir, write_json_atomic
+from optimizer.output.run_folder import mark_unfinished, utc_stamp
 
 __all__ = [
     "MANIFEST_NAME",
     "REPORT_FORMAT",
+    "begin_scenario",
     "manifest_path",
     "package_version",
     "planner_fingerprint",
@@ -199,6 +200,34 @@ def _edit_manifest(
             f"cannot update manifest {manifest_path(run_dir)}: {exc.strerror or exc}"
         ) from exc
     return data
+
+
+def begin_scenario(
+    run_dir: Path,
+    scenario: str,
+    run_fields: Mapping[str, Any],
+    unfinished: Sequence[str],
+    seen: dict[str, Any],
+) -> None:
+    """Record ``scenario`` as being written (``state: "writing"``) in a run's manifest.
+
+    The folder and manifest are created when missing; ``run_fields`` as in
+    :func:`update_manifest`; ``unfinished``, when not empty, marks the run unfinished
+    with those scenarios before its first file (:func:`mark_unfinished`). The scenario's
+    earlier entry (None when it is new) goes into ``seen["previous"]`` before the
+    manifest changes, so a caller interrupted part way knows what to put back.
+
+    Raises
+    ------
+    ReportError
+        When the folder or the manifest cannot be written.
+    """
+    ensure_dir(run_dir)
+    if unfinished:  # before its first file: a kill from here on is seen
+        mark_unfinished(run_dir, unfinished)
+    seen["previous"] = read_manifest(run_dir).get("scenarios", {}).get(scenario)
+    entry = {"state": "writing", "started_utc": utc_stamp()}
+    update_manifest(run_dir, run_fields=run_fields, scenario=scenario, entry=entry)
 
 
 def drop_scenario_entry(run_dir: str | os.PathLike[str], scenario: str) -> dict[str, Any]:

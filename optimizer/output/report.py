@@ -41,9 +41,9 @@ from optimizer.output.atomic import (
 from optimizer.output.inputs_record import SolvedInputs, solve_flags, write_inputs
 from optimizer.output.manifest import (
     REPORT_FORMAT,
+    begin_scenario,
     drop_scenario_entry,
     package_version,
-    read_manifest,
     scenario_is_complete,
     update_manifest,
 )
@@ -55,7 +55,6 @@ from optimizer.output.parquet_tables import (
 )
 from optimizer.output.run_folder import (
     aside_dir,
-    mark_unfinished,
     reserve_run_dir,
     scenario_dir,
     utc_stamp,
@@ -375,13 +374,26 @@ def write_report(
     run_dir = Path(out_dir) / run_id
     sdir = scenario_dir(run_dir, scenario)
     meta = file_metadata(result, scenario=scenario, run_id=run_id, units=units)
+    seen: dict[str, Any] = {}  # the scenario's earlier entry, once read
     try:  # an error or interrupt before the scenario's entry: the run this call reserved goes
         arrow = scenario_tables(result, meta)  # validates every table before writing
-        previous = _enter_writing(result, run_dir, scenario, reserved, unfinished)
+        fields = {
+            "run_id": run_id,
+            "created_utc": utc_stamp(),
+            "package_version": package_version(),
+            "dataset_hash": dataset_hash,
+            "dataset_name": str(getattr(result, "dataset_name", "") or ""),
+        }
+        begin_scenario(run_dir, scenario, fields, unfinished if reserved else (), seen)
     except BaseException:
-        if reserved:
+        if "previous" in seen:  # its "writing" entry may be in: undone as a write is
+            _undo_scenario_write(
+                run_dir, sdir, _stage_dir(sdir), scenario, seen["previous"], reserved
+            )
+        elif reserved:
             remove_tree(run_dir, reraise=False)
         raise
+    previous = seen["previous"]
     try:
         entry = _write_scenario_staged(result, arrow, run_dir, sdir, units, inputs)
         update_manifest(run_dir, scenario=scenario, entry=entry)
@@ -392,26 +404,6 @@ def write_report(
         _undo_scenario_write(run_dir, sdir, _stage_dir(sdir), scenario, previous, reserved)
         raise
     return run_dir
-
-
-def _enter_writing(
-    result: Any, run_dir: Path, scenario: str, reserved: bool, unfinished: Sequence[str]
-) -> Any:
-    """Record ``scenario`` as being written in the run's manifest; return its earlier entry."""
-    ensure_dir(run_dir)
-    if reserved and unfinished:  # before its first file: a kill from here on is seen
-        mark_unfinished(run_dir, unfinished)
-    run_fields = {
-        "run_id": run_dir.name,
-        "created_utc": utc_stamp(),
-        "package_version": package_version(),
-        "dataset_hash": str(getattr(result, "dataset_hash", "") or ""),
-        "dataset_name": str(getattr(result, "dataset_name", "") or ""),
-    }
-    previous = read_manifest(run_dir).get("scenarios", {}).get(scenario)
-    entry = {"state": "writing", "started_utc": utc_stamp()}
-    update_manifest(run_dir, run_fields=run_fields, scenario=scenario, entry=entry)
-    return previous
 
 
 def _stage_dir(sdir: Path) -> Path:
