@@ -525,6 +525,23 @@ def test_ctrl_c_after_the_folder_moved_in_but_before_the_manifest_said_complete(
     assert list((tmp_path / "c").iterdir()) == []  # a solve's reserved run: gone whole
 
 
+def _interrupt_once_written(monkeypatch: pytest.MonkeyPatch, state: str) -> None:
+    """Make the manifest updates raise KeyboardInterrupt once an entry in ``state`` is in."""
+    import optimizer.output.manifest as manifest
+    import optimizer.output.report as report
+
+    real_update = manifest.update_manifest
+
+    def update(run_dir: Path, **kw: Any) -> dict[str, Any]:
+        out = real_update(run_dir, **kw)
+        if kw.get("entry", {}).get("state") == state:
+            raise KeyboardInterrupt
+        return out
+
+    for module in (manifest, report):
+        monkeypatch.setattr(module, "update_manifest", update)
+
+
 def test_an_interrupt_after_the_manifest_said_complete_keeps_the_scenario(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -535,17 +552,7 @@ def test_an_interrupt_after_the_manifest_said_complete_keeps_the_scenario(
     manifest's lock was let go, and the clean-up removed the committed scenario and the
     run it had reserved. Now both stay and the interrupt names the run.
     """
-    import optimizer.output.report as report
-
-    real_update = report.update_manifest
-
-    def update(run_dir: Path, **kw: Any) -> dict[str, Any]:
-        out = real_update(run_dir, **kw)
-        if kw.get("entry", {}).get("state") == "complete":
-            raise KeyboardInterrupt  # the rename has happened
-        return out
-
-    monkeypatch.setattr(report, "update_manifest", update)
+    _interrupt_once_written(monkeypatch, "complete")  # the rename has happened
     with pytest.raises(KeyboardInterrupt) as got:
         write_report(fake_result(), tmp_path / "a", scenario="neutral")
     (run,) = (tmp_path / "a").iterdir()
@@ -616,25 +623,10 @@ def test_an_interrupt_after_a_new_scenario_s_writing_entry_leaves_no_entry(
     'writing'}`` with no ``scenario=negative`` folder: only a run the call had reserved
     was cleaned before the scenario's files began.
     """
-    import optimizer.output.manifest as manifest
-
     run = write_report(fake_result(), tmp_path / "a", scenario="neutral")
-    real_update = manifest.update_manifest
-
-    def update(run_dir: Path, **kw: Any) -> dict[str, Any]:
-        out = real_update(run_dir, **kw)
-        if kw.get("entry", {}).get("state") == "writing":
-            raise KeyboardInterrupt  # the entry is in
-        return out
-
-    import optimizer.output.report as report
-
-    for module in (manifest, report):
-        monkeypatch.setattr(module, "update_manifest", update)
+    _interrupt_once_written(monkeypatch, "writing")  # the entry is in
     with pytest.raises(KeyboardInterrupt):
         write_report(fake_result(), tmp_path / "a", scenario="negative", run_id=run.name)
-    for module in (manifest, report):
-        monkeypatch.setattr(module, "update_manifest", real_update)
     assert list(read_manifest(run)["scenarios"]) == ["neutral"]
     assert sorted(p.name for p in run.iterdir() if p.is_dir()) == ["scenario=neutral"]
 

@@ -207,15 +207,12 @@ def begin_scenario(
     scenario: str,
     run_fields: Mapping[str, Any],
     unfinished: Sequence[str],
-    seen: dict[str, Any],
 ) -> None:
     """Record ``scenario`` as being written (``state: "writing"``) in a run's manifest.
 
     The folder and manifest are created when missing; ``run_fields`` as in
     :func:`update_manifest`; ``unfinished``, when not empty, marks the run unfinished
-    with those scenarios before its first file (:func:`mark_unfinished`). The scenario's
-    earlier entry (None when it is new) goes into ``seen["previous"]`` before the
-    manifest changes, so a caller interrupted part way knows what to put back.
+    with those scenarios before its first file (:func:`mark_unfinished`).
 
     Raises
     ------
@@ -225,7 +222,6 @@ def begin_scenario(
     ensure_dir(run_dir)
     if unfinished:  # before its first file: a kill from here on is seen
         mark_unfinished(run_dir, unfinished)
-    seen["previous"] = read_manifest(run_dir).get("scenarios", {}).get(scenario)
     entry = {"state": "writing", "started_utc": utc_stamp()}
     update_manifest(run_dir, run_fields=run_fields, scenario=scenario, entry=entry)
 

@@ -44,6 +44,7 @@ from optimizer.output.manifest import (
     begin_scenario,
     drop_scenario_entry,
     package_version,
+    read_manifest,
     scenario_is_complete,
     update_manifest,
 )
@@ -374,8 +375,9 @@ def write_report(
     run_dir = Path(out_dir) / run_id
     sdir = scenario_dir(run_dir, scenario)
     meta = file_metadata(result, scenario=scenario, run_id=run_id, units=units)
-    seen: dict[str, Any] = {}  # the scenario's earlier entry, once read
-    try:  # an error or interrupt before the scenario's entry: the run this call reserved goes
+    previous = read_manifest(run_dir).get("scenarios", {}).get(scenario)
+    began = False  # the scenario's "writing" entry may be in the manifest
+    try:  # an error or interrupt before its files: the run as it was
         arrow = scenario_tables(result, meta)  # validates every table before writing
         fields = {
             "run_id": run_id,
@@ -384,16 +386,14 @@ def write_report(
             "dataset_hash": dataset_hash,
             "dataset_name": str(getattr(result, "dataset_name", "") or ""),
         }
-        begin_scenario(run_dir, scenario, fields, unfinished if reserved else (), seen)
+        began = True
+        begin_scenario(run_dir, scenario, fields, unfinished if reserved else ())
     except BaseException:
-        if "previous" in seen:  # its "writing" entry may be in: undone as a write is
-            _undo_scenario_write(
-                run_dir, sdir, _stage_dir(sdir), scenario, seen["previous"], reserved
-            )
+        if began:
+            _undo_scenario_write(run_dir, sdir, _stage_dir(sdir), scenario, previous, reserved)
         elif reserved:
             remove_tree(run_dir, reraise=False)
         raise
-    previous = seen["previous"]
     try:
         entry = _write_scenario_staged(result, arrow, run_dir, sdir, units, inputs)
         update_manifest(run_dir, scenario=scenario, entry=entry)
