@@ -540,3 +540,46 @@ def test_the_give_way_line_prints_whole_chips_and_tenths_of_a_mw() -> None:
     text = console.export_text()
     assert "produce_chips 354,952," in text and "build_mw 12.3 " in text, text
     assert "locks given way on 2 path(s): 3 locks" in text
+
+
+def test_a_lock_of_nothing_is_held_at_exactly_zero(hand: object) -> None:
+    """A realised plan built 1e-7 MW and made 1e-7 chips in quarters where nothing was
+    decided: the lock band (1e-7) let the optimum buy a little unmet demand back. On the
+    hand case with every decision locked at 0, nothing is built, made or installed and
+    all 20 H100e-quarters of demand go unmet."""
+    from optimizer.analysis.replan import _fix_unlocked_to_zero
+    from optimizer.plan.model import build_model
+    from optimizer.plan.options import SolveOptions
+    from optimizer.plan.pipeline import solve_model
+
+    empty = pd.DataFrame(columns=["kind", "s", "c", "o", "t", "value"])
+    res = solve_model(_fix_unlocked_to_zero(build_model(hand), empty), SolveOptions())[0]
+    assert res.status.value == "optimal"
+    assert (res.tables["build_out"]["build_mw"] == 0.0).all()
+    assert (res.tables["production"]["produced_chips"] == 0.0).all()
+    assert (res.tables["fleet"]["installed_chips"] == 0.0).all()
+    assert res.tables["demand"]["unmet_h100e"].sum() == pytest.approx(20.0, abs=1e-12)
+
+
+def test_a_decision_within_the_floor_is_locked_as_nothing() -> None:
+    """Values the solver left at 5e-7 MW were locked as decisions and built in the
+    realised plan; at most DECISION_FLOOR (1e-6) is due as 0, above it as it is."""
+    from types import SimpleNamespace
+
+    from optimizer.analysis.replan import DECISION_FLOOR, _due
+
+    model = SimpleNamespace(
+        variables=pd.DataFrame(
+            {
+                "kind": ["build", "build", "build", "install"],
+                "s": [0, 0, 0, 0],
+                "c": [-1, -1, -1, 0],
+                "o": [-1, -1, -1, -1],
+                "t": [0, 1, 2, 0],
+                "scale": [1.0, 1.0, 1.0, 1.0],
+            }
+        )
+    )
+    x = np.array([5e-7, DECISION_FLOOR, 2.0 * DECISION_FLOOR, 3.0])
+    due = _due(model, x, {"build": 3, "install": 1}, pd.DataFrame())
+    assert due["value"].tolist() == [0.0, 0.0, 2e-6, 3.0]

@@ -89,9 +89,16 @@ __all__ = [
 #: A locked value ``v`` (>= 0) is held in ``[v - band, v + band]`` with
 #: ``band = LOCK_BAND_REL * v + LOCK_BAND_ABS``: the solver's own feasibility
 #: tolerance (1e-7), so values read back from one solve (say -5e-8 chips) never make
-#: the next one infeasible by rounding alone. Locked decisions move by no more.
+#: the next one infeasible by rounding alone. Locked decisions move by no more. A lock
+#: of nothing is held at exactly 0: with room to 1e-7 the optimum took it wherever a
+#: little more capacity paid (a realised plan built 1e-7 MW and made 1e-7 chips in
+#: quarters where nothing was decided).
 LOCK_BAND_REL = 1e-9
 LOCK_BAND_ABS = 1e-7
+
+#: A decision of at most this much (chips or MW) is the solver's noise, not a decision:
+#: it is locked as 0 and left out of the decisions table.
+DECISION_FLOOR = 1e-6
 
 #: Code columns that key a decision column (kind plus these), ``-1`` where not used.
 _KEY_CODES = ("s", "c", "o", "t")
@@ -281,8 +288,12 @@ def _fix(model: Any, locked: pd.DataFrame) -> Any:
 
 
 def _band(vals: np.ndarray) -> np.ndarray:
-    """Tolerance a locked column value is held to (:data:`LOCK_BAND_REL`, :data:`LOCK_BAND_ABS`)."""
-    return LOCK_BAND_REL * np.asarray(vals, dtype=float) + LOCK_BAND_ABS
+    """Tolerance a locked column value is held to (:data:`LOCK_BAND_REL`, :data:`LOCK_BAND_ABS`).
+
+    Zero for a lock of nothing (``vals <= 0``): such a column is held at exactly 0.
+    """
+    v = np.asarray(vals, dtype=float)
+    return np.where(v > 0.0, LOCK_BAND_REL * v + LOCK_BAND_ABS, 0.0)
 
 
 def _deliverable(model: Any, locked: pd.DataFrame, options: Any) -> pd.DataFrame | None:
@@ -336,11 +347,15 @@ def _deliverable(model: Any, locked: pd.DataFrame, options: Any) -> pd.DataFrame
 def _due(
     model: Any, x: np.ndarray, until: Mapping[str, int], already: pd.DataFrame
 ) -> pd.DataFrame:
-    """Decisions newly due: lockable columns with ``t < until[kind]`` not yet locked."""
+    """Decisions newly due: lockable columns with ``t < until[kind]`` not yet locked.
+
+    A value within :data:`DECISION_FLOOR` of 0 is due as 0 (held at exactly 0, :func:`_band`).
+    """
     lk = _lockable(model)
     limit = lk["kind"].map(until).to_numpy(dtype=np.int64)
     lk = lk[lk["t"].to_numpy() < limit]
-    lk = lk.assign(value=x[lk["col"].to_numpy()] * lk["scale"].to_numpy())
+    value = x[lk["col"].to_numpy()] * lk["scale"].to_numpy()
+    lk = lk.assign(value=np.where(np.abs(value) <= DECISION_FLOOR, 0.0, value))
     lk = lk[["kind", *_KEY_CODES, "value"]]
     if not already.empty:
         m = lk.merge(already[["kind", *_KEY_CODES]], how="left", indicator=True)
@@ -547,11 +562,11 @@ def _summary(
 
 
 def _decision_table(locked: pd.DataFrame, model: Any, periods: Sequence[str]) -> pd.DataFrame:
-    """Locked decisions with names and units, less the solver's noise (|value| <= 1e-6)."""
+    """Locked decisions with names and units, less the solver's noise (:data:`DECISION_FLOOR`)."""
     cols = ["decided_in", "kind", "site", "chip", "option", "period", "value", "unit"]
     if locked.empty:
         return pd.DataFrame(columns=cols)
-    d = locked[np.abs(locked["value"].to_numpy(dtype=float)) > 1e-6].copy()
+    d = locked[np.abs(locked["value"].to_numpy(dtype=float)) > DECISION_FLOOR].copy()
     codes = model.codes
 
     def names(col: str, dim: str) -> list[str]:
