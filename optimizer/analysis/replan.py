@@ -89,10 +89,8 @@ __all__ = [
 #: A locked value ``v`` (>= 0) is held in ``[v - band, v + band]`` with
 #: ``band = LOCK_BAND_REL * v + LOCK_BAND_ABS``: the solver's own feasibility
 #: tolerance (1e-7), so values read back from one solve (say -5e-8 chips) never make
-#: the next one infeasible by rounding alone. Locked decisions move by no more. A lock
-#: of nothing is held at exactly 0: with room to 1e-7 the optimum took it wherever a
-#: little more capacity paid (a realised plan built 1e-7 MW and made 1e-7 chips in
-#: quarters where nothing was decided).
+#: the next one infeasible by rounding alone. Locked decisions move by no more; a lock
+#: of nothing is held at 0 (given 1e-7 of room, the optimum built 1e-7 MW).
 LOCK_BAND_REL = 1e-9
 LOCK_BAND_ABS = 1e-7
 
