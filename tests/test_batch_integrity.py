@@ -693,6 +693,10 @@ def test_a_second_batch_with_other_data_is_not_reported_as_this_ones(
     assert len(by_a) == len(by_b) == 1  # A's second case came after B's run
     (only_b,) = by_b
     assert a_rows.loc[only_b, "state"] == "other_run"  # not B's plan as A's result
+    # which sweep wrote each row's plan: B's for the case B wrote last, A's for the other
+    (only_a,) = by_a
+    assert a_rows.loc[only_b, "sweep"] == b_rows.loc[only_b, "sweep"] == man[only_b]["sweep"]
+    assert a_rows.loc[only_a, "sweep"] == man[only_a]["sweep"] != man[only_b]["sweep"]
     assert pd_isna(a_rows.loc[only_b, "objective_usd"])
     # A's run is not a success: one of its plans is B's (its summary said 2 solved, exit 0)
     assert (ra.n_done, ra.n_failed, ra.n_replaced) == (2, 0, 1)

@@ -395,7 +395,9 @@ def test_batch_summary_escapes_formula_cells(tiny_dir: Path, tmp_path: Path) -> 
     r = run_batch(sweep, tmp_path / "out", progress=False)
     assert r.n_failed == 1  # invalid data: no cluster is started
     lines = (tmp_path / "out" / "batch_summary.csv").read_text().splitlines()
-    assert lines[1].startswith("'=cmd|' /C calc'!A0,scenario,failed,invalid_data")
+    name, kind, sweep, rest = lines[1].split(",", 3)
+    assert (name, kind) == ("'=cmd|' /C calc'!A0", "scenario")
+    assert len(sweep) == 12 and rest.startswith("failed,invalid_data")  # the sweep's id
 
 
 # ---------------------------------------------------------------- validation at scale

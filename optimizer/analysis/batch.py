@@ -333,7 +333,7 @@ def batch_summary(
 ) -> pd.DataFrame:
     """Return one row per case from a batch manifest (outcomes flattened).
 
-    Columns: ``scenario, kind, <param columns>, state, status, objective_usd,
+    Columns: ``scenario, kind, sweep, <param columns>, state, status, objective_usd,
     total_cost_usd, unmet_h100e, trainium_share, breach_mw, binding_families,
     binding_limits, degenerate_limits, time_s, skipped, error``. With ``keys`` (this
     sweep's case keys), a case whose entry holds another key (a second batch into the
@@ -347,6 +347,7 @@ def batch_summary(
         e = (manifest.get("scenarios") or {}).get(c.name, {})
         if keys is not None and e and e.get("key") != keys.get(c.name):
             e = {
+                "sweep": e.get("sweep"),  # whose plan the folder holds
                 "state": OTHER_RUN,
                 "error": "the folder's plan for this case is another run's (other data, "
                 "overrides or options), not this sweep's: re-run to solve it",

@@ -168,15 +168,16 @@ def summary_row(
 ) -> dict[str, Any]:
     """Return one ``batch_summary.csv`` row from a case's manifest entry (outcomes flattened).
 
-    Keys: ``scenario, kind, param_<name>..., state, status, objective_usd, total_cost_usd,
+    Keys: ``scenario, kind, sweep, param_<name>..., state, status, objective_usd, total_cost_usd,
     unmet_h100e, trainium_share, breach_mw, binding_families, binding_limits,
     degenerate_limits, time_s, skipped, error`` (the error's first line;
     ``degenerate_limits`` counts the limits used to the full at a zero shadow price,
     whose binding lists are then not unique); ``margin_usd, revenue_usd`` after them
-    for a case solved in the margin objective.
+    for a case solved in the margin objective. ``sweep`` is the id of the sweep whose run
+    wrote the case's plan (:func:`sweep_id`; "" for an entry from before it was kept).
     """
     e, o = entry, entry.get("outcomes") or {}
-    row: dict[str, Any] = {"scenario": name, "kind": kind}
+    row: dict[str, Any] = {"scenario": name, "kind": kind, "sweep": e.get("sweep") or ""}
     row.update({f"param_{k}": v for k, v in params.items()})
     row.update(
         state=e.get("state", "missing"),
