@@ -394,32 +394,57 @@ def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
     # same options and an optimal plan: skipped
     r = run(SolveOptions(time_limit_s=None))
     assert (r.n_done, r.n_failed, r.n_skipped) == (0, 0, 3)
-    # another formulation, or a time limit that is met: a new case each, redone
+    # another formulation: a new case each, redone
     r = run(SolveOptions(formulation="reference"))
     assert (r.n_done, r.n_failed, r.n_skipped) == (3, 0, 0)
-    r = run(SolveOptions(time_limit_s=600))
-    assert (r.n_done, r.n_failed, r.n_skipped) == (3, 0, 0)
+    # another time limit keeps the optimal plans: a re-run with a limit no solve meets
+    # replaced each with "time_limit_no_solution" and exit 1 (the plans lost)
+    for limit in (600.0, 1e-6):
+        r = run(SolveOptions(formulation="reference", time_limit_s=limit))
+        assert (r.n_done, r.n_failed, r.n_skipped) == (0, 0, 3)
+        assert set(r.summary["status"]) == {"optimal"}
     man = read_batch_manifest(out)["scenarios"]
     assert {n: man[n]["objective_usd"] for n in IDENTITY_CASES} == pytest.approx(want, rel=1e-6)
-    assert {man[n]["options"]["time_limit_s"] for n in IDENTITY_CASES} == {600.0}
-    # 600 and 600.0 are one case
-    r = run(SolveOptions(time_limit_s=600.0))
-    assert r.n_skipped == 3
+    assert {man[n]["options"]["time_limit_s"] for n in IDENTITY_CASES} == {None}
+    _assert_all_done_verify(out, IDENTITY_CASES)
+
+
+def test_a_plan_the_time_limit_stopped_is_redone_under_another_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A feasible plan the limit stopped is kept for the same limit only; an optimal plan
+    for any limit (the key leaves the limit out, so both reach this check)."""
+    from optimizer.analysis import batch_resume
+
+    monkeypatch.setattr(batch_resume, "case_problem", lambda *a: None)  # files verify
+    stopped = {
+        "state": "done",
+        "key": "k",
+        "status": "time_limit_feasible",
+        "options": {"time_limit_s": 60.0},
+    }
+    optimal = {**stopped, "status": "optimal"}
+    assert batch_resume.is_done(tmp_path, "c", stopped, "k", 60.0)
+    assert not batch_resume.is_done(tmp_path, "c", stopped, "k", 600.0)
+    assert not batch_resume.is_done(tmp_path, "c", stopped, "k", None)
+    assert all(batch_resume.is_done(tmp_path, "c", optimal, "k", t) for t in (60.0, 1.0, None))
+    assert not batch_resume.is_done(tmp_path, "c", optimal, "other key", 60.0)
 
 
 def test_case_key_changes_with_each_solve_option() -> None:
-    from optimizer.analysis.batch_resume import case_options
+    from optimizer.analysis.batch_resume import case_options, key_options
     from optimizer.analysis.sweep_cases import SweepCase
 
     case = SweepCase("neutral", "scenario", base="neutral")
-    base = case.key("h", case_options(SolveOptions()))
-    assert base == case.key("h", case_options(SolveOptions(time_limit_s=None)))
-    assert case.key("h", case_options(SolveOptions(time_limit_s=60))) == case.key(
-        "h", case_options(SolveOptions(time_limit_s=60.0))
-    )
+
+    def key(o: SolveOptions) -> str:
+        return case.key("h", key_options(case_options(o)))
+
+    base = key(SolveOptions())
+    # the time limit is not the case's identity (an optimum is the same whatever the limit)
+    assert base == key(SolveOptions(time_limit_s=60)) == key(SolveOptions(time_limit_s=1e-6))
     changed = [
         SolveOptions(solver="PULP_CBC_CMD"),
-        SolveOptions(time_limit_s=60),
         SolveOptions(threads=2),
         SolveOptions(integer_units=True),
         SolveOptions(clusters=True),
@@ -429,7 +454,7 @@ def test_case_key_changes_with_each_solve_option() -> None:
         SolveOptions(check_tolerance=1e-5),
         SolveOptions(formulation="reference"),
     ]
-    keys = {case.key("h", case_options(o)) for o in changed}
+    keys = {key(o) for o in changed}
     assert len(keys) == len(changed) and base not in keys
 
 

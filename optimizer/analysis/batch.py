@@ -50,7 +50,7 @@ from optimizer.analysis.batch_folder import (
 )
 from optimizer.analysis.batch_invalid import validate_cases
 from optimizer.analysis.batch_record import BatchRecorder, iso_now
-from optimizer.analysis.batch_resume import case_options, split_done
+from optimizer.analysis.batch_resume import case_options, key_options, split_done
 from optimizer.analysis.dask_cluster import ClusterOptions
 from optimizer.analysis.sweep import SweepSpec
 from optimizer.analysis.sweep_cases import SweepCase, expand_sweep
@@ -176,7 +176,7 @@ def run_batch(
     keys, data_keys = _case_keys(base, cases, solve_doc, options.solver)
     fields = (_run_fields(spec, base, options, reuse), _sweep(spec, options, keys))
     manifest = _start_folder(out, fields, keys, on_other_sweeps)
-    todo, skipped = split_done(out, cases, manifest, keys)
+    todo, skipped = split_done(out, cases, manifest, keys, solve_doc["time_limit_s"])
     invalid = validate_cases(base, todo)
     todo = [c for c in todo if c.name not in invalid]
     run = BatchRecorder(out, manifest, keys, on_case, solve_doc, base, data_keys)
@@ -210,13 +210,15 @@ def _case_keys(
 ) -> tuple[dict[str, str], dict[str, str]]:
     """Return each case's key and its data key (:func:`case_data_hash`), by case name.
 
-    The key holds the data key, the case's overrides, the options, the planner and the
-    solver. New planner code, or another solver version (another vertex of a tied optimum),
+    The key holds the data key, the case's overrides, the options but the time limit
+    (:func:`optimizer.analysis.batch_resume.key_options`), the planner and the solver.
+    New planner code, or another solver version (another vertex of a tied optimum),
     redoes every case.
     """
     planner = f"{manifest_module.planner_fingerprint()}|{_solver_identity(solver)}"
     data = {c.name: case_data_hash(base.tables_hash, base.scenarios, c) for c in cases}
-    return {c.name: c.key(data[c.name], solve_doc, planner) for c in cases}, data
+    opts = key_options(solve_doc)
+    return {c.name: c.key(data[c.name], opts, planner) for c in cases}, data
 
 
 def case_data_hash(tables_hash: str, scenarios: Mapping[str, Any], case: SweepCase) -> str:

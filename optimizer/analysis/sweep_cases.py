@@ -88,7 +88,7 @@ class SweepCase:
             Hash of the sweep's base dataset.
         solve : mapping, optional
             The solve options the case runs with (``capacity batch`` passes
-            :func:`optimizer.analysis.batch_resume.case_options`: solver, time limit, formulation,
+            :func:`optimizer.analysis.batch_resume.key_options`: solver, formulation,
             integer units, clusters ...); None leaves them out of the key.
         planner : str, optional
             The planner's identity (``capacity batch`` passes

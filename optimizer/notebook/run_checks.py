@@ -81,7 +81,8 @@ def warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
     if of one. The batch manifest records each case's data (``tables_hash``, the tables
     alone, so an unrelated scenario added to scenarios.yaml is the same data; every
     entry is compared by ``dataset_hash`` when one was written before it), its solve
-    ``options`` (the objective left out of a case that names its own, as an objective
+    ``options`` (the time limit left out: a re-run keeps optimal plans whatever the limit;
+    the objective left out of a case that names its own, as an objective
     axis does: that is the sweep's design); a case entry without them counts as its
     own, unknown, data.
     """
@@ -103,6 +104,7 @@ def warn_if_mixed_data(path: Path, names: Sequence[str]) -> None:
     for name, entry in done.items():
         data = str(entry.get(field) or "unrecorded")
         options = dict(entry.get("options") or {})
+        options.pop("time_limit_s", None)  # not the plan's problem: a re-run keeps optima
         if entry.get("own_objective"):  # an objective axis: the sweep's design, not a mix-up
             options.pop("objective", None)
             if len(plain) == 1 and None not in plain:  # as the run's other cases
