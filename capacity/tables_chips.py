@@ -32,6 +32,7 @@ CHIPS = TableSpec(
             "All-in IT power per accelerator: chip, host, network share.",
             min=0.0,
             min_exclusive=True,
+            warn_min=0.1,  # MW typed for kW reads 0.0007-0.003
             warn_max=4.0,
         ),
         Column(
@@ -58,11 +59,18 @@ CHIPS = TableSpec(
             "capex_usd_per_chip",
             "USD/chip",
             "All-in capital cost per accelerator (chip, its server share and network).",
+            warn_min=1e3,  # thousands of USD typed for USD read 4-110
             warn_max=2e5,
         ),
         num_col("training_h100e", "H100e/chip", "Training throughput in H100-equivalents."),
         num_col("inference_h100e", "H100e/chip", "Inference throughput in H100-equivalents."),
-        num_col("hbm_gb", "GB", "HBM capacity per chip."),
+        num_col(
+            "hbm_gb",
+            "GB",
+            "HBM capacity per chip.",
+            warn_min=8.0,  # TB typed for GB reads 0.08-0.3
+            warn_max=2048.0,  # MB typed for GB reads 80,000 and more
+        ),
         Column(
             "unit_name",
             "str",

@@ -68,7 +68,13 @@ SITES = TableSpec(
             warn_min=1e6,
             warn_max=6e7,
         ),
-        num_col("energy_price_usd_per_mwh", "USD/MWh", "Price of facility energy.", warn_max=500.0),
+        num_col(
+            "energy_price_usd_per_mwh",
+            "USD/MWh",
+            "Price of facility energy.",
+            warn_min=10.0,  # USD/kWh typed for USD/MWh reads 0.04-0.1
+            warn_max=500.0,
+        ),
         num_col(
             "carbon_t_per_mwh",
             "t CO2/MWh",
@@ -147,7 +153,12 @@ SITE_GRID = TableSpec(
     (
         id_col("site", "Site ID.", SITE_REF),
         period_col("period", "Period."),
-        num_col("grid_mw", "MW", "Facility power the grid can deliver (IT power x PUE must fit)."),
+        num_col(
+            "grid_mw",
+            "MW",
+            "Facility power the grid can deliver (IT power x PUE must fit).",
+            warn_max=1e4,  # 10 GW at one site: kW typed for MW reads 1000x
+        ),
     ),
     key=("site", "period"),
 )

@@ -368,3 +368,29 @@ def test_a_discount_factor_that_rises_is_named(data: Path) -> None:
     (f,) = validate_directory(data)
     assert (f.severity, f.file, f.row, f.column) == ("error", "periods.csv", 3, "discount_factor")
     assert f"rises from 0.5 (row 2) to {df.loc[1, 'discount_factor']:g}" in f.message
+
+
+@pytest.mark.parametrize(
+    ("file", "column", "value", "word"),
+    [
+        ("sites.csv", "energy_price_usd_per_mwh", "0.06", "low"),  # USD/kWh
+        ("chips.csv", "it_kw_per_chip", "0.0015", "low"),  # MW
+        ("chips.csv", "capex_usd_per_chip", "43", "low"),  # thousands of USD
+        ("chips.csv", "hbm_gb", "192000", "high"),  # MB
+        ("chips.csv", "hbm_gb", "0.192", "low"),  # TB
+        ("site_grid.csv", "grid_mw", "300000", "high"),  # kW
+    ],
+)
+def test_a_figure_in_the_wrong_unit_is_warned_with_its_cell(
+    data: Path, file: str, column: str, value: str, word: str
+) -> None:
+    """USD/kWh for USD/MWh, MW for kW, thousands of USD: the data validated with no finding
+    and solved as "optimal" (energy $12.4M where the plan spends $12.6B)."""
+    p = data / file
+    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    df.loc[0, column] = value
+    df.to_csv(p, index=False)
+    found = [f for f in validate_directory(data) if f.column == column]
+    assert [(f.severity, f.file, f.row, f.value) for f in found] == [("warning", file, 2, value)]
+    assert f"implausibly {word}" in found[0].message
+    assert not load_dataset(ROOT / "data").warnings  # the bundled figures pass
