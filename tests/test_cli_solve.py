@@ -262,11 +262,30 @@ def test_cli_infeasible_explains_and_exits_1(fake_solve: dict[str, Any], tmp_pat
     assert read_report(run_dir / "scenario=neutral")["infeasibility"]["amount"].tolist() == [120.0]
 
 
-def test_cli_time_limit_statuses(fake_solve: dict[str, Any], tmp_path: Path) -> None:
+def test_cli_time_limit_statuses(
+    fake_solve: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 6 s limit on a loaded machine ended with "solver highs, 1.0 s" and no plan, and
+    nothing said that start-up and reading the data had taken the other 4.8 s."""
+    import time
+
+    from optimizer.plan import deadline
+
+    monkeypatch.setattr(deadline, "process_started", lambda: time.monotonic() - 4.0)
     fake_solve["result"] = fake_result(status="time_limit_no_solution", objective_usd=None)
-    r = runner.invoke(app, ["solve", str(TINY), "--no-report", "--time-limit", "1"], env=ENV)
+    r = runner.invoke(app, ["solve", str(TINY), "--no-report", "--time-limit", "6"], env=ENV)
     assert r.exit_code == 1
-    assert "time limit was reached before any feasible plan" in _plain(r.output)
+    text = _plain(r.output)
+    assert "time limit was reached before any feasible plan" in text
+    m = re.search(
+        r"Of the 6 s --time-limit, ([\d.]+) s went before the solve began .* the build and "
+        r"the solver had ([\d.]+) s",
+        " ".join(text.split()),
+    )
+    assert m is not None, text
+    before, had = float(m.group(1)), float(m.group(2))
+    assert 4.0 <= before < 5.0  # the 4 s before the command's code ran, and its reading
+    assert before + had == pytest.approx(6.0, abs=0.11)
     fake_solve["result"] = fake_result(status="time_limit_feasible")
     r = runner.invoke(app, ["solve", str(TINY), "--no-report"], env=ENV)
     assert r.exit_code == 0

@@ -277,7 +277,8 @@ def _solve_all(
             for i, (name, sds) in enumerate(prepared):
                 progress.now(name)
                 deadline = None if time_limit is None else started + time_limit
-                code = _solve_one(console, name, sds, options, run, deadline, verbose)
+                window = (started, deadline)
+                code = _solve_one(console, name, sds, options, run, window, verbose)
                 codes.append(code)
                 later = [n for n, _ in prepared[i + 1 :]]
                 progress.advance(code == 0, current=later[0] if later else "")
@@ -373,22 +374,34 @@ def _solve_one(
     sds: Dataset,
     options: Any,
     run: RunFolder | None,
-    deadline: float | None = None,
+    window: tuple[float, float | None] | None = None,
     verbose: bool = False,
 ) -> int:
     """Solve one scenario, print its summary, write it into the run; return its exit code.
 
-    ``deadline`` is the ``time.monotonic()`` reading by which the solve ends; ``verbose``
-    prints the summary in full (else the brief form that fits a screen).
+    ``window`` is the ``time.monotonic()`` readings from which the scenario's
+    ``--time-limit`` counts and by which the solve ends (None: no limit); ``verbose``
+    prints the summary in full (else the brief form that fits a screen). A solve the
+    limit stopped says how much of it went before the solve began.
     """
+    import time
+
     from optimizer import solve as solve_plan
     from optimizer.output.summary import exit_code, summarize
     from optimizer.output.summary_render import render_summary
 
+    start, deadline = window or (0.0, None)
+    began = time.monotonic()
     with console.status(f"Building and solving {name!r} ({options.solver}) ..."):
         result = solve_plan(sds, options, deadline=deadline)
     summary = summarize(result, scenario=name, periods=sds.periods)
     render_summary(summary, console, verbose=verbose)
+    if deadline is not None and summary.status.startswith("time_limit"):
+        console.print(
+            f"Of the {deadline - start:g} s --time-limit, {began - start:.1f} s went before the "
+            f"solve began (start-up, reading and checking the data); the build and the solver "
+            f"had {max(deadline - began, 0.0):.1f} s."
+        )
     code = exit_code(summary)
     if run is not None:
         code = max(code, run.write(console, result, name, sds))
