@@ -91,6 +91,29 @@ def parse_table(
     return df, findings
 
 
+def no_rows_findings(table: TableSpec, n_rows: int, file: str) -> list[Finding]:
+    """Return the finding of a table given with no rows (a header alone), if it has one.
+
+    Parameters
+    ----------
+    table : TableSpec
+        The table's spec; its ``when_empty`` holds the severity and what no rows means.
+    n_rows : int
+        Data rows of the table as given (a missing file has its own finding instead).
+    file : str
+        File name used in the finding.
+
+    Returns
+    -------
+    list of Finding
+        One finding (no row, column or value: the whole file) or none.
+    """
+    if n_rows or table.when_empty is None:
+        return []
+    severity, means = table.when_empty
+    return [Finding(severity, file, None, None, None, f"the table has no rows: {means}")]
+
+
 def _blank_rows(raw: pd.DataFrame) -> set[int]:
     """Return the file rows (header = 1) of ``raw`` whose every cell is empty."""
     if not len(raw) or not raw.shape[1]:

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 from capacity.contract_checks import check_contracts, check_migration
-from capacity.parsing import parse_table, typed_columns
+from capacity.parsing import no_rows_findings, parse_table, typed_columns
 from capacity.plausibility import penalty_warnings
 from capacity.power_checks import check_power_equipment
 from capacity.schema import SPECS, TABLE_NAMES
@@ -353,6 +353,8 @@ def validate_parts(
         if raw is None:
             raw, missing = _empty_raw(name, files)
         df, fs = parse_table(spec, raw, files[name], horizon_last)
+        if not missing:  # a missing file is its own finding
+            fs = no_rows_findings(spec, len(raw), files[name]) + fs
         parse[name] = (*missing, *fs)
         keys[name] = tuple(check_keys(spec, df, files[name]))
         typed[name] = df
@@ -437,6 +439,7 @@ def revalidate(
         cols = None if name not in record.reusable else _value_changes(name, base, new)
         if cols is None:  # parse the whole table (structural change, or raw cells)
             df, fs = parse_table(spec, new, files[name], horizon_last)
+            fs = no_rows_findings(spec, len(new), files[name]) + fs
             out[name], parse[name] = df, tuple(fs)
             keys[name] = tuple(check_keys(spec, df, files[name]))
             reusable.discard(name)

@@ -93,6 +93,9 @@ class TableSpec:
         surrounding spaces.
     required : bool
         When False a missing file means an empty table.
+    when_empty : (severity, str) or None
+        The finding a table with no rows gets (``"error"`` or ``"warning"``) and what
+        no rows means for the plan; None when no rows is an ordinary table.
     """
 
     name: str
@@ -100,6 +103,7 @@ class TableSpec:
     columns: tuple[Column, ...]
     key: tuple[str, ...]
     required: bool = True
+    when_empty: tuple[Literal["error", "warning"], str] | None = None
     _by_name: dict[str, Column] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:

@@ -117,6 +117,10 @@ CHIPS = TableSpec(
         ),
     ),
     key=("chip",),
+    when_empty=(
+        "error",
+        "there is no chip to buy; add a chip",
+    ),
 )
 
 SUPPLY_RESOURCES = TableSpec(
@@ -140,6 +144,10 @@ SUPPLY_RESOURCES = TableSpec(
         ),
     ),
     key=("resource", "period"),
+    when_empty=(
+        "warning",
+        "no wafer, CoWoS or HBM supply limits the chips",
+    ),
 )
 
 CHIP_BILL_OF_MATERIALS = TableSpec(
@@ -156,6 +164,10 @@ CHIP_BILL_OF_MATERIALS = TableSpec(
         ),
     ),
     key=("chip", "resource"),
+    when_empty=(
+        "warning",
+        "no chip draws on a supply resource, so wafer, CoWoS and HBM limits do not apply",
+    ),
 )
 
 INITIAL_FLEET = TableSpec(

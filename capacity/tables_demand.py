@@ -37,6 +37,10 @@ CUSTOMERS = TableSpec(
         ),
     ),
     key=("customer",),
+    when_empty=(
+        "error",
+        "there is no customer to serve; add one",
+    ),
 )
 
 WORKLOADS = TableSpec(
@@ -53,6 +57,10 @@ WORKLOADS = TableSpec(
         ),
     ),
     key=("workload",),
+    when_empty=(
+        "error",
+        "demand has no workload (training, inference); add them",
+    ),
 )
 
 DEMAND = TableSpec(
@@ -82,6 +90,10 @@ DEMAND = TableSpec(
         ),
     ),
     key=("customer", "workload", "period", "regions"),
+    when_empty=(
+        "error",
+        "there is no demand to plan for; add each customer's H100e per quarter",
+    ),
 )
 
 ELIGIBILITY = TableSpec(
@@ -107,6 +119,11 @@ ELIGIBILITY = TableSpec(
         ),
     ),
     key=("customer", "chip"),
+    when_empty=(
+        "error",
+        "no chip may serve any customer, so every H100e of demand would go unmet; "
+        "list the chips each customer runs on",
+    ),
 )
 
 COMMITMENTS = TableSpec(

@@ -29,6 +29,10 @@ PERIODS = TableSpec(
         ),
     ),
     key=("period",),
+    when_empty=(
+        "error",
+        "the plan has no quarters; list the horizon's quarters",
+    ),
 )
 
 RECORD_METRICS: dict[str, str] = {
@@ -216,4 +220,8 @@ SOURCES = TableSpec(
         Column("note", "str", "", "How the figure was derived.", required=False, default=""),
     ),
     key=("table", "key", "column"),
+    when_empty=(
+        "warning",
+        "no figure of the data names its source",
+    ),
 )

@@ -125,6 +125,10 @@ SITES = TableSpec(
         ),
     ),
     key=("site",),
+    when_empty=(
+        "error",
+        "there is nowhere to build or install; add a site",
+    ),
 )
 
 SITE_PIPELINE = TableSpec(
@@ -161,6 +165,10 @@ SITE_GRID = TableSpec(
         ),
     ),
     key=("site", "period"),
+    when_empty=(
+        "warning",
+        "no site has a grid limit, so grid power is unlimited everywhere",
+    ),
 )
 
 SITE_WATER = TableSpec(
@@ -172,6 +180,10 @@ SITE_WATER = TableSpec(
         num_col("water_permit_m3", "m3", "Water permitted in the period."),
     ),
     key=("site", "period"),
+    when_empty=(
+        "warning",
+        "no site has a water permit, so water is unlimited everywhere",
+    ),
 )
 
 GRID_UPGRADES = TableSpec(

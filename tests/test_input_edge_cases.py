@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 from capacity.dataset import load_dataset, validate_directory
+from capacity.schema import SPECS
 from capacity.validation import DataValidationError
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -394,3 +395,37 @@ def test_a_figure_in_the_wrong_unit_is_warned_with_its_cell(
     assert [(f.severity, f.file, f.row, f.value) for f in found] == [("warning", file, 2, value)]
     assert f"implausibly {word}" in found[0].message
     assert not load_dataset(ROOT / "data").warnings  # the bundled figures pass
+
+
+EMPTY_MEANS = [(n, s.when_empty) for n, s in SPECS.items() if s.when_empty is not None]
+
+
+@pytest.mark.parametrize(("table", "when_empty"), EMPTY_MEANS, ids=[n for n, _ in EMPTY_MEANS])
+def test_a_table_with_no_rows_says_what_that_means(
+    data: Path, table: str, when_empty: tuple[str, str]
+) -> None:
+    """A header-only eligibility.csv validated with no finding and solved as "optimal" with
+    0% of demand served; an empty chip_bill_of_materials.csv dropped every supply limit."""
+    p = data / f"{table}.csv"
+    p.write_text(p.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
+    found = [f for f in validate_directory(data) if f.message.startswith("the table has no rows")]
+    severity, means = when_empty
+    assert [(f.severity, f.file, f.message) for f in found] == [
+        (severity, f"{table}.csv", f"the table has no rows: {means}")
+    ]
+
+
+def test_an_app_edit_that_deletes_every_row_is_refused_or_warned() -> None:
+    """The app's editor: every row of eligibility deleted read "Edits are valid and active"."""
+    ds = load_dataset(ROOT / "data")
+    with pytest.raises(DataValidationError) as e:
+        ds.replace(eligibility=ds.table("eligibility").iloc[:0])
+    assert any(
+        f.file == "eligibility.csv" and f.severity == "error" and "no rows" in f.message
+        for f in e.value.findings
+    )
+    bom = ds.replace(chip_bill_of_materials=ds.table("chip_bill_of_materials").iloc[:0])
+    (w,) = [f for f in bom.warnings if "no rows" in f.message]
+    assert w.file == "chip_bill_of_materials.csv" and "limits do not apply" in w.message
+    # the rows kept by a row deleted are an ordinary table
+    assert not ds.replace(eligibility=ds.table("eligibility").iloc[1:]).warnings
