@@ -488,3 +488,51 @@ def _usd_text(text: str) -> float:
     body = text.lstrip("-").removeprefix("$").replace(",", "")
     mult = {"B": 1e9, "M": 1e6}.get(body[-1:], 1.0)
     return sign * float(body.rstrip("BM")) * mult
+
+
+#: Streamlit input widgets: a setting the user chose (not buttons, uploads or views).
+_INPUTS = {"checkbox", "multiselect", "number_input", "radio", "selectbox", "slider", "text_input"}
+
+
+def _inputs_without_persist() -> list[str]:
+    """Input widgets of ui/ with a key but no ``persist_state`` (itself or in ``**kwargs``)."""
+    import ast
+
+    missing = []
+    for path in sorted((Path(__file__).resolve().parents[1] / "ui").rglob("*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            names = {k.arg for k in node.keywords}
+            spread = [ast.unparse(k.value) for k in node.keywords if k.arg is None]
+            if node.func.attr in _INPUTS and "key" in names and "persist_state" not in names:
+                if not spread:  # ``**kept`` is checked by the page's own test
+                    missing.append(f"{path.name}:{node.lineno} {node.func.attr}")
+    return missing
+
+
+def test_every_input_with_a_key_keeps_its_value_across_pages() -> None:
+    """The MIP checkbox, the near-optimal slacks and the risk-aversion inputs reset after
+    a visit to another page (the results made with them then hid): every input widget
+    with a key is kept for the session, found from the source of ui/."""
+    assert _inputs_without_persist() == []
+
+
+def test_the_mip_checkbox_and_risk_inputs_survive_a_page_switch(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    at = open_app(monkeypatch, TINY)
+    goto(at, "plan")
+    at.checkbox(key="solve_clusters").check()
+    at.run()
+    goto(at, "risk")
+    at.text_input(key="alt_slacks").set_value("0.02")
+    at.number_input(key="ra_alpha").set_value(0.9)
+    at.run()
+    goto(at, "data")
+    goto(at, "plan")
+    assert at.checkbox(key="solve_clusters").value is True
+    goto(at, "risk")
+    assert at.text_input(key="alt_slacks").value == "0.02"
+    assert at.number_input(key="ra_alpha").value == pytest.approx(0.9)

@@ -88,9 +88,19 @@ def alternatives_tab(ds: Dataset, opts: Any) -> None:
         "minimised and maximised inside that cap. A wide range is a decision the cost "
         "does not force; a narrow one is forced."
     )
-    text = st.text_input("Cost slacks (shares, comma-separated)", "0.01,0.05", key="alt_slacks")
+    text = st.text_input(
+        "Cost slacks (shares, comma-separated)",
+        "0.01,0.05",
+        key="alt_slacks",
+        persist_state="session",
+    )
     directions = st.number_input(
-        "Random directions per slack", min_value=0, max_value=50, value=0, key="alt_directions"
+        "Random directions per slack",
+        min_value=0,
+        max_value=50,
+        value=0,
+        key="alt_directions",
+        persist_state="session",
     )
     try:
         slacks = parse_slacks(text, "cost slacks")

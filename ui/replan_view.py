@@ -150,6 +150,7 @@ def _tree_tab(ds: Any, choice: Any = None) -> None:
     replan = st.checkbox(
         "Also replan quarterly along each leaf (tree, hedge and replanning side by side)",
         key="tree_replan_leaves",
+        persist_state="session",
     )
     # the file's content, not its name: another tree.yaml showed the last one's result
     key = (ds.hash, hashlib.sha256(up.getvalue()).hexdigest(), replan, choice)

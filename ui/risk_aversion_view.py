@@ -26,13 +26,19 @@ def risk_aversion_tab(base: Dataset, opts: Any) -> None:
     from capacity.scenarios import apply_scenario, scenario_names
 
     names = [n for n in scenario_names(base) if n != "base"]
-    chosen = st.multiselect("Scenarios (equal weights)", names, default=names, key="ra_scenarios")
+    chosen = st.multiselect(
+        "Scenarios (equal weights)",
+        names,
+        default=names,
+        key="ra_scenarios",
+        persist_state="session",
+    )
     if len(chosen) < 2:
         st.info("Pick at least two scenarios.")
         return
     st.markdown("**Frontier: E[cost] + L CVaR_alpha(cost)**")
-    alpha = st.number_input("alpha", 0.0, 0.99, 0.5, 0.05, key="ra_alpha")
-    text = st.text_input("Risk weights L", "0,0.25,1,4", key="ra_weights")
+    alpha = st.number_input("alpha", 0.0, 0.99, 0.5, 0.05, key="ra_alpha", persist_state="session")
+    text = st.text_input("Risk weights L", "0,0.25,1,4", key="ra_weights", persist_state="session")
     try:
         from optimizer.analysis.hedge_risk import parse_weights
 
@@ -75,10 +81,14 @@ def _chance_section(base: Dataset, chosen: tuple[str, ...], opts: Any) -> None:
     st.markdown("**Chance row: meet a floor with a required probability**")
     customers = list(base.table("customers")["customer"].astype(str))
     c1, c2, c3, c4 = st.columns(4)
-    customer = c1.selectbox("customer", customers, key="ra_customer")
-    family = c2.selectbox("floor", ["commitment", "demand"], key="ra_family")
-    beta = c3.number_input("probability", 0.01, 1.0, 0.9, 0.05, key="ra_beta")
-    method = c4.selectbox("method", ["cvar", "exact"], key="ra_method")
+    customer = c1.selectbox("customer", customers, key="ra_customer", persist_state="session")
+    family = c2.selectbox(
+        "floor", ["commitment", "demand"], key="ra_family", persist_state="session"
+    )
+    beta = c3.number_input(
+        "probability", 0.01, 1.0, 0.9, 0.05, key="ra_beta", persist_state="session"
+    )
+    method = c4.selectbox("method", ["cvar", "exact"], key="ra_method", persist_state="session")
     settings = (chosen, customer, family, float(beta), method, opts)
     if st.button("Solve with the chance row", key="ra_chance_run"):
         try:

@@ -82,6 +82,7 @@ limit = c3.number_input(
 clusters = c5.checkbox(
     "Exact training clusters (MIP)",
     key="solve_clusters",
+    persist_state="session",
     help="Enforce training_clusters.csv exactly (binary 'site hosts the customer's "
     "training' per quarter; slower, set a time limit: the MIP gap is reported). Off: "
     "the LP plan is solved and fragmented training is reported below.",
@@ -317,7 +318,12 @@ for row in charts.PLAN_CHARTS:
 
 power_sites = charts.power_sites(tables)
 if power_sites:
-    site = st.selectbox("Site for the power-source chart", power_sites, key="plan_power_site")
+    site = st.selectbox(
+        "Site for the power-source chart",
+        power_sites,
+        key="plan_power_site",
+        persist_state="session",
+    )
     fig = charts.power_sources(tables, periods, site)
     if fig is not None:
         st.plotly_chart(fig, key="chart_power_sources", width="stretch")
