@@ -183,3 +183,33 @@ def test_a_new_dataset_resets_the_scenario_composer() -> None:
     assert "cmp_grid_sites" not in at.session_state and "cmp_grid_delay" not in at.session_state
     assert at.session_state["cmp_scenario_name"] == "neutral"  # still defined: kept
     assert any("composer was reset" in t for _, t in at.session_state["flash"])
+
+
+def test_discard_edits_keeps_the_composed_scenario(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Discard edits also reset the composer ("New data: the scenario composer was reset"):
+    the scenario went from squeeze+custom to squeeze, its CoWoS x1.3 lost, though the data
+    were the data it was composed on."""
+    at = goto(open_app(monkeypatch), "scenarios")
+    at.radio(key="cmp_scenario_name").set_value("squeeze")
+    at.number_input(key="cmp_supply_cowos_wafers").set_value(1.3)
+    rerun(at)
+    want = at.session_state["overrides"]
+    assert at.session_state["scenario_name"] == "squeeze" and len(want) == 1
+    goto(at, "data")
+    at.selectbox(key="data_table").set_value("demand")
+    rerun(at)
+    at.session_state["editor_demand"] = {
+        "edited_rows": {0: {"demand_h100e": 2500.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    rerun(at)
+    at.button(key="discard_edits").click()
+    rerun(at)
+    assert at.session_state["drafts"] == {}
+    assert at.session_state["scenario_name"] == "squeeze"
+    assert at.session_state["overrides"] == want
+    assert not [m for m in at.info if "composer was reset" in m.value]
+    goto(at, "scenarios")
+    assert at.number_input(key="cmp_supply_cowos_wafers").value == pytest.approx(1.3)
+    assert at.session_state["overrides"] == want

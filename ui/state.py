@@ -143,15 +143,22 @@ def default_scenario(ds: Dataset) -> str:
     return DEFAULT_SCENARIO if DEFAULT_SCENARIO in ds.scenarios else BASE
 
 
-def set_dataset(ds: Dataset) -> None:
-    """Make ``ds`` the loaded dataset: drafts, editors and scenario checks start over."""
+def set_dataset(ds: Dataset, *, keep_composer: bool = False) -> None:
+    """Make ``ds`` the loaded dataset: drafts, editors and scenario checks start over.
+
+    The scenario composer starts over too (:func:`reset_composer`), unless
+    ``keep_composer``: the data as loaded again after its edits are discarded, which the
+    composer was made for (names an edit had changed are then handled as after an edit,
+    :mod:`ui.compose`).
+    """
     ss = st.session_state
     replacing = ss.get("origin_ds") is not None
     for t in TABLE_NAMES:
         ss.pop(editor_key(t), None)
     if replacing:  # new widgets: the browser's copies of the old editors are dropped
         ss["editor_generation"] = int(ss.get("editor_generation", 0)) + 1
-        reset_composer(ds)
+        if not keep_composer:
+            reset_composer(ds)
     ss["origin_ds"] = ds
     ss["base_ds"] = ds
     ss["drafts"] = {}
@@ -225,10 +232,10 @@ def revalidate_drafts() -> bool:
 
 
 def discard_drafts() -> None:
-    """Drop every edit: back to the dataset as loaded."""
+    """Drop every edit: back to the dataset as loaded (the composed scenario is kept)."""
     origin = st.session_state["origin_ds"]
     if origin is not None:
-        set_dataset(origin)
+        set_dataset(origin, keep_composer=True)
 
 
 def table_findings() -> list[Finding]:
