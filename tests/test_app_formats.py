@@ -404,3 +404,26 @@ def test_a_case_whose_files_failed_shows_no_plan_in_the_cases_table() -> None:
     row = next(line for line in text.splitlines() if "negative" in line)
     assert "failed (optimal)" in row and "$118.80B" not in text and "1,740,000" not in text
     assert "$108.60B" in text and "15.0" in row  # the other case, and the time spent
+
+
+def test_outcome_sums_over_quarters_are_labelled_so() -> None:
+    """The hedged plan's table read "hedged unmet [H100e]" (386,537: a sum over quarters)
+    beside "[H100e·quarters]" in the scenario comparison."""
+    import pandas as pd
+
+    from ui.formats import quarter_sum_config
+
+    df = pd.DataFrame(
+        {
+            "scenario": ["neutral"],
+            "hedged_unmet_h100e": [386537.0],
+            "breach_mw": [12.5],
+            "total_cost_usd": [1e11],
+            "installed_h100e": [5.0],
+        }
+    )
+    cfg = quarter_sum_config(df)
+    assert {c: v["label"] for c, v in cfg.items()} == {
+        "hedged_unmet_h100e": "hedged unmet [H100e-quarters]",
+        "breach_mw": "breach [MW-quarters]",
+    }

@@ -236,6 +236,26 @@ def table_view(
     return view, cfg
 
 
+def quarter_sum_config(df: pd.DataFrame) -> dict[str, Any]:
+    """Headers of a table's outcome columns that sum over quarters (``[H100e-quarters]``).
+
+    Unit suffixes read ``unmet_h100e`` as H100e: a hedged plan's and the Monte Carlo
+    samples' unmet demand and breach are sums over the horizon
+    (:data:`optimizer.analysis.outcomes.QUARTER_SUMS`). Pass the result to
+    :func:`show_table` as ``config``.
+    """
+    from optimizer.analysis.outcomes import QUARTER_SUMS
+
+    out: dict[str, Any] = {}
+    for c in df.columns:
+        for name, unit in QUARTER_SUMS.items():
+            if str(c) == name or str(c).endswith(f"_{name}"):
+                fmt = number_format(str(c), _whole(pd.to_numeric(df[c], errors="coerce")))
+                header = column_header(str(c)).replace(f"[{column_unit(str(c))}]", f"[{unit}]")
+                out[c] = st.column_config.NumberColumn(header, format=fmt)
+    return out
+
+
 def show_table(
     df: pd.DataFrame,
     config: Mapping[str, Any] | None = None,

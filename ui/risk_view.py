@@ -30,6 +30,7 @@ from ui.formats import (
     levels_caption,
     parameter_ops,
     percentiles_view,
+    quarter_sum_config,
     show_table,
     with_level_text,
 )
@@ -365,7 +366,7 @@ def _monte_carlo_results(mc: Any) -> None:
         st.warning(f"Priced shares unknown: {note}.", icon=":material/info:")
     show_table(mc.binding, key="mc_binding")
     with st.expander("Samples"):
-        show_table(s, key="mc_samples_table")
+        show_table(s, quarter_sum_config(s), key="mc_samples_table")
 
 
 def cost_histogram(samples: pd.DataFrame) -> Any:
@@ -519,7 +520,7 @@ def _hedged_results(h: Any) -> None:
         st.warning(why)
     for note in h.notes:
         st.warning(note)
-    show_table(h.per_scenario, key="hedge_per_scenario")
+    show_table(h.per_scenario, quarter_sum_config(h.per_scenario), key="hedge_per_scenario")
     b = h.first_stage.get("build_out") if h.first_stage else None
     if b is not None and len(b):
         fig = px.bar(

@@ -40,6 +40,7 @@ __all__ = [
     "LIMIT_FAMILIES",
     "MARGIN_OUTCOMES",
     "OUTCOMES",
+    "QUARTER_SUMS",
     "binding_families",
     "binding_limits",
     "binding_shares",
@@ -48,6 +49,10 @@ __all__ = [
     "plan_outcomes",
     "plan_status",
 ]
+
+#: Outcomes that are sums over the horizon's quarters, and their units: a column named
+#: by one (``unmet_h100e``, ``hedged_unmet_h100e``) is not in the suffix's own unit.
+QUARTER_SUMS = {"unmet_h100e": "H100e-quarters", "breach_mw": "MW-quarters"}
 
 OUTCOMES = ("total_cost_usd", "unmet_h100e", "trainium_share", "breach_mw")
 
