@@ -19,7 +19,7 @@ def test_discard_edits_resets_the_editor_and_the_next_edit(
     at = goto(open_app(monkeypatch), "data")
     at.selectbox(key="data_table").set_value("demand")
     rerun(at)
-    at.session_state["editor_demand"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {0: {"demand_h100e": 2500.0}},
         "added_rows": [],
         "deleted_rows": [],
@@ -198,7 +198,7 @@ def test_discard_edits_keeps_the_composed_scenario(monkeypatch: pytest.MonkeyPat
     goto(at, "data")
     at.selectbox(key="data_table").set_value("demand")
     rerun(at)
-    at.session_state["editor_demand"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {0: {"demand_h100e": 2500.0}},
         "added_rows": [],
         "deleted_rows": [],

@@ -323,3 +323,29 @@ def test_the_diff_of_edited_data_shows_the_edits(monkeypatch: pytest.MonkeyPatch
     row = diff[diff["column"] == "energy_price_usd_per_mwh"]
     assert len(row) == 1 and float(row["new"].iloc[0]) == 80.0
     assert any(c.value.endswith("1 of them by edits on the Data page.") for c in at.caption)
+
+
+def test_back_on_the_data_page_the_editor_shows_the_active_edit(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A cell typed but not entered when the Plan link was clicked reached the drafts (the
+    plan solved it) while the editor, back on Data, showed the old value and took no more
+    clicks: on a new visit every editor is a new widget built from the drafts."""
+    at = open_app(monkeypatch)
+    _edit(at, "demand", {0: {"demand_h100e": 3200000.0}})
+    (before,) = at.data_editor
+    assert float(at.session_state["drafts"]["demand"]["demand_h100e"].iloc[0]) == 3200000.0
+    goto(at, "plan")
+    goto(at, "data")
+    (after,) = at.data_editor
+    assert after.key != before.key  # not the browser's copy of the old widget
+    assert float(after.value["demand_h100e"].iloc[0]) == 3200000.0
+    # the next edit goes on from the active one
+    at.session_state[after.key] = {
+        "edited_rows": {1: {"demand_h100e": 480001.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    rerun(at)
+    draft = at.session_state["drafts"]["demand"]["demand_h100e"]
+    assert (float(draft.iloc[0]), float(draft.iloc[1])) == (3200000.0, 480001.0)

@@ -194,7 +194,7 @@ def test_two_edits_in_two_tables_both_reach_the_solve(monkeypatch: pytest.Monkey
     base = load_dataset(TINY)
     at.selectbox(key="data_table").set_value("demand")
     at.run()
-    at.session_state["editor_demand"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {0: {"demand_h100e": 2500.0}},
         "added_rows": [],
         "deleted_rows": [],
@@ -203,7 +203,7 @@ def test_two_edits_in_two_tables_both_reach_the_solve(monkeypatch: pytest.Monkey
     assert at.session_state["base_ds"].table("demand")["demand_h100e"].tolist() == [2500.0, 800.0]
     at.selectbox(key="data_table").set_value("sites")
     at.run()
-    at.session_state["editor_sites"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {0: {"energy_price_usd_per_mwh": 80.0}},
         "added_rows": [],
         "deleted_rows": [],
@@ -236,7 +236,7 @@ def test_an_edit_marks_the_old_plan_stale(monkeypatch: pytest.MonkeyPatch) -> No
     goto(at, "data")
     at.selectbox(key="data_table").set_value("demand")
     at.run()
-    at.session_state["editor_demand"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {1: {"demand_h100e": 900.0}},
         "added_rows": [],
         "deleted_rows": [],
@@ -254,7 +254,7 @@ def test_an_invalid_edit_is_kept_with_findings_and_the_last_valid_data_stays(
     base_hash = at.session_state["base_ds"].hash
     at.selectbox(key="data_table").set_value("demand")
     at.run()
-    at.session_state["editor_demand"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {1: {"demand_h100e": -5.0}},
         "added_rows": [],
         "deleted_rows": [],

@@ -22,7 +22,7 @@ def test_the_downloaded_report_re_solves_to_the_same_objective(
     at = open_app(monkeypatch)
     at.selectbox(key="data_table").set_value("sites")
     at.run()
-    at.session_state["editor_sites"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {0: {"energy_price_usd_per_mwh": 80.0}},
         "added_rows": [],
         "deleted_rows": [],
@@ -76,7 +76,7 @@ def test_a_price_edit_solved_in_the_cost_objective_is_a_warning(
     at.selectbox(key="data_table").set_value("customers")
     at.run()
     column = "price_training_usd_per_h100e_period"
-    at.session_state["editor_customers"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {0: {column: 9999.0}},
         "added_rows": [],
         "deleted_rows": [],
@@ -108,7 +108,7 @@ def test_an_added_row_is_named_in_inputs_yaml_and_the_re_solve_warns(
     at = open_app(monkeypatch)
     at.selectbox(key="data_table").set_value("demand")
     at.run()
-    at.session_state["editor_demand"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {0: {"demand_h100e": 2500.0}},
         "added_rows": [
             {"customer": "acme", "workload": "inference", "period": "2026Q1", "demand_h100e": 300}
@@ -164,7 +164,7 @@ def test_edited_data_with_no_scenario_is_named_edited_and_re_solves(
     goto(at, "data")
     at.selectbox(key="data_table").set_value("sites")
     at.run()
-    at.session_state["editor_sites"] = {
+    at.session_state[at.data_editor[0].key] = {
         "edited_rows": {0: {"energy_price_usd_per_mwh": 80.0}},
         "added_rows": [],
         "deleted_rows": [],

@@ -65,6 +65,8 @@ def main() -> None:
         st.Page(str(PAGES / "reports.py"), title="Reports", icon=":material/download:"),
     ]
     page = st.navigation(pages)
+    ss = st.session_state  # which page ran before this run (a page can tell a new visit)
+    ss["page_before"], ss["page_now"] = ss.get("page_now"), getattr(page, "title", None)
     try:
         page.run()
     finally:  # after the page: a scenario or edit it made this run shows (it lagged one run)

@@ -231,6 +231,21 @@ def revalidate_drafts() -> bool:
     return True
 
 
+def new_editors() -> None:
+    """Start every table editor over from the drafts, as new widgets (keys and sources).
+
+    For a new visit to the Data page: a cell typed but not entered when another page
+    was opened reached the drafts, but the editor kept its old source and key; back on
+    the page the browser drew the old value over the active edit and the grid no longer
+    took clicks.
+    """
+    ss = st.session_state
+    for t in TABLE_NAMES:
+        ss.pop(editor_key(t), None)
+    ss["editor_generation"] = int(ss.get("editor_generation", 0)) + 1
+    ss["editor_src"] = {}
+
+
 def discard_drafts() -> None:
     """Drop every edit: back to the dataset as loaded (the composed scenario is kept)."""
     origin = st.session_state["origin_ds"]

@@ -36,6 +36,7 @@ from ui.state import (
     discard_drafts,
     editor_key,
     flash,
+    new_editors,
     revalidate_drafts,
     scenario_label,
     set_dataset,
@@ -196,6 +197,8 @@ table = st.selectbox("Table", TABLE_NAMES, key="data_table", persist_state="sess
 spec = SPECS[table]
 st.caption(spec.description + f" Key: {', '.join(spec.key)}.")
 
+if ss.get("page_before") not in (None, ss.get("page_now")):
+    new_editors()  # back from another page: the editors start from the drafts
 key = editor_key(table)
 src = ss["editor_src"]
 loaded = editor_frame(origin, table)  # the table as loaded: its dtypes
