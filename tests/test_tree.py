@@ -131,3 +131,38 @@ def test_cli_tree_bad_file_exits_2(tmp_path: Path) -> None:
     assert r.exit_code == 2, r.output
     # the line wraps where the temporary folder's path length puts it
     assert "outside the horizon" in " ".join(r.output.split())
+
+
+def test_a_branch_override_before_its_stage_is_warned(tmp_path: Path) -> None:
+    """An override on node strong from 2025Q1 under a 2026Q1 stage was solved without a
+    word: the branches' data then differ in the quarters they share."""
+    from typer.testing import CliRunner
+
+    from optimizer.analysis.tree_spec import early_overrides
+    from optimizer.cli.commands import app
+
+    ds = load_dataset(HAND)
+    assert early_overrides(read_tree(HAND / "tree3.yaml", ds.periods)) == []
+    ov = "{op: scale, table: demand, column: demand_h100e, factor: 1.2, source: 'assumption: t'}"
+    f = _write(
+        tmp_path,
+        "stages: [2026Q2]\nnodes:\n"
+        f"  - node: strong\n    parent: root\n    probability: 0.5\n    overrides:\n"
+        f"      - {ov[:-1]}, from_period: 2026Q1}}\n"
+        f"      - {ov}\n"
+        f"      - {ov[:-1]}, from_period: 2026Q2}}\n"
+        "  - node: weak\n    parent: root\n    probability: 0.5\n    overrides: []\n",
+    )
+    found = early_overrides(read_tree(f, ds.periods))
+    assert [line.split(": ", 1)[1] for line in found] == [
+        "node 'strong', overrides[0] applies from 2026Q1, before its branch is revealed at "
+        "2026Q2: the branches' data differ in the quarters they share; give it from_period: "
+        "2026Q2 or later",
+        "node 'strong', overrides[1] applies to every quarter (no from_period), before its "
+        "branch is revealed at 2026Q2: the branches' data differ in the quarters they share; "
+        "give it from_period: 2026Q2 or later",
+    ]
+    assert all(line.startswith(f"{f}, line 3") for line in found)
+    res = CliRunner().invoke(app, ["hedge", str(HAND), "--tree", str(f)])
+    text = " ".join(res.output.split())
+    assert text.count("warning:") == 2 and "overrides[1] applies to every quarter" in text

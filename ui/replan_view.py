@@ -129,7 +129,7 @@ def _replan_results(res: Any) -> None:
 
 
 def _tree_tab(ds: Any, choice: Any = None) -> None:
-    from optimizer.analysis.tree_spec import TreeFileError, read_tree
+    from optimizer.analysis.tree_spec import TreeFileError, early_overrides, read_tree
 
     st.caption(
         "A tree file (YAML): stage quarters, and nodes with a parent, a branch probability "
@@ -147,6 +147,8 @@ def _tree_tab(ds: Any, choice: Any = None) -> None:
         except TreeFileError as e:
             st.error(str(e).replace(str(path), up.name))
             return
+        for line in early_overrides(tree):  # the branches' data differ before they part
+            st.warning(line.replace(str(path), up.name))
     replan = st.checkbox(
         "Also replan quarterly along each leaf (tree, hedge and replanning side by side)",
         key="tree_replan_leaves",

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["END", "ScenarioTree", "TreeFileError", "TreeNode", "read_tree"]
+__all__ = ["END", "ScenarioTree", "TreeFileError", "TreeNode", "early_overrides", "read_tree"]
 
 #: The stage quarter after the horizon (investments shared over the whole horizon).
 END = "end"
@@ -150,6 +150,39 @@ def read_tree(path: str | Path, periods: Sequence[str]) -> ScenarioTree:
     tree = ScenarioTree(stages, nodes, str(path))
     _check_shape(path, tree)
     return tree
+
+
+def early_overrides(tree: ScenarioTree) -> list[str]:
+    """Return a warning for each branch override that applies before its branch is revealed.
+
+    A node's overrides should start at its stage quarter or later (module docstring):
+    one without ``from_period``, or with an earlier one, makes the branches' data differ
+    in quarters they share, so the operation there sees the branch before it is
+    revealed. A tree whose stage is ``end`` (the two-stage hedge) shares every quarter's
+    investments and has no such quarter. Periods compare as ``YYYYQn`` text.
+
+    Returns
+    -------
+    list of str
+        One line per early override, naming the file, the node's line, the override and
+        the stage quarter; empty when none is early.
+    """
+    out = []
+    for node in tree.nodes.values():
+        if node.depth == 0 or tree.stages[node.depth - 1] == END:
+            continue
+        stage = tree.stages[node.depth - 1]
+        for k, ov in enumerate(node.overrides):
+            start = ov.get("from_period") if isinstance(ov, Mapping) else None
+            if start is not None and str(start) >= stage:
+                continue
+            when = f"from {start}" if start is not None else "to every quarter (no from_period)"
+            out.append(
+                f"{tree.source}, line {node.line}: node {node.name!r}, overrides[{k}] applies "
+                f"{when}, before its branch is revealed at {stage}: the branches' data differ "
+                f"in the quarters they share; give it from_period: {stage} or later"
+            )
+    return out
 
 
 #: Keys a tree file and each of its nodes may hold (any other was ignored: a node's

@@ -38,7 +38,7 @@ def hedge_tree(
 
     from capacity.validation import DataValidationError
     from optimizer.analysis.tree import tree_plan
-    from optimizer.analysis.tree_spec import TreeFileError, read_tree
+    from optimizer.analysis.tree_spec import TreeFileError, early_overrides, read_tree
 
     ((_, ds),) = load_scenarios(console, data, [base])
     try:
@@ -46,6 +46,8 @@ def hedge_tree(
     except TreeFileError as e:
         console.print(f"[red]error:[/red] {escape(str(e))}")
         raise typer.Exit(2) from None
+    for line in early_overrides(tree):
+        console.print(f"[yellow]warning:[/yellow] {escape(line)}")
     try:
         with console.status("Solving the tree's extensive form ..."):
             plan = tree_plan(ds, tree, first_stage=first_stage)
