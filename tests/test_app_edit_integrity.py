@@ -167,22 +167,14 @@ def test_the_plan_page_flags_a_plan_solved_with_other_settings(
 def test_the_demand_served_of_a_plan_with_no_demand_is_a_dash_not_nan(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """No demand: the served share has no value, shown as "–" on Plan and Reports.
-
-    Every demand row at 0 H100e (a demand table with no rows is refused: it says there is
-    no demand to plan for)."""
+    """No demand rows: the served share has no value, shown as "–" on Plan and Reports;
+    the data page says the table has no rows (a warning: the plan buys nothing for it)."""
     at = open_app(monkeypatch)
     n = len(at.session_state["base_ds"].table("demand"))
     _edit(at, "demand", deleted=list(range(n)))
-    assert "demand" not in at.session_state["drafts"] or at.session_state["draft_findings"]
-    assert any(
-        f.file == "demand.csv" and "no rows" in f.message
-        for f in at.session_state["draft_findings"]
-    )
-    at.button(key="discard_edits").click()
-    rerun(at)
-    _edit(at, "demand", {i: {"demand_h100e": 0.0} for i in range(n)})
-    assert not at.session_state["draft_findings"]
+    assert not at.session_state["draft_findings"]  # valid: the edit is active
+    (w,) = [f for f in at.session_state["base_ds"].warnings if "no rows" in f.message]
+    assert (w.file, w.severity) == ("demand.csv", "warning")
     goto(at, "plan")
     at.button(key="solve").click()
     rerun(at)
