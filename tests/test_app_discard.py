@@ -4,10 +4,23 @@ loaded and the next edit does not bring the discarded value back."""
 from __future__ import annotations
 
 import pytest
+from streamlit.testing.v1 import AppTest
 
 from capacity.dataset import load_dataset
 from tests.apptest_helpers import goto, open_app, rerun
 from tests.conftest import TINY
+
+
+def _edit_first_demand(at: AppTest) -> None:
+    """On the Data page: the first demand row to 2500 H100e, as the browser sends it."""
+    at.selectbox(key="data_table").set_value("demand")
+    rerun(at)
+    at.session_state[at.data_editor[0].key] = {
+        "edited_rows": {0: {"demand_h100e": 2500.0}},
+        "added_rows": [],
+        "deleted_rows": [],
+    }
+    rerun(at)
 
 
 def test_discard_edits_resets_the_editor_and_the_next_edit(
@@ -17,14 +30,7 @@ def test_discard_edits_resets_the_editor_and_the_next_edit(
     first = float(base.table("demand")["demand_h100e"].iloc[0])
     second = float(base.table("demand")["demand_h100e"].iloc[1])
     at = goto(open_app(monkeypatch), "data")
-    at.selectbox(key="data_table").set_value("demand")
-    rerun(at)
-    at.session_state[at.data_editor[0].key] = {
-        "edited_rows": {0: {"demand_h100e": 2500.0}},
-        "added_rows": [],
-        "deleted_rows": [],
-    }
-    rerun(at)
+    _edit_first_demand(at)
     assert "demand" in at.session_state["drafts"]
     at.button(key="discard_edits").click()
     rerun(at)
@@ -196,14 +202,7 @@ def test_discard_edits_keeps_the_composed_scenario(monkeypatch: pytest.MonkeyPat
     want = at.session_state["overrides"]
     assert at.session_state["scenario_name"] == "squeeze" and len(want) == 1
     goto(at, "data")
-    at.selectbox(key="data_table").set_value("demand")
-    rerun(at)
-    at.session_state[at.data_editor[0].key] = {
-        "edited_rows": {0: {"demand_h100e": 2500.0}},
-        "added_rows": [],
-        "deleted_rows": [],
-    }
-    rerun(at)
+    _edit_first_demand(at)
     at.button(key="discard_edits").click()
     rerun(at)
     assert at.session_state["drafts"] == {}
