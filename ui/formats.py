@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from optimizer.analysis.outcomes import QUARTER_SUMS
 from optimizer.output.formatting import (
     clip_share,
     column_header,
@@ -244,8 +245,6 @@ def quarter_sum_config(df: pd.DataFrame) -> dict[str, Any]:
     (:data:`optimizer.analysis.outcomes.QUARTER_SUMS`). Pass the result to
     :func:`show_table` as ``config``.
     """
-    from optimizer.analysis.outcomes import QUARTER_SUMS
-
     out: dict[str, Any] = {}
     for c in df.columns:
         for name, unit in QUARTER_SUMS.items():
@@ -415,9 +414,9 @@ def with_level_text(df: pd.DataFrame, ops: Mapping[str, str]) -> pd.DataFrame:
 #: Label and unit of each Monte Carlo or replanning outcome (rows of a percentiles table).
 OUTCOME_LABELS = {
     "total_cost_usd": "total cost (discounted)",
-    "unmet_h100e": "unmet demand [H100e-quarters]",
+    "unmet_h100e": f"unmet demand [{QUARTER_SUMS['unmet_h100e']}]",
     "trainium_share": "Trainium share of served H100e",
-    "breach_mw": "commitment breach [MW-quarters]",
+    "breach_mw": f"commitment breach [{QUARTER_SUMS['breach_mw']}]",
     "regret_usd": "regret (discounted)",
     "regret_share": "regret, share of perfect foresight's cost",
     "realised_cost_usd": "realised cost (discounted)",

@@ -22,6 +22,7 @@ import streamlit as st
 
 from capacity.dataset import Dataset
 from capacity.scenarios import scenario_names
+from optimizer.analysis.outcomes import QUARTER_SUMS
 from optimizer.output.formatting import money_axis
 from ui.formats import (
     error_text,
@@ -39,9 +40,9 @@ from ui.state import SolveChoice
 
 OUTCOME_LABELS = {
     "total_cost_usd": "total cost [USD]",
-    "unmet_h100e": "unmet demand [H100e·quarters]",
+    "unmet_h100e": f"unmet demand [{QUARTER_SUMS['unmet_h100e']}]",
     "trainium_share": "Trainium share of served H100e",
-    "breach_mw": "commitment breach [MW·quarters]",
+    "breach_mw": f"commitment breach [{QUARTER_SUMS['breach_mw']}]",
 }
 
 

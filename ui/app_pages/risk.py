@@ -13,7 +13,7 @@ from capacity.scenarios import UnknownScenarioError, apply_scenario, scenario_na
 from capacity.validation import DataValidationError
 from ui import charts
 from ui.compose import plan_metrics, scenario_fallback_text, without_equal_objective
-from ui.formats import money_config, show_table
+from ui.formats import money_config, quarter_sum_config, show_table
 from ui.progress_view import AppProgress
 from ui.state import (
     active_dataset,
@@ -103,9 +103,7 @@ if cmp is not None:
             {
                 **money_config(df, "objective_usd", "objective [USD]"),
                 **money_config(df, "cost_usd", "discounted cost [USD]"),
-                "unmet_h100e": st.column_config.NumberColumn(
-                    "unmet [H100e·quarters]", format="%,.0f"
-                ),
+                **quarter_sum_config(df),  # unmet demand summed over quarters
             },
             key="risk_compare_table",
         )
