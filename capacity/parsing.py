@@ -453,11 +453,12 @@ def _check_bounds(
                     int(rownum[i]),
                     col.name,
                     texts[i],
-                    f"implausibly high (above {col.warn_max:g} {col.unit}); check the figure",
+                    f"implausibly high (above {col.warn_max:g} {col.unit}); check the figure "
+                    f"and its unit ({col.unit})",
                 )
             )
-    if col.warn_min is not None:
-        for i in np.flatnonzero(fin & (nums < col.warn_min)):
+    if col.warn_min is not None:  # 0 is "none" (sunk chips, energy paid elsewhere), no slip
+        for i in np.flatnonzero(fin & (nums < col.warn_min) & (nums != 0)):
             findings.append(
                 Finding(
                     "warning",
@@ -465,6 +466,7 @@ def _check_bounds(
                     int(rownum[i]),
                     col.name,
                     texts[i],
-                    f"implausibly low (below {col.warn_min:g} {col.unit}); check the figure",
+                    f"implausibly low (below {col.warn_min:g} {col.unit}); check the figure "
+                    f"and its unit ({col.unit})",
                 )
             )

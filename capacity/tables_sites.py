@@ -165,10 +165,6 @@ SITE_GRID = TableSpec(
         ),
     ),
     key=("site", "period"),
-    when_empty=(
-        "warning",
-        "no site has a grid limit, so grid power is unlimited everywhere",
-    ),
 )
 
 SITE_WATER = TableSpec(
@@ -180,10 +176,6 @@ SITE_WATER = TableSpec(
         num_col("water_permit_m3", "m3", "Water permitted in the period."),
     ),
     key=("site", "period"),
-    when_empty=(
-        "warning",
-        "no site has a water permit, so water is unlimited everywhere",
-    ),
 )
 
 GRID_UPGRADES = TableSpec(

@@ -353,11 +353,14 @@ def test_every_text_column_of_a_result_table_reads_in_words() -> None:
 
 def test_a_status_fits_its_metric_box_in_words() -> None:
     """`time_limit_feasible` was cut off as `time_limit_f…` in the Plan page's box."""
-    from ui.formats import status_words
+    from ui.formats import status_note, status_words
 
-    assert status_words("time_limit_feasible") == "feasible at limit"
-    assert status_words("time_limit_no_solution") == "no plan at limit"
-    assert status_words("optimal") == "optimal"
+    # "feasible at li…" was cut off at 1,400 px: the limit is said under the value
+    assert status_words("time_limit_feasible") == "feasible"
+    assert status_note("time_limit_feasible") == "at the time limit, not proven optimal"
+    assert status_words("time_limit_no_solution") == "no plan"
+    assert status_note("time_limit_no_solution") == "the time limit came first"
+    assert status_words("optimal") == "optimal" and status_note("optimal") is None
 
 
 def test_the_monte_carlo_histogram_counts_whole_samples() -> None:

@@ -412,8 +412,9 @@ def test_a_case_is_done_only_with_a_verified_plan_for_its_options(
 def test_a_plan_the_time_limit_stopped_is_redone_under_another_limit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A feasible plan the limit stopped is kept for the same limit only; an optimal plan
-    for any limit (the key leaves the limit out, so both reach this check)."""
+    """A feasible plan the limit stopped is redone under a longer limit only (a re-run with
+    --time-limit 1 replaced it with no plan); an optimal plan is kept for any limit (the
+    key leaves the limit out, so both reach this check)."""
     from optimizer.analysis import batch_resume
 
     monkeypatch.setattr(batch_resume, "case_problem", lambda *a: None)  # files verify
@@ -425,6 +426,9 @@ def test_a_plan_the_time_limit_stopped_is_redone_under_another_limit(
     }
     optimal = {**stopped, "status": "optimal"}
     assert batch_resume.is_done(tmp_path, "c", stopped, "k", 60.0)
+    # a shorter limit would replace the plan with a worse one or none: kept
+    assert batch_resume.is_done(tmp_path, "c", stopped, "k", 1.0)
+    # a longer one, or none, may get further: redone
     assert not batch_resume.is_done(tmp_path, "c", stopped, "k", 600.0)
     assert not batch_resume.is_done(tmp_path, "c", stopped, "k", None)
     assert all(batch_resume.is_done(tmp_path, "c", optimal, "k", t) for t in (60.0, 1.0, None))

@@ -393,7 +393,7 @@ def test_a_figure_in_the_wrong_unit_is_warned_with_its_cell(
     df.to_csv(p, index=False)
     found = [f for f in validate_directory(data) if f.column == column]
     assert [(f.severity, f.file, f.row, f.value) for f in found] == [("warning", file, 2, value)]
-    assert f"implausibly {word}" in found[0].message
+    assert f"implausibly {word}" in found[0].message and "and its unit" in found[0].message
     assert not load_dataset(ROOT / "data").warnings  # the bundled figures pass
 
 
@@ -429,3 +429,21 @@ def test_an_app_edit_that_deletes_every_row_is_refused_or_warned() -> None:
     assert w.file == "chip_bill_of_materials.csv" and "limits do not apply" in w.message
     # the rows kept by a row deleted are an ordinary table
     assert not ds.replace(eligibility=ds.table("eligibility").iloc[1:]).warnings
+
+
+@pytest.mark.parametrize(
+    ("file", "column"),
+    [
+        ("sites.csv", "energy_price_usd_per_mwh"),  # energy paid elsewhere
+        ("chips.csv", "capex_usd_per_chip"),  # chips owned already
+        ("chips.csv", "hbm_gb"),  # a chip without HBM
+    ],
+)
+def test_a_zero_is_none_not_a_unit_slip(data: Path, file: str, column: str) -> None:
+    """0 for a chip without HBM, sunk capex or energy paid elsewhere read "implausibly low
+    (below 8 GB)": a unit slip scales a figure, it never makes it 0."""
+    p = data / file
+    df = pd.read_csv(p, dtype=str, keep_default_na=False)
+    df.loc[0, column] = "0"
+    df.to_csv(p, index=False)
+    assert [f for f in validate_directory(data) if f.column == column] == []

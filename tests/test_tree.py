@@ -151,6 +151,8 @@ def test_a_branch_override_before_its_stage_is_warned(tmp_path: Path) -> None:
         f"      - {ov[:-1]}, from_period: 2026Q1}}\n"
         f"      - {ov}\n"
         f"      - {ov[:-1]}, from_period: 2026Q2}}\n"
+        "      - {op: shift, table: chips, column: first_period, periods: 3, "
+        "source: 'assumption: t'}\n"  # no period column: takes no from_period, not warned
         "  - node: weak\n    parent: root\n    probability: 0.5\n    overrides: []\n",
     )
     found = early_overrides(read_tree(f, ds.periods))
@@ -158,11 +160,11 @@ def test_a_branch_override_before_its_stage_is_warned(tmp_path: Path) -> None:
         "node 'strong', overrides[0] applies from 2026Q1, before its branch is revealed at "
         "2026Q2: the branches' data differ in the quarters they share; give it from_period: "
         "2026Q2 or later",
-        "node 'strong', overrides[1] applies to every quarter (no from_period), before its "
-        "branch is revealed at 2026Q2: the branches' data differ in the quarters they share; "
-        "give it from_period: 2026Q2 or later",
+        "node 'strong', overrides[1] applies from the first quarter (no from_period), before "
+        "its branch is revealed at 2026Q2: the branches' data differ in the quarters they "
+        "share; give it from_period: 2026Q2 or later",
     ]
     assert all(line.startswith(f"{f}, line 3") for line in found)
     res = CliRunner().invoke(app, ["hedge", str(HAND), "--tree", str(f)])
     text = " ".join(res.output.split())
-    assert text.count("warning:") == 2 and "overrides[1] applies to every quarter" in text
+    assert text.count("warning:") == 2 and "overrides[1] applies from the first quarter" in text

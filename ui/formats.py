@@ -463,13 +463,19 @@ def percentiles_view(pct: pd.DataFrame) -> pd.DataFrame:
 
 
 #: A plan's status in words where its code name does not fit a metric box
-#: (``time_limit_f…`` was cut off).
+#: (``time_limit_f…`` was cut off, and ``feasible at li…`` at 1,400 px), with the note
+#: shown under it.
 STATUS_WORDS = {
-    "time_limit_feasible": "feasible at limit",
-    "time_limit_no_solution": "no plan at limit",
+    "time_limit_feasible": ("feasible", "at the time limit, not proven optimal"),
+    "time_limit_no_solution": ("no plan", "the time limit came first"),
 }
 
 
 def status_words(status: str) -> str:
-    """Return a plan's status for a metric box: ``optimal``, ``feasible at limit`` ..."""
-    return STATUS_WORDS.get(status, str(status).replace("_", " "))
+    """Return a plan's status for a metric box: ``optimal``, ``feasible``, ``no plan`` ..."""
+    return STATUS_WORDS.get(status, (str(status).replace("_", " "), ""))[0]
+
+
+def status_note(status: str) -> str | None:
+    """Return the note under a status metric (None: none), such as the time limit's."""
+    return STATUS_WORDS.get(status, ("", ""))[1] or None

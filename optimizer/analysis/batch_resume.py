@@ -17,7 +17,8 @@ redoes the rest, so a time-limited case without a plan is tried again, and a re-
 with another solver or formulation redoes every case. The time limit is left out of the
 key because an optimal plan is the same whatever the limit: a re-run with another
 ``--time-limit`` keeps the optimal plans (a tighter limit replaced them with "no
-solution") and redoes only the plans the old limit stopped (``time_limit_feasible``).
+solution") and redoes the plans the old limit stopped (``time_limit_feasible``) only
+under a longer limit.
 Several batches may write into one folder at once, and several sweeps may share one: the
 manifest is merged under a lock and every sweep's cases are kept
 (:mod:`optimizer.analysis.batch_folder`).
@@ -98,17 +99,19 @@ def is_done(
     Done means: the entry has this key, ``state == "done"`` (a plan: status optimal
     or time_limit_feasible, recorded only after its files verified), a plan status,
     and files that still verify; a plan the time limit stopped (not ``optimal``) only
-    for the same ``time_limit_s`` (seconds, None: no limit; as :func:`case_options`
-    writes it). A case without a plan (:data:`NO_PLAN`), a failed one, or one run with
-    other options is redone.
+    when ``time_limit_s`` (seconds, None: no limit; as :func:`case_options` writes it)
+    is no longer than the limit that stopped it: a longer one may get further, a shorter
+    one would replace the plan with a worse one or none. A case without a plan
+    (:data:`NO_PLAN`), a failed one, or one run with other options is redone.
     """
     if not entry or entry.get("state") != "done" or entry.get("key") != key:
         return False
     if entry.get("status") not in OK_STATUSES:
         return False
     limit = (entry.get("options") or {}).get("time_limit_s")
-    if entry.get("status") != "optimal" and limit != time_limit_s:
-        return False  # stopped by another limit: this run's limit may get further
+    longer = limit is not None and (time_limit_s is None or time_limit_s > limit)
+    if entry.get("status") != "optimal" and longer:
+        return False  # stopped by a shorter limit: this run's may get further
     return case_problem(out_dir, name, entry) is None
 
 

@@ -158,8 +158,10 @@ def early_overrides(tree: ScenarioTree) -> list[str]:
     A node's overrides should start at its stage quarter or later (module docstring):
     one without ``from_period``, or with an earlier one, makes the branches' data differ
     in quarters they share, so the operation there sees the branch before it is
-    revealed. A tree whose stage is ``end`` (the two-stage hedge) shares every quarter's
-    investments and has no such quarter. Periods compare as ``YYYYQn`` text.
+    revealed. Only overrides of tables with a ``period`` column are read (others take no
+    ``from_period``: a chip's window shifted is no quarter's row). A tree whose stage is
+    ``end`` (the two-stage hedge) shares every quarter's investments and has no such
+    quarter. Periods compare as ``YYYYQn`` text.
 
     Returns
     -------
@@ -173,16 +175,27 @@ def early_overrides(tree: ScenarioTree) -> list[str]:
             continue
         stage = tree.stages[node.depth - 1]
         for k, ov in enumerate(node.overrides):
-            start = ov.get("from_period") if isinstance(ov, Mapping) else None
+            if not isinstance(ov, Mapping) or not _has_periods(ov.get("table")):
+                continue
+            start = ov.get("from_period")
             if start is not None and str(start) >= stage:
                 continue
-            when = f"from {start}" if start is not None else "to every quarter (no from_period)"
+            when = f"from {start}" if start is not None else "from the first quarter"
+            when += "" if start is not None else " (no from_period)"
             out.append(
                 f"{tree.source}, line {node.line}: node {node.name!r}, overrides[{k}] applies "
                 f"{when}, before its branch is revealed at {stage}: the branches' data differ "
                 f"in the quarters they share; give it from_period: {stage} or later"
             )
     return out
+
+
+def _has_periods(table: Any) -> bool:
+    """Tell whether an override's table has a ``period`` column (takes ``from_period``)."""
+    from capacity.schema import SPECS
+
+    spec = SPECS.get(str(table))
+    return spec is not None and spec.has_column("period")
 
 
 #: Keys a tree file and each of its nodes may hold (any other was ignored: a node's

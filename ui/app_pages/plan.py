@@ -25,6 +25,7 @@ from ui.formats import (
     fmt_share,
     fmt_usd,
     show_table,
+    status_note,
     status_words,
     usd_billions,
 )
@@ -170,7 +171,14 @@ if margin is not None:  # the margin objective: margin, revenue and cost side by
     g2.metric("Discounted revenue", fmt_usd(getattr(res, "revenue_usd", None), 3))
     g3.metric("Discounted cost", fmt_usd(getattr(res, "cost_usd", None), 3))
 k1, k2, k3, k4 = st.columns(4)
-k1.metric("Status", status_words(m["status"]), help=f"status code: {m['status']}")
+k1.metric(
+    "Status",
+    status_words(m["status"]),
+    status_note(m["status"]),
+    delta_color="off",
+    delta_arrow="off",
+    help=f"status code: {m['status']}",
+)
 obj = m["objective_usd"]
 has_obj = obj is not None and math.isfinite(obj)
 k2.metric(
