@@ -466,8 +466,8 @@ def percentiles_view(pct: pd.DataFrame) -> pd.DataFrame:
 #: (``time_limit_f…`` was cut off, and ``feasible at li…`` at 1,400 px), with the note
 #: shown under it.
 STATUS_WORDS = {
-    "time_limit_feasible": ("feasible", "at the time limit, not proven optimal"),
-    "time_limit_no_solution": ("no plan", "the time limit came first"),
+    "time_limit_feasible": ("feasible", "at the time limit"),  # not proven optimal
+    "time_limit_no_solution": ("no plan", "by the time limit"),
 }
 
 
