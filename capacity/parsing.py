@@ -454,7 +454,7 @@ def _check_bounds(
                     col.name,
                     texts[i],
                     f"implausibly high (above {col.warn_max:g} {col.unit}); check the figure "
-                    f"and its unit ({col.unit})",
+                    "and its unit",
                 )
             )
     if col.warn_min is not None:  # 0 is "none" (sunk chips, energy paid elsewhere), no slip
@@ -467,6 +467,6 @@ def _check_bounds(
                     col.name,
                     texts[i],
                     f"implausibly low (below {col.warn_min:g} {col.unit}); check the figure "
-                    f"and its unit ({col.unit})",
+                    "and its unit",
                 )
             )

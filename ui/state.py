@@ -152,11 +152,8 @@ def set_dataset(ds: Dataset, *, keep_composer: bool = False) -> None:
     :mod:`ui.compose`).
     """
     ss = st.session_state
-    replacing = ss.get("origin_ds") is not None
-    for t in TABLE_NAMES:
-        ss.pop(editor_key(t), None)
-    if replacing:  # new widgets: the browser's copies of the old editors are dropped
-        ss["editor_generation"] = int(ss.get("editor_generation", 0)) + 1
+    if ss.get("origin_ds") is not None:  # replacing: the browser's old editors are dropped
+        new_editors()
         if not keep_composer:
             reset_composer(ds)
     ss["origin_ds"] = ds

@@ -180,8 +180,8 @@ def early_overrides(tree: ScenarioTree) -> list[str]:
             start = ov.get("from_period")
             if start is not None and str(start) >= stage:
                 continue
-            when = f"from {start}" if start is not None else "from the first quarter"
-            when += "" if start is not None else " (no from_period)"
+            first = "from the first quarter (no from_period)"
+            when = f"from {start}" if start is not None else first
             out.append(
                 f"{tree.source}, line {node.line}: node {node.name!r}, overrides[{k}] applies "
                 f"{when}, before its branch is revealed at {stage}: the branches' data differ "
